@@ -1,0 +1,603 @@
+//===- KilnFolders.cpp - constant folding of kiln ops ---------------------===//
+//
+// `fold` hooks of the kiln ops. With static shapes, ONNX shape and mask
+// subgraphs (Shape, Gather, Concat, Range, CumSum, GatherND, IsNaN, Where,
+// Expand, comparisons ...) have only constant operands, so folding them turns
+// each subgraph into one `kiln.constant`. Folding evaluates on the host in
+// double / int64 and rounds to the element type; it is bounded by
+// kMaxFoldElements so that folding never materializes huge tensors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/kiln/KilnOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/APFloat.h"
+
+#include <cmath>
+#include <functional>
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+/// Largest result a folder materializes (elements).
+constexpr int64_t kMaxFoldElements = int64_t(1) << 22;
+
+/// A host copy of a constant tensor: floats as double, integers/bools as int64.
+struct HostTensor {
+  RankedTensorType type;
+  std::vector<double> f;
+  std::vector<int64_t> i;
+
+  bool isFloat() const { return isa<FloatType>(type.getElementType()); }
+  int64_t size() const { return type.getNumElements(); }
+  double getF(int64_t k) const { return isFloat() ? f[k] : double(i[k]); }
+  int64_t getI(int64_t k) const { return isFloat() ? int64_t(f[k]) : i[k]; }
+
+  /// Reads `attr` if it is a dense constant of at most kMaxFoldElements.
+  static std::optional<HostTensor> read(Attribute attr) {
+    auto dense = dyn_cast_or_null<DenseElementsAttr>(attr);
+    if (!dense)
+      return std::nullopt;
+    HostTensor t;
+    t.type = cast<RankedTensorType>(dense.getType());
+    if (t.size() > kMaxFoldElements)
+      return std::nullopt;
+    Type elem = t.type.getElementType();
+    if (auto ft = dyn_cast<FloatType>(elem)) {
+      t.f.reserve(t.size());
+      for (APFloat v : dense.getValues<APFloat>()) {
+        bool loses;
+        v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &loses);
+        t.f.push_back(v.convertToDouble());
+      }
+    } else {
+      t.i.reserve(t.size());
+      bool isBool = elem.isInteger(1);
+      for (APInt v : dense.getValues<APInt>())
+        t.i.push_back(isBool ? int64_t(v.getBoolValue()) : v.getSExtValue());
+    }
+    return t;
+  }
+
+  /// Builds a result of `type` from per-element values (float or int, any
+  /// source); element conversion follows ONNX Cast.
+  static DenseElementsAttr write(RankedTensorType type,
+                                 const std::function<double(int64_t)> &getF,
+                                 const std::function<int64_t(int64_t)> &getI,
+                                 bool srcIsFloat) {
+    Type elem = type.getElementType();
+    int64_t n = type.getNumElements();
+    if (auto ft = dyn_cast<FloatType>(elem)) {
+      SmallVector<APFloat> vals;
+      vals.reserve(n);
+      for (int64_t k = 0; k < n; ++k) {
+        APFloat v(srcIsFloat ? getF(k) : double(getI(k)));
+        bool loses;
+        v.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &loses);
+        vals.push_back(v);
+      }
+      return DenseElementsAttr::get(type, vals);
+    }
+    unsigned width = elem.getIntOrFloatBitWidth();
+    SmallVector<APInt> vals;
+    vals.reserve(n);
+    for (int64_t k = 0; k < n; ++k) {
+      int64_t v;
+      if (width == 1)
+        v = srcIsFloat ? getF(k) != 0.0 : getI(k) != 0;
+      else
+        v = srcIsFloat ? int64_t(std::trunc(getF(k))) : getI(k);
+      vals.push_back(APInt(width, uint64_t(v), /*isSigned=*/width > 1, /*implicitTrunc=*/true));
+    }
+    return DenseElementsAttr::get(type, vals);
+  }
+
+  /// Copies elements of this tensor into `type` by a source-index map.
+  DenseElementsAttr gather(RankedTensorType resType,
+                           const std::function<int64_t(int64_t)> &srcIndex) const {
+    return write(
+        resType, [&](int64_t k) { return f[srcIndex(k)]; },
+        [&](int64_t k) { return i[srcIndex(k)]; }, isFloat());
+  }
+};
+
+/// Row-major strides of `shape`.
+SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> s(shape.size(), 1);
+  for (int64_t d = (int64_t)shape.size() - 2; d >= 0; --d)
+    s[d] = s[d + 1] * shape[d + 1];
+  return s;
+}
+
+/// Coordinates of linear index `k` in `shape`.
+SmallVector<int64_t> delinearize(int64_t k, ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> c(shape.size());
+  for (int64_t d = (int64_t)shape.size() - 1; d >= 0; --d) {
+    c[d] = shape[d] ? k % shape[d] : 0;
+    k = shape[d] ? k / shape[d] : 0;
+  }
+  return c;
+}
+
+/// Linear index in `inShape` of the element that broadcasts to `outCoords`.
+int64_t broadcastIndex(ArrayRef<int64_t> outCoords, ArrayRef<int64_t> inShape) {
+  int64_t off = outCoords.size() - inShape.size(), idx = 0;
+  for (size_t d = 0; d < inShape.size(); ++d)
+    idx = idx * inShape[d] + (inShape[d] == 1 ? 0 : outCoords[d + off]);
+  return idx;
+}
+
+bool tooLarge(Type t) {
+  return cast<RankedTensorType>(t).getNumElements() > kMaxFoldElements;
+}
+
+/// Folds an elementwise op over broadcast operands. `fn` gets the operands
+/// at one output element and returns {double, int64} of the result.
+OpFoldResult foldElementwise(
+    Operation *op, ArrayRef<Attribute> operands,
+    const std::function<std::pair<double, int64_t>(ArrayRef<const HostTensor *>,
+                                                   ArrayRef<int64_t>)> &fn,
+    bool resultIsFloat) {
+  auto resType = cast<RankedTensorType>(op->getResult(0).getType());
+  if (tooLarge(resType))
+    return {};
+  SmallVector<HostTensor> ins;
+  for (Attribute a : operands) {
+    auto t = HostTensor::read(a);
+    if (!t)
+      return {};
+    ins.push_back(std::move(*t));
+  }
+  SmallVector<const HostTensor *> ptrs;
+  for (auto &t : ins)
+    ptrs.push_back(&t);
+  int64_t n = resType.getNumElements();
+  std::vector<double> outF(n);
+  std::vector<int64_t> outI(n);
+  SmallVector<int64_t> idx(ins.size());
+  for (int64_t k = 0; k < n; ++k) {
+    SmallVector<int64_t> c = delinearize(k, resType.getShape());
+    for (size_t o = 0; o < ins.size(); ++o)
+      idx[o] = broadcastIndex(c, ins[o].type.getShape());
+    auto [fv, iv] = fn(ptrs, idx);
+    outF[k] = fv;
+    outI[k] = iv;
+  }
+  return HostTensor::write(
+      resType, [&](int64_t k) { return outF[k]; }, [&](int64_t k) { return outI[k]; },
+      resultIsFloat);
+}
+
+/// Unary math on floats; integers go through double and back.
+OpFoldResult foldUnary(Operation *op, Attribute operand,
+                       const std::function<double(double)> &fn) {
+  auto resType = cast<RankedTensorType>(op->getResult(0).getType());
+  bool isFloat = isa<FloatType>(resType.getElementType());
+  return foldElementwise(
+      op, {operand},
+      [&](ArrayRef<const HostTensor *> t, ArrayRef<int64_t> idx) {
+        double v = fn(t[0]->getF(idx[0]));
+        return std::make_pair(v, int64_t(v));
+      },
+      isFloat);
+}
+
+/// Binary arithmetic: float operands use `ff`, integer operands `fi`.
+OpFoldResult foldArith(Operation *op, ArrayRef<Attribute> operands,
+                       const std::function<double(double, double)> &ff,
+                       const std::function<int64_t(int64_t, int64_t)> &fi) {
+  auto lhsType = cast<RankedTensorType>(op->getOperand(0).getType());
+  bool isFloat = isa<FloatType>(lhsType.getElementType());
+  return foldElementwise(
+      op, operands,
+      [&](ArrayRef<const HostTensor *> t, ArrayRef<int64_t> idx) {
+        if (isFloat)
+          return std::make_pair(ff(t[0]->f[idx[0]], t[1]->f[idx[1]]), int64_t(0));
+        return std::make_pair(0.0, fi(t[0]->i[idx[0]], t[1]->i[idx[1]]));
+      },
+      isFloat);
+}
+
+/// Comparison/logic to i1.
+OpFoldResult foldPredicate(Operation *op, ArrayRef<Attribute> operands,
+                           const std::function<bool(double, double)> &ff,
+                           const std::function<bool(int64_t, int64_t)> &fi) {
+  auto lhsType = cast<RankedTensorType>(op->getOperand(0).getType());
+  bool isFloat = isa<FloatType>(lhsType.getElementType());
+  return foldElementwise(
+      op, operands,
+      [&](ArrayRef<const HostTensor *> t, ArrayRef<int64_t> idx) {
+        bool v = isFloat ? ff(t[0]->f[idx[0]], t[1]->f[idx[1]])
+                         : fi(t[0]->i[idx[0]], t[1]->i[idx[1]]);
+        return std::make_pair(double(v), int64_t(v));
+      },
+      /*resultIsFloat=*/false);
+}
+
+/// Folds an op that moves elements: `srcIndex(outCoords)` gives the linear
+/// index into `src` (or -1 when a per-element index is out of range).
+OpFoldResult foldIndexMap(
+    Operation *op, Attribute src,
+    const std::function<int64_t(ArrayRef<int64_t>)> &srcIndex) {
+  auto resType = cast<RankedTensorType>(op->getResult(0).getType());
+  if (tooLarge(resType))
+    return {};
+  auto in = HostTensor::read(src);
+  if (!in)
+    return {};
+  int64_t n = resType.getNumElements();
+  std::vector<int64_t> map(n);
+  for (int64_t k = 0; k < n; ++k) {
+    map[k] = srcIndex(delinearize(k, resType.getShape()));
+    if (map[k] < 0 || map[k] >= in->size())
+      return {};
+  }
+  return in->gather(resType, [&](int64_t k) { return map[k]; });
+}
+
+/// Normalizes a possibly negative index against `dim`; -1 if out of range.
+int64_t normIndex(int64_t v, int64_t dim) {
+  if (v < 0)
+    v += dim;
+  return (v < 0 || v >= dim) ? -1 : v;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Constants and shapes
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+OpFoldResult ShapeOp::fold(FoldAdaptor) {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  SmallVector<int64_t> dims(in.getShape().slice(getStart(), getEnd() - getStart()));
+  return DenseElementsAttr::get(getType(), ArrayRef<int64_t>(dims));
+}
+
+OpFoldResult RangeOp::fold(FoldAdaptor adaptor) {
+  auto s = HostTensor::read(adaptor.getStart());
+  auto l = HostTensor::read(adaptor.getLimit());
+  auto d = HostTensor::read(adaptor.getDelta());
+  if (!s || !l || !d)
+    return {};
+  double start = s->getF(0), delta = d->getF(0);
+  return HostTensor::write(
+      getType(), [&](int64_t k) { return start + k * delta; },
+      [&](int64_t k) { return s->getI(0) + k * d->getI(0); }, s->isFloat());
+}
+
+//===----------------------------------------------------------------------===//
+// Pointwise
+//===----------------------------------------------------------------------===//
+
+OpFoldResult NegOp::fold(FoldAdaptor a) {
+  return foldUnary(*this, a.getInput(), [](double x) { return -x; });
+}
+OpFoldResult ExpOp::fold(FoldAdaptor a) {
+  return foldUnary(*this, a.getInput(), [](double x) { return std::exp(x); });
+}
+OpFoldResult LogOp::fold(FoldAdaptor a) {
+  return foldUnary(*this, a.getInput(), [](double x) { return std::log(x); });
+}
+OpFoldResult SqrtOp::fold(FoldAdaptor a) {
+  return foldUnary(*this, a.getInput(), [](double x) { return std::sqrt(x); });
+}
+OpFoldResult ReciprocalOp::fold(FoldAdaptor a) {
+  return foldUnary(*this, a.getInput(), [](double x) { return 1.0 / x; });
+}
+OpFoldResult TanhOp::fold(FoldAdaptor a) {
+  return foldUnary(*this, a.getInput(), [](double x) { return std::tanh(x); });
+}
+OpFoldResult ErfOp::fold(FoldAdaptor a) {
+  return foldUnary(*this, a.getInput(), [](double x) { return std::erf(x); });
+}
+OpFoldResult SigmoidOp::fold(FoldAdaptor a) {
+  return foldUnary(*this, a.getInput(), [](double x) { return 1.0 / (1.0 + std::exp(-x)); });
+}
+OpFoldResult ReluOp::fold(FoldAdaptor a) {
+  return foldUnary(*this, a.getInput(), [](double x) { return x > 0 ? x : 0.0; });
+}
+OpFoldResult CosOp::fold(FoldAdaptor a) {
+  return foldUnary(*this, a.getInput(), [](double x) { return std::cos(x); });
+}
+OpFoldResult SinOp::fold(FoldAdaptor a) {
+  return foldUnary(*this, a.getInput(), [](double x) { return std::sin(x); });
+}
+OpFoldResult NotOp::fold(FoldAdaptor a) {
+  return foldUnary(*this, a.getInput(), [](double x) { return x == 0.0 ? 1.0 : 0.0; });
+}
+
+OpFoldResult IsNaNOp::fold(FoldAdaptor a) {
+  return foldElementwise(
+      *this, {a.getInput()},
+      [](ArrayRef<const HostTensor *> t, ArrayRef<int64_t> idx) {
+        bool v = std::isnan(t[0]->f[idx[0]]);
+        return std::make_pair(double(v), int64_t(v));
+      },
+      false);
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor a) {
+  if (getInput().getType() == getType())
+    return getInput();
+  bool srcFloat = isa<FloatType>(getInput().getType().getElementType());
+  return foldElementwise(
+      *this, {a.getInput()},
+      [&](ArrayRef<const HostTensor *> t, ArrayRef<int64_t> idx) {
+        return std::make_pair(t[0]->getF(idx[0]), t[0]->getI(idx[0]));
+      },
+      srcFloat);
+}
+
+OpFoldResult AddOp::fold(FoldAdaptor a) {
+  return foldArith(*this, a.getOperands(), std::plus<double>(), std::plus<int64_t>());
+}
+OpFoldResult SubOp::fold(FoldAdaptor a) {
+  return foldArith(*this, a.getOperands(), std::minus<double>(), std::minus<int64_t>());
+}
+OpFoldResult MulOp::fold(FoldAdaptor a) {
+  return foldArith(*this, a.getOperands(), std::multiplies<double>(),
+                   std::multiplies<int64_t>());
+}
+OpFoldResult DivOp::fold(FoldAdaptor a) {
+  // Integer division by zero is undefined: leave it to run time.
+  if (auto r = HostTensor::read(a.getRhs()); r && !r->isFloat())
+    for (int64_t v : r->i)
+      if (v == 0)
+        return {};
+  return foldArith(*this, a.getOperands(), std::divides<double>(),
+                   [](int64_t x, int64_t y) { return x / y; });
+}
+OpFoldResult PowOp::fold(FoldAdaptor a) {
+  return foldArith(
+      *this, a.getOperands(), [](double x, double y) { return std::pow(x, y); },
+      [](int64_t x, int64_t y) { return int64_t(std::pow(double(x), double(y))); });
+}
+OpFoldResult MaxOp::fold(FoldAdaptor a) {
+  return foldArith(
+      *this, a.getOperands(),
+      [](double x, double y) { return std::isnan(x) || std::isnan(y) ? NAN : std::max(x, y); },
+      [](int64_t x, int64_t y) { return std::max(x, y); });
+}
+OpFoldResult MinOp::fold(FoldAdaptor a) {
+  return foldArith(
+      *this, a.getOperands(),
+      [](double x, double y) { return std::isnan(x) || std::isnan(y) ? NAN : std::min(x, y); },
+      [](int64_t x, int64_t y) { return std::min(x, y); });
+}
+OpFoldResult EqualOp::fold(FoldAdaptor a) {
+  return foldPredicate(*this, a.getOperands(), std::equal_to<double>(),
+                       std::equal_to<int64_t>());
+}
+OpFoldResult LessOp::fold(FoldAdaptor a) {
+  return foldPredicate(*this, a.getOperands(), std::less<double>(), std::less<int64_t>());
+}
+OpFoldResult LessEqualOp::fold(FoldAdaptor a) {
+  return foldPredicate(*this, a.getOperands(), std::less_equal<double>(),
+                       std::less_equal<int64_t>());
+}
+OpFoldResult GreaterOp::fold(FoldAdaptor a) {
+  return foldPredicate(*this, a.getOperands(), std::greater<double>(),
+                       std::greater<int64_t>());
+}
+OpFoldResult GreaterEqualOp::fold(FoldAdaptor a) {
+  return foldPredicate(*this, a.getOperands(), std::greater_equal<double>(),
+                       std::greater_equal<int64_t>());
+}
+OpFoldResult AndOp::fold(FoldAdaptor a) {
+  return foldPredicate(
+      *this, a.getOperands(), [](double x, double y) { return x != 0 && y != 0; },
+      [](int64_t x, int64_t y) { return x != 0 && y != 0; });
+}
+OpFoldResult OrOp::fold(FoldAdaptor a) {
+  return foldPredicate(
+      *this, a.getOperands(), [](double x, double y) { return x != 0 || y != 0; },
+      [](int64_t x, int64_t y) { return x != 0 || y != 0; });
+}
+
+OpFoldResult WhereOp::fold(FoldAdaptor a) {
+  bool isFloat = isa<FloatType>(getType().getElementType());
+  return foldElementwise(
+      *this, a.getOperands(),
+      [&](ArrayRef<const HostTensor *> t, ArrayRef<int64_t> idx) {
+        const HostTensor *pick = t[0]->i[idx[0]] ? t[1] : t[2];
+        int64_t k = t[0]->i[idx[0]] ? idx[1] : idx[2];
+        return isFloat ? std::make_pair(pick->f[k], int64_t(0))
+                       : std::make_pair(0.0, pick->i[k]);
+      },
+      isFloat);
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor a) {
+  if (getInput().getType() == getType())
+    return getInput();
+  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(a.getInput()))
+    return dense.reshape(getType());
+  return {};
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor a) {
+  if (llvm::equal(getPerm(), llvm::seq<int64_t>(0, getPerm().size())))
+    return getInput();
+  auto inShape = cast<RankedTensorType>(getInput().getType()).getShape();
+  SmallVector<int64_t> inStrides = stridesOf(inShape);
+  return foldIndexMap(*this, a.getInput(), [&](ArrayRef<int64_t> c) {
+    int64_t idx = 0;
+    for (size_t d = 0; d < c.size(); ++d)
+      idx += c[d] * inStrides[getPerm()[d]];
+    return idx;
+  });
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor a) {
+  auto inType = cast<RankedTensorType>(getInput().getType());
+  if (inType == getType() && llvm::all_of(getStarts(), [](int64_t s) { return s == 0; }) &&
+      llvm::all_of(getSteps(), [](int64_t s) { return s == 1; }))
+    return getInput();
+  SmallVector<int64_t> inStrides = stridesOf(inType.getShape());
+  return foldIndexMap(*this, a.getInput(), [&](ArrayRef<int64_t> c) {
+    int64_t idx = 0;
+    for (size_t d = 0; d < c.size(); ++d)
+      idx += (getStarts()[d] + c[d] * getSteps()[d]) * inStrides[d];
+    return idx;
+  });
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor a) {
+  if (getInputs().size() == 1)
+    return getInputs()[0];
+  if (tooLarge(getType()))
+    return {};
+  SmallVector<HostTensor> ins;
+  for (Attribute attr : a.getInputs()) {
+    auto t = HostTensor::read(attr);
+    if (!t)
+      return {};
+    ins.push_back(std::move(*t));
+  }
+  int64_t axis = getAxis(), n = getType().getNumElements();
+  std::vector<std::pair<int, int64_t>> src(n);
+  for (int64_t k = 0; k < n; ++k) {
+    SmallVector<int64_t> c = delinearize(k, getType().getShape());
+    int which = 0;
+    while (c[axis] >= ins[which].type.getDimSize(axis)) {
+      c[axis] -= ins[which].type.getDimSize(axis);
+      ++which;
+    }
+    int64_t idx = 0;
+    for (size_t d = 0; d < c.size(); ++d)
+      idx = idx * ins[which].type.getDimSize(d) + c[d];
+    src[k] = {which, idx};
+  }
+  return HostTensor::write(
+      getType(), [&](int64_t k) { return ins[src[k].first].f[src[k].second]; },
+      [&](int64_t k) { return ins[src[k].first].i[src[k].second]; }, ins[0].isFloat());
+}
+
+OpFoldResult ExpandOp::fold(FoldAdaptor a) {
+  if (getInput().getType() == getType())
+    return getInput();
+  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(a.getInput()); dense && dense.isSplat())
+    return DenseElementsAttr::get(getType(), dense.getSplatValue<Attribute>());
+  auto inShape = cast<RankedTensorType>(getInput().getType()).getShape();
+  return foldIndexMap(*this, a.getInput(),
+                      [&](ArrayRef<int64_t> c) { return broadcastIndex(c, inShape); });
+}
+
+OpFoldResult GatherOp::fold(FoldAdaptor a) {
+  auto indices = HostTensor::read(a.getIndices());
+  if (!indices)
+    return {};
+  auto dataShape = cast<RankedTensorType>(getData().getType()).getShape();
+  int64_t axis = getAxis(), q = indices->type.getRank();
+  SmallVector<int64_t> idxStrides = stridesOf(indices->type.getShape());
+  SmallVector<int64_t> dataStrides = stridesOf(dataShape);
+  return foldIndexMap(*this, a.getData(), [&](ArrayRef<int64_t> c) -> int64_t {
+    int64_t ik = 0;
+    for (int64_t d = 0; d < q; ++d)
+      ik += c[axis + d] * idxStrides[d];
+    int64_t j = normIndex(indices->getI(ik), dataShape[axis]);
+    if (j < 0)
+      return -1;
+    int64_t idx = j * dataStrides[axis];
+    for (int64_t d = 0; d < axis; ++d)
+      idx += c[d] * dataStrides[d];
+    for (int64_t d = axis + 1; d < (int64_t)dataShape.size(); ++d)
+      idx += c[d - 1 + q] * dataStrides[d];
+    return idx;
+  });
+}
+
+OpFoldResult GatherElementsOp::fold(FoldAdaptor a) {
+  auto indices = HostTensor::read(a.getIndices());
+  if (!indices)
+    return {};
+  auto dataShape = cast<RankedTensorType>(getData().getType()).getShape();
+  SmallVector<int64_t> dataStrides = stridesOf(dataShape);
+  SmallVector<int64_t> idxStrides = stridesOf(indices->type.getShape());
+  int64_t axis = getAxis();
+  return foldIndexMap(*this, a.getData(), [&](ArrayRef<int64_t> c) -> int64_t {
+    int64_t ik = 0;
+    for (size_t d = 0; d < c.size(); ++d)
+      ik += c[d] * idxStrides[d];
+    int64_t j = normIndex(indices->getI(ik), dataShape[axis]);
+    if (j < 0)
+      return -1;
+    int64_t idx = 0;
+    for (size_t d = 0; d < c.size(); ++d)
+      idx += ((int64_t)d == axis ? j : c[d]) * dataStrides[d];
+    return idx;
+  });
+}
+
+OpFoldResult GatherNDOp::fold(FoldAdaptor a) {
+  auto indices = HostTensor::read(a.getIndices());
+  if (!indices)
+    return {};
+  auto dataShape = cast<RankedTensorType>(getData().getType()).getShape();
+  SmallVector<int64_t> dataStrides = stridesOf(dataShape);
+  ArrayRef<int64_t> idxShape = indices->type.getShape();
+  int64_t b = getBatchDims(), q = idxShape.size(), k = idxShape.back();
+  return foldIndexMap(*this, a.getData(), [&](ArrayRef<int64_t> c) -> int64_t {
+    // c = indices.shape[:-1] coords, then trailing data coords.
+    int64_t tuple = 0;
+    for (int64_t d = 0; d < q - 1; ++d)
+      tuple = tuple * idxShape[d] + c[d];
+    int64_t idx = 0;
+    for (int64_t d = 0; d < b; ++d)
+      idx += c[d] * dataStrides[d];
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t v = normIndex(indices->getI(tuple * k + j), dataShape[b + j]);
+      if (v < 0)
+        return -1;
+      idx += v * dataStrides[b + j];
+    }
+    for (int64_t d = b + k; d < (int64_t)dataShape.size(); ++d)
+      idx += c[q - 1 + d - b - k] * dataStrides[d];
+    return idx;
+  });
+}
+
+OpFoldResult CumSumOp::fold(FoldAdaptor a) {
+  auto in = HostTensor::read(a.getInput());
+  if (!in)
+    return {};
+  ArrayRef<int64_t> shape = getType().getShape();
+  int64_t axis = getAxis(), n = in->size(), len = shape[axis];
+  int64_t stride = stridesOf(shape)[axis];
+  std::vector<double> f(n, 0.0);
+  std::vector<int64_t> iv(n, 0);
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t pos = (k / stride) % len;
+    if (pos != 0)
+      continue;
+    double accF = 0;
+    int64_t accI = 0;
+    for (int64_t s = 0; s < len; ++s) {
+      int64_t p = getReverse() ? len - 1 - s : s;
+      int64_t e = k + p * stride;
+      if (getExclusive()) {
+        f[e] = accF;
+        iv[e] = accI;
+      }
+      accF += in->getF(e);
+      accI += in->getI(e);
+      if (!getExclusive()) {
+        f[e] = accF;
+        iv[e] = accI;
+      }
+    }
+  }
+  return HostTensor::write(
+      getType(), [&](int64_t k) { return f[k]; }, [&](int64_t k) { return iv[k]; },
+      in->isFloat());
+}

@@ -1,0 +1,416 @@
+//===- KilnOps.cpp - kiln op verifiers and builders -----------------------===//
+//
+// Verifiers for the kiln ops (shape rules of the corresponding ONNX operators
+// after static shape specialization) and the `kiln.kernel` builder.
+// Folders live in KilnFolders.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/kiln/KilnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace kiln;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+FailureOr<SmallVector<int64_t>> kiln::broadcastShapes(ArrayRef<int64_t> a,
+                                                      ArrayRef<int64_t> b) {
+  size_t rank = std::max(a.size(), b.size());
+  SmallVector<int64_t> out(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      return failure();
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+int64_t kiln::getElementByteSize(Type type) {
+  if (type.isInteger(1))
+    return 1;
+  return (type.getIntOrFloatBitWidth() + 7) / 8;
+}
+
+static std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  llvm::interleave(
+      shape, [&](int64_t d) { s += std::to_string(d); }, [&] { s += ", "; });
+  return s + "]";
+}
+
+static RankedTensorType rtt(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+/// Normalizes `axis` into [0, rank) or returns failure.
+static LogicalResult checkAxis(Operation *op, int64_t axis, int64_t rank,
+                               StringRef what = "axis") {
+  if (axis < 0 || axis >= rank)
+    return op->emitOpError() << what << " " << axis << " is out of range for rank "
+                             << rank;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Constants and shapes
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConstantOp::verify() {
+  if (getValue().getType() != getType())
+    return emitOpError() << "value type " << getValue().getType()
+                         << " does not match result type " << getType();
+  return success();
+}
+
+LogicalResult ShapeOp::verify() {
+  int64_t rank = rtt(getInput()).getRank();
+  int64_t start = getStart(), end = getEnd();
+  if (start < 0 || end > rank || start > end)
+    return emitOpError() << "dims [" << start << ", " << end
+                         << ") are not a range of the operand rank " << rank;
+  if (getType().getRank() != 1 || getType().getDimSize(0) != end - start)
+    return emitOpError() << "result must be tensor<" << (end - start) << "xi64>";
+  return success();
+}
+
+LogicalResult RangeOp::verify() {
+  for (Value v : {getStart(), getLimit(), getDelta()})
+    if (rtt(v).getRank() != 0 || rtt(v).getElementType() != getType().getElementType())
+      return emitOpError() << "operands must be 0-d tensors of the result element type";
+  if (getType().getRank() != 1)
+    return emitOpError() << "result must be 1-D";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Pointwise
+//===----------------------------------------------------------------------===//
+
+int AddOp::getResultKind() { return 0; }
+int SubOp::getResultKind() { return 0; }
+int MulOp::getResultKind() { return 0; }
+int DivOp::getResultKind() { return 0; }
+int PowOp::getResultKind() { return 0; }
+int MaxOp::getResultKind() { return 0; }
+int MinOp::getResultKind() { return 0; }
+int EqualOp::getResultKind() { return 1; }
+int LessOp::getResultKind() { return 1; }
+int LessEqualOp::getResultKind() { return 1; }
+int GreaterOp::getResultKind() { return 1; }
+int GreaterEqualOp::getResultKind() { return 1; }
+int AndOp::getResultKind() { return 2; }
+int OrOp::getResultKind() { return 2; }
+
+/// Shared verifier of the binary pointwise ops.
+static LogicalResult verifyBinary(Operation *op, int kind) {
+  auto lhs = rtt(op->getOperand(0)), rhs = rtt(op->getOperand(1));
+  auto res = cast<RankedTensorType>(op->getResult(0).getType());
+  auto shape = broadcastShapes(lhs.getShape(), rhs.getShape());
+  if (failed(shape))
+    return op->emitOpError() << "operand shapes " << shapeStr(lhs.getShape())
+                             << " and " << shapeStr(rhs.getShape())
+                             << " are not broadcast-compatible";
+  if (ArrayRef<int64_t>(*shape) != res.getShape())
+    return op->emitOpError() << "result shape " << shapeStr(res.getShape())
+                             << " is not the broadcast shape " << shapeStr(*shape);
+  if (lhs.getElementType() != rhs.getElementType())
+    return op->emitOpError() << "operand element types " << lhs.getElementType()
+                             << " and " << rhs.getElementType() << " differ";
+  Type elem = lhs.getElementType();
+  if (kind == 0 && res.getElementType() != elem)
+    return op->emitOpError() << "result element type " << res.getElementType()
+                             << " differs from operand element type " << elem;
+  if (kind != 0 && !res.getElementType().isInteger(1))
+    return op->emitOpError() << "result element type must be i1";
+  if (kind == 2 && !elem.isInteger(1))
+    return op->emitOpError() << "operands must be i1";
+  return success();
+}
+
+#define KILN_BINARY_VERIFIER(Op)                                               \
+  LogicalResult Op::verify() { return verifyBinary(*this, getResultKind()); }
+KILN_BINARY_VERIFIER(AddOp)
+KILN_BINARY_VERIFIER(SubOp)
+KILN_BINARY_VERIFIER(MulOp)
+KILN_BINARY_VERIFIER(DivOp)
+KILN_BINARY_VERIFIER(PowOp)
+KILN_BINARY_VERIFIER(MaxOp)
+KILN_BINARY_VERIFIER(MinOp)
+KILN_BINARY_VERIFIER(EqualOp)
+KILN_BINARY_VERIFIER(LessOp)
+KILN_BINARY_VERIFIER(LessEqualOp)
+KILN_BINARY_VERIFIER(GreaterOp)
+KILN_BINARY_VERIFIER(GreaterEqualOp)
+KILN_BINARY_VERIFIER(AndOp)
+KILN_BINARY_VERIFIER(OrOp)
+#undef KILN_BINARY_VERIFIER
+
+LogicalResult WhereOp::verify() {
+  auto c = rtt(getCondition()), x = rtt(getTrueValue()), y = rtt(getFalseValue());
+  auto s1 = broadcastShapes(c.getShape(), x.getShape());
+  FailureOr<SmallVector<int64_t>> s2 = failure();
+  if (succeeded(s1))
+    s2 = broadcastShapes(*s1, y.getShape());
+  if (failed(s2))
+    return emitOpError() << "operand shapes " << shapeStr(c.getShape()) << ", "
+                         << shapeStr(x.getShape()) << " and " << shapeStr(y.getShape())
+                         << " are not broadcast-compatible";
+  if (ArrayRef<int64_t>(*s2) != getType().getShape())
+    return emitOpError() << "result shape " << shapeStr(getType().getShape())
+                         << " is not the broadcast shape " << shapeStr(*s2);
+  if (x.getElementType() != y.getElementType() ||
+      x.getElementType() != getType().getElementType())
+    return emitOpError() << "value and result element types must match";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  auto in = rtt(getInput());
+  if (in.getNumElements() != getType().getNumElements())
+    return emitOpError() << "cannot reshape " << shapeStr(in.getShape()) << " ("
+                         << in.getNumElements() << " elements) to "
+                         << shapeStr(getType().getShape()) << " ("
+                         << getType().getNumElements() << " elements)";
+  if (in.getElementType() != getType().getElementType())
+    return emitOpError() << "element type must not change";
+  return success();
+}
+
+LogicalResult TransposeOp::verify() {
+  auto in = rtt(getInput());
+  ArrayRef<int64_t> perm = getPerm();
+  if ((int64_t)perm.size() != in.getRank())
+    return emitOpError() << "perm has " << perm.size() << " entries for rank "
+                         << in.getRank();
+  SmallVector<bool> seen(perm.size(), false);
+  for (auto [i, p] : llvm::enumerate(perm)) {
+    if (p < 0 || p >= (int64_t)perm.size() || seen[p])
+      return emitOpError() << "perm " << shapeStr(perm) << " is not a permutation";
+    seen[p] = true;
+    if (getType().getDimSize(i) != in.getDimSize(p))
+      return emitOpError() << "result dim " << i << " is " << getType().getDimSize(i)
+                           << ", expected " << in.getDimSize(p);
+  }
+  return success();
+}
+
+LogicalResult SliceOp::verify() {
+  auto in = rtt(getInput());
+  int64_t rank = in.getRank();
+  if ((int64_t)getStarts().size() != rank || (int64_t)getSteps().size() != rank)
+    return emitOpError() << "starts and steps need " << rank << " entries";
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t start = getStarts()[d], step = getSteps()[d], n = getType().getDimSize(d);
+    if (step == 0)
+      return emitOpError() << "step of dim " << d << " is 0";
+    if (n == 0)
+      continue;
+    int64_t last = start + (n - 1) * step;
+    if (start < 0 || start >= in.getDimSize(d) || last < 0 || last >= in.getDimSize(d))
+      return emitOpError() << "dim " << d << " reads [" << start << ", " << last
+                           << "] outside [0, " << in.getDimSize(d) << ")";
+  }
+  return success();
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError() << "needs at least one operand";
+  int64_t rank = getType().getRank(), axis = getAxis();
+  if (failed(checkAxis(*this, axis, rank)))
+    return failure();
+  int64_t total = 0;
+  for (Value v : getInputs()) {
+    auto t = rtt(v);
+    if (t.getRank() != rank || t.getElementType() != getType().getElementType())
+      return emitOpError() << "operand " << t << " does not match result " << getType();
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis && t.getDimSize(d) != getType().getDimSize(d))
+        return emitOpError() << "operand " << t << " differs from result in dim " << d;
+    total += t.getDimSize(axis);
+  }
+  if (total != getType().getDimSize(axis))
+    return emitOpError() << "operands sum to " << total << " along axis " << axis
+                         << " but result has " << getType().getDimSize(axis);
+  return success();
+}
+
+LogicalResult ExpandOp::verify() {
+  auto in = rtt(getInput());
+  auto shape = broadcastShapes(in.getShape(), getType().getShape());
+  if (failed(shape) || ArrayRef<int64_t>(*shape) != getType().getShape())
+    return emitOpError() << "cannot broadcast " << shapeStr(in.getShape()) << " to "
+                         << shapeStr(getType().getShape());
+  return success();
+}
+
+LogicalResult GatherOp::verify() {
+  auto data = rtt(getData()), idx = rtt(getIndices());
+  int64_t axis = getAxis();
+  if (failed(checkAxis(*this, axis, data.getRank())))
+    return failure();
+  SmallVector<int64_t> expect(data.getShape().take_front(axis));
+  llvm::append_range(expect, idx.getShape());
+  llvm::append_range(expect, data.getShape().drop_front(axis + 1));
+  if (ArrayRef<int64_t>(expect) != getType().getShape())
+    return emitOpError() << "result shape " << shapeStr(getType().getShape())
+                         << " should be " << shapeStr(expect);
+  return success();
+}
+
+LogicalResult GatherElementsOp::verify() {
+  auto data = rtt(getData()), idx = rtt(getIndices());
+  if (failed(checkAxis(*this, getAxis(), data.getRank())))
+    return failure();
+  if (idx.getRank() != data.getRank() || idx.getShape() != getType().getShape())
+    return emitOpError() << "indices and result must have the same shape and data's rank";
+  return success();
+}
+
+LogicalResult GatherNDOp::verify() {
+  auto data = rtt(getData()), idx = rtt(getIndices());
+  int64_t b = getBatchDims(), q = idx.getRank(), r = data.getRank();
+  if (q < 1 || b < 0 || b >= std::min(q, r))
+    return emitOpError() << "batch_dims " << b << " invalid for ranks " << r << ", " << q;
+  int64_t k = idx.getDimSize(q - 1);
+  if (b + k > r)
+    return emitOpError() << "index tuples of length " << k << " exceed data rank " << r;
+  SmallVector<int64_t> expect(idx.getShape().drop_back());
+  llvm::append_range(expect, data.getShape().drop_front(b + k));
+  if (ArrayRef<int64_t>(expect) != getType().getShape())
+    return emitOpError() << "result shape " << shapeStr(getType().getShape())
+                         << " should be " << shapeStr(expect);
+  return success();
+}
+
+LogicalResult CumSumOp::verify() {
+  return checkAxis(*this, getAxis(), getType().getRank());
+}
+
+//===----------------------------------------------------------------------===//
+// Compute
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatMulOp::verify() {
+  auto a = rtt(getLhs()), b = rtt(getRhs());
+  if (a.getRank() < 2 || b.getRank() < 2)
+    return emitOpError() << "operands must have rank >= 2";
+  if (a.getElementType() != b.getElementType() ||
+      a.getElementType() != getType().getElementType())
+    return emitOpError() << "element types must match";
+  int64_t m = a.getShape()[a.getRank() - 2], k = a.getShape().back();
+  int64_t k2 = b.getShape()[b.getRank() - 2], n = b.getShape().back();
+  if (k != k2)
+    return emitOpError() << "contraction dims differ: lhs " << shapeStr(a.getShape())
+                         << ", rhs " << shapeStr(b.getShape());
+  auto batch = broadcastShapes(a.getShape().drop_back(2), b.getShape().drop_back(2));
+  if (failed(batch))
+    return emitOpError() << "batch dims are not broadcast-compatible";
+  SmallVector<int64_t> expect(*batch);
+  expect.push_back(m);
+  expect.push_back(n);
+  if (ArrayRef<int64_t>(expect) != getType().getShape())
+    return emitOpError() << "result shape " << shapeStr(getType().getShape())
+                         << " should be " << shapeStr(expect);
+  return success();
+}
+
+LogicalResult SoftmaxOp::verify() {
+  return checkAxis(*this, getAxis(), getType().getRank());
+}
+
+LogicalResult LayerNormOp::verify() {
+  auto in = rtt(getInput());
+  if (failed(checkAxis(*this, getAxis(), in.getRank())))
+    return failure();
+  ArrayRef<int64_t> normShape = in.getShape().drop_front(getAxis());
+  for (Value v : {getScale(), getBias()}) {
+    if (!v)
+      continue;
+    if (rtt(v).getShape() != normShape)
+      return emitOpError() << "scale/bias shape " << shapeStr(rtt(v).getShape())
+                           << " must be the normalized shape " << shapeStr(normShape);
+  }
+  if (getType() != in)
+    return emitOpError() << "result type must equal the input type";
+  return success();
+}
+
+LogicalResult ReduceOp::verify() {
+  auto in = rtt(getInput());
+  int64_t prev = -1;
+  for (int64_t a : getAxes()) {
+    if (a <= prev || a >= in.getRank())
+      return emitOpError() << "axes " << shapeStr(getAxes())
+                           << " must be sorted, unique and < rank " << in.getRank();
+    prev = a;
+  }
+  SmallVector<int64_t> expect;
+  for (int64_t d = 0; d < in.getRank(); ++d) {
+    if (llvm::is_contained(getAxes(), d)) {
+      if (getKeepDims())
+        expect.push_back(1);
+    } else {
+      expect.push_back(in.getDimSize(d));
+    }
+  }
+  if (ArrayRef<int64_t>(expect) != getType().getShape())
+    return emitOpError() << "result shape " << shapeStr(getType().getShape())
+                         << " should be " << shapeStr(expect);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+void KernelOp::build(OpBuilder &builder, OperationState &state, StringRef name,
+                     TypeRange resultTypes, ValueRange inputs) {
+  state.addAttribute(getSymNameAttrName(state.name), builder.getStringAttr(name));
+  state.addOperands(inputs);
+  state.addTypes(resultTypes);
+  Region *body = state.addRegion();
+  Block *block = new Block();
+  body->push_back(block);
+  for (Value v : inputs)
+    block->addArgument(v.getType(), state.location);
+}
+
+YieldOp KernelOp::getYield() { return cast<YieldOp>(getBodyBlock().getTerminator()); }
+
+LogicalResult KernelOp::verify() {
+  Block &block = getBodyBlock();
+  if (block.getNumArguments() != getInputs().size())
+    return emitOpError() << "body has " << block.getNumArguments()
+                         << " arguments for " << getInputs().size() << " operands";
+  for (auto [arg, in] : llvm::zip(block.getArguments(), getInputs()))
+    if (arg.getType() != in.getType())
+      return emitOpError() << "body argument type " << arg.getType()
+                           << " differs from operand type " << in.getType();
+  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  if (!yield)
+    return emitOpError() << "body must end in kiln.yield";
+  if (TypeRange(yield.getValues().getTypes()) != getResultTypes())
+    return emitOpError() << "yielded types do not match the result types";
+  if (auto offsets = getArenaOffsets())
+    if (offsets->size() != getNumResults())
+      return emitOpError() << "arena_offsets has " << offsets->size()
+                           << " entries for " << getNumResults() << " results";
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dialects/kiln/KilnOps.cpp.inc"

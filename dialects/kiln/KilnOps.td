@@ -1,0 +1,474 @@
+//===- KilnOps.td - kiln dialect ops -----------------------*- tablegen -*-===//
+//
+// Graph ops (pointwise, data movement, GEMM, normalization, reductions), the
+// shape-subgraph ops that fold away, and the `kiln.kernel` region op.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_OPS_TD
+#define KILN_OPS_TD
+
+include "KilnBase.td"
+include "KilnAttrs.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/CommonTypeConstraints.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/IR/RegionKindInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+
+def Kiln_Tensor : RankedTensorOf<[F32, F16, BF16, I64, I32, I1]>;
+def Kiln_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
+def Kiln_IndexTensor : RankedTensorOf<[I64, I32]>;
+def Kiln_BoolTensor : RankedTensorOf<[I1]>;
+
+/// Marker trait for ops computed one output element at a time from operand
+/// elements at computable coordinates: codegen can inline them into a fused
+/// pointwise kernel.
+def Kiln_ElementwiseMappable : NativeOpTrait<"KilnFusible"> {
+  let cppNamespace = "::kiln";
+}
+
+//===----------------------------------------------------------------------===//
+// Constants and shapes
+//===----------------------------------------------------------------------===//
+
+def Kiln_ConstantOp : Kiln_Op<"constant", [ConstantLike, Pure, AllTypesMatch<["value", "result"]>]> {
+  let summary = "A tensor constant (weights, folded shapes and masks).";
+  let description = [{
+    Holds an `ElementsAttr` whose type is the result type. Weights imported
+    from ONNX initializers and the results of folded shape subgraphs are
+    `kiln.constant`s. Codegen places them in the artifact's weight segment.
+
+    ```mlir
+    %0 = kiln.constant dense<[2, 16]> : tensor<2xi64>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+def Kiln_ShapeOp : Kiln_Op<"shape", [Pure]> {
+  let summary = "The shape of a tensor as a 1-D i64 tensor (ONNX Shape).";
+  let description = [{
+    Returns dims `[start, end)` of the operand's static shape. Always folds,
+    since kiln specializes shapes before import.
+
+    ```mlir
+    %s = kiln.shape %x {start = 0 : i64, end = 2 : i64} : tensor<2x16x128xf32> -> tensor<2xi64>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input, I64Attr:$start, I64Attr:$end);
+  let results = (outs RankedTensorOf<[I64]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+def Kiln_RangeOp : Kiln_Op<"range", [Pure]> {
+  let summary = "A 1-D arithmetic sequence (ONNX Range).";
+  let description = [{
+    `start`, `limit` and `delta` are 0-d tensors; the static result length is
+    `max(ceil((limit - start) / delta), 0)`, so the operands must fold to
+    constants for the result type to be known at import.
+
+    ```mlir
+    %r = kiln.range %start, %limit, %delta : tensor<i64>, tensor<i64>, tensor<i64> -> tensor<16xi64>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$start, Kiln_Tensor:$limit, Kiln_Tensor:$delta);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$start `,` $limit `,` $delta attr-dict `:` type($start) `,` type($limit) `,` type($delta) `->` type($result)";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Pointwise ops
+//===----------------------------------------------------------------------===//
+
+class Kiln_UnaryOp<string mnemonic, string what, list<Trait> traits = []>
+    : Kiln_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType, Kiln_ElementwiseMappable], traits)> {
+  let summary = "Elementwise " # what # ".";
+  let description = [{
+    Applies the function to every element; operand and result types match.
+
+    ```mlir
+    %y = kiln.}] # mnemonic # [{ %x : tensor<2x16xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasFolder = 1;
+}
+
+def Kiln_NegOp : Kiln_UnaryOp<"neg", "negation">;
+def Kiln_ExpOp : Kiln_UnaryOp<"exp", "natural exponential">;
+def Kiln_LogOp : Kiln_UnaryOp<"log", "natural logarithm">;
+def Kiln_SqrtOp : Kiln_UnaryOp<"sqrt", "square root">;
+def Kiln_ReciprocalOp : Kiln_UnaryOp<"reciprocal", "reciprocal (1/x)">;
+def Kiln_TanhOp : Kiln_UnaryOp<"tanh", "hyperbolic tangent">;
+def Kiln_ErfOp : Kiln_UnaryOp<"erf", "Gauss error function">;
+def Kiln_SigmoidOp : Kiln_UnaryOp<"sigmoid", "logistic sigmoid 1/(1+exp(-x))">;
+def Kiln_ReluOp : Kiln_UnaryOp<"relu", "max(x, 0)">;
+def Kiln_CosOp : Kiln_UnaryOp<"cos", "cosine">;
+def Kiln_SinOp : Kiln_UnaryOp<"sin", "sine">;
+def Kiln_NotOp : Kiln_UnaryOp<"not", "logical negation of i1">;
+
+def Kiln_IsNaNOp : Kiln_Op<"is_nan", [Pure, SameOperandsAndResultShape, Kiln_ElementwiseMappable]> {
+  let summary = "Elementwise NaN test; the result is i1.";
+  let description = [{
+    ```mlir
+    %m = kiln.is_nan %x : tensor<1x1x16x16xf32> -> tensor<1x1x16x16xi1>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input);
+  let results = (outs Kiln_BoolTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+}
+
+def Kiln_CastOp : Kiln_Op<"cast", [Pure, SameOperandsAndResultShape, Kiln_ElementwiseMappable]> {
+  let summary = "Elementwise element-type conversion (ONNX Cast).";
+  let description = [{
+    Converts each element to the result element type: float to integer
+    truncates toward zero, anything to i1 is `x != 0`, i1 to numbers is 0/1.
+
+    ```mlir
+    %f = kiln.cast %m : tensor<2x16xi64> -> tensor<2x16xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+}
+
+class Kiln_BinaryOp<string mnemonic, string what, list<Trait> traits = []>
+    : Kiln_Op<mnemonic, !listconcat([Pure, Kiln_ElementwiseMappable], traits)> {
+  let summary = "Elementwise " # what # " with numpy broadcasting.";
+  let description = [{
+    Operands broadcast per ONNX multidirectional broadcasting; the verifier
+    checks that the result shape is the broadcast shape and the element types.
+
+    ```mlir
+    %z = kiln.}] # mnemonic # [{ %x, %y : tensor<2x16x128xf32>, tensor<128xf32> -> tensor<2x16x128xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$lhs, Kiln_Tensor:$rhs);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let extraClassDeclaration = [{
+    /// Result element type class this op requires: 0 = same as operands,
+    /// 1 = i1 from any operands (comparisons), 2 = i1 from i1 (logic).
+    static int getResultKind();
+  }];
+}
+
+def Kiln_AddOp : Kiln_BinaryOp<"add", "addition">;
+def Kiln_SubOp : Kiln_BinaryOp<"sub", "subtraction">;
+def Kiln_MulOp : Kiln_BinaryOp<"mul", "multiplication">;
+def Kiln_DivOp : Kiln_BinaryOp<"div", "division (integers truncate)">;
+def Kiln_PowOp : Kiln_BinaryOp<"pow", "power">;
+def Kiln_MaxOp : Kiln_BinaryOp<"max", "maximum">;
+def Kiln_MinOp : Kiln_BinaryOp<"min", "minimum">;
+def Kiln_EqualOp : Kiln_BinaryOp<"equal", "equality comparison to i1">;
+def Kiln_LessOp : Kiln_BinaryOp<"less", "less-than comparison to i1">;
+def Kiln_LessEqualOp : Kiln_BinaryOp<"less_equal", "less-or-equal comparison to i1">;
+def Kiln_GreaterOp : Kiln_BinaryOp<"greater", "greater-than comparison to i1">;
+def Kiln_GreaterEqualOp : Kiln_BinaryOp<"greater_equal", "greater-or-equal comparison to i1">;
+def Kiln_AndOp : Kiln_BinaryOp<"and", "logical and of i1">;
+def Kiln_OrOp : Kiln_BinaryOp<"or", "logical or of i1">;
+
+def Kiln_WhereOp : Kiln_Op<"where", [Pure, Kiln_ElementwiseMappable]> {
+  let summary = "Elementwise select with numpy broadcasting (ONNX Where).";
+  let description = [{
+    ```mlir
+    %r = kiln.where %c, %x, %y : tensor<1x1x16x16xi1>, tensor<f32>, tensor<2x4x16x16xf32> -> tensor<2x4x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_BoolTensor:$condition, Kiln_Tensor:$true_value, Kiln_Tensor:$false_value);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$condition `,` $true_value `,` $false_value attr-dict `:` type($condition) `,` type($true_value) `,` type($false_value) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def Kiln_ReshapeOp : Kiln_Op<"reshape", [Pure, Kiln_ElementwiseMappable]> {
+  let summary = "Reinterprets a tensor with a new static shape of equal size.";
+  let description = [{
+    ONNX Reshape, Squeeze, Unsqueeze and Flatten import as `kiln.reshape`.
+    Row-major element order is unchanged, so memory planning can alias it.
+
+    ```mlir
+    %y = kiln.reshape %x : tensor<2x16x128xf32> -> tensor<32x128xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Kiln_TransposeOp : Kiln_Op<"transpose", [Pure, Kiln_ElementwiseMappable]> {
+  let summary = "Permutes dimensions: result dim i is operand dim perm[i].";
+  let description = [{
+    ```mlir
+    %y = kiln.transpose %x {perm = array<i64: 0, 2, 1, 3>} : tensor<2x16x4x32xf32> -> tensor<2x4x16x32xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Kiln_SliceOp : Kiln_Op<"slice", [Pure, Kiln_ElementwiseMappable]> {
+  let summary = "Strided static slice: result[i] = input[starts + i * steps] per dim.";
+  let description = [{
+    ONNX Slice (with constant starts/ends/axes/steps, normalized at import)
+    and Split import as `kiln.slice`. `starts` and `steps` have one entry per
+    dimension; steps may be negative.
+
+    ```mlir
+    %y = kiln.slice %x {starts = array<i64: 0, 128>, steps = array<i64: 1, 1>} : tensor<32x384xf32> -> tensor<32x128xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$starts, DenseI64ArrayAttr:$steps);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Kiln_ConcatOp : Kiln_Op<"concat", [Pure, Kiln_ElementwiseMappable]> {
+  let summary = "Concatenates tensors along `axis` (non-negative).";
+  let description = [{
+    ```mlir
+    %y = kiln.concat %a, %b {axis = 0 : i64} : tensor<1xi64>, tensor<2xi64> -> tensor<3xi64>
+    ```
+  }];
+  let arguments = (ins Variadic<Kiln_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Kiln_ExpandOp : Kiln_Op<"expand", [Pure, Kiln_ElementwiseMappable]> {
+  let summary = "Broadcasts a tensor to the static result shape (ONNX Expand).";
+  let description = [{
+    ```mlir
+    %y = kiln.expand %x : tensor<1x1x16xf32> -> tensor<2x4x16xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Kiln_GatherOp : Kiln_Op<"gather", [Pure, Kiln_ElementwiseMappable]> {
+  let summary = "Gathers slices along `axis` by indices (ONNX Gather).";
+  let description = [{
+    Result shape is `data.shape[:axis] + indices.shape + data.shape[axis+1:]`.
+    Negative indices count from the end; out-of-range indices are clamped by
+    the generated kernel (ONNX leaves them undefined).
+
+    ```mlir
+    %e = kiln.gather %table, %ids {axis = 0 : i64} : tensor<1000x128xf32>, tensor<2x16xi64> -> tensor<2x16x128xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$data, Kiln_IndexTensor:$indices, I64Attr:$axis);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$data `,` $indices attr-dict `:` type($data) `,` type($indices) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Kiln_GatherElementsOp : Kiln_Op<"gather_elements", [Pure, Kiln_ElementwiseMappable]> {
+  let summary = "Elementwise gather along `axis` (ONNX GatherElements).";
+  let description = [{
+    `result[i...] = data[i_0, ..., indices[i...], ..., i_n]`, indices replacing
+    the `axis` coordinate; the result has the shape of `indices`.
+
+    ```mlir
+    %y = kiln.gather_elements %d, %i {axis = 1 : i64} : tensor<1x512xi64>, tensor<1x16xi64> -> tensor<1x16xi64>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$data, Kiln_IndexTensor:$indices, I64Attr:$axis);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$data `,` $indices attr-dict `:` type($data) `,` type($indices) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Kiln_GatherNDOp : Kiln_Op<"gather_nd", [Pure, Kiln_ElementwiseMappable]> {
+  let summary = "Gathers slices by index tuples (ONNX GatherND).";
+  let description = [{
+    With `batch_dims = b` and `q = rank(indices)`, the last index dimension
+    `k` selects `data[..., idx_0, ..., idx_{k-1}, ...]`; the result shape is
+    `indices.shape[:-1] + data.shape[b+k:]`.
+
+    ```mlir
+    %y = kiln.gather_nd %d, %i {batch_dims = 0 : i64} : tensor<16x16xi1>, tensor<16x1xi64> -> tensor<16x16xi1>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$data, Kiln_IndexTensor:$indices, I64Attr:$batch_dims);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$data `,` $indices attr-dict `:` type($data) `,` type($indices) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Kiln_CumSumOp : Kiln_Op<"cumsum", [Pure, SameOperandsAndResultType]> {
+  let summary = "Cumulative sum along `axis` (ONNX CumSum).";
+  let description = [{
+    ```mlir
+    %y = kiln.cumsum %x {axis = 1 : i64, exclusive = false, reverse = false} : tensor<2x16xi64>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input, I64Attr:$axis, BoolAttr:$exclusive, BoolAttr:$reverse);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Compute ops: GEMM, normalization, reductions
+//===----------------------------------------------------------------------===//
+
+def Kiln_MatMulOp : Kiln_Op<"matmul", [Pure]> {
+  let summary = "Batched matrix product with broadcast batch dims (ONNX MatMul).";
+  let description = [{
+    `lhs: [..., M, K]`, `rhs: [..., K, N]` (rank >= 2 each; ONNX 1-D operands
+    are reshaped at import), batch dims broadcast, result `[..., M, N]`.
+    Floating point only; accumulation is fp32.
+
+    ```mlir
+    %y = kiln.matmul %a, %b : tensor<2x16x128xf32>, tensor<128x384xf32> -> tensor<2x16x384xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$lhs, Kiln_FloatTensor:$rhs);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kiln_SoftmaxOp : Kiln_Op<"softmax", [Pure, SameOperandsAndResultType]> {
+  let summary = "Softmax along one axis (ONNX Softmax-13).";
+  let description = [{
+    Numerically safe: subtracts the row maximum before exponentiation. A row of
+    all `-inf` yields zeros rather than NaN.
+
+    ```mlir
+    %p = kiln.softmax %s {axis = 3 : i64} : tensor<2x4x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kiln_LayerNormOp : Kiln_Op<"layer_norm", [Pure]> {
+  let summary = "Layer normalization over the dims from `axis` on (ONNX LayerNormalization-17).";
+  let description = [{
+    `y = (x - mean) / sqrt(var + epsilon) * scale + bias`, statistics in fp32
+    over dims `[axis, rank)`. `scale` and optional `bias` have the normalized
+    shape.
+
+    ```mlir
+    %y = kiln.layer_norm %x, %g, %b {axis = 2 : i64, epsilon = 1.0e-05 : f32} : tensor<2x16x128xf32>, tensor<128xf32>, tensor<128xf32> -> tensor<2x16x128xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, Kiln_FloatTensor:$scale,
+                       Optional<Kiln_FloatTensor>:$bias, I64Attr:$axis, F32Attr:$epsilon);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $scale (`,` $bias^)? attr-dict `:` type($input) `,` type($scale) (`,` type($bias)^)? `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kiln_ReduceOp : Kiln_Op<"reduce", [Pure]> {
+  let summary = "Sum, mean or max over a set of axes (ONNX ReduceSum/Mean/Max).";
+  let description = [{
+    `axes` are sorted non-negative dims; with `keep_dims` they stay as 1s.
+
+    ```mlir
+    %m = kiln.reduce <mean> %x {axes = array<i64: 2>, keep_dims = true} : tensor<2x16x128xf32> -> tensor<2x16x1xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_ReduceKindAttr:$kind, Kiln_Tensor:$input, DenseI64ArrayAttr:$axes, BoolAttr:$keep_dims);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$kind $input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+def Kiln_KernelOp : Kiln_Op<"kernel", [IsolatedFromAbove,
+    SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "A fused group of graph ops that codegen turns into one GPU kernel.";
+  let description = [{
+    The body takes one block argument per operand and yields the kernel's
+    results. Fusion creates kernels; memory planning sets `arena_offsets`
+    (one byte offset per result in the activation arena); codegen emits one
+    CUDA `__global__` function named `sym_name` per kernel.
+
+    ```mlir
+    %r = kiln.kernel @fused_add_tanh(%a, %b) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> {
+    ^bb0(%x: tensor<8xf32>, %y: tensor<8xf32>):
+      %s = kiln.add %x, %y : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+      %t = kiln.tanh %s : tensor<8xf32>
+      kiln.yield %t : tensor<8xf32>
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, Variadic<Kiln_Tensor>:$inputs,
+                       OptionalAttr<DenseI64ArrayAttr>:$arena_offsets);
+  let results = (outs Variadic<Kiln_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$sym_name `(` $inputs `)` attr-dict `:` functional-type($inputs, $results) $body";
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    OpBuilder<(ins "::llvm::StringRef":$name, "::mlir::TypeRange":$resultTypes,
+                   "::mlir::ValueRange":$inputs)>
+  ];
+  let extraClassDeclaration = [{
+    ::mlir::Block &getBodyBlock() { return getBody().front(); }
+    YieldOp getYield();
+  }];
+}
+
+def Kiln_YieldOp : Kiln_Op<"yield", [Pure, Terminator, ReturnLike, HasParent<"KernelOp">]> {
+  let summary = "Returns the results of a `kiln.kernel` body.";
+  let description = [{
+    ```mlir
+    kiln.yield %t : tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Kiln_Tensor>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+  let builders = [OpBuilder<(ins), [{ /* empty */ }]>];
+}
+
+#endif // KILN_OPS_TD

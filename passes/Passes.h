@@ -1,0 +1,55 @@
+//===- Passes.h - kiln pass entry points --------------------------*- C++ -*-===//
+//
+// Declares the kiln passes (generated from Passes.td) and the transformation
+// libraries behind them, so that tools and tests can call them directly.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_PASSES_PASSES_H
+#define KILN_PASSES_PASSES_H
+
+#include "dialects/kiln/KilnOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace kiln {
+
+#define GEN_PASS_DECL
+#include "passes/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "passes/Passes.h.inc"
+
+/// Decides whether `producer` may be fused into the kernel group of its
+/// consumer `consumer`. Fusion only asks for producers with one use.
+using FusionControlFn = std::function<bool(mlir::Operation *producer,
+                                           mlir::Operation *consumer)>;
+
+/// Groups fusible ops of `func` into `kiln.kernel` regions (see
+/// FusePointwise in Passes.td). Returns the number of kernels created.
+int64_t fusePointwiseChains(mlir::RewriterBase &rewriter, mlir::func::FuncOp func,
+                            unsigned maxOpsPerKernel, const FusionControlFn &control);
+
+/// Wraps `ops` (in program order, each a use-def closed group) into one
+/// `kiln.kernel` named `name`, inserted at the last op. Values defined in
+/// the group and used outside become kernel results.
+mlir::FailureOr<KernelOp> outlineIntoKernel(mlir::RewriterBase &rewriter,
+                                            llvm::ArrayRef<mlir::Operation *> ops,
+                                            llvm::StringRef name);
+
+/// Result of memory planning for one function.
+struct MemoryPlan {
+  int64_t arenaBytes = 0;        ///< size of the activation arena, bytes
+  int64_t intermediateBytes = 0; ///< sum of all kernel result sizes, bytes
+  int64_t numBuffers = 0;        ///< kernel results placed
+};
+
+/// Plans the arena of `func`: liveness over kernel order, best-fit offsets
+/// aligned to `alignment` bytes; writes `arena_offsets` on each kernel.
+/// Fails (with a diagnostic) if an op is neither a kernel, constant, view
+/// nor return, i.e. outlining did not run.
+mlir::FailureOr<MemoryPlan> planMemory(mlir::func::FuncOp func, int64_t alignment);
+
+} // namespace kiln
+
+#endif // KILN_PASSES_PASSES_H

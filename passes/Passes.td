@@ -1,0 +1,94 @@
+//===- Passes.td - kiln pass declarations ------------------*- tablegen -*-===//
+//
+// Every kiln pass, in pipeline order: graph cleanup, fusion, outlining,
+// memory planning.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_PASSES_TD
+#define KILN_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def FoldShapeSubgraphs : Pass<"kiln-fold-shape-subgraphs", "mlir::func::FuncOp"> {
+  let summary = "Fold shape and mask subgraphs on static shapes into constants.";
+  let description = [{
+    Runs every kiln folder to a fixed point and erases dead ops. With static
+    shapes, ONNX shape computations (`kiln.shape`, `kiln.gather`, `kiln.concat`,
+    `kiln.range`, `kiln.cumsum`, `kiln.gather_nd`, `kiln.is_nan`, `kiln.where`,
+    `kiln.expand`, comparisons ...) have only constant operands and become one
+    `kiln.constant` each. Identity reshapes/transposes/slices disappear.
+
+    Precondition: static shapes. Postcondition: no op whose operands are all
+    constants remains (except results larger than the folding limit).
+
+    Before:
+    ```mlir
+    %s = kiln.shape %x {start = 0 : i64, end = 1 : i64} : tensor<2x16xf32> -> tensor<1xi64>
+    ```
+    After:
+    ```mlir
+    %s = kiln.constant dense<2> : tensor<1xi64>
+    ```
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
+def FusePointwise : Pass<"kiln-fuse-pointwise", "mlir::func::FuncOp"> {
+  let summary = "Group chains of fusible ops into `kiln.kernel` regions.";
+  let description = [{
+    Fusible ops (`KilnFusible`: pointwise math, casts, selects, broadcasts,
+    reshapes, transposes, slices, concats, gathers) are grouped with their
+    single consumer when that consumer is fusible too; each group becomes one
+    `kiln.kernel` whose body computes every result element independently.
+    A producer with several uses, or feeding a non-fusible op, ends its
+    group and is materialized. Groups made only of reshapes stay outside
+    kernels (they are views, aliased by memory planning).
+
+    Before:
+    ```mlir
+    %0 = kiln.add %a, %b : ...
+    %1 = kiln.tanh %0 : ...
+    ```
+    After:
+    ```mlir
+    %1 = kiln.kernel @fused_0_add_tanh(%a, %b) : (...) -> ... { ... }
+    ```
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+  let options = [
+    Option<"maxOpsPerKernel", "max-ops-per-kernel", "unsigned", /*default=*/"64",
+           "Largest number of ops fused into one kernel">,
+  ];
+}
+
+def OutlineKernels : Pass<"kiln-outline-kernels", "mlir::func::FuncOp"> {
+  let summary = "Wrap every remaining compute op into its own `kiln.kernel`.";
+  let description = [{
+    After fusion, GEMMs, softmaxes, normalizations, reductions and cumulative
+    sums that are not yet inside a kernel each become a single-op
+    `kiln.kernel`. Postcondition: the function body holds only
+    `kiln.constant`, `kiln.reshape` (views), `kiln.kernel` and the return.
+    Kernel names are `<index>_<op>` in program order, so output is deterministic.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
+def PlanMemory : Pass<"kiln-plan-memory", "mlir::func::FuncOp"> {
+  let summary = "Assign arena offsets to kernel results by liveness.";
+  let description = [{
+    Computes each kernel result's live interval over the kernel order (a
+    reshape view extends the interval of the buffer it aliases; function
+    results stay live to the end) and packs intervals into one activation
+    arena with best-fit offset assignment, aligned to `alignment` bytes.
+    Sets `arena_offsets` on every `kiln.kernel` and, on the function,
+    `kiln.arena_bytes` and `kiln.intermediate_bytes` (the sum of all kernel
+    result sizes, i.e. the arena size without reuse).
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"256",
+           "Byte alignment of every buffer in the arena">,
+  ];
+}
+
+#endif // KILN_PASSES_TD

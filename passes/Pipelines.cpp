@@ -1,0 +1,31 @@
+//===- Pipelines.cpp - the kiln pass pipeline -----------------------------===//
+//
+// Orders the kiln passes into the compilation pipeline.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Pipelines.h"
+#include "passes/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &options) {
+  OpPassManager &fpm = pm.nest<func::FuncOp>();
+  fpm.addPass(createFoldShapeSubgraphs());
+  fpm.addPass(createCSEPass());
+  if (options.fuse)
+    fpm.addPass(createFusePointwise());
+  fpm.addPass(createOutlineKernels());
+  PlanMemoryOptions memOptions;
+  memOptions.alignment = options.arenaAlignment;
+  fpm.addPass(createPlanMemory(memOptions));
+}
+
+void kiln::registerKilnPipelines() {
+  PassPipelineRegistration<KilnPipelineOptions>(
+      "kiln-pipeline", "The kiln graph-to-kernel pipeline (fold, fuse, outline, plan memory)",
+      buildKilnPipeline);
+}

@@ -1,0 +1,137 @@
+//===- FusePointwise.cpp - fuse chains of fusible ops into kernels --------===//
+//
+// Groups `KilnFusible` ops (pointwise math, selects, casts, broadcasts,
+// reshapes, transposes, slices, concats, gathers) into `kiln.kernel` regions.
+//
+// Algorithm (one reverse walk, linear in the number of ops):
+//   1. Visit ops bottom-up. A fusible op whose single result has exactly one
+//      use, by a fusible op already in a group, joins that group when the
+//      control function agrees and the group is below the size limit.
+//   2. Any other fusible op starts a new group (it will be materialized).
+//   3. Groups are outlined in program order; groups made only of reshapes
+//      are left alone, since a reshape of a materialized buffer is a view.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "kiln-fuse-pointwise"
+
+namespace kiln {
+#define GEN_PASS_DEF_FUSEPOINTWISE
+#include "passes/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+/// Short op name for kernel names: `kiln.layer_norm` -> `layer_norm`.
+static StringRef shortName(Operation *op) {
+  return op->getName().stripDialect();
+}
+
+FailureOr<KernelOp> kiln::outlineIntoKernel(RewriterBase &rewriter,
+                                            ArrayRef<Operation *> ops, StringRef name) {
+  assert(!ops.empty() && "outlining an empty group");
+  llvm::SmallPtrSet<Operation *, 16> inGroup(ops.begin(), ops.end());
+  llvm::SetVector<Value> inputs;
+  SmallVector<Value> outputs;
+  for (Operation *op : ops) {
+    for (Value v : op->getOperands())
+      if (!inGroup.contains(v.getDefiningOp()))
+        inputs.insert(v);
+    for (Value r : op->getResults())
+      if (llvm::any_of(r.getUsers(), [&](Operation *u) { return !inGroup.contains(u); }))
+        outputs.push_back(r);
+  }
+  if (outputs.empty())
+    return failure();
+
+  Operation *last = ops.back();
+  rewriter.setInsertionPointAfter(last);
+  auto kernel = KernelOp::create(rewriter, last->getLoc(), name,
+                                 ValueRange(outputs).getTypes(), inputs.getArrayRef());
+  IRMapping mapping;
+  for (auto [in, arg] : llvm::zip(inputs, kernel.getBodyBlock().getArguments()))
+    mapping.map(in, arg);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(&kernel.getBodyBlock());
+  for (Operation *op : ops)
+    rewriter.clone(*op, mapping);
+  SmallVector<Value> yielded;
+  for (Value v : outputs)
+    yielded.push_back(mapping.lookup(v));
+  YieldOp::create(rewriter, last->getLoc(), yielded);
+
+  for (auto [out, res] : llvm::zip(outputs, kernel.getResults()))
+    rewriter.replaceUsesWithIf(out, res, [&](OpOperand &use) {
+      return !inGroup.contains(use.getOwner()) && use.getOwner() != kernel;
+    });
+  for (Operation *op : llvm::reverse(ops))
+    rewriter.eraseOp(op);
+  return kernel;
+}
+
+int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
+                                  unsigned maxOpsPerKernel,
+                                  const FusionControlFn &control) {
+  // Step 1-2: assign groups bottom-up.
+  llvm::DenseMap<Operation *, unsigned> groupOf;
+  SmallVector<SmallVector<Operation *>> groups;
+  SmallVector<Operation *> ops;
+  for (Operation &op : func.getBody().front())
+    ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops)) {
+    if (!op->hasTrait<KilnFusible>())
+      continue;
+    Operation *user = nullptr;
+    if (op->getNumResults() == 1 && op->getResult(0).hasOneUse())
+      user = *op->getResult(0).getUsers().begin();
+    auto it = user ? groupOf.find(user) : groupOf.end();
+    if (it != groupOf.end() && groups[it->second].size() < maxOpsPerKernel &&
+        control(op, user)) {
+      groupOf[op] = it->second;
+      groups[it->second].push_back(op);
+      continue;
+    }
+    groupOf[op] = groups.size();
+    groups.push_back({op});
+  }
+
+  // Step 3: outline in program order (groups were built bottom-up).
+  int64_t created = 0;
+  for (auto &group : llvm::reverse(groups)) {
+    std::reverse(group.begin(), group.end());
+    if (llvm::all_of(group, [](Operation *op) { return isa<ReshapeOp>(op); }))
+      continue;
+    std::string name = "fused";
+    unsigned shown = 0;
+    for (Operation *op : group) {
+      if (isa<ReshapeOp>(op) || shown == 4)
+        continue;
+      name += "_" + shortName(op).str();
+      ++shown;
+    }
+    if (succeeded(outlineIntoKernel(rewriter, group, name)))
+      ++created;
+  }
+  LLVM_DEBUG(llvm::dbgs() << "created " << created << " fused kernels\n");
+  return created;
+}
+
+namespace {
+struct FusePointwisePass : public kiln::impl::FusePointwiseBase<FusePointwisePass> {
+  using FusePointwiseBase::FusePointwiseBase;
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    fusePointwiseChains(rewriter, getOperation(), maxOpsPerKernel,
+                        [](Operation *, Operation *) { return true; });
+  }
+};
+} // namespace

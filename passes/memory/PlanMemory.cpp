@@ -1,0 +1,136 @@
+//===- PlanMemory.cpp - liveness-based activation arena planning ----------===//
+//
+// Places every kernel result in one activation arena.
+//
+//   1. Walk the function body in order; kernel k gets schedule index k.
+//      Each kernel result is a buffer of numElements * elementBytes bytes,
+//      rounded up to the alignment. A `kiln.reshape` of a buffer is a view:
+//      it maps to the same buffer.
+//   2. Liveness: a buffer lives from its defining kernel to the last kernel
+//      that reads it or any view of it; buffers reaching the return live to
+//      the end.
+//   3. In definition order, release buffers whose last use is before the
+//      current kernel, then place the new buffer in the smallest free gap
+//      between live buffers that fits (best fit), else at the top.
+//
+// A buffer is never reused by the kernel that last reads it, so a kernel's
+// inputs and outputs never overlap.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/Support/Debug.h"
+#include "llvm/Support/MathExtras.h"
+
+#define DEBUG_TYPE "kiln-plan-memory"
+
+namespace kiln {
+#define GEN_PASS_DEF_PLANMEMORY
+#include "passes/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+struct Buffer {
+  KernelOp kernel;
+  unsigned resultIndex;
+  int64_t bytes;
+  int64_t start, end; // schedule indices, inclusive
+  int64_t offset = -1;
+};
+} // namespace
+
+FailureOr<MemoryPlan> kiln::planMemory(func::FuncOp func, int64_t alignment) {
+  if (alignment <= 0 || !llvm::isPowerOf2_64(alignment))
+    return func.emitError() << "arena alignment " << alignment << " is not a power of two";
+  // Step 1: buffers and views.
+  llvm::MapVector<Value, unsigned> bufferOf; // value (result or view) -> buffer
+  SmallVector<Buffer> buffers;
+  int64_t index = 0;
+  for (Operation &op : func.getBody().front()) {
+    if (auto kernel = dyn_cast<KernelOp>(op)) {
+      for (auto [i, r] : llvm::enumerate(kernel.getResults())) {
+        auto type = cast<RankedTensorType>(r.getType());
+        int64_t bytes = type.getNumElements() * getElementByteSize(type.getElementType());
+        bufferOf[r] = buffers.size();
+        buffers.push_back({kernel, unsigned(i), llvm::alignTo(std::max<int64_t>(bytes, 1), alignment),
+                           index, index});
+      }
+      // Step 2 (uses): extend the liveness of every buffer this kernel reads.
+      for (Value in : kernel.getInputs())
+        if (auto it = bufferOf.find(in); it != bufferOf.end())
+          buffers[it->second].end = std::max(buffers[it->second].end, index);
+      ++index;
+      continue;
+    }
+    if (auto view = dyn_cast<ReshapeOp>(op)) {
+      if (auto it = bufferOf.find(view.getInput()); it != bufferOf.end())
+        bufferOf[view.getResult()] = it->second;
+      continue;
+    }
+    if (isa<ConstantOp>(op))
+      continue;
+    if (isa<func::ReturnOp>(op)) {
+      for (Value v : op.getOperands())
+        if (auto it = bufferOf.find(v); it != bufferOf.end())
+          buffers[it->second].end = std::numeric_limits<int64_t>::max();
+      continue;
+    }
+    return op.emitError() << "unsupported: memory planning expects only kernels, constants, "
+                             "reshape views and the return; run kiln-outline-kernels first";
+  }
+
+  // Step 3: best-fit placement in definition order.
+  MemoryPlan plan;
+  SmallVector<unsigned> live;
+  for (unsigned b = 0; b < buffers.size(); ++b) {
+    Buffer &buf = buffers[b];
+    llvm::erase_if(live, [&](unsigned o) { return buffers[o].end < buf.start; });
+    llvm::sort(live, [&](unsigned x, unsigned y) { return buffers[x].offset < buffers[y].offset; });
+    int64_t bestOffset = -1, bestGap = std::numeric_limits<int64_t>::max(), cursor = 0;
+    for (unsigned o : live) {
+      int64_t gap = buffers[o].offset - cursor;
+      if (gap >= buf.bytes && gap < bestGap) {
+        bestGap = gap;
+        bestOffset = cursor;
+      }
+      cursor = std::max(cursor, buffers[o].offset + buffers[o].bytes);
+    }
+    buf.offset = bestOffset >= 0 ? bestOffset : cursor;
+    plan.arenaBytes = std::max(plan.arenaBytes, buf.offset + buf.bytes);
+    plan.intermediateBytes += buf.bytes;
+    live.push_back(b);
+  }
+  plan.numBuffers = buffers.size();
+
+  // Annotate kernels.
+  Builder builder(func.getContext());
+  llvm::MapVector<Operation *, SmallVector<int64_t>> offsets;
+  for (Buffer &buf : buffers) {
+    auto &v = offsets[buf.kernel];
+    v.resize(buf.kernel.getNumResults(), -1);
+    v[buf.resultIndex] = buf.offset;
+  }
+  for (auto &[op, v] : offsets)
+    cast<KernelOp>(op).setArenaOffsets(v);
+  func->setAttr("kiln.arena_bytes", builder.getI64IntegerAttr(plan.arenaBytes));
+  func->setAttr("kiln.intermediate_bytes", builder.getI64IntegerAttr(plan.intermediateBytes));
+  LLVM_DEBUG(llvm::dbgs() << "arena " << plan.arenaBytes << " bytes for "
+                          << plan.intermediateBytes << " bytes of intermediates\n");
+  return plan;
+}
+
+namespace {
+struct PlanMemoryPass : public kiln::impl::PlanMemoryBase<PlanMemoryPass> {
+  using PlanMemoryBase::PlanMemoryBase;
+  void runOnOperation() override {
+    if (failed(planMemory(getOperation(), alignment)))
+      signalPassFailure();
+  }
+};
+} // namespace
