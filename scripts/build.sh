@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# scripts/build.sh - configure (when needed) and build kiln into build/ with CMake + Ninja + ccache.
+#
+# Environment: KILN_BUILD_DIR (default <repo>/build), KILN_JOBS (default 2), CUDA_HOME
+# (default /usr/local/cuda), KILN_CMAKE_ARGS (extra configure arguments), CCACHE_DIR (ccache's own
+# default, ~/.cache/ccache, when unset). Extra arguments are passed to ninja (e.g. a target name).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${KILN_BUILD_DIR:-$ROOT/build}"
+JOBS="${KILN_JOBS:-2}"
+CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
+LLVM_PREFIX=/usr/lib/llvm-22
+
+log() { printf '[build] %s\n' "$*"; }
+
+PYTHON="$ROOT/.venv/bin/python3"
+[[ -x "$PYTHON" ]] || PYTHON="$(command -v python3)"
+
+CMAKE_ARGS=(
+  -G Ninja
+  -DMLIR_DIR="$LLVM_PREFIX/lib/cmake/mlir"
+  -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit"
+  -DCMAKE_BUILD_TYPE=Release
+  -DKILN_CUDA_ROOT="$CUDA_HOME"
+  -DCUDAToolkit_ROOT="$CUDA_HOME"
+  -DKILN_PYTHON:FILEPATH="$PYTHON"
+)
+if command -v ccache >/dev/null; then
+  CMAKE_ARGS+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
+fi
+# shellcheck disable=SC2206
+CMAKE_ARGS+=(${KILN_CMAKE_ARGS:-})
+
+# Configure when the tree has never been configured, was configured without MLIR, or the Python
+# interpreter for the tests changed. Otherwise ninja re-runs CMake itself when a CMakeLists changes.
+cache="$BUILD/CMakeCache.txt"
+if [[ ! -f "$BUILD/build.ninja" ]] || ! grep -q "^MLIR_DIR:.*=$LLVM_PREFIX/lib/cmake/mlir" "$cache" ||
+   ! grep -qx "KILN_PYTHON:FILEPATH=$PYTHON" "$cache" || [[ -n "${KILN_CMAKE_ARGS:-}" ]]; then
+  log "configuring $BUILD"
+  cmake -S "$ROOT" -B "$BUILD" "${CMAKE_ARGS[@]}"
+fi
+
+log "ninja -j$JOBS $*"
+start=$(date +%s)
+ninja -C "$BUILD" -j"$JOBS" "$@"
+log "built in $(( $(date +%s) - start )) s"
+if command -v ccache >/dev/null; then
+  ccache --show-stats 2>/dev/null | grep -iE "^(cache hit|cache miss|hits|misses)" | sed 's/^/[build] ccache /' || true
+fi
