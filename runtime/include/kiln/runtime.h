@@ -1,0 +1,289 @@
+/*===- kiln/runtime.h - C API of the kiln runtime --------------------------===*
+ *
+ * The C ABI an application uses to run a compiled .kiln artifact on an NVIDIA GPU: open and verify
+ * an artifact, create a session on a device, set inputs, run the launch list on a stream, read
+ * outputs. The CUDA driver is loaded at run time with dlopen, so a program linked against this
+ * library starts on a machine without a GPU and gets a status back from kiln_session_create.
+ *
+ * Conventions and ownership (they hold for every function below):
+ *  - Every fallible function returns kiln_status_t. NULL means success (KILN_OK). A non-NULL status
+ *    is owned by the caller and must be released with kiln_status_free(); it carries a code
+ *    (kiln_status_code) and a human-readable message (kiln_status_message).
+ *  - Output parameters are named out_*; they are zeroed (set to NULL / 0) on entry, before any
+ *    check, so on failure they never hold a stale value.
+ *  - Handles (kiln_artifact_t, kiln_session_t) are opaque. A handle returned through an out_
+ *    parameter is owned by the caller and released with the matching *_release function.
+ *    *_release(NULL) is a no-op.
+ *  - A session keeps its artifact alive (it takes its own reference), so the application may
+ *    release the artifact right after kiln_session_create.
+ *  - Strings and arrays returned inside info structs (names, shapes) are owned by the artifact and
+ *    stay valid until the artifact's last reference is released.
+ *  - Parameter structs are initialized with their *_initialize() function and then modified, so
+ *    fields added later get defaults.
+ *  - Sizes are in bytes unless stated otherwise; shapes are int64 element counts, row-major.
+ *  - A session may be used from one thread at a time; distinct sessions are independent.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef KILN_RUNTIME_H
+#define KILN_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*===----------------------------------------------------------------------===*
+ * Status
+ *===----------------------------------------------------------------------===*/
+
+/// Error category of a status. KILN_OK is never carried by a non-NULL status.
+typedef enum kiln_status_code_e {
+  KILN_OK = 0,
+  /// A caller-supplied argument is wrong (NULL handle, size mismatch, bad params).
+  KILN_INVALID_ARGUMENT = 1,
+  /// A named input/output or an index does not exist.
+  KILN_NOT_FOUND = 2,
+  /// A file could not be opened, read or mapped.
+  KILN_IO_ERROR = 3,
+  /// The artifact file is malformed (header, index, blob or reference out of bounds).
+  KILN_INVALID_ARTIFACT = 4,
+  /// The artifact's format_version major differs from the one this runtime reads.
+  KILN_UNSUPPORTED_VERSION = 5,
+  /// The CUDA driver or the requested device is not available.
+  KILN_UNAVAILABLE = 6,
+  /// A CUDA driver call failed; the message names the call and the driver's error.
+  KILN_CUDA_ERROR = 7,
+  /// Host or device memory could not be allocated.
+  KILN_RESOURCE_EXHAUSTED = 8,
+  /// The call is not valid in the object's current state.
+  KILN_FAILED_PRECONDITION = 9,
+  /// An internal invariant failed (a bug in kiln).
+  KILN_INTERNAL = 10,
+} kiln_status_code_t;
+
+/// Opaque error object; NULL means success.
+typedef struct kiln_status *kiln_status_t;
+
+/// Returns the code of `status`; KILN_OK for NULL.
+kiln_status_code_t kiln_status_code(kiln_status_t status);
+
+/// Returns the message of `status` (NUL-terminated, owned by the status); "" for NULL.
+const char *kiln_status_message(kiln_status_t status);
+
+/// Releases `status`. NULL is a no-op.
+void kiln_status_free(kiln_status_t status);
+
+/// Returns a static name for `code`, e.g. "INVALID_ARTIFACT"; "UNKNOWN" for values out of range.
+const char *kiln_status_code_name(kiln_status_code_t code);
+
+/*===----------------------------------------------------------------------===*
+ * Element types
+ *===----------------------------------------------------------------------===*/
+
+/// Element type of a tensor. Values equal kiln.artifact.DType in runtime/schema/kiln_artifact.fbs.
+typedef enum kiln_dtype_e {
+  KILN_DTYPE_F32 = 0,
+  KILN_DTYPE_F16 = 1,
+  KILN_DTYPE_BF16 = 2,
+  KILN_DTYPE_I64 = 3,
+  KILN_DTYPE_I32 = 4,
+  KILN_DTYPE_I8 = 5,
+  KILN_DTYPE_U8 = 6,
+  KILN_DTYPE_BOOL = 7,
+} kiln_dtype_t;
+
+/// Number of kiln_dtype_t values; valid dtypes are [0, KILN_DTYPE_COUNT).
+#define KILN_DTYPE_COUNT 8
+
+/// Returns the size of one element of `dtype` in bytes, or 0 if `dtype` is not a valid value.
+size_t kiln_dtype_size(kiln_dtype_t dtype);
+
+/// Returns the short name of `dtype` ("f32", "f16", "bf16", "i64", "i32", "i8", "u8", "bool"), or
+/// NULL if `dtype` is not a valid value.
+const char *kiln_dtype_name(kiln_dtype_t dtype);
+
+/// Returns the NumPy array-protocol descr of `dtype` as written into .npy headers ("<f4", "<f2",
+/// "|V2" for bf16 (NumPy has no bfloat16), "<i8", "<i4", "|i1", "|u1", "|b1"), or NULL if invalid.
+const char *kiln_dtype_numpy_descr(kiln_dtype_t dtype);
+
+/// Maps a NumPy descr to a kiln dtype. Accepts the descrs above, and for one-byte and void types
+/// both the '|' and '<' byte-order marks. Big-endian ('>') descrs and unknown types fail with
+/// KILN_INVALID_ARGUMENT. `out_dtype` is set to KILN_DTYPE_F32 on entry.
+kiln_status_t kiln_dtype_from_numpy_descr(const char *descr, kiln_dtype_t *out_dtype);
+
+/*===----------------------------------------------------------------------===*
+ * Artifact
+ *===----------------------------------------------------------------------===*/
+
+/// A verified, read-only .kiln artifact (memory-mapped file). Reference counted.
+typedef struct kiln_artifact kiln_artifact_t;
+
+/// Description of one graph input or output.
+typedef struct kiln_tensor_info_t {
+  /// Name as in the model (NUL-terminated, owned by the artifact).
+  const char *name;
+  /// Element type.
+  kiln_dtype_t dtype;
+  /// Number of dimensions (0 for a scalar).
+  size_t rank;
+  /// `rank` dimension sizes, row-major (owned by the artifact; NULL when rank is 0).
+  const int64_t *shape;
+  /// Total size in bytes: kiln_dtype_size(dtype) times the product of shape.
+  uint64_t byte_size;
+} kiln_tensor_info_t;
+
+/// Description of one kernel launch of the schedule.
+typedef struct kiln_launch_info_t {
+  /// Name of the CUDA module holding the kernel (owned by the artifact).
+  const char *module_name;
+  /// Kernel function name (owned by the artifact).
+  const char *function_name;
+  /// Grid dimensions in blocks (x, y, z).
+  uint32_t grid[3];
+  /// Block dimensions in threads (x, y, z).
+  uint32_t block[3];
+  /// Dynamic shared memory per block in bytes.
+  uint32_t shared_mem_bytes;
+  /// Number of kernel arguments (each a device pointer).
+  size_t arg_count;
+} kiln_launch_info_t;
+
+/// Opens the .kiln file at `path`, maps it and verifies it completely: header (magic, version,
+/// sizes against the real file size), the FlatBuffers index, every blob range, every launch
+/// (module index, grid/block dimensions) and every buffer reference. On any problem returns
+/// KILN_IO_ERROR, KILN_INVALID_ARTIFACT or KILN_UNSUPPORTED_VERSION with a message naming the
+/// file and the defect; no byte outside the file is ever read. On success `*out_artifact` holds a
+/// new reference.
+kiln_status_t kiln_artifact_open(const char *path, kiln_artifact_t **out_artifact);
+
+/// Adds a reference to `artifact` (NULL is a no-op).
+void kiln_artifact_retain(kiln_artifact_t *artifact);
+
+/// Drops a reference to `artifact`; the last one unmaps the file. NULL is a no-op.
+void kiln_artifact_release(kiln_artifact_t *artifact);
+
+/// Returns the path the artifact was opened from (owned by the artifact).
+const char *kiln_artifact_path(const kiln_artifact_t *artifact);
+
+/// Returns the index's producer string (e.g. "kiln-compile 0.1"), "" when absent.
+const char *kiln_artifact_producer(const kiln_artifact_t *artifact);
+
+/// Returns the number of graph inputs.
+size_t kiln_artifact_input_count(const kiln_artifact_t *artifact);
+
+/// Returns the number of graph outputs.
+size_t kiln_artifact_output_count(const kiln_artifact_t *artifact);
+
+/// Fills `out_info` for input number `index`; KILN_NOT_FOUND if index >= input count.
+kiln_status_t kiln_artifact_input_info(const kiln_artifact_t *artifact, size_t index,
+                                       kiln_tensor_info_t *out_info);
+
+/// Fills `out_info` for output number `index`; KILN_NOT_FOUND if index >= output count.
+kiln_status_t kiln_artifact_output_info(const kiln_artifact_t *artifact, size_t index,
+                                        kiln_tensor_info_t *out_info);
+
+/// Finds the input called `name`; KILN_NOT_FOUND (message lists the inputs) if there is none.
+kiln_status_t kiln_artifact_find_input(const kiln_artifact_t *artifact, const char *name,
+                                       size_t *out_index);
+
+/// Finds the output called `name`; KILN_NOT_FOUND (message lists the outputs) if there is none.
+kiln_status_t kiln_artifact_find_output(const kiln_artifact_t *artifact, const char *name,
+                                        size_t *out_index);
+
+/// Returns the size of the activation arena in bytes.
+uint64_t kiln_artifact_arena_bytes(const kiln_artifact_t *artifact);
+
+/// Returns the size of the weight segment in bytes.
+uint64_t kiln_artifact_weights_bytes(const kiln_artifact_t *artifact);
+
+/// Returns the number of CUDA modules.
+size_t kiln_artifact_module_count(const kiln_artifact_t *artifact);
+
+/// Returns the number of kernel launches in the schedule.
+size_t kiln_artifact_launch_count(const kiln_artifact_t *artifact);
+
+/// Fills `out_info` for launch number `index`; KILN_NOT_FOUND if index >= launch count.
+kiln_status_t kiln_artifact_launch_info(const kiln_artifact_t *artifact, size_t index,
+                                        kiln_launch_info_t *out_info);
+
+/*===----------------------------------------------------------------------===*
+ * Session
+ *===----------------------------------------------------------------------===*/
+
+/// An artifact instantiated on one device: loaded modules, arena, weights, input buffers.
+typedef struct kiln_session kiln_session_t;
+
+/// Options of kiln_session_create.
+typedef struct kiln_session_params_t {
+  /// CUDA device ordinal (default 0).
+  int device_ordinal;
+  /// Nonzero: fill the activation arena with 0xFF bytes (NaN in every float dtype, -1 in integer
+  /// dtypes) when the session is created, so output elements a run never writes show up. For
+  /// testing; default 0.
+  int poison_arena;
+} kiln_session_params_t;
+
+/// Sets `params` to defaults (device 0, no poisoning).
+void kiln_session_params_initialize(kiln_session_params_t *params);
+
+/// Creates a session: loads the CUDA driver (dlopen "libcuda.so.1"), initializes it, retains the
+/// device's primary context, loads every module (the cubin whose arch equals the device's compute
+/// capability major*10+minor, else the PTX through the JIT; a JIT failure's log is part of the
+/// message), resolves every kernel, allocates the arena, the weight segment (uploaded once) and
+/// one buffer per input. `params` may be NULL for defaults. Errors: KILN_UNAVAILABLE when the driver
+/// cannot be loaded or the device does not exist, KILN_CUDA_ERROR (call, file, line, driver error
+/// name and string), KILN_RESOURCE_EXHAUSTED when device memory runs out.
+kiln_status_t kiln_session_create(kiln_artifact_t *artifact, const kiln_session_params_t *params,
+                                  kiln_session_t **out_session);
+
+/// Waits for the session's work and releases all its device resources, then the session. NULL is
+/// a no-op.
+void kiln_session_release(kiln_session_t *session);
+
+/// Returns the artifact of `session` (borrowed; valid while the session lives).
+kiln_artifact_t *kiln_session_artifact(const kiln_session_t *session);
+
+/// Copies `bytes` bytes from host memory `host_data` into input `name`. `bytes` must equal the
+/// input's byte_size (KILN_INVALID_ARGUMENT otherwise). Waits for earlier runs of the session
+/// first; returns once the copy has completed, so `host_data` may be reused immediately.
+kiln_status_t kiln_session_set_input(kiln_session_t *session, const char *name,
+                                     const void *host_data, size_t bytes);
+
+/// Enqueues the whole launch list, in order, on `stream` (a CUstream; NULL selects the session's
+/// own stream). Returns without waiting for completion.
+kiln_status_t kiln_session_run(kiln_session_t *session, void *stream);
+
+/// Waits for all work enqueued by the session (on its own stream and on the stream of the last
+/// kiln_session_run).
+kiln_status_t kiln_session_synchronize(kiln_session_t *session);
+
+/// Waits for the session's work, then copies output `name` into `host_data`. `bytes` must equal
+/// the output's byte_size (KILN_INVALID_ARGUMENT otherwise).
+kiln_status_t kiln_session_get_output(kiln_session_t *session, const char *name, void *host_data,
+                                      size_t bytes);
+
+/// Returns in `*out_device_ptr` the device address (a CUdeviceptr) of input `name`, for
+/// applications that fill inputs on the device themselves. Valid until the session is released.
+kiln_status_t kiln_session_input_device_ptr(kiln_session_t *session, const char *name,
+                                            uint64_t *out_device_ptr);
+
+/// Returns in `*out_device_ptr` the device address (a CUdeviceptr) where output `name` lives after
+/// a run. It may alias the arena, so it is valid only until the next run.
+kiln_status_t kiln_session_output_device_ptr(kiln_session_t *session, const char *name,
+                                             uint64_t *out_device_ptr);
+
+/// Measures the latency of kiln_session_run with CUDA events on the session's stream: runs
+/// `warmup_iterations` untimed runs, then `iterations` timed runs, each bracketed by two events and
+/// waited for, and writes the elapsed device time of run i in milliseconds to
+/// `out_ms_per_iteration[i]` (the caller provides `iterations` floats). `iterations` must be > 0.
+kiln_status_t kiln_session_benchmark(kiln_session_t *session, size_t warmup_iterations,
+                                     size_t iterations, float *out_ms_per_iteration);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KILN_RUNTIME_H */

@@ -1,0 +1,115 @@
+//===- ArtifactHeader.h - Fixed 64-byte header of a .kiln file ------------===//
+//
+// The header that starts every .kiln artifact, shared by the compiler's artifact writer and the
+// runtime's loader. It is plain C++ with no dependencies. The header is stored little-endian; the
+// encode/decode helpers below do the byte shuffling, so the struct is never memcpy'd to or from a
+// file. The full format (index, blobs, verification rules, compatibility) is in docs/artifact.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_SCHEMA_ARTIFACTHEADER_H
+#define KILN_RUNTIME_SCHEMA_ARTIFACTHEADER_H
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace kiln {
+namespace artifact {
+
+/// The eight magic bytes at file offset 0: "KILNART" followed by a NUL byte.
+constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'A', 'R', 'T', '\0'};
+
+/// Format major version written by this code. A reader rejects any other value (see
+/// docs/artifact.md, "Compatibility"). Compatible additions go into the FlatBuffers index as new
+/// optional fields and do not change this number.
+constexpr uint32_t kFormatVersion = 1;
+
+/// Size of the encoded header in bytes; also the value of the header's header_size field.
+constexpr uint32_t kHeaderSize = 64;
+
+/// Every blob (PTX, cubin, weights) starts at a file offset that is a multiple of this.
+constexpr uint64_t kBlobAlignment = 256;
+
+/// Required alignment of index_offset (the FlatBuffers verifier checks 8-byte scalar alignment).
+constexpr uint64_t kIndexAlignment = 8;
+
+/// Decoded form of the 64-byte header. Byte layout (little-endian):
+///   [0, 8)   magic          "KILNART\0"
+///   [8, 12)  formatVersion  u32, == kFormatVersion
+///   [12, 16) headerSize     u32, == kHeaderSize
+///   [16, 24) indexOffset    u64, file offset of the FlatBuffers index (multiple of 8, >= 64)
+///   [24, 32) indexSize      u64, byte size of the index
+///   [32, 40) fileSize       u64, total file size in bytes
+///   [40, 64) reserved       zero when written, ignored when read
+struct ArtifactHeader {
+  char magic[8];
+  uint32_t formatVersion;
+  uint32_t headerSize;
+  uint64_t indexOffset;
+  uint64_t indexSize;
+  uint64_t fileSize;
+};
+
+namespace detail {
+/// Stores `value` as `bytes` little-endian bytes at `out`.
+inline void storeLE(uint8_t *out, uint64_t value, unsigned bytes) {
+  for (unsigned i = 0; i < bytes; ++i)
+    out[i] = static_cast<uint8_t>(value >> (8 * i));
+}
+/// Loads a `bytes`-wide little-endian unsigned integer from `in`.
+inline uint64_t loadLE(const uint8_t *in, unsigned bytes) {
+  uint64_t value = 0;
+  for (unsigned i = 0; i < bytes; ++i)
+    value |= static_cast<uint64_t>(in[i]) << (8 * i);
+  return value;
+}
+} // namespace detail
+
+/// Returns a header with the magic, kFormatVersion and kHeaderSize filled in and the given
+/// index position and total file size (all in bytes).
+inline ArtifactHeader makeHeader(uint64_t indexOffset, uint64_t indexSize, uint64_t fileSize) {
+  ArtifactHeader header;
+  std::memcpy(header.magic, kMagic, sizeof(kMagic));
+  header.formatVersion = kFormatVersion;
+  header.headerSize = kHeaderSize;
+  header.indexOffset = indexOffset;
+  header.indexSize = indexSize;
+  header.fileSize = fileSize;
+  return header;
+}
+
+/// Writes `header` into exactly kHeaderSize bytes at `out` (reserved bytes zeroed).
+inline void encodeHeader(const ArtifactHeader &header, uint8_t out[kHeaderSize]) {
+  std::memset(out, 0, kHeaderSize);
+  std::memcpy(out, header.magic, sizeof(header.magic));
+  detail::storeLE(out + 8, header.formatVersion, 4);
+  detail::storeLE(out + 12, header.headerSize, 4);
+  detail::storeLE(out + 16, header.indexOffset, 8);
+  detail::storeLE(out + 24, header.indexSize, 8);
+  detail::storeLE(out + 32, header.fileSize, 8);
+}
+
+/// Reads a header from kHeaderSize bytes at `in`. Performs no validation; the caller checks the
+/// magic, version and sizes.
+inline ArtifactHeader decodeHeader(const uint8_t in[kHeaderSize]) {
+  ArtifactHeader header;
+  std::memcpy(header.magic, in, sizeof(header.magic));
+  header.formatVersion = static_cast<uint32_t>(detail::loadLE(in + 8, 4));
+  header.headerSize = static_cast<uint32_t>(detail::loadLE(in + 12, 4));
+  header.indexOffset = detail::loadLE(in + 16, 8);
+  header.indexSize = detail::loadLE(in + 24, 8);
+  header.fileSize = detail::loadLE(in + 32, 8);
+  return header;
+}
+
+/// Rounds `offset` up to the next multiple of kBlobAlignment. The caller guarantees no overflow
+/// (offsets are far below 2^64 - 256 for any real file).
+constexpr uint64_t alignBlobOffset(uint64_t offset) {
+  return (offset + kBlobAlignment - 1) / kBlobAlignment * kBlobAlignment;
+}
+
+} // namespace artifact
+} // namespace kiln
+
+#endif // KILN_RUNTIME_SCHEMA_ARTIFACTHEADER_H

@@ -1,0 +1,571 @@
+//===- Artifact.cpp - Opening and verifying .kiln artifacts ---------------===//
+//
+// Implements kiln_artifact_open and the artifact queries of the C API. Opening maps the file
+// read-only and verifies, in order:
+//   1. the 64-byte header: size, magic, format version, header size, recorded file size;
+//   2. the index range (aligned, after the header, inside the file) and the FlatBuffers index
+//      itself (file identifier + flatbuffers::Verifier);
+//   3. every blob (weights, PTX, cubins): inside the file, 256-byte aligned, not overlapping the
+//      header or the index, with overflow-checked arithmetic;
+//   4. inputs and outputs: names, dtypes, shapes, byte sizes (overflow checked), output locations;
+//   5. every launch: module index, function name, grid/block dimensions within CUDA limits, every
+//      argument's BufferRef inside its segment.
+// Only then is the index copied into the plain structs of Artifact.h. Every failure is a status
+// naming the file and the defect.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Artifact.h"
+#include "DType.h"
+#include "Status.h"
+
+#include "ArtifactHeader.h"
+#include "kiln_artifact_generated.h"
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+#include <set>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace fb = kiln::artifact;
+
+static_assert(static_cast<int>(fb::DType::MAX) + 1 == KILN_DTYPE_COUNT,
+              "kiln_dtype_t must cover kiln.artifact.DType");
+static_assert(static_cast<int>(fb::DType::F32) == KILN_DTYPE_F32 &&
+                  static_cast<int>(fb::DType::F16) == KILN_DTYPE_F16 &&
+                  static_cast<int>(fb::DType::BF16) == KILN_DTYPE_BF16 &&
+                  static_cast<int>(fb::DType::I64) == KILN_DTYPE_I64 &&
+                  static_cast<int>(fb::DType::I32) == KILN_DTYPE_I32 &&
+                  static_cast<int>(fb::DType::I8) == KILN_DTYPE_I8 &&
+                  static_cast<int>(fb::DType::U8) == KILN_DTYPE_U8 &&
+                  static_cast<int>(fb::DType::Bool) == KILN_DTYPE_BOOL,
+              "kiln_dtype_t values must equal kiln.artifact.DType values");
+static_assert(static_cast<int>(fb::Segment::Arena) == static_cast<int>(kiln::Segment::Arena) &&
+                  static_cast<int>(fb::Segment::Weights) ==
+                      static_cast<int>(kiln::Segment::Weights) &&
+                  static_cast<int>(fb::Segment::Input) == static_cast<int>(kiln::Segment::Input),
+              "kiln::Segment must equal kiln.artifact.Segment");
+
+kiln_artifact::~kiln_artifact() {
+  if (data)
+    munmap(const_cast<uint8_t *>(data), static_cast<size_t>(size));
+}
+
+namespace kiln {
+namespace {
+
+/// CUDA launch limits common to every supported device (compute capability >= 7.5).
+constexpr uint32_t kMaxThreadsPerBlock = 1024;
+constexpr uint32_t kMaxBlockDim[3] = {1024, 1024, 64};
+constexpr uint32_t kMaxGridDim[3] = {0x7fffffffu, 65535, 65535};
+
+/// Returns true and sets `sum` if a + b does not overflow uint64.
+bool addOverflowFree(uint64_t a, uint64_t b, uint64_t &sum) {
+  return !__builtin_add_overflow(a, b, &sum);
+}
+
+/// Verifies the index of one artifact and collects it; `fail` formats errors with the file path.
+class Verifier {
+public:
+  Verifier(const uint8_t *data, uint64_t size, kiln_artifact &artifact)
+      : data(data), size(size), artifact(artifact) {}
+
+  /// Runs all checks; returns NULL on success.
+  kiln_status_t run();
+
+private:
+  /// Creates an INVALID_ARTIFACT status "<path>: invalid artifact: <message>".
+  kiln_status_t fail(const std::string &message) {
+    return makeStatus(KILN_INVALID_ARTIFACT,
+                      "'" + artifact.path + "': invalid artifact: " + message);
+  }
+
+  kiln_status_t checkHeader();
+  kiln_status_t checkBlob(const fb::Blob *blob, const std::string &what, BlobRange &out);
+  kiln_status_t checkTensor(const fb::TensorDesc *tensor, const std::string &what,
+                            bool isOutput, TensorDesc &out);
+  kiln_status_t checkBufferRef(const fb::BufferRef *ref, const std::string &what,
+                               BufferRefDesc &out);
+  kiln_status_t checkDims(const flatbuffers::Vector<uint32_t> *dims, const char *kind,
+                          const std::string &what, uint32_t out[3]);
+  kiln_status_t checkLaunch(const fb::Launch *launch, size_t number, LaunchDesc &out);
+
+  const uint8_t *data;
+  uint64_t size;
+  kiln_artifact &artifact;
+  uint64_t indexBegin = 0;
+  uint64_t indexEnd = 0;
+};
+
+kiln_status_t Verifier::checkHeader() {
+  using namespace kiln::artifact;
+  if (size < kHeaderSize)
+    return fail(formatString("file is %llu bytes, smaller than the %u-byte header (truncated?)",
+                             static_cast<unsigned long long>(size), kHeaderSize));
+  ArtifactHeader header = decodeHeader(data);
+  if (std::memcmp(header.magic, kMagic, sizeof(kMagic)) != 0)
+    return fail("bad magic: the file does not start with \"KILNART\\0\" (not a .kiln artifact)");
+  if (header.formatVersion != kFormatVersion)
+    return makeStatusF(KILN_UNSUPPORTED_VERSION,
+                       "'%s': unsupported artifact format version %u: this runtime reads "
+                       "version %u only; recompile the model with a matching kiln-compile",
+                       artifact.path.c_str(), header.formatVersion, kFormatVersion);
+  if (header.headerSize != kHeaderSize)
+    return fail(formatString("header_size is %u, expected %u", header.headerSize, kHeaderSize));
+  if (header.fileSize != size)
+    return fail(formatString("header records a file size of %llu bytes but the file is %llu "
+                             "bytes (truncated or modified)",
+                             static_cast<unsigned long long>(header.fileSize),
+                             static_cast<unsigned long long>(size)));
+  uint64_t end = 0;
+  if (!addOverflowFree(header.indexOffset, header.indexSize, end) || end > size)
+    return fail(formatString("index [offset %llu, size %llu] extends past the end of the file "
+                             "(%llu bytes)",
+                             static_cast<unsigned long long>(header.indexOffset),
+                             static_cast<unsigned long long>(header.indexSize),
+                             static_cast<unsigned long long>(size)));
+  if (header.indexOffset < kHeaderSize)
+    return fail(formatString("index offset %llu overlaps the %u-byte header",
+                             static_cast<unsigned long long>(header.indexOffset), kHeaderSize));
+  if (header.indexOffset % kIndexAlignment != 0)
+    return fail(formatString("index offset %llu is not a multiple of %llu",
+                             static_cast<unsigned long long>(header.indexOffset),
+                             static_cast<unsigned long long>(kIndexAlignment)));
+  if (header.indexSize < 8)
+    return fail(formatString("index size %llu is too small for a FlatBuffers table",
+                             static_cast<unsigned long long>(header.indexSize)));
+  if (header.indexSize >= FLATBUFFERS_MAX_BUFFER_SIZE)
+    return fail(formatString("index size %llu exceeds the FlatBuffers limit of 2 GiB",
+                             static_cast<unsigned long long>(header.indexSize)));
+  indexBegin = header.indexOffset;
+  indexEnd = end;
+  return nullptr;
+}
+
+kiln_status_t Verifier::checkBlob(const fb::Blob *blob, const std::string &what, BlobRange &out) {
+  out = BlobRange();
+  if (!blob || blob->size() == 0)
+    return nullptr; // An absent or empty blob carries no bytes; its offset is ignored.
+  uint64_t offset = blob->offset(), length = blob->size(), end = 0;
+  if (!addOverflowFree(offset, length, end) || end > size)
+    return fail(formatString("%s [offset %llu, size %llu] extends past the end of the file "
+                             "(%llu bytes)",
+                             what.c_str(), static_cast<unsigned long long>(offset),
+                             static_cast<unsigned long long>(length),
+                             static_cast<unsigned long long>(size)));
+  if (offset % kiln::artifact::kBlobAlignment != 0)
+    return fail(formatString("%s offset %llu is not %llu-byte aligned", what.c_str(),
+                             static_cast<unsigned long long>(offset),
+                             static_cast<unsigned long long>(kiln::artifact::kBlobAlignment)));
+  if (offset < kiln::artifact::kHeaderSize || (offset < indexEnd && end > indexBegin))
+    return fail(formatString("%s [offset %llu, size %llu] overlaps the header or the index",
+                             what.c_str(), static_cast<unsigned long long>(offset),
+                             static_cast<unsigned long long>(length)));
+  out.offset = offset;
+  out.size = length;
+  return nullptr;
+}
+
+kiln_status_t Verifier::checkTensor(const fb::TensorDesc *tensor, const std::string &what,
+                                    bool isOutput, TensorDesc &out) {
+  // The verifier guarantees `name` (required) exists.
+  out.name = tensor->name()->str();
+  std::string label = what + " '" + out.name + "'";
+  if (out.name.empty())
+    return fail(what + " has an empty name");
+  unsigned dtype = static_cast<unsigned>(tensor->dtype());
+  if (!isValidDType(dtype))
+    return fail(formatString("%s has unknown dtype %u", label.c_str(), dtype));
+  out.dtype = static_cast<kiln_dtype_t>(dtype);
+  uint64_t bytes = lookupDType(out.dtype)->byteSize;
+  if (const flatbuffers::Vector<int64_t> *shape = tensor->shape()) {
+    for (flatbuffers::uoffset_t i = 0; i < shape->size(); ++i) {
+      int64_t dim = shape->Get(i);
+      if (dim < 0)
+        return fail(formatString("%s has negative dimension %lld at position %u", label.c_str(),
+                                 static_cast<long long>(dim), i));
+      if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(dim), &bytes))
+        return fail(label + " byte size overflows 64 bits");
+      out.shape.push_back(dim);
+    }
+  }
+  out.byteSize = bytes;
+  if (!isOutput)
+    return nullptr;
+  if (!tensor->location())
+    return fail(label + " has no location");
+  KILN_RETURN_IF_ERROR(checkBufferRef(tensor->location(), label + " location", out.location));
+  if (out.location.size != out.byteSize)
+    return fail(formatString("%s location covers %llu bytes but the tensor is %llu bytes",
+                             label.c_str(), static_cast<unsigned long long>(out.location.size),
+                             static_cast<unsigned long long>(out.byteSize)));
+  return nullptr;
+}
+
+kiln_status_t Verifier::checkBufferRef(const fb::BufferRef *ref, const std::string &what,
+                                       BufferRefDesc &out) {
+  out = BufferRefDesc();
+  out.offset = ref->offset();
+  out.size = ref->size();
+  out.index = ref->index();
+  uint64_t limit = 0;
+  std::string segmentName;
+  switch (ref->segment()) {
+  case fb::Segment::Arena:
+    out.segment = Segment::Arena;
+    limit = artifact.arenaBytes;
+    segmentName = "arena";
+    break;
+  case fb::Segment::Weights:
+    out.segment = Segment::Weights;
+    limit = artifact.weights.size;
+    segmentName = "weights";
+    break;
+  case fb::Segment::Input:
+    out.segment = Segment::Input;
+    if (out.index >= artifact.inputs.size())
+      return fail(formatString("%s refers to input %u but the model has %zu inputs",
+                               what.c_str(), out.index, artifact.inputs.size()));
+    limit = artifact.inputs[out.index].byteSize;
+    segmentName = "input '" + artifact.inputs[out.index].name + "'";
+    break;
+  default:
+    return fail(formatString("%s has unknown segment %u", what.c_str(),
+                             static_cast<unsigned>(ref->segment())));
+  }
+  uint64_t end = 0;
+  if (!addOverflowFree(out.offset, out.size, end) || end > limit)
+    return fail(formatString("%s [offset %llu, size %llu] is outside the %s (%llu bytes)",
+                             what.c_str(), static_cast<unsigned long long>(out.offset),
+                             static_cast<unsigned long long>(out.size), segmentName.c_str(),
+                             static_cast<unsigned long long>(limit)));
+  return nullptr;
+}
+
+kiln_status_t Verifier::checkDims(const flatbuffers::Vector<uint32_t> *dims, const char *kind,
+                                  const std::string &what, uint32_t out[3]) {
+  if (!dims || dims->size() != 3)
+    return fail(formatString("%s: %s has %u entries, expected 3", what.c_str(), kind,
+                             dims ? dims->size() : 0u));
+  const uint32_t *limits = std::strcmp(kind, "grid") == 0 ? kMaxGridDim : kMaxBlockDim;
+  for (unsigned i = 0; i < 3; ++i) {
+    out[i] = dims->Get(i);
+    if (out[i] == 0 || out[i] > limits[i])
+      return fail(formatString("%s: %s[%u] = %u is outside [1, %u]", what.c_str(), kind, i, out[i],
+                               limits[i]));
+  }
+  return nullptr;
+}
+
+kiln_status_t Verifier::checkLaunch(const fb::Launch *launch, size_t number, LaunchDesc &out) {
+  out.function = launch->function()->str();
+  std::string what = formatString("launch %zu ('%s')", number, out.function.c_str());
+  if (out.function.empty())
+    return fail(formatString("launch %zu has an empty function name", number));
+  out.module = launch->module_();
+  if (out.module >= artifact.modules.size())
+    return fail(formatString("%s: module index %u is out of range (%zu modules)", what.c_str(),
+                             out.module, artifact.modules.size()));
+  KILN_RETURN_IF_ERROR(checkDims(launch->grid(), "grid", what, out.grid));
+  KILN_RETURN_IF_ERROR(checkDims(launch->block(), "block", what, out.block));
+  uint64_t threads = uint64_t(out.block[0]) * out.block[1] * out.block[2];
+  if (threads > kMaxThreadsPerBlock)
+    return fail(formatString("%s: block %ux%ux%u has %llu threads, more than %u", what.c_str(),
+                             out.block[0], out.block[1], out.block[2],
+                             static_cast<unsigned long long>(threads), kMaxThreadsPerBlock));
+  out.sharedMemBytes = launch->shared_mem_bytes();
+  if (const auto *args = launch->args()) {
+    if (args->size() > kMaxLaunchArgs)
+      return fail(formatString("%s has %u arguments, more than %zu", what.c_str(), args->size(),
+                               kMaxLaunchArgs));
+    out.args.resize(args->size());
+    for (flatbuffers::uoffset_t i = 0; i < args->size(); ++i)
+      KILN_RETURN_IF_ERROR(
+          checkBufferRef(args->Get(i), formatString("%s argument %u", what.c_str(), i),
+                         out.args[i]));
+  }
+  return nullptr;
+}
+
+kiln_status_t Verifier::run() {
+  // 1-2. Header and index.
+  KILN_RETURN_IF_ERROR(checkHeader());
+  const uint8_t *index = data + indexBegin;
+  size_t indexSize = static_cast<size_t>(indexEnd - indexBegin);
+  if (!flatbuffers::BufferHasIdentifier(index, fb::ModelIdentifier()))
+    return fail("index does not carry the FlatBuffers file identifier \"KILN\" (corrupt index)");
+  flatbuffers::Verifier fbVerifier(index, indexSize);
+  if (!fb::VerifyModelBuffer(fbVerifier))
+    return fail("the index failed FlatBuffers verification (corrupt index)");
+  const fb::Model *model = fb::GetModel(index);
+  if (model->format_version() != kiln::artifact::kFormatVersion)
+    return fail(formatString("index format_version %u does not match the header's %u",
+                             model->format_version(), kiln::artifact::kFormatVersion));
+  artifact.formatVersion = model->format_version();
+  if (model->producer())
+    artifact.producer = model->producer()->str();
+  artifact.arenaBytes = model->arena_bytes();
+
+  // 3. Weights and module blobs.
+  KILN_RETURN_IF_ERROR(checkBlob(model->weights(), "weights blob", artifact.weights));
+  if (const auto *modules = model->modules()) {
+    artifact.modules.resize(modules->size());
+    for (flatbuffers::uoffset_t i = 0; i < modules->size(); ++i) {
+      const fb::Module *module = modules->Get(i);
+      ModuleDesc &desc = artifact.modules[i];
+      desc.name = module->name()->str();
+      std::string what = formatString("module %u ('%s')", i, desc.name.c_str());
+      KILN_RETURN_IF_ERROR(checkBlob(module->ptx(), what + " PTX", desc.ptx));
+      if (const auto *cubins = module->cubins()) {
+        desc.cubins.resize(cubins->size());
+        for (flatbuffers::uoffset_t j = 0; j < cubins->size(); ++j) {
+          const fb::Cubin *cubin = cubins->Get(j);
+          desc.cubins[j].arch = cubin->arch();
+          std::string cubinWhat = formatString("%s cubin for sm_%u", what.c_str(), cubin->arch());
+          KILN_RETURN_IF_ERROR(checkBlob(cubin->image(), cubinWhat, desc.cubins[j].image));
+          if (desc.cubins[j].image.size == 0)
+            return fail(cubinWhat + " is empty");
+        }
+      }
+      if (desc.ptx.size == 0 && desc.cubins.empty())
+        return fail(what + " has neither PTX nor a cubin");
+    }
+  }
+
+  // 4. Inputs, then outputs (their locations may refer to inputs).
+  std::set<std::string> names;
+  if (const auto *inputs = model->inputs()) {
+    artifact.inputs.resize(inputs->size());
+    for (flatbuffers::uoffset_t i = 0; i < inputs->size(); ++i) {
+      KILN_RETURN_IF_ERROR(checkTensor(inputs->Get(i), formatString("input %u", i),
+                                       /*isOutput=*/false, artifact.inputs[i]));
+      if (!names.insert(artifact.inputs[i].name).second)
+        return fail("duplicate input name '" + artifact.inputs[i].name + "'");
+    }
+  }
+  names.clear();
+  if (const auto *outputs = model->outputs()) {
+    artifact.outputs.resize(outputs->size());
+    for (flatbuffers::uoffset_t i = 0; i < outputs->size(); ++i) {
+      KILN_RETURN_IF_ERROR(checkTensor(outputs->Get(i), formatString("output %u", i),
+                                       /*isOutput=*/true, artifact.outputs[i]));
+      if (!names.insert(artifact.outputs[i].name).second)
+        return fail("duplicate output name '" + artifact.outputs[i].name + "'");
+    }
+  }
+
+  // 5. Launches.
+  if (const auto *launches = model->launches()) {
+    artifact.launches.resize(launches->size());
+    for (flatbuffers::uoffset_t i = 0; i < launches->size(); ++i)
+      KILN_RETURN_IF_ERROR(checkLaunch(launches->Get(i), i, artifact.launches[i]));
+  }
+  return nullptr;
+}
+
+/// Fills the C info struct for a tensor.
+void fillTensorInfo(const TensorDesc &tensor, kiln_tensor_info_t *info) {
+  info->name = tensor.name.c_str();
+  info->dtype = tensor.dtype;
+  info->rank = tensor.shape.size();
+  info->shape = tensor.shape.empty() ? nullptr : tensor.shape.data();
+  info->byte_size = tensor.byteSize;
+}
+
+/// Shared implementation of kiln_artifact_find_input/output.
+kiln_status_t findTensor(const std::vector<TensorDesc> &tensors, const char *kind,
+                         const kiln_artifact_t *artifact, const char *name, size_t *out_index) {
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (tensors[i].name == name) {
+      *out_index = i;
+      return nullptr;
+    }
+  std::string known;
+  for (const TensorDesc &tensor : tensors)
+    known += (known.empty() ? "'" : ", '") + tensor.name + "'";
+  return makeStatusF(KILN_NOT_FOUND, "'%s' has no %s named '%s' (%ss: %s)",
+                     artifact->path.c_str(), kind, name, kind,
+                     known.empty() ? "none" : known.c_str());
+}
+
+} // namespace
+
+kiln_status_t verifyArtifact(const uint8_t *data, uint64_t size, kiln_artifact &artifact) {
+  return Verifier(data, size, artifact).run();
+}
+
+} // namespace kiln
+
+extern "C" {
+
+kiln_status_t kiln_artifact_open(const char *path, kiln_artifact_t **out_artifact) {
+  if (out_artifact)
+    *out_artifact = nullptr;
+  if (!path || !out_artifact)
+    return kiln::makeStatus(KILN_INVALID_ARGUMENT,
+                            "kiln_artifact_open: path and out_artifact must be non-NULL");
+  kiln_artifact *artifact = new (std::nothrow) kiln_artifact();
+  if (!artifact)
+    return kiln::makeStatus(KILN_RESOURCE_EXHAUSTED, "out of host memory");
+  artifact->path = path;
+
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int error = errno;
+    delete artifact;
+    return kiln::makeStatusF(KILN_IO_ERROR, "cannot open artifact '%s': %s", path,
+                             std::strerror(error));
+  }
+  struct stat info;
+  bool statOk = ::fstat(fd, &info) == 0;
+  if (!statOk || !S_ISREG(info.st_mode)) {
+    int error = errno;
+    ::close(fd);
+    delete artifact;
+    return kiln::makeStatusF(KILN_IO_ERROR, "cannot open artifact '%s': %s", path,
+                             statOk ? "not a regular file" : std::strerror(error));
+  }
+  uint64_t size = static_cast<uint64_t>(info.st_size);
+  if (size > 0) {
+    void *mapping = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_PRIVATE, fd, 0);
+    if (mapping == MAP_FAILED) {
+      int error = errno;
+      ::close(fd);
+      delete artifact;
+      return kiln::makeStatusF(KILN_IO_ERROR, "cannot map artifact '%s': %s", path,
+                               std::strerror(error));
+    }
+    artifact->data = static_cast<const uint8_t *>(mapping);
+    artifact->size = size;
+  }
+  ::close(fd);
+
+  static const uint8_t kEmpty[8] = {};
+  kiln_status_t status =
+      kiln::verifyArtifact(artifact->data ? artifact->data : kEmpty, size, *artifact);
+  if (status) {
+    delete artifact;
+    return status;
+  }
+  *out_artifact = artifact;
+  return nullptr;
+}
+
+void kiln_artifact_retain(kiln_artifact_t *artifact) {
+  if (artifact)
+    artifact->refCount.fetch_add(1, std::memory_order_relaxed);
+}
+
+void kiln_artifact_release(kiln_artifact_t *artifact) {
+  if (artifact && artifact->refCount.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    delete artifact;
+}
+
+const char *kiln_artifact_path(const kiln_artifact_t *artifact) {
+  return artifact ? artifact->path.c_str() : "";
+}
+
+const char *kiln_artifact_producer(const kiln_artifact_t *artifact) {
+  return artifact ? artifact->producer.c_str() : "";
+}
+
+size_t kiln_artifact_input_count(const kiln_artifact_t *artifact) {
+  return artifact ? artifact->inputs.size() : 0;
+}
+
+size_t kiln_artifact_output_count(const kiln_artifact_t *artifact) {
+  return artifact ? artifact->outputs.size() : 0;
+}
+
+kiln_status_t kiln_artifact_input_info(const kiln_artifact_t *artifact, size_t index,
+                                       kiln_tensor_info_t *out_info) {
+  if (out_info)
+    *out_info = kiln_tensor_info_t();
+  if (!artifact || !out_info)
+    return kiln::makeStatus(KILN_INVALID_ARGUMENT,
+                            "kiln_artifact_input_info: artifact and out_info must be non-NULL");
+  if (index >= artifact->inputs.size())
+    return kiln::makeStatusF(KILN_NOT_FOUND, "input index %zu is out of range (%zu inputs)", index,
+                             artifact->inputs.size());
+  kiln::fillTensorInfo(artifact->inputs[index], out_info);
+  return nullptr;
+}
+
+kiln_status_t kiln_artifact_output_info(const kiln_artifact_t *artifact, size_t index,
+                                        kiln_tensor_info_t *out_info) {
+  if (out_info)
+    *out_info = kiln_tensor_info_t();
+  if (!artifact || !out_info)
+    return kiln::makeStatus(KILN_INVALID_ARGUMENT,
+                            "kiln_artifact_output_info: artifact and out_info must be non-NULL");
+  if (index >= artifact->outputs.size())
+    return kiln::makeStatusF(KILN_NOT_FOUND, "output index %zu is out of range (%zu outputs)",
+                             index, artifact->outputs.size());
+  kiln::fillTensorInfo(artifact->outputs[index], out_info);
+  return nullptr;
+}
+
+kiln_status_t kiln_artifact_find_input(const kiln_artifact_t *artifact, const char *name,
+                                       size_t *out_index) {
+  if (out_index)
+    *out_index = 0;
+  if (!artifact || !name || !out_index)
+    return kiln::makeStatus(KILN_INVALID_ARGUMENT,
+                            "kiln_artifact_find_input: arguments must be non-NULL");
+  return kiln::findTensor(artifact->inputs, "input", artifact, name, out_index);
+}
+
+kiln_status_t kiln_artifact_find_output(const kiln_artifact_t *artifact, const char *name,
+                                        size_t *out_index) {
+  if (out_index)
+    *out_index = 0;
+  if (!artifact || !name || !out_index)
+    return kiln::makeStatus(KILN_INVALID_ARGUMENT,
+                            "kiln_artifact_find_output: arguments must be non-NULL");
+  return kiln::findTensor(artifact->outputs, "output", artifact, name, out_index);
+}
+
+uint64_t kiln_artifact_arena_bytes(const kiln_artifact_t *artifact) {
+  return artifact ? artifact->arenaBytes : 0;
+}
+
+uint64_t kiln_artifact_weights_bytes(const kiln_artifact_t *artifact) {
+  return artifact ? artifact->weights.size : 0;
+}
+
+size_t kiln_artifact_module_count(const kiln_artifact_t *artifact) {
+  return artifact ? artifact->modules.size() : 0;
+}
+
+size_t kiln_artifact_launch_count(const kiln_artifact_t *artifact) {
+  return artifact ? artifact->launches.size() : 0;
+}
+
+kiln_status_t kiln_artifact_launch_info(const kiln_artifact_t *artifact, size_t index,
+                                        kiln_launch_info_t *out_info) {
+  if (out_info)
+    *out_info = kiln_launch_info_t();
+  if (!artifact || !out_info)
+    return kiln::makeStatus(KILN_INVALID_ARGUMENT,
+                            "kiln_artifact_launch_info: artifact and out_info must be non-NULL");
+  if (index >= artifact->launches.size())
+    return kiln::makeStatusF(KILN_NOT_FOUND, "launch index %zu is out of range (%zu launches)",
+                             index, artifact->launches.size());
+  const kiln::LaunchDesc &launch = artifact->launches[index];
+  out_info->module_name = artifact->modules[launch.module].name.c_str();
+  out_info->function_name = launch.function.c_str();
+  for (int i = 0; i < 3; ++i) {
+    out_info->grid[i] = launch.grid[i];
+    out_info->block[i] = launch.block[i];
+  }
+  out_info->shared_mem_bytes = launch.sharedMemBytes;
+  out_info->arg_count = launch.args.size();
+  return nullptr;
+}
+
+} // extern "C"

@@ -1,0 +1,107 @@
+//===- Artifact.h - Verified in-memory form of a .kiln artifact -*- C++ -*-===//
+//
+// The object behind kiln_artifact_t. kiln_artifact_open maps the file, verifies the header, the
+// FlatBuffers index and every reference in it, and copies the index into the plain structs below.
+// After a successful open, every offset/size here is known to lie inside the file or its segment,
+// so the session uses them without further checks.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_SRC_ARTIFACT_H
+#define KILN_RUNTIME_SRC_ARTIFACT_H
+
+#include "kiln/runtime.h"
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// Device memory segment a BufferRef points into; values equal kiln.artifact.Segment.
+enum class Segment : uint8_t { Arena = 0, Weights = 1, Input = 2 };
+
+/// A verified byte range of the file.
+struct BlobRange {
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
+
+/// A verified reference to `size` bytes at `offset` of a segment (`index` = input number for
+/// Segment::Input).
+struct BufferRefDesc {
+  Segment segment = Segment::Arena;
+  uint32_t index = 0;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
+
+/// A graph input or output; `location` is meaningful for outputs only.
+struct TensorDesc {
+  std::string name;
+  kiln_dtype_t dtype = KILN_DTYPE_F32;
+  std::vector<int64_t> shape;
+  uint64_t byteSize = 0;
+  BufferRefDesc location;
+};
+
+/// SASS for one target; `arch` = major * 10 + minor.
+struct CubinDesc {
+  uint32_t arch = 0;
+  BlobRange image;
+};
+
+/// One CUDA module: PTX text (possibly empty) and cubins.
+struct ModuleDesc {
+  std::string name;
+  BlobRange ptx;
+  std::vector<CubinDesc> cubins;
+};
+
+/// One kernel launch of the schedule.
+struct LaunchDesc {
+  uint32_t module = 0;
+  std::string function;
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t block[3] = {1, 1, 1};
+  uint32_t sharedMemBytes = 0;
+  std::vector<BufferRefDesc> args;
+};
+
+/// Upper bound on kernel arguments (4 KiB of kernel parameters, 8 bytes each), the limit every
+/// CUDA device supports.
+constexpr size_t kMaxLaunchArgs = 512;
+
+} // namespace kiln
+
+/// A mapped, verified artifact. Created only by kiln_artifact_open; reference counted.
+struct kiln_artifact {
+  std::atomic<int> refCount{1};
+  std::string path;
+  /// The mapped file (read-only) and its size in bytes.
+  const uint8_t *data = nullptr;
+  uint64_t size = 0;
+
+  uint32_t formatVersion = 0;
+  std::string producer;
+  uint64_t arenaBytes = 0;
+  kiln::BlobRange weights;
+  std::vector<kiln::TensorDesc> inputs;
+  std::vector<kiln::TensorDesc> outputs;
+  std::vector<kiln::ModuleDesc> modules;
+  std::vector<kiln::LaunchDesc> launches;
+
+  ~kiln_artifact();
+};
+
+namespace kiln {
+
+/// Verifies an artifact already in memory (`data`, `size` bytes, 8-byte aligned) and fills
+/// `artifact` (which must not own a mapping yet; its `path` is used in messages). Exposed for
+/// tests and for kiln_artifact_open; does not take ownership of `data`.
+kiln_status_t verifyArtifact(const uint8_t *data, uint64_t size, kiln_artifact &artifact);
+
+} // namespace kiln
+
+#endif // KILN_RUNTIME_SRC_ARTIFACT_H

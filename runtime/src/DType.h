@@ -1,0 +1,37 @@
+//===- DType.h - The kiln dtype table ---------------------------*- C++ -*-===//
+//
+// The one table that maps each kiln element type to its byte size, short name and NumPy descr.
+// Every other place (artifact verification, the session, kiln-run's .npy reader) asks this table.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_SRC_DTYPE_H
+#define KILN_RUNTIME_SRC_DTYPE_H
+
+#include "kiln/runtime.h"
+
+#include <cstddef>
+
+namespace kiln {
+
+/// One row of the dtype table.
+struct DTypeInfo {
+  /// The element type this row describes.
+  kiln_dtype_t dtype;
+  /// Short name used in messages and kiln-run output ("f32", ...).
+  const char *name;
+  /// Bytes per element.
+  size_t byteSize;
+  /// NumPy descr written into .npy headers ("<f4", ...).
+  const char *numpyDescr;
+};
+
+/// Returns the row for `dtype`, or nullptr if `dtype` is not a valid kiln_dtype_t value.
+const DTypeInfo *lookupDType(kiln_dtype_t dtype);
+
+/// Returns true if `value` (e.g. a raw byte from a file) is a valid kiln_dtype_t.
+inline bool isValidDType(unsigned value) { return value < KILN_DTYPE_COUNT; }
+
+} // namespace kiln
+
+#endif // KILN_RUNTIME_SRC_DTYPE_H
