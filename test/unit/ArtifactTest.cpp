@@ -1,0 +1,524 @@
+//===- ArtifactTest.cpp - Tests of the artifact loader and verifier -------===//
+//
+// Every rejection kiln_artifact_open can produce, one test each, plus a valid hand-built artifact
+// and its queries, and a robustness sweep (truncation at every length, byte flips) that must
+// yield a status and never a crash.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestArtifact.h"
+
+#include "kiln/runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+namespace fb = kiln::artifact;
+using kiln::test::ArtifactBuilder;
+
+namespace {
+
+/// Outcome of opening a file.
+struct OpenResult {
+  kiln_status_code_t code = KILN_OK;
+  std::string message;
+  std::string path;
+};
+
+/// Writes `bytes` to a temp file and opens it, releasing everything afterwards.
+OpenResult openBytes(const std::vector<uint8_t> &bytes, const std::string &name = "a.kiln") {
+  OpenResult result;
+  result.path = kiln::test::writeTempFile(name, bytes);
+  kiln_artifact_t *artifact = reinterpret_cast<kiln_artifact_t *>(0x1);
+  kiln_status_t status = kiln_artifact_open(result.path.c_str(), &artifact);
+  result.code = kiln_status_code(status);
+  result.message = kiln_status_message(status);
+  kiln_status_free(status);
+  if (result.code != KILN_OK)
+    EXPECT_EQ(artifact, nullptr) << "out_artifact must be zeroed on failure";
+  kiln_artifact_release(artifact);
+  return result;
+}
+
+/// A valid add-model file.
+std::vector<uint8_t> validFile() {
+  ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  return builder.build();
+}
+
+/// Expects `bytes` to be rejected as INVALID_ARTIFACT with `fragment` in the message, which also
+/// names the file.
+void expectInvalid(const std::vector<uint8_t> &bytes, const std::string &fragment) {
+  OpenResult result = openBytes(bytes);
+  EXPECT_EQ(result.code, KILN_INVALID_ARTIFACT) << result.message;
+  EXPECT_NE(result.message.find(fragment), std::string::npos)
+      << "message: " << result.message << "\nexpected fragment: " << fragment;
+  EXPECT_NE(result.message.find(result.path), std::string::npos)
+      << "message must name the file: " << result.message;
+}
+
+/// Builds the add model after applying `mutate` to its index.
+std::vector<uint8_t> mutatedFile(const std::function<void(fb::ModelT &)> &mutate) {
+  ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  mutate(builder.model);
+  return builder.build();
+}
+
+/// Overwrites a little-endian u64 at `offset`.
+void patchU64(std::vector<uint8_t> &bytes, size_t offset, uint64_t value) {
+  for (int i = 0; i < 8; ++i)
+    bytes[offset + i] = static_cast<uint8_t>(value >> (8 * i));
+}
+
+TEST(ArtifactOpen, AcceptsValidArtifactAndAnswersQueries) {
+  std::string path = kiln::test::writeTempFile("valid.kiln", validFile());
+  kiln_artifact_t *artifact = nullptr;
+  kiln_status_t status = kiln_artifact_open(path.c_str(), &artifact);
+  ASSERT_EQ(status, nullptr) << kiln_status_message(status);
+  ASSERT_NE(artifact, nullptr);
+  EXPECT_STREQ(kiln_artifact_path(artifact), path.c_str());
+  EXPECT_STREQ(kiln_artifact_producer(artifact), "kiln unit test");
+  EXPECT_EQ(kiln_artifact_input_count(artifact), 1u);
+  EXPECT_EQ(kiln_artifact_output_count(artifact), 1u);
+  EXPECT_EQ(kiln_artifact_arena_bytes(artifact), 1024u);
+  EXPECT_EQ(kiln_artifact_weights_bytes(artifact), 16u);
+  EXPECT_EQ(kiln_artifact_module_count(artifact), 1u);
+  EXPECT_EQ(kiln_artifact_launch_count(artifact), 1u);
+
+  kiln_tensor_info_t info;
+  ASSERT_EQ(kiln_artifact_input_info(artifact, 0, &info), nullptr);
+  EXPECT_STREQ(info.name, "x");
+  EXPECT_EQ(info.dtype, KILN_DTYPE_F32);
+  ASSERT_EQ(info.rank, 1u);
+  EXPECT_EQ(info.shape[0], 4);
+  EXPECT_EQ(info.byte_size, 16u);
+  ASSERT_EQ(kiln_artifact_output_info(artifact, 0, &info), nullptr);
+  EXPECT_STREQ(info.name, "y");
+
+  kiln_launch_info_t launch;
+  ASSERT_EQ(kiln_artifact_launch_info(artifact, 0, &launch), nullptr);
+  EXPECT_STREQ(launch.function_name, "kiln_add");
+  EXPECT_STREQ(launch.module_name, "add");
+  EXPECT_EQ(launch.block[0], 4u);
+  EXPECT_EQ(launch.arg_count, 3u);
+
+  size_t index = 99;
+  EXPECT_EQ(kiln_artifact_find_input(artifact, "x", &index), nullptr);
+  EXPECT_EQ(index, 0u);
+  EXPECT_EQ(kiln_artifact_find_output(artifact, "y", &index), nullptr);
+  kiln_artifact_release(artifact);
+}
+
+TEST(ArtifactOpen, QueriesRejectBadIndicesAndNames) {
+  std::string path = kiln::test::writeTempFile("valid.kiln", validFile());
+  kiln_artifact_t *artifact = nullptr;
+  ASSERT_EQ(kiln_artifact_open(path.c_str(), &artifact), nullptr);
+  kiln_tensor_info_t info;
+  kiln_status_t status = kiln_artifact_input_info(artifact, 1, &info);
+  EXPECT_EQ(kiln_status_code(status), KILN_NOT_FOUND);
+  EXPECT_EQ(info.name, nullptr);
+  kiln_status_free(status);
+  status = kiln_artifact_output_info(artifact, 5, &info);
+  EXPECT_EQ(kiln_status_code(status), KILN_NOT_FOUND);
+  kiln_status_free(status);
+  kiln_launch_info_t launch;
+  status = kiln_artifact_launch_info(artifact, 1, &launch);
+  EXPECT_EQ(kiln_status_code(status), KILN_NOT_FOUND);
+  kiln_status_free(status);
+  size_t index = 7;
+  status = kiln_artifact_find_input(artifact, "nope", &index);
+  EXPECT_EQ(kiln_status_code(status), KILN_NOT_FOUND);
+  EXPECT_NE(std::string(kiln_status_message(status)).find("inputs: 'x'"), std::string::npos)
+      << kiln_status_message(status);
+  EXPECT_EQ(index, 0u);
+  kiln_status_free(status);
+  status = kiln_artifact_find_output(artifact, "nope", &index);
+  EXPECT_EQ(kiln_status_code(status), KILN_NOT_FOUND);
+  kiln_status_free(status);
+  kiln_artifact_release(artifact);
+}
+
+TEST(ArtifactOpen, RetainKeepsArtifactAlive) {
+  std::string path = kiln::test::writeTempFile("valid.kiln", validFile());
+  kiln_artifact_t *artifact = nullptr;
+  ASSERT_EQ(kiln_artifact_open(path.c_str(), &artifact), nullptr);
+  kiln_artifact_retain(artifact);
+  kiln_artifact_release(artifact);
+  EXPECT_EQ(kiln_artifact_input_count(artifact), 1u);
+  kiln_artifact_release(artifact);
+  kiln_artifact_release(nullptr);
+}
+
+TEST(ArtifactOpen, RejectsNullArguments) {
+  kiln_status_t status = kiln_artifact_open(nullptr, nullptr);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  kiln_status_free(status);
+}
+
+TEST(ArtifactOpen, RejectsMissingFile) {
+  kiln_artifact_t *artifact = nullptr;
+  kiln_status_t status = kiln_artifact_open("/nonexistent/dir/model.kiln", &artifact);
+  EXPECT_EQ(kiln_status_code(status), KILN_IO_ERROR);
+  EXPECT_NE(std::string(kiln_status_message(status)).find("/nonexistent/dir/model.kiln"),
+            std::string::npos);
+  EXPECT_NE(std::string(kiln_status_message(status)).find("No such file"), std::string::npos);
+  kiln_status_free(status);
+}
+
+TEST(ArtifactOpen, RejectsDirectory) {
+  kiln_artifact_t *artifact = nullptr;
+  kiln_status_t status = kiln_artifact_open(testing::TempDir().c_str(), &artifact);
+  EXPECT_EQ(kiln_status_code(status), KILN_IO_ERROR);
+  EXPECT_NE(std::string(kiln_status_message(status)).find("not a regular file"),
+            std::string::npos);
+  kiln_status_free(status);
+}
+
+TEST(ArtifactOpen, RejectsEmptyFile) { expectInvalid({}, "smaller than the 64-byte header"); }
+
+TEST(ArtifactOpen, RejectsFileShorterThanHeader) {
+  std::vector<uint8_t> bytes = validFile();
+  bytes.resize(40);
+  expectInvalid(bytes, "file is 40 bytes, smaller than the 64-byte header");
+}
+
+TEST(ArtifactOpen, RejectsBadMagic) {
+  std::vector<uint8_t> bytes = validFile();
+  bytes[0] = 'X';
+  expectInvalid(bytes, "bad magic");
+}
+
+TEST(ArtifactOpen, RejectsOtherFormatVersion) {
+  std::vector<uint8_t> bytes = validFile();
+  bytes[8] = 2;
+  OpenResult result = openBytes(bytes);
+  EXPECT_EQ(result.code, KILN_UNSUPPORTED_VERSION) << result.message;
+  EXPECT_NE(result.message.find("unsupported artifact format version 2"), std::string::npos)
+      << result.message;
+  EXPECT_NE(result.message.find("reads version 1"), std::string::npos) << result.message;
+  EXPECT_NE(result.message.find(result.path), std::string::npos) << result.message;
+}
+
+TEST(ArtifactOpen, RejectsBadHeaderSize) {
+  std::vector<uint8_t> bytes = validFile();
+  bytes[12] = 32;
+  expectInvalid(bytes, "header_size is 32, expected 64");
+}
+
+TEST(ArtifactOpen, RejectsTruncatedFile) {
+  std::vector<uint8_t> bytes = validFile();
+  bytes.resize(bytes.size() - 1);
+  expectInvalid(bytes, "truncated or modified");
+}
+
+TEST(ArtifactOpen, RejectsAppendedBytes) {
+  std::vector<uint8_t> bytes = validFile();
+  bytes.push_back(0);
+  expectInvalid(bytes, "truncated or modified");
+}
+
+TEST(ArtifactOpen, RejectsIndexPastEndOfFile) {
+  std::vector<uint8_t> bytes = validFile();
+  patchU64(bytes, 24, bytes.size()); // index_size
+  expectInvalid(bytes, "index [offset 64, size");
+  patchU64(bytes, 24, UINT64_MAX - 8); // offset + size overflows
+  expectInvalid(bytes, "extends past the end of the file");
+}
+
+TEST(ArtifactOpen, RejectsIndexOverlappingHeader) {
+  std::vector<uint8_t> bytes = validFile();
+  patchU64(bytes, 16, 8);
+  expectInvalid(bytes, "overlaps the 64-byte header");
+}
+
+TEST(ArtifactOpen, RejectsMisalignedIndex) {
+  std::vector<uint8_t> bytes = validFile();
+  patchU64(bytes, 16, 68);
+  patchU64(bytes, 24, 16);
+  expectInvalid(bytes, "not a multiple of 8");
+}
+
+TEST(ArtifactOpen, RejectsTinyIndex) {
+  std::vector<uint8_t> bytes = validFile();
+  patchU64(bytes, 24, 4);
+  expectInvalid(bytes, "too small");
+}
+
+TEST(ArtifactOpen, RejectsIndexWithoutIdentifier) {
+  ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  std::vector<uint8_t> bytes = builder.build();
+  std::memcpy(&bytes[builder.indexOffset() + 4], "XXXX", 4);
+  expectInvalid(bytes, "file identifier");
+}
+
+TEST(ArtifactOpen, RejectsCorruptFlatbuffer) {
+  ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  std::vector<uint8_t> bytes = builder.build();
+  // Root table offset pointing far outside the index.
+  patchU64(bytes, builder.indexOffset(), 0);
+  bytes[builder.indexOffset()] = 0xf0;
+  bytes[builder.indexOffset() + 1] = 0xff;
+  bytes[builder.indexOffset() + 2] = 0xff;
+  bytes[builder.indexOffset() + 3] = 0x7f;
+  std::memcpy(&bytes[builder.indexOffset() + 4], "KILN", 4);
+  expectInvalid(bytes, "failed FlatBuffers verification");
+}
+
+TEST(ArtifactOpen, RejectsIndexVersionMismatch) {
+  expectInvalid(mutatedFile([](fb::ModelT &m) { m.format_version = 7; }),
+                "index format_version 7 does not match");
+}
+
+TEST(ArtifactOpen, RejectsWeightsBlobPastEndOfFile) {
+  ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  std::vector<uint8_t> bytes = builder.build();
+  // Grow the weights blob's size in place: rebuild with a huge size but same layout.
+  builder.model.weights = std::make_unique<fb::Blob>(builder.model.weights->offset(), 1u << 30);
+  flatbuffers::FlatBufferBuilder fbb;
+  fb::FinishModelBuffer(fbb, fb::Model::Pack(fbb, &builder.model));
+  ASSERT_EQ(fbb.GetSize(), builder.indexSize());
+  std::memcpy(&bytes[builder.indexOffset()], fbb.GetBufferPointer(), fbb.GetSize());
+  expectInvalid(bytes, "weights blob [offset");
+}
+
+/// Rewrites the index of `builder`'s last file after `mutate`; blob layout is kept.
+std::vector<uint8_t> repackIndex(ArtifactBuilder &builder, std::vector<uint8_t> bytes,
+                                 const std::function<void(fb::ModelT &)> &mutate) {
+  mutate(builder.model);
+  flatbuffers::FlatBufferBuilder fbb;
+  fb::FinishModelBuffer(fbb, fb::Model::Pack(fbb, &builder.model));
+  EXPECT_EQ(fbb.GetSize(), builder.indexSize());
+  std::memcpy(&bytes[builder.indexOffset()], fbb.GetBufferPointer(), fbb.GetSize());
+  return bytes;
+}
+
+TEST(ArtifactOpen, RejectsPtxBlobOutOfBounds) {
+  ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  std::vector<uint8_t> bytes = builder.build();
+  uint64_t fileSize = bytes.size();
+  bytes = repackIndex(builder, bytes, [&](fb::ModelT &m) {
+    m.modules[0]->ptx = std::make_unique<fb::Blob>(m.modules[0]->ptx->offset(), fileSize);
+  });
+  expectInvalid(bytes, "module 0 ('add') PTX [offset");
+}
+
+TEST(ArtifactOpen, RejectsBlobOffsetOverflow) {
+  ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  std::vector<uint8_t> bytes = builder.build();
+  bytes = repackIndex(builder, bytes, [&](fb::ModelT &m) {
+    m.modules[0]->ptx = std::make_unique<fb::Blob>(UINT64_MAX - 255, 512);
+  });
+  expectInvalid(bytes, "extends past the end of the file");
+}
+
+TEST(ArtifactOpen, RejectsCubinOutOfBounds) {
+  ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder, {{90, std::vector<uint8_t>(32, 0xab)}});
+  std::vector<uint8_t> bytes = builder.build();
+  bytes = repackIndex(builder, bytes, [&](fb::ModelT &m) {
+    m.modules[0]->cubins[0]->image = std::make_unique<fb::Blob>(1u << 20, 32);
+  });
+  expectInvalid(bytes, "cubin for sm_90 [offset 1048576, size 32] extends past the end");
+}
+
+TEST(ArtifactOpen, RejectsMisalignedBlob) {
+  ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  std::vector<uint8_t> bytes = builder.build();
+  bytes = repackIndex(builder, bytes, [&](fb::ModelT &m) {
+    m.weights = std::make_unique<fb::Blob>(m.weights->offset() + 4, 8);
+  });
+  expectInvalid(bytes, "is not 256-byte aligned");
+}
+
+TEST(ArtifactOpen, RejectsBlobOverlappingIndex) {
+  ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  std::vector<uint8_t> bytes = builder.build();
+  bytes = repackIndex(builder, bytes,
+                      [&](fb::ModelT &m) { m.weights = std::make_unique<fb::Blob>(0, 16); });
+  expectInvalid(bytes, "overlaps the header or the index");
+}
+
+TEST(ArtifactOpen, RejectsModuleWithoutCode) {
+  ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  std::vector<uint8_t> bytes = builder.build();
+  bytes = repackIndex(builder, bytes, [&](fb::ModelT &m) {
+    m.modules[0]->ptx = std::make_unique<fb::Blob>(0, 0);
+  });
+  expectInvalid(bytes, "has neither PTX nor a cubin");
+}
+
+TEST(ArtifactOpen, RejectsArenaRefOutOfBounds) {
+  expectInvalid(mutatedFile([](fb::ModelT &m) { m.launches[0]->args[2]->offset = 1020; }),
+                "launch 0 ('kiln_add') argument 2 [offset 1020, size 16] is outside the arena "
+                "(1024 bytes)");
+}
+
+TEST(ArtifactOpen, RejectsArenaRefOverflow) {
+  expectInvalid(mutatedFile([](fb::ModelT &m) { m.launches[0]->args[2]->offset = UINT64_MAX; }),
+                "is outside the arena");
+}
+
+TEST(ArtifactOpen, RejectsWeightsRefOutOfBounds) {
+  expectInvalid(mutatedFile([](fb::ModelT &m) { m.launches[0]->args[1]->size = 17; }),
+                "argument 1 [offset 0, size 17] is outside the weights (16 bytes)");
+}
+
+TEST(ArtifactOpen, RejectsInputIndexOutOfRange) {
+  expectInvalid(mutatedFile([](fb::ModelT &m) { m.launches[0]->args[0]->index = 1; }),
+                "argument 0 refers to input 1 but the model has 1 inputs");
+}
+
+TEST(ArtifactOpen, RejectsInputRefPastInputSize) {
+  expectInvalid(mutatedFile([](fb::ModelT &m) { m.launches[0]->args[0]->offset = 4; }),
+                "is outside the input 'x' (16 bytes)");
+}
+
+TEST(ArtifactOpen, RejectsUnknownSegment) {
+  expectInvalid(mutatedFile([](fb::ModelT &m) {
+                  m.launches[0]->args[0]->segment = static_cast<fb::Segment>(9);
+                }),
+                "unknown segment 9");
+}
+
+TEST(ArtifactOpen, RejectsModuleIndexOutOfRange) {
+  expectInvalid(mutatedFile([](fb::ModelT &m) { m.launches[0]->module_ = 3; }),
+                "module index 3 is out of range (1 modules)");
+}
+
+TEST(ArtifactOpen, RejectsEmptyFunctionName) {
+  expectInvalid(mutatedFile([](fb::ModelT &m) { m.launches[0]->function = ""; }),
+                "empty function name");
+}
+
+TEST(ArtifactOpen, RejectsGridWithTwoEntries) {
+  expectInvalid(mutatedFile([](fb::ModelT &m) { m.launches[0]->grid = {1, 1}; }),
+                "grid has 2 entries, expected 3");
+}
+
+TEST(ArtifactOpen, RejectsMissingBlock) {
+  expectInvalid(mutatedFile([](fb::ModelT &m) { m.launches[0]->block.clear(); }),
+                "block has 0 entries, expected 3");
+}
+
+TEST(ArtifactOpen, RejectsZeroGridDimension) {
+  expectInvalid(mutatedFile([](fb::ModelT &m) { m.launches[0]->grid = {1, 0, 1}; }),
+                "grid[1] = 0 is outside [1, 65535]");
+}
+
+TEST(ArtifactOpen, RejectsGridBeyondCudaLimit) {
+  expectInvalid(mutatedFile([](fb::ModelT &m) { m.launches[0]->grid = {1, 1, 65536}; }),
+                "grid[2] = 65536 is outside [1, 65535]");
+}
+
+TEST(ArtifactOpen, RejectsBlockDimensionBeyondLimit) {
+  expectInvalid(mutatedFile([](fb::ModelT &m) { m.launches[0]->block = {1, 1, 65}; }),
+                "block[2] = 65 is outside [1, 64]");
+}
+
+TEST(ArtifactOpen, RejectsTooManyThreadsPerBlock) {
+  expectInvalid(mutatedFile([](fb::ModelT &m) { m.launches[0]->block = {64, 32, 1}; }),
+                "block 64x32x1 has 2048 threads, more than 1024");
+}
+
+TEST(ArtifactOpen, RejectsTooManyArguments) {
+  expectInvalid(mutatedFile([](fb::ModelT &m) {
+                  for (int i = 0; i < 600; ++i)
+                    m.launches[0]->args.push_back(
+                        kiln::test::makeRef(fb::Segment::Arena, 0, 4));
+                }),
+                "arguments, more than 512");
+}
+
+TEST(ArtifactOpen, RejectsOutputWithoutLocation) {
+  expectInvalid(mutatedFile([](fb::ModelT &m) { m.outputs[0]->location.reset(); }),
+                "output 0 'y' has no location");
+}
+
+TEST(ArtifactOpen, RejectsOutputLocationOutOfBounds) {
+  expectInvalid(mutatedFile([](fb::ModelT &m) { m.outputs[0]->location->offset = 1016; }),
+                "output 0 'y' location [offset 1016, size 16] is outside the arena");
+}
+
+TEST(ArtifactOpen, RejectsOutputLocationSizeMismatch) {
+  expectInvalid(mutatedFile([](fb::ModelT &m) { m.outputs[0]->location->size = 8; }),
+                "location covers 8 bytes but the tensor is 16 bytes");
+}
+
+TEST(ArtifactOpen, RejectsNegativeDimension) {
+  expectInvalid(mutatedFile([](fb::ModelT &m) { m.inputs[0]->shape = {4, -1}; }),
+                "input 0 'x' has negative dimension -1 at position 1");
+}
+
+TEST(ArtifactOpen, RejectsByteSizeOverflow) {
+  expectInvalid(mutatedFile([](fb::ModelT &m) {
+                  m.inputs[0]->shape = {INT64_MAX / 2, 4};
+                }),
+                "byte size overflows 64 bits");
+}
+
+TEST(ArtifactOpen, RejectsUnknownDType) {
+  expectInvalid(
+      mutatedFile([](fb::ModelT &m) { m.inputs[0]->dtype = static_cast<fb::DType>(42); }),
+      "input 0 'x' has unknown dtype 42");
+}
+
+TEST(ArtifactOpen, RejectsEmptyTensorName) {
+  expectInvalid(mutatedFile([](fb::ModelT &m) { m.inputs[0]->name = ""; }),
+                "input 0 has an empty name");
+}
+
+TEST(ArtifactOpen, RejectsDuplicateInputNames) {
+  expectInvalid(mutatedFile([](fb::ModelT &m) {
+                  m.inputs.push_back(std::make_unique<fb::TensorDescT>(*m.inputs[0]));
+                }),
+                "duplicate input name 'x'");
+}
+
+TEST(ArtifactOpen, RejectsDuplicateOutputNames) {
+  expectInvalid(mutatedFile([](fb::ModelT &m) {
+                  m.outputs.push_back(std::make_unique<fb::TensorDescT>(*m.outputs[0]));
+                }),
+                "duplicate output name 'y'");
+}
+
+/// Truncating the file anywhere, and patching the recorded size to match, must give a status.
+TEST(ArtifactRobustness, EveryTruncationIsRejectedCleanly) {
+  std::vector<uint8_t> full = validFile();
+  for (size_t length = 0; length < full.size(); ++length) {
+    std::vector<uint8_t> bytes(full.begin(), full.begin() + length);
+    if (length >= 64)
+      patchU64(bytes, 32, length);
+    OpenResult result = openBytes(bytes, "truncated.kiln");
+    EXPECT_NE(result.code, KILN_OK) << "length " << length;
+  }
+}
+
+/// Flipping any single byte of the header or index must give OK or a status, never a crash.
+TEST(ArtifactRobustness, ByteFlipsInHeaderAndIndexNeverCrash) {
+  ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  std::vector<uint8_t> full = builder.build();
+  size_t end = builder.indexOffset() + builder.indexSize();
+  for (size_t i = 0; i < end; ++i) {
+    for (uint8_t mask : {0x01, 0x80, 0xff}) {
+      std::vector<uint8_t> bytes = full;
+      bytes[i] ^= mask;
+      OpenResult result = openBytes(bytes, "flipped.kiln");
+      if (result.code != KILN_OK)
+        EXPECT_FALSE(result.message.empty());
+    }
+  }
+}
+
+} // namespace

@@ -1,0 +1,108 @@
+//===- DTypeTest.cpp - One test per row of the dtype table ----------------===//
+//
+// Checks every row of the runtime's dtype table (size, name, NumPy descr, descr round trip)
+// against values written out independently here, plus the rejections of the descr parser.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace {
+
+/// The expected row for one dtype.
+struct ExpectedRow {
+  kiln_dtype_t dtype;
+  size_t size;
+  const char *name;
+  const char *descr;
+};
+
+class DTypeRowTest : public testing::TestWithParam<ExpectedRow> {};
+
+TEST_P(DTypeRowTest, MatchesTable) {
+  const ExpectedRow &row = GetParam();
+  EXPECT_EQ(kiln_dtype_size(row.dtype), row.size);
+  EXPECT_STREQ(kiln_dtype_name(row.dtype), row.name);
+  EXPECT_STREQ(kiln_dtype_numpy_descr(row.dtype), row.descr);
+  kiln_dtype_t parsed = KILN_DTYPE_BOOL;
+  kiln_status_t status = kiln_dtype_from_numpy_descr(row.descr, &parsed);
+  ASSERT_EQ(status, nullptr) << kiln_status_message(status);
+  EXPECT_EQ(parsed, row.dtype);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllDTypes, DTypeRowTest,
+    testing::Values(ExpectedRow{KILN_DTYPE_F32, 4, "f32", "<f4"},
+                    ExpectedRow{KILN_DTYPE_F16, 2, "f16", "<f2"},
+                    ExpectedRow{KILN_DTYPE_BF16, 2, "bf16", "|V2"},
+                    ExpectedRow{KILN_DTYPE_I64, 8, "i64", "<i8"},
+                    ExpectedRow{KILN_DTYPE_I32, 4, "i32", "<i4"},
+                    ExpectedRow{KILN_DTYPE_I8, 1, "i8", "|i1"},
+                    ExpectedRow{KILN_DTYPE_U8, 1, "u8", "|u1"},
+                    ExpectedRow{KILN_DTYPE_BOOL, 1, "bool", "|b1"}),
+    [](const testing::TestParamInfo<ExpectedRow> &info) {
+      return std::string(info.param.name);
+    });
+
+TEST(DType, TableCoversEveryEnumValue) {
+  for (int value = 0; value < KILN_DTYPE_COUNT; ++value)
+    EXPECT_GT(kiln_dtype_size(static_cast<kiln_dtype_t>(value)), 0u) << value;
+}
+
+TEST(DType, InvalidValueHasNoRow) {
+  kiln_dtype_t invalid = static_cast<kiln_dtype_t>(KILN_DTYPE_COUNT);
+  EXPECT_EQ(kiln_dtype_size(invalid), 0u);
+  EXPECT_EQ(kiln_dtype_name(invalid), nullptr);
+  EXPECT_EQ(kiln_dtype_numpy_descr(invalid), nullptr);
+}
+
+TEST(DType, AcceptsAlternativeByteOrderMarks) {
+  kiln_dtype_t dtype;
+  ASSERT_EQ(kiln_dtype_from_numpy_descr("<u1", &dtype), nullptr);
+  EXPECT_EQ(dtype, KILN_DTYPE_U8);
+  ASSERT_EQ(kiln_dtype_from_numpy_descr("<V2", &dtype), nullptr);
+  EXPECT_EQ(dtype, KILN_DTYPE_BF16);
+  ASSERT_EQ(kiln_dtype_from_numpy_descr("=f4", &dtype), nullptr);
+  EXPECT_EQ(dtype, KILN_DTYPE_F32);
+}
+
+/// Expects `descr` to be rejected with `fragment` in the message.
+void expectRejected(const char *descr, const char *fragment) {
+  kiln_dtype_t dtype = KILN_DTYPE_BOOL;
+  kiln_status_t status = kiln_dtype_from_numpy_descr(descr, &dtype);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT) << descr;
+  EXPECT_NE(std::string(kiln_status_message(status)).find(fragment), std::string::npos)
+      << kiln_status_message(status);
+  EXPECT_EQ(dtype, KILN_DTYPE_F32) << "out_dtype must be reset on entry";
+  kiln_status_free(status);
+}
+
+TEST(DType, RejectsBigEndian) { expectRejected(">f4", "big-endian"); }
+TEST(DType, RejectsUnknownType) { expectRejected("<f8", "unsupported NumPy dtype '<f8'"); }
+TEST(DType, RejectsPipeOnMultiByteType) { expectRejected("|f4", "unsupported NumPy dtype"); }
+TEST(DType, RejectsTooShort) { expectRejected("f", "unsupported NumPy dtype 'f'"); }
+TEST(DType, RejectsNull) {
+  kiln_status_t status = kiln_dtype_from_numpy_descr(nullptr, nullptr);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  kiln_status_free(status);
+}
+
+TEST(Status, NullIsOk) {
+  EXPECT_EQ(kiln_status_code(nullptr), KILN_OK);
+  EXPECT_STREQ(kiln_status_message(nullptr), "");
+  kiln_status_free(nullptr);
+}
+
+TEST(Status, CodeNames) {
+  EXPECT_STREQ(kiln_status_code_name(KILN_OK), "OK");
+  EXPECT_STREQ(kiln_status_code_name(KILN_INVALID_ARTIFACT), "INVALID_ARTIFACT");
+  EXPECT_STREQ(kiln_status_code_name(KILN_UNAVAILABLE), "UNAVAILABLE");
+  EXPECT_STREQ(kiln_status_code_name(KILN_INTERNAL), "INTERNAL");
+  EXPECT_STREQ(kiln_status_code_name(static_cast<kiln_status_code_t>(99)), "UNKNOWN");
+}
+
+} // namespace

@@ -1,0 +1,101 @@
+//===- KilnRunGpuTest.cpp - kiln-run end to end on a GPU (label gpu) ------===//
+//
+// Runs kiln-run on the add model: output file contents, --compare pass (exit 0) and mismatch
+// (exit 1), and the --bench latency line. Skipped when kiln-run reports no driver or device.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Npy.h"
+#include "TestArtifact.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+namespace {
+
+using kiln::test::runKilnRun;
+
+/// Fixture: add model, x = {1, 2, 3, 4}, references.
+class KilnRunGpu : public testing::Test {
+protected:
+  void SetUp() override {
+    kiln::test::ArtifactBuilder builder;
+    kiln::test::buildAddModel(builder);
+    model = kiln::test::writeTempFile("add.kiln", builder.build());
+    input = writeF32("x.npy", {1, 2, 3, 4});
+  }
+
+  /// Writes a f32 vector as .npy; returns its path.
+  std::string writeF32(const std::string &name, std::vector<float> values) {
+    std::vector<uint8_t> image;
+    std::string error;
+    EXPECT_TRUE(kiln::npy::encodeNpy(KILN_DTYPE_F32, {static_cast<int64_t>(values.size())},
+                                     values.data(), values.size() * 4, image, error));
+    return kiln::test::writeTempFile(name, image);
+  }
+
+  /// Runs kiln-run; skips the test when it reports a missing GPU.
+  kiln::test::CommandResult run(const std::string &arguments) {
+    kiln::test::CommandResult result = runKilnRun(arguments);
+    if (result.exitCode == 2 && (result.output.find("CUDA driver not found") != std::string::npos ||
+                                 result.output.find("CUDA_ERROR_NO_DEVICE") != std::string::npos))
+      skip = true;
+    return result;
+  }
+
+  std::string model, input;
+  bool skip = false;
+};
+
+TEST_F(KilnRunGpu, WritesOutputAndComparesPass) {
+  std::string out = testing::TempDir() + "kiln_run_gpu_y.npy";
+  std::string ref = writeF32("ref.npy", {11, 22, 33, 44});
+  kiln::test::CommandResult result = run("'" + model + "' --input x='" + input + "' --output y='" +
+                                         out + "' --compare y='" + ref + "'");
+  if (skip)
+    GTEST_SKIP() << result.output;
+  EXPECT_EQ(result.exitCode, 0) << result.output;
+  EXPECT_NE(result.output.find("compare y: max_abs_err=0 max_rel_err=0"), std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("PASS"), std::string::npos) << result.output;
+  kiln::npy::NpyArray array;
+  std::string error;
+  ASSERT_TRUE(kiln::npy::readNpyFile(out, array, error)) << error;
+  ASSERT_EQ(array.data.size(), 16u);
+  float y[4];
+  std::memcpy(y, array.data.data(), 16);
+  EXPECT_EQ(y[3], 44.0f);
+}
+
+TEST_F(KilnRunGpu, CompareMismatchExitsOne) {
+  std::string ref = writeF32("ref_bad.npy", {11, 22, 33, 45});
+  kiln::test::CommandResult result =
+      run("'" + model + "' --input x='" + input + "' --compare y='" + ref + "'");
+  if (skip)
+    GTEST_SKIP() << result.output;
+  EXPECT_EQ(result.exitCode, 1) << result.output;
+  EXPECT_NE(result.output.find("max_abs_err=1 "), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("FAIL"), std::string::npos) << result.output;
+}
+
+TEST_F(KilnRunGpu, LooseToleranceAcceptsSmallError) {
+  std::string ref = writeF32("ref_close.npy", {11, 22, 33, 44.001f});
+  kiln::test::CommandResult result = run("'" + model + "' --input x='" + input + "' --compare y='" +
+                                         ref + "' --rtol 1e-3");
+  if (skip)
+    GTEST_SKIP() << result.output;
+  EXPECT_EQ(result.exitCode, 0) << result.output;
+}
+
+TEST_F(KilnRunGpu, BenchPrintsPercentiles) {
+  kiln::test::CommandResult result =
+      run("'" + model + "' --input x='" + input + "' --bench 20");
+  if (skip)
+    GTEST_SKIP() << result.output;
+  EXPECT_EQ(result.exitCode, 0) << result.output;
+  EXPECT_NE(result.output.find("latency_ms p50="), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("(20 iterations)"), std::string::npos) << result.output;
+}
+
+} // namespace

@@ -1,0 +1,201 @@
+//===- TestArtifact.cpp - Building .kiln files in unit tests --------------===//
+//
+// Implements the test-only artifact writer: two-pass layout (the index size does not depend on
+// blob offsets, which are fixed-size struct fields, so the second pass confirms the first), the
+// reference add model and temp files.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestArtifact.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include <sys/wait.h>
+
+namespace kiln {
+namespace test {
+
+namespace fb = kiln::artifact;
+
+void ArtifactBuilder::setBlob(std::unique_ptr<fb::Blob> &field, std::vector<uint8_t> bytes) {
+  for (auto &payload : payloads)
+    if (payload.first == &field) {
+      payload.second = std::move(bytes);
+      return;
+    }
+  payloads.emplace_back(&field, std::move(bytes));
+}
+
+std::vector<uint8_t> ArtifactBuilder::build() {
+  uint64_t indexOffset = fb::kHeaderSize;
+  uint64_t blobStart = fb::kBlobAlignment;
+  flatbuffers::FlatBufferBuilder fbb;
+  // Pass 1 computes the index size, pass 2 writes the final offsets (same size).
+  for (int pass = 0; pass < 2; ++pass) {
+    uint64_t offset = blobStart;
+    for (auto &[field, bytes] : payloads) {
+      *field = std::make_unique<fb::Blob>(offset, bytes.size());
+      offset = fb::alignBlobOffset(offset + bytes.size());
+    }
+    fbb.Clear();
+    fb::FinishModelBuffer(fbb, fb::Model::Pack(fbb, &model));
+    blobStart = fb::alignBlobOffset(indexOffset + fbb.GetSize());
+  }
+  uint64_t fileSize = indexOffset + fbb.GetSize();
+  for (auto &[field, bytes] : payloads)
+    if (!bytes.empty())
+      fileSize = std::max<uint64_t>(fileSize, (*field)->offset() + bytes.size());
+  std::vector<uint8_t> file(fileSize, 0);
+  uint8_t header[fb::kHeaderSize];
+  fb::encodeHeader(fb::makeHeader(indexOffset, fbb.GetSize(), fileSize), header);
+  std::memcpy(file.data(), header, sizeof(header));
+  std::memcpy(file.data() + indexOffset, fbb.GetBufferPointer(), fbb.GetSize());
+  for (auto &[field, bytes] : payloads)
+    if (!bytes.empty())
+      std::memcpy(file.data() + (*field)->offset(), bytes.data(), bytes.size());
+  lastIndexOffset = indexOffset;
+  lastIndexSize = fbb.GetSize();
+  return file;
+}
+
+const char *const kAddKernelPtx = R"(
+.version 7.0
+.target sm_75
+.address_size 64
+
+.visible .entry kiln_add(
+	.param .u64 kiln_add_param_0,
+	.param .u64 kiln_add_param_1,
+	.param .u64 kiln_add_param_2
+)
+{
+	.reg .f32 	%f<4>;
+	.reg .b32 	%r<5>;
+	.reg .b64 	%rd<11>;
+
+	ld.param.u64 	%rd1, [kiln_add_param_0];
+	ld.param.u64 	%rd2, [kiln_add_param_1];
+	ld.param.u64 	%rd3, [kiln_add_param_2];
+	cvta.to.global.u64 	%rd4, %rd3;
+	cvta.to.global.u64 	%rd5, %rd2;
+	cvta.to.global.u64 	%rd6, %rd1;
+	mov.u32 	%r1, %ctaid.x;
+	mov.u32 	%r2, %ntid.x;
+	mov.u32 	%r3, %tid.x;
+	mad.lo.s32 	%r4, %r1, %r2, %r3;
+	mul.wide.u32 	%rd7, %r4, 4;
+	add.s64 	%rd8, %rd6, %rd7;
+	ld.global.f32 	%f1, [%rd8];
+	add.s64 	%rd9, %rd5, %rd7;
+	ld.global.f32 	%f2, [%rd9];
+	add.f32 	%f3, %f1, %f2;
+	add.s64 	%rd10, %rd4, %rd7;
+	st.global.f32 	[%rd10], %f3;
+	ret;
+}
+)";
+
+std::vector<uint8_t> addModelWeights() {
+  const float values[kAddElements] = {10, 20, 30, 40};
+  std::vector<uint8_t> bytes(sizeof(values));
+  std::memcpy(bytes.data(), values, sizeof(values));
+  return bytes;
+}
+
+std::unique_ptr<fb::BufferRefT> makeRef(fb::Segment segment, uint64_t offset, uint64_t size,
+                                        uint32_t index) {
+  auto ref = std::make_unique<fb::BufferRefT>();
+  ref->segment = segment;
+  ref->offset = offset;
+  ref->size = size;
+  ref->index = index;
+  return ref;
+}
+
+void buildAddModel(ArtifactBuilder &builder,
+                   std::vector<std::pair<uint32_t, std::vector<uint8_t>>> cubins) {
+  const uint64_t bytes = kAddElements * sizeof(float);
+  fb::ModelT &model = builder.model;
+  model.producer = "kiln unit test";
+  model.arena_bytes = 1024;
+  builder.setBlob(model.weights, addModelWeights());
+
+  auto input = std::make_unique<fb::TensorDescT>();
+  input->name = "x";
+  input->dtype = fb::DType::F32;
+  input->shape = {kAddElements};
+  model.inputs.push_back(std::move(input));
+
+  auto output = std::make_unique<fb::TensorDescT>();
+  output->name = "y";
+  output->dtype = fb::DType::F32;
+  output->shape = {kAddElements};
+  output->location = makeRef(fb::Segment::Arena, 0, bytes);
+  model.outputs.push_back(std::move(output));
+
+  auto module = std::make_unique<fb::ModuleT>();
+  module->name = "add";
+  std::string ptx = kAddKernelPtx;
+  builder.setBlob(module->ptx, std::vector<uint8_t>(ptx.begin(), ptx.end()));
+  for (auto &[arch, image] : cubins) {
+    auto cubin = std::make_unique<fb::CubinT>();
+    cubin->arch = arch;
+    builder.setBlob(cubin->image, std::move(image));
+    module->cubins.push_back(std::move(cubin));
+  }
+  model.modules.push_back(std::move(module));
+
+  auto launch = std::make_unique<fb::LaunchT>();
+  launch->module_ = 0;
+  launch->function = "kiln_add";
+  launch->grid = {1, 1, 1};
+  launch->block = {static_cast<uint32_t>(kAddElements), 1, 1};
+  launch->args.push_back(makeRef(fb::Segment::Input, 0, bytes, 0));
+  launch->args.push_back(makeRef(fb::Segment::Weights, 0, bytes));
+  launch->args.push_back(makeRef(fb::Segment::Arena, 0, bytes));
+  model.launches.push_back(std::move(launch));
+}
+
+std::string writeTempFile(const std::string &name, const std::vector<uint8_t> &bytes) {
+  const testing::TestInfo *info = testing::UnitTest::GetInstance()->current_test_info();
+  std::string path = testing::TempDir() + "kiln_" +
+                     (info ? std::string(info->test_suite_name()) + "_" + info->name() + "_"
+                           : std::string()) +
+                     name;
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file.write(reinterpret_cast<const char *>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
+  EXPECT_TRUE(file.good()) << "cannot write " << path;
+  return path;
+}
+
+std::string kilnRunPath() {
+  const char *fromEnv = std::getenv("KILN_RUN");
+  return fromEnv && *fromEnv ? fromEnv : KILN_RUN_PATH;
+}
+
+CommandResult runKilnRun(const std::string &arguments) {
+  CommandResult result;
+  std::string command = "'" + kilnRunPath() + "' " + arguments + " 2>&1";
+  FILE *pipe = ::popen(command.c_str(), "r");
+  if (!pipe) {
+    ADD_FAILURE() << "cannot run " << command;
+    return result;
+  }
+  std::array<char, 4096> chunk;
+  size_t read = 0;
+  while ((read = std::fread(chunk.data(), 1, chunk.size(), pipe)) > 0)
+    result.output.append(chunk.data(), read);
+  int status = ::pclose(pipe);
+  result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+} // namespace test
+} // namespace kiln

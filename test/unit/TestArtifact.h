@@ -1,0 +1,93 @@
+//===- TestArtifact.h - Building .kiln files in unit tests ------*- C++ -*-===//
+//
+// A tiny artifact writer used only by the runtime tests: fill a kiln::artifact::ModelT (the
+// FlatBuffers object API), attach payload bytes to its Blob fields, and build() lays the file out
+// exactly as docs/artifact.md prescribes (header, index at offset 64, 256-byte aligned blobs).
+// Also: running kiln-run, the reference "add" model the tests and GPU checks share, and temp-file helpers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_TEST_UNIT_TESTARTIFACT_H
+#define KILN_TEST_UNIT_TESTARTIFACT_H
+
+#include "ArtifactHeader.h"
+#include "kiln_artifact_generated.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kiln {
+namespace test {
+
+/// Builds artifact files from an index plus blob payloads.
+class ArtifactBuilder {
+public:
+  /// The index. format_version defaults to the current version.
+  kiln::artifact::ModelT model;
+
+  ArtifactBuilder() { model.format_version = kiln::artifact::kFormatVersion; }
+  ArtifactBuilder(const ArtifactBuilder &) = delete;
+  ArtifactBuilder &operator=(const ArtifactBuilder &) = delete;
+
+  /// Makes `field` point at `bytes` in the blob region when build() lays out the file. `field`
+  /// must stay alive (it is owned by `model`) until build().
+  void setBlob(std::unique_ptr<kiln::artifact::Blob> &field, std::vector<uint8_t> bytes);
+
+  /// Returns the complete file: 64-byte header, index at offset 64, then every payload at the
+  /// next 256-byte aligned offset, in setBlob order.
+  std::vector<uint8_t> build();
+
+  /// Offset and size of the index in the last build().
+  uint64_t indexOffset() const { return lastIndexOffset; }
+  uint64_t indexSize() const { return lastIndexSize; }
+
+private:
+  std::vector<std::pair<std::unique_ptr<kiln::artifact::Blob> *, std::vector<uint8_t>>> payloads;
+  uint64_t lastIndexOffset = 0;
+  uint64_t lastIndexSize = 0;
+};
+
+/// PTX (ISA 7.0, sm_75) of `kiln_add(const float *x, const float *w, float *y)`:
+/// y[i] = x[i] + w[i] with i = blockIdx.x * blockDim.x + threadIdx.x.
+extern const char *const kAddKernelPtx;
+
+/// Number of f32 elements of the add model's tensors.
+constexpr int64_t kAddElements = 4;
+
+/// Weights of the add model: f32 {10, 20, 30, 40}.
+std::vector<uint8_t> addModelWeights();
+
+/// Fills `builder` with the reference model: input "x" f32[4]; weights f32[4]; output "y"
+/// f32[4] at arena offset 0 (arena 1024 bytes); one module "add" (PTX above, plus `cubins` as
+/// (arch, image) pairs) and one launch kiln_add(x, weights, arena+0) with grid (1,1,1) and block
+/// (4,1,1).
+void buildAddModel(ArtifactBuilder &builder,
+                   std::vector<std::pair<uint32_t, std::vector<uint8_t>>> cubins = {});
+
+/// Returns a BufferRefT with the given fields.
+std::unique_ptr<kiln::artifact::BufferRefT> makeRef(kiln::artifact::Segment segment,
+                                                    uint64_t offset, uint64_t size,
+                                                    uint32_t index = 0);
+
+/// Writes `bytes` to a fresh file named `name` under the test temp directory; returns its path.
+std::string writeTempFile(const std::string &name, const std::vector<uint8_t> &bytes);
+
+/// Exit code and combined stdout/stderr of a command.
+struct CommandResult {
+  int exitCode = -1;
+  std::string output;
+};
+
+/// Path of the kiln-run binary: $KILN_RUN if set, else the one built next to the tests.
+std::string kilnRunPath();
+
+/// Runs kiln-run with `arguments` (already shell-quoted) and captures its result.
+CommandResult runKilnRun(const std::string &arguments);
+
+} // namespace test
+} // namespace kiln
+
+#endif // KILN_TEST_UNIT_TESTARTIFACT_H
