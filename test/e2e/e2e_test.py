@@ -1,0 +1,361 @@
+#!/usr/bin/env python3
+"""kiln end-to-end test: real exported transformer models on a GPU against onnxruntime.
+
+For every model (GPT-2, BERT from two exporters, Llama) and every shape (batch 1 x seq 16 and
+batch 2 x seq 128), the test draws fresh random token ids, computes the reference with onnxruntime
+(CPU) on the same ONNX file and inputs, compiles the model with kiln-compile (or takes a precompiled
+artifact), runs it with kiln-run and compares:
+
+    max_rel_err = max|out - ref| / max|ref|      pass if <= 1e-4 (--tol)
+
+BERT models are also run with a padded attention_mask (zeros at the tail of some rows) besides the
+all-ones mask. Inputs are new every run; the seed is printed so that a failure can be replayed
+with --seed.
+
+Modes:
+  (default)              compile here if needed, run on this machine's GPU. Without a GPU it prints
+                         "SKIP: no GPU" and exits 77 (ctest's SKIP_RETURN_CODE).
+  --compile-only OUTDIR  compile every artifact (<model>_<b>x<s>.kiln, incl. the 1x128 bench shape)
+                         into OUTDIR; needs no GPU. Carry OUTDIR to the GPU machine.
+  --artifacts DIR        run precompiled artifacts from DIR (the GPU machine has no compiler).
+  --bench                also report kiln-run's latency p50/p90 at batch 1 x seq 128.
+
+Exit codes: 0 all passed, 1 a failure, 2 usage or setup error, 77 skipped (no GPU).
+Models come from --models-dir, else $KILN_MODELS_DIR, else <repo>/../shared/models; GPT-2 falls
+back to the shipped examples/models/gpt2_tiny.onnx; missing models are skipped with a message.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+
+import numpy as np
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+MODELS = ["gpt2_tiny_dynamo", "bert_tiny_dynamo", "bert_tiny_legacy", "llama_tiny_dynamo"]
+# Shipped copies of shared models, used when the shared folder lacks them.
+SHIPPED = {"gpt2_tiny_dynamo": os.path.join(REPO, "examples", "models", "gpt2_tiny.onnx")}
+SHAPES = [(1, 16), (2, 128)]
+BENCH_SHAPE = (1, 128)
+VOCAB = 1000  # token ids must be < 1000 for the shared models
+EXIT_FAIL, EXIT_USAGE, EXIT_SKIP = 1, 2, 77
+RUN_TIMEOUT_S = 600
+
+
+def log(msg=""):
+    print(msg, flush=True)
+
+
+def has_gpu():
+    """True when `nvidia-smi -L` succeeds and lists a GPU."""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return False
+    try:
+        res = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return res.returncode == 0 and "GPU" in res.stdout
+
+
+def default_models_dir():
+    return os.environ.get("KILN_MODELS_DIR") or os.path.join(REPO, "..", "shared", "models")
+
+
+def find_model(models_dir, name):
+    """Path of `name`.onnx in models_dir, or the shipped copy, or None."""
+    path = os.path.join(models_dir, name + ".onnx")
+    if os.path.isfile(path):
+        return path
+    shipped = SHIPPED.get(name)
+    if shipped and os.path.isfile(shipped):
+        return shipped
+    return None
+
+
+def model_input_names(path):
+    """Graph inputs that are not initializers, in graph order."""
+    try:
+        import onnx
+
+        graph = onnx.load(path, load_external_data=False).graph
+        inits = {i.name for i in graph.initializer}
+        return [i.name for i in graph.input if i.name not in inits]
+    except ImportError:
+        import onnxruntime as ort
+
+        return [i.name for i in ort.InferenceSession(path, providers=["CPUExecutionProvider"]).get_inputs()]
+
+
+def artifact_name(model, b, s):
+    return "%s_%dx%d.kiln" % (model, b, s)
+
+
+def compile_model(kiln_compile, model_path, inputs, b, s, out_path, target):
+    """Runs kiln-compile; returns (ok, summary dict, output text)."""
+    shape = ",".join("%s=%dx%d" % (name, b, s) for name in inputs)
+    cmd = [kiln_compile, model_path, "-o", out_path, "--shape", shape]
+    if target:
+        cmd += ["--target", target]
+    os.makedirs(os.path.dirname(out_path), exist_ok=True)
+    start = time.time()
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return False, {}, "timeout after %d s: %s" % (RUN_TIMEOUT_S, " ".join(cmd))
+    text = res.stdout + res.stderr
+    summary = {"wall_s": time.time() - start}
+    m = re.search(r"kernels:\s*(\d+)", res.stdout)
+    if m:
+        summary["kernels"] = int(m.group(1))
+    m = re.search(r"arena bytes:\s*(\d+)", res.stdout)
+    if m:
+        summary["arena"] = int(m.group(1))
+    ok = res.returncode == 0 and os.path.isfile(out_path)
+    return ok, summary, "$ " + " ".join(cmd) + "\n" + text
+
+
+def make_inputs(rng, inputs, b, s, padded):
+    """Random token ids (and attention_mask: all ones, or zeros at the tail of some rows)."""
+    feeds = {}
+    for name in inputs:
+        if name == "attention_mask":
+            mask = np.ones((b, s), dtype=np.int64)
+            if padded:
+                # Batch 1: pad the only row. Batch > 1: keep row 0 full, pad every other row.
+                rows = [0] if b == 1 else list(range(1, b))
+                for r in rows:
+                    valid = int(rng.integers(max(2, s // 4), s))  # < s, so at least one zero
+                    mask[r, valid:] = 0
+            feeds[name] = mask
+        elif name == "input_ids":
+            feeds[name] = rng.integers(0, VOCAB, size=(b, s), dtype=np.int64)
+        else:
+            raise RuntimeError("e2e: unexpected model input '%s' (only input_ids, attention_mask)" % name)
+    return feeds
+
+
+def max_rel_err(out, ref):
+    """max|out - ref| / max|ref| in float64; inf on NaN or shape mismatch."""
+    if out.shape != ref.shape:
+        return float("inf")
+    out64, ref64 = out.astype(np.float64), ref.astype(np.float64)
+    if not np.all(np.isfinite(out64)):
+        return float("inf")
+    denom = float(np.max(np.abs(ref64))) or 1.0
+    return float(np.max(np.abs(out64 - ref64))) / denom
+
+
+def run_kiln(kiln_run, artifact, input_files, output_files, compare_files, tol, extra=()):
+    cmd = [kiln_run, artifact]
+    for name, path in input_files.items():
+        cmd += ["--input", "%s=%s" % (name, path)]
+    for name, path in output_files.items():
+        cmd += ["--output", "%s=%s" % (name, path)]
+    for name, path in compare_files.items():
+        cmd += ["--compare", "%s=%s" % (name, path)]
+    if compare_files:
+        cmd += ["--rtol", repr(tol), "--atol", "0"]
+    cmd += list(extra)
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return 124, "timeout after %d s: %s" % (RUN_TIMEOUT_S, " ".join(cmd))
+    return res.returncode, "$ " + " ".join(cmd) + "\n" + res.stdout + res.stderr
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--models-dir", default=default_models_dir(), help="folder with the shared .onnx models")
+    p.add_argument("--models", default=",".join(MODELS), help="comma-separated model names (default: all)")
+    p.add_argument("--shapes", default=",".join("%dx%d" % s for s in SHAPES), help="comma-separated BxS")
+    p.add_argument("--kiln-compile", default=os.path.join(REPO, "build", "bin", "kiln-compile"))
+    p.add_argument("--kiln-run", default=os.path.join(REPO, "build", "bin", "kiln-run"))
+    p.add_argument("--artifacts", metavar="DIR", help="use precompiled <model>_<b>x<s>.kiln from DIR")
+    p.add_argument("--compile-only", metavar="OUTDIR", help="only compile all artifacts into OUTDIR")
+    p.add_argument("--target", default="sm_90", help="kiln-compile --target (default sm_90)")
+    p.add_argument("--seed", type=int, help="replay the random inputs of an earlier run")
+    p.add_argument("--tol", type=float, default=1e-4, help="max relative error allowed (default 1e-4)")
+    p.add_argument("--bench", action="store_true", help="also report kiln-run latency at 1x128")
+    p.add_argument("--bench-iters", type=int, default=200)
+    p.add_argument("--work-dir", help="folder for inputs/outputs (default: a new temporary folder)")
+    args = p.parse_args(argv)
+    try:
+        args.shapes = [tuple(int(v) for v in t.lower().split("x")) for t in args.shapes.split(",") if t]
+        assert all(len(t) == 2 for t in args.shapes)
+    except (ValueError, AssertionError):
+        p.error("--shapes expects BxS[,BxS...], e.g. 1x16,2x128")
+    args.models = [m for m in args.models.split(",") if m]
+    if args.artifacts and args.compile_only:
+        p.error("--artifacts and --compile-only exclude each other")
+    return args
+
+
+def available_models(args):
+    """[(name, path, input names)] for the models found; prints a SKIP line for the others."""
+    found = []
+    for name in args.models:
+        path = find_model(args.models_dir, name)
+        if not path:
+            log("SKIP %s: not found in %s" % (name, os.path.abspath(args.models_dir)))
+            continue
+        found.append((name, path, model_input_names(path)))
+    return found
+
+
+def compile_only(args, models):
+    shapes = list(dict.fromkeys(args.shapes + [BENCH_SHAPE]))
+    if not os.access(args.kiln_compile, os.X_OK):
+        log("ERROR: kiln-compile not found at %s (build it with scripts/build.sh)" % args.kiln_compile)
+        return EXIT_USAGE
+    failures = 0
+    log("%-20s %-8s %-8s %-12s %s" % ("model", "shape", "kernels", "arena bytes", "result"))
+    for name, path, inputs in models:
+        for b, s in shapes:
+            out = os.path.join(args.compile_only, artifact_name(name, b, s))
+            ok, summary, text = compile_model(args.kiln_compile, path, inputs, b, s, out, args.target)
+            log("%-20s %-8s %-8s %-12s %s" % (name, "%dx%d" % (b, s), summary.get("kernels", "?"),
+                                               summary.get("arena", "?"), "ok" if ok else "FAIL"))
+            if not ok:
+                failures += 1
+                log(text)
+    log("compile-only: %d artifacts in %s, %d failed" % (len(models) * len(shapes) - failures,
+                                                         args.compile_only, failures))
+    return EXIT_FAIL if failures else 0
+
+
+def main(argv):
+    args = parse_args(argv)
+    models = available_models(args)
+    if args.compile_only:
+        return compile_only(args, models)
+
+    if not has_gpu():
+        log("SKIP: no GPU (nvidia-smi -L found none); the e2e tests need an NVIDIA GPU. "
+            "See docs/gpu.md to run them on a GPU machine.")
+        return EXIT_SKIP
+    if not os.access(args.kiln_run, os.X_OK):
+        log("ERROR: kiln-run not found at %s" % args.kiln_run)
+        return EXIT_USAGE
+    if not args.artifacts and not os.access(args.kiln_compile, os.X_OK):
+        log("ERROR: kiln-compile not found at %s; build it or pass --artifacts DIR" % args.kiln_compile)
+        return EXIT_USAGE
+    if not models:
+        log("ERROR: no model found in %s" % os.path.abspath(args.models_dir))
+        return EXIT_USAGE
+
+    import onnxruntime as ort
+
+    seed = args.seed if args.seed is not None else int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+    log("seed: %d (replay with --seed %d)" % (seed, seed))
+    log("onnxruntime %s, numpy %s, tolerance %.1e" % (ort.__version__, np.__version__, args.tol))
+    work = args.work_dir or tempfile.mkdtemp(prefix="kiln-e2e-")
+    os.makedirs(work, exist_ok=True)
+    art_dir = args.artifacts or os.path.join(work, "artifacts")
+
+    def artifact_for(name, path, inputs, b, s):
+        """(artifact path, error text or None); compiles into the work dir unless --artifacts."""
+        art = os.path.join(art_dir, artifact_name(name, b, s))
+        if args.artifacts:
+            return (art, None) if os.path.isfile(art) else (art, "missing artifact %s" % art)
+        if not os.path.isfile(art):
+            ok, _, text = compile_model(args.kiln_compile, path, inputs, b, s, art, args.target)
+            if not ok:
+                return art, "kiln-compile failed:\n" + text
+        return art, None
+
+    rows, failures = [], 0
+    for name, path, inputs in models:
+        sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+        out_names = [o.name for o in sess.get_outputs()]
+        masks = ["ones", "padded"] if "attention_mask" in inputs else ["-"]
+        for b, s in args.shapes:
+            art, err = artifact_for(name, path, inputs, b, s)
+            for mask_kind in masks:
+                case = "%s_%dx%d_%s" % (name, b, s, mask_kind.strip("-") or "ids")
+                row = {"model": name, "shape": "%dx%d" % (b, s), "mask": mask_kind,
+                       "err": float("nan"), "tool": "", "result": "FAIL"}
+                rows.append(row)
+                if err:
+                    failures += 1
+                    row["tool"] = "no artifact"
+                    log("FAIL %s: %s" % (case, err))
+                    continue
+                rng = np.random.default_rng([seed, zlib.crc32(name.encode()), b, s, masks.index(mask_kind)])
+                feeds = make_inputs(rng, inputs, b, s, mask_kind == "padded")
+                refs = dict(zip(out_names, sess.run(out_names, feeds)))
+                files_in, files_out, files_ref = {}, {}, {}
+                for k, v in feeds.items():
+                    files_in[k] = os.path.join(work, "%s.in.%s.npy" % (case, k))
+                    np.save(files_in[k], v)
+                for k, v in refs.items():
+                    files_ref[k] = os.path.join(work, "%s.ref.%s.npy" % (case, k))
+                    files_out[k] = os.path.join(work, "%s.out.%s.npy" % (case, k))
+                    np.save(files_ref[k], v)
+                    if os.path.exists(files_out[k]):
+                        os.remove(files_out[k])  # a stale output must never pass
+                rc, text = run_kiln(args.kiln_run, art, files_in, files_out, files_ref, args.tol)
+                tool_errs = dict(re.findall(r"compare (\S+):.*?max_rel_err=(\S+)", text))
+                row["tool"] = ",".join(tool_errs.values()) or ("rc=%d" % rc)
+                errs = []
+                for k in out_names:
+                    if not os.path.isfile(files_out[k]):
+                        errs.append(float("inf"))
+                        continue
+                    errs.append(max_rel_err(np.load(files_out[k]), refs[k]))
+                row["err"] = max(errs)
+                if rc == 0 and row["err"] <= args.tol:
+                    row["result"] = "pass"
+                else:
+                    failures += 1
+                    log("FAIL %s (kiln-run exit %d, max_rel_err %.3e):\n%s" % (case, rc, row["err"], text))
+
+    log()
+    log("%-20s %-8s %-7s %-13s %-13s %s" % ("model", "shape", "mask", "max_rel_err", "kiln-run says", "result"))
+    last = None
+    for r in rows:
+        if last and last != r["model"]:
+            log()
+        last = r["model"]
+        log("%-20s %-8s %-7s %-13s %-13s %s" % (r["model"], r["shape"], r["mask"], "%.3e" % r["err"],
+                                                r["tool"], r["result"]))
+
+    if args.bench:
+        log()
+        log("latency at %dx%d (kiln-run --bench %d):" % (BENCH_SHAPE + (args.bench_iters,)))
+        b, s = BENCH_SHAPE
+        for name, path, inputs in models:
+            art, err = artifact_for(name, path, inputs, b, s)
+            if err:
+                failures += 1
+                log("  %-20s FAIL: %s" % (name, err))
+                continue
+            rng = np.random.default_rng([seed, zlib.crc32(name.encode()), b, s, 99])
+            files_in = {}
+            for k, v in make_inputs(rng, inputs, b, s, False).items():
+                files_in[k] = os.path.join(work, "bench_%s.in.%s.npy" % (name, k))
+                np.save(files_in[k], v)
+            rc, text = run_kiln(args.kiln_run, art, files_in, {}, {}, args.tol,
+                                ["--bench", str(args.bench_iters)])
+            m = re.search(r"latency_ms p50=(\S+) p90=(\S+)", text)
+            if rc != 0 or not m:
+                failures += 1
+                log("  %-20s FAIL (exit %d):\n%s" % (name, rc, text))
+            else:
+                log("  %-20s p50 %s ms  p90 %s ms" % (name, m.group(1), m.group(2)))
+
+    passed = sum(r["result"] == "pass" for r in rows)
+    log()
+    log("seed: %d" % seed)
+    log("e2e: %d passed, %d failed" % (passed, failures))
+    return EXIT_FAIL if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
