@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""ptxas check: every PTX that kiln-compile emits must assemble with CUDA's ptxas.
+
+Compiles the shipped example (examples/models/gpt2_tiny.onnx) and each shared model that is present
+at a couple of shapes with `kiln-compile --dump-cuda DIR`, then runs
+`ptxas -arch=<target> -o /dev/null` on every DIR/*.ptx. No GPU needed. Fails on any compile or
+ptxas error, or when a compile emits no PTX at all; prints per-model counts.
+
+Usage: check_ptx.py --kiln-compile build/bin/kiln-compile [--cuda-home /usr/local/cuda]
+                    [--models-dir DIR] [--shapes 1x16,2x128] [--arch sm_90] [--work-dir DIR]
+"""
+
+import argparse
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SHARED = ["gpt2_tiny_dynamo", "bert_tiny_dynamo", "bert_tiny_legacy", "llama_tiny_dynamo"]
+TIMEOUT_S = 600
+
+
+def input_names(path):
+    """Graph inputs that are not initializers (onnx if importable, else by model family)."""
+    try:
+        import onnx
+
+        graph = onnx.load(path, load_external_data=False).graph
+        inits = {i.name for i in graph.initializer}
+        return [i.name for i in graph.input if i.name not in inits]
+    except ImportError:
+        name = os.path.basename(path)
+        return ["input_ids", "attention_mask"] if "bert" in name else ["input_ids"]
+
+
+def ptx_target(ptx_path, default):
+    """The `.target` of a PTX file when it names an arch-specific variant (sm_90a), else default."""
+    with open(ptx_path, errors="replace") as f:
+        for line in f:
+            m = re.match(r"\s*\.target\s+(sm_\d+[af]?)", line)
+            if m:
+                return m.group(1) if m.group(1).startswith(default) else default
+    return default
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--kiln-compile", default=os.path.join(REPO, "build", "bin", "kiln-compile"))
+    p.add_argument("--cuda-home", default=os.environ.get("CUDA_HOME", "/usr/local/cuda"))
+    p.add_argument("--models-dir",
+                   default=os.environ.get("KILN_MODELS_DIR") or os.path.join(REPO, "..", "shared", "models"))
+    p.add_argument("--shapes", default="1x16,2x128")
+    p.add_argument("--arch", default="sm_90", help="ptxas -arch and kiln-compile --target")
+    p.add_argument("--work-dir")
+    args = p.parse_args(argv)
+
+    ptxas = os.path.join(args.cuda_home, "bin", "ptxas")
+    for tool in (args.kiln_compile, ptxas):
+        if not os.access(tool, os.X_OK):
+            print("ERROR: %s not found or not executable" % tool)
+            return 2
+
+    models = [("gpt2_tiny (shipped)", os.path.join(REPO, "examples", "models", "gpt2_tiny.onnx"))]
+    for name in SHARED:
+        path = os.path.join(args.models_dir, name + ".onnx")
+        if os.path.isfile(path):
+            models.append((name, path))
+        else:
+            print("SKIP %s: not found in %s" % (name, os.path.abspath(args.models_dir)))
+    shapes = [s for s in args.shapes.split(",") if s]
+
+    work = args.work_dir or tempfile.mkdtemp(prefix="kiln-ptxas-")
+    os.makedirs(work, exist_ok=True)
+    failures, total_ptx, rows = 0, 0, []
+    for name, path in models:
+        inputs = input_names(path)
+        for shape in shapes:
+            tag = "%s_%s" % (re.sub(r"\W+", "_", name).strip("_"), shape)
+            dump = os.path.join(work, tag)
+            shutil.rmtree(dump, ignore_errors=True)
+            os.makedirs(dump)
+            cmd = [args.kiln_compile, path, "-o", os.path.join(work, tag + ".kiln"),
+                   "--shape", ",".join("%s=%s" % (i, shape) for i in inputs),
+                   "--target", args.arch, "--dump-cuda", dump]
+            res = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
+            if res.returncode != 0:
+                failures += 1
+                rows.append((name, shape, 0, 0, "FAIL (kiln-compile exit %d)" % res.returncode))
+                print("$ " + " ".join(cmd) + "\n" + res.stdout + res.stderr)
+                continue
+            ptx_files = sorted(glob.glob(os.path.join(dump, "*.ptx")))
+            if not ptx_files:
+                failures += 1
+                rows.append((name, shape, 0, 0, "FAIL (no PTX in --dump-cuda dir)"))
+                continue
+            bad = 0
+            for ptx in ptx_files:
+                arch = ptx_target(ptx, args.arch)
+                r = subprocess.run([ptxas, "-arch=" + arch, "-o", os.devnull, ptx],
+                                   capture_output=True, text=True, timeout=TIMEOUT_S)
+                if r.returncode != 0:
+                    bad += 1
+                    print("ptxas -arch=%s FAILED on %s:\n%s%s" % (arch, ptx, r.stdout, r.stderr))
+            total_ptx += len(ptx_files)
+            failures += bad
+            rows.append((name, shape, len(ptx_files), len(ptx_files) - bad, "ok" if not bad else "FAIL"))
+
+    print("%-22s %-7s %6s %6s  %s" % ("model", "shape", "ptx", "ok", "result"))
+    for row in rows:
+        print("%-22s %-7s %6d %6d  %s" % row)
+    print("ptxas-check: %d PTX files from %d compiles, %d failures (-arch=%s, dumps in %s)"
+          % (total_ptx, len(rows), failures, args.arch, work))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
