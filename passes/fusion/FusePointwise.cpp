@@ -4,8 +4,8 @@
 // reshapes, transposes, slices, concats, gathers) into `kiln.kernel` regions.
 //
 // Algorithm (one reverse walk, linear in the number of ops):
-//   1. Visit ops bottom-up. A fusible op whose single result has exactly one
-//      use, by a fusible op already in a group, joins that group when the
+//   1. Visit ops bottom-up. A fusible op whose single result is read by exactly
+//      one op, a fusible op already in a group, joins that group when the
 //      control function agrees and the group is below the size limit.
 //   2. Any other fusible op starts a new group (it will be materialized).
 //   3. Groups are outlined in program order; groups made only of reshapes
@@ -90,9 +90,15 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
   for (Operation *op : llvm::reverse(ops)) {
     if (!op->hasTrait<KilnFusible>())
       continue;
+    // The single result must be read by exactly one op (possibly through
+    // several operands, e.g. `mul %x, %x`): codegen then evaluates it once
+    // per element of that consumer.
     Operation *user = nullptr;
-    if (op->getNumResults() == 1 && op->getResult(0).hasOneUse())
+    if (op->getNumResults() == 1 && !op->getResult(0).use_empty()) {
       user = *op->getResult(0).getUsers().begin();
+      if (llvm::any_of(op->getResult(0).getUsers(), [&](Operation *u) { return u != user; }))
+        user = nullptr;
+    }
     auto it = user ? groupOf.find(user) : groupOf.end();
     if (it != groupOf.end() && groups[it->second].size() < maxOpsPerKernel &&
         control(op, user)) {

@@ -1,0 +1,229 @@
+//===- ArtifactWriter.cpp - write a .kiln artifact ------------------------===//
+//
+// Layout written: header (64 bytes) | blobs, each at a 256-byte aligned
+// offset (per module: PTX, then one cubin per target; then the weight
+// segment) | FlatBuffers index (8-byte aligned) at the end. Weights are the
+// constants that kernels read, each placed at a 256-byte aligned offset in
+// the weight segment, in first-use order (deterministic).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/artifact/ArtifactWriter.h"
+
+#include "dialects/kiln/KilnOps.h"
+
+#include "ArtifactHeader.h"
+#include "kiln_artifact_generated.h"
+
+#include "llvm/ADT/MapVector.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace kiln;
+namespace fb = kiln::artifact;
+
+namespace {
+
+llvm::Expected<fb::DType> toDType(Type t) {
+  if (t.isF32())
+    return fb::DType::F32;
+  if (t.isF16())
+    return fb::DType::F16;
+  if (t.isBF16())
+    return fb::DType::BF16;
+  if (t.isInteger(64))
+    return fb::DType::I64;
+  if (t.isInteger(32))
+    return fb::DType::I32;
+  if (t.isInteger(8))
+    return fb::DType::I8;
+  if (t.isInteger(1))
+    return fb::DType::Bool;
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return llvm::createStringError("unsupported: element type %s in the artifact", s.c_str());
+}
+
+int64_t tensorBytes(Type t) {
+  auto rt = cast<RankedTensorType>(t);
+  return rt.getNumElements() * getElementByteSize(rt.getElementType());
+}
+
+/// Little-endian bytes of a constant (splats expanded, i1 as one byte each).
+std::string constantBytes(DenseElementsAttr attr) {
+  Type et = attr.getElementType();
+  int64_t n = attr.getNumElements();
+  std::string out;
+  if (et.isInteger(1)) {
+    out.reserve(n);
+    for (bool b : attr.getValues<bool>())
+      out.push_back(b ? 1 : 0);
+    return out;
+  }
+  ArrayRef<char> raw = attr.getRawData();
+  if (attr.isSplat()) {
+    for (int64_t i = 0; i < n; ++i)
+      out.append(raw.data(), raw.size());
+    return out;
+  }
+  return std::string(raw.data(), raw.size());
+}
+
+/// Resolves function-level values to buffer references.
+class BufferResolver {
+public:
+  explicit BufferResolver(func::FuncOp func) : func(func) {}
+
+  llvm::Expected<flatbuffers::Offset<fb::BufferRef>> ref(flatbuffers::FlatBufferBuilder &fbb,
+                                                         Value v) {
+    uint64_t size = tensorBytes(v.getType());
+    while (auto view = v.getDefiningOp<ReshapeOp>())
+      v = view.getInput();
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      return fb::CreateBufferRef(fbb, fb::Segment::Input, arg.getArgNumber(), 0, size);
+    if (auto constant = v.getDefiningOp<ConstantOp>()) {
+      auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+      if (!dense)
+        return llvm::createStringError("unsupported: constant without dense elements");
+      auto [it, inserted] = weightOffset.try_emplace(v, 0);
+      if (inserted) {
+        weights.resize(llvm::alignTo(weights.size(), artifact::kBlobAlignment), '\0');
+        it->second = weights.size();
+        weights += constantBytes(dense);
+      }
+      return fb::CreateBufferRef(fbb, fb::Segment::Weights, 0, it->second, size);
+    }
+    if (auto kernel = v.getDefiningOp<KernelOp>()) {
+      auto offsets = kernel.getArenaOffsets();
+      if (!offsets)
+        return llvm::createStringError("kernel @%s has no arena offsets: run kiln-plan-memory",
+                                       kernel.getSymName().str().c_str());
+      return fb::CreateBufferRef(fbb, fb::Segment::Arena, 0,
+                                 (*offsets)[cast<OpResult>(v).getResultNumber()], size);
+    }
+    return llvm::createStringError("value is neither an input, a constant nor a kernel result");
+  }
+
+  std::string weights;
+
+private:
+  func::FuncOp func;
+  llvm::MapVector<Value, uint64_t> weightOffset;
+};
+
+std::string nameOf(DictionaryAttr attrs, const std::string &fallback) {
+  if (attrs)
+    if (auto s = attrs.getAs<StringAttr>("kiln.name"))
+      return s.str();
+  return fallback;
+}
+
+} // namespace
+
+llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
+                                                  ArrayRef<ArtifactModule> modules,
+                                                  ArrayRef<ArtifactLaunch> launches,
+                                                  StringRef path) {
+  flatbuffers::FlatBufferBuilder fbb(1 << 16);
+  BufferResolver resolver(func);
+
+  // Blobs are laid out after the header in this order.
+  std::string blobs;
+  auto addBlob = [&](const std::string &bytes) {
+    uint64_t offset = artifact::alignBlobOffset(artifact::kHeaderSize + blobs.size());
+    blobs.resize(offset - artifact::kHeaderSize, '\0');
+    blobs += bytes;
+    return fb::Blob(offset, bytes.size());
+  };
+
+  std::vector<flatbuffers::Offset<fb::Module>> fbModules;
+  for (const ArtifactModule &m : modules) {
+    fb::Blob ptx = addBlob(m.code.ptx);
+    std::vector<flatbuffers::Offset<fb::Cubin>> cubins;
+    for (const codegen::CubinImage &c : m.code.cubins) {
+      fb::Blob image = addBlob(c.image);
+      cubins.push_back(fb::CreateCubin(fbb, c.arch, &image));
+    }
+    fbModules.push_back(fb::CreateModuleDirect(fbb, m.name.c_str(), &ptx, &cubins));
+  }
+
+  std::vector<flatbuffers::Offset<fb::Launch>> fbLaunches;
+  for (const ArtifactLaunch &l : launches) {
+    std::vector<flatbuffers::Offset<fb::BufferRef>> args;
+    for (Value v : l.args) {
+      auto r = resolver.ref(fbb, v);
+      if (!r)
+        return r.takeError();
+      args.push_back(*r);
+    }
+    std::vector<uint32_t> grid(l.grid.begin(), l.grid.end()), block(l.block.begin(), l.block.end());
+    fbLaunches.push_back(fb::CreateLaunchDirect(fbb, l.module, l.function.c_str(), &grid, &block,
+                                                l.sharedMemBytes, &args));
+  }
+
+  auto describe = [&](Type t, const std::string &name,
+                      flatbuffers::Offset<fb::BufferRef> loc) -> llvm::Expected<flatbuffers::Offset<fb::TensorDesc>> {
+    auto rt = cast<RankedTensorType>(t);
+    auto dtype = toDType(rt.getElementType());
+    if (!dtype)
+      return dtype.takeError();
+    std::vector<int64_t> shape(rt.getShape().begin(), rt.getShape().end());
+    return fb::CreateTensorDescDirect(fbb, name.c_str(), *dtype, &shape, loc);
+  };
+  std::vector<flatbuffers::Offset<fb::TensorDesc>> inputs, outputs;
+  for (BlockArgument arg : func.getArguments()) {
+    auto d = describe(arg.getType(), nameOf(func.getArgAttrDict(arg.getArgNumber()),
+                                            "input" + std::to_string(arg.getArgNumber())),
+                      0);
+    if (!d)
+      return d.takeError();
+    inputs.push_back(*d);
+  }
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    auto loc = resolver.ref(fbb, v);
+    if (!loc)
+      return loc.takeError();
+    auto d = describe(v.getType(), nameOf(func.getResultAttrDict(i), "output" + std::to_string(i)),
+                      *loc);
+    if (!d)
+      return d.takeError();
+    outputs.push_back(*d);
+  }
+
+  fb::Blob weights = addBlob(resolver.weights);
+  uint64_t arenaBytes = 0;
+  if (auto a = func->getAttrOfType<IntegerAttr>("kiln.arena_bytes"))
+    arenaBytes = a.getInt();
+  auto model = fb::CreateModelDirect(fbb, artifact::kFormatVersion, "kiln-compile", arenaBytes,
+                                     &weights, &inputs, &outputs, &fbModules, &fbLaunches);
+  fb::FinishModelBuffer(fbb, model);
+
+  uint64_t indexOffset = llvm::alignTo(artifact::kHeaderSize + blobs.size(), artifact::kIndexAlignment);
+  uint64_t indexSize = fbb.GetSize();
+  uint64_t fileSize = indexOffset + indexSize;
+  uint8_t header[artifact::kHeaderSize];
+  artifact::encodeHeader(artifact::makeHeader(indexOffset, indexSize, fileSize), header);
+
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return llvm::createStringError(ec, "cannot open '%s' for writing: %s", path.str().c_str(),
+                                   ec.message().c_str());
+  os.write(reinterpret_cast<const char *>(header), sizeof(header));
+  os << blobs;
+  os.write_zeros(indexOffset - artifact::kHeaderSize - blobs.size());
+  os.write(reinterpret_cast<const char *>(fbb.GetBufferPointer()), indexSize);
+  os.close();
+  if (os.has_error())
+    return llvm::createStringError(os.error(), "cannot write '%s': %s", path.str().c_str(),
+                                   os.error().message().c_str());
+  ArtifactStats stats;
+  stats.fileBytes = fileSize;
+  stats.weightBytes = resolver.weights.size();
+  stats.arenaBytes = arenaBytes;
+  return stats;
+}

@@ -1,0 +1,57 @@
+//===- ArtifactWriter.h - write a .kiln artifact ------------------*- C++ -*-===//
+//
+// Serializes a planned, code-generated function into one .kiln file: the
+// 64-byte header, 256-byte aligned blobs (PTX, cubins, weights) and the
+// FlatBuffers index (runtime/schema/kiln_artifact.fbs). Format and
+// compatibility rule: docs/artifact.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_ARTIFACT_ARTIFACTWRITER_H
+#define KILN_COMPILER_ARTIFACT_ARTIFACTWRITER_H
+
+#include "compiler/codegen/Nvrtc.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/Error.h"
+
+#include <array>
+#include <string>
+
+namespace kiln {
+
+/// One CUDA module of the artifact.
+struct ArtifactModule {
+  std::string name;
+  codegen::CompiledModule code;
+};
+
+/// One launch of the schedule; `args` are function-level values (kernel
+/// operands and results), resolved to buffer references by the writer.
+struct ArtifactLaunch {
+  unsigned module = 0;
+  std::string function;
+  std::array<unsigned, 3> grid = {1, 1, 1}, block = {1, 1, 1};
+  unsigned sharedMemBytes = 0;
+  llvm::SmallVector<mlir::Value> args;
+};
+
+/// Sizes of what was written, for the compiler's summary.
+struct ArtifactStats {
+  uint64_t fileBytes = 0;
+  uint64_t weightBytes = 0;
+  uint64_t arenaBytes = 0;
+};
+
+/// Writes `func` (after kiln-plan-memory; arguments and results carry
+/// `kiln.name`) with `modules` and `launches` to `path`. Errors: unsupported
+/// element types, values that are neither inputs, constants nor planned
+/// kernel results, and I/O failures (naming the path).
+llvm::Expected<ArtifactStats> writeArtifact(mlir::func::FuncOp func,
+                                            llvm::ArrayRef<ArtifactModule> modules,
+                                            llvm::ArrayRef<ArtifactLaunch> launches,
+                                            llvm::StringRef path);
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_ARTIFACT_ARTIFACTWRITER_H

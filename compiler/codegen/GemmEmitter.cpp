@@ -1,0 +1,85 @@
+//===- GemmEmitter.cpp - batched GEMM kernels -----------------------------===//
+//
+// `kiln.matmul` -> one launch of the tiled fp32 GEMM in cuda/gemm.cuh.
+// blockIdx.z enumerates the broadcast batch; the generated code turns it into
+// the batch offsets of both operands (a broadcast operand, such as a weight
+// shared by every batch, gets offset 0 along broadcast dims).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/codegen/KernelEmitter.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::codegen;
+
+namespace {
+
+constexpr int kBM = 64, kBN = 64, kBK = 16, kTM = 4, kTN = 4;
+constexpr unsigned kThreads = (kBM / kTM) * (kBN / kTN);
+
+/// Element offset of batch `b` (a C expression over `bz`) for an operand of
+/// `shape` whose batch dims broadcast into `batch`.
+std::string batchOffset(ArrayRef<int64_t> shape, ArrayRef<int64_t> batch) {
+  ArrayRef<int64_t> opBatch = shape.drop_back(2);
+  int64_t matrix = shape[shape.size() - 2] * shape.back();
+  std::string s = "0LL";
+  int64_t divisor = 1, stride = matrix;
+  size_t off = batch.size() - opBatch.size();
+  for (int64_t d = batch.size() - 1; d >= 0; --d) {
+    if (d >= (int64_t)off && opBatch[d - off] != 1) {
+      s += llvm::formatv(" + ((bz / {0}LL) % {1}LL) * {2}LL", divisor, batch[d], stride).str();
+      stride *= opBatch[d - off];
+    }
+    divisor *= batch[d];
+  }
+  return s;
+}
+
+FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
+  auto mm = cast<MatMulOp>(anchor);
+  auto a = cast<RankedTensorType>(mm.getLhs().getType());
+  auto b = cast<RankedTensorType>(mm.getRhs().getType());
+  auto c = mm.getType();
+  if (!c.getElementType().isF32())
+    return kernel.emitError() << "unsupported: matmul on " << c.getElementType()
+                              << " (the first GEMM is fp32 only)";
+  GeneratedKernel out;
+  auto lhsArg = cast<BlockArgument>(mm.getLhs()), rhsArg = cast<BlockArgument>(mm.getRhs());
+  auto sig = buildSignature(kernel, {lhsArg.getArgNumber(), rhsArg.getArgNumber()}, out.args,
+                            kThreads);
+  if (failed(sig))
+    return failure();
+  int64_t M = a.getShape()[a.getRank() - 2], K = a.getShape().back(), N = b.getShape().back();
+  ArrayRef<int64_t> batch = c.getShape().drop_back(2);
+  int64_t batchCount = 1;
+  for (int64_t d : batch)
+    batchCount *= d;
+  if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || batchCount > 65535)
+    return kernel.emitError() << "unsupported: GEMM extents M=" << M << " N=" << N << " K=" << K
+                              << " batch=" << batchCount << " exceed the launch limits";
+  std::string lhsName = "in" + std::to_string(lhsArg.getArgNumber());
+  std::string rhsName = "in" + std::to_string(rhsArg.getArgNumber());
+  out.source =
+      modulePrologue() + "// kernel @" + kernel.getSymName().str() + ": " +
+      llvm::formatv("[{0}x{1}] x [{1}x{2}], batch {3}\n", M, K, N, batchCount).str() + *sig +
+      " {\n" + "  const long long bz = blockIdx.z;\n" +
+      llvm::formatv("  kiln::gemmTileF32<{0}, {1}, {2}, {3}, {4}>(\n"
+                    "      {5} + ({6}), {7} + ({8}), out0 + bz * {9}LL,\n"
+                    "      {10}, {11}, {12}, {12}LL, {11}LL, {11}LL);\n",
+                    kBM, kBN, kBK, kTM, kTN, lhsName, batchOffset(a.getShape(), batch), rhsName,
+                    batchOffset(b.getShape(), batch), M * N, M, N, K)
+          .str() +
+      "}\n";
+  out.block = {kThreads, 1, 1};
+  out.grid = {unsigned((N + kBN - 1) / kBN), unsigned((M + kBM - 1) / kBM), unsigned(batchCount)};
+  return out;
+}
+
+} // namespace
+
+void kiln::codegen::populateGemmEmitters(EmitterRegistry &registry) {
+  registry.addAnchor<MatMulOp>(emitMatMul);
+}

@@ -1,0 +1,99 @@
+//===- KernelEmitter.h - kiln.kernel -> CUDA C++ ------------------*- C++ -*-===//
+//
+// Turns each `kiln.kernel` into one CUDA C++ translation unit defining
+// `extern "C" __global__ void kiln_kernel(...)`, plus its launch shape and
+// the values bound to its pointer parameters. Emitters are registered per
+// anchor op type (GEMM, softmax, layer norm, reduce, ...) by one populate
+// function per op family; kernels whose body is only `KilnFusible` ops go to
+// the pointwise emitter.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_CODEGEN_KERNELEMITTER_H
+#define KILN_COMPILER_CODEGEN_KERNELEMITTER_H
+
+#include "dialects/kiln/KilnOps.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <array>
+#include <functional>
+#include <string>
+
+namespace kiln::codegen {
+
+/// Name of the `__global__` function in every generated module.
+inline constexpr const char *kKernelFunctionName = "kiln_kernel";
+
+/// One generated kernel: CUDA C++ source and how to launch it.
+struct GeneratedKernel {
+  std::string source;                    ///< whole translation unit
+  std::array<unsigned, 3> grid = {1, 1, 1};
+  std::array<unsigned, 3> block = {1, 1, 1};
+  unsigned sharedMemBytes = 0;           ///< dynamic shared memory, bytes
+  /// Function-level values bound to the pointer parameters, in order:
+  /// kernel operands (not inlined as literals) then kernel results.
+  llvm::SmallVector<mlir::Value> args;
+};
+
+/// Emits the kernel for `kernel` whose body's compute op is `anchor`.
+/// Failures carry a diagnostic on the kernel (`unsupported: ...`).
+using EmitFn =
+    std::function<mlir::FailureOr<GeneratedKernel>(KernelOp kernel, mlir::Operation *anchor)>;
+
+/// Emitters by anchor op type, plus the pointwise emitter for fused bodies.
+class EmitterRegistry {
+public:
+  template <typename OpT> void addAnchor(EmitFn fn) {
+    anchors[mlir::TypeID::get<OpT>()] = std::move(fn);
+  }
+  void setPointwise(EmitFn fn) { pointwise = std::move(fn); }
+
+  /// Chooses the emitter for `kernel`: the body's single non-fusible op, if
+  /// any, selects an anchor emitter; a body of fusible ops goes to the
+  /// pointwise emitter. Emits an `unsupported:` error for anything else.
+  mlir::FailureOr<GeneratedKernel> emit(KernelOp kernel) const;
+
+private:
+  llvm::DenseMap<mlir::TypeID, EmitFn> anchors;
+  EmitFn pointwise;
+};
+
+void populatePointwiseEmitter(EmitterRegistry &registry);
+void populateGemmEmitters(EmitterRegistry &registry);
+void populateNormEmitters(EmitterRegistry &registry);
+void populateReduceEmitters(EmitterRegistry &registry);
+
+/// Registry with every emitter kiln has.
+EmitterRegistry makeDefaultEmitterRegistry();
+
+//===----------------------------------------------------------------------===//
+// Helpers shared by the emitters
+//===----------------------------------------------------------------------===//
+
+/// CUDA C++ scalar type of a kiln element type (`float`, `long long`, `int`,
+/// `bool`); failure for types codegen does not handle yet (f16, bf16).
+mlir::FailureOr<std::string> cudaScalarType(mlir::Type elementType);
+
+/// Exact CUDA literal of `value` (float bit patterns through __int_as_float).
+std::string cudaLiteral(mlir::Type elementType, double value, int64_t intValue);
+
+/// Builds the `extern "C" __global__` signature for `kernel`: operands in
+/// `operands` (by index into the kernel's inputs) and then all results, as
+/// `const T* __restrict__ in<i>` / `T* __restrict__ out<j>`; appends the
+/// matching function-level values to `args`.
+mlir::FailureOr<std::string> buildSignature(KernelOp kernel, llvm::ArrayRef<unsigned> operands,
+                                            llvm::SmallVectorImpl<mlir::Value> &args,
+                                            unsigned launchBoundsThreads);
+
+/// Module prologue: includes of the embedded device headers.
+std::string modulePrologue();
+
+/// Grid size for `work` items at `perBlock` items per block, capped for
+/// grid-stride loops.
+unsigned gridFor(int64_t work, int64_t perBlock);
+
+} // namespace kiln::codegen
+
+#endif // KILN_COMPILER_CODEGEN_KERNELEMITTER_H

@@ -1,0 +1,50 @@
+//===- Nvrtc.h - CUDA C++ -> PTX / SASS through NVRTC -------------*- C++ -*-===//
+//
+// Compiles generated kernel modules with NVRTC, deviceless: PTX for the
+// lowest requested target (forward compatible through the driver JIT) and a
+// cubin (SASS) per target. Modules compile in parallel and identical sources
+// compile once (cache keyed by a hash of source and options).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_CODEGEN_NVRTC_H
+#define KILN_COMPILER_CODEGEN_NVRTC_H
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace kiln::codegen {
+
+/// Machine code of one module for one target.
+struct CubinImage {
+  unsigned arch = 0; ///< SM number, e.g. 90 for sm_90
+  std::string image;
+};
+
+/// Result of compiling one module.
+struct CompiledModule {
+  std::string ptx;               ///< PTX for compute_<lowest target>
+  std::vector<CubinImage> cubins; ///< one per target, in target order
+};
+
+/// Parses "sm_90" / "90" into 90; error names the bad spelling.
+llvm::Expected<unsigned> parseTarget(llvm::StringRef target);
+
+/// Compiles `sources` (each a complete CUDA C++ translation unit that may
+/// include the embedded `kiln/*.cuh` headers) for every arch in `targets`
+/// (non-empty, e.g. {90}), on up to `threads` threads. The error carries
+/// the module name and NVRTC's log.
+llvm::Expected<std::vector<CompiledModule>>
+compileModules(llvm::ArrayRef<std::string> names, llvm::ArrayRef<std::string> sources,
+               llvm::ArrayRef<unsigned> targets, unsigned threads);
+
+/// The embedded device headers as (include name, text) pairs.
+llvm::ArrayRef<std::pair<const char *, const char *>> embeddedCudaHeaders();
+
+} // namespace kiln::codegen
+
+#endif // KILN_COMPILER_CODEGEN_NVRTC_H

@@ -1,0 +1,58 @@
+// norm.cuh - row-wise softmax and layer normalization building blocks.
+//
+// One warp per row; statistics in fp32. Softmax subtracts the row maximum
+// (numerically safe) and returns zeros for a row of -inf. LayerNorm follows
+// ONNX LayerNormalization-17: y = (x - mean) / sqrt(var + eps) * scale + bias
+// with the biased variance.
+#pragma once
+#include "kiln/common.cuh"
+
+namespace kiln {
+
+/// Softmax over rows of length L: y[r, :] = softmax(x[r, :]). One warp per
+/// row; `row` is the row index, lane the lane in the warp.
+__device__ __forceinline__ void softmaxRowF32(const float *__restrict__ x,
+                                              float *__restrict__ y, long long L) {
+  const int lane = threadIdx.x & 31;
+  float m = -__int_as_float(0x7f800000);
+  for (long long c = lane; c < L; c += 32)
+    m = fmaxf(m, x[c]);
+  m = warpMax(m);
+  if (m == -__int_as_float(0x7f800000)) {
+    for (long long c = lane; c < L; c += 32)
+      y[c] = 0.0f;
+    return;
+  }
+  float s = 0.0f;
+  for (long long c = lane; c < L; c += 32)
+    s += expf(x[c] - m);
+  s = warpSum(s);
+  const float inv = 1.0f / s;
+  for (long long c = lane; c < L; c += 32)
+    y[c] = expf(x[c] - m) * inv;
+}
+
+/// LayerNorm over one row of length D. `bias` may be null.
+__device__ __forceinline__ void layerNormRowF32(const float *__restrict__ x,
+                                                const float *__restrict__ scale,
+                                                const float *__restrict__ bias,
+                                                float *__restrict__ y, long long D,
+                                                float eps) {
+  const int lane = threadIdx.x & 31;
+  float s = 0.0f;
+  for (long long c = lane; c < D; c += 32)
+    s += x[c];
+  const float mean = warpSum(s) / float(D);
+  float v = 0.0f;
+  for (long long c = lane; c < D; c += 32) {
+    float d = x[c] - mean;
+    v += d * d;
+  }
+  const float rstd = 1.0f / sqrtf(warpSum(v) / float(D) + eps);
+  for (long long c = lane; c < D; c += 32) {
+    float r = (x[c] - mean) * rstd * scale[c];
+    y[c] = bias ? r + bias[c] : r;
+  }
+}
+
+} // namespace kiln

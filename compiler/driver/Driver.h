@@ -1,0 +1,62 @@
+//===- Driver.h - the library behind kiln-compile -----------------*- C++ -*-===//
+//
+// compileModel() runs the whole compiler: import ONNX (shapes specialized),
+// run the kiln pass pipeline, generate CUDA C++ per kernel, compile it with
+// NVRTC and write the artifact. kiln-compile is a thin command-line shell.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_DRIVER_DRIVER_H
+#define KILN_COMPILER_DRIVER_DRIVER_H
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// What kiln-compile stops after.
+enum class EmitKind {
+  Graph,    ///< imported kiln graph, before any pass (MLIR text)
+  Kernels,  ///< after the pass pipeline (MLIR text)
+  Artifact, ///< the .kiln file (default)
+};
+
+/// Options of one compilation.
+struct CompileOptions {
+  std::string inputPath;            ///< model.onnx
+  std::string outputPath;           ///< model.kiln ("-" not allowed for artifacts)
+  std::string shapeSpec;            ///< "input_ids=2x16,attention_mask=2x16"
+  std::vector<std::string> targets = {"sm_90"}; ///< SASS targets; PTX for the lowest
+  std::string dumpCudaDir;          ///< if set, write <module>.cu and .ptx here
+  EmitKind emit = EmitKind::Artifact;
+  bool fuse = true;
+  unsigned threads = 0;             ///< NVRTC threads; 0 = hardware concurrency
+};
+
+/// Numbers reported after a compilation.
+struct CompileStats {
+  int64_t kernels = 0;            ///< launches in the schedule
+  int64_t modules = 0;            ///< distinct CUDA modules after deduplication
+  int64_t arenaBytes = 0;         ///< planned activation arena
+  int64_t intermediateBytes = 0;  ///< sum of all kernel result bytes (no reuse)
+  uint64_t weightBytes = 0;
+  uint64_t fileBytes = 0;
+  double importMs = 0, passesMs = 0, codegenMs = 0, nvrtcMs = 0, totalMs = 0;
+};
+
+/// Compiles per `options`. MLIR text for EmitKind::Graph/Kernels goes to
+/// `os`. Errors are reported through the context's diagnostics (naming the
+/// file, node or kernel) and returned as a summary error.
+llvm::Expected<CompileStats> compileModel(mlir::MLIRContext &context,
+                                          const CompileOptions &options, llvm::raw_ostream &os);
+
+/// Registers the dialects kiln needs in `context`.
+void loadKilnDialects(mlir::MLIRContext &context);
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_DRIVER_DRIVER_H

@@ -1,0 +1,70 @@
+// RUN: kiln-opt %s --split-input-file --canonicalize | FileCheck %s
+// Folders of the shape-subgraph ops.
+
+// CHECK-LABEL: func.func @shape_gather_concat
+func.func @shape_gather_concat(%x: tensor<2x16x128xf32>) -> tensor<3xi64> {
+  // CHECK: %[[C:.+]] = kiln.constant dense<[2, 16, -1]> : tensor<3xi64>
+  // CHECK-NEXT: return %[[C]]
+  %s = kiln.shape %x {start = 0 : i64, end = 3 : i64} : tensor<2x16x128xf32> -> tensor<3xi64>
+  %i = kiln.constant dense<[0, 1]> : tensor<2xi64>
+  %g = kiln.gather %s, %i {axis = 0 : i64} : tensor<3xi64>, tensor<2xi64> -> tensor<2xi64>
+  %m = kiln.constant dense<-1> : tensor<1xi64>
+  %c = kiln.concat %g, %m {axis = 0 : i64} : tensor<2xi64>, tensor<1xi64> -> tensor<3xi64>
+  return %c : tensor<3xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @causal_mask
+func.func @causal_mask() -> tensor<4x4xi1> {
+  // CHECK: kiln.constant dense<{{\[}}[true, false, false, false], [true, true, false, false], [true, true, true, false], [true, true, true, true]]> : tensor<4x4xi1>
+  %z = kiln.constant dense<0> : tensor<i64>
+  %n = kiln.constant dense<4> : tensor<i64>
+  %o = kiln.constant dense<1> : tensor<i64>
+  %r = kiln.range %z, %n, %o : tensor<i64>, tensor<i64>, tensor<i64> -> tensor<4xi64>
+  %row = kiln.reshape %r : tensor<4xi64> -> tensor<4x1xi64>
+  %le = kiln.less_equal %r, %row : tensor<4xi64>, tensor<4x1xi64> -> tensor<4x4xi1>
+  return %le : tensor<4x4xi1>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @cumsum_where_isnan
+func.func @cumsum_where_isnan() -> (tensor<4xi64>, tensor<3xf32>) {
+  // CHECK-DAG: kiln.constant dense<[0, 1, 3, 6]> : tensor<4xi64>
+  // CHECK-DAG: kiln.constant dense<[0.000000e+00, 2.000000e+00, 0.000000e+00]> : tensor<3xf32>
+  %a = kiln.constant dense<[1, 2, 3, 4]> : tensor<4xi64>
+  %c = kiln.cumsum %a {axis = 0 : i64, exclusive = true, reverse = false} : tensor<4xi64>
+  %f = kiln.constant dense<[0x7FC00000, 2.0, 0x7FC00000]> : tensor<3xf32>
+  %n = kiln.is_nan %f : tensor<3xf32> -> tensor<3xi1>
+  %zero = kiln.constant dense<0.0> : tensor<f32>
+  %w = kiln.where %n, %zero, %f : tensor<3xi1>, tensor<f32>, tensor<3xf32> -> tensor<3xf32>
+  return %c, %w : tensor<4xi64>, tensor<3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @gather_nd_expand_transpose
+func.func @gather_nd_expand_transpose() -> (tensor<2x3xi64>, tensor<2x2xi64>) {
+  // CHECK-DAG: kiln.constant dense<{{\[}}[7, 8, 9], [7, 8, 9]]> : tensor<2x3xi64>
+  // CHECK-DAG: kiln.constant dense<{{\[}}[1, 3], [2, 4]]> : tensor<2x2xi64>
+  %d = kiln.constant dense<[[1, 2, 3], [7, 8, 9]]> : tensor<2x3xi64>
+  %i = kiln.constant dense<[[1], [1]]> : tensor<2x1xi64>
+  %g = kiln.gather_nd %d, %i {batch_dims = 0 : i64} : tensor<2x3xi64>, tensor<2x1xi64> -> tensor<2x3xi64>
+  %m = kiln.constant dense<[[1, 2], [3, 4]]> : tensor<2x2xi64>
+  %t = kiln.transpose %m {perm = array<i64: 1, 0>} : tensor<2x2xi64> -> tensor<2x2xi64>
+  return %g, %t : tensor<2x3xi64>, tensor<2x2xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @identity_folds
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32>)
+func.func @identity_folds(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // CHECK-NEXT: return %[[X]]
+  %r = kiln.reshape %x : tensor<2x3xf32> -> tensor<2x3xf32>
+  %t = kiln.transpose %r {perm = array<i64: 0, 1>} : tensor<2x3xf32> -> tensor<2x3xf32>
+  %s = kiln.slice %t {starts = array<i64: 0, 0>, steps = array<i64: 1, 1>} : tensor<2x3xf32> -> tensor<2x3xf32>
+  %e = kiln.expand %s : tensor<2x3xf32> -> tensor<2x3xf32>
+  return %e : tensor<2x3xf32>
+}

@@ -1,0 +1,73 @@
+// RUN: kiln-opt %s | kiln-opt | FileCheck %s
+// Round trip of every kiln op's custom assembly.
+
+// CHECK-LABEL: func.func @graph_ops
+func.func @graph_ops(%x: tensor<2x16x128xf32>, %ids: tensor<2x16xi64>, %table: tensor<1000x128xf32>,
+                     %g: tensor<128xf32>, %w: tensor<128x384xf32>, %m: tensor<2x16xi1>) -> tensor<2x16x384xf32> {
+  // CHECK: kiln.constant dense<2> : tensor<1xi64>
+  %c = kiln.constant dense<2> : tensor<1xi64>
+  // CHECK: kiln.shape %{{.*}} {end = 2 : i64, start = 0 : i64} : tensor<2x16x128xf32> -> tensor<2xi64>
+  %s = kiln.shape %x {start = 0 : i64, end = 2 : i64} : tensor<2x16x128xf32> -> tensor<2xi64>
+  // CHECK: kiln.gather %{{.*}}, %{{.*}} {axis = 0 : i64} : tensor<1000x128xf32>, tensor<2x16xi64> -> tensor<2x16x128xf32>
+  %e = kiln.gather %table, %ids {axis = 0 : i64} : tensor<1000x128xf32>, tensor<2x16xi64> -> tensor<2x16x128xf32>
+  // CHECK: kiln.add %{{.*}}, %{{.*}} : tensor<2x16x128xf32>, tensor<128xf32> -> tensor<2x16x128xf32>
+  %a = kiln.add %e, %g : tensor<2x16x128xf32>, tensor<128xf32> -> tensor<2x16x128xf32>
+  // CHECK: kiln.tanh %{{.*}} : tensor<2x16x128xf32>
+  %t = kiln.tanh %a : tensor<2x16x128xf32>
+  // CHECK: kiln.layer_norm %{{.*}}, %{{.*}}, %{{.*}} {axis = 2 : i64, epsilon = 9.99999974E-6 : f32}
+  %ln = kiln.layer_norm %t, %g, %g {axis = 2 : i64, epsilon = 1.0e-05 : f32} : tensor<2x16x128xf32>, tensor<128xf32>, tensor<128xf32> -> tensor<2x16x128xf32>
+  // CHECK: kiln.layer_norm %{{.*}}, %{{.*}} {axis = 2 : i64, epsilon = 9.99999974E-6 : f32} : tensor<2x16x128xf32>, tensor<128xf32> -> tensor<2x16x128xf32>
+  %ln2 = kiln.layer_norm %ln, %g {axis = 2 : i64, epsilon = 1.0e-05 : f32} : tensor<2x16x128xf32>, tensor<128xf32> -> tensor<2x16x128xf32>
+  // CHECK: kiln.reduce <mean> %{{.*}} {axes = array<i64: 2>, keep_dims = true} : tensor<2x16x128xf32> -> tensor<2x16x1xf32>
+  %r = kiln.reduce <mean> %ln2 {axes = array<i64: 2>, keep_dims = true} : tensor<2x16x128xf32> -> tensor<2x16x1xf32>
+  // CHECK: kiln.matmul %{{.*}}, %{{.*}} : tensor<2x16x128xf32>, tensor<128x384xf32> -> tensor<2x16x384xf32>
+  %mm = kiln.matmul %ln2, %w : tensor<2x16x128xf32>, tensor<128x384xf32> -> tensor<2x16x384xf32>
+  // CHECK: kiln.reshape %{{.*}} : tensor<2x16x384xf32> -> tensor<2x16x12x32xf32>
+  %rs = kiln.reshape %mm : tensor<2x16x384xf32> -> tensor<2x16x12x32xf32>
+  // CHECK: kiln.transpose %{{.*}} {perm = array<i64: 0, 2, 1, 3>} : tensor<2x16x12x32xf32> -> tensor<2x12x16x32xf32>
+  %tr = kiln.transpose %rs {perm = array<i64: 0, 2, 1, 3>} : tensor<2x16x12x32xf32> -> tensor<2x12x16x32xf32>
+  // CHECK: kiln.slice %{{.*}} {starts = array<i64: 0, 4, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x12x16x32xf32> -> tensor<2x4x16x32xf32>
+  %sl = kiln.slice %tr {starts = array<i64: 0, 4, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x12x16x32xf32> -> tensor<2x4x16x32xf32>
+  // CHECK: kiln.softmax %{{.*}} {axis = 3 : i64} : tensor<2x4x16x32xf32>
+  %sm = kiln.softmax %sl {axis = 3 : i64} : tensor<2x4x16x32xf32>
+  // CHECK: kiln.concat %{{.*}}, %{{.*}} {axis = 0 : i64} : tensor<1xi64>, tensor<2xi64> -> tensor<3xi64>
+  %cc = kiln.concat %c, %s {axis = 0 : i64} : tensor<1xi64>, tensor<2xi64> -> tensor<3xi64>
+  // CHECK: kiln.cast %{{.*}} : tensor<2x16xi1> -> tensor<2x16xf32>
+  %mf = kiln.cast %m : tensor<2x16xi1> -> tensor<2x16xf32>
+  // CHECK: kiln.expand %{{.*}} : tensor<2x16xf32> -> tensor<2x4x2x16xf32>
+  %ex = kiln.expand %mf : tensor<2x16xf32> -> tensor<2x4x2x16xf32>
+  // CHECK: kiln.where %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x16xi1>, tensor<2x16xf32>, tensor<2x16xf32> -> tensor<2x16xf32>
+  %wh = kiln.where %m, %mf, %mf : tensor<2x16xi1>, tensor<2x16xf32>, tensor<2x16xf32> -> tensor<2x16xf32>
+  // CHECK: kiln.is_nan %{{.*}} : tensor<2x16xf32> -> tensor<2x16xi1>
+  %nan = kiln.is_nan %wh : tensor<2x16xf32> -> tensor<2x16xi1>
+  // CHECK: kiln.less_equal %{{.*}}, %{{.*}} : tensor<2x16xi64>, tensor<2x16xi64> -> tensor<2x16xi1>
+  %le = kiln.less_equal %ids, %ids : tensor<2x16xi64>, tensor<2x16xi64> -> tensor<2x16xi1>
+  // CHECK: kiln.cumsum %{{.*}} {axis = 1 : i64, exclusive = false, reverse = false} : tensor<2x16xi64>
+  %cs = kiln.cumsum %ids {axis = 1 : i64, exclusive = false, reverse = false} : tensor<2x16xi64>
+  // CHECK: kiln.gather_nd %{{.*}}, %{{.*}} {batch_dims = 0 : i64} : tensor<2x16xi64>, tensor<3x1xi64> -> tensor<3x16xi64>
+  %i31 = kiln.constant dense<[[0], [1], [1]]> : tensor<3x1xi64>
+  %gn = kiln.gather_nd %cs, %i31 {batch_dims = 0 : i64} : tensor<2x16xi64>, tensor<3x1xi64> -> tensor<3x16xi64>
+  // CHECK: kiln.gather_elements %{{.*}}, %{{.*}} {axis = 1 : i64} : tensor<2x16xi64>, tensor<2x16xi64> -> tensor<2x16xi64>
+  %ge = kiln.gather_elements %cs, %ids {axis = 1 : i64} : tensor<2x16xi64>, tensor<2x16xi64> -> tensor<2x16xi64>
+  // CHECK: kiln.range %{{.*}}, %{{.*}}, %{{.*}} : tensor<i64>, tensor<i64>, tensor<i64> -> tensor<4xi64>
+  %z = kiln.constant dense<0> : tensor<i64>
+  %f = kiln.constant dense<4> : tensor<i64>
+  %o = kiln.constant dense<1> : tensor<i64>
+  %rg = kiln.range %z, %f, %o : tensor<i64>, tensor<i64>, tensor<i64> -> tensor<4xi64>
+  return %mm : tensor<2x16x384xf32>
+}
+
+// CHECK-LABEL: func.func @kernel_op
+func.func @kernel_op(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
+  // CHECK: kiln.kernel @fused_add_tanh(%{{.*}}, %{{.*}}) {arena_offsets = array<i64: 0>} : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> {
+  // CHECK: ^bb0(%[[X:.+]]: tensor<8xf32>, %[[Y:.+]]: tensor<8xf32>):
+  // CHECK: kiln.add %[[X]], %[[Y]]
+  // CHECK: kiln.yield %{{.*}} : tensor<8xf32>
+  %r = kiln.kernel @fused_add_tanh(%a, %b) {arena_offsets = array<i64: 0>} : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> {
+  ^bb0(%x: tensor<8xf32>, %y: tensor<8xf32>):
+    %s = kiln.add %x, %y : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+    %t = kiln.tanh %s : tensor<8xf32>
+    kiln.yield %t : tensor<8xf32>
+  }
+  return %r : tensor<8xf32>
+}

@@ -1,0 +1,44 @@
+// RUN: kiln-opt %s --split-input-file --kiln-fold-shape-subgraphs | FileCheck %s
+
+// A GPT-2 style reshape target built from Shape/Gather/Concat folds away.
+// CHECK-LABEL: func.func @reshape_target_folds
+func.func @reshape_target_folds(%x: tensor<2x16x128xf32>) -> tensor<3xi64> {
+  // CHECK-NOT: kiln.shape
+  // CHECK-NOT: kiln.gather
+  // CHECK: %[[C:.+]] = kiln.constant dense<[2, 16, 128]> : tensor<3xi64>
+  // CHECK: return %[[C]]
+  %s = kiln.shape %x {start = 0 : i64, end = 2 : i64} : tensor<2x16x128xf32> -> tensor<2xi64>
+  %h = kiln.constant dense<128> : tensor<1xi64>
+  %c = kiln.concat %s, %h {axis = 0 : i64} : tensor<2xi64>, tensor<1xi64> -> tensor<3xi64>
+  return %c : tensor<3xi64>
+}
+
+// -----
+
+// Ops on runtime values stay.
+// CHECK-LABEL: func.func @runtime_values_stay
+func.func @runtime_values_stay(%m: tensor<2x16xi64>) -> tensor<2x16xf32> {
+  // CHECK: kiln.cast
+  // CHECK: kiln.sub
+  %f = kiln.cast %m : tensor<2x16xi64> -> tensor<2x16xf32>
+  %one = kiln.constant dense<1.0> : tensor<f32>
+  %s = kiln.sub %one, %f : tensor<f32>, tensor<2x16xf32> -> tensor<2x16xf32>
+  return %s : tensor<2x16xf32>
+}
+
+// -----
+
+// The padding mask path of a causal mask: IsNaN/Where on constants folds.
+// CHECK-LABEL: func.func @mask_folds
+func.func @mask_folds() -> tensor<1x1x2x2xf32> {
+  // CHECK-NEXT: %[[C:.+]] = kiln.constant dense<{{\[\[\[\[}}0.000000e+00, -3.40282347E+38], [0.000000e+00, 0.000000e+00]]]]> : tensor<1x1x2x2xf32>
+  // CHECK-NEXT: return %[[C]]
+  %b = kiln.constant dense<[[true, false], [true, true]]> : tensor<2x2xi1>
+  %e = kiln.expand %b : tensor<2x2xi1> -> tensor<1x1x2x2xi1>
+  %z = kiln.constant dense<0.0> : tensor<f32>
+  %min = kiln.constant dense<-3.40282347E+38> : tensor<f32>
+  %w = kiln.where %e, %z, %min : tensor<1x1x2x2xi1>, tensor<f32>, tensor<f32> -> tensor<1x1x2x2xf32>
+  %n = kiln.is_nan %w : tensor<1x1x2x2xf32> -> tensor<1x1x2x2xi1>
+  %w2 = kiln.where %n, %z, %w : tensor<1x1x2x2xi1>, tensor<f32>, tensor<1x1x2x2xf32> -> tensor<1x1x2x2xf32>
+  return %w2 : tensor<1x1x2x2xf32>
+}

@@ -1,0 +1,75 @@
+// RUN: kiln-opt %s --split-input-file --kiln-plan-memory | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-plan-memory=alignment=64 | FileCheck %s --check-prefix=ALIGN64
+
+// A chain a -> b -> c -> d: buffers whose last reader has run are reused.
+// Each tensor is 1024 bytes.
+// CHECK-LABEL: func.func @chain
+// CHECK-SAME: kiln.arena_bytes = 2048 : i64, kiln.intermediate_bytes = 4096 : i64
+func.func @chain(%x: tensor<256xf32>) -> tensor<256xf32> {
+  // CHECK: kiln.kernel @a({{.*}}) {arena_offsets = array<i64: 0>}
+  %a = kiln.kernel @a(%x) : (tensor<256xf32>) -> tensor<256xf32> {
+  ^bb0(%v: tensor<256xf32>):
+    %t = kiln.tanh %v : tensor<256xf32>
+    kiln.yield %t : tensor<256xf32>
+  }
+  // CHECK: kiln.kernel @b({{.*}}) {arena_offsets = array<i64: 1024>}
+  %b = kiln.kernel @b(%a) : (tensor<256xf32>) -> tensor<256xf32> {
+  ^bb0(%v: tensor<256xf32>):
+    %t = kiln.tanh %v : tensor<256xf32>
+    kiln.yield %t : tensor<256xf32>
+  }
+  // CHECK: kiln.kernel @c({{.*}}) {arena_offsets = array<i64: 0>}
+  %c = kiln.kernel @c(%b) : (tensor<256xf32>) -> tensor<256xf32> {
+  ^bb0(%v: tensor<256xf32>):
+    %t = kiln.tanh %v : tensor<256xf32>
+    kiln.yield %t : tensor<256xf32>
+  }
+  // CHECK: kiln.kernel @d({{.*}}) {arena_offsets = array<i64: 1024>}
+  %d = kiln.kernel @d(%c) : (tensor<256xf32>) -> tensor<256xf32> {
+  ^bb0(%v: tensor<256xf32>):
+    %t = kiln.tanh %v : tensor<256xf32>
+    kiln.yield %t : tensor<256xf32>
+  }
+  return %d : tensor<256xf32>
+}
+
+// -----
+
+// A view extends the liveness of the buffer it aliases; the function result
+// stays live to the end. Sizes round up to the alignment.
+// CHECK-LABEL: func.func @view_liveness
+// CHECK-SAME: kiln.arena_bytes = 768 : i64, kiln.intermediate_bytes = 768 : i64
+// ALIGN64-LABEL: func.func @view_liveness
+// ALIGN64-SAME: kiln.arena_bytes = 64 : i64, kiln.intermediate_bytes = 192 : i64
+func.func @view_liveness(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<2x2xf32>) {
+  // CHECK: @a({{.*}}) {arena_offsets = array<i64: 0>}
+  %a = kiln.kernel @a(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%v: tensor<4xf32>):
+    %t = kiln.tanh %v : tensor<4xf32>
+    kiln.yield %t : tensor<4xf32>
+  }
+  %view = kiln.reshape %a : tensor<4xf32> -> tensor<2x2xf32>
+  // CHECK: @b({{.*}}) {arena_offsets = array<i64: 256>}
+  %b = kiln.kernel @b(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%v: tensor<4xf32>):
+    %t = kiln.exp %v : tensor<4xf32>
+    kiln.yield %t : tensor<4xf32>
+  }
+  // CHECK: @c({{.*}}) {arena_offsets = array<i64: 512>}
+  %c = kiln.kernel @c(%b, %view) : (tensor<4xf32>, tensor<2x2xf32>) -> tensor<4xf32> {
+  ^bb0(%v: tensor<4xf32>, %w: tensor<2x2xf32>):
+    %r = kiln.reshape %w : tensor<2x2xf32> -> tensor<4xf32>
+    %t = kiln.add %v, %r : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    kiln.yield %t : tensor<4xf32>
+  }
+  return %c, %view : tensor<4xf32>, tensor<2x2xf32>
+}
+
+// -----
+
+func.func @not_outlined(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK-NOT: arena
+  // expected-error-re @+1 {{unsupported: memory planning expects only kernels{{.*}}}}
+  %t = kiln.tanh %x : tensor<4xf32>
+  return %t : tensor<4xf32>
+}
