@@ -72,10 +72,10 @@ def find_model(models_dir, name):
     """Path of `name`.onnx in models_dir, or the shipped copy, or None."""
     path = os.path.join(models_dir, name + ".onnx")
     if os.path.isfile(path):
-        return path
+        return os.path.abspath(path)
     shipped = SHIPPED.get(name)
     if shipped and os.path.isfile(shipped):
-        return shipped
+        return os.path.abspath(shipped)
     return None
 
 

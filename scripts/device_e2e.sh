@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# scripts/device_e2e.sh - run the e2e tests on the GPU machine from what .carry/ holds.
+#
+# Run from the repo root on a machine with an NVIDIA GPU and python3 with onnxruntime, numpy and
+# onnx installed system-wide (no MLIR, no compiler). .carry/ comes from
+# scripts/prepare_device_carry.sh. Extra arguments go to test/e2e/e2e_test.py (e.g. --bench,
+# --seed N, --models bert_tiny_dynamo). Logs go to $OUT when set (else .carry/logs/).
+# Exit status is the e2e test's: 0 passed, 1 failed, 2 setup error, 77 no GPU.
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+CARRY="$ROOT/.carry"
+LOGS="${OUT:-$CARRY/logs}"
+PYTHON="${KILN_PYTHON:-python3}"
+mkdir -p "$LOGS"
+
+for need in "$CARRY/bin/kiln-run" "$CARRY/artifacts" "$CARRY/models"; do
+  if [[ ! -e "$need" ]]; then
+    echo "device_e2e: missing $need - run scripts/prepare_device_carry.sh on the build machine and carry .carry/"
+    exit 2
+  fi
+done
+chmod +x "$CARRY/bin/kiln-run"
+
+{
+  echo "== $(date -u +%FT%TZ) $(uname -n)"
+  nvidia-smi -L || echo "nvidia-smi -L failed"
+  "$PYTHON" -c 'import onnxruntime, numpy; print("onnxruntime", onnxruntime.__version__, "numpy", numpy.__version__)'
+  "$CARRY/bin/kiln-run" "$(ls "$CARRY"/artifacts/*.kiln | head -1)" --info || true
+} 2>&1 | tee "$LOGS/device-info.log"
+
+WORK="$(mktemp -d /tmp/kiln-e2e-XXXXXX)"
+"$PYTHON" "$ROOT/test/e2e/e2e_test.py" --artifacts "$CARRY/artifacts" --kiln-run "$CARRY/bin/kiln-run" \
+  --models-dir "$CARRY/models" --work-dir "$WORK" "$@" 2>&1 | tee "$LOGS/e2e.log"
+rc=${PIPESTATUS[0]}
+echo "device_e2e: exit $rc (log: $LOGS/e2e.log, inputs/outputs: $WORK)"
+exit "$rc"
