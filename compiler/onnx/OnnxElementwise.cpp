@@ -1,0 +1,278 @@
+//===- OnnxElementwise.cpp - pointwise ONNX ops ---------------------------===//
+//
+// Unary math, binary arithmetic/comparison/logic with numpy broadcasting,
+// variadic Max/Min, Where, Cast, IsNaN, Clip, Gelu (decomposed into erf or
+// tanh pointwise ops) and Identity. Result shapes are the broadcast of the
+// operand shapes; ONNX requires equal operand element types (Pow excepted:
+// its exponent is cast to the base type).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/onnx/OnnxOpImport.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::onnx_import;
+
+namespace {
+
+/// Identity: forwards its operand.
+LogicalResult importIdentity(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 1)))
+    return failure();
+  n.setResult(0, n.getInput(0));
+  return success();
+}
+
+/// A unary op whose result type equals its operand type.
+template <typename OpTy>
+LogicalResult importUnary(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 1)))
+    return failure();
+  n.setResult(0, n.create<OpTy>(n.getInputType(0), n.getInput(0)));
+  return success();
+}
+
+/// Unary float math (Exp, Log, Sqrt, Tanh, Erf, ...).
+template <typename OpTy>
+LogicalResult importFloatUnary(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 1)) || failed(n.checkFloat(0)))
+    return failure();
+  n.setResult(0, n.create<OpTy>(n.getInputType(0), n.getInput(0)));
+  return success();
+}
+
+LogicalResult importNot(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 1)))
+    return failure();
+  if (!n.getInputType(0).getElementType().isInteger(1))
+    return n.emitError() << "operand must be a bool tensor, got " << n.getInputType(0);
+  n.setResult(0, n.create<NotOp>(n.getInputType(0), n.getInput(0)));
+  return success();
+}
+
+LogicalResult importIsNaN(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 1)) || failed(n.checkFloat(0)))
+    return failure();
+  auto type = n.getInputType(0);
+  n.setResult(0, n.create<IsNaNOp>(type.clone(n.getBuilder().getI1Type()), n.getInput(0)));
+  return success();
+}
+
+/// Builds `OpTy(lhs, rhs)` with the broadcast result shape; `resultElem` null
+/// means the operand element type. Operand element types must match.
+template <typename OpTy>
+FailureOr<Value> buildBinary(NodeImporter &n, Value lhs, Value rhs, Type resultElem = {}) {
+  auto lt = cast<RankedTensorType>(lhs.getType()), rt = cast<RankedTensorType>(rhs.getType());
+  if (lt.getElementType() != rt.getElementType())
+    return n.emitError() << "operand element types differ: " << lt.getElementType() << " and "
+                         << rt.getElementType() << "; ONNX requires equal types";
+  FailureOr<SmallVector<int64_t>> shape = n.broadcast(lt.getShape(), rt.getShape());
+  if (failed(shape))
+    return failure();
+  Type elem = resultElem ? resultElem : lt.getElementType();
+  return n.create<OpTy>(getTensorType(*shape, elem), lhs, rhs);
+}
+
+/// Arithmetic on numbers (result type = operand type).
+template <typename OpTy>
+LogicalResult importArith(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 2)))
+    return failure();
+  if (n.getInputType(0).getElementType().isInteger(1))
+    return n.emitUnsupported("bool operands");
+  FailureOr<Value> v = buildBinary<OpTy>(n, n.getInput(0), n.getInput(1));
+  if (failed(v))
+    return failure();
+  n.setResult(0, *v);
+  return success();
+}
+
+/// Comparisons (result i1).
+template <typename OpTy>
+LogicalResult importCompare(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 2)))
+    return failure();
+  FailureOr<Value> v =
+      buildBinary<OpTy>(n, n.getInput(0), n.getInput(1), n.getBuilder().getI1Type());
+  if (failed(v))
+    return failure();
+  n.setResult(0, *v);
+  return success();
+}
+
+/// And/Or on bools.
+template <typename OpTy>
+LogicalResult importLogic(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 2)))
+    return failure();
+  for (unsigned i = 0; i < 2; ++i)
+    if (!n.getInputType(i).getElementType().isInteger(1))
+      return n.emitError() << "operand " << i << " must be a bool tensor, got "
+                           << n.getInputType(i);
+  FailureOr<Value> v = buildBinary<OpTy>(n, n.getInput(0), n.getInput(1));
+  if (failed(v))
+    return failure();
+  n.setResult(0, *v);
+  return success();
+}
+
+/// Pow: ONNX allows a different exponent type; kiln casts it to the base type.
+LogicalResult importPow(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 2)))
+    return failure();
+  Value base = n.getInput(0), exponent = n.getInput(1);
+  auto bt = n.getInputType(0), et = n.getInputType(1);
+  if (bt.getElementType().isInteger(1) || et.getElementType().isInteger(1))
+    return n.emitUnsupported("bool operands");
+  if (et.getElementType() != bt.getElementType())
+    exponent = n.create<CastOp>(et.clone(bt.getElementType()), exponent);
+  FailureOr<Value> v = buildBinary<PowOp>(n, base, exponent);
+  if (failed(v))
+    return failure();
+  n.setResult(0, *v);
+  return success();
+}
+
+/// Variadic Max/Min: a left-to-right chain of binary ops.
+template <typename OpTy>
+LogicalResult importVariadic(NodeImporter &n) {
+  if (n.getNumInputs() < 1)
+    return n.emitError() << "expects at least 1 operand";
+  Value acc = n.getInput(0);
+  for (unsigned i = 0; i < n.getNumInputs(); ++i) {
+    if (!n.hasInput(i))
+      return n.emitError() << "operand " << i << " is empty";
+    if (i == 0)
+      continue;
+    FailureOr<Value> v = buildBinary<OpTy>(n, acc, n.getInput(i));
+    if (failed(v))
+      return failure();
+    acc = *v;
+  }
+  n.setResult(0, acc);
+  return success();
+}
+
+LogicalResult importWhere(NodeImporter &n) {
+  if (failed(n.checkNumInputs(3, 3)))
+    return failure();
+  auto c = n.getInputType(0), x = n.getInputType(1), y = n.getInputType(2);
+  if (!c.getElementType().isInteger(1))
+    return n.emitError() << "condition must be a bool tensor, got " << c;
+  if (failed(n.checkSameElementType(1, 2)))
+    return failure();
+  FailureOr<SmallVector<int64_t>> s1 = n.broadcast(c.getShape(), x.getShape());
+  if (failed(s1))
+    return failure();
+  FailureOr<SmallVector<int64_t>> s2 = n.broadcast(*s1, y.getShape());
+  if (failed(s2))
+    return failure();
+  n.setResult(0, n.create<WhereOp>(getTensorType(*s2, x.getElementType()), n.getInput(0),
+                                   n.getInput(1), n.getInput(2)));
+  return success();
+}
+
+LogicalResult importCast(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 1)))
+    return failure();
+  const onnx::AttributeProto *to = n.findAttr("to");
+  if (!to)
+    return n.emitError() << "missing attribute 'to'";
+  FailureOr<int64_t> dtype = n.getIntAttr("to", 0);
+  if (failed(dtype))
+    return failure();
+  Type elem = getElementType(n.getContext(), int32_t(*dtype));
+  if (!elem)
+    return n.emitError() << "'to': " << unsupportedDataTypeMessage(int32_t(*dtype));
+  n.setResult(0, n.create<CastOp>(n.getInputType(0).clone(elem), n.getInput(0)));
+  return success();
+}
+
+/// Clip(x, min?, max?) -> max(x, min) then min(., max).
+LogicalResult importClip(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 3)))
+    return failure();
+  Value acc = n.getInput(0);
+  for (unsigned i = 1; i < 3; ++i) {
+    if (!n.hasInput(i))
+      continue;
+    if (n.getInputType(i).getRank() != 0)
+      return n.emitError() << (i == 1 ? "min" : "max") << " must be a scalar, got "
+                           << n.getInputType(i);
+    FailureOr<Value> v = i == 1 ? buildBinary<MaxOp>(n, acc, n.getInput(i))
+                                : buildBinary<MinOp>(n, acc, n.getInput(i));
+    if (failed(v))
+      return failure();
+    acc = *v;
+  }
+  n.setResult(0, acc);
+  return success();
+}
+
+/// Gelu-20: approximate = "none": 0.5 x (1 + erf(x / sqrt 2));
+/// "tanh": 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+LogicalResult importGelu(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 1)) || failed(n.checkFloat(0)))
+    return failure();
+  FailureOr<std::string> approximate = n.getStringAttr("approximate", "none");
+  if (failed(approximate))
+    return failure();
+  if (*approximate != "none" && *approximate != "tanh")
+    return n.emitUnsupported("approximate = '" + *approximate + "'");
+  Value x = n.getInput(0);
+  auto type = n.getInputType(0);
+  Type elem = type.getElementType();
+  auto scalar = [&](double v) { return n.createScalar(elem, v); };
+  auto mul = [&](Value a, Value b) { return n.create<MulOp>(type, a, b); };
+  Value inner;
+  if (*approximate == "none") {
+    inner = n.create<ErfOp>(type, mul(x, scalar(M_SQRT1_2)));
+  } else {
+    Value cube = mul(mul(x, x), x);
+    Value poly = n.create<AddOp>(type, x, mul(cube, scalar(0.044715)));
+    inner = n.create<TanhOp>(type, mul(poly, scalar(std::sqrt(2.0 / M_PI))));
+  }
+  Value onePlus = n.create<AddOp>(type, inner, scalar(1.0));
+  n.setResult(0, mul(mul(x, scalar(0.5)), onePlus));
+  return success();
+}
+
+} // namespace
+
+void onnx_import::registerElementwiseOps(OpRegistry &r) {
+  r.add("Identity", importIdentity);
+  r.add("Neg", importUnary<NegOp>);
+  r.add("Relu", importUnary<ReluOp>);
+  r.add("Exp", importFloatUnary<ExpOp>);
+  r.add("Log", importFloatUnary<LogOp>);
+  r.add("Sqrt", importFloatUnary<SqrtOp>);
+  r.add("Reciprocal", importFloatUnary<ReciprocalOp>);
+  r.add("Tanh", importFloatUnary<TanhOp>);
+  r.add("Erf", importFloatUnary<ErfOp>);
+  r.add("Sigmoid", importFloatUnary<SigmoidOp>);
+  r.add("Cos", importFloatUnary<CosOp>);
+  r.add("Sin", importFloatUnary<SinOp>);
+  r.add("Not", importNot);
+  r.add("IsNaN", importIsNaN);
+  r.add("Add", importArith<AddOp>);
+  r.add("Sub", importArith<SubOp>);
+  r.add("Mul", importArith<MulOp>);
+  r.add("Div", importArith<DivOp>);
+  r.add("Pow", importPow);
+  r.add("Max", importVariadic<MaxOp>);
+  r.add("Min", importVariadic<MinOp>);
+  r.add("Equal", importCompare<EqualOp>);
+  r.add("Less", importCompare<LessOp>);
+  r.add("LessOrEqual", importCompare<LessEqualOp>);
+  r.add("Greater", importCompare<GreaterOp>);
+  r.add("GreaterOrEqual", importCompare<GreaterEqualOp>);
+  r.add("And", importLogic<AndOp>);
+  r.add("Or", importLogic<OrOp>);
+  r.add("Where", importWhere);
+  r.add("Cast", importCast, {"to"});
+  r.add("Clip", importClip);
+  r.add("Gelu", importGelu, {"approximate"});
+}

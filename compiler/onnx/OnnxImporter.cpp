@@ -1,0 +1,599 @@
+//===- OnnxImporter.cpp - ONNX model -> kiln dialect ----------------------===//
+//
+// The graph importer: loads the model file, checks the opset, specializes
+// graph input types with --shape, then imports the nodes in (topological)
+// file order through the op table filled by the per-family files, and
+// returns the graph outputs from `func.func @main`.
+//
+// Steps of importOnnxFile:
+//   1. read and parse the file (OnnxProto.cpp), reject what is not a model;
+//   2. find the default-domain opset (13..18 accepted);
+//   3. give each graph input a static type (dims from the file, `dim_param`s
+//      from InputShapes) and create the function;
+//   4. import each node: resolve operands (initializers become
+//      `kiln.constant` on first use), check domain and attributes, run the
+//      handler, record its results;
+//   5. return the graph outputs, checking them against their declared types;
+//   6. verify the module.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/onnx/OnnxImporter.h"
+#include "compiler/onnx/OnnxOpImport.h"
+#include "compiler/onnx/OnnxProto.h"
+
+#include "dialects/kiln/KilnDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::onnx_import;
+using llvm::Expected;
+
+/// Default-domain opsets the importer accepts.
+static constexpr int64_t kMinOpset = 13, kMaxOpset = 18;
+
+//===----------------------------------------------------------------------===//
+// --shape parsing
+//===----------------------------------------------------------------------===//
+
+Expected<InputShapes> kiln::parseShapeSpec(StringRef spec) {
+  InputShapes shapes;
+  auto error = [&](const Twine &msg) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "invalid shape spec '" + spec + "': " + msg);
+  };
+  SmallVector<StringRef> entries;
+  spec.split(entries, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (StringRef entry : entries) {
+    entry = entry.trim();
+    auto [name, dims] = entry.split('=');
+    name = name.trim();
+    if (!entry.contains('='))
+      return error("'" + entry + "' is not NAME=DIMxDIM...");
+    if (name.empty())
+      return error("'" + entry + "' has no input name");
+    SmallVector<int64_t> shape;
+    dims = dims.trim();
+    if (!dims.empty()) {
+      SmallVector<StringRef> parts;
+      dims.split(parts, 'x');
+      for (StringRef part : parts) {
+        uint64_t d;
+        if (part.getAsInteger(10, d) || d > (uint64_t(1) << 40))
+          return error("dim '" + part + "' of '" + name + "' is not a non-negative integer");
+        shape.push_back(int64_t(d));
+      }
+    }
+    if (!shapes.try_emplace(name, std::move(shape)).second)
+      return error("input '" + name + "' is given twice");
+  }
+  return shapes;
+}
+
+//===----------------------------------------------------------------------===//
+// OpRegistry
+//===----------------------------------------------------------------------===//
+
+void OpRegistry::add(StringRef opType, OpImportFn fn,
+                     std::initializer_list<const char *> attributes) {
+  OpImporter importer{fn, {}};
+  for (const char *a : attributes)
+    importer.attributes.push_back(a);
+  bool inserted = table.try_emplace(opType, std::move(importer)).second;
+  assert(inserted && "op type registered twice");
+  (void)inserted;
+}
+
+const OpImporter *OpRegistry::lookup(StringRef opType) const {
+  auto it = table.find(opType);
+  return it == table.end() ? nullptr : &it->second;
+}
+
+/// The table of all supported default-domain ops, built once.
+static const OpRegistry &getOpRegistry() {
+  static const OpRegistry registry = [] {
+    OpRegistry r;
+    registerElementwiseOps(r);
+    registerShapeOps(r);
+    registerMovementOps(r);
+    registerMathOps(r);
+    return r;
+  }();
+  return registry;
+}
+
+//===----------------------------------------------------------------------===//
+// NodeImporter
+//===----------------------------------------------------------------------===//
+
+InFlightDiagnostic NodeImporter::emitError() {
+  InFlightDiagnostic diag = mlir::emitError(loc);
+  diag << "node '" << displayName << "' (" << node.op_type() << ", opset " << opset << "): ";
+  return diag;
+}
+
+LogicalResult NodeImporter::emitUnsupported(const Twine &reason) {
+  return emitError() << "unsupported: " << reason;
+}
+
+LogicalResult NodeImporter::checkNumInputs(unsigned minCount, unsigned maxCount) {
+  unsigned n = inputs.size();
+  bool ok = n >= minCount && n <= maxCount;
+  for (unsigned i = 0; ok && i < minCount; ++i)
+    ok = bool(inputs[i]);
+  if (ok)
+    return success();
+  InFlightDiagnostic diag = emitError() << "expects ";
+  if (minCount == maxCount)
+    diag << minCount;
+  else
+    diag << minCount << " to " << maxCount;
+  return diag << " operands, got " << n;
+}
+
+const onnx::AttributeProto *NodeImporter::findAttr(StringRef name) const {
+  for (const onnx::AttributeProto &a : node.attribute())
+    if (a.name() == name)
+      return &a;
+  return nullptr;
+}
+
+FailureOr<int64_t> NodeImporter::getIntAttr(StringRef name, int64_t dflt) {
+  const onnx::AttributeProto *a = findAttr(name);
+  if (!a)
+    return dflt;
+  if (a->type() != onnx::AttributeProto::INT)
+    return emitError() << "attribute '" << name << "' must be an INT";
+  return a->i();
+}
+
+FailureOr<float> NodeImporter::getFloatAttr(StringRef name, float dflt) {
+  const onnx::AttributeProto *a = findAttr(name);
+  if (!a)
+    return dflt;
+  if (a->type() != onnx::AttributeProto::FLOAT)
+    return emitError() << "attribute '" << name << "' must be a FLOAT";
+  return a->f();
+}
+
+FailureOr<std::string> NodeImporter::getStringAttr(StringRef name, StringRef dflt) {
+  const onnx::AttributeProto *a = findAttr(name);
+  if (!a)
+    return dflt.str();
+  if (a->type() != onnx::AttributeProto::STRING)
+    return emitError() << "attribute '" << name << "' must be a STRING";
+  return a->s();
+}
+
+FailureOr<std::optional<SmallVector<int64_t>>> NodeImporter::getIntsAttr(StringRef name) {
+  const onnx::AttributeProto *a = findAttr(name);
+  if (!a)
+    return std::optional<SmallVector<int64_t>>();
+  if (a->type() != onnx::AttributeProto::INTS)
+    return emitError() << "attribute '" << name << "' must be INTS";
+  return std::optional<SmallVector<int64_t>>(
+      SmallVector<int64_t>(a->ints().begin(), a->ints().end()));
+}
+
+FailureOr<DenseElementsAttr> NodeImporter::getTensorAttr(StringRef name) {
+  const onnx::AttributeProto *a = findAttr(name);
+  if (!a)
+    return DenseElementsAttr();
+  if (a->type() != onnx::AttributeProto::TENSOR)
+    return emitError() << "attribute '" << name << "' must be a TENSOR";
+  Expected<DenseElementsAttr> value = tensors.load(a->t());
+  if (!value)
+    return emitError() << "attribute '" << name << "': " << llvm::toString(value.takeError());
+  return *value;
+}
+
+FailureOr<DenseElementsAttr> NodeImporter::getConstantInput(unsigned i, StringRef what) {
+  DenseElementsAttr attr;
+  if (!hasInput(i) || !matchPattern(inputs[i], m_Constant(&attr)))
+    return emitUnsupported(Twine(what) + " of " + node.op_type() +
+                           " must be a constant after shape specialization");
+  return attr;
+}
+
+FailureOr<SmallVector<int64_t>> NodeImporter::getConstantInts(unsigned i, StringRef what) {
+  FailureOr<DenseElementsAttr> attr = getConstantInput(i, what);
+  if (failed(attr))
+    return failure();
+  Type elem = attr->getElementType();
+  if (!elem.isInteger(64) && !elem.isInteger(32))
+    return emitError() << what << " must be an integer tensor, got " << attr->getType();
+  SmallVector<int64_t> values;
+  for (const APInt &v : attr->getValues<APInt>())
+    values.push_back(v.getSExtValue());
+  return values;
+}
+
+Value NodeImporter::createConstant(DenseElementsAttr value) {
+  return ConstantOp::create(builder, loc, value.getType(), value);
+}
+
+Value NodeImporter::createScalar(Type elementType, double value) {
+  auto type = RankedTensorType::get({}, elementType);
+  if (auto ft = dyn_cast<FloatType>(elementType)) {
+    APFloat v(value);
+    bool loses;
+    v.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &loses);
+    return createConstant(DenseElementsAttr::get(type, v));
+  }
+  if (elementType.isInteger(1))
+    return createConstant(DenseElementsAttr::get(type, value != 0.0));
+  return createConstant(DenseElementsAttr::get(
+      type, APInt(elementType.getIntOrFloatBitWidth(), uint64_t(int64_t(value)),
+                  /*isSigned=*/true, /*implicitTrunc=*/true)));
+}
+
+Value NodeImporter::createReshape(Value v, ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(v.getType());
+  return create<ReshapeOp>(type.clone(shape), v);
+}
+
+FailureOr<int64_t> NodeImporter::normalizeAxis(int64_t axis, int64_t rank, StringRef what) {
+  if (axis < -rank || axis >= rank)
+    return emitError() << what << " " << axis << " is out of range for rank " << rank;
+  return axis < 0 ? axis + rank : axis;
+}
+
+FailureOr<SmallVector<int64_t>> NodeImporter::broadcast(ArrayRef<int64_t> a,
+                                                        ArrayRef<int64_t> b) {
+  FailureOr<SmallVector<int64_t>> shape = broadcastShapes(a, b);
+  if (failed(shape))
+    return emitError() << "operand shapes " << formatShape(a) << " and " << formatShape(b)
+                       << " are not broadcast-compatible";
+  return shape;
+}
+
+LogicalResult NodeImporter::checkSameElementType(unsigned i, unsigned j) {
+  Type a = getInputType(i).getElementType(), b = getInputType(j).getElementType();
+  if (a == b)
+    return success();
+  return emitError() << "operand element types differ: " << a << " (operand " << i
+                     << ") and " << b << " (operand " << j
+                     << "); ONNX requires equal types";
+}
+
+LogicalResult NodeImporter::checkFloat(unsigned i, StringRef what) {
+  if (isa<FloatType>(getInputType(i).getElementType()))
+    return success();
+  return emitError() << "unsupported: " << what << " of type " << getInputType(i)
+                     << " (a floating-point tensor is required)";
+}
+
+//===----------------------------------------------------------------------===//
+// Graph import
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Imports one ModelProto's main graph into a new module.
+class GraphImporter {
+public:
+  GraphImporter(MLIRContext &ctx, StringRef path, const onnx::ModelProto &model,
+                const InputShapes &shapes)
+      : ctx(ctx), builder(&ctx), path(path), model(model), graph(model.graph()),
+        shapes(shapes), fileLoc(FileLineColLoc::get(&ctx, path, 0, 0)),
+        tensors(&ctx, llvm::sys::path::parent_path(path)) {}
+
+  OwningOpRef<ModuleOp> run();
+
+private:
+  LogicalResult checkOpsets();
+  FailureOr<RankedTensorType> getInputType(const onnx::ValueInfoProto &input);
+  LogicalResult importNode(const onnx::NodeProto &node, int index);
+  LogicalResult checkOutputType(const onnx::ValueInfoProto &output, Value value);
+  /// The value named `name`: a node result, graph input or initializer
+  /// (materialized as `kiln.constant` on first use); null if undefined.
+  FailureOr<Value> lookup(StringRef name);
+
+  MLIRContext &ctx;
+  OpBuilder builder;
+  StringRef path;
+  const onnx::ModelProto &model;
+  const onnx::GraphProto &graph;
+  const InputShapes &shapes;
+  Location fileLoc;
+  TensorLoader tensors;
+  int64_t opset = 0;
+  llvm::StringMap<Value> values;
+  llvm::StringMap<const onnx::TensorProto *> initializers;
+  llvm::StringSet<> usedNames;
+};
+
+} // namespace
+
+LogicalResult GraphImporter::checkOpsets() {
+  bool found = false;
+  for (const onnx::OperatorSetIdProto &id : model.opset_import()) {
+    if (id.domain().empty() || id.domain() == "ai.onnx") {
+      found = true;
+      opset = id.version();
+    }
+  }
+  if (!found)
+    return emitError(fileLoc) << "ONNX model '" << path
+                              << "' does not import the default ONNX opset";
+  if (opset < kMinOpset || opset > kMaxOpset)
+    return emitError(fileLoc) << "ONNX model '" << path << "': unsupported: opset " << opset
+                              << " of the default domain (kiln imports opsets " << kMinOpset
+                              << " to " << kMaxOpset << ")";
+  return success();
+}
+
+FailureOr<RankedTensorType> GraphImporter::getInputType(const onnx::ValueInfoProto &input) {
+  const std::string &name = input.name();
+  auto error = [&]() {
+    return emitError(NameLoc::get(StringAttr::get(&ctx, name), fileLoc))
+           << "graph input '" << name << "': ";
+  };
+  if (!input.type().has_tensor_type())
+    return error() << "unsupported: only tensor inputs are supported";
+  const onnx::TypeProto::Tensor &tt = input.type().tensor_type();
+  Type elem = getElementType(&ctx, tt.elem_type());
+  if (!elem)
+    return error() << unsupportedDataTypeMessage(tt.elem_type());
+
+  auto given = shapes.find(name);
+  SmallVector<int64_t> shape;
+  SmallVector<std::string> symbols;
+  if (tt.has_shape()) {
+    for (const onnx::TensorShapeProto::Dimension &d : tt.shape().dim()) {
+      if (d.has_dim_value() && d.dim_value() >= 0) {
+        shape.push_back(d.dim_value());
+      } else {
+        shape.push_back(ShapedType::kDynamic);
+        symbols.push_back(d.has_dim_param() && !d.dim_param().empty() ? d.dim_param() : "?");
+      }
+    }
+  }
+  if (given == shapes.end()) {
+    if (!tt.has_shape())
+      return error() << "has unknown rank; give its shape with --shape " << name << "=...";
+    if (!symbols.empty()) {
+      InFlightDiagnostic diag = error() << "symbolic dims ";
+      llvm::interleaveComma(symbols, diag, [&](const std::string &s) { diag << "'" << s << "'"; });
+      return diag << " need a value; give its shape with --shape " << name << "=...";
+    }
+    return RankedTensorType::get(shape, elem);
+  }
+  ArrayRef<int64_t> want = given->second;
+  if (tt.has_shape() && want.size() != shape.size())
+    return error() << "--shape gives rank " << want.size() << " " << formatShape(want)
+                   << " but the input has rank " << shape.size();
+  for (auto [i, d] : llvm::enumerate(shape))
+    if (d != ShapedType::kDynamic && d != want[i])
+      return error() << "--shape gives dim " << i << " = " << want[i]
+                     << " but the model fixes it to " << d;
+  return RankedTensorType::get(want, elem);
+}
+
+FailureOr<Value> GraphImporter::lookup(StringRef name) {
+  auto it = values.find(name);
+  if (it != values.end())
+    return it->second;
+  auto init = initializers.find(name);
+  if (init == initializers.end())
+    return Value();
+  Location loc = NameLoc::get(StringAttr::get(&ctx, name), fileLoc);
+  Expected<DenseElementsAttr> attr = tensors.load(*init->second);
+  if (!attr) {
+    return emitError(loc) << "initializer '" << name
+                          << "': " << llvm::toString(attr.takeError());
+  }
+  Value v = ConstantOp::create(builder, loc, attr->getType(), *attr);
+  values[name] = v;
+  return v;
+}
+
+LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index) {
+  std::string displayName =
+      node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
+  Location loc = NameLoc::get(StringAttr::get(&ctx, displayName), fileLoc);
+
+  // 1. Domain and op type.
+  bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
+  const OpImporter *importer = defaultDomain ? getOpRegistry().lookup(node.op_type()) : nullptr;
+  if (!importer) {
+    int64_t version = 0;
+    for (const onnx::OperatorSetIdProto &id : model.opset_import())
+      if (id.domain() == node.domain() || (defaultDomain && id.domain().empty()))
+        version = id.version();
+    return emitError(loc) << "node '" << displayName << "' ("
+                          << (defaultDomain ? "" : node.domain() + "::") << node.op_type()
+                          << ", opset " << version << "): unsupported operator";
+  }
+  auto nodeError = [&]() {
+    return emitError(loc) << "node '" << displayName << "' (" << node.op_type() << ", opset "
+                          << opset << "): ";
+  };
+
+  // 2. Attributes: each must be one the handler understands.
+  for (const onnx::AttributeProto &a : node.attribute()) {
+    if (!llvm::is_contained(importer->attributes, a.name()))
+      return nodeError() << "unsupported: attribute '" << a.name() << "'";
+    if (!a.ref_attr_name().empty())
+      return nodeError() << "unsupported: attribute '" << a.name()
+                         << "' refers to a function attribute";
+  }
+
+  // 3. Operands (trailing empty names are absent optional operands).
+  SmallVector<Value> inputs;
+  for (const std::string &name : node.input()) {
+    if (name.empty()) {
+      inputs.push_back(Value());
+      continue;
+    }
+    FailureOr<Value> v = lookup(name);
+    if (failed(v))
+      return failure();
+    if (!*v)
+      return nodeError() << "operand '" << name << "' is not defined before the node";
+    inputs.push_back(*v);
+  }
+  SmallVector<bool> outputUsed;
+  for (const std::string &name : node.output())
+    outputUsed.push_back(!name.empty() && usedNames.contains(name));
+
+  // 4. The handler.
+  NodeImporter importerState(builder, loc, node, displayName, opset, std::move(inputs),
+                             std::move(outputUsed), tensors);
+  if (failed(importer->fn(importerState)))
+    return failure();
+
+  // 5. Results.
+  for (auto [i, name] : llvm::enumerate(node.output())) {
+    if (name.empty())
+      continue;
+    Value v = importerState.getResults()[i];
+    if (!v) {
+      if (importerState.isOutputUsed(i))
+        return nodeError() << "unsupported: output " << i << " ('" << name << "') is used";
+      continue;
+    }
+    values[name] = v;
+  }
+  return success();
+}
+
+LogicalResult GraphImporter::checkOutputType(const onnx::ValueInfoProto &output, Value value) {
+  auto error = [&]() {
+    return emitError(NameLoc::get(StringAttr::get(&ctx, output.name()), fileLoc))
+           << "graph output '" << output.name() << "': ";
+  };
+  auto type = cast<RankedTensorType>(value.getType());
+  if (!output.type().has_tensor_type())
+    return success();
+  const onnx::TypeProto::Tensor &tt = output.type().tensor_type();
+  if (tt.elem_type() != onnx::TensorProto::UNDEFINED) {
+    Type elem = getElementType(&ctx, tt.elem_type());
+    if (elem != type.getElementType())
+      return error() << "declared as " << getDataTypeName(tt.elem_type())
+                     << " but kiln computed " << type;
+  }
+  if (!tt.has_shape())
+    return success();
+  if (tt.shape().dim_size() != type.getRank())
+    return error() << "declared with rank " << tt.shape().dim_size() << " but kiln computed "
+                   << type;
+  for (auto [i, d] : llvm::enumerate(tt.shape().dim()))
+    if (d.has_dim_value() && d.dim_value() != type.getDimSize(i))
+      return error() << "declared dim " << i << " = " << d.dim_value() << " but kiln computed "
+                     << type;
+  return success();
+}
+
+OwningOpRef<ModuleOp> GraphImporter::run() {
+  if (failed(checkOpsets()))
+    return nullptr;
+
+  // Initializers and the names consumed by nodes or graph outputs.
+  for (const onnx::TensorProto &t : graph.initializer())
+    initializers[t.name()] = &t;
+  for (const onnx::NodeProto &node : graph.node())
+    for (const std::string &name : node.input())
+      usedNames.insert(name);
+  for (const onnx::ValueInfoProto &out : graph.output())
+    usedNames.insert(out.name());
+
+  // Graph inputs (initializers are constants, not arguments).
+  SmallVector<const onnx::ValueInfoProto *> inputs;
+  SmallVector<Type> argTypes;
+  llvm::StringSet<> inputNames;
+  for (const onnx::ValueInfoProto &in : graph.input()) {
+    if (initializers.contains(in.name()))
+      continue;
+    inputNames.insert(in.name());
+    FailureOr<RankedTensorType> type = getInputType(in);
+    if (failed(type))
+      return nullptr;
+    inputs.push_back(&in);
+    argTypes.push_back(*type);
+  }
+  for (const auto &entry : shapes) {
+    if (inputNames.contains(entry.getKey()))
+      continue;
+    InFlightDiagnostic diag = emitError(fileLoc)
+                              << "--shape names '" << entry.getKey()
+                              << "', which is not a graph input of '" << path << "' (inputs: ";
+    llvm::interleaveComma(inputs, diag,
+                          [&](const onnx::ValueInfoProto *in) { diag << in->name(); });
+    diag << ")";
+    return nullptr;
+  }
+
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  builder.setInsertionPointToEnd(module->getBody());
+  auto func = func::FuncOp::create(builder, fileLoc, "main",
+                                   builder.getFunctionType(argTypes, {}));
+  Block *body = func.addEntryBlock();
+  for (auto [i, in] : llvm::enumerate(inputs)) {
+    func.setArgAttr(i, "kiln.name", builder.getStringAttr(in->name()));
+    values[in->name()] = body->getArgument(i);
+  }
+  builder.setInsertionPointToEnd(body);
+
+  // Nodes, in file order (ONNX requires a topological order).
+  for (auto [i, node] : llvm::enumerate(graph.node()))
+    if (failed(importNode(node, i)))
+      return nullptr;
+
+  // Outputs.
+  SmallVector<Value> results;
+  for (const onnx::ValueInfoProto &out : graph.output()) {
+    FailureOr<Value> v = lookup(out.name());
+    if (failed(v))
+      return nullptr;
+    if (!*v) {
+      emitError(fileLoc) << "graph output '" << out.name() << "' of '" << path
+                         << "' is not produced by any node";
+      return nullptr;
+    }
+    if (failed(checkOutputType(out, *v)))
+      return nullptr;
+    results.push_back(*v);
+  }
+  func::ReturnOp::create(builder, fileLoc, results);
+  func.setFunctionType(builder.getFunctionType(argTypes, TypeRange(ValueRange(results))));
+  for (auto [i, out] : llvm::enumerate(graph.output()))
+    func.setResultAttr(i, "kiln.name", builder.getStringAttr(out.name()));
+
+  if (failed(verify(*module)))
+    return nullptr;
+  return module;
+}
+
+OwningOpRef<ModuleOp> kiln::importOnnxFile(MLIRContext &ctx, StringRef path,
+                                           const InputShapes &shapes) {
+  ctx.loadDialect<KilnDialect, func::FuncDialect>();
+  Location fileLoc = FileLineColLoc::get(&ctx, path, 0, 0);
+
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    emitError(fileLoc) << "cannot read ONNX model '" << path
+                       << "': " << buffer.getError().message();
+    return nullptr;
+  }
+  onnx::ModelProto model;
+  std::string parseError;
+  if (!parseModelProto((*buffer)->getBufferStart(), (*buffer)->getBufferSize(), model,
+                       parseError)) {
+    emitError(fileLoc) << "cannot read ONNX model '" << path << "': " << parseError;
+    return nullptr;
+  }
+  if (!model.has_graph() || model.ir_version() <= 0) {
+    emitError(fileLoc) << "cannot read ONNX model '" << path
+                       << "': not an ONNX model (no ir_version or graph)";
+    return nullptr;
+  }
+  return GraphImporter(ctx, path, model, shapes).run();
+}

@@ -1,0 +1,252 @@
+//===- OnnxMath.cpp - GEMM, normalization, softmax and reductions ---------===//
+//
+// MatMul (numpy semantics; 1-D operands are reshaped to 2-D and back), Gemm
+// (transposes, alpha and beta*C as separate kiln ops that fold on constant
+// weights), Softmax-13, LayerNormalization-17 (output 0 only) and
+// ReduceMean/ReduceSum/ReduceMax (axes as an attribute or, in opset 18, as
+// an operand; keepdims; noop_with_empty_axes) -> kiln.reduce.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/onnx/OnnxOpImport.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::onnx_import;
+
+namespace {
+
+/// `lhs @ rhs` for operands of rank >= 2 with broadcast batch dims.
+FailureOr<Value> buildMatMul(NodeImporter &n, Value lhs, Value rhs) {
+  auto a = cast<RankedTensorType>(lhs.getType()), b = cast<RankedTensorType>(rhs.getType());
+  if (a.getElementType() != b.getElementType())
+    return n.emitError() << "operand element types differ: " << a.getElementType() << " and "
+                         << b.getElementType() << "; ONNX requires equal types";
+  int64_t m = a.getDimSize(a.getRank() - 2), k = a.getShape().back();
+  int64_t k2 = b.getDimSize(b.getRank() - 2), nDim = b.getShape().back();
+  if (k != k2)
+    return n.emitError() << "contraction dims differ: " << a << " and " << b;
+  FailureOr<SmallVector<int64_t>> batch =
+      n.broadcast(a.getShape().drop_back(2), b.getShape().drop_back(2));
+  if (failed(batch))
+    return failure();
+  SmallVector<int64_t> shape(*batch);
+  shape.append({m, nDim});
+  return n.create<MatMulOp>(a.clone(shape), lhs, rhs);
+}
+
+LogicalResult importMatMul(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 2)) || failed(n.checkFloat(0, "lhs")) ||
+      failed(n.checkFloat(1, "rhs")))
+    return failure();
+  auto a = n.getInputType(0), b = n.getInputType(1);
+  if (a.getRank() == 0 || b.getRank() == 0)
+    return n.emitError() << "operands must have rank >= 1, got " << a << " and " << b;
+  // numpy: a 1-D lhs [K] is [1, K], a 1-D rhs [K] is [K, 1]; the added dim
+  // is dropped from the result.
+  Value lhs = n.getInput(0), rhs = n.getInput(1);
+  if (a.getRank() == 1)
+    lhs = n.createReshape(lhs, {1, a.getDimSize(0)});
+  if (b.getRank() == 1)
+    rhs = n.createReshape(rhs, {b.getDimSize(0), 1});
+  FailureOr<Value> product = buildMatMul(n, lhs, rhs);
+  if (failed(product))
+    return failure();
+  Value result = *product;
+  if (a.getRank() == 1 || b.getRank() == 1) {
+    auto type = cast<RankedTensorType>(result.getType());
+    SmallVector<int64_t> shape(type.getShape().drop_back(2));
+    if (a.getRank() != 1)
+      shape.push_back(type.getDimSize(type.getRank() - 2));
+    if (b.getRank() != 1)
+      shape.push_back(type.getShape().back());
+    result = n.createReshape(result, shape);
+  }
+  n.setResult(0, result);
+  return success();
+}
+
+/// Gemm: alpha * op(A) @ op(B) + beta * C, with op = optional transpose.
+LogicalResult importGemm(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 3)) || failed(n.checkFloat(0, "A")) ||
+      failed(n.checkFloat(1, "B")))
+    return failure();
+  FailureOr<float> alpha = n.getFloatAttr("alpha", 1.0f), beta = n.getFloatAttr("beta", 1.0f);
+  FailureOr<int64_t> transA = n.getIntAttr("transA", 0), transB = n.getIntAttr("transB", 0);
+  if (failed(alpha) || failed(beta) || failed(transA) || failed(transB))
+    return failure();
+  auto transpose = [&](Value v) {
+    auto t = cast<RankedTensorType>(v.getType());
+    return n.create<TransposeOp>(t.clone({t.getDimSize(1), t.getDimSize(0)}), v,
+                                 n.getBuilder().getDenseI64ArrayAttr({1, 0}));
+  };
+  Value a = n.getInput(0), b = n.getInput(1);
+  if (n.getInputType(0).getRank() != 2 || n.getInputType(1).getRank() != 2)
+    return n.emitError() << "A and B must be 2-D, got " << n.getInputType(0) << " and "
+                         << n.getInputType(1);
+  if (*transA)
+    a = transpose(a);
+  if (*transB)
+    b = transpose(b);
+  FailureOr<Value> product = buildMatMul(n, a, b);
+  if (failed(product))
+    return failure();
+  Value result = *product;
+  auto type = cast<RankedTensorType>(result.getType());
+  Type elem = type.getElementType();
+  if (*alpha != 1.0f)
+    result = n.create<MulOp>(type, result, n.createScalar(elem, *alpha));
+  if (n.hasInput(2) && *beta != 0.0f) {
+    Value c = n.getInput(2);
+    auto ct = n.getInputType(2);
+    if (ct.getElementType() != elem)
+      return n.emitError() << "C element type " << ct.getElementType() << " differs from "
+                           << elem << "; ONNX requires equal types";
+    FailureOr<SmallVector<int64_t>> shape = n.broadcast(type.getShape(), ct.getShape());
+    if (failed(shape))
+      return failure();
+    if (ArrayRef<int64_t>(*shape) != type.getShape())
+      return n.emitError() << "C " << ct << " does not broadcast to the product " << type;
+    if (*beta != 1.0f)
+      c = n.create<MulOp>(ct, c, n.createScalar(elem, *beta));
+    result = n.create<AddOp>(type, result, c);
+  }
+  n.setResult(0, result);
+  return success();
+}
+
+/// Softmax-13: one axis (default -1).
+LogicalResult importSoftmax(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 1)) || failed(n.checkFloat(0)))
+    return failure();
+  auto type = n.getInputType(0);
+  FailureOr<int64_t> axisAttr = n.getIntAttr("axis", -1);
+  if (failed(axisAttr))
+    return failure();
+  FailureOr<int64_t> axis = n.normalizeAxis(*axisAttr, type.getRank());
+  if (failed(axis))
+    return failure();
+  n.setResult(0, n.create<SoftmaxOp>(type, n.getInput(0),
+                                     n.getBuilder().getI64IntegerAttr(*axis)));
+  return success();
+}
+
+/// LayerNormalization-17: Y only; scale/bias broadcast to the normalized
+/// shape with kiln.expand (folds for constant weights).
+LogicalResult importLayerNorm(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 3)) || failed(n.checkFloat(0)))
+    return failure();
+  auto type = n.getInputType(0);
+  FailureOr<int64_t> axisAttr = n.getIntAttr("axis", -1);
+  FailureOr<float> epsilon = n.getFloatAttr("epsilon", 1e-5f);
+  FailureOr<int64_t> stashType = n.getIntAttr("stash_type", 1);
+  if (failed(axisAttr) || failed(epsilon) || failed(stashType))
+    return failure();
+  if (*stashType != onnx::TensorProto::FLOAT)
+    return n.emitUnsupported("stash_type " + Twine(*stashType) +
+                             " (kiln computes statistics in FLOAT)");
+  for (unsigned i = 1; i < n.getNumOutputs(); ++i)
+    if (n.isOutputUsed(i))
+      return n.emitUnsupported(Twine("output ") + (i == 1 ? "Mean" : "InvStdDev") +
+                               " is used (kiln computes only Y)");
+  FailureOr<int64_t> axis = n.normalizeAxis(*axisAttr, type.getRank());
+  if (failed(axis))
+    return failure();
+  ArrayRef<int64_t> normShape = type.getShape().drop_front(*axis);
+  SmallVector<Value> params;
+  for (unsigned i = 1; i < 3; ++i) {
+    if (!n.hasInput(i)) {
+      params.push_back(Value());
+      continue;
+    }
+    auto t = n.getInputType(i);
+    if (t.getElementType() != type.getElementType())
+      return n.emitError() << (i == 1 ? "scale " : "bias ") << t
+                           << " must have the element type of the input " << type;
+    FailureOr<SmallVector<int64_t>> shape = n.broadcast(t.getShape(), normShape);
+    if (failed(shape))
+      return failure();
+    if (ArrayRef<int64_t>(*shape) != normShape)
+      return n.emitError() << (i == 1 ? "scale " : "bias ") << t
+                           << " does not broadcast to the normalized shape "
+                           << formatShape(normShape);
+    Value v = n.getInput(i);
+    if (t.getShape() != normShape)
+      v = n.create<ExpandOp>(t.clone(normShape), v);
+    params.push_back(v);
+  }
+  Builder &b = n.getBuilder();
+  n.setResult(0, n.create<LayerNormOp>(type, n.getInput(0), params[0], params[1],
+                                       b.getI64IntegerAttr(*axis),
+                                       b.getF32FloatAttr(*epsilon)));
+  return success();
+}
+
+/// ReduceMean/Sum/Max: axes from operand 1 (ReduceSum-13, all reductions in
+/// opset 18) or from the `axes` attribute (ReduceMean/Max before 18).
+template <ReduceKind Kind>
+LogicalResult importReduce(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 2)))
+    return failure();
+  auto type = n.getInputType(0);
+  if (type.getElementType().isInteger(1))
+    return n.emitUnsupported("bool reduction");
+  if (Kind == ReduceKind::Mean && failed(n.checkFloat(0)))
+    return failure();
+  FailureOr<int64_t> keepDims = n.getIntAttr("keepdims", 1),
+                     noop = n.getIntAttr("noop_with_empty_axes", 0);
+  FailureOr<std::optional<SmallVector<int64_t>>> axesAttr = n.getIntsAttr("axes");
+  if (failed(keepDims) || failed(noop) || failed(axesAttr))
+    return failure();
+  SmallVector<int64_t> given;
+  if (n.hasInput(1)) {
+    if (*axesAttr)
+      return n.emitError() << "axes are given both as an attribute and an operand";
+    FailureOr<SmallVector<int64_t>> v = n.getConstantInts(1, "axes");
+    if (failed(v))
+      return failure();
+    given = *v;
+  } else if (*axesAttr) {
+    given = **axesAttr;
+  }
+  if (given.empty()) {
+    if (*noop) {
+      n.setResult(0, n.getInput(0));
+      return success();
+    }
+    given = llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+  }
+  SmallVector<int64_t> axes;
+  for (int64_t a : given) {
+    FailureOr<int64_t> axis = n.normalizeAxis(a, type.getRank());
+    if (failed(axis))
+      return failure();
+    axes.push_back(*axis);
+  }
+  llvm::sort(axes);
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (!llvm::is_contained(axes, d))
+      shape.push_back(type.getDimSize(d));
+    else if (*keepDims)
+      shape.push_back(1);
+  }
+  Builder &b = n.getBuilder();
+  n.setResult(0, n.create<ReduceOp>(type.clone(shape),
+                                    ReduceKindAttr::get(n.getContext(), Kind), n.getInput(0),
+                                    b.getDenseI64ArrayAttr(axes), b.getBoolAttr(*keepDims != 0)));
+  return success();
+}
+
+} // namespace
+
+void onnx_import::registerMathOps(OpRegistry &r) {
+  r.add("MatMul", importMatMul);
+  r.add("Gemm", importGemm, {"alpha", "beta", "transA", "transB"});
+  r.add("Softmax", importSoftmax, {"axis"});
+  r.add("LayerNormalization", importLayerNorm, {"axis", "epsilon", "stash_type"});
+  r.add("ReduceMean", importReduce<ReduceKind::Mean>, {"axes", "keepdims", "noop_with_empty_axes"});
+  r.add("ReduceSum", importReduce<ReduceKind::Sum>, {"axes", "keepdims", "noop_with_empty_axes"});
+  r.add("ReduceMax", importReduce<ReduceKind::Max>, {"axes", "keepdims", "noop_with_empty_axes"});
+}

@@ -1,0 +1,503 @@
+//===- OnnxMovement.cpp - data-movement ONNX ops --------------------------===//
+//
+// Reshape, Squeeze, Unsqueeze, Flatten (all -> kiln.reshape), Transpose,
+// Slice and Split (-> kiln.slice), Concat, Expand, Tile (reshape + expand +
+// reshape), Trilu (a constant mask + kiln.where), Gather, GatherElements and
+// GatherND. Shape-determining operands (shape, axes, starts/ends, split
+// sizes, repeats, k) must be constants after shape specialization.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/onnx/OnnxOpImport.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::onnx_import;
+
+namespace {
+
+/// Normalizes and sorts a list of axes for `rank`, rejecting duplicates.
+FailureOr<SmallVector<int64_t>> normalizeAxes(NodeImporter &n, ArrayRef<int64_t> axes,
+                                              int64_t rank) {
+  SmallVector<int64_t> out;
+  for (int64_t a : axes) {
+    FailureOr<int64_t> axis = n.normalizeAxis(a, rank);
+    if (failed(axis))
+      return failure();
+    out.push_back(*axis);
+  }
+  llvm::sort(out);
+  if (std::adjacent_find(out.begin(), out.end()) != out.end())
+    return n.emitError() << "axes " << formatShape(axes) << " repeat an axis";
+  return out;
+}
+
+/// Reshape(data, shape) with ONNX 0 (copy, unless allowzero) and -1 (infer).
+LogicalResult importReshape(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 2)))
+    return failure();
+  auto type = n.getInputType(0);
+  FailureOr<SmallVector<int64_t>> spec = n.getConstantInts(1, "shape");
+  FailureOr<int64_t> allowZero = n.getIntAttr("allowzero", 0);
+  if (failed(spec) || failed(allowZero))
+    return failure();
+  SmallVector<int64_t> shape;
+  int64_t inferred = -1, known = 1;
+  for (auto [i, d] : llvm::enumerate(*spec)) {
+    if (d == 0 && !*allowZero) {
+      if ((int64_t)i >= type.getRank())
+        return n.emitError() << "shape " << formatShape(*spec) << " copies dim " << i
+                             << " of a rank-" << type.getRank() << " tensor";
+      d = type.getDimSize(i);
+    } else if (d == -1) {
+      if (inferred >= 0)
+        return n.emitError() << "shape " << formatShape(*spec) << " has more than one -1";
+      inferred = i;
+      shape.push_back(1);
+      continue;
+    } else if (d < -1) {
+      return n.emitError() << "shape " << formatShape(*spec) << " has a negative dim";
+    }
+    shape.push_back(d);
+    known *= d;
+  }
+  if (inferred >= 0) {
+    if (known == 0 || type.getNumElements() % known != 0)
+      return n.emitError() << "cannot reshape " << type << " to " << formatShape(*spec);
+    shape[inferred] = type.getNumElements() / known;
+  }
+  if (getTensorType(shape, type.getElementType()).getNumElements() != type.getNumElements())
+    return n.emitError() << "cannot reshape " << type << " to " << formatShape(*spec)
+                         << " (resolved " << formatShape(shape) << ")";
+  n.setResult(0, n.createReshape(n.getInput(0), shape));
+  return success();
+}
+
+/// Squeeze(data, axes?): without axes, drops every dim of size 1.
+LogicalResult importSqueeze(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 2)))
+    return failure();
+  auto type = n.getInputType(0);
+  SmallVector<int64_t> axes;
+  if (n.hasInput(1)) {
+    FailureOr<SmallVector<int64_t>> given = n.getConstantInts(1, "axes");
+    if (failed(given))
+      return failure();
+    FailureOr<SmallVector<int64_t>> norm = normalizeAxes(n, *given, type.getRank());
+    if (failed(norm))
+      return failure();
+    axes = *norm;
+    for (int64_t a : axes)
+      if (type.getDimSize(a) != 1)
+        return n.emitError() << "cannot squeeze dim " << a << " of size " << type.getDimSize(a)
+                             << " in " << type;
+  } else {
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.getDimSize(d) == 1)
+        axes.push_back(d);
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (!llvm::is_contained(axes, d))
+      shape.push_back(type.getDimSize(d));
+  n.setResult(0, n.createReshape(n.getInput(0), shape));
+  return success();
+}
+
+/// Unsqueeze(data, axes): axes index the result rank.
+LogicalResult importUnsqueeze(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 2)))
+    return failure();
+  auto type = n.getInputType(0);
+  FailureOr<SmallVector<int64_t>> given = n.getConstantInts(1, "axes");
+  if (failed(given))
+    return failure();
+  int64_t outRank = type.getRank() + given->size();
+  FailureOr<SmallVector<int64_t>> axes = normalizeAxes(n, *given, outRank);
+  if (failed(axes))
+    return failure();
+  SmallVector<int64_t> shape;
+  int64_t src = 0;
+  for (int64_t d = 0; d < outRank; ++d)
+    shape.push_back(llvm::is_contained(*axes, d) ? 1 : type.getDimSize(src++));
+  n.setResult(0, n.createReshape(n.getInput(0), shape));
+  return success();
+}
+
+/// Flatten(axis): [prod(dims[:axis]), prod(dims[axis:])].
+LogicalResult importFlatten(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 1)))
+    return failure();
+  auto type = n.getInputType(0);
+  int64_t rank = type.getRank();
+  FailureOr<int64_t> axis = n.getIntAttr("axis", 1);
+  if (failed(axis))
+    return failure();
+  if (*axis < -rank || *axis > rank)
+    return n.emitError() << "axis " << *axis << " is out of range for rank " << rank;
+  int64_t a = *axis < 0 ? *axis + rank : *axis;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    (d < a ? outer : inner) *= type.getDimSize(d);
+  n.setResult(0, n.createReshape(n.getInput(0), {outer, inner}));
+  return success();
+}
+
+/// Transpose(perm): default perm reverses the dims.
+LogicalResult importTranspose(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 1)))
+    return failure();
+  auto type = n.getInputType(0);
+  int64_t rank = type.getRank();
+  FailureOr<std::optional<SmallVector<int64_t>>> given = n.getIntsAttr("perm");
+  if (failed(given))
+    return failure();
+  SmallVector<int64_t> perm;
+  if (*given)
+    perm = **given;
+  else
+    perm = llvm::to_vector(llvm::reverse(llvm::seq<int64_t>(0, rank)));
+  SmallVector<int64_t> sorted(perm);
+  llvm::sort(sorted);
+  if (!llvm::equal(sorted, llvm::seq<int64_t>(0, rank)))
+    return n.emitError() << "perm " << formatShape(perm) << " is not a permutation of rank "
+                         << rank;
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(type.getDimSize(p));
+  n.setResult(0, n.create<TransposeOp>(type.clone(shape), n.getInput(0),
+                                       n.getBuilder().getDenseI64ArrayAttr(perm)));
+  return success();
+}
+
+/// Slice(data, starts, ends, axes?, steps?) with the ONNX clamping rules.
+LogicalResult importSlice(NodeImporter &n) {
+  if (failed(n.checkNumInputs(3, 5)))
+    return failure();
+  auto type = n.getInputType(0);
+  int64_t rank = type.getRank();
+  FailureOr<SmallVector<int64_t>> starts = n.getConstantInts(1, "starts");
+  if (failed(starts))
+    return failure();
+  FailureOr<SmallVector<int64_t>> ends = n.getConstantInts(2, "ends");
+  if (failed(ends))
+    return failure();
+  SmallVector<int64_t> axes, steps(starts->size(), 1);
+  if (n.hasInput(3)) {
+    FailureOr<SmallVector<int64_t>> a = n.getConstantInts(3, "axes");
+    if (failed(a))
+      return failure();
+    axes = *a;
+  } else {
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, starts->size()));
+  }
+  if (n.hasInput(4)) {
+    FailureOr<SmallVector<int64_t>> s = n.getConstantInts(4, "steps");
+    if (failed(s))
+      return failure();
+    steps = *s;
+  }
+  if (ends->size() != starts->size() || axes.size() != starts->size() ||
+      steps.size() != starts->size())
+    return n.emitError() << "starts, ends, axes and steps must have equal lengths";
+
+  SmallVector<int64_t> outStarts(rank, 0), outSteps(rank, 1), shape(type.getShape());
+  SmallVector<bool> seen(rank, false);
+  for (size_t i = 0; i < starts->size(); ++i) {
+    FailureOr<int64_t> axis = n.normalizeAxis(axes[i], rank);
+    if (failed(axis))
+      return failure();
+    if (seen[*axis])
+      return n.emitError() << "axis " << *axis << " is sliced twice";
+    seen[*axis] = true;
+    int64_t dim = type.getDimSize(*axis), step = steps[i];
+    if (step == 0)
+      return n.emitError() << "step of axis " << *axis << " is 0";
+    // Negative starts/ends count from the back (INT64_MIN/MAX stay far out),
+    // then clamp: [0, dim] for positive steps, [-1, dim - 1] for negative.
+    int64_t start = (*starts)[i], end = (*ends)[i];
+    if (start < 0)
+      start = start < -dim ? -1 - dim : start + dim; // avoid overflow near INT64_MIN
+    if (end < 0)
+      end = end < -dim ? -1 - dim : end + dim;
+    int64_t len;
+    if (step > 0) {
+      start = std::clamp<int64_t>(start, 0, dim);
+      end = std::clamp<int64_t>(end, 0, dim);
+      len = end > start ? (end - start + step - 1) / step : 0;
+    } else {
+      start = std::clamp<int64_t>(start, -1, dim - 1);
+      end = std::clamp<int64_t>(end, -1, dim - 1);
+      len = start > end ? (start - end + (-step) - 1) / (-step) : 0;
+    }
+    outStarts[*axis] = len > 0 ? start : 0;
+    outSteps[*axis] = step;
+    shape[*axis] = len;
+  }
+  Builder &b = n.getBuilder();
+  n.setResult(0, n.create<SliceOp>(type.clone(shape), n.getInput(0),
+                                   b.getDenseI64ArrayAttr(outStarts),
+                                   b.getDenseI64ArrayAttr(outSteps)));
+  return success();
+}
+
+/// Split(input, split?) with `axis` and opset-18 `num_outputs`: one
+/// kiln.slice per output.
+LogicalResult importSplit(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 2)))
+    return failure();
+  auto type = n.getInputType(0);
+  FailureOr<int64_t> axisAttr = n.getIntAttr("axis", 0);
+  if (failed(axisAttr))
+    return failure();
+  FailureOr<int64_t> axis = n.normalizeAxis(*axisAttr, type.getRank());
+  if (failed(axis))
+    return failure();
+  int64_t dim = type.getDimSize(*axis);
+  int64_t numOutputs = n.getNumOutputs();
+  SmallVector<int64_t> sizes;
+  if (n.hasInput(1)) {
+    if (n.findAttr("num_outputs"))
+      return n.emitError() << "'split' and 'num_outputs' are both given";
+    FailureOr<SmallVector<int64_t>> given = n.getConstantInts(1, "split");
+    if (failed(given))
+      return failure();
+    sizes = *given;
+  } else {
+    FailureOr<int64_t> num = n.getIntAttr("num_outputs", numOutputs);
+    if (failed(num))
+      return failure();
+    if (*num != numOutputs || *num <= 0)
+      return n.emitError() << "num_outputs " << *num << " does not match the "
+                           << numOutputs << " outputs";
+    // Opset 18: ceil(dim / num) each, the last one smaller; older opsets
+    // require an even split.
+    int64_t chunk = (dim + *num - 1) / *num;
+    if (!n.findAttr("num_outputs") && dim % *num != 0)
+      return n.emitError() << "cannot split dim " << dim << " evenly into " << *num
+                           << " outputs";
+    for (int64_t i = 0, left = dim; i < *num; ++i, left -= chunk)
+      sizes.push_back(std::clamp<int64_t>(left, 0, chunk));
+  }
+  if ((int64_t)sizes.size() != numOutputs)
+    return n.emitError() << "split " << formatShape(sizes) << " has " << sizes.size()
+                         << " sizes for " << numOutputs << " outputs";
+  if (llvm::any_of(sizes, [](int64_t s) { return s < 0; }) ||
+      std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) != dim)
+    return n.emitError() << "split " << formatShape(sizes) << " does not partition dim "
+                         << *axis << " of " << type;
+  Builder &b = n.getBuilder();
+  int64_t offset = 0;
+  for (int64_t i = 0; i < numOutputs; ++i) {
+    SmallVector<int64_t> starts(type.getRank(), 0), steps(type.getRank(), 1),
+        shape(type.getShape());
+    starts[*axis] = sizes[i] > 0 ? offset : 0;
+    shape[*axis] = sizes[i];
+    n.setResult(i, n.create<SliceOp>(type.clone(shape), n.getInput(0),
+                                     b.getDenseI64ArrayAttr(starts),
+                                     b.getDenseI64ArrayAttr(steps)));
+    offset += sizes[i];
+  }
+  return success();
+}
+
+LogicalResult importConcat(NodeImporter &n) {
+  if (n.getNumInputs() < 1)
+    return n.emitError() << "expects at least 1 operand";
+  auto first = n.getInputType(0);
+  FailureOr<int64_t> axisAttr = n.getIntAttr("axis", 0);
+  if (failed(axisAttr))
+    return failure();
+  FailureOr<int64_t> axis = n.normalizeAxis(*axisAttr, first.getRank());
+  if (failed(axis))
+    return failure();
+  SmallVector<Value> operands;
+  SmallVector<int64_t> shape(first.getShape());
+  shape[*axis] = 0;
+  for (unsigned i = 0; i < n.getNumInputs(); ++i) {
+    if (!n.hasInput(i))
+      return n.emitError() << "operand " << i << " is empty";
+    auto t = n.getInputType(i);
+    if (failed(n.checkSameElementType(0, i)))
+      return failure();
+    bool ok = t.getRank() == first.getRank();
+    for (int64_t d = 0; ok && d < t.getRank(); ++d)
+      ok = d == *axis || t.getDimSize(d) == first.getDimSize(d);
+    if (!ok)
+      return n.emitError() << "operand " << i << " of type " << t
+                           << " does not match operand 0 of type " << first
+                           << " outside axis " << *axis;
+    shape[*axis] += t.getDimSize(*axis);
+    operands.push_back(n.getInput(i));
+  }
+  n.setResult(0, n.create<ConcatOp>(first.clone(shape), operands,
+                                    n.getBuilder().getI64IntegerAttr(*axis)));
+  return success();
+}
+
+/// Expand(input, shape): bidirectional broadcast of the input to `shape`.
+LogicalResult importExpand(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 2)))
+    return failure();
+  auto type = n.getInputType(0);
+  FailureOr<SmallVector<int64_t>> target = n.getConstantInts(1, "shape");
+  if (failed(target))
+    return failure();
+  FailureOr<SmallVector<int64_t>> shape = n.broadcast(type.getShape(), *target);
+  if (failed(shape))
+    return failure();
+  n.setResult(0, n.create<ExpandOp>(type.clone(*shape), n.getInput(0)));
+  return success();
+}
+
+/// Tile(input, repeats) = reshape [1, d0, 1, d1, ...] -> expand
+/// [r0, d0, r1, d1, ...] -> reshape [r0*d0, r1*d1, ...].
+LogicalResult importTile(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 2)))
+    return failure();
+  auto type = n.getInputType(0);
+  FailureOr<SmallVector<int64_t>> repeats = n.getConstantInts(1, "repeats");
+  if (failed(repeats))
+    return failure();
+  if ((int64_t)repeats->size() != type.getRank() ||
+      llvm::any_of(*repeats, [](int64_t r) { return r < 0; }))
+    return n.emitError() << "repeats " << formatShape(*repeats)
+                         << " must be non-negative, one per dim of " << type;
+  SmallVector<int64_t> interleaved, expanded, result;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    interleaved.append({1, type.getDimSize(d)});
+    expanded.append({(*repeats)[d], type.getDimSize(d)});
+    result.push_back((*repeats)[d] * type.getDimSize(d));
+  }
+  Value v = n.createReshape(n.getInput(0), interleaved);
+  v = n.create<ExpandOp>(type.clone(expanded), v);
+  n.setResult(0, n.createReshape(v, result));
+  return success();
+}
+
+/// Trilu(input, k?) with `upper`: where(mask, input, 0) with a constant mask
+/// over the last two dims.
+LogicalResult importTrilu(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 2)))
+    return failure();
+  auto type = n.getInputType(0);
+  if (type.getRank() < 2)
+    return n.emitError() << "input must have rank >= 2, got " << type;
+  int64_t k = 0;
+  if (n.hasInput(1)) {
+    FailureOr<SmallVector<int64_t>> kv = n.getConstantInts(1, "k");
+    if (failed(kv))
+      return failure();
+    if (kv->size() != 1)
+      return n.emitError() << "k must hold one value";
+    k = (*kv)[0];
+  }
+  FailureOr<int64_t> upper = n.getIntAttr("upper", 1);
+  if (failed(upper))
+    return failure();
+  int64_t rows = type.getDimSize(type.getRank() - 2), cols = type.getShape().back();
+  SmallVector<bool> mask;
+  mask.reserve(rows * cols);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      mask.push_back(*upper ? j - i >= k : j - i <= k);
+  Builder &b = n.getBuilder();
+  Value maskValue = n.createConstant(
+      DenseElementsAttr::get(getTensorType({rows, cols}, b.getI1Type()), ArrayRef<bool>(mask)));
+  Value zero = n.createScalar(type.getElementType(), 0.0);
+  n.setResult(0, n.create<WhereOp>(type, maskValue, n.getInput(0), zero));
+  return success();
+}
+
+/// Checks that operand 1 holds int32/int64 indices.
+LogicalResult checkIndices(NodeImporter &n) {
+  Type elem = n.getInputType(1).getElementType();
+  if (elem.isInteger(64) || elem.isInteger(32))
+    return success();
+  return n.emitError() << "indices must be int64 or int32, got " << n.getInputType(1);
+}
+
+LogicalResult importGather(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 2)) || failed(checkIndices(n)))
+    return failure();
+  auto data = n.getInputType(0), indices = n.getInputType(1);
+  FailureOr<int64_t> axisAttr = n.getIntAttr("axis", 0);
+  if (failed(axisAttr))
+    return failure();
+  FailureOr<int64_t> axis = n.normalizeAxis(*axisAttr, data.getRank());
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> shape(data.getShape().take_front(*axis));
+  llvm::append_range(shape, indices.getShape());
+  llvm::append_range(shape, data.getShape().drop_front(*axis + 1));
+  n.setResult(0, n.create<GatherOp>(data.clone(shape), n.getInput(0), n.getInput(1),
+                                    n.getBuilder().getI64IntegerAttr(*axis)));
+  return success();
+}
+
+LogicalResult importGatherElements(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 2)) || failed(checkIndices(n)))
+    return failure();
+  auto data = n.getInputType(0), indices = n.getInputType(1);
+  FailureOr<int64_t> axisAttr = n.getIntAttr("axis", 0);
+  if (failed(axisAttr))
+    return failure();
+  FailureOr<int64_t> axis = n.normalizeAxis(*axisAttr, data.getRank());
+  if (failed(axis))
+    return failure();
+  if (indices.getRank() != data.getRank())
+    return n.emitError() << "indices " << indices << " must have the rank of data " << data;
+  n.setResult(0, n.create<GatherElementsOp>(data.clone(indices.getShape()), n.getInput(0),
+                                            n.getInput(1),
+                                            n.getBuilder().getI64IntegerAttr(*axis)));
+  return success();
+}
+
+LogicalResult importGatherND(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 2)) || failed(checkIndices(n)))
+    return failure();
+  auto data = n.getInputType(0), indices = n.getInputType(1);
+  FailureOr<int64_t> batchDims = n.getIntAttr("batch_dims", 0);
+  if (failed(batchDims))
+    return failure();
+  int64_t b = *batchDims, q = indices.getRank(), r = data.getRank();
+  if (q < 1 || b < 0 || b >= std::min(q, r))
+    return n.emitError() << "batch_dims " << b << " is invalid for data " << data
+                         << " and indices " << indices;
+  int64_t k = indices.getShape().back();
+  if (b + k > r)
+    return n.emitError() << "index tuples of length " << k << " exceed the rank of data "
+                         << data;
+  for (int64_t d = 0; d < b; ++d)
+    if (data.getDimSize(d) != indices.getDimSize(d))
+      return n.emitError() << "batch dim " << d << " differs between data " << data
+                           << " and indices " << indices;
+  SmallVector<int64_t> shape(indices.getShape().drop_back());
+  llvm::append_range(shape, data.getShape().drop_front(b + k));
+  n.setResult(0, n.create<GatherNDOp>(data.clone(shape), n.getInput(0), n.getInput(1),
+                                      n.getBuilder().getI64IntegerAttr(b)));
+  return success();
+}
+
+} // namespace
+
+void onnx_import::registerMovementOps(OpRegistry &r) {
+  r.add("Reshape", importReshape, {"allowzero"});
+  r.add("Squeeze", importSqueeze);
+  r.add("Unsqueeze", importUnsqueeze);
+  r.add("Flatten", importFlatten, {"axis"});
+  r.add("Transpose", importTranspose, {"perm"});
+  r.add("Slice", importSlice);
+  r.add("Split", importSplit, {"axis", "num_outputs"});
+  r.add("Concat", importConcat, {"axis"});
+  r.add("Expand", importExpand);
+  r.add("Tile", importTile);
+  r.add("Trilu", importTrilu, {"upper"});
+  r.add("Gather", importGather, {"axis"});
+  r.add("GatherElements", importGatherElements, {"axis"});
+  r.add("GatherND", importGatherND, {"batch_dims"});
+}

@@ -1,0 +1,225 @@
+//===- OnnxOpImport.h - per-node import interface -----------------*- C++ -*-===//
+//
+// Internal interface between the graph importer (OnnxImporter.cpp) and the
+// per-op-family import files (OnnxElementwise.cpp, OnnxShapeOps.cpp,
+// OnnxMovement.cpp, OnnxMath.cpp). A handler receives a NodeImporter for one
+// ONNX node: resolved operand values with static types, typed attribute
+// accessors, constant-operand accessors and diagnostics that name the node.
+// Handlers compute static result types themselves (kiln's shape inference)
+// and build kiln ops with createOrFold, so ops on constants fold at once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_ONNX_ONNXOPIMPORT_H
+#define KILN_COMPILER_ONNX_ONNXOPIMPORT_H
+
+#include "dialects/kiln/KilnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace kiln::onnx_import {
+
+//===----------------------------------------------------------------------===//
+// Data types and tensors (OnnxTensors.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Name of an ONNX TensorProto::DataType value ("FLOAT", "INT64", ...).
+std::string getDataTypeName(int32_t dataType);
+
+/// kiln element type of an ONNX data type, or null when kiln tensors cannot
+/// hold it (kiln has f32, f16, bf16, i64, i32 and i1 = bool).
+mlir::Type getElementType(mlir::MLIRContext *ctx, int32_t dataType);
+
+/// Error text for a data type that getElementType rejects.
+std::string unsupportedDataTypeMessage(int32_t dataType);
+
+/// "[2, 16, 128]".
+std::string formatShape(llvm::ArrayRef<int64_t> shape);
+
+/// Converts TensorProtos (initializers, Constant values) to DenseElementsAttr.
+/// External data is read from files relative to the model directory, each
+/// file mapped once.
+class TensorLoader {
+public:
+  TensorLoader(mlir::MLIRContext *ctx, llvm::StringRef modelDir)
+      : ctx(ctx), modelDir(modelDir.str()) {}
+
+  /// The static type of `tensor` or an error (unsupported dtype, bad dims).
+  llvm::Expected<mlir::RankedTensorType> getType(const onnx::TensorProto &tensor);
+
+  /// The contents of `tensor` as a DenseElementsAttr or an error (dtype, a
+  /// payload whose size does not match the dims, unreadable external data).
+  llvm::Expected<mlir::DenseElementsAttr> load(const onnx::TensorProto &tensor);
+
+private:
+  /// The `size` bytes of an external tensor, bounds-checked.
+  llvm::Expected<llvm::ArrayRef<char>> readExternal(const onnx::TensorProto &tensor,
+                                                    uint64_t size);
+
+  mlir::MLIRContext *ctx;
+  std::string modelDir;
+  llvm::StringMap<std::unique_ptr<llvm::MemoryBuffer>> files;
+};
+
+//===----------------------------------------------------------------------===//
+// Node import
+//===----------------------------------------------------------------------===//
+
+class NodeImporter;
+
+/// Imports one node; emits a diagnostic through `node` and fails on error.
+using OpImportFn = mlir::LogicalResult (*)(NodeImporter &node);
+
+/// One registered op type: its handler and the attributes it understands
+/// (any other attribute on the node is an "unsupported attribute" error).
+struct OpImporter {
+  OpImportFn fn;
+  llvm::SmallVector<std::string> attributes;
+};
+
+/// The table op_type -> handler for the default ONNX domain.
+class OpRegistry {
+public:
+  /// Registers `opType`; each op type is registered exactly once.
+  void add(llvm::StringRef opType, OpImportFn fn,
+           std::initializer_list<const char *> attributes = {});
+  /// The importer for `opType`, or null.
+  const OpImporter *lookup(llvm::StringRef opType) const;
+
+private:
+  llvm::StringMap<OpImporter> table;
+};
+
+void registerElementwiseOps(OpRegistry &registry);
+void registerShapeOps(OpRegistry &registry);
+void registerMovementOps(OpRegistry &registry);
+void registerMathOps(OpRegistry &registry);
+
+/// What a handler sees of one ONNX node. Created by the graph importer with
+/// the operands already resolved (absent optional operands are null).
+class NodeImporter {
+public:
+  NodeImporter(mlir::OpBuilder &builder, mlir::Location loc, const onnx::NodeProto &node,
+               std::string displayName, int64_t opset, llvm::SmallVector<mlir::Value> inputs,
+               llvm::SmallVector<bool> outputUsed, TensorLoader &tensors)
+      : builder(builder), loc(loc), node(node), displayName(std::move(displayName)),
+        opset(opset), inputs(std::move(inputs)), outputUsed(std::move(outputUsed)),
+        results(node.output_size()), tensors(tensors) {}
+
+  mlir::OpBuilder &getBuilder() { return builder; }
+  mlir::MLIRContext *getContext() { return builder.getContext(); }
+  mlir::Location getLoc() const { return loc; }
+  const onnx::NodeProto &getNode() const { return node; }
+  llvm::StringRef getOpType() const { return node.op_type(); }
+  /// Opset version of the default domain.
+  int64_t getOpset() const { return opset; }
+
+  //--- Operands and results ---------------------------------------------===//
+
+  /// Number of operand slots, including empty optional ones.
+  unsigned getNumInputs() const { return inputs.size(); }
+  /// True if operand `i` is given (present and not the empty name).
+  bool hasInput(unsigned i) const { return i < inputs.size() && inputs[i]; }
+  /// Operand `i`, or null if absent.
+  mlir::Value getInput(unsigned i) const { return hasInput(i) ? inputs[i] : mlir::Value(); }
+  /// Type of operand `i` (which must be present).
+  mlir::RankedTensorType getInputType(unsigned i) const {
+    return mlir::cast<mlir::RankedTensorType>(inputs[i].getType());
+  }
+  /// Fails with "expects N to M operands" unless the present operand slots
+  /// are in range and operands [0, minCount) are all given.
+  mlir::LogicalResult checkNumInputs(unsigned minCount, unsigned maxCount);
+
+  unsigned getNumOutputs() const { return results.size(); }
+  /// True if output `i` is named and consumed by a node or graph output.
+  bool isOutputUsed(unsigned i) const { return i < outputUsed.size() && outputUsed[i]; }
+  void setResult(unsigned i, mlir::Value v) { results[i] = v; }
+  llvm::ArrayRef<mlir::Value> getResults() const { return results; }
+
+  //--- Attributes -------------------------------------------------------===//
+
+  const onnx::AttributeProto *findAttr(llvm::StringRef name) const;
+  mlir::FailureOr<int64_t> getIntAttr(llvm::StringRef name, int64_t dflt);
+  mlir::FailureOr<float> getFloatAttr(llvm::StringRef name, float dflt);
+  mlir::FailureOr<std::string> getStringAttr(llvm::StringRef name, llvm::StringRef dflt);
+  /// INTS attribute; std::nullopt (inside success) when absent.
+  mlir::FailureOr<std::optional<llvm::SmallVector<int64_t>>> getIntsAttr(llvm::StringRef name);
+  /// TENSOR attribute converted through the TensorLoader; null when absent.
+  mlir::FailureOr<mlir::DenseElementsAttr> getTensorAttr(llvm::StringRef name);
+
+  //--- Constant operands ------------------------------------------------===//
+
+  /// The constant value of operand `i`; if it is not a constant, fails with
+  /// "unsupported: <what> of <op> must be a constant after shape specialization".
+  mlir::FailureOr<mlir::DenseElementsAttr> getConstantInput(unsigned i, llvm::StringRef what);
+  /// getConstantInput for an integer tensor, as int64 values.
+  mlir::FailureOr<llvm::SmallVector<int64_t>> getConstantInts(unsigned i, llvm::StringRef what);
+
+  //--- Diagnostics ------------------------------------------------------===//
+
+  /// An error at the node, prefixed "node '<name>' (<op>, opset <n>): ".
+  mlir::InFlightDiagnostic emitError();
+  /// emitError() << "unsupported: " << reason; returns failure.
+  mlir::LogicalResult emitUnsupported(const llvm::Twine &reason);
+
+  //--- Building ---------------------------------------------------------===//
+
+  /// Creates `OpTy` at the node location and folds it if its operands are
+  /// constants (the folded value is a `kiln.constant`).
+  template <typename OpTy, typename... Args>
+  mlir::Value create(Args &&...args) {
+    return builder.createOrFold<OpTy>(loc, std::forward<Args>(args)...);
+  }
+  /// A `kiln.constant` holding `value`.
+  mlir::Value createConstant(mlir::DenseElementsAttr value);
+  /// A 0-d `kiln.constant` of element type `elementType` holding `value`.
+  mlir::Value createScalar(mlir::Type elementType, double value);
+  /// `kiln.reshape` of `v` to `shape` (folds away when the shape is unchanged).
+  mlir::Value createReshape(mlir::Value v, llvm::ArrayRef<int64_t> shape);
+
+  /// Normalizes an ONNX axis in [-rank, rank) to [0, rank), or fails with
+  /// "<what> <axis> is out of range for rank <rank>".
+  mlir::FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank,
+                                         llvm::StringRef what = "axis");
+  /// Broadcast shape of operands or an error naming both shapes.
+  mlir::FailureOr<llvm::SmallVector<int64_t>> broadcast(llvm::ArrayRef<int64_t> a,
+                                                       llvm::ArrayRef<int64_t> b);
+  /// Fails unless operands `i` and `j` have the same element type.
+  mlir::LogicalResult checkSameElementType(unsigned i, unsigned j);
+  /// Fails unless operand `i` has a floating-point element type.
+  mlir::LogicalResult checkFloat(unsigned i, llvm::StringRef what = "input");
+
+private:
+  mlir::OpBuilder &builder;
+  mlir::Location loc;
+  const onnx::NodeProto &node;
+  std::string displayName;
+  int64_t opset;
+  llvm::SmallVector<mlir::Value> inputs;
+  llvm::SmallVector<bool> outputUsed;
+  llvm::SmallVector<mlir::Value> results;
+  TensorLoader &tensors;
+};
+
+/// `tensor<shape x elementType>`.
+inline mlir::RankedTensorType getTensorType(llvm::ArrayRef<int64_t> shape,
+                                            mlir::Type elementType) {
+  return mlir::RankedTensorType::get(shape, elementType);
+}
+
+} // namespace kiln::onnx_import
+
+#endif // KILN_COMPILER_ONNX_ONNXOPIMPORT_H
