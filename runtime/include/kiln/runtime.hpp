@@ -1,0 +1,137 @@
+//===- kiln/runtime.hpp - C++ RAII wrappers over the kiln C API -*- C++ -*-===//
+//
+// Header-only convenience layer over kiln/runtime.h for C++ applications: owning wrappers for
+// status, artifact and session handles (move-only, released in the destructor) that keep the C
+// API's error model — every fallible call returns a kiln::Status, no exceptions are thrown.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_HPP
+#define KILN_RUNTIME_HPP
+
+#include "kiln/runtime.h"
+
+#include <string>
+#include <utility>
+
+namespace kiln {
+
+/// Owning wrapper of kiln_status_t. A default-constructed or NULL status is OK.
+class Status {
+public:
+  Status() = default;
+  /// Takes ownership of `status`.
+  explicit Status(kiln_status_t status) : status(status) {}
+  Status(Status &&other) noexcept : status(std::exchange(other.status, nullptr)) {}
+  Status &operator=(Status &&other) noexcept {
+    std::swap(status, other.status);
+    return *this;
+  }
+  Status(const Status &) = delete;
+  Status &operator=(const Status &) = delete;
+  ~Status() { kiln_status_free(status); }
+
+  /// True if the call succeeded.
+  bool ok() const { return status == nullptr; }
+  explicit operator bool() const { return ok(); }
+  /// The status code (KILN_OK when ok()).
+  kiln_status_code_t code() const { return kiln_status_code(status); }
+  /// The message ("" when ok()).
+  const char *message() const { return kiln_status_message(status); }
+  /// Gives up ownership of the C status.
+  kiln_status_t release() { return std::exchange(status, nullptr); }
+
+private:
+  kiln_status_t status = nullptr;
+};
+
+/// Owning reference to a verified artifact.
+class Artifact {
+public:
+  Artifact() = default;
+  Artifact(Artifact &&other) noexcept : handle(std::exchange(other.handle, nullptr)) {}
+  Artifact &operator=(Artifact &&other) noexcept {
+    std::swap(handle, other.handle);
+    return *this;
+  }
+  Artifact(const Artifact &) = delete;
+  Artifact &operator=(const Artifact &) = delete;
+  ~Artifact() { kiln_artifact_release(handle); }
+
+  /// Opens and verifies the .kiln file at `path` (see kiln_artifact_open).
+  static Status open(const std::string &path, Artifact &out) {
+    Artifact artifact;
+    Status status(kiln_artifact_open(path.c_str(), &artifact.handle));
+    if (status.ok())
+      out = std::move(artifact);
+    return status;
+  }
+
+  /// The C handle (borrowed).
+  kiln_artifact_t *get() const { return handle; }
+  size_t inputCount() const { return kiln_artifact_input_count(handle); }
+  size_t outputCount() const { return kiln_artifact_output_count(handle); }
+  Status inputInfo(size_t index, kiln_tensor_info_t &info) const {
+    return Status(kiln_artifact_input_info(handle, index, &info));
+  }
+  Status outputInfo(size_t index, kiln_tensor_info_t &info) const {
+    return Status(kiln_artifact_output_info(handle, index, &info));
+  }
+  uint64_t arenaBytes() const { return kiln_artifact_arena_bytes(handle); }
+  size_t launchCount() const { return kiln_artifact_launch_count(handle); }
+
+private:
+  kiln_artifact_t *handle = nullptr;
+};
+
+/// Owning wrapper of a session.
+class Session {
+public:
+  Session() = default;
+  Session(Session &&other) noexcept : handle(std::exchange(other.handle, nullptr)) {}
+  Session &operator=(Session &&other) noexcept {
+    std::swap(handle, other.handle);
+    return *this;
+  }
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
+  ~Session() { kiln_session_release(handle); }
+
+  /// Creates a session for `artifact` on `params.device_ordinal` (see kiln_session_create).
+  static Status create(const Artifact &artifact, const kiln_session_params_t &params,
+                       Session &out) {
+    Session session;
+    Status status(kiln_session_create(artifact.get(), &params, &session.handle));
+    if (status.ok())
+      out = std::move(session);
+    return status;
+  }
+  /// Creates a session with default parameters (device 0).
+  static Status create(const Artifact &artifact, Session &out) {
+    kiln_session_params_t params;
+    kiln_session_params_initialize(&params);
+    return create(artifact, params, out);
+  }
+
+  /// The C handle (borrowed).
+  kiln_session_t *get() const { return handle; }
+  /// Copies `bytes` bytes of host data into input `name`.
+  Status setInput(const char *name, const void *data, size_t bytes) {
+    return Status(kiln_session_set_input(handle, name, data, bytes));
+  }
+  /// Enqueues the launch list on `stream` (a CUstream; nullptr = the session's stream).
+  Status run(void *stream = nullptr) { return Status(kiln_session_run(handle, stream)); }
+  /// Waits for the session's work.
+  Status synchronize() { return Status(kiln_session_synchronize(handle)); }
+  /// Waits, then copies output `name` into host memory.
+  Status getOutput(const char *name, void *data, size_t bytes) {
+    return Status(kiln_session_get_output(handle, name, data, bytes));
+  }
+
+private:
+  kiln_session_t *handle = nullptr;
+};
+
+} // namespace kiln
+
+#endif // KILN_RUNTIME_HPP
