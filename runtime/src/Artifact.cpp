@@ -16,21 +16,20 @@
 //===----------------------------------------------------------------------===//
 
 #include "Artifact.h"
-#include "DType.h"
-#include "Status.h"
 
 #include "ArtifactHeader.h"
+#include "DType.h"
+#include "Status.h"
 #include "kiln_artifact_generated.h"
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <new>
 #include <set>
-
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace fb = kiln::artifact;
 
@@ -85,14 +84,20 @@ private:
                       "'" + artifact.path + "': invalid artifact: " + message);
   }
 
+  /// Step 1-2: header fields and the index range.
   kiln_status_t checkHeader();
+  /// Step 3: one blob lies inside the file, aligned, clear of header and index.
   kiln_status_t checkBlob(const fb::Blob *blob, const std::string &what, BlobRange &out);
-  kiln_status_t checkTensor(const fb::TensorDesc *tensor, const std::string &what,
-                            bool isOutput, TensorDesc &out);
+  /// Step 4: name, dtype, shape and byte size of an input/output (and an output's location).
+  kiln_status_t checkTensor(const fb::TensorDesc *tensor, const std::string &what, bool isOutput,
+                            TensorDesc &out);
+  /// A BufferRef lies inside its segment (arena, weights or an existing input).
   kiln_status_t checkBufferRef(const fb::BufferRef *ref, const std::string &what,
                                BufferRefDesc &out);
+  /// `dims` has 3 entries within [1, CUDA limit] for `kind` ("grid" or "block").
   kiln_status_t checkDims(const flatbuffers::Vector<uint32_t> *dims, const char *kind,
                           const std::string &what, uint32_t out[3]);
+  /// Step 5: module index, function name, dimensions and arguments of one launch.
   kiln_status_t checkLaunch(const fb::Launch *launch, size_t number, LaunchDesc &out);
 
   const uint8_t *data;
@@ -229,8 +234,8 @@ kiln_status_t Verifier::checkBufferRef(const fb::BufferRef *ref, const std::stri
   case fb::Segment::Input:
     out.segment = Segment::Input;
     if (out.index >= artifact.inputs.size())
-      return fail(formatString("%s refers to input %u but the model has %zu inputs",
-                               what.c_str(), out.index, artifact.inputs.size()));
+      return fail(formatString("%s refers to input %u but the model has %zu inputs", what.c_str(),
+                               out.index, artifact.inputs.size()));
     limit = artifact.inputs[out.index].byteSize;
     segmentName = "input '" + artifact.inputs[out.index].name + "'";
     break;
@@ -285,9 +290,8 @@ kiln_status_t Verifier::checkLaunch(const fb::Launch *launch, size_t number, Lau
                                kMaxLaunchArgs));
     out.args.resize(args->size());
     for (flatbuffers::uoffset_t i = 0; i < args->size(); ++i)
-      KILN_RETURN_IF_ERROR(
-          checkBufferRef(args->Get(i), formatString("%s argument %u", what.c_str(), i),
-                         out.args[i]));
+      KILN_RETURN_IF_ERROR(checkBufferRef(
+          args->Get(i), formatString("%s argument %u", what.c_str(), i), out.args[i]));
   }
   return nullptr;
 }
@@ -388,9 +392,8 @@ kiln_status_t findTensor(const std::vector<TensorDesc> &tensors, const char *kin
   std::string known;
   for (const TensorDesc &tensor : tensors)
     known += (known.empty() ? "'" : ", '") + tensor.name + "'";
-  return makeStatusF(KILN_NOT_FOUND, "'%s' has no %s named '%s' (%ss: %s)",
-                     artifact->path.c_str(), kind, name, kind,
-                     known.empty() ? "none" : known.c_str());
+  return makeStatusF(KILN_NOT_FOUND, "'%s' has no %s named '%s' (%ss: %s)", artifact->path.c_str(),
+                     kind, name, kind, known.empty() ? "none" : known.c_str());
 }
 
 } // namespace

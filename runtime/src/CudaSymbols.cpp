@@ -6,12 +6,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaSymbols.h"
+
 #include "Status.h"
+#include <dlfcn.h>
 
 #include <cstring>
 #include <new>
-
-#include <dlfcn.h>
 
 /// Stringizes after macro expansion, so cuda.h's "#define cuMemAlloc cuMemAlloc_v2" yields the
 /// versioned symbol name.
@@ -37,14 +37,14 @@ kiln_status_t CudaSymbols::load(const char *library, std::unique_ptr<CudaSymbols
   }
   symbols->handle = handle;
 #define KILN_CU_SYMBOL(name)                                                                       \
-  symbols->name = reinterpret_cast<decltype(symbols->name)>(                                       \
-      ::dlsym(handle, KILN_STRINGIZE(name)));                                                      \
+  symbols->name =                                                                                  \
+      reinterpret_cast<decltype(symbols->name)>(::dlsym(handle, KILN_STRINGIZE(name)));            \
   if (!symbols->name)                                                                              \
-    return makeStatusF(KILN_UNAVAILABLE,                                                           \
-                       "CUDA driver (%s) lacks symbol %s; the driver is older than the CUDA %d.%d " \
-                       "API kiln was built against",                                               \
-                       library, KILN_STRINGIZE(name), CUDA_VERSION / 1000,                         \
-                       (CUDA_VERSION % 1000) / 10);
+    return makeStatusF(                                                                            \
+        KILN_UNAVAILABLE,                                                                          \
+        "CUDA driver (%s) lacks symbol %s; the driver is older than the CUDA %d.%d "               \
+        "API kiln was built against",                                                              \
+        library, KILN_STRINGIZE(name), CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10);
 #include "CudaSymbols.def"
 #undef KILN_CU_SYMBOL
   out = std::move(symbols);
@@ -56,14 +56,13 @@ CudaSymbols::~CudaSymbols() {
     ::dlclose(handle);
 }
 
-kiln_status_t CudaSymbols::makeError(CUresult result, const char *call, const char *file,
-                                     int line, const std::string &detail) const {
+kiln_status_t CudaSymbols::makeError(CUresult result, const char *call, const char *file, int line,
+                                     const std::string &detail) const {
   const char *name = nullptr;
   const char *description = nullptr;
   if (!cuGetErrorName || cuGetErrorName(result, &name) != CUDA_SUCCESS || !name)
     name = "CUDA_ERROR_UNKNOWN";
-  if (!cuGetErrorString || cuGetErrorString(result, &description) != CUDA_SUCCESS ||
-      !description)
+  if (!cuGetErrorString || cuGetErrorString(result, &description) != CUDA_SUCCESS || !description)
     description = "unrecognized error code";
   kiln_status_code_t code = KILN_CUDA_ERROR;
   switch (result) {
@@ -79,9 +78,8 @@ kiln_status_t CudaSymbols::makeError(CUresult result, const char *call, const ch
   default:
     break;
   }
-  std::string message = formatString("%s:%d: %s failed: %s (%s) [error %d]",
-                                     shortSourcePath(file), line, call, name, description,
-                                     static_cast<int>(result));
+  std::string message = formatString("%s:%d: %s failed: %s (%s) [error %d]", shortSourcePath(file),
+                                     line, call, name, description, static_cast<int>(result));
   if (!detail.empty())
     message += "\n" + detail;
   return makeStatus(code, std::move(message));

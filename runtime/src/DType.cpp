@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DType.h"
+
 #include "Status.h"
 
 #include <cstring>
@@ -16,10 +17,10 @@ namespace {
 
 /// The dtype table, one row per kiln_dtype_t value, in enum order.
 constexpr DTypeInfo kDTypeTable[] = {
-    {KILN_DTYPE_F32, "f32", 4, "<f4"},  {KILN_DTYPE_F16, "f16", 2, "<f2"},
+    {KILN_DTYPE_F32, "f32", 4, "<f4"},   {KILN_DTYPE_F16, "f16", 2, "<f2"},
     {KILN_DTYPE_BF16, "bf16", 2, "|V2"}, {KILN_DTYPE_I64, "i64", 8, "<i8"},
-    {KILN_DTYPE_I32, "i32", 4, "<i4"},  {KILN_DTYPE_I8, "i8", 1, "|i1"},
-    {KILN_DTYPE_U8, "u8", 1, "|u1"},    {KILN_DTYPE_BOOL, "bool", 1, "|b1"},
+    {KILN_DTYPE_I32, "i32", 4, "<i4"},   {KILN_DTYPE_I8, "i8", 1, "|i1"},
+    {KILN_DTYPE_U8, "u8", 1, "|u1"},     {KILN_DTYPE_BOOL, "bool", 1, "|b1"},
 };
 
 static_assert(sizeof(kDTypeTable) / sizeof(kDTypeTable[0]) == KILN_DTYPE_COUNT,

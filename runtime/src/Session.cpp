@@ -124,8 +124,7 @@ CUdeviceptr resolve(const kiln_session &session, const BufferRefDesc &ref) {
 }
 
 /// Allocates `bytes` of device memory into `out` (0 bytes: no allocation, `out` = 0).
-kiln_status_t allocate(const CudaSymbols &cu, uint64_t bytes, const char *what,
-                       CUdeviceptr &out) {
+kiln_status_t allocate(const CudaSymbols &cu, uint64_t bytes, const char *what, CUdeviceptr &out) {
   out = 0;
   if (bytes == 0)
     return nullptr;
@@ -145,9 +144,8 @@ kiln_status_t loadModule(kiln_session &session, size_t index, uint32_t arch) {
   for (const CubinDesc &cubin : module.cubins) {
     if (cubin.arch != arch)
       continue;
-    CUresult result = cu.cuModuleLoadDataEx(&session.modules[index],
-                                            artifact.data + cubin.image.offset, 0, nullptr,
-                                            nullptr);
+    CUresult result = cu.cuModuleLoadDataEx(
+        &session.modules[index], artifact.data + cubin.image.offset, 0, nullptr, nullptr);
     if (result != CUDA_SUCCESS)
       return cu.makeError(result, "cuModuleLoadDataEx", __FILE__, __LINE__,
                           formatString("while loading the sm_%u cubin of module '%s' from '%s'",
@@ -169,8 +167,7 @@ kiln_status_t loadModule(kiln_session &session, size_t index, uint32_t arch) {
   std::vector<char> log(kJitLogBytes, '\0');
   CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void *values[] = {log.data(), reinterpret_cast<void *>(static_cast<uintptr_t>(log.size()))};
-  CUresult result =
-      cu.cuModuleLoadDataEx(&session.modules[index], ptx.c_str(), 2, options, values);
+  CUresult result = cu.cuModuleLoadDataEx(&session.modules[index], ptx.c_str(), 2, options, values);
   if (result != CUDA_SUCCESS) {
     log.back() = '\0';
     return cu.makeError(result, "cuModuleLoadDataEx", __FILE__, __LINE__,
@@ -198,12 +195,12 @@ kiln_status_t initialize(kiln_session &session, const kiln_session_params_t &par
                        ordinal, deviceCount, deviceCount == 1 ? "" : "s");
   KILN_CU_RETURN_IF_ERROR(cu, cuDeviceGet(&session.device, ordinal));
   int major = 0, minor = 0;
-  KILN_CU_RETURN_IF_ERROR(cu, cuDeviceGetAttribute(
-                                  &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-                                  session.device));
-  KILN_CU_RETURN_IF_ERROR(cu, cuDeviceGetAttribute(
-                                  &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-                                  session.device));
+  KILN_CU_RETURN_IF_ERROR(
+      cu,
+      cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, session.device));
+  KILN_CU_RETURN_IF_ERROR(
+      cu,
+      cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, session.device));
   uint32_t arch = static_cast<uint32_t>(major * 10 + minor);
 
   // 2. Primary context.
@@ -227,10 +224,10 @@ kiln_status_t initialize(kiln_session &session, const kiln_session_params_t &par
 
   // 4. Kernels.
   int sharedOptinLimit = 0;
-  KILN_CU_RETURN_IF_ERROR(cu, cuDeviceGetAttribute(
-                                  &sharedOptinLimit,
-                                  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-                                  session.device));
+  KILN_CU_RETURN_IF_ERROR(
+      cu,
+      cuDeviceGetAttribute(&sharedOptinLimit, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                           session.device));
   session.functions.assign(artifact.launches.size(), nullptr);
   for (size_t i = 0; i < artifact.launches.size(); ++i) {
     const LaunchDesc &launch = artifact.launches[i];
@@ -246,12 +243,12 @@ kiln_status_t initialize(kiln_session &session, const kiln_session_params_t &par
         return makeStatusF(KILN_UNAVAILABLE,
                            "'%s': launch %zu ('%s') needs %u bytes of shared memory; this device "
                            "allows %d per block",
-                           artifact.path.c_str(), i, launch.function.c_str(),
-                           launch.sharedMemBytes, sharedOptinLimit);
-      KILN_CU_RETURN_IF_ERROR(
-          cu, cuFuncSetAttribute(session.functions[i],
-                                 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                 static_cast<int>(launch.sharedMemBytes)));
+                           artifact.path.c_str(), i, launch.function.c_str(), launch.sharedMemBytes,
+                           sharedOptinLimit);
+      KILN_CU_RETURN_IF_ERROR(cu,
+                              cuFuncSetAttribute(session.functions[i],
+                                                 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                 static_cast<int>(launch.sharedMemBytes)));
     }
   }
 
@@ -265,10 +262,9 @@ kiln_status_t initialize(kiln_session &session, const kiln_session_params_t &par
         allocate(cu, artifact.inputs[i].byteSize, what.c_str(), session.inputs[i]));
   }
   if (artifact.weights.size) {
-    KILN_CU_RETURN_IF_ERROR(cu, cuMemcpyHtoDAsync(session.weights,
-                                                  artifact.data + artifact.weights.offset,
-                                                  static_cast<size_t>(artifact.weights.size),
-                                                  session.stream));
+    KILN_CU_RETURN_IF_ERROR(
+        cu, cuMemcpyHtoDAsync(session.weights, artifact.data + artifact.weights.offset,
+                              static_cast<size_t>(artifact.weights.size), session.stream));
     KILN_CU_RETURN_IF_ERROR(cu, cuStreamSynchronize(session.stream));
   }
   if (params.poison_arena && session.arena) {
@@ -336,13 +332,11 @@ kiln_status_t lookupTensor(const kiln_session &session, bool isInput, const char
                                : kiln_artifact_find_output(&artifact, name, &index));
   const TensorDesc &tensor = isInput ? artifact.inputs[index] : artifact.outputs[index];
   if (checkBytes && bytes != tensor.byteSize)
-    return makeStatusF(KILN_INVALID_ARGUMENT,
-                       "%s '%s' is %llu bytes (%s, %zu elements) but %zu bytes were given",
-                       isInput ? "input" : "output", name,
-                       static_cast<unsigned long long>(tensor.byteSize),
-                       lookupDType(tensor.dtype)->name,
-                       static_cast<size_t>(tensor.byteSize / lookupDType(tensor.dtype)->byteSize),
-                       bytes);
+    return makeStatusF(
+        KILN_INVALID_ARGUMENT, "%s '%s' is %llu bytes (%s, %zu elements) but %zu bytes were given",
+        isInput ? "input" : "output", name, static_cast<unsigned long long>(tensor.byteSize),
+        lookupDType(tensor.dtype)->name,
+        static_cast<size_t>(tensor.byteSize / lookupDType(tensor.dtype)->byteSize), bytes);
   return nullptr;
 }
 
@@ -404,8 +398,8 @@ kiln_status_t kiln_session_set_input(kiln_session_t *session, const char *name,
   const kiln::CudaSymbols &cu = *session->cu;
   kiln::ContextScope scope(cu, session->context);
   KILN_RETURN_IF_ERROR(kiln::waitForRuns(*session));
-  KILN_CU_RETURN_IF_ERROR(cu, cuMemcpyHtoDAsync(session->inputs[index], host_data, bytes,
-                                                session->stream));
+  KILN_CU_RETURN_IF_ERROR(
+      cu, cuMemcpyHtoDAsync(session->inputs[index], host_data, bytes, session->stream));
   KILN_CU_RETURN_IF_ERROR(cu, cuStreamSynchronize(session->stream));
   return nullptr;
 }
@@ -452,7 +446,8 @@ kiln_status_t kiln_session_input_device_ptr(kiln_session_t *session, const char 
     *out_device_ptr = 0;
   KILN_RETURN_IF_ERROR(kiln::checkSession(session, "kiln_session_input_device_ptr"));
   if (!out_device_ptr)
-    return makeStatus(KILN_INVALID_ARGUMENT, "kiln_session_input_device_ptr: out_device_ptr is NULL");
+    return makeStatus(KILN_INVALID_ARGUMENT,
+                      "kiln_session_input_device_ptr: out_device_ptr is NULL");
   size_t index = 0;
   KILN_RETURN_IF_ERROR(kiln::lookupTensor(*session, /*isInput=*/true, name, 0, false, index));
   *out_device_ptr = session->inputs[index];
@@ -508,8 +503,7 @@ kiln_status_t kiln_session_benchmark(kiln_session_t *session, size_t warmup_iter
     KILN_RETURN_IF_ERROR(kiln::enqueueLaunches(*session, session->stream));
     KILN_CU_RETURN_IF_ERROR(cu, cuEventRecord(events[1], session->stream));
     KILN_CU_RETURN_IF_ERROR(cu, cuEventSynchronize(events[1]));
-    KILN_CU_RETURN_IF_ERROR(cu, cuEventElapsedTime(&out_ms_per_iteration[i], events[0],
-                                                   events[1]));
+    KILN_CU_RETURN_IF_ERROR(cu, cuEventElapsedTime(&out_ms_per_iteration[i], events[0], events[1]));
   }
   return nullptr;
 }

@@ -6,10 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "TestArtifact.h"
-
 #include "kiln/runtime.h"
 
+#include "TestArtifact.h"
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -172,8 +171,7 @@ TEST(ArtifactOpen, RejectsDirectory) {
   kiln_artifact_t *artifact = nullptr;
   kiln_status_t status = kiln_artifact_open(testing::TempDir().c_str(), &artifact);
   EXPECT_EQ(kiln_status_code(status), KILN_IO_ERROR);
-  EXPECT_NE(std::string(kiln_status_message(status)).find("not a regular file"),
-            std::string::npos);
+  EXPECT_NE(std::string(kiln_status_message(status)).find("not a regular file"), std::string::npos);
   kiln_status_free(status);
 }
 
@@ -352,9 +350,8 @@ TEST(ArtifactOpen, RejectsModuleWithoutCode) {
   ArtifactBuilder builder;
   kiln::test::buildAddModel(builder);
   std::vector<uint8_t> bytes = builder.build();
-  bytes = repackIndex(builder, bytes, [&](fb::ModelT &m) {
-    m.modules[0]->ptx = std::make_unique<fb::Blob>(0, 0);
-  });
+  bytes = repackIndex(builder, bytes,
+                      [&](fb::ModelT &m) { m.modules[0]->ptx = std::make_unique<fb::Blob>(0, 0); });
   expectInvalid(bytes, "has neither PTX nor a cubin");
 }
 
@@ -402,7 +399,9 @@ TEST(ArtifactOpen, RejectsEmptyFunctionName) {
 }
 
 TEST(ArtifactOpen, RejectsGridWithTwoEntries) {
-  expectInvalid(mutatedFile([](fb::ModelT &m) { m.launches[0]->grid = {1, 1}; }),
+  expectInvalid(mutatedFile([](fb::ModelT &m) {
+                  m.launches[0]->grid = {1, 1};
+                }),
                 "grid has 2 entries, expected 3");
 }
 
@@ -412,30 +411,37 @@ TEST(ArtifactOpen, RejectsMissingBlock) {
 }
 
 TEST(ArtifactOpen, RejectsZeroGridDimension) {
-  expectInvalid(mutatedFile([](fb::ModelT &m) { m.launches[0]->grid = {1, 0, 1}; }),
+  expectInvalid(mutatedFile([](fb::ModelT &m) {
+                  m.launches[0]->grid = {1, 0, 1};
+                }),
                 "grid[1] = 0 is outside [1, 65535]");
 }
 
 TEST(ArtifactOpen, RejectsGridBeyondCudaLimit) {
-  expectInvalid(mutatedFile([](fb::ModelT &m) { m.launches[0]->grid = {1, 1, 65536}; }),
+  expectInvalid(mutatedFile([](fb::ModelT &m) {
+                  m.launches[0]->grid = {1, 1, 65536};
+                }),
                 "grid[2] = 65536 is outside [1, 65535]");
 }
 
 TEST(ArtifactOpen, RejectsBlockDimensionBeyondLimit) {
-  expectInvalid(mutatedFile([](fb::ModelT &m) { m.launches[0]->block = {1, 1, 65}; }),
+  expectInvalid(mutatedFile([](fb::ModelT &m) {
+                  m.launches[0]->block = {1, 1, 65};
+                }),
                 "block[2] = 65 is outside [1, 64]");
 }
 
 TEST(ArtifactOpen, RejectsTooManyThreadsPerBlock) {
-  expectInvalid(mutatedFile([](fb::ModelT &m) { m.launches[0]->block = {64, 32, 1}; }),
+  expectInvalid(mutatedFile([](fb::ModelT &m) {
+                  m.launches[0]->block = {64, 32, 1};
+                }),
                 "block 64x32x1 has 2048 threads, more than 1024");
 }
 
 TEST(ArtifactOpen, RejectsTooManyArguments) {
   expectInvalid(mutatedFile([](fb::ModelT &m) {
                   for (int i = 0; i < 600; ++i)
-                    m.launches[0]->args.push_back(
-                        kiln::test::makeRef(fb::Segment::Arena, 0, 4));
+                    m.launches[0]->args.push_back(kiln::test::makeRef(fb::Segment::Arena, 0, 4));
                 }),
                 "arguments, more than 512");
 }
@@ -456,7 +462,9 @@ TEST(ArtifactOpen, RejectsOutputLocationSizeMismatch) {
 }
 
 TEST(ArtifactOpen, RejectsNegativeDimension) {
-  expectInvalid(mutatedFile([](fb::ModelT &m) { m.inputs[0]->shape = {4, -1}; }),
+  expectInvalid(mutatedFile([](fb::ModelT &m) {
+                  m.inputs[0]->shape = {4, -1};
+                }),
                 "input 0 'x' has negative dimension -1 at position 1");
 }
 
@@ -468,9 +476,8 @@ TEST(ArtifactOpen, RejectsByteSizeOverflow) {
 }
 
 TEST(ArtifactOpen, RejectsUnknownDType) {
-  expectInvalid(
-      mutatedFile([](fb::ModelT &m) { m.inputs[0]->dtype = static_cast<fb::DType>(42); }),
-      "input 0 'x' has unknown dtype 42");
+  expectInvalid(mutatedFile([](fb::ModelT &m) { m.inputs[0]->dtype = static_cast<fb::DType>(42); }),
+                "input 0 'x' has unknown dtype 42");
 }
 
 TEST(ArtifactOpen, RejectsEmptyTensorName) {

@@ -5,10 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "TestArtifact.h"
-
 #include "kiln/runtime.hpp"
 
+#include "TestArtifact.h"
 #include <gtest/gtest.h>
 
 namespace {

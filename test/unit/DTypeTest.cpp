@@ -34,19 +34,18 @@ TEST_P(DTypeRowTest, MatchesTable) {
   EXPECT_EQ(parsed, row.dtype);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllDTypes, DTypeRowTest,
-    testing::Values(ExpectedRow{KILN_DTYPE_F32, 4, "f32", "<f4"},
-                    ExpectedRow{KILN_DTYPE_F16, 2, "f16", "<f2"},
-                    ExpectedRow{KILN_DTYPE_BF16, 2, "bf16", "|V2"},
-                    ExpectedRow{KILN_DTYPE_I64, 8, "i64", "<i8"},
-                    ExpectedRow{KILN_DTYPE_I32, 4, "i32", "<i4"},
-                    ExpectedRow{KILN_DTYPE_I8, 1, "i8", "|i1"},
-                    ExpectedRow{KILN_DTYPE_U8, 1, "u8", "|u1"},
-                    ExpectedRow{KILN_DTYPE_BOOL, 1, "bool", "|b1"}),
-    [](const testing::TestParamInfo<ExpectedRow> &info) {
-      return std::string(info.param.name);
-    });
+INSTANTIATE_TEST_SUITE_P(AllDTypes, DTypeRowTest,
+                         testing::Values(ExpectedRow{KILN_DTYPE_F32, 4, "f32", "<f4"},
+                                         ExpectedRow{KILN_DTYPE_F16, 2, "f16", "<f2"},
+                                         ExpectedRow{KILN_DTYPE_BF16, 2, "bf16", "|V2"},
+                                         ExpectedRow{KILN_DTYPE_I64, 8, "i64", "<i8"},
+                                         ExpectedRow{KILN_DTYPE_I32, 4, "i32", "<i4"},
+                                         ExpectedRow{KILN_DTYPE_I8, 1, "i8", "|i1"},
+                                         ExpectedRow{KILN_DTYPE_U8, 1, "u8", "|u1"},
+                                         ExpectedRow{KILN_DTYPE_BOOL, 1, "bool", "|b1"}),
+                         [](const testing::TestParamInfo<ExpectedRow> &info) {
+                           return std::string(info.param.name);
+                         });
 
 TEST(DType, TableCoversEveryEnumValue) {
   for (int value = 0; value < KILN_DTYPE_COUNT; ++value)

@@ -7,7 +7,6 @@
 
 #include "Npy.h"
 #include "TestArtifact.h"
-
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -81,16 +80,15 @@ TEST_F(KilnRunGpu, CompareMismatchExitsOne) {
 
 TEST_F(KilnRunGpu, LooseToleranceAcceptsSmallError) {
   std::string ref = writeF32("ref_close.npy", {11, 22, 33, 44.001f});
-  kiln::test::CommandResult result = run("'" + model + "' --input x='" + input + "' --compare y='" +
-                                         ref + "' --rtol 1e-3");
+  kiln::test::CommandResult result =
+      run("'" + model + "' --input x='" + input + "' --compare y='" + ref + "' --rtol 1e-3");
   if (skip)
     GTEST_SKIP() << result.output;
   EXPECT_EQ(result.exitCode, 0) << result.output;
 }
 
 TEST_F(KilnRunGpu, BenchPrintsPercentiles) {
-  kiln::test::CommandResult result =
-      run("'" + model + "' --input x='" + input + "' --bench 20");
+  kiln::test::CommandResult result = run("'" + model + "' --input x='" + input + "' --bench 20");
   if (skip)
     GTEST_SKIP() << result.output;
   EXPECT_EQ(result.exitCode, 0) << result.output;

@@ -7,7 +7,6 @@
 
 #include "Npy.h"
 #include "TestArtifact.h"
-
 #include <gtest/gtest.h>
 
 namespace {
@@ -66,8 +65,7 @@ TEST_F(KilnRun, MalformedBinding) {
 }
 
 TEST_F(KilnRun, BadTolerance) {
-  expectError("'" + model + "' --info --rtol abc", "'--rtol' expects a non-negative number",
-              true);
+  expectError("'" + model + "' --info --rtol abc", "'--rtol' expects a non-negative number", true);
 }
 
 TEST_F(KilnRun, BadBenchCount) {
@@ -120,8 +118,7 @@ TEST_F(KilnRun, InputFileMissing) {
 
 TEST_F(KilnRun, InputWrongDType) {
   std::string wrong = writeNpy("x_i32.npy", KILN_DTYPE_I32, {4}, 16);
-  expectError("'" + model + "' --input x='" + wrong + "'",
-              "input 'x' expects f32[4], got i32[4]");
+  expectError("'" + model + "' --input x='" + wrong + "'", "input 'x' expects f32[4], got i32[4]");
 }
 
 TEST_F(KilnRun, InputWrongShape) {

@@ -5,8 +5,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Npy.h"
-#include "TestArtifact.h"
 
+#include "TestArtifact.h"
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -86,7 +86,8 @@ TEST(Npy, ReadsVersion2AndPythonFormatting) {
 }
 
 TEST(Npy, AcceptsFortranOrderForVectors) {
-  std::vector<uint8_t> bytes = rawNpy("{'descr': '<f4', 'fortran_order': True, 'shape': (3,), }", 12);
+  std::vector<uint8_t> bytes =
+      rawNpy("{'descr': '<f4', 'fortran_order': True, 'shape': (3,), }", 12);
   NpyArray array;
   std::string error;
   EXPECT_TRUE(kiln::npy::parseNpy(bytes.data(), bytes.size(), "t.npy", array, error)) << error;
@@ -129,9 +130,8 @@ TEST(Npy, RejectsUnsupportedDType) {
 }
 
 TEST(Npy, RejectsStructuredDType) {
-  expectParseError(
-      rawNpy("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }", 4),
-      "structured dtypes are not supported");
+  expectParseError(rawNpy("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }", 4),
+                   "structured dtypes are not supported");
 }
 
 TEST(Npy, RejectsFortranOrderMatrix) {
@@ -173,7 +173,8 @@ TEST(Npy, WriterRejectsSizeMismatch) {
 TEST(Npy, WriterReportsUnwritablePath) {
   float data = 0;
   std::string error;
-  EXPECT_FALSE(kiln::npy::writeNpyFile("/nonexistent/dir/y.npy", KILN_DTYPE_F32, {}, &data, 4, error));
+  EXPECT_FALSE(
+      kiln::npy::writeNpyFile("/nonexistent/dir/y.npy", KILN_DTYPE_F32, {}, &data, 4, error));
   EXPECT_NE(error.find("cannot write '/nonexistent/dir/y.npy'"), std::string::npos) << error;
 }
 

@@ -6,10 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "TestArtifact.h"
-
 #include "kiln/runtime.h"
 
+#include "TestArtifact.h"
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -6,11 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CudaSymbols.h"
-#include "TestArtifact.h"
-
 #include "kiln/runtime.h"
 
+#include "CudaSymbols.h"
+#include "TestArtifact.h"
 #include <gtest/gtest.h>
 
 namespace {

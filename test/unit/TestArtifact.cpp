@@ -9,14 +9,13 @@
 #include "TestArtifact.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-
-#include <sys/wait.h>
 
 namespace kiln {
 namespace test {
@@ -164,10 +163,10 @@ void buildAddModel(ArtifactBuilder &builder,
 
 std::string writeTempFile(const std::string &name, const std::vector<uint8_t> &bytes) {
   const testing::TestInfo *info = testing::UnitTest::GetInstance()->current_test_info();
-  std::string path = testing::TempDir() + "kiln_" +
-                     (info ? std::string(info->test_suite_name()) + "_" + info->name() + "_"
-                           : std::string()) +
-                     name;
+  std::string path =
+      testing::TempDir() + "kiln_" +
+      (info ? std::string(info->test_suite_name()) + "_" + info->name() + "_" : std::string()) +
+      name;
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   file.write(reinterpret_cast<const char *>(bytes.data()),
              static_cast<std::streamsize>(bytes.size()));

@@ -3,7 +3,8 @@
 // A tiny artifact writer used only by the runtime tests: fill a kiln::artifact::ModelT (the
 // FlatBuffers object API), attach payload bytes to its Blob fields, and build() lays the file out
 // exactly as docs/artifact.md prescribes (header, index at offset 64, 256-byte aligned blobs).
-// Also: running kiln-run, the reference "add" model the tests and GPU checks share, and temp-file helpers.
+// Also: running kiln-run, the reference "add" model the tests and GPU checks share, and temp-file
+// helpers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -68,9 +69,8 @@ void buildAddModel(ArtifactBuilder &builder,
                    std::vector<std::pair<uint32_t, std::vector<uint8_t>>> cubins = {});
 
 /// Returns a BufferRefT with the given fields.
-std::unique_ptr<kiln::artifact::BufferRefT> makeRef(kiln::artifact::Segment segment,
-                                                    uint64_t offset, uint64_t size,
-                                                    uint32_t index = 0);
+std::unique_ptr<kiln::artifact::BufferRefT>
+makeRef(kiln::artifact::Segment segment, uint64_t offset, uint64_t size, uint32_t index = 0);
 
 /// Writes `bytes` to a fresh file named `name` under the test temp directory; returns its path.
 std::string writeTempFile(const std::string &name, const std::vector<uint8_t> &bytes);

@@ -88,21 +88,26 @@ public:
   std::vector<int64_t> shape;
 
 private:
+  /// Sets `error` to a message naming the file; returns false.
   bool fail(const std::string &message, std::string &error) {
     error = "'" + source + "': malformed .npy header: " + message;
     return false;
   }
+  /// The next character, or NUL at the end.
   char peek() const { return pos < text.size() ? text[pos] : '\0'; }
+  /// Skips `c` if it is next.
   bool consume(char c) {
     if (peek() != c)
       return false;
     ++pos;
     return true;
   }
+  /// Skips whitespace.
   void skipSpace() {
     while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos])))
       ++pos;
   }
+  /// Parses a '...' or "..." Python string literal (no escapes).
   bool parseString(std::string &out) {
     char quote = peek();
     if (quote != '\'' && quote != '"')
@@ -114,6 +119,7 @@ private:
     pos = end + 1;
     return true;
   }
+  /// Parses a tuple of non-negative integers into `shape`.
   bool parseShape(std::string &error) {
     if (!consume('('))
       return fail("'shape' is not a tuple", error);
@@ -194,8 +200,9 @@ bool parseNpy(const uint8_t *bytes, size_t size, const std::string &source, NpyA
     return false;
   }
   if (parser.fortranOrder && parser.shape.size() > 1) {
-    error = "'" + source + "': Fortran-order arrays are not supported; save with "
-                           "numpy.ascontiguousarray";
+    error = "'" + source +
+            "': Fortran-order arrays are not supported; save with "
+            "numpy.ascontiguousarray";
     return false;
   }
   out.shape = parser.shape;
@@ -248,12 +255,14 @@ bool encodeNpy(kiln_dtype_t dtype, const std::vector<int64_t> &shape, const void
       error = "invalid shape";
       return false;
     }
-    shapeText += std::to_string(shape[i]) + (shape.size() == 1 ? "," : i + 1 < shape.size() ? ", " : "");
+    shapeText += std::to_string(shape[i]) + (shape.size() == 1      ? ","
+                                             : i + 1 < shape.size() ? ", "
+                                                                    : "");
   }
   shapeText += ")";
   if (expected != bytes) {
-    error = "buffer is " + std::to_string(bytes) + " bytes, shape needs " +
-            std::to_string(expected);
+    error =
+        "buffer is " + std::to_string(bytes) + " bytes, shape needs " + std::to_string(expected);
     return false;
   }
   std::string header = std::string("{'descr': '") + descr +

@@ -7,8 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Npy.h"
 #include "kiln/runtime.h"
+
+#include "Npy.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -125,7 +126,9 @@ bool parseArgs(int argc, char **argv, Options &options) {
         usageError("option '" + flag + "' expects NAME=FILE.npy, got '" + value + "'");
         return false;
       }
-      (flag == "--input" ? options.inputs : flag == "--output" ? options.outputs : options.compares)
+      (flag == "--input"    ? options.inputs
+       : flag == "--output" ? options.outputs
+                            : options.compares)
           .push_back(binding);
     } else if (flag == "--rtol" || flag == "--atol") {
       if (!parseDouble(value, flag == "--rtol" ? options.rtol : options.atol)) {
@@ -203,8 +206,8 @@ float halfToFloat(uint16_t h) {
   if (exponent == 0)
     value = std::ldexp(static_cast<float>(mantissa), -24);
   else if (exponent == 31)
-    value = mantissa ? std::numeric_limits<float>::quiet_NaN()
-                     : std::numeric_limits<float>::infinity();
+    value =
+        mantissa ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
   else
     value = std::ldexp(static_cast<float>(mantissa | 0x400), static_cast<int>(exponent) - 25);
   return sign ? -value : value;
@@ -295,8 +298,8 @@ Comparison compare(kiln_dtype_t outType, const uint8_t *out, kiln_dtype_t refTyp
       result.maxRef = std::max(result.maxRef, std::fabs(r));
   }
   result.maxRelErr = result.maxAbsErr / std::max(result.maxRef, 1e-30);
-  result.pass = result.nanCount == 0 && !nonFinite &&
-                (result.maxRelErr <= rtol || result.maxAbsErr <= atol);
+  result.pass =
+      result.nanCount == 0 && !nonFinite && (result.maxRelErr <= rtol || result.maxAbsErr <= atol);
   return result;
 }
 
@@ -326,8 +329,7 @@ bool checkArray(const kiln::npy::NpyArray &array, const kiln_tensor_info_t &info
   bool shapeOk = array.shape.size() == info.rank &&
                  std::equal(array.shape.begin(), array.shape.end(), info.shape);
   if ((exactDType && array.dtype != info.dtype) || !shapeOk) {
-    error = "'" + path + "': " + kind + " '" + info.name + "' expects " + expected + ", got " +
-            got;
+    error = "'" + path + "': " + kind + " '" + info.name + "' expects " + expected + ", got " + got;
     return false;
   }
   return true;
@@ -373,8 +375,8 @@ int runTool(int argc, char **argv) {
     kiln_tensor_info_t info;
     kiln_status_free(kiln_artifact_input_info(artifact, i, &info));
     if (!inputs.count(info.name))
-      return usageError(std::string("missing --input for '") + info.name + "' (" +
-                        describe(info) + ")");
+      return usageError(std::string("missing --input for '") + info.name + "' (" + describe(info) +
+                        ")");
   }
   std::map<std::string, std::string> outputPaths;
   for (const auto &[name, path] : options.outputs) {
@@ -407,8 +409,8 @@ int runTool(int argc, char **argv) {
     return statusError(status);
   kiln_session_t *session = handles.session;
   for (const auto &[name, array] : inputs)
-    if (kiln_status_t status = kiln_session_set_input(session, name.c_str(), array.data.data(),
-                                                      array.data.size()))
+    if (kiln_status_t status =
+            kiln_session_set_input(session, name.c_str(), array.data.data(), array.data.size()))
       return statusError(status);
   if (kiln_status_t status = kiln_session_run(session, nullptr))
     return statusError(status);
@@ -444,9 +446,8 @@ int runTool(int argc, char **argv) {
     std::vector<uint8_t> *buffer = nullptr;
     if (kiln_status_t status = fetch(name, info, buffer))
       return statusError(status);
-    Comparison result = compare(info.dtype, buffer->data(), reference.dtype,
-                                reference.data.data(), reference.elementCount(), options.rtol,
-                                options.atol);
+    Comparison result = compare(info.dtype, buffer->data(), reference.dtype, reference.data.data(),
+                                reference.elementCount(), options.rtol, options.atol);
     std::printf("compare %s: max_abs_err=%.6g max_rel_err=%.6g max_abs_ref=%.6g nan=%llu "
                 "(rtol=%g atol=%g) %s\n",
                 name.c_str(), result.maxAbsErr, result.maxRelErr, result.maxRef,
@@ -459,8 +460,7 @@ int runTool(int argc, char **argv) {
   // 4. Latency.
   if (options.bench > 0) {
     std::vector<float> ms(static_cast<size_t>(options.bench));
-    if (kiln_status_t status =
-            kiln_session_benchmark(session, kBenchWarmup, ms.size(), ms.data()))
+    if (kiln_status_t status = kiln_session_benchmark(session, kBenchWarmup, ms.size(), ms.data()))
       return statusError(status);
     std::sort(ms.begin(), ms.end());
     std::printf("latency_ms p50=%.4f p90=%.4f (%zu iterations)\n", percentile(ms, 0.5),

@@ -233,9 +233,9 @@ void kiln_session_params_initialize(kiln_session_params_t *params);
 /// device's primary context, loads every module (the cubin whose arch equals the device's compute
 /// capability major*10+minor, else the PTX through the JIT; a JIT failure's log is part of the
 /// message), resolves every kernel, allocates the arena, the weight segment (uploaded once) and
-/// one buffer per input. `params` may be NULL for defaults. Errors: KILN_UNAVAILABLE when the driver
-/// cannot be loaded or the device does not exist, KILN_CUDA_ERROR (call, file, line, driver error
-/// name and string), KILN_RESOURCE_EXHAUSTED when device memory runs out.
+/// one buffer per input. `params` may be NULL for defaults. Errors: KILN_UNAVAILABLE when the
+/// driver cannot be loaded or the device does not exist, KILN_CUDA_ERROR (call, file, line, driver
+/// error name and string), KILN_RESOURCE_EXHAUSTED when device memory runs out.
 kiln_status_t kiln_session_create(kiln_artifact_t *artifact, const kiln_session_params_t *params,
                                   kiln_session_t **out_session);
 
