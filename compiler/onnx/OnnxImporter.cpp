@@ -14,7 +14,7 @@
 //      `kiln.constant` on first use), check domain and attributes, run the
 //      handler, record its results;
 //   5. return the graph outputs, checking them against their declared types;
-//   6. verify the module.
+//   6. erase constants left unused by folding, verify the module.
 //
 //===----------------------------------------------------------------------===//
 
@@ -565,6 +565,11 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   func.setFunctionType(builder.getFunctionType(argTypes, TypeRange(ValueRange(results))));
   for (auto [i, out] : llvm::enumerate(graph.output()))
     func.setResultAttr(i, "kiln.name", builder.getStringAttr(out.name()));
+
+  // Constants whose only users folded away (e.g. a Reshape's shape operand).
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
+    if (isa<ConstantOp>(op) && op.use_empty())
+      op.erase();
 
   if (failed(verify(*module)))
     return nullptr;

@@ -100,7 +100,7 @@ Expected<ArrayRef<char>> TensorLoader::readExternal(const TensorProto &tensor,
       if (llvm::Error e = parseNumber(offset))
         return std::move(e);
     } else if (entry.key() == "length") {
-      uint64_t v;
+      uint64_t v = 0;
       if (llvm::Error e = parseNumber(v))
         return std::move(e);
       length = v;

@@ -1,0 +1,41 @@
+// Errors of per-node import: each names the node, op type (with its domain
+// unless default), opset and the reason (compiler/onnx/*.cpp).
+
+// RUN: not kiln-compile %S/Inputs/error_contrib_op.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=CONTRIB
+// CONTRIB: error: node 'Attention_3' (com.microsoft::Attention, opset 1): unsupported operator
+
+// RUN: not kiln-compile %S/Inputs/error_unknown_op.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=UNKNOWN-OP
+// UNKNOWN-OP: error: node 'einsum' (Einsum, opset 18): unsupported operator
+
+// RUN: not kiln-compile %S/Inputs/error_attribute.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=ATTR
+// ATTR: error: node 'sm' (Softmax, opset 18): unsupported: attribute 'foo'
+
+// RUN: not kiln-compile %S/Inputs/error_stash_type.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=STASH
+// STASH: error: node 'ln' (LayerNormalization, opset 18): unsupported: stash_type 10 (kiln computes statistics in FLOAT)
+
+// RUN: not kiln-compile %S/Inputs/error_layernorm_mean.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=LN-MEAN
+// LN-MEAN: error: node 'ln' (LayerNormalization, opset 18): unsupported: output Mean is used (kiln computes only Y)
+
+// RUN: not kiln-compile %S/Inputs/error_nonconst_shape.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=NONCONST
+// NONCONST: error: node 'reshape' (Reshape, opset 18): unsupported: shape of Reshape must be a constant after shape specialization
+
+// RUN: not kiln-compile %S/Inputs/error_type_mismatch.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=TYPES
+// TYPES: error: node 'add' (Add, opset 18): operand element types differ: 'f32' and 'i64'; ONNX requires equal types
+
+// RUN: not kiln-compile %S/Inputs/error_broadcast.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=BROADCAST
+// BROADCAST: error: node 'mul' (Mul, opset 18): operand shapes [2, 3] and [4] are not broadcast-compatible
+
+// RUN: not kiln-compile %S/Inputs/error_allowzero.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=ALLOWZERO
+// ALLOWZERO: error: node 'reshape' (Reshape, opset 18): cannot reshape 'tensor<2x3xf32>' to [0, -1]
+
+// RUN: not kiln-compile %S/Inputs/error_cast_dtype.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=CAST
+// CAST: error: node 'cast' (Cast, opset 18): 'to': unsupported: data type DOUBLE (kiln tensors are FLOAT, FLOAT16, BFLOAT16, INT64, INT32 or BOOL)
+
+// RUN: not kiln-compile %S/Inputs/error_init_dtype.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=INIT
+// INIT: error: initializer 'c': unsupported: data type INT8 (kiln tensors are FLOAT, FLOAT16, BFLOAT16, INT64, INT32 or BOOL)
+
+// RUN: not kiln-compile %S/Inputs/error_undefined_input.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=UNDEF
+// UNDEF: error: node 'add' (Add, opset 18): operand 'nope' is not defined before the node
+
+// RUN: not kiln-compile %S/Inputs/error_output_type.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=OUTPUT
+// OUTPUT: error: graph output 'y': declared dim 1 = 4 but kiln computed 'tensor<2x3xf32>'

@@ -1,0 +1,331 @@
+#!/usr/bin/env python3
+"""Generates the tiny ONNX models under test/onnx/Inputs/ used by the importer lit tests.
+
+Usage: python3 test/onnx/gen_onnx_tests.py   (needs the `onnx` and `numpy` packages)
+
+Each model exercises one op family or one importer error. The outputs are committed; rerun
+this script after changing it and commit the regenerated files. Models are written without
+running the ONNX checker (some are deliberately invalid).
+"""
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs")
+F, I64, I32, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.INT32, TensorProto.BOOL
+INT64_MAX = np.iinfo(np.int64).max
+
+
+def vi(name, dtype, shape):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def const(name, array):
+    return numpy_helper.from_array(np.asarray(array), name)
+
+
+def model(nodes, inputs, outputs, inits=(), opset=18, extra_opsets=()):
+    graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
+    opsets = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, v) for d, v in extra_opsets]
+    m = helper.make_model(graph, opset_imports=opsets, producer_name="kiln-gen")
+    m.ir_version = 8
+    return m
+
+
+def save(name, m):
+    onnx.save(m, os.path.join(OUT, name + ".onnx"))
+
+
+def node(op, ins, outs, name=None, **attrs):
+    return helper.make_node(op, ins, outs, name=name or outs[0], **attrs)
+
+
+# --- elementwise ----------------------------------------------------------------------------
+
+def elementwise():
+    unary = ["Neg", "Exp", "Log", "Sqrt", "Reciprocal", "Tanh", "Erf", "Sigmoid", "Relu", "Cos",
+             "Sin", "Identity"]
+    binary = ["Add", "Sub", "Mul", "Div"]
+    nodes = [node(op, ["x"], [op.lower()]) for op in unary]
+    nodes += [node(op, ["x", "b"], [op.lower()]) for op in binary]
+    nodes += [
+        node("Pow", ["x", "two"], ["pow"]),
+        node("Max", ["x", "b", "y"], ["max"]),
+        node("Min", ["x"], ["min"]),
+        node("Clip", ["x", "lo", "hi"], ["clip"]),
+        node("Cast", ["x"], ["cast"], to=I32),
+    ]
+    outs = [vi(op.lower(), F, None) for op in unary + binary + ["Pow", "Max", "Min", "Clip"]]
+    outs.append(vi("cast", I32, None))
+    inits = [const("b", np.array([1, 2, 3], np.float32)), const("two", np.int64(2)),
+             const("lo", np.float32(-1)), const("hi", np.float32(1))]
+    save("elementwise", model(nodes, [vi("x", F, ["n", 3]), vi("y", F, [1, 1])], outs, inits))
+
+
+def logic():
+    nodes = [node(op, ["x", "y"], [op.lower()]) for op in
+             ["Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"]]
+    nodes += [
+        node("And", ["less", "greater"], ["and"]),
+        node("Or", ["less", "greater"], ["or"]),
+        node("Not", ["and"], ["not"]),
+        node("IsNaN", ["x"], ["isnan"]),
+        node("Where", ["or", "x", "zero"], ["where"]),
+    ]
+    outs = [vi(n, B, None) for n in ["equal", "lessorequal", "greaterorequal", "not", "isnan"]]
+    outs.append(vi("where", F, None))
+    save("logic", model(nodes, [vi("x", F, [2, 3]), vi("y", F, [3])], outs,
+                        [const("zero", np.float32(0))]))
+
+
+def gelu():
+    nodes = [node("Gelu", ["x"], ["erf"]), node("Gelu", ["x"], ["tanh"], approximate="tanh")]
+    save("gelu", model(nodes, [vi("x", F, [4])], [vi("erf", F, None), vi("tanh", F, None)]))
+
+
+def folding():
+    """Elementwise ops on constants fold at import."""
+    nodes = [node("Add", ["a", "b"], ["sum"]), node("Mul", ["sum", "a"], ["prod"]),
+             node("Cast", ["prod"], ["int"], to=I64)]
+    inits = [const("a", np.array([1, 2], np.float32)), const("b", np.array([3, 4], np.float32))]
+    save("folding", model(nodes, [], [vi("int", I64, [2])], inits))
+
+
+# --- shape ops ------------------------------------------------------------------------------
+
+def shape_ops():
+    nodes = [
+        node("Shape", ["x"], ["shape"]),
+        node("Shape", ["x"], ["shape_mid"], start=1, end=-1),
+        node("Size", ["x"], ["size"]),
+        node("ConstantOfShape", ["shape"], ["ones"],
+             value=numpy_helper.from_array(np.array([1], np.int64))),
+        node("ConstantOfShape", ["shape_mid"], ["zeros"]),
+        node("Constant", [], ["seq_idx"], value_ints=[1]),
+        node("Gather", ["shape", "seq_idx"], ["seq"], axis=0),
+        node("Squeeze", ["seq"], ["seq0"]),
+        node("Constant", [], ["start"], value=numpy_helper.from_array(np.int64(0))),
+        node("Constant", [], ["delta"], value_int=1),
+        node("Range", ["start", "seq0", "delta"], ["range"]),
+        node("Constant", [], ["axis"], value=numpy_helper.from_array(np.int64(0))),
+        node("CumSum", ["range", "axis"], ["cumsum"]),
+        node("CumSum", ["range", "axis"], ["cumsum_rev"], exclusive=1, reverse=1),
+        node("Constant", [], ["half"], value_float=0.5),
+        node("Constant", [], ["floats"], value_floats=[1.0, 2.0]),
+    ]
+    outs = [vi("shape", I64, None), vi("shape_mid", I64, None), vi("size", I64, None),
+            vi("ones", I64, None), vi("zeros", F, None), vi("range", I64, None),
+            vi("cumsum", I64, None), vi("cumsum_rev", I64, None), vi("half", F, None),
+            vi("floats", F, None)]
+    save("shape_ops", model(nodes, [vi("x", F, ["batch", "seq", 4])], outs))
+
+
+def runtime_cumsum():
+    """CumSum on a runtime tensor stays a kiln.cumsum."""
+    nodes = [node("CumSum", ["x", "axis"], ["y"])]
+    save("cumsum", model(nodes, [vi("x", I64, ["b", "s"])], [vi("y", I64, None)],
+                         [const("axis", np.int64(-1))]))
+
+
+# --- movement -------------------------------------------------------------------------------
+
+def movement():
+    nodes = [
+        node("Reshape", ["x", "shape_0m1"], ["reshape"]),
+        node("Reshape", ["x", "shape_zero"], ["reshape_allowzero"], allowzero=1),
+        node("Unsqueeze", ["x", "axes_unsq"], ["unsqueeze"]),
+        node("Squeeze", ["unsqueeze"], ["squeeze_all"]),
+        node("Squeeze", ["unsqueeze", "axes_sq"], ["squeeze"]),
+        node("Flatten", ["x"], ["flatten"], axis=-1),
+        node("Transpose", ["x"], ["transpose"]),
+        node("Transpose", ["x"], ["transpose_perm"], perm=[1, 0, 2]),
+        node("Concat", ["x", "x"], ["concat"], axis=-1),
+        node("Expand", ["b", "expand_shape"], ["expand"]),
+        node("Tile", ["x", "repeats"], ["tile"]),
+        node("Trilu", ["sq"], ["triu"]),
+        node("Trilu", ["sq", "k"], ["tril"], upper=0),
+    ]
+    outs = [vi(n.output[0], F, None) for n in nodes]
+    inits = [
+        const("shape_0m1", np.array([0, -1], np.int64)),
+        const("shape_zero", np.array([6, 4], np.int64)),
+        const("axes_unsq", np.array([-1, 0], np.int64)),
+        const("axes_sq", np.array([0], np.int64)),
+        const("b", np.array([[1], [2]], np.float32)),
+        const("expand_shape", np.array([3, 1, 4], np.int64)),
+        const("repeats", np.array([1, 2, 1], np.int64)),
+        const("k", np.int64(1)),
+    ]
+    save("movement", model(nodes, [vi("x", F, [2, 3, 4]), vi("sq", F, [3, 3])], outs, inits))
+
+
+def slices():
+    nodes = [
+        node("Slice", ["x", "s1", "e1"], ["basic"]),
+        node("Slice", ["x", "s2", "e2", "a2", "st2"], ["neg_step"]),
+        node("Slice", ["x", "s3", "e3", "a3"], ["clamped"]),
+        node("Split", ["x"], ["p0", "p1", "p2"], axis=2, num_outputs=3),
+        node("Split", ["x", "sizes"], ["q0", "q1"], axis=-1),
+    ]
+    outs = [vi(n, F, None) for n in ["basic", "neg_step", "clamped", "p0", "p1", "p2", "q0", "q1"]]
+    inits = [
+        const("s1", np.array([0, 1], np.int64)), const("e1", np.array([1, INT64_MAX], np.int64)),
+        const("s2", np.array([-1], np.int64)),
+        const("e2", np.array([np.iinfo(np.int64).min], np.int64)),
+        const("a2", np.array([2], np.int64)), const("st2", np.array([-2], np.int64)),
+        const("s3", np.array([-100], np.int64)), const("e3", np.array([-1], np.int64)),
+        const("a3", np.array([-1], np.int64)),
+        const("sizes", np.array([3, 4], np.int64)),
+    ]
+    save("slice", model(nodes, [vi("x", F, [2, 3, 7])], outs, inits))
+
+
+def gathers():
+    nodes = [
+        node("Gather", ["table", "ids"], ["gather"]),
+        node("Gather", ["x", "idx"], ["gather_axis"], axis=-1),
+        node("GatherElements", ["x", "eidx"], ["gather_elements"], axis=1),
+        node("GatherND", ["x", "ndidx"], ["gather_nd"]),
+        node("GatherND", ["x", "bidx"], ["gather_nd_batch"], batch_dims=1),
+    ]
+    outs = [vi(n.output[0], F, None) for n in nodes]
+    inits = [
+        const("table", np.arange(20, dtype=np.float32).reshape(10, 2)),
+        const("idx", np.array([2, 0], np.int32)),
+        const("eidx", np.zeros((2, 1, 4), np.int64)),
+        const("ndidx", np.array([[1, 2]], np.int64)),
+        const("bidx", np.array([[0], [2]], np.int64)),
+    ]
+    save("gather", model(nodes, [vi("ids", I64, ["b", "s"]), vi("x", F, [2, 3, 4])], outs, inits))
+
+
+# --- math -----------------------------------------------------------------------------------
+
+def math():
+    nodes = [
+        node("MatMul", ["a", "w"], ["matmul"]),
+        node("MatMul", ["v", "w"], ["matmul_vec_lhs"]),
+        node("MatMul", ["a", "u"], ["matmul_vec_rhs"]),
+        node("Gemm", ["m", "wt", "c"], ["gemm"], transB=1, alpha=2.0, beta=0.5),
+        node("Gemm", ["mt", "w"], ["gemm_ta"], transA=1),
+        node("Softmax", ["a"], ["softmax"], axis=-1),
+        node("LayerNormalization", ["a", "gamma", "beta"], ["ln"], axis=-1, epsilon=1e-5),
+        node("LayerNormalization", ["a", "gamma"], ["ln_nobias", "", ""]),
+    ]
+    outs = [vi(n.output[0], F, None) for n in nodes]
+    inits = [
+        const("w", np.ones((4, 5), np.float32)), const("u", np.ones((4,), np.float32)),
+        const("wt", np.arange(20, dtype=np.float32).reshape(5, 4)),
+        const("c", np.ones((5,), np.float32)),
+        const("gamma", np.ones((4,), np.float32)), const("beta", np.zeros((4,), np.float32)),
+    ]
+    inputs = [vi("a", F, [2, 3, 4]), vi("v", F, [4]), vi("m", F, [3, 4]), vi("mt", F, [4, 3])]
+    save("math", model(nodes, inputs, outs, inits))
+
+
+def reduce18():
+    nodes = [
+        node("ReduceMean", ["x", "axes"], ["mean"]),
+        node("ReduceSum", ["x", "axes01"], ["sum"], keepdims=0),
+        node("ReduceMax", ["x"], ["max_all"], keepdims=0),
+        node("ReduceMax", ["x"], ["max_noop"], noop_with_empty_axes=1),
+    ]
+    outs = [vi(n.output[0], F, None) for n in nodes]
+    inits = [const("axes", np.array([-1], np.int64)), const("axes01", np.array([1, 0], np.int64))]
+    save("reduce18", model(nodes, [vi("x", F, [2, 3, 4])], outs, inits))
+
+
+def reduce13():
+    nodes = [node("ReduceMean", ["x"], ["mean"], axes=[1]),
+             node("ReduceSum", ["x", "axes"], ["sum"])]
+    outs = [vi(n.output[0], F, None) for n in nodes]
+    save("reduce13", model(nodes, [vi("x", F, [2, 3, 4])], outs,
+                           [const("axes", np.array([2], np.int64))], opset=13))
+
+
+# --- loading: external data -----------------------------------------------------------------
+
+def external_data():
+    """Initializer `w` stored in external_data.bin at offset 8 (after 8 padding bytes)."""
+    w = np.array([1.5, -2.0, 3.25], np.float32)
+    with open(os.path.join(OUT, "external_data.bin"), "wb") as f:
+        f.write(b"\0" * 8 + w.tobytes())
+
+    def ext_model(name, offset, length, location="external_data.bin"):
+        t = onnx.TensorProto(name="w", data_type=F, dims=[3])
+        t.data_location = TensorProto.EXTERNAL
+        for k, v in [("location", location), ("offset", str(offset)), ("length", str(length))]:
+            e = t.external_data.add()
+            e.key, e.value = k, v
+        nodes = [node("Add", ["x", "w"], ["y"])]
+        save(name, model(nodes, [vi("x", F, [3])], [vi("y", F, [3])], [t]))
+
+    ext_model("external_data", 8, 12)
+    ext_model("error_external_bounds", 8, 16)
+    ext_model("error_external_range", 4096, 12)
+    ext_model("error_external_missing", 0, 12, location="missing.bin")
+
+
+# --- errors ---------------------------------------------------------------------------------
+
+def errors():
+    x = [vi("x", F, [2, 3])]
+    y = [vi("y", F, None)]
+    save("error_contrib_op", model(
+        [helper.make_node("Attention", ["x"], ["y"], name="Attention_3", domain="com.microsoft")],
+        x, y, extra_opsets=[("com.microsoft", 1)]))
+    save("error_unknown_op", model([node("Einsum", ["x"], ["y"], name="einsum", equation="ij->ji")],
+                                   x, y))
+    save("error_attribute", model([node("Softmax", ["x"], ["y"], name="sm", foo=1)], x, y))
+    save("error_opset", model([node("Relu", ["x"], ["y"])], x, y, opset=12))
+    save("error_no_default_opset", helper.make_model(
+        helper.make_graph([node("Relu", ["x"], ["y"])], "g", x, y),
+        opset_imports=[helper.make_opsetid("com.microsoft", 1)], ir_version=8))
+    save("error_stash_type", model(
+        [node("LayerNormalization", ["x", "g"], ["y"], name="ln", stash_type=10)], x, y,
+        [const("g", np.ones(3, np.float32))]))
+    save("error_layernorm_mean", model(
+        [node("LayerNormalization", ["x", "g"], ["y", "mean"], name="ln")], x,
+        y + [vi("mean", F, None)], [const("g", np.ones(3, np.float32))]))
+    save("error_nonconst_shape", model(
+        [node("Reshape", ["x", "shape"], ["y"], name="reshape")], x + [vi("shape", I64, [1])], y))
+    save("error_type_mismatch", model(
+        [node("Add", ["x", "i"], ["y"], name="add")], x + [vi("i", I64, [2, 3])], y))
+    save("error_broadcast", model(
+        [node("Mul", ["x", "c"], ["y"], name="mul")], x, y, [const("c", np.ones(4, np.float32))]))
+    save("error_input_dtype", model([node("Relu", ["d"], ["y"])], [vi("d", TensorProto.DOUBLE, [2])],
+                                    y))
+    save("error_init_dtype", model([node("Add", ["x", "c"], ["y"])], x, y,
+                                   [const("c", np.ones(3, np.int8))]))
+    save("error_cast_dtype", model([node("Cast", ["x"], ["y"], name="cast", to=TensorProto.DOUBLE)],
+                                   x, y))
+    save("error_symbolic", model([node("Relu", ["x"], ["y"])],
+                                 [vi("x", F, ["batch", "seq"])], y))
+    save("error_undefined_input", model([node("Add", ["x", "nope"], ["y"], name="add")], x, y))
+    save("error_allowzero", model(
+        [node("Reshape", ["x", "s"], ["y"], name="reshape", allowzero=1)], x, y,
+        [const("s", np.array([0, -1], np.int64))]))
+    save("error_output_type", model([node("Relu", ["x"], ["y"])], x, [vi("y", F, [2, 4])]))
+    save("error_bad_payload", model([node("Add", ["x", "c"], ["y"])], x, y,
+                                    [onnx.TensorProto(name="c", data_type=F, dims=[3], float_data=[1.0, 2.0])]))
+
+
+def broken_files():
+    """A truncated copy of a valid model, random bytes and an empty file."""
+    data = model([node("Add", ["x", "c"], ["y"])], [vi("x", F, [4])], [vi("y", F, None)],
+                 [const("c", np.arange(4, dtype=np.float32))]).SerializeToString()
+    with open(os.path.join(OUT, "error_truncated.onnx"), "wb") as f:
+        f.write(data[: len(data) - 20])
+    with open(os.path.join(OUT, "error_random.onnx"), "wb") as f:
+        f.write(np.random.default_rng(0).integers(0, 256, 256, dtype=np.uint8).tobytes())
+    open(os.path.join(OUT, "error_empty.onnx"), "wb").close()
+
+
+if __name__ == "__main__":
+    os.makedirs(OUT, exist_ok=True)
+    for gen in [elementwise, logic, gelu, folding, shape_ops, runtime_cumsum, movement, slices,
+                gathers, math, reduce18, reduce13, external_data, errors, broken_files]:
+        gen()
+    print("wrote", OUT)

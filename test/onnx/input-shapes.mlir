@@ -1,0 +1,22 @@
+// --shape specialization of graph inputs (compiler/onnx/OnnxImporter.cpp).
+
+// RUN: kiln-compile %S/Inputs/error_symbolic.onnx --shape x=2x16 --emit=graph | FileCheck %s
+// CHECK: func.func @main(%{{.+}}: tensor<2x16xf32> {kiln.name = "x"}) -> (tensor<2x16xf32> {kiln.name = "y"})
+
+// RUN: not kiln-compile %S/Inputs/error_symbolic.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=NO-SHAPE
+// NO-SHAPE: error: graph input 'x': symbolic dims 'batch', 'seq' need a value; give its shape with --shape x=...
+
+// RUN: not kiln-compile %S/Inputs/error_symbolic.onnx --shape x=2x3x4 --emit=graph 2>&1 | FileCheck %s --check-prefix=RANK
+// RANK: error: graph input 'x': --shape gives rank 3 [2, 3, 4] but the input has rank 2
+
+// RUN: not kiln-compile %S/Inputs/elementwise.onnx --shape x=2x4 --emit=graph 2>&1 | FileCheck %s --check-prefix=CONFLICT
+// CONFLICT: error: graph input 'x': --shape gives dim 1 = 4 but the model fixes it to 3
+
+// RUN: not kiln-compile %S/Inputs/elementwise.onnx --shape x=2x3,z=1 --emit=graph 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// UNKNOWN: error: --shape names 'z', which is not a graph input of '{{.*}}elementwise.onnx' (inputs: x, y)
+
+// RUN: not kiln-compile %S/Inputs/elementwise.onnx --shape x=2xa --emit=graph 2>&1 | FileCheck %s --check-prefix=SYNTAX
+// SYNTAX: invalid shape spec 'x=2xa': dim 'a' of 'x' is not a non-negative integer
+
+// RUN: not kiln-compile %S/Inputs/error_input_dtype.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=DTYPE
+// DTYPE: error: graph input 'd': unsupported: data type DOUBLE (kiln tensors are FLOAT, FLOAT16, BFLOAT16, INT64, INT32 or BOOL)
