@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Checks the importer's semantics against onnxruntime, without a GPU.
+
+Imports each shared model with `kiln-compile --emit=graph`, folds it with
+`kiln-opt --kiln-fold-shape-subgraphs`, evaluates the resulting graph-level kiln IR with a
+small numpy interpreter (below) and compares the output with onnxruntime on the same
+inputs: ||out - ref|| / ||ref|| must stay below 1e-5 (fp32 throughout).
+
+Usage: python3 test/onnx/check_import_numerics.py [--bin build/bin] [--models ../shared/models]
+Needs numpy and onnxruntime. Not a lit test (the project venv may lack onnxruntime).
+"""
+import argparse
+import math
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import onnxruntime as ort
+
+DT = {"f32": np.float32, "f16": np.float16, "i64": np.int64, "i32": np.int32, "i1": np.bool_}
+
+def ttype(s):
+    """tensor<2x16xf32> -> ([2, 16], np.float32)."""
+    m = re.fullmatch(r"tensor<(?:([0-9x]*)x)?(\w+)>", s.strip())
+    dims = [int(d) for d in m.group(1).split("x")] if m.group(1) else []
+    return dims, DT[m.group(2)]
+
+def parse_dense(body, dims, dt):
+    """The value of a dense<...> literal (hex blob, hex splat or nested list)."""
+    if body.startswith('"0x'):
+        raw = bytes.fromhex(body[3:-1])
+        if dt == np.bool_:
+            return np.frombuffer(raw, np.uint8).astype(bool).reshape(dims)
+        return np.frombuffer(raw, dt).reshape(dims).copy()
+    if body.startswith("0x"):
+        bits = np.array([int(body, 16)], dtype=np.uint64)
+        a = bits.astype({np.float32: np.uint32, np.float16: np.uint16}[dt]).view(dt)[0]
+        return np.full(dims, a, dt)
+    v = eval(body.replace("true", "True").replace("false", "False").replace("inf", "float('inf')").replace("nan", "float('nan')"))
+    a = np.array(v, dtype=dt)
+    return np.broadcast_to(a, dims).copy() if a.ndim == 0 else a.reshape(dims)
+
+def run(text, inputs):
+    """Evaluates the single func.func of `text` on `inputs`; returns its results."""
+    env = {}
+    erf = np.vectorize(math.erf)
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("func.func"):
+            for i, (name, ty) in enumerate(re.findall(r"(%arg\d+): (tensor<[^>]*>)", line)):
+                env[name] = inputs[i]
+            continue
+        if line.startswith("return"):
+            names = line[len("return "):].split(" : ")[0].split(", ")
+            return [env[n] for n in names]
+        m = re.match(r"(%\d+) = kiln\.(\w+) (.*)$", line)
+        if not m:
+            continue
+        res, op, rest = m.groups()
+        rtype = re.findall(r"tensor<[^>]*>", rest)[-1]
+        dims, dt = ttype(rtype)
+        if op == "constant":
+            env[res] = parse_dense(re.match(r"dense<(.*)> : tensor", rest).group(1), dims, dt)
+            continue
+        kind = None
+        km = re.match(r"<(\w+)> (.*)", rest)
+        if km:
+            kind, rest = km.groups()
+        attrs = {}
+        am = re.search(r"\{(.*)\}", rest)
+        if am:
+            for k, v in re.findall(r"(\w+) = (array<i64(?::[^>]*)?>|[^,]+)", am.group(1)):
+                if v.startswith("array"):
+                    attrs[k] = [int(x) for x in v[len("array<i64"):-1].lstrip(":").split(",") if x.strip()]
+                else:
+                    attrs[k] = v.split(" : ")[0].strip()
+        ops = re.findall(r"%\w+", rest.split("{")[0].split(" : ")[0])
+        a = [env[o] for o in ops]
+        U = {"neg": np.negative, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "reciprocal": lambda x: 1 / x,
+             "tanh": np.tanh, "erf": lambda x: erf(x).astype(x.dtype), "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+             "relu": lambda x: np.maximum(x, 0), "cos": np.cos, "sin": np.sin, "not": np.logical_not, "is_nan": np.isnan}
+        B = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "pow": np.power, "max": np.maximum, "min": np.minimum,
+             "equal": np.equal, "less": np.less, "less_equal": np.less_equal, "greater": np.greater,
+             "greater_equal": np.greater_equal, "and": np.logical_and, "or": np.logical_or}
+        with np.errstate(all="ignore"):
+            if op in U: r = U[op](a[0])
+            elif op in B: r = B[op](a[0], a[1])
+            elif op == "div": r = np.divide(a[0], a[1]) if a[0].dtype.kind == "f" else np.trunc(a[0] / a[1]).astype(a[0].dtype)
+            elif op == "where": r = np.where(a[0], a[1], a[2])
+            elif op == "cast": r = a[0].astype(dt) if dt != np.bool_ else (a[0] != 0)
+            elif op == "reshape": r = a[0].reshape(dims)
+            elif op == "transpose": r = np.transpose(a[0], attrs["perm"])
+            elif op == "slice":
+                idx = [np.arange(n) * st + s for n, s, st in zip(dims, attrs["starts"], attrs["steps"])]
+                r = a[0][np.ix_(*idx)]
+            elif op == "concat": r = np.concatenate(a, axis=int(attrs["axis"]))
+            elif op == "expand": r = np.broadcast_to(a[0], dims).copy()
+            elif op == "gather":
+                ax = int(attrs["axis"]); i = a[1].astype(np.int64); i = np.where(i < 0, i + a[0].shape[ax], i)
+                r = np.take(a[0], i, axis=ax)
+            elif op == "gather_elements":
+                ax = int(attrs["axis"]); i = a[1].astype(np.int64); i = np.where(i < 0, i + a[0].shape[ax], i)
+                r = np.take_along_axis(a[0], i, axis=ax)
+            elif op == "gather_nd":
+                assert int(attrs["batch_dims"]) == 0
+                i = a[1]; k = i.shape[-1]
+                r = a[0][tuple(i[..., j] for j in range(k))]
+            elif op == "matmul": r = np.matmul(a[0], a[1])
+            elif op == "softmax":
+                x = a[0]; ax = int(attrs["axis"]); e = np.exp(x - x.max(axis=ax, keepdims=True)); r = e / e.sum(axis=ax, keepdims=True)
+            elif op == "layer_norm":
+                x = a[0]; ax = int(attrs["axis"]); axes = tuple(range(ax, x.ndim)); eps = float(attrs["epsilon"])
+                mu = x.mean(axis=axes, keepdims=True); var = ((x - mu) ** 2).mean(axis=axes, keepdims=True)
+                r = (x - mu) / np.sqrt(var + eps) * a[1] + (a[2] if len(a) > 2 else 0)
+            elif op == "reduce":
+                f = {"mean": np.mean, "sum": np.sum, "max": np.max}[kind]
+                r = f(a[0], axis=tuple(attrs["axes"]), keepdims=attrs["keep_dims"] == "true")
+            else:
+                raise SystemExit("unknown op " + op)
+        r = np.asarray(r).astype(dt)
+        assert list(r.shape) == dims, (line, r.shape, dims)
+        env[res] = r
+
+
+MODELS = ["gpt2_tiny_dynamo", "bert_tiny_dynamo", "bert_tiny_legacy", "llama_tiny_dynamo"]
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bin", default=os.path.join(here, "..", "..", "build", "bin"))
+    parser.add_argument("--models", default=os.path.join(here, "..", "..", "..", "shared", "models"))
+    parser.add_argument("--shapes", default="2x16,1x128", help="batch x seq list")
+    args = parser.parse_args()
+    compile_, opt = os.path.join(args.bin, "kiln-compile"), os.path.join(args.bin, "kiln-opt")
+    worst = 0.0
+    for m in MODELS:
+        for shape in args.shapes.split(","):
+            b, s = (int(d) for d in shape.split("x"))
+            path = os.path.join(args.models, m + ".onnx")
+            rng = np.random.default_rng(1)
+            feeds = {"input_ids": rng.integers(0, 1000, (b, s)).astype(np.int64)}
+            spec = f"input_ids={b}x{s}"
+            if m.startswith("bert"):
+                mask = np.ones((b, s), np.int64)
+                mask[0, s // 2:] = 0
+                feeds["attention_mask"] = mask
+                spec += f",attention_mask={b}x{s}"
+            graph = subprocess.run([compile_, path, "--shape", spec, "--emit=graph"],
+                                   capture_output=True, text=True, check=True).stdout
+            folded = subprocess.run([opt, "--kiln-fold-shape-subgraphs"], input=graph,
+                                    capture_output=True, text=True, check=True).stdout
+            ref = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+            out = run(folded, list(feeds.values()))[0]
+            err = float(np.linalg.norm(out - ref) / np.linalg.norm(ref))
+            worst = max(worst, err)
+            print(f"{m} {shape}: relative error {err:.2e}")
+    sys.exit(0 if worst < 1e-5 else 1)
+
+
+if __name__ == "__main__":
+    main()
