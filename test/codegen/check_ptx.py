@@ -37,6 +37,12 @@ def input_names(path):
         return ["input_ids", "attention_mask"] if "bert" in name else ["input_ids"]
 
 
+def count_entries(ptx_path):
+    """Number of kernels (`.entry` directives) in a PTX file."""
+    with open(ptx_path, errors="replace") as f:
+        return sum(1 for line in f if re.match(r"\s*(\.visible\s+|\.weak\s+)?\.entry\s", line))
+
+
 def ptx_target(ptx_path, default):
     """The `.target` of a PTX file when it names an arch-specific variant (sm_90a), else default."""
     with open(ptx_path, errors="replace") as f:
@@ -75,7 +81,7 @@ def main(argv):
 
     work = args.work_dir or tempfile.mkdtemp(prefix="kiln-ptxas-")
     os.makedirs(work, exist_ok=True)
-    failures, total_ptx, rows = 0, 0, []
+    failures, total_ptx, total_entries, rows = 0, 0, 0, []
     for name, path in models:
         inputs = input_names(path)
         for shape in shapes:
@@ -86,18 +92,24 @@ def main(argv):
             cmd = [args.kiln_compile, path, "-o", os.path.join(work, tag + ".kiln"),
                    "--shape", ",".join("%s=%s" % (i, shape) for i in inputs),
                    "--target", args.arch, "--dump-cuda", dump]
-            res = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
-            if res.returncode != 0:
+            try:
+                res = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
+                rc, text = res.returncode, res.stdout + res.stderr
+            except (OSError, subprocess.TimeoutExpired) as e:
+                rc, text = -1, str(e)
+            if rc != 0:
                 failures += 1
-                rows.append((name, shape, 0, 0, "FAIL (kiln-compile exit %d)" % res.returncode))
-                print("$ " + " ".join(cmd) + "\n" + res.stdout + res.stderr)
+                rows.append((name, shape, 0, 0, 0, "FAIL (kiln-compile exit %d)" % rc))
+                print("$ " + " ".join(cmd) + "\n" + text)
                 continue
             ptx_files = sorted(glob.glob(os.path.join(dump, "*.ptx")))
             if not ptx_files:
                 failures += 1
-                rows.append((name, shape, 0, 0, "FAIL (no PTX in --dump-cuda dir)"))
+                rows.append((name, shape, 0, 0, 0, "FAIL (no PTX in --dump-cuda dir)"))
                 continue
             bad = 0
+            entries = sum(count_entries(ptx) for ptx in ptx_files)
+            total_entries += entries
             for ptx in ptx_files:
                 arch = ptx_target(ptx, args.arch)
                 r = subprocess.run([ptxas, "-arch=" + arch, "-o", os.devnull, ptx],
@@ -107,13 +119,13 @@ def main(argv):
                     print("ptxas -arch=%s FAILED on %s:\n%s%s" % (arch, ptx, r.stdout, r.stderr))
             total_ptx += len(ptx_files)
             failures += bad
-            rows.append((name, shape, len(ptx_files), len(ptx_files) - bad, "ok" if not bad else "FAIL"))
+            rows.append((name, shape, len(ptx_files), entries, len(ptx_files) - bad, "ok" if not bad else "FAIL"))
 
-    print("%-22s %-7s %6s %6s  %s" % ("model", "shape", "ptx", "ok", "result"))
+    print("%-22s %-7s %6s %8s %6s  %s" % ("model", "shape", "ptx", "kernels", "ok", "result"))
     for row in rows:
-        print("%-22s %-7s %6d %6d  %s" % row)
-    print("ptxas-check: %d PTX files from %d compiles, %d failures (-arch=%s, dumps in %s)"
-          % (total_ptx, len(rows), failures, args.arch, work))
+        print("%-22s %-7s %6d %8d %6d  %s" % row)
+    print("ptxas-check: %d PTX files (%d kernels) from %d compiles, %d failures (-arch=%s, dumps in %s)"
+          % (total_ptx, total_entries, len(rows), failures, args.arch, work))
     return 1 if failures else 0
 
 
