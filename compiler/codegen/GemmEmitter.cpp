@@ -63,7 +63,7 @@ FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
   std::string lhsName = "in" + std::to_string(lhsArg.getArgNumber());
   std::string rhsName = "in" + std::to_string(rhsArg.getArgNumber());
   out.source =
-      modulePrologue() + "// kernel @" + kernel.getSymName().str() + ": " +
+      "// " +
       llvm::formatv("[{0}x{1}] x [{1}x{2}], batch {3}\n", M, K, N, batchCount).str() + *sig +
       " {\n" + "  const long long bz = blockIdx.z;\n" +
       llvm::formatv("  kiln::gemmTileF32<{0}, {1}, {2}, {3}, {4}>(\n"

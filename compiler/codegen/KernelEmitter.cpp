@@ -11,6 +11,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdio>
 #include <cstring>
 
 using namespace mlir;
@@ -66,7 +67,9 @@ std::string kiln::codegen::cudaLiteral(Type t, double value, int64_t intValue) {
     float f = float(value);
     uint32_t bits;
     std::memcpy(&bits, &f, 4);
-    return llvm::formatv("__int_as_float(0x{0:x8})", bits).str();
+    char buf[40];
+    std::snprintf(buf, sizeof(buf), "__int_as_float(0x%08x)", unsigned(bits));
+    return buf;
   }
   if (t.isInteger(1))
     return intValue ? "true" : "false";
@@ -82,7 +85,7 @@ FailureOr<std::string> kiln::codegen::buildSignature(KernelOp kernel,
   std::string s;
   llvm::raw_string_ostream os(s);
   os << "extern \"C\" __global__ void __launch_bounds__(" << launchBoundsThreads << ") "
-     << kKernelFunctionName << "(";
+     << kKernelNamePlaceholder << "(";
   bool first = true;
   for (unsigned i : operands) {
     Value v = kernel.getInputs()[i];

@@ -1,7 +1,7 @@
 //===- KernelEmitter.h - kiln.kernel -> CUDA C++ ------------------*- C++ -*-===//
 //
-// Turns each `kiln.kernel` into one CUDA C++ translation unit defining
-// `extern "C" __global__ void kiln_kernel(...)`, plus its launch shape and
+// Turns each `kiln.kernel` into one CUDA C++ `extern "C" __global__`
+// function, plus its launch shape and
 // the values bound to its pointer parameters. Emitters are registered per
 // anchor op type (GEMM, softmax, layer norm, reduce, ...) by one populate
 // function per op family; kernels whose body is only `KilnFusible` ops go to
@@ -23,12 +23,14 @@
 
 namespace kiln::codegen {
 
-/// Name of the `__global__` function in every generated module.
-inline constexpr const char *kKernelFunctionName = "kiln_kernel";
+/// Placeholder for the `__global__` function name in a generated kernel's
+/// source; the driver replaces it with a name unique in the module
+/// (identical kernels are emitted once and share the function).
+inline constexpr const char *kKernelNamePlaceholder = "KILN_KERNEL_NAME";
 
 /// One generated kernel: CUDA C++ source and how to launch it.
 struct GeneratedKernel {
-  std::string source;                    ///< whole translation unit
+  std::string source; ///< the kernel function, named kKernelNamePlaceholder
   std::array<unsigned, 3> grid = {1, 1, 1};
   std::array<unsigned, 3> block = {1, 1, 1};
   unsigned sharedMemBytes = 0;           ///< dynamic shared memory, bytes
@@ -87,7 +89,8 @@ mlir::FailureOr<std::string> buildSignature(KernelOp kernel, llvm::ArrayRef<unsi
                                             llvm::SmallVectorImpl<mlir::Value> &args,
                                             unsigned launchBoundsThreads);
 
-/// Module prologue: includes of the embedded device headers.
+/// Module prologue: includes of the embedded device headers. A module is
+/// the prologue followed by kernel functions.
 std::string modulePrologue();
 
 /// Grid size for `work` items at `perBlock` items per block, capped for

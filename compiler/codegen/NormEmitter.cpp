@@ -41,7 +41,7 @@ FailureOr<GeneratedKernel> emitSoftmax(KernelOp kernel, Operation *anchor) {
   if (failed(sig))
     return failure();
   int64_t L = type.getShape().back(), rows = type.getNumElements() / L;
-  out.source = modulePrologue() + "// kernel @" + kernel.getSymName().str() + "\n" + *sig +
+  out.source = *sig +
                " {\n" + rowPrologue(rows) +
                llvm::formatv("  kiln::softmaxRowF32(in{0} + row * {1}LL, out0 + row * {1}LL, {1}LL);\n",
                              in.getArgNumber(), L)
@@ -71,7 +71,7 @@ FailureOr<GeneratedKernel> emitLayerNorm(KernelOp kernel, Operation *anchor) {
   int64_t rows = type.getNumElements() / D;
   std::string bias = ln.getBias() ? "in" + std::to_string(operands[2]) : "nullptr";
   out.source =
-      modulePrologue() + "// kernel @" + kernel.getSymName().str() + "\n" + *sig + " {\n" +
+      *sig + " {\n" +
       rowPrologue(rows) +
       llvm::formatv("  kiln::layerNormRowF32(in{0} + row * {1}LL, in{2}, {3}, out0 + row * {1}LL, "
                     "{1}LL, {4});\n",

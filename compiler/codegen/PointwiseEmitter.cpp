@@ -113,7 +113,7 @@ public:
                              n, body)
                    .str();
     }
-    out.source = modulePrologue() + "// kernel @" + kernel.getSymName().str() + "\n" + *sig +
+    out.source = *sig +
                  " {\n" + loops + "}\n";
     out.block = {kThreads, 1, 1};
     out.grid = {gridFor(maxElements, kThreads), 1, 1};

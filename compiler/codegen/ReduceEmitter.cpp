@@ -73,7 +73,7 @@ FailureOr<GeneratedKernel> emitReduce(KernelOp kernel, Operation *anchor) {
                            : "acc";
   int64_t outputs = red.getType().getNumElements();
   out.source =
-      modulePrologue() + "// kernel @" + kernel.getSymName().str() + "\n" + *sig + " {\n" +
+      *sig + " {\n" +
       llvm::formatv("  for (long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x; o < "
                     "{0}LL; o += (long long)gridDim.x * blockDim.x) {{\n",
                     outputs)

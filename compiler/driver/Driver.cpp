@@ -3,7 +3,8 @@
 // The compilation steps, in order:
 //   1. import the ONNX model with static shapes (compiler/onnx);
 //   2. run buildKilnPipeline (fold, fuse, outline, plan memory);
-//   3. emit CUDA C++ per kernel; identical sources share one module;
+//   3. emit CUDA C++ per kernel; identical kernels are emitted once and the
+//      unique ones spread over one module per compile thread;
 //   4. compile modules with NVRTC (PTX + SASS per target) in parallel;
 //   5. write the artifact (compiler/artifact).
 //
@@ -21,11 +22,14 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
 #include <chrono>
+#include <cstring>
 
 using namespace mlir;
 using namespace kiln;
@@ -107,12 +111,16 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
   if (auto a = func->getAttrOfType<IntegerAttr>("kiln.intermediate_bytes"))
     stats.intermediateBytes = a.getInt();
 
-  // 3. Codegen; identical sources share a module.
+  // 3. Codegen. Identical kernels (same source) are emitted once; the unique
+  // kernels are spread over a few modules so NVRTC parses the shared device
+  // headers a few times, not once per kernel, and modules compile in parallel.
   auto tCodegen = std::chrono::steady_clock::now();
   codegen::EmitterRegistry registry = codegen::makeDefaultEmitterRegistry();
-  std::vector<std::string> moduleNames, moduleSources;
-  llvm::StringMap<unsigned> moduleBySource;
+  std::vector<std::string> functionSources;        // unique kernel bodies
+  std::vector<std::vector<std::string>> usersOf;   // kiln.kernel names per function
+  llvm::StringMap<unsigned> functionBySource;
   std::vector<ArtifactLaunch> launches;
+  std::vector<unsigned> launchFunction;
   bool failedEmit = false;
   func.walk([&](KernelOp kernel) {
     auto generated = registry.emit(kernel);
@@ -120,30 +128,49 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
       failedEmit = true;
       return;
     }
-    auto [it, inserted] = moduleBySource.try_emplace(generated->source, moduleNames.size());
+    auto [it, inserted] = functionBySource.try_emplace(generated->source, functionSources.size());
     if (inserted) {
-      moduleNames.push_back(kernel.getSymName().str());
-      moduleSources.push_back(generated->source);
+      functionSources.push_back(generated->source);
+      usersOf.emplace_back();
     }
+    usersOf[it->second].push_back(kernel.getSymName().str());
     ArtifactLaunch launch;
-    launch.module = it->second;
-    launch.function = codegen::kKernelFunctionName;
     launch.grid = generated->grid;
     launch.block = generated->block;
     launch.sharedMemBytes = generated->sharedMemBytes;
     launch.args = generated->args;
     launches.push_back(std::move(launch));
+    launchFunction.push_back(it->second);
   });
   if (failedEmit)
     return llvm::createStringError("CUDA code generation failed for '%s'",
                                    options.inputPath.c_str());
+  unsigned threads = options.threads ? options.threads : llvm::hardware_concurrency().compute_thread_count();
+  size_t numModules = std::max<size_t>(1, std::min<size_t>(functionSources.size(), threads));
+  std::vector<std::string> moduleNames, moduleSources(numModules, codegen::modulePrologue());
+  for (size_t m = 0; m < numModules; ++m)
+    moduleNames.push_back("module" + std::to_string(m));
+  auto functionName = [](unsigned f) { return "kiln_k" + std::to_string(f); };
+  for (unsigned f = 0; f < functionSources.size(); ++f) {
+    std::string text = functionSources[f];
+    size_t pos = text.find(codegen::kKernelNamePlaceholder);
+    assert(pos != std::string::npos && "kernel source without name placeholder");
+    text.replace(pos, std::strlen(codegen::kKernelNamePlaceholder), functionName(f));
+    std::string &module = moduleSources[f % numModules];
+    module += "// used by @" + llvm::join(usersOf[f], ", @") + "\n" + text + "\n";
+  }
+  for (auto [launch, f] : llvm::zip(launches, launchFunction)) {
+    launch.module = f % numModules;
+    launch.function = functionName(f);
+  }
   stats.kernels = launches.size();
-  stats.modules = moduleNames.size();
+  stats.modules = numModules;
+  stats.uniqueKernels = functionSources.size();
   stats.codegenMs = msSince(tCodegen);
 
   // 4. NVRTC.
   auto tNvrtc = std::chrono::steady_clock::now();
-  auto compiled = codegen::compileModules(moduleNames, moduleSources, targets, options.threads);
+  auto compiled = codegen::compileModules(moduleNames, moduleSources, targets, threads);
   if (!compiled)
     return compiled.takeError();
   stats.nvrtcMs = msSince(tNvrtc);

@@ -40,7 +40,8 @@ struct CompileOptions {
 /// Numbers reported after a compilation.
 struct CompileStats {
   int64_t kernels = 0;            ///< launches in the schedule
-  int64_t modules = 0;            ///< distinct CUDA modules after deduplication
+  int64_t uniqueKernels = 0;      ///< distinct kernel functions after deduplication
+  int64_t modules = 0;            ///< CUDA modules (NVRTC compilations per target)
   int64_t arenaBytes = 0;         ///< planned activation arena
   int64_t intermediateBytes = 0;  ///< sum of all kernel result bytes (no reuse)
   uint64_t weightBytes = 0;

@@ -102,8 +102,9 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
     auto it = user ? groupOf.find(user) : groupOf.end();
     if (it != groupOf.end() && groups[it->second].size() < maxOpsPerKernel &&
         control(op, user)) {
-      groupOf[op] = it->second;
-      groups[it->second].push_back(op);
+      unsigned group = it->second; // read before inserting: insertion may rehash
+      groupOf[op] = group;
+      groups[group].push_back(op);
       continue;
     }
     groupOf[op] = groups.size();

@@ -77,7 +77,8 @@ int main(int argc, char **argv) {
     return 0;
   outs() << "wrote " << options.outputPath << " (" << stats->fileBytes << " bytes, weights "
          << stats->weightBytes << " bytes)\n";
-  outs() << "kernels: " << stats->kernels << " (" << stats->modules << " distinct modules)\n";
+  outs() << "kernels: " << stats->kernels << " (" << stats->uniqueKernels
+         << " distinct, in " << stats->modules << " CUDA modules)\n";
   outs() << "arena bytes: " << stats->arenaBytes
          << " (sum of intermediate tensor bytes: " << stats->intermediateBytes << ")\n";
   outs() << format("compile time: %.1f ms (import %.1f, passes %.1f, codegen %.1f, nvrtc %.1f)\n",
