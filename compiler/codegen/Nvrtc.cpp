@@ -1,8 +1,9 @@
 //===- Nvrtc.cpp - NVRTC wrapper ------------------------------------------===//
 //
-// Each module is compiled once to PTX (compute_<min target>) and once per
-// target to a cubin (sm_<target>); compilation of different modules runs on
-// an LLVM thread pool. NVRTC is thread safe per program.
+// Each module is compiled once per target to a cubin (sm_<target>); the
+// compilation for the lowest target also yields the module's PTX, which the
+// driver can JIT on newer GPUs. Modules compile in parallel on an LLVM thread
+// pool; NVRTC is thread safe per program.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,9 +22,12 @@ using namespace kiln::codegen;
 namespace {
 #include "compiler/codegen/CudaHeaders.inc"
 
-/// Compiles one source with `options`; on success returns PTX or cubin.
-llvm::Expected<std::string> compileOnce(const std::string &name, const std::string &source,
-                                        const std::vector<std::string> &options, bool wantCubin) {
+/// Compiles one source with `options` for a real architecture and returns
+/// its cubin and, if `wantPtx`, the PTX of the same compilation (NVRTC keeps
+/// both when the target is sm_XX, so the front end runs once).
+llvm::Error compileOnce(const std::string &name, const std::string &source,
+                        const std::vector<std::string> &options, std::string &cubin,
+                        std::string *ptx) {
   std::vector<const char *> headerTexts, headerNames;
   for (auto &[inc, text] : kEmbeddedHeaders) {
     headerNames.push_back(inc);
@@ -49,24 +53,26 @@ llvm::Expected<std::string> compileOnce(const std::string &name, const std::stri
     return llvm::createStringError("NVRTC failed to compile module '%s' (%s):\n%s",
                                    name.c_str(), nvrtcGetErrorString(rc), log.c_str());
   }
-  std::string out;
   size_t size = 0;
-  if (wantCubin) {
-    nvrtcGetCUBINSize(prog, &size);
-    out.resize(size);
-    rc = nvrtcGetCUBIN(prog, out.data());
-  } else {
-    nvrtcGetPTXSize(prog, &size);
-    out.resize(size);
-    rc = nvrtcGetPTX(prog, out.data());
-    if (!out.empty() && out.back() == '\0')
-      out.pop_back();
+  rc = nvrtcGetCUBINSize(prog, &size);
+  if (rc == NVRTC_SUCCESS) {
+    cubin.resize(size);
+    rc = nvrtcGetCUBIN(prog, cubin.data());
+  }
+  if (rc == NVRTC_SUCCESS && ptx) {
+    rc = nvrtcGetPTXSize(prog, &size);
+    if (rc == NVRTC_SUCCESS) {
+      ptx->resize(size);
+      rc = nvrtcGetPTX(prog, ptx->data());
+      if (!ptx->empty() && ptx->back() == '\0')
+        ptx->pop_back();
+    }
   }
   nvrtcDestroyProgram(&prog);
-  if (rc != NVRTC_SUCCESS)
-    return llvm::createStringError("NVRTC could not return code of module '%s': %s",
-                                   name.c_str(), nvrtcGetErrorString(rc));
-  return out;
+  if (rc != NVRTC_SUCCESS || cubin.empty() || (ptx && ptx->empty()))
+    return llvm::createStringError("NVRTC returned no code for module '%s': %s", name.c_str(),
+                                   nvrtcGetErrorString(rc));
+  return llvm::Error::success();
 }
 
 std::vector<std::string> baseOptions() {
@@ -96,7 +102,9 @@ kiln::codegen::compileModules(llvm::ArrayRef<std::string> names,
                               llvm::ArrayRef<unsigned> targets, unsigned threads) {
   assert(!targets.empty() && "no targets");
   assert(names.size() == sources.size() && "one name per source");
-  unsigned minArch = *std::min_element(targets.begin(), targets.end());
+  std::vector<unsigned> sortedTargets(targets.begin(), targets.end());
+  llvm::sort(sortedTargets);
+  sortedTargets.erase(std::unique(sortedTargets.begin(), sortedTargets.end()), sortedTargets.end());
   std::vector<CompiledModule> modules(sources.size());
   std::mutex errorMutex;
   llvm::Error firstError = llvm::Error::success();
@@ -111,19 +119,14 @@ kiln::codegen::compileModules(llvm::ArrayRef<std::string> names,
     llvm::DefaultThreadPool pool(llvm::hardware_concurrency(std::max(1u, threads)));
     for (size_t m = 0; m < sources.size(); ++m) {
       pool.async([&, m] {
-        auto opts = baseOptions();
-        opts.push_back("--gpu-architecture=compute_" + std::to_string(minArch));
-        auto ptx = compileOnce(names[m], sources[m], opts, false);
-        if (!ptx)
-          return record(ptx.takeError());
-        modules[m].ptx = std::move(*ptx);
-        for (unsigned arch : targets) {
-          auto o = baseOptions();
-          o.push_back("--gpu-architecture=sm_" + std::to_string(arch));
-          auto cubin = compileOnce(names[m], sources[m], o, true);
-          if (!cubin)
-            return record(cubin.takeError());
-          modules[m].cubins.push_back({arch, std::move(*cubin)});
+        for (unsigned arch : sortedTargets) {
+          auto opts = baseOptions();
+          opts.push_back("--gpu-architecture=sm_" + std::to_string(arch));
+          CubinImage image{arch, {}};
+          std::string *ptx = arch == sortedTargets.front() ? &modules[m].ptx : nullptr;
+          if (auto e = compileOnce(names[m], sources[m], opts, image.image, ptx))
+            return record(std::move(e));
+          modules[m].cubins.push_back(std::move(image));
         }
       });
     }

@@ -27,8 +27,8 @@ struct CubinImage {
 
 /// Result of compiling one module.
 struct CompiledModule {
-  std::string ptx;               ///< PTX for compute_<lowest target>
-  std::vector<CubinImage> cubins; ///< one per target, in target order
+  std::string ptx;               ///< PTX of the lowest target (JIT-able on newer GPUs)
+  std::vector<CubinImage> cubins; ///< one per distinct target, ascending
 };
 
 /// Parses "sm_90" / "90" into 90; error names the bad spelling.

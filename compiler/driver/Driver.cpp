@@ -145,8 +145,11 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
   if (failedEmit)
     return llvm::createStringError("CUDA code generation failed for '%s'",
                                    options.inputPath.c_str());
+  // The module count is fixed (not the machine's core count) so that the
+  // same input gives a byte-identical artifact everywhere.
+  constexpr size_t kMaxModules = 4;
   unsigned threads = options.threads ? options.threads : llvm::hardware_concurrency().compute_thread_count();
-  size_t numModules = std::max<size_t>(1, std::min<size_t>(functionSources.size(), threads));
+  size_t numModules = std::max<size_t>(1, std::min<size_t>(functionSources.size(), kMaxModules));
   std::vector<std::string> moduleNames, moduleSources(numModules, codegen::modulePrologue());
   for (size_t m = 0; m < numModules; ++m)
     moduleNames.push_back("module" + std::to_string(m));

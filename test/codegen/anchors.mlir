@@ -1,0 +1,14 @@
+// RUN: rm -rf %t && kiln-compile %S/Inputs/anchors.onnx --shape x=2x4x16 -o %t.kiln --dump-cuda %t > %t.summary
+// RUN: cat %t/module*.cu | FileCheck %s
+// RUN: FileCheck %s --check-prefix=SUMMARY --input-file=%t.summary
+// RUN: %if ptxas %{ for f in %t/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90 $f -o %t.cubin || exit 1; done %}
+
+// One kernel per anchor op, each calling its device building block.
+// CHECK-DAG: // [4x16] x [16x32], batch 2
+// CHECK-DAG: kiln::gemmTileF32<64, 64, 16, 4, 4>(
+// CHECK-DAG: kiln::layerNormRowF32(in0 + row * 32LL, in1, in2, out0 + row * 32LL, 32LL, __int_as_float(0x3727c5ac));
+// CHECK-DAG: kiln::softmaxRowF32(in0 + row * 32LL, out0 + row * 32LL, 32LL);
+// CHECK-DAG: for (long long r = 0; r < 32LL; ++r) {
+
+// SUMMARY: kernels: 4 (4 distinct, in 4 CUDA modules)
+// SUMMARY: arena bytes: 2048 (sum of intermediate tensor bytes: 3328)

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Writes the small ONNX models of the codegen lit tests into Inputs/.
+
+Run with a Python that has the onnx package (the repo's .venv):
+    .venv/bin/python test/codegen/gen_codegen_tests.py
+"""
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs")
+
+
+def save(name, nodes, inputs, outputs, inits=()):
+    graph = helper.make_graph(nodes, name, inputs, outputs, list(inits))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(HERE, name + ".onnx"))
+
+
+def f32(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def main():
+    os.makedirs(HERE, exist_ok=True)
+    rng = np.random.default_rng(0)
+    # A pointwise chain: one fused kernel.
+    save("chain", [
+        helper.make_node("Add", ["x", "b"], ["s"]),
+        helper.make_node("Tanh", ["s"], ["t"]),
+        helper.make_node("Mul", ["t", "half"], ["y"]),
+    ], [f32("x", ["batch", 8])], [f32("y", ["batch", 8])], [
+        numpy_helper.from_array(rng.standard_normal(8).astype(np.float32), "b"),
+        numpy_helper.from_array(np.array(0.5, np.float32), "half"),
+    ])
+    # One of each anchor kernel: GEMM, layer norm, softmax, reduce.
+    save("anchors", [
+        helper.make_node("MatMul", ["x", "w"], ["m"]),
+        helper.make_node("LayerNormalization", ["m", "g", "beta"], ["n"], axis=-1, epsilon=1e-5),
+        helper.make_node("Softmax", ["n"], ["p"], axis=-1),
+        helper.make_node("ReduceMean", ["p", "axes"], ["y"], keepdims=1),
+    ], [f32("x", ["batch", 4, 16])], [f32("y", ["batch", 4, 1])], [
+        numpy_helper.from_array(rng.standard_normal((16, 32)).astype(np.float32), "w"),
+        numpy_helper.from_array(rng.standard_normal(32).astype(np.float32), "g"),
+        numpy_helper.from_array(rng.standard_normal(32).astype(np.float32), "beta"),
+        numpy_helper.from_array(np.array([-1], np.int64), "axes"),
+    ])
+    # Outputs that are not kernel results: an input passed through and a constant.
+    save("passthrough", [
+        helper.make_node("Identity", ["x"], ["same"]),
+        helper.make_node("Identity", ["c"], ["const"]),
+        helper.make_node("Relu", ["x"], ["relu"]),
+    ], [f32("x", [2, 3])], [f32("same", [2, 3]), f32("const", [3]), f32("relu", [2, 3])], [
+        numpy_helper.from_array(np.array([1, 2, 3], np.float32), "c"),
+    ])
+
+
+if __name__ == "__main__":
+    main()
