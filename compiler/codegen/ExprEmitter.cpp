@@ -1,0 +1,355 @@
+//===- ExprEmitter.cpp - per-element expressions of fused kernels ---------===//
+//
+// Emits a kernel whose body holds only `KilnFusible` ops. Each result is
+// computed one element per thread (grid-stride loop): the thread turns its
+// linear index into result coordinates, then evaluates the yielded value as
+// an expression, walking producers backwards and mapping coordinates through
+// each op (broadcast, reshape, transpose, slice, concat, gather). Leaves are
+// loads from kernel operands, or literals for splat constants, so the fused
+// chain touches device memory only for its true inputs and its results.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/codegen/ExprEmitter.h"
+#include "compiler/codegen/KernelEmitter.h"
+
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::codegen;
+
+using Coords = ExprEmitter::Coords;
+
+namespace {
+
+std::string join(ArrayRef<std::string> parts) {
+  std::string s;
+  for (auto &p : parts)
+    s += p + ",";
+  return s;
+}
+
+RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+} // namespace
+
+Coords kiln::codegen::broadcastCoords(ArrayRef<std::string> coords, ArrayRef<int64_t> shape) {
+  Coords out;
+  size_t off = coords.size() - shape.size();
+  for (size_t d = 0; d < shape.size(); ++d)
+    out.push_back(shape[d] == 1 ? "0" : coords[d + off]);
+  return out;
+}
+
+
+SmallVector<unsigned> ExprEmitter::bindOperands(llvm::function_ref<bool(unsigned)> mayInline) {
+  SmallVector<unsigned> passed;
+  for (auto [i, in] : llvm::enumerate(kernel.getInputs())) {
+    Value arg = kernel.getBodyBlock().getArgument(i);
+    DenseElementsAttr dense;
+    if (mayInline(i) && matchPattern(in, m_Constant(&dense)) && dense.isSplat()) {
+      Type et = dense.getElementType();
+      if (isa<FloatType>(et))
+        literal[arg] = cudaLiteral(et, dense.getSplatValue<APFloat>().convertToDouble(), 0);
+      else
+        literal[arg] = cudaLiteral(
+            et, 0, et.isInteger(1) ? int64_t(dense.getSplatValue<APInt>().getBoolValue())
+                                   : dense.getSplatValue<APInt>().getSExtValue());
+      continue;
+    }
+    passed.push_back(i);
+    param[arg] = "in" + std::to_string(i);
+  }
+  return passed;
+}
+
+void ExprEmitter::beginBody(std::string indentation) {
+  body.clear();
+  memo.clear();
+  indent = std::move(indentation);
+}
+
+Coords ExprEmitter::delinearize(const std::string &linear, ArrayRef<int64_t> shape,
+                                const std::string &prefix) {
+  Coords coords(shape.size());
+  std::string rem = linear;
+  for (int64_t d = (int64_t)shape.size() - 1; d >= 0; --d) {
+    std::string c = prefix + std::to_string(d);
+    coords[d] = c;
+    if (d == 0) {
+      line("const long long " + c + " = " + rem + ";");
+      break;
+    }
+    line(llvm::formatv("const long long {0} = {1} % {2}LL;", c, rem, shape[d]).str());
+    std::string next = "r" + prefix + std::to_string(d);
+    line(llvm::formatv("const long long {0} = {1} / {2}LL;", next, rem, shape[d]).str());
+    rem = next;
+  }
+  return coords;
+}
+
+/// Linear index of `coords` in a row-major tensor of `shape`.
+std::string ExprEmitter::linearize(ArrayRef<std::string> coords, ArrayRef<int64_t> shape) {
+  std::string s;
+  int64_t stride = 1;
+  for (int64_t d = shape.size() - 1; d >= 0; --d) {
+    if (shape[d] != 1) {
+      std::string term = stride == 1 ? coords[d] : coords[d] + " * " + std::to_string(stride) + "LL";
+      s = s.empty() ? term : term + " + " + s;
+    }
+    stride *= shape[d];
+  }
+  return s.empty() ? "0" : s;
+}
+
+/// Binds a new local holding `expr` of the element type of `v`.
+FailureOr<std::string> ExprEmitter::bind(Value v, const std::string &expr) {
+  auto t = cudaScalarType(tensorType(v).getElementType());
+  if (failed(t))
+    return kernel.emitError() << "unsupported: element type " << tensorType(v).getElementType()
+                              << " in kernel @" << kernel.getSymName();
+  std::string name = fresh();
+  line("const " + *t + " " + name + " = " + expr + ";");
+  return name;
+}
+
+/// Emits `v` at `coords`, memoized per (value, coordinates).
+FailureOr<std::string> ExprEmitter::emitValue(Value v, ArrayRef<std::string> coords) {
+  if (auto it = overrides.find(v); it != overrides.end())
+    return it->second;
+  auto key = std::make_pair(v.getAsOpaquePointer(), join(coords));
+  if (auto it = memo.find(key); it != memo.end())
+    return it->second;
+  FailureOr<std::string> r = emitUncached(v, coords);
+  if (succeeded(r))
+    memo[key] = *r;
+  return r;
+}
+
+FailureOr<std::string> ExprEmitter::emitUncached(Value v, ArrayRef<std::string> coords) {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (auto it = literal.find(arg); it != literal.end())
+      return it->second;
+    return bind(v, param[arg] + "[" + linearize(coords, tensorType(v).getShape()) + "]");
+  }
+  Operation *op = v.getDefiningOp();
+  return llvm::TypeSwitch<Operation *, FailureOr<std::string>>(op)
+      .Case<NegOp, ExpOp, LogOp, SqrtOp, ReciprocalOp, TanhOp, ErfOp, SigmoidOp, ReluOp, CosOp,
+            SinOp, NotOp, IsNaNOp, CastOp>([&](auto u) { return emitUnary(u, coords); })
+      .Case<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, EqualOp, LessOp, LessEqualOp,
+            GreaterOp, GreaterEqualOp, AndOp, OrOp>(
+          [&](auto b) { return emitBinary(b, coords); })
+      .Case([&](WhereOp w) -> FailureOr<std::string> {
+        auto c = emitValue(w.getCondition(), broadcastCoords(coords, tensorType(w.getCondition()).getShape()));
+        auto x = emitValue(w.getTrueValue(), broadcastCoords(coords, tensorType(w.getTrueValue()).getShape()));
+        auto y = emitValue(w.getFalseValue(), broadcastCoords(coords, tensorType(w.getFalseValue()).getShape()));
+        if (failed(c) || failed(x) || failed(y))
+          return failure();
+        return bind(v, "(" + *c + " ? " + *x + " : " + *y + ")");
+      })
+      .Case([&](ExpandOp e) {
+        return emitValue(e.getInput(), broadcastCoords(coords, tensorType(e.getInput()).getShape()));
+      })
+      .Case([&](ReshapeOp r) -> FailureOr<std::string> {
+        // Linearize in the result shape, delinearize in the operand shape.
+        std::string lin = fresh();
+        line("const long long " + lin + " = " + linearize(coords, r.getType().getShape()) + ";");
+        ArrayRef<int64_t> inShape = tensorType(r.getInput()).getShape();
+        Coords in(inShape.size());
+        int64_t stride = 1;
+        for (int64_t d = inShape.size() - 1; d >= 0; --d) {
+          if (inShape[d] == 1)
+            in[d] = "0";
+          else if (d == 0)
+            in[d] = "(" + lin + " / " + std::to_string(stride) + "LL)";
+          else
+            in[d] = "((" + lin + " / " + std::to_string(stride) + "LL) % " +
+                    std::to_string(inShape[d]) + "LL)";
+          stride *= inShape[d];
+        }
+        return emitValue(r.getInput(), in);
+      })
+      .Case([&](TransposeOp t) {
+        Coords in(coords.size());
+        for (auto [i, p] : llvm::enumerate(t.getPerm()))
+          in[p] = coords[i];
+        return emitValue(t.getInput(), in);
+      })
+      .Case([&](SliceOp s) {
+        Coords in;
+        for (auto [d, c] : llvm::enumerate(coords)) {
+          int64_t start = s.getStarts()[d], step = s.getSteps()[d];
+          std::string e = step == 1 ? c : "(" + c + " * " + std::to_string(step) + "LL)";
+          in.push_back(start == 0 ? e : "(" + std::to_string(start) + "LL + " + e + ")");
+        }
+        return emitValue(s.getInput(), in);
+      })
+      .Case([&](ConcatOp c) { return emitConcat(c, coords); })
+      .Case([&](GatherOp g) -> FailureOr<std::string> {
+        int64_t axis = g.getAxis();
+        int64_t q = tensorType(g.getIndices()).getRank();
+        Coords idxCoords(coords.begin() + axis, coords.begin() + axis + q);
+        auto idx = emitValue(g.getIndices(), idxCoords);
+        if (failed(idx))
+          return failure();
+        int64_t dim = tensorType(g.getData()).getDimSize(axis);
+        std::string j = fresh();
+        line(llvm::formatv("const long long {0} = kiln::normIndex((long long){1}, {2}LL);", j,
+                           *idx, dim).str());
+        Coords in(coords.begin(), coords.begin() + axis);
+        in.push_back(j);
+        in.append(coords.begin() + axis + q, coords.end());
+        return emitValue(g.getData(), in);
+      })
+      .Case([&](GatherElementsOp g) -> FailureOr<std::string> {
+        auto idx = emitValue(g.getIndices(), coords);
+        if (failed(idx))
+          return failure();
+        int64_t axis = g.getAxis();
+        std::string j = fresh();
+        line(llvm::formatv("const long long {0} = kiln::normIndex((long long){1}, {2}LL);", j,
+                           *idx, tensorType(g.getData()).getDimSize(axis)).str());
+        Coords in(coords.begin(), coords.end());
+        in[axis] = j;
+        return emitValue(g.getData(), in);
+      })
+      .Case([&](GatherNDOp g) -> FailureOr<std::string> {
+        auto idxType = tensorType(g.getIndices());
+        auto dataType = tensorType(g.getData());
+        int64_t b = g.getBatchDims(), q = idxType.getRank(), k = idxType.getShape().back();
+        Coords in(coords.begin(), coords.begin() + b);
+        for (int64_t t = 0; t < k; ++t) {
+          Coords ic(coords.begin(), coords.begin() + (q - 1));
+          ic.push_back(std::to_string(t));
+          auto idx = emitValue(g.getIndices(), ic);
+          if (failed(idx))
+            return failure();
+          std::string j = fresh();
+          line(llvm::formatv("const long long {0} = kiln::normIndex((long long){1}, {2}LL);", j,
+                             *idx, dataType.getDimSize(b + t)).str());
+          in.push_back(j);
+        }
+        in.append(coords.begin() + (q - 1), coords.end());
+        return emitValue(g.getData(), in);
+      })
+      .Default([&](Operation *other) -> FailureOr<std::string> {
+        return other->emitError() << "unsupported: pointwise codegen for " << other->getName();
+      });
+}
+
+template <typename OpT>
+FailureOr<std::string> ExprEmitter::emitUnary(OpT op, ArrayRef<std::string> coords) {
+  auto x = emitValue(op.getInput(), coords);
+  if (failed(x))
+    return failure();
+  Type in = tensorType(op.getInput()).getElementType();
+  Type outT = tensorType(op.getResult()).getElementType();
+  bool f = in.isF32();
+  std::string e =
+      llvm::TypeSwitch<Operation *, std::string>(op.getOperation())
+          .Case([&](NegOp) { return "(-" + *x + ")"; })
+          .Case([&](ExpOp) { return "expf(" + *x + ")"; })
+          .Case([&](LogOp) { return "logf(" + *x + ")"; })
+          .Case([&](SqrtOp) { return "sqrtf(" + *x + ")"; })
+          .Case([&](ReciprocalOp) { return f ? "(1.0f / " + *x + ")" : "(1 / " + *x + ")"; })
+          .Case([&](TanhOp) { return "tanhf(" + *x + ")"; })
+          .Case([&](ErfOp) { return "erff(" + *x + ")"; })
+          .Case([&](SigmoidOp) { return "(1.0f / (1.0f + expf(-" + *x + ")))"; })
+          .Case([&](ReluOp) { return "(" + *x + " > 0 ? " + *x + " : 0)"; })
+          .Case([&](CosOp) { return "cosf(" + *x + ")"; })
+          .Case([&](SinOp) { return "sinf(" + *x + ")"; })
+          .Case([&](NotOp) { return "(!" + *x + ")"; })
+          .Case([&](IsNaNOp) { return "(" + *x + " != " + *x + ")"; })
+          .Case([&](CastOp) {
+            if (outT.isInteger(1))
+              return "(" + *x + " != 0)";
+            return "(" + *cudaScalarType(outT) + ")(" + *x + ")";
+          })
+          .Default([](Operation *) { return std::string(); });
+  bool floatOnly = isa<ExpOp, LogOp, SqrtOp, TanhOp, ErfOp, SigmoidOp, CosOp, SinOp>(op.getOperation());
+  if (floatOnly && !f)
+    return op.emitError() << "unsupported: " << op->getName() << " on " << in;
+  if (isa<CastOp>(op.getOperation()) && failed(cudaScalarType(outT)))
+    return op.emitError() << "unsupported: cast to " << outT;
+  return bind(op.getResult(), e);
+}
+
+template <typename OpT>
+FailureOr<std::string> ExprEmitter::emitBinary(OpT op, ArrayRef<std::string> coords) {
+  auto a = emitValue(op.getLhs(), broadcastCoords(coords, tensorType(op.getLhs()).getShape()));
+  auto b = emitValue(op.getRhs(), broadcastCoords(coords, tensorType(op.getRhs()).getShape()));
+  if (failed(a) || failed(b))
+    return failure();
+  bool f = tensorType(op.getLhs()).getElementType().isF32();
+  auto infix = [&](const char *o) { return "(" + *a + " " + o + " " + *b + ")"; };
+  std::string e =
+      llvm::TypeSwitch<Operation *, std::string>(op.getOperation())
+          .Case([&](AddOp) { return infix("+"); })
+          .Case([&](SubOp) { return infix("-"); })
+          .Case([&](MulOp) { return infix("*"); })
+          .Case([&](DivOp) { return infix("/"); })
+          .Case([&](PowOp) {
+            // x^2 is the common case (RMSNorm, GELU-tanh); exact either way.
+            return f ? "powf(" + *a + ", " + *b + ")"
+                     : "(long long)pow((double)" + *a + ", (double)" + *b + ")";
+          })
+          .Case([&](MaxOp) {
+            return f ? "kiln::maxNaN(" + *a + ", " + *b + ")"
+                     : "(" + *a + " > " + *b + " ? " + *a + " : " + *b + ")";
+          })
+          .Case([&](MinOp) {
+            return f ? "kiln::minNaN(" + *a + ", " + *b + ")"
+                     : "(" + *a + " < " + *b + " ? " + *a + " : " + *b + ")";
+          })
+          .Case([&](EqualOp) { return infix("=="); })
+          .Case([&](LessOp) { return infix("<"); })
+          .Case([&](LessEqualOp) { return infix("<="); })
+          .Case([&](GreaterOp) { return infix(">"); })
+          .Case([&](GreaterEqualOp) { return infix(">="); })
+          .Case([&](AndOp) { return infix("&&"); })
+          .Case([&](OrOp) { return infix("||"); })
+          .Default([](Operation *) { return std::string(); });
+  return bind(op.getResult(), e);
+}
+
+/// Concat: branch on the axis coordinate; each branch evaluates one operand.
+FailureOr<std::string> ExprEmitter::emitConcat(ConcatOp c, ArrayRef<std::string> coords) {
+  auto t = cudaScalarType(c.getType().getElementType());
+  if (failed(t))
+    return c.emitError() << "unsupported: concat of " << c.getType().getElementType();
+  std::string res = fresh();
+  line(*t + " " + res + ";");
+  int64_t axis = c.getAxis(), base = 0;
+  auto savedMemo = memo;
+  std::string savedIndent = indent;
+  for (auto [k, in] : llvm::enumerate(c.getInputs())) {
+    int64_t len = tensorType(in).getDimSize(axis);
+    bool last = k + 1 == c.getInputs().size();
+    if (k == 0)
+      line("if (" + coords[axis] + " < " + std::to_string(base + len) + "LL) {");
+    else if (!last)
+      line("} else if (" + coords[axis] + " < " + std::to_string(base + len) + "LL) {");
+    else
+      line("} else {");
+    indent = savedIndent + "  ";
+    Coords sub(coords.begin(), coords.end());
+    if (base)
+      sub[axis] = "(" + coords[axis] + " - " + std::to_string(base) + "LL)";
+    auto val = emitValue(in, sub);
+    if (failed(val))
+      return failure();
+    line(res + " = " + *val + ";");
+    memo = savedMemo; // values computed inside a branch are not visible outside
+    indent = savedIndent;
+    base += len;
+  }
+  line("}");
+  return res;
+}
+
