@@ -23,7 +23,7 @@ def detail(name, out):
     for pattern in (r"^(SKIP: .*)$", r"^(ptxas-check: .*)$", r"^(e2e: .*)$", r"^(compile-only: .*)$"):
         m = re.search(pattern, out, re.M)
         if m:
-            return m.group(1)[:110]
+            return re.split(r" \(|; ", m.group(1))[0][:100]
     return ""
 
 
