@@ -27,7 +27,7 @@ chmod +x "$CARRY/bin/kiln-run"
   echo "== $(date -u +%FT%TZ) $(uname -n)"
   nvidia-smi -L || echo "nvidia-smi -L failed"
   "$PYTHON" -c 'import onnxruntime, numpy; print("onnxruntime", onnxruntime.__version__, "numpy", numpy.__version__)'
-  "$CARRY/bin/kiln-run" "$(ls "$CARRY"/artifacts/*.kiln | head -1)" --info || true
+  "$CARRY/bin/kiln-run" "$(ls "$CARRY"/artifacts/*.kiln | head -1)" --info 2>&1 | grep -v "^  [0-9]*: " || true
 } 2>&1 | tee "$LOGS/device-info.log"
 
 WORK="$(mktemp -d /tmp/kiln-e2e-XXXXXX)"

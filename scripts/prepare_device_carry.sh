@@ -8,7 +8,7 @@
 #   .carry/models/*.onnx           the 4 shared models (onnxruntime's reference runs on them)
 # Then, on the GPU machine, from the repo root: scripts/device_e2e.sh (see docs/gpu.md).
 # Environment: as scripts/build.sh; KILN_MODELS_DIR (default <repo>/../shared/models);
-#              KILN_SKIP_SETUP=1 skips setup.sh.
+#              KILN_SKIP_SETUP=1 skips setup.sh; KILN_SKIP_BUILD=1 uses build/ as it is.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,7 +21,9 @@ MODELS=(gpt2_tiny_dynamo bert_tiny_dynamo bert_tiny_legacy llama_tiny_dynamo)
 if [[ "${KILN_SKIP_SETUP:-0}" != 1 ]]; then
   "$ROOT/scripts/setup.sh"
 fi
-"$ROOT/scripts/build.sh" kiln-compile kiln-run
+if [[ "${KILN_SKIP_BUILD:-0}" != 1 ]]; then
+  "$ROOT/scripts/build.sh" kiln-compile kiln-run
+fi
 
 rm -rf "$CARRY"
 mkdir -p "$CARRY/bin" "$CARRY/artifacts" "$CARRY/models"
