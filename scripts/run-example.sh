@@ -6,7 +6,8 @@
 #   2. kiln-compile examples/models/gpt2_tiny.onnx --shape input_ids=1x16 -> out/gpt2_tiny.kiln
 #   3. with a GPU (`nvidia-smi -L` succeeds): random token ids, kiln-run vs onnxruntime, comparison;
 #      without one: kernel count, arena size, and how to run it on a GPU (docs/gpu.md).
-# Environment: as scripts/build.sh; KILN_SKIP_SETUP=1 skips setup.sh; KILN_SHAPE (default 1x16).
+# Environment: as scripts/build.sh; KILN_SKIP_SETUP=1 skips setup.sh; KILN_SKIP_BUILD=1 uses build/
+# as it is; KILN_SHAPE (default 1x16).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,8 +21,11 @@ ART="$OUT/gpt2_tiny.kiln"
 if [[ "${KILN_SKIP_SETUP:-0}" != 1 ]]; then
   "$ROOT/scripts/setup.sh"
 fi
-"$ROOT/scripts/build.sh" kiln-compile kiln-run
+if [[ "${KILN_SKIP_BUILD:-0}" != 1 ]]; then
+  "$ROOT/scripts/build.sh" kiln-compile kiln-run
+fi
 PYTHON="$ROOT/.venv/bin/python3"
+[[ -x "$PYTHON" ]] || PYTHON=python3
 
 mkdir -p "$OUT"
 echo
@@ -67,12 +71,12 @@ echo
 echo "== no GPU on this machine (nvidia-smi -L failed): compiled, not run"
 echo "   kernels:     ${kernels:-?}"
 echo "   arena bytes: ${arena:-?}"
-"$BUILD/bin/kiln-run" "$ART" --info 2>/dev/null | sed 's/^/   /' || true
+"$BUILD/bin/kiln-run" "$ART" --info 2>/dev/null | grep -v '^  [0-9]*: ' | sed 's/^/   /' || true
 cat <<MSG
 
 To run it on a machine with an NVIDIA GPU (driver only; no MLIR, no CUDA toolkit needed there):
    copy out/gpt2_tiny.kiln and build/bin/kiln-run, then
    kiln-run gpt2_tiny.kiln --input input_ids=ids.npy --output last_hidden_state=out.npy --compare last_hidden_state=ref.npy
-or run this script there. docs/gpu.md describes it, including the full e2e suite
+or run this script on a GPU machine that can also build kiln. docs/gpu.md describes it, including the full e2e suite
 (scripts/prepare_device_carry.sh here, scripts/device_e2e.sh on the GPU machine).
 MSG
