@@ -10,8 +10,10 @@
 //      more than the default 48 KiB;
 //   5. allocate the arena, the weight segment (uploaded once) and one buffer per input, and
 //      precompute each launch's argument array (segment base + offset).
-// A run enqueues the launch list with cuLaunchKernel on a stream. All device resources are released
-// by kiln_session_release, also after a failed creation.
+// A run enqueues the launch list on a stream: with use_cuda_graph (the default) the first run
+// captures the list into a CUDA graph on the session's own stream and instantiates it, and every
+// run is one cuGraphLaunch of that graph; otherwise one cuLaunchKernel per launch. All device
+// resources are released by kiln_session_release, also after a failed creation.
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,6 +78,17 @@ struct kiln_session {
   /// cuLaunchKernel takes as kernelParams.
   std::vector<std::vector<CUdeviceptr>> argValues;
   std::vector<std::vector<void *>> argPointers;
+  /// kiln_session_params_t::use_cuda_graph.
+  bool useCudaGraph = true;
+  /// The launch list captured and instantiated by the first run (null before it, and always
+  /// without useCudaGraph). The graph bakes in the argument values above, i.e. the addresses of the
+  /// arena, weights and input buffers, which are session-owned and fixed for the session's life,
+  /// so it never goes stale. NOTE: if the API ever lets the caller bind its own device pointers
+  /// for inputs or outputs, argValues change with every binding and graphExec must then be
+  /// destroyed (cuGraphExecDestroy, after waiting for pending runs) and reset to null so that the
+  /// next run re-captures and re-instantiates it, or be patched with
+  /// cuGraphExecKernelNodeSetParams.
+  CUgraphExec graphExec = nullptr;
 
   ~kiln_session();
 };
@@ -90,6 +103,8 @@ kiln_session::~kiln_session() {
         cu->cuStreamSynchronize(stream);
         cu->cuStreamDestroy(stream);
       }
+      if (graphExec)
+        cu->cuGraphExecDestroy(graphExec);
       for (CUdeviceptr input : inputs)
         if (input)
           cu->cuMemFree(input);
@@ -315,6 +330,54 @@ kiln_status_t enqueueLaunches(kiln_session &session, CUstream stream) {
   return nullptr;
 }
 
+/// Captures the launch list into a CUDA graph and instantiates it into session.graphExec. The
+/// capture runs on the session's own non-blocking stream (never the caller's stream, which may be
+/// the legacy NULL stream or a stream the caller is itself capturing) in thread-local mode, so
+/// other threads' CUDA calls are unaffected; nothing is executed. Context must be current.
+kiln_status_t captureGraph(kiln_session &session) {
+  const CudaSymbols &cu = *session.cu;
+  KILN_CU_RETURN_IF_ERROR(
+      cu, cuStreamBeginCapture(session.stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+  kiln_status_t launchStatus = enqueueLaunches(session, session.stream);
+  CUgraph graph = nullptr;
+  // The capture must be ended even after a failed launch, or the stream stays in capture mode.
+  CUresult endResult = cu.cuStreamEndCapture(session.stream, &graph);
+  if (launchStatus) {
+    if (graph)
+      cu.cuGraphDestroy(graph);
+    return annotateStatus(launchStatus, "while capturing the launch list into a CUDA graph: ");
+  }
+  if (endResult != CUDA_SUCCESS)
+    return cu.makeError(endResult, "cuStreamEndCapture(session.stream, &graph)", __FILE__, __LINE__,
+                        "while capturing the launch list into a CUDA graph");
+  CUgraphExec exec = nullptr;
+  CUresult result = cu.cuGraphInstantiateWithFlags(&exec, graph, 0);
+  // The executable graph is independent of the graph it was instantiated from.
+  cu.cuGraphDestroy(graph);
+  if (result != CUDA_SUCCESS)
+    return cu.makeError(result, "cuGraphInstantiateWithFlags(&exec, graph, 0)", __FILE__, __LINE__,
+                        formatString("while instantiating the CUDA graph of %zu launches",
+                                     session.artifact->launches.size()));
+  session.graphExec = exec;
+  return nullptr;
+}
+
+/// Makes sure the graph exists when the session uses one (captures it on first use).
+kiln_status_t prepareRun(kiln_session &session) {
+  if (session.useCudaGraph && !session.graphExec)
+    KILN_RETURN_IF_ERROR(captureGraph(session));
+  return nullptr;
+}
+
+/// Enqueues one run on `stream`: one cuGraphLaunch, or every launch. Context must be current.
+kiln_status_t enqueueRun(kiln_session &session, CUstream stream) {
+  if (!session.useCudaGraph)
+    return enqueueLaunches(session, stream);
+  KILN_RETURN_IF_ERROR(prepareRun(session));
+  KILN_CU_RETURN_IF_ERROR(*session.cu, cuGraphLaunch(session.graphExec, stream));
+  return nullptr;
+}
+
 /// Validates the common arguments of the per-tensor session calls.
 kiln_status_t checkSession(const kiln_session *session, const char *function) {
   if (!session)
@@ -353,6 +416,7 @@ void kiln_session_params_initialize(kiln_session_params_t *params) {
     return;
   params->device_ordinal = 0;
   params->poison_arena = 0;
+  params->use_cuda_graph = 1;
 }
 
 kiln_status_t kiln_session_create(kiln_artifact_t *artifact, const kiln_session_params_t *params,
@@ -371,6 +435,7 @@ kiln_status_t kiln_session_create(kiln_artifact_t *artifact, const kiln_session_
     return makeStatus(KILN_RESOURCE_EXHAUSTED, "out of host memory");
   kiln_artifact_retain(artifact);
   session->artifact = artifact;
+  session->useCudaGraph = params->use_cuda_graph != 0;
   kiln_status_t status = kiln::initialize(*session, *params);
   if (status) {
     delete session;
@@ -411,9 +476,16 @@ kiln_status_t kiln_session_run(kiln_session_t *session, void *stream) {
   // A run on a different stream than the previous one must not overlap it (shared arena).
   if (session->hasRun && session->lastRunStream != target)
     KILN_CU_RETURN_IF_ERROR(*session->cu, cuStreamSynchronize(session->lastRunStream));
+  // Capture (first run only) before the bookkeeping below, so a failed capture leaves no run
+  // recorded.
+  KILN_RETURN_IF_ERROR(kiln::prepareRun(*session));
   session->lastRunStream = target;
   session->hasRun = true;
-  return kiln::enqueueLaunches(*session, target);
+  return kiln::enqueueRun(*session, target);
+}
+
+int kiln_session_has_cuda_graph(const kiln_session_t *session) {
+  return session && session->graphExec ? 1 : 0;
 }
 
 kiln_status_t kiln_session_synchronize(kiln_session_t *session) {
@@ -480,10 +552,12 @@ kiln_status_t kiln_session_benchmark(kiln_session_t *session, size_t warmup_iter
   const kiln::CudaSymbols &cu = *session->cu;
   kiln::ContextScope scope(cu, session->context);
   KILN_RETURN_IF_ERROR(kiln::waitForRuns(*session));
+  // Capture the graph first (if used) so that no timed run includes the capture.
+  KILN_RETURN_IF_ERROR(kiln::prepareRun(*session));
   session->lastRunStream = session->stream;
   session->hasRun = true;
   for (size_t i = 0; i < warmup_iterations; ++i)
-    KILN_RETURN_IF_ERROR(kiln::enqueueLaunches(*session, session->stream));
+    KILN_RETURN_IF_ERROR(kiln::enqueueRun(*session, session->stream));
   KILN_CU_RETURN_IF_ERROR(cu, cuStreamSynchronize(session->stream));
 
   CUevent events[2] = {nullptr, nullptr};
@@ -500,7 +574,7 @@ kiln_status_t kiln_session_benchmark(kiln_session_t *session, size_t warmup_iter
   KILN_CU_RETURN_IF_ERROR(cu, cuEventCreate(&events[1], CU_EVENT_DEFAULT));
   for (size_t i = 0; i < iterations; ++i) {
     KILN_CU_RETURN_IF_ERROR(cu, cuEventRecord(events[0], session->stream));
-    KILN_RETURN_IF_ERROR(kiln::enqueueLaunches(*session, session->stream));
+    KILN_RETURN_IF_ERROR(kiln::enqueueRun(*session, session->stream));
     KILN_CU_RETURN_IF_ERROR(cu, cuEventRecord(events[1], session->stream));
     KILN_CU_RETURN_IF_ERROR(cu, cuEventSynchronize(events[1]));
     KILN_CU_RETURN_IF_ERROR(cu, cuEventElapsedTime(&out_ms_per_iteration[i], events[0], events[1]));

@@ -1,7 +1,8 @@
 //===- KilnRunGpuTest.cpp - kiln-run end to end on a GPU (label gpu) ------===//
 //
 // Runs kiln-run on the add model: output file contents, --compare pass (exit 0) and mismatch
-// (exit 1), and the --bench latency line. Skipped when kiln-run reports no driver or device.
+// (exit 1), the --bench latency line in both modes (CUDA graph and --no-cuda-graph) and equal
+// outputs in both. Skipped when kiln-run reports no driver or device.
 //
 //===----------------------------------------------------------------------===//
 
@@ -93,7 +94,35 @@ TEST_F(KilnRunGpu, BenchPrintsPercentiles) {
     GTEST_SKIP() << result.output;
   EXPECT_EQ(result.exitCode, 0) << result.output;
   EXPECT_NE(result.output.find("latency_ms p50="), std::string::npos) << result.output;
-  EXPECT_NE(result.output.find("(20 iterations)"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("(20 iterations, cuda graph)"), std::string::npos) << result.output;
+}
+
+TEST_F(KilnRunGpu, BenchWithoutCudaGraphPrintsMode) {
+  kiln::test::CommandResult result =
+      run("'" + model + "' --input x='" + input + "' --bench 20 --no-cuda-graph");
+  if (skip)
+    GTEST_SKIP() << result.output;
+  EXPECT_EQ(result.exitCode, 0) << result.output;
+  EXPECT_NE(result.output.find("(20 iterations, kernel launches)"), std::string::npos)
+      << result.output;
+}
+
+TEST_F(KilnRunGpu, NoCudaGraphGivesSameOutput) {
+  std::string graphOut = testing::TempDir() + "kiln_run_gpu_graph_y.npy";
+  std::string plainOut = testing::TempDir() + "kiln_run_gpu_plain_y.npy";
+  kiln::test::CommandResult result =
+      run("'" + model + "' --input x='" + input + "' --output y='" + graphOut + "'");
+  if (skip)
+    GTEST_SKIP() << result.output;
+  ASSERT_EQ(result.exitCode, 0) << result.output;
+  result = run("'" + model + "' --no-cuda-graph --input x='" + input + "' --output y='" + plainOut +
+               "'");
+  ASSERT_EQ(result.exitCode, 0) << result.output;
+  kiln::npy::NpyArray graph, plain;
+  std::string error;
+  ASSERT_TRUE(kiln::npy::readNpyFile(graphOut, graph, error)) << error;
+  ASSERT_TRUE(kiln::npy::readNpyFile(plainOut, plain, error)) << error;
+  EXPECT_EQ(graph.data, plain.data);
 }
 
 } // namespace

@@ -85,6 +85,16 @@ TEST_F(KilnRun, InvalidModel) {
   expectError("'" + bad + "' --info", "bad magic");
 }
 
+TEST_F(KilnRun, NoCudaGraphIsAFlagWithoutValue) {
+  // Must not swallow the next argument as its value.
+  kiln::test::CommandResult result = runKilnRun("'" + model + "' --no-cuda-graph --info");
+  EXPECT_EQ(result.exitCode, 0) << result.output;
+  EXPECT_NE(result.output.find("kernels: 1 launches"), std::string::npos) << result.output;
+  result = runKilnRun("--help");
+  EXPECT_EQ(result.exitCode, 0) << result.output;
+  EXPECT_NE(result.output.find("[--no-cuda-graph]"), std::string::npos) << result.output;
+}
+
 TEST_F(KilnRun, InfoNeedsNoGpu) {
   kiln::test::CommandResult result = runKilnRun("'" + model + "' --info");
   EXPECT_EQ(result.exitCode, 0) << result.output;

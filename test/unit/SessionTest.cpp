@@ -97,9 +97,13 @@ TEST(Session, ParamsDefaults) {
   kiln_session_params_t params;
   params.device_ordinal = 7;
   params.poison_arena = 7;
+  params.use_cuda_graph = 7;
   kiln_session_params_initialize(&params);
   EXPECT_EQ(params.device_ordinal, 0);
   EXPECT_EQ(params.poison_arena, 0);
+  EXPECT_EQ(params.use_cuda_graph, 1) << "CUDA graphs are on by default";
 }
+
+TEST(Session, HasCudaGraphOfNullIsZero) { EXPECT_EQ(kiln_session_has_cuda_graph(nullptr), 0); }
 
 } // namespace

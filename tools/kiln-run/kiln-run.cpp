@@ -2,8 +2,9 @@
 //
 // The command-line runner: opens an artifact, prints its description (--info, no GPU needed),
 // feeds .npy inputs, runs once, writes/compares outputs and optionally measures latency with CUDA
-// events (--bench). Links only kiln_runtime and kiln_npy. Exit codes: 0 success / all comparisons
-// pass, 1 a comparison failed, 2 usage, file or runtime error. See docs/runtime.md.
+// events (--bench). Runs replay the launch list as a CUDA graph unless --no-cuda-graph is given.
+// Links only kiln_runtime and kiln_npy. Exit codes: 0 success / all comparisons pass, 1 a
+// comparison failed, 2 usage, file or runtime error. See docs/runtime.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,7 +32,8 @@ constexpr int kBenchWarmup = 3;
 
 const char *const kUsage =
     "usage: kiln-run MODEL.kiln [--info] [--input NAME=FILE.npy]... [--output NAME=FILE.npy]...\n"
-    "                [--compare NAME=REF.npy]... [--rtol R] [--atol A] [--bench N] [--device N]";
+    "                [--compare NAME=REF.npy]... [--rtol R] [--atol A] [--bench N] [--device N]\n"
+    "                [--no-cuda-graph]";
 
 /// Parsed command line.
 struct Options {
@@ -42,6 +44,8 @@ struct Options {
   double atol = 1e-5;
   long bench = 0;
   int device = 0;
+  /// False with --no-cuda-graph: launch kernels one by one instead of replaying a CUDA graph.
+  bool cudaGraph = true;
 };
 
 /// Prints "kiln-run: error: <message>" and the usage line; returns kExitError.
@@ -106,6 +110,10 @@ bool parseArgs(int argc, char **argv, Options &options) {
     }
     if (arg == "--info") {
       options.info = true;
+      continue;
+    }
+    if (arg == "--no-cuda-graph") {
+      options.cudaGraph = false;
       continue;
     }
     // Flags with a value: "--flag value" or "--flag=value".
@@ -405,6 +413,7 @@ int runTool(int argc, char **argv) {
   kiln_session_params_initialize(&params);
   params.device_ordinal = options.device;
   params.poison_arena = 1;
+  params.use_cuda_graph = options.cudaGraph ? 1 : 0;
   if (kiln_status_t status = kiln_session_create(artifact, &params, &handles.session))
     return statusError(status);
   kiln_session_t *session = handles.session;
@@ -463,8 +472,9 @@ int runTool(int argc, char **argv) {
     if (kiln_status_t status = kiln_session_benchmark(session, kBenchWarmup, ms.size(), ms.data()))
       return statusError(status);
     std::sort(ms.begin(), ms.end());
-    std::printf("latency_ms p50=%.4f p90=%.4f (%zu iterations)\n", percentile(ms, 0.5),
-                percentile(ms, 0.9), ms.size());
+    std::printf("latency_ms p50=%.4f p90=%.4f (%zu iterations, %s)\n", percentile(ms, 0.5),
+                percentile(ms, 0.9), ms.size(),
+                kiln_session_has_cuda_graph(session) ? "cuda graph" : "kernel launches");
   }
   return exitCode;
 }

@@ -224,9 +224,15 @@ typedef struct kiln_session_params_t {
   /// dtypes) when the session is created, so output elements a run never writes show up. For
   /// testing; default 0.
   int poison_arena;
+  /// Nonzero (the default): the first kiln_session_run (or kiln_session_benchmark) captures the
+  /// whole launch list into a CUDA graph and instantiates it; every run then enqueues the graph
+  /// with one cuGraphLaunch instead of one cuLaunchKernel per kernel. A failed capture or
+  /// instantiation is returned as a status (there is no silent fallback). 0: every run launches
+  /// the kernels one by one.
+  int use_cuda_graph;
 } kiln_session_params_t;
 
-/// Sets `params` to defaults (device 0, no poisoning).
+/// Sets `params` to defaults (device 0, no poisoning, CUDA graph on).
 void kiln_session_params_initialize(kiln_session_params_t *params);
 
 /// Creates a session: loads the CUDA driver (dlopen "libcuda.so.1"), initializes it, retains the
@@ -254,7 +260,19 @@ kiln_status_t kiln_session_set_input(kiln_session_t *session, const char *name,
 
 /// Enqueues the whole launch list, in order, on `stream` (a CUstream; NULL selects the session's
 /// own stream). Returns without waiting for completion.
+/// With use_cuda_graph, the first run (or benchmark) of the session captures the launch list into
+/// a CUDA graph and instantiates it, once. The capture always happens on the session's own
+/// non-blocking stream, whatever `stream` is (so `stream` may also be CU_STREAM_LEGACY or
+/// CU_STREAM_PER_THREAD, which cannot be captured); nothing executes during the capture. The
+/// graph is then launched on `stream`. The graph reads the session's fixed input buffers and
+/// arena, so new inputs set with kiln_session_set_input (or written through
+/// kiln_session_input_device_ptr) are picked up by every later run. A capture, instantiation or
+/// graph launch failure is returned as KILN_CUDA_ERROR naming the driver call.
 kiln_status_t kiln_session_run(kiln_session_t *session, void *stream);
+
+/// Returns 1 if `session` has an instantiated CUDA graph, i.e. use_cuda_graph was set and a run
+/// or benchmark has captured the launch list; 0 otherwise (also for NULL).
+int kiln_session_has_cuda_graph(const kiln_session_t *session);
 
 /// Waits for all work enqueued by the session (on its own stream and on the stream of the last
 /// kiln_session_run).
@@ -275,10 +293,12 @@ kiln_status_t kiln_session_input_device_ptr(kiln_session_t *session, const char 
 kiln_status_t kiln_session_output_device_ptr(kiln_session_t *session, const char *name,
                                              uint64_t *out_device_ptr);
 
-/// Measures the latency of kiln_session_run with CUDA events on the session's stream: runs
-/// `warmup_iterations` untimed runs, then `iterations` timed runs, each bracketed by two events and
-/// waited for, and writes the elapsed device time of run i in milliseconds to
-/// `out_ms_per_iteration[i]` (the caller provides `iterations` floats). `iterations` must be > 0.
+/// Measures the latency of kiln_session_run with CUDA events on the session's stream (as a CUDA
+/// graph when use_cuda_graph is set; the graph is captured before the first timed run, so capture
+/// time is never measured): runs `warmup_iterations` untimed runs, then `iterations` timed runs,
+/// each bracketed by two events and waited for, and writes the elapsed device time of run i in
+/// milliseconds to `out_ms_per_iteration[i]` (the caller provides `iterations` floats).
+/// `iterations` must be > 0.
 kiln_status_t kiln_session_benchmark(kiln_session_t *session, size_t warmup_iterations,
                                      size_t iterations, float *out_ms_per_iteration);
 

@@ -121,6 +121,8 @@ public:
   }
   /// Enqueues the launch list on `stream` (a CUstream; nullptr = the session's stream).
   Status run(void *stream = nullptr) { return Status(kiln_session_run(handle, stream)); }
+  /// True if runs replay an instantiated CUDA graph (see kiln_session_has_cuda_graph).
+  bool hasCudaGraph() const { return kiln_session_has_cuda_graph(handle) != 0; }
   /// Waits for the session's work.
   Status synchronize() { return Status(kiln_session_synchronize(handle)); }
   /// Waits, then copies output `name` into host memory.
