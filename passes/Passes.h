@@ -25,10 +25,20 @@ namespace kiln {
 using FusionControlFn = std::function<bool(mlir::Operation *producer,
                                            mlir::Operation *consumer)>;
 
-/// Groups fusible ops of `func` into `kiln.kernel` regions (see
-/// FusePointwise in Passes.td). Returns the number of kernels created.
+/// Knobs of pointwise fusion (see FusePointwise in Passes.td).
+struct FusionOptions {
+  unsigned maxOpsPerKernel = 64;
+  bool fuseGemmEpilogues = true;
+};
+
+/// Groups fusible ops of `func` into `kiln.kernel` regions, with GEMMs as
+/// epilogue anchors when enabled. Returns the number of kernels created.
 int64_t fusePointwiseChains(mlir::RewriterBase &rewriter, mlir::func::FuncOp func,
-                            unsigned maxOpsPerKernel, const FusionControlFn &control);
+                            const FusionOptions &options, const FusionControlFn &control);
+
+/// True for fusible ops that read each operand at the result's own
+/// coordinates (up to broadcasting): pointwise math, compares, casts, where.
+bool isElementwise(mlir::Operation *op);
 
 /// Wraps `ops` (in program order, each a use-def closed group) into one
 /// `kiln.kernel` named `name`, inserted at the last op. Values defined in

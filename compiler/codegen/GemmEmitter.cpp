@@ -1,12 +1,15 @@
 //===- GemmEmitter.cpp - batched GEMM kernels -----------------------------===//
 //
-// `kiln.matmul` -> one launch of the tiled fp32 GEMM in cuda/gemm.cuh.
+// `kiln.matmul` -> one launch of the tiled fp32 GEMM in cuda/gemm.cuh, with
+// any fused elementwise consumers applied to each accumulator in the
+// epilogue (bias, activation, residual) before the single store.
 // blockIdx.z enumerates the broadcast batch; the generated code turns it into
 // the batch offsets of both operands (a broadcast operand, such as a weight
 // shared by every batch, gets offset 0 along broadcast dims).
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/codegen/ExprEmitter.h"
 #include "compiler/codegen/KernelEmitter.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -46,10 +49,23 @@ FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
   if (!c.getElementType().isF32())
     return kernel.emitError() << "unsupported: matmul on " << c.getElementType()
                               << " (the first GEMM is fp32 only)";
+  if (kernel.getYield().getNumOperands() != 1)
+    return kernel.emitError() << "unsupported: GEMM kernel @" << kernel.getSymName()
+                              << " with " << kernel.getYield().getNumOperands() << " results";
+  Value root = kernel.getYield().getValues()[0];
+  if (cast<RankedTensorType>(root.getType()).getNumElements() != c.getNumElements())
+    return kernel.emitError() << "unsupported: GEMM epilogue changes the element count in "
+                                 "kernel @"
+                              << kernel.getSymName();
+
   GeneratedKernel out;
   auto lhsArg = cast<BlockArgument>(mm.getLhs()), rhsArg = cast<BlockArgument>(mm.getRhs());
-  auto sig = buildSignature(kernel, {lhsArg.getArgNumber(), rhsArg.getArgNumber()}, out.args,
-                            kThreads);
+  // GEMM operands are always parameters; epilogue operands may be literals.
+  ExprEmitter expr(kernel);
+  SmallVector<unsigned> passed = expr.bindOperands([&](unsigned i) {
+    return i != lhsArg.getArgNumber() && i != rhsArg.getArgNumber();
+  });
+  auto sig = buildSignature(kernel, passed, out.args, kThreads);
   if (failed(sig))
     return failure();
   int64_t M = a.getShape()[a.getRank() - 2], K = a.getShape().back(), N = b.getShape().back();
@@ -60,17 +76,31 @@ FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
   if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || batchCount > 65535)
     return kernel.emitError() << "unsupported: GEMM extents M=" << M << " N=" << N << " K=" << K
                               << " batch=" << batchCount << " exceed the launch limits";
+
+  // Epilogue: the yielded value at the accumulator's linear index (fusion
+  // guarantees the path from the matmul never broadcasts it), with the
+  // matmul result replaced by the accumulator.
+  expr.overrideValue(mm.getResult(), "acc");
+  expr.beginBody("    ");
+  expr.line(llvm::formatv("const long long e = bz * {0}LL + (long long)m * {1}LL + n;", M * N, N)
+                .str());
+  ExprEmitter::Coords coords =
+      expr.delinearize("e", cast<RankedTensorType>(root.getType()).getShape(), "c");
+  auto value = expr.emitValue(root, coords);
+  if (failed(value))
+    return failure();
+  expr.line("out0[e] = " + *value + ";");
+
   std::string lhsName = "in" + std::to_string(lhsArg.getArgNumber());
   std::string rhsName = "in" + std::to_string(rhsArg.getArgNumber());
   out.source =
-      "// " +
-      llvm::formatv("[{0}x{1}] x [{1}x{2}], batch {3}\n", M, K, N, batchCount).str() + *sig +
-      " {\n" + "  const long long bz = blockIdx.z;\n" +
+      "// " + llvm::formatv("[{0}x{1}] x [{1}x{2}], batch {3}\n", M, K, N, batchCount).str() +
+      *sig + " {\n" + "  const long long bz = blockIdx.z;\n" +
       llvm::formatv("  kiln::gemmTileF32<{0}, {1}, {2}, {3}, {4}>(\n"
-                    "      {5} + ({6}), {7} + ({8}), out0 + bz * {9}LL,\n"
-                    "      {10}, {11}, {12}, {12}LL, {11}LL, {11}LL);\n",
+                    "      {5} + ({6}), {7} + ({8}), {9}, {10}, {11}, {11}LL, {10}LL,\n"
+                    "      [&](int m, int n, float acc) {{\n{12}      });\n",
                     kBM, kBN, kBK, kTM, kTN, lhsName, batchOffset(a.getShape(), batch), rhsName,
-                    batchOffset(b.getShape(), batch), M * N, M, N, K)
+                    batchOffset(b.getShape(), batch), M, N, K, expr.getBody())
           .str() +
       "}\n";
   out.block = {kThreads, 1, 1};
@@ -81,5 +111,5 @@ FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
 } // namespace
 
 void kiln::codegen::populateGemmEmitters(EmitterRegistry &registry) {
-  registry.addAnchor<MatMulOp>(emitMatMul);
+  registry.addAnchor<MatMulOp>(emitMatMul, /*acceptsEpilogue=*/true);
 }

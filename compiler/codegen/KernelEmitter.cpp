@@ -35,10 +35,10 @@ FailureOr<GeneratedKernel> EmitterRegistry::emit(KernelOp kernel) const {
   if (it == anchors.end())
     return kernel.emitError() << "unsupported: no CUDA emitter for " << anchor->getName()
                               << " in kernel @" << kernel.getSymName();
-  if (kernel.getBodyBlock().getOperations().size() != 2)
+  if (kernel.getBodyBlock().getOperations().size() != 2 && !it->second.acceptsEpilogue)
     return kernel.emitError() << "unsupported: kernel @" << kernel.getSymName()
                               << " fuses other ops with " << anchor->getName();
-  return it->second(kernel, anchor);
+  return it->second.emit(kernel, anchor);
 }
 
 EmitterRegistry kiln::codegen::makeDefaultEmitterRegistry() {

@@ -47,8 +47,11 @@ using EmitFn =
 /// Emitters by anchor op type, plus the pointwise emitter for fused bodies.
 class EmitterRegistry {
 public:
-  template <typename OpT> void addAnchor(EmitFn fn) {
-    anchors[mlir::TypeID::get<OpT>()] = std::move(fn);
+  /// Registers the emitter of kernels anchored on `OpT`. With
+  /// `acceptsEpilogue`, the kernel body may also hold elementwise ops
+  /// consuming the anchor's result (fused epilogue).
+  template <typename OpT> void addAnchor(EmitFn fn, bool acceptsEpilogue = false) {
+    anchors[mlir::TypeID::get<OpT>()] = {std::move(fn), acceptsEpilogue};
   }
   void setPointwise(EmitFn fn) { pointwise = std::move(fn); }
 
@@ -58,7 +61,11 @@ public:
   mlir::FailureOr<GeneratedKernel> emit(KernelOp kernel) const;
 
 private:
-  llvm::DenseMap<mlir::TypeID, EmitFn> anchors;
+  struct Anchor {
+    EmitFn emit;
+    bool acceptsEpilogue = false;
+  };
+  llvm::DenseMap<mlir::TypeID, Anchor> anchors;
   EmitFn pointwise;
 };
 

@@ -77,7 +77,9 @@ llvm::Error compileOnce(const std::string &name, const std::string &source,
 
 std::vector<std::string> baseOptions() {
   // No fast math: kiln's numerics contract is IEEE fp32 per op.
-  return {"-std=c++17", "--fmad=true", "-default-device"};
+  // Warning 177 (unused variable): generated index code may compute a
+  // coordinate that a broadcast read then ignores.
+  return {"-std=c++17", "--fmad=true", "-default-device", "-diag-suppress=177"};
 }
 } // namespace
 

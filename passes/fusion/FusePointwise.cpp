@@ -8,7 +8,10 @@
 //      one op, a fusible op already in a group, joins that group when the
 //      control function agrees and the group is below the size limit.
 //   2. Any other fusible op starts a new group (it will be materialized).
-//   3. Groups are outlined in program order; groups made only of reshapes
+//   3. A GEMM whose result is read by one group, elementwise at its own
+//      coordinates up to the group's root, becomes that group's anchor
+//      (epilogue fusion); at most one anchor per group.
+//   4. Groups are outlined in program order; groups made only of reshapes
 //      are left alone, since a reshape of a materialized buffer is a view.
 //
 //===----------------------------------------------------------------------===//
@@ -78,27 +81,86 @@ FailureOr<KernelOp> kiln::outlineIntoKernel(RewriterBase &rewriter,
   return kernel;
 }
 
+bool kiln::isElementwise(Operation *op) {
+  return op->hasTrait<KilnFusible>() &&
+         !isa<ReshapeOp, TransposeOp, SliceOp, ConcatOp, ExpandOp, GatherOp, GatherElementsOp,
+              GatherNDOp>(op);
+}
+
+/// The op that reads `v`, if all its uses are by one op.
+static Operation *singleUser(Value v) {
+  if (v.use_empty())
+    return nullptr;
+  Operation *user = *v.getUsers().begin();
+  if (llvm::any_of(v.getUsers(), [&](Operation *u) { return u != user; }))
+    return nullptr;
+  return user;
+}
+
+/// True when `matmul`'s result reaches the root of its consumer group along
+/// a path of elementwise ops and reshapes on which it is never broadcast:
+/// then the element at each linear index of the root depends on the
+/// accumulator at the same linear index only, and the GEMM's epilogue can
+/// compute the root element by element.
+static bool isEpilogueChain(MatMulOp matmul, Operation *user, Operation *root) {
+  Value prev = matmul.getResult();
+  for (Operation *cur = user;; cur = singleUser(cur->getResult(0))) {
+    if (!cur || cur->getNumResults() != 1)
+      return false;
+    if (!isa<ReshapeOp>(cur)) {
+      if (!isElementwise(cur) || prev.getType() != cur->getOperand(0).getType() ||
+          cast<RankedTensorType>(prev.getType()).getShape() !=
+              cast<RankedTensorType>(cur->getResult(0).getType()).getShape()) {
+        // The path value must be read unbroadcast (any operand position).
+        bool unbroadcast = isElementwise(cur) && llvm::any_of(cur->getOperands(), [&](Value v) {
+          return v == prev && cast<RankedTensorType>(v.getType()).getShape() ==
+                                  cast<RankedTensorType>(cur->getResult(0).getType()).getShape();
+        });
+        if (!unbroadcast)
+          return false;
+      }
+    }
+    if (cur == root)
+      return true;
+    prev = cur->getResult(0);
+  }
+}
+
 int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
-                                  unsigned maxOpsPerKernel,
+                                  const FusionOptions &options,
                                   const FusionControlFn &control) {
+  unsigned maxOpsPerKernel = options.maxOpsPerKernel;
   // Step 1-2: assign groups bottom-up.
   llvm::DenseMap<Operation *, unsigned> groupOf;
   SmallVector<SmallVector<Operation *>> groups;
   SmallVector<Operation *> ops;
   for (Operation &op : func.getBody().front())
     ops.push_back(&op);
+  SmallVector<bool> hasAnchor;
   for (Operation *op : llvm::reverse(ops)) {
+    if (auto matmul = dyn_cast<MatMulOp>(op); matmul && options.fuseGemmEpilogues) {
+      Operation *user = singleUser(matmul.getResult());
+      auto it = user ? groupOf.find(user) : groupOf.end();
+      if (it != groupOf.end() && !hasAnchor[it->second] &&
+          groups[it->second].size() < maxOpsPerKernel && control(op, user) &&
+          isEpilogueChain(matmul, user, groups[it->second].front())) {
+        unsigned group = it->second;
+        groupOf[op] = group;
+        groups[group].push_back(op);
+        hasAnchor[group] = true;
+      }
+      continue;
+    }
     if (!op->hasTrait<KilnFusible>())
       continue;
     // The single result must be read by exactly one op (possibly through
     // several operands, e.g. `mul %x, %x`): codegen then evaluates it once
     // per element of that consumer.
-    Operation *user = nullptr;
-    if (op->getNumResults() == 1 && !op->getResult(0).use_empty()) {
-      user = *op->getResult(0).getUsers().begin();
-      if (llvm::any_of(op->getResult(0).getUsers(), [&](Operation *u) { return u != user; }))
-        user = nullptr;
-    }
+    // An anchor (GEMM) reads its operands from memory: its producers never
+    // join its group.
+    Operation *user = op->getNumResults() == 1 ? singleUser(op->getResult(0)) : nullptr;
+    if (user && !user->hasTrait<KilnFusible>())
+      user = nullptr;
     auto it = user ? groupOf.find(user) : groupOf.end();
     if (it != groupOf.end() && groups[it->second].size() < maxOpsPerKernel &&
         control(op, user)) {
@@ -109,6 +171,7 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
     }
     groupOf[op] = groups.size();
     groups.push_back({op});
+    hasAnchor.push_back(false);
   }
 
   // Step 3: outline in program order (groups were built bottom-up).
@@ -117,6 +180,8 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
     std::reverse(group.begin(), group.end());
     if (llvm::all_of(group, [](Operation *op) { return isa<ReshapeOp>(op); }))
       continue;
+    // An anchored group is outlined where its root is: the GEMM's operands
+    // dominate it, and every epilogue operand was already visible there.
     std::string name = "fused";
     unsigned shown = 0;
     for (Operation *op : group) {
@@ -137,7 +202,10 @@ struct FusePointwisePass : public kiln::impl::FusePointwiseBase<FusePointwisePas
   using FusePointwiseBase::FusePointwiseBase;
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
-    fusePointwiseChains(rewriter, getOperation(), maxOpsPerKernel,
+    FusionOptions options;
+    options.maxOpsPerKernel = maxOpsPerKernel;
+    options.fuseGemmEpilogues = fuseGemmEpilogues;
+    fusePointwiseChains(rewriter, getOperation(), options,
                         [](Operation *, Operation *) { return true; });
   }
 };

@@ -1,4 +1,9 @@
 // RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise=fuse-gemm-epilogues=false | FileCheck %s --check-prefix=NOEPI
+
+// NOEPI-LABEL: func.func @gemm_bias_gelu
+// NOEPI: kiln.matmul
+// NOEPI-NEXT: kiln.kernel @fused_add_tanh(
 
 // A chain of single-use pointwise ops becomes one kernel.
 // CHECK-LABEL: func.func @chain
@@ -32,9 +37,9 @@ func.func @multi_use_splits(%a: tensor<8xf32>) -> tensor<8xf32> {
 
 // -----
 
-// GEMMs are not fusible; pointwise producers and consumers form kernels
-// around them. A reshape between a kernel and a GEMM is absorbed by the
-// kernel (it writes the reshaped layout, which is the same bytes).
+// A GEMM's producers never join its kernel (it reads operands from memory);
+// its elementwise consumer group, here through a reshape, becomes its
+// epilogue.
 // CHECK-LABEL: func.func @around_matmul
 func.func @around_matmul(%x: tensor<2x4x8xf32>, %w: tensor<8x8xf32>) -> tensor<2x4x8xf32> {
   // CHECK: kiln.kernel @fused_sigmoid(
@@ -42,14 +47,50 @@ func.func @around_matmul(%x: tensor<2x4x8xf32>, %w: tensor<8x8xf32>) -> tensor<2
   // CHECK-NEXT: kiln.sigmoid
   // CHECK-NEXT: kiln.reshape
   // CHECK-NEXT: kiln.yield
-  // CHECK: kiln.matmul
-  // CHECK: kiln.kernel @fused_relu(
+  // CHECK: kiln.kernel @fused_matmul_relu(
+  // CHECK-NEXT: ^bb0
+  // CHECK-NEXT: kiln.matmul
+  // CHECK-NEXT: kiln.reshape
+  // CHECK-NEXT: kiln.relu
+  // CHECK-NEXT: kiln.yield
   %s = kiln.sigmoid %x : tensor<2x4x8xf32>
   %r = kiln.reshape %s : tensor<2x4x8xf32> -> tensor<8x8xf32>
   %m = kiln.matmul %r, %w : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
   %r2 = kiln.reshape %m : tensor<8x8xf32> -> tensor<2x4x8xf32>
   %o = kiln.relu %r2 : tensor<2x4x8xf32>
   return %o : tensor<2x4x8xf32>
+}
+
+// -----
+
+// Bias add and activation fuse into the GEMM epilogue.
+// CHECK-LABEL: func.func @gemm_bias_gelu
+func.func @gemm_bias_gelu(%x: tensor<16x32xf32>, %w: tensor<32x64xf32>, %b: tensor<64xf32>) -> tensor<16x64xf32> {
+  // CHECK: kiln.kernel @fused_matmul_add_tanh(
+  // CHECK-NOT: kiln.kernel
+  %m = kiln.matmul %x, %w : tensor<16x32xf32>, tensor<32x64xf32> -> tensor<16x64xf32>
+  %a = kiln.add %m, %b : tensor<16x64xf32>, tensor<64xf32> -> tensor<16x64xf32>
+  %t = kiln.tanh %a : tensor<16x64xf32>
+  return %t : tensor<16x64xf32>
+}
+
+// -----
+
+// A GEMM result that its consumer broadcasts, or moves (transpose), is
+// not an epilogue: the GEMM keeps its own kernel.
+// CHECK-LABEL: func.func @gemm_not_epilogue
+func.func @gemm_not_epilogue(%x: tensor<16x32xf32>, %w: tensor<32x1xf32>, %y: tensor<16x8xf32>,
+                             %v: tensor<32x16xf32>) -> (tensor<16x8xf32>, tensor<16x16xf32>) {
+  // CHECK: %[[M:.+]] = kiln.matmul
+  // CHECK: kiln.kernel @fused_add(%[[M]]
+  %m = kiln.matmul %x, %w : tensor<16x32xf32>, tensor<32x1xf32> -> tensor<16x1xf32>
+  %a = kiln.add %m, %y : tensor<16x1xf32>, tensor<16x8xf32> -> tensor<16x8xf32>
+  // CHECK: %[[N:.+]] = kiln.matmul
+  // CHECK: kiln.kernel @fused_transpose_exp(%[[N]]
+  %n = kiln.matmul %x, %v : tensor<16x32xf32>, tensor<32x16xf32> -> tensor<16x16xf32>
+  %t = kiln.transpose %n {perm = array<i64: 1, 0>} : tensor<16x16xf32> -> tensor<16x16xf32>
+  %e = kiln.exp %t : tensor<16x16xf32>
+  return %a, %e : tensor<16x8xf32>, tensor<16x16xf32>
 }
 
 // -----

@@ -3,20 +3,22 @@
 // Classic shared-memory tiling: a 256-thread block computes a BM x BN tile
 // of C, each thread a TM x TN register micro-tile, stepping over K in BK
 // slices staged through shared memory. Accumulates in fp32 (FFMA). Bounds
-// are checked, so any M, N, K works. This is the simple GEMM of the first
+// are checked, so any M, N, K works. Results leave through an epilogue
+// functor, so pointwise consumers fuse into the GEMM. This is the simple GEMM of the first
 // vertical slice; tensor-core (mma.sync / wgmma) variants come later.
 #pragma once
 
 namespace kiln {
 
-/// C[M,N] = A[M,K] * B[K,N]; A, B, C row-major with leading dims lda, ldb,
-/// ldc (elements). Launch with blockDim.x == (BM/TM)*(BN/TN) and
-/// blockIdx.x/y over N/BN and M/BM tiles.
-template <int BM, int BN, int BK, int TM, int TN>
+/// Computes the (blockIdx.y, blockIdx.x) tile of A[M,K] * B[K,N] (row-major,
+/// leading dims lda, ldb in elements) and hands every element to the
+/// epilogue as `epilogue(m, n, acc)`, which stores it (plain GEMM) or first
+/// applies fused pointwise ops (bias, activation, residual). Launch with
+/// blockDim.x == (BM/TM)*(BN/TN) and blockIdx.x/y over N/BN and M/BM tiles.
+template <int BM, int BN, int BK, int TM, int TN, typename Epilogue>
 __device__ __forceinline__ void gemmTileF32(const float *__restrict__ A,
-                                            const float *__restrict__ B,
-                                            float *__restrict__ C, int M, int N, int K,
-                                            long long lda, long long ldb, long long ldc) {
+                                            const float *__restrict__ B, int M, int N, int K,
+                                            long long lda, long long ldb, Epilogue epilogue) {
   constexpr int kThreads = (BM / TM) * (BN / TN);
   __shared__ float As[BK][BM + 4];
   __shared__ float Bs[BK][BN + 4];
@@ -69,7 +71,7 @@ __device__ __forceinline__ void gemmTileF32(const float *__restrict__ A,
     for (int j = 0; j < TN; ++j) {
       int gn = colBase + tCol * TN + j;
       if (gn < N)
-        C[gm * ldc + gn] = acc[i][j];
+        epilogue(gm, gn, acc[i][j]);
     }
   }
 }
