@@ -28,11 +28,11 @@ using FusionControlFn = std::function<bool(mlir::Operation *producer,
 /// Knobs of pointwise fusion (see FusePointwise in Passes.td).
 struct FusionOptions {
   unsigned maxOpsPerKernel = 64;
-  bool fuseGemmEpilogues = true;
+  bool fuseEpilogues = true; ///< GEMM/softmax/layer-norm epilogues
 };
 
-/// Groups fusible ops of `func` into `kiln.kernel` regions, with GEMMs as
-/// epilogue anchors when enabled. Returns the number of kernels created.
+/// Groups fusible ops of `func` into `kiln.kernel` regions, with GEMMs,
+/// softmaxes and layer norms as epilogue anchors when enabled. Returns the number of kernels created.
 int64_t fusePointwiseChains(mlir::RewriterBase &rewriter, mlir::func::FuncOp func,
                             const FusionOptions &options, const FusionControlFn &control);
 

@@ -45,11 +45,12 @@ def FusePointwise : Pass<"kiln-fuse-pointwise", "mlir::func::FuncOp"> {
     group and is materialized. Groups made only of reshapes stay outside
     kernels (they are views, aliased by memory planning).
 
-    With `fuse-gemm-epilogues`, a `kiln.matmul` whose only consumer group
+    With `fuse-epilogues`, a `kiln.matmul`, `kiln.softmax` or
+    `kiln.layer_norm` whose only consumer group
     reads it elementwise at its own coordinates (bias add, activation,
     residual add; no reshape/transpose/slice/gather on the way) joins that
-    group as its anchor: the kernel computes the GEMM and applies the
-    pointwise ops to each accumulator before storing.
+    group as its anchor: the kernel computes the anchor and applies the
+    pointwise ops to each result element before storing.
 
     Before:
     ```mlir
@@ -65,8 +66,8 @@ def FusePointwise : Pass<"kiln-fuse-pointwise", "mlir::func::FuncOp"> {
   let options = [
     Option<"maxOpsPerKernel", "max-ops-per-kernel", "unsigned", /*default=*/"64",
            "Largest number of ops fused into one kernel">,
-    Option<"fuseGemmEpilogues", "fuse-gemm-epilogues", "bool", /*default=*/"true",
-           "Fuse a GEMM into its elementwise consumer group (epilogue)">,
+    Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
+           "Fuse a GEMM, softmax or layer norm into its elementwise consumer group">,
   ];
 }
 

@@ -1,10 +1,12 @@
 //===- NormEmitter.cpp - softmax and layer-norm kernels -------------------===//
 //
 // Row-wise ops: one warp per row, four rows per 128-thread block, using the
-// device functions in cuda/norm.cuh.
+// device functions in cuda/norm.cuh. Fused elementwise consumers run in the
+// epilogue on each normalized value before the single store.
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/codegen/ExprEmitter.h"
 #include "compiler/codegen/KernelEmitter.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -27,6 +29,32 @@ std::string rowPrologue(int64_t rows) {
 
 unsigned rowBlocks(int64_t rows) { return unsigned((rows + kRowsPerBlock - 1) / kRowsPerBlock); }
 
+/// Builds the epilogue lambda `[&](long long c, float v) {...}` storing the
+/// kernel's result at linear index `row * L + c`, with `anchor`'s result
+/// replaced by `v`. Fusion guarantees the path to the yielded value never
+/// broadcasts the anchor's result.
+FailureOr<std::string> epilogueLambda(KernelOp kernel, ExprEmitter &expr, Operation *anchor,
+                                      int64_t L) {
+  if (kernel.getYield().getNumOperands() != 1)
+    return kernel.emitError() << "unsupported: row kernel @" << kernel.getSymName() << " with "
+                              << kernel.getYield().getNumOperands() << " results";
+  Value root = kernel.getYield().getValues()[0];
+  auto rootType = cast<RankedTensorType>(root.getType());
+  if (rootType.getNumElements() != cast<RankedTensorType>(anchor->getResult(0).getType()).getNumElements())
+    return kernel.emitError() << "unsupported: epilogue changes the element count in kernel @"
+                              << kernel.getSymName();
+  expr.overrideValue(anchor->getResult(0), "v");
+  expr.beginBody("    ");
+  expr.line(llvm::formatv("const long long e = row * {0}LL + c;", L).str());
+  ExprEmitter::Coords coords = expr.delinearize("e", rootType.getShape(), "c");
+  auto value = expr.emitValue(root, coords);
+  if (failed(value))
+    return failure();
+  expr.line("out0[e] = " + *value + ";");
+  return "[&](long long c, float v) {\n" + expr.getBody() + "  }";
+}
+
+
 FailureOr<GeneratedKernel> emitSoftmax(KernelOp kernel, Operation *anchor) {
   auto sm = cast<SoftmaxOp>(anchor);
   auto type = sm.getType();
@@ -37,14 +65,19 @@ FailureOr<GeneratedKernel> emitSoftmax(KernelOp kernel, Operation *anchor) {
                               << " of rank " << type.getRank() << " (only the last axis)";
   GeneratedKernel out;
   auto in = cast<BlockArgument>(sm.getInput());
-  auto sig = buildSignature(kernel, {in.getArgNumber()}, out.args, kThreads);
+  ExprEmitter expr(kernel);
+  SmallVector<unsigned> passed =
+      expr.bindOperands([&](unsigned i) { return i != in.getArgNumber(); });
+  auto sig = buildSignature(kernel, passed, out.args, kThreads);
   if (failed(sig))
     return failure();
   int64_t L = type.getShape().back(), rows = type.getNumElements() / L;
-  out.source = *sig +
-               " {\n" + rowPrologue(rows) +
-               llvm::formatv("  kiln::softmaxRowF32(in{0} + row * {1}LL, out0 + row * {1}LL, {1}LL);\n",
-                             in.getArgNumber(), L)
+  auto epilogue = epilogueLambda(kernel, expr, anchor, L);
+  if (failed(epilogue))
+    return failure();
+  out.source = *sig + " {\n" + rowPrologue(rows) +
+               llvm::formatv("  kiln::softmaxRowF32(in{0} + row * {1}LL, {1}LL, {2});\n",
+                             in.getArgNumber(), L, *epilogue)
                    .str() +
                "}\n";
   out.block = {kThreads, 1, 1};
@@ -62,22 +95,27 @@ FailureOr<GeneratedKernel> emitLayerNorm(KernelOp kernel, Operation *anchor) {
   for (Value v : {ln.getInput(), ln.getScale(), ln.getBias()})
     if (v)
       operands.push_back(cast<BlockArgument>(v).getArgNumber());
-  auto sig = buildSignature(kernel, operands, out.args, kThreads);
+  ExprEmitter expr(kernel);
+  SmallVector<unsigned> passed =
+      expr.bindOperands([&](unsigned i) { return !llvm::is_contained(operands, i); });
+  auto sig = buildSignature(kernel, passed, out.args, kThreads);
   if (failed(sig))
     return failure();
   int64_t D = 1;
   for (int64_t d = ln.getAxis(); d < type.getRank(); ++d)
     D *= type.getDimSize(d);
   int64_t rows = type.getNumElements() / D;
+  auto epilogue = epilogueLambda(kernel, expr, anchor, D);
+  if (failed(epilogue))
+    return failure();
   std::string bias = ln.getBias() ? "in" + std::to_string(operands[2]) : "nullptr";
   out.source =
-      *sig + " {\n" +
-      rowPrologue(rows) +
-      llvm::formatv("  kiln::layerNormRowF32(in{0} + row * {1}LL, in{2}, {3}, out0 + row * {1}LL, "
-                    "{1}LL, {4});\n",
+      *sig + " {\n" + rowPrologue(rows) +
+      llvm::formatv("  kiln::layerNormRowF32(in{0} + row * {1}LL, in{2}, {3}, {1}LL, {4}, {5});\n",
                     operands[0], D, operands[1], bias,
                     cudaLiteral(Float32Type::get(kernel.getContext()),
-                                ln.getEpsilon().convertToDouble(), 0))
+                                ln.getEpsilon().convertToDouble(), 0),
+                    *epilogue)
           .str() +
       "}\n";
   out.block = {kThreads, 1, 1};
@@ -88,6 +126,6 @@ FailureOr<GeneratedKernel> emitLayerNorm(KernelOp kernel, Operation *anchor) {
 } // namespace
 
 void kiln::codegen::populateNormEmitters(EmitterRegistry &registry) {
-  registry.addAnchor<SoftmaxOp>(emitSoftmax);
-  registry.addAnchor<LayerNormOp>(emitLayerNorm);
+  registry.addAnchor<SoftmaxOp>(emitSoftmax, /*acceptsEpilogue=*/true);
+  registry.addAnchor<LayerNormOp>(emitLayerNorm, /*acceptsEpilogue=*/true);
 }

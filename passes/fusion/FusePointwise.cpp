@@ -8,9 +8,9 @@
 //      one op, a fusible op already in a group, joins that group when the
 //      control function agrees and the group is below the size limit.
 //   2. Any other fusible op starts a new group (it will be materialized).
-//   3. A GEMM whose result is read by one group, elementwise at its own
-//      coordinates up to the group's root, becomes that group's anchor
-//      (epilogue fusion); at most one anchor per group.
+//   3. A GEMM, softmax or layer norm whose result is read by one group,
+//      elementwise and never broadcast up to the group's root, becomes that
+//      group's anchor (epilogue fusion); at most one anchor per group.
 //   4. Groups are outlined in program order; groups made only of reshapes
 //      are left alone, since a reshape of a materialized buffer is a view.
 //
@@ -97,33 +97,34 @@ static Operation *singleUser(Value v) {
   return user;
 }
 
-/// True when `matmul`'s result reaches the root of its consumer group along
-/// a path of elementwise ops and reshapes on which it is never broadcast:
-/// then the element at each linear index of the root depends on the
-/// accumulator at the same linear index only, and the GEMM's epilogue can
-/// compute the root element by element.
-static bool isEpilogueChain(MatMulOp matmul, Operation *user, Operation *root) {
-  Value prev = matmul.getResult();
-  for (Operation *cur = user;; cur = singleUser(cur->getResult(0))) {
-    if (!cur || cur->getNumResults() != 1)
-      return false;
-    if (!isa<ReshapeOp>(cur)) {
-      if (!isElementwise(cur) || prev.getType() != cur->getOperand(0).getType() ||
-          cast<RankedTensorType>(prev.getType()).getShape() !=
-              cast<RankedTensorType>(cur->getResult(0).getType()).getShape()) {
-        // The path value must be read unbroadcast (any operand position).
-        bool unbroadcast = isElementwise(cur) && llvm::any_of(cur->getOperands(), [&](Value v) {
-          return v == prev && cast<RankedTensorType>(v.getType()).getShape() ==
-                                  cast<RankedTensorType>(cur->getResult(0).getType()).getShape();
-        });
-        if (!unbroadcast)
-          return false;
-      }
+/// True when every use of `anchor`'s result, followed transitively through
+/// the group, is a reshape or an elementwise op that reads the value
+/// unbroadcast, all inside `group`: then the group's root at each linear
+/// index depends on the anchor's result at that same linear index only, and
+/// the anchor's kernel can compute the root element by element (epilogue).
+static bool isEpilogueGroup(Operation *anchor, const llvm::DenseMap<Operation *, unsigned> &groupOf,
+                            unsigned group) {
+  SmallVector<Value> worklist = {anchor->getResult(0)};
+  llvm::SmallPtrSet<Operation *, 16> visited;
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      auto it = groupOf.find(user);
+      bool inGroup = it != groupOf.end() && it->second == group;
+      if (!inGroup && v != anchor->getResult(0))
+        continue; // the group's root, read outside: the kernel's result
+      if (!inGroup || user->getNumResults() != 1)
+        return false;
+      auto resultShape = cast<RankedTensorType>(user->getResult(0).getType()).getShape();
+      if (!isa<ReshapeOp>(user) &&
+          (!isElementwise(user) || cast<RankedTensorType>(v.getType()).getShape() != resultShape))
+        return false;
+      if (visited.insert(user).second)
+        worklist.push_back(user->getResult(0));
     }
-    if (cur == root)
-      return true;
-    prev = cur->getResult(0);
   }
+  return true;
 }
 
 int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
@@ -138,12 +139,13 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
     ops.push_back(&op);
   SmallVector<bool> hasAnchor;
   for (Operation *op : llvm::reverse(ops)) {
-    if (auto matmul = dyn_cast<MatMulOp>(op); matmul && options.fuseGemmEpilogues) {
-      Operation *user = singleUser(matmul.getResult());
-      auto it = user ? groupOf.find(user) : groupOf.end();
+    if (isa<MatMulOp, SoftmaxOp, LayerNormOp>(op) && options.fuseEpilogues &&
+        !op->getResult(0).use_empty()) {
+      Operation *user = *op->getResult(0).getUsers().begin();
+      auto it = groupOf.find(user);
       if (it != groupOf.end() && !hasAnchor[it->second] &&
           groups[it->second].size() < maxOpsPerKernel && control(op, user) &&
-          isEpilogueChain(matmul, user, groups[it->second].front())) {
+          isEpilogueGroup(op, groupOf, it->second)) {
         unsigned group = it->second;
         groupOf[op] = group;
         groups[group].push_back(op);
@@ -204,7 +206,7 @@ struct FusePointwisePass : public kiln::impl::FusePointwiseBase<FusePointwisePas
     IRRewriter rewriter(&getContext());
     FusionOptions options;
     options.maxOpsPerKernel = maxOpsPerKernel;
-    options.fuseGemmEpilogues = fuseGemmEpilogues;
+    options.fuseEpilogues = fuseEpilogues;
     fusePointwiseChains(rewriter, getOperation(), options,
                         [](Operation *, Operation *) { return true; });
   }

@@ -3,11 +3,13 @@
 // RUN: FileCheck %s --check-prefix=SUMMARY --input-file=%t.summary
 // RUN: %if ptxas %{ for f in %t/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90 $f -o %t.cubin || exit 1; done %}
 
-// One kernel per anchor op, each calling its device building block.
+// One kernel per anchor op, each calling its device building block; the
+// result leaves through an epilogue lambda (here a plain store).
 // CHECK-DAG: // [4x16] x [16x32], batch 2
 // CHECK-DAG: kiln::gemmTileF32<64, 64, 16, 4, 4>(
-// CHECK-DAG: kiln::layerNormRowF32(in0 + row * 32LL, in1, in2, out0 + row * 32LL, 32LL, __int_as_float(0x3727c5ac));
-// CHECK-DAG: kiln::softmaxRowF32(in0 + row * 32LL, out0 + row * 32LL, 32LL);
+// CHECK-DAG: kiln::layerNormRowF32(in0 + row * 32LL, in1, in2, 32LL, __int_as_float(0x3727c5ac), [&](long long c, float v) {
+// CHECK-DAG: kiln::softmaxRowF32(in0 + row * 32LL, 32LL, [&](long long c, float v) {
+// CHECK-DAG: out0[e] = v;
 // CHECK-DAG: for (long long r = 0; r < 32LL; ++r) {
 
 // SUMMARY: kernels: 4 (4 distinct, in 4 CUDA modules)

@@ -49,6 +49,26 @@ def main():
         numpy_helper.from_array(rng.standard_normal(32).astype(np.float32), "beta"),
         numpy_helper.from_array(np.array([-1], np.int64), "axes"),
     ])
+    # Epilogues: GEMM + bias + GELU(tanh) + residual; softmax + NaN guard;
+    # layer norm + scale. Checked against onnxruntime on a GPU.
+    save("epilogues", [
+        helper.make_node("MatMul", ["x", "w"], ["m"]),
+        helper.make_node("Add", ["m", "b"], ["mb"]),
+        helper.make_node("Tanh", ["mb"], ["t"]),
+        helper.make_node("Add", ["t", "x"], ["r"]),
+        helper.make_node("Softmax", ["r"], ["p"], axis=-1),
+        helper.make_node("IsNaN", ["p"], ["isnan"]),
+        helper.make_node("Where", ["isnan", "zero", "p"], ["q"]),
+        helper.make_node("LayerNormalization", ["q", "g", "beta"], ["n"], axis=-1, epsilon=1e-5),
+        helper.make_node("Mul", ["n", "half"], ["y"]),
+    ], [f32("x", ["batch", 8, 16])], [f32("y", ["batch", 8, 16])], [
+        numpy_helper.from_array(rng.standard_normal((16, 16)).astype(np.float32), "w"),
+        numpy_helper.from_array(rng.standard_normal(16).astype(np.float32), "b"),
+        numpy_helper.from_array(np.array(0.0, np.float32), "zero"),
+        numpy_helper.from_array(rng.standard_normal(16).astype(np.float32), "g"),
+        numpy_helper.from_array(rng.standard_normal(16).astype(np.float32), "beta"),
+        numpy_helper.from_array(np.array(0.5, np.float32), "half"),
+    ])
     # Outputs that are not kernel results: an input passed through and a constant.
     save("passthrough", [
         helper.make_node("Identity", ["x"], ["same"]),

@@ -1,5 +1,5 @@
 // RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise | FileCheck %s
-// RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise=fuse-gemm-epilogues=false | FileCheck %s --check-prefix=NOEPI
+// RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise=fuse-epilogues=false | FileCheck %s --check-prefix=NOEPI
 
 // NOEPI-LABEL: func.func @gemm_bias_gelu
 // NOEPI: kiln.matmul
@@ -104,4 +104,35 @@ func.func @movement(%qkv: tensor<16x96xf32>) -> tensor<4x16x8xf32> {
   %r = kiln.reshape %q : tensor<16x32xf32> -> tensor<16x4x8xf32>
   %t = kiln.transpose %r {perm = array<i64: 1, 0, 2>} : tensor<16x4x8xf32> -> tensor<4x16x8xf32>
   return %t : tensor<4x16x8xf32>
+}
+
+// -----
+
+// The attention NaN guard reads the softmax twice inside one group: the
+// softmax becomes the group's anchor and the guard its epilogue.
+// CHECK-LABEL: func.func @softmax_nan_guard
+func.func @softmax_nan_guard(%s: tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32> {
+  // CHECK: kiln.kernel @fused_softmax_is_nan_where(
+  // CHECK-NEXT: ^bb0
+  // CHECK-NEXT: kiln.softmax
+  // CHECK-NEXT: kiln.is_nan
+  // CHECK-NEXT: kiln.where
+  // CHECK-NEXT: kiln.yield
+  %p = kiln.softmax %s {axis = 3 : i64} : tensor<2x4x8x8xf32>
+  %n = kiln.is_nan %p : tensor<2x4x8x8xf32> -> tensor<2x4x8x8xi1>
+  %z = kiln.constant dense<0.0> : tensor<f32>
+  %w = kiln.where %n, %z, %p : tensor<2x4x8x8xi1>, tensor<f32>, tensor<2x4x8x8xf32> -> tensor<2x4x8x8xf32>
+  return %w : tensor<2x4x8x8xf32>
+}
+
+// -----
+
+// A softmax whose result is also read outside the group stays unfused.
+// CHECK-LABEL: func.func @softmax_escapes
+func.func @softmax_escapes(%s: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  // CHECK: %[[P:.+]] = kiln.softmax
+  // CHECK: kiln.kernel @fused_exp(%[[P]])
+  %p = kiln.softmax %s {axis = 1 : i64} : tensor<4x8xf32>
+  %e = kiln.exp %p : tensor<4x8xf32>
+  return %p, %e : tensor<4x8xf32>, tensor<4x8xf32>
 }

@@ -9,10 +9,12 @@
 
 namespace kiln {
 
-/// Softmax over rows of length L: y[r, :] = softmax(x[r, :]). One warp per
-/// row; `row` is the row index, lane the lane in the warp.
-__device__ __forceinline__ void softmaxRowF32(const float *__restrict__ x,
-                                              float *__restrict__ y, long long L) {
+/// Softmax over one row of length L: epilogue(c, softmax(x)[c]) for every
+/// column c (the epilogue stores, possibly after fused pointwise ops). One
+/// warp per row.
+template <typename Epilogue>
+__device__ __forceinline__ void softmaxRowF32(const float *__restrict__ x, long long L,
+                                              Epilogue epilogue) {
   const int lane = threadIdx.x & 31;
   float m = -__int_as_float(0x7f800000);
   for (long long c = lane; c < L; c += 32)
@@ -20,7 +22,7 @@ __device__ __forceinline__ void softmaxRowF32(const float *__restrict__ x,
   m = warpMax(m);
   if (m == -__int_as_float(0x7f800000)) {
     for (long long c = lane; c < L; c += 32)
-      y[c] = 0.0f;
+      epilogue(c, 0.0f);
     return;
   }
   float s = 0.0f;
@@ -29,15 +31,16 @@ __device__ __forceinline__ void softmaxRowF32(const float *__restrict__ x,
   s = warpSum(s);
   const float inv = 1.0f / s;
   for (long long c = lane; c < L; c += 32)
-    y[c] = expf(x[c] - m) * inv;
+    epilogue(c, expf(x[c] - m) * inv);
 }
 
-/// LayerNorm over one row of length D. `bias` may be null.
+/// LayerNorm over one row of length D: epilogue(c, y[c]) for every column.
+/// `bias` may be null.
+template <typename Epilogue>
 __device__ __forceinline__ void layerNormRowF32(const float *__restrict__ x,
                                                 const float *__restrict__ scale,
-                                                const float *__restrict__ bias,
-                                                float *__restrict__ y, long long D,
-                                                float eps) {
+                                                const float *__restrict__ bias, long long D,
+                                                float eps, Epilogue epilogue) {
   const int lane = threadIdx.x & 31;
   float s = 0.0f;
   for (long long c = lane; c < D; c += 32)
@@ -51,7 +54,7 @@ __device__ __forceinline__ void layerNormRowF32(const float *__restrict__ x,
   const float rstd = 1.0f / sqrtf(warpSum(v) / float(D) + eps);
   for (long long c = lane; c < D; c += 32) {
     float r = (x[c] - mean) * rstd * scale[c];
-    y[c] = bias ? r + bias[c] : r;
+    epilogue(c, bias ? r + bias[c] : r);
   }
 }
 
