@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""kiln vs onnxruntime on the small codegen test models (test/codegen/Inputs), on a GPU.
+
+Each model exercises one kernel family: a fused pointwise chain, one kernel per anchor (GEMM,
+layer norm, softmax, reduce), epilogues on all three anchors, and outputs that are not kernel
+results (an input passed through, a constant). Inputs are fresh random normals (seed printed);
+outputs are poisoned by kiln-run before fetching. Pass if max|out-ref|/max|ref| <= 1e-5 for every
+output (fp32 throughout, short reductions).
+
+  small_models_test.py --kiln-run BIN (--kiln-compile BIN | --artifacts DIR) [--compile-only DIR]
+
+Exit: 0 pass, 1 failure, 2 usage, 77 no GPU (not in --compile-only mode).
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+INPUTS = os.path.join(HERE, "..", "codegen", "Inputs")
+# model -> {input: shape}
+MODELS = {
+    "chain": {"x": (3, 8)},
+    "anchors": {"x": (2, 4, 16)},
+    "epilogues": {"x": (3, 8, 16)},
+    "passthrough": {"x": (2, 3)},
+}
+
+
+def shape_spec(inputs):
+    return ",".join(f"{k}={'x'.join(map(str, v))}" for k, v in inputs.items())
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kiln-run")
+    ap.add_argument("--kiln-compile")
+    ap.add_argument("--artifacts")
+    ap.add_argument("--compile-only")
+    ap.add_argument("--models-dir", default=INPUTS)
+    ap.add_argument("--seed", type=int)
+    args = ap.parse_args()
+
+    if args.compile_only:
+        os.makedirs(args.compile_only, exist_ok=True)
+        for name, inputs in MODELS.items():
+            out = os.path.join(args.compile_only, name + ".kiln")
+            subprocess.run([args.kiln_compile, os.path.join(args.models_dir, name + ".onnx"),
+                            "--shape", shape_spec(inputs), "-o", out], check=True, stdout=subprocess.DEVNULL)
+        print(f"compiled {len(MODELS)} small models into {args.compile_only}")
+        return 0
+    if not args.kiln_run or not (args.kiln_compile or args.artifacts):
+        ap.error("need --kiln-run and --kiln-compile or --artifacts")
+    smi = shutil.which("nvidia-smi")
+    if not smi or subprocess.run([smi, "-L"], capture_output=True).returncode != 0:
+        print("SKIP: no GPU")
+        return 77
+
+    import onnxruntime as ort
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
+    print(f"seed {seed}")
+    rng = np.random.default_rng(seed)
+    failures = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, inputs in MODELS.items():
+            model = os.path.join(args.models_dir, name + ".onnx")
+            art = os.path.join(args.artifacts, name + ".kiln") if args.artifacts else os.path.join(tmp, name + ".kiln")
+            if not args.artifacts:
+                subprocess.run([args.kiln_compile, model, "--shape", shape_spec(inputs), "-o", art],
+                               check=True, stdout=subprocess.DEVNULL)
+            feeds = {k: rng.standard_normal(v).astype(np.float32) for k, v in inputs.items()}
+            sess = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+            names = [o.name for o in sess.get_outputs()]
+            refs = sess.run(None, feeds)
+            cmd = [args.kiln_run, art]
+            for k, v in feeds.items():
+                p = os.path.join(tmp, f"{name}_{k}.npy")
+                np.save(p, v)
+                cmd += ["--input", f"{k}={p}"]
+            for o in names:
+                cmd += ["--output", f"{o}={os.path.join(tmp, f'{name}_{o}_out.npy')}"]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                print(f"{name:12s} FAIL kiln-run exit {r.returncode}: {r.stderr.strip()}")
+                failures += 1
+                continue
+            for o, ref in zip(names, refs):
+                out = np.load(os.path.join(tmp, f"{name}_{o}_out.npy"))
+                err = float(np.max(np.abs(out.astype(np.float64) - ref)) / max(np.max(np.abs(ref)), 1e-30))
+                ok = out.shape == ref.shape and np.isfinite(out).all() and err <= 1e-5
+                failures += not ok
+                print(f"{name:12s} {o:10s} max_rel_err={err:.3e} {'ok' if ok else 'FAIL'}")
+    print("PASS" if failures == 0 else f"FAIL ({failures})")
+    return 0 if failures == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
