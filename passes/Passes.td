@@ -21,6 +21,8 @@ def FoldShapeSubgraphs : Pass<"kiln-fold-shape-subgraphs", "mlir::func::FuncOp">
 
     Precondition: static shapes. Postcondition: no op whose operands are all
     constants remains (except results larger than the folding limit).
+    Constant gather indices outside their dimension are an error (ONNX leaves
+    them undefined), e.g. a position table of 128 rows used for 200 tokens.
 
     Before:
     ```mlir

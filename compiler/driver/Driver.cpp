@@ -49,6 +49,44 @@ llvm::Error writeFile(const std::string &path, const std::string &text) {
 }
 } // namespace
 
+/// The ONNX node and file a location names (either may stay empty).
+static void describeLocation(Location loc, std::string &node, std::string &file) {
+  loc->walk([&](Location l) {
+    if (auto name = dyn_cast<NameLoc>(l); name && node.empty())
+      node = name.getName().str();
+    if (auto flc = dyn_cast<FileLineColLoc>(l); flc && file.empty())
+      file = flc.getFilename().str();
+    return WalkResult::advance();
+  });
+}
+
+std::unique_ptr<ScopedDiagnosticHandler>
+kiln::installModelDiagnosticHandler(MLIRContext &context, llvm::raw_ostream &os) {
+  context.printOpOnDiagnostic(false);
+  context.printStackTraceOnDiagnostic(false);
+  return std::make_unique<ScopedDiagnosticHandler>(&context, [&os](Diagnostic &diag) {
+    auto print = [&](Diagnostic &d, StringRef severity) {
+      std::string node, file, message = d.str();
+      describeLocation(d.getLocation(), node, file);
+      if (!file.empty())
+        os << file << ": ";
+      os << severity << ": ";
+      // Name the node unless the message already quotes it (importer
+      // messages name their node, input or initializer themselves).
+      if (!node.empty() && !StringRef(message).contains("'" + node + "'"))
+        os << "node '" << node << "': ";
+      os << message << "\n";
+    };
+    StringRef severity = diag.getSeverity() == DiagnosticSeverity::Error     ? "error"
+                         : diag.getSeverity() == DiagnosticSeverity::Warning ? "warning"
+                                                                              : "note";
+    print(diag, severity);
+    for (Diagnostic &note : diag.getNotes())
+      print(note, "note");
+    return success();
+  });
+}
+
 void kiln::loadKilnDialects(MLIRContext &context) {
   context.loadDialect<KilnDialect, func::FuncDialect>();
 }

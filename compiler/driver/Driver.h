@@ -9,10 +9,12 @@
 #ifndef KILN_COMPILER_DRIVER_DRIVER_H
 #define KILN_COMPILER_DRIVER_DRIVER_H
 
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -54,6 +56,13 @@ struct CompileStats {
 /// file, node or kernel) and returned as a summary error.
 llvm::Expected<CompileStats> compileModel(mlir::MLIRContext &context,
                                           const CompileOptions &options, llvm::raw_ostream &os);
+
+/// Prints diagnostics of `context` to `os` for users of a model, not of the
+/// IR: `<file>: error: node '<onnx node>': <message>` (the node comes from the
+/// op's NameLoc, which the importer sets), no dump of the failing op.
+/// Returns the handler; diagnostics are printed while it is alive.
+std::unique_ptr<mlir::ScopedDiagnosticHandler>
+installModelDiagnosticHandler(mlir::MLIRContext &context, llvm::raw_ostream &os);
 
 /// Registers the dialects kiln needs in `context`.
 void loadKilnDialects(mlir::MLIRContext &context);

@@ -8,6 +8,7 @@
 
 #include "passes/Passes.h"
 
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -20,6 +21,23 @@ namespace kiln {
 
 using namespace mlir;
 
+/// Checks constant gather indices against the gathered dimension. ONNX
+/// leaves out-of-range indices undefined (onnxruntime rejects them); with
+/// static shapes they are a compile-time error, e.g. a GPT-2 position table
+/// of 128 rows compiled for 200 tokens.
+static LogicalResult verifyConstantIndices(Operation *op, Value indices, int64_t dim) {
+  DenseElementsAttr attr;
+  if (!matchPattern(indices, m_Constant(&attr)))
+    return success();
+  for (APInt v : attr.getValues<APInt>()) {
+    int64_t i = v.getSExtValue();
+    if (i < -dim || i >= dim)
+      return op->emitError() << "index " << i << " is out of range for a dimension of size " << dim
+                             << " (valid: [" << -dim << ", " << dim << "))";
+  }
+  return success();
+}
+
 namespace {
 struct FoldShapeSubgraphsPass
     : public kiln::impl::FoldShapeSubgraphsBase<FoldShapeSubgraphsPass> {
@@ -31,6 +49,20 @@ struct FoldShapeSubgraphsPass
     config.setMaxIterations(GreedyRewriteConfig::kNoLimit);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       return signalPassFailure();
+    // Indices that are now constants must be in range.
+    WalkResult result = getOperation().walk([&](Operation *op) -> WalkResult {
+      auto dimOf = [](Value data, int64_t axis) {
+        return cast<RankedTensorType>(data.getType()).getDimSize(axis);
+      };
+      LogicalResult ok = success();
+      if (auto g = dyn_cast<kiln::GatherOp>(op))
+        ok = verifyConstantIndices(op, g.getIndices(), dimOf(g.getData(), g.getAxis()));
+      else if (auto g = dyn_cast<kiln::GatherElementsOp>(op))
+        ok = verifyConstantIndices(op, g.getIndices(), dimOf(g.getData(), g.getAxis()));
+      return failed(ok) ? WalkResult::interrupt() : WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
   }
 };
 } // namespace

@@ -10,3 +10,10 @@
 
 // RUN: not kiln-compile %S/Inputs/chain.onnx --shape x=2x8 -o %t.kiln --dump-cuda /proc/kiln-no-such-dir 2>&1 | FileCheck %s --check-prefix=DUMP
 // DUMP: error: cannot create --dump-cuda directory '/proc/kiln-no-such-dir'
+
+// Errors found by passes name the ONNX node (from the op's location) and
+// print no IR: a GPT-2 position table of 128 rows compiled for 200 tokens.
+// RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x200 -o %t.kiln 2>&1 | FileCheck %s --check-prefix=RANGE
+// RANGE: gpt2_tiny.onnx: error: node 'node_embedding_1': index 128 is out of range for a dimension of size 128 (valid: [-128, 128))
+// RANGE-NOT: see current operation
+// RANGE: kiln-compile: error: the kiln pass pipeline failed

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --split-input-file --kiln-fold-shape-subgraphs | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-fold-shape-subgraphs --verify-diagnostics | FileCheck %s
 
 // A GPT-2 style reshape target built from Shape/Gather/Concat folds away.
 // CHECK-LABEL: func.func @reshape_target_folds
@@ -41,4 +41,18 @@ func.func @mask_folds() -> tensor<1x1x2x2xf32> {
   %n = kiln.is_nan %w : tensor<1x1x2x2xf32> -> tensor<1x1x2x2xi1>
   %w2 = kiln.where %n, %z, %w : tensor<1x1x2x2xi1>, tensor<f32>, tensor<1x1x2x2xf32> -> tensor<1x1x2x2xf32>
   return %w2 : tensor<1x1x2x2xf32>
+}
+
+// -----
+
+// Position ids past the end of a 128-row table become constants after
+// folding and are reported (ONNX leaves them undefined).
+func.func @position_out_of_range(%table: tensor<128x8xf32>) -> tensor<200x8xf32> {
+  %z = kiln.constant dense<0> : tensor<i64>
+  %n = kiln.constant dense<200> : tensor<i64>
+  %o = kiln.constant dense<1> : tensor<i64>
+  %pos = kiln.range %z, %n, %o : tensor<i64>, tensor<i64>, tensor<i64> -> tensor<200xi64>
+  // expected-error @+1 {{index 128 is out of range for a dimension of size 128 (valid: [-128, 128))}}
+  %e = kiln.gather %table, %pos {axis = 0 : i64} : tensor<128x8xf32>, tensor<200xi64> -> tensor<200x8xf32>
+  return %e : tensor<200x8xf32>
 }

@@ -11,7 +11,6 @@
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -66,8 +65,7 @@ int main(int argc, char **argv) {
   }
 
   mlir::MLIRContext context;
-  llvm::SourceMgr sourceMgr;
-  mlir::SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+  auto diagHandler = kiln::installModelDiagnosticHandler(context, errs());
   auto stats = kiln::compileModel(context, options, outs());
   if (!stats) {
     WithColor::error(errs(), "kiln-compile") << toString(stats.takeError()) << "\n";
