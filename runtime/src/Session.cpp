@@ -22,6 +22,7 @@
 #include "DType.h"
 #include "Status.h"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <vector>
@@ -578,6 +579,64 @@ kiln_status_t kiln_session_benchmark(kiln_session_t *session, size_t warmup_iter
     KILN_CU_RETURN_IF_ERROR(cu, cuEventRecord(events[1], session->stream));
     KILN_CU_RETURN_IF_ERROR(cu, cuEventSynchronize(events[1]));
     KILN_CU_RETURN_IF_ERROR(cu, cuEventElapsedTime(&out_ms_per_iteration[i], events[0], events[1]));
+  }
+  return nullptr;
+}
+
+kiln_status_t kiln_session_profile(kiln_session_t *session, size_t iterations,
+                                   float *out_ms_per_launch) {
+  KILN_RETURN_IF_ERROR(kiln::checkSession(session, "kiln_session_profile"));
+  const size_t launches = session->artifact->launches.size();
+  if (out_ms_per_launch)
+    std::memset(out_ms_per_launch, 0, launches * sizeof(float));
+  if (iterations == 0 || !out_ms_per_launch)
+    return makeStatus(KILN_INVALID_ARGUMENT,
+                      "kiln_session_profile: iterations must be > 0 and out_ms_per_launch "
+                      "non-NULL");
+  const kiln::CudaSymbols &cu = *session->cu;
+  kiln::ContextScope scope(cu, session->context);
+  KILN_RETURN_IF_ERROR(kiln::waitForRuns(*session));
+  KILN_RETURN_IF_ERROR(kiln::prepareRun(*session));
+  session->lastRunStream = session->stream;
+  session->hasRun = true;
+  KILN_RETURN_IF_ERROR(kiln::enqueueLaunches(*session, session->stream)); // warm-up
+  KILN_CU_RETURN_IF_ERROR(cu, cuStreamSynchronize(session->stream));
+
+  // One event before the first launch and one after each launch.
+  std::vector<CUevent> events(launches + 1, nullptr);
+  struct EventGuard {
+    const kiln::CudaSymbols &cu;
+    std::vector<CUevent> &events;
+    ~EventGuard() {
+      for (CUevent e : events)
+        if (e)
+          cu.cuEventDestroy(e);
+    }
+  } guard{cu, events};
+  for (CUevent &e : events)
+    KILN_CU_RETURN_IF_ERROR(cu, cuEventCreate(&e, CU_EVENT_DEFAULT));
+  std::vector<std::vector<float>> samples(launches, std::vector<float>(iterations));
+  const kiln_artifact &artifact = *session->artifact;
+  for (size_t it = 0; it < iterations; ++it) {
+    KILN_CU_RETURN_IF_ERROR(cu, cuEventRecord(events[0], session->stream));
+    for (size_t i = 0; i < launches; ++i) {
+      const kiln::LaunchDesc &launch = artifact.launches[i];
+      CUresult result = cu.cuLaunchKernel(
+          session->functions[i], launch.grid[0], launch.grid[1], launch.grid[2], launch.block[0],
+          launch.block[1], launch.block[2], launch.sharedMemBytes, session->stream,
+          session->argPointers[i].empty() ? nullptr : session->argPointers[i].data(), nullptr);
+      if (result != CUDA_SUCCESS)
+        return cu.makeError(result, "cuLaunchKernel", __FILE__, __LINE__,
+                            kiln::formatString("launch %zu ('%s')", i, launch.function.c_str()));
+      KILN_CU_RETURN_IF_ERROR(cu, cuEventRecord(events[i + 1], session->stream));
+    }
+    KILN_CU_RETURN_IF_ERROR(cu, cuEventSynchronize(events[launches]));
+    for (size_t i = 0; i < launches; ++i)
+      KILN_CU_RETURN_IF_ERROR(cu, cuEventElapsedTime(&samples[i][it], events[i], events[i + 1]));
+  }
+  for (size_t i = 0; i < launches; ++i) {
+    std::sort(samples[i].begin(), samples[i].end());
+    out_ms_per_launch[i] = samples[i][iterations / 2];
   }
   return nullptr;
 }

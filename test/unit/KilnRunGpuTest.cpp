@@ -107,6 +107,15 @@ TEST_F(KilnRunGpu, BenchWithoutCudaGraphPrintsMode) {
       << result.output;
 }
 
+TEST_F(KilnRunGpu, ProfilePrintsEveryLaunch) {
+  kiln::test::CommandResult result = run("'" + model + "' --input x='" + input + "' --profile 5");
+  if (skip)
+    GTEST_SKIP() << result.output;
+  EXPECT_EQ(result.exitCode, 0) << result.output;
+  EXPECT_NE(result.output.find("profile (median of 5 runs"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find(" over 1 launches"), std::string::npos) << result.output;
+}
+
 TEST_F(KilnRunGpu, NoCudaGraphGivesSameOutput) {
   std::string graphOut = testing::TempDir() + "kiln_run_gpu_graph_y.npy";
   std::string plainOut = testing::TempDir() + "kiln_run_gpu_plain_y.npy";

@@ -32,7 +32,7 @@ constexpr int kBenchWarmup = 3;
 
 const char *const kUsage =
     "usage: kiln-run MODEL.kiln [--info] [--input NAME=FILE.npy]... [--output NAME=FILE.npy]...\n"
-    "                [--compare NAME=REF.npy]... [--rtol R] [--atol A] [--bench N] [--device N]\n"
+    "                [--compare NAME=REF.npy]... [--rtol R] [--atol A] [--bench N] [--profile N] [--device N]\n"
     "                [--no-cuda-graph]";
 
 /// Parsed command line.
@@ -43,6 +43,7 @@ struct Options {
   double rtol = 1e-4;
   double atol = 1e-5;
   long bench = 0;
+  long profile = 0;
   int device = 0;
   /// False with --no-cuda-graph: launch kernels one by one instead of replaying a CUDA graph.
   bool cudaGraph = true;
@@ -147,6 +148,12 @@ bool parseArgs(int argc, char **argv, Options &options) {
       if (!parseLong(value, 1, 1000000, options.bench)) {
         usageError("option '--bench' expects an iteration count in [1, 1000000], got '" + value +
                    "'");
+        return false;
+      }
+    } else if (flag == "--profile") {
+      if (!parseLong(value, 1, 100000, options.profile)) {
+        usageError("option '--profile' expects an iteration count in [1, 100000], got '" +
+                   value + "'");
         return false;
       }
     } else if (flag == "--device") {
@@ -349,9 +356,10 @@ int runTool(int argc, char **argv) {
   if (!parseArgs(argc, argv, options))
     return kExitError;
   bool wantsRun = !options.inputs.empty() || !options.outputs.empty() ||
-                  !options.compares.empty() || options.bench > 0;
+                  !options.compares.empty() || options.bench > 0 ||
+                  options.profile > 0;
   if (!options.info && !wantsRun)
-    return usageError("nothing to do: give --info, or --input/--output/--compare/--bench");
+    return usageError("nothing to do: give --info, or --input/--output/--compare/--bench/--profile");
 
   Handles handles;
   if (kiln_status_t status = kiln_artifact_open(options.model.c_str(), &handles.artifact))
@@ -475,6 +483,31 @@ int runTool(int argc, char **argv) {
     std::printf("latency_ms p50=%.4f p90=%.4f (%zu iterations, %s)\n", percentile(ms, 0.5),
                 percentile(ms, 0.9), ms.size(),
                 kiln_session_has_cuda_graph(session) ? "cuda graph" : "kernel launches");
+  }
+
+  // 5. Per-kernel device time.
+  if (options.profile > 0) {
+    size_t launches = kiln_artifact_launch_count(artifact);
+    std::vector<float> ms(launches);
+    if (kiln_status_t status =
+            kiln_session_profile(session, static_cast<size_t>(options.profile), ms.data()))
+      return statusError(status);
+    double total = 0;
+    for (float v : ms)
+      total += v;
+    std::printf("profile (median of %ld runs, plain launches, event-bracketed):\n", options.profile);
+    std::printf("  %4s  %-12s %-14s %-12s %9s %6s\n", "#", "function", "grid", "block", "us", "%");
+    for (size_t i = 0; i < launches; ++i) {
+      kiln_launch_info_t info;
+      if (kiln_status_t status = kiln_artifact_launch_info(artifact, i, &info))
+        return statusError(status);
+      char grid[48], block[48];
+      std::snprintf(grid, sizeof(grid), "%ux%ux%u", info.grid[0], info.grid[1], info.grid[2]);
+      std::snprintf(block, sizeof(block), "%ux%ux%u", info.block[0], info.block[1], info.block[2]);
+      std::printf("  %4zu  %-12s %-14s %-12s %9.2f %6.1f\n", i, info.function_name, grid, block,
+                  ms[i] * 1e3, total > 0 ? 100.0 * ms[i] / total : 0.0);
+    }
+    std::printf("  total %.2f us over %zu launches\n", total * 1e3, launches);
   }
   return exitCode;
 }

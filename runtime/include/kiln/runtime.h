@@ -302,6 +302,15 @@ kiln_status_t kiln_session_output_device_ptr(kiln_session_t *session, const char
 kiln_status_t kiln_session_benchmark(kiln_session_t *session, size_t warmup_iterations,
                                      size_t iterations, float *out_ms_per_iteration);
 
+/// Per-kernel device time, for finding the slow kernels of a model: runs the launch list
+/// `iterations` times with plain launches (never the CUDA graph), each launch bracketed by two
+/// CUDA events, after one untimed warm-up run, and writes the median elapsed time of launch i in
+/// milliseconds to `out_ms_per_launch[i]` (the caller provides kiln_artifact_launch_count floats).
+/// Event recording adds a little time to each launch, so the sum exceeds a graph run's latency.
+/// `iterations` must be > 0.
+kiln_status_t kiln_session_profile(kiln_session_t *session, size_t iterations,
+                                   float *out_ms_per_launch);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
