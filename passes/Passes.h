@@ -47,6 +47,20 @@ mlir::FailureOr<KernelOp> outlineIntoKernel(mlir::RewriterBase &rewriter,
                                             llvm::ArrayRef<mlir::Operation *> ops,
                                             llvm::StringRef name);
 
+/// A GEMM tile: block tile BM x BN, K slice BK, per-thread micro-tile
+/// TM x TN; (BM/TM)*(BN/TN) threads per block.
+struct GemmTile {
+  int64_t bm, bn, bk, tm, tn;
+};
+
+/// Name of the kernel attribute holding the chosen GemmTile as
+/// `array<i64: BM, BN, BK, TM, TN>`.
+inline constexpr llvm::StringLiteral kGemmTileAttrName = "kiln.gemm_tile";
+
+/// Chooses the tile of a GEMM with `batch` x [M, N] outputs on `numSMs`
+/// multiprocessors (see SelectTiles in Passes.td).
+GemmTile selectGemmTile(int64_t m, int64_t n, int64_t batch, int64_t numSMs);
+
 /// Result of memory planning for one function.
 struct MemoryPlan {
   int64_t arenaBytes = 0;        ///< size of the activation arena, bytes

@@ -85,6 +85,27 @@ def OutlineKernels : Pass<"kiln-outline-kernels", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def SelectTiles : Pass<"kiln-select-tiles", "mlir::func::FuncOp"> {
+  let summary = "Choose the tile shape and launch size of every GEMM kernel.";
+  let description = [{
+    For each `kiln.kernel` anchored on `kiln.matmul`, picks the tile
+    `[BM, BN, BK, TM, TN]` (block tile, K slice, per-thread micro-tile) from
+    the target's table and writes it as `kiln.gemm_tile`. The cost model is
+    occupancy first: the largest block tile that still gives every SM a
+    block (`num-sms`), else the tile giving the most blocks. Small GEMMs
+    (transformer inference at batch 1) thus spread over more SMs instead of
+    running long K loops on a handful of them. Codegen reads the attribute.
+
+    ```mlir
+    %0 = kiln.kernel @k2_matmul(...) {kiln.gemm_tile = array<i64: 16, 16, 32, 1, 1>} ...
+    ```
+  }];
+  let options = [
+    Option<"numSMs", "num-sms", "int64_t", /*default=*/"132",
+           "Streaming multiprocessors of the target (132 on H100/H200 SXM)">,
+  ];
+}
+
 def PlanMemory : Pass<"kiln-plan-memory", "mlir::func::FuncOp"> {
   let summary = "Assign arena offsets to kernel results by liveness.";
   let description = [{

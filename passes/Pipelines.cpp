@@ -19,6 +19,9 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
   if (options.fuse)
     fpm.addPass(createFusePointwise());
   fpm.addPass(createOutlineKernels());
+  SelectTilesOptions tileOptions;
+  tileOptions.numSMs = options.numSMs;
+  fpm.addPass(createSelectTiles(tileOptions));
   PlanMemoryOptions memOptions;
   memOptions.alignment = options.arenaAlignment;
   fpm.addPass(createPlanMemory(memOptions));
@@ -26,6 +29,6 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
 
 void kiln::registerKilnPipelines() {
   PassPipelineRegistration<KilnPipelineOptions>(
-      "kiln-pipeline", "The kiln graph-to-kernel pipeline (fold, fuse, outline, plan memory)",
+      "kiln-pipeline", "The kiln graph-to-kernel pipeline (fold, fuse, outline, select tiles, plan memory)",
       buildKilnPipeline);
 }

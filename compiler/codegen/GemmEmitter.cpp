@@ -11,6 +11,7 @@
 
 #include "compiler/codegen/ExprEmitter.h"
 #include "compiler/codegen/KernelEmitter.h"
+#include "passes/Passes.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -20,8 +21,6 @@ using namespace kiln::codegen;
 
 namespace {
 
-constexpr int kBM = 64, kBN = 64, kBK = 16, kTM = 4, kTN = 4;
-constexpr unsigned kThreads = (kBM / kTM) * (kBN / kTN);
 
 /// Element offset of batch `b` (a C expression over `bz`) for an operand of
 /// `shape` whose batch dims broadcast into `batch`.
@@ -57,6 +56,17 @@ FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
     return kernel.emitError() << "unsupported: GEMM epilogue changes the element count in "
                                  "kernel @"
                               << kernel.getSymName();
+
+  // The tile comes from kiln-select-tiles.
+  auto tileAttr = kernel->getAttrOfType<DenseI64ArrayAttr>(kGemmTileAttrName);
+  if (!tileAttr || tileAttr.size() != 5)
+    return kernel.emitError() << "GEMM kernel @" << kernel.getSymName() << " has no valid '"
+                              << kGemmTileAttrName << "' (run kiln-select-tiles)";
+  int64_t kBM = tileAttr[0], kBN = tileAttr[1], kBK = tileAttr[2], kTM = tileAttr[3],
+          kTN = tileAttr[4];
+  if (kBM % kTM || kBN % kTN || (kBM / kTM) * (kBN / kTN) > 1024)
+    return kernel.emitError() << "invalid GEMM tile in kernel @" << kernel.getSymName();
+  unsigned kThreads = unsigned((kBM / kTM) * (kBN / kTN));
 
   GeneratedKernel out;
   auto lhsArg = cast<BlockArgument>(mm.getLhs()), rhsArg = cast<BlockArgument>(mm.getRhs());

@@ -1,11 +1,14 @@
 // gemm.cuh - fp32 tiled GEMM building block (C = A * B, row-major).
 //
-// Classic shared-memory tiling: a 256-thread block computes a BM x BN tile
-// of C, each thread a TM x TN register micro-tile, stepping over K in BK
-// slices staged through shared memory. Accumulates in fp32 (FFMA). Bounds
-// are checked, so any M, N, K works. Results leave through an epilogue
-// functor, so pointwise consumers fuse into the GEMM. This is the simple GEMM of the first
-// vertical slice; tensor-core (mma.sync / wgmma) variants come later.
+// Shared-memory tiling: a block of (BM/TM)*(BN/TN) threads computes a BM x BN
+// tile of C, each thread a TM x TN register micro-tile, stepping over K in BK
+// slices staged through shared memory. The next slice is loaded from global
+// memory into registers while the current one is multiplied (register
+// double buffering), so global latency overlaps the FMAs. Accumulates in fp32
+// (FFMA) in k order, so results do not depend on the tile shape. Bounds are
+// checked: any M, N, K works. Results leave through an epilogue functor, so
+// pointwise consumers fuse into the GEMM. Tile shapes are chosen per GEMM by
+// the kiln-select-tiles pass.
 #pragma once
 
 namespace kiln {
@@ -20,6 +23,8 @@ __device__ __forceinline__ void gemmTileF32(const float *__restrict__ A,
                                             const float *__restrict__ B, int M, int N, int K,
                                             long long lda, long long ldb, Epilogue epilogue) {
   constexpr int kThreads = (BM / TM) * (BN / TN);
+  constexpr int kAPerThread = (BM * BK + kThreads - 1) / kThreads;
+  constexpr int kBPerThread = (BK * BN + kThreads - 1) / kThreads;
   __shared__ float As[BK][BM + 4];
   __shared__ float Bs[BK][BN + 4];
   const int tid = threadIdx.x;
@@ -32,19 +37,40 @@ __device__ __forceinline__ void gemmTileF32(const float *__restrict__ A,
     for (int j = 0; j < TN; ++j)
       acc[i][j] = 0.0f;
 
-  for (int k0 = 0; k0 < K; k0 += BK) {
-    // Stage A[rowBase:+BM, k0:+BK] transposed into As[k][m], B into Bs[k][n].
-    for (int e = tid; e < BM * BK; e += kThreads) {
-      int m = e / BK, k = e % BK;
+  // Global -> registers for the K slice starting at k0 (zero outside A, B).
+  float aReg[kAPerThread], bReg[kBPerThread];
+  auto loadSlice = [&](int k0) {
+#pragma unroll
+    for (int r = 0; r < kAPerThread; ++r) {
+      int e = tid + r * kThreads, m = e / BK, k = e % BK;
       int gm = rowBase + m, gk = k0 + k;
-      As[k][m] = (gm < M && gk < K) ? A[gm * lda + gk] : 0.0f;
+      aReg[r] = (e < BM * BK && gm < M && gk < K) ? A[gm * lda + gk] : 0.0f;
     }
-    for (int e = tid; e < BK * BN; e += kThreads) {
-      int k = e / BN, n = e % BN;
+#pragma unroll
+    for (int r = 0; r < kBPerThread; ++r) {
+      int e = tid + r * kThreads, k = e / BN, n = e % BN;
       int gk = k0 + k, gn = colBase + n;
-      Bs[k][n] = (gk < K && gn < N) ? B[gk * ldb + gn] : 0.0f;
+      bReg[r] = (e < BK * BN && gk < K && gn < N) ? B[gk * ldb + gn] : 0.0f;
+    }
+  };
+  loadSlice(0);
+  for (int k0 = 0; k0 < K; k0 += BK) {
+    // Registers -> shared memory (A transposed to As[k][m]).
+#pragma unroll
+    for (int r = 0; r < kAPerThread; ++r) {
+      int e = tid + r * kThreads;
+      if (e < BM * BK)
+        As[e % BK][e / BK] = aReg[r];
+    }
+#pragma unroll
+    for (int r = 0; r < kBPerThread; ++r) {
+      int e = tid + r * kThreads;
+      if (e < BK * BN)
+        Bs[e / BN][e % BN] = bReg[r];
     }
     __syncthreads();
+    if (k0 + BK < K)
+      loadSlice(k0 + BK); // in flight while this slice is multiplied
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
       float a[TM], b[TN];
