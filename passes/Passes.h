@@ -28,7 +28,8 @@ using FusionControlFn = std::function<bool(mlir::Operation *producer,
 /// Knobs of pointwise fusion (see FusePointwise in Passes.td).
 struct FusionOptions {
   unsigned maxOpsPerKernel = 64;
-  bool fuseEpilogues = true; ///< GEMM/softmax/layer-norm epilogues
+  bool fuseEpilogues = true;          ///< GEMM/softmax/layer-norm epilogues
+  bool fuseReductionPrologues = true; ///< producers of a reduction's input
 };
 
 /// Groups fusible ops of `func` into `kiln.kernel` regions, with GEMMs,

@@ -54,6 +54,10 @@ def FusePointwise : Pass<"kiln-fuse-pointwise", "mlir::func::FuncOp"> {
     group as its anchor: the kernel computes the anchor and applies the
     pointwise ops to each result element before storing.
 
+    With `fuse-reduction-prologues`, a `kiln.reduce` anchors a group that its
+    single-use fusible producers join: the kernel computes each input element
+    on the fly (RMSNorm's `x * x` never reaches memory).
+
     Before:
     ```mlir
     %0 = kiln.add %a, %b : ...
@@ -70,6 +74,8 @@ def FusePointwise : Pass<"kiln-fuse-pointwise", "mlir::func::FuncOp"> {
            "Largest number of ops fused into one kernel">,
     Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
            "Fuse a GEMM, softmax or layer norm into its elementwise consumer group">,
+    Option<"fuseReductionPrologues", "fuse-reduction-prologues", "bool", /*default=*/"true",
+           "Fuse the fusible producers of a reduction's input into its kernel">,
   ];
 }
 

@@ -121,5 +121,5 @@ FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
 } // namespace
 
 void kiln::codegen::populateGemmEmitters(EmitterRegistry &registry) {
-  registry.addAnchor<MatMulOp>(emitMatMul, /*acceptsEpilogue=*/true);
+  registry.addAnchor<MatMulOp>(emitMatMul, /*acceptsFusedOps=*/true);
 }

@@ -35,7 +35,7 @@ FailureOr<GeneratedKernel> EmitterRegistry::emit(KernelOp kernel) const {
   if (it == anchors.end())
     return kernel.emitError() << "unsupported: no CUDA emitter for " << anchor->getName()
                               << " in kernel @" << kernel.getSymName();
-  if (kernel.getBodyBlock().getOperations().size() != 2 && !it->second.acceptsEpilogue)
+  if (kernel.getBodyBlock().getOperations().size() != 2 && !it->second.acceptsFusedOps)
     return kernel.emitError() << "unsupported: kernel @" << kernel.getSymName()
                               << " fuses other ops with " << anchor->getName();
   return it->second.emit(kernel, anchor);

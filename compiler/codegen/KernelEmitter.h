@@ -48,10 +48,10 @@ using EmitFn =
 class EmitterRegistry {
 public:
   /// Registers the emitter of kernels anchored on `OpT`. With
-  /// `acceptsEpilogue`, the kernel body may also hold elementwise ops
-  /// consuming the anchor's result (fused epilogue).
-  template <typename OpT> void addAnchor(EmitFn fn, bool acceptsEpilogue = false) {
-    anchors[mlir::TypeID::get<OpT>()] = {std::move(fn), acceptsEpilogue};
+  /// `acceptsFusedOps`, the kernel body may also hold fusible ops that
+  /// consume the anchor's result (epilogue) or produce its input (prologue).
+  template <typename OpT> void addAnchor(EmitFn fn, bool acceptsFusedOps = false) {
+    anchors[mlir::TypeID::get<OpT>()] = {std::move(fn), acceptsFusedOps};
   }
   void setPointwise(EmitFn fn) { pointwise = std::move(fn); }
 
@@ -63,7 +63,7 @@ public:
 private:
   struct Anchor {
     EmitFn emit;
-    bool acceptsEpilogue = false;
+    bool acceptsFusedOps = false;
   };
   llvm::DenseMap<mlir::TypeID, Anchor> anchors;
   EmitFn pointwise;

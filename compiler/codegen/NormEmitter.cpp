@@ -126,6 +126,6 @@ FailureOr<GeneratedKernel> emitLayerNorm(KernelOp kernel, Operation *anchor) {
 } // namespace
 
 void kiln::codegen::populateNormEmitters(EmitterRegistry &registry) {
-  registry.addAnchor<SoftmaxOp>(emitSoftmax, /*acceptsEpilogue=*/true);
-  registry.addAnchor<LayerNormOp>(emitLayerNorm, /*acceptsEpilogue=*/true);
+  registry.addAnchor<SoftmaxOp>(emitSoftmax, /*acceptsFusedOps=*/true);
+  registry.addAnchor<LayerNormOp>(emitLayerNorm, /*acceptsFusedOps=*/true);
 }

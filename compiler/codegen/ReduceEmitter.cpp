@@ -1,12 +1,18 @@
 //===- ReduceEmitter.cpp - reduction kernels ------------------------------===//
 //
-// `kiln.reduce` (sum, mean, max over any axes): one thread per output
-// element looping over the reduced index space, accumulating in fp32 for
-// floats and int64 for integers. Simple and correct for every axis set; the
-// row-reduction fast path (warp per row) belongs to the fusion work.
+// `kiln.reduce` (sum, mean, max over any axes), with fusible producers of its
+// input computed in the kernel (prologue fusion: RMSNorm's x*x never reaches
+// memory). Accumulation is fp32 for floats, int64 for integers, in element
+// order per thread.
+//
+//   - Reductions over the trailing axes of a float tensor: one warp per output
+//     row; lanes stride over the row (coalesced) and combine with shuffles.
+//   - Anything else: one thread per output element, looping over the reduced
+//     index space.
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/codegen/ExprEmitter.h"
 #include "compiler/codegen/KernelEmitter.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -17,43 +23,50 @@ using namespace kiln::codegen;
 
 namespace {
 
+/// Input coordinates: kept dims from `kept`, reduced dims from `reduced`, in
+/// dimension order.
+ExprEmitter::Coords inputCoords(ArrayRef<int64_t> axes, int64_t rank,
+                                ArrayRef<std::string> kept, ArrayRef<std::string> reduced) {
+  ExprEmitter::Coords coords;
+  size_t k = 0, r = 0;
+  for (int64_t d = 0; d < rank; ++d)
+    coords.push_back(llvm::is_contained(axes, d) ? reduced[r++] : kept[k++]);
+  return coords;
+}
+
 FailureOr<GeneratedKernel> emitReduce(KernelOp kernel, Operation *anchor) {
   auto red = cast<ReduceOp>(anchor);
+  if (kernel.getYield().getNumOperands() != 1 || kernel.getYield().getValues()[0] != red.getResult())
+    return kernel.emitError() << "unsupported: reduce kernel @" << kernel.getSymName()
+                              << " with ops after the reduction";
   auto inType = cast<RankedTensorType>(red.getInput().getType());
   Type et = inType.getElementType();
   if (!et.isF32() && !et.isInteger(64) && !et.isInteger(32))
     return kernel.emitError() << "unsupported: reduce on " << et;
+  bool isFloat = et.isF32();
+  ArrayRef<int64_t> shape = inType.getShape(), axes = red.getAxes();
+  int64_t rank = shape.size();
+  SmallVector<int64_t> keptShape, reducedShape;
+  for (int64_t d = 0; d < rank; ++d)
+    (llvm::is_contained(axes, d) ? reducedShape : keptShape).push_back(shape[d]);
+  int64_t rows = 1, length = 1;
+  for (int64_t d : keptShape)
+    rows *= d;
+  for (int64_t d : reducedShape)
+    length *= d;
+  bool trailing = true;
+  for (auto [i, a] : llvm::enumerate(axes))
+    trailing &= a == rank - (int64_t)axes.size() + (int64_t)i;
+  bool warpPerRow = isFloat && trailing;
+
   GeneratedKernel out;
-  auto in = cast<BlockArgument>(red.getInput());
-  constexpr unsigned kThreads = 256;
-  auto sig = buildSignature(kernel, {in.getArgNumber()}, out.args, kThreads);
+  ExprEmitter expr(kernel);
+  SmallVector<unsigned> passed = expr.bindOperands([](unsigned) { return true; });
+  unsigned threads = warpPerRow ? 128 : 256;
+  auto sig = buildSignature(kernel, passed, out.args, threads);
   if (failed(sig))
     return failure();
-  ArrayRef<int64_t> shape = inType.getShape();
-  SmallVector<int64_t> strides(shape.size(), 1);
-  for (int64_t d = (int64_t)shape.size() - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * shape[d + 1];
-  ArrayRef<int64_t> axes = red.getAxes();
-  // Base offset from the kept coordinates; inner offset from the reduced ones.
-  std::string base = "0LL", inner = "0LL", rem = "o";
-  int64_t reduced = 1;
-  std::string decode;
-  for (int64_t d = shape.size() - 1; d >= 0; --d) {
-    if (llvm::is_contained(axes, d))
-      continue;
-    decode += llvm::formatv("    const long long k{0} = ({1}) % {2}LL;\n", d, rem, shape[d]).str();
-    rem = "(" + rem + ") / " + std::to_string(shape[d]) + "LL";
-    base += llvm::formatv(" + k{0} * {1}LL", d, strides[d]).str();
-  }
-  std::string rrem = "r";
-  for (int64_t d = shape.size() - 1; d >= 0; --d) {
-    if (!llvm::is_contained(axes, d))
-      continue;
-    inner += llvm::formatv(" + (({0}) % {1}LL) * {2}LL", rrem, shape[d], strides[d]).str();
-    rrem = "(" + rrem + ") / " + std::to_string(shape[d]) + "LL";
-    reduced *= shape[d];
-  }
-  bool isFloat = et.isF32();
+
   std::string acc = isFloat ? "float" : "long long";
   std::string init, combine;
   switch (red.getKind()) {
@@ -68,28 +81,57 @@ FailureOr<GeneratedKernel> emitReduce(KernelOp kernel, Operation *anchor) {
     break;
   }
   std::string finish = red.getKind() == ReduceKind::Mean
-                           ? (isFloat ? "acc / " + std::to_string(reduced) + ".0f"
-                                      : "acc / " + std::to_string(reduced) + "LL")
+                           ? (isFloat ? "acc / " + std::to_string(length) + ".0f"
+                                      : "acc / " + std::to_string(length) + "LL")
                            : "acc";
-  int64_t outputs = red.getType().getNumElements();
+
+  // Kept coordinates of the output row `o`, computed once per row.
+  expr.beginBody(warpPerRow ? "  " : "    ");
+  ExprEmitter::Coords kept = expr.delinearize("o", keptShape, "k");
+  std::string rowPrologue = expr.getBody();
+  // Loop body: reduced coordinates of element `r`, the (fused) input value.
+  expr.beginBody(warpPerRow ? "    " : "      ");
+  ExprEmitter::Coords reduced = expr.delinearize("r", reducedShape, "q");
+  auto value = expr.emitValue(red.getInput(), inputCoords(axes, rank, kept, reduced));
+  if (failed(value))
+    return failure();
+  std::string loopBody = expr.getBody() + (warpPerRow ? "    " : "      ") + "const " + acc +
+                         " v = " + *value + ";\n" + (warpPerRow ? "    " : "      ") + combine +
+                         "\n";
+
+  if (warpPerRow) {
+    std::string warpCombine = red.getKind() == ReduceKind::Max ? "kiln::warpMax" : "kiln::warpSum";
+    out.source =
+        *sig + " {\n" +
+        llvm::formatv("  const long long o = (long long)blockIdx.x * 4 + (threadIdx.x >> 5);\n"
+                      "  if (o >= {0}LL)\n    return;\n",
+                      rows)
+            .str() +
+        rowPrologue + "  " + acc + " acc = " + init + ";\n" +
+        llvm::formatv("  for (long long r = threadIdx.x & 31; r < {0}LL; r += 32) {{\n", length)
+            .str() +
+        loopBody + "  }\n  acc = " + warpCombine + "(acc);\n  if ((threadIdx.x & 31) == 0)\n    out0[o] = " +
+        finish + ";\n}\n";
+    out.block = {threads, 1, 1};
+    out.grid = {unsigned((rows + 3) / 4), 1, 1};
+    return out;
+  }
   out.source =
       *sig + " {\n" +
       llvm::formatv("  for (long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x; o < "
                     "{0}LL; o += (long long)gridDim.x * blockDim.x) {{\n",
-                    outputs)
+                    rows)
           .str() +
-      decode + "    const long long base = " + base + ";\n" + "    " + acc + " acc = " + init +
-      ";\n" +
-      llvm::formatv("    for (long long r = 0; r < {0}LL; ++r) {{\n", reduced).str() +
-      "      const " + acc + " v = in" + std::to_string(in.getArgNumber()) + "[base + " + inner +
-      "];\n      " + combine + "\n    }\n    out0[o] = " + finish + ";\n  }\n}\n";
-  out.block = {kThreads, 1, 1};
-  out.grid = {gridFor(outputs, kThreads), 1, 1};
+      rowPrologue + "    " + acc + " acc = " + init + ";\n" +
+      llvm::formatv("    for (long long r = 0; r < {0}LL; ++r) {{\n", length).str() + loopBody +
+      "    }\n    out0[o] = " + finish + ";\n  }\n}\n";
+  out.block = {threads, 1, 1};
+  out.grid = {gridFor(rows, threads), 1, 1};
   return out;
 }
 
 } // namespace
 
 void kiln::codegen::populateReduceEmitters(EmitterRegistry &registry) {
-  registry.addAnchor<ReduceOp>(emitReduce);
+  registry.addAnchor<ReduceOp>(emitReduce, /*acceptsFusedOps=*/true);
 }

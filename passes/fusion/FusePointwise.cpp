@@ -11,7 +11,9 @@
 //   3. A GEMM, softmax or layer norm whose result is read by one group,
 //      elementwise and never broadcast up to the group's root, becomes that
 //      group's anchor (epilogue fusion); at most one anchor per group.
-//   4. Groups are outlined in program order; groups made only of reshapes
+//   4. A reduction starts a group that its fusible producers join
+//      (prologue fusion: they are evaluated per input element).
+//   5. Groups are outlined in program order; groups made only of reshapes
 //      are left alone, since a reshape of a materialized buffer is a view.
 //
 //===----------------------------------------------------------------------===//
@@ -153,6 +155,14 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
       }
       continue;
     }
+    if (isa<ReduceOp>(op) && options.fuseReductionPrologues) {
+      // A reduction anchors a group that its fusible producers join
+      // (prologue): they are computed per input element in its kernel.
+      groupOf[op] = groups.size();
+      groups.push_back({op});
+      hasAnchor.push_back(true);
+      continue;
+    }
     if (!op->hasTrait<KilnFusible>())
       continue;
     // The single result must be read by exactly one op (possibly through
@@ -161,7 +171,7 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
     // An anchor (GEMM) reads its operands from memory: its producers never
     // join its group.
     Operation *user = op->getNumResults() == 1 ? singleUser(op->getResult(0)) : nullptr;
-    if (user && !user->hasTrait<KilnFusible>())
+    if (user && !user->hasTrait<KilnFusible>() && !isa<ReduceOp>(user))
       user = nullptr;
     auto it = user ? groupOf.find(user) : groupOf.end();
     if (it != groupOf.end() && groups[it->second].size() < maxOpsPerKernel &&
@@ -207,6 +217,7 @@ struct FusePointwisePass : public kiln::impl::FusePointwiseBase<FusePointwisePas
     FusionOptions options;
     options.maxOpsPerKernel = maxOpsPerKernel;
     options.fuseEpilogues = fuseEpilogues;
+    options.fuseReductionPrologues = fuseReductionPrologues;
     fusePointwiseChains(rewriter, getOperation(), options,
                         [](Operation *, Operation *) { return true; });
   }

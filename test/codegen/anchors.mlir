@@ -10,7 +10,7 @@
 // CHECK-DAG: kiln::layerNormRowF32(in0 + row * 32LL, in1, in2, 32LL, __int_as_float(0x3727c5ac), [&](long long c, float v) {
 // CHECK-DAG: kiln::softmaxRowF32(in0 + row * 32LL, 32LL, [&](long long c, float v) {
 // CHECK-DAG: out0[e] = v;
-// CHECK-DAG: for (long long r = 0; r < 32LL; ++r) {
+// CHECK-DAG: for (long long r = threadIdx.x & 31; r < 32LL; r += 32) {
 
 // SUMMARY: kernels: 4 (4 distinct, in 4 CUDA modules)
 // SUMMARY: arena bytes: 2048 (sum of intermediate tensor bytes: 3328)

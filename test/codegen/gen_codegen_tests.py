@@ -69,6 +69,18 @@ def main():
         numpy_helper.from_array(rng.standard_normal(16).astype(np.float32), "beta"),
         numpy_helper.from_array(np.array(0.5, np.float32), "half"),
     ])
+    # Reductions with fused producers: RMSNorm-style mean of squares over the
+    # last axis (warp per row) and a max over a leading axis (thread per
+    # output), both on a computed input.
+    save("reductions", [
+        helper.make_node("Mul", ["x", "x"], ["sq"]),
+        helper.make_node("ReduceMean", ["sq", "last"], ["ms"], keepdims=1),
+        helper.make_node("Exp", ["x"], ["ex"]),
+        helper.make_node("ReduceMax", ["ex", "first"], ["mx"], keepdims=0),
+    ], [f32("x", ["batch", 8, 16])], [f32("ms", ["batch", 8, 1]), f32("mx", [8, 16])], [
+        numpy_helper.from_array(np.array([-1], np.int64), "last"),
+        numpy_helper.from_array(np.array([0], np.int64), "first"),
+    ])
     # Outputs that are not kernel results: an input passed through and a constant.
     save("passthrough", [
         helper.make_node("Identity", ["x"], ["same"]),

@@ -28,6 +28,7 @@ MODELS = {
     "anchors": {"x": (2, 4, 16)},
     "epilogues": {"x": (3, 8, 16)},
     "passthrough": {"x": (2, 3)},
+    "reductions": {"x": (3, 8, 16)},
 }
 
 

@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise=fuse-epilogues=false | FileCheck %s --check-prefix=NOEPI
+// RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise=fuse-reduction-prologues=false | FileCheck %s --check-prefix=NOPRO
 
 // NOEPI-LABEL: func.func @gemm_bias_gelu
 // NOEPI: kiln.matmul
@@ -135,4 +136,29 @@ func.func @softmax_escapes(%s: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8x
   %p = kiln.softmax %s {axis = 1 : i64} : tensor<4x8xf32>
   %e = kiln.exp %p : tensor<4x8xf32>
   return %p, %e : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// A reduction anchors a group its producers join (prologue); the consumers
+// of its (broadcast) result form their own kernel.
+// CHECK-LABEL: func.func @rms_norm
+// NOPRO-LABEL: func.func @rms_norm
+func.func @rms_norm(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // CHECK: %[[R:.+]] = kiln.kernel @fused_pow_reduce(
+  // CHECK-NEXT: ^bb0
+  // CHECK-NEXT: kiln.pow
+  // CHECK-NEXT: kiln.reduce <mean>
+  // CHECK: kiln.kernel @fused_add_sqrt_reciprocal_mul(%[[R]],
+  // NOPRO: kiln.kernel @fused_pow(
+  // NOPRO: kiln.reduce <mean>
+  %two = kiln.constant dense<2.0> : tensor<f32>
+  %sq = kiln.pow %x, %two : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %m = kiln.reduce <mean> %sq {axes = array<i64: 1>, keep_dims = true} : tensor<4x8xf32> -> tensor<4x1xf32>
+  %eps = kiln.constant dense<1.0e-6> : tensor<f32>
+  %a = kiln.add %m, %eps : tensor<4x1xf32>, tensor<f32> -> tensor<4x1xf32>
+  %s = kiln.sqrt %a : tensor<4x1xf32>
+  %r = kiln.reciprocal %s : tensor<4x1xf32>
+  %y = kiln.mul %x, %r : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
 }
