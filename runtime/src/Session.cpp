@@ -314,20 +314,24 @@ kiln_status_t waitForRuns(kiln_session &session) {
   return nullptr;
 }
 
+/// Enqueues launch number `i` on `stream`. Context must be current.
+kiln_status_t enqueueLaunch(kiln_session &session, size_t i, CUstream stream) {
+  const CudaSymbols &cu = *session.cu;
+  const LaunchDesc &launch = session.artifact->launches[i];
+  CUresult result = cu.cuLaunchKernel(
+      session.functions[i], launch.grid[0], launch.grid[1], launch.grid[2], launch.block[0],
+      launch.block[1], launch.block[2], launch.sharedMemBytes, stream,
+      session.argPointers[i].empty() ? nullptr : session.argPointers[i].data(), nullptr);
+  if (result != CUDA_SUCCESS)
+    return cu.makeError(result, "cuLaunchKernel", __FILE__, __LINE__,
+                        formatString("launch %zu ('%s')", i, launch.function.c_str()));
+  return nullptr;
+}
+
 /// Enqueues every launch on `stream`. Context must be current.
 kiln_status_t enqueueLaunches(kiln_session &session, CUstream stream) {
-  const CudaSymbols &cu = *session.cu;
-  const kiln_artifact &artifact = *session.artifact;
-  for (size_t i = 0; i < artifact.launches.size(); ++i) {
-    const LaunchDesc &launch = artifact.launches[i];
-    CUresult result = cu.cuLaunchKernel(
-        session.functions[i], launch.grid[0], launch.grid[1], launch.grid[2], launch.block[0],
-        launch.block[1], launch.block[2], launch.sharedMemBytes, stream,
-        session.argPointers[i].empty() ? nullptr : session.argPointers[i].data(), nullptr);
-    if (result != CUDA_SUCCESS)
-      return cu.makeError(result, "cuLaunchKernel", __FILE__, __LINE__,
-                          formatString("launch %zu ('%s')", i, launch.function.c_str()));
-  }
+  for (size_t i = 0; i < session.artifact->launches.size(); ++i)
+    KILN_RETURN_IF_ERROR(enqueueLaunch(session, i, stream));
   return nullptr;
 }
 
@@ -616,18 +620,10 @@ kiln_status_t kiln_session_profile(kiln_session_t *session, size_t iterations,
   for (CUevent &e : events)
     KILN_CU_RETURN_IF_ERROR(cu, cuEventCreate(&e, CU_EVENT_DEFAULT));
   std::vector<std::vector<float>> samples(launches, std::vector<float>(iterations));
-  const kiln_artifact &artifact = *session->artifact;
   for (size_t it = 0; it < iterations; ++it) {
     KILN_CU_RETURN_IF_ERROR(cu, cuEventRecord(events[0], session->stream));
     for (size_t i = 0; i < launches; ++i) {
-      const kiln::LaunchDesc &launch = artifact.launches[i];
-      CUresult result = cu.cuLaunchKernel(
-          session->functions[i], launch.grid[0], launch.grid[1], launch.grid[2], launch.block[0],
-          launch.block[1], launch.block[2], launch.sharedMemBytes, session->stream,
-          session->argPointers[i].empty() ? nullptr : session->argPointers[i].data(), nullptr);
-      if (result != CUDA_SUCCESS)
-        return cu.makeError(result, "cuLaunchKernel", __FILE__, __LINE__,
-                            kiln::formatString("launch %zu ('%s')", i, launch.function.c_str()));
+      KILN_RETURN_IF_ERROR(kiln::enqueueLaunch(*session, i, session->stream));
       KILN_CU_RETURN_IF_ERROR(cu, cuEventRecord(events[i + 1], session->stream));
     }
     KILN_CU_RETURN_IF_ERROR(cu, cuEventSynchronize(events[launches]));
