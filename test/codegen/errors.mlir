@@ -17,3 +17,15 @@
 // RANGE: gpt2_tiny.onnx: error: node 'node_embedding_1': index 128 is out of range for a dimension of size 128 (valid: [-128, 128))
 // RANGE-NOT: see current operation
 // RANGE: kiln-compile: error: the kiln pass pipeline failed
+
+// Graphs that import but that codegen does not support yet stop with an
+// `unsupported:` error naming the ONNX node and the kernel.
+// RUN: not kiln-compile %S/Inputs/error_softmax_axis.onnx -o %t.kiln 2>&1 | FileCheck %s --check-prefix=SOFTMAX
+// SOFTMAX: error_softmax_axis.onnx: error: node 'Softmax_0': unsupported: softmax over axis 0 of rank 2 (only the last axis)
+// SOFTMAX: kiln-compile: error: CUDA code generation failed
+
+// RUN: not kiln-compile %S/Inputs/error_cumsum_runtime.onnx -o %t.kiln 2>&1 | FileCheck %s --check-prefix=CUMSUM
+// CUMSUM: error: node 'CumSum_0': unsupported: no CUDA emitter for kiln.cumsum in kernel @k0_cumsum
+
+// RUN: not kiln-compile %S/Inputs/error_f16.onnx -o %t.kiln 2>&1 | FileCheck %s --check-prefix=F16
+// F16: error: node 'Relu_1': unsupported: element type of result 0 ('tensor<4x8xf16>') in kernel @k0_fused_cast_relu

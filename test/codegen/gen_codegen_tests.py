@@ -89,6 +89,20 @@ def main():
     ], [f32("x", [2, 3])], [f32("same", [2, 3]), f32("const", [3]), f32("relu", [2, 3])], [
         numpy_helper.from_array(np.array([1, 2, 3], np.float32), "c"),
     ])
+    # Graphs that import but that codegen does not support yet: each must stop
+    # kiln-compile with an `unsupported:` error naming the kernel or op.
+    save("error_softmax_axis", [
+        helper.make_node("Softmax", ["x"], ["y"], axis=0),
+    ], [f32("x", [4, 8])], [f32("y", [4, 8])])
+    save("error_cumsum_runtime", [
+        helper.make_node("CumSum", ["x", "axis"], ["y"]),
+    ], [f32("x", [4, 8])], [f32("y", [4, 8])], [
+        numpy_helper.from_array(np.array(1, np.int64), "axis"),
+    ])
+    save("error_f16", [
+        helper.make_node("Cast", ["x"], ["h"], to=TensorProto.FLOAT16),
+        helper.make_node("Relu", ["h"], ["y"]),
+    ], [f32("x", [4, 8])], [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [4, 8])])
 
 
 if __name__ == "__main__":
