@@ -30,11 +30,12 @@ std::string rowPrologue(int64_t rows) {
 unsigned rowBlocks(int64_t rows) { return unsigned((rows + kRowsPerBlock - 1) / kRowsPerBlock); }
 
 /// Builds the epilogue lambda `[&](long long c, float v) {...}` storing the
-/// kernel's result at linear index `row * L + c`, with `anchor`'s result
+/// kernel's result at linear index `index` (a C expression over `row` and
+/// `c`), with `anchor`'s result
 /// replaced by `v`. Fusion guarantees the path to the yielded value never
 /// broadcasts the anchor's result.
 FailureOr<std::string> epilogueLambda(KernelOp kernel, ExprEmitter &expr, Operation *anchor,
-                                      int64_t L) {
+                                      const std::string &index) {
   if (kernel.getYield().getNumOperands() != 1)
     return kernel.emitError() << "unsupported: row kernel @" << kernel.getSymName() << " with "
                               << kernel.getYield().getNumOperands() << " results";
@@ -45,7 +46,7 @@ FailureOr<std::string> epilogueLambda(KernelOp kernel, ExprEmitter &expr, Operat
                               << kernel.getSymName();
   expr.overrideValue(anchor->getResult(0), "v");
   expr.beginBody("    ");
-  expr.line(llvm::formatv("const long long e = row * {0}LL + c;", L).str());
+  expr.line("const long long e = " + index + ";");
   ExprEmitter::Coords coords = expr.delinearize("e", rootType.getShape(), "c");
   auto value = expr.emitValue(root, coords);
   if (failed(value))
@@ -60,9 +61,6 @@ FailureOr<GeneratedKernel> emitSoftmax(KernelOp kernel, Operation *anchor) {
   auto type = sm.getType();
   if (!type.getElementType().isF32())
     return kernel.emitError() << "unsupported: softmax on " << type.getElementType();
-  if (sm.getAxis() != type.getRank() - 1)
-    return kernel.emitError() << "unsupported: softmax over axis " << sm.getAxis()
-                              << " of rank " << type.getRank() << " (only the last axis)";
   GeneratedKernel out;
   auto in = cast<BlockArgument>(sm.getInput());
   ExprEmitter expr(kernel);
@@ -71,13 +69,23 @@ FailureOr<GeneratedKernel> emitSoftmax(KernelOp kernel, Operation *anchor) {
   auto sig = buildSignature(kernel, passed, out.args, kThreads);
   if (failed(sig))
     return failure();
-  int64_t L = type.getShape().back(), rows = type.getNumElements() / L;
-  auto epilogue = epilogueLambda(kernel, expr, anchor, L);
+  // Rows run along `axis`: L elements `stride` apart; row r starts at
+  // (r / stride) * L * stride + r % stride (stride 1 for the last axis).
+  int64_t axis = sm.getAxis(), L = type.getDimSize(axis), stride = 1;
+  for (int64_t d = axis + 1; d < type.getRank(); ++d)
+    stride *= type.getDimSize(d);
+  int64_t rows = type.getNumElements() / L;
+  std::string base = stride == 1 ? llvm::formatv("row * {0}LL", L).str()
+                                 : llvm::formatv("(row / {0}LL) * {1}LL + row % {0}LL", stride,
+                                                 L * stride)
+                                       .str();
+  std::string index = stride == 1 ? base + " + c" : base + " + c * " + std::to_string(stride) + "LL";
+  auto epilogue = epilogueLambda(kernel, expr, anchor, index);
   if (failed(epilogue))
     return failure();
   out.source = *sig + " {\n" + rowPrologue(rows) +
-               llvm::formatv("  kiln::softmaxRowF32(in{0} + row * {1}LL, {1}LL, {2});\n",
-                             in.getArgNumber(), L, *epilogue)
+               llvm::formatv("  kiln::softmaxRowF32(in{0} + {1}, {2}LL, {3}LL, {4});\n",
+                             in.getArgNumber(), base, L, stride, *epilogue)
                    .str() +
                "}\n";
   out.block = {kThreads, 1, 1};
@@ -105,7 +113,8 @@ FailureOr<GeneratedKernel> emitLayerNorm(KernelOp kernel, Operation *anchor) {
   for (int64_t d = ln.getAxis(); d < type.getRank(); ++d)
     D *= type.getDimSize(d);
   int64_t rows = type.getNumElements() / D;
-  auto epilogue = epilogueLambda(kernel, expr, anchor, D);
+  auto epilogue =
+      epilogueLambda(kernel, expr, anchor, llvm::formatv("row * {0}LL + c", D).str());
   if (failed(epilogue))
     return failure();
   std::string bias = ln.getBias() ? "in" + std::to_string(operands[2]) : "nullptr";

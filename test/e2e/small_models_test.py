@@ -29,6 +29,7 @@ MODELS = {
     "epilogues": {"x": (3, 8, 16)},
     "passthrough": {"x": (2, 3)},
     "reductions": {"x": (3, 8, 16)},
+    "softmax_axis": {"x": (3, 6, 5)},
 }
 
 

@@ -9,16 +9,16 @@
 
 namespace kiln {
 
-/// Softmax over one row of length L: epilogue(c, softmax(x)[c]) for every
-/// column c (the epilogue stores, possibly after fused pointwise ops). One
-/// warp per row.
+/// Softmax over one row of L elements `stride` apart (1 for the last axis):
+/// epilogue(c, softmax(x)[c]) for every c (the epilogue stores, possibly
+/// after fused pointwise ops). One warp per row.
 template <typename Epilogue>
 __device__ __forceinline__ void softmaxRowF32(const float *__restrict__ x, long long L,
-                                              Epilogue epilogue) {
+                                              long long stride, Epilogue epilogue) {
   const int lane = threadIdx.x & 31;
   float m = -__int_as_float(0x7f800000);
   for (long long c = lane; c < L; c += 32)
-    m = fmaxf(m, x[c]);
+    m = fmaxf(m, x[c * stride]);
   m = warpMax(m);
   if (m == -__int_as_float(0x7f800000)) {
     for (long long c = lane; c < L; c += 32)
@@ -27,11 +27,11 @@ __device__ __forceinline__ void softmaxRowF32(const float *__restrict__ x, long 
   }
   float s = 0.0f;
   for (long long c = lane; c < L; c += 32)
-    s += expf(x[c] - m);
+    s += expf(x[c * stride] - m);
   s = warpSum(s);
   const float inv = 1.0f / s;
   for (long long c = lane; c < L; c += 32)
-    epilogue(c, expf(x[c] - m) * inv);
+    epilogue(c, expf(x[c * stride] - m) * inv);
 }
 
 /// LayerNorm over one row of length D: epilogue(c, y[c]) for every column.
