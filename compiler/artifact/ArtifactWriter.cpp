@@ -16,6 +16,7 @@
 #include "kiln_artifact_generated.h"
 
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -183,6 +184,21 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
     inputs.push_back(*d);
   }
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  if (ret.getNumOperands() == 0)
+    return llvm::createStringError("the model has no outputs; nothing to compile");
+  // Names must be unique among inputs and outputs (the runtime binds by name).
+  llvm::StringSet<> names;
+  for (BlockArgument arg : func.getArguments())
+    names.insert(nameOf(func.getArgAttrDict(arg.getArgNumber()),
+                        "input" + std::to_string(arg.getArgNumber())));
+  for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
+    std::string name = nameOf(func.getResultAttrDict(i), "output" + std::to_string(i));
+    if (!names.insert(name).second)
+      return llvm::createStringError(
+          "graph output '%s' is listed twice or is also a graph input; kiln binds tensors by "
+          "name, so names must be unique",
+          name.c_str());
+  }
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     auto loc = resolver.ref(fbb, v);
     if (!loc)
@@ -218,9 +234,14 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
   os.write_zeros(indexOffset - artifact::kHeaderSize - blobs.size());
   os.write(reinterpret_cast<const char *>(fbb.GetBufferPointer()), indexSize);
   os.close();
-  if (os.has_error())
-    return llvm::createStringError(os.error(), "cannot write '%s': %s", path.str().c_str(),
-                                   os.error().message().c_str());
+  if (os.has_error()) {
+    std::error_code error = os.error();
+    os.clear_error(); // else the stream aborts the process when destroyed
+    if (llvm::sys::fs::is_regular_file(path))
+      llvm::sys::fs::remove(path); // no partial artifact left behind (never a device node)
+    return llvm::createStringError(error, "cannot write '%s': %s", path.str().c_str(),
+                                   error.message().c_str());
+  }
   ArtifactStats stats;
   stats.fileBytes = fileSize;
   stats.weightBytes = resolver.weights.size();

@@ -9,6 +9,7 @@
 
 #include "compiler/codegen/Nvrtc.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/Threading.h"
@@ -88,13 +89,24 @@ llvm::ArrayRef<std::pair<const char *, const char *>> kiln::codegen::embeddedCud
 }
 
 llvm::Expected<unsigned> kiln::codegen::parseTarget(llvm::StringRef target) {
+  // The architectures this NVRTC can generate code for (CUDA 13: sm_75 and up).
+  int count = 0;
+  std::vector<int> supported;
+  if (nvrtcGetNumSupportedArchs(&count) == NVRTC_SUCCESS && count > 0) {
+    supported.resize(count);
+    if (nvrtcGetSupportedArchs(supported.data()) != NVRTC_SUCCESS)
+      supported.clear();
+  }
+  std::string list;
+  for (int a : supported)
+    list += (list.empty() ? "sm_" : ", sm_") + std::to_string(a);
   llvm::StringRef digits = target;
   digits.consume_front("sm_");
   unsigned arch;
-  if (digits.getAsInteger(10, arch) || arch < 70 || arch > 200)
-    return llvm::createStringError("invalid --target '%s': expected sm_<NN> with NN >= 70, "
-                                   "e.g. sm_90",
-                                   target.str().c_str());
+  if (digits.getAsInteger(10, arch) ||
+      (!supported.empty() && !llvm::is_contained(supported, int(arch))))
+    return llvm::createStringError("invalid --target '%s': expected one of %s", target.str().c_str(),
+                                   list.empty() ? "sm_<NN>" : list.c_str());
   return arch;
 }
 

@@ -31,7 +31,8 @@ struct CompiledModule {
   std::vector<CubinImage> cubins; ///< one per distinct target, ascending
 };
 
-/// Parses "sm_90" / "90" into 90; error names the bad spelling.
+/// Parses "sm_90" / "90" into 90; the error names the bad spelling and the
+/// architectures this NVRTC supports.
 llvm::Expected<unsigned> parseTarget(llvm::StringRef target);
 
 /// Compiles `sources` (each a complete CUDA C++ translation unit that may

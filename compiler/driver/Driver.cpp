@@ -26,6 +26,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Threading.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
 
 #include <chrono>
@@ -87,6 +88,34 @@ kiln::installModelDiagnosticHandler(MLIRContext &context, llvm::raw_ostream &os)
   });
 }
 
+/// Largest tensor kiln compiles: 128 GiB, about the memory of the largest
+/// GPU (H200: 141 GB). Bigger tensors cannot run anywhere, and their element
+/// counts approach the int64 and launch-size limits of codegen.
+static constexpr int64_t kMaxTensorBytes = int64_t(1) << 37;
+
+/// Rejects any value larger than kMaxTensorBytes, naming the op that makes
+/// it; sizes are computed with overflow checks.
+static LogicalResult verifyTensorSizes(ModuleOp module) {
+  WalkResult result = module.walk([&](Operation *op) -> WalkResult {
+    for (Value v : op->getResults()) {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      if (!type)
+        continue;
+      int64_t bytes = getElementByteSize(type.getElementType());
+      bool overflow = false;
+      for (int64_t d : type.getShape())
+        overflow |= d < 0 || llvm::MulOverflow(bytes, d, bytes);
+      if (overflow || bytes > kMaxTensorBytes) {
+        op->emitError() << "unsupported: tensor " << type << " is larger than the "
+                        << (kMaxTensorBytes >> 30) << " GiB kiln compiles; use smaller --shape values";
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
 void kiln::loadKilnDialects(MLIRContext &context) {
   context.loadDialect<KilnDialect, func::FuncDialect>();
 }
@@ -118,6 +147,9 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
   if (!module)
     return llvm::createStringError("failed to import '%s'", options.inputPath.c_str());
   stats.importMs = msSince(tImport);
+  if (failed(verifyTensorSizes(*module)))
+    return llvm::createStringError("'%s' is too large at the given --shape",
+                                   options.inputPath.c_str());
   if (options.emit == EmitKind::Graph) {
     module->print(os);
     stats.totalMs = msSince(t0);

@@ -42,6 +42,10 @@ static constexpr int64_t kMinOpset = 13, kMaxOpset = 18;
 // --shape parsing
 //===----------------------------------------------------------------------===//
 
+/// Largest element count of a --shape (2^40: a 4 TiB f32 tensor, more than
+/// any GPU holds; also keeps every product far from int64 overflow).
+static constexpr uint64_t kMaxShapeElements = uint64_t(1) << 40;
+
 Expected<InputShapes> kiln::parseShapeSpec(StringRef spec) {
   InputShapes shapes;
   auto error = [&](const Twine &msg) {
@@ -63,10 +67,16 @@ Expected<InputShapes> kiln::parseShapeSpec(StringRef spec) {
     if (!dims.empty()) {
       SmallVector<StringRef> parts;
       dims.split(parts, 'x');
+      uint64_t elements = 1;
       for (StringRef part : parts) {
         uint64_t d;
-        if (part.getAsInteger(10, d) || d > (uint64_t(1) << 40))
-          return error("dim '" + part + "' of '" + name + "' is not a non-negative integer");
+        if (part.getAsInteger(10, d))
+          return error("dim '" + part + "' of '" + name + "' is not a positive integer");
+        if (d == 0)
+          return error("dim '" + part + "' of '" + name +
+                       "' is 0; kiln compiles non-empty tensors only");
+        if (d > kMaxShapeElements || (elements *= d) > kMaxShapeElements)
+          return error("'" + name + "' has more than 2^40 elements");
         shape.push_back(int64_t(d));
       }
     }
@@ -504,19 +514,16 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   for (const onnx::ValueInfoProto &out : graph.output())
     usedNames.insert(out.name());
 
-  // Graph inputs (initializers are constants, not arguments).
+  // Graph inputs (initializers are constants, not arguments). A --shape
+  // naming no input is reported first: it is usually a misspelling, and the
+  // real input then lacks its shape.
   SmallVector<const onnx::ValueInfoProto *> inputs;
-  SmallVector<Type> argTypes;
   llvm::StringSet<> inputNames;
   for (const onnx::ValueInfoProto &in : graph.input()) {
     if (initializers.contains(in.name()))
       continue;
     inputNames.insert(in.name());
-    FailureOr<RankedTensorType> type = getInputType(in);
-    if (failed(type))
-      return nullptr;
     inputs.push_back(&in);
-    argTypes.push_back(*type);
   }
   for (const auto &entry : shapes) {
     if (inputNames.contains(entry.getKey()))
@@ -530,6 +537,30 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
     return nullptr;
   }
 
+  SmallVector<Type> argTypes;
+  llvm::StringMap<std::pair<int64_t, std::string>> symbolValues; // dim_param -> (value, input)
+  for (const onnx::ValueInfoProto *in : inputs) {
+    FailureOr<RankedTensorType> type = getInputType(*in);
+    if (failed(type))
+      return nullptr;
+    // The same symbolic dim (e.g. 'batch', 'seq') must get one value.
+    if (in->type().tensor_type().has_shape()) {
+      for (auto [i, d] : llvm::enumerate(in->type().tensor_type().shape().dim())) {
+        if (!d.has_dim_param() || d.dim_param().empty())
+          continue;
+        auto [it, inserted] =
+            symbolValues.try_emplace(d.dim_param(), type->getDimSize(i), in->name());
+        if (!inserted && it->second.first != type->getDimSize(i)) {
+          emitError(fileLoc) << "--shape gives the symbolic dim '" << d.dim_param()
+                             << "' the value " << type->getDimSize(i) << " for '" << in->name()
+                             << "' but " << it->second.first << " for '" << it->second.second
+                             << "'";
+          return nullptr;
+        }
+      }
+    }
+    argTypes.push_back(*type);
+  }
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
   builder.setInsertionPointToEnd(module->getBody());
   auto func = func::FuncOp::create(builder, fileLoc, "main",

@@ -13,6 +13,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/APFloat.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <functional>
@@ -24,6 +25,17 @@ namespace {
 
 /// Largest result a folder materializes (elements).
 constexpr int64_t kMaxFoldElements = int64_t(1) << 22;
+
+/// True when a tensor of type `t` exceeds the folding limit (element count
+/// computed with overflow checks: shapes may be huge before codegen rejects
+/// them).
+bool tooLarge(Type t) {
+  int64_t n = 1;
+  for (int64_t d : cast<RankedTensorType>(t).getShape())
+    if (d < 0 || llvm::MulOverflow(n, d, n) || n > kMaxFoldElements)
+      return true;
+  return false;
+}
 
 /// A host copy of a constant tensor: floats as double, integers/bools as int64.
 struct HostTensor {
@@ -68,6 +80,7 @@ struct HostTensor {
                                  const std::function<double(int64_t)> &getF,
                                  const std::function<int64_t(int64_t)> &getI,
                                  bool srcIsFloat) {
+    assert(!tooLarge(type) && "folder materializes a result over kMaxFoldElements");
     Type elem = type.getElementType();
     int64_t n = type.getNumElements();
     if (auto ft = dyn_cast<FloatType>(elem)) {
@@ -130,9 +143,6 @@ int64_t broadcastIndex(ArrayRef<int64_t> outCoords, ArrayRef<int64_t> inShape) {
   return idx;
 }
 
-bool tooLarge(Type t) {
-  return cast<RankedTensorType>(t).getNumElements() > kMaxFoldElements;
-}
 
 /// Folds an elementwise op over broadcast operands. `fn` gets the operands
 /// at one output element and returns {double, int64} of the result.
@@ -260,6 +270,8 @@ OpFoldResult ShapeOp::fold(FoldAdaptor) {
 }
 
 OpFoldResult RangeOp::fold(FoldAdaptor adaptor) {
+  if (tooLarge(getType()))
+    return {};
   auto s = HostTensor::read(adaptor.getStart());
   auto l = HostTensor::read(adaptor.getLimit());
   auto d = HostTensor::read(adaptor.getDelta());

@@ -56,10 +56,14 @@ FailureOr<MemoryPlan> kiln::planMemory(func::FuncOp func, int64_t alignment) {
     if (auto kernel = dyn_cast<KernelOp>(op)) {
       for (auto [i, r] : llvm::enumerate(kernel.getResults())) {
         auto type = cast<RankedTensorType>(r.getType());
+        if (!type.hasStaticShape())
+          return kernel.emitError() << "unsupported: memory planning needs static shapes, got "
+                                    << type << " (shapes are specialized at import)";
         int64_t bytes = type.getNumElements() * getElementByteSize(type.getElementType());
         bufferOf[r] = buffers.size();
-        buffers.push_back({kernel, unsigned(i), llvm::alignTo(std::max<int64_t>(bytes, 1), alignment),
-                           index, index});
+        buffers.push_back({kernel, unsigned(i),
+                           int64_t(llvm::alignTo(std::max<int64_t>(bytes, 1), alignment)), index,
+                           index});
       }
       // Step 2 (uses): extend the liveness of every buffer this kernel reads.
       for (Value in : kernel.getInputs())

@@ -3,7 +3,7 @@
 // NO-OUT: error: missing -o <file.kiln>
 
 // RUN: not kiln-compile %S/Inputs/chain.onnx --shape x=2x8 -o %t.kiln --target sm_9x 2>&1 | FileCheck %s --check-prefix=TARGET
-// TARGET: error: invalid --target 'sm_9x': expected sm_<NN> with NN >= 70, e.g. sm_90
+// TARGET: error: invalid --target 'sm_9x': expected one of sm_75,{{.*}}sm_90
 
 // RUN: not kiln-compile %S/Inputs/chain.onnx --shape x=2x8 -o %t.missing-dir/sub/out.kiln 2>&1 | FileCheck %s --check-prefix=WRITE
 // WRITE: error: cannot open '{{.*}}out.kiln' for writing
@@ -26,3 +26,29 @@
 
 // RUN: not kiln-compile %S/Inputs/error_f16.onnx -o %t.kiln 2>&1 | FileCheck %s --check-prefix=F16
 // F16: error: node 'Relu_1': unsupported: element type of result 0 ('tensor<4x8xf16>') in kernel @k0_fused_cast_relu
+
+// Graphs whose artifact the runtime could not use are rejected before writing.
+// RUN: not kiln-compile %S/Inputs/error_no_outputs.onnx -o %t.kiln 2>&1 | FileCheck %s --check-prefix=NO-OUTPUTS
+// NO-OUTPUTS: error: the model has no outputs; nothing to compile
+// RUN: not kiln-compile %S/Inputs/error_duplicate_output.onnx -o %t.kiln 2>&1 | FileCheck %s --check-prefix=DUP-OUTPUT
+// DUP-OUTPUT: error: graph output 'y' is listed twice or is also a graph input; kiln binds tensors by name, so names must be unique
+
+// Tensors larger than any GPU are an error naming the node, not an attempt to
+// materialize them (a 4 TB constant from a 200-byte model).
+// RUN: not kiln-compile %S/Inputs/error_huge_constant.onnx -o %t.kiln 2>&1 | FileCheck %s --check-prefix=HUGE
+// HUGE: error_huge_constant.onnx: error: node 'ConstantOfShape_0': unsupported: tensor 'tensor<1048576x1048576xf32>' is larger than the 128 GiB kiln compiles; use smaller --shape values
+// RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=4294967296x2 -o %t.kiln 2>&1 | FileCheck %s --check-prefix=HUGE-SHAPE
+// HUGE-SHAPE: error: node 'node_embedding': unsupported: tensor 'tensor<4294967296x2x128xf32>' is larger than the 128 GiB kiln compiles
+
+// Targets are checked against what this NVRTC supports (CUDA 13 dropped Volta).
+// RUN: not kiln-compile %S/Inputs/chain.onnx --shape x=2x8 -o %t.kiln --target sm_70 2>&1 | FileCheck %s --check-prefix=SM70
+// SM70: error: invalid --target 'sm_70': expected one of sm_75,{{.*}}sm_90
+
+// A full disk is a clean error, and no partial artifact stays behind.
+// RUN: not kiln-compile %S/Inputs/chain.onnx --shape x=2x8 -o /dev/full 2>&1 | FileCheck %s --check-prefix=FULL
+// FULL: error: cannot write '/dev/full': No space left on device
+
+// --emit=graph / kernels write MLIR to -o when given.
+// RUN: kiln-compile %S/Inputs/chain.onnx --shape x=2x8 --emit=kernels -o %t.mlir | count 0
+// RUN: FileCheck %s --check-prefix=EMIT-FILE --input-file=%t.mlir
+// EMIT-FILE: kiln.kernel @k0_fused_add_tanh_mul

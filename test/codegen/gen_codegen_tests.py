@@ -105,6 +105,17 @@ def main():
         helper.make_node("Cast", ["x"], ["h"], to=TensorProto.FLOAT16),
         helper.make_node("Relu", ["h"], ["y"]),
     ], [f32("x", [4, 8])], [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [4, 8])])
+    # Graphs kiln-compile must reject before writing an artifact.
+    save("error_no_outputs", [helper.make_node("Relu", ["x"], ["y"])],
+         [f32("x", [2, 4])], [])
+    save("error_duplicate_output", [helper.make_node("Relu", ["x"], ["y"])],
+         [f32("x", [2, 4])], [f32("y", [2, 4]), f32("y", [2, 4])])
+    save("error_huge_constant", [
+        helper.make_node("ConstantOfShape", ["shape"], ["y"],
+                         value=helper.make_tensor("v", TensorProto.FLOAT, [1], [1.0])),
+    ], [], [f32("y", [1 << 20, 1 << 20])], [
+        numpy_helper.from_array(np.array([1 << 20, 1 << 20], np.int64), "shape"),
+    ])
 
 
 if __name__ == "__main__":

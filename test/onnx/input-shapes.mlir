@@ -16,7 +16,17 @@
 // UNKNOWN: error: --shape names 'z', which is not a graph input of '{{.*}}elementwise.onnx' (inputs: x, y)
 
 // RUN: not kiln-compile %S/Inputs/elementwise.onnx --shape x=2xa --emit=graph 2>&1 | FileCheck %s --check-prefix=SYNTAX
-// SYNTAX: invalid shape spec 'x=2xa': dim 'a' of 'x' is not a non-negative integer
+// SYNTAX: invalid shape spec 'x=2xa': dim 'a' of 'x' is not a positive integer
 
 // RUN: not kiln-compile %S/Inputs/error_input_dtype.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=DTYPE
 // DTYPE: error: graph input 'd': unsupported: data type DOUBLE (kiln tensors are FLOAT, FLOAT16, BFLOAT16, INT64, INT32 or BOOL)
+
+// --shape values are checked before import: zero dims, sizes over 2^40
+// elements, misspelled names (reported before the real input's missing
+// shape), and one value per symbolic dim across inputs.
+// RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=0x16 --emit=graph 2>&1 | FileCheck %s --check-prefix=ZERO
+// ZERO: error: invalid shape spec 'input_ids=0x16': dim '0' of 'input_ids' is 0; kiln compiles non-empty tensors only
+// RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=9223372036854775807x2 --emit=graph 2>&1 | FileCheck %s --check-prefix=TOO-MANY
+// TOO-MANY: error: invalid shape spec 'input_ids=9223372036854775807x2': 'input_ids' has more than 2^40 elements
+// RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape inputids=1x16 --emit=graph 2>&1 | FileCheck %s --check-prefix=MISSPELLED
+// MISSPELLED: error: --shape names 'inputids', which is not a graph input of '{{.*}}gpt2_tiny.onnx' (inputs: input_ids)

@@ -147,6 +147,25 @@ TEST_F(KilnRun, UnknownOutputName) {
               "has no output named 'q' (outputs: 'y')");
 }
 
+TEST_F(KilnRun, InputIsADirectory) {
+  // Regression: reading a directory threw from iostreams and aborted kiln-run.
+  expectError("'" + model + "' --input x='" + testing::TempDir() + "'", "Is a directory");
+}
+
+TEST_F(KilnRun, UnknownOptionAsLastArgument) {
+  expectError("'" + model + "' --info --bogus", "unknown option '--bogus'", true);
+}
+
+TEST_F(KilnRun, OutputGivenTwice) {
+  expectError("'" + model + "' --input x='" + input + "' --output y=/tmp/a.npy --output y=/tmp/b.npy",
+              "output 'y' is given to --output twice", true);
+}
+
+TEST_F(KilnRun, OutputDirectoryMissingFailsBeforeTheRun) {
+  expectError("'" + model + "' --input x='" + input + "' --output y=/nonexistent/dir/y.npy",
+              "cannot write '/nonexistent/dir/y.npy'");
+}
+
 TEST_F(KilnRun, CompareReferenceWrongShape) {
   std::string ref = writeNpy("ref.npy", KILN_DTYPE_F32, {5}, 20);
   expectError("'" + model + "' --input x='" + input + "' --compare y='" + ref + "'",

@@ -10,7 +10,9 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -20,7 +22,7 @@ static cl::OptionCategory kilnCategory("kiln-compile options");
 
 static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx>"), cl::Required,
                                       cl::cat(kilnCategory));
-static cl::opt<std::string> outputPath("o", cl::desc("Output artifact (.kiln)"),
+static cl::opt<std::string> outputPath("o", cl::desc("Output file: the artifact, or MLIR text with --emit=graph/kernels"),
                                        cl::value_desc("file"), cl::cat(kilnCategory));
 static cl::opt<std::string>
     shapeSpec("shape",
@@ -64,15 +66,38 @@ int main(int argc, char **argv) {
     options.outputPath = outputPath;
   }
 
+  // --emit=graph/kernels print MLIR to -o (a file) or stdout.
+  std::unique_ptr<ToolOutputFile> textOutput;
+  if (emit != kiln::EmitKind::Artifact && !outputPath.empty() && outputPath != "-") {
+    std::error_code ec;
+    textOutput = std::make_unique<ToolOutputFile>(outputPath, ec, sys::fs::OF_Text);
+    if (ec) {
+      WithColor::error(errs(), "kiln-compile")
+          << "cannot open '" << outputPath << "' for writing: " << ec.message() << "\n";
+      return 1;
+    }
+  }
   mlir::MLIRContext context;
   auto diagHandler = kiln::installModelDiagnosticHandler(context, errs());
-  auto stats = kiln::compileModel(context, options, outs());
+  auto stats = kiln::compileModel(context, options, textOutput ? textOutput->os() : outs());
   if (!stats) {
     WithColor::error(errs(), "kiln-compile") << toString(stats.takeError()) << "\n";
     return 1;
   }
-  if (emit != kiln::EmitKind::Artifact)
+  if (emit != kiln::EmitKind::Artifact) {
+    if (textOutput) {
+      textOutput->os().close();
+      if (textOutput->os().has_error()) {
+        WithColor::error(errs(), "kiln-compile")
+            << "cannot write '" << outputPath << "': " << textOutput->os().error().message()
+            << "\n";
+        textOutput->os().clear_error();
+        return 1;
+      }
+      textOutput->keep();
+    }
     return 0;
+  }
   outs() << "wrote " << options.outputPath << " (" << stats->fileBytes << " bytes, weights "
          << stats->weightBytes << " bytes)\n";
   outs() << "kernels: " << stats->kernels << " (" << stats->uniqueKernels

@@ -225,16 +225,34 @@ bool parseNpy(const uint8_t *bytes, size_t size, const std::string &source, NpyA
   return true;
 }
 
+/// Largest .npy file read (64 GiB): bounds reads of endless special files.
+static constexpr size_t kMaxNpyBytes = size_t(1) << 36;
+
 bool readNpyFile(const std::string &path, NpyArray &out, std::string &error) {
-  std::ifstream file(path, std::ios::binary);
+  // C stdio, not iostreams: reading a directory or a special file must be an
+  // error message, never an exception.
+  std::FILE *file = std::fopen(path.c_str(), "rb");
   if (!file) {
     error = "cannot open '" + path + "': " + std::strerror(errno);
     return false;
   }
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
-                             std::istreambuf_iterator<char>());
-  if (file.bad()) {
-    error = "cannot read '" + path + "'";
+  std::vector<uint8_t> bytes;
+  uint8_t chunk[1 << 16];
+  size_t got;
+  while ((got = std::fread(chunk, 1, sizeof(chunk), file)) > 0) {
+    if (bytes.size() + got > kMaxNpyBytes) {
+      std::fclose(file);
+      error = "cannot read '" + path + "': larger than " + std::to_string(kMaxNpyBytes >> 30) +
+              " GiB";
+      return false;
+    }
+    bytes.insert(bytes.end(), chunk, chunk + got);
+  }
+  bool failedRead = std::ferror(file);
+  int readErrno = errno;
+  std::fclose(file);
+  if (failedRead) {
+    error = "cannot read '" + path + "': " + std::strerror(readErrno);
     return false;
   }
   return parseNpy(bytes.data(), bytes.size(), path, out, error);

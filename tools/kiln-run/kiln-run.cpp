@@ -16,12 +16,15 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 namespace {
 
@@ -120,8 +123,15 @@ bool parseArgs(int argc, char **argv, Options &options) {
     // Flags with a value: "--flag value" or "--flag=value".
     std::string flag = arg, value;
     size_t eq = arg.find('=');
-    if (eq != std::string::npos) {
+    if (eq != std::string::npos)
       flag = arg.substr(0, eq);
+    static const char *const kValueFlags[] = {"--input", "--output", "--compare", "--rtol",
+                                              "--atol",  "--bench",  "--profile", "--device"};
+    if (std::find(std::begin(kValueFlags), std::end(kValueFlags), flag) == std::end(kValueFlags)) {
+      usageError("unknown option '" + flag + "'");
+      return false;
+    }
+    if (eq != std::string::npos) {
       value = arg.substr(eq + 1);
     } else if (i + 1 < argc) {
       value = argv[++i];
@@ -399,7 +409,15 @@ int runTool(int argc, char **argv) {
     size_t index = 0;
     if (kiln_status_t status = kiln_artifact_find_output(artifact, name.c_str(), &index))
       return statusError(status);
-    outputPaths[name] = path;
+    if (!outputPaths.emplace(name, path).second)
+      return usageError("output '" + name + "' is given to --output twice");
+    // Fail before the run, not after it: the output file must be writable,
+    // or its directory must exist and be writable (nothing is created yet).
+    std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/') + 1);
+    bool writable = access(path.c_str(), F_OK) == 0 ? access(path.c_str(), W_OK) == 0
+                                                      : access(dir.c_str(), W_OK | X_OK) == 0;
+    if (!writable)
+      return fileError("cannot write '" + path + "': " + std::strerror(errno));
   }
   std::vector<std::pair<std::string, kiln::npy::NpyArray>> references;
   for (const auto &[name, path] : options.compares) {
