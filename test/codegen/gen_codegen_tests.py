@@ -116,6 +116,9 @@ def main():
     ], [], [f32("y", [1 << 20, 1 << 20])], [
         numpy_helper.from_array(np.array([1 << 20, 1 << 20], np.int64), "shape"),
     ])
+    # Two inputs sharing the symbolic dims 'batch' and 'seq'.
+    save("two_inputs", [helper.make_node("Add", ["a", "b"], ["y"])],
+         [f32("a", ["batch", "seq"]), f32("b", ["batch", "seq"])], [f32("y", ["batch", "seq"])])
 
 
 if __name__ == "__main__":

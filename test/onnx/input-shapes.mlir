@@ -30,3 +30,5 @@
 // TOO-MANY: error: invalid shape spec 'input_ids=9223372036854775807x2': 'input_ids' has more than 2^40 elements
 // RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape inputids=1x16 --emit=graph 2>&1 | FileCheck %s --check-prefix=MISSPELLED
 // MISSPELLED: error: --shape names 'inputids', which is not a graph input of '{{.*}}gpt2_tiny.onnx' (inputs: input_ids)
+// RUN: not kiln-compile %S/../codegen/Inputs/two_inputs.onnx --shape a=2x16,b=1x16 --emit=graph 2>&1 | FileCheck %s --check-prefix=SYMBOL
+// SYMBOL: error: --shape gives the symbolic dim 'batch' the value 1 for 'b' but 2 for 'a'

@@ -9,3 +9,16 @@ func.func @not_outlined(%x: tensor<4xf32>) -> tensor<4xf32> {
 }
 
 // ALIGN: error: arena alignment 48 is not a power of two
+
+// -----
+
+// kiln-opt accepts dynamic shapes; memory planning does not.
+func.func @dynamic(%x: tensor<?xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{unsupported: memory planning needs static shapes, got 'tensor<?xf32>' (shapes are specialized at import)}}
+  %r = kiln.kernel @k0(%x) : (tensor<?xf32>) -> tensor<?xf32> {
+  ^bb0(%v: tensor<?xf32>):
+    %t = kiln.tanh %v : tensor<?xf32>
+    kiln.yield %t : tensor<?xf32>
+  }
+  return %r : tensor<?xf32>
+}
