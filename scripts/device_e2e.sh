@@ -4,14 +4,14 @@
 # Run from the repo root on a machine with an NVIDIA GPU and python3 with onnxruntime, numpy and
 # onnx installed system-wide (no MLIR, no compiler). .carry/ comes from
 # scripts/prepare_device_carry.sh. Extra arguments go to test/e2e/e2e_test.py (e.g. --bench,
-# --seed N, --models bert_tiny_dynamo). Logs go to $OUT when set (else .carry/logs/).
+# --seed N, --models bert_tiny_dynamo). Logs go to $KILN_LOG_DIR when set (else .carry/logs/).
 # Exit status is the e2e test's: 0 passed, 1 failed, 2 setup error, 77 no GPU.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 CARRY="$ROOT/.carry"
-LOGS="${OUT:-$CARRY/logs}"
+LOGS="${KILN_LOG_DIR:-$CARRY/logs}"
 PYTHON="${KILN_PYTHON:-python3}"
 mkdir -p "$LOGS"
 

@@ -9,11 +9,16 @@ For each shared model at batch 1 x seq 128:
             N runs timed with CUDA events, fp32, torch.inference_mode
 Prints one row per model with the ratios peer/kiln (> 1 means kiln is faster).
 
-  bench_peers.py --kiln-run BIN --artifacts DIR --models-dir DIR [--iterations N]
+  bench_peers.py --kiln-run BIN (--artifacts DIR | --kiln-compile BIN) --models-dir DIR
+                 [--iterations N]
+
+Artifacts are <model>_1x128.kiln in --artifacts, or compiled into a temporary directory with
+--kiln-compile. Exit: 0 done, 2 usage, 77 no GPU (ctest's skip code).
 """
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -84,16 +89,27 @@ def torch_median(name, feeds, n):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kiln-run", required=True)
-    ap.add_argument("--artifacts", required=True)
+    ap.add_argument("--artifacts")
+    ap.add_argument("--kiln-compile")
     ap.add_argument("--models-dir", required=True)
     ap.add_argument("--iterations", type=int, default=500)
     args = ap.parse_args()
+    if not (args.artifacts or args.kiln_compile):
+        ap.error("need --artifacts or --kiln-compile")
+    smi = shutil.which("nvidia-smi")
+    if not smi or subprocess.run([smi, "-L"], capture_output=True).returncode != 0:
+        print("SKIP: no GPU")
+        return 77
     rng = np.random.default_rng(0)
     print(f"{'model':20s} {'kiln p50 ms':>12s} {'ort-cpu ms':>11s} {'torch ms':>9s} {'ort/kiln':>9s} {'torch/kiln':>11s}")
     with tempfile.TemporaryDirectory() as tmp:
         for name in CONFIGS:
             model = os.path.join(args.models_dir, name + ".onnx")
-            art = os.path.join(args.artifacts, name + "_1x128.kiln")
+            art = os.path.join(args.artifacts or tmp, name + "_1x128.kiln")
+            if not args.artifacts and os.path.exists(model):
+                spec = "input_ids=1x128" + (",attention_mask=1x128" if name.startswith("bert") else "")
+                subprocess.run([args.kiln_compile, model, "--shape", spec, "-o", art], check=True,
+                               stdout=subprocess.DEVNULL)
             if not (os.path.exists(model) and os.path.exists(art)):
                 print(f"{name:20s} skipped (missing {model if not os.path.exists(model) else art})")
                 continue
