@@ -30,6 +30,7 @@ struct FusionOptions {
   unsigned maxOpsPerKernel = 64;
   bool fuseEpilogues = true;          ///< GEMM/softmax/layer-norm epilogues
   bool fuseReductionPrologues = true; ///< producers of a reduction's input
+  bool fuseGemmPrologues = true;      ///< cheap producers of GEMM operands
 };
 
 /// Groups fusible ops of `func` into `kiln.kernel` regions, with GEMMs,

@@ -56,7 +56,11 @@ def FusePointwise : Pass<"kiln-fuse-pointwise", "mlir::func::FuncOp"> {
 
     With `fuse-reduction-prologues`, a `kiln.reduce` anchors a group that its
     single-use fusible producers join: the kernel computes each input element
-    on the fly (RMSNorm's `x * x` never reaches memory).
+    on the fly (RMSNorm's `x * x` never reaches memory). With
+    `fuse-gemm-prologues`, a `kiln.matmul` does the same for producers of its
+    operands that are cheap to recompute (reshape, transpose, slice, expand,
+    concat, cast, + - * /, where): the attention head split and the score
+    scaling are read through the GEMM's operand loaders.
 
     Before:
     ```mlir
@@ -76,6 +80,8 @@ def FusePointwise : Pass<"kiln-fuse-pointwise", "mlir::func::FuncOp"> {
            "Fuse a GEMM, softmax or layer norm into its elementwise consumer group">,
     Option<"fuseReductionPrologues", "fuse-reduction-prologues", "bool", /*default=*/"true",
            "Fuse the fusible producers of a reduction's input into its kernel">,
+    Option<"fuseGemmPrologues", "fuse-gemm-prologues", "bool", /*default=*/"true",
+           "Fuse cheap producers (transposes, slices, scaling) of GEMM operands into the GEMM">,
   ];
 }
 

@@ -1,11 +1,12 @@
 //===- GemmEmitter.cpp - batched GEMM kernels -----------------------------===//
 //
-// `kiln.matmul` -> one launch of the tiled fp32 GEMM in cuda/gemm.cuh, with
-// any fused elementwise consumers applied to each accumulator in the
-// epilogue (bias, activation, residual) before the single store.
-// blockIdx.z enumerates the broadcast batch; the generated code turns it into
-// the batch offsets of both operands (a broadcast operand, such as a weight
-// shared by every batch, gets offset 0 along broadcast dims).
+// `kiln.matmul` -> one launch of the tiled fp32 GEMM in cuda/gemm.cuh.
+// blockIdx.z enumerates the broadcast batch. Operands are read through
+// loader lambdas that evaluate fused producers per element (prologue:
+// transposes, slices, scaling), and fused elementwise consumers are applied
+// to each accumulator in the epilogue (bias, activation, residual) before the
+// single store. A broadcast operand, such as a weight shared by every batch,
+// reads index 0 along broadcast dims.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,23 +22,14 @@ using namespace kiln::codegen;
 
 namespace {
 
-
-/// Element offset of batch `b` (a C expression over `bz`) for an operand of
-/// `shape` whose batch dims broadcast into `batch`.
-std::string batchOffset(ArrayRef<int64_t> shape, ArrayRef<int64_t> batch) {
-  ArrayRef<int64_t> opBatch = shape.drop_back(2);
-  int64_t matrix = shape[shape.size() - 2] * shape.back();
-  std::string s = "0LL";
-  int64_t divisor = 1, stride = matrix;
-  size_t off = batch.size() - opBatch.size();
-  for (int64_t d = batch.size() - 1; d >= 0; --d) {
-    if (d >= (int64_t)off && opBatch[d - off] != 1) {
-      s += llvm::formatv(" + ((bz / {0}LL) % {1}LL) * {2}LL", divisor, batch[d], stride).str();
-      stride *= opBatch[d - off];
-    }
-    divisor *= batch[d];
-  }
-  return s;
+/// Coordinates of a GEMM operand of `shape` ([..., rows, cols]) whose batch
+/// dims broadcast into the output batch `batchCoords`, at (row, col).
+ExprEmitter::Coords operandCoords(ArrayRef<std::string> batchCoords, ArrayRef<int64_t> shape,
+                                  const std::string &row, const std::string &col) {
+  ExprEmitter::Coords coords = broadcastCoords(batchCoords, shape.drop_back(2));
+  coords.push_back(row);
+  coords.push_back(col);
+  return coords;
 }
 
 FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
@@ -69,12 +61,8 @@ FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
   unsigned kThreads = unsigned((kBM / kTM) * (kBN / kTN));
 
   GeneratedKernel out;
-  auto lhsArg = cast<BlockArgument>(mm.getLhs()), rhsArg = cast<BlockArgument>(mm.getRhs());
-  // GEMM operands are always parameters; epilogue operands may be literals.
   ExprEmitter expr(kernel);
-  SmallVector<unsigned> passed = expr.bindOperands([&](unsigned i) {
-    return i != lhsArg.getArgNumber() && i != rhsArg.getArgNumber();
-  });
+  SmallVector<unsigned> passed = expr.bindOperands([](unsigned) { return true; });
   auto sig = buildSignature(kernel, passed, out.args, kThreads);
   if (failed(sig))
     return failure();
@@ -86,6 +74,30 @@ FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
   if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || batchCount > 65535)
     return kernel.emitError() << "unsupported: GEMM extents M=" << M << " N=" << N << " K=" << K
                               << " batch=" << batchCount << " exceed the launch limits";
+
+  // Batch coordinates of this block, shared by the loaders and the epilogue.
+  expr.beginBody("  ");
+  ExprEmitter::Coords batchCoords = expr.delinearize("bz", batch, "b");
+  std::string prologue = expr.getBody();
+
+  // Loaders: each operand element at (batch, row, col), through any fused
+  // producers (a plain load when the operand is a kernel argument).
+  auto loader = [&](Value operand, RankedTensorType type, const char *row,
+                    const char *col) -> FailureOr<std::string> {
+    expr.beginBody("    ");
+    auto v = expr.emitValue(operand, operandCoords(batchCoords, type.getShape(),
+                                                   std::string("(long long)") + row,
+                                                   std::string("(long long)") + col));
+    if (failed(v))
+      return failure();
+    return llvm::formatv("[&](int {0}, int {1}) -> float {{\n{2}    return {3};\n  }", row, col,
+                         expr.getBody(), *v)
+        .str();
+  };
+  auto loadA = loader(mm.getLhs(), a, "m", "k");
+  auto loadB = loader(mm.getRhs(), b, "k", "n");
+  if (failed(loadA) || failed(loadB))
+    return failure();
 
   // Epilogue: the yielded value at the accumulator's linear index (fusion
   // guarantees the path from the matmul never broadcasts it), with the
@@ -101,16 +113,12 @@ FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
     return failure();
   expr.line("out0[e] = " + *value + ";");
 
-  std::string lhsName = "in" + std::to_string(lhsArg.getArgNumber());
-  std::string rhsName = "in" + std::to_string(rhsArg.getArgNumber());
   out.source =
       "// " + llvm::formatv("[{0}x{1}] x [{1}x{2}], batch {3}\n", M, K, N, batchCount).str() +
-      *sig + " {\n" + "  const long long bz = blockIdx.z;\n" +
-      llvm::formatv("  kiln::gemmTileF32<{0}, {1}, {2}, {3}, {4}>(\n"
-                    "      {5} + ({6}), {7} + ({8}), {9}, {10}, {11}, {11}LL, {10}LL,\n"
-                    "      [&](int m, int n, float acc) {{\n{12}      });\n",
-                    kBM, kBN, kBK, kTM, kTN, lhsName, batchOffset(a.getShape(), batch), rhsName,
-                    batchOffset(b.getShape(), batch), M, N, K, expr.getBody())
+      *sig + " {\n" + "  const long long bz = blockIdx.z;\n" + prologue +
+      llvm::formatv("  kiln::gemmTileF32<{0}, {1}, {2}, {3}, {4}>({5}, {6}, {7},\n  {8},\n  {9},\n"
+                    "  [&](int m, int n, float acc) {{\n{10}  });\n",
+                    kBM, kBN, kBK, kTM, kTN, M, N, K, *loadA, *loadB, expr.getBody())
           .str() +
       "}\n";
   out.block = {kThreads, 1, 1};

@@ -12,7 +12,9 @@
 //      elementwise and never broadcast up to the group's root, becomes that
 //      group's anchor (epilogue fusion); at most one anchor per group.
 //   4. A reduction starts a group that its fusible producers join
-//      (prologue fusion: they are evaluated per input element).
+//      (prologue fusion: they are evaluated per input element). A GEMM
+//      (with or without an epilogue) does the same for producers that are
+//      cheap to recompute: its operand loaders evaluate them per element.
 //   5. Groups are outlined in program order; groups made only of reshapes
 //      are left alone, since a reshape of a materialized buffer is a view.
 //
@@ -89,6 +91,13 @@ bool kiln::isElementwise(Operation *op) {
               GatherNDOp>(op);
 }
 
+/// Ops a GEMM prologue may recompute for every tile that reads an operand
+/// element: index remapping and cheap arithmetic, no transcendentals.
+static bool isCheapToRecompute(Operation *op) {
+  return isa<ReshapeOp, TransposeOp, SliceOp, ExpandOp, ConcatOp, CastOp, AddOp, SubOp, MulOp,
+             DivOp, NegOp, MaxOp, MinOp, WhereOp>(op);
+}
+
 /// The op that reads `v`, if all its uses are by one op.
 static Operation *singleUser(Value v) {
   if (v.use_empty())
@@ -140,6 +149,7 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
   for (Operation &op : func.getBody().front())
     ops.push_back(&op);
   SmallVector<bool> hasAnchor;
+  llvm::SmallPtrSet<Operation *, 16> gemmPrologue;
   for (Operation *op : llvm::reverse(ops)) {
     if (isa<MatMulOp, SoftmaxOp, LayerNormOp>(op) && options.fuseEpilogues &&
         !op->getResult(0).use_empty()) {
@@ -152,7 +162,14 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
         groupOf[op] = group;
         groups[group].push_back(op);
         hasAnchor[group] = true;
+        continue;
       }
+    }
+    if (isa<MatMulOp>(op) && options.fuseGemmPrologues && !groupOf.count(op)) {
+      // A GEMM without an epilogue still anchors a group for its prologue.
+      groupOf[op] = groups.size();
+      groups.push_back({op});
+      hasAnchor.push_back(true);
       continue;
     }
     if (isa<ReduceOp>(op) && options.fuseReductionPrologues) {
@@ -171,7 +188,12 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
     // An anchor (GEMM) reads its operands from memory: its producers never
     // join its group.
     Operation *user = op->getNumResults() == 1 ? singleUser(op->getResult(0)) : nullptr;
-    if (user && !user->hasTrait<KilnFusible>() && !isa<ReduceOp>(user))
+    // GEMM operands are re-read by every column (row) tile: only ops that
+    // are cheap to recompute join as a GEMM prologue.
+    bool prologue = user && (isa<MatMulOp>(user) || gemmPrologue.contains(user));
+    if (user && !user->hasTrait<KilnFusible>() && !isa<ReduceOp, MatMulOp>(user))
+      user = nullptr;
+    if (prologue && (!options.fuseGemmPrologues || !isCheapToRecompute(op)))
       user = nullptr;
     auto it = user ? groupOf.find(user) : groupOf.end();
     if (it != groupOf.end() && groups[it->second].size() < maxOpsPerKernel &&
@@ -179,6 +201,8 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
       unsigned group = it->second; // read before inserting: insertion may rehash
       groupOf[op] = group;
       groups[group].push_back(op);
+      if (prologue)
+        gemmPrologue.insert(op);
       continue;
     }
     groupOf[op] = groups.size();
@@ -218,6 +242,7 @@ struct FusePointwisePass : public kiln::impl::FusePointwiseBase<FusePointwisePas
     options.maxOpsPerKernel = maxOpsPerKernel;
     options.fuseEpilogues = fuseEpilogues;
     options.fuseReductionPrologues = fuseReductionPrologues;
+    options.fuseGemmPrologues = fuseGemmPrologues;
     fusePointwiseChains(rewriter, getOperation(), options,
                         [](Operation *, Operation *) { return true; });
   }

@@ -1,10 +1,11 @@
 // RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise=fuse-epilogues=false | FileCheck %s --check-prefix=NOEPI
 // RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise=fuse-reduction-prologues=false | FileCheck %s --check-prefix=NOPRO
+// RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise=fuse-gemm-prologues=false | FileCheck %s --check-prefix=NOGEMMPRO
 
 // NOEPI-LABEL: func.func @gemm_bias_gelu
-// NOEPI: kiln.matmul
-// NOEPI-NEXT: kiln.kernel @fused_add_tanh(
+// NOEPI: kiln.kernel @fused_matmul(
+// NOEPI: kiln.kernel @fused_add_tanh(
 
 // A chain of single-use pointwise ops becomes one kernel.
 // CHECK-LABEL: func.func @chain
@@ -38,18 +39,18 @@ func.func @multi_use_splits(%a: tensor<8xf32>) -> tensor<8xf32> {
 
 // -----
 
-// A GEMM's producers never join its kernel (it reads operands from memory);
-// its elementwise consumer group, here through a reshape, becomes its
-// epilogue.
+// The expensive producer of a GEMM operand (sigmoid) stays its own kernel;
+// the reshape between them is read by the GEMM's operand loader (prologue);
+// the elementwise consumer group, through a reshape, is its epilogue.
 // CHECK-LABEL: func.func @around_matmul
 func.func @around_matmul(%x: tensor<2x4x8xf32>, %w: tensor<8x8xf32>) -> tensor<2x4x8xf32> {
   // CHECK: kiln.kernel @fused_sigmoid(
   // CHECK-NEXT: ^bb0
   // CHECK-NEXT: kiln.sigmoid
-  // CHECK-NEXT: kiln.reshape
   // CHECK-NEXT: kiln.yield
   // CHECK: kiln.kernel @fused_matmul_relu(
   // CHECK-NEXT: ^bb0
+  // CHECK-NEXT: kiln.reshape
   // CHECK-NEXT: kiln.matmul
   // CHECK-NEXT: kiln.reshape
   // CHECK-NEXT: kiln.relu
@@ -60,6 +61,31 @@ func.func @around_matmul(%x: tensor<2x4x8xf32>, %w: tensor<8x8xf32>) -> tensor<2
   %r2 = kiln.reshape %m : tensor<8x8xf32> -> tensor<2x4x8xf32>
   %o = kiln.relu %r2 : tensor<2x4x8xf32>
   return %o : tensor<2x4x8xf32>
+}
+
+// -----
+
+// Attention scores: the head split (slice, reshape, transpose) and the
+// scaling of Q and K fuse into the score GEMM's operand loaders.
+// CHECK-LABEL: func.func @attention_scores_prologue
+// NOGEMMPRO-LABEL: func.func @attention_scores_prologue
+func.func @attention_scores_prologue(%qkv: tensor<16x64xf32>, %scale: tensor<f32>) -> tensor<2x16x16xf32> {
+  // CHECK: kiln.kernel @fused_slice_transpose_mul_slice(
+  // CHECK: kiln.matmul
+  // CHECK-NOT: kiln.kernel
+  // NOGEMMPRO: kiln.kernel @fused_slice_transpose_mul(
+  // NOGEMMPRO: kiln.kernel @fused_slice_transpose_mul(
+  // NOGEMMPRO: kiln.matmul
+  %q = kiln.slice %qkv {starts = array<i64: 0, 0>, steps = array<i64: 1, 1>} : tensor<16x64xf32> -> tensor<16x32xf32>
+  %q3 = kiln.reshape %q : tensor<16x32xf32> -> tensor<16x2x16xf32>
+  %qt = kiln.transpose %q3 {perm = array<i64: 1, 0, 2>} : tensor<16x2x16xf32> -> tensor<2x16x16xf32>
+  %qs = kiln.mul %qt, %scale : tensor<2x16x16xf32>, tensor<f32> -> tensor<2x16x16xf32>
+  %k = kiln.slice %qkv {starts = array<i64: 0, 32>, steps = array<i64: 1, 1>} : tensor<16x64xf32> -> tensor<16x32xf32>
+  %k3 = kiln.reshape %k : tensor<16x32xf32> -> tensor<16x2x16xf32>
+  %kt = kiln.transpose %k3 {perm = array<i64: 1, 2, 0>} : tensor<16x2x16xf32> -> tensor<2x16x16xf32>
+  %ks = kiln.mul %kt, %scale : tensor<2x16x16xf32>, tensor<f32> -> tensor<2x16x16xf32>
+  %s = kiln.matmul %qs, %ks : tensor<2x16x16xf32>, tensor<2x16x16xf32> -> tensor<2x16x16xf32>
+  return %s : tensor<2x16x16xf32>
 }
 
 // -----
@@ -82,11 +108,11 @@ func.func @gemm_bias_gelu(%x: tensor<16x32xf32>, %w: tensor<32x64xf32>, %b: tens
 // CHECK-LABEL: func.func @gemm_not_epilogue
 func.func @gemm_not_epilogue(%x: tensor<16x32xf32>, %w: tensor<32x1xf32>, %y: tensor<16x8xf32>,
                              %v: tensor<32x16xf32>) -> (tensor<16x8xf32>, tensor<16x16xf32>) {
-  // CHECK: %[[M:.+]] = kiln.matmul
+  // CHECK: %[[M:.+]] = kiln.kernel @fused_matmul(
   // CHECK: kiln.kernel @fused_add(%[[M]]
   %m = kiln.matmul %x, %w : tensor<16x32xf32>, tensor<32x1xf32> -> tensor<16x1xf32>
   %a = kiln.add %m, %y : tensor<16x1xf32>, tensor<16x8xf32> -> tensor<16x8xf32>
-  // CHECK: %[[N:.+]] = kiln.matmul
+  // CHECK: %[[N:.+]] = kiln.kernel @fused_matmul(
   // CHECK: kiln.kernel @fused_transpose_exp(%[[N]]
   %n = kiln.matmul %x, %v : tensor<16x32xf32>, tensor<32x16xf32> -> tensor<16x16xf32>
   %t = kiln.transpose %n {perm = array<i64: 1, 0>} : tensor<16x16xf32> -> tensor<16x16xf32>

@@ -6,22 +6,25 @@
 // memory into registers while the current one is multiplied (register
 // double buffering), so global latency overlaps the FMAs. Accumulates in fp32
 // (FFMA) in k order, so results do not depend on the tile shape. Bounds are
-// checked: any M, N, K works. Results leave through an epilogue functor, so
-// pointwise consumers fuse into the GEMM. Tile shapes are chosen per GEMM by
+// checked: any M, N, K works. Operands arrive through loader functors and
+// results leave through an epilogue functor, so producers (prologue) and
+// pointwise consumers (epilogue) fuse into the GEMM. Tile shapes are chosen per GEMM by
 // the kiln-select-tiles pass.
 #pragma once
 
 namespace kiln {
 
-/// Computes the (blockIdx.y, blockIdx.x) tile of A[M,K] * B[K,N] (row-major,
-/// leading dims lda, ldb in elements) and hands every element to the
-/// epilogue as `epilogue(m, n, acc)`, which stores it (plain GEMM) or first
-/// applies fused pointwise ops (bias, activation, residual). Launch with
-/// blockDim.x == (BM/TM)*(BN/TN) and blockIdx.x/y over N/BN and M/BM tiles.
-template <int BM, int BN, int BK, int TM, int TN, typename Epilogue>
-__device__ __forceinline__ void gemmTileF32(const float *__restrict__ A,
-                                            const float *__restrict__ B, int M, int N, int K,
-                                            long long lda, long long ldb, Epilogue epilogue) {
+/// Computes the (blockIdx.y, blockIdx.x) tile of A[M,K] * B[K,N]. Operands
+/// are read through loaders, `loadA(m, k)` and `loadB(k, n)` (a plain load,
+/// or fused producers: transposes, slices, scaling, computed per element), and
+/// every result goes to `epilogue(m, n, acc)`, which stores it (plain GEMM) or
+/// first applies fused pointwise ops (bias, activation, residual). Loaders
+/// are called only for in-range indices. Launch with blockDim.x ==
+/// (BM/TM)*(BN/TN) and blockIdx.x/y over N/BN and M/BM tiles.
+template <int BM, int BN, int BK, int TM, int TN, typename LoadA, typename LoadB,
+          typename Epilogue>
+__device__ __forceinline__ void gemmTileF32(int M, int N, int K, LoadA loadA, LoadB loadB,
+                                            Epilogue epilogue) {
   constexpr int kThreads = (BM / TM) * (BN / TN);
   constexpr int kAPerThread = (BM * BK + kThreads - 1) / kThreads;
   constexpr int kBPerThread = (BK * BN + kThreads - 1) / kThreads;
@@ -44,13 +47,13 @@ __device__ __forceinline__ void gemmTileF32(const float *__restrict__ A,
     for (int r = 0; r < kAPerThread; ++r) {
       int e = tid + r * kThreads, m = e / BK, k = e % BK;
       int gm = rowBase + m, gk = k0 + k;
-      aReg[r] = (e < BM * BK && gm < M && gk < K) ? A[gm * lda + gk] : 0.0f;
+      aReg[r] = (e < BM * BK && gm < M && gk < K) ? loadA(gm, gk) : 0.0f;
     }
 #pragma unroll
     for (int r = 0; r < kBPerThread; ++r) {
       int e = tid + r * kThreads, k = e / BN, n = e % BN;
       int gk = k0 + k, gn = colBase + n;
-      bReg[r] = (e < BK * BN && gk < K && gn < N) ? B[gk * ldb + gn] : 0.0f;
+      bReg[r] = (e < BK * BN && gk < K && gn < N) ? loadB(gk, gn) : 0.0f;
     }
   };
   loadSlice(0);
