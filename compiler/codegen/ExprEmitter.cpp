@@ -78,17 +78,28 @@ void ExprEmitter::beginBody(std::string indentation) {
 Coords ExprEmitter::delinearize(const std::string &linear, ArrayRef<int64_t> shape,
                                 const std::string &prefix) {
   Coords coords(shape.size());
-  std::string rem = linear;
+  int64_t elements = 1;
+  for (int64_t d : shape)
+    elements *= d;
+  // 32-bit unsigned arithmetic when the index fits: division by a constant
+  // then compiles to a multiply-shift instead of a 64-bit division sequence.
+  bool narrow = elements < (int64_t(1) << 31);
+  std::string type = narrow ? "unsigned" : "long long", suffix = narrow ? "u" : "LL";
+  std::string rem = narrow ? "(unsigned)(" + linear + ")" : linear;
   for (int64_t d = (int64_t)shape.size() - 1; d >= 0; --d) {
     std::string c = prefix + std::to_string(d);
     coords[d] = c;
+    if (shape[d] == 1) {
+      line("const long long " + c + " = 0;");
+      continue;
+    }
     if (d == 0) {
       line("const long long " + c + " = " + rem + ";");
       break;
     }
-    line(llvm::formatv("const long long {0} = {1} % {2}LL;", c, rem, shape[d]).str());
+    line(llvm::formatv("const long long {0} = {1} % {2}{3};", c, rem, shape[d], suffix).str());
     std::string next = "r" + prefix + std::to_string(d);
-    line(llvm::formatv("const long long {0} = {1} / {2}LL;", next, rem, shape[d]).str());
+    line(llvm::formatv("const {0} {1} = {2} / {3}{4};", type, next, rem, shape[d], suffix).str());
     rem = next;
   }
   return coords;
@@ -157,20 +168,55 @@ FailureOr<std::string> ExprEmitter::emitUncached(Value v, ArrayRef<std::string> 
         return emitValue(e.getInput(), broadcastCoords(coords, tensorType(e.getInput()).getShape()));
       })
       .Case([&](ReshapeOp r) -> FailureOr<std::string> {
-        // Linearize in the result shape, delinearize in the operand shape.
-        std::string lin = fresh();
-        line("const long long " + lin + " = " + linearize(coords, r.getType().getShape()) + ";");
+        ArrayRef<int64_t> outShape = r.getType().getShape();
         ArrayRef<int64_t> inShape = tensorType(r.getInput()).getShape();
+        // 1. Only unit dims added or removed: coordinates map one to one.
+        SmallVector<size_t> outDims, inDims;
+        for (auto [d, n] : llvm::enumerate(outShape))
+          if (n != 1)
+            outDims.push_back(d);
+        for (auto [d, n] : llvm::enumerate(inShape))
+          if (n != 1)
+            inDims.push_back(d);
+        if (outDims.size() == inDims.size() &&
+            llvm::all_of(llvm::seq<size_t>(0, outDims.size()), [&](size_t i) {
+              return outShape[outDims[i]] == inShape[inDims[i]];
+            })) {
+          Coords in(inShape.size(), "0");
+          for (auto [o, i] : llvm::zip(outDims, inDims))
+            in[i] = coords[o];
+          return emitValue(r.getInput(), in);
+        }
+        // 2. Linearize in the result shape; a row-major parameter read
+        //    through reshapes is then loaded at that linear index directly.
+        std::string lin = fresh();
+        line("const long long " + lin + " = " + linearize(coords, outShape) + ";");
+        Value source = r.getInput();
+        while (auto inner = source.getDefiningOp<ReshapeOp>())
+          source = inner.getInput();
+        if (auto arg = dyn_cast<BlockArgument>(source);
+            arg && param.count(arg) && !overrides.count(source))
+          return bind(source, param[arg] + "[" + lin + "]");
+        // 3. Otherwise delinearize in the operand shape, in 32-bit arithmetic
+        //    when the tensor allows (division by a constant is then a
+        //    multiply-shift instead of a 64-bit division sequence).
+        bool narrow = tensorType(r.getInput()).getNumElements() < (int64_t(1) << 31);
+        std::string index = lin, suffix = "LL";
+        if (narrow) {
+          index = fresh();
+          line("const unsigned " + index + " = (unsigned)" + lin + ";");
+          suffix = "u";
+        }
         Coords in(inShape.size());
         int64_t stride = 1;
         for (int64_t d = inShape.size() - 1; d >= 0; --d) {
           if (inShape[d] == 1)
             in[d] = "0";
           else if (d == 0)
-            in[d] = "(" + lin + " / " + std::to_string(stride) + "LL)";
+            in[d] = "(long long)(" + index + " / " + std::to_string(stride) + suffix + ")";
           else
-            in[d] = "((" + lin + " / " + std::to_string(stride) + "LL) % " +
-                    std::to_string(inShape[d]) + "LL)";
+            in[d] = "(long long)((" + index + " / " + std::to_string(stride) + suffix + ") % " +
+                    std::to_string(inShape[d]) + suffix + ")";
           stride *= inShape[d];
         }
         return emitValue(r.getInput(), in);

@@ -193,7 +193,10 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
     bool prologue = user && (isa<MatMulOp>(user) || gemmPrologue.contains(user));
     if (user && !user->hasTrait<KilnFusible>() && !isa<ReduceOp, MatMulOp>(user))
       user = nullptr;
-    if (prologue && (!options.fuseGemmPrologues || !isCheapToRecompute(op)))
+    // A reshape read directly by the GEMM stays a view: it moves no data,
+    // so fusing it would only add index arithmetic to the operand loads.
+    if (prologue && (!options.fuseGemmPrologues || !isCheapToRecompute(op) ||
+                     (isa<ReshapeOp>(op) && isa<MatMulOp>(user))))
       user = nullptr;
     auto it = user ? groupOf.find(user) : groupOf.end();
     if (it != groupOf.end() && groups[it->second].size() < maxOpsPerKernel &&
