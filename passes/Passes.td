@@ -58,9 +58,10 @@ def FusePointwise : Pass<"kiln-fuse-pointwise", "mlir::func::FuncOp"> {
     single-use fusible producers join: the kernel computes each input element
     on the fly (RMSNorm's `x * x` never reaches memory). With
     `fuse-gemm-prologues`, a `kiln.matmul` does the same for producers of its
-    operands that are cheap to recompute (reshape, transpose, slice, expand,
-    concat, cast, + - * /, where): the attention head split and the score
-    scaling are read through the GEMM's operand loaders.
+    operands that are cheap to recompute (transpose, slice, expand, cast,
+    and + - * / max min with a scalar constant): the attention head split and
+    the score scaling are read through the GEMM's operand loaders. A reshape
+    read directly by the GEMM stays a view.
 
     Before:
     ```mlir

@@ -4,9 +4,9 @@
 // reshapes, transposes, slices, concats, gathers) into `kiln.kernel` regions.
 //
 // Algorithm (one reverse walk, linear in the number of ops):
-//   1. Visit ops bottom-up. A fusible op whose single result is read by exactly
-//      one op, a fusible op already in a group, joins that group when the
-//      control function agrees and the group is below the size limit.
+//   1. Visit ops bottom-up. A fusible op whose single result is read only by
+//      fusible ops of one group joins that group when the control function
+//      agrees and the group is below the size limit.
 //   2. Any other fusible op starts a new group (it will be materialized).
 //   3. A GEMM, softmax or layer norm whose result is read by one group,
 //      elementwise and never broadcast up to the group's root, becomes that
@@ -92,10 +92,21 @@ bool kiln::isElementwise(Operation *op) {
 }
 
 /// Ops a GEMM prologue may recompute for every tile that reads an operand
-/// element: index remapping and cheap arithmetic, no transcendentals.
+/// element: index remapping, and cheap arithmetic with scalar constants (the
+/// attention score scaling). Ops that read further tensors are excluded:
+/// every tile would re-read those too, and a pointwise kernel that writes
+/// the operand once is cheaper.
 static bool isCheapToRecompute(Operation *op) {
-  return isa<ReshapeOp, TransposeOp, SliceOp, ExpandOp, ConcatOp, CastOp, AddOp, SubOp, MulOp,
-             DivOp, NegOp, MaxOp, MinOp, WhereOp>(op);
+  if (isa<ReshapeOp, TransposeOp, SliceOp, ExpandOp, CastOp, NegOp>(op))
+    return true;
+  if (!isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp>(op))
+    return false;
+  // Exactly one non-scalar operand: the value on the path to the GEMM.
+  unsigned tensors = 0;
+  for (Value v : op->getOperands())
+    if (cast<RankedTensorType>(v.getType()).getNumElements() != 1 || !v.getDefiningOp<ConstantOp>())
+      ++tensors;
+  return tensors == 1;
 }
 
 /// The op that reads `v`, if all its uses are by one op.
@@ -188,6 +199,18 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
     // An anchor (GEMM) reads its operands from memory: its producers never
     // join its group.
     Operation *user = op->getNumResults() == 1 ? singleUser(op->getResult(0)) : nullptr;
+    // A value read by several ops of one fusible group joins it too (GELU
+    // reads x three times): the kernel evaluates it once per element.
+    if (!user && op->getNumResults() == 1 && !op->getResult(0).use_empty()) {
+      Operation *first = *op->getResult(0).getUsers().begin();
+      auto it = groupOf.find(first);
+      if (it != groupOf.end() &&
+          llvm::all_of(op->getResult(0).getUsers(), [&](Operation *u) {
+            auto g = groupOf.find(u);
+            return u->hasTrait<KilnFusible>() && g != groupOf.end() && g->second == it->second;
+          }))
+        user = first;
+    }
     // GEMM operands are re-read by every column (row) tile: only ops that
     // are cheap to recompute join as a GEMM prologue.
     bool prologue = user && (isa<MatMulOp>(user) || gemmPrologue.contains(user));

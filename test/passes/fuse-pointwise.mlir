@@ -25,16 +25,20 @@ func.func @chain(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
-// A value with two uses is materialized: it ends its own kernel.
-// CHECK-LABEL: func.func @multi_use_splits
-func.func @multi_use_splits(%a: tensor<8xf32>) -> tensor<8xf32> {
-  // CHECK: %[[K0:.+]] = kiln.kernel @fused_exp(
-  // CHECK: %[[K1:.+]] = kiln.kernel @fused_tanh_neg_add(%[[K0]])
-  %0 = kiln.exp %a : tensor<8xf32>
+// A value read by several ops of one group is evaluated once per element
+// inside that group's kernel; a value also read outside the group (here
+// returned) is materialized and ends its own kernel.
+// CHECK-LABEL: func.func @multi_use
+func.func @multi_use(%a: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  // CHECK: %[[K0:.+]] = kiln.kernel @fused_sin(
+  // CHECK: %[[K1:.+]] = kiln.kernel @fused_exp_tanh_neg_add(%[[K0]])
+  // CHECK: return %[[K1]], %[[K0]]
+  %s = kiln.sin %a : tensor<8xf32>
+  %0 = kiln.exp %s : tensor<8xf32>
   %1 = kiln.tanh %0 : tensor<8xf32>
   %2 = kiln.neg %0 : tensor<8xf32>
   %3 = kiln.add %1, %2 : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
-  return %3 : tensor<8xf32>
+  return %3, %s : tensor<8xf32>, tensor<8xf32>
 }
 
 // -----
@@ -66,10 +70,12 @@ func.func @around_matmul(%x: tensor<2x4x8xf32>, %w: tensor<8x8xf32>) -> tensor<2
 // -----
 
 // Attention scores: the head split (slice, reshape, transpose) and the
-// scaling of Q and K fuse into the score GEMM's operand loaders.
+// scaling of Q and K by a constant fuse into the score GEMM's operand
+// loaders. Ops reading further tensors do not (see @gemm_operand_sum).
 // CHECK-LABEL: func.func @attention_scores_prologue
 // NOGEMMPRO-LABEL: func.func @attention_scores_prologue
-func.func @attention_scores_prologue(%qkv: tensor<16x64xf32>, %scale: tensor<f32>) -> tensor<2x16x16xf32> {
+func.func @attention_scores_prologue(%qkv: tensor<16x64xf32>) -> tensor<2x16x16xf32> {
+  %scale = kiln.constant dense<0.5> : tensor<f32>
   // CHECK: kiln.kernel @fused_slice_transpose_mul_slice(
   // CHECK: kiln.matmul
   // CHECK-NOT: kiln.kernel
@@ -187,4 +193,17 @@ func.func @rms_norm(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %r = kiln.reciprocal %s : tensor<4x1xf32>
   %y = kiln.mul %x, %r : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// A GEMM operand computed from two tensors stays a pointwise kernel: as a
+// prologue, every tile would re-read both tensors.
+// CHECK-LABEL: func.func @gemm_operand_sum
+func.func @gemm_operand_sum(%a: tensor<16x32xf32>, %b: tensor<16x32xf32>, %w: tensor<32x8xf32>) -> tensor<16x8xf32> {
+  // CHECK: %[[S:.+]] = kiln.kernel @fused_add(
+  // CHECK: kiln.kernel @fused_matmul(%[[S]]
+  %s = kiln.add %a, %b : tensor<16x32xf32>, tensor<16x32xf32> -> tensor<16x32xf32>
+  %m = kiln.matmul %s, %w : tensor<16x32xf32>, tensor<32x8xf32> -> tensor<16x8xf32>
+  return %m : tensor<16x8xf32>
 }
