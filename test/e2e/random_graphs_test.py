@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""Random transformer-like ONNX graphs: kiln vs onnxruntime on a GPU (fusion legality fuzzing).
+
+Each graph chains 6-14 ops drawn from what fusion treats specially: MatMul with weight or
+activation operands (behind transposes, slices, reshapes and scalar scaling: GEMM prologues),
+bias/residual adds and activations (epilogues), Softmax over random axes, LayerNormalization,
+ReduceMean/ReduceMax with keepdims broadcast back, broadcasting binary ops, and values read by
+several ops. Shapes are small and odd (1..9 x 4..17) so tiles are partial. A second output
+exposes an intermediate, so fused values must also be materialized correctly.
+
+  random_graphs_test.py --generate DIR [--count N] [--seed S] --kiln-compile BIN
+      writes DIR/g<i>.onnx and compiles DIR/g<i>.kiln (no GPU needed)
+  random_graphs_test.py --run DIR --kiln-run BIN
+      runs each g<i>.kiln on the GPU against onnxruntime; pass if max|out-ref|/max|ref| <= 1e-4
+  random_graphs_test.py --generate DIR --kiln-compile BIN --kiln-run BIN
+      both (ctest random-graphs-gpu)
+
+Exit: 0 pass, 1 failure, 2 usage, 77 no GPU (--run only).
+"""
+import argparse
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+
+def build_graph(rng, index):
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes, inits = [], []
+    counter = [0]
+
+    def name(prefix):
+        counter[0] += 1
+        return f"{prefix}{counter[0]}"
+
+    def const(array):
+        n = name("c")
+        inits.append(numpy_helper.from_array(np.asarray(array, np.float32), n))
+        return n
+
+    def const_i64(values):
+        n = name("i")
+        inits.append(numpy_helper.from_array(np.asarray(values, np.int64), n))
+        return n
+
+    def op(kind, inputs, **attrs):
+        out = name("t")
+        nodes.append(helper.make_node(kind, inputs, [out], **attrs))
+        return out
+
+    b, s, h = int(rng.integers(1, 4)), int(rng.integers(1, 10)), int(rng.integers(4, 18))
+    cur, shape = "x", [b, s, h]
+    pool = [(cur, list(shape))]
+    steps = int(rng.integers(6, 15))
+    for _ in range(steps):
+        choice = rng.choice(["matmul_w", "matmul_act", "bias_act", "softmax", "layernorm",
+                             "reduce", "transpose", "reshape_slice", "scale", "multi_use",
+                             "residual"])
+        if choice == "matmul_w":  # GEMM with a weight, bias and activation epilogue
+            n2 = int(rng.integers(3, 20))
+            w = const(rng.standard_normal((shape[-1], n2)) / np.sqrt(shape[-1]))
+            cur = op("MatMul", [cur, w])
+            shape = shape[:-1] + [n2]
+            if rng.random() < 0.7:
+                cur = op("Add", [cur, const(rng.standard_normal(n2))])
+            if rng.random() < 0.5:
+                cur = op(str(rng.choice(["Tanh", "Relu", "Sigmoid", "Erf"])), [cur])
+        elif choice == "matmul_act" and len(shape) == 3:  # attention-like: x @ (scaled x)^T
+            k = op("Mul", [cur, const(np.float32(rng.uniform(0.2, 0.9)))])
+            kt = op("Transpose", [k], perm=[0, 2, 1])
+            cur = op("MatMul", [cur, kt])
+            shape = [shape[0], shape[1], shape[1]]
+        elif choice == "bias_act":
+            cur = op("Add", [cur, const(rng.standard_normal(shape[-1]))])
+            cur = op(str(rng.choice(["Tanh", "Relu", "Neg", "Sigmoid"])), [cur])
+        elif choice == "softmax":
+            axis = int(rng.integers(-len(shape), len(shape)))
+            cur = op("Softmax", [cur], axis=axis)
+        elif choice == "layernorm":
+            cur = op("LayerNormalization", [cur, const(rng.standard_normal(shape[-1])),
+                                            const(rng.standard_normal(shape[-1]))],
+                     axis=-1, epsilon=1e-5)
+        elif choice == "reduce":
+            axis = int(rng.integers(0, len(shape)))
+            kind = str(rng.choice(["ReduceMean", "ReduceMax"]))
+            r = op(kind, [cur, const_i64([axis])], keepdims=1)
+            cur = op("Sub", [cur, r])  # broadcast back
+        elif choice == "transpose" and len(shape) == 3:
+            cur = op("Transpose", [cur], perm=[1, 0, 2])
+            shape = [shape[1], shape[0], shape[2]]
+        elif choice == "reshape_slice" and shape[-1] >= 4:
+            half = shape[-1] // 2
+            cur = op("Slice", [cur, const_i64([1]), const_i64([1 + half]), const_i64([-1])])
+            shape = shape[:-1] + [half]
+            flat = int(np.prod(shape[:-1]))
+            cur = op("Reshape", [cur, const_i64([flat, shape[-1]])])
+            cur = op("Reshape", [cur, const_i64(shape)])
+        elif choice == "scale":
+            cur = op("Mul", [cur, const(np.float32(rng.uniform(0.5, 2.0)))])
+        elif choice == "multi_use":  # x * tanh(x) + x: one value read three times
+            t = op("Tanh", [cur])
+            m = op("Mul", [cur, t])
+            cur = op("Add", [m, cur])
+        elif choice == "residual":
+            same = [p for p in pool if p[1] == shape and p[0] != cur]
+            if same:
+                cur = op("Add", [cur, same[int(rng.integers(0, len(same)))][0]])
+        pool.append((cur, list(shape)))
+    mid = pool[len(pool) // 2]
+    outputs = [helper.make_tensor_value_info(cur, TensorProto.FLOAT, shape)]
+    if mid[0] not in ("x", cur):
+        outputs.append(helper.make_tensor_value_info(mid[0], TensorProto.FLOAT, mid[1]))
+    graph = helper.make_graph(nodes, f"g{index}",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [b, s, h])],
+                              outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model, [b, s, h]
+
+
+def generate(args):
+    import onnx
+    os.makedirs(args.generate, exist_ok=True)
+    rng = np.random.default_rng(args.seed)
+    for i in range(args.count):
+        model, _ = build_graph(rng, i)
+        path = os.path.join(args.generate, f"g{i}.onnx")
+        onnx.save(model, path)
+        r = subprocess.run([args.kiln_compile, path, "-o", path[:-5] + ".kiln"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            print(f"g{i}: kiln-compile failed:\n{r.stderr}")
+            return 1
+    print(f"generated and compiled {args.count} graphs (seed {args.seed}) into {args.generate}")
+    return 0
+
+
+def run(args):
+    smi = shutil.which("nvidia-smi")
+    if not smi or subprocess.run([smi, "-L"], capture_output=True).returncode != 0:
+        print("SKIP: no GPU")
+        return 77
+    import onnxruntime as ort
+    rng = np.random.default_rng()
+    failures = 0
+    models = sorted(glob.glob(os.path.join(args.run, "g*.onnx")),
+                    key=lambda p: int(os.path.basename(p)[1:-5]))
+    worst = 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in models:
+            sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+            shape = sess.get_inputs()[0].shape
+            x = rng.standard_normal(shape).astype(np.float32)
+            refs = sess.run(None, {"x": x})
+            names = [o.name for o in sess.get_outputs()]
+            np.save(os.path.join(tmp, "x.npy"), x)
+            cmd = [args.kiln_run, path[:-5] + ".kiln", "--input", f"x={tmp}/x.npy"]
+            for o in names:
+                cmd += ["--output", f"{o}={tmp}/{o}.npy"]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            tag = os.path.basename(path)[:-5]
+            if r.returncode != 0:
+                print(f"{tag}: FAIL kiln-run exit {r.returncode}: {r.stderr.strip()}")
+                failures += 1
+                continue
+            for o, ref in zip(names, refs):
+                out = np.load(f"{tmp}/{o}.npy")
+                err = float(np.max(np.abs(out.astype(np.float64) - ref)) /
+                            max(float(np.max(np.abs(ref))), 1e-30))
+                ok = np.isfinite(out).all() and err <= 1e-4
+                worst = max(worst, err)
+                if not ok:
+                    failures += 1
+                    print(f"{tag} {o}: FAIL max_rel_err={err:.3e}")
+    print(f"{len(models)} graphs, worst max_rel_err={worst:.3e}: " +
+          ("PASS" if failures == 0 else f"FAIL ({failures})"))
+    return 0 if failures == 0 else 1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--generate")
+    ap.add_argument("--run")
+    ap.add_argument("--count", type=int, default=60)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--kiln-compile")
+    ap.add_argument("--kiln-run")
+    args = ap.parse_args()
+    if args.generate and args.kiln_compile and args.kiln_run:  # both, as ctest runs it
+        smi = shutil.which("nvidia-smi")
+        if not smi or subprocess.run([smi, "-L"], capture_output=True).returncode != 0:
+            print("SKIP: no GPU")
+            return 77
+        args.run = args.generate
+        return generate(args) or run(args)
+    if args.generate and args.kiln_compile:
+        return generate(args)
+    if args.run and args.kiln_run:
+        return run(args)
+    ap.error("need --generate DIR --kiln-compile BIN, or --run DIR --kiln-run BIN")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
