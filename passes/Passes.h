@@ -20,8 +20,8 @@ namespace kiln {
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
-/// Decides whether `producer` may be fused into the kernel group of its
-/// consumer `consumer`. Fusion only asks for producers with one use.
+/// Decides whether `producer` may join the kernel group of its consumer
+/// `consumer` (one of its consumers when it has several in one group).
 using FusionControlFn = std::function<bool(mlir::Operation *producer,
                                            mlir::Operation *consumer)>;
 

@@ -40,19 +40,21 @@ def FusePointwise : Pass<"kiln-fuse-pointwise", "mlir::func::FuncOp"> {
   let summary = "Group chains of fusible ops into `kiln.kernel` regions.";
   let description = [{
     Fusible ops (`KilnFusible`: pointwise math, casts, selects, broadcasts,
-    reshapes, transposes, slices, concats, gathers) are grouped with their
-    single consumer when that consumer is fusible too; each group becomes one
-    `kiln.kernel` whose body computes every result element independently.
-    A producer with several uses, or feeding a non-fusible op, ends its
-    group and is materialized. Groups made only of reshapes stay outside
-    kernels (they are views, aliased by memory planning).
+    reshapes, transposes, slices, concats, gathers) join the group of their
+    consumers when all of them are fusible ops of one group (a value read
+    several times inside a group is evaluated once per element); each group
+    becomes one `kiln.kernel` whose body computes every result element
+    independently. A value read by two groups, or by a non-fusible op that
+    does not take it as a prologue, ends its group and is materialized.
+    Groups made only of reshapes stay outside kernels (they are views,
+    aliased by memory planning).
 
     With `fuse-epilogues`, a `kiln.matmul`, `kiln.softmax` or
-    `kiln.layer_norm` whose only consumer group
-    reads it elementwise at its own coordinates (bias add, activation,
-    residual add; no reshape/transpose/slice/gather on the way) joins that
-    group as its anchor: the kernel computes the anchor and applies the
-    pointwise ops to each result element before storing.
+    `kiln.layer_norm` whose result is read only inside one group, by
+    elementwise ops that never broadcast it (reshapes allowed: bias add,
+    activation, residual add, NaN guard), joins that group as its anchor: the
+    kernel computes the anchor and applies the pointwise ops to each result
+    element before storing.
 
     With `fuse-reduction-prologues`, a `kiln.reduce` anchors a group that its
     single-use fusible producers join: the kernel computes each input element

@@ -27,7 +27,7 @@ def Kiln_BoolTensor : RankedTensorOf<[I1]>;
 /// Marker trait for ops computed one output element at a time from operand
 /// elements at computable coordinates: codegen can inline them into a fused
 /// pointwise kernel.
-def Kiln_ElementwiseMappable : NativeOpTrait<"KilnFusible"> {
+def Kiln_Fusible : NativeOpTrait<"KilnFusible"> {
   let cppNamespace = "::kiln";
 }
 
@@ -93,7 +93,7 @@ def Kiln_RangeOp : Kiln_Op<"range", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 class Kiln_UnaryOp<string mnemonic, string what, list<Trait> traits = []>
-    : Kiln_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType, Kiln_ElementwiseMappable], traits)> {
+    : Kiln_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType, Kiln_Fusible], traits)> {
   let summary = "Elementwise " # what # ".";
   let description = [{
     Applies the function to every element; operand and result types match.
@@ -121,7 +121,7 @@ def Kiln_CosOp : Kiln_UnaryOp<"cos", "cosine">;
 def Kiln_SinOp : Kiln_UnaryOp<"sin", "sine">;
 def Kiln_NotOp : Kiln_UnaryOp<"not", "logical negation of i1">;
 
-def Kiln_IsNaNOp : Kiln_Op<"is_nan", [Pure, SameOperandsAndResultShape, Kiln_ElementwiseMappable]> {
+def Kiln_IsNaNOp : Kiln_Op<"is_nan", [Pure, SameOperandsAndResultShape, Kiln_Fusible]> {
   let summary = "Elementwise NaN test; the result is i1.";
   let description = [{
     ```mlir
@@ -134,7 +134,7 @@ def Kiln_IsNaNOp : Kiln_Op<"is_nan", [Pure, SameOperandsAndResultShape, Kiln_Ele
   let hasFolder = 1;
 }
 
-def Kiln_CastOp : Kiln_Op<"cast", [Pure, SameOperandsAndResultShape, Kiln_ElementwiseMappable]> {
+def Kiln_CastOp : Kiln_Op<"cast", [Pure, SameOperandsAndResultShape, Kiln_Fusible]> {
   let summary = "Elementwise element-type conversion (ONNX Cast).";
   let description = [{
     Converts each element to the result element type: float to integer
@@ -151,7 +151,7 @@ def Kiln_CastOp : Kiln_Op<"cast", [Pure, SameOperandsAndResultShape, Kiln_Elemen
 }
 
 class Kiln_BinaryOp<string mnemonic, string what, list<Trait> traits = []>
-    : Kiln_Op<mnemonic, !listconcat([Pure, Kiln_ElementwiseMappable], traits)> {
+    : Kiln_Op<mnemonic, !listconcat([Pure, Kiln_Fusible], traits)> {
   let summary = "Elementwise " # what # " with numpy broadcasting.";
   let description = [{
     Operands broadcast per ONNX multidirectional broadcasting; the verifier
@@ -188,7 +188,7 @@ def Kiln_GreaterEqualOp : Kiln_BinaryOp<"greater_equal", "greater-or-equal compa
 def Kiln_AndOp : Kiln_BinaryOp<"and", "logical and of i1">;
 def Kiln_OrOp : Kiln_BinaryOp<"or", "logical or of i1">;
 
-def Kiln_WhereOp : Kiln_Op<"where", [Pure, Kiln_ElementwiseMappable]> {
+def Kiln_WhereOp : Kiln_Op<"where", [Pure, Kiln_Fusible]> {
   let summary = "Elementwise select with numpy broadcasting (ONNX Where).";
   let description = [{
     ```mlir
@@ -206,7 +206,7 @@ def Kiln_WhereOp : Kiln_Op<"where", [Pure, Kiln_ElementwiseMappable]> {
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def Kiln_ReshapeOp : Kiln_Op<"reshape", [Pure, Kiln_ElementwiseMappable]> {
+def Kiln_ReshapeOp : Kiln_Op<"reshape", [Pure, Kiln_Fusible]> {
   let summary = "Reinterprets a tensor with a new static shape of equal size.";
   let description = [{
     ONNX Reshape, Squeeze, Unsqueeze and Flatten import as `kiln.reshape`.
@@ -223,7 +223,7 @@ def Kiln_ReshapeOp : Kiln_Op<"reshape", [Pure, Kiln_ElementwiseMappable]> {
   let hasFolder = 1;
 }
 
-def Kiln_TransposeOp : Kiln_Op<"transpose", [Pure, Kiln_ElementwiseMappable]> {
+def Kiln_TransposeOp : Kiln_Op<"transpose", [Pure, Kiln_Fusible]> {
   let summary = "Permutes dimensions: result dim i is operand dim perm[i].";
   let description = [{
     ```mlir
@@ -237,7 +237,7 @@ def Kiln_TransposeOp : Kiln_Op<"transpose", [Pure, Kiln_ElementwiseMappable]> {
   let hasFolder = 1;
 }
 
-def Kiln_SliceOp : Kiln_Op<"slice", [Pure, Kiln_ElementwiseMappable]> {
+def Kiln_SliceOp : Kiln_Op<"slice", [Pure, Kiln_Fusible]> {
   let summary = "Strided static slice: result[i] = input[starts + i * steps] per dim.";
   let description = [{
     ONNX Slice (with constant starts/ends/axes/steps, normalized at import)
@@ -255,7 +255,7 @@ def Kiln_SliceOp : Kiln_Op<"slice", [Pure, Kiln_ElementwiseMappable]> {
   let hasFolder = 1;
 }
 
-def Kiln_ConcatOp : Kiln_Op<"concat", [Pure, Kiln_ElementwiseMappable]> {
+def Kiln_ConcatOp : Kiln_Op<"concat", [Pure, Kiln_Fusible]> {
   let summary = "Concatenates tensors along `axis` (non-negative).";
   let description = [{
     ```mlir
@@ -269,7 +269,7 @@ def Kiln_ConcatOp : Kiln_Op<"concat", [Pure, Kiln_ElementwiseMappable]> {
   let hasFolder = 1;
 }
 
-def Kiln_ExpandOp : Kiln_Op<"expand", [Pure, Kiln_ElementwiseMappable]> {
+def Kiln_ExpandOp : Kiln_Op<"expand", [Pure, Kiln_Fusible]> {
   let summary = "Broadcasts a tensor to the static result shape (ONNX Expand).";
   let description = [{
     ```mlir
@@ -283,7 +283,7 @@ def Kiln_ExpandOp : Kiln_Op<"expand", [Pure, Kiln_ElementwiseMappable]> {
   let hasFolder = 1;
 }
 
-def Kiln_GatherOp : Kiln_Op<"gather", [Pure, Kiln_ElementwiseMappable]> {
+def Kiln_GatherOp : Kiln_Op<"gather", [Pure, Kiln_Fusible]> {
   let summary = "Gathers slices along `axis` by indices (ONNX Gather).";
   let description = [{
     Result shape is `data.shape[:axis] + indices.shape + data.shape[axis+1:]`.
@@ -301,7 +301,7 @@ def Kiln_GatherOp : Kiln_Op<"gather", [Pure, Kiln_ElementwiseMappable]> {
   let hasFolder = 1;
 }
 
-def Kiln_GatherElementsOp : Kiln_Op<"gather_elements", [Pure, Kiln_ElementwiseMappable]> {
+def Kiln_GatherElementsOp : Kiln_Op<"gather_elements", [Pure, Kiln_Fusible]> {
   let summary = "Elementwise gather along `axis` (ONNX GatherElements).";
   let description = [{
     `result[i...] = data[i_0, ..., indices[i...], ..., i_n]`, indices replacing
@@ -318,7 +318,7 @@ def Kiln_GatherElementsOp : Kiln_Op<"gather_elements", [Pure, Kiln_ElementwiseMa
   let hasFolder = 1;
 }
 
-def Kiln_GatherNDOp : Kiln_Op<"gather_nd", [Pure, Kiln_ElementwiseMappable]> {
+def Kiln_GatherNDOp : Kiln_Op<"gather_nd", [Pure, Kiln_Fusible]> {
   let summary = "Gathers slices by index tuples (ONNX GatherND).";
   let description = [{
     With `batch_dims = b` and `q = rank(indices)`, the last index dimension
