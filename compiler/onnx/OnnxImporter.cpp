@@ -68,12 +68,12 @@ Expected<InputShapes> kiln::parseShapeSpec(StringRef spec) {
       SmallVector<StringRef> parts;
       dims.split(parts, 'x');
       uint64_t elements = 1;
-      for (StringRef part : parts) {
+      for (auto [position, part] : llvm::enumerate(parts)) {
         uint64_t d;
         if (part.getAsInteger(10, d))
           return error("dim '" + part + "' of '" + name + "' is not a positive integer");
         if (d == 0)
-          return error("dim '" + part + "' of '" + name +
+          return error("dim " + Twine(position) + " of '" + name +
                        "' is 0; kiln compiles non-empty tensors only");
         if (d > kMaxShapeElements || (elements *= d) > kMaxShapeElements)
           return error("'" + name + "' has more than 2^40 elements");
@@ -134,11 +134,12 @@ LogicalResult NodeImporter::emitUnsupported(const Twine &reason) {
 
 LogicalResult NodeImporter::checkNumInputs(unsigned minCount, unsigned maxCount) {
   unsigned n = inputs.size();
-  bool ok = n >= minCount && n <= maxCount;
-  for (unsigned i = 0; ok && i < minCount; ++i)
-    ok = bool(inputs[i]);
-  if (ok)
+  if (n >= minCount && n <= maxCount) {
+    for (unsigned i = 0; i < minCount; ++i)
+      if (!inputs[i])
+        return emitError() << "operand " << i << " is empty but required";
     return success();
+  }
   InFlightDiagnostic diag = emitError() << "expects ";
   if (minCount == maxCount)
     diag << minCount;

@@ -308,6 +308,9 @@ LogicalResult importSplit(NodeImporter &n) {
 LogicalResult importConcat(NodeImporter &n) {
   if (n.getNumInputs() < 1)
     return n.emitError() << "expects at least 1 operand";
+  for (unsigned i = 0; i < n.getNumInputs(); ++i)
+    if (!n.hasInput(i))
+      return n.emitError() << "operand " << i << " is empty";
   auto first = n.getInputType(0);
   FailureOr<int64_t> axisAttr = n.getIntAttr("axis", 0);
   if (failed(axisAttr))
@@ -319,8 +322,6 @@ LogicalResult importConcat(NodeImporter &n) {
   SmallVector<int64_t> shape(first.getShape());
   shape[*axis] = 0;
   for (unsigned i = 0; i < n.getNumInputs(); ++i) {
-    if (!n.hasInput(i))
-      return n.emitError() << "operand " << i << " is empty";
     auto t = n.getInputType(i);
     if (failed(n.checkSameElementType(0, i)))
       return failure();

@@ -135,8 +135,10 @@ public:
   bool hasInput(unsigned i) const { return i < inputs.size() && inputs[i]; }
   /// Operand `i`, or null if absent.
   mlir::Value getInput(unsigned i) const { return hasInput(i) ? inputs[i] : mlir::Value(); }
-  /// Type of operand `i` (which must be present).
+  /// Type of operand `i` (which must be present: check with hasInput or
+  /// checkNumInputs first).
   mlir::RankedTensorType getInputType(unsigned i) const {
+    assert(hasInput(i) && "type of an absent operand");
     return mlir::cast<mlir::RankedTensorType>(inputs[i].getType());
   }
   /// Fails with "expects N to M operands" unless the present operand slots

@@ -47,7 +47,8 @@ struct Buffer {
 
 FailureOr<MemoryPlan> kiln::planMemory(func::FuncOp func, int64_t alignment) {
   if (alignment <= 0 || !llvm::isPowerOf2_64(alignment))
-    return func.emitError() << "arena alignment " << alignment << " is not a power of two";
+    return mlir::emitError(func.getLoc()) << "arena alignment " << alignment
+                                         << " is not a power of two";
   // Step 1: buffers and views.
   llvm::MapVector<Value, unsigned> bufferOf; // value (result or view) -> buffer
   SmallVector<Buffer> buffers;

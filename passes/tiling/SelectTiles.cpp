@@ -43,7 +43,9 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
   using SelectTilesBase::SelectTilesBase;
   void runOnOperation() override {
     if (numSMs <= 0) {
-      getOperation().emitError() << "num-sms must be positive, got " << static_cast<int64_t>(numSMs);
+      // An option error: report it at the function without dumping its IR.
+      mlir::emitError(getOperation().getLoc())
+          << "num-sms must be positive, got " << static_cast<int64_t>(numSMs);
       return signalPassFailure();
     }
     Builder builder(&getContext());

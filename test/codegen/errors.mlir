@@ -52,3 +52,11 @@
 // RUN: kiln-compile %S/Inputs/chain.onnx --shape x=2x8 --emit=kernels -o %t.mlir | count 0
 // RUN: FileCheck %s --check-prefix=EMIT-FILE --input-file=%t.mlir
 // EMIT-FILE: kiln.kernel @k0_fused_add_tanh_mul
+
+// A repeated --shape is one spec: a name given twice is an error, not "last wins".
+// RUN: not kiln-compile %S/Inputs/chain.onnx --shape x=2x8 --shape x=4x8 -o %t.kiln 2>&1 | FileCheck %s --check-prefix=SHAPE-TWICE
+// SHAPE-TWICE: error: invalid shape spec 'x=2x8,x=4x8': input 'x' is given twice
+
+// --dump-cuda needs code generation.
+// RUN: not kiln-compile %S/Inputs/chain.onnx --shape x=2x8 --emit=graph --dump-cuda %t.cuda 2>&1 | FileCheck %s --check-prefix=DUMP-GRAPH
+// DUMP-GRAPH: error: --dump-cuda needs --emit=artifact (the default)

@@ -39,3 +39,9 @@
 
 // RUN: not kiln-compile %S/Inputs/error_output_type.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=OUTPUT
 // OUTPUT: error: graph output 'y': declared dim 1 = 4 but kiln computed 'tensor<2x3xf32>'
+
+// Empty operand names (optional-input syntax) where an operand is required.
+// RUN: not kiln-compile %S/Inputs/error_concat_empty.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=CONCAT-EMPTY
+// CONCAT-EMPTY: error: node 'concat' (Concat, opset 18): operand 0 is empty
+// RUN: not kiln-compile %S/Inputs/error_empty_operand.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=EMPTY-OPERAND
+// EMPTY-OPERAND: error: node 'add' (Add, opset 18): operand 1 is empty but required

@@ -304,6 +304,10 @@ def errors():
     save("error_symbolic", model([node("Relu", ["x"], ["y"])],
                                  [vi("x", F, ["batch", "seq"])], y))
     save("error_undefined_input", model([node("Add", ["x", "nope"], ["y"], name="add")], x, y))
+    # Regression: an empty first Concat operand crashed the importer.
+    save("error_concat_empty", model([node("Concat", ["", "x"], ["y"], name="concat", axis=0)],
+                                     x, y))
+    save("error_empty_operand", model([node("Add", ["x", ""], ["y"], name="add")], x, y))
     save("error_allowzero", model(
         [node("Reshape", ["x", "s"], ["y"], name="reshape", allowzero=1)], x, y,
         [const("s", np.array([0, -1], np.int64))]))

@@ -22,3 +22,5 @@ func.func @dynamic(%x: tensor<?xf32>) -> tensor<?xf32> {
   }
   return %r : tensor<?xf32>
 }
+// Option errors do not dump the function.
+// ALIGN-NOT: see current operation

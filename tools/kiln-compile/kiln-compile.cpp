@@ -9,6 +9,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -24,10 +25,11 @@ static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx>"), 
                                       cl::cat(kilnCategory));
 static cl::opt<std::string> outputPath("o", cl::desc("Output file: the artifact, or MLIR text with --emit=graph/kernels"),
                                        cl::value_desc("file"), cl::cat(kilnCategory));
-static cl::opt<std::string>
-    shapeSpec("shape",
-              cl::desc("Static shapes of symbolic inputs, e.g. input_ids=2x16,attention_mask=2x16"),
-              cl::value_desc("name=AxB,..."), cl::cat(kilnCategory));
+static cl::list<std::string>
+    shapeSpecs("shape",
+               cl::desc("Static shapes of symbolic inputs, e.g. input_ids=2x16,attention_mask=2x16 "
+                        "(may be repeated)"),
+               cl::value_desc("name=AxB,..."), cl::cat(kilnCategory));
 static cl::list<std::string> targets("target", cl::desc("SASS target(s), e.g. sm_90 (default)"),
                                      cl::CommaSeparated, cl::cat(kilnCategory));
 static cl::opt<std::string> dumpCuda("dump-cuda",
@@ -51,13 +53,19 @@ int main(int argc, char **argv) {
 
   kiln::CompileOptions options;
   options.inputPath = inputPath;
-  options.shapeSpec = shapeSpec;
+  // Repeated --shape options join into one spec, so a name given twice is
+  // reported by the spec parser instead of the last one silently winning.
+  options.shapeSpec = llvm::join(shapeSpecs, ",");
   if (!targets.empty())
     options.targets.assign(targets.begin(), targets.end());
   options.dumpCudaDir = dumpCuda;
   options.emit = emit;
   options.fuse = !noFuse;
   options.threads = threads;
+  if (!dumpCuda.empty() && emit != kiln::EmitKind::Artifact) {
+    WithColor::error(errs(), "kiln-compile") << "--dump-cuda needs --emit=artifact (the default)\n";
+    return 2;
+  }
   if (emit == kiln::EmitKind::Artifact) {
     if (outputPath.empty()) {
       WithColor::error(errs(), "kiln-compile") << "missing -o <file.kiln>\n";
