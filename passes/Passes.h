@@ -50,13 +50,14 @@ mlir::FailureOr<KernelOp> outlineIntoKernel(mlir::RewriterBase &rewriter,
                                             llvm::StringRef name);
 
 /// A GEMM tile: block tile BM x BN, K slice BK, per-thread micro-tile
-/// TM x TN; (BM/TM)*(BN/TN) threads per block.
+/// TM x TN, and KS groups of threads splitting each K slice (intra-block
+/// split-K); (BM/TM)*(BN/TN)*KS threads per block.
 struct GemmTile {
-  int64_t bm, bn, bk, tm, tn;
+  int64_t bm, bn, bk, tm, tn, ks;
 };
 
 /// Name of the kernel attribute holding the chosen GemmTile as
-/// `array<i64: BM, BN, BK, TM, TN>`.
+/// `array<i64: BM, BN, BK, TM, TN, KS>`.
 inline constexpr llvm::StringLiteral kGemmTileAttrName = "kiln.gemm_tile";
 
 /// Chooses the tile of a GEMM with `batch` x [M, N] outputs on `numSMs`

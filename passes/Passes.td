@@ -104,15 +104,16 @@ def SelectTiles : Pass<"kiln-select-tiles", "mlir::func::FuncOp"> {
   let summary = "Choose the tile shape and launch size of every GEMM kernel.";
   let description = [{
     For each `kiln.kernel` anchored on `kiln.matmul`, picks the tile
-    `[BM, BN, BK, TM, TN]` (block tile, K slice, per-thread micro-tile) from
-    the target's table and writes it as `kiln.gemm_tile`. The cost model is
+    `[BM, BN, BK, TM, TN, KS]` (block tile, K slice, per-thread micro-tile) from
+    the target's table (with KS, the number of thread groups splitting each
+    K slice) and writes it as `kiln.gemm_tile`. The cost model is
     occupancy first: the largest block tile that still gives every SM a
     block (`num-sms`), else the tile giving the most blocks. Small GEMMs
     (transformer inference at batch 1) thus spread over more SMs instead of
     running long K loops on a handful of them. Codegen reads the attribute.
 
     ```mlir
-    %0 = kiln.kernel @k2_matmul(...) {kiln.gemm_tile = array<i64: 16, 16, 32, 1, 1>} ...
+    %0 = kiln.kernel @k2_matmul(...) {kiln.gemm_tile = array<i64: 16, 16, 32, 2, 2, 4>} ...
     ```
   }];
   let options = [

@@ -51,14 +51,14 @@ FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
 
   // The tile comes from kiln-select-tiles.
   auto tileAttr = kernel->getAttrOfType<DenseI64ArrayAttr>(kGemmTileAttrName);
-  if (!tileAttr || tileAttr.size() != 5)
+  if (!tileAttr || tileAttr.size() != 6)
     return kernel.emitError() << "GEMM kernel @" << kernel.getSymName() << " has no valid '"
                               << kGemmTileAttrName << "' (run kiln-select-tiles)";
   int64_t kBM = tileAttr[0], kBN = tileAttr[1], kBK = tileAttr[2], kTM = tileAttr[3],
-          kTN = tileAttr[4];
-  if (kBM % kTM || kBN % kTN || (kBM / kTM) * (kBN / kTN) > 1024)
+          kTN = tileAttr[4], kKS = tileAttr[5];
+  if (kBM % kTM || kBN % kTN || kKS < 1 || kBK % kKS || (kBM / kTM) * (kBN / kTN) * kKS > 1024)
     return kernel.emitError() << "invalid GEMM tile in kernel @" << kernel.getSymName();
-  unsigned kThreads = unsigned((kBM / kTM) * (kBN / kTN));
+  unsigned kThreads = unsigned((kBM / kTM) * (kBN / kTN) * kKS);
 
   GeneratedKernel out;
   ExprEmitter expr(kernel);
@@ -116,9 +116,9 @@ FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
   out.source =
       "// " + llvm::formatv("[{0}x{1}] x [{1}x{2}], batch {3}\n", M, K, N, batchCount).str() +
       *sig + " {\n" + "  const long long bz = blockIdx.z;\n" + prologue +
-      llvm::formatv("  kiln::gemmTileF32<{0}, {1}, {2}, {3}, {4}>({5}, {6}, {7},\n  {8},\n  {9},\n"
-                    "  [&](int m, int n, float acc) {{\n{10}  });\n",
-                    kBM, kBN, kBK, kTM, kTN, M, N, K, *loadA, *loadB, expr.getBody())
+      llvm::formatv("  kiln::gemmTileF32<{0}, {1}, {2}, {3}, {4}, {5}>({6}, {7}, {8},\n  {9},\n  "
+                    "{10},\n  [&](int m, int n, float acc) {{\n{11}  });\n",
+                    kBM, kBN, kBK, kTM, kTN, kKS, M, N, K, *loadA, *loadB, expr.getBody())
           .str() +
       "}\n";
   out.block = {kThreads, 1, 1};

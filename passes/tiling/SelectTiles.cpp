@@ -21,10 +21,12 @@ using namespace mlir;
 using namespace kiln;
 
 /// sm_90 tiles, largest first; each has 256 threads and BK = 32 (17 KB of
-/// shared memory for the largest).
+/// shared memory for the largest). The smallest splits each K slice over 4
+/// thread groups, so a block's K loop is 4x shorter: the GEMMs of batch-1
+/// inference have too few output tiles to fill the GPU otherwise.
 static constexpr GemmTile kSm90Tiles[] = {
-    {64, 64, 32, 4, 4}, {32, 64, 32, 2, 4}, {32, 32, 32, 2, 2},
-    {16, 32, 32, 1, 2}, {16, 16, 32, 1, 1},
+    {64, 64, 32, 4, 4, 1}, {32, 64, 32, 2, 4, 1}, {32, 32, 32, 2, 2, 1},
+    {16, 32, 32, 1, 2, 1}, {16, 16, 32, 2, 2, 4},
 };
 
 GemmTile kiln::selectGemmTile(int64_t m, int64_t n, int64_t batch, int64_t numSMs) {
@@ -63,7 +65,7 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
       GemmTile t = selectGemmTile(shape[shape.size() - 2], shape.back(), batch, numSMs);
       LLVM_DEBUG(llvm::dbgs() << kernel.getSymName() << ": tile " << t.bm << "x" << t.bn << "\n");
       kernel->setAttr(kGemmTileAttrName,
-                      builder.getDenseI64ArrayAttr({t.bm, t.bn, t.bk, t.tm, t.tn}));
+                      builder.getDenseI64ArrayAttr({t.bm, t.bn, t.bk, t.tm, t.tn, t.ks}));
     });
   }
 };

@@ -6,7 +6,7 @@
 // each anchor applying its consumers in the epilogue.
 // SUMMARY: kernels: 3 (3 distinct, in 3 CUDA modules)
 
-// CHECK-DAG: kiln::gemmTileF32<16, 16, 32, 1, 1>(
+// CHECK-DAG: kiln::gemmTileF32<16, 16, 32, 2, 2, 4>(
 // CHECK-DAG: tanhf(
 // CHECK-DAG: kiln::softmaxRowF32(
 // CHECK-DAG: (v != v)
