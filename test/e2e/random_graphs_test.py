@@ -11,7 +11,9 @@ exposes an intermediate, so fused values must also be materialized correctly.
   random_graphs_test.py --generate DIR [--count N] [--seed S] --kiln-compile BIN
       writes DIR/g<i>.onnx and compiles DIR/g<i>.kiln (no GPU needed)
   random_graphs_test.py --run DIR --kiln-run BIN
-      runs each g<i>.kiln on the GPU against onnxruntime; pass if max|out-ref|/max|ref| <= 1e-4
+      runs each g<i>.kiln on the GPU against onnxruntime in float64 (float32 where onnxruntime
+      lacks a double kernel); pass if max|out-ref|/max|ref| <= 1e-4, or (ill-conditioned
+      graphs) no more than twice onnxruntime's own float32 error against float64
   random_graphs_test.py --generate DIR --kiln-compile BIN --kiln-run BIN
       both (ctest random-graphs-gpu)
 
@@ -142,6 +144,21 @@ def generate(args):
     return 0
 
 
+def to_float64(path):
+    """The model with every float32 tensor turned into float64 (a higher-precision reference)."""
+    import onnx
+    from onnx import TensorProto, numpy_helper
+    model = onnx.load(path)
+    g = model.graph
+    for t in list(g.initializer):
+        if t.data_type == TensorProto.FLOAT:
+            t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t).astype(np.float64), t.name))
+    for v in list(g.input) + list(g.output) + list(g.value_info):
+        if v.type.tensor_type.elem_type == TensorProto.FLOAT:
+            v.type.tensor_type.elem_type = TensorProto.DOUBLE
+    return model.SerializeToString()
+
+
 def run(args):
     smi = shutil.which("nvidia-smi")
     if not smi or subprocess.run([smi, "-L"], capture_output=True).returncode != 0:
@@ -152,13 +169,21 @@ def run(args):
     failures = 0
     models = sorted(glob.glob(os.path.join(args.run, "g*.onnx")),
                     key=lambda p: int(os.path.basename(p)[1:-5]))
-    worst = 0.0
+    worst, errors = 0.0, []
     with tempfile.TemporaryDirectory() as tmp:
         for path in models:
             sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
             shape = sess.get_inputs()[0].shape
             x = rng.standard_normal(shape).astype(np.float32)
-            refs = sess.run(None, {"x": x})
+            refs32 = sess.run(None, {"x": x})
+            # Reference in float64 where onnxruntime has double kernels for every op
+            # (it lacks some, e.g. Erf); else onnxruntime's float32 result.
+            try:
+                sess64 = ort.InferenceSession(to_float64(path), providers=["CPUExecutionProvider"])
+                refs = sess64.run(None, {"x": x.astype(np.float64)})
+                ref_kind = "f64"
+            except Exception:  # noqa: BLE001 - any missing double kernel
+                refs, ref_kind = refs32, "f32"
             names = [o.name for o in sess.get_outputs()]
             np.save(os.path.join(tmp, "x.npy"), x)
             cmd = [args.kiln_run, path[:-5] + ".kiln", "--input", f"x={tmp}/x.npy"]
@@ -170,15 +195,29 @@ def run(args):
                 print(f"{tag}: FAIL kiln-run exit {r.returncode}: {r.stderr.strip()}")
                 failures += 1
                 continue
-            for o, ref in zip(names, refs):
+            def rel_err(out, ref):
+                return float(np.max(np.abs(out.astype(np.float64) - ref)) /
+                             max(float(np.max(np.abs(ref))), 1e-30))
+
+            for o, ref, ref32 in zip(names, refs, refs32):
                 out = np.load(f"{tmp}/{o}.npy")
-                err = float(np.max(np.abs(out.astype(np.float64) - ref)) /
-                            max(float(np.max(np.abs(ref))), 1e-30))
-                ok = np.isfinite(out).all() and err <= 1e-4
+                err = rel_err(out, ref)
+                # Random graphs can be ill-conditioned (softmax then mean subtraction
+                # cancels): then no float32 evaluation gets within 1e-4 of float64.
+                # Bar: 1e-4, or no worse than twice onnxruntime's own float32 error.
+                peer = rel_err(ref32, ref) if ref_kind == "f64" else 0.0
+                ok = np.isfinite(out).all() and (err <= 1e-4 or err <= 2 * peer)
                 worst = max(worst, err)
+                errors.append((err, tag, o, ref_kind, peer))
                 if not ok:
                     failures += 1
-                    print(f"{tag} {o}: FAIL max_rel_err={err:.3e}")
+                    print(f"{tag} {o}: FAIL max_rel_err={err:.3e} "
+                          f"(onnxruntime float32: {peer:.3e})")
+    for err, tag, o, kind, peer in sorted(errors, reverse=True)[:3]:
+        print(f"  largest: {tag} {o} max_rel_err={err:.3e} (reference: onnxruntime {kind}; "
+              f"onnxruntime float32 against it: {peer:.3e})")
+    print(f"  references: {sum(e[3] == 'f64' for e in errors)} float64, "
+          f"{sum(e[3] == 'f32' for e in errors)} float32 (no double kernel for some op)")
     print(f"{len(models)} graphs, worst max_rel_err={worst:.3e}: " +
           ("PASS" if failures == 0 else f"FAIL ({failures})"))
     return 0 if failures == 0 else 1

@@ -45,7 +45,14 @@ __device__ __forceinline__ void layerNormRowF32(const float *__restrict__ x,
   float s = 0.0f;
   for (long long c = lane; c < D; c += 32)
     s += x[c];
-  const float mean = warpSum(s) / float(D);
+  const float mean0 = warpSum(s) / float(D);
+  // One refinement step: the rounding error of the first mean is measured
+  // and removed, so a constant row gets an exact zero deviation. Without it,
+  // (x - mean) ~ 1e-7 * |x| is amplified by rstd = 1/sqrt(eps) ~ 316.
+  float residual = 0.0f;
+  for (long long c = lane; c < D; c += 32)
+    residual += x[c] - mean0;
+  const float mean = mean0 + warpSum(residual) / float(D);
   float v = 0.0f;
   for (long long c = lane; c < D; c += 32) {
     float d = x[c] - mean;
