@@ -18,13 +18,14 @@ Artifacts are <model>_1x128.kiln in --artifacts, or compiled into a temporary di
 import argparse
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 
 import numpy as np
+
+from e2e_test import has_gpu  # one GPU check for every GPU test script
 
 CONFIGS = {
     "gpt2_tiny_dynamo": ("GPT2Config", "GPT2Model",
@@ -96,8 +97,7 @@ def main():
     args = ap.parse_args()
     if not (args.artifacts or args.kiln_compile):
         ap.error("need --artifacts or --kiln-compile")
-    smi = shutil.which("nvidia-smi")
-    if not smi or subprocess.run([smi, "-L"], capture_output=True).returncode != 0:
+    if not has_gpu():
         print("SKIP: no GPU")
         return 77
     rng = np.random.default_rng(0)

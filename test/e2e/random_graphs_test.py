@@ -22,12 +22,13 @@ Exit: 0 pass, 1 failure, 2 usage, 77 no GPU (--run only).
 import argparse
 import glob
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 
 import numpy as np
+
+from e2e_test import has_gpu  # one GPU check for every GPU test script
 
 
 def build_graph(rng, index):
@@ -160,8 +161,7 @@ def to_float64(path):
 
 
 def run(args):
-    smi = shutil.which("nvidia-smi")
-    if not smi or subprocess.run([smi, "-L"], capture_output=True).returncode != 0:
+    if not has_gpu():
         print("SKIP: no GPU")
         return 77
     import onnxruntime as ort
@@ -233,8 +233,7 @@ def main():
     ap.add_argument("--kiln-run")
     args = ap.parse_args()
     if args.generate and args.kiln_compile and args.kiln_run:  # both, as ctest runs it
-        smi = shutil.which("nvidia-smi")
-        if not smi or subprocess.run([smi, "-L"], capture_output=True).returncode != 0:
+        if not has_gpu():
             print("SKIP: no GPU")
             return 77
         args.run = args.generate

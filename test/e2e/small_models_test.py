@@ -13,12 +13,13 @@ Exit: 0 pass, 1 failure, 2 usage, 77 no GPU (not in --compile-only mode).
 """
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 
 import numpy as np
+
+from e2e_test import has_gpu  # one GPU check for every GPU test script
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 INPUTS = os.path.join(HERE, "..", "codegen", "Inputs")
@@ -57,8 +58,7 @@ def main():
         return 0
     if not args.kiln_run or not (args.kiln_compile or args.artifacts):
         ap.error("need --kiln-run and --kiln-compile or --artifacts")
-    smi = shutil.which("nvidia-smi")
-    if not smi or subprocess.run([smi, "-L"], capture_output=True).returncode != 0:
+    if not has_gpu():
         print("SKIP: no GPU")
         return 77
 
