@@ -263,6 +263,11 @@ namespace {
 struct FusePointwisePass : public kiln::impl::FusePointwiseBase<FusePointwisePass> {
   using FusePointwiseBase::FusePointwiseBase;
   void runOnOperation() override {
+    if (maxOpsPerKernel == 0) {
+      getOperation()->emitError("kiln-fuse-pointwise: max-ops-per-kernel must be at least 1 "
+                                "(1 puts every op in its own kernel)");
+      return signalPassFailure();
+    }
     IRRewriter rewriter(&getContext());
     FusionOptions options;
     options.maxOpsPerKernel = maxOpsPerKernel;

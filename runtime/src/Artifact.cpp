@@ -545,6 +545,46 @@ size_t kiln_artifact_module_count(const kiln_artifact_t *artifact) {
   return artifact ? artifact->modules.size() : 0;
 }
 
+kiln_status_t kiln_artifact_module_info(const kiln_artifact_t *artifact, size_t index,
+                                        kiln_module_info_t *out_info) {
+  if (out_info)
+    *out_info = kiln_module_info_t();
+  if (!artifact || !out_info)
+    return kiln::makeStatus(KILN_INVALID_ARGUMENT,
+                            "kiln_artifact_module_info: artifact and out_info must be non-NULL");
+  if (index >= artifact->modules.size())
+    return kiln::makeStatusF(KILN_NOT_FOUND, "module index %zu is out of range (%zu modules)",
+                             index, artifact->modules.size());
+  const kiln::ModuleDesc &module = artifact->modules[index];
+  out_info->name = module.name.c_str();
+  out_info->ptx_bytes = module.ptx.size;
+  out_info->cubin_count = module.cubins.size();
+  return nullptr;
+}
+
+kiln_status_t kiln_artifact_module_cubin(const kiln_artifact_t *artifact, size_t module_index,
+                                         size_t cubin_index, uint32_t *out_arch,
+                                         uint64_t *out_bytes) {
+  if (out_arch)
+    *out_arch = 0;
+  if (out_bytes)
+    *out_bytes = 0;
+  if (!artifact || !out_arch || !out_bytes)
+    return kiln::makeStatus(KILN_INVALID_ARGUMENT, "kiln_artifact_module_cubin: artifact, "
+                                                   "out_arch and out_bytes must be non-NULL");
+  if (module_index >= artifact->modules.size())
+    return kiln::makeStatusF(KILN_NOT_FOUND, "module index %zu is out of range (%zu modules)",
+                             module_index, artifact->modules.size());
+  const kiln::ModuleDesc &module = artifact->modules[module_index];
+  if (cubin_index >= module.cubins.size())
+    return kiln::makeStatusF(KILN_NOT_FOUND,
+                             "cubin index %zu is out of range (module '%s' has %zu)", cubin_index,
+                             module.name.c_str(), module.cubins.size());
+  *out_arch = module.cubins[cubin_index].arch;
+  *out_bytes = module.cubins[cubin_index].image.size;
+  return nullptr;
+}
+
 size_t kiln_artifact_launch_count(const kiln_artifact_t *artifact) {
   return artifact ? artifact->launches.size() : 0;
 }

@@ -2,6 +2,9 @@
 // RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise=fuse-epilogues=false | FileCheck %s --check-prefix=NOEPI
 // RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise=fuse-reduction-prologues=false | FileCheck %s --check-prefix=NOPRO
 // RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise=fuse-gemm-prologues=false | FileCheck %s --check-prefix=NOGEMMPRO
+// RUN: not kiln-opt %s --split-input-file --kiln-fuse-pointwise=max-ops-per-kernel=0 2>&1 | FileCheck %s --check-prefix=ZERO
+// ZERO: max-ops-per-kernel must be at least 1
+// RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise=max-ops-per-kernel=2 | FileCheck %s --check-prefix=CAP2
 
 // NOEPI-LABEL: func.func @gemm_bias_gelu
 // NOEPI: kiln.kernel @fused_matmul(
@@ -9,6 +12,10 @@
 
 // A chain of single-use pointwise ops becomes one kernel.
 // CHECK-LABEL: func.func @chain
+// With a cap of two ops per kernel the three-op chain splits (grouping runs bottom-up).
+// CAP2-LABEL: func.func @chain
+// CAP2: kiln.kernel @fused_add(
+// CAP2: kiln.kernel @fused_mul_tanh(
 // CHECK-SAME: (%[[A:.+]]: tensor<4x8xf32>, %[[B:.+]]: tensor<8xf32>)
 func.func @chain(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
   // CHECK: %[[K:.+]] = kiln.kernel @fused_add_mul_tanh(%[[A]], %[[B]]) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>

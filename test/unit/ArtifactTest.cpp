@@ -104,6 +104,12 @@ TEST(ArtifactOpen, AcceptsValidArtifactAndAnswersQueries) {
   EXPECT_EQ(launch.block[0], 4u);
   EXPECT_EQ(launch.arg_count, 3u);
 
+  kiln_module_info_t module;
+  ASSERT_EQ(kiln_artifact_module_info(artifact, 0, &module), nullptr);
+  EXPECT_STREQ(module.name, "add");
+  EXPECT_GT(module.ptx_bytes, 0u);
+  EXPECT_EQ(module.cubin_count, 0u);
+
   size_t index = 99;
   EXPECT_EQ(kiln_artifact_find_input(artifact, "x", &index), nullptr);
   EXPECT_EQ(index, 0u);
@@ -126,6 +132,20 @@ TEST(ArtifactOpen, QueriesRejectBadIndicesAndNames) {
   kiln_launch_info_t launch;
   status = kiln_artifact_launch_info(artifact, 1, &launch);
   EXPECT_EQ(kiln_status_code(status), KILN_NOT_FOUND);
+  kiln_status_free(status);
+  kiln_module_info_t module;
+  status = kiln_artifact_module_info(artifact, 1, &module);
+  EXPECT_EQ(kiln_status_code(status), KILN_NOT_FOUND);
+  EXPECT_EQ(module.name, nullptr);
+  kiln_status_free(status);
+  uint32_t arch = 7;
+  uint64_t bytes = 7;
+  status = kiln_artifact_module_cubin(artifact, 0, 0, &arch, &bytes);
+  EXPECT_EQ(kiln_status_code(status), KILN_NOT_FOUND);
+  EXPECT_EQ(arch, 0u);
+  kiln_status_free(status);
+  status = kiln_artifact_module_cubin(artifact, 0, 0, nullptr, &bytes);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
   kiln_status_free(status);
   size_t index = 7;
   status = kiln_artifact_find_input(artifact, "nope", &index);

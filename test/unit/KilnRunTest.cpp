@@ -107,6 +107,18 @@ TEST_F(KilnRun, InfoNeedsNoGpu) {
             std::string::npos)
       << result.output;
   EXPECT_NE(result.output.find("arena_bytes: 1024"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("module add: PTX "), std::string::npos) << result.output;
+}
+
+TEST_F(KilnRun, InfoListsSassTargets) {
+  kiln::test::ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder, {{90, std::vector<uint8_t>(100, 1)},
+                                      {100, std::vector<uint8_t>(60, 2)}});
+  std::string withSass = kiln::test::writeTempFile("add_sass.kiln", builder.build());
+  kiln::test::CommandResult result = runKilnRun("'" + withSass + "' --info");
+  EXPECT_EQ(result.exitCode, 0) << result.output;
+  EXPECT_NE(result.output.find(", SASS sm_90 100 bytes, SASS sm_100 60 bytes"), std::string::npos)
+      << result.output;
 }
 
 TEST_F(KilnRun, UnknownInputName) {

@@ -210,6 +210,19 @@ void printInfo(const kiln_artifact_t *artifact) {
   }
   std::printf("kernels: %zu launches in %zu modules\n", kiln_artifact_launch_count(artifact),
               kiln_artifact_module_count(artifact));
+  kiln_module_info_t module;
+  for (size_t i = 0; i < kiln_artifact_module_count(artifact); ++i) {
+    kiln_status_free(kiln_artifact_module_info(artifact, i, &module));
+    std::printf("  module %s: PTX %llu bytes", module.name,
+                static_cast<unsigned long long>(module.ptx_bytes));
+    for (size_t c = 0; c < module.cubin_count; ++c) {
+      uint32_t arch = 0;
+      uint64_t bytes = 0;
+      kiln_status_free(kiln_artifact_module_cubin(artifact, i, c, &arch, &bytes));
+      std::printf(", SASS sm_%u %llu bytes", arch, static_cast<unsigned long long>(bytes));
+    }
+    std::printf("\n");
+  }
   kiln_launch_info_t launch;
   for (size_t i = 0; i < kiln_artifact_launch_count(artifact); ++i) {
     kiln_status_free(kiln_artifact_launch_info(artifact, i, &launch));

@@ -151,6 +151,17 @@ typedef struct kiln_launch_info_t {
   size_t arg_count;
 } kiln_launch_info_t;
 
+/// Description of one CUDA module of the artifact: PTX (JIT-compiled by the driver for devices
+/// without a matching SASS image) and SASS images (cubins), one per target architecture.
+typedef struct kiln_module_info_t {
+  /// Module name (owned by the artifact).
+  const char *name;
+  /// Size of the PTX text in bytes (0 when the artifact carries no PTX for this module).
+  uint64_t ptx_bytes;
+  /// Number of SASS images; query each with kiln_artifact_module_cubin.
+  size_t cubin_count;
+} kiln_module_info_t;
+
 /// Opens the .kiln file at `path`, maps it and verifies it completely: header (magic, version,
 /// sizes against the real file size), the FlatBuffers index, every blob range, every launch
 /// (module index, grid/block dimensions) and every buffer reference. On any problem returns
@@ -201,6 +212,17 @@ uint64_t kiln_artifact_weights_bytes(const kiln_artifact_t *artifact);
 
 /// Returns the number of CUDA modules.
 size_t kiln_artifact_module_count(const kiln_artifact_t *artifact);
+
+/// Fills `out_info` for module number `index`; KILN_NOT_FOUND if index >= module count.
+kiln_status_t kiln_artifact_module_info(const kiln_artifact_t *artifact, size_t index,
+                                        kiln_module_info_t *out_info);
+
+/// Reports SASS image `cubin_index` of module `module_index`: its target architecture as
+/// major * 10 + minor (90 = sm_90) in `out_arch` and its size in bytes in `out_bytes`.
+/// KILN_NOT_FOUND if either index is out of range; KILN_INVALID_ARGUMENT for NULL pointers.
+kiln_status_t kiln_artifact_module_cubin(const kiln_artifact_t *artifact, size_t module_index,
+                                         size_t cubin_index, uint32_t *out_arch,
+                                         uint64_t *out_bytes);
 
 /// Returns the number of kernel launches in the schedule.
 size_t kiln_artifact_launch_count(const kiln_artifact_t *artifact);
