@@ -50,11 +50,17 @@ llvm::Error writeFile(const std::string &path, const std::string &text) {
 }
 } // namespace
 
-/// The ONNX node and file a location names (either may stay empty).
-static void describeLocation(Location loc, std::string &node, std::string &file) {
+/// The ONNX node, its op type and the file a location names (each may stay
+/// empty). The importer gives every node NameLoc(node, NameLoc(op type, file)).
+static void describeLocation(Location loc, std::string &node, std::string &opType,
+                             std::string &file) {
   loc->walk([&](Location l) {
-    if (auto name = dyn_cast<NameLoc>(l); name && node.empty())
-      node = name.getName().str();
+    if (auto name = dyn_cast<NameLoc>(l)) {
+      if (node.empty())
+        node = name.getName().str();
+      else if (opType.empty())
+        opType = name.getName().str();
+    }
     if (auto flc = dyn_cast<FileLineColLoc>(l); flc && file.empty())
       file = flc.getFilename().str();
     return WalkResult::advance();
@@ -67,15 +73,19 @@ kiln::installModelDiagnosticHandler(MLIRContext &context, llvm::raw_ostream &os)
   context.printStackTraceOnDiagnostic(false);
   return std::make_unique<ScopedDiagnosticHandler>(&context, [&os](Diagnostic &diag) {
     auto print = [&](Diagnostic &d, StringRef severity) {
-      std::string node, file, message = d.str();
-      describeLocation(d.getLocation(), node, file);
+      std::string node, opType, file, message = d.str();
+      describeLocation(d.getLocation(), node, opType, file);
       if (!file.empty())
         os << file << ": ";
       os << severity << ": ";
       // Name the node unless the message already quotes it (importer
       // messages name their node, input or initializer themselves).
-      if (!node.empty() && !StringRef(message).contains("'" + node + "'"))
-        os << "node '" << node << "': ";
+      if (!node.empty() && !StringRef(message).contains("'" + node + "'")) {
+        os << "node '" << node << "'";
+        if (!opType.empty())
+          os << " (" << opType << ")";
+        os << ": ";
+      }
       os << message << "\n";
     };
     StringRef severity = diag.getSeverity() == DiagnosticSeverity::Error     ? "error"

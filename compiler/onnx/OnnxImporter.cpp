@@ -408,7 +408,10 @@ FailureOr<Value> GraphImporter::lookup(StringRef name) {
 LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index) {
   std::string displayName =
       node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
-  Location loc = NameLoc::get(StringAttr::get(&ctx, displayName), fileLoc);
+  // NameLoc(node name, NameLoc(op type, file)): later diagnostics (folding,
+  // size checks, memory planning) name both the node and its op type.
+  Location loc = NameLoc::get(StringAttr::get(&ctx, displayName),
+                              NameLoc::get(StringAttr::get(&ctx, node.op_type()), fileLoc));
 
   // 1. Domain and op type.
   bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";

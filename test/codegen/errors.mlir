@@ -14,18 +14,18 @@
 // Errors found by passes name the ONNX node (from the op's location) and
 // print no IR: a GPT-2 position table of 128 rows compiled for 200 tokens.
 // RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x200 -o %t.kiln 2>&1 | FileCheck %s --check-prefix=RANGE
-// RANGE: gpt2_tiny.onnx: error: node 'node_embedding_1': index 128 is out of range for a dimension of size 128 (valid: [-128, 128))
+// RANGE: gpt2_tiny.onnx: error: node 'node_embedding_1' (Gather): index 128 is out of range for a dimension of size 128 (valid: [-128, 128))
 // RANGE-NOT: see current operation
 // RANGE: kiln-compile: error: the kiln pass pipeline failed
 
 // Graphs that import but that codegen does not support yet stop with an
 // `unsupported:` error naming the ONNX node and the kernel.
 // RUN: not kiln-compile %S/Inputs/error_cumsum_runtime.onnx -o %t.kiln 2>&1 | FileCheck %s --check-prefix=CUMSUM
-// CUMSUM: error_cumsum_runtime.onnx: error: node 'CumSum_0': unsupported: no CUDA emitter for kiln.cumsum in kernel @k0_cumsum
+// CUMSUM: error_cumsum_runtime.onnx: error: node 'CumSum_0' (CumSum): unsupported: no CUDA emitter for kiln.cumsum in kernel @k0_cumsum
 // CUMSUM: kiln-compile: error: CUDA code generation failed
 
 // RUN: not kiln-compile %S/Inputs/error_f16.onnx -o %t.kiln 2>&1 | FileCheck %s --check-prefix=F16
-// F16: error: node 'Relu_1': unsupported: element type of result 0 ('tensor<4x8xf16>') in kernel @k0_fused_cast_relu
+// F16: error: node 'Relu_1' (Relu): unsupported: element type of result 0 ('tensor<4x8xf16>') in kernel @k0_fused_cast_relu
 
 // Graphs whose artifact the runtime could not use are rejected before writing.
 // RUN: not kiln-compile %S/Inputs/error_no_outputs.onnx -o %t.kiln 2>&1 | FileCheck %s --check-prefix=NO-OUTPUTS
@@ -36,9 +36,9 @@
 // Tensors larger than any GPU are an error naming the node, not an attempt to
 // materialize them (a 4 TB constant from a 200-byte model).
 // RUN: not kiln-compile %S/Inputs/error_huge_constant.onnx -o %t.kiln 2>&1 | FileCheck %s --check-prefix=HUGE
-// HUGE: error_huge_constant.onnx: error: node 'ConstantOfShape_0': unsupported: tensor 'tensor<1048576x1048576xf32>' is larger than the 128 GiB kiln compiles; use smaller --shape values
+// HUGE: error_huge_constant.onnx: error: node 'ConstantOfShape_0' (ConstantOfShape): unsupported: tensor 'tensor<1048576x1048576xf32>' is larger than the 128 GiB kiln compiles; use smaller --shape values
 // RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=4294967296x2 -o %t.kiln 2>&1 | FileCheck %s --check-prefix=HUGE-SHAPE
-// HUGE-SHAPE: error: node 'node_embedding': unsupported: tensor 'tensor<4294967296x2x128xf32>' is larger than the 128 GiB kiln compiles
+// HUGE-SHAPE: error: node 'node_embedding' (Gather): unsupported: tensor 'tensor<4294967296x2x128xf32>' is larger than the 128 GiB kiln compiles
 
 // Targets are checked against what this NVRTC supports (CUDA 13 dropped Volta).
 // RUN: not kiln-compile %S/Inputs/chain.onnx --shape x=2x8 -o %t.kiln --target sm_70 2>&1 | FileCheck %s --check-prefix=SM70
