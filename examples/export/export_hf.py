@@ -13,6 +13,7 @@ here). Examples:
     export_hf.py bert  -o bert_tiny_legacy.onnx --exporter legacy
     export_hf.py llama -o llama_tiny.onnx
     export_hf.py --pretrained gpt2 -o gpt2.onnx               # real weights from the HF hub
+    export_hf.py gpt2 -o gpt2_wide.onnx --config n_embd=256,n_head=8,n_positions=512
 Large models: weights go to external data next to the .onnx (kiln-compile reads them in place).
 Then: kiln-compile OUT.onnx -o OUT.kiln --shape input_ids=1x128 [--shape ...,attention_mask=1x128]
 """
@@ -60,11 +61,30 @@ def build(args):
         with_mask = "attention_mask" in model.forward.__code__.co_varnames and model.config.model_type == "bert"
         return model, with_mask, model.config.vocab_size
     cfg_name, model_name, kwargs, with_mask = TINY[args.family]
+    kwargs = dict(kwargs, **args.config)
     torch.manual_seed(args.seed)
     config = getattr(transformers, cfg_name)(**kwargs)
     if hasattr(config, "_attn_implementation"):
         config._attn_implementation = "eager"  # the exporter's graph, not an SDPA kernel call
     return getattr(transformers, model_name)(config), with_mask, kwargs["vocab_size"]
+
+
+def parse_config(text):
+    """'k=v,k2=v2' -> {k: int/float/str}: overrides of the tiny config (e.g. n_embd=256)."""
+    out = {}
+    for item in filter(None, text.split(",")):
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise argparse.ArgumentTypeError("expected KEY=VALUE, got '%s'" % item)
+        for conv in (int, float):
+            try:
+                out[key] = conv(value)
+                break
+            except ValueError:
+                pass
+        else:
+            out[key] = value
+    return out
 
 
 def main(argv):
@@ -75,6 +95,8 @@ def main(argv):
     p.add_argument("--exporter", choices=["dynamo", "legacy"], default="dynamo")
     p.add_argument("--opset", type=int, help="default 18 (dynamo) / 17 (legacy)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--config", type=parse_config, default={}, metavar="K=V[,K=V...]",
+                   help="override fields of the tiny config (family models only)")
     p.add_argument("--seq", type=int, default=16, help="sequence length of the example input")
     args = p.parse_args(argv)
     if not args.family and not args.pretrained:
