@@ -36,6 +36,42 @@ def FoldShapeSubgraphs : Pass<"kiln-fold-shape-subgraphs", "mlir::func::FuncOp">
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def RaiseLayerNorm : Pass<"kiln-raise-layer-norm", "mlir::func::FuncOp"> {
+  let summary = "Recognize decomposed layer normalization and raise it to `kiln.layer_norm`.";
+  let description = [{
+    Exports at opsets before 17 (which have no LayerNormalization op) spell
+    layer norm out, as torch.nn.LayerNorm's ONNX symbolic does:
+
+    ```
+    m = ReduceMean(x, trailing axes, keepdims=1)    d = Sub(x, m)
+    v = ReduceMean(Pow(d, 2) | Mul(d, d), same axes, keepdims=1)
+    y = Div(d, Sqrt(Add(v, eps)))                   [Mul(y, gamma)] [Add(., beta)]
+    ```
+
+    This pass replaces such a chain by one `kiln.layer_norm` (axis = first
+    reduced dim, epsilon = the constant; `gamma`/`beta` become scale/bias when
+    their shape is the normalized shape, else scale is ones and the affine
+    ops stay). One kernel then computes the statistics in a single pass over
+    each row (with the mean refinement of codegen) instead of four kernels
+    (mean, subtract, variance, normalize). Only exact matches are raised:
+    float element type, static shape, constant scalar epsilon, exponent
+    exactly 2, the reduced axes the trailing dims, and every intermediate
+    used only inside the chain; anything else is left as it is.
+
+    Before:
+    ```mlir
+    %m = kiln.reduce <mean> %x {axes = array<i64: 2>, keep_dims = true} : ...
+    %d = kiln.sub %x, %m : ...
+    ... kiln.pow, kiln.reduce <mean>, kiln.add eps, kiln.sqrt, kiln.div ...
+    ```
+    After:
+    ```mlir
+    %y = kiln.layer_norm %x, %gamma, %beta {axis = 2 : i64, epsilon = 1.0e-05 : f32} : ...
+    ```
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def FusePointwise : Pass<"kiln-fuse-pointwise", "mlir::func::FuncOp"> {
   let summary = "Group chains of fusible ops into `kiln.kernel` regions.";
   let description = [{

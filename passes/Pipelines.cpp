@@ -16,6 +16,7 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
   OpPassManager &fpm = pm.nest<func::FuncOp>();
   fpm.addPass(createFoldShapeSubgraphs());
   fpm.addPass(createCSEPass());
+  fpm.addPass(createRaiseLayerNorm());
   if (options.fuse)
     fpm.addPass(createFusePointwise());
   fpm.addPass(createOutlineKernels());
@@ -29,6 +30,6 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
 
 void kiln::registerKilnPipelines() {
   PassPipelineRegistration<KilnPipelineOptions>(
-      "kiln-pipeline", "The kiln graph-to-kernel pipeline (fold, fuse, outline, select tiles, plan memory)",
+      "kiln-pipeline", "The kiln graph-to-kernel pipeline (fold, raise layer norm, fuse, outline, select tiles, plan memory)",
       buildKilnPipeline);
 }

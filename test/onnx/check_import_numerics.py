@@ -133,24 +133,28 @@ def main():
     parser.add_argument("--bin", default=os.path.join(here, "..", "..", "build", "bin"))
     parser.add_argument("--models", default=os.path.join(here, "..", "..", "..", "shared", "models"))
     parser.add_argument("--shapes", default="2x16,1x128", help="batch x seq list")
+    parser.add_argument("--names", default=",".join(MODELS), help="model file names (no .onnx)")
+    parser.add_argument("--passes", default="--kiln-fold-shape-subgraphs",
+                        help="kiln-opt passes before interpreting (e.g. add --kiln-raise-layer-norm)")
     args = parser.parse_args()
     compile_, opt = os.path.join(args.bin, "kiln-compile"), os.path.join(args.bin, "kiln-opt")
     worst = 0.0
-    for m in MODELS:
+    for m in args.names.split(","):
         for shape in args.shapes.split(","):
             b, s = (int(d) for d in shape.split("x"))
             path = os.path.join(args.models, m + ".onnx")
             rng = np.random.default_rng(1)
             feeds = {"input_ids": rng.integers(0, 1000, (b, s)).astype(np.int64)}
             spec = f"input_ids={b}x{s}"
-            if m.startswith("bert"):
+            if "attention_mask" in [i.name for i in ort.InferenceSession(
+                    path, providers=["CPUExecutionProvider"]).get_inputs()]:
                 mask = np.ones((b, s), np.int64)
                 mask[0, s // 2:] = 0
                 feeds["attention_mask"] = mask
                 spec += f",attention_mask={b}x{s}"
             graph = subprocess.run([compile_, path, "--shape", spec, "--emit=graph"],
                                    capture_output=True, text=True, check=True).stdout
-            folded = subprocess.run([opt, "--kiln-fold-shape-subgraphs"], input=graph,
+            folded = subprocess.run([opt] + args.passes.split(), input=graph,
                                     capture_output=True, text=True, check=True).stdout
             ref = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
             out = run(folded, list(feeds.values()))[0]
