@@ -13,9 +13,9 @@ from onnx import TensorProto, helper, numpy_helper
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs")
 
 
-def save(name, nodes, inputs, outputs, inits=()):
+def save(name, nodes, inputs, outputs, inits=(), opset=18):
     graph = helper.make_graph(nodes, name, inputs, outputs, list(inits))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
     onnx.checker.check_model(model)
     onnx.save(model, os.path.join(HERE, name + ".onnx"))
@@ -86,6 +86,26 @@ def main():
         helper.make_node("Softmax", ["x"], ["p"], axis=1),
         helper.make_node("Mul", ["p", "x"], ["y"]),
     ], [f32("x", ["batch", 6, 5])], [f32("y", ["batch", 6, 5])])
+    # Layer norm as exported before opset 17 (torch.nn.LayerNorm's decomposition,
+    # ReduceMean with an axes attribute), with gamma, beta and a ReLU after it:
+    # kiln-raise-layer-norm makes it one layer-norm kernel with a ReLU epilogue.
+    save("decomposed_layer_norm", [
+        helper.make_node("ReduceMean", ["x"], ["m"], axes=[-1], keepdims=1),
+        helper.make_node("Sub", ["x", "m"], ["d"]),
+        helper.make_node("Pow", ["d", "two"], ["p"]),
+        helper.make_node("ReduceMean", ["p"], ["v"], axes=[-1], keepdims=1),
+        helper.make_node("Add", ["v", "eps"], ["ve"]),
+        helper.make_node("Sqrt", ["ve"], ["s"]),
+        helper.make_node("Div", ["d", "s"], ["n"]),
+        helper.make_node("Mul", ["n", "g"], ["ng"]),
+        helper.make_node("Add", ["ng", "beta"], ["nb"]),
+        helper.make_node("Relu", ["nb"], ["y"]),
+    ], [f32("x", ["batch", 8, 16])], [f32("y", ["batch", 8, 16])], [
+        numpy_helper.from_array(np.array(2.0, np.float32), "two"),
+        numpy_helper.from_array(np.array(1e-5, np.float32), "eps"),
+        numpy_helper.from_array(rng.standard_normal(16).astype(np.float32), "g"),
+        numpy_helper.from_array(rng.standard_normal(16).astype(np.float32), "beta"),
+    ], opset=13)
     # Outputs that are not kernel results: an input passed through and a constant.
     save("passthrough", [
         helper.make_node("Identity", ["x"], ["same"]),

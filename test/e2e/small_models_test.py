@@ -31,6 +31,7 @@ MODELS = {
     "passthrough": {"x": (2, 3)},
     "reductions": {"x": (3, 8, 16)},
     "softmax_axis": {"x": (3, 6, 5)},
+    "decomposed_layer_norm": {"x": (3, 8, 16)},
 }
 
 
