@@ -369,6 +369,9 @@ def Kiln_MatMulOp : Kiln_Op<"matmul", [Pure]> {
   let results = (outs Kiln_FloatTensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
   let hasVerifier = 1;
+  // Constant operands (e.g. Llama's rotary inv_freq x positions) fold on the
+  // host, up to 2^26 multiply-adds.
+  let hasFolder = 1;
 }
 
 def Kiln_SoftmaxOp : Kiln_Op<"softmax", [Pure, SameOperandsAndResultType]> {

@@ -68,3 +68,28 @@ func.func @identity_folds(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %e = kiln.expand %s : tensor<2x3xf32> -> tensor<2x3xf32>
   return %e : tensor<2x3xf32>
 }
+
+// -----
+
+// A matmul of constants folds (Llama's rotary frequencies x positions), with
+// batch dims broadcast: [2,2,3] x [3,2] -> [2,2,2].
+// CHECK-LABEL: func.func @matmul_constants
+func.func @matmul_constants() -> tensor<2x2x2xf32> {
+  // CHECK: %[[C:.+]] = kiln.constant dense<{{\[}}{{\[}}[3.000000e+00, 5.000000e+00], [1.050000e+01, 1.400000e+01]], {{\[}}[1.800000e+01, 2.300000e+01], [2.550000e+01, 3.200000e+01]]]> : tensor<2x2x2xf32>
+  // CHECK-NEXT: return %[[C]]
+  %a = kiln.constant dense<[[[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]], [[6.0, 7.0, 8.0], [9.0, 10.0, 11.0]]]> : tensor<2x2x3xf32>
+  %b = kiln.constant dense<[[1.0, 0.0], [0.0, 1.0], [1.5, 2.0]]> : tensor<3x2xf32>
+  %m = kiln.matmul %a, %b : tensor<2x2x3xf32>, tensor<3x2xf32> -> tensor<2x2x2xf32>
+  return %m : tensor<2x2x2xf32>
+}
+
+// -----
+
+// A matmul with a non-constant operand stays.
+// CHECK-LABEL: func.func @matmul_not_constant
+// CHECK: kiln.matmul
+func.func @matmul_not_constant(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
+  %b = kiln.constant dense<1.0> : tensor<3x2xf32>
+  %m = kiln.matmul %x, %b : tensor<2x3xf32>, tensor<3x2xf32> -> tensor<2x2xf32>
+  return %m : tensor<2x2xf32>
+}
