@@ -71,9 +71,14 @@ FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
   int64_t batchCount = 1;
   for (int64_t d : batch)
     batchCount *= d;
-  if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || batchCount > 65535)
+  if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX)
     return kernel.emitError() << "unsupported: GEMM extents M=" << M << " N=" << N << " K=" << K
-                              << " batch=" << batchCount << " exceed the launch limits";
+                              << " exceed 2^31 - 1 (32-bit tile indexing)";
+  if (batchCount > 65535)
+    return kernel.emitError() << "unsupported: GEMM batch count " << batchCount << " (M=" << M
+                              << " N=" << N << " K=" << K
+                              << ") exceeds 65535, the CUDA grid's z limit (one block row per "
+                              << "batch); use a smaller --shape";
 
   // Batch coordinates of this block, shared by the loaders and the epilogue.
   expr.beginBody("  ");

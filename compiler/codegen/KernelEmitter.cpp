@@ -32,9 +32,30 @@ FailureOr<GeneratedKernel> EmitterRegistry::emit(KernelOp kernel) const {
   if (!anchor)
     return pointwise(kernel, nullptr);
   auto it = anchors.find(anchor->getName().getTypeID());
-  if (it == anchors.end())
-    return kernel.emitError() << "unsupported: no CUDA emitter for " << anchor->getName()
+  if (it == anchors.end()) {
+    InFlightDiagnostic diag = kernel.emitError()
+                              << "unsupported: no CUDA emitter for " << anchor->getName()
                               << " in kernel @" << kernel.getSymName();
+    // Range and CumSum run only at compile time: on constants, folded up to
+    // the folding limit. Say which of the two conditions failed.
+    if (isa<RangeOp, CumSumOp>(anchor)) {
+      auto type = cast<RankedTensorType>(anchor->getResult(0).getType());
+      bool constantInputs = llvm::all_of(anchor->getOperands(), [&](Value v) {
+        if (auto arg = dyn_cast<BlockArgument>(v)) // a kernel operand
+          v = kernel.getInputs()[arg.getArgNumber()];
+        return v.getDefiningOp() && v.getDefiningOp()->hasTrait<OpTrait::ConstantLike>();
+      });
+      if (constantInputs)
+        diag << "; its " << type.getNumElements() << "-element result exceeds the "
+             << kMaxFoldElements << "-element limit of compile-time folding (use a smaller "
+             << "--shape)";
+      else
+        diag << "; kiln evaluates " << anchor->getName()
+             << " only at compile time, on inputs that fold to constants (values over "
+             << kMaxFoldElements << " elements are not folded)";
+    }
+    return diag;
+  }
   if (kernel.getBodyBlock().getOperations().size() != 2 && !it->second.acceptsFusedOps)
     return kernel.emitError() << "unsupported: kernel @" << kernel.getSymName()
                               << " fuses other ops with " << anchor->getName();

@@ -316,6 +316,9 @@ private:
   TensorLoader tensors;
   int64_t opset = 0;
   llvm::StringMap<Value> values;
+  /// Tensor name -> the node that defines it (display name), to reject a
+  /// second definition.
+  llvm::StringMap<std::string> producers;
   llvm::StringMap<const onnx::TensorProto *> initializers;
   llvm::StringSet<> usedNames;
 };
@@ -456,6 +459,19 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index) 
   SmallVector<bool> outputUsed;
   for (const std::string &name : node.output())
     outputUsed.push_back(!name.empty() && usedNames.contains(name));
+  // ONNX graphs are in SSA form: every tensor name is defined once.
+  for (const std::string &name : node.output()) {
+    if (name.empty())
+      continue;
+    if (auto it = producers.find(name); it != producers.end())
+      return nodeError() << "output '" << name << "' is already produced by node '" << it->second
+                         << "' (a tensor name must be defined once)";
+    if (values.count(name) && !producers.count(name))
+      return nodeError() << "output '" << name << "' is also a graph input";
+    if (initializers.count(name))
+      return nodeError() << "output '" << name << "' is also an initializer";
+    producers[name] = displayName;
+  }
 
   // 4. The handler.
   NodeImporter importerState(builder, loc, node, displayName, opset, std::move(inputs),

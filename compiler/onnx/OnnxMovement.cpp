@@ -224,18 +224,24 @@ LogicalResult importSlice(NodeImporter &n) {
       start = start < -dim ? -1 - dim : start + dim; // avoid overflow near INT64_MIN
     if (end < 0)
       end = end < -dim ? -1 - dim : end + dim;
-    int64_t len;
+    // len = ceil(span / |step|), in unsigned arithmetic: |INT64_MIN| and
+    // span + step - 1 overflow int64.
+    uint64_t magnitude = step > 0 ? uint64_t(step) : uint64_t(0) - uint64_t(step);
+    int64_t span;
     if (step > 0) {
       start = std::clamp<int64_t>(start, 0, dim);
       end = std::clamp<int64_t>(end, 0, dim);
-      len = end > start ? (end - start + step - 1) / step : 0;
+      span = end - start;
     } else {
       start = std::clamp<int64_t>(start, -1, dim - 1);
       end = std::clamp<int64_t>(end, -1, dim - 1);
-      len = start > end ? (start - end + (-step) - 1) / (-step) : 0;
+      span = start - end;
     }
+    int64_t len = span > 0 ? int64_t(1 + (uint64_t(span) - 1) / magnitude) : 0;
     outStarts[*axis] = len > 0 ? start : 0;
-    outSteps[*axis] = step;
+    // One element: any step reads the same element; keep codegen's index
+    // arithmetic small.
+    outSteps[*axis] = len > 1 ? step : 1;
     shape[*axis] = len;
   }
   Builder &b = n.getBuilder();

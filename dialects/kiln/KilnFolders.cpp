@@ -17,14 +17,12 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 
 using namespace mlir;
 using namespace kiln;
 
 namespace {
-
-/// Largest result a folder materializes (elements).
-constexpr int64_t kMaxFoldElements = int64_t(1) << 22;
 
 /// True when a tensor of type `t` exceeds the folding limit (element count
 /// computed with overflow checks: shapes may be huge before codegen rejects
@@ -37,6 +35,30 @@ bool tooLarge(Type t) {
   return false;
 }
 
+/// double -> int64 without undefined behaviour: truncates toward zero,
+/// saturates out-of-range values, NaN gives 0 (ONNX leaves these casts
+/// undefined).
+int64_t toInt64(double v) {
+  if (std::isnan(v))
+    return 0;
+  if (v >= 9223372036854775807.0)
+    return std::numeric_limits<int64_t>::max();
+  if (v <= -9223372036854775808.0)
+    return std::numeric_limits<int64_t>::min();
+  return int64_t(std::trunc(v));
+}
+
+/// Integer x^y with wrap-around; y < 0 truncates 1/x^|y| toward zero.
+int64_t intPow(int64_t x, int64_t y) {
+  if (y < 0)
+    return x == 1 ? 1 : x == -1 ? ((-y) % 2 ? -1 : 1) : 0;
+  uint64_t result = 1, base = uint64_t(x);
+  for (uint64_t e = uint64_t(y); e; e >>= 1, base *= base)
+    if (e & 1)
+      result *= base;
+  return int64_t(result);
+}
+
 /// A host copy of a constant tensor: floats as double, integers/bools as int64.
 struct HostTensor {
   RankedTensorType type;
@@ -46,7 +68,7 @@ struct HostTensor {
   bool isFloat() const { return isa<FloatType>(type.getElementType()); }
   int64_t size() const { return type.getNumElements(); }
   double getF(int64_t k) const { return isFloat() ? f[k] : double(i[k]); }
-  int64_t getI(int64_t k) const { return isFloat() ? int64_t(f[k]) : i[k]; }
+  int64_t getI(int64_t k) const { return isFloat() ? toInt64(f[k]) : i[k]; }
 
   /// Reads `attr` if it is a dense constant of at most kMaxFoldElements.
   static std::optional<HostTensor> read(Attribute attr) {
@@ -102,7 +124,7 @@ struct HostTensor {
       if (width == 1)
         v = srcIsFloat ? getF(k) != 0.0 : getI(k) != 0;
       else
-        v = srcIsFloat ? int64_t(std::trunc(getF(k))) : getI(k);
+        v = srcIsFloat ? toInt64(getF(k)) : getI(k);
       vals.push_back(APInt(width, uint64_t(v), /*isSigned=*/width > 1, /*implicitTrunc=*/true));
     }
     return DenseElementsAttr::get(type, vals);
@@ -280,7 +302,8 @@ OpFoldResult RangeOp::fold(FoldAdaptor adaptor) {
   double start = s->getF(0), delta = d->getF(0);
   return HostTensor::write(
       getType(), [&](int64_t k) { return start + k * delta; },
-      [&](int64_t k) { return s->getI(0) + k * d->getI(0); }, s->isFloat());
+      [&](int64_t k) { return int64_t(uint64_t(s->getI(0)) + uint64_t(k) * uint64_t(d->getI(0))); },
+      s->isFloat());
 }
 
 //===----------------------------------------------------------------------===//
@@ -346,29 +369,37 @@ OpFoldResult CastOp::fold(FoldAdaptor a) {
       srcFloat);
 }
 
+// Integer + - * wrap around in two's complement (as the GPU computes them);
+// signed overflow in C++ would be undefined behaviour.
+static int64_t wrapAdd(int64_t x, int64_t y) { return int64_t(uint64_t(x) + uint64_t(y)); }
+static int64_t wrapSub(int64_t x, int64_t y) { return int64_t(uint64_t(x) - uint64_t(y)); }
+static int64_t wrapMul(int64_t x, int64_t y) { return int64_t(uint64_t(x) * uint64_t(y)); }
+
 OpFoldResult AddOp::fold(FoldAdaptor a) {
-  return foldArith(*this, a.getOperands(), std::plus<double>(), std::plus<int64_t>());
+  return foldArith(*this, a.getOperands(), std::plus<double>(), wrapAdd);
 }
 OpFoldResult SubOp::fold(FoldAdaptor a) {
-  return foldArith(*this, a.getOperands(), std::minus<double>(), std::minus<int64_t>());
+  return foldArith(*this, a.getOperands(), std::minus<double>(), wrapSub);
 }
 OpFoldResult MulOp::fold(FoldAdaptor a) {
-  return foldArith(*this, a.getOperands(), std::multiplies<double>(),
-                   std::multiplies<int64_t>());
+  return foldArith(*this, a.getOperands(), std::multiplies<double>(), wrapMul);
 }
 OpFoldResult DivOp::fold(FoldAdaptor a) {
-  // Integer division by zero is undefined: leave it to run time.
+  // Integer division by zero is undefined: never folded (kiln-fold-shape-
+  // subgraphs reports a constant zero divisor as an error).
   if (auto r = HostTensor::read(a.getRhs()); r && !r->isFloat())
     for (int64_t v : r->i)
       if (v == 0)
         return {};
-  return foldArith(*this, a.getOperands(), std::divides<double>(),
-                   [](int64_t x, int64_t y) { return x / y; });
+  // INT64_MIN / -1 overflows (a hardware trap on x86); it wraps to INT64_MIN.
+  return foldArith(*this, a.getOperands(), std::divides<double>(), [](int64_t x, int64_t y) {
+    return y == -1 ? wrapSub(0, x) : x / y;
+  });
 }
 OpFoldResult PowOp::fold(FoldAdaptor a) {
   return foldArith(
       *this, a.getOperands(), [](double x, double y) { return std::pow(x, y); },
-      [](int64_t x, int64_t y) { return int64_t(std::pow(double(x), double(y))); });
+      intPow);
 }
 OpFoldResult MaxOp::fold(FoldAdaptor a) {
   return foldArith(
@@ -639,7 +670,7 @@ OpFoldResult CumSumOp::fold(FoldAdaptor a) {
         iv[e] = accI;
       }
       accF += in->getF(e);
-      accI += in->getI(e);
+      accI = int64_t(uint64_t(accI) + uint64_t(in->getI(e)));
       if (!getExclusive()) {
         f[e] = accF;
         iv[e] = accI;

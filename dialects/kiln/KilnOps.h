@@ -32,6 +32,10 @@ class YieldOp;
 
 namespace kiln {
 
+/// Largest result (in elements) that the kiln folders materialize on the
+/// host; larger constant computations are left to run time.
+constexpr int64_t kMaxFoldElements = int64_t(1) << 22;
+
 /// Numpy/ONNX multidirectional broadcast of two static shapes. Returns
 /// failure when a pair of dims differs and neither is 1.
 mlir::FailureOr<llvm::SmallVector<int64_t>>

@@ -38,6 +38,38 @@ static LogicalResult verifyConstantIndices(Operation *op, Value indices, int64_t
   return success();
 }
 
+/// GatherND: each index tuple's j-th entry addresses data dim batch_dims + j.
+static LogicalResult verifyConstantTupleIndices(kiln::GatherNDOp op) {
+  DenseElementsAttr attr;
+  if (!matchPattern(op.getIndices(), m_Constant(&attr)))
+    return success();
+  ArrayRef<int64_t> dataShape = op.getData().getType().getShape();
+  int64_t k = cast<RankedTensorType>(attr.getType()).getShape().back(), j = 0;
+  int64_t b = op.getBatchDims();
+  for (APInt v : attr.getValues<APInt>()) {
+    int64_t i = v.getSExtValue(), dim = dataShape[b + j];
+    if (i < -dim || i >= dim)
+      return op->emitError() << "index " << i << " (entry " << j << " of an index tuple) is out of "
+                             << "range for data dimension " << b + j << " of size " << dim
+                             << " (valid: [" << -dim << ", " << dim << "))";
+    j = (j + 1) % k;
+  }
+  return success();
+}
+
+/// Integer division by a constant zero is undefined in ONNX (and traps on
+/// some hardware): an error at compile time.
+static LogicalResult verifyIntegerDivisor(kiln::DivOp op) {
+  DenseElementsAttr attr;
+  if (isa<FloatType>(op.getRhs().getType().getElementType()) ||
+      !matchPattern(op.getRhs(), m_Constant(&attr)))
+    return success();
+  for (APInt v : attr.getValues<APInt>())
+    if (v.isZero())
+      return op->emitError() << "integer division by zero (the divisor is a constant holding 0)";
+  return success();
+}
+
 namespace {
 struct FoldShapeSubgraphsPass
     : public kiln::impl::FoldShapeSubgraphsBase<FoldShapeSubgraphsPass> {
@@ -59,6 +91,10 @@ struct FoldShapeSubgraphsPass
         ok = verifyConstantIndices(op, g.getIndices(), dimOf(g.getData(), g.getAxis()));
       else if (auto g = dyn_cast<kiln::GatherElementsOp>(op))
         ok = verifyConstantIndices(op, g.getIndices(), dimOf(g.getData(), g.getAxis()));
+      else if (auto g = dyn_cast<kiln::GatherNDOp>(op))
+        ok = verifyConstantTupleIndices(g);
+      else if (auto d = dyn_cast<kiln::DivOp>(op))
+        ok = verifyIntegerDivisor(d);
       return failed(ok) ? WalkResult::interrupt() : WalkResult::advance();
     });
     if (result.wasInterrupted())

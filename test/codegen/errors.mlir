@@ -21,11 +21,25 @@
 // Graphs that import but that codegen does not support yet stop with an
 // `unsupported:` error naming the ONNX node and the kernel.
 // RUN: not kiln-compile %S/Inputs/error_cumsum_runtime.onnx -o %t.kiln 2>&1 | FileCheck %s --check-prefix=CUMSUM
-// CUMSUM: error_cumsum_runtime.onnx: error: node 'CumSum_0' (CumSum): unsupported: no CUDA emitter for kiln.cumsum in kernel @k0_cumsum
+// CUMSUM: error_cumsum_runtime.onnx: error: node 'CumSum_0' (CumSum): unsupported: no CUDA emitter for kiln.cumsum in kernel @k0_cumsum; kiln evaluates kiln.cumsum only at compile time, on inputs that fold to constants (values over 4194304 elements are not folded)
 // CUMSUM: kiln-compile: error: CUDA code generation failed
 
 // RUN: not kiln-compile %S/Inputs/error_f16.onnx -o %t.kiln 2>&1 | FileCheck %s --check-prefix=F16
 // F16: error: node 'Relu_1' (Relu): unsupported: element type of result 0 ('tensor<4x8xf16>') in kernel @k0_fused_cast_relu
+
+// Range on constants runs at compile time; past the folding limit the error
+// says so.
+// RUN: not kiln-compile %S/Inputs/error_range_too_large.onnx -o %t.kiln 2>&1 | FileCheck %s --check-prefix=RANGE-BIG
+// RANGE-BIG: error: node 'Range_0' (Range): unsupported: no CUDA emitter for kiln.range in kernel @k0_range; its 8388608-element result exceeds the 4194304-element limit of compile-time folding (use a smaller --shape)
+
+// RUN: not kiln-compile %S/Inputs/error_gemm_batch.onnx --shape x=70000x2x2 -o %t.kiln 2>&1 | FileCheck %s --check-prefix=GEMM-BATCH
+// GEMM-BATCH: error: node 'MatMul_0' (MatMul): unsupported: GEMM batch count 70000 (M=2 N=2 K=2) exceeds 65535, the CUDA grid's z limit (one block row per batch); use a smaller --shape
+
+// A kernel with an empty result (Slice with step -1 from 0 to 4) is an error,
+// not a zero-sized launch.
+// RUN: not kiln-compile %S/Inputs/error_empty_slice.onnx -o %t.kiln 2>&1 | FileCheck %s --check-prefix=EMPTY
+// EMPTY: error: node 'Slice_0' (Slice): unsupported: result 0 of kernel @k0_fused_slice is empty ('tensor<2x0xf32>'); kiln compiles non-empty tensors only
+// EMPTY: kiln-compile: error: '{{.*}}error_empty_slice.onnx' computes an empty tensor at the given --shape
 
 // Graphs whose artifact the runtime could not use are rejected before writing.
 // RUN: not kiln-compile %S/Inputs/error_no_outputs.onnx -o %t.kiln 2>&1 | FileCheck %s --check-prefix=NO-OUTPUTS

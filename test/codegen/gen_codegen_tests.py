@@ -125,7 +125,31 @@ def main():
         helper.make_node("Cast", ["x"], ["h"], to=TensorProto.FLOAT16),
         helper.make_node("Relu", ["h"], ["y"]),
     ], [f32("x", [4, 8])], [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [4, 8])])
+    # A Range over constants that is too large to fold (8M elements > 4M).
+    save("error_range_too_large", [
+        helper.make_node("Range", ["zero", "limit", "one"], ["r"]),
+        helper.make_node("Cast", ["r"], ["y"], to=TensorProto.FLOAT),
+    ], [], [f32("y", [1 << 23])], [
+        numpy_helper.from_array(np.array(0, np.int64), "zero"),
+        numpy_helper.from_array(np.array(1 << 23, np.int64), "limit"),
+        numpy_helper.from_array(np.array(1, np.int64), "one"),
+    ])
+    # A batched GEMM with more batches than the grid's z dimension allows.
+    save("error_gemm_batch", [
+        helper.make_node("MatMul", ["x", "w"], ["y"]),
+    ], [f32("x", ["batch", 2, 2])], [f32("y", ["batch", 2, 2])], [
+        numpy_helper.from_array(np.eye(2, dtype=np.float32), "w"),
+    ])
     # Graphs kiln-compile must reject before writing an artifact.
+    # A Slice whose range is empty (step -1 from 0 to 4): a zero-element kernel result.
+    save("error_empty_slice", [
+        helper.make_node("Slice", ["x", "s", "e", "a", "st"], ["y"]),
+    ], [f32("x", [2, 9])], [f32("y", [2, 0])], [
+        numpy_helper.from_array(np.array([0], np.int64), "s"),
+        numpy_helper.from_array(np.array([4], np.int64), "e"),
+        numpy_helper.from_array(np.array([1], np.int64), "a"),
+        numpy_helper.from_array(np.array([-1], np.int64), "st"),
+    ])
     save("error_no_outputs", [helper.make_node("Relu", ["x"], ["y"])],
          [f32("x", [2, 4])], [])
     save("error_duplicate_output", [helper.make_node("Relu", ["x"], ["y"])],

@@ -93,3 +93,26 @@ func.func @matmul_not_constant(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
   %m = kiln.matmul %x, %b : tensor<2x3xf32>, tensor<3x2xf32> -> tensor<2x2xf32>
   return %m : tensor<2x2xf32>
 }
+
+// -----
+
+// Integer arithmetic folds with two's-complement wrap-around (no undefined
+// behaviour, no trap): INT64_MIN / -1 = INT64_MIN, INT64_MAX + 1 = INT64_MIN,
+// 3^40 wraps, 2^-1 truncates to 0.
+// CHECK-LABEL: func.func @integer_overflow
+// CHECK: kiln.constant dense<[-9223372036854775808, -9223372036854775808, -6289078614652622815, 0]> : tensor<4xi64>
+func.func @integer_overflow() -> tensor<4xi64> {
+  %min = kiln.constant dense<-9223372036854775808> : tensor<1xi64>
+  %m1 = kiln.constant dense<-1> : tensor<1xi64>
+  %d = kiln.div %min, %m1 : tensor<1xi64>, tensor<1xi64> -> tensor<1xi64>
+  %max = kiln.constant dense<9223372036854775807> : tensor<1xi64>
+  %one = kiln.constant dense<1> : tensor<1xi64>
+  %s = kiln.add %max, %one : tensor<1xi64>, tensor<1xi64> -> tensor<1xi64>
+  %three = kiln.constant dense<3> : tensor<1xi64>
+  %forty = kiln.constant dense<40> : tensor<1xi64>
+  %p = kiln.pow %three, %forty : tensor<1xi64>, tensor<1xi64> -> tensor<1xi64>
+  %two = kiln.constant dense<2> : tensor<1xi64>
+  %n = kiln.pow %two, %m1 : tensor<1xi64>, tensor<1xi64> -> tensor<1xi64>
+  %c = kiln.concat %d, %s, %p, %n {axis = 0 : i64} : tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64> -> tensor<4xi64>
+  return %c : tensor<4xi64>
+}

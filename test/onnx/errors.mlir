@@ -45,3 +45,9 @@
 // CONCAT-EMPTY: error: node 'concat' (Concat, opset 18): operand 0 is empty
 // RUN: not kiln-compile %S/Inputs/error_empty_operand.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=EMPTY-OPERAND
 // EMPTY-OPERAND: error: node 'add' (Add, opset 18): operand 1 is empty but required
+
+// RUN: not kiln-compile %S/Inputs/error_duplicate_definition.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=DUPDEF
+// DUPDEF: error: node 'neg' (Neg, opset 18): output 'a' is already produced by node 'relu' (a tensor name must be defined once)
+
+// RUN: not kiln-compile %S/Inputs/error_output_is_input.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=OUT-IS-IN
+// OUT-IS-IN: error: node 'relu' (Relu, opset 18): output 'x' is also a graph input

@@ -168,8 +168,12 @@ def slices():
         node("Slice", ["x", "s3", "e3", "a3"], ["clamped"]),
         node("Split", ["x"], ["p0", "p1", "p2"], axis=2, num_outputs=3),
         node("Split", ["x", "sizes"], ["q0", "q1"], axis=-1),
+        # Extreme steps select one element each (the length must not overflow).
+        node("Slice", ["x", "s4", "e4", "a2", "st4"], ["max_step"]),
+        node("Slice", ["x", "s2", "e2", "a2", "st5"], ["min_step"]),
     ]
-    outs = [vi(n, F, None) for n in ["basic", "neg_step", "clamped", "p0", "p1", "p2", "q0", "q1"]]
+    outs = [vi(n, F, None) for n in ["basic", "neg_step", "clamped", "p0", "p1", "p2", "q0", "q1",
+                                      "max_step", "min_step"]]
     inits = [
         const("s1", np.array([0, 1], np.int64)), const("e1", np.array([1, INT64_MAX], np.int64)),
         const("s2", np.array([-1], np.int64)),
@@ -178,6 +182,9 @@ def slices():
         const("s3", np.array([-100], np.int64)), const("e3", np.array([-1], np.int64)),
         const("a3", np.array([-1], np.int64)),
         const("sizes", np.array([3, 4], np.int64)),
+        const("s4", np.array([0], np.int64)), const("e4", np.array([INT64_MAX], np.int64)),
+        const("st4", np.array([INT64_MAX], np.int64)),
+        const("st5", np.array([np.iinfo(np.int64).min], np.int64)),
     ]
     save("slice", model(nodes, [vi("x", F, [2, 3, 7])], outs, inits))
 
@@ -312,6 +319,11 @@ def errors():
         [node("Reshape", ["x", "s"], ["y"], name="reshape", allowzero=1)], x, y,
         [const("s", np.array([0, -1], np.int64))]))
     save("error_output_type", model([node("Relu", ["x"], ["y"])], x, [vi("y", F, [2, 4])]))
+    # ONNX is SSA: a second definition of 'a' (onnxruntime: "Duplicate definition").
+    save("error_duplicate_definition", model(
+        [node("Relu", ["x"], ["a"], name="relu"), node("Neg", ["x"], ["a"], name="neg"),
+         node("Identity", ["a"], ["y"])], x, y))
+    save("error_output_is_input", model([node("Relu", ["x"], ["x"], name="relu")], x, x))
     save("error_bad_payload", model([node("Add", ["x", "c"], ["y"])], x, y,
                                     [onnx.TensorProto(name="c", data_type=F, dims=[3], float_data=[1.0, 2.0])]))
 

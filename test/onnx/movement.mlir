@@ -44,6 +44,9 @@
 // SLICE: kiln.slice %[[X]] {starts = array<i64: 0, 0, 6>, steps = array<i64: 1, 1, 1>} : tensor<2x3x7xf32> -> tensor<2x3x1xf32>
 // SLICE: kiln.slice %[[X]] {starts = array<i64: 0, 0, 0>, steps = array<i64: 1, 1, 1>} : tensor<2x3x7xf32> -> tensor<2x3x3xf32>
 // SLICE: kiln.slice %[[X]] {starts = array<i64: 0, 0, 3>, steps = array<i64: 1, 1, 1>} : tensor<2x3x7xf32> -> tensor<2x3x4xf32>
+// Steps INT64_MAX (from 0) and INT64_MIN (from -1) take one element each.
+// SLICE: kiln.slice %[[X]] {starts = array<i64: 0, 0, 0>, steps = array<i64: 1, 1, 1>} : tensor<2x3x7xf32> -> tensor<2x3x1xf32>
+// SLICE: kiln.slice %[[X]] {starts = array<i64: 0, 0, 6>, steps = array<i64: 1, 1, 1>} : tensor<2x3x7xf32> -> tensor<2x3x1xf32>
 
 // GATHER-LABEL: func.func @main(
 // GATHER-SAME: %[[IDS:[^:]+]]: tensor<2x5xi64> {kiln.name = "ids"}, %[[X:[^:]+]]: tensor<2x3x4xf32> {kiln.name = "x"})

@@ -56,3 +56,26 @@ func.func @position_out_of_range(%table: tensor<128x8xf32>) -> tensor<200x8xf32>
   %e = kiln.gather %table, %pos {axis = 0 : i64} : tensor<128x8xf32>, tensor<200xi64> -> tensor<200x8xf32>
   return %e : tensor<200x8xf32>
 }
+
+// -----
+
+// GatherND index tuples are checked entry by entry against their data dims.
+func.func @gather_nd_out_of_range(%data: tensor<2x4xf32>) -> tensor<2xf32> {
+  %i = kiln.constant dense<[[0, 1], [1, 7]]> : tensor<2x2xi64>
+  // expected-error @+1 {{index 7 (entry 1 of an index tuple) is out of range for data dimension 1 of size 4 (valid: [-4, 4))}}
+  %g = kiln.gather_nd %data, %i {batch_dims = 0 : i64} : tensor<2x4xf32>, tensor<2x2xi64> -> tensor<2xf32>
+  return %g : tensor<2xf32>
+}
+
+// -----
+
+// Integer division by a constant zero is an error; by a float zero it is
+// IEEE (inf/nan) and fine.
+func.func @integer_division_by_zero(%x: tensor<4xi64>, %f: tensor<4xf32>) -> (tensor<4xi64>, tensor<4xf32>) {
+  %z = kiln.constant dense<[1, 2, 0, 4]> : tensor<4xi64>
+  // expected-error @+1 {{integer division by zero (the divisor is a constant holding 0)}}
+  %d = kiln.div %x, %z : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
+  %fz = kiln.constant dense<0.0> : tensor<f32>
+  %q = kiln.div %f, %fz : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+  return %d, %q : tensor<4xi64>, tensor<4xf32>
+}
