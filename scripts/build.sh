@@ -47,5 +47,5 @@ start=$(date +%s)
 ninja -C "$BUILD" -j"$JOBS" "$@"
 log "built in $(( $(date +%s) - start )) s"
 if command -v ccache >/dev/null; then
-  ccache --show-stats 2>/dev/null | grep -iE "^(cache hit|cache miss|hits|misses)" | sed 's/^/[build] ccache /' || true
+  ccache --show-stats 2>/dev/null | grep -iE "^ *(cache hit|cache miss|hits|misses)" | sed -E "s/^ */[build] ccache /" || true
 fi

@@ -22,6 +22,10 @@ for need in "$CARRY/bin/kiln-run" "$CARRY/artifacts" "$CARRY/models"; do
   fi
 done
 chmod +x "$CARRY/bin/kiln-run"
+if ! "$PYTHON" -c 'import numpy, onnxruntime' 2>/dev/null; then
+  echo "device_e2e: $PYTHON lacks numpy or onnxruntime (pip install numpy onnxruntime, or set KILN_PYTHON)"
+  exit 2
+fi
 
 {
   echo "== $(date -u +%FT%TZ) $(uname -n)"
@@ -34,5 +38,10 @@ WORK="$(mktemp -d /tmp/kiln-e2e-XXXXXX)"
 "$PYTHON" "$ROOT/test/e2e/e2e_test.py" --artifacts "$CARRY/artifacts" --kiln-run "$CARRY/bin/kiln-run" \
   --models-dir "$CARRY/models" --work-dir "$WORK" "$@" 2>&1 | tee "$LOGS/e2e.log"
 rc=${PIPESTATUS[0]}
-echo "device_e2e: exit $rc (log: $LOGS/e2e.log, inputs/outputs: $WORK)"
+if [[ $rc == 0 ]]; then
+  rm -rf "$WORK"
+  echo "device_e2e: exit 0 (log: $LOGS/e2e.log)"
+else
+  echo "device_e2e: exit $rc (log: $LOGS/e2e.log, inputs/outputs kept in $WORK)"
+fi
 exit "$rc"

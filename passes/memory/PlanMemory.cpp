@@ -45,10 +45,16 @@ struct Buffer {
 };
 } // namespace
 
+/// Largest arena alignment accepted (bytes): a page; CUDA needs at most 256.
+static constexpr int64_t kMaxArenaAlignment = 1 << 16;
+
 FailureOr<MemoryPlan> kiln::planMemory(func::FuncOp func, int64_t alignment) {
   if (alignment <= 0 || !llvm::isPowerOf2_64(alignment))
     return mlir::emitError(func.getLoc()) << "arena alignment " << alignment
                                          << " is not a power of two";
+  if (alignment > kMaxArenaAlignment)
+    return mlir::emitError(func.getLoc()) << "arena alignment " << alignment << " is larger than "
+                                         << kMaxArenaAlignment << " bytes";
   // Step 1: buffers and views.
   llvm::MapVector<Value, unsigned> bufferOf; // value (result or view) -> buffer
   SmallVector<Buffer> buffers;

@@ -1,5 +1,7 @@
 // RUN: kiln-opt %s --split-input-file --kiln-plan-memory --verify-diagnostics
 // RUN: not kiln-opt %s --split-input-file --kiln-plan-memory=alignment=48 2>&1 | FileCheck %s --check-prefix=ALIGN
+// RUN: not kiln-opt %s --split-input-file --kiln-plan-memory=alignment=4611686018427387904 2>&1 | FileCheck %s --check-prefix=ALIGN-BIG
+// ALIGN-BIG: error: arena alignment 4611686018427387904 is larger than 65536 bytes
 
 // Planning runs after outlining; a compute op outside a kernel is an error.
 func.func @not_outlined(%x: tensor<4xf32>) -> tensor<4xf32> {
