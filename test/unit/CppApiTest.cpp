@@ -28,9 +28,10 @@ TEST(CppApi, OpensAndQueriesArtifact) {
 
   kiln::Session session;
   kiln::Status created = kiln::Session::create(artifact, session);
-  if (!created.ok())
+  if (!created.ok()) {
     EXPECT_TRUE(created.code() == KILN_UNAVAILABLE || created.code() == KILN_CUDA_ERROR)
         << created.message();
+  }
 }
 
 TEST(CppApi, OpenFailureCarriesStatus) {

@@ -41,8 +41,9 @@ protected:
     EXPECT_EQ(result.exitCode, 2) << result.output;
     EXPECT_NE(result.output.find(fragment), std::string::npos)
         << "output: " << result.output << "\nexpected: " << fragment;
-    if (usageLine)
+    if (usageLine) {
       EXPECT_NE(result.output.find("usage: kiln-run"), std::string::npos) << result.output;
+    }
   }
 
   std::string model, input;
@@ -191,8 +192,9 @@ TEST_F(KilnRun, NoGpuGivesCleanError) {
     GTEST_SKIP() << "a GPU is present";
   EXPECT_EQ(result.exitCode, 2) << result.output;
   EXPECT_NE(result.output.find("kiln-run: error: "), std::string::npos) << result.output;
-  if (result.output.find("CUDA driver not found") == std::string::npos)
+  if (result.output.find("CUDA driver not found") == std::string::npos) {
     EXPECT_NE(result.output.find("cuInit"), std::string::npos) << result.output;
+  }
 }
 
 } // namespace
