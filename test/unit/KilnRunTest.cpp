@@ -94,6 +94,10 @@ TEST_F(KilnRun, NoCudaGraphIsAFlagWithoutValue) {
   result = runKilnRun("--help");
   EXPECT_EQ(result.exitCode, 0) << result.output;
   EXPECT_NE(result.output.find("[--no-cuda-graph]"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("--profile N          per-kernel device time"), std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("Exit status: 0 ok, 1 a --compare failed"), std::string::npos)
+      << result.output;
 }
 
 TEST_F(KilnRun, InfoNeedsNoGpu) {

@@ -38,6 +38,21 @@ const char *const kUsage =
     "                [--compare NAME=REF.npy]... [--rtol R] [--atol A] [--bench N] [--profile N] [--device N]\n"
     "                [--no-cuda-graph]";
 
+const char *const kHelp =
+    "Runs a .kiln artifact (from kiln-compile) on an NVIDIA GPU.\n"
+    "  --info               print inputs, outputs, modules (PTX, SASS targets), kernels, arena\n"
+    "                       and weight bytes; needs no GPU\n"
+    "  --input NAME=F.npy   value of model input NAME (exact dtype and shape); every input needed\n"
+    "  --output NAME=F.npy  write output NAME after one run\n"
+    "  --compare NAME=R.npy compare output NAME with a reference; exit 1 unless\n"
+    "                       max_rel_err <= rtol or max_abs_err <= atol (and no NaN)\n"
+    "  --rtol R, --atol A   tolerances of --compare (default 1e-4, 1e-5)\n"
+    "  --bench N            time N runs (after 3 warm-up runs): latency p50/p90 in ms\n"
+    "  --profile N          per-kernel device time, median of N runs\n"
+    "  --device N           CUDA device ordinal (default 0)\n"
+    "  --no-cuda-graph      launch kernels one by one instead of replaying a CUDA graph\n"
+    "Exit status: 0 ok, 1 a --compare failed, 2 usage, file or CUDA error.\n";
+
 /// Parsed command line.
 struct Options {
   std::string model;
@@ -100,7 +115,7 @@ bool parseArgs(int argc, char **argv, Options &options) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") {
-      std::printf("%s\n", kUsage);
+      std::printf("%s\n\n%s", kUsage, kHelp);
       std::exit(kExitOk);
     }
     if (arg.rfind("--", 0) != 0) {
