@@ -20,12 +20,14 @@ CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
 LLVM_VERSION=22
 
 # Debian packages: compiler toolchain, LLVM/MLIR 22 (libraries, TableGen, lit, FileCheck), ONNX
-# protobuf schema, FlatBuffers (artifact index), GoogleTest, Python venv support.
+# protobuf schema, FlatBuffers (artifact index), zlib (artifact checksum), GoogleTest, Python venv
+# support.
 APT_PACKAGES=(
   g++ cmake ninja-build ccache
   "llvm-${LLVM_VERSION}-dev" "libmlir-${LLVM_VERSION}-dev" "mlir-${LLVM_VERSION}-tools"
   libonnx-dev libprotobuf-dev protobuf-compiler
   libflatbuffers-dev flatbuffers-compiler
+  zlib1g-dev
   libgtest-dev
   python3-venv
 )

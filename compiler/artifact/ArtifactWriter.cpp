@@ -2,9 +2,15 @@
 //
 // Layout written: header (64 bytes) | blobs, each at a 256-byte aligned
 // offset (per module: PTX, then one cubin per target; then the weight
-// segment) | FlatBuffers index (8-byte aligned) at the end. Weights are the
-// constants that kernels read, each placed at a 256-byte aligned offset in
-// the weight segment, in first-use order (deterministic).
+// segment) | FlatBuffers index (8-byte aligned) at the end. The header
+// carries the CRC-32 of everything after it. Weights are the constants that
+// kernels read, each placed at a 256-byte aligned offset in the weight
+// segment, in first-use order (deterministic).
+//
+// The file is written to a temporary file next to the destination and renamed
+// over it only when complete, so a failed write never destroys a previous
+// artifact; "-" (or a path naming stdout) writes to stdout and an existing
+// non-regular file (/dev/null) is written in place.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,7 +25,11 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <unistd.h>
+#include <zlib.h>
 
 using namespace mlir;
 using namespace kiln;
@@ -122,7 +132,101 @@ std::string nameOf(DictionaryAttr attrs, const std::string &fallback) {
   return fallback;
 }
 
+/// Takes the error of a closed or flushed stream and clears it (a stream
+/// destroyed with an error aborts the process).
+std::error_code takeStreamError(llvm::raw_fd_ostream &os) {
+  std::error_code error = os.error();
+  os.clear_error();
+  return error;
+}
+
+/// Writes the bytes that `write` produces to `path`:
+///   1. "-" or a path naming stdout (isStandardOutput): to llvm::outs();
+///   2. an existing file that is not a regular file (/dev/null, a FIFO): in
+///      place, since it cannot be replaced;
+///   3. otherwise to a temporary file `<path>.tmp-XXXXXX` in the destination's
+///      directory, renamed over `path` only after every byte was written. On
+///      failure the temporary file is removed and a previous file at `path`
+///      stays as it was. A symbolic link is followed (its target is replaced).
+/// Errors name `path` (or stdout), never the temporary file.
+llvm::Error writeOutputFile(StringRef path, llvm::function_ref<void(llvm::raw_ostream &)> write) {
+  auto writeError = [&](std::error_code ec) {
+    return llvm::createStringError(ec, "cannot write '%s': %s", path.str().c_str(),
+                                   ec.message().c_str());
+  };
+  if (isStandardOutput(path)) {
+    llvm::raw_fd_ostream &os = llvm::outs();
+    write(os);
+    os.flush();
+    if (os.has_error()) {
+      std::error_code ec = takeStreamError(os);
+      return llvm::createStringError(ec, "cannot write the artifact to stdout: %s",
+                                     ec.message().c_str());
+    }
+    return llvm::Error::success();
+  }
+
+  llvm::SmallString<256> destination(path);
+  if (llvm::sys::fs::is_symlink_file(path)) {
+    llvm::SmallString<256> resolved;
+    if (!llvm::sys::fs::real_path(path, resolved))
+      destination = resolved;
+  }
+  llvm::sys::fs::file_status existing;
+  if (!llvm::sys::fs::status(destination, existing) && llvm::sys::fs::exists(existing) &&
+      !llvm::sys::fs::is_regular_file(existing)) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(destination, ec, llvm::sys::fs::OF_None);
+    if (ec)
+      return llvm::createStringError(ec, "cannot open '%s' for writing: %s", path.str().c_str(),
+                                     ec.message().c_str());
+    write(os);
+    os.close();
+    if (os.has_error())
+      return writeError(takeStreamError(os));
+    return llvm::Error::success();
+  }
+
+  int fd = -1;
+  llvm::SmallString<256> tempPath;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueFile(destination + ".tmp-%%%%%%", fd, tempPath))
+    return llvm::createStringError(ec, "cannot open '%s' for writing: %s", path.str().c_str(),
+                                   ec.message().c_str());
+  llvm::sys::RemoveFileOnSignal(tempPath);
+  auto discard = [&] {
+    llvm::sys::fs::remove(tempPath);
+    llvm::sys::DontRemoveFileOnSignal(tempPath);
+  };
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    write(os);
+    os.close();
+    if (os.has_error()) {
+      std::error_code ec = takeStreamError(os);
+      discard();
+      return writeError(ec);
+    }
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(tempPath, destination)) {
+    discard();
+    return llvm::createStringError(ec, "cannot replace '%s' with the new file: %s",
+                                   path.str().c_str(), ec.message().c_str());
+  }
+  llvm::sys::DontRemoveFileOnSignal(tempPath);
+  return llvm::Error::success();
+}
+
 } // namespace
+
+bool kiln::isStandardOutput(StringRef path) {
+  if (path == "-")
+    return true;
+  llvm::sys::fs::file_status out, file;
+  if (llvm::sys::fs::status(STDOUT_FILENO, out) || llvm::sys::fs::status(path, file))
+    return false;
+  return llvm::sys::fs::equivalent(out, file);
+}
 
 llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
                                                   ArrayRef<ArtifactModule> modules,
@@ -221,27 +325,22 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
   uint64_t indexOffset = llvm::alignTo(artifact::kHeaderSize + blobs.size(), artifact::kIndexAlignment);
   uint64_t indexSize = fbb.GetSize();
   uint64_t fileSize = indexOffset + indexSize;
+  std::string padding(indexOffset - artifact::kHeaderSize - blobs.size(), '\0');
+  // CRC-32 of file bytes [64, fileSize): blobs, padding, index (docs/artifact.md).
+  uLong crc = crc32_z(0L, Z_NULL, 0);
+  crc = crc32_z(crc, reinterpret_cast<const Bytef *>(blobs.data()), blobs.size());
+  crc = crc32_z(crc, reinterpret_cast<const Bytef *>(padding.data()), padding.size());
+  crc = crc32_z(crc, fbb.GetBufferPointer(), indexSize);
   uint8_t header[artifact::kHeaderSize];
-  artifact::encodeHeader(artifact::makeHeader(indexOffset, indexSize, fileSize), header);
+  artifact::encodeHeader(
+      artifact::makeHeader(indexOffset, indexSize, fileSize, static_cast<uint32_t>(crc)), header);
 
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
-  if (ec)
-    return llvm::createStringError(ec, "cannot open '%s' for writing: %s", path.str().c_str(),
-                                   ec.message().c_str());
-  os.write(reinterpret_cast<const char *>(header), sizeof(header));
-  os << blobs;
-  os.write_zeros(indexOffset - artifact::kHeaderSize - blobs.size());
-  os.write(reinterpret_cast<const char *>(fbb.GetBufferPointer()), indexSize);
-  os.close();
-  if (os.has_error()) {
-    std::error_code error = os.error();
-    os.clear_error(); // else the stream aborts the process when destroyed
-    if (llvm::sys::fs::is_regular_file(path))
-      llvm::sys::fs::remove(path); // no partial artifact left behind (never a device node)
-    return llvm::createStringError(error, "cannot write '%s': %s", path.str().c_str(),
-                                   error.message().c_str());
-  }
+  if (llvm::Error error = writeOutputFile(path, [&](llvm::raw_ostream &os) {
+        os.write(reinterpret_cast<const char *>(header), sizeof(header));
+        os << blobs << padding;
+        os.write(reinterpret_cast<const char *>(fbb.GetBufferPointer()), indexSize);
+      }))
+    return std::move(error);
   ArtifactStats stats;
   stats.fileBytes = fileSize;
   stats.weightBytes = resolver.weights.size();

@@ -1,9 +1,9 @@
 //===- ArtifactWriter.h - write a .kiln artifact ------------------*- C++ -*-===//
 //
 // Serializes a planned, code-generated function into one .kiln file: the
-// 64-byte header, 256-byte aligned blobs (PTX, cubins, weights) and the
-// FlatBuffers index (runtime/schema/kiln_artifact.fbs). Format and
-// compatibility rule: docs/artifact.md.
+// 64-byte header (with a CRC-32 of the rest), 256-byte aligned blobs (PTX,
+// cubins, weights) and the FlatBuffers index (runtime/schema/kiln_artifact.fbs)
+// at the end. Format and compatibility rule: docs/artifact.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,13 +44,23 @@ struct ArtifactStats {
 };
 
 /// Writes `func` (after kiln-plan-memory; arguments and results carry
-/// `kiln.name`) with `modules` and `launches` to `path`. Errors: unsupported
-/// element types, values that are neither inputs, constants nor planned
-/// kernel results, and I/O failures (naming the path).
+/// `kiln.name`) with `modules` and `launches` to `path`, with a CRC-32 of the
+/// file in the header. `path` is "-" or names stdout (isStandardOutput): the
+/// artifact goes to stdout. An existing non-regular file (/dev/null): written
+/// in place. Otherwise the bytes go to a temporary file in the same directory
+/// that replaces `path` only once complete, so a failed write (disk full)
+/// leaves a previous file at `path` untouched and no temporary file behind.
+/// Errors: unsupported element types, values that are neither inputs,
+/// constants nor planned kernel results, and I/O failures (naming `path`).
 llvm::Expected<ArtifactStats> writeArtifact(mlir::func::FuncOp func,
                                             llvm::ArrayRef<ArtifactModule> modules,
                                             llvm::ArrayRef<ArtifactLaunch> launches,
                                             llvm::StringRef path);
+
+/// Returns true if `path` is "-" or names the same file (device and inode) as
+/// this process's standard output, e.g. /dev/stdout or the file stdout is
+/// redirected to. False when either cannot be stat'ed.
+bool isStandardOutput(llvm::StringRef path);
 
 } // namespace kiln
 

@@ -30,7 +30,7 @@ enum class EmitKind {
 /// Options of one compilation.
 struct CompileOptions {
   std::string inputPath;            ///< model.onnx
-  std::string outputPath;           ///< model.kiln ("-" not allowed for artifacts)
+  std::string outputPath;           ///< model.kiln; "-" writes the artifact to stdout
   std::string shapeSpec;            ///< "input_ids=2x16,attention_mask=2x16"
   std::vector<std::string> targets = {"sm_90"}; ///< SASS targets; PTX for the lowest
   std::string dumpCudaDir;          ///< if set, write <module>.cu and .ptx here

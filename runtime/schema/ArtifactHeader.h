@@ -22,7 +22,8 @@ constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'A', 'R', 'T', '\0'};
 
 /// Format major version written by this code. A reader rejects any other value (see
 /// docs/artifact.md, "Compatibility"). Compatible additions go into the FlatBuffers index as new
-/// optional fields and do not change this number.
+/// optional fields (or into formerly reserved header bytes, like the checksum) and do not change
+/// this number.
 constexpr uint32_t kFormatVersion = 1;
 
 /// Size of the encoded header in bytes; also the value of the header's header_size field.
@@ -34,6 +35,15 @@ constexpr uint64_t kBlobAlignment = 256;
 /// Required alignment of index_offset (the FlatBuffers verifier checks 8-byte scalar alignment).
 constexpr uint64_t kIndexAlignment = 8;
 
+/// Values of the header's checksum_kind field.
+///   kChecksumNone:  no checksum (files written before the checksum existed; readers accept them
+///                   unverified).
+///   kChecksumCrc32: `checksum` is the CRC-32 (zlib's crc32, ISO-HDLC polynomial) of the file
+///                   bytes [kHeaderSize, file_size), i.e. everything after the header.
+/// Readers reject any other value.
+constexpr uint32_t kChecksumNone = 0;
+constexpr uint32_t kChecksumCrc32 = 1;
+
 /// Decoded form of the 64-byte header. Byte layout (little-endian):
 ///   [0, 8)   magic          "KILNART\0"
 ///   [8, 12)  formatVersion  u32, == kFormatVersion
@@ -41,7 +51,9 @@ constexpr uint64_t kIndexAlignment = 8;
 ///   [16, 24) indexOffset    u64, file offset of the FlatBuffers index (multiple of 8, >= 64)
 ///   [24, 32) indexSize      u64, byte size of the index
 ///   [32, 40) fileSize       u64, total file size in bytes
-///   [40, 64) reserved       zero when written, ignored when read
+///   [40, 44) checksumKind   u32, kChecksumNone or kChecksumCrc32 (zero in files older than it)
+///   [44, 48) checksum       u32, CRC-32 of bytes [64, fileSize) when checksumKind is CRC-32
+///   [48, 64) reserved       zero when written, ignored when read
 struct ArtifactHeader {
   char magic[8];
   uint32_t formatVersion;
@@ -49,6 +61,8 @@ struct ArtifactHeader {
   uint64_t indexOffset;
   uint64_t indexSize;
   uint64_t fileSize;
+  uint32_t checksumKind;
+  uint32_t checksum;
 };
 
 namespace detail {
@@ -66,9 +80,11 @@ inline uint64_t loadLE(const uint8_t *in, unsigned bytes) {
 }
 } // namespace detail
 
-/// Returns a header with the magic, kFormatVersion and kHeaderSize filled in and the given
-/// index position and total file size (all in bytes).
-inline ArtifactHeader makeHeader(uint64_t indexOffset, uint64_t indexSize, uint64_t fileSize) {
+/// Returns a header with the magic, kFormatVersion and kHeaderSize filled in, the given index
+/// position and total file size (all in bytes), and checksum kind kChecksumCrc32 with `crc32`,
+/// the CRC-32 of the file bytes [kHeaderSize, fileSize) that the caller computed.
+inline ArtifactHeader makeHeader(uint64_t indexOffset, uint64_t indexSize, uint64_t fileSize,
+                                 uint32_t crc32) {
   ArtifactHeader header;
   std::memcpy(header.magic, kMagic, sizeof(kMagic));
   header.formatVersion = kFormatVersion;
@@ -76,6 +92,8 @@ inline ArtifactHeader makeHeader(uint64_t indexOffset, uint64_t indexSize, uint6
   header.indexOffset = indexOffset;
   header.indexSize = indexSize;
   header.fileSize = fileSize;
+  header.checksumKind = kChecksumCrc32;
+  header.checksum = crc32;
   return header;
 }
 
@@ -88,10 +106,12 @@ inline void encodeHeader(const ArtifactHeader &header, uint8_t out[kHeaderSize])
   detail::storeLE(out + 16, header.indexOffset, 8);
   detail::storeLE(out + 24, header.indexSize, 8);
   detail::storeLE(out + 32, header.fileSize, 8);
+  detail::storeLE(out + 40, header.checksumKind, 4);
+  detail::storeLE(out + 44, header.checksum, 4);
 }
 
 /// Reads a header from kHeaderSize bytes at `in`. Performs no validation; the caller checks the
-/// magic, version and sizes.
+/// magic, version, sizes and checksum.
 inline ArtifactHeader decodeHeader(const uint8_t in[kHeaderSize]) {
   ArtifactHeader header;
   std::memcpy(header.magic, in, sizeof(header.magic));
@@ -100,6 +120,8 @@ inline ArtifactHeader decodeHeader(const uint8_t in[kHeaderSize]) {
   header.indexOffset = detail::loadLE(in + 16, 8);
   header.indexSize = detail::loadLE(in + 24, 8);
   header.fileSize = detail::loadLE(in + 32, 8);
+  header.checksumKind = static_cast<uint32_t>(detail::loadLE(in + 40, 4));
+  header.checksum = static_cast<uint32_t>(detail::loadLE(in + 44, 4));
   return header;
 }
 

@@ -2,9 +2,10 @@
 //
 // Implements kiln_artifact_open and the artifact queries of the C API. Opening maps the file
 // read-only and verifies, in order:
-//   1. the 64-byte header: size, magic, format version, header size, recorded file size;
-//   2. the index range (aligned, after the header, inside the file) and the FlatBuffers index
-//      itself (file identifier + flatbuffers::Verifier);
+//   1. the 64-byte header: size, magic, format version, header size, recorded file size, index
+//      range (aligned, after the header, inside the file), checksum kind;
+//   2. the checksum (CRC-32 of everything after the header, when the header carries one), then
+//      the FlatBuffers index itself (file identifier + flatbuffers::Verifier);
 //   3. every blob (weights, PTX, cubins): inside the file, 256-byte aligned, not overlapping the
 //      header or the index, with overflow-checked arithmetic;
 //   4. inputs and outputs: names, dtypes, shapes, byte sizes (overflow checked), output locations;
@@ -25,6 +26,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <cerrno>
 #include <cstring>
@@ -84,8 +86,10 @@ private:
                       "'" + artifact.path + "': invalid artifact: " + message);
   }
 
-  /// Step 1-2: header fields and the index range.
+  /// Step 1: header fields, the index range and the checksum kind.
   kiln_status_t checkHeader();
+  /// Step 2: the CRC-32 of bytes [64, size) equals the header's, when the header records one.
+  kiln_status_t checkChecksum();
   /// Step 3: one blob lies inside the file, aligned, clear of header and index.
   kiln_status_t checkBlob(const fb::Blob *blob, const std::string &what, BlobRange &out);
   /// Step 4: name, dtype, shape and byte size of an input/output (and an output's location).
@@ -105,6 +109,8 @@ private:
   kiln_artifact &artifact;
   uint64_t indexBegin = 0;
   uint64_t indexEnd = 0;
+  uint32_t checksumKind = kiln::artifact::kChecksumNone;
+  uint32_t checksum = 0;
 };
 
 kiln_status_t Verifier::checkHeader() {
@@ -147,8 +153,27 @@ kiln_status_t Verifier::checkHeader() {
   if (header.indexSize >= FLATBUFFERS_MAX_BUFFER_SIZE)
     return fail(formatString("index size %llu exceeds the FlatBuffers limit of 2 GiB",
                              static_cast<unsigned long long>(header.indexSize)));
+  if (header.checksumKind != kChecksumNone && header.checksumKind != kChecksumCrc32)
+    return fail(formatString("unknown checksum kind %u (this runtime knows %u = none and %u = "
+                             "CRC-32): the header is corrupted or the file needs a newer runtime",
+                             header.checksumKind, kChecksumNone, kChecksumCrc32));
   indexBegin = header.indexOffset;
   indexEnd = end;
+  checksumKind = header.checksumKind;
+  checksum = header.checksum;
+  return nullptr;
+}
+
+kiln_status_t Verifier::checkChecksum() {
+  using namespace kiln::artifact;
+  if (checksumKind == kChecksumNone)
+    return nullptr; // Written before the checksum existed: structural checks only.
+  // crc32_z takes a size_t length, so files above 4 GiB need no chunking.
+  uint32_t actual = static_cast<uint32_t>(
+      crc32_z(crc32_z(0L, Z_NULL, 0), data + kHeaderSize, static_cast<size_t>(size - kHeaderSize)));
+  if (actual != checksum)
+    return fail(formatString("checksum mismatch: file is corrupted (expected 0x%08x, got 0x%08x)",
+                             checksum, actual));
   return nullptr;
 }
 
@@ -297,8 +322,9 @@ kiln_status_t Verifier::checkLaunch(const fb::Launch *launch, size_t number, Lau
 }
 
 kiln_status_t Verifier::run() {
-  // 1-2. Header and index.
+  // 1-2. Header, checksum and index.
   KILN_RETURN_IF_ERROR(checkHeader());
+  KILN_RETURN_IF_ERROR(checkChecksum());
   const uint8_t *index = data + indexBegin;
   size_t indexSize = static_cast<size_t>(indexEnd - indexBegin);
   if (!flatbuffers::BufferHasIdentifier(index, fb::ModelIdentifier()))

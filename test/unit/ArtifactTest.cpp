@@ -1,8 +1,10 @@
 //===- ArtifactTest.cpp - Tests of the artifact loader and verifier -------===//
 //
 // Every rejection kiln_artifact_open can produce, one test each, plus a valid hand-built artifact
-// and its queries, and a robustness sweep (truncation at every length, byte flips) that must
-// yield a status and never a crash.
+// and its queries, the header checksum (corruption anywhere after the header is detected; files
+// without a checksum still open), and a robustness sweep (truncation at every length, byte flips)
+// that must yield a status and never a crash. Tests that edit a file to reach one structural check
+// reseal its checksum first (kiln::test::resealChecksum).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,10 +13,12 @@
 #include "TestArtifact.h"
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 
 namespace fb = kiln::artifact;
 using kiln::test::ArtifactBuilder;
+using kiln::test::resealChecksum;
 
 namespace {
 
@@ -69,6 +73,12 @@ std::vector<uint8_t> mutatedFile(const std::function<void(fb::ModelT &)> &mutate
 /// Overwrites a little-endian u64 at `offset`.
 void patchU64(std::vector<uint8_t> &bytes, size_t offset, uint64_t value) {
   for (int i = 0; i < 8; ++i)
+    bytes[offset + i] = static_cast<uint8_t>(value >> (8 * i));
+}
+
+/// Overwrites a little-endian u32 at `offset`.
+void patchU32(std::vector<uint8_t> &bytes, size_t offset, uint32_t value) {
+  for (int i = 0; i < 4; ++i)
     bytes[offset + i] = static_cast<uint8_t>(value >> (8 * i));
 }
 
@@ -270,6 +280,7 @@ TEST(ArtifactOpen, RejectsIndexWithoutIdentifier) {
   kiln::test::buildAddModel(builder);
   std::vector<uint8_t> bytes = builder.build();
   std::memcpy(&bytes[builder.indexOffset() + 4], "XXXX", 4);
+  resealChecksum(bytes);
   expectInvalid(bytes, "file identifier");
 }
 
@@ -284,6 +295,7 @@ TEST(ArtifactOpen, RejectsCorruptFlatbuffer) {
   bytes[builder.indexOffset() + 2] = 0xff;
   bytes[builder.indexOffset() + 3] = 0x7f;
   std::memcpy(&bytes[builder.indexOffset() + 4], "KILN", 4);
+  resealChecksum(bytes);
   expectInvalid(bytes, "failed FlatBuffers verification");
 }
 
@@ -302,10 +314,12 @@ TEST(ArtifactOpen, RejectsWeightsBlobPastEndOfFile) {
   fb::FinishModelBuffer(fbb, fb::Model::Pack(fbb, &builder.model));
   ASSERT_EQ(fbb.GetSize(), builder.indexSize());
   std::memcpy(&bytes[builder.indexOffset()], fbb.GetBufferPointer(), fbb.GetSize());
+  resealChecksum(bytes);
   expectInvalid(bytes, "weights blob [offset");
 }
 
-/// Rewrites the index of `builder`'s last file after `mutate`; blob layout is kept.
+/// Rewrites the index of `builder`'s last file after `mutate`; blob layout is kept and the
+/// checksum resealed.
 std::vector<uint8_t> repackIndex(ArtifactBuilder &builder, std::vector<uint8_t> bytes,
                                  const std::function<void(fb::ModelT &)> &mutate) {
   mutate(builder.model);
@@ -313,6 +327,7 @@ std::vector<uint8_t> repackIndex(ArtifactBuilder &builder, std::vector<uint8_t> 
   fb::FinishModelBuffer(fbb, fb::Model::Pack(fbb, &builder.model));
   EXPECT_EQ(fbb.GetSize(), builder.indexSize());
   std::memcpy(&bytes[builder.indexOffset()], fbb.GetBufferPointer(), fbb.GetSize());
+  resealChecksum(bytes);
   return bytes;
 }
 
@@ -519,23 +534,131 @@ TEST(ArtifactOpen, RejectsDuplicateOutputNames) {
                 "duplicate output name 'y'");
 }
 
+/// Returns the offset of the launch's `block` vector ([4, 1, 1] after its length 3) in the index.
+size_t findBlockVector(const std::vector<uint8_t> &bytes, const ArtifactBuilder &builder) {
+  const uint8_t pattern[16] = {3, 0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
+  size_t begin = builder.indexOffset(), end = begin + builder.indexSize();
+  for (size_t i = begin; i + sizeof(pattern) <= end; ++i)
+    if (std::memcmp(&bytes[i], pattern, sizeof(pattern)) == 0)
+      return i + 4;
+  ADD_FAILURE() << "block vector [4, 1, 1] not found in the index";
+  return 0;
+}
+
+/// Expects a checksum mismatch naming the file and both CRCs.
+void expectChecksumMismatch(const std::vector<uint8_t> &bytes, uint32_t expected) {
+  char fragment[128];
+  std::snprintf(fragment, sizeof(fragment),
+                "invalid artifact: checksum mismatch: file is corrupted (expected 0x%08x, got "
+                "0x%08x)",
+                expected, kiln::test::artifactCrc32(bytes));
+  expectInvalid(bytes, fragment);
+}
+
+TEST(ArtifactChecksum, BuilderWritesCrc32OfEverythingAfterTheHeader) {
+  std::vector<uint8_t> bytes = validFile();
+  fb::ArtifactHeader header = fb::decodeHeader(bytes.data());
+  EXPECT_EQ(header.checksumKind, fb::kChecksumCrc32);
+  EXPECT_EQ(header.checksum, kiln::test::artifactCrc32(bytes));
+  // The CRC-32 of "123456789" is the standard check value of CRC-32/ISO-HDLC.
+  std::vector<uint8_t> check(fb::kHeaderSize, 0);
+  for (char c : std::string("123456789"))
+    check.push_back(static_cast<uint8_t>(c));
+  EXPECT_EQ(kiln::test::artifactCrc32(check), 0xcbf43926u);
+}
+
+/// A single-bit flip in the index that the structural checks cannot see (block 4x1x1 becomes
+/// 5x1x1, still a valid launch) is caught by the checksum.
+TEST(ArtifactChecksum, RejectsFlippedIndexBit) {
+  ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  std::vector<uint8_t> bytes = builder.build();
+  uint32_t recorded = fb::decodeHeader(bytes.data()).checksum;
+  size_t block = findBlockVector(bytes, builder);
+  ASSERT_NE(block, 0u);
+  bytes[block] ^= 0x01;
+  expectChecksumMismatch(bytes, recorded);
+
+  // Without a checksum the same file opens with the corrupted launch: what kind 1 prevents.
+  resealChecksum(bytes, fb::kChecksumNone);
+  std::string path = kiln::test::writeTempFile("unchecked.kiln", bytes);
+  kiln_artifact_t *artifact = nullptr;
+  kiln_status_t status = kiln_artifact_open(path.c_str(), &artifact);
+  ASSERT_EQ(status, nullptr) << kiln_status_message(status);
+  kiln_launch_info_t launch;
+  ASSERT_EQ(kiln_artifact_launch_info(artifact, 0, &launch), nullptr);
+  EXPECT_EQ(launch.block[0], 5u);
+  kiln_artifact_release(artifact);
+}
+
+TEST(ArtifactChecksum, RejectsFlippedWeightByte) {
+  ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  std::vector<uint8_t> bytes = builder.build();
+  uint32_t recorded = fb::decodeHeader(bytes.data()).checksum;
+  bytes[builder.model.weights->offset() + 5] ^= 0x10;
+  expectChecksumMismatch(bytes, recorded);
+}
+
+TEST(ArtifactChecksum, RejectsWrongRecordedChecksum) {
+  std::vector<uint8_t> bytes = validFile();
+  uint32_t actual = kiln::test::artifactCrc32(bytes);
+  patchU32(bytes, 44, actual ^ 0x80000000u);
+  expectChecksumMismatch(bytes, actual ^ 0x80000000u);
+}
+
+TEST(ArtifactChecksum, RejectsUnknownChecksumKind) {
+  std::vector<uint8_t> bytes = validFile();
+  patchU32(bytes, 40, 2);
+  expectInvalid(bytes, "unknown checksum kind 2 (this runtime knows 0 = none and 1 = CRC-32): "
+                       "the header is corrupted or the file needs a newer runtime");
+}
+
+/// Kind 0 (files written before the checksum existed) is accepted without verification; the
+/// checksum field is then ignored.
+TEST(ArtifactChecksum, AcceptsChecksumKindNone) {
+  std::vector<uint8_t> bytes = validFile();
+  resealChecksum(bytes, fb::kChecksumNone);
+  patchU32(bytes, 44, 0xdeadbeef);
+  OpenResult result = openBytes(bytes);
+  EXPECT_EQ(result.code, KILN_OK) << result.message;
+}
+
+/// CRC-32 detects every single-bit error: one flipped bit in each byte after the header.
+TEST(ArtifactChecksum, EveryBitFlipAfterTheHeaderIsDetected) {
+  std::vector<uint8_t> full = validFile();
+  for (size_t i = fb::kHeaderSize; i < full.size(); ++i) {
+    std::vector<uint8_t> bytes = full;
+    bytes[i] ^= static_cast<uint8_t>(1u << (i % 8));
+    OpenResult result = openBytes(bytes, "flipped.kiln");
+    EXPECT_EQ(result.code, KILN_INVALID_ARTIFACT) << "byte " << i;
+    EXPECT_NE(result.message.find("checksum mismatch"), std::string::npos)
+        << "byte " << i << ": " << result.message;
+  }
+}
+
 /// Truncating the file anywhere, and patching the recorded size to match, must give a status.
 TEST(ArtifactRobustness, EveryTruncationIsRejectedCleanly) {
   std::vector<uint8_t> full = validFile();
   for (size_t length = 0; length < full.size(); ++length) {
     std::vector<uint8_t> bytes(full.begin(), full.begin() + length);
-    if (length >= 64)
+    if (length >= 64) {
       patchU64(bytes, 32, length);
+      resealChecksum(bytes); // reach the structural checks, not just the checksum
+    }
     OpenResult result = openBytes(bytes, "truncated.kiln");
     EXPECT_NE(result.code, KILN_OK) << "length " << length;
   }
 }
 
-/// Flipping any single byte of the header or index must give OK or a status, never a crash.
+/// Flipping any single byte of the header or index must give OK or a status, never a crash. The
+/// file carries no checksum (kind 0, as before it existed), so every flip reaches the structural
+/// verifier.
 TEST(ArtifactRobustness, ByteFlipsInHeaderAndIndexNeverCrash) {
   ArtifactBuilder builder;
   kiln::test::buildAddModel(builder);
   std::vector<uint8_t> full = builder.build();
+  resealChecksum(full, fb::kChecksumNone);
   size_t end = builder.indexOffset() + builder.indexSize();
   for (size_t i = 0; i < end; ++i) {
     for (uint8_t mask : {0x01, 0x80, 0xff}) {

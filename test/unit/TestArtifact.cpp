@@ -2,7 +2,7 @@
 //
 // Implements the test-only artifact writer: two-pass layout (the index size does not depend on
 // blob offsets, which are fixed-size struct fields, so the second pass confirms the first), the
-// reference add model and temp files.
+// header checksum (zlib crc32), the reference add model and temp files.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <zlib.h>
 
 #include <array>
 #include <cstdio>
@@ -51,16 +52,38 @@ std::vector<uint8_t> ArtifactBuilder::build() {
     if (!bytes.empty())
       fileSize = std::max<uint64_t>(fileSize, (*field)->offset() + bytes.size());
   std::vector<uint8_t> file(fileSize, 0);
-  uint8_t header[fb::kHeaderSize];
-  fb::encodeHeader(fb::makeHeader(indexOffset, fbb.GetSize(), fileSize), header);
-  std::memcpy(file.data(), header, sizeof(header));
   std::memcpy(file.data() + indexOffset, fbb.GetBufferPointer(), fbb.GetSize());
   for (auto &[field, bytes] : payloads)
     if (!bytes.empty())
       std::memcpy(file.data() + (*field)->offset(), bytes.data(), bytes.size());
+  // The header goes in last: its checksum covers everything after it.
+  uint8_t header[fb::kHeaderSize];
+  fb::encodeHeader(fb::makeHeader(indexOffset, fbb.GetSize(), fileSize, artifactCrc32(file)),
+                   header);
+  std::memcpy(file.data(), header, sizeof(header));
   lastIndexOffset = indexOffset;
   lastIndexSize = fbb.GetSize();
   return file;
+}
+
+uint32_t artifactCrc32(const std::vector<uint8_t> &bytes) {
+  if (bytes.size() < fb::kHeaderSize) {
+    ADD_FAILURE() << "artifactCrc32: " << bytes.size() << " bytes is shorter than the header";
+    return 0;
+  }
+  return static_cast<uint32_t>(crc32_z(crc32_z(0L, Z_NULL, 0), bytes.data() + fb::kHeaderSize,
+                                       bytes.size() - fb::kHeaderSize));
+}
+
+void resealChecksum(std::vector<uint8_t> &bytes, uint32_t kind) {
+  if (bytes.size() < fb::kHeaderSize) {
+    ADD_FAILURE() << "resealChecksum: " << bytes.size() << " bytes is shorter than the header";
+    return;
+  }
+  fb::ArtifactHeader header = fb::decodeHeader(bytes.data());
+  header.checksumKind = kind;
+  header.checksum = kind == fb::kChecksumCrc32 ? artifactCrc32(bytes) : 0;
+  fb::encodeHeader(header, bytes.data());
 }
 
 const char *const kAddKernelPtx = R"(

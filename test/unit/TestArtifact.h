@@ -2,8 +2,9 @@
 //
 // A tiny artifact writer used only by the runtime tests: fill a kiln::artifact::ModelT (the
 // FlatBuffers object API), attach payload bytes to its Blob fields, and build() lays the file out
-// exactly as docs/artifact.md prescribes (header, index at offset 64, 256-byte aligned blobs).
-// Also: running kiln-run, the reference "add" model the tests and GPU checks share, and temp-file
+// as docs/artifact.md allows (header with a CRC-32, index at offset 64, 256-byte aligned blobs;
+// kiln-compile puts the index last instead). Also: resealing the checksum of an edited file,
+// running kiln-run, the reference "add" model the tests and GPU checks share, and temp-file
 // helpers.
 //
 //===----------------------------------------------------------------------===//
@@ -37,8 +38,9 @@ public:
   /// must stay alive (it is owned by `model`) until build().
   void setBlob(std::unique_ptr<kiln::artifact::Blob> &field, std::vector<uint8_t> bytes);
 
-  /// Returns the complete file: 64-byte header, index at offset 64, then every payload at the
-  /// next 256-byte aligned offset, in setBlob order.
+  /// Returns the complete file: 64-byte header (checksum kind CRC-32 with the CRC of the rest),
+  /// index at offset 64, then every payload at the next 256-byte aligned offset, in setBlob
+  /// order.
   std::vector<uint8_t> build();
 
   /// Offset and size of the index in the last build().
@@ -50,6 +52,16 @@ private:
   uint64_t lastIndexOffset = 0;
   uint64_t lastIndexSize = 0;
 };
+
+/// Returns the CRC-32 (zlib's crc32) of `bytes` from offset 64 to the end: the value a header of
+/// checksum kind kChecksumCrc32 records. `bytes` must hold at least the 64-byte header.
+uint32_t artifactCrc32(const std::vector<uint8_t> &bytes);
+
+/// Sets the header's checksum fields (bytes [40, 48)) of `bytes` to `kind` and, for
+/// kChecksumCrc32, the CRC-32 of the current contents (0 otherwise). Tests that edit a file on
+/// purpose reseal it so the edit reaches the structural check it targets instead of failing the
+/// checksum; kChecksumNone makes a file like those written before the checksum existed.
+void resealChecksum(std::vector<uint8_t> &bytes, uint32_t kind = kiln::artifact::kChecksumCrc32);
 
 /// PTX (ISA 7.0, sm_75) of `kiln_add(const float *x, const float *w, float *y)`:
 /// y[i] = x[i] + w[i] with i = blockIdx.x * blockDim.x + threadIdx.x.

@@ -1,10 +1,13 @@
 //===- kiln-compile.cpp - ONNX model -> .kiln artifact ---------------------===//
 //
 // Command-line shell over kiln::compileModel(): parses options with llvm::cl,
-// prints a summary (kernel count, arena vs intermediate bytes, timings).
+// prints a summary (kernel count, arena vs intermediate bytes, timings). With
+// `-o -` (or -o naming stdout) the artifact goes to stdout and the summary to
+// stderr.
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/artifact/ArtifactWriter.h"
 #include "compiler/driver/Driver.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -17,13 +20,15 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <unistd.h>
+
 using namespace llvm;
 
 static cl::OptionCategory kilnCategory("kiln-compile options");
 
 static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx>"), cl::Required,
                                       cl::cat(kilnCategory));
-static cl::opt<std::string> outputPath("o", cl::desc("Output file: the artifact, or MLIR text with --emit=graph/kernels"),
+static cl::opt<std::string> outputPath("o", cl::desc("Output file: the artifact, or MLIR text with --emit=graph/kernels ('-' = stdout)"),
                                        cl::value_desc("file"), cl::cat(kilnCategory));
 static cl::list<std::string>
     shapeSpecs("shape",
@@ -46,6 +51,20 @@ static cl::opt<bool> noFuse("no-fuse", cl::desc("Disable pointwise fusion"),
 static cl::opt<unsigned> threads("j", cl::desc("NVRTC compile threads (0 = all cores)"),
                                  cl::init(0), cl::cat(kilnCategory));
 
+/// Returns true if writing `output` (a -o value; "-" is stdout) would
+/// overwrite the file `input`: the same path, or the same device and inode
+/// (a hard link, a symbolic link, stdout redirected into the model).
+static bool isSameFile(StringRef input, StringRef output) {
+  if (output != "-" && output == input)
+    return true;
+  sys::fs::file_status in, out;
+  if (sys::fs::status(input, in))
+    return false;
+  std::error_code ec =
+      output == "-" ? sys::fs::status(STDOUT_FILENO, out) : sys::fs::status(output, out);
+  return !ec && sys::fs::equivalent(in, out);
+}
+
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(kilnCategory);
@@ -66,17 +85,28 @@ int main(int argc, char **argv) {
     WithColor::error(errs(), "kiln-compile") << "--dump-cuda needs --emit=artifact (the default)\n";
     return 2;
   }
-  if (emit == kiln::EmitKind::Artifact) {
-    if (outputPath.empty()) {
-      WithColor::error(errs(), "kiln-compile") << "missing -o <file.kiln>\n";
-      return 2;
-    }
-    options.outputPath = outputPath;
+  if (emit == kiln::EmitKind::Artifact && outputPath.empty()) {
+    WithColor::error(errs(), "kiln-compile") << "missing -o <file.kiln>\n";
+    return 2;
   }
+  // Checked before anything is opened or written: -o must not clobber the model.
+  if (!outputPath.empty() && isSameFile(inputPath, outputPath)) {
+    WithColor::error(errs(), "kiln-compile")
+        << "output '" << outputPath << "' is the input model '" << inputPath
+        << "' (the same file); choose another -o\n";
+    return 2;
+  }
+  // An artifact written to stdout ("-", /dev/stdout, or the file stdout is
+  // redirected to) must be the only thing there: the summary goes to stderr.
+  bool artifactToStdout = emit == kiln::EmitKind::Artifact && kiln::isStandardOutput(outputPath);
+  if (emit == kiln::EmitKind::Artifact)
+    options.outputPath = artifactToStdout ? std::string("-") : outputPath.getValue();
+  raw_ostream &summary = artifactToStdout ? errs() : outs();
 
   // --emit=graph/kernels print MLIR to -o (a file) or stdout.
   std::unique_ptr<ToolOutputFile> textOutput;
-  if (emit != kiln::EmitKind::Artifact && !outputPath.empty() && outputPath != "-") {
+  if (emit != kiln::EmitKind::Artifact && !outputPath.empty() &&
+      !kiln::isStandardOutput(outputPath)) {
     std::error_code ec;
     textOutput = std::make_unique<ToolOutputFile>(outputPath, ec, sys::fs::OF_Text);
     if (ec) {
@@ -106,14 +136,14 @@ int main(int argc, char **argv) {
     }
     return 0;
   }
-  outs() << "wrote " << options.outputPath << " (" << stats->fileBytes << " bytes, weights "
-         << stats->weightBytes << " bytes)\n";
-  outs() << "kernels: " << stats->kernels << " (" << stats->uniqueKernels
-         << " distinct, in " << stats->modules << " CUDA modules)\n";
-  outs() << "arena bytes: " << stats->arenaBytes
-         << " (sum of intermediate tensor bytes: " << stats->intermediateBytes << ")\n";
-  outs() << format("compile time: %.1f ms (import %.1f, passes %.1f, codegen %.1f, nvrtc %.1f)\n",
-                   stats->totalMs, stats->importMs, stats->passesMs, stats->codegenMs,
-                   stats->nvrtcMs);
+  summary << "wrote " << (artifactToStdout ? StringRef("<stdout>") : StringRef(outputPath))
+          << " (" << stats->fileBytes << " bytes, weights " << stats->weightBytes << " bytes)\n";
+  summary << "kernels: " << stats->kernels << " (" << stats->uniqueKernels << " distinct, in "
+          << stats->modules << " CUDA modules)\n";
+  summary << "arena bytes: " << stats->arenaBytes
+          << " (sum of intermediate tensor bytes: " << stats->intermediateBytes << ")\n";
+  summary << format("compile time: %.1f ms (import %.1f, passes %.1f, codegen %.1f, nvrtc %.1f)\n",
+                    stats->totalMs, stats->importMs, stats->passesMs, stats->codegenMs,
+                    stats->nvrtcMs);
   return 0;
 }

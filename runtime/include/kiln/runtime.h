@@ -163,8 +163,10 @@ typedef struct kiln_module_info_t {
 } kiln_module_info_t;
 
 /// Opens the .kiln file at `path`, maps it and verifies it completely: header (magic, version,
-/// sizes against the real file size), the FlatBuffers index, every blob range, every launch
-/// (module index, grid/block dimensions) and every buffer reference. On any problem returns
+/// sizes against the real file size), the CRC-32 of everything after the header (when the header
+/// records one; this reads the whole file, about 1 s per 2 GB), the FlatBuffers index, every
+/// blob range, every launch (module index, grid/block dimensions) and every buffer reference. On
+/// any problem returns
 /// KILN_IO_ERROR, KILN_INVALID_ARTIFACT or KILN_UNSUPPORTED_VERSION with a message naming the
 /// file and the defect; no byte outside the file is ever read. On success `*out_artifact` holds a
 /// new reference.
