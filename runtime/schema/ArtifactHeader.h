@@ -40,9 +40,10 @@ constexpr uint64_t kIndexAlignment = 8;
 ///                   unverified).
 ///   kChecksumCrc32: `checksum` is the CRC-32 (zlib's crc32, ISO-HDLC polynomial) of the file
 ///                   bytes [kHeaderSize, file_size), i.e. everything after the header.
-/// Readers reject any other value.
+/// Readers reject any other value. kChecksumCrc32 is the ASCII tag "CRC1" (0x31435243), not 1,
+/// so that no single bit flip turns it into kChecksumNone and silently disables verification.
 constexpr uint32_t kChecksumNone = 0;
-constexpr uint32_t kChecksumCrc32 = 1;
+constexpr uint32_t kChecksumCrc32 = 0x31435243;
 
 /// Decoded form of the 64-byte header. Byte layout (little-endian):
 ///   [0, 8)   magic          "KILNART\0"

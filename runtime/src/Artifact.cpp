@@ -154,8 +154,9 @@ kiln_status_t Verifier::checkHeader() {
     return fail(formatString("index size %llu exceeds the FlatBuffers limit of 2 GiB",
                              static_cast<unsigned long long>(header.indexSize)));
   if (header.checksumKind != kChecksumNone && header.checksumKind != kChecksumCrc32)
-    return fail(formatString("unknown checksum kind %u (this runtime knows %u = none and %u = "
-                             "CRC-32): the header is corrupted or the file needs a newer runtime",
+    return fail(formatString("unknown checksum kind 0x%08x (this runtime knows 0x%08x = none and "
+                             "0x%08x = CRC-32): the header is corrupted or the file needs a newer "
+                             "runtime",
                              header.checksumKind, kChecksumNone, kChecksumCrc32));
   indexBegin = header.indexOffset;
   indexEnd = end;

@@ -38,8 +38,9 @@ OpenResult openBytes(const std::vector<uint8_t> &bytes, const std::string &name 
   result.code = kiln_status_code(status);
   result.message = kiln_status_message(status);
   kiln_status_free(status);
-  if (result.code != KILN_OK)
+  if (result.code != KILN_OK) {
     EXPECT_EQ(artifact, nullptr) << "out_artifact must be zeroed on failure";
+  }
   kiln_artifact_release(artifact);
   return result;
 }
@@ -579,7 +580,7 @@ TEST(ArtifactChecksum, RejectsFlippedIndexBit) {
   bytes[block] ^= 0x01;
   expectChecksumMismatch(bytes, recorded);
 
-  // Without a checksum the same file opens with the corrupted launch: what kind 1 prevents.
+  // Without a checksum the same file opens with the corrupted launch: what the CRC-32 prevents.
   resealChecksum(bytes, fb::kChecksumNone);
   std::string path = kiln::test::writeTempFile("unchecked.kiln", bytes);
   kiln_artifact_t *artifact = nullptr;
@@ -610,8 +611,23 @@ TEST(ArtifactChecksum, RejectsWrongRecordedChecksum) {
 TEST(ArtifactChecksum, RejectsUnknownChecksumKind) {
   std::vector<uint8_t> bytes = validFile();
   patchU32(bytes, 40, 2);
-  expectInvalid(bytes, "unknown checksum kind 2 (this runtime knows 0 = none and 1 = CRC-32): "
-                       "the header is corrupted or the file needs a newer runtime");
+  expectInvalid(bytes, "unknown checksum kind 0x00000002 (this runtime knows 0x00000000 = none and "
+                       "0x31435243 = CRC-32): the header is corrupted or the file needs a newer "
+                       "runtime");
+}
+
+/// No single bit flip of the CRC-32 kind tag yields "none" (or another accepted kind).
+TEST(ArtifactChecksum, KindTagSurvivesNoSingleBitFlip) {
+  for (int bit = 0; bit < 32; ++bit) {
+    std::vector<uint8_t> bytes = validFile();
+    bytes[40 + bit / 8] ^= uint8_t(1u << (bit % 8));
+    kiln_artifact_t *artifact = nullptr;
+    std::string path = kiln::test::writeTempFile("kindflip.kiln", bytes);
+    kiln_status_t status = kiln_artifact_open(path.c_str(), &artifact);
+    EXPECT_NE(status, nullptr) << "bit " << bit;
+    kiln_status_free(status);
+    kiln_artifact_release(artifact);
+  }
 }
 
 /// Kind 0 (files written before the checksum existed) is accepted without verification; the
@@ -665,8 +681,9 @@ TEST(ArtifactRobustness, ByteFlipsInHeaderAndIndexNeverCrash) {
       std::vector<uint8_t> bytes = full;
       bytes[i] ^= mask;
       OpenResult result = openBytes(bytes, "flipped.kiln");
-      if (result.code != KILN_OK)
+      if (result.code != KILN_OK) {
         EXPECT_FALSE(result.message.empty());
+      }
     }
   }
 }
