@@ -19,6 +19,8 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Config/llvm-config.h"
+#include "ArtifactHeader.h"
 
 #include <unistd.h>
 
@@ -68,6 +70,11 @@ static bool isSameFile(StringRef input, StringRef output) {
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(kilnCategory);
+  cl::SetVersionPrinter([](raw_ostream &os) {
+    os << "kiln-compile " << KILN_VERSION << " (artifact format "
+       << kiln::artifact::kFormatVersion << ")\n  built with LLVM/MLIR " << LLVM_VERSION_STRING
+       << "\n";
+  });
   cl::ParseCommandLineOptions(argc, argv, "kiln-compile: ONNX model -> kiln artifact\n");
 
   kiln::CompileOptions options;
