@@ -49,6 +49,11 @@
 // RUN: not kiln-compile %S/Inputs/error_no_outputs.onnx -o %t/keep.kiln 2>&1 | FileCheck %s --check-prefix=NO-OUTPUTS
 // NO-OUTPUTS: kiln-compile: error:
 // RUN: cmp %t/file.kiln %t/keep.kiln
+// So does a failing --emit=graph/kernels for an existing text file.
+// RUN: echo keep > %t/keep.mlir
+// RUN: not kiln-compile %S/Inputs/error_empty_slice.onnx --emit=kernels -o %t/keep.mlir 2> /dev/null
+// RUN: FileCheck %s --check-prefix=KEEP-TEXT --input-file=%t/keep.mlir
+// KEEP-TEXT: keep
 
 // Writing through a symbolic link replaces its target and keeps the link.
 // RUN: ln -s keep.kiln %t/link.kiln

@@ -110,36 +110,40 @@ int main(int argc, char **argv) {
     options.outputPath = artifactToStdout ? std::string("-") : outputPath.getValue();
   raw_ostream &summary = artifactToStdout ? errs() : outs();
 
-  // --emit=graph/kernels print MLIR to -o (a file) or stdout.
-  std::unique_ptr<ToolOutputFile> textOutput;
-  if (emit != kiln::EmitKind::Artifact && !outputPath.empty() &&
-      !kiln::isStandardOutput(outputPath)) {
-    std::error_code ec;
-    textOutput = std::make_unique<ToolOutputFile>(outputPath, ec, sys::fs::OF_Text);
-    if (ec) {
-      WithColor::error(errs(), "kiln-compile")
-          << "cannot open '" << outputPath << "' for writing: " << ec.message() << "\n";
-      return 1;
-    }
-  }
+  // --emit=graph/kernels print MLIR to -o (a file) or stdout. The text is
+  // buffered and the file opened only after a successful compile, so a
+  // failing compile leaves an existing -o file as it was.
+  bool textToFile = emit != kiln::EmitKind::Artifact && !outputPath.empty() &&
+                    !kiln::isStandardOutput(outputPath);
+  std::string text;
+  raw_string_ostream textStream(text);
   mlir::MLIRContext context;
   auto diagHandler = kiln::installModelDiagnosticHandler(context, errs());
-  auto stats = kiln::compileModel(context, options, textOutput ? textOutput->os() : outs());
+  raw_ostream &textSink = textToFile ? static_cast<raw_ostream &>(textStream) : outs();
+  auto stats = kiln::compileModel(context, options, textSink);
   if (!stats) {
     WithColor::error(errs(), "kiln-compile") << toString(stats.takeError()) << "\n";
     return 1;
   }
   if (emit != kiln::EmitKind::Artifact) {
-    if (textOutput) {
-      textOutput->os().close();
-      if (textOutput->os().has_error()) {
+    if (textToFile) {
+      std::error_code ec;
+      ToolOutputFile textOutput(outputPath, ec, sys::fs::OF_Text);
+      if (ec) {
         WithColor::error(errs(), "kiln-compile")
-            << "cannot write '" << outputPath << "': " << textOutput->os().error().message()
-            << "\n";
-        textOutput->os().clear_error();
+            << "cannot open '" << outputPath << "' for writing: " << ec.message() << "\n";
         return 1;
       }
-      textOutput->keep();
+      textOutput.os() << text;
+      textOutput.os().close();
+      if (textOutput.os().has_error()) {
+        WithColor::error(errs(), "kiln-compile")
+            << "cannot write '" << outputPath << "': " << textOutput.os().error().message()
+            << "\n";
+        textOutput.os().clear_error();
+        return 1;
+      }
+      textOutput.keep();
     }
     return 0;
   }
