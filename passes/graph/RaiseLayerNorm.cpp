@@ -84,6 +84,25 @@ template <typename OpT> OpT singleUserOfSameType(Value v) {
   return user;
 }
 
+/// If the chain's result (`match.last`) is read only by an OpT (Mul for
+/// gamma, Add for beta) whose other operand has the normalized shape,
+/// appends that op to the chain and returns the operand; else null.
+template <typename OpT>
+Value absorbAffine(LayerNormMatch &match, ArrayRef<int64_t> normShape) {
+  Value last = match.last->getResult(0);
+  OpT op = singleUserOfSameType<OpT>(last);
+  if (!op)
+    return Value();
+  Value param = otherOperand(op, last);
+  auto type = param ? dyn_cast<RankedTensorType>(param.getType()) : nullptr;
+  if (param == last || !type || type.getShape() != normShape ||
+      type.getElementType() != getElementTypeOrSelf(last.getType()))
+    return Value();
+  match.chain.push_back(op);
+  match.last = op;
+  return param;
+}
+
 /// Matches the chain rooted at `div` = d / sqrt(var + eps).
 std::optional<LayerNormMatch> matchLayerNorm(DivOp div) {
   auto sub = div.getLhs().getDefiningOp<SubOp>();
@@ -105,19 +124,17 @@ std::optional<LayerNormMatch> matchLayerNorm(DivOp div) {
   auto add = sqrt.getInput().getDefiningOp<AddOp>();
   if (!add || !add->hasOneUse())
     return std::nullopt;
-  Operation *variance = nullptr;
-  std::optional<double> eps;
-  for (int i = 0; i < 2 && !variance; ++i) {
-    eps = scalarConstant(add->getOperand(1 - i));
-    if (eps)
-      variance = add->getOperand(i).getDefiningOp();
+  Value varianceValue = add.getLhs();
+  std::optional<double> eps = scalarConstant(add.getRhs());
+  if (!eps) {
+    varianceValue = add.getRhs();
+    eps = scalarConstant(add.getLhs());
   }
+  auto varianceReduce = varianceValue.getDefiningOp<ReduceOp>();
+  if (!eps || *eps < 0 || !varianceReduce || !varianceReduce->hasOneUse())
+    return std::nullopt;
+  Operation *variance = varianceReduce;
   int64_t varianceAxis = -1;
-  if (!variance || !variance->hasOneUse() || *eps < 0)
-    return std::nullopt;
-  auto varianceReduce = dyn_cast<ReduceOp>(variance);
-  if (!varianceReduce)
-    return std::nullopt;
   Value square = varianceReduce.getInput();
   if (!isTrailingMean(variance, square, varianceAxis) || varianceAxis != match.axis ||
       !square.hasOneUse())
@@ -147,26 +164,9 @@ std::optional<LayerNormMatch> matchLayerNorm(DivOp div) {
 
   // Optional affine part: * gamma, + beta, each of the normalized shape.
   ArrayRef<int64_t> normShape = type.getShape().drop_front(match.axis);
-  auto isParam = [&](Value v) {
-    auto t = dyn_cast<RankedTensorType>(v.getType());
-    return t && t.getShape() == normShape && t.getElementType() == type.getElementType();
-  };
-  if (auto mul = singleUserOfSameType<MulOp>(div.getResult())) {
-    Value gamma = otherOperand(mul, div.getResult());
-    if (gamma && isParam(gamma) && gamma != div.getResult()) {
-      match.scale = gamma;
-      match.chain.push_back(mul);
-      match.last = mul;
-      if (auto addBeta = singleUserOfSameType<AddOp>(mul.getResult())) {
-        Value beta = otherOperand(addBeta, mul.getResult());
-        if (beta && isParam(beta) && beta != mul.getResult()) {
-          match.bias = beta;
-          match.chain.push_back(addBeta);
-          match.last = addBeta;
-        }
-      }
-    }
-  }
+  match.scale = absorbAffine<MulOp>(match, normShape);
+  if (match.scale)
+    match.bias = absorbAffine<AddOp>(match, normShape);
   return match;
 }
 
