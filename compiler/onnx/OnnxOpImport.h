@@ -46,9 +46,6 @@ mlir::Type getElementType(mlir::MLIRContext *ctx, int32_t dataType);
 /// Error text for a data type that getElementType rejects.
 std::string unsupportedDataTypeMessage(int32_t dataType);
 
-/// "[2, 16, 128]".
-std::string formatShape(llvm::ArrayRef<int64_t> shape);
-
 /// Converts TensorProtos (initializers, Constant values) to DenseElementsAttr.
 /// External data is read from files relative to the model directory, each
 /// file mapped once.

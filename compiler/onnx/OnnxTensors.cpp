@@ -54,12 +54,6 @@ std::string onnx_import::unsupportedDataTypeMessage(int32_t dataType) {
          " (kiln tensors are FLOAT, FLOAT16, BFLOAT16, INT64, INT32 or BOOL)";
 }
 
-std::string onnx_import::formatShape(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  llvm::interleave(
-      shape, [&](int64_t d) { s += std::to_string(d); }, [&] { s += ", "; });
-  return s + "]";
-}
 
 static llvm::Error makeError(const Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);

@@ -187,23 +187,27 @@ OpFoldResult foldElementwise(
   for (auto &t : ins)
     ptrs.push_back(&t);
   int64_t n = resType.getNumElements();
-  std::vector<double> outF(n);
-  std::vector<int64_t> outI(n);
+  // Only the half of fn's {double, int64} pair that the result type reads is kept.
+  std::vector<double> outF(resultIsFloat ? n : 0);
+  std::vector<int64_t> outI(resultIsFloat ? 0 : n);
   SmallVector<int64_t> idx(ins.size());
   for (int64_t k = 0; k < n; ++k) {
     SmallVector<int64_t> c = delinearize(k, resType.getShape());
     for (size_t o = 0; o < ins.size(); ++o)
       idx[o] = broadcastIndex(c, ins[o].type.getShape());
     auto [fv, iv] = fn(ptrs, idx);
-    outF[k] = fv;
-    outI[k] = iv;
+    if (resultIsFloat)
+      outF[k] = fv;
+    else
+      outI[k] = iv;
   }
   return HostTensor::write(
       resType, [&](int64_t k) { return outF[k]; }, [&](int64_t k) { return outI[k]; },
       resultIsFloat);
 }
 
-/// Unary math on floats; integers go through double and back.
+/// Unary math on floats; integers go through double and back (exact up to
+/// 2^53, saturating beyond int64).
 OpFoldResult foldUnary(Operation *op, Attribute operand,
                        const std::function<double(double)> &fn) {
   auto resType = cast<RankedTensorType>(op->getResult(0).getType());
@@ -212,7 +216,7 @@ OpFoldResult foldUnary(Operation *op, Attribute operand,
       op, {operand},
       [&](ArrayRef<const HostTensor *> t, ArrayRef<int64_t> idx) {
         double v = fn(t[0]->getF(idx[0]));
-        return std::make_pair(v, int64_t(v));
+        return std::make_pair(v, toInt64(v));
       },
       isFloat);
 }
@@ -387,10 +391,9 @@ OpFoldResult MulOp::fold(FoldAdaptor a) {
 OpFoldResult DivOp::fold(FoldAdaptor a) {
   // Integer division by zero is undefined: never folded (kiln-fold-shape-
   // subgraphs reports a constant zero divisor as an error).
-  if (auto r = HostTensor::read(a.getRhs()); r && !r->isFloat())
-    for (int64_t v : r->i)
-      if (v == 0)
-        return {};
+  if (auto rhs = dyn_cast_or_null<DenseIntElementsAttr>(a.getRhs());
+      rhs && llvm::any_of(rhs.getValues<APInt>(), [](const APInt &v) { return v.isZero(); }))
+    return {};
   // INT64_MIN / -1 overflows (a hardware trap on x86); it wraps to INT64_MIN.
   return foldArith(*this, a.getOperands(), std::divides<double>(), [](int64_t x, int64_t y) {
     return y == -1 ? wrapSub(0, x) : x / y;

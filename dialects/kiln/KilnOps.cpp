@@ -40,7 +40,7 @@ int64_t kiln::getElementByteSize(Type type) {
   return (type.getIntOrFloatBitWidth() + 7) / 8;
 }
 
-static std::string shapeStr(ArrayRef<int64_t> shape) {
+std::string kiln::formatShape(ArrayRef<int64_t> shape) {
   std::string s = "[";
   llvm::interleave(
       shape, [&](int64_t d) { s += std::to_string(d); }, [&] { s += ", "; });
@@ -116,12 +116,12 @@ static LogicalResult verifyBinary(Operation *op, int kind) {
   auto res = cast<RankedTensorType>(op->getResult(0).getType());
   auto shape = broadcastShapes(lhs.getShape(), rhs.getShape());
   if (failed(shape))
-    return op->emitOpError() << "operand shapes " << shapeStr(lhs.getShape())
-                             << " and " << shapeStr(rhs.getShape())
+    return op->emitOpError() << "operand shapes " << formatShape(lhs.getShape())
+                             << " and " << formatShape(rhs.getShape())
                              << " are not broadcast-compatible";
   if (ArrayRef<int64_t>(*shape) != res.getShape())
-    return op->emitOpError() << "result shape " << shapeStr(res.getShape())
-                             << " is not the broadcast shape " << shapeStr(*shape);
+    return op->emitOpError() << "result shape " << formatShape(res.getShape())
+                             << " is not the broadcast shape " << formatShape(*shape);
   if (lhs.getElementType() != rhs.getElementType())
     return op->emitOpError() << "operand element types " << lhs.getElementType()
                              << " and " << rhs.getElementType() << " differ";
@@ -161,12 +161,12 @@ LogicalResult WhereOp::verify() {
   if (succeeded(s1))
     s2 = broadcastShapes(*s1, y.getShape());
   if (failed(s2))
-    return emitOpError() << "operand shapes " << shapeStr(c.getShape()) << ", "
-                         << shapeStr(x.getShape()) << " and " << shapeStr(y.getShape())
+    return emitOpError() << "operand shapes " << formatShape(c.getShape()) << ", "
+                         << formatShape(x.getShape()) << " and " << formatShape(y.getShape())
                          << " are not broadcast-compatible";
   if (ArrayRef<int64_t>(*s2) != getType().getShape())
-    return emitOpError() << "result shape " << shapeStr(getType().getShape())
-                         << " is not the broadcast shape " << shapeStr(*s2);
+    return emitOpError() << "result shape " << formatShape(getType().getShape())
+                         << " is not the broadcast shape " << formatShape(*s2);
   if (x.getElementType() != y.getElementType() ||
       x.getElementType() != getType().getElementType())
     return emitOpError() << "value and result element types must match";
@@ -180,9 +180,9 @@ LogicalResult WhereOp::verify() {
 LogicalResult ReshapeOp::verify() {
   auto in = rtt(getInput());
   if (in.getNumElements() != getType().getNumElements())
-    return emitOpError() << "cannot reshape " << shapeStr(in.getShape()) << " ("
+    return emitOpError() << "cannot reshape " << formatShape(in.getShape()) << " ("
                          << in.getNumElements() << " elements) to "
-                         << shapeStr(getType().getShape()) << " ("
+                         << formatShape(getType().getShape()) << " ("
                          << getType().getNumElements() << " elements)";
   if (in.getElementType() != getType().getElementType())
     return emitOpError() << "element type must not change";
@@ -198,7 +198,7 @@ LogicalResult TransposeOp::verify() {
   SmallVector<bool> seen(perm.size(), false);
   for (auto [i, p] : llvm::enumerate(perm)) {
     if (p < 0 || p >= (int64_t)perm.size() || seen[p])
-      return emitOpError() << "perm " << shapeStr(perm) << " is not a permutation";
+      return emitOpError() << "perm " << formatShape(perm) << " is not a permutation";
     seen[p] = true;
     if (getType().getDimSize(i) != in.getDimSize(p))
       return emitOpError() << "result dim " << i << " is " << getType().getDimSize(i)
@@ -252,8 +252,8 @@ LogicalResult ExpandOp::verify() {
   auto in = rtt(getInput());
   auto shape = broadcastShapes(in.getShape(), getType().getShape());
   if (failed(shape) || ArrayRef<int64_t>(*shape) != getType().getShape())
-    return emitOpError() << "cannot broadcast " << shapeStr(in.getShape()) << " to "
-                         << shapeStr(getType().getShape());
+    return emitOpError() << "cannot broadcast " << formatShape(in.getShape()) << " to "
+                         << formatShape(getType().getShape());
   return success();
 }
 
@@ -266,8 +266,8 @@ LogicalResult GatherOp::verify() {
   llvm::append_range(expect, idx.getShape());
   llvm::append_range(expect, data.getShape().drop_front(axis + 1));
   if (ArrayRef<int64_t>(expect) != getType().getShape())
-    return emitOpError() << "result shape " << shapeStr(getType().getShape())
-                         << " should be " << shapeStr(expect);
+    return emitOpError() << "result shape " << formatShape(getType().getShape())
+                         << " should be " << formatShape(expect);
   return success();
 }
 
@@ -291,8 +291,8 @@ LogicalResult GatherNDOp::verify() {
   SmallVector<int64_t> expect(idx.getShape().drop_back());
   llvm::append_range(expect, data.getShape().drop_front(b + k));
   if (ArrayRef<int64_t>(expect) != getType().getShape())
-    return emitOpError() << "result shape " << shapeStr(getType().getShape())
-                         << " should be " << shapeStr(expect);
+    return emitOpError() << "result shape " << formatShape(getType().getShape())
+                         << " should be " << formatShape(expect);
   return success();
 }
 
@@ -314,8 +314,8 @@ LogicalResult MatMulOp::verify() {
   int64_t m = a.getShape()[a.getRank() - 2], k = a.getShape().back();
   int64_t k2 = b.getShape()[b.getRank() - 2], n = b.getShape().back();
   if (k != k2)
-    return emitOpError() << "contraction dims differ: lhs " << shapeStr(a.getShape())
-                         << ", rhs " << shapeStr(b.getShape());
+    return emitOpError() << "contraction dims differ: lhs " << formatShape(a.getShape())
+                         << ", rhs " << formatShape(b.getShape());
   auto batch = broadcastShapes(a.getShape().drop_back(2), b.getShape().drop_back(2));
   if (failed(batch))
     return emitOpError() << "batch dims are not broadcast-compatible";
@@ -323,8 +323,8 @@ LogicalResult MatMulOp::verify() {
   expect.push_back(m);
   expect.push_back(n);
   if (ArrayRef<int64_t>(expect) != getType().getShape())
-    return emitOpError() << "result shape " << shapeStr(getType().getShape())
-                         << " should be " << shapeStr(expect);
+    return emitOpError() << "result shape " << formatShape(getType().getShape())
+                         << " should be " << formatShape(expect);
   return success();
 }
 
@@ -341,8 +341,8 @@ LogicalResult LayerNormOp::verify() {
     if (!v)
       continue;
     if (rtt(v).getShape() != normShape)
-      return emitOpError() << "scale/bias shape " << shapeStr(rtt(v).getShape())
-                           << " must be the normalized shape " << shapeStr(normShape);
+      return emitOpError() << "scale/bias shape " << formatShape(rtt(v).getShape())
+                           << " must be the normalized shape " << formatShape(normShape);
   }
   if (getType() != in)
     return emitOpError() << "result type must equal the input type";
@@ -354,7 +354,7 @@ LogicalResult ReduceOp::verify() {
   int64_t prev = -1;
   for (int64_t a : getAxes()) {
     if (a <= prev || a >= in.getRank())
-      return emitOpError() << "axes " << shapeStr(getAxes())
+      return emitOpError() << "axes " << formatShape(getAxes())
                            << " must be sorted, unique and < rank " << in.getRank();
     prev = a;
   }
@@ -368,8 +368,8 @@ LogicalResult ReduceOp::verify() {
     }
   }
   if (ArrayRef<int64_t>(expect) != getType().getShape())
-    return emitOpError() << "result shape " << shapeStr(getType().getShape())
-                         << " should be " << shapeStr(expect);
+    return emitOpError() << "result shape " << formatShape(getType().getShape())
+                         << " should be " << formatShape(expect);
   return success();
 }
 

@@ -36,6 +36,9 @@ namespace kiln {
 /// host; larger constant computations are left to run time.
 constexpr int64_t kMaxFoldElements = int64_t(1) << 22;
 
+/// Formats a shape for diagnostics as "[2, 16, 128]".
+std::string formatShape(llvm::ArrayRef<int64_t> shape);
+
 /// Numpy/ONNX multidirectional broadcast of two static shapes. Returns
 /// failure when a pair of dims differs and neither is 1.
 mlir::FailureOr<llvm::SmallVector<int64_t>>
