@@ -81,6 +81,13 @@ def main():
         numpy_helper.from_array(np.array([-1], np.int64), "last"),
         numpy_helper.from_array(np.array([0], np.int64), "first"),
     ])
+    # ReduceMax over the last axis (one warp per row): a NaN anywhere in a row
+    # must give NaN for that row (the GPU test plants NaNs in the input).
+    save("max_nan", [
+        helper.make_node("ReduceMax", ["x", "last"], ["y"], keepdims=0),
+    ], [f32("x", ["batch", 4, 64])], [f32("y", ["batch", 4])], [
+        numpy_helper.from_array(np.array([-1], np.int64), "last"),
+    ])
     # Softmax over a middle axis (strided rows) with an epilogue.
     save("softmax_axis", [
         helper.make_node("Softmax", ["x"], ["p"], axis=1),

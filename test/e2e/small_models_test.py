@@ -32,7 +32,11 @@ MODELS = {
     "reductions": {"x": (3, 8, 16)},
     "softmax_axis": {"x": (3, 6, 5)},
     "decomposed_layer_norm": {"x": (3, 8, 16)},
+    "max_nan": {"x": (3, 4, 64)},
 }
+# Input elements set to NaN before the run: model -> [(input, index)]. Outputs are then
+# compared NaN for NaN (each NaN must stay NaN, nothing else may become NaN).
+NAN_INPUTS = {"max_nan": [("x", (0, 1, 37)), ("x", (2, 3, 5))]}
 
 
 def shape_spec(inputs):
@@ -76,6 +80,8 @@ def main():
                 subprocess.run([args.kiln_compile, model, "--shape", shape_spec(inputs), "-o", art],
                                check=True, stdout=subprocess.DEVNULL)
             feeds = {k: rng.standard_normal(v).astype(np.float32) for k, v in inputs.items()}
+            for k, index in NAN_INPUTS.get(name, []):
+                feeds[k][index] = np.nan
             sess = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
             names = [o.name for o in sess.get_outputs()]
             refs = sess.run(None, feeds)
@@ -93,8 +99,16 @@ def main():
                 continue
             for o, ref in zip(names, refs):
                 out = np.load(os.path.join(tmp, f"{name}_{o}_out.npy"))
-                err = float(np.max(np.abs(out.astype(np.float64) - ref)) / max(np.max(np.abs(ref)), 1e-30))
-                ok = out.shape == ref.shape and np.isfinite(out).all() and err <= 1e-5
+                if name in NAN_INPUTS:
+                    # numpy's reference: onnxruntime's NaN propagation is not specified.
+                    ref = np.max(feeds["x"], axis=-1)
+                nan_ok = out.shape == ref.shape and np.array_equal(np.isnan(out), np.isnan(ref))
+                fin = ~np.isnan(ref) if nan_ok else np.ones(ref.shape, bool)
+                diff = np.abs(out.astype(np.float64) - ref)[fin] if nan_ok else np.array([np.inf])
+                err = float(np.max(diff, initial=0.0) / max(np.max(np.abs(ref[fin]), initial=0.0), 1e-30))
+                ok = nan_ok and np.isfinite(out[fin]).all() and err <= 1e-5
+                if name in NAN_INPUTS and not np.isnan(ref).any():
+                    ok = False  # the planted NaNs must reach the output
                 failures += not ok
                 print(f"{name:12s} {o:10s} max_rel_err={err:.3e} {'ok' if ok else 'FAIL'}")
     print("PASS" if failures == 0 else f"FAIL ({failures})")

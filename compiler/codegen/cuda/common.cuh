@@ -14,11 +14,20 @@ __device__ __forceinline__ float warpSum(float v) {
   return v;
 }
 
-/// Warp-wide maximum of a float (all 32 lanes active).
+/// NaN-propagating max/min as ONNX Max/Min specify.
+__device__ __forceinline__ float maxNaN(float a, float b) {
+  return (a != a || b != b) ? __int_as_float(0x7fc00000) : fmaxf(a, b);
+}
+__device__ __forceinline__ float minNaN(float a, float b) {
+  return (a != a || b != b) ? __int_as_float(0x7fc00000) : fminf(a, b);
+}
+
+/// Warp-wide maximum of a float (all 32 lanes active); NaN in any lane
+/// gives NaN, like the per-thread maxNaN (fmaxf would drop it).
 __device__ __forceinline__ float warpMax(float v) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1)
-    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    v = maxNaN(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
 }
 
@@ -29,14 +38,6 @@ __device__ __forceinline__ long long normIndex(long long i, long long dim) {
   if (i < 0)
     i += dim;
   return i < 0 ? 0 : (i >= dim ? dim - 1 : i);
-}
-
-/// NaN-propagating max/min as ONNX Max/Min specify.
-__device__ __forceinline__ float maxNaN(float a, float b) {
-  return (a != a || b != b) ? __int_as_float(0x7fc00000) : fmaxf(a, b);
-}
-__device__ __forceinline__ float minNaN(float a, float b) {
-  return (a != a || b != b) ? __int_as_float(0x7fc00000) : fminf(a, b);
 }
 
 } // namespace kiln
