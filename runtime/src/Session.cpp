@@ -66,9 +66,8 @@ struct kiln_session {
   bool contextRetained = false;
   CUcontext context = nullptr;
   CUstream stream = nullptr;
-  /// Stream of the last kiln_session_run (may be the session's own stream); null before any run.
+  /// Stream of the last run: the session's own stream until a kiln_session_run uses another.
   CUstream lastRunStream = nullptr;
-  bool hasRun = false;
   std::vector<CUmodule> modules;
   /// One kernel per launch.
   std::vector<CUfunction> functions;
@@ -98,7 +97,7 @@ kiln_session::~kiln_session() {
   if (cu && context) {
     kiln::ContextScope scope(*cu, context);
     if (scope.ok()) {
-      if (hasRun && lastRunStream != stream)
+      if (lastRunStream != stream)
         cu->cuStreamSynchronize(lastRunStream);
       if (stream) {
         cu->cuStreamSynchronize(stream);
@@ -232,6 +231,7 @@ kiln_status_t initialize(kiln_session &session, const kiln_session_params_t &par
     }
   } popper{cu};
   KILN_CU_RETURN_IF_ERROR(cu, cuStreamCreate(&session.stream, CU_STREAM_NON_BLOCKING));
+  session.lastRunStream = session.stream;
 
   // 3. Modules.
   session.modules.assign(artifact.modules.size(), nullptr);
@@ -308,7 +308,7 @@ kiln_status_t initialize(kiln_session &session, const kiln_session_params_t &par
 /// Waits for the last run's stream and the session's stream. Context must be current.
 kiln_status_t waitForRuns(kiln_session &session) {
   const CudaSymbols &cu = *session.cu;
-  if (session.hasRun && session.lastRunStream != session.stream)
+  if (session.lastRunStream != session.stream)
     KILN_CU_RETURN_IF_ERROR(cu, cuStreamSynchronize(session.lastRunStream));
   KILN_CU_RETURN_IF_ERROR(cu, cuStreamSynchronize(session.stream));
   return nullptr;
@@ -374,11 +374,11 @@ kiln_status_t prepareRun(kiln_session &session) {
   return nullptr;
 }
 
-/// Enqueues one run on `stream`: one cuGraphLaunch, or every launch. Context must be current.
+/// Enqueues one run on `stream`: one cuGraphLaunch, or every launch. Context must be current
+/// and prepareRun must have succeeded (every caller prepares before its bookkeeping).
 kiln_status_t enqueueRun(kiln_session &session, CUstream stream) {
   if (!session.useCudaGraph)
     return enqueueLaunches(session, stream);
-  KILN_RETURN_IF_ERROR(prepareRun(session));
   KILN_CU_RETURN_IF_ERROR(*session.cu, cuGraphLaunch(session.graphExec, stream));
   return nullptr;
 }
@@ -479,13 +479,12 @@ kiln_status_t kiln_session_run(kiln_session_t *session, void *stream) {
   CUstream target = stream ? static_cast<CUstream>(stream) : session->stream;
   kiln::ContextScope scope(*session->cu, session->context);
   // A run on a different stream than the previous one must not overlap it (shared arena).
-  if (session->hasRun && session->lastRunStream != target)
+  if (session->lastRunStream != target)
     KILN_CU_RETURN_IF_ERROR(*session->cu, cuStreamSynchronize(session->lastRunStream));
   // Capture (first run only) before the bookkeeping below, so a failed capture leaves no run
   // recorded.
   KILN_RETURN_IF_ERROR(kiln::prepareRun(*session));
   session->lastRunStream = target;
-  session->hasRun = true;
   return kiln::enqueueRun(*session, target);
 }
 
@@ -560,7 +559,6 @@ kiln_status_t kiln_session_benchmark(kiln_session_t *session, size_t warmup_iter
   // Capture the graph first (if used) so that no timed run includes the capture.
   KILN_RETURN_IF_ERROR(kiln::prepareRun(*session));
   session->lastRunStream = session->stream;
-  session->hasRun = true;
   for (size_t i = 0; i < warmup_iterations; ++i)
     KILN_RETURN_IF_ERROR(kiln::enqueueRun(*session, session->stream));
   KILN_CU_RETURN_IF_ERROR(cu, cuStreamSynchronize(session->stream));
@@ -600,9 +598,8 @@ kiln_status_t kiln_session_profile(kiln_session_t *session, size_t iterations,
   const kiln::CudaSymbols &cu = *session->cu;
   kiln::ContextScope scope(cu, session->context);
   KILN_RETURN_IF_ERROR(kiln::waitForRuns(*session));
-  KILN_RETURN_IF_ERROR(kiln::prepareRun(*session));
+  // Plain launches only: profiling never captures or uses the CUDA graph.
   session->lastRunStream = session->stream;
-  session->hasRun = true;
   KILN_RETURN_IF_ERROR(kiln::enqueueLaunches(*session, session->stream)); // warm-up
   KILN_CU_RETURN_IF_ERROR(cu, cuStreamSynchronize(session->stream));
 

@@ -25,8 +25,9 @@ namespace {
 /// Opens an artifact built by `build` and creates a session, skipping the test without a GPU.
 class GpuSession : public testing::Test {
 protected:
-  /// Builds, opens and instantiates the artifact; returns the create status (owned by caller).
-  kiln_status_t create(kiln::test::ArtifactBuilder &builder, int poison = 0) {
+  /// Builds, opens and instantiates the artifact (arena poisoned unless `poison` is 0); returns
+  /// the create status (owned by caller).
+  kiln_status_t create(kiln::test::ArtifactBuilder &builder, int poison = 1) {
     std::string path = kiln::test::writeTempFile("gpu.kiln", builder.build());
     kiln_status_t status = kiln_artifact_open(path.c_str(), &artifact);
     if (status)
@@ -58,20 +59,22 @@ protected:
     ASSERT_EQ(createStatus_, nullptr) << kiln_status_message(createStatus_);                       \
   } while (0)
 
-/// Sets x = {1, 2, 3, 4}, runs, and checks y = {11, 22, 33, 44}.
-void runAndCheckAdd(kiln_session_t *session, void *stream = nullptr) {
-  const float x[4] = {1, 2, 3, 4};
+/// Sets x = base * {1, 2, 3, 4}, runs, and checks y = x + {10, 20, 30, 40} (the add model's
+/// weights). Sessions poison their arena, so a kernel that writes nothing cannot pass, and
+/// successive calls with different `base` cannot pass on a previous run's output.
+void runAndCheckAdd(kiln_session_t *session, float base = 1.0f) {
+  float x[4];
+  for (int i = 0; i < 4; ++i)
+    x[i] = base * float(i + 1);
   ASSERT_EQ(kiln_session_set_input(session, "x", x, sizeof(x)), nullptr);
-  ASSERT_EQ(kiln_session_run(session, stream), nullptr);
+  ASSERT_EQ(kiln_session_run(session, nullptr), nullptr);
   float y[4];
   for (float &v : y)
     v = std::nanf("");
   kiln_status_t status = kiln_session_get_output(session, "y", y, sizeof(y));
   ASSERT_EQ(status, nullptr) << kiln_status_message(status);
-  EXPECT_EQ(y[0], 11.0f);
-  EXPECT_EQ(y[1], 22.0f);
-  EXPECT_EQ(y[2], 33.0f);
-  EXPECT_EQ(y[3], 44.0f);
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(y[i], x[i] + 10.0f * float(i + 1)) << "element " << i << ", base " << base;
 }
 
 TEST_F(GpuSession, RunsAddModelThroughPtx) {
@@ -80,7 +83,7 @@ TEST_F(GpuSession, RunsAddModelThroughPtx) {
   CREATE_OR_SKIP(create(builder));
   runAndCheckAdd(session);
   // A second run with different inputs reuses everything.
-  runAndCheckAdd(session);
+  runAndCheckAdd(session, -3.5f);
   EXPECT_EQ(kiln_session_synchronize(session), nullptr);
   EXPECT_EQ(kiln_session_artifact(session), artifact);
 }
