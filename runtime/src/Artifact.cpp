@@ -194,9 +194,10 @@ kiln_status_t Verifier::checkBlob(const fb::Blob *blob, const std::string &what,
                              static_cast<unsigned long long>(offset),
                              static_cast<unsigned long long>(kiln::artifact::kBlobAlignment)));
   if (offset < kiln::artifact::kHeaderSize || (offset < indexEnd && end > indexBegin))
-    return fail(formatString("%s [offset %llu, size %llu] overlaps the header or the index",
-                             what.c_str(), static_cast<unsigned long long>(offset),
-                             static_cast<unsigned long long>(length)));
+    return fail(formatString("%s [offset %llu, size %llu] overlaps the %s", what.c_str(),
+                             static_cast<unsigned long long>(offset),
+                             static_cast<unsigned long long>(length),
+                             offset < kiln::artifact::kHeaderSize ? "header" : "index"));
   out.offset = offset;
   out.size = length;
   return nullptr;

@@ -373,13 +373,27 @@ TEST(ArtifactOpen, RejectsMisalignedBlob) {
   expectInvalid(bytes, "is not 256-byte aligned");
 }
 
-TEST(ArtifactOpen, RejectsBlobOverlappingIndex) {
+TEST(ArtifactOpen, RejectsBlobOverlappingHeader) {
   ArtifactBuilder builder;
   kiln::test::buildAddModel(builder);
   std::vector<uint8_t> bytes = builder.build();
   bytes = repackIndex(builder, bytes,
                       [&](fb::ModelT &m) { m.weights = std::make_unique<fb::Blob>(0, 16); });
-  expectInvalid(bytes, "overlaps the header or the index");
+  expectInvalid(bytes, "weights blob [offset 0, size 16] overlaps the header");
+}
+
+TEST(ArtifactOpen, RejectsBlobOverlappingIndex) {
+  ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  std::vector<uint8_t> bytes = builder.build();
+  // The first blob-aligned offset at or after the index start, still inside the index.
+  uint64_t aligned = (builder.indexOffset() + kiln::artifact::kBlobAlignment - 1) /
+                     kiln::artifact::kBlobAlignment * kiln::artifact::kBlobAlignment;
+  ASSERT_LT(aligned, builder.indexOffset() + builder.indexSize()) << "index too small to overlap";
+  bytes = repackIndex(builder, bytes,
+                      [&](fb::ModelT &m) { m.weights = std::make_unique<fb::Blob>(aligned, 16); });
+  expectInvalid(bytes,
+                "weights blob [offset " + std::to_string(aligned) + ", size 16] overlaps the index");
 }
 
 TEST(ArtifactOpen, RejectsModuleWithoutCode) {
