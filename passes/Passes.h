@@ -68,7 +68,6 @@ GemmTile selectGemmTile(int64_t m, int64_t n, int64_t batch, int64_t numSMs);
 struct MemoryPlan {
   int64_t arenaBytes = 0;        ///< size of the activation arena, bytes
   int64_t intermediateBytes = 0; ///< sum of all kernel result sizes, bytes
-  int64_t numBuffers = 0;        ///< kernel results placed
 };
 
 /// Plans the arena of `func`: liveness over kernel order, best-fit offsets

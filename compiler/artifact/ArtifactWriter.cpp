@@ -86,7 +86,6 @@ std::string constantBytes(DenseElementsAttr attr) {
 /// Resolves function-level values to buffer references.
 class BufferResolver {
 public:
-  explicit BufferResolver(func::FuncOp func) : func(func) {}
 
   llvm::Expected<flatbuffers::Offset<fb::BufferRef>> ref(flatbuffers::FlatBufferBuilder &fbb,
                                                          Value v) {
@@ -121,7 +120,6 @@ public:
   std::string weights;
 
 private:
-  func::FuncOp func;
   llvm::MapVector<Value, uint64_t> weightOffset;
 };
 
@@ -233,7 +231,7 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
                                                   ArrayRef<ArtifactLaunch> launches,
                                                   StringRef path) {
   flatbuffers::FlatBufferBuilder fbb(1 << 16);
-  BufferResolver resolver(func);
+  BufferResolver resolver;
 
   // Blobs are laid out after the header in this order.
   std::string blobs;
@@ -344,6 +342,5 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
   ArtifactStats stats;
   stats.fileBytes = fileSize;
   stats.weightBytes = resolver.weights.size();
-  stats.arenaBytes = arenaBytes;
   return stats;
 }

@@ -40,7 +40,6 @@ struct ArtifactLaunch {
 struct ArtifactStats {
   uint64_t fileBytes = 0;
   uint64_t weightBytes = 0;
-  uint64_t arenaBytes = 0;
 };
 
 /// Writes `func` (after kiln-plan-memory; arguments and results carry

@@ -122,7 +122,6 @@ public:
   const onnx::NodeProto &getNode() const { return node; }
   llvm::StringRef getOpType() const { return node.op_type(); }
   /// Opset version of the default domain.
-  int64_t getOpset() const { return opset; }
 
   //--- Operands and results ---------------------------------------------===//
 

@@ -117,7 +117,6 @@ FailureOr<MemoryPlan> kiln::planMemory(func::FuncOp func, int64_t alignment) {
     plan.intermediateBytes += buf.bytes;
     live.push_back(b);
   }
-  plan.numBuffers = buffers.size();
 
   // Annotate kernels.
   Builder builder(func.getContext());
