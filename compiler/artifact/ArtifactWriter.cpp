@@ -138,6 +138,8 @@ std::error_code takeStreamError(llvm::raw_fd_ostream &os) {
   return error;
 }
 
+} // namespace
+
 /// Writes the bytes that `write` produces to `path`:
 ///   1. "-" or a path naming stdout (isStandardOutput): to llvm::outs();
 ///   2. an existing file that is not a regular file (/dev/null, a FIFO): in
@@ -147,7 +149,8 @@ std::error_code takeStreamError(llvm::raw_fd_ostream &os) {
 ///      failure the temporary file is removed and a previous file at `path`
 ///      stays as it was. A symbolic link is followed (its target is replaced).
 /// Errors name `path` (or stdout), never the temporary file.
-llvm::Error writeOutputFile(StringRef path, llvm::function_ref<void(llvm::raw_ostream &)> write) {
+llvm::Error kiln::writeOutputFile(StringRef path,
+                                  llvm::function_ref<void(llvm::raw_ostream &)> write) {
   auto writeError = [&](std::error_code ec) {
     return llvm::createStringError(ec, "cannot write '%s': %s", path.str().c_str(),
                                    ec.message().c_str());
@@ -214,8 +217,6 @@ llvm::Error writeOutputFile(StringRef path, llvm::function_ref<void(llvm::raw_os
   llvm::sys::DontRemoveFileOnSignal(tempPath);
   return llvm::Error::success();
 }
-
-} // namespace
 
 bool kiln::isStandardOutput(StringRef path) {
   if (path == "-")

@@ -61,6 +61,13 @@ llvm::Expected<ArtifactStats> writeArtifact(mlir::func::FuncOp func,
 /// redirected to. False when either cannot be stat'ed.
 bool isStandardOutput(llvm::StringRef path);
 
+/// Writes the bytes that `write` produces to `path` the way writeArtifact
+/// does: stdout for "-" (or a path naming it), in place for an existing
+/// non-regular file, else through a temporary file renamed over `path` only
+/// when complete. Errors name `path`.
+llvm::Error writeOutputFile(llvm::StringRef path,
+                            llvm::function_ref<void(llvm::raw_ostream &)> write);
+
 } // namespace kiln
 
 #endif // KILN_COMPILER_ARTIFACT_ARTIFACTWRITER_H

@@ -16,7 +16,6 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Config/llvm-config.h"
@@ -111,8 +110,8 @@ int main(int argc, char **argv) {
   raw_ostream &summary = artifactToStdout ? errs() : outs();
 
   // --emit=graph/kernels print MLIR to -o (a file) or stdout. The text is
-  // buffered and the file opened only after a successful compile, so a
-  // failing compile leaves an existing -o file as it was.
+  // buffered and written like an artifact (temporary file, then rename) only
+  // after a successful compile, so a failure leaves an existing -o file as it was.
   bool textToFile = emit != kiln::EmitKind::Artifact && !outputPath.empty() &&
                     !kiln::isStandardOutput(outputPath);
   std::string text;
@@ -127,23 +126,11 @@ int main(int argc, char **argv) {
   }
   if (emit != kiln::EmitKind::Artifact) {
     if (textToFile) {
-      std::error_code ec;
-      ToolOutputFile textOutput(outputPath, ec, sys::fs::OF_Text);
-      if (ec) {
-        WithColor::error(errs(), "kiln-compile")
-            << "cannot open '" << outputPath << "' for writing: " << ec.message() << "\n";
+      if (llvm::Error error =
+              kiln::writeOutputFile(outputPath, [&](raw_ostream &os) { os << text; })) {
+        WithColor::error(errs(), "kiln-compile") << toString(std::move(error)) << "\n";
         return 1;
       }
-      textOutput.os() << text;
-      textOutput.os().close();
-      if (textOutput.os().has_error()) {
-        WithColor::error(errs(), "kiln-compile")
-            << "cannot write '" << outputPath << "': " << textOutput.os().error().message()
-            << "\n";
-        textOutput.os().clear_error();
-        return 1;
-      }
-      textOutput.keep();
     }
     return 0;
   }
