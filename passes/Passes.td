@@ -132,6 +132,7 @@ def OutlineKernels : Pass<"kiln-outline-kernels", "mlir::func::FuncOp"> {
     `kiln.kernel`. Postcondition: the function body holds only
     `kiln.constant`, `kiln.reshape` (views), `kiln.kernel` and the return.
     Kernel names are `<index>_<op>` in program order, so output is deterministic.
+    A kernel with a zero-element result is an error (no empty launches).
   }];
   let dependentDialects = ["kiln::KilnDialect"];
 }

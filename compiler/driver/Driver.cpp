@@ -105,25 +105,6 @@ static constexpr int64_t kMaxTensorBytes = int64_t(1) << 37;
 
 /// Rejects any value larger than kMaxTensorBytes, naming the op that makes
 /// it; sizes are computed with overflow checks.
-/// Rejects kernels with a zero-element result (e.g. a Slice whose range is
-/// empty): kiln launches kernels over non-empty tensors only. Empty values
-/// that fold away (shape arithmetic) are fine.
-static LogicalResult verifyNonEmptyKernels(ModuleOp module) {
-  WalkResult result = module.walk([&](KernelOp kernel) -> WalkResult {
-    for (auto [i, v] : llvm::enumerate(kernel->getResults())) {
-      auto type = cast<RankedTensorType>(v.getType());
-      if (type.getNumElements() != 0)
-        continue;
-      kernel->emitError() << "unsupported: result " << i << " of kernel @" << kernel.getSymName()
-                          << " is empty (" << type
-                          << "); kiln compiles non-empty tensors only";
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return failure(result.wasInterrupted());
-}
-
 static LogicalResult verifyTensorSizes(ModuleOp module) {
   WalkResult result = module.walk([&](Operation *op) -> WalkResult {
     for (Value v : op->getResults()) {
@@ -195,9 +176,6 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
     return llvm::createStringError("the kiln pass pipeline failed on '%s'",
                                    options.inputPath.c_str());
   stats.passesMs = msSince(tPasses);
-  if (failed(verifyNonEmptyKernels(*module)))
-    return llvm::createStringError("'%s' computes an empty tensor at the given --shape",
-                                   options.inputPath.c_str());
   if (options.emit == EmitKind::Kernels) {
     module->print(os);
     stats.totalMs = msSince(t0);

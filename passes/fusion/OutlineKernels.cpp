@@ -53,6 +53,22 @@ struct OutlineKernelsPass : public kiln::impl::OutlineKernelsBase<OutlineKernels
       }
       kernel.setSymName(("k" + llvm::Twine(index++) + "_" + base).str());
     });
+    // kiln launches kernels over non-empty tensors only: a zero-element
+    // result (e.g. a Slice whose range is empty) is an error, not a launch.
+    WalkResult empty = func.walk([&](KernelOp kernel) -> WalkResult {
+      for (auto [i, v] : llvm::enumerate(kernel->getResults())) {
+        auto type = cast<RankedTensorType>(v.getType());
+        if (type.getNumElements() != 0)
+          continue;
+        kernel->emitError() << "unsupported: result " << i << " of kernel @"
+                            << kernel.getSymName() << " is empty (" << type
+                            << "); kiln compiles non-empty tensors only";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (empty.wasInterrupted())
+      signalPassFailure();
   }
 };
 } // namespace
