@@ -197,28 +197,10 @@ FailureOr<std::string> ExprEmitter::emitUncached(Value v, ArrayRef<std::string> 
         if (auto arg = dyn_cast<BlockArgument>(source);
             arg && param.count(arg) && !overrides.count(source))
           return bind(source, param[arg] + "[" + lin + "]");
-        // 3. Otherwise delinearize in the operand shape, in 32-bit arithmetic
-        //    when the tensor allows (division by a constant is then a
-        //    multiply-shift instead of a 64-bit division sequence).
-        bool narrow = tensorType(r.getInput()).getNumElements() < (int64_t(1) << 31);
-        std::string index = lin, suffix = "LL";
-        if (narrow) {
-          index = fresh();
-          line("const unsigned " + index + " = (unsigned)" + lin + ";");
-          suffix = "u";
-        }
-        Coords in(inShape.size());
-        int64_t stride = 1;
-        for (int64_t d = inShape.size() - 1; d >= 0; --d) {
-          if (inShape[d] == 1)
-            in[d] = "0";
-          else if (d == 0)
-            in[d] = "(long long)(" + index + " / " + std::to_string(stride) + suffix + ")";
-          else
-            in[d] = "(long long)((" + index + " / " + std::to_string(stride) + suffix + ") % " +
-                    std::to_string(inShape[d]) + suffix + ")";
-          stride *= inShape[d];
-        }
+        // 3. Otherwise delinearize in the operand shape (in 32-bit arithmetic
+        //    when the tensor allows; see delinearize). The "_" keeps the
+        //    coordinate names apart from fresh() temporaries.
+        Coords in = delinearize(lin, inShape, fresh() + "_");
         return emitValue(r.getInput(), in);
       })
       .Case([&](TransposeOp t) {
