@@ -7,6 +7,9 @@
 // An opset-13 layer norm spelled out as ReduceMean/Sub/Pow/ReduceMean/Add/
 // Sqrt/Div/Mul/Add, followed by Relu, compiles to one layer-norm kernel with
 // the ReLU as its epilogue (kiln-raise-layer-norm, then epilogue fusion).
+// IR-LABEL: func.func @main
+// IR-NOT: kiln.reduce
+// IR-NOT: kiln.sqrt
 // IR: kiln.kernel @k0_fused_layer_norm_relu
 // IR: kiln.layer_norm %{{.+}}, %{{.+}}, %{{.+}} {axis = 2 : i64, epsilon = 9.99999974E-6 : f32}
 // IR-NOT: kiln.reduce
