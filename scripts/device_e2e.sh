@@ -36,7 +36,7 @@ fi
 
 WORK="$(mktemp -d /tmp/kiln-e2e-XXXXXX)"
 "$PYTHON" "$ROOT/test/e2e/e2e_test.py" --artifacts "$CARRY/artifacts" --kiln-run "$CARRY/bin/kiln-run" \
-  --models-dir "$CARRY/models" --work-dir "$WORK" "$@" 2>&1 | tee "$LOGS/e2e.log"
+  --models-dir "$CARRY/models" --work-dir "$WORK" --require-models "$@" 2>&1 | tee "$LOGS/e2e.log"
 rc=${PIPESTATUS[0]}
 if [[ $rc == 0 ]]; then
   rm -rf "$WORK"

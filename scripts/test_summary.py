@@ -20,7 +20,8 @@ def detail(name, out):
             return "%s lit tests: %s" % (total.group(1), ", ".join("%s %s" % (n, k.lower()) for k, n in parts))
         if "did not discover any tests" in out:
             return "no lit tests found"
-    for pattern in (r"^(SKIP: .*)$", r"^(ptxas-check: .*)$", r"^(e2e: .*)$", r"^(compile-only: .*)$"):
+    for pattern in (r"^(SKIP: .*)$", r"^(ptxas-check: .*)$", r"^(e2e: .*)$", r"^(compile-only: .*)$",
+                    r"^(\d+ graphs, worst .*)$", r"^(bench-peers: .*)$", r"^(PASS|FAIL.*)$"):
         m = re.search(pattern, out, re.M)
         if m:
             return re.split(r" \(|; ", m.group(1))[0][:100]

@@ -102,6 +102,7 @@ def main():
         return 77
     rng = np.random.default_rng(0)
     print(f"{'model':20s} {'kiln p50 ms':>12s} {'ort-cpu ms':>11s} {'torch ms':>9s} {'ort/kiln':>9s} {'torch/kiln':>11s}")
+    measured, incomplete = 0, 0
     with tempfile.TemporaryDirectory() as tmp:
         for name in CONFIGS:
             model = os.path.join(args.models_dir, name + ".onnx")
@@ -112,6 +113,7 @@ def main():
                                stdout=subprocess.DEVNULL)
             if not (os.path.exists(model) and os.path.exists(art)):
                 print(f"{name:20s} skipped (missing {model if not os.path.exists(model) else art})")
+                incomplete += 1
                 continue
             feeds = {"input_ids": rng.integers(0, 1000, (1, 128), dtype=np.int64)}
             if name.startswith("bert"):
@@ -124,7 +126,12 @@ def main():
                 print(f"  torch peer unavailable: {e}")
                 t = float("nan")
             print(f"{name:20s} {k:12.4f} {o:11.4f} {t:9.4f} {o / k:9.2f} {t / k:11.2f}", flush=True)
-    return 0
+            measured += 1
+            incomplete += not all(np.isfinite([k, o, t]))
+    # Fails (exit 1) when a model or a peer could not be measured: a benchmark that
+    # measured nothing must not pass.
+    print(f"bench-peers: {measured} models measured, {incomplete} incomplete")
+    return 0 if measured and not incomplete else 1
 
 
 if __name__ == "__main__":

@@ -185,6 +185,8 @@ def parse_args(argv):
     p.add_argument("--bench", action="store_true", help="also report kiln-run latency at 1x128")
     p.add_argument("--bench-iters", type=int, default=200)
     p.add_argument("--work-dir", help="folder for inputs/outputs (default: a new temporary folder)")
+    p.add_argument("--require-models", action="store_true",
+                   help="a model that is not found is a failure (exit 1), not a SKIP")
     args = p.parse_args(argv)
     try:
         args.shapes = [tuple(int(v) for v in t.lower().split("x")) for t in args.shapes.split(",") if t]
@@ -200,10 +202,13 @@ def parse_args(argv):
 def available_models(args):
     """[(name, path, input names)] for the models found; prints a SKIP line for the others."""
     found = []
+    args.missing = []
     for name in args.models:
         path = find_model(args.models_dir, name)
         if not path:
-            log("SKIP %s: not found in %s" % (name, os.path.abspath(args.models_dir)))
+            log("%s %s: not found in %s" % ("MISSING" if args.require_models else "SKIP", name,
+                                            os.path.abspath(args.models_dir)))
+            args.missing.append(name)
             continue
         found.append((name, path, model_input_names(path)))
     return found
@@ -353,8 +358,10 @@ def main(argv):
     passed = sum(r["result"] == "pass" for r in rows)
     log()
     log("seed: %d" % seed)
-    log("e2e: %d passed, %d failed" % (passed, failures))
-    return EXIT_FAIL if failures else 0
+    missing = len(args.missing)
+    log("e2e: %d passed, %d failed, %d models %s" % (
+        passed, failures, missing, "missing (required)" if args.require_models else "skipped"))
+    return EXIT_FAIL if failures or (missing and args.require_models) else 0
 
 
 if __name__ == "__main__":
