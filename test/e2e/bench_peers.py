@@ -101,6 +101,15 @@ def main():
         print("SKIP: no GPU")
         return 77
     rng = np.random.default_rng(0)
+    versions = {"onnxruntime": "onnxruntime", "torch": "torch", "transformers": "transformers"}
+    for label, module in versions.items():
+        try:
+            versions[label] = __import__(module).__version__
+        except Exception:  # noqa: BLE001 - a missing peer is reported in its row
+            versions[label] = "missing"
+    gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip()
+    print(f"GPU {gpu}; " + ", ".join(f"{k} {v}" for k, v in versions.items()))
     print(f"{'model':20s} {'kiln p50 ms':>12s} {'ort-cpu ms':>11s} {'torch ms':>9s} {'ort/kiln':>9s} {'torch/kiln':>11s}")
     measured, incomplete = 0, 0
     with tempfile.TemporaryDirectory() as tmp:
