@@ -255,6 +255,13 @@ FailureOr<int64_t> NodeImporter::normalizeAxis(int64_t axis, int64_t rank, Strin
   return axis < 0 ? axis + rank : axis;
 }
 
+FailureOr<int64_t> NodeImporter::getAxisAttr(StringRef name, int64_t dflt, int64_t rank) {
+  FailureOr<int64_t> axis = getIntAttr(name, dflt);
+  if (failed(axis))
+    return failure();
+  return normalizeAxis(*axis, rank, name);
+}
+
 FailureOr<SmallVector<int64_t>> NodeImporter::broadcast(ArrayRef<int64_t> a,
                                                         ArrayRef<int64_t> b) {
   FailureOr<SmallVector<int64_t>> shape = broadcastShapes(a, b);

@@ -120,10 +120,7 @@ LogicalResult importSoftmax(NodeImporter &n) {
   if (failed(n.checkNumInputs(1, 1)) || failed(n.checkFloat(0)))
     return failure();
   auto type = n.getInputType(0);
-  FailureOr<int64_t> axisAttr = n.getIntAttr("axis", -1);
-  if (failed(axisAttr))
-    return failure();
-  FailureOr<int64_t> axis = n.normalizeAxis(*axisAttr, type.getRank());
+  FailureOr<int64_t> axis = n.getAxisAttr("axis", -1, type.getRank());
   if (failed(axis))
     return failure();
   n.setResult(0, n.create<SoftmaxOp>(type, n.getInput(0),

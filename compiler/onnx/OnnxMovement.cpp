@@ -257,10 +257,7 @@ LogicalResult importSplit(NodeImporter &n) {
   if (failed(n.checkNumInputs(1, 2)))
     return failure();
   auto type = n.getInputType(0);
-  FailureOr<int64_t> axisAttr = n.getIntAttr("axis", 0);
-  if (failed(axisAttr))
-    return failure();
-  FailureOr<int64_t> axis = n.normalizeAxis(*axisAttr, type.getRank());
+  FailureOr<int64_t> axis = n.getAxisAttr("axis", 0, type.getRank());
   if (failed(axis))
     return failure();
   int64_t dim = type.getDimSize(*axis);
@@ -318,10 +315,7 @@ LogicalResult importConcat(NodeImporter &n) {
     if (!n.hasInput(i))
       return n.emitError() << "operand " << i << " is empty";
   auto first = n.getInputType(0);
-  FailureOr<int64_t> axisAttr = n.getIntAttr("axis", 0);
-  if (failed(axisAttr))
-    return failure();
-  FailureOr<int64_t> axis = n.normalizeAxis(*axisAttr, first.getRank());
+  FailureOr<int64_t> axis = n.getAxisAttr("axis", 0, first.getRank());
   if (failed(axis))
     return failure();
   SmallVector<Value> operands;
@@ -432,10 +426,7 @@ LogicalResult importGather(NodeImporter &n) {
   if (failed(n.checkNumInputs(2, 2)) || failed(checkIndices(n)))
     return failure();
   auto data = n.getInputType(0), indices = n.getInputType(1);
-  FailureOr<int64_t> axisAttr = n.getIntAttr("axis", 0);
-  if (failed(axisAttr))
-    return failure();
-  FailureOr<int64_t> axis = n.normalizeAxis(*axisAttr, data.getRank());
+  FailureOr<int64_t> axis = n.getAxisAttr("axis", 0, data.getRank());
   if (failed(axis))
     return failure();
   SmallVector<int64_t> shape(data.getShape().take_front(*axis));
@@ -450,10 +441,7 @@ LogicalResult importGatherElements(NodeImporter &n) {
   if (failed(n.checkNumInputs(2, 2)) || failed(checkIndices(n)))
     return failure();
   auto data = n.getInputType(0), indices = n.getInputType(1);
-  FailureOr<int64_t> axisAttr = n.getIntAttr("axis", 0);
-  if (failed(axisAttr))
-    return failure();
-  FailureOr<int64_t> axis = n.normalizeAxis(*axisAttr, data.getRank());
+  FailureOr<int64_t> axis = n.getAxisAttr("axis", 0, data.getRank());
   if (failed(axis))
     return failure();
   if (indices.getRank() != data.getRank())

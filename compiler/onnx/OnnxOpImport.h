@@ -192,6 +192,9 @@ public:
   /// "<what> <axis> is out of range for rank <rank>".
   mlir::FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank,
                                          llvm::StringRef what = "axis");
+  /// Reads int attribute `name` (default `dflt`) and normalizes it as an
+  /// axis of a tensor of rank `rank` (errors as getIntAttr/normalizeAxis).
+  mlir::FailureOr<int64_t> getAxisAttr(llvm::StringRef name, int64_t dflt, int64_t rank);
   /// Broadcast shape of operands or an error naming both shapes.
   mlir::FailureOr<llvm::SmallVector<int64_t>> broadcast(llvm::ArrayRef<int64_t> a,
                                                        llvm::ArrayRef<int64_t> b);
