@@ -14,6 +14,22 @@
 
 namespace kiln {
 
+/// Storage and GEMM precision of a compilation (`--precision`).
+enum class Precision { FP32, TF32, FP16, BF16 };
+
+/// Name of the function attribute recording the precision (a string:
+/// "fp32", "tf32", "fp16", "bf16"); codegen reads it.
+inline constexpr llvm::StringLiteral kPrecisionAttrName = "kiln.precision";
+
+/// The `--precision` spelling of `p`.
+llvm::StringRef stringifyPrecision(Precision p);
+
+/// Converts every f32 tensor of `func` to the storage type of `precision`
+/// (see AssignPrecision in Passes.td). Fails with a diagnostic when `func`
+/// already holds kernels.
+mlir::LogicalResult assignPrecision(mlir::RewriterBase &rewriter, mlir::func::FuncOp func,
+                                    Precision precision);
+
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 
@@ -63,6 +79,31 @@ inline constexpr llvm::StringLiteral kGemmTileAttrName = "kiln.gemm_tile";
 /// Chooses the tile of a GEMM with `batch` x [M, N] outputs on `numSMs`
 /// multiprocessors (see SelectTiles in Passes.td).
 GemmTile selectGemmTile(int64_t m, int64_t n, int64_t batch, int64_t numSMs);
+
+/// A tensor-core (mma.sync) GEMM tile: block tile BM x BN, K slice BK,
+/// WM x WN warps (each owns a (BM/WM) x (BN/WN) sub-tile), and a STAGES-deep
+/// cp.async shared-memory pipeline; 32*WM*WN threads and
+/// STAGES*(BM+BN)*BK*2 bytes of shared memory per block.
+struct MmaTile {
+  int64_t bm, bn, bk, wm, wn, stages;
+};
+
+/// Name of the kernel attribute holding the chosen MmaTile as
+/// `array<i64: BM, BN, BK, WM, WN, STAGES>` (16-bit GEMMs); codegen reads it.
+inline constexpr llvm::StringLiteral kMmaTileAttrName = "kiln.mma_tile";
+/// Name of the kernel attribute saying why kiln-select-tiles chose its tile.
+inline constexpr llvm::StringLiteral kTileReasonAttrName = "kiln.tile_reason";
+
+/// Chooses the MMA tile of a 16-bit GEMM with `batch` x [M, N, K] on
+/// `numSMs` multiprocessors by the estimated time of its waves; `reason`
+/// receives a one-line explanation (blocks, waves, estimate).
+MmaTile selectMmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t numSMs,
+                      std::string &reason);
+
+/// Parses an MMA tile override "BMxBNxBKxWMxWNxSTAGES" (e.g. 128x128x32x2x4x4);
+/// fails for malformed or invalid tiles (BM % (16*WM), BN % (8*WN), BK % 16,
+/// STAGES >= 2, at most 32 warps, at most 227 KiB of shared memory).
+mlir::FailureOr<MmaTile> parseMmaTile(llvm::StringRef spec);
 
 /// Result of memory planning for one function.
 struct MemoryPlan {

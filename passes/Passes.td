@@ -72,6 +72,57 @@ def RaiseLayerNorm : Pass<"kiln-raise-layer-norm", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def AssignPrecision : Pass<"kiln-assign-precision", "mlir::func::FuncOp"> {
+  let summary = "Store activations and weights in the chosen precision (fp16, bf16).";
+  let description = [{
+    With `precision=fp16` or `bf16`, every f32 tensor inside the function
+    becomes that type: constants (weights) are converted, rounding to nearest
+    even and saturating (a finite value never becomes inf, so an additive mask
+    of -1e12 or the f32 minimum stays the most negative finite value); every
+    other op's f32 result changes type in place; casts to f32 become casts to
+    the new type. The function's own inputs and outputs keep the model's
+    types: f32 arguments are cast on entry, results cast back before the
+    return. Kernels compute in fp32 registers whatever the storage type
+    (GEMMs accumulate in fp32; norm, softmax and reduction statistics are
+    fp32), so this pass only changes what is stored.
+
+    `fp32` (default) changes nothing. `tf32` keeps f32 storage and records
+    `kiln.precision = "tf32"` on the function: GEMMs then run on the tensor
+    cores with TF32 operands. The chosen precision is recorded as
+    `kiln.precision` on the function in every case.
+
+    Precondition: runs before fusion (no `kiln.kernel` yet).
+
+    Before (`precision=fp16`):
+    ```mlir
+    func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+      %c = kiln.constant dense<-1.0e12> : tensor<4xf32>
+      %y = kiln.add %x, %c : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+      return %y : tensor<4xf32>
+    }
+    ```
+    After:
+    ```mlir
+    func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+      %0 = kiln.cast %x : tensor<4xf32> -> tensor<4xf16>
+      %c = kiln.constant dense<-6.550400e+04> : tensor<4xf16>
+      %y = kiln.add %0, %c : tensor<4xf16>, tensor<4xf16> -> tensor<4xf16>
+      %1 = kiln.cast %y : tensor<4xf16> -> tensor<4xf32>
+      return %1 : tensor<4xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"precision", "precision", "kiln::Precision", /*default=*/"kiln::Precision::FP32",
+           "Storage and GEMM precision", [{::llvm::cl::values(
+             clEnumValN(kiln::Precision::FP32, "fp32", "fp32 everywhere (IEEE per op)"),
+             clEnumValN(kiln::Precision::TF32, "tf32", "fp32 storage, TF32 tensor-core GEMMs"),
+             clEnumValN(kiln::Precision::FP16, "fp16", "fp16 storage, fp32 accumulation"),
+             clEnumValN(kiln::Precision::BF16, "bf16", "bf16 storage, fp32 accumulation"))}]>,
+  ];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def FusePointwise : Pass<"kiln-fuse-pointwise", "mlir::func::FuncOp"> {
   let summary = "Group chains of fusible ops into `kiln.kernel` regions.";
   let description = [{
@@ -149,13 +200,26 @@ def SelectTiles : Pass<"kiln-select-tiles", "mlir::func::FuncOp"> {
     (transformer inference at batch 1) thus spread over more SMs instead of
     running long K loops on a handful of them. Codegen reads the attribute.
 
+    GEMMs on f16/bf16 operands run on the tensor cores (mma.sync) and get
+    `kiln.mma_tile = array<i64: BM, BN, BK, WM, WN, STAGES>` instead, chosen
+    by estimating the busiest SM's time for each candidate tile: waves x
+    co-resident blocks x tile area / the rate those blocks reach together
+    (per-tile constants for one block alone and for a full SM). The reason
+    (blocks, waves, estimate) is recorded as `kiln.tile_reason`, so
+    `--emit=kernels` shows why. `mma-tile` overrides the choice.
+
     ```mlir
     %0 = kiln.kernel @k2_matmul(...) {kiln.gemm_tile = array<i64: 16, 16, 32, 2, 2, 4>} ...
+    %1 = kiln.kernel @k3_matmul(...) {kiln.mma_tile = array<i64: 128, 128, 32, 2, 4, 4>,
+           kiln.tile_reason = "192 blocks on 132 SMs, 1 wave(s), est. ..."} ...
     ```
   }];
   let options = [
     Option<"numSMs", "num-sms", "int64_t", /*default=*/"132",
            "Streaming multiprocessors of the target (132 on H100/H200 SXM)">,
+    Option<"mmaTile", "mma-tile", "std::string", /*default=*/"",
+           "Use this MMA tile (BMxBNxBKxWMxWNxSTAGES) for every 16-bit GEMM instead of the "
+           "cost model's choice (for experiments)">,
   ];
 }
 

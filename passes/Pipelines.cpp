@@ -17,11 +17,15 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
   fpm.addPass(createFoldShapeSubgraphs());
   fpm.addPass(createCSEPass());
   fpm.addPass(createRaiseLayerNorm());
+  AssignPrecisionOptions precisionOptions;
+  precisionOptions.precision = options.precision;
+  fpm.addPass(createAssignPrecision(precisionOptions));
   if (options.fuse)
     fpm.addPass(createFusePointwise());
   fpm.addPass(createOutlineKernels());
   SelectTilesOptions tileOptions;
   tileOptions.numSMs = options.numSMs;
+  tileOptions.mmaTile = options.mmaTile;
   fpm.addPass(createSelectTiles(tileOptions));
   PlanMemoryOptions memOptions;
   memOptions.alignment = options.arenaAlignment;
@@ -30,6 +34,6 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
 
 void kiln::registerKilnPipelines() {
   PassPipelineRegistration<KilnPipelineOptions>(
-      "kiln-pipeline", "The kiln graph-to-kernel pipeline (fold, raise layer norm, fuse, outline, select tiles, plan memory)",
+      "kiln-pipeline", "The kiln graph-to-kernel pipeline (fold, raise layer norm, assign precision, fuse, outline, select tiles, plan memory)",
       buildKilnPipeline);
 }

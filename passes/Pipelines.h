@@ -8,6 +8,8 @@
 #ifndef KILN_PASSES_PIPELINES_H
 #define KILN_PASSES_PIPELINES_H
 
+#include "passes/Passes.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
@@ -17,9 +19,19 @@ namespace kiln {
 struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOptions> {
   Option<bool> fuse{*this, "fuse", llvm::cl::desc("Fuse pointwise chains"),
                     llvm::cl::init(true)};
+  Option<Precision> precision{
+      *this, "precision", llvm::cl::desc("Storage and GEMM precision"),
+      llvm::cl::init(Precision::FP32),
+      llvm::cl::values(clEnumValN(Precision::FP32, "fp32", "fp32 everywhere"),
+                       clEnumValN(Precision::TF32, "tf32", "fp32 storage, TF32 GEMMs"),
+                       clEnumValN(Precision::FP16, "fp16", "fp16 storage, fp32 accumulation"),
+                       clEnumValN(Precision::BF16, "bf16", "bf16 storage, fp32 accumulation"))};
   Option<int64_t> numSMs{*this, "num-sms",
                          llvm::cl::desc("Multiprocessors of the target GPU (tile selection)"),
                          llvm::cl::init(132)};
+  Option<std::string> mmaTile{*this, "mma-tile",
+                              llvm::cl::desc("MMA tile override BMxBNxBKxWMxWNxSTAGES"),
+                              llvm::cl::init("")};
   Option<int64_t> arenaAlignment{*this, "arena-alignment",
                                  llvm::cl::desc("Arena buffer alignment in bytes"),
                                  llvm::cl::init(256)};

@@ -147,7 +147,8 @@ FailureOr<std::string> ExprEmitter::emitUncached(Value v, ArrayRef<std::string> 
   if (auto arg = dyn_cast<BlockArgument>(v)) {
     if (auto it = literal.find(arg); it != literal.end())
       return it->second;
-    return bind(v, param[arg] + "[" + linearize(coords, tensorType(v).getShape()) + "]");
+    return bind(v, loadValue(tensorType(v).getElementType(),
+                             param[arg] + "[" + linearize(coords, tensorType(v).getShape()) + "]"));
   }
   Operation *op = v.getDefiningOp();
   return llvm::TypeSwitch<Operation *, FailureOr<std::string>>(op)
@@ -196,7 +197,8 @@ FailureOr<std::string> ExprEmitter::emitUncached(Value v, ArrayRef<std::string> 
           source = inner.getInput();
         if (auto arg = dyn_cast<BlockArgument>(source);
             arg && param.count(arg) && !overrides.count(source))
-          return bind(source, param[arg] + "[" + lin + "]");
+          return bind(source, loadValue(tensorType(source).getElementType(),
+                                        param[arg] + "[" + lin + "]"));
         // 3. Otherwise delinearize in the operand shape (in 32-bit arithmetic
         //    when the tensor allows; see delinearize). The "_" keeps the
         //    coordinate names apart from fresh() temporaries.
@@ -278,7 +280,7 @@ FailureOr<std::string> ExprEmitter::emitUnary(OpT op, ArrayRef<std::string> coor
     return failure();
   Type in = tensorType(op.getInput()).getElementType();
   Type outT = tensorType(op.getResult()).getElementType();
-  bool f = in.isF32();
+  bool f = isa<FloatType>(in);
   std::string e =
       llvm::TypeSwitch<Operation *, std::string>(op.getOperation())
           .Case([&](NegOp) { return "(-" + *x + ")"; })
@@ -297,6 +299,9 @@ FailureOr<std::string> ExprEmitter::emitUnary(OpT op, ArrayRef<std::string> coor
           .Case([&](CastOp) {
             if (outT.isInteger(1))
               return "(" + *x + " != 0)";
+            // A cast to a 16-bit float rounds (and saturates) like a store.
+            if (isNarrowFloat(outT))
+              return "kiln::ld(" + storeValue(outT, "(float)(" + *x + ")") + ")";
             return "(" + *cudaScalarType(outT) + ")(" + *x + ")";
           })
           .Default([](Operation *) { return std::string(); });
@@ -314,7 +319,7 @@ FailureOr<std::string> ExprEmitter::emitBinary(OpT op, ArrayRef<std::string> coo
   auto b = emitValue(op.getRhs(), broadcastCoords(coords, tensorType(op.getRhs()).getShape()));
   if (failed(a) || failed(b))
     return failure();
-  bool f = tensorType(op.getLhs()).getElementType().isF32();
+  bool f = isa<FloatType>(tensorType(op.getLhs()).getElementType());
   auto infix = [&](const char *o) { return "(" + *a + " " + o + " " + *b + ")"; };
   std::string e =
       llvm::TypeSwitch<Operation *, std::string>(op.getOperation())

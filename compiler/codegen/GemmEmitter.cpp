@@ -12,6 +12,7 @@
 
 #include "compiler/codegen/ExprEmitter.h"
 #include "compiler/codegen/KernelEmitter.h"
+#include "compiler/codegen/StridedView.h"
 #include "passes/Passes.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -32,14 +33,173 @@ ExprEmitter::Coords operandCoords(ArrayRef<std::string> batchCoords, ArrayRef<in
   return coords;
 }
 
+/// The CUDA initializer of one tensor-core GEMM operand `name` ("opA" or
+/// "opB"): a StridedOperand read with 16-byte cp.async when `operand` is a
+/// suitably aligned strided view of a parameter of the MMA type, else an
+/// FnOperand evaluating the fused producers per element through `loader`
+/// (a lambda `(int row, int k) -> float`). `rowDim`/`kDim` index the
+/// operand's view dims that run along the tile rows (M for A, N for B) and
+/// along K. Multiplies `scale` by the view's scalar factor.
+std::string tcOperand(KernelOp kernel, ExprEmitter &expr, Value operand, StringRef mmaType,
+                      ArrayRef<std::string> batchCoords, int64_t rowDim, int64_t kDim,
+                      int64_t rows, int64_t kExtent, StringRef name, const std::string &loader,
+                      double &scale) {
+  auto fallback = [&] {
+    return llvm::formatv("  auto {0}Fn = {1};\n  const kiln::FnOperand<{2}, decltype({0}Fn)> "
+                         "{0}{{{0}Fn, {3}};\n",
+                         name, loader, mmaType, rows)
+        .str();
+  };
+  FailureOr<StridedView> view = analyzeStridedView(kernel, operand);
+  if (failed(view))
+    return fallback();
+  auto paramType = cast<RankedTensorType>(view->param.getType()).getElementType();
+  auto storage = cudaStorageType(paramType);
+  if (failed(storage) || *storage != mmaType)
+    return fallback();
+  int64_t rank = view->shape.size();
+  int64_t rowStride = rows == 1 ? 0 : view->strides[rowDim];
+  int64_t kStride = kExtent == 1 ? 0 : view->strides[kDim];
+  bool kMajor;
+  int64_t ld;
+  if (kStride == 1 || kExtent == 1) {
+    kMajor = true;
+    ld = rowStride;
+  } else if (rowStride == 1 || rows == 1) {
+    kMajor = false;
+    ld = kStride;
+  } else {
+    return fallback();
+  }
+  // 16-byte copies: 8 elements of 2 bytes. Every address a copy starts at
+  // must be 16-byte aligned (buffers are 256-byte aligned).
+  int64_t contiguous = kMajor ? kExtent : rows;
+  bool aligned = ld % 8 == 0 && view->offset % 8 == 0 && contiguous % 8 == 0;
+  std::string offset = view->offset ? std::to_string(view->offset) + "LL" : "";
+  ExprEmitter::Coords opBatch =
+      broadcastCoords(batchCoords, ArrayRef<int64_t>(view->shape).drop_back(2));
+  for (int64_t d = 0; d + 2 < rank; ++d) {
+    int64_t stride = view->strides[d];
+    if (stride == 0 || opBatch[d] == "0")
+      continue;
+    aligned &= stride % 8 == 0;
+    offset += (offset.empty() ? "" : " + ") + opBatch[d] + " * " + std::to_string(stride) + "LL";
+  }
+  if (!aligned)
+    return fallback();
+  std::string param = "in" + std::to_string(view->param.getArgNumber());
+  scale *= view->scale;
+  return llvm::formatv("  const kiln::StridedOperand<{0}, {1}> {2}{{{3}{4}, {5}LL, {6}};\n",
+                       mmaType, kMajor ? "true" : "false", name, param,
+                       offset.empty() ? "" : " + (" + offset + ")", ld, rows)
+      .str();
+}
+
+/// `kiln.matmul` on 16-bit operands -> kiln::gemmTileTC (cuda/gemm_tc.cuh):
+/// mma.sync tensor cores, cp.async pipeline, fp32 accumulation; the same
+/// epilogue fusion as the SIMT GEMM.
+FailureOr<GeneratedKernel> emitMatMulTC(KernelOp kernel, MatMulOp mm, DenseI64ArrayAttr tile) {
+  auto a = cast<RankedTensorType>(mm.getLhs().getType());
+  auto b = cast<RankedTensorType>(mm.getRhs().getType());
+  auto c = mm.getType();
+  if (tile.size() != 6)
+    return kernel.emitError() << "invalid '" << kMmaTileAttrName << "' on kernel @"
+                              << kernel.getSymName() << ": expected 6 values";
+  int64_t bm = tile[0], bn = tile[1], bk = tile[2], wm = tile[3], wn = tile[4], stages = tile[5];
+  if (bm % (16 * wm) || bn % (8 * wn) || bk % 16 || stages < 2 || wm * wn > 32)
+    return kernel.emitError() << "invalid MMA tile in kernel @" << kernel.getSymName();
+  Type et = a.getElementType();
+  if (et != b.getElementType() || !isNarrowFloat(et))
+    return kernel.emitError() << "unsupported: tensor-core GEMM on " << a.getElementType()
+                              << " x " << b.getElementType() << " in kernel @"
+                              << kernel.getSymName();
+  std::string mmaType = *cudaStorageType(et);
+  unsigned threads = unsigned(32 * wm * wn);
+
+  GeneratedKernel out;
+  ExprEmitter expr(kernel);
+  SmallVector<unsigned> passed = expr.bindOperands([](unsigned) { return true; });
+  auto sig = buildSignature(kernel, passed, out.args, threads);
+  if (failed(sig))
+    return failure();
+  int64_t M = a.getShape()[a.getRank() - 2], K = a.getShape().back(), N = b.getShape().back();
+  ArrayRef<int64_t> batch = c.getShape().drop_back(2);
+  int64_t batchCount = c.getNumElements() / (M * N);
+  if (M / bm >= 65535)
+    return kernel.emitError() << "unsupported: GEMM M=" << M << " needs more than 65535 row tiles "
+                              << "of " << bm << " (the CUDA grid's y limit); use a smaller --shape";
+  Value root = kernel.getYield().getValues()[0];
+
+  expr.beginBody("  ");
+  ExprEmitter::Coords batchCoords = expr.delinearize("bz", batch, "b");
+  std::string prologue = expr.getBody();
+
+  // Operands: strided views read by cp.async, else per-element loaders.
+  auto loader = [&](Value operand, RankedTensorType type, const char *row, const char *col,
+                    bool rowIsFirst) -> FailureOr<std::string> {
+    expr.beginBody("    ");
+    std::string r = std::string("(long long)") + row, k = std::string("(long long)") + col;
+    auto v = expr.emitValue(operand, operandCoords(batchCoords, type.getShape(),
+                                                   rowIsFirst ? r : k, rowIsFirst ? k : r));
+    if (failed(v))
+      return failure();
+    return llvm::formatv("[&](int {0}, int {1}) -> float {{\n{2}    return {3};\n  }", row, col,
+                         expr.getBody(), *v)
+        .str();
+  };
+  auto loadA = loader(mm.getLhs(), a, "m", "k", /*rowIsFirst=*/true);
+  auto loadB = loader(mm.getRhs(), b, "n", "k", /*rowIsFirst=*/false);
+  if (failed(loadA) || failed(loadB))
+    return failure();
+  double scale = 1.0;
+  std::string opA = tcOperand(kernel, expr, mm.getLhs(), mmaType, batchCoords, a.getRank() - 2,
+                              a.getRank() - 1, M, K, "opA", *loadA, scale);
+  std::string opB = tcOperand(kernel, expr, mm.getRhs(), mmaType, batchCoords, b.getRank() - 1,
+                              b.getRank() - 2, N, K, "opB", *loadB, scale);
+
+  // Epilogue, as in the SIMT GEMM; a scalar factor taken off an operand view
+  // scales the accumulator instead.
+  std::string acc = "acc";
+  if (scale != 1.0)
+    acc = "(acc * " + cudaLiteral(Float32Type::get(kernel.getContext()), scale, 0) + ")";
+  expr.overrideValue(mm.getResult(), acc);
+  expr.beginBody("    ");
+  expr.line(llvm::formatv("const long long e = bz * {0}LL + (long long)m * {1}LL + n;", M * N, N)
+                .str());
+  ExprEmitter::Coords coords =
+      expr.delinearize("e", cast<RankedTensorType>(root.getType()).getShape(), "c");
+  auto value = expr.emitValue(root, coords);
+  if (failed(value))
+    return failure();
+  expr.line("out0[e] = " +
+            storeValue(cast<RankedTensorType>(root.getType()).getElementType(), *value) + ";");
+
+  out.source =
+      "// " +
+      llvm::formatv("[{0}x{1}] x [{1}x{2}], batch {3}, tensor cores\n", M, K, N, batchCount)
+          .str() +
+      *sig + " {\n  extern __shared__ __align__(128) char kiln_smem[];\n" +
+      "  const long long bz = blockIdx.z;\n" + prologue + opA + opB +
+      llvm::formatv("  kiln::gemmTileTC<{0}, {1}, {2}, {3}, {4}, {5}, {6}>({7}, {8}, {9}, "
+                    "blockIdx.y, blockIdx.x, opA, opB,\n  [&](int m, int n, float acc) {{\n{10}  "
+                    "}, kiln_smem);\n",
+                    mmaType, bm, bn, bk, wm, wn, stages, M, N, K, expr.getBody())
+          .str() +
+      "}\n";
+  out.block = {threads, 1, 1};
+  out.grid = {unsigned((N + bn - 1) / bn), unsigned((M + bm - 1) / bm), unsigned(batchCount)};
+  // Must match kiln::gemmTcSmemBytes: STAGES x (BM + BN) x BK 16-bit elements.
+  out.sharedMemBytes = unsigned(stages * (bm + bn) * bk * 2);
+  return out;
+}
+
 FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
   auto mm = cast<MatMulOp>(anchor);
   auto a = cast<RankedTensorType>(mm.getLhs().getType());
   auto b = cast<RankedTensorType>(mm.getRhs().getType());
   auto c = mm.getType();
-  if (!c.getElementType().isF32())
-    return kernel.emitError() << "unsupported: matmul on " << c.getElementType()
-                              << " (the first GEMM is fp32 only)";
+  if (!isa<FloatType>(c.getElementType()))
+    return kernel.emitError() << "unsupported: matmul on " << c.getElementType();
   if (kernel.getYield().getNumOperands() != 1)
     return kernel.emitError() << "unsupported: GEMM kernel @" << kernel.getSymName()
                               << " with " << kernel.getYield().getNumOperands() << " results";
@@ -48,6 +208,24 @@ FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
     return kernel.emitError() << "unsupported: GEMM epilogue changes the element count in "
                                  "kernel @"
                               << kernel.getSymName();
+
+  int64_t M = a.getShape()[a.getRank() - 2], K = a.getShape().back(), N = b.getShape().back();
+  ArrayRef<int64_t> batch = c.getShape().drop_back(2);
+  int64_t batchCount = 1;
+  for (int64_t d : batch)
+    batchCount *= d;
+  if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX)
+    return kernel.emitError() << "unsupported: GEMM extents M=" << M << " N=" << N << " K=" << K
+                              << " exceed 2^31 - 1 (32-bit tile indexing)";
+  if (batchCount > 65535)
+    return kernel.emitError() << "unsupported: GEMM batch count " << batchCount << " (M=" << M
+                              << " N=" << N << " K=" << K
+                              << ") exceeds 65535, the CUDA grid's z limit (one block row per "
+                              << "batch); use a smaller --shape";
+
+  // Tensor cores when kiln-select-tiles chose an MMA tile (16-bit operands).
+  if (auto mma = kernel->getAttrOfType<DenseI64ArrayAttr>(kMmaTileAttrName))
+    return emitMatMulTC(kernel, mm, mma);
 
   // The tile comes from kiln-select-tiles.
   auto tileAttr = kernel->getAttrOfType<DenseI64ArrayAttr>(kGemmTileAttrName);
@@ -66,19 +244,6 @@ FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
   auto sig = buildSignature(kernel, passed, out.args, kThreads);
   if (failed(sig))
     return failure();
-  int64_t M = a.getShape()[a.getRank() - 2], K = a.getShape().back(), N = b.getShape().back();
-  ArrayRef<int64_t> batch = c.getShape().drop_back(2);
-  int64_t batchCount = 1;
-  for (int64_t d : batch)
-    batchCount *= d;
-  if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX)
-    return kernel.emitError() << "unsupported: GEMM extents M=" << M << " N=" << N << " K=" << K
-                              << " exceed 2^31 - 1 (32-bit tile indexing)";
-  if (batchCount > 65535)
-    return kernel.emitError() << "unsupported: GEMM batch count " << batchCount << " (M=" << M
-                              << " N=" << N << " K=" << K
-                              << ") exceeds 65535, the CUDA grid's z limit (one block row per "
-                              << "batch); use a smaller --shape";
 
   // Batch coordinates of this block, shared by the loaders and the epilogue.
   expr.beginBody("  ");
@@ -116,7 +281,8 @@ FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
   auto value = expr.emitValue(root, coords);
   if (failed(value))
     return failure();
-  expr.line("out0[e] = " + *value + ";");
+  expr.line("out0[e] = " +
+            storeValue(cast<RankedTensorType>(root.getType()).getElementType(), *value) + ";");
 
   out.source =
       "// " + llvm::formatv("[{0}x{1}] x [{1}x{2}], batch {3}\n", M, K, N, batchCount).str() +

@@ -81,9 +81,25 @@ EmitterRegistry makeDefaultEmitterRegistry();
 // Helpers shared by the emitters
 //===----------------------------------------------------------------------===//
 
-/// CUDA C++ scalar type of a kiln element type (`float`, `long long`, `int`,
-/// `bool`); failure for types codegen does not handle yet (f16, bf16).
+/// CUDA C++ type a kernel computes a kiln element type in (`float` for f32,
+/// f16 and bf16; `long long`, `int`, `bool`); failure for other types.
 mlir::FailureOr<std::string> cudaScalarType(mlir::Type elementType);
+
+/// CUDA C++ type an element is stored as in device memory: `float`,
+/// `kiln::f16`, `kiln::bf16` (cuda/common.cuh), or the integer types.
+mlir::FailureOr<std::string> cudaStorageType(mlir::Type elementType);
+
+/// True for 16-bit float element types (stored narrow, computed in fp32).
+bool isNarrowFloat(mlir::Type elementType);
+
+/// `value` (in the compute type) converted for a store of `elementType`:
+/// `kiln::cvt<kiln::f16>(value)` (rounds, saturates finite values) for 16-bit
+/// floats, `value` otherwise.
+std::string storeValue(mlir::Type elementType, const std::string &value);
+
+/// `load` (an element read from memory) widened to the compute type:
+/// `kiln::ld(load)` for 16-bit floats, `load` otherwise.
+std::string loadValue(mlir::Type elementType, const std::string &load);
 
 /// Exact CUDA literal of `value` (float bit patterns through __int_as_float).
 std::string cudaLiteral(mlir::Type elementType, double value, int64_t intValue);

@@ -51,7 +51,7 @@ FailureOr<std::string> epilogueLambda(KernelOp kernel, ExprEmitter &expr, Operat
   auto value = expr.emitValue(root, coords);
   if (failed(value))
     return failure();
-  expr.line("out0[e] = " + *value + ";");
+  expr.line("out0[e] = " + storeValue(rootType.getElementType(), *value) + ";");
   return "[&](long long c, float v) {\n" + expr.getBody() + "  }";
 }
 
@@ -59,7 +59,7 @@ FailureOr<std::string> epilogueLambda(KernelOp kernel, ExprEmitter &expr, Operat
 FailureOr<GeneratedKernel> emitSoftmax(KernelOp kernel, Operation *anchor) {
   auto sm = cast<SoftmaxOp>(anchor);
   auto type = sm.getType();
-  if (!type.getElementType().isF32())
+  if (!isa<FloatType>(type.getElementType()))
     return kernel.emitError() << "unsupported: softmax on " << type.getElementType();
   GeneratedKernel out;
   auto in = cast<BlockArgument>(sm.getInput());
@@ -84,7 +84,7 @@ FailureOr<GeneratedKernel> emitSoftmax(KernelOp kernel, Operation *anchor) {
   if (failed(epilogue))
     return failure();
   out.source = *sig + " {\n" + rowPrologue(rows) +
-               llvm::formatv("  kiln::softmaxRowF32(in{0} + {1}, {2}LL, {3}LL, {4});\n",
+               llvm::formatv("  kiln::softmaxRow(in{0} + {1}, {2}LL, {3}LL, {4});\n",
                              in.getArgNumber(), base, L, stride, *epilogue)
                    .str() +
                "}\n";
@@ -96,7 +96,7 @@ FailureOr<GeneratedKernel> emitSoftmax(KernelOp kernel, Operation *anchor) {
 FailureOr<GeneratedKernel> emitLayerNorm(KernelOp kernel, Operation *anchor) {
   auto ln = cast<LayerNormOp>(anchor);
   auto type = ln.getType();
-  if (!type.getElementType().isF32())
+  if (!isa<FloatType>(type.getElementType()))
     return kernel.emitError() << "unsupported: layer_norm on " << type.getElementType();
   GeneratedKernel out;
   SmallVector<unsigned> operands;
@@ -117,10 +117,10 @@ FailureOr<GeneratedKernel> emitLayerNorm(KernelOp kernel, Operation *anchor) {
       epilogueLambda(kernel, expr, anchor, llvm::formatv("row * {0}LL + c", D).str());
   if (failed(epilogue))
     return failure();
-  std::string bias = ln.getBias() ? "in" + std::to_string(operands[2]) : "nullptr";
+  std::string bias = ln.getBias() ? "in" + std::to_string(operands[2]) : "(const float *)nullptr";
   out.source =
       *sig + " {\n" + rowPrologue(rows) +
-      llvm::formatv("  kiln::layerNormRowF32(in{0} + row * {1}LL, in{2}, {3}, {1}LL, {4}, {5});\n",
+      llvm::formatv("  kiln::layerNormRow(in{0} + row * {1}LL, in{2}, {3}, {1}LL, {4}, {5});\n",
                     operands[0], D, operands[1], bias,
                     cudaLiteral(Float32Type::get(kernel.getContext()),
                                 ln.getEpsilon().convertToDouble(), 0),

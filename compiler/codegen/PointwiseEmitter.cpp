@@ -39,7 +39,8 @@ FailureOr<GeneratedKernel> emitPointwise(KernelOp kernel, Operation *) {
     auto result = expr.emitValue(v, coords);
     if (failed(result))
       return failure();
-    expr.line("out" + std::to_string(j) + "[i] = " + *result + ";");
+    expr.line("out" + std::to_string(j) + "[i] = " + storeValue(type.getElementType(), *result) +
+              ";");
     loops += llvm::formatv("  for (long long i = (long long)blockIdx.x * blockDim.x + "
                            "threadIdx.x; i < {0}LL; i += (long long)gridDim.x * blockDim.x) {{\n"
                            "{1}  }\n",

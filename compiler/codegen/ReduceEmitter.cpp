@@ -41,9 +41,11 @@ FailureOr<GeneratedKernel> emitReduce(KernelOp kernel, Operation *anchor) {
                               << " with ops after the reduction";
   auto inType = cast<RankedTensorType>(red.getInput().getType());
   Type et = inType.getElementType();
-  if (!et.isF32() && !et.isInteger(64) && !et.isInteger(32))
+  if (!isa<FloatType>(et) && !et.isInteger(64) && !et.isInteger(32))
     return kernel.emitError() << "unsupported: reduce on " << et;
-  bool isFloat = et.isF32();
+  // Floats accumulate in fp32 whatever their storage type.
+  bool isFloat = isa<FloatType>(et);
+  Type resultType = red.getType().getElementType();
   ArrayRef<int64_t> shape = inType.getShape(), axes = red.getAxes();
   int64_t rank = shape.size();
   SmallVector<int64_t> keptShape, reducedShape;
@@ -111,7 +113,7 @@ FailureOr<GeneratedKernel> emitReduce(KernelOp kernel, Operation *anchor) {
         llvm::formatv("  for (long long r = threadIdx.x & 31; r < {0}LL; r += 32) {{\n", length)
             .str() +
         loopBody + "  }\n  acc = " + warpCombine + "(acc);\n  if ((threadIdx.x & 31) == 0)\n    out0[o] = " +
-        finish + ";\n}\n";
+        storeValue(resultType, finish) + ";\n}\n";
     out.block = {threads, 1, 1};
     out.grid = {unsigned((rows + 3) / 4), 1, 1};
     return out;
@@ -124,7 +126,7 @@ FailureOr<GeneratedKernel> emitReduce(KernelOp kernel, Operation *anchor) {
           .str() +
       rowPrologue + "    " + acc + " acc = " + init + ";\n" +
       llvm::formatv("    for (long long r = 0; r < {0}LL; ++r) {{\n", length).str() + loopBody +
-      "    }\n    out0[o] = " + finish + ";\n  }\n}\n";
+      "    }\n    out0[o] = " + storeValue(resultType, finish) + ";\n  }\n}\n";
   out.block = {threads, 1, 1};
   out.grid = {gridFor(rows, threads), 1, 1};
   return out;

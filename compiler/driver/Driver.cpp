@@ -171,6 +171,8 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
   PassManager pm(&context);
   KilnPipelineOptions pipelineOptions;
   pipelineOptions.fuse = options.fuse;
+  pipelineOptions.precision = options.precision;
+  pipelineOptions.mmaTile = options.mmaTile;
   buildKilnPipeline(pm, pipelineOptions);
   if (failed(pm.run(*module)))
     return llvm::createStringError("the kiln pass pipeline failed on '%s'",

@@ -9,6 +9,8 @@
 #ifndef KILN_COMPILER_DRIVER_DRIVER_H
 #define KILN_COMPILER_DRIVER_DRIVER_H
 
+#include "passes/Passes.h"
+
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/Error.h"
@@ -36,6 +38,8 @@ struct CompileOptions {
   std::string dumpCudaDir;          ///< if set, write <module>.cu and .ptx here
   EmitKind emit = EmitKind::Artifact;
   bool fuse = true;
+  Precision precision = Precision::FP32; ///< storage / GEMM precision (--precision)
+  std::string mmaTile;              ///< MMA tile override for every 16-bit GEMM (--mma-tile)
   unsigned threads = 0;             ///< NVRTC threads; 0 = hardware concurrency
 };
 

@@ -9,6 +9,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/Debug.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #define DEBUG_TYPE "kiln-select-tiles"
 
@@ -41,6 +42,70 @@ GemmTile kiln::selectGemmTile(int64_t m, int64_t n, int64_t batch, int64_t numSM
 }
 
 namespace {
+/// An sm_90 mma.sync tile and the two numbers of its cost model: `single`,
+/// the fraction of an SM's tensor-core rate one block reaches alone (more
+/// warps hide more latency), and `cap`, the fraction several co-resident
+/// blocks reach (bigger tiles reuse each shared-memory byte more often).
+/// `occupancy` is blocks per SM by shared memory and registers.
+struct MmaCandidate {
+  MmaTile tile;
+  int64_t occupancy;
+  double single, cap;
+};
+// Largest first: ties go to the larger tile (less re-read traffic).
+constexpr MmaCandidate kSm90MmaTiles[] = {
+    {{128, 128, 32, 2, 4, 4}, 2, 0.60, 1.00}, {{128, 64, 32, 2, 2, 4}, 3, 0.40, 0.85},
+    {{64, 128, 32, 2, 2, 4}, 3, 0.40, 0.85},  {{64, 64, 32, 2, 2, 4}, 4, 0.30, 0.70},
+    {{32, 64, 64, 1, 2, 4}, 4, 0.15, 0.50},   {{32, 32, 64, 1, 2, 3}, 8, 0.10, 0.35},
+    {{16, 64, 64, 1, 2, 4}, 5, 0.10, 0.35},
+};
+} // namespace
+
+MmaTile kiln::selectMmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t numSMs,
+                            std::string &reason) {
+  // Estimated time of the busiest SM: waves x (blocks it holds at once) x
+  // tile area / the rate those blocks reach together. K is the same for all
+  // tiles and drops out.
+  const MmaCandidate *best = nullptr;
+  double bestTime = 0;
+  int64_t bestBlocks = 0, bestWaves = 0;
+  for (const MmaCandidate &c : kSm90MmaTiles) {
+    int64_t blocks = ((m + c.tile.bm - 1) / c.tile.bm) * ((n + c.tile.bn - 1) / c.tile.bn) * batch;
+    int64_t slots = numSMs * c.occupancy;
+    int64_t waves = (blocks + slots - 1) / slots;
+    int64_t perSM = std::min(c.occupancy, (blocks + numSMs - 1) / numSMs);
+    double rate = std::min(c.cap, double(perSM) * c.single);
+    double time = double(waves) * double(perSM) * double(c.tile.bm * c.tile.bn) / rate;
+    if (!best || time < bestTime) {
+      best = &c;
+      bestTime = time;
+      bestBlocks = blocks;
+      bestWaves = waves;
+    }
+  }
+  reason = llvm::formatv("{0} blocks on {1} SMs, {2} wave(s), est. {3:F0} units (K={4})",
+                         bestBlocks, numSMs, bestWaves, bestTime, k)
+               .str();
+  return best->tile;
+}
+
+FailureOr<MmaTile> kiln::parseMmaTile(StringRef spec) {
+  SmallVector<StringRef> parts;
+  spec.split(parts, 'x');
+  if (parts.size() != 6)
+    return failure();
+  int64_t v[6];
+  for (auto [i, p] : llvm::enumerate(parts))
+    if (p.getAsInteger(10, v[i]) || v[i] <= 0)
+      return failure();
+  MmaTile t{v[0], v[1], v[2], v[3], v[4], v[5]};
+  if (t.bm % (16 * t.wm) || t.bn % (8 * t.wn) || t.bk % 16 || t.stages < 2 || t.wm * t.wn > 32 ||
+      t.stages * (t.bm + t.bn) * t.bk * 2 > 227 * 1024)
+    return failure();
+  return t;
+}
+
+namespace {
 struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
   using SelectTilesBase::SelectTilesBase;
   void runOnOperation() override {
@@ -49,6 +114,18 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
       mlir::emitError(getOperation().getLoc())
           << "num-sms must be positive, got " << static_cast<int64_t>(numSMs);
       return signalPassFailure();
+    }
+    std::optional<MmaTile> override;
+    if (!mmaTile.empty()) {
+      FailureOr<MmaTile> t = parseMmaTile(mmaTile);
+      if (failed(t)) {
+        mlir::emitError(getOperation().getLoc())
+            << "invalid mma-tile '" << mmaTile
+            << "': expected BMxBNxBKxWMxWNxSTAGES with BM % (16*WM) == 0, BN % (8*WN) == 0, "
+               "BK % 16 == 0, STAGES >= 2, WM*WN <= 32 and STAGES*(BM+BN)*BK*2 <= 227 KiB";
+        return signalPassFailure();
+      }
+      override = *t;
     }
     Builder builder(&getContext());
     getOperation().walk([&](KernelOp kernel) {
@@ -62,7 +139,23 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
       int64_t batch = 1;
       for (int64_t d : shape.drop_back(2))
         batch *= d;
-      GemmTile t = selectGemmTile(shape[shape.size() - 2], shape.back(), batch, numSMs);
+      int64_t m = shape[shape.size() - 2], n = shape.back();
+      auto lhs = cast<RankedTensorType>(matmul.getLhs().getType());
+      Type et = lhs.getElementType();
+      if ((et.isF16() || et.isBF16()) &&
+          cast<RankedTensorType>(matmul.getRhs().getType()).getElementType() == et) {
+        std::string reason;
+        MmaTile t = selectMmaTile(m, n, lhs.getShape().back(), batch, numSMs, reason);
+        if (override) {
+          t = *override;
+          reason = "set by mma-tile";
+        }
+        kernel->setAttr(kMmaTileAttrName, builder.getDenseI64ArrayAttr(
+                                              {t.bm, t.bn, t.bk, t.wm, t.wn, t.stages}));
+        kernel->setAttr(kTileReasonAttrName, builder.getStringAttr(reason));
+        return;
+      }
+      GemmTile t = selectGemmTile(m, n, batch, numSMs);
       LLVM_DEBUG(llvm::dbgs() << kernel.getSymName() << ": tile " << t.bm << "x" << t.bn << "\n");
       kernel->setAttr(kGemmTileAttrName,
                       builder.getDenseI64ArrayAttr({t.bm, t.bn, t.bk, t.tm, t.tn, t.ks}));

@@ -8,7 +8,7 @@
 
 // CHECK-DAG: kiln::gemmTileF32<16, 16, 32, 2, 2, 4>(
 // CHECK-DAG: tanhf(
-// CHECK-DAG: kiln::softmaxRowF32(
+// CHECK-DAG: kiln::softmaxRow(
 // CHECK-DAG: (v != v)
-// CHECK-DAG: kiln::layerNormRowF32(
+// CHECK-DAG: kiln::layerNormRow(
 // CHECK-DAG: (v * __int_as_float(0x3f000000))

@@ -128,7 +128,7 @@ def main():
     ], [f32("x", [4, 8])], [f32("y", [4, 8])], [
         numpy_helper.from_array(np.array(1, np.int64), "axis"),
     ])
-    save("error_f16", [
+    save("f16_cast_relu", [
         helper.make_node("Cast", ["x"], ["h"], to=TensorProto.FLOAT16),
         helper.make_node("Relu", ["h"], ["y"]),
     ], [f32("x", [4, 8])], [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [4, 8])])

@@ -6,6 +6,6 @@
 // is its epilogue, reading x at the same element.
 // SUMMARY: kernels: 1 (1 distinct
 // CHECK: if (row >= 15LL)
-// CHECK: kiln::softmaxRowF32(in0 + (row / 5LL) * 30LL + row % 5LL, 6LL, 5LL, [&](long long c, float v) {
+// CHECK: kiln::softmaxRow(in0 + (row / 5LL) * 30LL + row % 5LL, 6LL, 5LL, [&](long long c, float v) {
 // CHECK: const long long e = (row / 5LL) * 30LL + row % 5LL + c * 5LL;
 // CHECK: out0[e] =

@@ -93,14 +93,19 @@ def model_input_names(path):
         return [i.name for i in ort.InferenceSession(path, providers=["CPUExecutionProvider"]).get_inputs()]
 
 
-def artifact_name(model, b, s):
-    return "%s_%dx%d.kiln" % (model, b, s)
+# max|err| / max|ref| allowed against the fp32 onnxruntime reference, per --precision.
+TOLERANCE = {"fp32": 1e-4, "tf32": 2e-3, "fp16": 1e-2, "bf16": 3e-2}
 
 
-def compile_model(kiln_compile, model_path, inputs, b, s, out_path, target):
+def artifact_name(model, b, s, precision="fp32"):
+    suffix = "" if precision == "fp32" else "_" + precision
+    return "%s_%dx%d%s.kiln" % (model, b, s, suffix)
+
+
+def compile_model(kiln_compile, model_path, inputs, b, s, out_path, target, precision="fp32"):
     """Runs kiln-compile; returns (ok, summary dict, output text)."""
     shape = ",".join("%s=%dx%d" % (name, b, s) for name in inputs)
-    cmd = [kiln_compile, model_path, "-o", out_path, "--shape", shape]
+    cmd = [kiln_compile, model_path, "-o", out_path, "--shape", shape, "--precision", precision]
     if target:
         cmd += ["--target", target]
     os.makedirs(os.path.dirname(out_path), exist_ok=True)
@@ -181,13 +186,19 @@ def parse_args(argv):
     p.add_argument("--compile-only", metavar="OUTDIR", help="only compile all artifacts into OUTDIR")
     p.add_argument("--target", default="sm_90", help="kiln-compile --target (default sm_90)")
     p.add_argument("--seed", type=int, help="replay the random inputs of an earlier run")
-    p.add_argument("--tol", type=float, default=1e-4, help="max relative error allowed (default 1e-4)")
+    p.add_argument("--precision", default="fp32", choices=sorted(TOLERANCE),
+                   help="kiln-compile --precision (default fp32); artifacts <model>_<b>x<s>_<p>.kiln")
+    p.add_argument("--tol", type=float,
+                   help="max relative error allowed (default per precision: %s)" %
+                        ", ".join("%s %.0e" % kv for kv in TOLERANCE.items()))
     p.add_argument("--bench", action="store_true", help="also report kiln-run latency at 1x128")
     p.add_argument("--bench-iters", type=int, default=200)
     p.add_argument("--work-dir", help="folder for inputs/outputs (default: a new temporary folder)")
     p.add_argument("--require-models", action="store_true",
                    help="a model that is not found is a failure (exit 1), not a SKIP")
     args = p.parse_args(argv)
+    if args.tol is None:
+        args.tol = TOLERANCE[args.precision]
     try:
         args.shapes = [tuple(int(v) for v in t.lower().split("x")) for t in args.shapes.split(",") if t]
         assert all(len(t) == 2 for t in args.shapes)
@@ -223,8 +234,9 @@ def compile_only(args, models):
     log("%-20s %-8s %-8s %-12s %s" % ("model", "shape", "kernels", "arena bytes", "result"))
     for name, path, inputs in models:
         for b, s in shapes:
-            out = os.path.join(args.compile_only, artifact_name(name, b, s))
-            ok, summary, text = compile_model(args.kiln_compile, path, inputs, b, s, out, args.target)
+            out = os.path.join(args.compile_only, artifact_name(name, b, s, args.precision))
+            ok, summary, text = compile_model(args.kiln_compile, path, inputs, b, s, out, args.target,
+                                              args.precision)
             log("%-20s %-8s %-8s %-12s %s" % (name, "%dx%d" % (b, s), summary.get("kernels", "?"),
                                                summary.get("arena", "?"), "ok" if ok else "FAIL"))
             if not ok:
@@ -259,18 +271,20 @@ def main(argv):
 
     seed = args.seed if args.seed is not None else int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
     log("seed: %d (replay with --seed %d)" % (seed, seed))
-    log("onnxruntime %s, numpy %s, tolerance %.1e" % (ort.__version__, np.__version__, args.tol))
+    log("onnxruntime %s, numpy %s, precision %s, tolerance %.1e" % (
+        ort.__version__, np.__version__, args.precision, args.tol))
     work = args.work_dir or tempfile.mkdtemp(prefix="kiln-e2e-")
     os.makedirs(work, exist_ok=True)
     art_dir = args.artifacts or os.path.join(work, "artifacts")
 
     def artifact_for(name, path, inputs, b, s):
         """(artifact path, error text or None); compiles into the work dir unless --artifacts."""
-        art = os.path.join(art_dir, artifact_name(name, b, s))
+        art = os.path.join(art_dir, artifact_name(name, b, s, args.precision))
         if args.artifacts:
             return (art, None) if os.path.isfile(art) else (art, "missing artifact %s" % art)
         if not os.path.isfile(art):
-            ok, _, text = compile_model(args.kiln_compile, path, inputs, b, s, art, args.target)
+            ok, _, text = compile_model(args.kiln_compile, path, inputs, b, s, art, args.target,
+                                        args.precision)
             if not ok:
                 return art, "kiln-compile failed:\n" + text
         return art, None

@@ -47,6 +47,22 @@ static cl::opt<kiln::EmitKind> emit(
                clEnumValN(kiln::EmitKind::Kernels, "kernels", "MLIR after the pass pipeline"),
                clEnumValN(kiln::EmitKind::Artifact, "artifact", "the .kiln artifact (default)")),
     cl::cat(kilnCategory));
+static cl::opt<kiln::Precision> precision(
+    "precision",
+    cl::desc("Storage and GEMM precision; graph inputs and outputs keep the model's types"),
+    cl::init(kiln::Precision::FP32),
+    cl::values(clEnumValN(kiln::Precision::FP32, "fp32", "fp32 everywhere (default)"),
+               clEnumValN(kiln::Precision::TF32, "tf32", "fp32 storage, TF32 tensor-core GEMMs"),
+               clEnumValN(kiln::Precision::FP16, "fp16",
+                          "fp16 weights and activations, fp32 accumulation and statistics"),
+               clEnumValN(kiln::Precision::BF16, "bf16",
+                          "bf16 weights and activations, fp32 accumulation and statistics")),
+    cl::cat(kilnCategory));
+static cl::opt<std::string> mmaTile(
+    "mma-tile",
+    cl::desc("Tensor-core tile for every fp16/bf16 GEMM instead of kiln-select-tiles' choice "
+             "(experiments), e.g. 128x128x32x2x4x4 = BM x BN x BK x warps-M x warps-N x stages"),
+    cl::value_desc("BMxBNxBKxWMxWNxS"), cl::cat(kilnCategory));
 static cl::opt<bool> noFuse("no-fuse", cl::desc("Disable pointwise fusion"),
                             cl::cat(kilnCategory));
 static cl::opt<unsigned> threads("j", cl::desc("NVRTC compile threads (0 = all cores)"),
@@ -86,6 +102,8 @@ int main(int argc, char **argv) {
   options.dumpCudaDir = dumpCuda;
   options.emit = emit;
   options.fuse = !noFuse;
+  options.precision = precision;
+  options.mmaTile = mmaTile;
   options.threads = threads;
   if (!dumpCuda.empty() && emit != kiln::EmitKind::Artifact) {
     WithColor::error(errs(), "kiln-compile") << "--dump-cuda needs --emit=artifact (the default)\n";

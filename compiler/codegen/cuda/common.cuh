@@ -6,6 +6,58 @@
 
 namespace kiln {
 
+//===----------------------------------------------------------------------===//
+// 16-bit storage types. Kernels compute in fp32 registers and keep f16/bf16
+// only in memory: loads widen with ld(), stores narrow with cvt<T>(). The
+// types are plain 16-bit patterns (no cuda_fp16.h), so the embedded headers
+// need nothing from the toolkit; conversions are single PTX instructions.
+//===----------------------------------------------------------------------===//
+
+/// IEEE binary16 storage (bit pattern).
+struct f16 {
+  unsigned short bits;
+};
+/// bfloat16 storage (bit pattern: the upper half of an fp32).
+struct bf16 {
+  unsigned short bits;
+};
+
+/// Widens a stored element to its compute type (fp32 for 16-bit floats).
+__device__ __forceinline__ float ld(float x) { return x; }
+__device__ __forceinline__ float ld(f16 x) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(x.bits));
+  return f;
+}
+__device__ __forceinline__ float ld(bf16 x) { return __uint_as_float(unsigned(x.bits) << 16); }
+__device__ __forceinline__ long long ld(long long x) { return x; }
+__device__ __forceinline__ int ld(int x) { return x; }
+__device__ __forceinline__ bool ld(bool x) { return x; }
+
+/// Largest finite value of each 16-bit float type.
+constexpr float kF16Max = 65504.0f;
+constexpr float kBF16Max = 3.38953139e38f;
+
+/// Narrows an fp32 value for storage. 16-bit floats round to nearest even
+/// and saturate: a finite fp32 value never becomes inf (an additive mask of
+/// -1e12 stays the largest negative finite value); inf and NaN stay.
+template <typename T> __device__ __forceinline__ T cvt(float x);
+template <> __device__ __forceinline__ float cvt<float>(float x) { return x; }
+template <> __device__ __forceinline__ f16 cvt<f16>(float x) {
+  if (fabsf(x) != __int_as_float(0x7f800000)) // finite or NaN; NaN stays NaN
+    x = x != x ? x : fminf(fmaxf(x, -kF16Max), kF16Max);
+  f16 r;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r.bits) : "f"(x));
+  return r;
+}
+template <> __device__ __forceinline__ bf16 cvt<bf16>(float x) {
+  if (fabsf(x) != __int_as_float(0x7f800000))
+    x = x != x ? x : fminf(fmaxf(x, -kBF16Max), kBF16Max);
+  bf16 r;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r.bits) : "f"(x));
+  return r;
+}
+
 /// Warp-wide sum of a float through shuffles (all 32 lanes active).
 __device__ __forceinline__ float warpSum(float v) {
 #pragma unroll

@@ -9,16 +9,16 @@
 
 namespace kiln {
 
-/// Softmax over one row of L elements `stride` apart (1 for the last axis):
+/// Softmax over one row of L elements (float, f16 or bf16; statistics in fp32) `stride` apart (1 for the last axis):
 /// epilogue(c, softmax(x)[c]) for every c (the epilogue stores, possibly
 /// after fused pointwise ops). One warp per row.
-template <typename Epilogue>
-__device__ __forceinline__ void softmaxRowF32(const float *__restrict__ x, long long L,
-                                              long long stride, Epilogue epilogue) {
+template <typename T, typename Epilogue>
+__device__ __forceinline__ void softmaxRow(const T *__restrict__ x, long long L,
+                                           long long stride, Epilogue epilogue) {
   const int lane = threadIdx.x & 31;
   float m = -__int_as_float(0x7f800000);
   for (long long c = lane; c < L; c += 32)
-    m = fmaxf(m, x[c * stride]);
+    m = fmaxf(m, ld(x[c * stride]));
   m = warpMax(m);
   if (m == -__int_as_float(0x7f800000)) {
     for (long long c = lane; c < L; c += 32)
@@ -27,41 +27,40 @@ __device__ __forceinline__ void softmaxRowF32(const float *__restrict__ x, long 
   }
   float s = 0.0f;
   for (long long c = lane; c < L; c += 32)
-    s += expf(x[c * stride] - m);
+    s += expf(ld(x[c * stride]) - m);
   s = warpSum(s);
   const float inv = 1.0f / s;
   for (long long c = lane; c < L; c += 32)
-    epilogue(c, expf(x[c * stride] - m) * inv);
+    epilogue(c, expf(ld(x[c * stride]) - m) * inv);
 }
 
 /// LayerNorm over one row of length D: epilogue(c, y[c]) for every column.
 /// `bias` may be null.
-template <typename Epilogue>
-__device__ __forceinline__ void layerNormRowF32(const float *__restrict__ x,
-                                                const float *__restrict__ scale,
-                                                const float *__restrict__ bias, long long D,
-                                                float eps, Epilogue epilogue) {
+template <typename T, typename TS, typename TB, typename Epilogue>
+__device__ __forceinline__ void layerNormRow(const T *__restrict__ x, const TS *__restrict__ scale,
+                                             const TB *__restrict__ bias, long long D, float eps,
+                                             Epilogue epilogue) {
   const int lane = threadIdx.x & 31;
   float s = 0.0f;
   for (long long c = lane; c < D; c += 32)
-    s += x[c];
+    s += ld(x[c]);
   const float mean0 = warpSum(s) / float(D);
   // One refinement step: the rounding error of the first mean is measured
   // and removed, so a constant row gets an exact zero deviation. Without it,
   // (x - mean) ~ 1e-7 * |x| is amplified by rstd = 1/sqrt(eps) ~ 316.
   float residual = 0.0f;
   for (long long c = lane; c < D; c += 32)
-    residual += x[c] - mean0;
+    residual += ld(x[c]) - mean0;
   const float mean = mean0 + warpSum(residual) / float(D);
   float v = 0.0f;
   for (long long c = lane; c < D; c += 32) {
-    float d = x[c] - mean;
+    float d = ld(x[c]) - mean;
     v += d * d;
   }
   const float rstd = 1.0f / sqrtf(warpSum(v) / float(D) + eps);
   for (long long c = lane; c < D; c += 32) {
-    float r = (x[c] - mean) * rstd * scale[c];
-    epilogue(c, bias ? r + bias[c] : r);
+    float r = (ld(x[c]) - mean) * rstd * ld(scale[c]);
+    epilogue(c, bias ? r + ld(bias[c]) : r);
   }
 }
 

@@ -1,0 +1,41 @@
+//===- StridedView.h - operands as strided views of kernel parameters -*- C++ -*-===//
+//
+// A value inside a `kiln.kernel` body that is only a relabelling of a kernel
+// parameter (transposes, step-1 slices, broadcasts, reshapes that keep
+// contiguous groups together) plus scalar scaling is a strided view:
+// element (i0, ..., in) lives at param[offset + sum(i_d * stride_d)] times a
+// constant. The tensor-core GEMM reads such operands with 16-byte copies
+// instead of evaluating a per-element expression.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_CODEGEN_STRIDEDVIEW_H
+#define KILN_COMPILER_CODEGEN_STRIDEDVIEW_H
+
+#include "dialects/kiln/KilnOps.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+namespace kiln::codegen {
+
+/// `value` = scale * param[offset + sum(coords[d] * strides[d])], in elements
+/// of the parameter's type. Size-1 dims have stride 0.
+struct StridedView {
+  mlir::BlockArgument param;           ///< the kernel-body argument read
+  int64_t offset = 0;                  ///< elements
+  llvm::SmallVector<int64_t> shape;    ///< of the viewed value
+  llvm::SmallVector<int64_t> strides;  ///< elements; 0 for broadcast / size-1 dims
+  double scale = 1.0;                  ///< product of the scalar factors on the way
+};
+
+/// Describes `v` (a value of `kernel`'s body) as a strided view of one kernel
+/// operand, looking through kiln.transpose, kiln.slice, kiln.expand,
+/// kiln.reshape and multiplication / division by a scalar constant (and
+/// kiln.neg). Fails (no diagnostic) when any op on the way is something else,
+/// a reshape splits or merges non-contiguous dims, a slice steps, the element
+/// type changes, or the leaf is not a kernel operand.
+mlir::FailureOr<StridedView> analyzeStridedView(KernelOp kernel, mlir::Value v);
+
+} // namespace kiln::codegen
+
+#endif // KILN_COMPILER_CODEGEN_STRIDEDVIEW_H
