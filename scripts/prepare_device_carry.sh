@@ -8,7 +8,7 @@
 #   .carry/models/*.onnx           the 4 shared models (onnxruntime's reference runs on them)
 # Then, on the GPU machine, from the repo root: scripts/device_e2e.sh (see docs/gpu.md).
 # Environment: as scripts/build.sh; KILN_MODELS_DIR (default <repo>/../shared/models);
-#              KILN_PRECISIONS (default "fp32 fp16 bf16": the artifacts' --precision values);
+#              KILN_PRECISIONS (default "fp32 fp16 bf16 fp16-model": the artifacts' --precision values);
 #              KILN_SKIP_SETUP=1 skips setup.sh; KILN_SKIP_BUILD=1 uses build/ as it is.
 set -euo pipefail
 
@@ -42,7 +42,7 @@ done
 
 # fp32 (the exact contract) and the two 16-bit storage precisions: artifacts
 # <model>_<b>x<s>[_fp16|_bf16].kiln; device_e2e.sh --precision fp16 checks them.
-for precision in ${KILN_PRECISIONS:-fp32 fp16 bf16}; do
+for precision in ${KILN_PRECISIONS:-fp32 fp16 bf16 fp16-model}; do
   "$ROOT/.venv/bin/python3" "$ROOT/test/e2e/e2e_test.py" --compile-only "$CARRY/artifacts" \
     --models-dir "$CARRY/models" --kiln-compile "$BUILD/bin/kiln-compile" --precision "$precision"
 done
