@@ -91,6 +91,21 @@ struct MmaTile {
 /// Name of the kernel attribute holding the chosen MmaTile as
 /// `array<i64: BM, BN, BK, WM, WN, STAGES>` (16-bit GEMMs); codegen reads it.
 inline constexpr llvm::StringLiteral kMmaTileAttrName = "kiln.mma_tile";
+/// A Hopper wgmma GEMM tile: BM x BN block tile, BK = 64, WARPGROUPS
+/// warpgroups of 128 threads (each owns BM/WARPGROUPS rows), STAGES-deep
+/// cp.async pipeline (cuda/gemm_wgmma.cuh).
+struct WgmmaTile {
+  int64_t bm, bn, bk, warpgroups, stages;
+};
+
+/// Name of the kernel attribute holding the chosen WgmmaTile as
+/// `array<i64: BM, BN, BK, WARPGROUPS, STAGES>` (16-bit GEMMs for sm_90a).
+inline constexpr llvm::StringLiteral kWgmmaTileAttrName = "kiln.wgmma_tile";
+
+/// Chooses the wgmma tile of a 16-bit GEMM like selectMmaTile.
+WgmmaTile selectWgmmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t numSMs,
+                          std::string &reason);
+
 /// Name of the kernel attribute saying why kiln-select-tiles chose its tile.
 inline constexpr llvm::StringLiteral kTileReasonAttrName = "kiln.tile_reason";
 

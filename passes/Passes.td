@@ -217,6 +217,9 @@ def SelectTiles : Pass<"kiln-select-tiles", "mlir::func::FuncOp"> {
   let options = [
     Option<"numSMs", "num-sms", "int64_t", /*default=*/"132",
            "Streaming multiprocessors of the target (132 on H100/H200 SXM)">,
+    Option<"wgmma", "wgmma", "bool", /*default=*/"false",
+           "16-bit GEMMs use Hopper wgmma tiles (`kiln.wgmma_tile`; the target list has sm_90, "
+           "compiled as sm_90a); an mma.sync path of the same block shape serves other targets">,
     Option<"mmaTile", "mma-tile", "std::string", /*default=*/"",
            "Use this MMA tile (BMxBNxBKxWMxWNxSTAGES) for every 16-bit GEMM instead of the "
            "cost model's choice (for experiments)">,

@@ -26,6 +26,7 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
   SelectTilesOptions tileOptions;
   tileOptions.numSMs = options.numSMs;
   tileOptions.mmaTile = options.mmaTile;
+  tileOptions.wgmma = options.wgmma;
   fpm.addPass(createSelectTiles(tileOptions));
   PlanMemoryOptions memOptions;
   memOptions.alignment = options.arenaAlignment;

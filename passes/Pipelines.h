@@ -29,6 +29,8 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
   Option<int64_t> numSMs{*this, "num-sms",
                          llvm::cl::desc("Multiprocessors of the target GPU (tile selection)"),
                          llvm::cl::init(132)};
+  Option<bool> wgmma{*this, "wgmma",
+                     llvm::cl::desc("16-bit GEMMs use sm_90a wgmma tiles"), llvm::cl::init(false)};
   Option<std::string> mmaTile{*this, "mma-tile",
                               llvm::cl::desc("MMA tile override BMxBNxBKxWMxWNxSTAGES"),
                               llvm::cl::init("")};

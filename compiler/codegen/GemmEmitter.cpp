@@ -98,14 +98,33 @@ std::string tcOperand(KernelOp kernel, ExprEmitter &expr, Value operand, StringR
 /// `kiln.matmul` on 16-bit operands -> kiln::gemmTileTC (cuda/gemm_tc.cuh):
 /// mma.sync tensor cores, cp.async pipeline, fp32 accumulation; the same
 /// epilogue fusion as the SIMT GEMM.
-FailureOr<GeneratedKernel> emitMatMulTC(KernelOp kernel, MatMulOp mm, DenseI64ArrayAttr tile) {
+///
+/// With a `kiln.wgmma_tile` the kernel calls kiln::gemmTileWgmma
+/// (cuda/gemm_wgmma.cuh) when compiled for sm_90a and an mma.sync tile of the
+/// same block shape and thread count on every other target.
+FailureOr<GeneratedKernel> emitMatMulTC(KernelOp kernel, MatMulOp mm) {
   auto a = cast<RankedTensorType>(mm.getLhs().getType());
   auto b = cast<RankedTensorType>(mm.getRhs().getType());
   auto c = mm.getType();
-  if (tile.size() != 6)
-    return kernel.emitError() << "invalid '" << kMmaTileAttrName << "' on kernel @"
-                              << kernel.getSymName() << ": expected 6 values";
-  int64_t bm = tile[0], bn = tile[1], bk = tile[2], wm = tile[3], wn = tile[4], stages = tile[5];
+  int64_t bm, bn, bk, wm, wn, stages;
+  std::optional<WgmmaTile> wgmma;
+  if (auto w = kernel->getAttrOfType<DenseI64ArrayAttr>(kWgmmaTileAttrName)) {
+    if (w.size() != 5 || w[2] != 64 || w[3] < 1 || w[0] % (64 * w[3]) || w[1] % 64 ||
+        w[1] > 256 || w[4] < 3)
+      return kernel.emitError() << "invalid '" << kWgmmaTileAttrName << "' on kernel @"
+                                << kernel.getSymName()
+                                << ": expected [BM, BN, 64, WARPGROUPS, STAGES] with BM a "
+                                   "multiple of 64 x WARPGROUPS, BN in 64..256 by 64, STAGES >= 3";
+    wgmma = WgmmaTile{w[0], w[1], w[2], w[3], w[4]};
+    // The mma.sync fallback: same block shape and threads, BK 32.
+    bm = w[0], bn = w[1], bk = 32, wm = 2, wn = 2 * w[3], stages = 3;
+  } else {
+    auto tile = kernel->getAttrOfType<DenseI64ArrayAttr>(kMmaTileAttrName);
+    if (tile.size() != 6)
+      return kernel.emitError() << "invalid '" << kMmaTileAttrName << "' on kernel @"
+                                << kernel.getSymName() << ": expected 6 values";
+    bm = tile[0], bn = tile[1], bk = tile[2], wm = tile[3], wn = tile[4], stages = tile[5];
+  }
   if (bm % (16 * wm) || bn % (8 * wn) || bk % 16 || stages < 2 || wm * wn > 32)
     return kernel.emitError() << "invalid MMA tile in kernel @" << kernel.getSymName();
   Type et = a.getElementType();
@@ -174,22 +193,38 @@ FailureOr<GeneratedKernel> emitMatMulTC(KernelOp kernel, MatMulOp mm, DenseI64Ar
   expr.line("out0[e] = " +
             storeValue(cast<RankedTensorType>(root.getType()).getElementType(), *value) + ";");
 
+  std::string mmaCall =
+      llvm::formatv("  kiln::gemmTileTC<{0}, {1}, {2}, {3}, {4}, {5}, {6}>({7}, {8}, {9}, "
+                    "blockIdx.y, blockIdx.x, opA, opB, epilogue, kiln_smem);\n",
+                    mmaType, bm, bn, bk, wm, wn, stages, M, N, K)
+          .str();
+  std::string call = mmaCall;
+  if (wgmma)
+    call = "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n" +
+           llvm::formatv("  kiln::gemmTileWgmma<{0}, {1}, {2}, {3}, {4}, {5}>({6}, {7}, {8}, "
+                         "blockIdx.y, blockIdx.x, opA, opB, epilogue, kiln_smem);\n",
+                         mmaType, wgmma->bm, wgmma->bn, wgmma->bk, wgmma->warpgroups,
+                         wgmma->stages, M, N, K)
+               .str() +
+           "#else\n" + mmaCall + "#endif\n";
   out.source =
       "// " +
-      llvm::formatv("[{0}x{1}] x [{1}x{2}], batch {3}, tensor cores\n", M, K, N, batchCount)
+      llvm::formatv("[{0}x{1}] x [{1}x{2}], batch {3}, tensor cores ({4})\n", M, K, N, batchCount,
+                    wgmma ? "wgmma on sm_90a, else mma.sync" : "mma.sync")
           .str() +
       *sig + " {\n  extern __shared__ __align__(128) char kiln_smem[];\n" +
       "  const long long bz = blockIdx.z;\n" + prologue + opA + opB +
-      llvm::formatv("  kiln::gemmTileTC<{0}, {1}, {2}, {3}, {4}, {5}, {6}>({7}, {8}, {9}, "
-                    "blockIdx.y, blockIdx.x, opA, opB,\n  [&](int m, int n, float acc) {{\n{10}  "
-                    "}, kiln_smem);\n",
-                    mmaType, bm, bn, bk, wm, wn, stages, M, N, K, expr.getBody())
-          .str() +
+      "  auto epilogue = [&](int m, int n, float acc) {\n" + expr.getBody() + "  };\n" + call +
       "}\n";
   out.block = {threads, 1, 1};
   out.grid = {unsigned((N + bn - 1) / bn), unsigned((M + bm - 1) / bm), unsigned(batchCount)};
-  // Must match kiln::gemmTcSmemBytes: STAGES x (BM + BN) x BK 16-bit elements.
-  out.sharedMemBytes = unsigned(stages * (bm + bn) * bk * 2);
+  // Must match kiln::gemmTcSmemBytes (STAGES x (BM + BN) x BK 16-bit
+  // elements) and kiln::gemmWgmmaSmemBytes (the same plus 1 KiB of alignment
+  // slack, at least the fp32 epilogue tile BM x (BN + 8)).
+  int64_t smem = stages * (bm + bn) * bk * 2;
+  if (wgmma)
+    smem = std::max({smem, wgmma->stages * (bm + bn) * wgmma->bk * 2 + 1024, bm * (bn + 8) * 4});
+  out.sharedMemBytes = unsigned(smem);
   return out;
 }
 
@@ -223,9 +258,9 @@ FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
                               << ") exceeds 65535, the CUDA grid's z limit (one block row per "
                               << "batch); use a smaller --shape";
 
-  // Tensor cores when kiln-select-tiles chose an MMA tile (16-bit operands).
-  if (auto mma = kernel->getAttrOfType<DenseI64ArrayAttr>(kMmaTileAttrName))
-    return emitMatMulTC(kernel, mm, mma);
+  // Tensor cores when kiln-select-tiles chose an MMA or wgmma tile (16-bit operands).
+  if (kernel->hasAttr(kMmaTileAttrName) || kernel->hasAttr(kWgmmaTileAttrName))
+    return emitMatMulTC(kernel, mm);
 
   // The tile comes from kiln-select-tiles.
   auto tileAttr = kernel->getAttrOfType<DenseI64ArrayAttr>(kGemmTileAttrName);

@@ -160,6 +160,7 @@ std::string kiln::codegen::modulePrologue() {
          "#include \"kiln/common.cuh\"\n"
          "#include \"kiln/gemm.cuh\"\n"
          "#include \"kiln/gemm_tc.cuh\"\n"
+         "#include \"kiln/gemm_wgmma.cuh\"\n"
          "#include \"kiln/norm.cuh\"\n\n";
 }
 

@@ -135,7 +135,9 @@ kiln::codegen::compileModules(llvm::ArrayRef<std::string> names,
       pool.async([&, m] {
         for (unsigned arch : sortedTargets) {
           auto opts = baseOptions();
-          opts.push_back("--gpu-architecture=sm_" + std::to_string(arch));
+          // sm_90 builds as sm_90a: Hopper's wgmma and setmaxnreg exist only
+          // there; its SASS runs on every compute capability 9.0 GPU.
+          opts.push_back("--gpu-architecture=sm_" + std::to_string(arch) + (arch == 90 ? "a" : ""));
           CubinImage image{arch, {}};
           std::string *ptx = arch == sortedTargets.front() ? &modules[m].ptx : nullptr;
           if (auto e = compileOnce(names[m], sources[m], opts, image.image, ptx))

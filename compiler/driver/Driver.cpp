@@ -173,6 +173,9 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
   pipelineOptions.fuse = options.fuse;
   pipelineOptions.precision = options.precision;
   pipelineOptions.mmaTile = options.mmaTile;
+  // Hopper's wgmma when the targets include sm_90 (compiled as sm_90a there);
+  // the generated source keeps an mma.sync path for every other target.
+  pipelineOptions.wgmma = llvm::is_contained(targets, 90u);
   buildKilnPipeline(pm, pipelineOptions);
   if (failed(pm.run(*module)))
     return llvm::createStringError("the kiln pass pipeline failed on '%s'",

@@ -61,23 +61,41 @@ constexpr MmaCandidate kSm90MmaTiles[] = {
 };
 } // namespace
 
-MmaTile kiln::selectMmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t numSMs,
-                            std::string &reason) {
-  // Estimated time of the busiest SM: waves x (blocks it holds at once) x
-  // tile area / the rate those blocks reach together. K is the same for all
-  // tiles and drops out.
-  const MmaCandidate *best = nullptr;
+namespace {
+/// An sm_90a wgmma tile with the same cost-model numbers as MmaCandidate.
+/// Only configurations that test/gpu/gemm_wgmma_test.cu covers are listed;
+/// the numbers follow its H200 benchmark (docs/results.md): 64x64 is best
+/// for the batch-1 GEMMs (M = 128), 128x192 / 128x256 for M in the thousands.
+struct WgmmaCandidate {
+  WgmmaTile tile;
+  int64_t occupancy;
+  double single, cap;
+};
+constexpr WgmmaCandidate kSm90WgmmaTiles[] = {
+    {{128, 256, 64, 2, 4}, 1, 0.66, 0.66}, {{128, 192, 64, 2, 4}, 1, 0.62, 0.62},
+    {{128, 128, 64, 2, 4}, 1, 0.55, 0.55}, {{128, 64, 64, 2, 4}, 2, 0.40, 0.55},
+    {{64, 128, 64, 1, 4}, 2, 0.35, 0.55},  {{64, 64, 64, 1, 4}, 3, 0.25, 0.50},
+};
+
+/// Index of the candidate with the least estimated time for the busiest SM:
+/// waves x co-resident blocks x tile area / the rate those blocks reach
+/// together. K is the same for all tiles and drops out.
+template <typename Candidate, size_t N>
+size_t cheapestTile(const Candidate (&candidates)[N], int64_t m, int64_t n, int64_t k,
+                    int64_t batch, int64_t numSMs, std::string &reason) {
+  size_t best = 0;
   double bestTime = 0;
   int64_t bestBlocks = 0, bestWaves = 0;
-  for (const MmaCandidate &c : kSm90MmaTiles) {
+  for (size_t i = 0; i < N; ++i) {
+    const Candidate &c = candidates[i];
     int64_t blocks = ((m + c.tile.bm - 1) / c.tile.bm) * ((n + c.tile.bn - 1) / c.tile.bn) * batch;
     int64_t slots = numSMs * c.occupancy;
     int64_t waves = (blocks + slots - 1) / slots;
     int64_t perSM = std::min(c.occupancy, (blocks + numSMs - 1) / numSMs);
     double rate = std::min(c.cap, double(perSM) * c.single);
     double time = double(waves) * double(perSM) * double(c.tile.bm * c.tile.bn) / rate;
-    if (!best || time < bestTime) {
-      best = &c;
+    if (i == 0 || time < bestTime) {
+      best = i;
       bestTime = time;
       bestBlocks = blocks;
       bestWaves = waves;
@@ -86,7 +104,18 @@ MmaTile kiln::selectMmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, int6
   reason = llvm::formatv("{0} blocks on {1} SMs, {2} wave(s), est. {3:F0} units (K={4})",
                          bestBlocks, numSMs, bestWaves, bestTime, k)
                .str();
-  return best->tile;
+  return best;
+}
+} // namespace
+
+WgmmaTile kiln::selectWgmmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t numSMs,
+                                std::string &reason) {
+  return kSm90WgmmaTiles[cheapestTile(kSm90WgmmaTiles, m, n, k, batch, numSMs, reason)].tile;
+}
+
+MmaTile kiln::selectMmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t numSMs,
+                            std::string &reason) {
+  return kSm90MmaTiles[cheapestTile(kSm90MmaTiles, m, n, k, batch, numSMs, reason)].tile;
 }
 
 FailureOr<MmaTile> kiln::parseMmaTile(StringRef spec) {
@@ -145,6 +174,13 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
       if ((et.isF16() || et.isBF16()) &&
           cast<RankedTensorType>(matmul.getRhs().getType()).getElementType() == et) {
         std::string reason;
+        if (wgmma && !override) {
+          WgmmaTile w = selectWgmmaTile(m, n, lhs.getShape().back(), batch, numSMs, reason);
+          kernel->setAttr(kWgmmaTileAttrName,
+                          builder.getDenseI64ArrayAttr({w.bm, w.bn, w.bk, w.warpgroups, w.stages}));
+          kernel->setAttr(kTileReasonAttrName, builder.getStringAttr(reason));
+          return;
+        }
         MmaTile t = selectMmaTile(m, n, lhs.getShape().back(), batch, numSMs, reason);
         if (override) {
           t = *override;

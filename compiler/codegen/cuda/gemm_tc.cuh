@@ -1,20 +1,27 @@
-// gemm_tc.cuh - tensor-core GEMM building block (f16/bf16 inputs, fp32 accumulation, sm_80+).
+// gemm_tc.cuh - tensor-core GEMM building block (f16/bf16 or fp32-as-TF32 inputs, fp32
+// accumulation, sm_80+).
 //
 // A block computes a BM x BN tile of C = A * B with WARPS_M x WARPS_N warps. Each warp owns a
-// (BM/WARPS_M) x (BN/WARPS_N) sub-tile and multiplies 16-bit fragments with
-// `mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}`, keeping fp32 accumulators in registers.
-// Fragments are read from shared memory with `ldmatrix` (`.trans` for operands stored with the
-// M/N dimension contiguous). The K loop runs over BK slices through a STAGES-deep shared-memory
-// pipeline filled by 16-byte `cp.async` copies (`commit_group` / `wait_group`), so up to
-// STAGES - 1 slices are in flight while one is multiplied: the multistage scheme of CUTLASS
-// (`cutlass/gemm/threadblock/mma_multistage.h`), rewritten here. Fragment layouts follow the
-// PTX ISA, "Matrix fragments for mma.m16n8k16 with floating point type" and "ldmatrix".
+// (BM/WARPS_M) x (BN/WARPS_N) sub-tile and multiplies fragments with
+// `mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}` (16-bit storage) or
+// `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32` (fp32 storage, rounded to TF32 with
+// `cvt.rna.tf32.f32` on the way into the fragments), keeping fp32 accumulators in registers.
+// Fragments are read from shared memory with `ldmatrix` (`.trans` for 16-bit operands stored
+// with the M/N dimension contiguous; an 8x8 b16 matrix is an 8 x 4 fp32 block, so K-major fp32
+// fragments use plain ldmatrix too) or, for MN-major fp32 tiles, which ldmatrix.trans cannot
+// transpose, with 32-bit scalar shared loads. The K loop runs over BK slices through a
+// STAGES-deep shared-memory pipeline filled by 16-byte `cp.async` copies (`commit_group` /
+// `wait_group`), so up to STAGES - 1 slices are in flight while one is multiplied: the
+// multistage scheme of CUTLASS (`cutlass/gemm/threadblock/mma_multistage.h`), rewritten here.
+// Fragment layouts follow the PTX ISA, "Matrix fragments for mma.m16n8k16 with floating point
+// type", "Matrix fragments for mma.m16n8k8" (.tf32) and "ldmatrix".
 //
 // Both operands are viewed as `rows x K` tiles (A: rows = M; B: rows = N) and reach the GEMM
 // through operand descriptors: a strided tensor read with cp.async (StridedOperand), or a functor
 // evaluated per element (FnOperand: fused transposes, slices, scaling). Results leave through an
 // epilogue functor, as in gemm.cuh. Shared-memory tiles are XOR-swizzled in 16-byte chunks (no
-// padding) so that both the cp.async stores and the ldmatrix reads are free of bank conflicts.
+// padding) so that both the cp.async stores and the fragment reads (ldmatrix or 32-bit loads)
+// are free of bank conflicts.
 //
 // Everything is inline PTX; the header needs nothing but kiln/common.cuh, so NVRTC can compile
 // it as an embedded named header.
@@ -30,10 +37,12 @@ namespace kiln {
 /// Strided operand in global memory, viewed as `rows x K` (A: rows = M; B: rows = N) and read with
 /// 16-byte cp.async. KMajor = true: element (r, k) at ptr[r * ld + k] (k contiguous; A row-major,
 /// or B stored [N, K]); KMajor = false: element (r, k) at ptr[k * ld + r] (r contiguous; A stored
-/// [K, M], or B row-major [K, N]), read from shared memory with ldmatrix.trans. Elements outside
-/// [0, rows) x [0, K) read as zero. Preconditions, checked by the code generator and not at run
-/// time: ptr 16-byte aligned, ld % 8 == 0, and the contiguous extent (K when KMajor, rows
-/// otherwise) % 8 == 0, so every 16-byte chunk is entirely in or out of range.
+/// [K, M], or B row-major [K, N]), read from shared memory with ldmatrix.trans (f16/bf16) or
+/// 32-bit loads (float). Elements outside [0, rows) x [0, K) read as zero. Preconditions, checked
+/// by the code generator and not at run time, with V = 16 / sizeof(T) elements per 16-byte chunk
+/// (8 for f16/bf16, 4 for float): ptr 16-byte aligned, ld % V == 0, and the contiguous extent
+/// (K when KMajor, rows otherwise) % V == 0, so every 16-byte chunk is entirely in or out of
+/// range.
 template <typename T, bool KMajor> struct StridedOperand {
   using Elem = T;
   static constexpr bool kKMajor = KMajor;
@@ -44,7 +53,8 @@ template <typename T, bool KMajor> struct StridedOperand {
 
 /// Operand computed per element by a functor `float f(int r, int k)` over `rows x K` (fused
 /// transposes, slices, scaling...). f is called only for in-range (r, k); its result is rounded
-/// with cvt<T> (saturating) and stored to a K-major shared-memory tile. The next slice is computed
+/// with cvt<T> (f16/bf16, saturating) or to TF32 with cvt.rna.tf32.f32 (float) and stored to a
+/// K-major shared-memory tile. The next slice is computed
 /// into registers before the current slice is multiplied and stored to shared memory after it,
 /// so f's global loads overlap the tensor-core work only as far as the compiler schedules them:
 /// slower than StridedOperand, but any operand works (no alignment or extent preconditions).
@@ -56,7 +66,7 @@ template <typename T, typename F> struct FnOperand {
 };
 
 /// Bytes of dynamic shared memory gemmTileTC needs: STAGES slices of the BM x BK A tile and the
-/// BN x BK B tile, 16-bit elements, no padding (the swizzle is layout-independent, so AKMajor and
+/// BN x BK B tile, sizeof(T)-byte elements, no padding (the swizzle is layout-independent, so AKMajor and
 /// BKMajor do not change the size; they are part of the signature so a padded layout could).
 template <typename T, int BM, int BN, int BK, int STAGES, bool AKMajor, bool BKMajor>
 __host__ __device__ constexpr int gemmTcSmemBytes() {
@@ -72,11 +82,13 @@ namespace tc {
 template <typename A, typename B> struct IsSame { static constexpr bool value = false; };
 template <typename A> struct IsSame<A, A> { static constexpr bool value = true; };
 
-/// D += A * B for one m16n8k16 tile: `a` is the 16x16 row-major A fragment (4 registers of two
-/// T each), `b` the 16x8 column-major B fragment (2 registers), `d` the 16x8 fp32 accumulator
-/// fragment (PTX ISA layouts: thread t holds rows t/4 and t/4 + 8, columns 2(t%4) and 2(t%4)+1).
+/// D += A * B for one m16n8kK tile (K = kK: 16 for f16/bf16, 8 for TF32): `a` is the 16xK
+/// row-major A fragment (4 registers of two 16-bit elements or one TF32 each), `b` the Kx8
+/// column-major B fragment (2 registers), `d` the 16x8 fp32 accumulator fragment (PTX ISA
+/// layouts: thread t holds rows t/4 and t/4 + 8, columns 2(t%4) and 2(t%4)+1).
 template <typename T> struct Mma;
 template <> struct Mma<f16> {
+  static constexpr int kK = 16;
   static __device__ __forceinline__ void run(float (&d)[4], const unsigned (&a)[4],
                                              const unsigned (&b)[2]) {
     asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
@@ -86,6 +98,7 @@ template <> struct Mma<f16> {
   }
 };
 template <> struct Mma<bf16> {
+  static constexpr int kK = 16;
   static __device__ __forceinline__ void run(float (&d)[4], const unsigned (&a)[4],
                                              const unsigned (&b)[2]) {
     asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
@@ -94,6 +107,27 @@ template <> struct Mma<bf16> {
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
   }
 };
+/// fp32 storage: m16n8k8 on TF32 operands (bit patterns already rounded with toTf32).
+/// Fragments (PTX ISA, g = t/4, q = t%4): a = {(g, q), (g+8, q), (g, q+4), (g+8, q+4)} as
+/// (row, k); b = {(k q, n g), (k q+4, n g)}.
+template <> struct Mma<float> {
+  static constexpr int kK = 8;
+  static __device__ __forceinline__ void run(float (&d)[4], const unsigned (&a)[4],
+                                             const unsigned (&b)[2]) {
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+};
+
+/// Rounds an fp32 value to TF32 (nearest, ties away from zero; inf and NaN stay), returned as
+/// the 32-bit pattern the tf32 mma reads (low 13 mantissa bits zero).
+__device__ __forceinline__ unsigned toTf32(float x) {
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+  return r;
+}
 
 /// 32-bit shared-state-space address of a generic pointer into shared memory.
 __device__ __forceinline__ unsigned smemAddr(const void *p) {
@@ -138,6 +172,13 @@ template <bool Trans> __device__ __forceinline__ void ldsmX2(unsigned addr, unsi
                  : "r"(addr));
 }
 
+/// 32-bit shared-memory load.
+__device__ __forceinline__ unsigned ldShared32(unsigned addr) {
+  unsigned v;
+  asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr));
+  return v;
+}
+
 /// 16-byte shared-memory store of four registers.
 __device__ __forceinline__ void stShared16(unsigned addr, const unsigned (&v)[4]) {
   asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(v[0]), "r"(v[1]),
@@ -148,27 +189,41 @@ __device__ __forceinline__ void stShared16(unsigned addr, const unsigned (&v)[4]
 //===----------------------------------------------------------------------===//
 // Swizzled shared-memory tiles
 //
-// A stage tile is `lines` lines of C 16-byte chunks (8 elements): K-major tiles have one line per
-// operand row (C = BK/8), MN-major tiles one line per k (C = ROWS/8). Chunk `c` of line `l` is
-// stored at chunk position c ^ mask(l) of its line. Shared memory has 32 four-byte banks, i.e.
-// 8 chunk positions per 128 bytes; mask(l) spreads the 8 consecutive lines read by one ldmatrix
-// phase (same logical chunk) over 8 distinct positions, and keeps the 8 chunks written by 8
-// consecutive threads' cp.async (128 contiguous logical bytes) on distinct positions as well:
+// A stage tile is `lines` lines of C 16-byte chunks (V = 16 / sizeof(T) elements: 8 for
+// f16/bf16, 4 for float): K-major tiles have one line per operand row (C = BK/V), MN-major tiles
+// one line per k (C = ROWS/V). Chunk `c` of line `l` is stored at chunk position c ^ mask(l) of
+// its line. Shared memory has 32 four-byte banks, i.e. 8 chunk positions per 128 bytes. Tiles
+// read with ldmatrix (every 16-bit tile, K-major fp32 tiles): mask(l) spreads the 8 consecutive
+// lines read by one ldmatrix phase (same logical chunk) over 8 distinct positions, and keeps the
+// 8 chunks written by 8 consecutive threads' cp.async (128 contiguous logical bytes) on distinct
+// positions as well:
 //   C >= 8: mask = l % 8          (one line spans >= 128 bytes)
 //   C == 4: mask = (l / 2) % 4    (two lines per 128 bytes)
 //   C == 2: mask = (l / 4) % 2    (four lines per 128 bytes)
-// The mask depends on l % 8 only, and every ldmatrix row address is 16-byte aligned.
+// MN-major fp32 tiles, read with 32-bit loads (Scalar): one load of a warp reads 4 lines
+// (k = q, q = lane % 4, plus a multiple of 4) x 8 consecutive rows (2 chunks, 2c and 2c+1), so
+// the mask moves whole chunk pairs: even masks that differ across the 4 lines of one load,
+//   C >= 8: mask = 2 (l % 4)
+//   C == 4: mask = 2 ((l / 2) % 2)  (lines l and l+1 already share 128 bytes, halves apart)
+//   C == 2: mask = 0                (lines 0-3 fill 128 bytes)
+// and the 8 cp.async chunks of a quarter warp stay distinct (the mask permutes within each
+// aligned group of 8, or of 4 for C == 4). Either mask depends on l % 8 only, and every chunk
+// and ldmatrix row address is 16-byte aligned.
 //===----------------------------------------------------------------------===//
 
-/// Swizzle mask of line `l` in a tile of C chunks per line.
-template <int C> __host__ __device__ constexpr int swizzleMask(int l) {
+/// Swizzle mask of line `l` in a tile of C chunks per line, read with ldmatrix (Scalar = false)
+/// or with 32-bit loads of MN-major fp32 fragments (Scalar = true).
+template <int C, bool Scalar = false> __host__ __device__ constexpr int swizzleMask(int l) {
   static_assert(C == 2 || C == 4 || C % 8 == 0,
                 "swizzled tile lines must be 2, 4 or a multiple of 8 16-byte chunks");
-  return (l / (C >= 8 ? 1 : 8 / C)) % (C >= 8 ? 8 : C);
+  if constexpr (Scalar)
+    return (l / (C >= 8 ? 1 : 8 / C)) % (C >= 8 ? 4 : C / 2) * 2;
+  else
+    return (l / (C >= 8 ? 1 : 8 / C)) % (C >= 8 ? 8 : C);
 }
 /// Byte offset of logical chunk `c` of line `l` in a swizzled tile of C chunks per line.
-template <int C> __device__ __forceinline__ int chunkOffset(int l, int c) {
-  return (l * C + (c ^ swizzleMask<C>(l))) * 16;
+template <int C, bool Scalar = false> __device__ __forceinline__ int chunkOffset(int l, int c) {
+  return (l * C + (c ^ swizzleMask<C, Scalar>(l))) * 16;
 }
 
 //===----------------------------------------------------------------------===//
@@ -180,8 +235,9 @@ template <int C> __device__ __forceinline__ int chunkOffset(int l, int c) {
 // cpAsyncWait).
 //===----------------------------------------------------------------------===//
 
-/// Chunk assignment of one thread in a swizzled tile of LINES lines of C chunks.
-template <int LINES, int C, int THREADS> struct ChunkMap {
+/// Chunk assignment of one thread in a swizzled tile of LINES lines of C chunks (Scalar: the
+/// swizzle of MN-major fp32 tiles).
+template <int LINES, int C, int THREADS, bool Scalar = false> struct ChunkMap {
   static_assert(THREADS % C == 0, "the block must cover whole tile lines (THREADS % chunks)");
   static constexpr int kStep = THREADS / C;                  // lines between iterations
   static constexpr int kIters = (LINES + kStep - 1) / kStep; // chunks per thread
@@ -193,28 +249,34 @@ template <int LINES, int C, int THREADS> struct ChunkMap {
   }
   /// Shared-memory byte offset of iteration `it`'s chunk.
   __device__ __forceinline__ unsigned offset(int it) const {
-    if constexpr (kStep % 8 == 0) // same swizzle mask on every iteration
-      return unsigned(chunkOffset<C>(line0, ch) + it * kStep * C * 16);
+    // The mask repeats every 8 lines (every 4 lines for the Scalar swizzle).
+    if constexpr (kStep % (Scalar ? 4 : 8) == 0) // same swizzle mask on every iteration
+      return unsigned(chunkOffset<C, Scalar>(line0, ch) + it * kStep * C * 16);
     else
-      return unsigned(chunkOffset<C>(line0 + it * kStep, ch));
+      return unsigned(chunkOffset<C, Scalar>(line0 + it * kStep, ch));
   }
 };
 
 template <typename Op, int ROWS, int BK, int THREADS> struct StageLoader;
 
-/// K-major strided operand: line = operand row, C = BK/8 chunks along k.
+/// Elements of T per 16-byte chunk (one cp.async): 8 for f16/bf16, 4 for float.
+template <typename T> constexpr int kChunkElems = 16 / int(sizeof(T));
+
+/// K-major strided operand: line = operand row, C = BK/V chunks along k.
 template <typename T, int ROWS, int BK, int THREADS>
 struct StageLoader<StridedOperand<T, true>, ROWS, BK, THREADS> {
-  using Map = ChunkMap<ROWS, BK / 8, THREADS>;
+  static constexpr int kVec = kChunkElems<T>;
+  static constexpr bool kRounded = false; // fp32 elements are stored as read, not yet TF32
+  using Map = ChunkMap<ROWS, BK / kVec, THREADS>;
   Map map;
   const T *base, *src; // operand base (address of skipped chunks); chunk of iteration 0
   long long stride;    // elements between a thread's successive chunks (kStep rows)
   int rowsLeft, kLeft; // operand rows from iteration 0's row; K - (this slice's k of the chunk)
   __device__ __forceinline__ StageLoader(const StridedOperand<T, true> &op, int K, int row0)
       : base(op.ptr), stride(Map::kStep * op.ld) {
-    src = op.ptr + (row0 + map.line0) * op.ld + map.ch * 8;
+    src = op.ptr + (row0 + map.line0) * op.ld + map.ch * kVec;
     rowsLeft = op.rows - row0 - map.line0;
-    kLeft = K - map.ch * 8;
+    kLeft = K - map.ch * kVec;
   }
   __device__ __forceinline__ void begin(unsigned stage) {
 #pragma unroll
@@ -229,19 +291,22 @@ struct StageLoader<StridedOperand<T, true>, ROWS, BK, THREADS> {
   __device__ __forceinline__ void finish(unsigned) const {}
 };
 
-/// MN-major strided operand: line = k, C = ROWS/8 chunks along the operand rows.
+/// MN-major strided operand: line = k, C = ROWS/V chunks along the operand rows (fp32 tiles use
+/// the Scalar swizzle of their 32-bit fragment loads).
 template <typename T, int ROWS, int BK, int THREADS>
 struct StageLoader<StridedOperand<T, false>, ROWS, BK, THREADS> {
-  using Map = ChunkMap<BK, ROWS / 8, THREADS>;
+  static constexpr int kVec = kChunkElems<T>;
+  static constexpr bool kRounded = false;
+  using Map = ChunkMap<BK, ROWS / kVec, THREADS, sizeof(T) == 4>;
   Map map;
   const T *base, *src;
   long long stride, sliceStride; // elements between a thread's chunks; between K slices
-  bool colOk;                    // this thread's 8 operand rows are in range
+  bool colOk;                    // this thread's V operand rows are in range
   int kLeft;                     // K - (k of iteration 0's line in this slice)
   __device__ __forceinline__ StageLoader(const StridedOperand<T, false> &op, int K, int row0)
       : base(op.ptr), stride(Map::kStep * op.ld), sliceStride(BK * op.ld) {
-    src = op.ptr + map.line0 * op.ld + row0 + map.ch * 8;
-    colOk = row0 + map.ch * 8 < op.rows;
+    src = op.ptr + map.line0 * op.ld + row0 + map.ch * kVec;
+    colOk = row0 + map.ch * kVec < op.rows;
     kLeft = K - map.line0;
   }
   __device__ __forceinline__ void begin(unsigned stage) {
@@ -257,29 +322,39 @@ struct StageLoader<StridedOperand<T, false>, ROWS, BK, THREADS> {
   __device__ __forceinline__ void finish(unsigned) const {}
 };
 
-/// Functor operand: begin() evaluates this thread's chunks (8 consecutive k of one row) into
-/// packed registers, finish() stores them to the K-major stage tile.
+/// Functor operand: begin() evaluates this thread's chunks (V consecutive k of one row) into
+/// packed registers, finish() stores them to the K-major stage tile. fp32 elements are rounded to
+/// TF32 here, once per element, so their fragments need no rounding (kRounded).
 template <typename T, typename F, int ROWS, int BK, int THREADS>
 struct StageLoader<FnOperand<T, F>, ROWS, BK, THREADS> {
-  using Map = ChunkMap<ROWS, BK / 8, THREADS>;
+  static constexpr int kVec = kChunkElems<T>;
+  static constexpr bool kRounded = true;
+  using Map = ChunkMap<ROWS, BK / kVec, THREADS>;
   Map map;
   const FnOperand<T, F> &op;
   int K, r0, k0;              // row of iteration 0's chunk; k of the next slice
-  unsigned v[Map::kIters][4]; // 8 elements per chunk, two per register (lower k in low half)
+  unsigned v[Map::kIters][4]; // V elements per chunk: two 16-bit (lower k in low half) or one
+                              // TF32 per register
   __device__ __forceinline__ StageLoader(const FnOperand<T, F> &op, int K, int row0)
       : op(op), K(K), r0(row0 + map.line0), k0(0) {}
   __device__ __forceinline__ unsigned element(int r, int k) const {
-    return (r < op.rows && k < K) ? unsigned(cvt<T>(op.f(r, k)).bits) : 0u;
+    if constexpr (sizeof(T) == 4)
+      return (r < op.rows && k < K) ? toTf32(op.f(r, k)) : 0u;
+    else
+      return (r < op.rows && k < K) ? unsigned(cvt<T>(op.f(r, k)).bits) : 0u;
   }
   __device__ __forceinline__ void begin(unsigned) {
-    const int k = k0 + map.ch * 8;
+    const int k = k0 + map.ch * kVec;
 #pragma unroll
     for (int it = 0; it < Map::kIters; ++it)
       if (map.inTile(it)) {
         const int r = r0 + it * Map::kStep;
 #pragma unroll
         for (int e = 0; e < 4; ++e)
-          v[it][e] = element(r, k + 2 * e) | (element(r, k + 2 * e + 1) << 16);
+          if constexpr (kVec == 8)
+            v[it][e] = element(r, k + 2 * e) | (element(r, k + 2 * e + 1) << 16);
+          else
+            v[it][e] = element(r, k + e);
       }
     k0 += BK;
   }
@@ -294,9 +369,12 @@ struct StageLoader<FnOperand<T, F>, ROWS, BK, THREADS> {
 //===----------------------------------------------------------------------===//
 // Fragment reader: ldmatrix addresses of one operand's stage tile for one lane.
 //
-// x4(stage, p, ks) loads the 16 x 16 block of warp rows 16p .. 16p+15 (rows relative to the
-// warp's first row) and k = 16 ks .. 16 ks + 15, as four 8x8 matrices; matrix j = lane / 8 covers
-// one row half and one k half:
+// x4(stage, p, ks) loads the 16-row block of warp rows 16p .. 16p+15 (rows relative to the
+// warp's first row) and the ks-th mma k step, two 16-byte chunks per row (k = 16 ks .. 16 ks + 15
+// for 16-bit T, k = 8 ks .. 8 ks + 7 for fp32), as four 8x8 b16 matrices (8 rows x one chunk; for
+// fp32 each lane receives one element, (row lane/4, k lane%4 of the chunk), which is exactly the
+// element the m16n8k8 TF32 fragments want where the 16-bit ones hold a pair); matrix
+// j = lane / 8 covers one row half and one k half (chunk):
 //   A order (BOrder = false): j -> (row half j & 1, k half j >> 1), the registers of the mma A
 //     fragment {a0, a1, a2, a3};
 //   B order (BOrder = true):  j -> (row half j >> 1, k half j & 1), two n8 B fragments
@@ -306,11 +384,13 @@ struct StageLoader<FnOperand<T, F>, ROWS, BK, THREADS> {
 // (k) of one chunk, which ldmatrix.trans transposes into the same fragment. Every line a lane
 // addresses is = lane % 8 (mod 8), so its swizzle mask is swizzleMask(lane % 8): the lane's
 // offsets are computed once, and the block index p (K-major) or ks (MN-major) only adds a
-// constant.
+// constant. Round (fp32 strided operands) rounds every loaded register to TF32.
+// MN-major fp32 tiles are read by the specialization below, with 32-bit loads.
 //===----------------------------------------------------------------------===//
 
-template <bool KMajor, int ROWS, int BK, bool BOrder> struct FragReader {
-  static constexpr int kC = KMajor ? BK / 8 : ROWS / 8;
+template <typename T, bool KMajor, int ROWS, int BK, bool BOrder, bool Round> struct FragReader {
+  static_assert(KMajor || sizeof(T) == 2, "ldmatrix.trans transposes 16-bit elements only");
+  static constexpr int kC = (KMajor ? BK : ROWS) / kChunkElems<T>;
   static constexpr unsigned kLineBytes = kC * 16;
   unsigned lineOff; // K-major: the lane's row line; MN-major: the lane's k line (ks = 0)
   int chunk, mask;  // K-major: the lane's k chunk (ks = 0); MN-major: row chunk (p = 0)
@@ -334,9 +414,57 @@ template <bool KMajor, int ROWS, int BK, bool BOrder> struct FragReader {
   }
   __device__ __forceinline__ void x4(unsigned stage, int p, int ks, unsigned (&d)[4]) const {
     ldsmX4<!KMajor>(addr(stage, p, ks), d);
+    if constexpr (Round)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        d[e] = toTf32(__uint_as_float(d[e]));
   }
   __device__ __forceinline__ void x2(unsigned stage, int p, int ks, unsigned (&d)[2]) const {
     ldsmX2<!KMajor>(addr(stage, p, ks), d);
+    if constexpr (Round)
+#pragma unroll
+      for (int e = 0; e < 2; ++e)
+        d[e] = toTf32(__uint_as_float(d[e]));
+  }
+};
+
+/// MN-major fp32 tile (line = k, C = ROWS/4 chunks, Scalar swizzle), read with 32-bit loads into
+/// the m16n8k8 TF32 fragments. Lane (g = lane/4, q = lane%4) reads rows 16p + 8h + g and
+/// k = 8 ks + 4 kh + q; every such line is = q (mod 4), so the lane's swizzle mask is
+/// swizzleMask<C, true>(q) for all of them, and one load of a warp (fixed h, kh) touches 4 lines
+/// x 8 rows = 4 lines x chunk pair (2c, 2c+1) on 8 distinct chunk positions: no bank conflict.
+/// x4 / x2 return the registers in the order of the ldmatrix reader (A order: a0..a3; B order:
+/// {b0, b1} of rows 16p..16p+7, then of rows 16p+8..16p+15).
+template <int ROWS, int BK, bool BOrder, bool Round>
+struct FragReader<float, false, ROWS, BK, BOrder, Round> {
+  static constexpr int kC = ROWS / 4;
+  static constexpr unsigned kLineBytes = kC * 16;
+  unsigned laneOff; // line q and the word of row g within its chunk
+  int chunk, mask;  // chunk of row warpRow + g; swizzle mask of the lane's lines
+  __device__ __forceinline__ FragReader(int lane, int warpRow) {
+    const int g = lane >> 2, q = lane & 3;
+    mask = swizzleMask<kC, true>(q);
+    laneOff = unsigned(q * kLineBytes + (g & 3) * 4);
+    chunk = (warpRow + g) >> 2; // warpRow % 8 == 0: rows + 8h + 16p are chunks + 2h + 4p
+  }
+  /// Loads (row 16p + 8h + g, k 8 ks + 4 kh + q), rounded to TF32 when Round.
+  __device__ __forceinline__ unsigned ld(unsigned stage, int p, int h, int ks, int kh) const {
+    const unsigned v = ldShared32(stage + laneOff + unsigned(((chunk + 4 * p + 2 * h) ^ mask) * 16) +
+                                  unsigned(8 * ks + 4 * kh) * kLineBytes);
+    if constexpr (Round)
+      return toTf32(__uint_as_float(v));
+    else
+      return v;
+  }
+  __device__ __forceinline__ void x4(unsigned stage, int p, int ks, unsigned (&d)[4]) const {
+    d[0] = ld(stage, p, 0, ks, 0);
+    d[1] = BOrder ? ld(stage, p, 0, ks, 1) : ld(stage, p, 1, ks, 0);
+    d[2] = BOrder ? ld(stage, p, 1, ks, 0) : ld(stage, p, 0, ks, 1);
+    d[3] = ld(stage, p, 1, ks, 1);
+  }
+  __device__ __forceinline__ void x2(unsigned stage, int p, int ks, unsigned (&d)[2]) const {
+    d[0] = ld(stage, p, 0, ks, 0);
+    d[1] = ld(stage, p, 0, ks, 1);
   }
 };
 
@@ -347,16 +475,20 @@ template <bool KMajor, int ROWS, int BK, bool BOrder> struct FragReader {
 //===----------------------------------------------------------------------===//
 
 /// Computes the (tileM, tileN) BM x BN tile of C[M,N] = A[M,K] * B[K,N] on tensor cores: T is
-/// f16 or bf16 (both operands), accumulation is fp32, and every in-range result (m < M, n < N)
-/// goes to `epilogue(int m, int n, float acc)` once, in no particular order (each thread holds
-/// pairs of adjacent columns). OpA / OpB are StridedOperand or FnOperand descriptors of A viewed
-/// as M x K and B viewed as N x K. Launch with blockDim.x == 32 * WARPS_M * WARPS_N; each warp
-/// owns a (BM/WARPS_M) x (BN/WARPS_N) sub-tile, a multiple of 16 x 8. BK is 16, 32, or a
-/// multiple of 64, and so is the tile extent (BM or BN) of an MN-major StridedOperand (the
-/// swizzle needs 2, 4 or a multiple of 8 chunks per line); STAGES >= 2. `smem` is dynamic shared
+/// f16 or bf16, or float (both operands), accumulation is fp32, and every in-range result
+/// (m < M, n < N) goes to `epilogue(int m, int n, float acc)` once, in no particular order (each
+/// thread holds pairs of adjacent columns). float operands are fp32 in memory and multiplied as
+/// TF32 (10-bit mantissa: each element rounded with cvt.rna.tf32.f32, the products and sums in
+/// fp32), like cuBLAS's CUBLAS_COMPUTE_32F_FAST_TF32. OpA / OpB are StridedOperand or FnOperand
+/// descriptors of A viewed as M x K and B viewed as N x K. Launch with blockDim.x ==
+/// 32 * WARPS_M * WARPS_N; each warp owns a (BM/WARPS_M) x (BN/WARPS_N) sub-tile, a multiple of
+/// 16 x 8. A tile line must be 2, 4 or a multiple of 8 16-byte chunks (the swizzle), so BK is 16,
+/// 32 or a multiple of 64 for f16/bf16 and 8, 16 or a multiple of 32 for float, and so is the
+/// tile extent (BM or BN) of an MN-major StridedOperand; STAGES >= 2. `smem` is dynamic shared
 /// memory of gemmTcSmemBytes<T, BM, BN, BK, STAGES, OpA::kKMajor, OpB::kKMajor>() bytes, 16-byte
-/// aligned; it may be reused once the call returns. Any M, N, K >= 0 works (out-of-range elements
-/// read as zero), subject to the StridedOperand alignment preconditions. Requires sm_80 or newer.
+/// aligned (the caller checks it against the device's limit: float doubles it); it may be reused
+/// once the call returns. Any M, N, K >= 0 works (out-of-range elements read as zero), subject to
+/// the StridedOperand alignment preconditions. Requires sm_80 or newer.
 template <typename T, int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, typename OpA,
           typename OpB, typename Epilogue>
 __device__ __forceinline__ void gemmTileTC(int M, int N, int K, int tileM, int tileN, const OpA &a,
@@ -364,21 +496,27 @@ __device__ __forceinline__ void gemmTileTC(int M, int N, int K, int tileM, int t
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
   static_assert(sizeof(T) == 0, "gemmTileTC needs sm_80 or newer (cp.async, bf16 mma)");
 #endif
-  static_assert(tc::IsSame<T, f16>::value || tc::IsSame<T, bf16>::value,
-                "gemmTileTC: T must be kiln::f16 or kiln::bf16");
+  static_assert(tc::IsSame<T, f16>::value || tc::IsSame<T, bf16>::value ||
+                    tc::IsSame<T, float>::value,
+                "gemmTileTC: T must be kiln::f16, kiln::bf16 or float (TF32)");
   static_assert(tc::IsSame<typename OpA::Elem, T>::value &&
                     tc::IsSame<typename OpB::Elem, T>::value,
                 "gemmTileTC: both operands must have element type T");
   constexpr int kWarpM = BM / WARPS_M, kWarpN = BN / WARPS_N;
   static_assert(BM % WARPS_M == 0 && kWarpM % 16 == 0, "BM / WARPS_M must be a multiple of 16");
   static_assert(BN % WARPS_N == 0 && kWarpN % 8 == 0, "BN / WARPS_N must be a multiple of 8");
-  static_assert(BK % 16 == 0, "BK must be a multiple of 16 (the mma k)");
-  static_assert(BK / 8 == 2 || BK / 8 == 4 || BK % 64 == 0,
-                "BK must be 16, 32 or a multiple of 64");
-  static_assert(OpA::kKMajor || BM / 8 == 2 || BM / 8 == 4 || BM % 64 == 0,
-                "an MN-major A tile needs BM = 16, 32 or a multiple of 64");
-  static_assert(OpB::kKMajor || BN / 8 == 2 || BN / 8 == 4 || BN % 64 == 0,
-                "an MN-major B tile needs BN = 16, 32 or a multiple of 64");
+  constexpr int kV = tc::kChunkElems<T>; // elements per 16-byte chunk: 8 (16-bit), 4 (float)
+  constexpr int kMmaK = tc::Mma<T>::kK;  // 16 (f16/bf16), 8 (TF32)
+  static_assert(BK % kMmaK == 0, "BK must be a multiple of the mma k (16 f16/bf16, 8 float)");
+  static_assert(BK / kV == 2 || BK / kV == 4 || BK % (8 * kV) == 0,
+                "BK must be 16, 32 or a multiple of 64 (f16/bf16); 8, 16 or a multiple of 32 "
+                "(float): 2, 4 or a multiple of 8 16-byte chunks");
+  static_assert(OpA::kKMajor || BM / kV == 2 || BM / kV == 4 || BM % (8 * kV) == 0,
+                "an MN-major A tile needs BM = 16, 32 or a multiple of 64 (f16/bf16); 16 or a "
+                "multiple of 32 (float)");
+  static_assert(OpB::kKMajor || BN / kV == 2 || BN / kV == 4 || BN % (8 * kV) == 0,
+                "an MN-major B tile needs BN = 16, 32 or a multiple of 64 (f16/bf16); 8, 16 or a "
+                "multiple of 32 (float)");
   static_assert(STAGES >= 2, "the pipeline needs at least two stages");
   constexpr int kThreads = 32 * WARPS_M * WARPS_N;
   constexpr int kMI = kWarpM / 16; // m16 fragments per warp
@@ -390,8 +528,11 @@ __device__ __forceinline__ void gemmTileTC(int M, int N, int K, int tileM, int t
   const unsigned smemA = tc::smemAddr(smem), smemB = smemA + STAGES * kStageA;
   tc::StageLoader<OpA, BM, BK, kThreads> loadA(a, K, tileM * BM);
   tc::StageLoader<OpB, BN, BK, kThreads> loadB(b, K, tileN * BN);
-  const tc::FragReader<OpA::kKMajor, BM, BK, false> readA(lane, warpRow);
-  const tc::FragReader<OpB::kKMajor, BN, BK, true> readB(lane, warpCol);
+  // fp32 operands not rounded by their loader are rounded to TF32 as fragments.
+  constexpr bool kRoundA = sizeof(T) == 4 && !tc::StageLoader<OpA, BM, BK, kThreads>::kRounded;
+  constexpr bool kRoundB = sizeof(T) == 4 && !tc::StageLoader<OpB, BN, BK, kThreads>::kRounded;
+  const tc::FragReader<T, OpA::kKMajor, BM, BK, false, kRoundA> readA(lane, warpRow);
+  const tc::FragReader<T, OpB::kKMajor, BN, BK, true, kRoundB> readB(lane, warpCol);
 
   float acc[kMI][kNI][4];
 #pragma unroll
@@ -408,7 +549,8 @@ __device__ __forceinline__ void gemmTileTC(int M, int N, int K, int tileM, int t
   //  2. Wait until slice kt's group has landed (at most STAGES-2 newer groups pending), then
   //     __syncthreads: slice kt is visible to all warps, and every warp is done with slice kt-1.
   //  3. Start slice kt + STAGES - 1 into the stage slice kt-1 used; commit its group.
-  //  4. Multiply slice kt: per 16-wide k step, ldmatrix the A and B fragments, then
+  //  4. Multiply slice kt: per mma k step (16 wide, 8 for TF32), load the A and B fragments
+  //     (ldmatrix, or 32-bit loads for MN-major fp32; rounded to TF32 where needed), then
   //     kMI x kNI mma.sync.
   //  5. Store functor operands' registers for slice kt + STAGES - 1 (loaded in step 3 while
   //     step 4 ran); the __syncthreads of the next step 2 publishes them.
@@ -438,7 +580,7 @@ __device__ __forceinline__ void gemmTileTC(int M, int N, int K, int tileM, int t
 
     const unsigned rA = smemA + readStage * kStageA, rB = smemB + readStage * kStageB; // step 4
 #pragma unroll
-    for (int ks = 0; ks < BK / 16; ++ks) {
+    for (int ks = 0; ks < BK / kMmaK; ++ks) {
       unsigned af[kMI][4], bfrag[kNI][2];
 #pragma unroll
       for (int mi = 0; mi < kMI; ++mi)
