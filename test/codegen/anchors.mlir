@@ -1,7 +1,7 @@
 // RUN: rm -rf %t && kiln-compile %S/Inputs/anchors.onnx --shape x=2x4x16 -o %t.kiln --dump-cuda %t > %t.summary
 // RUN: cat %t/module*.cu | FileCheck %s
 // RUN: FileCheck %s --check-prefix=SUMMARY --input-file=%t.summary
-// RUN: %if ptxas %{ for f in %t/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90 $f -o %t.cubin || exit 1; done %}
+// RUN: %if ptxas %{ for f in %t/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.cubin || exit 1; done %}
 
 // One kernel per anchor op, each calling its device building block; the
 // result leaves through an epilogue lambda (here a plain store).

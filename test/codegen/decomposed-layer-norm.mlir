@@ -2,7 +2,7 @@
 // RUN: cat %t/module*.cu | FileCheck %s
 // RUN: FileCheck %s --check-prefix=SUMMARY --input-file=%t.summary
 // RUN: kiln-compile %S/Inputs/decomposed_layer_norm.onnx --shape x=3x8x16 --emit=kernels -o - | FileCheck %s --check-prefix=IR
-// RUN: %if ptxas %{ for f in %t/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90 $f -o %t.cubin || exit 1; done %}
+// RUN: %if ptxas %{ for f in %t/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.cubin || exit 1; done %}
 
 // An opset-13 layer norm spelled out as ReduceMean/Sub/Pow/ReduceMean/Add/
 // Sqrt/Div/Mul/Add, followed by Relu, compiles to one layer-norm kernel with

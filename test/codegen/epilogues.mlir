@@ -1,6 +1,6 @@
 // RUN: rm -rf %t && kiln-compile %S/Inputs/epilogues.onnx --shape x=2x8x16 -o %t.kiln --dump-cuda %t | FileCheck %s --check-prefix=SUMMARY
 // RUN: cat %t/module*.cu | FileCheck %s
-// RUN: %if ptxas %{ for f in %t/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90 $f -o %t.cubin || exit 1; done %}
+// RUN: %if ptxas %{ for f in %t/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.cubin || exit 1; done %}
 
 // MatMul+Add+Tanh+Add, Softmax+IsNaN+Where and LayerNorm+Mul: three kernels,
 // each anchor applying its consumers in the epilogue.

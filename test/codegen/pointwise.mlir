@@ -4,8 +4,8 @@
 // The same input gives a byte-identical artifact.
 // RUN: kiln-compile %S/Inputs/chain.onnx --shape x=2x8 -o %t.again.kiln
 // RUN: cmp %t.kiln %t.again.kiln
-// Every emitted PTX assembles for sm_90.
-// RUN: %if ptxas %{ %cuda_home/bin/ptxas -arch=sm_90 %t/module0.ptx -o %t.cubin %}
+// Every emitted PTX assembles for sm_90a (sm_90 targets build as sm_90a).
+// RUN: %if ptxas %{ %cuda_home/bin/ptxas -arch=sm_90a %t/module0.ptx -o %t.cubin %}
 
 // Add + Tanh + Mul fuse into one kernel: the bias is a parameter, the splat
 // 0.5 an exact literal; the result is written once.

@@ -1,6 +1,6 @@
 // RUN: rm -rf %t && kiln-compile %S/Inputs/reductions.onnx --shape x=3x8x16 -o %t.kiln --dump-cuda %t | FileCheck %s --check-prefix=SUMMARY
 // RUN: cat %t/module*.cu | FileCheck %s
-// RUN: %if ptxas %{ for f in %t/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90 $f -o %t.cubin || exit 1; done %}
+// RUN: %if ptxas %{ for f in %t/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.cubin || exit 1; done %}
 
 // Each reduction computes its input on the fly (Mul, Exp fused as prologue).
 // SUMMARY: kernels: 2 (2 distinct
