@@ -109,11 +109,12 @@ WgmmaTile selectWgmmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, int64_
 /// Name of the kernel attribute saying why kiln-select-tiles chose its tile.
 inline constexpr llvm::StringLiteral kTileReasonAttrName = "kiln.tile_reason";
 
-/// Chooses the MMA tile of a 16-bit GEMM with `batch` x [M, N, K] on
-/// `numSMs` multiprocessors by the estimated time of its waves; `reason`
-/// receives a one-line explanation (blocks, waves, estimate).
+/// Chooses the MMA tile of a 16-bit GEMM (or, with `tf32`, an fp32 GEMM on
+/// TF32 tensor cores) with `batch` x [M, N, K] on `numSMs` multiprocessors
+/// by the estimated time of its waves; `reason` receives a one-line
+/// explanation (blocks, waves, estimate).
 MmaTile selectMmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t numSMs,
-                      std::string &reason);
+                      std::string &reason, bool tf32 = false);
 
 /// Parses an MMA tile override "BMxBNxBKxWMxWNxSTAGES" (e.g. 128x128x32x2x4x4);
 /// fails for malformed or invalid tiles (BM % (16*WM), BN % (8*WN), BK % 16,

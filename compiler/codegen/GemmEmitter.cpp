@@ -71,10 +71,11 @@ std::string tcOperand(KernelOp kernel, ExprEmitter &expr, Value operand, StringR
   } else {
     return fallback();
   }
-  // 16-byte copies: 8 elements of 2 bytes. Every address a copy starts at
-  // must be 16-byte aligned (buffers are 256-byte aligned).
+  // 16-byte copies: 8 elements of 2 bytes (4 of fp32). Every address a copy
+  // starts at must be 16-byte aligned (buffers are 256-byte aligned).
+  const int64_t vec = 16 / getElementByteSize(paramType);
   int64_t contiguous = kMajor ? kExtent : rows;
-  bool aligned = ld % 8 == 0 && view->offset % 8 == 0 && contiguous % 8 == 0;
+  bool aligned = ld % vec == 0 && view->offset % vec == 0 && contiguous % vec == 0;
   std::string offset = view->offset ? std::to_string(view->offset) + "LL" : "";
   ExprEmitter::Coords opBatch =
       broadcastCoords(batchCoords, ArrayRef<int64_t>(view->shape).drop_back(2));
@@ -82,7 +83,7 @@ std::string tcOperand(KernelOp kernel, ExprEmitter &expr, Value operand, StringR
     int64_t stride = view->strides[d];
     if (stride == 0 || opBatch[d] == "0")
       continue;
-    aligned &= stride % 8 == 0;
+    aligned &= stride % vec == 0;
     offset += (offset.empty() ? "" : " + ") + opBatch[d] + " * " + std::to_string(stride) + "LL";
   }
   if (!aligned)
@@ -128,7 +129,8 @@ FailureOr<GeneratedKernel> emitMatMulTC(KernelOp kernel, MatMulOp mm) {
   if (bm % (16 * wm) || bn % (8 * wn) || bk % 16 || stages < 2 || wm * wn > 32)
     return kernel.emitError() << "invalid MMA tile in kernel @" << kernel.getSymName();
   Type et = a.getElementType();
-  if (et != b.getElementType() || !isNarrowFloat(et))
+  // f32 operands reach here only with --precision tf32 (kiln-select-tiles).
+  if (et != b.getElementType() || !(isNarrowFloat(et) || et.isF32()))
     return kernel.emitError() << "unsupported: tensor-core GEMM on " << a.getElementType()
                               << " x " << b.getElementType() << " in kernel @"
                               << kernel.getSymName();
@@ -221,7 +223,7 @@ FailureOr<GeneratedKernel> emitMatMulTC(KernelOp kernel, MatMulOp mm) {
   // Must match kiln::gemmTcSmemBytes (STAGES x (BM + BN) x BK 16-bit
   // elements) and kiln::gemmWgmmaSmemBytes (the same plus 1 KiB of alignment
   // slack, at least the fp32 epilogue tile BM x (BN + 8)).
-  int64_t smem = stages * (bm + bn) * bk * 2;
+  int64_t smem = stages * (bm + bn) * bk * getElementByteSize(et);
   if (wgmma)
     smem = std::max({smem, wgmma->stages * (bm + bn) * wgmma->bk * 2 + 1024, bm * (bn + 8) * 4});
   out.sharedMemBytes = unsigned(smem);

@@ -59,6 +59,14 @@ constexpr MmaCandidate kSm90MmaTiles[] = {
     {{32, 64, 64, 1, 2, 4}, 4, 0.15, 0.50},   {{32, 32, 64, 1, 2, 3}, 8, 0.10, 0.35},
     {{16, 64, 64, 1, 2, 4}, 5, 0.10, 0.35},
 };
+/// TF32 tiles (fp32 operands, `--precision tf32`): 4-byte elements double
+/// the shared memory of each stage, so the 128x128 tile keeps 3 stages.
+constexpr MmaCandidate kSm90Tf32Tiles[] = {
+    {{128, 128, 32, 2, 4, 3}, 2, 0.60, 1.00}, {{128, 64, 32, 2, 2, 4}, 2, 0.40, 0.85},
+    {{64, 128, 32, 2, 2, 4}, 2, 0.40, 0.85},  {{64, 64, 32, 2, 2, 4}, 3, 0.30, 0.70},
+    {{32, 64, 64, 1, 2, 4}, 2, 0.15, 0.50},   {{32, 32, 64, 1, 2, 3}, 4, 0.10, 0.35},
+    {{16, 64, 64, 1, 2, 4}, 2, 0.10, 0.35},
+};
 } // namespace
 
 namespace {
@@ -80,29 +88,37 @@ constexpr WgmmaCandidate kSm90WgmmaTiles[] = {
 /// Index of the candidate with the least estimated time for the busiest SM:
 /// waves x co-resident blocks x tile area / the rate those blocks reach
 /// together. K is the same for all tiles and drops out.
+/// With K of at most two 64-wide slices (attention scores, K = head dim) the
+/// pipeline has nothing to overlap and the fused epilogue dominates: only
+/// tiles with two or more blocks per SM are considered, so epilogue memory
+/// latency overlaps across blocks.
 template <typename Candidate, size_t N>
 size_t cheapestTile(const Candidate (&candidates)[N], int64_t m, int64_t n, int64_t k,
                     int64_t batch, int64_t numSMs, std::string &reason) {
-  size_t best = 0;
+  size_t best = N;
   double bestTime = 0;
   int64_t bestBlocks = 0, bestWaves = 0;
   for (size_t i = 0; i < N; ++i) {
     const Candidate &c = candidates[i];
+    if (k <= 128 && c.occupancy < 2)
+      continue;
     int64_t blocks = ((m + c.tile.bm - 1) / c.tile.bm) * ((n + c.tile.bn - 1) / c.tile.bn) * batch;
     int64_t slots = numSMs * c.occupancy;
     int64_t waves = (blocks + slots - 1) / slots;
     int64_t perSM = std::min(c.occupancy, (blocks + numSMs - 1) / numSMs);
     double rate = std::min(c.cap, double(perSM) * c.single);
     double time = double(waves) * double(perSM) * double(c.tile.bm * c.tile.bn) / rate;
-    if (i == 0 || time < bestTime) {
+    if (best == N || time < bestTime) {
       best = i;
       bestTime = time;
       bestBlocks = blocks;
       bestWaves = waves;
     }
   }
-  reason = llvm::formatv("{0} blocks on {1} SMs, {2} wave(s), est. {3:F0} units (K={4})",
-                         bestBlocks, numSMs, bestWaves, bestTime, k)
+  assert(best < N && "no tile candidate with occupancy >= 2");
+  reason = llvm::formatv("{0} blocks on {1} SMs, {2} wave(s), est. {3:F0} units (K={4}{5})",
+                         bestBlocks, numSMs, bestWaves, bestTime, k,
+                         k <= 128 ? ", short K: >= 2 blocks per SM" : "")
                .str();
   return best;
 }
@@ -114,7 +130,9 @@ WgmmaTile kiln::selectWgmmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, 
 }
 
 MmaTile kiln::selectMmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t numSMs,
-                            std::string &reason) {
+                            std::string &reason, bool tf32) {
+  if (tf32)
+    return kSm90Tf32Tiles[cheapestTile(kSm90Tf32Tiles, m, n, k, batch, numSMs, reason)].tile;
   return kSm90MmaTiles[cheapestTile(kSm90MmaTiles, m, n, k, batch, numSMs, reason)].tile;
 }
 
@@ -157,6 +175,8 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
       override = *t;
     }
     Builder builder(&getContext());
+    auto precision = getOperation()->getAttrOfType<StringAttr>(kPrecisionAttrName);
+    bool tf32 = precision && precision.getValue() == "tf32";
     getOperation().walk([&](KernelOp kernel) {
       MatMulOp matmul;
       for (Operation &op : kernel.getBodyBlock())
@@ -171,8 +191,16 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
       int64_t m = shape[shape.size() - 2], n = shape.back();
       auto lhs = cast<RankedTensorType>(matmul.getLhs().getType());
       Type et = lhs.getElementType();
-      if ((et.isF16() || et.isBF16()) &&
-          cast<RankedTensorType>(matmul.getRhs().getType()).getElementType() == et) {
+      bool sameType = cast<RankedTensorType>(matmul.getRhs().getType()).getElementType() == et;
+      if (sameType && tf32 && et.isF32()) {
+        std::string reason;
+        MmaTile t = selectMmaTile(m, n, lhs.getShape().back(), batch, numSMs, reason, true);
+        kernel->setAttr(kMmaTileAttrName, builder.getDenseI64ArrayAttr(
+                                              {t.bm, t.bn, t.bk, t.wm, t.wn, t.stages}));
+        kernel->setAttr(kTileReasonAttrName, builder.getStringAttr("tf32: " + reason));
+        return;
+      }
+      if ((et.isF16() || et.isBF16()) && sameType) {
         std::string reason;
         if (wgmma && !override) {
           WgmmaTile w = selectWgmmaTile(m, n, lhs.getShape().back(), batch, numSMs, reason);

@@ -66,8 +66,9 @@ template <typename T, typename F> struct FnOperand {
 };
 
 /// Bytes of dynamic shared memory gemmTileTC needs: STAGES slices of the BM x BK A tile and the
-/// BN x BK B tile, sizeof(T)-byte elements, no padding (the swizzle is layout-independent, so AKMajor and
-/// BKMajor do not change the size; they are part of the signature so a padded layout could).
+/// BN x BK B tile, sizeof(T)-byte elements, no padding (the swizzle is layout-independent, so
+/// AKMajor and BKMajor do not change the size; they are part of the signature so a padded layout
+/// could).
 template <typename T, int BM, int BN, int BK, int STAGES, bool AKMajor, bool BKMajor>
 __host__ __device__ constexpr int gemmTcSmemBytes() {
   return STAGES * (BM + BN) * BK * int(sizeof(T));
@@ -449,8 +450,9 @@ struct FragReader<float, false, ROWS, BK, BOrder, Round> {
   }
   /// Loads (row 16p + 8h + g, k 8 ks + 4 kh + q), rounded to TF32 when Round.
   __device__ __forceinline__ unsigned ld(unsigned stage, int p, int h, int ks, int kh) const {
-    const unsigned v = ldShared32(stage + laneOff + unsigned(((chunk + 4 * p + 2 * h) ^ mask) * 16) +
-                                  unsigned(8 * ks + 4 * kh) * kLineBytes);
+    const unsigned v =
+        ldShared32(stage + laneOff + unsigned(((chunk + 4 * p + 2 * h) ^ mask) * 16) +
+                   unsigned(8 * ks + 4 * kh) * kLineBytes);
     if constexpr (Round)
       return toTf32(__uint_as_float(v));
     else

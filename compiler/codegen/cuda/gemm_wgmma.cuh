@@ -460,7 +460,12 @@ __device__ __forceinline__ void gemmTileWgmma(int M, int N, int K, int tileM, in
                                         colInTile + j * 8) =
             wg::Float2{acc[mi][4 * j + 2 * half], acc[mi][4 * j + 2 * half + 1]};
   __syncthreads();
-  for (int idx = int(threadIdx.x); idx < BM * BN; idx += kThreads) {
+  // Unrolled so that each thread has several independent epilogue loads in flight: with one
+  // or two blocks per SM, a rolled loop would wait out one global-memory latency per element.
+  static_assert(BM * BN % kThreads == 0, "gemmTileWgmma: the epilogue tile must split evenly");
+#pragma unroll 8
+  for (int i = 0; i < BM * BN / kThreads; ++i) {
+    const int idx = i * kThreads + int(threadIdx.x);
     const int r = idx / BN, c = idx % BN;
     const int m = tileM * BM + r, n = tileN * BN + c;
     if (m < M && n < N)
