@@ -148,7 +148,8 @@ FailureOr<std::string> ExprEmitter::emitUncached(Value v, ArrayRef<std::string> 
     if (auto it = literal.find(arg); it != literal.end())
       return it->second;
     return bind(v, loadValue(tensorType(v).getElementType(),
-                             param[arg] + "[" + linearize(coords, tensorType(v).getShape()) + "]"));
+                             "kiln::ldg(" + param[arg] + " + (" +
+                                 linearize(coords, tensorType(v).getShape()) + "))"));
   }
   Operation *op = v.getDefiningOp();
   return llvm::TypeSwitch<Operation *, FailureOr<std::string>>(op)
@@ -198,7 +199,7 @@ FailureOr<std::string> ExprEmitter::emitUncached(Value v, ArrayRef<std::string> 
         if (auto arg = dyn_cast<BlockArgument>(source);
             arg && param.count(arg) && !overrides.count(source))
           return bind(source, loadValue(tensorType(source).getElementType(),
-                                        param[arg] + "[" + lin + "]"));
+                                        "kiln::ldg(" + param[arg] + " + " + lin + ")"));
         // 3. Otherwise delinearize in the operand shape (in 32-bit arithmetic
         //    when the tensor allows; see delinearize). The "_" keeps the
         //    coordinate names apart from fresh() temporaries.

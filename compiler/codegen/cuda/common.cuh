@@ -34,6 +34,42 @@ __device__ __forceinline__ long long ld(long long x) { return x; }
 __device__ __forceinline__ int ld(int x) { return x; }
 __device__ __forceinline__ bool ld(bool x) { return x; }
 
+/// Read-only loads of kernel inputs (ld.global.nc). A kernel never writes a buffer it reads
+/// (memory planning keeps every kernel's inputs and outputs apart), so these loads are not
+/// ordered against the kernel's stores: plain asm without a memory clobber lets the compiler
+/// hoist a fused epilogue's loads above earlier stores instead of waiting out one memory
+/// latency per element (pointer aliasing would otherwise serialize them).
+__device__ __forceinline__ float ldg(const float *p) {
+  float v;
+  asm("ld.global.nc.f32 %0, [%1];" : "=f"(v) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ f16 ldg(const f16 *p) {
+  f16 v;
+  asm("ld.global.nc.b16 %0, [%1];" : "=h"(v.bits) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ bf16 ldg(const bf16 *p) {
+  bf16 v;
+  asm("ld.global.nc.b16 %0, [%1];" : "=h"(v.bits) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ long long ldg(const long long *p) {
+  long long v;
+  asm("ld.global.nc.s64 %0, [%1];" : "=l"(v) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ int ldg(const int *p) {
+  int v;
+  asm("ld.global.nc.s32 %0, [%1];" : "=r"(v) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ bool ldg(const bool *p) {
+  unsigned v;
+  asm("ld.global.nc.u8 %0, [%1];" : "=r"(v) : "l"(p));
+  return v != 0;
+}
+
 /// Largest finite value of each 16-bit float type.
 constexpr float kF16Max = 65504.0f;
 constexpr float kBF16Max = 3.38953139e38f;
