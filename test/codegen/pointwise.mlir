@@ -13,8 +13,8 @@
 // CHECK: // used by @k0_fused_add_tanh_mul
 // CHECK: extern "C" __global__ void __launch_bounds__(256) kiln_k0(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out0)
 // CHECK: for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < 16LL;
-// CHECK: const float [[X:t[0-9]+]] = in0[c0 * 8LL + c1];
-// CHECK: const float [[B:t[0-9]+]] = in1[c1];
+// CHECK: const float [[X:t[0-9]+]] = kiln::ldg(in0 + (c0 * 8LL + c1));
+// CHECK: const float [[B:t[0-9]+]] = kiln::ldg(in1 + (c1));
 // CHECK: const float [[S:t[0-9]+]] = ([[X]] + [[B]]);
 // CHECK: const float [[T:t[0-9]+]] = tanhf([[S]]);
 // CHECK: const float [[M:t[0-9]+]] = ([[T]] * __int_as_float(0x3f000000));
