@@ -173,9 +173,11 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
   pipelineOptions.fuse = options.fuse;
   pipelineOptions.precision = options.precision;
   pipelineOptions.mmaTile = options.mmaTile;
-  // Hopper's wgmma when the targets include sm_90 (compiled as sm_90a there);
-  // the generated source keeps an mma.sync path for every other target.
-  pipelineOptions.wgmma = llvm::is_contained(targets, 90u);
+  // Hopper's wgmma only on request (--wgmma) and only with an sm_90 target
+  // (compiled as sm_90a there); the generated source keeps an mma.sync path
+  // for every other target. Off by default: inside whole models it measured
+  // slower than mma.sync on the H200 (docs/results.md), unlike in isolation.
+  pipelineOptions.wgmma = options.wgmma && llvm::is_contained(targets, 90u);
   buildKilnPipeline(pm, pipelineOptions);
   if (failed(pm.run(*module)))
     return llvm::createStringError("the kiln pass pipeline failed on '%s'",

@@ -40,6 +40,7 @@ struct CompileOptions {
   bool fuse = true;
   Precision precision = Precision::FP32; ///< storage / GEMM precision (--precision)
   std::string mmaTile;              ///< MMA tile override for every 16-bit GEMM (--mma-tile)
+  bool wgmma = false;               ///< Hopper wgmma GEMMs for sm_90 targets (--wgmma)
   unsigned threads = 0;             ///< NVRTC threads; 0 = hardware concurrency
 };
 

@@ -63,6 +63,11 @@ static cl::opt<std::string> mmaTile(
     cl::desc("Tensor-core tile for every fp16/bf16 GEMM instead of kiln-select-tiles' choice "
              "(experiments), e.g. 128x128x32x2x4x4 = BM x BN x BK x warps-M x warps-N x stages"),
     cl::value_desc("BMxBNxBKxWMxWNxS"), cl::cat(kilnCategory));
+static cl::opt<bool> wgmma(
+    "wgmma",
+    cl::desc("fp16/bf16 GEMMs use Hopper wgmma on sm_90 (built as sm_90a; mma.sync elsewhere). "
+             "Experimental: slower than the default mma.sync inside whole models so far"),
+    cl::cat(kilnCategory));
 static cl::opt<bool> noFuse("no-fuse", cl::desc("Disable pointwise fusion"),
                             cl::cat(kilnCategory));
 static cl::opt<unsigned> threads("j", cl::desc("NVRTC compile threads (0 = all cores)"),
@@ -104,6 +109,7 @@ int main(int argc, char **argv) {
   options.fuse = !noFuse;
   options.precision = precision;
   options.mmaTile = mmaTile;
+  options.wgmma = wgmma;
   options.threads = threads;
   if (!dumpCuda.empty() && emit != kiln::EmitKind::Artifact) {
     WithColor::error(errs(), "kiln-compile") << "--dump-cuda needs --emit=artifact (the default)\n";
