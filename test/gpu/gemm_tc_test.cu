@@ -679,9 +679,9 @@ int benchTable(const BenchConfig<T> (&configs)[NC], const std::vector<Shape> &sh
     // cuBLAS, column-major view: C^T [N, M] = B^T [N, K] * A^T [K, M].
     const float alpha = 1.0f, beta = 0.0f;
     auto cublasLaunch = [&](cudaStream_t) {
-      CHECK_CUBLAS(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B,
-                                BT::kCudaType, N, A, BT::kCudaType, K, &beta, Cref, BT::kCudaType,
-                                N, BT::kCompute, CUBLAS_GEMM_DEFAULT));
+      CHECK_CUBLAS(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, BT::kCudaType,
+                                N, A, BT::kCudaType, K, &beta, Cref, BT::kCudaType, N, BT::kCompute,
+                                CUBLAS_GEMM_DEFAULT));
     };
     cublasLaunch(stream);
     CHECK_CUDA(cudaStreamSynchronize(stream));
@@ -720,10 +720,10 @@ int benchTable(const BenchConfig<T> (&configs)[NC], const std::vector<Shape> &sh
 }
 
 int runBench(bool verbose) {
-  const std::vector<Shape> f16Shapes = {
-      {128, 2304, 768},  {128, 768, 768},  {128, 3072, 768},  {128, 768, 3072},
-      {4096, 2304, 768}, {4096, 768, 768}, {4096, 3072, 768}, {4096, 768, 3072},
-      {2048, 2048, 2048}, {2048, 5632, 2048}, {2048, 2048, 5632}};
+  const std::vector<Shape> f16Shapes = {{128, 2304, 768},   {128, 768, 768},   {128, 3072, 768},
+                                        {128, 768, 3072},   {4096, 2304, 768}, {4096, 768, 768},
+                                        {4096, 3072, 768},  {4096, 768, 3072}, {2048, 2048, 2048},
+                                        {2048, 5632, 2048}, {2048, 2048, 5632}};
   const std::vector<Shape> tf32Shapes = {{4096, 768, 768}, {4096, 3072, 768}, {128, 768, 768}};
   cudaStream_t stream;
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -738,8 +738,7 @@ int runBench(bool verbose) {
   std::mt19937 rng(7);
   // f16: both round to f16, about one f16 ulp of the largest output. tf32: both round the
   // operands to TF32 (cuBLAS possibly differently) and sum in fp32 in different orders.
-  int failures =
-      benchTable(kBenchConfigsF16, f16Shapes, 5e-3, handle, stream, rng, verbose);
+  int failures = benchTable(kBenchConfigsF16, f16Shapes, 5e-3, handle, stream, rng, verbose);
   std::printf("\n");
   failures += benchTable(kBenchConfigsTf32, tf32Shapes, 5e-3, handle, stream, rng, verbose);
   std::printf("cuBLAS/kiln > 1 means kiln is faster; rel diff = max|kiln - cuBLAS| / max|cuBLAS| "
