@@ -21,3 +21,25 @@
 // RUN: cat %t.bf16/module*.cu | FileCheck %s --check-prefix=BF16
 // BF16-DAG: kiln::gemmTileTC<kiln::bf16,
 // BF16-DAG: kiln::cvt<kiln::bf16>(
+
+// --precision tf32 keeps f32 storage and runs the GEMMs on TF32 tensor cores.
+// RUN: rm -rf %t.tf32 && kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x16 --precision tf32 -o %t.tf32.kiln --dump-cuda %t.tf32
+// RUN: cat %t.tf32/module*.cu | FileCheck %s --check-prefix=TF32
+// TF32-DAG: kiln::gemmTileTC<float,
+// TF32-DAG: kiln::StridedOperand<float, true>
+// TF32-NOT: kiln::f16
+
+// --wgmma: Hopper wgmma when compiled for sm_90a, the mma.sync tile of the
+// same block shape for any other target; the PTX assembles for sm_90a.
+// RUN: rm -rf %t.wg && kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x16 --precision fp16 --wgmma -o %t.wg.kiln --dump-cuda %t.wg
+// RUN: cat %t.wg/module*.cu | FileCheck %s --check-prefix=WGMMA
+// WGMMA: #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// WGMMA-NEXT: kiln::gemmTileWgmma<kiln::f16, {{[0-9]+}}, {{[0-9]+}}, 64,
+// WGMMA-NEXT: #else
+// WGMMA-NEXT: kiln::gemmTileTC<kiln::f16,
+// WGMMA-NEXT: #endif
+// RUN: %if ptxas %{ for f in %t.wg/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.wg.cubin || exit 1; done %}
+
+// A malformed --mma-tile is an error naming the rules.
+// RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x16 --precision fp16 --mma-tile 100x100x32x2x2x4 -o %t.bad.kiln 2>&1 | FileCheck %s --check-prefix=BADTILE
+// BADTILE: kiln-compile: error: invalid --mma-tile '100x100x32x2x2x4': expected BMxBNxBKxWMxWNxSTAGES
