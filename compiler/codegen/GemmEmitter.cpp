@@ -33,6 +33,44 @@ ExprEmitter::Coords operandCoords(ArrayRef<std::string> batchCoords, ArrayRef<in
   return coords;
 }
 
+/// A loader lambda `[&](int first, int second) -> float` evaluating `operand`
+/// (of `type`, [..., rows, cols], its batch broadcast into `batchCoords`)
+/// through any fused producers. Its arguments are the operand's (row, col)
+/// coordinates, or (col, row) with `swap` (the tensor-core B loader is called
+/// as (n, k) for a [k, n] operand).
+FailureOr<std::string> operandLoader(ExprEmitter &expr, ArrayRef<std::string> batchCoords,
+                                     Value operand, RankedTensorType type, const char *first,
+                                     const char *second, bool swap) {
+  expr.beginBody("    ");
+  std::string f = std::string("(long long)") + first, g = std::string("(long long)") + second;
+  auto v = expr.emitValue(operand, operandCoords(batchCoords, type.getShape(), swap ? g : f,
+                                                 swap ? f : g));
+  if (failed(v))
+    return failure();
+  return llvm::formatv("[&](int {0}, int {1}) -> float {{\n{2}    return {3};\n  }", first,
+                       second, expr.getBody(), *v)
+      .str();
+}
+
+/// The epilogue body every GEMM path shares: the kernel's yielded value
+/// `root` at the accumulator's linear index `e` (fusion guarantees the path
+/// from the matmul never broadcasts it), with the matmul result replaced by
+/// `acc`, stored once. The body expects `m`, `n`, `bz` and `acc` in scope.
+FailureOr<std::string> epilogueBody(ExprEmitter &expr, MatMulOp mm, Value root,
+                                    const std::string &acc, int64_t M, int64_t N) {
+  expr.overrideValue(mm.getResult(), acc);
+  expr.beginBody("    ");
+  expr.line(llvm::formatv("const long long e = bz * {0}LL + (long long)m * {1}LL + n;", M * N, N)
+                .str());
+  auto rootType = cast<RankedTensorType>(root.getType());
+  ExprEmitter::Coords coords = expr.delinearize("e", rootType.getShape(), "c");
+  auto value = expr.emitValue(root, coords);
+  if (failed(value))
+    return failure();
+  expr.line("out0[e] = " + storeValue(rootType.getElementType(), *value) + ";");
+  return expr.getBody();
+}
+
 /// The CUDA initializer of one tensor-core GEMM operand `name` ("opA" or
 /// "opB"): a StridedOperand read with 16-byte cp.async when `operand` is a
 /// suitably aligned strided view of a parameter of the MMA type, else an
@@ -156,20 +194,8 @@ FailureOr<GeneratedKernel> emitMatMulTC(KernelOp kernel, MatMulOp mm) {
   std::string prologue = expr.getBody();
 
   // Operands: strided views read by cp.async, else per-element loaders.
-  auto loader = [&](Value operand, RankedTensorType type, const char *row, const char *col,
-                    bool rowIsFirst) -> FailureOr<std::string> {
-    expr.beginBody("    ");
-    std::string r = std::string("(long long)") + row, k = std::string("(long long)") + col;
-    auto v = expr.emitValue(operand, operandCoords(batchCoords, type.getShape(),
-                                                   rowIsFirst ? r : k, rowIsFirst ? k : r));
-    if (failed(v))
-      return failure();
-    return llvm::formatv("[&](int {0}, int {1}) -> float {{\n{2}    return {3};\n  }", row, col,
-                         expr.getBody(), *v)
-        .str();
-  };
-  auto loadA = loader(mm.getLhs(), a, "m", "k", /*rowIsFirst=*/true);
-  auto loadB = loader(mm.getRhs(), b, "n", "k", /*rowIsFirst=*/false);
+  auto loadA = operandLoader(expr, batchCoords, mm.getLhs(), a, "m", "k", /*swap=*/false);
+  auto loadB = operandLoader(expr, batchCoords, mm.getRhs(), b, "n", "k", /*swap=*/true);
   if (failed(loadA) || failed(loadB))
     return failure();
   double scale = 1.0;
@@ -183,17 +209,9 @@ FailureOr<GeneratedKernel> emitMatMulTC(KernelOp kernel, MatMulOp mm) {
   std::string acc = "acc";
   if (scale != 1.0)
     acc = "(acc * " + cudaLiteral(Float32Type::get(kernel.getContext()), scale, 0) + ")";
-  expr.overrideValue(mm.getResult(), acc);
-  expr.beginBody("    ");
-  expr.line(llvm::formatv("const long long e = bz * {0}LL + (long long)m * {1}LL + n;", M * N, N)
-                .str());
-  ExprEmitter::Coords coords =
-      expr.delinearize("e", cast<RankedTensorType>(root.getType()).getShape(), "c");
-  auto value = expr.emitValue(root, coords);
-  if (failed(value))
+  auto epilogue = epilogueBody(expr, mm, root, acc, M, N);
+  if (failed(epilogue))
     return failure();
-  expr.line("out0[e] = " +
-            storeValue(cast<RankedTensorType>(root.getType()).getElementType(), *value) + ";");
 
   std::string mmaCall =
       llvm::formatv("  kiln::gemmTileTC<{0}, {1}, {2}, {3}, {4}, {5}, {6}>({7}, {8}, {9}, "
@@ -216,7 +234,7 @@ FailureOr<GeneratedKernel> emitMatMulTC(KernelOp kernel, MatMulOp mm) {
           .str() +
       *sig + " {\n  extern __shared__ __align__(128) char kiln_smem[];\n" +
       "  const long long bz = blockIdx.z;\n" + prologue + opA + opB +
-      "  auto epilogue = [&](int m, int n, float acc) {\n" + expr.getBody() + "  };\n" + call +
+      "  auto epilogue = [&](int m, int n, float acc) {\n" + *epilogue + "  };\n" + call +
       "}\n";
   out.block = {threads, 1, 1};
   out.grid = {unsigned((N + bn - 1) / bn), unsigned((M + bm - 1) / bm), unsigned(batchCount)};
@@ -289,44 +307,21 @@ FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
 
   // Loaders: each operand element at (batch, row, col), through any fused
   // producers (a plain load when the operand is a kernel argument).
-  auto loader = [&](Value operand, RankedTensorType type, const char *row,
-                    const char *col) -> FailureOr<std::string> {
-    expr.beginBody("    ");
-    auto v = expr.emitValue(operand, operandCoords(batchCoords, type.getShape(),
-                                                   std::string("(long long)") + row,
-                                                   std::string("(long long)") + col));
-    if (failed(v))
-      return failure();
-    return llvm::formatv("[&](int {0}, int {1}) -> float {{\n{2}    return {3};\n  }", row, col,
-                         expr.getBody(), *v)
-        .str();
-  };
-  auto loadA = loader(mm.getLhs(), a, "m", "k");
-  auto loadB = loader(mm.getRhs(), b, "k", "n");
+  auto loadA = operandLoader(expr, batchCoords, mm.getLhs(), a, "m", "k", /*swap=*/false);
+  auto loadB = operandLoader(expr, batchCoords, mm.getRhs(), b, "k", "n", /*swap=*/false);
   if (failed(loadA) || failed(loadB))
     return failure();
 
-  // Epilogue: the yielded value at the accumulator's linear index (fusion
-  // guarantees the path from the matmul never broadcasts it), with the
-  // matmul result replaced by the accumulator.
-  expr.overrideValue(mm.getResult(), "acc");
-  expr.beginBody("    ");
-  expr.line(llvm::formatv("const long long e = bz * {0}LL + (long long)m * {1}LL + n;", M * N, N)
-                .str());
-  ExprEmitter::Coords coords =
-      expr.delinearize("e", cast<RankedTensorType>(root.getType()).getShape(), "c");
-  auto value = expr.emitValue(root, coords);
-  if (failed(value))
+  auto epilogue = epilogueBody(expr, mm, root, "acc", M, N);
+  if (failed(epilogue))
     return failure();
-  expr.line("out0[e] = " +
-            storeValue(cast<RankedTensorType>(root.getType()).getElementType(), *value) + ";");
 
   out.source =
       "// " + llvm::formatv("[{0}x{1}] x [{1}x{2}], batch {3}\n", M, K, N, batchCount).str() +
       *sig + " {\n" + "  const long long bz = blockIdx.z;\n" + prologue +
       llvm::formatv("  kiln::gemmTileF32<{0}, {1}, {2}, {3}, {4}, {5}>({6}, {7}, {8},\n  {9},\n  "
                     "{10},\n  [&](int m, int n, float acc) {{\n{11}  });\n",
-                    kBM, kBN, kBK, kTM, kTN, kKS, M, N, K, *loadA, *loadB, expr.getBody())
+                    kBM, kBN, kBK, kTM, kTN, kKS, M, N, K, *loadA, *loadB, *epilogue)
           .str() +
       "}\n";
   out.block = {kThreads, 1, 1};
