@@ -118,7 +118,8 @@ MmaTile selectMmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t nu
 
 /// Parses an MMA tile override "BMxBNxBKxWMxWNxSTAGES" (e.g. 128x128x32x2x4x4);
 /// fails for malformed or invalid tiles (BM % (16*WM), BN % (8*WN), BK % 16,
-/// STAGES >= 2, at most 32 warps, at most 227 KiB of shared memory).
+/// STAGES >= 2, at most 32 warps, at most 227 KiB of shared memory, at most
+/// 128 fp32 accumulators per thread).
 mlir::FailureOr<MmaTile> parseMmaTile(llvm::StringRef spec);
 
 /// Result of memory planning for one function.

@@ -151,8 +151,9 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
   if (!options.mmaTile.empty() && failed(parseMmaTile(options.mmaTile)))
     return llvm::createStringError(
         "invalid --mma-tile '%s': expected BMxBNxBKxWMxWNxSTAGES with BM %% (16*WM) == 0, "
-        "BN %% (8*WN) == 0, BK %% 16 == 0, STAGES >= 2, WM*WN <= 32 and STAGES*(BM+BN)*BK*2 <= "
-        "227 KiB, e.g. 128x128x32x2x4x4",
+        "BN %% (8*WN) == 0, BK %% 16 == 0, STAGES >= 2, WM*WN <= 32, STAGES*(BM+BN)*BK*2 <= "
+        "227 KiB and at most 128 accumulators per thread ((BM/WM)*(BN/WN)/32), e.g. "
+        "128x128x32x2x4x4",
         options.mmaTile.c_str());
 
   // 1. Import.

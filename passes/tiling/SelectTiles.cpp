@@ -146,8 +146,11 @@ FailureOr<MmaTile> kiln::parseMmaTile(StringRef spec) {
     if (p.getAsInteger(10, v[i]) || v[i] <= 0)
       return failure();
   MmaTile t{v[0], v[1], v[2], v[3], v[4], v[5]};
+  // Each thread holds (BM/WM) x (BN/WN) / 32 fp32 accumulators; beyond 128
+  // they spill and NVRTC takes minutes, so such tiles are refused.
   if (t.bm % (16 * t.wm) || t.bn % (8 * t.wn) || t.bk % 16 || t.stages < 2 || t.wm * t.wn > 32 ||
-      t.stages * (t.bm + t.bn) * t.bk * 2 > 227 * 1024)
+      t.stages * (t.bm + t.bn) * t.bk * 2 > 227 * 1024 ||
+      (t.bm / t.wm) * (t.bn / t.wn) / 32 > 128)
     return failure();
   return t;
 }
@@ -169,7 +172,8 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
         mlir::emitError(getOperation().getLoc())
             << "invalid mma-tile '" << mmaTile
             << "': expected BMxBNxBKxWMxWNxSTAGES with BM % (16*WM) == 0, BN % (8*WN) == 0, "
-               "BK % 16 == 0, STAGES >= 2, WM*WN <= 32 and STAGES*(BM+BN)*BK*2 <= 227 KiB";
+               "BK % 16 == 0, STAGES >= 2, WM*WN <= 32, STAGES*(BM+BN)*BK*2 <= 227 KiB and at most "
+               "128 accumulators per thread ((BM/WM)*(BN/WN)/32)";
         return signalPassFailure();
       }
       override = *t;
