@@ -147,13 +147,23 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
   }
   if (targets.empty())
     return llvm::createStringError("no --target given");
+  // 16-bit storage and TF32 use tensor-core GEMMs and bf16 conversions that
+  // exist from sm_80 on.
+  if (options.precision != Precision::FP32)
+    for (unsigned arch : targets)
+      if (arch < 80)
+        return llvm::createStringError(
+            "--precision %s needs every --target to be sm_80 or newer (tensor-core GEMMs), "
+            "got sm_%u",
+            stringifyPrecision(options.precision).str().c_str(), arch);
   // Likewise a malformed --mma-tile (kiln-select-tiles checks it again).
   if (!options.mmaTile.empty() && failed(parseMmaTile(options.mmaTile)))
     return llvm::createStringError(
         "invalid --mma-tile '%s': expected BMxBNxBKxWMxWNxSTAGES with BM %% (16*WM) == 0, "
-        "BN %% (8*WN) == 0, BK %% 16 == 0, STAGES >= 2, WM*WN <= 32, STAGES*(BM+BN)*BK*2 <= "
-        "227 KiB and at most 128 accumulators per thread ((BM/WM)*(BN/WN)/32), e.g. "
-        "128x128x32x2x4x4",
+        "BN %% (8*WN) == 0, BM, BN and BK each 16, 32 or a multiple of 64 (at most 1024), "
+        "32*WM*WN threads a multiple of BM/8, BN/8 and BK/8, 2 <= STAGES <= 64, WM*WN <= 32, "
+        "STAGES*(BM+BN)*BK*2 <= 227 KiB and at most 128 accumulators per thread "
+        "((BM/WM)*(BN/WN)/32), e.g. 128x128x32x2x4x4",
         options.mmaTile.c_str());
 
   // 1. Import.

@@ -118,7 +118,7 @@ LogicalResult kiln::assignPrecision(RewriterBase &rewriter, func::FuncOp func,
                                     Precision precision) {
   MLIRContext *ctx = func.getContext();
   func->setAttr(kPrecisionAttrName, StringAttr::get(ctx, stringifyPrecision(precision)));
-  if (precision == Precision::FP32 || precision == Precision::TF32)
+  if (precision == Precision::FP32 || precision == Precision::TF32 || func.isExternal())
     return success();
   FloatType to = precision == Precision::FP16 ? FloatType(Float16Type::get(ctx))
                                               : FloatType(BFloat16Type::get(ctx));
@@ -172,6 +172,13 @@ LogicalResult kiln::assignPrecision(RewriterBase &rewriter, func::FuncOp func,
     Type declared = func.getFunctionType().getResult(i);
     if (v.getType() == declared)
       continue;
+    // An argument returned as it is stays exact (no round trip through 16 bits).
+    if (auto entryCast = v.getDefiningOp<CastOp>();
+        entryCast && isa<BlockArgument>(entryCast.getInput()) &&
+        entryCast.getInput().getType() == declared) {
+      rewriter.modifyOpInPlace(ret, [&] { ret->setOperand(i, entryCast.getInput()); });
+      continue;
+    }
     auto cast = CastOp::create(rewriter, v.getLoc(), declared, v);
     rewriter.modifyOpInPlace(ret, [&] { ret->setOperand(i, cast.getResult()); });
   }

@@ -141,15 +141,24 @@ FailureOr<MmaTile> kiln::parseMmaTile(StringRef spec) {
   spec.split(parts, 'x');
   if (parts.size() != 6)
     return failure();
+  // Bounds first, so the arithmetic below cannot overflow: no valid tile has
+  // an extent over 1024, more than 32 warps along a side, or 64 stages.
+  constexpr int64_t kMax[6] = {1024, 1024, 1024, 32, 32, 64};
   int64_t v[6];
   for (auto [i, p] : llvm::enumerate(parts))
-    if (p.getAsInteger(10, v[i]) || v[i] <= 0)
+    if (p.getAsInteger(10, v[i]) || v[i] <= 0 || v[i] > kMax[i])
       return failure();
   MmaTile t{v[0], v[1], v[2], v[3], v[4], v[5]};
-  // Each thread holds (BM/WM) x (BN/WN) / 32 fp32 accumulators; beyond 128
-  // they spill and NVRTC takes minutes, so such tiles are refused.
-  if (t.bm % (16 * t.wm) || t.bn % (8 * t.wn) || t.bk % 16 || t.stages < 2 || t.wm * t.wn > 32 ||
+  // cuda/gemm_tc.cuh's rules: tile lines of 16, 32 or a multiple of 64
+  // 16-bit elements (its swizzle), whole lines of 16-byte chunks per block.
+  auto lineOk = [](int64_t n) { return n == 16 || n == 32 || n % 64 == 0; };
+  int64_t threads = 32 * t.wm * t.wn;
+  if (t.bm % (16 * t.wm) || t.bn % (8 * t.wn) || !lineOk(t.bk) || !lineOk(t.bm) ||
+      !lineOk(t.bn) || t.stages < 2 || t.wm * t.wn > 32 ||
+      threads % (t.bk / 8) || threads % (t.bm / 8) || threads % (t.bn / 8) ||
       t.stages * (t.bm + t.bn) * t.bk * 2 > 227 * 1024 ||
+      // Each thread holds (BM/WM) x (BN/WN) / 32 fp32 accumulators; beyond
+      // 128 they spill and NVRTC takes minutes.
       (t.bm / t.wm) * (t.bn / t.wn) / 32 > 128)
     return failure();
   return t;
@@ -172,8 +181,10 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
         mlir::emitError(getOperation().getLoc())
             << "invalid mma-tile '" << mmaTile
             << "': expected BMxBNxBKxWMxWNxSTAGES with BM % (16*WM) == 0, BN % (8*WN) == 0, "
-               "BK % 16 == 0, STAGES >= 2, WM*WN <= 32, STAGES*(BM+BN)*BK*2 <= 227 KiB and at most "
-               "128 accumulators per thread ((BM/WM)*(BN/WN)/32)";
+               "BM, BN and BK each 16, 32 or a multiple of 64 (at most 1024), 32*WM*WN threads a "
+               "multiple of BM/8, BN/8 and BK/8, 2 <= STAGES <= 64, WM*WN <= 32, "
+               "STAGES*(BM+BN)*BK*2 <= 227 KiB and at most 128 accumulators per thread "
+               "((BM/WM)*(BN/WN)/32)";
         return signalPassFailure();
       }
       override = *t;

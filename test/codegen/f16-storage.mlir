@@ -43,3 +43,8 @@
 // A malformed --mma-tile is an error naming the rules.
 // RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x16 --precision fp16 --mma-tile 100x100x32x2x2x4 -o %t.bad.kiln 2>&1 | FileCheck %s --check-prefix=BADTILE
 // BADTILE: kiln-compile: error: invalid --mma-tile '100x100x32x2x2x4': expected BMxBNxBKxWMxWNxSTAGES
+
+// Tensor-core GEMMs and bf16 conversions need sm_80: an older target is
+// refused before any work.
+// RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x16 --precision fp16 --target sm_75 -o %t.75.kiln 2>&1 | FileCheck %s --check-prefix=SM75
+// SM75: kiln-compile: error: --precision fp16 needs every --target to be sm_80 or newer (tensor-core GEMMs), got sm_75

@@ -63,3 +63,20 @@ func.func @ints_and_dense(%ids: tensor<4xi64>) -> tensor<4xf32> {
   %y = kiln.add %f, %c : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+// -----
+
+// An argument returned as it is keeps its exact f32 value (no round trip
+// through 16 bits); declarations have no body and are left alone.
+// CHECK-LABEL: func.func @passthrough
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32>)
+// CHECK: %[[H:.+]] = kiln.cast %[[X]] : tensor<4xf32> -> tensor<4xf16>
+// CHECK: %[[N:.+]] = kiln.neg %[[H]]
+// CHECK: %[[Y:.+]] = kiln.cast %[[N]] : tensor<4xf16> -> tensor<4xf32>
+// CHECK: return %[[X]], %[[Y]]
+// CHECK-LABEL: func.func private @declaration
+func.func @passthrough(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %n = kiln.neg %x : tensor<4xf32>
+  return %x, %n : tensor<4xf32>, tensor<4xf32>
+}
+func.func private @declaration(%x: tensor<4xf32>) -> tensor<4xf32>

@@ -4,8 +4,11 @@
 // RUN: not kiln-opt %s --split-input-file --kiln-select-tiles=mma-tile=128x128 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not kiln-opt %s --split-input-file --kiln-select-tiles=mma-tile=128x128x512x2x4x4 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not kiln-opt %s --split-input-file --kiln-select-tiles=mma-tile=256x256x16x1x1x2 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not kiln-opt %s --split-input-file --kiln-select-tiles=mma-tile=16x8x16x1x1x2 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not kiln-opt %s --split-input-file --kiln-select-tiles=mma-tile=64x64x48x2x2x3 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not kiln-opt %s --split-input-file --kiln-select-tiles=mma-tile=16x8x16x1152921504606846976x1x2 2>&1 | FileCheck %s --check-prefix=BAD
 
-// BAD: invalid mma-tile '{{.+}}': expected BMxBNxBKxWMxWNxSTAGES with BM % (16*WM) == 0, BN % (8*WN) == 0, BK % 16 == 0, STAGES >= 2, WM*WN <= 32, STAGES*(BM+BN)*BK*2 <= 227 KiB and at most 128 accumulators per thread ((BM/WM)*(BN/WN)/32)
+// BAD: invalid mma-tile '{{.+}}': expected BMxBNxBKxWMxWNxSTAGES with BM % (16*WM) == 0, BN % (8*WN) == 0, BM, BN and BK each 16, 32 or a multiple of 64 (at most 1024), 32*WM*WN threads a multiple of BM/8, BN/8 and BK/8, 2 <= STAGES <= 64, WM*WN <= 32, STAGES*(BM+BN)*BK*2 <= 227 KiB and at most 128 accumulators per thread ((BM/WM)*(BN/WN)/32)
 
 // A large 16-bit GEMM runs on the tensor cores; the reason says how the tile
 // fills the GPU. 4096x3072: 128x128 tiles give 768 blocks, 3 waves of 264.
