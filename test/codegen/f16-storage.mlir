@@ -15,12 +15,14 @@
 // GPT2-DAG: kiln::layerNormRow(
 // GPT2-DAG: float *__restrict__ out0
 // GPT2-NOT: gemmTileF32
+// RUN: %if ptxas %{ for f in %t.gpt2/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.gpt2.cubin || exit 1; done %}
 
 // bf16 likewise.
 // RUN: rm -rf %t.bf16 && kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x16 --precision bf16 -o %t.bf16.kiln --dump-cuda %t.bf16
 // RUN: cat %t.bf16/module*.cu | FileCheck %s --check-prefix=BF16
 // BF16-DAG: kiln::gemmTileTC<kiln::bf16,
 // BF16-DAG: kiln::cvt<kiln::bf16>(
+// RUN: %if ptxas %{ for f in %t.bf16/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.bf16.cubin || exit 1; done %}
 
 // --precision tf32 keeps f32 storage and runs the GEMMs on TF32 tensor cores.
 // RUN: rm -rf %t.tf32 && kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x16 --precision tf32 -o %t.tf32.kiln --dump-cuda %t.tf32
@@ -28,6 +30,7 @@
 // TF32-DAG: kiln::gemmTileTC<float,
 // TF32-DAG: kiln::StridedOperand<float, true>
 // TF32-NOT: kiln::f16
+// RUN: %if ptxas %{ for f in %t.tf32/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.tf32.cubin || exit 1; done %}
 
 // --wgmma: Hopper wgmma when compiled for sm_90a, the mma.sync tile of the
 // same block shape for any other target; the PTX assembles for sm_90a.
