@@ -137,9 +137,16 @@ LogicalResult kiln::assignPrecision(RewriterBase &rewriter, func::FuncOp func,
   }
 
   // 2. Every f32 result inside the body becomes `to`; constants convert.
+  //    Tensors already stored in the other 16-bit type (a model exported in
+  //    fp16 compiled with --precision bf16) stay as they are: say so.
+  Type other = to.isF16() ? Type(BFloat16Type::get(ctx)) : Type(Float16Type::get(ctx));
+  bool keptOther = false;
   WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
     if (isa<func::FuncOp, func::ReturnOp>(op))
       return WalkResult::advance();
+    for (Type t : op->getResultTypes())
+      if (auto r = dyn_cast<RankedTensorType>(t))
+        keptOther |= r.getElementType() == other;
     if (auto c = dyn_cast<ConstantOp>(op)) {
       auto type = cast<RankedTensorType>(c.getType());
       if (!type.getElementType().isF32())
@@ -164,6 +171,10 @@ LogicalResult kiln::assignPrecision(RewriterBase &rewriter, func::FuncOp func,
   });
   if (walk.wasInterrupted())
     return failure();
+  if (keptOther)
+    func.emitWarning() << "the model already stores tensors as " << other << "; --precision "
+                       << stringifyPrecision(precision) << " converts only its f32 tensors, so "
+                       << other << " ones stay " << other;
 
   // 3. Results return in the function's declared types.
   auto ret = cast<func::ReturnOp>(entry.getTerminator());

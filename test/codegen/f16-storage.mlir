@@ -51,3 +51,8 @@
 // refused before any work.
 // RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x16 --precision fp16 --target sm_75 -o %t.75.kiln 2>&1 | FileCheck %s --check-prefix=SM75
 // SM75: kiln-compile: error: --precision fp16 needs every --target to be sm_80 or newer (tensor-core GEMMs), got sm_75
+
+// A model that already stores f16 tensors, compiled with --precision bf16:
+// only its f32 tensors convert, and kiln-compile says so.
+// RUN: kiln-compile %S/Inputs/f16_cast_relu.onnx --precision bf16 -o %t.kept.kiln 2>&1 | FileCheck %s --check-prefix=KEPT
+// KEPT: warning: the model already stores tensors as 'f16'; --precision bf16 converts only its f32 tensors, so 'f16' ones stay 'f16'
