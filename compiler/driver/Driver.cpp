@@ -156,6 +156,9 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
             "--precision %s needs every --target to be sm_80 or newer (tensor-core GEMMs), "
             "got sm_%u",
             stringifyPrecision(options.precision).str().c_str(), arch);
+  if (options.wgmma && !llvm::is_contained(targets, 90u))
+    return llvm::createStringError("--wgmma needs sm_90 among the --target values (Hopper's "
+                                   "wgmma is built as sm_90a)");
   // Likewise a malformed --mma-tile (kiln-select-tiles checks it again).
   if (!options.mmaTile.empty() && failed(parseMmaTile(options.mmaTile)))
     return llvm::createStringError(

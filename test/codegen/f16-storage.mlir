@@ -56,3 +56,7 @@
 // only its f32 tensors convert, and kiln-compile says so.
 // RUN: kiln-compile %S/Inputs/f16_cast_relu.onnx --precision bf16 -o %t.kept.kiln 2>&1 | FileCheck %s --check-prefix=KEPT
 // KEPT: warning: the model already stores tensors as 'f16'; --precision bf16 converts only its f32 tensors, so 'f16' ones stay 'f16'
+
+// --wgmma without an sm_90 target would do nothing: it is an error.
+// RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x16 --precision fp16 --wgmma --target sm_80 -o %t.wg80.kiln 2>&1 | FileCheck %s --check-prefix=WG80
+// WG80: kiln-compile: error: --wgmma needs sm_90 among the --target values (Hopper's wgmma is built as sm_90a)
