@@ -30,6 +30,8 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include "gpu_test_util.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -42,32 +44,11 @@
 #include <thread>
 #include <vector>
 
-//===----------------------------------------------------------------------===//
-// Error checking: every CUDA / cuBLAS call; a failure prints the call, file, line and the
-// driver's text and exits with status 2 (a test program, not a library).
-//===----------------------------------------------------------------------===//
-
-#define CHECK_CUDA(call)                                                                           \
-  do {                                                                                             \
-    cudaError_t err_ = (call);                                                                     \
-    if (err_ != cudaSuccess) {                                                                     \
-      std::fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", __FILE__, __LINE__, #call,               \
-                   cudaGetErrorName(err_), cudaGetErrorString(err_));                              \
-      std::exit(2);                                                                                \
-    }                                                                                              \
-  } while (0)
-
-#define CHECK_CUBLAS(call)                                                                         \
-  do {                                                                                             \
-    cublasStatus_t st_ = (call);                                                                   \
-    if (st_ != CUBLAS_STATUS_SUCCESS) {                                                            \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,                    \
-                   cublasGetStatusString(st_));                                                    \
-      std::exit(2);                                                                                \
-    }                                                                                              \
-  } while (0)
+// Error checking (CHECK_CUDA, CHECK_CUBLAS), parallelFor and timeGraph: gpu_test_util.h.
 
 namespace {
+using kiln_test::parallelFor;
+using kiln_test::timeGraph;
 
 //===----------------------------------------------------------------------===//
 // Correctness kernels
@@ -240,18 +221,6 @@ void randomOperand(std::mt19937 &rng, size_t n, bool bf16, std::vector<uint16_t>
   }
 }
 
-/// Runs body(i) for i in [0, n) on all host cores.
-void parallelFor(int n, const std::function<void(int)> &body) {
-  int workers = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> pool;
-  for (int w = 0; w < workers; ++w)
-    pool.emplace_back([&, w] {
-      for (int i = w; i < n; i += workers)
-        body(i);
-    });
-  for (auto &t : pool)
-    t.join();
-}
 
 /// ref[m, n] = sum_k a[m, k] * bt[n, k] in fp64 (products of 16-bit values are exact).
 std::vector<double> reference(const std::vector<float> &a, const std::vector<float> &bt, int M,
@@ -481,38 +450,6 @@ void launchBench(const BenchConfig &c, bool bKMajor, int M, int N, int K, const 
   CHECK_CUDA(cudaGetLastError());
 }
 
-/// Median time in µs of one launch: `launch` is captured 20 times into a CUDA graph, the graph
-/// is replayed 3 times to warm up, then 20 timed replays; the median replay / 20.
-double timeGraph(cudaStream_t stream, const std::function<void(cudaStream_t)> &launch) {
-  constexpr int kLaunches = 20, kReplays = 20, kWarmup = 3;
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  CHECK_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < kLaunches; ++i)
-    launch(stream);
-  CHECK_CUDA(cudaStreamEndCapture(stream, &graph));
-  CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
-  for (int i = 0; i < kWarmup; ++i)
-    CHECK_CUDA(cudaGraphLaunch(exec, stream));
-  CHECK_CUDA(cudaStreamSynchronize(stream));
-  cudaEvent_t start, stop;
-  CHECK_CUDA(cudaEventCreate(&start));
-  CHECK_CUDA(cudaEventCreate(&stop));
-  std::vector<float> ms(kReplays);
-  for (int i = 0; i < kReplays; ++i) {
-    CHECK_CUDA(cudaEventRecord(start, stream));
-    CHECK_CUDA(cudaGraphLaunch(exec, stream));
-    CHECK_CUDA(cudaEventRecord(stop, stream));
-    CHECK_CUDA(cudaEventSynchronize(stop));
-    CHECK_CUDA(cudaEventElapsedTime(&ms[i], start, stop));
-  }
-  CHECK_CUDA(cudaEventDestroy(start));
-  CHECK_CUDA(cudaEventDestroy(stop));
-  CHECK_CUDA(cudaGraphExecDestroy(exec));
-  CHECK_CUDA(cudaGraphDestroy(graph));
-  std::sort(ms.begin(), ms.end());
-  return 0.5 * (ms[kReplays / 2 - 1] + ms[kReplays / 2]) * 1e3 / kLaunches;
-}
 
 /// max |x - y| / max |y| over two f16 device buffers of n elements.
 double relDiff(const kiln::f16 *x, const kiln::f16 *y, size_t n) {
