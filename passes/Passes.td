@@ -72,6 +72,46 @@ def RaiseLayerNorm : Pass<"kiln-raise-layer-norm", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def RaiseRmsNorm : Pass<"kiln-raise-rms-norm", "mlir::func::FuncOp"> {
+  let summary = "Recognize decomposed RMS normalization and raise it to `kiln.rms_norm`.";
+  let description = [{
+    Exporters spell LlamaRMSNorm (and T5/Qwen2/Mistral's) as
+    `x * rsqrt(mean(x^2) + eps) * weight`, in the forms
+    `Pow(x, 2) | Mul(x, x)`, `ReduceMean(trailing axes, keepdims)`,
+    `Add(eps)`, then `Sqrt` + `Reciprocal` / `Sqrt` + `Div(1, .)` / `Div(x, Sqrt(.))`,
+    `Mul(x, .)`, optional `Cast`s to fp32 and back around it, and `Mul(weight)`.
+    Each exact match becomes one `kiln.rms_norm`; partial matches stay.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
+def RaiseAttention : Pass<"kiln-raise-attention", "mlir::func::FuncOp"> {
+  let summary = "Recognize exported scaled dot-product attention and raise it to `kiln.attention`.";
+  let description = [{
+    Matches `MatMul(Q, K^T)`, a scalar scale (Mul or Div on Q, on K^T or on the
+    scores), an optional additive mask (a constant causal mask becomes
+    `causal = true`), `Softmax` on the last axis, optionally
+    `Where(IsNaN(p), 0, p)`, and `MatMul(P, V)`, with the head transposes and
+    GQA head repetition (Expand + Reshape of K and V) around them. An exact
+    match becomes one `kiln.attention`; the transpose to [B, S, H, D] that
+    follows it is absorbed (`bshd_output`). Anything that only partly matches
+    is left as it is.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
+def FuseSiblingGemms : Pass<"kiln-fuse-sibling-gemms", "mlir::func::FuncOp"> {
+  let summary = "Merge GEMMs that read the same input with constant weights into one GEMM.";
+  let description = [{
+    Q, K and V projections (and similar siblings) read the same activation
+    `x: [..., K]` with constant weights `[K, N_i]`: they become one
+    `kiln.matmul` against the concatenated weight `[K, sum N_i]` followed by
+    slices, which consumers read as views. Biases added by the siblings are
+    left as they are (each slice keeps its own add).
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def AssignPrecision : Pass<"kiln-assign-precision", "mlir::func::FuncOp"> {
   let summary = "Store activations and weights in the chosen precision (fp16, bf16).";
   let description = [{

@@ -17,6 +17,12 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
   fpm.addPass(createFoldShapeSubgraphs());
   fpm.addPass(createCSEPass());
   fpm.addPass(createRaiseLayerNorm());
+  fpm.addPass(createRaiseRmsNorm());
+  if (options.fuse) {
+    fpm.addPass(createRaiseAttention());
+    fpm.addPass(createFuseSiblingGemms());
+    fpm.addPass(createCSEPass());
+  }
   AssignPrecisionOptions precisionOptions;
   precisionOptions.precision = options.precision;
   fpm.addPass(createAssignPrecision(precisionOptions));

@@ -8,6 +8,8 @@
 
 #include "dialects/kiln/KilnOps.h"
 
+#include <cmath>
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/OpImplementation.h"
@@ -346,6 +348,63 @@ LogicalResult LayerNormOp::verify() {
   }
   if (getType() != in)
     return emitOpError() << "result type must equal the input type";
+  return success();
+}
+
+LogicalResult RmsNormOp::verify() {
+  auto in = rtt(getInput());
+  if (failed(checkAxis(*this, getAxis(), in.getRank())))
+    return failure();
+  ArrayRef<int64_t> normShape = in.getShape().drop_front(getAxis());
+  if (rtt(getScale()).getShape() != normShape)
+    return emitOpError() << "scale shape " << formatShape(rtt(getScale()).getShape())
+                         << " must be the normalized shape " << formatShape(normShape);
+  if (getType() != in)
+    return emitOpError() << "result type must equal the input type";
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  auto q = rtt(getQuery()), k = rtt(getKey()), v = rtt(getValue());
+  if (q.getRank() != 4 || k.getRank() != 4 || v.getRank() != 4)
+    return emitOpError() << "query, key and value must be rank 4 ([B, H, S, D]), got ranks "
+                         << q.getRank() << ", " << k.getRank() << ", " << v.getRank();
+  Type et = q.getElementType();
+  if (k.getElementType() != et || v.getElementType() != et || getType().getElementType() != et)
+    return emitOpError() << "query, key, value and result must share one element type";
+  int64_t B = q.getDimSize(0), Hq = q.getDimSize(1), Sq = q.getDimSize(2), D = q.getDimSize(3);
+  int64_t Hkv = k.getDimSize(1), Sk = k.getDimSize(2), Dv = v.getDimSize(3);
+  if (k.getDimSize(0) != B || v.getDimSize(0) != B || v.getDimSize(1) != Hkv ||
+      v.getDimSize(2) != Sk || k.getDimSize(3) != D)
+    return emitOpError() << "key " << formatShape(k.getShape()) << " and value "
+                         << formatShape(v.getShape()) << " do not match query "
+                         << formatShape(q.getShape())
+                         << " (expected key [B, Hkv, Sk, D], value [B, Hkv, Sk, Dv])";
+  if (Hkv <= 0 || Hq % Hkv)
+    return emitOpError() << "query heads (" << Hq << ") must be a multiple of key/value heads ("
+                         << Hkv << ")";
+  if (Value mask = getMask()) {
+    auto m = rtt(mask);
+    if (m.getElementType() != et)
+      return emitOpError() << "mask element type must be the query's";
+    int64_t full[4] = {B, Hq, Sq, Sk};
+    if (m.getRank() > 4)
+      return emitOpError() << "mask rank " << m.getRank() << " exceeds 4";
+    for (int64_t d = 0; d < m.getRank(); ++d) {
+      int64_t dim = m.getDimSize(m.getRank() - 1 - d), want = full[3 - d];
+      if (dim != 1 && dim != want)
+        return emitOpError() << "mask " << formatShape(m.getShape())
+                             << " does not broadcast to [B, Hq, Sq, Sk] = "
+                             << formatShape(full);
+    }
+  }
+  SmallVector<int64_t> expect = getBshdOutput() ? SmallVector<int64_t>{B, Sq, Hq, Dv}
+                                                : SmallVector<int64_t>{B, Hq, Sq, Dv};
+  if (getType().getShape() != ArrayRef<int64_t>(expect))
+    return emitOpError() << "result shape " << formatShape(getType().getShape()) << " must be "
+                         << formatShape(expect);
+  if (!std::isfinite(getScale().convertToDouble()) || getScale().convertToDouble() == 0.0)
+    return emitOpError() << "scale must be finite and non-zero";
   return success();
 }
 

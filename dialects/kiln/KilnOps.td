@@ -408,6 +408,60 @@ def Kiln_LayerNormOp : Kiln_Op<"layer_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Kiln_RmsNormOp : Kiln_Op<"rms_norm", [Pure]> {
+  let summary = "RMS normalization over the dims from `axis` on (ONNX RMSNormalization-23).";
+  let description = [{
+    `y = x / sqrt(mean(x^2) + epsilon) * scale`, the mean of squares in fp32
+    over dims `[axis, rank)` (Zhang & Sennrich 2019, "Root Mean Square Layer
+    Normalization"; Llama's LlamaRMSNorm). `scale` has the normalized shape.
+    `kiln-raise-rms-norm` produces it from exporters' decompositions.
+
+    ```mlir
+    %y = kiln.rms_norm %x, %g {axis = 2 : i64, epsilon = 1.0e-06 : f32} : tensor<2x16x128xf32>, tensor<128xf32> -> tensor<2x16x128xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, Kiln_FloatTensor:$scale, I64Attr:$axis,
+                       F32Attr:$epsilon);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $scale attr-dict `:` type($input) `,` type($scale) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kiln_AttentionOp : Kiln_Op<"attention", [Pure]> {
+  let summary = "Scaled dot-product attention softmax(scale * Q K^T + mask) V, fused (FlashAttention-2).";
+  let description = [{
+    `query: [B, Hq, Sq, D]`, `key: [B, Hkv, Sk, D]`, `value: [B, Hkv, Sk, Dv]`
+    with `Hq` a multiple of `Hkv` (grouped-query attention: query head `h`
+    reads key/value head `h / (Hq / Hkv)`; `Hkv = 1` is multi-query). The
+    optional additive `mask` (same element type) broadcasts to
+    `[B, Hq, Sq, Sk]` (numpy rules, rank <= 4). With `causal`, key `j` is
+    visible to query `i` only when `j <= i + (Sk - Sq)` (the bottom-right
+    aligned causal mask; Sq == Sk gives the usual lower triangle).
+
+    Scores are `scale * dot(q_i, k_j) + mask[i, j]` in fp32; the softmax over
+    `j` and the weighted sum over values are fp32 too (online softmax,
+    FlashAttention-2: Dao 2023, arXiv:2307.08691), so no `[Sq, Sk]` tensor is
+    ever stored. A row whose scores are all `-inf` gives NaN, as
+    Softmax + MatMul give in ONNX, or zeros with `zero_masked_rows` (the
+    `Where(IsNaN(softmax), 0, softmax)` that torch's exporter emits).
+
+    The result is `[B, Hq, Sq, Dv]`, or `[B, Sq, Hq, Dv]` with `bshd_output`
+    (the transpose that precedes the output projection, absorbed).
+    `kiln-raise-attention` produces this op from exporters' MatMul / Softmax
+    chains.
+
+    ```mlir
+    %o = kiln.attention %q, %k, %v {scale = 0.125 : f64, causal = true, zero_masked_rows = false, bshd_output = false} : tensor<1x4x16x64xf16>, tensor<1x4x16x64xf16>, tensor<1x4x16x64xf16> -> tensor<1x4x16x64xf16>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$query, Kiln_FloatTensor:$key, Kiln_FloatTensor:$value,
+                       Optional<Kiln_FloatTensor>:$mask, F64Attr:$scale, BoolAttr:$causal,
+                       BoolAttr:$zero_masked_rows, BoolAttr:$bshd_output);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$query `,` $key `,` $value (`,` $mask^)? attr-dict `:` type($query) `,` type($key) `,` type($value) (`,` type($mask)^)? `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Kiln_ReduceOp : Kiln_Op<"reduce", [Pure]> {
   let summary = "Sum, mean or max over a set of axes (ONNX ReduceSum/Mean/Max).";
   let description = [{
