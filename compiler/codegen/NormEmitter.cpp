@@ -1,4 +1,4 @@
-//===- NormEmitter.cpp - softmax and layer-norm kernels -------------------===//
+//===- NormEmitter.cpp - softmax, layer-norm and RMS-norm kernels ---------===//
 //
 // Row-wise ops: one warp per row, four rows per 128-thread block, using the
 // device functions in cuda/norm.cuh. Fused elementwise consumers run in the
@@ -27,6 +27,7 @@ std::string rowPrologue(int64_t rows) {
       .str();
 }
 
+/// Blocks of kRowsPerBlock rows covering `rows`.
 unsigned rowBlocks(int64_t rows) { return unsigned((rows + kRowsPerBlock - 1) / kRowsPerBlock); }
 
 /// Builds the epilogue lambda `[&](long long c, float v) {...}` storing the
@@ -55,7 +56,7 @@ FailureOr<std::string> epilogueLambda(KernelOp kernel, ExprEmitter &expr, Operat
   return "[&](long long c, float v) {\n" + expr.getBody() + "  }";
 }
 
-
+/// `kiln.softmax` (+ epilogue) along any axis: kiln::softmaxRow per row.
 FailureOr<GeneratedKernel> emitSoftmax(KernelOp kernel, Operation *anchor) {
   auto sm = cast<SoftmaxOp>(anchor);
   auto type = sm.getType();
@@ -93,16 +94,38 @@ FailureOr<GeneratedKernel> emitSoftmax(KernelOp kernel, Operation *anchor) {
   return out;
 }
 
-FailureOr<GeneratedKernel> emitLayerNorm(KernelOp kernel, Operation *anchor) {
-  auto ln = cast<LayerNormOp>(anchor);
-  auto type = ln.getType();
+/// Formats the device call of a normalization kernel from the pointer names
+/// of its parameters (`in<i>`, empty for an absent optional operand), the
+/// row length D and the epilogue lambda.
+using RowNormCall = llvm::function_ref<std::string(ArrayRef<std::string> params, int64_t D,
+                                                   const std::string &epilogue)>;
+
+/// Shared by layer norm and RMS norm: one warp per row of the dims from
+/// `axis` on. `params` (input first, then scale, optional bias; null for an
+/// absent one) are passed as pointers, never inlined; the row's result
+/// leaves through the epilogue at `row * D + c`.
+FailureOr<GeneratedKernel> emitRowNorm(KernelOp kernel, Operation *anchor, ArrayRef<Value> params,
+                                       int64_t axis, RowNormCall call) {
+  auto type = cast<RankedTensorType>(anchor->getResult(0).getType());
   if (!isa<FloatType>(type.getElementType()))
-    return kernel.emitError() << "unsupported: layer_norm on " << type.getElementType();
+    return kernel.emitError() << "unsupported: " << anchor->getName() << " on "
+                              << type.getElementType();
   GeneratedKernel out;
   SmallVector<unsigned> operands;
-  for (Value v : {ln.getInput(), ln.getScale(), ln.getBias()})
-    if (v)
-      operands.push_back(cast<BlockArgument>(v).getArgNumber());
+  SmallVector<std::string> names;
+  for (Value v : params) {
+    if (!v) {
+      names.emplace_back();
+      continue;
+    }
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg)
+      return kernel.emitError() << "unsupported: " << anchor->getName() << " in kernel @"
+                                << kernel.getSymName()
+                                << " reads an operand computed inside the kernel";
+    operands.push_back(arg.getArgNumber());
+    names.push_back("in" + std::to_string(arg.getArgNumber()));
+  }
   ExprEmitter expr(kernel);
   SmallVector<unsigned> passed =
       expr.bindOperands([&](unsigned i) { return !llvm::is_contained(operands, i); });
@@ -110,26 +133,46 @@ FailureOr<GeneratedKernel> emitLayerNorm(KernelOp kernel, Operation *anchor) {
   if (failed(sig))
     return failure();
   int64_t D = 1;
-  for (int64_t d = ln.getAxis(); d < type.getRank(); ++d)
+  for (int64_t d = axis; d < type.getRank(); ++d)
     D *= type.getDimSize(d);
   int64_t rows = type.getNumElements() / D;
-  auto epilogue =
-      epilogueLambda(kernel, expr, anchor, llvm::formatv("row * {0}LL + c", D).str());
+  auto epilogue = epilogueLambda(kernel, expr, anchor, llvm::formatv("row * {0}LL + c", D).str());
   if (failed(epilogue))
     return failure();
-  std::string bias = ln.getBias() ? "in" + std::to_string(operands[2]) : "(const float *)nullptr";
-  out.source =
-      *sig + " {\n" + rowPrologue(rows) +
-      llvm::formatv("  kiln::layerNormRow(in{0} + row * {1}LL, in{2}, {3}, {1}LL, {4}, {5});\n",
-                    operands[0], D, operands[1], bias,
-                    cudaLiteral(Float32Type::get(kernel.getContext()),
-                                ln.getEpsilon().convertToDouble(), 0),
-                    *epilogue)
-          .str() +
-      "}\n";
+  out.source = *sig + " {\n" + rowPrologue(rows) + call(names, D, *epilogue) + "}\n";
   out.block = {kThreads, 1, 1};
   out.grid = {rowBlocks(rows), 1, 1};
   return out;
+}
+
+/// `kiln.layer_norm` (+ epilogue): kiln::layerNormRow per row.
+FailureOr<GeneratedKernel> emitLayerNorm(KernelOp kernel, Operation *anchor) {
+  auto ln = cast<LayerNormOp>(anchor);
+  std::string eps =
+      cudaLiteral(Float32Type::get(kernel.getContext()), ln.getEpsilon().convertToDouble(), 0);
+  return emitRowNorm(
+      kernel, anchor, {ln.getInput(), ln.getScale(), ln.getBias()}, ln.getAxis(),
+      [&](ArrayRef<std::string> p, int64_t D, const std::string &epilogue) {
+        std::string bias = p[2].empty() ? "(const float *)nullptr" : p[2];
+        return llvm::formatv(
+                   "  kiln::layerNormRow({0} + row * {1}LL, {2}, {3}, {1}LL, {4}, {5});\n", p[0], D,
+                   p[1], bias, eps, epilogue)
+            .str();
+      });
+}
+
+/// `kiln.rms_norm` (+ epilogue): kiln::rmsNormRow per row.
+FailureOr<GeneratedKernel> emitRmsNorm(KernelOp kernel, Operation *anchor) {
+  auto rms = cast<RmsNormOp>(anchor);
+  std::string eps =
+      cudaLiteral(Float32Type::get(kernel.getContext()), rms.getEpsilon().convertToDouble(), 0);
+  return emitRowNorm(kernel, anchor, {rms.getInput(), rms.getScale()}, rms.getAxis(),
+                     [&](ArrayRef<std::string> p, int64_t D, const std::string &epilogue) {
+                       return llvm::formatv(
+                                  "  kiln::rmsNormRow({0} + row * {1}LL, {2}, {1}LL, {3}, {4});\n",
+                                  p[0], D, p[1], eps, epilogue)
+                           .str();
+                     });
 }
 
 } // namespace
@@ -137,4 +180,5 @@ FailureOr<GeneratedKernel> emitLayerNorm(KernelOp kernel, Operation *anchor) {
 void kiln::codegen::populateNormEmitters(EmitterRegistry &registry) {
   registry.addAnchor<SoftmaxOp>(emitSoftmax, /*acceptsFusedOps=*/true);
   registry.addAnchor<LayerNormOp>(emitLayerNorm, /*acceptsFusedOps=*/true);
+  registry.addAnchor<RmsNormOp>(emitRmsNorm, /*acceptsFusedOps=*/true);
 }

@@ -162,7 +162,7 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
   SmallVector<bool> hasAnchor;
   llvm::SmallPtrSet<Operation *, 16> gemmPrologue;
   for (Operation *op : llvm::reverse(ops)) {
-    if (isa<MatMulOp, SoftmaxOp, LayerNormOp>(op) && options.fuseEpilogues &&
+    if (isa<MatMulOp, SoftmaxOp, LayerNormOp, RmsNormOp>(op) && options.fuseEpilogues &&
         !op->getResult(0).use_empty()) {
       Operation *user = *op->getResult(0).getUsers().begin();
       auto it = groupOf.find(user);

@@ -1,9 +1,11 @@
-// norm.cuh - row-wise softmax and layer normalization building blocks.
+// norm.cuh - row-wise softmax, layer normalization and RMS normalization
+// building blocks.
 //
 // One warp per row; statistics in fp32. Softmax subtracts the row maximum
 // (numerically safe) and returns zeros for a row of -inf. LayerNorm follows
 // ONNX LayerNormalization-17: y = (x - mean) / sqrt(var + eps) * scale + bias
-// with the biased variance.
+// with the biased variance. RMSNorm follows ONNX RMSNormalization-23 (and
+// LlamaRMSNorm): y = x * (1 / sqrt(mean(x^2) + eps)) * scale.
 #pragma once
 #include "kiln/common.cuh"
 
@@ -62,6 +64,24 @@ __device__ __forceinline__ void layerNormRow(const T *__restrict__ x, const TS *
     float r = (ld(x[c]) - mean) * rstd * ld(scale[c]);
     epilogue(c, bias ? r + ld(bias[c]) : r);
   }
+}
+
+/// RMSNorm over one row of length D: epilogue(c, y[c]) for every column, with
+/// y = x * rstd * scale and rstd = 1 / sqrt(mean(x^2) + eps), all in fp32
+/// whatever the storage types (float, f16, bf16). The products are taken in
+/// the order the exported graph takes them (x * rstd, then * scale).
+template <typename T, typename TS, typename Epilogue>
+__device__ __forceinline__ void rmsNormRow(const T *__restrict__ x, const TS *__restrict__ scale,
+                                           long long D, float eps, Epilogue epilogue) {
+  const int lane = threadIdx.x & 31;
+  float s = 0.0f;
+  for (long long c = lane; c < D; c += 32) {
+    const float v = ld(x[c]);
+    s += v * v;
+  }
+  const float rstd = 1.0f / sqrtf(warpSum(s) / float(D) + eps);
+  for (long long c = lane; c < D; c += 32)
+    epilogue(c, ld(x[c]) * rstd * ld(scale[c]));
 }
 
 } // namespace kiln
