@@ -30,6 +30,12 @@ llvm::StringRef stringifyPrecision(Precision p);
 mlir::LogicalResult assignPrecision(mlir::RewriterBase &rewriter, mlir::func::FuncOp func,
                                     Precision precision);
 
+/// Replaces the decomposed RMS normalization whose mean of squares is `mean`
+/// (see RaiseRmsNorm in Passes.td) by one `kiln.rms_norm` and erases the
+/// chain. Fails without changing anything when the ops around `mean` are not
+/// an exact match.
+mlir::FailureOr<RmsNormOp> raiseRmsNorm(mlir::RewriterBase &rewriter, ReduceOp mean);
+
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 
@@ -38,8 +44,7 @@ mlir::LogicalResult assignPrecision(mlir::RewriterBase &rewriter, mlir::func::Fu
 
 /// Decides whether `producer` may join the kernel group of its consumer
 /// `consumer` (one of its consumers when it has several in one group).
-using FusionControlFn = std::function<bool(mlir::Operation *producer,
-                                           mlir::Operation *consumer)>;
+using FusionControlFn = std::function<bool(mlir::Operation *producer, mlir::Operation *consumer)>;
 
 /// Knobs of pointwise fusion (see FusePointwise in Passes.td).
 struct FusionOptions {
@@ -50,7 +55,8 @@ struct FusionOptions {
 };
 
 /// Groups fusible ops of `func` into `kiln.kernel` regions, with GEMMs,
-/// softmaxes and layer norms as epilogue anchors when enabled. Returns the number of kernels created.
+/// softmaxes and layer norms as epilogue anchors when enabled. Returns the number of kernels
+/// created.
 int64_t fusePointwiseChains(mlir::RewriterBase &rewriter, mlir::func::FuncOp func,
                             const FusionOptions &options, const FusionControlFn &control);
 

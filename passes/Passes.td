@@ -75,12 +75,42 @@ def RaiseLayerNorm : Pass<"kiln-raise-layer-norm", "mlir::func::FuncOp"> {
 def RaiseRmsNorm : Pass<"kiln-raise-rms-norm", "mlir::func::FuncOp"> {
   let summary = "Recognize decomposed RMS normalization and raise it to `kiln.rms_norm`.";
   let description = [{
-    Exporters spell LlamaRMSNorm (and T5/Qwen2/Mistral's) as
-    `x * rsqrt(mean(x^2) + eps) * weight`, in the forms
-    `Pow(x, 2) | Mul(x, x)`, `ReduceMean(trailing axes, keepdims)`,
-    `Add(eps)`, then `Sqrt` + `Reciprocal` / `Sqrt` + `Div(1, .)` / `Div(x, Sqrt(.))`,
-    `Mul(x, .)`, optional `Cast`s to fp32 and back around it, and `Mul(weight)`.
-    Each exact match becomes one `kiln.rms_norm`; partial matches stay.
+    ONNX has no RMSNormalization op before opset 23, so exporters spell
+    LlamaRMSNorm (and T5/Qwen2/Mistral's) as `x * rsqrt(mean(x^2) + eps) * weight`:
+
+    ```
+    s = Sqrt(Add(ReduceMean(Pow(x, 2) | Mul(x, x), trailing axes, keepdims=1), eps))
+    n = Mul(x, Reciprocal(s)) | Mul(x, Div(1, s)) | Div(x, s)      (Mul either order)
+    [Cast(n) to x's storage type]                                   [Mul(., weight)]
+    ```
+
+    This pass replaces such a chain by one `kiln.rms_norm` (axis = first
+    reduced dim, epsilon = the constant; the weight becomes the scale when it
+    has the normalized shape and the result's element type, otherwise the
+    scale is ones and the Mul stays). Codegen then computes the mean of
+    squares and the normalized row in one kernel instead of a reduction
+    kernel plus a normalization kernel.
+
+    Casts: when `x` is `Cast(x0)` to a wider float read only by the chain and
+    the chain casts back to `x0`'s type, both casts go (`kiln.rms_norm` keeps
+    fp32 statistics whatever the storage type, and rounds once instead of
+    twice); in any other arrangement the casts stay outside the raised op.
+
+    Only exact matches are raised: float element type, static shape, a
+    constant scalar epsilon >= 0, exponent exactly 2, the reduced axes the
+    trailing dims, and every intermediate used only inside the chain;
+    anything else is left as it is. Runs before `kiln-assign-precision`.
+
+    Before:
+    ```mlir
+    %p = kiln.pow %x, %two : tensor<1x16x128xf32>, tensor<f32> -> tensor<1x16x128xf32>
+    %m = kiln.reduce <mean> %p {axes = array<i64: 2>, keep_dims = true} : ...
+    ... kiln.add eps, kiln.sqrt, kiln.reciprocal, kiln.mul %x, kiln.mul %w ...
+    ```
+    After:
+    ```mlir
+    %y = kiln.rms_norm %x, %w {axis = 2 : i64, epsilon = 9.99999997E-7 : f32} : tensor<1x16x128xf32>, tensor<128xf32> -> tensor<1x16x128xf32>
+    ```
   }];
   let dependentDialects = ["kiln::KilnDialect"];
 }

@@ -170,6 +170,46 @@ def main():
     # Two inputs sharing the symbolic dims 'batch' and 'seq'.
     save("two_inputs", [helper.make_node("Add", ["a", "b"], ["y"])],
          [f32("a", ["batch", "seq"]), f32("b", ["batch", "seq"])], [f32("y", ["batch", "seq"])])
+    # RMSNorm as torch's exporter spells LlamaRMSNorm (Pow, ReduceMean, Add,
+    # Sqrt, Reciprocal, Mul by x, Mul by the weight on the left), with a ReLU
+    # after it: kiln-raise-rms-norm makes it one RMS-norm kernel with a ReLU
+    # epilogue.
+    save("decomposed_rms_norm", [
+        helper.make_node("Pow", ["x", "two"], ["p"]),
+        helper.make_node("ReduceMean", ["p", "axes"], ["m"], keepdims=1),
+        helper.make_node("Add", ["m", "eps"], ["me"]),
+        helper.make_node("Sqrt", ["me"], ["s"]),
+        helper.make_node("Reciprocal", ["s"], ["r"]),
+        helper.make_node("Mul", ["x", "r"], ["n"]),
+        helper.make_node("Mul", ["w", "n"], ["nw"]),
+        helper.make_node("Relu", ["nw"], ["y"]),
+    ], [f32("x", ["batch", 8, 64])], [f32("y", ["batch", 8, 64])], [
+        numpy_helper.from_array(np.array(2.0, np.float32), "two"),
+        numpy_helper.from_array(np.array([-1], np.int64), "axes"),
+        numpy_helper.from_array(np.array(1e-6, np.float32), "eps"),
+        numpy_helper.from_array(rng.standard_normal(64).astype(np.float32), "w"),
+    ])
+    # The same in an fp16 export (LlamaRMSNorm on a half model): x is cast to
+    # fp32 for the statistics and the normalized value cast back before the
+    # fp16 weight; the raised op reads and writes fp16 directly.
+    f16 = TensorProto.FLOAT16
+    save("decomposed_rms_norm_f16", [
+        helper.make_node("Cast", ["x"], ["xf"], to=TensorProto.FLOAT),
+        helper.make_node("Pow", ["xf", "two"], ["p"]),
+        helper.make_node("ReduceMean", ["p", "axes"], ["m"], keepdims=1),
+        helper.make_node("Add", ["m", "eps"], ["me"]),
+        helper.make_node("Sqrt", ["me"], ["s"]),
+        helper.make_node("Reciprocal", ["s"], ["r"]),
+        helper.make_node("Mul", ["xf", "r"], ["n"]),
+        helper.make_node("Cast", ["n"], ["h"], to=f16),
+        helper.make_node("Mul", ["w", "h"], ["y"]),
+    ], [helper.make_tensor_value_info("x", f16, ["batch", 8, 64])],
+        [helper.make_tensor_value_info("y", f16, ["batch", 8, 64])], [
+        numpy_helper.from_array(np.array(2.0, np.float32), "two"),
+        numpy_helper.from_array(np.array([-1], np.int64), "axes"),
+        numpy_helper.from_array(np.array(1e-6, np.float32), "eps"),
+        numpy_helper.from_array(rng.standard_normal(64).astype(np.float16), "w"),
+    ])
 
 
 if __name__ == "__main__":
