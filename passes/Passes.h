@@ -36,6 +36,20 @@ mlir::LogicalResult assignPrecision(mlir::RewriterBase &rewriter, mlir::func::Fu
 /// an exact match.
 mlir::FailureOr<RmsNormOp> raiseRmsNorm(mlir::RewriterBase &rewriter, ReduceOp mean);
 
+/// Largest concatenated weight fuseSiblingGemms creates, in bytes.
+inline constexpr int64_t kMaxSiblingWeightBytes = int64_t(1) << 28;
+
+/// Replaces `siblings` (>= 2 `kiln.matmul`s in one block, reading the same
+/// lhs, each with a rank-2 `kiln.constant` rhs [K, N_i] of one element type,
+/// N_i a multiple of 8, together at most kMaxSiblingWeightBytes) by one
+/// `kiln.matmul` against the weights concatenated along N, followed by one
+/// `kiln.slice` per sibling. When every sibling is read only by an add of a
+/// constant bias [N_i], the biases are concatenated too and added once
+/// before slicing. Returns the new matmul; fails without changing anything
+/// when the group does not qualify (see FuseSiblingGemms in Passes.td).
+mlir::FailureOr<MatMulOp> fuseSiblingGemms(mlir::RewriterBase &rewriter,
+                                           llvm::ArrayRef<MatMulOp> siblings);
+
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 

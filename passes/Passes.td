@@ -133,11 +133,41 @@ def RaiseAttention : Pass<"kiln-raise-attention", "mlir::func::FuncOp"> {
 def FuseSiblingGemms : Pass<"kiln-fuse-sibling-gemms", "mlir::func::FuncOp"> {
   let summary = "Merge GEMMs that read the same input with constant weights into one GEMM.";
   let description = [{
-    Q, K and V projections (and similar siblings) read the same activation
-    `x: [..., K]` with constant weights `[K, N_i]`: they become one
-    `kiln.matmul` against the concatenated weight `[K, sum N_i]` followed by
-    slices, which consumers read as views. Biases added by the siblings are
-    left as they are (each slice keeps its own add).
+    Q, K and V projections (and Llama's gate and up projections) read the
+    same activation `x: [..., K]` with constant weights `[K, N_i]`: they
+    become one `kiln.matmul` against the weights concatenated along N
+    (`[K, sum N_i]`, built at compile time) followed by one `kiln.slice` per
+    projection on the last dim. At batch 1 each projection is a small GEMM
+    that fills few SMs; one GEMM launches once, reads `x` once and spreads
+    over more blocks. The slices are data movement that fusion folds into
+    their consumers (GEMM and attention operand views, pointwise kernels).
+
+    Siblings: `kiln.matmul` ops in one block with the same lhs value, each
+    rhs a rank-2 `kiln.constant` with N_i a multiple of 8 (so every slice
+    starts on a 16-byte boundary for 16-bit types); other matmuls of that
+    lhs are left out of the group. A group of two or more is fused unless
+    the concatenated weight exceeds 2^28 bytes. When every sibling is read
+    only by an add of a constant bias of shape `[N_i]` (BERT), the biases are
+    concatenated too and added once before slicing, so the bias stays in the
+    GEMM's epilogue; otherwise the adds stay, each on its slice.
+
+    The new ops are created where the earliest sibling was: the lhs
+    dominates every sibling, and every former user comes after its own
+    sibling. Result types are unchanged. Runs before precision assignment
+    and fusion.
+
+    Before:
+    ```mlir
+    %q = kiln.matmul %x, %wq : tensor<1x16x128xf32>, tensor<128x128xf32> -> tensor<1x16x128xf32>
+    %k = kiln.matmul %x, %wk : tensor<1x16x128xf32>, tensor<128x64xf32> -> tensor<1x16x64xf32>
+    ```
+    After:
+    ```mlir
+    %w = kiln.constant dense<...> : tensor<128x192xf32>
+    %m = kiln.matmul %x, %w : tensor<1x16x128xf32>, tensor<128x192xf32> -> tensor<1x16x192xf32>
+    %q = kiln.slice %m {starts = array<i64: 0, 0, 0>, steps = array<i64: 1, 1, 1>} : tensor<1x16x192xf32> -> tensor<1x16x128xf32>
+    %k = kiln.slice %m {starts = array<i64: 0, 0, 128>, steps = array<i64: 1, 1, 1>} : tensor<1x16x192xf32> -> tensor<1x16x64xf32>
+    ```
   }];
   let dependentDialects = ["kiln::KilnDialect"];
 }
