@@ -91,7 +91,7 @@ def RaiseRmsNorm : Pass<"kiln-raise-rms-norm", "mlir::func::FuncOp"> {
     squares and the normalized row in one kernel instead of a reduction
     kernel plus a normalization kernel.
 
-    Casts: when `x` is `Cast(x0)` to a wider float read only by the chain and
+    Casts: when `x` is `Cast(x0)` from f16/bf16 to f32, read only by the chain, and
     the chain casts back to `x0`'s type, both casts go (`kiln.rms_norm` keeps
     fp32 statistics whatever the storage type, and rounds once instead of
     twice); in any other arrangement the casts stay outside the raised op.

@@ -12,8 +12,8 @@
 //   4. optionally c = Cast(n) to another float type;
 //   5. optionally Mul(c or n, weight) (either order), weight of the
 //      normalized shape and the same type.
-// When x is itself Cast(x0) to a wider float read only by the chain, and the
-// cast back returns to x0's type, both casts disappear: kiln.rms_norm
+// When x is itself Cast(x0) from a 16-bit float to f32, read only by the
+// chain, and the cast back returns to x0's type, both casts disappear: kiln.rms_norm
 // computes its statistics in fp32 whatever the storage type. In every other
 // cast arrangement the casts stay where they are, outside the raised op.
 //
@@ -167,12 +167,14 @@ FailureOr<RmsNormMatch> matchRmsNorm(ReduceOp mean) {
   match.last = normalized;
   match.input = x;
 
-  // x (the wide value) is read only by the square and the normalization:
-  // a cast producing it may join the chain.
+  // A cast widening a 16-bit x0 to the f32 x, read only by the square and
+  // the normalization, may join the chain (a narrowing cast rounds x0, which
+  // the op would not do).
   auto castIn = x.getDefiningOp<CastOp>();
-  bool castInOnlyHere = isFloatCast(castIn) && llvm::all_of(x.getUsers(), [&](Operation *u) {
-                          return u == squareOp || u == normalized;
-                        });
+  bool castInOnlyHere =
+      isFloatCast(castIn) && type.getElementType().isF32() &&
+      getElementTypeOrSelf(castIn.getInput().getType()).getIntOrFloatBitWidth() == 16 &&
+      llvm::all_of(x.getUsers(), [&](Operation *u) { return u == squareOp || u == normalized; });
 
   // Step 4: an optional cast back. Both casts are absorbed when they undo
   // each other; otherwise the chain ends before the cast back.

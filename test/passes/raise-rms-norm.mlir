@@ -261,3 +261,28 @@ func.func @square_used_twice(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x
   %n = kiln.mul %x, %r : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
   return %n, %p : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// A narrowing sandwich (f32 -> f16 for the statistics -> f32): the cast in
+// rounds x, which the op would not do, so both casts stay and the op works
+// on the f16 value.
+// CHECK-LABEL: func.func @narrowing_sandwich
+// CHECK: %[[XH:.+]] = kiln.cast %arg0 : tensor<8x64xf32> -> tensor<8x64xf16>
+// CHECK: %[[Y:.+]] = kiln.rms_norm %[[XH]], %{{.+}} {axis = 1 : i64
+// CHECK-SAME: tensor<8x64xf16>, tensor<64xf16> -> tensor<8x64xf16>
+// CHECK-NEXT: %[[F:.+]] = kiln.cast %[[Y]] : tensor<8x64xf16> -> tensor<8x64xf32>
+// CHECK-NEXT: return %[[F]]
+func.func @narrowing_sandwich(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  %two = kiln.constant dense<2.0> : tensor<f16>
+  %eps = kiln.constant dense<1.0e-03> : tensor<f16>
+  %xh = kiln.cast %x : tensor<8x64xf32> -> tensor<8x64xf16>
+  %p = kiln.pow %xh, %two : tensor<8x64xf16>, tensor<f16> -> tensor<8x64xf16>
+  %m = kiln.reduce <mean> %p {axes = array<i64: 1>, keep_dims = true} : tensor<8x64xf16> -> tensor<8x1xf16>
+  %a = kiln.add %m, %eps : tensor<8x1xf16>, tensor<f16> -> tensor<8x1xf16>
+  %s = kiln.sqrt %a : tensor<8x1xf16>
+  %r = kiln.reciprocal %s : tensor<8x1xf16>
+  %n = kiln.mul %xh, %r : tensor<8x64xf16>, tensor<8x1xf16> -> tensor<8x64xf16>
+  %f = kiln.cast %n : tensor<8x64xf16> -> tensor<8x64xf32>
+  return %f : tensor<8x64xf32>
+}
