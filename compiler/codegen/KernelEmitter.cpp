@@ -68,6 +68,7 @@ EmitterRegistry kiln::codegen::makeDefaultEmitterRegistry() {
   populateGemmEmitters(registry);
   populateNormEmitters(registry);
   populateReduceEmitters(registry);
+  populateAttentionEmitters(registry);
   return registry;
 }
 
@@ -161,7 +162,8 @@ std::string kiln::codegen::modulePrologue() {
          "#include \"kiln/gemm.cuh\"\n"
          "#include \"kiln/gemm_tc.cuh\"\n"
          "#include \"kiln/gemm_wgmma.cuh\"\n"
-         "#include \"kiln/norm.cuh\"\n\n";
+         "#include \"kiln/norm.cuh\"\n"
+         "#include \"kiln/attention.cuh\"\n\n";
 }
 
 unsigned kiln::codegen::gridFor(int64_t work, int64_t perBlock) {

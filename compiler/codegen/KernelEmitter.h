@@ -73,6 +73,7 @@ void populatePointwiseEmitter(EmitterRegistry &registry);
 void populateGemmEmitters(EmitterRegistry &registry);
 void populateNormEmitters(EmitterRegistry &registry);
 void populateReduceEmitters(EmitterRegistry &registry);
+void populateAttentionEmitters(EmitterRegistry &registry);
 
 /// Registry with every emitter kiln has.
 EmitterRegistry makeDefaultEmitterRegistry();

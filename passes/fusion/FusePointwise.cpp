@@ -176,8 +176,9 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
         continue;
       }
     }
-    if (isa<MatMulOp>(op) && options.fuseGemmPrologues && !groupOf.count(op)) {
-      // A GEMM without an epilogue still anchors a group for its prologue.
+    if (isa<MatMulOp, AttentionOp>(op) && options.fuseGemmPrologues && !groupOf.count(op)) {
+      // A GEMM without an epilogue still anchors a group for its prologue;
+      // attention anchors one for the views of Q, K and V.
       groupOf[op] = groups.size();
       groups.push_back({op});
       hasAnchor.push_back(true);
@@ -213,13 +214,13 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
     }
     // GEMM operands are re-read by every column (row) tile: only ops that
     // are cheap to recompute join as a GEMM prologue.
-    bool prologue = user && (isa<MatMulOp>(user) || gemmPrologue.contains(user));
-    if (user && !user->hasTrait<KilnFusible>() && !isa<ReduceOp, MatMulOp>(user))
+    bool prologue = user && (isa<MatMulOp, AttentionOp>(user) || gemmPrologue.contains(user));
+    if (user && !user->hasTrait<KilnFusible>() && !isa<ReduceOp, MatMulOp, AttentionOp>(user))
       user = nullptr;
     // A reshape read directly by the GEMM stays a view: it moves no data,
     // so fusing it would only add index arithmetic to the operand loads.
     if (prologue && (!options.fuseGemmPrologues || !isCheapToRecompute(op) ||
-                     (isa<ReshapeOp>(op) && isa<MatMulOp>(user))))
+                     (isa<ReshapeOp>(op) && isa<MatMulOp, AttentionOp>(user))))
       user = nullptr;
     auto it = user ? groupOf.find(user) : groupOf.end();
     if (it != groupOf.end() && groups[it->second].size() < maxOpsPerKernel &&

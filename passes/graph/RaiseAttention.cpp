@@ -1,10 +1,42 @@
-//===- RaiseAttention.cpp - kiln-raise-attention (in progress) ---------------------------===//
+//===- RaiseAttention.cpp - exported attention -> kiln.attention ----------===//
 //
-// Stub: the pass is declared in Passes.td; the implementation follows.
+// Recognizes scaled dot-product attention as exporters spell it and replaces
+// it by one kiln.attention:
+//
+//   s = MatMul(Q', K^T')            Q' = Q [* c | / c],  K^T' = K^T [* c | / c]
+//   s = s [* c | / c]               scale on the scores (before the mask)
+//   s = s + mask | Where(bool, s, fill) | Where(bool, fill, s)
+//   p = Softmax(s, axis = -1)
+//   p = Where(IsNaN(p), 0, p)       (torch's exporter; optional)
+//   o = MatMul(p, V)
+//   o = Transpose(o, [0, 2, 1, 3])  (optional; absorbed as bshd_output)
+//
+// K^T is recognized as a transpose of K in the spellings of the torch
+// exporters (Transpose(K, [0, 1, 3, 2]), Transpose(Kbshd, [0, 2, 3, 1]),
+// Reshape(Transpose(Reshape(K), [0, 2, 1]))) and otherwise taken as an explicit
+// transpose that codegen reads as a strided view. GQA head repetition
+// (Reshape(Expand(Reshape(Kkv [B, Hkv, S, D] -> [B, Hkv, 1, S, D]))) -> [B, Hq, S, D],
+// HF's repeat_kv) is removed: the kernel maps query heads to KV heads itself.
+// A constant mask that is exactly causal (0 on and below the bottom-right
+// aligned diagonal, <= -1e30 or -inf above it) becomes `causal = true`.
+//
+// A chain that looks like attention (softmax between two batched matmuls)
+// but does not match exactly is left as it is, and the softmax gets a
+// `kiln.unfused` attribute with the reason, which --emit=kernels shows.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <cmath>
+
+#define DEBUG_TYPE "kiln-raise-attention"
 
 namespace kiln {
 #define GEN_PASS_DEF_RAISEATTENTION
@@ -15,7 +47,431 @@ using namespace mlir;
 using namespace kiln;
 
 namespace {
+
+RankedTensorType rtt(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+/// The value of a one-element float constant.
+std::optional<double> scalarConstant(Value v) {
+  DenseElementsAttr dense;
+  if (!matchPattern(v, m_Constant(&dense)) || dense.getNumElements() != 1 ||
+      !isa<FloatType>(dense.getElementType()))
+    return std::nullopt;
+  return (*dense.getValues<APFloat>().begin()).convertToDouble();
+}
+
+/// If `v` is `x * c` or `x / c` with a scalar constant c (either operand order
+/// for the product), returns x and multiplies `scale` by c (1/c).
+Value peelScale(Value v, double &scale) {
+  Operation *def = v.getDefiningOp();
+  if (auto mul = dyn_cast_or_null<MulOp>(def)) {
+    auto type = rtt(v);
+    for (int side = 0; side < 2; ++side) {
+      Value c = mul->getOperand(side), x = mul->getOperand(1 - side);
+      if (auto s = scalarConstant(c); s && rtt(x) == type) {
+        scale *= *s;
+        return x;
+      }
+    }
+  }
+  if (auto div = dyn_cast_or_null<DivOp>(def)) {
+    if (auto s = scalarConstant(div.getRhs()); s && *s != 0.0 && rtt(div.getLhs()) == rtt(v)) {
+      scale /= *s;
+      return div.getLhs();
+    }
+  }
+  return nullptr;
+}
+
+/// Strips every scalar scaling from `v`.
+Value peelScales(Value v, double &scale) {
+  while (Value x = peelScale(v, scale))
+    v = x;
+  return v;
+}
+
+bool isPerm(Value v, ArrayRef<int64_t> perm, Value &input) {
+  auto t = v.getDefiningOp<TransposeOp>();
+  if (!t || t.getPerm() != perm)
+    return false;
+  input = t.getInput();
+  return true;
+}
+
+/// K [B, H, Sk, D] given K^T [B, H, D, Sk], looking through the exporters'
+/// spellings; creates a transpose (a view for codegen) when none matches.
+Value keyFromTransposed(OpBuilder &b, Value kt) {
+  auto type = rtt(kt);
+  if (auto t = kt.getDefiningOp<TransposeOp>()) {
+    SmallVector<int64_t> perm(t.getPerm());
+    std::swap(perm[2], perm[3]);
+    if (perm == ArrayRef<int64_t>{0, 1, 2, 3})
+      return t.getInput();
+    auto inType = rtt(t.getInput());
+    SmallVector<int64_t> shape;
+    for (int64_t p : perm)
+      shape.push_back(inType.getDimSize(p));
+    return TransposeOp::create(b, kt.getLoc(), inType.clone(shape), t.getInput(),
+                               b.getDenseI64ArrayAttr(perm));
+  }
+  // Reshape(Transpose(Reshape(K, [B*H, Sk, D]), [0, 2, 1]), [B, H, D, Sk]).
+  if (auto r = kt.getDefiningOp<ReshapeOp>()) {
+    Value inner;
+    if (isPerm(r.getInput(), {0, 2, 1}, inner))
+      if (auto r2 = inner.getDefiningOp<ReshapeOp>()) {
+        auto k = rtt(r2.getInput());
+        if (k.getRank() == 4 && k.getDimSize(0) == type.getDimSize(0) &&
+            k.getDimSize(1) == type.getDimSize(1) && k.getDimSize(2) == type.getDimSize(3) &&
+            k.getDimSize(3) == type.getDimSize(2))
+          return r2.getInput();
+      }
+  }
+  SmallVector<int64_t> shape = {type.getDimSize(0), type.getDimSize(1), type.getDimSize(3),
+                                type.getDimSize(2)};
+  return TransposeOp::create(b, kt.getLoc(), type.clone(shape), kt,
+                             b.getDenseI64ArrayAttr({0, 1, 3, 2}));
+}
+
+/// Kkv [B, Hkv, S, D] when `v` [B, Hq, S, D] repeats its heads
+/// (Reshape(Expand(Reshape(Kkv -> [B, Hkv, 1, S, D]) -> [B, Hkv, rep, S, D])));
+/// else `v`.
+Value peelHeadRepeat(Value v) {
+  auto type = rtt(v);
+  auto r = v.getDefiningOp<ReshapeOp>();
+  if (!r)
+    return v;
+  auto e = r.getInput().getDefiningOp<ExpandOp>();
+  if (!e)
+    return v;
+  auto r5 = e.getInput().getDefiningOp<ReshapeOp>();
+  if (!r5)
+    return v;
+  auto et = rtt(e.getResult()), it = rtt(r5.getResult()), kv = rtt(r5.getInput());
+  if (et.getRank() != 5 || it.getRank() != 5 || kv.getRank() != 4)
+    return v;
+  int64_t B = type.getDimSize(0), S = type.getDimSize(2), D = type.getDimSize(3);
+  int64_t Hkv = kv.getDimSize(1), rep = et.getDimSize(2);
+  if (kv.getShape() != ArrayRef<int64_t>{B, Hkv, S, D} ||
+      it.getShape() != ArrayRef<int64_t>{B, Hkv, 1, S, D} ||
+      et.getShape() != ArrayRef<int64_t>{B, Hkv, rep, S, D} || Hkv * rep != type.getDimSize(1))
+    return v;
+  return r5.getInput();
+}
+
+/// True when `mask` (constant) is exactly a causal mask for [Sq, Sk]: 0 where
+/// j <= i + Sk - Sq, and <= -1e30 (or -inf) elsewhere, identical over the
+/// leading dims (which must all be 1).
+bool isCausalConstant(Value mask, int64_t Sq, int64_t Sk) {
+  DenseElementsAttr dense;
+  if (!matchPattern(mask, m_Constant(&dense)) || Sq > Sk)
+    return false;
+  auto type = rtt(mask);
+  if (type.getRank() < 2 || type.getDimSize(type.getRank() - 1) != Sk ||
+      type.getDimSize(type.getRank() - 2) != Sq)
+    return false;
+  for (int64_t d = 0; d + 2 < type.getRank(); ++d)
+    if (type.getDimSize(d) != 1)
+      return false;
+  if (dense.isSplat())
+    return false;
+  int64_t idx = 0;
+  for (APFloat x : dense.getValues<APFloat>()) {
+    int64_t i = idx / Sk, j = idx % Sk;
+    ++idx;
+    double v = x.convertToDouble();
+    if (j <= i + Sk - Sq ? v != 0.0 : !(v <= -1e30))
+      return false;
+  }
+  return true;
+}
+
+/// True when the float constant `v` is all zeros.
+bool isZeroConstant(Value v) {
+  DenseElementsAttr dense;
+  if (!matchPattern(v, m_Constant(&dense)) || !isa<FloatType>(dense.getElementType()))
+    return false;
+  return llvm::all_of(dense.getValues<APFloat>(), [](APFloat x) { return x.isZero(); });
+}
+
+/// One matched attention, before rewriting.
+struct Match {
+  Value q, kt, v, mask, maskCond, maskFill; // maskCond/Fill: a Where(bool, s, fill) mask
+  bool fillOnTrue = false;                  // Where(bool, fill, s)
+  double scale = 1.0;
+  bool zeroMaskedRows = false;
+  Operation *last = nullptr; // the op whose result kiln.attention replaces
+  bool bshd = false;
+};
+
+/// Matches the attention around `sm`; on a near miss returns the reason.
+FailureOr<Match> matchAttention(SoftmaxOp sm, std::string &reason) {
+  Match m;
+  auto st = rtt(sm.getResult());
+  if (st.getRank() != 4 || sm.getAxis() != 3) {
+    reason = "softmax is not over the last axis of a rank-4 score tensor";
+    return failure();
+  }
+  // Walk from the softmax up to the scores matmul.
+  Value cur = sm.getInput();
+  bool sawMask = false, scaledAfterMask = false;
+  MatMulOp scores;
+  while (true) {
+    Operation *def = cur.getDefiningOp();
+    if (!def) {
+      reason = "the scores are not computed by a matmul";
+      return failure();
+    }
+    if (!cur.hasOneUse()) {
+      reason = "an intermediate score tensor has other users";
+      return failure();
+    }
+    if ((scores = dyn_cast<MatMulOp>(def)))
+      break;
+    if (Value x = peelScale(cur, m.scale)) {
+      // Walking up: a scale seen before the mask is applied after it in
+      // program order (softmax((s + mask) * c) scales the mask too).
+      scaledAfterMask |= !sawMask;
+      cur = x;
+      continue;
+    }
+    if (auto add = dyn_cast<AddOp>(def)) {
+      if (scaledAfterMask) {
+        reason = "the scores are scaled after the mask is applied";
+        return failure();
+      }
+      if (sawMask) {
+        reason = "more than one mask is added to the scores";
+        return failure();
+      }
+      // The side that leads to the matmul is the score path: try lhs first.
+      Value a = add.getLhs(), b = add.getRhs();
+      auto onPath = [&](Value x) {
+        for (int depth = 0; depth < 4 && x; ++depth) {
+          Operation *d = x.getDefiningOp();
+          if (!d)
+            return false;
+          if (isa<MatMulOp>(d))
+            return true;
+          double ignored = 1.0;
+          x = peelScale(x, ignored);
+        }
+        return false;
+      };
+      if (onPath(a) && rtt(a) == st) {
+        m.mask = b;
+        cur = a;
+      } else if (onPath(b) && rtt(b) == st) {
+        m.mask = a;
+        cur = b;
+      } else {
+        reason = "an add on the scores whose operands are not scores + mask";
+        return failure();
+      }
+      sawMask = true;
+      continue;
+    }
+    if (auto w = dyn_cast<WhereOp>(def)) {
+      if (scaledAfterMask) {
+        reason = "the scores are scaled after the mask is applied";
+        return failure();
+      }
+      if (sawMask) {
+        reason = "more than one mask is applied to the scores";
+        return failure();
+      }
+      Value t = w.getTrueValue(), f = w.getFalseValue();
+      std::optional<double> fill;
+      if (rtt(t) == st && (fill = scalarConstant(f))) {
+        cur = t;
+      } else if (rtt(f) == st && (fill = scalarConstant(t))) {
+        cur = f;
+        m.fillOnTrue = true;
+      } else {
+        reason = "a where on the scores that does not select between scores and a constant";
+        return failure();
+      }
+      if (!(*fill <= -1e30)) {
+        // A finite fill replaces the score: Where(c, s, -1e4) differs from s - 1e4.
+        reason = "a where on the scores with a fill above -1e30";
+        return failure();
+      }
+      m.maskCond = w.getCondition();
+      m.maskFill = m.fillOnTrue ? t : f;
+      sawMask = true;
+      continue;
+    }
+    reason = ("an unsupported op (" + def->getName().getStringRef() + ") between the scores " +
+              "matmul and the softmax")
+                 .str();
+    return failure();
+  }
+  auto qt = rtt(scores.getLhs()), ktt = rtt(scores.getRhs());
+  if (qt.getRank() != 4 || ktt.getRank() != 4 || qt.getShape().take_front(2) != st.getShape().take_front(2) ||
+      ktt.getShape().take_front(2) != st.getShape().take_front(2)) {
+    reason = "the scores matmul is not [B, H, Sq, D] x [B, H, D, Sk] without broadcasting";
+    return failure();
+  }
+  m.q = peelScales(scores.getLhs(), m.scale);
+  m.kt = peelScales(scores.getRhs(), m.scale);
+  if (!std::isfinite(m.scale) || m.scale == 0.0) {
+    reason = "the score scale is zero or not finite";
+    return failure();
+  }
+
+  // After the softmax: optional Where(IsNaN(p), 0, p), then MatMul(p, V).
+  Value p = sm.getResult();
+  Operation *pUser = nullptr;
+  for (Operation *u : p.getUsers()) {
+    if (auto isNan = dyn_cast<IsNaNOp>(u)) {
+      if (!isNan->hasOneUse()) {
+        reason = "IsNaN of the probabilities has several users";
+        return failure();
+      }
+      auto w = dyn_cast<WhereOp>(*isNan->getUsers().begin());
+      std::optional<double> zero;
+      if (!w || w.getCondition() != isNan.getResult() || w.getFalseValue() != p ||
+          !(zero = scalarConstant(w.getTrueValue())) || *zero != 0.0 ||
+          rtt(w.getResult()) != st) {
+        reason = "IsNaN of the probabilities is not Where(IsNaN(p), 0, p)";
+        return failure();
+      }
+      m.zeroMaskedRows = true;
+    }
+  }
+  if (m.zeroMaskedRows) {
+    // p is read by IsNaN and the Where only; continue from the Where.
+    for (Operation *u : p.getUsers())
+      if (!isa<IsNaNOp, WhereOp>(u)) {
+        reason = "the probabilities have other users";
+        return failure();
+      }
+    for (Operation *u : p.getUsers())
+      if (auto w = dyn_cast<WhereOp>(u))
+        p = w.getResult();
+  }
+  if (!p.hasOneUse()) {
+    reason = "the probabilities have other users than one matmul";
+    return failure();
+  }
+  pUser = *p.getUsers().begin();
+  auto pv = dyn_cast<MatMulOp>(pUser);
+  if (!pv || pv.getLhs() != p) {
+    reason = "the probabilities are not multiplied by V";
+    return failure();
+  }
+  auto vt = rtt(pv.getRhs());
+  if (vt.getRank() != 4 || vt.getShape().take_front(3) !=
+                               ArrayRef<int64_t>{st.getDimSize(0), st.getDimSize(1), st.getDimSize(3)}) {
+    reason = "V is not [B, H, Sk, Dv]";
+    return failure();
+  }
+  m.v = pv.getRhs();
+  m.last = pv;
+  if (pv->hasOneUse())
+    if (auto t = dyn_cast<TransposeOp>(*pv->getUsers().begin()))
+      if (t.getPerm() == ArrayRef<int64_t>{0, 2, 1, 3}) {
+        m.last = t;
+        m.bshd = true;
+      }
+  Type et = st.getElementType();
+  if (rtt(m.q).getElementType() != et || rtt(m.v).getElementType() != et ||
+      (m.mask && rtt(m.mask).getElementType() != et)) {
+    reason = "mixed element types";
+    return failure();
+  }
+  // The mask must broadcast to [B, H, Sq, Sk].
+  Value maskShapeOf = m.mask ? m.mask : m.maskCond;
+  if (maskShapeOf) {
+    auto mt = rtt(maskShapeOf);
+    if (mt.getRank() > 4) {
+      reason = "the mask has rank above 4";
+      return failure();
+    }
+    for (int64_t d = 0; d < mt.getRank(); ++d) {
+      int64_t dim = mt.getDimSize(mt.getRank() - 1 - d), want = st.getDimSize(3 - d);
+      if (dim != 1 && dim != want) {
+        reason = "the mask does not broadcast to the scores";
+        return failure();
+      }
+    }
+  }
+  return m;
+}
+
+/// Erases `roots` and, transitively, producers left without users.
+void eraseDead(RewriterBase &rewriter, ArrayRef<Operation *> roots) {
+  SmallVector<Operation *> worklist(roots.begin(), roots.end());
+  llvm::SmallPtrSet<Operation *, 16> erased;
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (erased.contains(op) || !op->use_empty() || !isPure(op))
+      continue;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        worklist.push_back(def);
+    erased.insert(op);
+    rewriter.eraseOp(op);
+  }
+}
+
+void rewrite(RewriterBase &rewriter, SoftmaxOp sm, Match &m) {
+  rewriter.setInsertionPoint(m.last);
+  Location loc = sm.getLoc();
+  auto st = rtt(sm.getResult());
+  int64_t Sq = st.getDimSize(2), Sk = st.getDimSize(3);
+  Value kFull = keyFromTransposed(rewriter, m.kt);
+  Value k = peelHeadRepeat(kFull), v = peelHeadRepeat(m.v), q = m.q;
+  if (rtt(k).getDimSize(1) != rtt(v).getDimSize(1)) { // only one of them repeats heads
+    k = kFull;
+    v = m.v;
+  }
+  Value mask = m.mask;
+  if (m.maskCond) {
+    // Where(c, s, fill) == s + Where(c, 0, fill) for fill <= -1e30 (both give
+    // probability 0 unless a row is fully masked, where both are uniform or NaN).
+    auto condType = rtt(m.maskCond);
+    auto maskType = RankedTensorType::get(condType.getShape(), st.getElementType());
+    Value zero = ConstantOp::create(
+        rewriter, loc, RankedTensorType::get({}, st.getElementType()),
+        DenseElementsAttr::get(RankedTensorType::get({}, st.getElementType()),
+                               rewriter.getFloatAttr(st.getElementType(), 0.0).getValue()));
+    mask = m.fillOnTrue ? WhereOp::create(rewriter, loc, maskType, m.maskCond, m.maskFill, zero)
+                        : WhereOp::create(rewriter, loc, maskType, m.maskCond, zero, m.maskFill);
+  }
+  bool causal = false;
+  if (mask && isCausalConstant(mask, Sq, Sk)) {
+    causal = true;
+    mask = nullptr;
+  } else if (mask && isZeroConstant(mask)) {
+    mask = nullptr;
+  }
+  auto resultType = rtt(m.last->getResult(0));
+  auto attention = AttentionOp::create(
+      rewriter, loc, resultType, q, k, v, mask, rewriter.getF64FloatAttr(m.scale),
+      rewriter.getBoolAttr(causal), rewriter.getBoolAttr(m.zeroMaskedRows),
+      rewriter.getBoolAttr(m.bshd));
+  Operation *last = m.last;
+  rewriter.replaceAllUsesWith(last->getResult(0), attention.getResult());
+  eraseDead(rewriter, {last});
+}
+
 struct RaiseAttentionPass : public kiln::impl::RaiseAttentionBase<RaiseAttentionPass> {
-  void runOnOperation() override {}
+  void runOnOperation() override {
+    SmallVector<SoftmaxOp> softmaxes;
+    getOperation().walk([&](SoftmaxOp sm) { softmaxes.push_back(sm); });
+    IRRewriter rewriter(&getContext());
+    for (SoftmaxOp sm : softmaxes) {
+      std::string reason;
+      FailureOr<Match> m = matchAttention(sm, reason);
+      if (failed(m)) {
+        // Report near misses only: a softmax fed by a matmul or read by one.
+        bool looksLikeAttention =
+            llvm::any_of(sm->getUsers(), [](Operation *u) { return isa<MatMulOp, IsNaNOp>(u); });
+        if (looksLikeAttention)
+          sm->setAttr("kiln.unfused", rewriter.getStringAttr("attention: " + reason));
+        continue;
+      }
+      rewrite(rewriter, sm, *m);
+    }
+  }
 };
 } // namespace

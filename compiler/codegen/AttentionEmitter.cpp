@@ -1,0 +1,209 @@
+//===- AttentionEmitter.cpp - kiln.attention kernels ----------------------===//
+//
+// `kiln.attention` -> one launch of a fused attention kernel (cuda/attention.cuh):
+//  - kiln::attentionTC (mma.sync tensor cores, FlashAttention-2 online softmax) when the storage
+//    type is f16/bf16, D == Dv is a multiple of 16 up to 256, and Q, K and V are strided views
+//    of kernel parameters with unit stride along D and 16-byte aligned rows (the usual case:
+//    slices, reshapes and head transposes of a QKV projection);
+//  - kiln::attentionSimt otherwise (fp32, odd head dims, operands behind other fused producers),
+//    reading operands through per-element loader lambdas.
+// The additive mask is read through a loader lambda in both (fused producers allowed). The
+// result is written [B, Hq, Sq, Dv] or [B, Sq, Hq, Dv] (`bshd_output`).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/codegen/ExprEmitter.h"
+#include "compiler/codegen/KernelEmitter.h"
+#include "compiler/codegen/StridedView.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::codegen;
+
+namespace {
+
+/// The tensor-core kernel's view of a [B, H, S, D] operand: `AttnTensor<T>{param + offset, sb,
+/// sh, ss}`, with the view's scalar factor multiplied into `scale`; failure (no diagnostic) when
+/// the operand is not a 16-byte aligned strided view with unit stride along D.
+FailureOr<std::string> tcTensor(KernelOp kernel, Value operand, ArrayRef<unsigned> passed,
+                                const std::string &type, double &scale) {
+  FailureOr<StridedView> view = analyzeStridedView(kernel, operand);
+  if (failed(view) || view->shape.size() != 4 ||
+      !llvm::is_contained(passed, view->param.getArgNumber()))
+    return failure();
+  if (view->strides[3] != 1 || view->offset % 8)
+    return failure();
+  for (int d = 0; d < 3; ++d)
+    if (view->strides[d] % 8)
+      return failure();
+  scale *= view->scale;
+  std::string ptr = "in" + std::to_string(view->param.getArgNumber());
+  if (view->offset)
+    ptr += " + " + std::to_string(view->offset) + "LL";
+  return llvm::formatv("kiln::AttnTensor<{0}>{{{1}, {2}LL, {3}LL, {4}LL}", type, ptr,
+                       view->strides[0], view->strides[1], view->strides[2])
+      .str();
+}
+
+/// A loader lambda `[&](long long b, long long h, long long i, long long j) -> float` evaluating
+/// `operand` (rank <= 4, broadcast into the 4 coordinates) through its fused producers.
+FailureOr<std::string> loader4(ExprEmitter &expr, Value operand) {
+  expr.beginBody("    ");
+  ExprEmitter::Coords coords = {"b", "h", "i", "j"};
+  auto type = cast<RankedTensorType>(operand.getType());
+  auto v = expr.emitValue(operand, broadcastCoords(coords, type.getShape()));
+  if (failed(v))
+    return failure();
+  return llvm::formatv("[&](long long b, long long h, long long i, long long j) -> float {{\n{0}"
+                       "    return {1};\n  }",
+                       expr.getBody(), *v)
+      .str();
+}
+
+FailureOr<GeneratedKernel> emitAttention(KernelOp kernel, Operation *anchor) {
+  auto op = cast<AttentionOp>(anchor);
+  if (kernel.getYield().getNumOperands() != 1 ||
+      kernel.getYield().getValues()[0] != op.getResult())
+    return kernel.emitError() << "unsupported: attention kernel @" << kernel.getSymName()
+                              << " with fused consumers (an epilogue)";
+  auto qt = cast<RankedTensorType>(op.getQuery().getType());
+  auto kt = cast<RankedTensorType>(op.getKey().getType());
+  auto vt = cast<RankedTensorType>(op.getValue().getType());
+  const int64_t B = qt.getDimSize(0), Hq = qt.getDimSize(1), Sq = qt.getDimSize(2),
+                D = qt.getDimSize(3), Hkv = kt.getDimSize(1), Sk = kt.getDimSize(2),
+                Dv = vt.getDimSize(3);
+  Type et = qt.getElementType();
+  auto storage = cudaStorageType(et);
+  if (failed(storage) || !isa<FloatType>(et))
+    return kernel.emitError() << "unsupported: attention on " << et << " in kernel @"
+                              << kernel.getSymName();
+  if (D > 256 || Dv > 256)
+    return kernel.emitError() << "unsupported: attention head dims D=" << D << ", Dv=" << Dv
+                              << " in kernel @" << kernel.getSymName()
+                              << " (kiln's attention kernels take at most 256)";
+  if (B > 65535 || Hq > 65535 || Sq > INT32_MAX / 2 || Sk > INT32_MAX / 2)
+    return kernel.emitError() << "unsupported: attention of batch " << B << ", " << Hq
+                              << " heads, Sq=" << Sq << ", Sk=" << Sk << " in kernel @"
+                              << kernel.getSymName() << " exceeds the CUDA grid limits";
+
+  GeneratedKernel out;
+  ExprEmitter expr(kernel);
+  SmallVector<unsigned> passed = expr.bindOperands([](unsigned) { return true; });
+
+  // Output strides (elements) of the result tensor out0.
+  int64_t osb = Hq * Sq * Dv, osh, oss;
+  if (op.getBshdOutput())
+    osh = Dv, oss = Hq * Dv;
+  else
+    osh = Sq * Dv, oss = Dv;
+
+  double scale = op.getScale().convertToDouble();
+  std::string mask = "kiln::NoMask{}";
+  if (op.getMask()) {
+    auto m = loader4(expr, op.getMask());
+    if (failed(m))
+      return failure();
+    mask = *m;
+  }
+  const char *causal = op.getCausal() ? "true" : "false";
+  auto shapeInit = [&](double s) {
+    return llvm::formatv("  const kiln::AttnShape shape{{{0}, {1}, {2}, {3}, {4}, {5}};\n", Hq,
+                         Hkv, Sq, Sk, cudaLiteral(Float32Type::get(kernel.getContext()), s, 0),
+                         op.getZeroMaskedRows() ? "true" : "false")
+        .str();
+  };
+
+  // Tensor cores: 16-bit storage, D == Dv multiple of 16, aligned unit-stride views.
+  if (isNarrowFloat(et) && D == Dv && D % 16 == 0) {
+    double tcScale = scale, vScale = 1.0;
+    auto q = tcTensor(kernel, op.getQuery(), passed, *storage, tcScale);
+    auto k = tcTensor(kernel, op.getKey(), passed, *storage, tcScale);
+    auto v = tcTensor(kernel, op.getValue(), passed, *storage, vScale);
+    if (succeeded(q) && succeeded(k) && succeeded(v) && vScale == 1.0) {
+      // Tile: the largest query tile that still gives every SM a block (132 on an H200):
+      // 128 rows (4 warps x 2 row fragments; K/V shared-memory reads amortized over 32 rows
+      // per warp), else 64, else 32 rows. Head dims above 64 take 32-key tiles with 2 row
+      // fragments (registers), above 128 one row fragment.
+      struct Cfg {
+        int warps, mf, bn;
+      };
+      SmallVector<Cfg> cfgs;
+      if (D > 128)
+        cfgs = {{4, 1, 32}, {2, 1, 32}};
+      else
+        cfgs = {{4, 2, D > 64 ? 32 : 64}, {4, 1, 64}, {2, 1, 64}};
+      Cfg cfg = cfgs.back();
+      for (const Cfg &c : cfgs)
+        if ((Sq + 16 * c.mf * c.warps - 1) / (16 * c.mf * c.warps) * Hq * B >= 132) {
+          cfg = c;
+          break;
+        }
+      const int warps = cfg.warps, mf = cfg.mf, bn = cfg.bn, bm = 16 * mf * warps;
+      auto sig = buildSignature(kernel, passed, out.args, 32 * warps);
+      if (failed(sig))
+        return failure();
+      out.source =
+          llvm::formatv("// attention [{0}x{1}x{2}x{3}] keys {4} (kv heads {5}), {6}{7}, tensor "
+                        "cores (mma.sync), {8} keys x {9} queries per tile\n",
+                        B, Hq, Sq, D, Sk, Hkv, op.getCausal() ? "causal" : "not causal",
+                        op.getMask() ? ", additive mask" : "", bn, bm)
+              .str() +
+          *sig + " {\n  extern __shared__ __align__(128) char kiln_smem[];\n" +
+          shapeInit(tcScale) + "  const auto q = " + *q + ";\n  const auto k = " + *k +
+          ";\n  const auto v = " + *v + ";\n" +
+          llvm::formatv("  const kiln::AttnOut<{0}> o{{out0, {1}LL, {2}LL, {3}LL};\n", *storage,
+                        osb, osh, oss)
+              .str() +
+          "  auto mask = " + mask + ";\n" +
+          llvm::formatv("  kiln::attentionTC<{0}, {1}, {2}, {3}, {4}, {5}>(q, k, v, mask, o, "
+                        "shape, kiln_smem);\n}\n",
+                        *storage, D, bn, warps, mf, causal)
+              .str();
+      out.block = {unsigned(32 * warps), 1, 1};
+      out.grid = {unsigned((Sq + bm - 1) / bm), unsigned(Hq), unsigned(B)};
+      out.sharedMemBytes = unsigned((bm + 3 * bn) * (D + 8) * 2);
+      return out;
+    }
+  }
+
+  // CUDA cores, any operand through loader lambdas.
+  const int warps = 8;
+  auto sig = buildSignature(kernel, passed, out.args, 32 * warps);
+  if (failed(sig))
+    return failure();
+  auto q = loader4(expr, op.getQuery());
+  auto k = loader4(expr, op.getKey());
+  auto v = loader4(expr, op.getValue());
+  if (failed(q) || failed(k) || failed(v))
+    return failure();
+  std::string store =
+      llvm::formatv("[&](long long b, long long h, long long i, long long d, float x) {{\n"
+                    "    out0[b * {0}LL + h * {1}LL + i * {2}LL + d] = {3};\n  }",
+                    osb, osh, oss, storeValue(et, "x"))
+          .str();
+  out.source =
+      llvm::formatv("// attention [{0}x{1}x{2}x{3}] keys {4} (kv heads {5}), {6}{7}, CUDA "
+                    "cores\n",
+                    B, Hq, Sq, D, Sk, Hkv, op.getCausal() ? "causal" : "not causal",
+                    op.getMask() ? ", additive mask" : "")
+          .str() +
+      *sig + " {\n  extern __shared__ __align__(128) char kiln_smem[];\n" + shapeInit(scale) +
+      "  auto qf = " + *q + ";\n  auto kf = " + *k + ";\n  auto vf = " + *v +
+      ";\n  auto mask = " + mask + ";\n  auto store = " + store + ";\n" +
+      llvm::formatv("  kiln::attentionSimt<{0}, {1}, {2}, {3}>(qf, kf, vf, mask, store, shape, "
+                    "kiln_smem);\n}\n",
+                    D, Dv, warps, causal)
+          .str();
+  out.block = {unsigned(32 * warps), 1, 1};
+  out.grid = {unsigned((Sq + warps - 1) / warps), unsigned(Hq), unsigned(B)};
+  out.sharedMemBytes = unsigned((32 * (D + 1) + 32 * (Dv + 1) + warps * D) * 4);
+  return out;
+}
+
+} // namespace
+
+void kiln::codegen::populateAttentionEmitters(EmitterRegistry &registry) {
+  registry.addAnchor<AttentionOp>(emitAttention, /*acceptsFusedOps=*/true);
+}
