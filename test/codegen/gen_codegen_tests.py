@@ -210,6 +210,104 @@ def main():
         numpy_helper.from_array(np.array(1e-6, np.float32), "eps"),
         numpy_helper.from_array(rng.standard_normal(64).astype(np.float16), "w"),
     ])
+    save_attention_models(np.random.default_rng(1))
+
+
+def save_attention_models(rng):
+    """Attention as the torch exporters spell it, for kiln-raise-attention and the attention
+    kernels (attention.mlir). Static shapes: the causal mask is a constant, as it is after
+    kiln-fold-shape-subgraphs in an exported model."""
+    i64 = lambda name, values: numpy_helper.from_array(np.array(values, np.int64), name)
+    f32c = lambda name, values: numpy_helper.from_array(np.asarray(values, np.float32), name)
+    minf = np.finfo(np.float32).min
+    # Llama-style grouped-query attention: one QKV projection [16 -> 4*64 + 2*64 + 2*64], Q, K
+    # and V as slices of it, heads split and transposed, K and V repeated to 4 heads by HF's
+    # repeat_kv (Unsqueeze, Expand, Reshape), K^T = Transpose(K, [0, 1, 3, 2]), the scores
+    # scaled after the matmul, a constant causal mask of 0 / f32 minimum, Softmax, the NaN
+    # guard, MatMul with V, the transpose back to [B, S, H, D] and an output projection.
+    # B = 2, S = 16, Hq = 4, Hkv = 2, D = 64.
+    B, S, E, Hq, Hkv, D = 2, 16, 16, 4, 2, 64
+    causal = np.where(np.tril(np.ones((S, S), bool)), 0.0, minf).reshape(1, 1, S, S)
+    save("attention_gqa", [
+        helper.make_node("MatMul", ["x", "w_qkv"], ["qkv"]),
+        helper.make_node("Split", ["qkv", "split"], ["q2", "k2", "v2"], axis=2),
+        helper.make_node("Reshape", ["q2", "q_shape"], ["q3"]),
+        helper.make_node("Transpose", ["q3"], ["q"], perm=[0, 2, 1, 3]),
+        helper.make_node("Reshape", ["k2", "kv_shape"], ["k3"]),
+        helper.make_node("Transpose", ["k3"], ["k"], perm=[0, 2, 1, 3]),
+        helper.make_node("Reshape", ["v2", "kv_shape"], ["v3"]),
+        helper.make_node("Transpose", ["v3"], ["v"], perm=[0, 2, 1, 3]),
+        helper.make_node("Unsqueeze", ["k", "axis2"], ["k5"]),
+        helper.make_node("Expand", ["k5", "rep_shape"], ["ke"]),
+        helper.make_node("Reshape", ["ke", "heads_shape"], ["kr"]),
+        helper.make_node("Unsqueeze", ["v", "axis2"], ["v5"]),
+        helper.make_node("Expand", ["v5", "rep_shape"], ["ve"]),
+        helper.make_node("Reshape", ["ve", "heads_shape"], ["vr"]),
+        helper.make_node("Transpose", ["kr"], ["kt"], perm=[0, 1, 3, 2]),
+        helper.make_node("MatMul", ["q", "kt"], ["s"]),
+        helper.make_node("Mul", ["s", "scale"], ["ss"]),
+        helper.make_node("Add", ["ss", "causal"], ["sm"]),
+        helper.make_node("Softmax", ["sm"], ["p"], axis=-1),
+        helper.make_node("IsNaN", ["p"], ["nan"]),
+        helper.make_node("Where", ["nan", "zero", "p"], ["pz"]),
+        helper.make_node("MatMul", ["pz", "vr"], ["o"]),
+        helper.make_node("Transpose", ["o"], ["ob"], perm=[0, 2, 1, 3]),
+        helper.make_node("Reshape", ["ob", "out_shape"], ["o2"]),
+        helper.make_node("MatMul", ["o2", "w_o"], ["y"]),
+    ], [f32("x", [B, S, E])], [f32("y", [B, S, E])], [
+        f32c("w_qkv", rng.standard_normal((E, (Hq + 2 * Hkv) * D)) * 0.2),
+        i64("split", [Hq * D, Hkv * D, Hkv * D]),
+        i64("q_shape", [B, S, Hq, D]),
+        i64("kv_shape", [B, S, Hkv, D]),
+        i64("axis2", [2]),
+        i64("rep_shape", [B, Hkv, Hq // Hkv, S, D]),
+        i64("heads_shape", [B, Hq, S, D]),
+        f32c("scale", D ** -0.5),
+        f32c("causal", causal),
+        f32c("zero", 0.0),
+        i64("out_shape", [B, S, Hq * D]),
+        f32c("w_o", rng.standard_normal((Hq * D, E)) * 0.1),
+    ])
+    # BERT-style attention with a padding mask: int64 attention_mask [B, S] -> Unsqueeze to
+    # [B, 1, 1, S] -> Cast -> (1 - m) * f32 minimum, added to the scores divided by sqrt(D)
+    # (TorchScript exporter: K^T = Transpose(Kbshd, [0, 2, 3, 1])). B = 2, S = 16, H = 2, D = 16.
+    B, S, E, H, D = 2, 16, 32, 2, 16
+    save("attention_mask", [
+        helper.make_node("MatMul", ["x", "w_q"], ["q2"]),
+        helper.make_node("MatMul", ["x", "w_k"], ["k2"]),
+        helper.make_node("MatMul", ["x", "w_v"], ["v2"]),
+        helper.make_node("Reshape", ["q2", "bshd"], ["q3"]),
+        helper.make_node("Transpose", ["q3"], ["q"], perm=[0, 2, 1, 3]),
+        helper.make_node("Reshape", ["k2", "bshd"], ["k3"]),
+        helper.make_node("Transpose", ["k3"], ["kt"], perm=[0, 2, 3, 1]),
+        helper.make_node("Reshape", ["v2", "bshd"], ["v3"]),
+        helper.make_node("Transpose", ["v3"], ["v"], perm=[0, 2, 1, 3]),
+        helper.make_node("MatMul", ["q", "kt"], ["s"]),
+        helper.make_node("Div", ["s", "sqrt_d"], ["sd"]),
+        helper.make_node("Unsqueeze", ["attention_mask", "axes12"], ["m4"]),
+        helper.make_node("Cast", ["m4"], ["mf"], to=TensorProto.FLOAT),
+        helper.make_node("Sub", ["one", "mf"], ["inv"]),
+        helper.make_node("Mul", ["inv", "fmin"], ["madd"]),
+        helper.make_node("Add", ["sd", "madd"], ["sm"]),
+        helper.make_node("Softmax", ["sm"], ["p"], axis=-1),
+        helper.make_node("MatMul", ["p", "v"], ["o"]),
+        helper.make_node("Transpose", ["o"], ["ob"], perm=[0, 2, 1, 3]),
+        helper.make_node("Reshape", ["ob", "out_shape"], ["o2"]),
+        helper.make_node("MatMul", ["o2", "w_o"], ["y"]),
+    ], [f32("x", [B, S, E]),
+        helper.make_tensor_value_info("attention_mask", TensorProto.INT64, [B, S])],
+        [f32("y", [B, S, E])], [
+        f32c("w_q", rng.standard_normal((E, H * D)) * 0.2),
+        f32c("w_k", rng.standard_normal((E, H * D)) * 0.2),
+        f32c("w_v", rng.standard_normal((E, H * D)) * 0.2),
+        i64("bshd", [B, S, H, D]),
+        f32c("sqrt_d", np.sqrt(D)),
+        i64("axes12", [1, 2]),
+        f32c("one", 1.0),
+        f32c("fmin", minf),
+        i64("out_shape", [B, S, H * D]),
+        f32c("w_o", rng.standard_normal((H * D, E)) * 0.1),
+    ])
 
 
 if __name__ == "__main__":

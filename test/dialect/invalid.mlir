@@ -201,3 +201,75 @@ func.func @kernel_args(%a: tensor<8xf32>) -> tensor<8xf32> {
   }
   return %r : tensor<8xf32>
 }
+
+// -----
+
+func.func @attention_rank(%q: tensor<2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{'kiln.attention' op query, key and value must be rank 4 ([B, H, S, D]), got ranks 3, 4, 4}}
+  %0 = kiln.attention %q, %k, %v {bshd_output = false, causal = false, scale = 0.125 : f64, zero_masked_rows = false} : tensor<2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_element_types(%q: tensor<1x2x4x8xf16>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{'kiln.attention' op query, key, value and result must share one element type}}
+  %0 = kiln.attention %q, %k, %v {bshd_output = false, causal = false, scale = 0.125 : f64, zero_masked_rows = false} : tensor<1x2x4x8xf16>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf16>
+  return
+}
+
+// -----
+
+func.func @attention_key_value(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{'kiln.attention' op key [1, 2, 6, 8] and value [1, 2, 4, 8] do not match query [1, 2, 4, 8] (expected key [B, Hkv, Sk, D], value [B, Hkv, Sk, Dv])}}
+  %0 = kiln.attention %q, %k, %v {bshd_output = false, causal = false, scale = 0.125 : f64, zero_masked_rows = false} : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_gqa_heads(%q: tensor<1x3x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{'kiln.attention' op query heads (3) must be a multiple of key/value heads (2)}}
+  %0 = kiln.attention %q, %k, %v {bshd_output = false, causal = false, scale = 0.125 : f64, zero_masked_rows = false} : tensor<1x3x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x3x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_mask_type(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %m: tensor<1x1x4x4xf16>) {
+  // expected-error @+1 {{'kiln.attention' op mask element type must be the query's}}
+  %0 = kiln.attention %q, %k, %v, %m {bshd_output = false, causal = false, scale = 0.125 : f64, zero_masked_rows = false} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x1x4x4xf16> -> tensor<1x2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_mask_rank(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %m: tensor<1x1x1x4x4xf32>) {
+  // expected-error @+1 {{'kiln.attention' op mask rank 5 exceeds 4}}
+  %0 = kiln.attention %q, %k, %v, %m {bshd_output = false, causal = false, scale = 0.125 : f64, zero_masked_rows = false} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x1x1x4x4xf32> -> tensor<1x2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_mask_broadcast(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>, %m: tensor<1x1x4x4xf32>) {
+  // expected-error @+1 {{'kiln.attention' op mask [1, 1, 4, 4] does not broadcast to [B, Hq, Sq, Sk] = [1, 2, 4, 6]}}
+  %0 = kiln.attention %q, %k, %v, %m {bshd_output = false, causal = false, scale = 0.125 : f64, zero_masked_rows = false} : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>, tensor<1x1x4x4xf32> -> tensor<1x2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_bshd_result(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{'kiln.attention' op result shape [1, 2, 4, 8] must be [1, 4, 2, 8]}}
+  %0 = kiln.attention %q, %k, %v {bshd_output = true, causal = false, scale = 0.125 : f64, zero_masked_rows = false} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_zero_scale(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{'kiln.attention' op scale must be finite and non-zero}}
+  %0 = kiln.attention %q, %k, %v {bshd_output = false, causal = false, scale = 0.0 : f64, zero_masked_rows = false} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return
+}
