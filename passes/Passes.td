@@ -122,8 +122,10 @@ def RaiseAttention : Pass<"kiln-raise-attention", "mlir::func::FuncOp"> {
     scores), an optional additive mask (a constant causal mask becomes
     `causal = true`), `Softmax` on the last axis, optionally
     `Where(IsNaN(p), 0, p)`, and `MatMul(P, V)`, with the head transposes and
-    GQA head repetition (Expand + Reshape of K and V) around them. An exact
-    match becomes one `kiln.attention`; the transpose to [B, S, H, D] that
+    GQA head repetition (Expand + Reshape of K and V) around them. Rotary
+    embeddings in the rotate-half spelling (`x * cos + Concat(-x[D/2:],
+    x[:D/2]) * sin`) become `kiln.rotary` first, which the attention kernel
+    applies to its Q and K tiles. An exact match becomes one `kiln.attention`; the transpose to [B, S, H, D] that
     follows it is absorbed (`bshd_output`). Anything that only partly matches
     is left as it is.
   }];
@@ -168,6 +170,19 @@ def FuseSiblingGemms : Pass<"kiln-fuse-sibling-gemms", "mlir::func::FuncOp"> {
     %q = kiln.slice %m {starts = array<i64: 0, 0, 0>, steps = array<i64: 1, 1, 1>} : tensor<1x16x192xf32> -> tensor<1x16x128xf32>
     %k = kiln.slice %m {starts = array<i64: 0, 0, 128>, steps = array<i64: 1, 1, 1>} : tensor<1x16x192xf32> -> tensor<1x16x64xf32>
     ```
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
+def InterleaveGlu : Pass<"kiln-interleave-glu", "mlir::func::FuncOp"> {
+  let summary = "Interleave gate/up weight columns so a gated MLP unit is one GEMM epilogue.";
+  let description = [{
+    After `kiln-fuse-sibling-gemms`, SwiGLU / GeGLU is `Y = x [Wg | Wu]`,
+    `Mul(f(Y[..., :N]), Y[..., N:])` with `f` elementwise. The weight (and a
+    constant bias added to Y) is reordered to columns `g0 u0 g1 u1 ...` and the
+    slices become step-2 slices; with 16-bit or TF32 GEMMs, kiln-fuse-pointwise
+    then makes the unit the GEMM's pair epilogue (one kernel, no [.., 2N]
+    intermediate). Anything else is left as it is.
   }];
   let dependentDialects = ["kiln::KilnDialect"];
 }

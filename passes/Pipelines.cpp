@@ -21,6 +21,7 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
   if (options.fuse) {
     fpm.addPass(createRaiseAttention());
     fpm.addPass(createFuseSiblingGemms());
+    fpm.addPass(createInterleaveGlu());
     fpm.addPass(createCSEPass());
   }
   AssignPrecisionOptions precisionOptions;

@@ -118,8 +118,27 @@ FailureOr<GeneratedKernel> emitAttention(KernelOp kernel, Operation *anchor) {
   // Tensor cores: 16-bit storage, D == Dv multiple of 16, aligned unit-stride views.
   if (isNarrowFloat(et) && D == Dv && D % 16 == 0) {
     double tcScale = scale, vScale = 1.0;
-    auto q = tcTensor(kernel, op.getQuery(), passed, *storage, tcScale);
-    auto k = tcTensor(kernel, op.getKey(), passed, *storage, tcScale);
+    // A kiln.rotary on Q or K (fused prologue) is applied to the tiles in shared memory: the
+    // tile is read from the rotary's input, and cos/sin through loader lambdas.
+    auto rope = [&](Value operand, Value &source) -> FailureOr<std::string> {
+      source = operand;
+      auto rotary = operand.getDefiningOp<RotaryOp>();
+      if (!rotary)
+        return std::string("kiln::NoRope{}");
+      source = rotary.getInput();
+      auto c = loader4(expr, rotary.getCos());
+      auto s = loader4(expr, rotary.getSin());
+      if (failed(c) || failed(s))
+        return failure();
+      return "kiln::makeRope(" + *c + ", " + *s + ")";
+    };
+    Value qSource, kSource;
+    auto ropeQ = rope(op.getQuery(), qSource);
+    auto ropeK = rope(op.getKey(), kSource);
+    if (failed(ropeQ) || failed(ropeK))
+      return failure();
+    auto q = tcTensor(kernel, qSource, passed, *storage, tcScale);
+    auto k = tcTensor(kernel, kSource, passed, *storage, tcScale);
     auto v = tcTensor(kernel, op.getValue(), passed, *storage, vScale);
     if (succeeded(q) && succeeded(k) && succeeded(v) && vScale == 1.0) {
       // Tile: the largest query tile that still gives every SM a block (132 on an H200):
@@ -156,9 +175,10 @@ FailureOr<GeneratedKernel> emitAttention(KernelOp kernel, Operation *anchor) {
           llvm::formatv("  const kiln::AttnOut<{0}> o{{out0, {1}LL, {2}LL, {3}LL};\n", *storage,
                         osb, osh, oss)
               .str() +
-          "  auto mask = " + mask + ";\n" +
+          "  auto mask = " + mask + ";\n  const auto ropeQ = " + *ropeQ +
+          ";\n  const auto ropeK = " + *ropeK + ";\n" +
           llvm::formatv("  kiln::attentionTC<{0}, {1}, {2}, {3}, {4}, {5}>(q, k, v, mask, o, "
-                        "shape, kiln_smem);\n}\n",
+                        "shape, kiln_smem, ropeQ, ropeK);\n}\n",
                         *storage, D, bn, warps, mf, causal)
               .str();
       out.block = {unsigned(32 * warps), 1, 1};

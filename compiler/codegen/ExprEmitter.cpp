@@ -222,6 +222,26 @@ FailureOr<std::string> ExprEmitter::emitUncached(Value v, ArrayRef<std::string> 
         return emitValue(s.getInput(), in);
       })
       .Case([&](ConcatOp c) { return emitConcat(c, coords); })
+      .Case([&](RotaryOp r) -> FailureOr<std::string> {
+        // x[d] * cos[d] + (d < D/2 ? -x[d + D/2] : x[d - D/2]) * sin[d]
+        int64_t half = tensorType(r.getInput()).getShape().back() / 2;
+        const std::string &d = coords.back();
+        auto x = emitValue(r.getInput(), coords);
+        auto c = emitValue(r.getCos(), broadcastCoords(coords, tensorType(r.getCos()).getShape()));
+        auto s = emitValue(r.getSin(), broadcastCoords(coords, tensorType(r.getSin()).getShape()));
+        if (failed(x) || failed(c) || failed(s))
+          return failure();
+        Coords partner(coords.begin(), coords.end());
+        std::string h = std::to_string(half) + "LL";
+        partner.back() = "(" + d + " < " + h + " ? " + d + " + " + h + " : " + d + " - " + h + ")";
+        // The partner element is read directly: memoization must not reuse a
+        // value computed at other coordinates.
+        auto y = emitValue(r.getInput(), partner);
+        if (failed(y))
+          return failure();
+        return bind(v, "(" + *x + " * " + *c + " + (" + d + " < " + h + " ? -" + *y + " : " + *y +
+                           ") * " + *s + ")");
+      })
       .Case([&](GatherOp g) -> FailureOr<std::string> {
         int64_t axis = g.getAxis();
         int64_t q = tensorType(g.getIndices()).getRank();

@@ -71,6 +71,66 @@ FailureOr<std::string> epilogueBody(ExprEmitter &expr, MatMulOp mm, Value root,
   return expr.getBody();
 }
 
+/// The two halves of a gated unit in a GEMM kernel (kiln-interleave-glu): the
+/// matmul result, through same-shape elementwise ops (a bias add), read only
+/// by Y[..., 0::2] and Y[..., 1::2]. Returns {Y, even slice, odd slice} or
+/// nothing.
+std::optional<std::array<Value, 3>> pairHalves(MatMulOp mm) {
+  Value y = mm.getResult();
+  while (y.hasOneUse()) {
+    Operation *u = *y.getUsers().begin();
+    if (!isElementwise(u) || u->getNumResults() != 1 || u->getResult(0).getType() != y.getType())
+      break;
+    y = u->getResult(0);
+  }
+  Value halves[2];
+  for (Operation *u : y.getUsers()) {
+    auto s = dyn_cast<SliceOp>(u);
+    if (!s || s.getSteps().back() != 2 || s.getStarts().back() > 1 ||
+        halves[s.getStarts().back()])
+      return std::nullopt;
+    halves[s.getStarts().back()] = s.getResult();
+  }
+  if (!halves[0] || !halves[1])
+    return std::nullopt;
+  return std::array<Value, 3>{y, halves[0], halves[1]};
+}
+
+/// The pair epilogue body (kiln::PairEpilogue): Y at (m, n) from acc0 and at
+/// (m, n + 1) from acc1 are the two halves of one gated unit; the kernel's
+/// root at linear index bz * M * N/2 + m * N/2 + n/2 is computed from them
+/// and stored once. Expects `m`, `n`, `bz`, `acc0`, `acc1` in scope.
+FailureOr<std::string> pairEpilogueBody(ExprEmitter &expr, MatMulOp mm,
+                                        const std::array<Value, 3> &pair, Value root,
+                                        ArrayRef<std::string> batchCoords, const std::string &scale,
+                                        int64_t M, int64_t N) {
+  expr.beginBody("    ");
+  auto at = [&](const char *acc, const std::string &col) -> FailureOr<std::string> {
+    expr.overrideValue(mm.getResult(), scale.empty() ? std::string(acc)
+                                                     : "(" + std::string(acc) + " * " + scale + ")");
+    ExprEmitter::Coords coords(batchCoords.begin(), batchCoords.end());
+    coords.push_back("(long long)m");
+    coords.push_back(col);
+    return expr.emitValue(pair[0], coords);
+  };
+  auto v0 = at("acc0", "(long long)n");
+  auto v1 = at("acc1", "((long long)n + 1)");
+  if (failed(v0) || failed(v1))
+    return failure();
+  expr.overrideValue(pair[1], *v0);
+  expr.overrideValue(pair[2], *v1);
+  expr.line(llvm::formatv("const long long e = bz * {0}LL + (long long)m * {1}LL + (n >> 1);",
+                          M * (N / 2), N / 2)
+                .str());
+  auto rootType = cast<RankedTensorType>(root.getType());
+  ExprEmitter::Coords coords = expr.delinearize("e", rootType.getShape(), "c");
+  auto value = expr.emitValue(root, coords);
+  if (failed(value))
+    return failure();
+  expr.line("out0[e] = " + storeValue(rootType.getElementType(), *value) + ";");
+  return expr.getBody();
+}
+
 /// The CUDA initializer of one tensor-core GEMM operand `name` ("opA" or
 /// "opB"): a StridedOperand read with 16-byte cp.async when `operand` is a
 /// suitably aligned strided view of a parameter of the MMA type, else an
@@ -207,11 +267,26 @@ FailureOr<GeneratedKernel> emitMatMulTC(KernelOp kernel, MatMulOp mm) {
   // Epilogue, as in the SIMT GEMM; a scalar factor taken off an operand view
   // scales the accumulator instead.
   std::string acc = "acc";
+  std::string scaleLiteral =
+      scale == 1.0 ? "" : cudaLiteral(Float32Type::get(kernel.getContext()), scale, 0);
   if (scale != 1.0)
-    acc = "(acc * " + cudaLiteral(Float32Type::get(kernel.getContext()), scale, 0) + ")";
-  auto epilogue = epilogueBody(expr, mm, root, acc, M, N);
-  if (failed(epilogue))
-    return failure();
+    acc = "(acc * " + scaleLiteral + ")";
+  std::optional<std::array<Value, 3>> pair = pairHalves(mm);
+  std::string epilogueDecl;
+  if (pair) {
+    auto body = pairEpilogueBody(expr, mm, *pair, root, batchCoords, scaleLiteral, M, N);
+    if (failed(body))
+      return failure();
+    epilogueDecl = "  auto epilogue = kiln::makePairEpilogue([&](int m, int n, float acc0, float "
+                   "acc1) {\n" +
+                   *body + "  });\n";
+    wgmma.reset(); // the wgmma template has no pair epilogue: mma.sync
+  } else {
+    auto body = epilogueBody(expr, mm, root, acc, M, N);
+    if (failed(body))
+      return failure();
+    epilogueDecl = "  auto epilogue = [&](int m, int n, float acc) {\n" + *body + "  };\n";
+  }
 
   std::string mmaCall =
       llvm::formatv("  kiln::gemmTileTC<{0}, {1}, {2}, {3}, {4}, {5}, {6}>({7}, {8}, {9}, "
@@ -233,8 +308,7 @@ FailureOr<GeneratedKernel> emitMatMulTC(KernelOp kernel, MatMulOp mm) {
                     wgmma ? "wgmma on sm_90a, else mma.sync" : "mma.sync")
           .str() +
       *sig + " {\n  extern __shared__ __align__(128) char kiln_smem[];\n" +
-      "  const long long bz = blockIdx.z;\n" + prologue + opA + opB +
-      "  auto epilogue = [&](int m, int n, float acc) {\n" + *epilogue + "  };\n" + call +
+      "  const long long bz = blockIdx.z;\n" + prologue + opA + opB + epilogueDecl + call +
       "}\n";
   out.block = {threads, 1, 1};
   out.grid = {unsigned((N + bn - 1) / bn), unsigned((M + bm - 1) / bm), unsigned(batchCount)};
@@ -259,7 +333,14 @@ FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
     return kernel.emitError() << "unsupported: GEMM kernel @" << kernel.getSymName()
                               << " with " << kernel.getYield().getNumOperands() << " results";
   Value root = kernel.getYield().getValues()[0];
-  if (cast<RankedTensorType>(root.getType()).getNumElements() != c.getNumElements())
+  bool pair = pairHalves(mm).has_value();
+  bool tensorCores = kernel->hasAttr(kMmaTileAttrName) || kernel->hasAttr(kWgmmaTileAttrName);
+  if (pair && !tensorCores)
+    return kernel.emitError() << "unsupported: gated-unit pair epilogue without a tensor-core tile "
+                                 "in kernel @"
+                              << kernel.getSymName();
+  if (cast<RankedTensorType>(root.getType()).getNumElements() * (pair ? 2 : 1) !=
+      c.getNumElements())
     return kernel.emitError() << "unsupported: GEMM epilogue changes the element count in "
                                  "kernel @"
                               << kernel.getSymName();

@@ -351,6 +351,29 @@ LogicalResult LayerNormOp::verify() {
   return success();
 }
 
+LogicalResult RotaryOp::verify() {
+  auto x = rtt(getInput());
+  if (getType() != x)
+    return emitOpError() << "result type must equal the input type";
+  if (x.getRank() < 1 || x.getShape().back() % 2)
+    return emitOpError() << "the last dim of the input " << formatShape(x.getShape())
+                         << " must be even";
+  for (Value t : {getCos(), getSin()}) {
+    auto tt = rtt(t);
+    if (tt.getElementType() != x.getElementType())
+      return emitOpError() << "cos/sin element type must be the input's";
+    if (tt.getRank() > x.getRank())
+      return emitOpError() << "cos/sin rank exceeds the input's";
+    for (int64_t d = 0; d < tt.getRank(); ++d) {
+      int64_t dim = tt.getDimSize(tt.getRank() - 1 - d), want = x.getDimSize(x.getRank() - 1 - d);
+      if (dim != 1 && dim != want)
+        return emitOpError() << "cos/sin shape " << formatShape(tt.getShape())
+                             << " does not broadcast to " << formatShape(x.getShape());
+    }
+  }
+  return success();
+}
+
 LogicalResult RmsNormOp::verify() {
   auto in = rtt(getInput());
   if (failed(checkAxis(*this, getAxis(), in.getRank())))

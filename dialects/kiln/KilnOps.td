@@ -408,6 +408,27 @@ def Kiln_LayerNormOp : Kiln_Op<"layer_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Kiln_RotaryOp : Kiln_Op<"rotary", [Pure, Kiln_Fusible]> {
+  let summary = "Rotary position embedding, rotate-half form (RoPE; Su et al. 2021, arXiv:2104.09864).";
+  let description = [{
+    `y = x * cos + rotate_half(x) * sin` with
+    `rotate_half(x) = concat(-x[..., D/2:], x[..., :D/2])` along the last dim
+    (Hugging Face's apply_rotary_pos_emb). `cos` and `sin` broadcast to x's
+    shape (numpy rules); D is even. Computed in fp32 per element, rounded once
+    when stored. `kiln-raise-attention` produces it from the exporters'
+    Slice / Neg / Concat / Mul / Add spelling; inside an attention kernel the
+    rotation is applied to the Q and K tiles as they are loaded.
+
+    ```mlir
+    %y = kiln.rotary %x, %cos, %sin : tensor<1x4x16x32xf32>, tensor<1x1x16x32xf32>, tensor<1x1x16x32xf32> -> tensor<1x4x16x32xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, Kiln_FloatTensor:$cos, Kiln_FloatTensor:$sin);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $cos `,` $sin attr-dict `:` type($input) `,` type($cos) `,` type($sin) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Kiln_RmsNormOp : Kiln_Op<"rms_norm", [Pure]> {
   let summary = "RMS normalization over the dims from `axis` on (ONNX RMSNormalization-23).";
   let description = [{

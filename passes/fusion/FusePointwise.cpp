@@ -88,7 +88,7 @@ FailureOr<KernelOp> kiln::outlineIntoKernel(RewriterBase &rewriter,
 bool kiln::isElementwise(Operation *op) {
   return op->hasTrait<KilnFusible>() &&
          !isa<ReshapeOp, TransposeOp, SliceOp, ConcatOp, ExpandOp, GatherOp, GatherElementsOp,
-              GatherNDOp>(op);
+              GatherNDOp, RotaryOp>(op);
 }
 
 /// Ops a GEMM prologue may recompute for every tile that reads an operand
@@ -98,6 +98,10 @@ bool kiln::isElementwise(Operation *op) {
 /// the operand once is cheaper.
 static bool isCheapToRecompute(Operation *op) {
   if (isa<ReshapeOp, TransposeOp, SliceOp, ExpandOp, CastOp, NegOp>(op))
+    return true;
+  // Rotary embeddings of Q and K: the attention kernel rotates each tile in
+  // shared memory as it arrives (cos/sin rows are small and cached).
+  if (isa<RotaryOp>(op))
     return true;
   if (!isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp>(op))
     return false;
@@ -149,6 +153,78 @@ static bool isEpilogueGroup(Operation *anchor, const llvm::DenseMap<Operation *,
   return true;
 }
 
+/// True when `anchor` (a GEMM on the tensor cores: 16-bit, or f32 under
+/// --precision tf32) reaches `group` as a gated unit after
+/// kiln-interleave-glu: an elementwise same-shape chain (a bias add) to a
+/// value Y read only by Y[..., 0::2] and Y[..., 1::2], whose uses inside the
+/// group are elementwise and unbroadcast up to the group's root. The GEMM's
+/// pair epilogue (kiln::PairEpilogue) then computes each root element from
+/// the two adjacent accumulators that hold it.
+static bool isPairEpilogueGroup(Operation *anchor,
+                                const llvm::DenseMap<Operation *, unsigned> &groupOf,
+                                unsigned group) {
+  auto type = cast<RankedTensorType>(anchor->getResult(0).getType());
+  Type et = type.getElementType();
+  bool tensorCores = et.isF16() || et.isBF16();
+  if (et.isF32())
+    if (auto func = anchor->getParentOfType<func::FuncOp>())
+      if (auto p = func->getAttrOfType<StringAttr>(kPrecisionAttrName))
+        tensorCores = p.getValue() == "tf32";
+  if (!tensorCores || type.getShape().back() % 2)
+    return false;
+  auto inGroup = [&](Operation *op) {
+    auto it = groupOf.find(op);
+    return it != groupOf.end() && it->second == group;
+  };
+  Value y = anchor->getResult(0);
+  while (y.hasOneUse()) {
+    Operation *u = *y.getUsers().begin();
+    if (!inGroup(u) || !isElementwise(u) || u->getNumResults() != 1 ||
+        u->getResult(0).getType() != type)
+      break;
+    y = u->getResult(0);
+  }
+  SmallVector<Value> halves(2);
+  int64_t rank = type.getRank();
+  for (Operation *u : y.getUsers()) {
+    auto s = dyn_cast<SliceOp>(u);
+    if (!s || !inGroup(s))
+      return false;
+    int64_t start = s.getStarts().back();
+    if (s.getSteps().back() != 2 || start > 1 || halves[start] ||
+        cast<RankedTensorType>(s.getType()).getShape().back() != type.getShape().back() / 2)
+      return false;
+    for (int64_t d = 0; d + 1 < rank; ++d)
+      if (s.getStarts()[d] != 0 || s.getSteps()[d] != 1 ||
+          cast<RankedTensorType>(s.getType()).getDimSize(d) != type.getDimSize(d))
+        return false;
+    halves[start] = s.getResult();
+  }
+  if (!halves[0] || !halves[1])
+    return false;
+  SmallVector<Value> worklist(halves.begin(), halves.end());
+  llvm::SmallPtrSet<Operation *, 16> visited;
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (!inGroup(user)) {
+        if (llvm::is_contained(halves, v))
+          return false; // a half read outside: it would have to be stored
+        continue;       // the group's root, read outside: the kernel's result
+      }
+      if (user->getNumResults() != 1)
+        return false;
+      auto resultShape = cast<RankedTensorType>(user->getResult(0).getType()).getShape();
+      if (!isa<ReshapeOp>(user) &&
+          (!isElementwise(user) || cast<RankedTensorType>(v.getType()).getShape() != resultShape))
+        return false;
+      if (visited.insert(user).second)
+        worklist.push_back(user->getResult(0));
+    }
+  }
+  return true;
+}
+
 int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
                                   const FusionOptions &options,
                                   const FusionControlFn &control) {
@@ -168,7 +244,8 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
       auto it = groupOf.find(user);
       if (it != groupOf.end() && !hasAnchor[it->second] &&
           groups[it->second].size() < maxOpsPerKernel && control(op, user) &&
-          isEpilogueGroup(op, groupOf, it->second)) {
+          (isEpilogueGroup(op, groupOf, it->second) ||
+           (isa<MatMulOp>(op) && isPairEpilogueGroup(op, groupOf, it->second)))) {
         unsigned group = it->second;
         groupOf[op] = group;
         groups[group].push_back(op);

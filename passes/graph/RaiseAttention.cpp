@@ -118,8 +118,10 @@ Value keyFromTransposed(OpBuilder &b, Value kt) {
     Value inner;
     if (isPerm(r.getInput(), {0, 2, 1}, inner))
       if (auto r2 = inner.getDefiningOp<ReshapeOp>()) {
-        auto k = rtt(r2.getInput());
-        if (k.getRank() == 4 && k.getDimSize(0) == type.getDimSize(0) &&
+        auto k = rtt(r2.getInput()), merged = rtt(r2.getResult());
+        if (k.getRank() == 4 && merged.getRank() == 3 &&
+            merged.getShape() == ArrayRef<int64_t>{type.getDimSize(0) * type.getDimSize(1),
+                                                   type.getDimSize(3), type.getDimSize(2)} && k.getDimSize(0) == type.getDimSize(0) &&
             k.getDimSize(1) == type.getDimSize(1) && k.getDimSize(2) == type.getDimSize(3) &&
             k.getDimSize(3) == type.getDimSize(2))
           return r2.getInput();
@@ -190,6 +192,86 @@ bool isZeroConstant(Value v) {
   if (!matchPattern(v, m_Constant(&dense)) || !isa<FloatType>(dense.getElementType()))
     return false;
   return llvm::all_of(dense.getValues<APFloat>(), [](APFloat x) { return x.isZero(); });
+}
+
+/// True when `s` is a unit-step slice of `x` along its last dim starting at
+/// `start`, `len` long, full along every other dim.
+bool isHalfSlice(Value s, Value &x, int64_t start, int64_t len) {
+  auto slice = s.getDefiningOp<SliceOp>();
+  if (!slice || !slice->hasOneUse())
+    return false;
+  auto in = rtt(slice.getInput()), out = rtt(slice.getResult());
+  int64_t rank = in.getRank();
+  for (int64_t d = 0; d < rank; ++d) {
+    bool lastDim = d == rank - 1;
+    if (slice.getSteps()[d] != 1 || slice.getStarts()[d] != (lastDim ? start : 0) ||
+        out.getDimSize(d) != (lastDim ? len : in.getDimSize(d)))
+      return false;
+  }
+  if (x && x != slice.getInput())
+    return false;
+  x = slice.getInput();
+  return true;
+}
+
+/// Raises `x * cos + concat(-x[..., D/2:], x[..., :D/2]) * sin` (either
+/// operand order of the add and the muls) to kiln.rotary; returns success
+/// when it did.
+LogicalResult raiseRotary(RewriterBase &rewriter, AddOp add) {
+  auto type = rtt(add.getResult());
+  if (type.getRank() < 1 || type.getShape().back() % 2)
+    return failure();
+  int64_t half = type.getShape().back() / 2;
+  for (int side = 0; side < 2; ++side) {
+    auto direct = add->getOperand(side).getDefiningOp<MulOp>();
+    auto rotated = add->getOperand(1 - side).getDefiningOp<MulOp>();
+    if (!direct || !rotated || !direct->hasOneUse() || !rotated->hasOneUse())
+      continue;
+    for (int r = 0; r < 2; ++r) {
+      auto concat = rotated->getOperand(r).getDefiningOp<ConcatOp>();
+      Value sin = rotated->getOperand(1 - r);
+      if (!concat || !concat->hasOneUse() || concat.getInputs().size() != 2 ||
+          concat.getAxis() != type.getRank() - 1)
+        continue;
+      auto neg = concat.getInputs()[0].getDefiningOp<NegOp>();
+      Value x;
+      if (!neg || !neg->hasOneUse() || !isHalfSlice(neg.getInput(), x, half, half) ||
+          !isHalfSlice(concat.getInputs()[1], x, 0, half) || rtt(x) != type)
+        continue;
+      Value cos;
+      if (direct.getLhs() == x)
+        cos = direct.getRhs();
+      else if (direct.getRhs() == x)
+        cos = direct.getLhs();
+      else
+        continue;
+      auto broadcasts = [&](Value t) {
+        auto tt = rtt(t);
+        if (tt.getElementType() != type.getElementType() || tt.getRank() > type.getRank())
+          return false;
+        for (int64_t d = 0; d < tt.getRank(); ++d) {
+          int64_t dim = tt.getDimSize(tt.getRank() - 1 - d);
+          if (dim != 1 && dim != type.getDimSize(type.getRank() - 1 - d))
+            return false;
+        }
+        return true;
+      };
+      if (!broadcasts(cos) || !broadcasts(sin))
+        continue;
+      Operation *sliceHi = neg.getInput().getDefiningOp(),
+                *sliceLo = concat.getInputs()[1].getDefiningOp();
+      rewriter.setInsertionPoint(add);
+      auto rotary = RotaryOp::create(rewriter, add.getLoc(), type, x, cos, sin);
+      rewriter.replaceAllUsesWith(add.getResult(), rotary.getResult());
+      rewriter.eraseOp(add);
+      for (Operation *op : {(Operation *)rotated, (Operation *)direct, (Operation *)concat,
+                            (Operation *)neg, sliceHi, sliceLo})
+        if (op->use_empty())
+          rewriter.eraseOp(op);
+      return success();
+    }
+  }
+  return failure();
 }
 
 /// One matched attention, before rewriting.
@@ -289,6 +371,10 @@ FailureOr<Match> matchAttention(SoftmaxOp sm, std::string &reason) {
         reason = "a where on the scores that does not select between scores and a constant";
         return failure();
       }
+      if (rtt(m.fillOnTrue ? t : f).getRank() > 4) {
+        reason = "a where on the scores with a fill of rank above 4";
+        return failure();
+      }
       if (!(*fill <= -1e30)) {
         // A finite fill replaces the score: Where(c, s, -1e4) differs from s - 1e4.
         reason = "a where on the scores with a fill above -1e30";
@@ -338,15 +424,17 @@ FailureOr<Match> matchAttention(SoftmaxOp sm, std::string &reason) {
     }
   }
   if (m.zeroMaskedRows) {
-    // p is read by IsNaN and the Where only; continue from the Where.
+    // p is read by IsNaN and its Where only; continue from that Where.
+    Value guarded;
     for (Operation *u : p.getUsers())
-      if (!isa<IsNaNOp, WhereOp>(u)) {
+      if (auto isNan = dyn_cast<IsNaNOp>(u))
+        guarded = (*isNan->getUsers().begin())->getResult(0);
+    for (Operation *u : p.getUsers())
+      if (!isa<IsNaNOp>(u) && u != guarded.getDefiningOp()) {
         reason = "the probabilities have other users";
         return failure();
       }
-    for (Operation *u : p.getUsers())
-      if (auto w = dyn_cast<WhereOp>(u))
-        p = w.getResult();
+    p = guarded;
   }
   if (!p.hasOneUse()) {
     reason = "the probabilities have other users than one matmul";
@@ -428,8 +516,12 @@ void rewrite(RewriterBase &rewriter, SoftmaxOp sm, Match &m) {
   if (m.maskCond) {
     // Where(c, s, fill) == s + Where(c, 0, fill) for fill <= -1e30 (both give
     // probability 0 unless a row is fully masked, where both are uniform or NaN).
+    // The mask has the broadcast shape of the condition and the (one-element) fill.
     auto condType = rtt(m.maskCond);
-    auto maskType = RankedTensorType::get(condType.getShape(), st.getElementType());
+    SmallVector<int64_t> shape(std::max<int64_t>(0, rtt(m.maskFill).getRank() - condType.getRank()),
+                               1);
+    shape.append(condType.getShape().begin(), condType.getShape().end());
+    auto maskType = RankedTensorType::get(shape, st.getElementType());
     Value zero = ConstantOp::create(
         rewriter, loc, RankedTensorType::get({}, st.getElementType()),
         DenseElementsAttr::get(RankedTensorType::get({}, st.getElementType()),
@@ -456,9 +548,14 @@ void rewrite(RewriterBase &rewriter, SoftmaxOp sm, Match &m) {
 
 struct RaiseAttentionPass : public kiln::impl::RaiseAttentionBase<RaiseAttentionPass> {
   void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    // Rotary embeddings first: attention then finds them on Q and K.
+    SmallVector<AddOp> adds;
+    getOperation().walk([&](AddOp add) { adds.push_back(add); });
+    for (AddOp add : adds)
+      (void)raiseRotary(rewriter, add);
     SmallVector<SoftmaxOp> softmaxes;
     getOperation().walk([&](SoftmaxOp sm) { softmaxes.push_back(sm); });
-    IRRewriter rewriter(&getContext());
     for (SoftmaxOp sm : softmaxes) {
       std::string reason;
       FailureOr<Match> m = matchAttention(sm, reason);

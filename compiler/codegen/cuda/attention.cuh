@@ -32,6 +32,15 @@ template <typename T> struct AttnOut {
 /// A kernel without a mask tensor passes NoMask; otherwise the mask is a functor
 /// mask(b, h, i, j) -> float giving the additive mask broadcast to [B, Hq, Sq, Sk].
 struct NoMask {};
+/// No rotary embedding on Q (or K).
+struct NoRope {};
+/// Rotary embedding (rotate-half, kiln.rotary) applied to Q or K as the tiles arrive:
+/// cos(b, h, s, d) and sin(b, h, s, d) return the table entries at sequence position s.
+template <typename C, typename S> struct RopeFn {
+  C cos;
+  S sin;
+};
+template <typename C, typename S> __device__ RopeFn<C, S> makeRope(C c, S s) { return {c, s}; }
 
 /// Shapes and scalars of one attention call.
 struct AttnShape {
@@ -73,6 +82,26 @@ __device__ __forceinline__ void loadTile(unsigned dst, const T *base, long long 
   }
 }
 
+/// Rotates rows [row0, row0 + ROWS) of a padded shared tile in place (rotate-half RoPE at
+/// positions row0 + r, fp32 math, rounded back to T as the unfused kiln.rotary stores it); rows at
+/// or past `limit` are skipped.
+template <typename T, int ROWS, int D, int THREADS, typename R>
+__device__ __forceinline__ void ropeTile(char *tile, int row0, int limit, int b, int h,
+                                         const R &rope) {
+  constexpr int H = D / 2, P = D + 8;
+  T *t = reinterpret_cast<T *>(tile);
+  for (int e = threadIdx.x; e < ROWS * H; e += THREADS) {
+    const int r = e / H, d = e % H, pos = row0 + r;
+    if (pos >= limit)
+      continue;
+    const float x0 = ld(t[r * P + d]), x1 = ld(t[r * P + d + H]);
+    const float y0 = x0 * rope.cos(b, h, pos, d) - x1 * rope.sin(b, h, pos, d);
+    const float y1 = x1 * rope.cos(b, h, pos, d + H) + x0 * rope.sin(b, h, pos, d + H);
+    t[r * P + d] = cvt<T>(y0);
+    t[r * P + d + H] = cvt<T>(y1);
+  }
+}
+
 } // namespace attn
 
 /// Shared memory of attentionTC: the Q tile, two K stages and one V stage, rows padded by 16
@@ -89,11 +118,15 @@ template <int D, int BM, int BN> __host__ __device__ constexpr int attentionTcSm
 /// elements (16-byte copies). Without a mask, scores are kept in the log2 domain (one FFMA per
 /// exponent); with one, in natural units until the maximum is subtracted, so a mask of the fp32
 /// minimum never overflows to -inf (a fully "min"-masked row stays a uniform softmax).
-template <typename T, int D, int BN, int WARPS, int MF, bool CAUSAL, typename M>
+/// ropeQ / ropeK (RopeFn or NoRope) rotate the Q tile and each K tile in shared memory once they
+/// have landed (kiln.rotary fused into the attention prologue).
+template <typename T, int D, int BN, int WARPS, int MF, bool CAUSAL, typename M,
+          typename RQ = NoRope, typename RK = NoRope>
 __device__ __forceinline__ void attentionTC(const AttnTensor<T> &q, const AttnTensor<T> &k,
                                             const AttnTensor<T> &v, const M &mask,
                                             const AttnOut<T> &out, const AttnShape &shape,
-                                            char *smem) {
+                                            char *smem, const RQ &ropeQ = RQ{},
+                                            const RK &ropeK = RK{}) {
   static_assert(D % 16 == 0 && D <= 256, "head dim must be a multiple of 16, at most 256");
   static_assert(BN % 16 == 0, "key tile must be a multiple of 16");
   constexpr bool kMask = !tc::IsSame<M, NoMask>::value;
@@ -146,6 +179,15 @@ __device__ __forceinline__ void attentionTC(const AttnTensor<T> &q, const AttnTe
     tc::cpAsyncCommit();
     tc::cpAsyncWait<1>(); // Q and K[t] landed
     __syncthreads();
+    constexpr bool kRopeQ = !tc::IsSame<RQ, NoRope>::value, kRopeK = !tc::IsSame<RK, NoRope>::value;
+    if constexpr (kRopeQ)
+      if (t == 0)
+        attn::ropeTile<T, BM, D, THREADS>(smem, m0, Sq, b, h, ropeQ);
+    if constexpr (kRopeK)
+      attn::ropeTile<T, BN, D, THREADS>(smem + BM * kPitch + (t & 1) * BN * kPitch, n0, Sk, b, hk,
+                                        ropeK);
+    if constexpr (kRopeQ || kRopeK)
+      __syncthreads();
 
     // S = Q K^T for this warp's rows x BN keys.
     float s[MF][NF][4];

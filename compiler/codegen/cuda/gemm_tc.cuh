@@ -58,6 +58,20 @@ template <typename T, bool KMajor> struct StridedOperand {
 /// into registers before the current slice is multiplied and stored to shared memory after it,
 /// so f's global loads overlap the tensor-core work only as far as the compiler schedules them:
 /// slower than StridedOperand, but any operand works (no alignment or extent preconditions).
+/// An epilogue over column pairs: f(m, n, acc[m][n], acc[m][n + 1]) for even n (N must be
+/// even). Gated linear units use it: with the gate and up projections' weight columns
+/// interleaved, one thread holds gate and up of the same output element (SwiGLU, GeGLU).
+template <typename F> struct PairEpilogue {
+  F f;
+};
+template <typename F> __device__ PairEpilogue<F> makePairEpilogue(F f) { return {f}; }
+template <typename E> struct IsPairEpilogue {
+  static constexpr bool value = false;
+};
+template <typename F> struct IsPairEpilogue<PairEpilogue<F>> {
+  static constexpr bool value = true;
+};
+
 template <typename T, typename F> struct FnOperand {
   using Elem = T;
   static constexpr bool kKMajor = true;
@@ -627,10 +641,15 @@ __device__ __forceinline__ void gemmTileTC(int M, int N, int K, int tileM, int t
 #pragma unroll
       for (int ni = 0; ni < kNI; ++ni) {
         const int n = colBase + ni * 8;
-        if (n < N)
-          epilogue(m, n, acc[mi][ni][2 * half]);
-        if (n + 1 < N)
-          epilogue(m, n + 1, acc[mi][ni][2 * half + 1]);
+        if constexpr (IsPairEpilogue<Epilogue>::value) {
+          if (n < N) // N is even: columns n and n + 1 arrive together
+            epilogue.f(m, n, acc[mi][ni][2 * half], acc[mi][ni][2 * half + 1]);
+        } else {
+          if (n < N)
+            epilogue(m, n, acc[mi][ni][2 * half]);
+          if (n + 1 < N)
+            epilogue(m, n + 1, acc[mi][ni][2 * half + 1]);
+        }
       }
     }
 }

@@ -1,0 +1,186 @@
+//===- InterleaveGlu.cpp - gated linear units as one GEMM epilogue --------===//
+//
+// After kiln-fuse-sibling-gemms, a gated MLP (SwiGLU: silu(x Wg) * (x Wu);
+// GeGLU with gelu) is one GEMM Y = x [Wg | Wu] followed by the slices
+// Y[..., :N] and Y[..., N:] and elementwise ops that combine them. This pass
+// interleaves the weight columns ([Wg | Wu] -> columns g0 u0 g1 u1 ...; a
+// concatenated bias likewise) and turns the slices into step-2 slices, so
+// that the gate and up value of one output element are adjacent columns:
+// the tensor-core GEMM then applies the whole unit in its epilogue on the
+// column pairs each thread holds (kiln::PairEpilogue), and the [.., 2N]
+// intermediate is never stored. Only exact matches are rewritten: a constant
+// rank-2 weight, at most a constant bias add between GEMM and slices, and
+// elementwise ops from the gate slice that end in one Mul with the up slice.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <cstring>
+
+namespace kiln {
+#define GEN_PASS_DEF_INTERLEAVEGLU
+#include "passes/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+RankedTensorType rtt(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+/// The last-dim slice [start, start + len) of `v` with unit steps and full
+/// other dims, or null.
+SliceOp lastDimSlice(Operation *user, Value v, int64_t start, int64_t len) {
+  auto s = dyn_cast<SliceOp>(user);
+  if (!s || s.getInput() != v)
+    return nullptr;
+  auto in = rtt(v), out = rtt(s.getResult());
+  int64_t rank = in.getRank();
+  for (int64_t d = 0; d < rank; ++d) {
+    bool last = d == rank - 1;
+    if (s.getSteps()[d] != 1 || s.getStarts()[d] != (last ? start : 0) ||
+        out.getDimSize(d) != (last ? len : in.getDimSize(d)))
+      return nullptr;
+  }
+  return s;
+}
+
+/// True when `gate` flows only through elementwise ops (other operands scalar
+/// constants or values of the chain) into one Mul whose other operand is
+/// `up`: out = Mul(f(gate), up).
+bool isGatedUnit(Value gate, Value up) {
+  if (!up.hasOneUse())
+    return false;
+  auto mul = dyn_cast<MulOp>(*up.getUsers().begin());
+  if (!mul)
+    return false;
+  Value other = mul.getLhs() == up ? mul.getRhs() : mul.getLhs();
+  if (rtt(other) != rtt(up) || rtt(gate) != rtt(up))
+    return false;
+  llvm::SmallPtrSet<Value, 8> chain = {gate};
+  SmallVector<Value> worklist = {gate};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (Operation *u : v.getUsers()) {
+      if (u == mul.getOperation())
+        continue;
+      if (!isElementwise(u) || u->getNumResults() != 1 || rtt(u->getResult(0)) != rtt(gate))
+        return false;
+      for (Value operand : u->getOperands()) {
+        DenseElementsAttr c;
+        bool scalar = matchPattern(operand, m_Constant(&c)) && c.getNumElements() == 1;
+        if (!scalar && !chain.contains(operand))
+          return false;
+      }
+      if (chain.insert(u->getResult(0)).second)
+        worklist.push_back(u->getResult(0));
+    }
+  }
+  return chain.contains(other);
+}
+
+/// Interleaves the last dim of `attr` ([..., 2N]): out[..., 2c] = in[..., first + c],
+/// out[..., 2c + 1] = in[..., second + c].
+DenseElementsAttr interleave(DenseElementsAttr attr, int64_t first, int64_t second) {
+  auto type = cast<RankedTensorType>(attr.getType());
+  int64_t cols = type.getShape().back(), n = cols / 2, rows = type.getNumElements() / cols;
+  size_t bytes = type.getElementType().getIntOrFloatBitWidth() / 8;
+  ArrayRef<char> raw = attr.getRawData();
+  std::vector<char> out(size_t(type.getNumElements()) * bytes);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < n; ++c)
+      for (int64_t k = 0; k < 2; ++k) {
+        int64_t src = attr.isSplat() ? 0 : r * cols + (k ? second : first) + c;
+        std::memcpy(out.data() + size_t(r * cols + 2 * c + k) * bytes,
+                    raw.data() + size_t(src) * bytes, bytes);
+      }
+  return DenseElementsAttr::getFromRawBuffer(type, out);
+}
+
+/// Rewrites one GEMM feeding a gated unit; returns success when it did.
+LogicalResult interleaveGlu(RewriterBase &rewriter, MatMulOp mm) {
+  DenseElementsAttr weight;
+  auto wType = rtt(mm.getRhs());
+  if (wType.getRank() != 2 || !matchPattern(mm.getRhs(), m_Constant(&weight)) ||
+      !mm.getRhs().hasOneUse() || wType.getDimSize(1) % 16)
+    return failure();
+  int64_t n = wType.getDimSize(1) / 2;
+  // Optional bias add between the GEMM and the slices.
+  Value y = mm.getResult();
+  AddOp biasAdd;
+  DenseElementsAttr bias;
+  Value biasValue;
+  if (auto add = y.hasOneUse() ? dyn_cast<AddOp>(*y.getUsers().begin()) : AddOp()) {
+    biasValue = add.getLhs() == y ? add.getRhs() : add.getLhs();
+    if (!matchPattern(biasValue, m_Constant(&bias)) || rtt(biasValue).getRank() != 1 ||
+        rtt(add.getResult()) != rtt(y) || !biasValue.hasOneUse())
+      return failure();
+    biasAdd = add;
+    y = add.getResult();
+  }
+  SmallVector<Operation *> users(y.getUsers().begin(), y.getUsers().end());
+  if (users.size() != 2)
+    return failure();
+  for (int order = 0; order < 2; ++order) {
+    SliceOp lo = lastDimSlice(users[order], y, 0, n), hi = lastDimSlice(users[1 - order], y, n, n);
+    if (!lo || !hi)
+      continue;
+    SliceOp gate, up;
+    if (isGatedUnit(lo.getResult(), hi.getResult()))
+      gate = lo, up = hi;
+    else if (isGatedUnit(hi.getResult(), lo.getResult()))
+      gate = hi, up = lo;
+    else
+      return failure();
+    int64_t gateStart = gate == lo ? 0 : n, upStart = gate == lo ? n : 0;
+    rewriter.setInsertionPoint(mm);
+    Value w = ConstantOp::create(rewriter, mm.getLoc(), wType,
+                                 interleave(weight, gateStart, upStart));
+    rewriter.modifyOpInPlace(mm, [&] { mm->setOperand(1, w); });
+    if (biasAdd) {
+      Value b = ConstantOp::create(rewriter, biasAdd.getLoc(), rtt(biasValue),
+                                   interleave(bias, gateStart, upStart));
+      rewriter.modifyOpInPlace(biasAdd, [&] {
+        biasAdd->setOperand(biasAdd.getLhs() == biasValue ? 0 : 1, b);
+      });
+    }
+    int64_t rank = rtt(y).getRank();
+    for (auto [slice, start] : {std::make_pair(gate, int64_t(0)), std::make_pair(up, int64_t(1))}) {
+      SmallVector<int64_t> starts(rank, 0), steps(rank, 1);
+      starts.back() = start;
+      steps.back() = 2;
+      rewriter.setInsertionPoint(slice);
+      auto s = SliceOp::create(rewriter, slice.getLoc(), slice.getType(), y,
+                               rewriter.getDenseI64ArrayAttr(starts),
+                               rewriter.getDenseI64ArrayAttr(steps));
+      rewriter.replaceOp(slice, s.getResult());
+    }
+    return success();
+  }
+  return failure();
+}
+
+struct InterleaveGluPass : public kiln::impl::InterleaveGluBase<InterleaveGluPass> {
+  void runOnOperation() override {
+    SmallVector<MatMulOp> gemms;
+    getOperation().walk([&](MatMulOp mm) { gemms.push_back(mm); });
+    IRRewriter rewriter(&getContext());
+    for (MatMulOp mm : gemms)
+      (void)interleaveGlu(rewriter, mm);
+    // The original weights and biases are dead now.
+    SmallVector<Operation *> dead;
+    getOperation().walk([&](ConstantOp c) {
+      if (c->use_empty())
+        dead.push_back(c);
+    });
+    for (Operation *op : dead)
+      rewriter.eraseOp(op);
+  }
+};
+} // namespace
