@@ -141,10 +141,11 @@ FailureOr<GeneratedKernel> emitAttention(KernelOp kernel, Operation *anchor) {
     auto k = tcTensor(kernel, kSource, passed, *storage, tcScale);
     auto v = tcTensor(kernel, op.getValue(), passed, *storage, vScale);
     if (succeeded(q) && succeeded(k) && succeeded(v) && vScale == 1.0) {
-      // Tile: the largest query tile that still gives every SM a block (132 on an H200):
-      // 128 rows (4 warps x 2 row fragments; K/V shared-memory reads amortized over 32 rows
-      // per warp), else 64, else 32 rows. Head dims above 64 take 32-key tiles with 2 row
-      // fragments (registers), above 128 one row fragment.
+      // Tile: the largest query tile that still gives every SM a block (132 on an H200).
+      // Head dims 65..128: 128 rows (4 warps x 2 row fragments, 32 keys: K/V shared-memory
+      // reads amortized over 32 rows per warp), else 64, else 32 rows. Up to 64: 64 rows, else
+      // 32 (2 row fragments measured slower there, test/bench/bench_attention.py). Above 128:
+      // one row fragment, 32 keys (registers).
       struct Cfg {
         int warps, mf, bn;
       };
@@ -152,7 +153,8 @@ FailureOr<GeneratedKernel> emitAttention(KernelOp kernel, Operation *anchor) {
       if (D > 128)
         cfgs = {{4, 1, 32}, {2, 1, 32}};
       else
-        cfgs = {{4, 2, D > 64 ? 32 : 64}, {4, 1, 64}, {2, 1, 64}};
+        cfgs = D > 64 ? SmallVector<Cfg>{{4, 2, 32}, {4, 1, 64}, {2, 1, 64}}
+                      : SmallVector<Cfg>{{4, 1, 64}, {2, 1, 64}};
       Cfg cfg = cfgs.back();
       for (const Cfg &c : cfgs)
         if ((Sq + 16 * c.mf * c.warps - 1) / (16 * c.mf * c.warps) * Hq * B >= 132) {

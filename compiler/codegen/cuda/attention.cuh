@@ -88,17 +88,32 @@ __device__ __forceinline__ void loadTile(unsigned dst, const T *base, long long 
 template <typename T, int ROWS, int D, int THREADS, typename R>
 __device__ __forceinline__ void ropeTile(char *tile, int row0, int limit, int b, int h,
                                          const R &rope) {
-  constexpr int H = D / 2, P = D + 8;
+  constexpr int H = D / 2, P = D + 8, N = (ROWS * H + THREADS - 1) / THREADS, U = 8;
   T *t = reinterpret_cast<T *>(tile);
-  for (int e = threadIdx.x; e < ROWS * H; e += THREADS) {
-    const int r = e / H, d = e % H, pos = row0 + r;
-    if (pos >= limit)
-      continue;
-    const float x0 = ld(t[r * P + d]), x1 = ld(t[r * P + d + H]);
-    const float y0 = x0 * rope.cos(b, h, pos, d) - x1 * rope.sin(b, h, pos, d);
-    const float y1 = x1 * rope.cos(b, h, pos, d + H) + x0 * rope.sin(b, h, pos, d + H);
-    t[r * P + d] = cvt<T>(y0);
-    t[r * P + d + H] = cvt<T>(y1);
+  // Batches of U pairs per thread: every table load of a batch is issued before the first is
+  // used (the tables come from L2; one pair at a time would wait on each load in turn).
+  for (int base = 0; base < N; base += U) {
+    float c0[U], s0[U], c1[U], s1[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int e = threadIdx.x + (base + u) * THREADS;
+      const int r = e / H, d = e % H, pos = row0 + r;
+      const bool valid = base + u < N && e < ROWS * H && pos < limit;
+      c0[u] = valid ? rope.cos(b, h, pos, d) : 0.0f;
+      s0[u] = valid ? rope.sin(b, h, pos, d) : 0.0f;
+      c1[u] = valid ? rope.cos(b, h, pos, d + H) : 0.0f;
+      s1[u] = valid ? rope.sin(b, h, pos, d + H) : 0.0f;
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int e = threadIdx.x + (base + u) * THREADS;
+      const int r = e / H, d = e % H, pos = row0 + r;
+      if (base + u >= N || e >= ROWS * H || pos >= limit)
+        continue;
+      const float x0 = ld(t[r * P + d]), x1 = ld(t[r * P + d + H]);
+      t[r * P + d] = cvt<T>(x0 * c0[u] - x1 * s0[u]);
+      t[r * P + d + H] = cvt<T>(x1 * c1[u] + x0 * s1[u]);
+    }
   }
 }
 
