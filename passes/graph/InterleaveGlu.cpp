@@ -19,6 +19,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <cstring>
 
@@ -63,25 +64,27 @@ bool isGatedUnit(Value gate, Value up) {
   Value other = mul.getLhs() == up ? mul.getRhs() : mul.getLhs();
   if (rtt(other) != rtt(up) || rtt(gate) != rtt(up))
     return false;
-  llvm::SmallPtrSet<Value, 8> chain = {gate};
-  SmallVector<Value> worklist = {gate};
-  while (!worklist.empty()) {
-    Value v = worklist.pop_back_val();
-    for (Operation *u : v.getUsers()) {
+  // 1. Every value computed from `gate` by same-shape elementwise ops, found
+  //    in any use-list order (an op reading two chain values, like g * sigmoid(g),
+  //    may be reached through either operand first).
+  llvm::SetVector<Value> chain;
+  chain.insert(gate);
+  for (size_t i = 0; i < chain.size(); ++i)
+    for (Operation *u : chain[i].getUsers()) {
       if (u == mul.getOperation())
         continue;
       if (!isElementwise(u) || u->getNumResults() != 1 || rtt(u->getResult(0)) != rtt(gate))
         return false;
-      for (Value operand : u->getOperands()) {
-        DenseElementsAttr c;
-        bool scalar = matchPattern(operand, m_Constant(&c)) && c.getNumElements() == 1;
-        if (!scalar && !chain.contains(operand))
-          return false;
-      }
-      if (chain.insert(u->getResult(0)).second)
-        worklist.push_back(u->getResult(0));
+      chain.insert(u->getResult(0));
     }
-  }
+  // 2. Their other operands are scalar constants or values of the chain.
+  for (Value v : chain.getArrayRef().drop_front())
+    for (Value operand : v.getDefiningOp()->getOperands()) {
+      DenseElementsAttr c;
+      bool scalar = matchPattern(operand, m_Constant(&c)) && c.getNumElements() == 1;
+      if (!scalar && !chain.contains(operand))
+        return false;
+    }
   return chain.contains(other);
 }
 
@@ -143,7 +146,8 @@ LogicalResult interleaveGlu(RewriterBase &rewriter, MatMulOp mm) {
     Value w = ConstantOp::create(rewriter, mm.getLoc(), wType,
                                  interleave(weight, gateStart, upStart));
     rewriter.modifyOpInPlace(mm, [&] { mm->setOperand(1, w); });
-    if (biasAdd) {
+    if (biasAdd && rtt(biasValue).getDimSize(0) != 1) {
+      // A one-element bias is the same for every column: nothing to reorder.
       Value b = ConstantOp::create(rewriter, biasAdd.getLoc(), rtt(biasValue),
                                    interleave(bias, gateStart, upStart));
       rewriter.modifyOpInPlace(biasAdd, [&] {
