@@ -211,6 +211,7 @@ def main():
         numpy_helper.from_array(rng.standard_normal(64).astype(np.float16), "w"),
     ])
     save_attention_models(np.random.default_rng(1))
+    save_glu_rope_models(np.random.default_rng(2))
 
 
 def save_attention_models(rng):
@@ -307,6 +308,100 @@ def save_attention_models(rng):
         f32c("fmin", minf),
         i64("out_shape", [B, S, H * D]),
         f32c("w_o", rng.standard_normal((H * D, E)) * 0.1),
+    ])
+
+
+def save_glu_rope_models(rng):
+    """A Llama MLP and Llama attention with rotary embeddings, for kiln-interleave-glu's pair
+    epilogue and the rotary prologue of the attention kernel (glu-epilogue.mlir). Static
+    shapes; the cos/sin tables are constants, as after kiln-fold-shape-subgraphs in an export."""
+    i64 = lambda name, values: numpy_helper.from_array(np.array(values, np.int64), name)
+    f32c = lambda name, values: numpy_helper.from_array(np.asarray(values, np.float32), name)
+    # SwiGLU MLP: gate and up projections of x (kiln-fuse-sibling-gemms makes them one GEMM,
+    # kiln-interleave-glu interleaves its columns), silu(g) * u, the down projection.
+    # B = 2, S = 16, E = 32, F = 64.
+    B, S, E, F = 2, 16, 32, 64
+    save("swiglu_mlp", [
+        helper.make_node("MatMul", ["x", "w_gate"], ["g"]),
+        helper.make_node("MatMul", ["x", "w_up"], ["u"]),
+        helper.make_node("Sigmoid", ["g"], ["sg"]),
+        helper.make_node("Mul", ["g", "sg"], ["silu"]),
+        helper.make_node("Mul", ["silu", "u"], ["h"]),
+        helper.make_node("MatMul", ["h", "w_down"], ["y"]),
+    ], [f32("x", [B, S, E])], [f32("y", [B, S, E])], [
+        f32c("w_gate", rng.standard_normal((E, F)) * 0.2),
+        f32c("w_up", rng.standard_normal((E, F)) * 0.2),
+        f32c("w_down", rng.standard_normal((F, E)) * 0.1),
+    ])
+    # Llama attention with rotate-half RoPE on Q and K and grouped-query attention: separate
+    # q/k/v projections, heads split and transposed, q * cos + concat(-q[..., D/2:],
+    # q[..., :D/2]) * sin (likewise k) with [1, 1, S, D] tables, repeat_kv on K and V,
+    # K^T = Transpose(K, [0, 1, 3, 2]), scaled scores, a constant causal mask, Softmax,
+    # MatMul with V, the transpose back and the output projection.
+    # B = 2, S = 16, E = 32, Hq = 4, Hkv = 2, D = 64.
+    B, S, E, Hq, Hkv, D = 2, 16, 32, 4, 2, 64
+    minf = np.finfo(np.float32).min
+    causal = np.where(np.tril(np.ones((S, S), bool)), 0.0, minf).reshape(1, 1, S, S)
+    inv_freq = 1.0 / (10000.0 ** (np.arange(0, D, 2) / D))
+    angles = np.outer(np.arange(S), inv_freq)
+    angles = np.concatenate([angles, angles], axis=-1).reshape(1, 1, S, D)
+
+    def rope(x, out):
+        return [
+            helper.make_node("Slice", [x, "half", "full", "axis3"], [x + "_hi"]),
+            helper.make_node("Slice", [x, "zero_i", "half", "axis3"], [x + "_lo"]),
+            helper.make_node("Neg", [x + "_hi"], [x + "_nhi"]),
+            helper.make_node("Concat", [x + "_nhi", x + "_lo"], [x + "_rot"], axis=-1),
+            helper.make_node("Mul", [x, "cos"], [x + "_c"]),
+            helper.make_node("Mul", [x + "_rot", "sin"], [x + "_s"]),
+            helper.make_node("Add", [x + "_c", x + "_s"], [out]),
+        ]
+
+    save("attention_rope", [
+        helper.make_node("MatMul", ["x", "w_q"], ["q2"]),
+        helper.make_node("MatMul", ["x", "w_k"], ["k2"]),
+        helper.make_node("MatMul", ["x", "w_v"], ["v2"]),
+        helper.make_node("Reshape", ["q2", "q_shape"], ["q3"]),
+        helper.make_node("Transpose", ["q3"], ["q"], perm=[0, 2, 1, 3]),
+        helper.make_node("Reshape", ["k2", "kv_shape"], ["k3"]),
+        helper.make_node("Transpose", ["k3"], ["k"], perm=[0, 2, 1, 3]),
+        helper.make_node("Reshape", ["v2", "kv_shape"], ["v3"]),
+        helper.make_node("Transpose", ["v3"], ["v"], perm=[0, 2, 1, 3]),
+    ] + rope("q", "qr") + rope("k", "kr") + [
+        helper.make_node("Unsqueeze", ["kr", "axis2"], ["k5"]),
+        helper.make_node("Expand", ["k5", "rep_shape"], ["ke"]),
+        helper.make_node("Reshape", ["ke", "heads_shape"], ["krep"]),
+        helper.make_node("Unsqueeze", ["v", "axis2"], ["v5"]),
+        helper.make_node("Expand", ["v5", "rep_shape"], ["ve"]),
+        helper.make_node("Reshape", ["ve", "heads_shape"], ["vrep"]),
+        helper.make_node("Transpose", ["krep"], ["kt"], perm=[0, 1, 3, 2]),
+        helper.make_node("MatMul", ["qr", "kt"], ["s"]),
+        helper.make_node("Mul", ["s", "scale"], ["ss"]),
+        helper.make_node("Add", ["ss", "causal"], ["sm"]),
+        helper.make_node("Softmax", ["sm"], ["p"], axis=-1),
+        helper.make_node("MatMul", ["p", "vrep"], ["o"]),
+        helper.make_node("Transpose", ["o"], ["ob"], perm=[0, 2, 1, 3]),
+        helper.make_node("Reshape", ["ob", "out_shape"], ["o2"]),
+        helper.make_node("MatMul", ["o2", "w_o"], ["y"]),
+    ], [f32("x", [B, S, E])], [f32("y", [B, S, E])], [
+        f32c("w_q", rng.standard_normal((E, Hq * D)) * 0.2),
+        f32c("w_k", rng.standard_normal((E, Hkv * D)) * 0.2),
+        f32c("w_v", rng.standard_normal((E, Hkv * D)) * 0.2),
+        i64("q_shape", [B, S, Hq, D]),
+        i64("kv_shape", [B, S, Hkv, D]),
+        i64("zero_i", [0]),
+        i64("half", [D // 2]),
+        i64("full", [D]),
+        i64("axis3", [3]),
+        f32c("cos", np.cos(angles)),
+        f32c("sin", np.sin(angles)),
+        i64("axis2", [2]),
+        i64("rep_shape", [B, Hkv, Hq // Hkv, S, D]),
+        i64("heads_shape", [B, Hq, S, D]),
+        f32c("scale", D ** -0.5),
+        f32c("causal", causal),
+        i64("out_shape", [B, S, Hq * D]),
+        f32c("w_o", rng.standard_normal((Hq * D, E)) * 0.1),
     ])
 
 

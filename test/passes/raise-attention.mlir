@@ -383,3 +383,178 @@ func.func @softmax_not_attention(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
   %p = kiln.softmax %x {axis = 1 : i64} : tensor<2x4x8xf32>
   return %p : tensor<2x4x8xf32>
 }
+
+// -----
+
+// Rotary embeddings (rotate-half RoPE), raised before attention. HF's
+// apply_rotary_pos_emb: x * cos + concat(-x[..., D/2:], x[..., :D/2]) * sin,
+// with the cos/sin tables constants [1, 1, S, D] (Llama's tables fold to
+// constants with static shapes). The Slice / Neg / Concat / Mul / Add chain
+// becomes one kiln.rotary reading x and the two tables.
+// CHECK-LABEL: func.func @rotary_constant_tables
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<1x2x4x8xf32>)
+// CHECK-NEXT: %[[COS:.+]] = kiln.constant dense<5.000000e-01> : tensor<1x1x4x8xf32>
+// CHECK-NEXT: %[[SIN:.+]] = kiln.constant dense<2.500000e-01> : tensor<1x1x4x8xf32>
+// CHECK-NEXT: %[[Y:.+]] = kiln.rotary %[[X]], %[[COS]], %[[SIN]] : tensor<1x2x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x2x4x8xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @rotary_constant_tables(%x: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %cos = kiln.constant dense<0.5> : tensor<1x1x4x8xf32>
+  %sin = kiln.constant dense<0.25> : tensor<1x1x4x8xf32>
+  %hi = kiln.slice %x {starts = array<i64: 0, 0, 0, 4>, steps = array<i64: 1, 1, 1, 1>} : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %lo = kiln.slice %x {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %n = kiln.neg %hi : tensor<1x2x4x4xf32>
+  %rot = kiln.concat %n, %lo {axis = 3 : i64} : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32> -> tensor<1x2x4x8xf32>
+  %a = kiln.mul %x, %cos : tensor<1x2x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x2x4x8xf32>
+  %b = kiln.mul %rot, %sin : tensor<1x2x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x2x4x8xf32>
+  %y = kiln.add %a, %b : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return %y : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// The same with every operand order swapped (sin * rotated + cos * x) and
+// [S, D] tables from function arguments: cos and sin are still told apart by
+// which product reads x.
+// CHECK-LABEL: func.func @rotary_operands_swapped
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<1x2x4x8xf32>, %[[COS:[^:]+]]: tensor<4x8xf32>, %[[SIN:[^:]+]]: tensor<4x8xf32>)
+// CHECK-NEXT: %[[Y:.+]] = kiln.rotary %[[X]], %[[COS]], %[[SIN]] : tensor<1x2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32> -> tensor<1x2x4x8xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @rotary_operands_swapped(%x: tensor<1x2x4x8xf32>, %cos: tensor<4x8xf32>, %sin: tensor<4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %hi = kiln.slice %x {starts = array<i64: 0, 0, 0, 4>, steps = array<i64: 1, 1, 1, 1>} : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %lo = kiln.slice %x {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %n = kiln.neg %hi : tensor<1x2x4x4xf32>
+  %rot = kiln.concat %n, %lo {axis = 3 : i64} : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32> -> tensor<1x2x4x8xf32>
+  %b = kiln.mul %sin, %rot : tensor<4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  %a = kiln.mul %cos, %x : tensor<4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  %y = kiln.add %b, %a : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return %y : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Llama: RoPE on Q (4 heads) and K (2 KV heads) with shared [1, 1, S, D]
+// tables, then repeat_kv, K^T, scaled scores, the causal constant, Softmax,
+// MatMul with V and the head transpose. Both rotations are raised first, so
+// the query and key of the kiln.attention are kiln.rotary results (the
+// attention kernel applies them to its Q and K tiles), the key with 2 heads.
+// CHECK-LABEL: func.func @llama_rotary_q_k
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<1x4x4x8xf32>, %[[K:[^:]+]]: tensor<1x2x4x8xf32>, %[[V:[^:]+]]: tensor<1x2x4x8xf32>, %[[COS:[^:]+]]: tensor<1x1x4x8xf32>, %[[SIN:[^:]+]]: tensor<1x1x4x8xf32>)
+// CHECK-NEXT: %[[QR:.+]] = kiln.rotary %[[Q]], %[[COS]], %[[SIN]] : tensor<1x4x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x4x4x8xf32>
+// CHECK-NEXT: %[[KR:.+]] = kiln.rotary %[[K]], %[[COS]], %[[SIN]] : tensor<1x2x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x2x4x8xf32>
+// CHECK-NEXT: %[[O:.+]] = kiln.attention %[[QR]], %[[KR]], %[[V]] {bshd_output = true, causal = true, scale = 0.35355338454246521 : f64, zero_masked_rows = false} : tensor<1x4x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x4x4x8xf32>
+// CHECK-NEXT: return %[[O]]
+func.func @llama_rotary_q_k(%q: tensor<1x4x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %cos: tensor<1x1x4x8xf32>, %sin: tensor<1x1x4x8xf32>) -> tensor<1x4x4x8xf32> {
+  %c = kiln.constant dense<0.353553391> : tensor<f32>
+  %mask = kiln.constant dense<[[[[0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38],
+                                 [0.0, 0.0, -3.40282347E+38, -3.40282347E+38],
+                                 [0.0, 0.0, 0.0, -3.40282347E+38],
+                                 [0.0, 0.0, 0.0, 0.0]]]]> : tensor<1x1x4x4xf32>
+  %qhi = kiln.slice %q {starts = array<i64: 0, 0, 0, 4>, steps = array<i64: 1, 1, 1, 1>} : tensor<1x4x4x8xf32> -> tensor<1x4x4x4xf32>
+  %qlo = kiln.slice %q {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<1x4x4x8xf32> -> tensor<1x4x4x4xf32>
+  %qn = kiln.neg %qhi : tensor<1x4x4x4xf32>
+  %qrot = kiln.concat %qn, %qlo {axis = 3 : i64} : tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32> -> tensor<1x4x4x8xf32>
+  %qc = kiln.mul %q, %cos : tensor<1x4x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x4x4x8xf32>
+  %qs = kiln.mul %qrot, %sin : tensor<1x4x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x4x4x8xf32>
+  %qr = kiln.add %qc, %qs : tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32> -> tensor<1x4x4x8xf32>
+  %khi = kiln.slice %k {starts = array<i64: 0, 0, 0, 4>, steps = array<i64: 1, 1, 1, 1>} : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %klo = kiln.slice %k {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %kn = kiln.neg %khi : tensor<1x2x4x4xf32>
+  %krot = kiln.concat %kn, %klo {axis = 3 : i64} : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32> -> tensor<1x2x4x8xf32>
+  %kc = kiln.mul %k, %cos : tensor<1x2x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x2x4x8xf32>
+  %ks = kiln.mul %krot, %sin : tensor<1x2x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x2x4x8xf32>
+  %kr = kiln.add %kc, %ks : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  %k5 = kiln.reshape %kr : tensor<1x2x4x8xf32> -> tensor<1x2x1x4x8xf32>
+  %ke = kiln.expand %k5 : tensor<1x2x1x4x8xf32> -> tensor<1x2x2x4x8xf32>
+  %kq = kiln.reshape %ke : tensor<1x2x2x4x8xf32> -> tensor<1x4x4x8xf32>
+  %v5 = kiln.reshape %v : tensor<1x2x4x8xf32> -> tensor<1x2x1x4x8xf32>
+  %ve = kiln.expand %v5 : tensor<1x2x1x4x8xf32> -> tensor<1x2x2x4x8xf32>
+  %vq = kiln.reshape %ve : tensor<1x2x2x4x8xf32> -> tensor<1x4x4x8xf32>
+  %kt = kiln.transpose %kq {perm = array<i64: 0, 1, 3, 2>} : tensor<1x4x4x8xf32> -> tensor<1x4x8x4xf32>
+  %s = kiln.matmul %qr, %kt : tensor<1x4x4x8xf32>, tensor<1x4x8x4xf32> -> tensor<1x4x4x4xf32>
+  %s2 = kiln.mul %s, %c : tensor<1x4x4x4xf32>, tensor<f32> -> tensor<1x4x4x4xf32>
+  %sm = kiln.add %s2, %mask : tensor<1x4x4x4xf32>, tensor<1x1x4x4xf32> -> tensor<1x4x4x4xf32>
+  %p = kiln.softmax %sm {axis = 3 : i64} : tensor<1x4x4x4xf32>
+  %o = kiln.matmul %p, %vq : tensor<1x4x4x4xf32>, tensor<1x4x4x8xf32> -> tensor<1x4x4x8xf32>
+  %ob = kiln.transpose %o {perm = array<i64: 0, 2, 1, 3>} : tensor<1x4x4x8xf32> -> tensor<1x4x4x8xf32>
+  return %ob : tensor<1x4x4x8xf32>
+}
+
+// -----
+
+// Near miss: the halves swapped, concat(-x[..., :D/2], x[..., D/2:]), is not
+// rotate_half (it negates the first half in place). Nothing is raised.
+// CHECK-LABEL: func.func @near_miss_rotary_halves_swapped
+// CHECK-NOT: kiln.rotary
+// CHECK: kiln.concat
+// CHECK: kiln.add
+// CHECK-NOT: kiln.rotary
+func.func @near_miss_rotary_halves_swapped(%x: tensor<1x2x4x8xf32>, %cos: tensor<4x8xf32>, %sin: tensor<4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %lo = kiln.slice %x {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %hi = kiln.slice %x {starts = array<i64: 0, 0, 0, 4>, steps = array<i64: 1, 1, 1, 1>} : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %n = kiln.neg %lo : tensor<1x2x4x4xf32>
+  %rot = kiln.concat %n, %hi {axis = 3 : i64} : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32> -> tensor<1x2x4x8xf32>
+  %a = kiln.mul %x, %cos : tensor<1x2x4x8xf32>, tensor<4x8xf32> -> tensor<1x2x4x8xf32>
+  %b = kiln.mul %rot, %sin : tensor<1x2x4x8xf32>, tensor<4x8xf32> -> tensor<1x2x4x8xf32>
+  %y = kiln.add %a, %b : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return %y : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Near miss: the negation on the second concat input, concat(x[..., D/2:],
+// -x[..., :D/2]) = -rotate_half(x). Nothing is raised.
+// CHECK-LABEL: func.func @near_miss_rotary_sign_swapped
+// CHECK-NOT: kiln.rotary
+// CHECK: kiln.concat
+// CHECK: kiln.add
+// CHECK-NOT: kiln.rotary
+func.func @near_miss_rotary_sign_swapped(%x: tensor<1x2x4x8xf32>, %cos: tensor<4x8xf32>, %sin: tensor<4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %hi = kiln.slice %x {starts = array<i64: 0, 0, 0, 4>, steps = array<i64: 1, 1, 1, 1>} : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %lo = kiln.slice %x {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %n = kiln.neg %lo : tensor<1x2x4x4xf32>
+  %rot = kiln.concat %hi, %n {axis = 3 : i64} : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32> -> tensor<1x2x4x8xf32>
+  %a = kiln.mul %x, %cos : tensor<1x2x4x8xf32>, tensor<4x8xf32> -> tensor<1x2x4x8xf32>
+  %b = kiln.mul %rot, %sin : tensor<1x2x4x8xf32>, tensor<4x8xf32> -> tensor<1x2x4x8xf32>
+  %y = kiln.add %a, %b : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return %y : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Near miss: the rotation is along the sequence axis (slices and concat on
+// axis 2), not the last one.
+// CHECK-LABEL: func.func @near_miss_rotary_concat_axis
+// CHECK-NOT: kiln.rotary
+// CHECK: kiln.concat %{{.+}}, %{{.+}} {axis = 2 : i64}
+// CHECK: kiln.add
+// CHECK-NOT: kiln.rotary
+func.func @near_miss_rotary_concat_axis(%x: tensor<1x2x4x8xf32>, %cos: tensor<4x8xf32>, %sin: tensor<4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %hi = kiln.slice %x {starts = array<i64: 0, 0, 2, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<1x2x4x8xf32> -> tensor<1x2x2x8xf32>
+  %lo = kiln.slice %x {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<1x2x4x8xf32> -> tensor<1x2x2x8xf32>
+  %n = kiln.neg %hi : tensor<1x2x2x8xf32>
+  %rot = kiln.concat %n, %lo {axis = 2 : i64} : tensor<1x2x2x8xf32>, tensor<1x2x2x8xf32> -> tensor<1x2x4x8xf32>
+  %a = kiln.mul %x, %cos : tensor<1x2x4x8xf32>, tensor<4x8xf32> -> tensor<1x2x4x8xf32>
+  %b = kiln.mul %rot, %sin : tensor<1x2x4x8xf32>, tensor<4x8xf32> -> tensor<1x2x4x8xf32>
+  %y = kiln.add %a, %b : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return %y : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Near miss: an odd head dim D = 7 (halves of 3 and 4, as torch slices
+// x[..., :D//2] and x[..., D//2:]); kiln.rotary needs an even D.
+// CHECK-LABEL: func.func @near_miss_rotary_odd_head_dim
+// CHECK-NOT: kiln.rotary
+// CHECK: kiln.concat
+// CHECK: kiln.add
+// CHECK-NOT: kiln.rotary
+func.func @near_miss_rotary_odd_head_dim(%x: tensor<1x2x4x7xf32>, %cos: tensor<4x7xf32>, %sin: tensor<4x7xf32>) -> tensor<1x2x4x7xf32> {
+  %hi = kiln.slice %x {starts = array<i64: 0, 0, 0, 3>, steps = array<i64: 1, 1, 1, 1>} : tensor<1x2x4x7xf32> -> tensor<1x2x4x4xf32>
+  %lo = kiln.slice %x {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<1x2x4x7xf32> -> tensor<1x2x4x3xf32>
+  %n = kiln.neg %hi : tensor<1x2x4x4xf32>
+  %rot = kiln.concat %n, %lo {axis = 3 : i64} : tensor<1x2x4x4xf32>, tensor<1x2x4x3xf32> -> tensor<1x2x4x7xf32>
+  %a = kiln.mul %x, %cos : tensor<1x2x4x7xf32>, tensor<4x7xf32> -> tensor<1x2x4x7xf32>
+  %b = kiln.mul %rot, %sin : tensor<1x2x4x7xf32>, tensor<4x7xf32> -> tensor<1x2x4x7xf32>
+  %y = kiln.add %a, %b : tensor<1x2x4x7xf32>, tensor<1x2x4x7xf32> -> tensor<1x2x4x7xf32>
+  return %y : tensor<1x2x4x7xf32>
+}
