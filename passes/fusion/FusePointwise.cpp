@@ -322,14 +322,27 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
       continue;
     // An anchored group is outlined where its root is: the GEMM's operands
     // dominate it, and every epilogue operand was already visible there.
+    // Named after what it computes: the anchor (GEMM, attention, norm...)
+    // first, then the arithmetic in program order, then the index remapping
+    // (slices, transposes, ...), four names at most.
     std::string name = "fused";
     unsigned shown = 0;
-    for (Operation *op : group) {
-      if (isa<ReshapeOp>(op) || shown == 4)
-        continue;
-      name += "_" + shortName(op).str();
+    Operation *anchor = nullptr;
+    for (Operation *op : group)
+      if (!op->hasTrait<KilnFusible>() && !anchor)
+        anchor = op;
+    if (anchor) {
+      name += "_" + shortName(anchor).str();
       ++shown;
     }
+    for (bool views : {false, true})
+      for (Operation *op : group) {
+        bool isView = isa<TransposeOp, SliceOp, ExpandOp, ConcatOp>(op);
+        if (isa<ReshapeOp>(op) || shown == 4 || op == anchor || isView != views)
+          continue;
+        name += "_" + shortName(op).str();
+        ++shown;
+      }
     if (succeeded(outlineIntoKernel(rewriter, group, name)))
       ++created;
   }

@@ -145,14 +145,20 @@ LogicalResult interleaveGlu(RewriterBase &rewriter, MatMulOp mm) {
     rewriter.setInsertionPoint(mm);
     Value w = ConstantOp::create(rewriter, mm.getLoc(), wType,
                                  interleave(weight, gateStart, upStart));
+    Operation *oldWeight = mm.getRhs().getDefiningOp();
     rewriter.modifyOpInPlace(mm, [&] { mm->setOperand(1, w); });
+    if (oldWeight->use_empty())
+      rewriter.eraseOp(oldWeight);
     if (biasAdd && rtt(biasValue).getDimSize(0) != 1) {
       // A one-element bias is the same for every column: nothing to reorder.
       Value b = ConstantOp::create(rewriter, biasAdd.getLoc(), rtt(biasValue),
                                    interleave(bias, gateStart, upStart));
+      Operation *oldBias = biasValue.getDefiningOp();
       rewriter.modifyOpInPlace(biasAdd, [&] {
         biasAdd->setOperand(biasAdd.getLhs() == biasValue ? 0 : 1, b);
       });
+      if (oldBias->use_empty())
+        rewriter.eraseOp(oldBias);
     }
     int64_t rank = rtt(y).getRank();
     for (auto [slice, start] : {std::make_pair(gate, int64_t(0)), std::make_pair(up, int64_t(1))}) {
@@ -177,14 +183,6 @@ struct InterleaveGluPass : public kiln::impl::InterleaveGluBase<InterleaveGluPas
     IRRewriter rewriter(&getContext());
     for (MatMulOp mm : gemms)
       (void)interleaveGlu(rewriter, mm);
-    // The original weights and biases are dead now.
-    SmallVector<Operation *> dead;
-    getOperation().walk([&](ConstantOp c) {
-      if (c->use_empty())
-        dead.push_back(c);
-    });
-    for (Operation *op : dead)
-      rewriter.eraseOp(op);
   }
 };
 } // namespace

@@ -83,11 +83,11 @@ func.func @around_matmul(%x: tensor<2x4x8xf32>, %w: tensor<8x8xf32>) -> tensor<2
 // NOGEMMPRO-LABEL: func.func @attention_scores_prologue
 func.func @attention_scores_prologue(%qkv: tensor<16x64xf32>) -> tensor<2x16x16xf32> {
   %scale = kiln.constant dense<0.5> : tensor<f32>
-  // CHECK: kiln.kernel @fused_slice_transpose_mul_slice(
+  // CHECK: kiln.kernel @fused_matmul_mul_mul_slice(
   // CHECK: kiln.matmul
   // CHECK-NOT: kiln.kernel
-  // NOGEMMPRO: kiln.kernel @fused_slice_transpose_mul(
-  // NOGEMMPRO: kiln.kernel @fused_slice_transpose_mul(
+  // NOGEMMPRO: kiln.kernel @fused_mul_slice_transpose(
+  // NOGEMMPRO: kiln.kernel @fused_mul_slice_transpose(
   // NOGEMMPRO: kiln.matmul
   %q = kiln.slice %qkv {starts = array<i64: 0, 0>, steps = array<i64: 1, 1>} : tensor<16x64xf32> -> tensor<16x32xf32>
   %q3 = kiln.reshape %q : tensor<16x32xf32> -> tensor<16x2x16xf32>
@@ -126,7 +126,7 @@ func.func @gemm_not_epilogue(%x: tensor<16x32xf32>, %w: tensor<32x1xf32>, %y: te
   %m = kiln.matmul %x, %w : tensor<16x32xf32>, tensor<32x1xf32> -> tensor<16x1xf32>
   %a = kiln.add %m, %y : tensor<16x1xf32>, tensor<16x8xf32> -> tensor<16x8xf32>
   // CHECK: %[[N:.+]] = kiln.kernel @fused_matmul(
-  // CHECK: kiln.kernel @fused_transpose_exp(%[[N]]
+  // CHECK: kiln.kernel @fused_exp_transpose(%[[N]]
   %n = kiln.matmul %x, %v : tensor<16x32xf32>, tensor<32x16xf32> -> tensor<16x16xf32>
   %t = kiln.transpose %n {perm = array<i64: 1, 0>} : tensor<16x16xf32> -> tensor<16x16xf32>
   %e = kiln.exp %t : tensor<16x16xf32>
@@ -184,7 +184,7 @@ func.func @softmax_escapes(%s: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8x
 // CHECK-LABEL: func.func @rms_norm
 // NOPRO-LABEL: func.func @rms_norm
 func.func @rms_norm(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // CHECK: %[[R:.+]] = kiln.kernel @fused_pow_reduce(
+  // CHECK: %[[R:.+]] = kiln.kernel @fused_reduce_pow(
   // CHECK-NEXT: ^bb0
   // CHECK-NEXT: kiln.pow
   // CHECK-NEXT: kiln.reduce <mean>

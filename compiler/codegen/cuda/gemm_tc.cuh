@@ -51,13 +51,6 @@ template <typename T, bool KMajor> struct StridedOperand {
   int rows;
 };
 
-/// Operand computed per element by a functor `float f(int r, int k)` over `rows x K` (fused
-/// transposes, slices, scaling...). f is called only for in-range (r, k); its result is rounded
-/// with cvt<T> (f16/bf16, saturating) or to TF32 with cvt.rna.tf32.f32 (float) and stored to a
-/// K-major shared-memory tile. The next slice is computed
-/// into registers before the current slice is multiplied and stored to shared memory after it,
-/// so f's global loads overlap the tensor-core work only as far as the compiler schedules them:
-/// slower than StridedOperand, but any operand works (no alignment or extent preconditions).
 /// An epilogue over column pairs: f(m, n, acc[m][n], acc[m][n + 1]) for even n (N must be
 /// even). Gated linear units use it: with the gate and up projections' weight columns
 /// interleaved, one thread holds gate and up of the same output element (SwiGLU, GeGLU).
@@ -72,6 +65,13 @@ template <typename F> struct IsPairEpilogue<PairEpilogue<F>> {
   static constexpr bool value = true;
 };
 
+/// Operand computed per element by a functor `float f(int r, int k)` over `rows x K` (fused
+/// transposes, slices, scaling...). f is called only for in-range (r, k); its result is rounded
+/// with cvt<T> (f16/bf16, saturating) or to TF32 with cvt.rna.tf32.f32 (float) and stored to a
+/// K-major shared-memory tile. The next slice is computed
+/// into registers before the current slice is multiplied and stored to shared memory after it,
+/// so f's global loads overlap the tensor-core work only as far as the compiler schedules them:
+/// slower than StridedOperand, but any operand works (no alignment or extent preconditions).
 template <typename T, typename F> struct FnOperand {
   using Elem = T;
   static constexpr bool kKMajor = true;
