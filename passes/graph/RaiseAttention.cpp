@@ -160,8 +160,8 @@ Value peelHeadRepeat(Value v) {
 }
 
 /// True when `mask` (constant) is exactly a causal mask for [Sq, Sk]: 0 where
-/// j <= i + Sk - Sq, and <= -1e30 (or -inf) elsewhere, identical over the
-/// leading dims (which must all be 1).
+/// j <= i + Sk - Sq, and <= -1e30 (or -inf) elsewhere, in every [Sq, Sk]
+/// slice (exporters expand it over the batch: [B, 1, Sq, Sk]).
 bool isCausalConstant(Value mask, int64_t Sq, int64_t Sk) {
   DenseElementsAttr dense;
   if (!matchPattern(mask, m_Constant(&dense)) || Sq > Sk)
@@ -170,14 +170,11 @@ bool isCausalConstant(Value mask, int64_t Sq, int64_t Sk) {
   if (type.getRank() < 2 || type.getDimSize(type.getRank() - 1) != Sk ||
       type.getDimSize(type.getRank() - 2) != Sq)
     return false;
-  for (int64_t d = 0; d + 2 < type.getRank(); ++d)
-    if (type.getDimSize(d) != 1)
-      return false;
   if (dense.isSplat())
     return false;
   int64_t idx = 0;
   for (APFloat x : dense.getValues<APFloat>()) {
-    int64_t i = idx / Sk, j = idx % Sk;
+    int64_t i = (idx / Sk) % Sq, j = idx % Sk;
     ++idx;
     double v = x.convertToDouble();
     if (j <= i + Sk - Sq ? v != 0.0 : !(v <= -1e30))

@@ -196,6 +196,49 @@ func.func @causal_neg_inf(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: 
 
 // -----
 
+// Exporters expand the causal constant over the batch ([B, 1, S, S], GPT-2
+// and Llama exported with batch 2 or more): every [S, S] slice is causal, so
+// it is still `causal` and the batch-sized constant disappears.
+// CHECK-LABEL: func.func @causal_expanded_over_batch
+// CHECK-NEXT: %[[O:.+]] = kiln.attention %arg0, %arg1, %arg2 {bshd_output = false, causal = true, scale = 1.000000e+00 : f64, zero_masked_rows = false} : tensor<2x2x3x8xf32>, tensor<2x2x3x8xf32>, tensor<2x2x3x8xf32> -> tensor<2x2x3x8xf32>
+// CHECK-NEXT: return %[[O]]
+func.func @causal_expanded_over_batch(%q: tensor<2x2x3x8xf32>, %k: tensor<2x2x3x8xf32>, %v: tensor<2x2x3x8xf32>) -> tensor<2x2x3x8xf32> {
+  %mask = kiln.constant dense<[[[[0.0, -3.40282347E+38, -3.40282347E+38],
+                                 [0.0, 0.0, -3.40282347E+38],
+                                 [0.0, 0.0, 0.0]]],
+                               [[[0.0, -3.40282347E+38, -3.40282347E+38],
+                                 [0.0, 0.0, -3.40282347E+38],
+                                 [0.0, 0.0, 0.0]]]]> : tensor<2x1x3x3xf32>
+  %kt = kiln.transpose %k {perm = array<i64: 0, 1, 3, 2>} : tensor<2x2x3x8xf32> -> tensor<2x2x8x3xf32>
+  %s = kiln.matmul %q, %kt : tensor<2x2x3x8xf32>, tensor<2x2x8x3xf32> -> tensor<2x2x3x3xf32>
+  %sm = kiln.add %s, %mask : tensor<2x2x3x3xf32>, tensor<2x1x3x3xf32> -> tensor<2x2x3x3xf32>
+  %p = kiln.softmax %sm {axis = 3 : i64} : tensor<2x2x3x3xf32>
+  %o = kiln.matmul %p, %v : tensor<2x2x3x3xf32>, tensor<2x2x3x8xf32> -> tensor<2x2x3x8xf32>
+  return %o : tensor<2x2x3x8xf32>
+}
+
+// -----
+
+// A batch-expanded mask whose second slice is not causal stays a mask.
+// CHECK-LABEL: func.func @expanded_mask_one_slice_differs
+// CHECK: kiln.attention %arg0, %arg1, %arg2, %{{.+}} {bshd_output = false, causal = false
+func.func @expanded_mask_one_slice_differs(%q: tensor<2x2x3x8xf32>, %k: tensor<2x2x3x8xf32>, %v: tensor<2x2x3x8xf32>) -> tensor<2x2x3x8xf32> {
+  %mask = kiln.constant dense<[[[[0.0, -3.40282347E+38, -3.40282347E+38],
+                                 [0.0, 0.0, -3.40282347E+38],
+                                 [0.0, 0.0, 0.0]]],
+                               [[[0.0, -3.40282347E+38, -3.40282347E+38],
+                                 [0.0, 0.0, -3.40282347E+38],
+                                 [-3.40282347E+38, 0.0, 0.0]]]]> : tensor<2x1x3x3xf32>
+  %kt = kiln.transpose %k {perm = array<i64: 0, 1, 3, 2>} : tensor<2x2x3x8xf32> -> tensor<2x2x8x3xf32>
+  %s = kiln.matmul %q, %kt : tensor<2x2x3x8xf32>, tensor<2x2x8x3xf32> -> tensor<2x2x3x3xf32>
+  %sm = kiln.add %s, %mask : tensor<2x2x3x3xf32>, tensor<2x1x3x3xf32> -> tensor<2x2x3x3xf32>
+  %p = kiln.softmax %sm {axis = 3 : i64} : tensor<2x2x3x3xf32>
+  %o = kiln.matmul %p, %v : tensor<2x2x3x3xf32>, tensor<2x2x3x8xf32> -> tensor<2x2x3x8xf32>
+  return %o : tensor<2x2x3x8xf32>
+}
+
+// -----
+
 // Sq = 2 queries against Sk = 6 keys (decoding with a cache): the causal
 // mask is aligned bottom-right, 0 where j <= i + 4. That is kiln.attention's
 // `causal`.
