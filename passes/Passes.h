@@ -61,6 +61,10 @@ mlir::FailureOr<MatMulOp> fuseSiblingGemms(mlir::RewriterBase &rewriter,
 using FusionControlFn = std::function<bool(mlir::Operation *producer, mlir::Operation *consumer)>;
 
 /// Knobs of pointwise fusion (see FusePointwise in Passes.td).
+/// Largest head dim (D and Dv) the attention kernels of cuda/attention.cuh
+/// take; kiln-raise-attention leaves larger ones unfused.
+inline constexpr int64_t kMaxAttentionHeadDim = 256;
+
 struct FusionOptions {
   unsigned maxOpsPerKernel = 64;
   bool fuseEpilogues = true;          ///< GEMM/softmax/layer-norm epilogues

@@ -15,6 +15,7 @@
 #include "compiler/codegen/ExprEmitter.h"
 #include "compiler/codegen/KernelEmitter.h"
 #include "compiler/codegen/StridedView.h"
+#include "passes/Passes.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -79,7 +80,7 @@ FailureOr<GeneratedKernel> emitAttention(KernelOp kernel, Operation *anchor) {
   if (failed(storage) || !isa<FloatType>(et))
     return kernel.emitError() << "unsupported: attention on " << et << " in kernel @"
                               << kernel.getSymName();
-  if (D > 256 || Dv > 256)
+  if (D > kMaxAttentionHeadDim || Dv > kMaxAttentionHeadDim)
     return kernel.emitError() << "unsupported: attention head dims D=" << D << ", Dv=" << Dv
                               << " in kernel @" << kernel.getSymName()
                               << " (kiln's attention kernels take at most 256)";

@@ -181,6 +181,27 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
   if (failed(verifyTensorSizes(*module)))
     return llvm::createStringError("'%s' is too large at the given --shape",
                                    options.inputPath.c_str());
+  // A model that already stores f16/bf16 tensors (an fp16 export) needs the
+  // same sm_80 features as --precision fp16, whatever --precision says.
+  if (unsigned oldest = *llvm::min_element(targets); oldest < 80) {
+    Type narrow;
+    module->walk([&](Operation *op) {
+      for (Type t : op->getResultTypes())
+        if (auto tt = dyn_cast<RankedTensorType>(t); tt && !narrow &&
+                                                     (tt.getElementType().isF16() ||
+                                                      tt.getElementType().isBF16()))
+          narrow = tt.getElementType();
+    });
+    if (narrow) {
+      std::string name;
+      llvm::raw_string_ostream(name) << narrow;
+      return llvm::createStringError(
+          "'%s' stores %s tensors, which need every --target to be sm_80 or newer (tensor-core "
+          "GEMMs, 16-bit conversions), got sm_%u; compile it for sm_80+ or convert the model "
+          "to fp32",
+          options.inputPath.c_str(), name.c_str(), oldest);
+    }
+  }
   if (options.emit == EmitKind::Graph) {
     module->print(os);
     stats.totalMs = msSince(t0);

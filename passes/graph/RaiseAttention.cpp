@@ -172,12 +172,18 @@ bool isCausalConstant(Value mask, int64_t Sq, int64_t Sk) {
     return false;
   if (dense.isSplat())
     return false;
+  // Masked entries: <= -1e30 in fp32 (the f32 minimum, -inf); 16-bit exports
+  // write the type's lowest finite value (-65504 for f16), which underflows
+  // every masked probability to 0 as long as the row has an unmasked key,
+  // and every causal row has one (Sq <= Sk).
+  auto et = type.getElementType();
+  double maskedBelow = et.isF16() ? -65504.0 : et.isBF16() ? -3.3e38 : -1e30;
   int64_t idx = 0;
   for (APFloat x : dense.getValues<APFloat>()) {
     int64_t i = (idx / Sk) % Sq, j = idx % Sk;
     ++idx;
     double v = x.convertToDouble();
-    if (j <= i + Sk - Sq ? v != 0.0 : !(v <= -1e30))
+    if (j <= i + Sk - Sq ? v != 0.0 : !(v <= maskedBelow))
       return false;
   }
   return true;
@@ -216,7 +222,7 @@ bool isHalfSlice(Value s, Value &x, int64_t start, int64_t len) {
 /// when it did.
 LogicalResult raiseRotary(RewriterBase &rewriter, AddOp add) {
   auto type = rtt(add.getResult());
-  if (type.getRank() < 1 || type.getShape().back() % 2)
+  if (!type.hasStaticShape() || type.getRank() < 1 || type.getShape().back() % 2)
     return failure();
   int64_t half = type.getShape().back() / 2;
   for (int side = 0; side < 2; ++side) {
@@ -228,7 +234,7 @@ LogicalResult raiseRotary(RewriterBase &rewriter, AddOp add) {
       auto concat = rotated->getOperand(r).getDefiningOp<ConcatOp>();
       Value sin = rotated->getOperand(1 - r);
       if (!concat || !concat->hasOneUse() || concat.getInputs().size() != 2 ||
-          concat.getAxis() != type.getRank() - 1)
+          int64_t(concat.getAxis()) != type.getRank() - 1)
         continue;
       auto neg = concat.getInputs()[0].getDefiningOp<NegOp>();
       Value x;
@@ -287,6 +293,10 @@ FailureOr<Match> matchAttention(SoftmaxOp sm, std::string &reason) {
   auto st = rtt(sm.getResult());
   if (st.getRank() != 4 || sm.getAxis() != 3) {
     reason = "softmax is not over the last axis of a rank-4 score tensor";
+    return failure();
+  }
+  if (!st.hasStaticShape()) {
+    reason = "dynamic shapes (kiln compiles static --shape values)";
     return failure();
   }
   // Walk from the softmax up to the scores matmul.
@@ -447,6 +457,18 @@ FailureOr<Match> matchAttention(SoftmaxOp sm, std::string &reason) {
   if (vt.getRank() != 4 || vt.getShape().take_front(3) !=
                                ArrayRef<int64_t>{st.getDimSize(0), st.getDimSize(1), st.getDimSize(3)}) {
     reason = "V is not [B, H, Sk, Dv]";
+    return failure();
+  }
+  // Head dims the attention kernels take (cuda/attention.cuh).
+  if (rtt(scores.getLhs()).getDimSize(3) > kMaxAttentionHeadDim ||
+      vt.getDimSize(3) > kMaxAttentionHeadDim) {
+    reason = "head dim above " + std::to_string(kMaxAttentionHeadDim) +
+             " (the attention kernels' limit)";
+    return failure();
+  }
+  if (!rtt(scores.getLhs()).hasStaticShape() || !rtt(scores.getRhs()).hasStaticShape() ||
+      !vt.hasStaticShape()) {
+    reason = "dynamic shapes (kiln compiles static --shape values)";
     return failure();
   }
   m.v = pv.getRhs();

@@ -52,6 +52,11 @@
 // RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x16 --precision fp16 --target sm_75 -o %t.75.kiln 2>&1 | FileCheck %s --check-prefix=SM75
 // SM75: kiln-compile: error: --precision fp16 needs every --target to be sm_80 or newer (tensor-core GEMMs), got sm_75
 
+// A model that stores f16 tensors itself (an fp16 export) needs sm_80+ too, at any --precision:
+// a clear error before code generation instead of an NVRTC failure.
+// RUN: not kiln-compile %S/Inputs/f16_cast_relu.onnx --target sm_75 -o %t.f16m75.kiln 2>&1 | FileCheck %s --check-prefix=F16SM75
+// F16SM75: kiln-compile: error: '{{.*}}f16_cast_relu.onnx' stores f16 tensors, which need every --target to be sm_80 or newer (tensor-core GEMMs, 16-bit conversions), got sm_75; compile it for sm_80+ or convert the model to fp32
+
 // A model that already stores f16 tensors, compiled with --precision bf16:
 // only its f32 tensors convert, and kiln-compile says so.
 // RUN: kiln-compile %S/Inputs/f16_cast_relu.onnx --precision bf16 -o %t.kept.kiln 2>&1 | FileCheck %s --check-prefix=KEPT

@@ -601,3 +601,50 @@ func.func @near_miss_rotary_odd_head_dim(%x: tensor<1x2x4x7xf32>, %cos: tensor<4
   %y = kiln.add %a, %b : tensor<1x2x4x7xf32>, tensor<1x2x4x7xf32> -> tensor<1x2x4x7xf32>
   return %y : tensor<1x2x4x7xf32>
 }
+
+// -----
+
+// Head dims above 256 exceed the attention kernels: left as it is, with the
+// reason (it compiles unfused, as with --no-fuse).
+// CHECK-LABEL: func.func @near_miss_head_dim_320
+// CHECK: kiln.softmax {{.*}}kiln.unfused = "attention: head dim above 256 (the attention kernels' limit)"
+// CHECK-NOT: kiln.attention
+func.func @near_miss_head_dim_320(%q: tensor<1x1x4x320xf32>, %kt: tensor<1x1x320x4xf32>, %v: tensor<1x1x4x320xf32>) -> tensor<1x1x4x320xf32> {
+  %s = kiln.matmul %q, %kt : tensor<1x1x4x320xf32>, tensor<1x1x320x4xf32> -> tensor<1x1x4x4xf32>
+  %p = kiln.softmax %s {axis = 3 : i64} : tensor<1x1x4x4xf32>
+  %o = kiln.matmul %p, %v : tensor<1x1x4x4xf32>, tensor<1x1x4x320xf32> -> tensor<1x1x4x320xf32>
+  return %o : tensor<1x1x4x320xf32>
+}
+
+// -----
+
+// Dynamic dims (kiln-opt input without --shape): left as it is.
+// CHECK-LABEL: func.func @near_miss_dynamic
+// CHECK: kiln.softmax {{.*}}kiln.unfused = "attention: dynamic shapes (kiln compiles static --shape values)"
+// CHECK-NOT: kiln.attention
+func.func @near_miss_dynamic(%q: tensor<1x?x4x8xf32>, %kt: tensor<1x?x8x4xf32>, %v: tensor<1x?x4x8xf32>) -> tensor<1x?x4x8xf32> {
+  %s = kiln.matmul %q, %kt : tensor<1x?x4x8xf32>, tensor<1x?x8x4xf32> -> tensor<1x?x4x4xf32>
+  %p = kiln.softmax %s {axis = 3 : i64} : tensor<1x?x4x4xf32>
+  %o = kiln.matmul %p, %v : tensor<1x?x4x4xf32>, tensor<1x?x4x8xf32> -> tensor<1x?x4x8xf32>
+  return %o : tensor<1x?x4x8xf32>
+}
+
+// -----
+
+// An fp16 export writes its causal mask with f16's lowest value, -65504:
+// still causal (every causal row has an unmasked key, so the masked
+// probabilities underflow to 0 exactly as with the mask).
+// CHECK-LABEL: func.func @causal_f16_lowest
+// CHECK-NEXT: %[[O:.+]] = kiln.attention %arg0, %arg1, %arg2 {bshd_output = false, causal = true
+// CHECK-NEXT: return %[[O]]
+func.func @causal_f16_lowest(%q: tensor<1x2x3x8xf16>, %k: tensor<1x2x3x8xf16>, %v: tensor<1x2x3x8xf16>) -> tensor<1x2x3x8xf16> {
+  %mask = kiln.constant dense<[[[[0.0, -65504.0, -65504.0],
+                                 [0.0, 0.0, -65504.0],
+                                 [0.0, 0.0, 0.0]]]]> : tensor<1x1x3x3xf16>
+  %kt = kiln.transpose %k {perm = array<i64: 0, 1, 3, 2>} : tensor<1x2x3x8xf16> -> tensor<1x2x8x3xf16>
+  %s = kiln.matmul %q, %kt : tensor<1x2x3x8xf16>, tensor<1x2x8x3xf16> -> tensor<1x2x3x3xf16>
+  %sm = kiln.add %s, %mask : tensor<1x2x3x3xf16>, tensor<1x1x3x3xf16> -> tensor<1x2x3x3xf16>
+  %p = kiln.softmax %sm {axis = 3 : i64} : tensor<1x2x3x3xf16>
+  %o = kiln.matmul %p, %v : tensor<1x2x3x3xf16>, tensor<1x2x3x8xf16> -> tensor<1x2x3x8xf16>
+  return %o : tensor<1x2x3x8xf16>
+}
