@@ -42,6 +42,6 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
 
 void kiln::registerKilnPipelines() {
   PassPipelineRegistration<KilnPipelineOptions>(
-      "kiln-pipeline", "The kiln graph-to-kernel pipeline (fold, raise layer norm, assign precision, fuse, outline, select tiles, plan memory)",
+      "kiln-pipeline", "The kiln graph-to-kernel pipeline (fold, raise layer norm / RMS norm / attention and rotary, fuse sibling GEMMs, interleave GLUs, assign precision, fuse, outline, select tiles, plan memory)",
       buildKilnPipeline);
 }

@@ -40,7 +40,10 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
 };
 
 /// Adds the graph → kernel pipeline to `pm` (a module-level manager):
-/// fold shape subgraphs, CSE, fuse, outline, select GEMM tiles, plan memory.
+/// fold shape subgraphs, CSE, raise layer norm and RMS norm; with `fuse`, raise
+/// attention (and rotary embeddings), fuse sibling GEMMs, interleave gated
+/// units, CSE; assign precision; with `fuse`, fuse pointwise chains; outline,
+/// select GEMM tiles, plan memory (docs/passes.md has the order and effects).
 void buildKilnPipeline(mlir::OpPassManager &pm, const KilnPipelineOptions &options);
 
 /// Registers `kiln-pipeline` for kiln-opt and lit tests.
