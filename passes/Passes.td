@@ -187,6 +187,56 @@ def InterleaveGlu : Pass<"kiln-interleave-glu", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def ShardTensorParallel : Pass<"kiln-shard-tensor-parallel", "mlir::func::FuncOp"> {
+  let summary = "Megatron-style tensor-parallel sharding of attention and MLP GEMMs for one rank.";
+  let description = [{
+    Rewrites the graph of one transformer model into the graph of rank `rank`
+    of `tp-size` ranks (Shoeybi et al. 2019, "Megatron-LM"):
+
+    - For each `kiln.attention`, the projections feeding query, key and value
+      (a `kiln.matmul` with a constant rank-2 weight, then constant bias adds,
+      slices of a fused QKV result, reshapes to heads, transposes,
+      `kiln.rotary`) become column-parallel: the weight and bias keep only
+      the columns of this rank's heads, `[r*Hq/N, (r+1)*Hq/N)` and likewise
+      for the KV heads, picked per head (a fused QKV weight is not cut in
+      column blocks). The types of everything between the GEMM and the
+      attention shrink to the local head counts.
+    - The attention output projection (the GEMM reading the attention result
+      after transposes/reshapes that flatten the heads) becomes row-parallel:
+      its weight keeps the rows of this rank's heads and its result goes
+      through `kiln.all_reduce` before any bias or residual add.
+    - An MLP is a GEMM with a constant weight `[F, C]` whose lhs comes, through
+      elementwise ops and last-dim slices only, from GEMMs with constant
+      weights (up, gate; a fused or `kiln-interleave-glu`-interleaved gate/up
+      weight keeps its pairs). The up/gate GEMMs become column-parallel over
+      `[r*F/N, (r+1)*F/N)`, the down GEMM row-parallel plus `kiln.all_reduce`.
+    - Norms, embeddings, position tables and everything else stay replicated.
+
+    Preconditions: static shapes, after `kiln-raise-attention` (and
+    optionally `kiln-fuse-sibling-gemms` / `kiln-interleave-glu`).
+    Errors: query heads, KV heads or MLP width not divisible by `tp-size`
+    (KV heads fewer than `tp-size` are not replicated), or an attention whose
+    operands do not come from constant-weight projections. `tp-size=1`
+    changes nothing. Not part of `kiln-pipeline` yet (kiln-opt only).
+
+    Before (GPT-2, fused QKV `[8, 24]`, 2 heads), after at tp-size=2 rank=0:
+    ```mlir
+    %qkv = kiln.matmul %h, %w : tensor<1x4x8xf32>, tensor<8x24xf32> -> tensor<1x4x24xf32>
+    // becomes, with %w0 = columns 0-3, 8-11, 16-19 of %w:
+    %qkv = kiln.matmul %h, %w0 : tensor<1x4x8xf32>, tensor<8x12xf32> -> tensor<1x4x12xf32>
+    %o = kiln.matmul %a, %wo0 : tensor<1x4x4xf32>, tensor<4x8xf32> -> tensor<1x4x8xf32>
+    %s = kiln.all_reduce %o : tensor<1x4x8xf32> -> tensor<1x4x8xf32>
+    ```
+  }];
+  let options = [
+    Option<"tpSize", "tp-size", "int64_t", /*default=*/"1",
+           "Number of tensor-parallel ranks N">,
+    Option<"rank", "rank", "int64_t", /*default=*/"0",
+           "This rank r, 0 <= r < N">,
+  ];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def AssignPrecision : Pass<"kiln-assign-precision", "mlir::func::FuncOp"> {
   let summary = "Store activations and weights in the chosen precision (fp16, bf16).";
   let description = [{

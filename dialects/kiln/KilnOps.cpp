@@ -351,6 +351,15 @@ LogicalResult LayerNormOp::verify() {
   return success();
 }
 
+/// An all-reduce sums same-shaped tensors of every rank: the result type is
+/// the input type.
+LogicalResult AllReduceOp::verify() {
+  if (getInput().getType() != getResult().getType())
+    return emitOpError() << "result type " << getResult().getType()
+                         << " differs from input type " << getInput().getType();
+  return success();
+}
+
 LogicalResult RotaryOp::verify() {
   auto x = rtt(getInput());
   if (getType() != x)

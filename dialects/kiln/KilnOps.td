@@ -483,6 +483,33 @@ def Kiln_AttentionOp : Kiln_Op<"attention", [Pure]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+/// Not Pure: a collective synchronizes with the other ranks, so it must not
+/// be erased, hoisted, merged by CSE or reordered against other collectives.
+def Kiln_AllReduceOp : Kiln_Op<"all_reduce"> {
+  let summary = "Sum of a tensor over the tensor-parallel ranks.";
+  let description = [{
+    Every rank contributes its `input` and receives the elementwise sum over
+    all ranks of the tensor-parallel group; result and input types are equal.
+    `kiln-shard-tensor-parallel` inserts it after each row-parallel GEMM
+    (attention output and MLP down projections), before any bias or residual
+    add. In the runtime it maps to NCCL all-reduce (`ncclAllReduce` with
+    `ncclSum`) on the rank's stream. The op has side effects (no `Pure`):
+    every rank must execute the same collectives in the same order.
+
+    ```mlir
+    %y = kiln.all_reduce %x : tensor<1x16x128xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Kiln_ReduceOp : Kiln_Op<"reduce", [Pure]> {
   let summary = "Sum, mean or max over a set of axes (ONNX ReduceSum/Mean/Max).";
   let description = [{

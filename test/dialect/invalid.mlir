@@ -273,3 +273,11 @@ func.func @attention_zero_scale(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>
   %0 = kiln.attention %q, %k, %v {bshd_output = false, causal = false, scale = 0.0 : f64, zero_masked_rows = false} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
   return
 }
+
+// -----
+
+func.func @all_reduce_type_changed(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{'kiln.all_reduce' op result type 'tensor<2x8xf16>' differs from input type 'tensor<2x8xf32>'}}
+  %0 = kiln.all_reduce %x : tensor<2x8xf32> -> tensor<2x8xf16>
+  return
+}

@@ -71,3 +71,10 @@ func.func @kernel_op(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
   }
   return %r : tensor<8xf32>
 }
+
+// CHECK-LABEL: func.func @all_reduce
+// CHECK: kiln.all_reduce %arg0 : tensor<2x16x8xf32> -> tensor<2x16x8xf32>
+func.func @all_reduce(%x: tensor<2x16x8xf32>) -> tensor<2x16x8xf32> {
+  %y = kiln.all_reduce %x : tensor<2x16x8xf32> -> tensor<2x16x8xf32>
+  return %y : tensor<2x16x8xf32>
+}

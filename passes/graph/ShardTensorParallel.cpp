@@ -1,0 +1,490 @@
+//===- ShardTensorParallel.cpp - Megatron-style tensor-parallel sharding --===//
+//
+// Rewrites a transformer graph into the graph one rank of a tensor-parallel
+// group runs (Megatron-LM column/row parallelism). The GEMMs that produce an
+// attention's query, key and value and an MLP's up/gate activations become
+// column-parallel (the weight keeps the columns of this rank's heads or of
+// this rank's block of the MLP width); the GEMMs that consume them (attention
+// output and MLP down projections) become row-parallel and are followed by a
+// `kiln.all_reduce`. Which columns survive is found by tracing back from the
+// consumer: every value between a column-parallel GEMM and its consumer gets
+// the dimension it is split along and a bit set of the indices this rank
+// keeps, so a fused QKV weight is cut per head and an interleaved gate/up
+// weight keeps its column pairs without naming those spellings.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Debug.h"
+
+#include <cstring>
+
+#define DEBUG_TYPE "kiln-shard-tensor-parallel"
+
+namespace kiln {
+#define GEN_PASS_DEF_SHARDTENSORPARALLEL
+#include "passes/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+/// The part of a value one rank keeps: the indices set in `keep` along `dim`.
+struct Keep {
+  int64_t dim;
+  llvm::BitVector keep;
+};
+
+/// What a backward trace from a column-parallel consumer collected: every
+/// value whose type shrinks, every constant operand to slice and the GEMMs
+/// whose weight columns are cut. Insertion-ordered, so rewrites are
+/// deterministic.
+struct ColumnPlan {
+  llvm::MapVector<Value, Keep> values;
+  llvm::MapVector<OpOperand *, Keep> constants;
+  llvm::SetVector<Operation *> gemms;
+  std::string failure; ///< why the trace failed (the first reason)
+};
+
+/// The dense elements of `v` when it is a `kiln.constant`.
+DenseElementsAttr getDense(Value v) {
+  auto c = v.getDefiningOp<ConstantOp>();
+  return c ? dyn_cast<DenseElementsAttr>(c.getValue()) : DenseElementsAttr();
+}
+
+/// The shape of the ranked tensor `v`.
+ArrayRef<int64_t> shapeOf(Value v) { return cast<RankedTensorType>(v.getType()).getShape(); }
+
+/// Product of `dims`.
+int64_t product(ArrayRef<int64_t> dims) {
+  int64_t p = 1;
+  for (int64_t d : dims)
+    p *= d;
+  return p;
+}
+
+/// `type` with dimension `dim` resized to `size`.
+RankedTensorType resized(Type type, int64_t dim, int64_t size) {
+  auto t = cast<RankedTensorType>(type);
+  SmallVector<int64_t> shape(t.getShape());
+  shape[dim] = size;
+  return t.clone(shape);
+}
+
+/// Keeps the indices set in `keep` along `dim` of `attr` (float elements).
+DenseElementsAttr gather(DenseElementsAttr attr, int64_t dim, const llvm::BitVector &keep) {
+  auto type = cast<RankedTensorType>(attr.getType());
+  RankedTensorType newType = resized(type, dim, keep.count());
+  if (attr.isSplat())
+    return DenseElementsAttr::get(newType, attr.getSplatValue<Attribute>());
+  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+  assert(bits % 8 == 0 && "sharded constants are float tensors");
+  size_t bytes = bits / 8;
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t outer = product(shape.take_front(dim)), n = shape[dim];
+  size_t inner = size_t(product(shape.drop_front(dim + 1))) * bytes;
+  ArrayRef<char> raw = attr.getRawData();
+  std::vector<char> out;
+  out.reserve(size_t(newType.getNumElements()) * bytes);
+  for (int64_t o = 0; o < outer; ++o)
+    for (unsigned i : keep.set_bits()) {
+      const char *src = raw.data() + size_t(o * n + i) * inner;
+      out.insert(out.end(), src, src + inner);
+    }
+  return DenseElementsAttr::getFromRawBuffer(newType, out);
+}
+
+/// Replaces the constant read by `operand` with its `keep` indices along `dim`
+/// (a new `kiln.constant`, so other readers of the old one are unaffected).
+void sliceConstantOperand(RewriterBase &rewriter, OpOperand &operand, int64_t dim,
+                          const llvm::BitVector &keep) {
+  auto old = operand.get().getDefiningOp<ConstantOp>();
+  DenseElementsAttr value = gather(cast<DenseElementsAttr>(old.getValue()), dim, keep);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(old);
+  auto c = ConstantOp::create(rewriter, old.getLoc(), value.getType(), value);
+  Operation *owner = operand.getOwner();
+  rewriter.modifyOpInPlace(owner, [&] { operand.set(c.getResult()); });
+  if (old->use_empty())
+    rewriter.eraseOp(old);
+}
+
+/// Traces `v` back to column-parallel GEMMs: this rank keeps the indices
+/// `keep` along `dim` of `v`. Follows transposes, reshapes that split the
+/// dim, slices, rotary embeddings, unary ops and broadcasting binary ops
+/// (constant operands that vary along the dim are sliced); stops at a
+/// `kiln.matmul` with a constant rank-2 weight split along its columns.
+LogicalResult traceColumns(ColumnPlan &plan, Value v, int64_t dim, const llvm::BitVector &keep) {
+  auto fail = [&](const Twine &why) {
+    if (plan.failure.empty())
+      plan.failure = why.str();
+    return failure();
+  };
+  auto [it, inserted] = plan.values.insert({v, Keep{dim, keep}});
+  if (!inserted) {
+    if (it->second.dim != dim)
+      return fail("a value is split along two different dimensions");
+    it->second.keep |= keep;
+  }
+  Operation *op = v.getDefiningOp();
+  if (!op)
+    return fail("a block argument is reached instead of a projection");
+  int64_t rank = int64_t(shapeOf(v).size());
+
+  if (auto mm = dyn_cast<MatMulOp>(op)) {
+    if (dim != rank - 1 || shapeOf(mm.getRhs()).size() != 2 || !getDense(mm.getRhs()))
+      return fail("'kiln.matmul' without a constant rank-2 weight split along its columns");
+    plan.gemms.insert(op);
+    return success();
+  }
+  if (auto t = dyn_cast<TransposeOp>(op))
+    return traceColumns(plan, t.getInput(), t.getPerm()[dim], keep);
+  if (auto s = dyn_cast<SliceOp>(op)) {
+    int64_t start = s.getStarts()[dim], step = s.getSteps()[dim];
+    if (step <= 0)
+      return fail("'kiln.slice' with a negative step along the split dimension");
+    llvm::BitVector in(shapeOf(s.getInput())[dim]);
+    for (unsigned i : keep.set_bits())
+      in.set(start + step * int64_t(i));
+    return traceColumns(plan, s.getInput(), dim, in);
+  }
+  if (auto r = dyn_cast<ReshapeOp>(op)) {
+    // The split dim `dim` (with dims dim+1..dim+m) must be one input dim `e`.
+    ArrayRef<int64_t> in = shapeOf(r.getInput()), out = shapeOf(v);
+    int64_t before = product(out.take_front(dim));
+    for (int64_t e = 0; e < int64_t(in.size()); ++e) {
+      if (product(in.take_front(e)) != before)
+        continue;
+      int64_t acc = 1;
+      for (int64_t m = dim; m < rank && acc < in[e]; ++m) {
+        acc *= out[m];
+        if (acc != in[e])
+          continue;
+        int64_t stride = acc / out[dim];
+        llvm::BitVector inKeep(in[e]);
+        for (unsigned i : keep.set_bits())
+          inKeep.set(i * stride, (i + 1) * stride);
+        return traceColumns(plan, r.getInput(), e, inKeep);
+      }
+    }
+    return fail("'kiln.reshape' that does not split one input dimension");
+  }
+  if (auto rot = dyn_cast<RotaryOp>(op)) {
+    if (dim == rank - 1)
+      return fail("'kiln.rotary' split along its rotated dimension");
+    for (Value table : {rot.getCos(), rot.getSin()}) {
+      ArrayRef<int64_t> t = shapeOf(table);
+      int64_t td = dim - (rank - int64_t(t.size()));
+      if (td >= 0 && t[td] != 1)
+        return fail("'kiln.rotary' tables that vary along the split dimension");
+    }
+    return traceColumns(plan, rot.getInput(), dim, keep);
+  }
+  if (isa<NegOp, ExpOp, LogOp, SqrtOp, ReciprocalOp, TanhOp, ErfOp, SigmoidOp, ReluOp, CosOp,
+          SinOp, CastOp>(op))
+    return traceColumns(plan, op->getOperand(0), dim, keep);
+  if (isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp>(op)) {
+    for (OpOperand &operand : op->getOpOperands()) {
+      ArrayRef<int64_t> t = shapeOf(operand.get());
+      int64_t od = dim - (rank - int64_t(t.size()));
+      if (od < 0 || t[od] == 1)
+        continue; // broadcast along the split dim: every rank reads all of it
+      if (getDense(operand.get())) {
+        auto [cit, cnew] = plan.constants.insert({&operand, Keep{od, keep}});
+        if (!cnew)
+          cit->second.keep |= keep;
+        continue;
+      }
+      if (failed(traceColumns(plan, operand.get(), od, keep)))
+        return failure();
+    }
+    return success();
+  }
+  return fail("'" + op->getName().getStringRef() + "' is reached");
+}
+
+/// Fails when a value of `plan` is read by an op outside the plan other than
+/// `consumers`: that reader would see a shard where it expects the whole.
+LogicalResult checkExclusive(ColumnPlan &plan, ArrayRef<Operation *> consumers) {
+  llvm::DenseSet<Operation *> allowed(consumers.begin(), consumers.end());
+  for (auto &entry : plan.values)
+    allowed.insert(entry.first.getDefiningOp());
+  for (auto &entry : plan.values)
+    for (Operation *user : entry.first.getUsers())
+      if (!allowed.contains(user)) {
+        if (plan.failure.empty())
+          plan.failure = ("a projection result is also read by '" +
+                          user->getName().getStringRef() + "'")
+                             .str();
+        return failure();
+      }
+  return success();
+}
+
+/// Rewrites everything `plan` collected: GEMM weight columns, sliced
+/// constants, slice starts/steps over the compacted input, result types.
+LogicalResult applyColumnPlan(RewriterBase &rewriter, ColumnPlan &plan) {
+  // 1. Slices: the kept output elements must be an arithmetic progression of
+  //    the compacted input (they are for whole heads and GLU pairs).
+  SmallVector<std::tuple<SliceOp, int64_t, int64_t>> sliceUpdates;
+  for (auto &[v, k] : plan.values) {
+    auto s = v.getDefiningOp<SliceOp>();
+    if (!s)
+      continue;
+    const Keep &in = plan.values.find(s.getInput())->second;
+    int64_t start = s.getStarts()[k.dim], step = s.getSteps()[k.dim];
+    SmallVector<int64_t> positions;
+    for (unsigned i : k.keep.set_bits()) {
+      int64_t p = start + step * int64_t(i), compacted = 0;
+      for (unsigned j : in.keep.set_bits()) {
+        if (int64_t(j) >= p)
+          break;
+        ++compacted;
+      }
+      positions.push_back(compacted);
+    }
+    int64_t newStep = positions.size() > 1 ? positions[1] - positions[0] : step;
+    for (size_t i = 0; i < positions.size(); ++i)
+      if (newStep <= 0 || positions[i] != positions[0] + newStep * int64_t(i))
+        return s.emitError("unsupported: the shard of this slice is not strided in its input");
+    sliceUpdates.push_back({s, positions[0], newStep});
+  }
+  for (auto [s, start, step] : sliceUpdates) {
+    int64_t dim = plan.values.find(s.getResult())->second.dim;
+    SmallVector<int64_t> starts(s.getStarts()), steps(s.getSteps());
+    starts[dim] = start;
+    steps[dim] = step;
+    rewriter.modifyOpInPlace(s, [&] {
+      s.setStarts(starts);
+      s.setSteps(steps);
+    });
+  }
+  // 2. Column-parallel GEMM weights and constants broadcast into the path.
+  for (Operation *op : plan.gemms)
+    sliceConstantOperand(rewriter, op->getOpOperand(1), 1,
+                         plan.values.find(op->getResult(0))->second.keep);
+  for (auto &[operand, k] : plan.constants)
+    sliceConstantOperand(rewriter, *operand, k.dim, k.keep);
+  // 3. Result types.
+  for (auto &[v, k] : plan.values) {
+    Value value = v;
+    rewriter.modifyOpInPlace(value.getDefiningOp(), [&] {
+      value.setType(resized(value.getType(), k.dim, k.keep.count()));
+    });
+  }
+  return success();
+}
+
+/// The path from a sharded value to the row-parallel GEMM reading it.
+struct RowPlan {
+  SmallVector<std::pair<Value, int64_t>> retype; ///< value, new size of its dim...
+  SmallVector<int64_t> dims;
+  MatMulOp gemm;
+  llvm::BitVector rows;
+};
+
+/// Follows `v` (this rank keeps `keep` along `dim`) forward through single-use
+/// transposes and reshapes that flatten `dim` with its minor dims, to a
+/// `kiln.matmul` reading it as lhs with a constant rank-2 weight.
+FailureOr<RowPlan> traceRows(Value v, int64_t dim, llvm::BitVector keep, std::string &why) {
+  RowPlan plan;
+  while (true) {
+    if (!v.hasOneUse()) {
+      why = "the attention result does not have exactly one reader";
+      return failure();
+    }
+    Operation *user = *v.getUsers().begin();
+    if (auto t = dyn_cast<TransposeOp>(user)) {
+      dim = llvm::find(t.getPerm(), dim) - t.getPerm().begin();
+      v = t.getResult();
+      plan.retype.push_back({v, int64_t(keep.count())});
+      plan.dims.push_back(dim);
+      continue;
+    }
+    if (auto r = dyn_cast<ReshapeOp>(user)) {
+      ArrayRef<int64_t> in = shapeOf(v), out = shapeOf(r.getResult());
+      int64_t before = product(in.take_front(dim)), inner = 0, f = 0;
+      for (; f < int64_t(out.size()); ++f) {
+        if (product(out.take_front(f)) != before)
+          continue;
+        int64_t acc = 1;
+        for (int64_t m = dim; m < int64_t(in.size()) && acc < out[f]; ++m)
+          acc *= in[m];
+        if (acc == out[f]) {
+          inner = out[f] / in[dim];
+          break;
+        }
+      }
+      if (!inner) {
+        why = "a reshape of the attention result does not flatten the heads";
+        return failure();
+      }
+      llvm::BitVector flat(out[f]);
+      for (unsigned i : keep.set_bits())
+        flat.set(i * inner, (i + 1) * inner);
+      keep = flat;
+      dim = f;
+      v = r.getResult();
+      plan.retype.push_back({v, int64_t(keep.count())});
+      plan.dims.push_back(dim);
+      continue;
+    }
+    auto mm = dyn_cast<MatMulOp>(user);
+    if (mm && mm.getLhs() == v && dim == int64_t(shapeOf(v).size()) - 1 &&
+        shapeOf(mm.getRhs()).size() == 2 && getDense(mm.getRhs())) {
+      plan.gemm = mm;
+      plan.rows = keep;
+      return plan;
+    }
+    why = ("the attention result reaches '" + user->getName().getStringRef() +
+           "' instead of an output projection with a constant weight")
+              .str();
+    return failure();
+  }
+}
+
+/// Makes `plan.gemm` row-parallel: types along the path shrink, the weight
+/// keeps this rank's rows and the product is summed over the ranks by a
+/// `kiln.all_reduce` placed before every reader (bias and residual adds).
+void applyRowPlan(RewriterBase &rewriter, RowPlan &plan) {
+  for (auto [entry, dim] : llvm::zip(plan.retype, plan.dims)) {
+    Value v = entry.first;
+    int64_t size = entry.second;
+    rewriter.modifyOpInPlace(v.getDefiningOp(),
+                             [&] { v.setType(resized(v.getType(), dim, size)); });
+  }
+  sliceConstantOperand(rewriter, plan.gemm->getOpOperand(1), 0, plan.rows);
+  rewriter.setInsertionPointAfter(plan.gemm);
+  auto sum = AllReduceOp::create(rewriter, plan.gemm.getLoc(), plan.gemm.getType(),
+                                 plan.gemm.getResult());
+  rewriter.replaceAllUsesExcept(plan.gemm.getResult(), sum.getResult(), sum);
+}
+
+/// Indices [r*size/n, (r+1)*size/n) of `size`.
+llvm::BitVector rankBlock(int64_t size, int64_t n, int64_t r) {
+  llvm::BitVector bits(size);
+  bits.set(r * size / n, (r + 1) * size / n);
+  return bits;
+}
+
+} // namespace
+
+/// Shards one attention (see ShardTensorParallel in Passes.td); `handled`
+/// receives the GEMMs made column- or row-parallel.
+static LogicalResult shardAttention(RewriterBase &rewriter, AttentionOp att, int64_t n, int64_t r,
+                                    llvm::DenseSet<Operation *> &handled) {
+  int64_t hq = shapeOf(att.getQuery())[1], hkv = shapeOf(att.getKey())[1];
+  if (hq % n != 0)
+    return att.emitError() << "unsupported: tensor-parallel sharding over tp-size " << n << ": "
+                           << hq << " query heads are not divisible by " << n;
+  if (hkv < n)
+    return att.emitError() << "unsupported: tensor-parallel sharding over tp-size " << n << ": "
+                           << hkv << " KV heads are fewer than " << n
+                           << " ranks (replicating KV heads is not supported)";
+  if (hkv % n != 0)
+    return att.emitError() << "unsupported: tensor-parallel sharding over tp-size " << n << ": "
+                           << hkv << " KV heads are not divisible by " << n;
+  if (Value mask = att.getMask()) {
+    ArrayRef<int64_t> m = shapeOf(mask);
+    if (m.size() >= 3 && m[m.size() - 3] != 1)
+      return att.emitError("unsupported: tensor-parallel sharding of an attention mask with a "
+                           "per-head dimension");
+  }
+  ColumnPlan columns;
+  llvm::BitVector q = rankBlock(hq, n, r), kv = rankBlock(hkv, n, r);
+  bool ok = succeeded(traceColumns(columns, att.getQuery(), 1, q)) &&
+            succeeded(traceColumns(columns, att.getKey(), 1, kv)) &&
+            succeeded(traceColumns(columns, att.getValue(), 1, kv)) &&
+            succeeded(checkExclusive(columns, {att.getOperation()}));
+  if (!ok)
+    return att.emitError() << "unsupported: tensor-parallel sharding: query/key/value do not come "
+                              "from constant-weight projections: "
+                           << columns.failure;
+  int64_t headDim = att.getBshdOutput() ? 2 : 1;
+  std::string why;
+  FailureOr<RowPlan> rows = traceRows(att.getResult(), headDim, q, why);
+  if (failed(rows))
+    return att.emitError() << "unsupported: tensor-parallel sharding: " << why;
+  if (failed(applyColumnPlan(rewriter, columns)))
+    return failure();
+  rewriter.modifyOpInPlace(att, [&] {
+    att.getResult().setType(resized(att.getType(), headDim, q.count()));
+  });
+  handled.insert(columns.gemms.begin(), columns.gemms.end());
+  handled.insert(rows->gemm);
+  applyRowPlan(rewriter, *rows);
+  return success();
+}
+
+/// Shards `down` as an MLP down projection when its lhs comes from
+/// constant-weight GEMMs through elementwise ops and slices only; returns
+/// false (nothing changed) when it does not.
+static FailureOr<bool> shardMlp(RewriterBase &rewriter, MatMulOp down, int64_t n, int64_t r,
+                                llvm::DenseSet<Operation *> &handled) {
+  ArrayRef<int64_t> w = shapeOf(down.getRhs());
+  if (w.size() != 2 || !getDense(down.getRhs()))
+    return false;
+  int64_t width = w[0], lastDim = int64_t(shapeOf(down.getLhs()).size()) - 1;
+  ColumnPlan probe;
+  llvm::BitVector all(width, true);
+  if (failed(traceColumns(probe, down.getLhs(), lastDim, all)) || probe.gemms.empty() ||
+      failed(checkExclusive(probe, {down.getOperation()})) ||
+      llvm::any_of(probe.gemms, [&](Operation *g) { return handled.contains(g); }))
+    return false;
+  if (width % n != 0)
+    return down.emitError() << "unsupported: tensor-parallel sharding over tp-size " << n
+                            << ": MLP width " << width << " is not divisible by " << n;
+  ColumnPlan columns;
+  llvm::BitVector keep = rankBlock(width, n, r);
+  if (failed(traceColumns(columns, down.getLhs(), lastDim, keep)) ||
+      failed(applyColumnPlan(rewriter, columns)))
+    return failure();
+  handled.insert(columns.gemms.begin(), columns.gemms.end());
+  handled.insert(down);
+  RowPlan rows;
+  rows.gemm = down;
+  rows.rows = keep;
+  applyRowPlan(rewriter, rows);
+  return true;
+}
+
+namespace {
+struct ShardTensorParallelPass
+    : public kiln::impl::ShardTensorParallelBase<ShardTensorParallelPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (tpSize < 1 || rank < 0 || rank >= tpSize) {
+      func.emitError() << "kiln-shard-tensor-parallel: rank " << rank
+                       << " is not in [0, tp-size " << tpSize << ")";
+      return signalPassFailure();
+    }
+    if (tpSize == 1)
+      return markAllAnalysesPreserved();
+    // 1. Attention: column-parallel Q/K/V projections, row-parallel output.
+    IRRewriter rewriter(&getContext());
+    llvm::DenseSet<Operation *> handled;
+    SmallVector<AttentionOp> attentions;
+    func.walk([&](AttentionOp att) { attentions.push_back(att); });
+    for (AttentionOp att : attentions)
+      if (failed(shardAttention(rewriter, att, tpSize, rank, handled)))
+        return signalPassFailure();
+    // 2. MLPs, in program order.
+    SmallVector<MatMulOp> gemms;
+    func.walk([&](MatMulOp mm) { gemms.push_back(mm); });
+    for (MatMulOp mm : gemms)
+      if (!handled.contains(mm) && failed(shardMlp(rewriter, mm, tpSize, rank, handled)))
+        return signalPassFailure();
+  }
+};
+} // namespace
