@@ -286,8 +286,9 @@ LogicalResult applyColumnPlan(RewriterBase &rewriter, ColumnPlan &plan) {
 
 /// The path from a sharded value to the row-parallel GEMM reading it.
 struct RowPlan {
-  SmallVector<std::pair<Value, int64_t>> retype; ///< value, new size of its dim...
-  SmallVector<int64_t> dims;
+  SmallVector<std::pair<Value, int64_t>> retype; ///< value and its new size along...
+  SmallVector<int64_t> dims;                     ///< ...this dim
+
   MatMulOp gemm;
   llvm::BitVector rows;
 };
@@ -464,12 +465,13 @@ struct ShardTensorParallelPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (tpSize < 1 || rank < 0 || rank >= tpSize) {
-      func.emitError() << "kiln-shard-tensor-parallel: rank " << rank
-                       << " is not in [0, tp-size " << tpSize << ")";
+    int64_t n = tpSize, r = rank;
+    if (n < 1 || r < 0 || r >= n) {
+      func.emitError() << "kiln-shard-tensor-parallel: rank " << r << " is not in [0, tp-size "
+                       << n << ")";
       return signalPassFailure();
     }
-    if (tpSize == 1)
+    if (n == 1)
       return markAllAnalysesPreserved();
     // 1. Attention: column-parallel Q/K/V projections, row-parallel output.
     IRRewriter rewriter(&getContext());
@@ -477,13 +479,13 @@ struct ShardTensorParallelPass
     SmallVector<AttentionOp> attentions;
     func.walk([&](AttentionOp att) { attentions.push_back(att); });
     for (AttentionOp att : attentions)
-      if (failed(shardAttention(rewriter, att, tpSize, rank, handled)))
+      if (failed(shardAttention(rewriter, att, n, r, handled)))
         return signalPassFailure();
     // 2. MLPs, in program order.
     SmallVector<MatMulOp> gemms;
     func.walk([&](MatMulOp mm) { gemms.push_back(mm); });
     for (MatMulOp mm : gemms)
-      if (!handled.contains(mm) && failed(shardMlp(rewriter, mm, tpSize, rank, handled)))
+      if (!handled.contains(mm) && failed(shardMlp(rewriter, mm, n, r, handled)))
         return signalPassFailure();
   }
 };
