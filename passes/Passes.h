@@ -50,6 +50,15 @@ inline constexpr int64_t kMaxSiblingWeightBytes = int64_t(1) << 28;
 mlir::FailureOr<MatMulOp> fuseSiblingGemms(mlir::RewriterBase &rewriter,
                                            llvm::ArrayRef<MatMulOp> siblings);
 
+/// Rewrites `func` into the graph of rank `rank` of `tpSize` tensor-parallel
+/// ranks (see ShardTensorParallel in Passes.td): column-parallel Q/K/V and
+/// MLP up/gate GEMMs, row-parallel attention output and MLP down GEMMs each
+/// followed by `kiln.all_reduce`. Fails with a diagnostic on the op for an
+/// uneven split or an attention it cannot shard (the IR may then be partly
+/// rewritten). Requires 0 <= rank < tpSize.
+mlir::LogicalResult shardTensorParallel(mlir::RewriterBase &rewriter, mlir::func::FuncOp func,
+                                        int64_t tpSize, int64_t rank);
+
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 

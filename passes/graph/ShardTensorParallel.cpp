@@ -458,7 +458,29 @@ static FailureOr<bool> shardMlp(RewriterBase &rewriter, MatMulOp down, int64_t n
   return true;
 }
 
+LogicalResult kiln::shardTensorParallel(RewriterBase &rewriter, func::FuncOp func, int64_t tpSize,
+                                        int64_t rank) {
+  assert(tpSize >= 1 && rank >= 0 && rank < tpSize && "rank outside [0, tp-size)");
+  if (tpSize == 1)
+    return success();
+  // 1. Attention: column-parallel Q/K/V projections, row-parallel output.
+  llvm::DenseSet<Operation *> handled;
+  SmallVector<AttentionOp> attentions;
+  func.walk([&](AttentionOp att) { attentions.push_back(att); });
+  for (AttentionOp att : attentions)
+    if (failed(shardAttention(rewriter, att, tpSize, rank, handled)))
+      return failure();
+  // 2. MLPs, in program order.
+  SmallVector<MatMulOp> gemms;
+  func.walk([&](MatMulOp mm) { gemms.push_back(mm); });
+  for (MatMulOp mm : gemms)
+    if (!handled.contains(mm) && failed(shardMlp(rewriter, mm, tpSize, rank, handled)))
+      return failure();
+  return success();
+}
+
 namespace {
+/// Thin shell over kiln::shardTensorParallel.
 struct ShardTensorParallelPass
     : public kiln::impl::ShardTensorParallelBase<ShardTensorParallelPass> {
   using Base::Base;
@@ -473,20 +495,9 @@ struct ShardTensorParallelPass
     }
     if (n == 1)
       return markAllAnalysesPreserved();
-    // 1. Attention: column-parallel Q/K/V projections, row-parallel output.
     IRRewriter rewriter(&getContext());
-    llvm::DenseSet<Operation *> handled;
-    SmallVector<AttentionOp> attentions;
-    func.walk([&](AttentionOp att) { attentions.push_back(att); });
-    for (AttentionOp att : attentions)
-      if (failed(shardAttention(rewriter, att, n, r, handled)))
-        return signalPassFailure();
-    // 2. MLPs, in program order.
-    SmallVector<MatMulOp> gemms;
-    func.walk([&](MatMulOp mm) { gemms.push_back(mm); });
-    for (MatMulOp mm : gemms)
-      if (!handled.contains(mm) && failed(shardMlp(rewriter, mm, n, r, handled)))
-        return signalPassFailure();
+    if (failed(shardTensorParallel(rewriter, func, n, r)))
+      signalPassFailure();
   }
 };
 } // namespace
