@@ -16,13 +16,13 @@
 
 #include "passes/Passes.h"
 
-#include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Debug.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/PatternMatch.h"
 
 #include <cstring>
 
@@ -189,8 +189,8 @@ LogicalResult traceColumns(ColumnPlan &plan, Value v, int64_t dim, const llvm::B
     }
     return traceColumns(plan, rot.getInput(), dim, keep);
   }
-  if (isa<NegOp, ExpOp, LogOp, SqrtOp, ReciprocalOp, TanhOp, ErfOp, SigmoidOp, ReluOp, CosOp,
-          SinOp, CastOp>(op))
+  if (isa<NegOp, ExpOp, LogOp, SqrtOp, ReciprocalOp, TanhOp, ErfOp, SigmoidOp, ReluOp, CosOp, SinOp,
+          CastOp>(op))
     return traceColumns(plan, op->getOperand(0), dim, keep);
   if (isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp>(op)) {
     for (OpOperand &operand : op->getOpOperands()) {
@@ -222,9 +222,9 @@ LogicalResult checkExclusive(ColumnPlan &plan, ArrayRef<Operation *> consumers) 
     for (Operation *user : entry.first.getUsers())
       if (!allowed.contains(user)) {
         if (plan.failure.empty())
-          plan.failure = ("a projection result is also read by '" +
-                          user->getName().getStringRef() + "'")
-                             .str();
+          plan.failure =
+              ("a projection result is also read by '" + user->getName().getStringRef() + "'")
+                  .str();
         return failure();
       }
   return success();
@@ -365,8 +365,8 @@ void applyRowPlan(RewriterBase &rewriter, RowPlan &plan) {
   }
   sliceConstantOperand(rewriter, plan.gemm->getOpOperand(1), 0, plan.rows);
   rewriter.setInsertionPointAfter(plan.gemm);
-  auto sum = AllReduceOp::create(rewriter, plan.gemm.getLoc(), plan.gemm.getType(),
-                                 plan.gemm.getResult());
+  auto sum =
+      AllReduceOp::create(rewriter, plan.gemm.getLoc(), plan.gemm.getType(), plan.gemm.getResult());
   rewriter.replaceAllUsesExcept(plan.gemm.getResult(), sum.getResult(), sum);
 }
 
@@ -417,9 +417,8 @@ static LogicalResult shardAttention(RewriterBase &rewriter, AttentionOp att, int
     return att.emitError() << "unsupported: tensor-parallel sharding: " << why;
   if (failed(applyColumnPlan(rewriter, columns)))
     return failure();
-  rewriter.modifyOpInPlace(att, [&] {
-    att.getResult().setType(resized(att.getType(), headDim, q.count()));
-  });
+  rewriter.modifyOpInPlace(
+      att, [&] { att.getResult().setType(resized(att.getType(), headDim, q.count())); });
   handled.insert(columns.gemms.begin(), columns.gemms.end());
   handled.insert(rows->gemm);
   applyRowPlan(rewriter, *rows);
@@ -489,8 +488,8 @@ struct ShardTensorParallelPass
     func::FuncOp func = getOperation();
     int64_t n = tpSize, r = rank;
     if (n < 1 || r < 0 || r >= n) {
-      func.emitError() << "kiln-shard-tensor-parallel: rank " << r << " is not in [0, tp-size "
-                       << n << ")";
+      func.emitError() << "kiln-shard-tensor-parallel: rank " << r << " is not in [0, tp-size " << n
+                       << ")";
       return signalPassFailure();
     }
     if (n == 1)
