@@ -9,8 +9,8 @@ as hex) runs the unsharded graph and the N rank graphs produced by
 not the GPU loopback mode of issue 8. Ops it does not know (e.g. kiln.gather_nd, which BERT dynamo's
 mask uses) raise NotImplementedError.
 
-Usage: scripts/check_tp_sharding.py MODEL.onnx N [--shape name=BxS ...]   (build/ must hold kiln-opt and
-kiln-compile; int64 inputs get random ids < 1000, an input named attention_mask gets ones; give the
+Usage: scripts/check_tp_sharding.py MODEL.onnx N [--shape name=BxS ...]   (kiln-opt and kiln-compile from
+$KILN_BIN_DIR, PATH or build/bin; int64 inputs get random ids < 1000, an input named attention_mask gets ones; give the
 --shape flags in the model's input order: the i-th binds %argi.)
 """
 import re, sys, math, numpy as np
@@ -128,7 +128,12 @@ def main():
     ap.add_argument('model'); ap.add_argument('n', type=int)
     ap.add_argument('--shape', action='append', default=[])
     args = ap.parse_args()
-    bindir = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'build', 'bin')
+    # kiln-opt / kiln-compile: $KILN_BIN_DIR, else the ones on PATH (lit puts the build's there),
+    # else <repo>/build/bin.
+    import shutil
+    bindir = os.environ.get('KILN_BIN_DIR') or (
+        os.path.dirname(shutil.which('kiln-opt')) if shutil.which('kiln-opt') else
+        os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'build', 'bin'))
     with tempfile.TemporaryDirectory() as tmp:
         graph, raised = os.path.join(tmp, 'graph.mlir'), os.path.join(tmp, 'raised.mlir')
         shapes = sum([['--shape', s] for s in args.shape], [])
