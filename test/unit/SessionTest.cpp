@@ -9,6 +9,7 @@
 #include "kiln/runtime.h"
 
 #include "CudaSymbols.h"
+#include "NcclSymbols.h"
 #include "TestArtifact.h"
 #include <gtest/gtest.h>
 
@@ -34,6 +35,53 @@ TEST(CudaSymbols, LibraryWithoutDriverSymbolsIsRejected) {
   EXPECT_NE(std::string(kiln_status_message(status)).find("lacks symbol"), std::string::npos)
       << kiln_status_message(status);
   kiln_status_free(status);
+}
+
+TEST(NcclSymbols, MissingLibraryGivesUnavailable) {
+  std::unique_ptr<kiln::NcclSymbols> symbols;
+  kiln_status_t status = kiln::NcclSymbols::load("libkiln-no-such-nccl.so.2", symbols);
+  EXPECT_EQ(kiln_status_code(status), KILN_UNAVAILABLE);
+  EXPECT_NE(std::string(kiln_status_message(status))
+                .find("NCCL not found (libkiln-no-such-nccl.so.2): "),
+            std::string::npos)
+      << kiln_status_message(status);
+  EXPECT_EQ(symbols, nullptr);
+  kiln_status_free(status);
+}
+
+TEST(NcclSymbols, LibraryWithoutNcclSymbolsIsRejected) {
+  std::unique_ptr<kiln::NcclSymbols> symbols;
+  kiln_status_t status = kiln::NcclSymbols::load("libc.so.6", symbols);
+  EXPECT_EQ(kiln_status_code(status), KILN_UNAVAILABLE);
+  EXPECT_NE(std::string(kiln_status_message(status)).find("lacks symbol ncclGetVersion"),
+            std::string::npos)
+      << kiln_status_message(status);
+  EXPECT_EQ(symbols, nullptr);
+  kiln_status_free(status);
+}
+
+TEST(NcclSymbols, LoadsInstalledNcclAndFormatsErrors) {
+  // NCCL needs no GPU to load, report its version or describe an error code.
+  std::unique_ptr<kiln::NcclSymbols> symbols;
+  kiln_status_t status = kiln::NcclSymbols::load(kiln::kNcclLibrary, symbols);
+  if (status) {
+    std::string message = kiln_status_message(status);
+    kiln_status_free(status);
+    GTEST_SKIP() << "no NCCL on the loader path: " << message;
+  }
+  ASSERT_NE(symbols, nullptr);
+  EXPECT_GE(symbols->version(), 20000) << "NCCL 2.x encodes its version as 2xxyy";
+  kiln_status_t error =
+      symbols->makeError(ncclInvalidArgument, "ncclAllReduce(...)", __FILE__, 42, "rank 1 of 2");
+  EXPECT_EQ(kiln_status_code(error), KILN_INVALID_ARGUMENT);
+  std::string message = kiln_status_message(error);
+  EXPECT_NE(message.find("ncclAllReduce(...) failed: "), std::string::npos) << message;
+  EXPECT_NE(message.find("[ncclResult 4]"), std::string::npos) << message;
+  EXPECT_NE(message.find("rank 1 of 2"), std::string::npos) << message;
+  kiln_status_free(error);
+  kiln_status_t remote = symbols->makeError(ncclRemoteError, "ncclGroupEnd()", __FILE__, 7);
+  EXPECT_EQ(kiln_status_code(remote), KILN_UNAVAILABLE);
+  kiln_status_free(remote);
 }
 
 TEST(Session, CreateGivesCleanStatusOrSession) {
