@@ -9,7 +9,9 @@
 #include "kiln/runtime.h"
 
 #include "CudaSymbols.h"
+#if KILN_HAVE_NCCL
 #include "NcclSymbols.h"
+#endif
 #include "TestArtifact.h"
 #include <gtest/gtest.h>
 
@@ -37,6 +39,7 @@ TEST(CudaSymbols, LibraryWithoutDriverSymbolsIsRejected) {
   kiln_status_free(status);
 }
 
+#if KILN_HAVE_NCCL
 TEST(NcclSymbols, MissingLibraryGivesUnavailable) {
   std::unique_ptr<kiln::NcclSymbols> symbols;
   kiln_status_t status = kiln::NcclSymbols::load("libkiln-no-such-nccl.so.2", symbols);
@@ -83,6 +86,7 @@ TEST(NcclSymbols, LoadsInstalledNcclAndFormatsErrors) {
   EXPECT_EQ(kiln_status_code(remote), KILN_UNAVAILABLE);
   kiln_status_free(remote);
 }
+#endif // KILN_HAVE_NCCL
 
 TEST(Session, CreateGivesCleanStatusOrSession) {
   kiln::test::ArtifactBuilder builder;
