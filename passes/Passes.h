@@ -91,6 +91,22 @@ int64_t fusePointwiseChains(mlir::RewriterBase &rewriter, mlir::func::FuncOp fun
 /// coordinates (up to broadcasting): pointwise math, compares, casts, where.
 bool isElementwise(mlir::Operation *op);
 
+/// A GEMM whose result Y (after same-shape elementwise ops `chain`, e.g. a
+/// bias add) is read only by the step-2 last-dim slices Y[..., 0::2] (`even`)
+/// and Y[..., 1::2] (`odd`): a gated unit laid out by kiln-interleave-glu.
+struct GluHalves {
+  mlir::Value y, even, odd;
+  llvm::SmallVector<mlir::Operation *> chain;
+};
+
+/// The gated-unit halves of `gemm`'s result, if it has that shape; shared by
+/// kiln-fuse-pointwise (pair-epilogue groups) and the GEMM code generator.
+std::optional<GluHalves> getGluHalves(mlir::Operation *gemm);
+
+/// The value of a one-element float constant (`kiln.constant` of any rank),
+/// if `v` is one.
+std::optional<double> getScalarFloatConstant(mlir::Value v);
+
 /// Wraps `ops` (in program order, each a use-def closed group) into one
 /// `kiln.kernel` named `name`, inserted at the last op. Values defined in
 /// the group and used outside become kernel results.

@@ -52,6 +52,18 @@ FailureOr<std::string> operandLoader(ExprEmitter &expr, ArrayRef<std::string> ba
       .str();
 }
 
+/// Ends an epilogue body: the kernel's root at the linear index `e` (declared
+/// by the caller) computed and stored to out0 once.
+FailureOr<std::string> storeRoot(ExprEmitter &expr, Value root) {
+  auto rootType = cast<RankedTensorType>(root.getType());
+  ExprEmitter::Coords coords = expr.delinearize("e", rootType.getShape(), "c");
+  auto value = expr.emitValue(root, coords);
+  if (failed(value))
+    return failure();
+  expr.line("out0[e] = " + storeValue(rootType.getElementType(), *value) + ";");
+  return expr.getBody();
+}
+
 /// The epilogue body every GEMM path shares: the kernel's yielded value
 /// `root` at the accumulator's linear index `e` (fusion guarantees the path
 /// from the matmul never broadcasts it), with the matmul result replaced by
@@ -62,38 +74,7 @@ FailureOr<std::string> epilogueBody(ExprEmitter &expr, MatMulOp mm, Value root,
   expr.beginBody("    ");
   expr.line(llvm::formatv("const long long e = bz * {0}LL + (long long)m * {1}LL + n;", M * N, N)
                 .str());
-  auto rootType = cast<RankedTensorType>(root.getType());
-  ExprEmitter::Coords coords = expr.delinearize("e", rootType.getShape(), "c");
-  auto value = expr.emitValue(root, coords);
-  if (failed(value))
-    return failure();
-  expr.line("out0[e] = " + storeValue(rootType.getElementType(), *value) + ";");
-  return expr.getBody();
-}
-
-/// The two halves of a gated unit in a GEMM kernel (kiln-interleave-glu): the
-/// matmul result, through same-shape elementwise ops (a bias add), read only
-/// by Y[..., 0::2] and Y[..., 1::2]. Returns {Y, even slice, odd slice} or
-/// nothing.
-std::optional<std::array<Value, 3>> pairHalves(MatMulOp mm) {
-  Value y = mm.getResult();
-  while (y.hasOneUse()) {
-    Operation *u = *y.getUsers().begin();
-    if (!isElementwise(u) || u->getNumResults() != 1 || u->getResult(0).getType() != y.getType())
-      break;
-    y = u->getResult(0);
-  }
-  Value halves[2];
-  for (Operation *u : y.getUsers()) {
-    auto s = dyn_cast<SliceOp>(u);
-    if (!s || s.getSteps().back() != 2 || s.getStarts().back() > 1 ||
-        halves[s.getStarts().back()])
-      return std::nullopt;
-    halves[s.getStarts().back()] = s.getResult();
-  }
-  if (!halves[0] || !halves[1])
-    return std::nullopt;
-  return std::array<Value, 3>{y, halves[0], halves[1]};
+  return storeRoot(expr, root);
 }
 
 /// The pair epilogue body (kiln::PairEpilogue): Y at (m, n) from acc0 and at
@@ -101,7 +82,7 @@ std::optional<std::array<Value, 3>> pairHalves(MatMulOp mm) {
 /// root at linear index bz * M * N/2 + m * N/2 + n/2 is computed from them
 /// and stored once. Expects `m`, `n`, `bz`, `acc0`, `acc1` in scope.
 FailureOr<std::string> pairEpilogueBody(ExprEmitter &expr, MatMulOp mm,
-                                        const std::array<Value, 3> &pair, Value root,
+                                        const GluHalves &pair, Value root,
                                         ArrayRef<std::string> batchCoords, const std::string &scale,
                                         int64_t M, int64_t N) {
   expr.beginBody("    ");
@@ -111,24 +92,18 @@ FailureOr<std::string> pairEpilogueBody(ExprEmitter &expr, MatMulOp mm,
     ExprEmitter::Coords coords(batchCoords.begin(), batchCoords.end());
     coords.push_back("(long long)m");
     coords.push_back(col);
-    return expr.emitValue(pair[0], coords);
+    return expr.emitValue(pair.y, coords);
   };
   auto v0 = at("acc0", "(long long)n");
   auto v1 = at("acc1", "((long long)n + 1)");
   if (failed(v0) || failed(v1))
     return failure();
-  expr.overrideValue(pair[1], *v0);
-  expr.overrideValue(pair[2], *v1);
+  expr.overrideValue(pair.even, *v0);
+  expr.overrideValue(pair.odd, *v1);
   expr.line(llvm::formatv("const long long e = bz * {0}LL + (long long)m * {1}LL + (n >> 1);",
                           M * (N / 2), N / 2)
                 .str());
-  auto rootType = cast<RankedTensorType>(root.getType());
-  ExprEmitter::Coords coords = expr.delinearize("e", rootType.getShape(), "c");
-  auto value = expr.emitValue(root, coords);
-  if (failed(value))
-    return failure();
-  expr.line("out0[e] = " + storeValue(rootType.getElementType(), *value) + ";");
-  return expr.getBody();
+  return storeRoot(expr, root);
 }
 
 /// The CUDA initializer of one tensor-core GEMM operand `name` ("opA" or
@@ -271,7 +246,7 @@ FailureOr<GeneratedKernel> emitMatMulTC(KernelOp kernel, MatMulOp mm) {
       scale == 1.0 ? "" : cudaLiteral(Float32Type::get(kernel.getContext()), scale, 0);
   if (scale != 1.0)
     acc = "(acc * " + scaleLiteral + ")";
-  std::optional<std::array<Value, 3>> pair = pairHalves(mm);
+  std::optional<GluHalves> pair = getGluHalves(mm);
   std::string epilogueDecl;
   if (pair) {
     auto body = pairEpilogueBody(expr, mm, *pair, root, batchCoords, scaleLiteral, M, N);
@@ -333,7 +308,7 @@ FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
     return kernel.emitError() << "unsupported: GEMM kernel @" << kernel.getSymName()
                               << " with " << kernel.getYield().getNumOperands() << " results";
   Value root = kernel.getYield().getValues()[0];
-  bool pair = pairHalves(mm).has_value();
+  bool pair = getGluHalves(mm).has_value();
   bool tensorCores = kernel->hasAttr(kMmaTileAttrName) || kernel->hasAttr(kWgmmaTileAttrName);
   if (pair && !tensorCores)
     return kernel.emitError() << "unsupported: gated-unit pair epilogue without a tensor-core tile "

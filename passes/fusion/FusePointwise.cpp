@@ -123,93 +123,22 @@ static Operation *singleUser(Value v) {
   return user;
 }
 
-/// True when every use of `anchor`'s result, followed transitively through
+/// True when every use of the `starts` values, followed transitively through
 /// the group, is a reshape or an elementwise op that reads the value
-/// unbroadcast, all inside `group`: then the group's root at each linear
-/// index depends on the anchor's result at that same linear index only, and
-/// the anchor's kernel can compute the root element by element (epilogue).
-static bool isEpilogueGroup(Operation *anchor, const llvm::DenseMap<Operation *, unsigned> &groupOf,
-                            unsigned group) {
-  SmallVector<Value> worklist = {anchor->getResult(0)};
-  llvm::SmallPtrSet<Operation *, 16> visited;
-  while (!worklist.empty()) {
-    Value v = worklist.pop_back_val();
-    for (OpOperand &use : v.getUses()) {
-      Operation *user = use.getOwner();
-      auto it = groupOf.find(user);
-      bool inGroup = it != groupOf.end() && it->second == group;
-      if (!inGroup && v != anchor->getResult(0))
-        continue; // the group's root, read outside: the kernel's result
-      if (!inGroup || user->getNumResults() != 1)
-        return false;
-      auto resultShape = cast<RankedTensorType>(user->getResult(0).getType()).getShape();
-      if (!isa<ReshapeOp>(user) &&
-          (!isElementwise(user) || cast<RankedTensorType>(v.getType()).getShape() != resultShape))
-        return false;
-      if (visited.insert(user).second)
-        worklist.push_back(user->getResult(0));
-    }
-  }
-  return true;
-}
-
-/// True when `anchor` (a GEMM on the tensor cores: 16-bit, or f32 under
-/// --precision tf32) reaches `group` as a gated unit after
-/// kiln-interleave-glu: an elementwise same-shape chain (a bias add) to a
-/// value Y read only by Y[..., 0::2] and Y[..., 1::2], whose uses inside the
-/// group are elementwise and unbroadcast up to the group's root. The GEMM's
-/// pair epilogue (kiln::PairEpilogue) then computes each root element from
-/// the two adjacent accumulators that hold it.
-static bool isPairEpilogueGroup(Operation *anchor,
-                                const llvm::DenseMap<Operation *, unsigned> &groupOf,
-                                unsigned group) {
-  auto type = cast<RankedTensorType>(anchor->getResult(0).getType());
-  Type et = type.getElementType();
-  bool tensorCores = et.isF16() || et.isBF16();
-  if (et.isF32())
-    if (auto func = anchor->getParentOfType<func::FuncOp>())
-      if (auto p = func->getAttrOfType<StringAttr>(kPrecisionAttrName))
-        tensorCores = p.getValue() == "tf32";
-  if (!tensorCores || type.getShape().back() % 2)
-    return false;
-  auto inGroup = [&](Operation *op) {
-    auto it = groupOf.find(op);
-    return it != groupOf.end() && it->second == group;
-  };
-  Value y = anchor->getResult(0);
-  while (y.hasOneUse()) {
-    Operation *u = *y.getUsers().begin();
-    if (!inGroup(u) || !isElementwise(u) || u->getNumResults() != 1 ||
-        u->getResult(0).getType() != type)
-      break;
-    y = u->getResult(0);
-  }
-  SmallVector<Value> halves(2);
-  int64_t rank = type.getRank();
-  for (Operation *u : y.getUsers()) {
-    auto s = dyn_cast<SliceOp>(u);
-    if (!s || !inGroup(s))
-      return false;
-    int64_t start = s.getStarts().back();
-    if (s.getSteps().back() != 2 || start > 1 || halves[start] ||
-        cast<RankedTensorType>(s.getType()).getShape().back() != type.getShape().back() / 2)
-      return false;
-    for (int64_t d = 0; d + 1 < rank; ++d)
-      if (s.getStarts()[d] != 0 || s.getSteps()[d] != 1 ||
-          cast<RankedTensorType>(s.getType()).getDimSize(d) != type.getDimSize(d))
-        return false;
-    halves[start] = s.getResult();
-  }
-  if (!halves[0] || !halves[1])
-    return false;
-  SmallVector<Value> worklist(halves.begin(), halves.end());
+/// unbroadcast, all inside the group (`inGroup`), and no start value is read
+/// outside it: then the group's root at each linear index depends on the
+/// start values at that same linear index only, and a kernel holding them can
+/// compute the root element by element (epilogue).
+static bool reachesRootElementwise(ArrayRef<Value> starts,
+                                   llvm::function_ref<bool(Operation *)> inGroup) {
+  SmallVector<Value> worklist(starts.begin(), starts.end());
   llvm::SmallPtrSet<Operation *, 16> visited;
   while (!worklist.empty()) {
     Value v = worklist.pop_back_val();
     for (Operation *user : v.getUsers()) {
       if (!inGroup(user)) {
-        if (llvm::is_contained(halves, v))
-          return false; // a half read outside: it would have to be stored
+        if (llvm::is_contained(starts, v))
+          return false; // a start value read outside: it would have to be stored
         continue;       // the group's root, read outside: the kernel's result
       }
       if (user->getNumResults() != 1)
@@ -223,6 +152,79 @@ static bool isPairEpilogueGroup(Operation *anchor,
     }
   }
   return true;
+}
+
+/// Membership test of `group` for reachesRootElementwise.
+static auto memberOf(const llvm::DenseMap<Operation *, unsigned> &groupOf, unsigned group) {
+  return [&groupOf, group](Operation *op) {
+    auto it = groupOf.find(op);
+    return it != groupOf.end() && it->second == group;
+  };
+}
+
+/// True when the anchor's result reaches `group`'s root elementwise
+/// (reachesRootElementwise): the anchor's kernel applies the group as its
+/// epilogue.
+static bool isEpilogueGroup(Operation *anchor, const llvm::DenseMap<Operation *, unsigned> &groupOf,
+                            unsigned group) {
+  return reachesRootElementwise({anchor->getResult(0)}, memberOf(groupOf, group));
+}
+
+std::optional<kiln::GluHalves> kiln::getGluHalves(Operation *gemm) {
+  auto type = cast<RankedTensorType>(gemm->getResult(0).getType());
+  if (type.getShape().back() % 2)
+    return std::nullopt;
+  GluHalves halves;
+  halves.y = gemm->getResult(0);
+  while (halves.y.hasOneUse()) {
+    Operation *u = *halves.y.getUsers().begin();
+    if (!isElementwise(u) || u->getNumResults() != 1 || u->getResult(0).getType() != type)
+      break;
+    halves.y = u->getResult(0);
+    halves.chain.push_back(u);
+  }
+  int64_t rank = type.getRank();
+  for (Operation *u : halves.y.getUsers()) {
+    auto s = dyn_cast<SliceOp>(u);
+    if (!s)
+      return std::nullopt;
+    int64_t start = s.getStarts().back();
+    Value &half = start == 0 ? halves.even : halves.odd;
+    if (s.getSteps().back() != 2 || start > 1 || half ||
+        cast<RankedTensorType>(s.getType()).getShape().back() != type.getShape().back() / 2)
+      return std::nullopt;
+    for (int64_t d = 0; d + 1 < rank; ++d)
+      if (s.getStarts()[d] != 0 || s.getSteps()[d] != 1 ||
+          cast<RankedTensorType>(s.getType()).getDimSize(d) != type.getDimSize(d))
+        return std::nullopt;
+    half = s.getResult();
+  }
+  if (!halves.even || !halves.odd)
+    return std::nullopt;
+  return halves;
+}
+
+/// True when `anchor` (a GEMM on the tensor cores: 16-bit, or f32 under
+/// --precision tf32) reaches `group` as a gated unit after
+/// kiln-interleave-glu (getGluHalves, every op on the way in the group) whose
+/// halves reach the group's root elementwise. The GEMM's pair epilogue
+/// (kiln::PairEpilogue) then computes each root element from the two
+/// adjacent accumulators that hold it.
+static bool isPairEpilogueGroup(Operation *anchor,
+                                const llvm::DenseMap<Operation *, unsigned> &groupOf,
+                                unsigned group) {
+  Type et = cast<RankedTensorType>(anchor->getResult(0).getType()).getElementType();
+  bool tensorCores = et.isF16() || et.isBF16();
+  if (et.isF32())
+    if (auto func = anchor->getParentOfType<func::FuncOp>())
+      if (auto p = func->getAttrOfType<StringAttr>(kPrecisionAttrName))
+        tensorCores = p.getValue() == "tf32";
+  std::optional<GluHalves> halves = tensorCores ? getGluHalves(anchor) : std::nullopt;
+  auto inGroup = memberOf(groupOf, group);
+  if (!halves || !llvm::all_of(halves->chain, inGroup) ||
+      !inGroup(halves->even.getDefiningOp()) || !inGroup(halves->odd.getDefiningOp()))
+    return false;
+  return reachesRootElementwise({halves->even, halves->odd}, inGroup);
 }
 
 int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,

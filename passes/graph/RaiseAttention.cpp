@@ -50,15 +50,6 @@ namespace {
 
 RankedTensorType rtt(Value v) { return cast<RankedTensorType>(v.getType()); }
 
-/// The value of a one-element float constant.
-std::optional<double> scalarConstant(Value v) {
-  DenseElementsAttr dense;
-  if (!matchPattern(v, m_Constant(&dense)) || dense.getNumElements() != 1 ||
-      !isa<FloatType>(dense.getElementType()))
-    return std::nullopt;
-  return (*dense.getValues<APFloat>().begin()).convertToDouble();
-}
-
 /// If `v` is `x * c` or `x / c` with a scalar constant c (either operand order
 /// for the product), returns x and multiplies `scale` by c (1/c).
 Value peelScale(Value v, double &scale) {
@@ -67,14 +58,14 @@ Value peelScale(Value v, double &scale) {
     auto type = rtt(v);
     for (int side = 0; side < 2; ++side) {
       Value c = mul->getOperand(side), x = mul->getOperand(1 - side);
-      if (auto s = scalarConstant(c); s && rtt(x) == type) {
+      if (auto s = getScalarFloatConstant(c); s && rtt(x) == type) {
         scale *= *s;
         return x;
       }
     }
   }
   if (auto div = dyn_cast_or_null<DivOp>(def)) {
-    if (auto s = scalarConstant(div.getRhs()); s && *s != 0.0 && rtt(div.getLhs()) == rtt(v)) {
+    if (auto s = getScalarFloatConstant(div.getRhs()); s && *s != 0.0 && rtt(div.getLhs()) == rtt(v)) {
       scale /= *s;
       return div.getLhs();
     }
@@ -369,9 +360,9 @@ FailureOr<Match> matchAttention(SoftmaxOp sm, std::string &reason) {
       }
       Value t = w.getTrueValue(), f = w.getFalseValue();
       std::optional<double> fill;
-      if (rtt(t) == st && (fill = scalarConstant(f))) {
+      if (rtt(t) == st && (fill = getScalarFloatConstant(f))) {
         cur = t;
-      } else if (rtt(f) == st && (fill = scalarConstant(t))) {
+      } else if (rtt(f) == st && (fill = getScalarFloatConstant(t))) {
         cur = f;
         m.fillOnTrue = true;
       } else {
@@ -422,7 +413,7 @@ FailureOr<Match> matchAttention(SoftmaxOp sm, std::string &reason) {
       auto w = dyn_cast<WhereOp>(*isNan->getUsers().begin());
       std::optional<double> zero;
       if (!w || w.getCondition() != isNan.getResult() || w.getFalseValue() != p ||
-          !(zero = scalarConstant(w.getTrueValue())) || *zero != 0.0 ||
+          !(zero = getScalarFloatConstant(w.getTrueValue())) || *zero != 0.0 ||
           rtt(w.getResult()) != st) {
         reason = "IsNaN of the probabilities is not Where(IsNaN(p), 0, p)";
         return failure();

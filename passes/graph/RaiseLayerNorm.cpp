@@ -23,6 +23,14 @@ namespace kiln {
 using namespace mlir;
 using namespace kiln;
 
+std::optional<double> kiln::getScalarFloatConstant(Value v) {
+  DenseElementsAttr attr;
+  if (!matchPattern(v, m_Constant(&attr)) || attr.getNumElements() != 1 ||
+      !isa<FloatType>(attr.getElementType()))
+    return std::nullopt;
+  return (*attr.value_begin<APFloat>()).convertToDouble();
+}
+
 namespace {
 
 /// A matched decomposed layer norm: y = (x - mean) / sqrt(var + eps), then
@@ -36,15 +44,6 @@ struct LayerNormMatch {
   SmallVector<Operation *> chain;
   Operation *last = nullptr;
 };
-
-/// The float value of a constant with exactly one element, if `v` is one.
-std::optional<double> scalarConstant(Value v) {
-  DenseElementsAttr attr;
-  if (!matchPattern(v, m_Constant(&attr)) || attr.getNumElements() != 1 ||
-      !isa<FloatType>(attr.getElementType()))
-    return std::nullopt;
-  return (*attr.value_begin<APFloat>()).convertToDouble();
-}
 
 /// True if `op` is `kiln.reduce <mean>` over the trailing dims [axis, rank)
 /// of its input with keep_dims, reading `input`; sets `axis`.
@@ -125,10 +124,10 @@ std::optional<LayerNormMatch> matchLayerNorm(DivOp div) {
   if (!add || !add->hasOneUse())
     return std::nullopt;
   Value varianceValue = add.getLhs();
-  std::optional<double> eps = scalarConstant(add.getRhs());
+  std::optional<double> eps = getScalarFloatConstant(add.getRhs());
   if (!eps) {
     varianceValue = add.getRhs();
-    eps = scalarConstant(add.getLhs());
+    eps = getScalarFloatConstant(add.getLhs());
   }
   auto varianceReduce = varianceValue.getDefiningOp<ReduceOp>();
   if (!eps || *eps < 0 || !varianceReduce || !varianceReduce->hasOneUse())
@@ -141,7 +140,7 @@ std::optional<LayerNormMatch> matchLayerNorm(DivOp div) {
     return std::nullopt;
   Operation *squareOp = square.getDefiningOp();
   if (auto pow = dyn_cast_or_null<PowOp>(squareOp)) {
-    std::optional<double> exponent = scalarConstant(pow.getRhs());
+    std::optional<double> exponent = getScalarFloatConstant(pow.getRhs());
     if (pow.getLhs() != d || !exponent || *exponent != 2.0)
       return std::nullopt;
   } else if (auto mul = dyn_cast_or_null<MulOp>(squareOp)) {

@@ -50,15 +50,6 @@ struct RmsNormMatch {
   Operation *last = nullptr;
 };
 
-/// The float value of a constant with exactly one element, if `v` is one.
-std::optional<double> scalarConstant(Value v) {
-  DenseElementsAttr attr;
-  if (!matchPattern(v, m_Constant(&attr)) || attr.getNumElements() != 1 ||
-      !isa<FloatType>(attr.getElementType()))
-    return std::nullopt;
-  return (*attr.value_begin<APFloat>()).convertToDouble();
-}
-
 /// For `bin` = lhs op rhs reading `value`, the other operand (null when
 /// `value` is neither operand).
 Value otherOperand(Operation *bin, Value value) {
@@ -99,7 +90,7 @@ FailureOr<RmsNormMatch> matchRmsNorm(ReduceOp mean) {
     return fail("the square is not read only by the mean");
   Value x;
   if (auto pow = dyn_cast<PowOp>(squareOp)) {
-    std::optional<double> exponent = scalarConstant(pow.getRhs());
+    std::optional<double> exponent = getScalarFloatConstant(pow.getRhs());
     if (!exponent || *exponent != 2.0)
       return fail("exponent is not the constant 2");
     x = pow.getLhs();
@@ -128,7 +119,7 @@ FailureOr<RmsNormMatch> matchRmsNorm(ReduceOp mean) {
   auto add = singleUser<AddOp>(mean.getResult());
   if (!add || !add->hasOneUse())
     return fail("the mean is not followed by a single-use add");
-  std::optional<double> eps = scalarConstant(otherOperand(add, mean.getResult()));
+  std::optional<double> eps = getScalarFloatConstant(otherOperand(add, mean.getResult()));
   if (!eps || *eps < 0 || add.getType() != mean.getType())
     return fail("epsilon is not a non-negative scalar constant");
   auto sqrt = singleUser<SqrtOp>(add.getResult());
@@ -148,7 +139,7 @@ FailureOr<RmsNormMatch> matchRmsNorm(ReduceOp mean) {
     if (auto recip = dyn_cast<ReciprocalOp>(sqrtUser)) {
       reciprocal = recip;
     } else if (auto div = dyn_cast<DivOp>(sqrtUser); div && div.getRhs() == sqrt.getResult()) {
-      std::optional<double> one = scalarConstant(div.getLhs());
+      std::optional<double> one = getScalarFloatConstant(div.getLhs());
       if (!one || *one != 1.0 || div.getType() != sqrt.getType())
         return fail("division of something other than 1 or x by the sqrt");
       reciprocal = div;
