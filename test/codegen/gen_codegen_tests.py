@@ -25,6 +25,25 @@ def f32(name, shape):
     return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
 
 
+def head_views():
+    """q2 [B, S, Hq*D], k2 / v2 [B, S, Hkv*D] -> q, k, v [B, H, S, D] (Reshape + head Transpose)."""
+    nodes = []
+    for x, shape in (("q", "q_shape"), ("k", "kv_shape"), ("v", "kv_shape")):
+        nodes += [helper.make_node("Reshape", [x + "2", shape], [x + "3"]),
+                  helper.make_node("Transpose", [x + "3"], [x], perm=[0, 2, 1, 3])]
+    return nodes
+
+
+def repeat_kv(k, v, k_out, v_out):
+    """HF repeat_kv on K and V: Unsqueeze at 2, Expand to rep_shape, Reshape to heads_shape."""
+    nodes = []
+    for x, p, out in ((k, "k", k_out), (v, "v", v_out)):
+        nodes += [helper.make_node("Unsqueeze", [x, "axis2"], [p + "5"]),
+                  helper.make_node("Expand", [p + "5", "rep_shape"], [p + "e"]),
+                  helper.make_node("Reshape", [p + "e", "heads_shape"], [out])]
+    return nodes
+
+
 def main():
     os.makedirs(HERE, exist_ok=True)
     rng = np.random.default_rng(0)
@@ -232,18 +251,7 @@ def save_attention_models(rng):
     save("attention_gqa", [
         helper.make_node("MatMul", ["x", "w_qkv"], ["qkv"]),
         helper.make_node("Split", ["qkv", "split"], ["q2", "k2", "v2"], axis=2),
-        helper.make_node("Reshape", ["q2", "q_shape"], ["q3"]),
-        helper.make_node("Transpose", ["q3"], ["q"], perm=[0, 2, 1, 3]),
-        helper.make_node("Reshape", ["k2", "kv_shape"], ["k3"]),
-        helper.make_node("Transpose", ["k3"], ["k"], perm=[0, 2, 1, 3]),
-        helper.make_node("Reshape", ["v2", "kv_shape"], ["v3"]),
-        helper.make_node("Transpose", ["v3"], ["v"], perm=[0, 2, 1, 3]),
-        helper.make_node("Unsqueeze", ["k", "axis2"], ["k5"]),
-        helper.make_node("Expand", ["k5", "rep_shape"], ["ke"]),
-        helper.make_node("Reshape", ["ke", "heads_shape"], ["kr"]),
-        helper.make_node("Unsqueeze", ["v", "axis2"], ["v5"]),
-        helper.make_node("Expand", ["v5", "rep_shape"], ["ve"]),
-        helper.make_node("Reshape", ["ve", "heads_shape"], ["vr"]),
+    ] + head_views() + repeat_kv("k", "v", "kr", "vr") + [
         helper.make_node("Transpose", ["kr"], ["kt"], perm=[0, 1, 3, 2]),
         helper.make_node("MatMul", ["q", "kt"], ["s"]),
         helper.make_node("Mul", ["s", "scale"], ["ss"]),
@@ -361,19 +369,7 @@ def save_glu_rope_models(rng):
         helper.make_node("MatMul", ["x", "w_q"], ["q2"]),
         helper.make_node("MatMul", ["x", "w_k"], ["k2"]),
         helper.make_node("MatMul", ["x", "w_v"], ["v2"]),
-        helper.make_node("Reshape", ["q2", "q_shape"], ["q3"]),
-        helper.make_node("Transpose", ["q3"], ["q"], perm=[0, 2, 1, 3]),
-        helper.make_node("Reshape", ["k2", "kv_shape"], ["k3"]),
-        helper.make_node("Transpose", ["k3"], ["k"], perm=[0, 2, 1, 3]),
-        helper.make_node("Reshape", ["v2", "kv_shape"], ["v3"]),
-        helper.make_node("Transpose", ["v3"], ["v"], perm=[0, 2, 1, 3]),
-    ] + rope("q", "qr") + rope("k", "kr") + [
-        helper.make_node("Unsqueeze", ["kr", "axis2"], ["k5"]),
-        helper.make_node("Expand", ["k5", "rep_shape"], ["ke"]),
-        helper.make_node("Reshape", ["ke", "heads_shape"], ["krep"]),
-        helper.make_node("Unsqueeze", ["v", "axis2"], ["v5"]),
-        helper.make_node("Expand", ["v5", "rep_shape"], ["ve"]),
-        helper.make_node("Reshape", ["ve", "heads_shape"], ["vrep"]),
+    ] + head_views() + rope("q", "qr") + rope("k", "kr") + repeat_kv("kr", "v", "krep", "vrep") + [
         helper.make_node("Transpose", ["krep"], ["kt"], perm=[0, 1, 3, 2]),
         helper.make_node("MatMul", ["qr", "kt"], ["s"]),
         helper.make_node("Mul", ["s", "scale"], ["ss"]),
