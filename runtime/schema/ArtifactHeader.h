@@ -20,11 +20,20 @@ namespace artifact {
 /// The eight magic bytes at file offset 0: "KILNART" followed by a NUL byte.
 constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'A', 'R', 'T', '\0'};
 
-/// Format major version written by this code. A reader rejects any other value (see
-/// docs/artifact.md, "Compatibility"). Compatible additions go into the FlatBuffers index as new
-/// optional fields (or into formerly reserved header bytes, like the checksum) and do not change
-/// this number.
-constexpr uint32_t kFormatVersion = 1;
+/// Newest format major version this code reads and writes. A reader rejects versions outside
+/// [kOldestFormatVersion, kFormatVersion] (see docs/artifact.md, "Compatibility"). Compatible
+/// additions go into the FlatBuffers index as new optional fields (or into formerly reserved
+/// header bytes, like the checksum) and do not change this number. Version 2 added tensor-parallel
+/// collectives, which a version-1 reader must not ignore; kiln-compile writes version 2 only for
+/// artifacts that have collectives (kFormatVersionCollectives) and version 1 otherwise, so
+/// single-GPU artifacts stay readable by version-1 runtimes.
+constexpr uint32_t kFormatVersion = 2;
+
+/// Oldest format version this code reads: artifacts without collectives.
+constexpr uint32_t kOldestFormatVersion = 1;
+
+/// First format version whose index may hold `collectives` and `tensor_parallel`.
+constexpr uint32_t kFormatVersionCollectives = 2;
 
 /// Size of the encoded header in bytes; also the value of the header's header_size field.
 constexpr uint32_t kHeaderSize = 64;
@@ -81,14 +90,14 @@ inline uint64_t loadLE(const uint8_t *in, unsigned bytes) {
 }
 } // namespace detail
 
-/// Returns a header with the magic, kFormatVersion and kHeaderSize filled in, the given index
+/// Returns a header with the magic, `formatVersion` (default kFormatVersion) and kHeaderSize filled in, the given index
 /// position and total file size (all in bytes), and checksum kind kChecksumCrc32 with `crc32`,
 /// the CRC-32 of the file bytes [kHeaderSize, fileSize) that the caller computed.
 inline ArtifactHeader makeHeader(uint64_t indexOffset, uint64_t indexSize, uint64_t fileSize,
-                                 uint32_t crc32) {
+                                 uint32_t crc32, uint32_t formatVersion = kFormatVersion) {
   ArtifactHeader header;
   std::memcpy(header.magic, kMagic, sizeof(kMagic));
-  header.formatVersion = kFormatVersion;
+  header.formatVersion = formatVersion;
   header.headerSize = kHeaderSize;
   header.indexOffset = indexOffset;
   header.indexSize = indexSize;

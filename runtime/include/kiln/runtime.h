@@ -62,6 +62,10 @@ typedef enum kiln_status_code_e {
   KILN_FAILED_PRECONDITION = 9,
   /// An internal invariant failed (a bug in kiln).
   KILN_INTERNAL = 10,
+  /// A tensor-parallel wait did not finish within the session's timeout (a peer rank that never
+  /// joined the communicator or never reached a collective). The session's communicator was
+  /// aborted; the session then only accepts kiln_session_release.
+  KILN_DEADLINE_EXCEEDED = 11,
 } kiln_status_code_t;
 
 /// Opaque error object; NULL means success.
@@ -226,12 +230,74 @@ kiln_status_t kiln_artifact_module_cubin(const kiln_artifact_t *artifact, size_t
                                          size_t cubin_index, uint32_t *out_arch,
                                          uint64_t *out_bytes);
 
+/// Returns the artifact's tensor-parallel world size: N for one rank's file of
+/// `kiln-compile --tensor-parallel N`, 1 for a single-GPU artifact.
+uint32_t kiln_artifact_tp_world_size(const kiln_artifact_t *artifact);
+
+/// Returns the artifact's tensor-parallel rank in [0, world size); 0 for a single-GPU artifact.
+uint32_t kiln_artifact_tp_rank(const kiln_artifact_t *artifact);
+
+/// Returns the group hash that the N rank files of one compile share (0 for a single-GPU
+/// artifact). Files with different hashes must not run together.
+uint64_t kiln_artifact_tp_group_hash(const kiln_artifact_t *artifact);
+
+/// Description of one collective of the schedule (kiln.all_reduce).
+typedef struct kiln_collective_info_t {
+  /// Static name of the operation: "all_reduce_sum".
+  const char *kind;
+  /// Element type.
+  kiln_dtype_t dtype;
+  /// Number of elements.
+  uint64_t count;
+  /// The collective runs after launches [0, before_launch) and before launch before_launch
+  /// (== launch count: after the last launch).
+  size_t before_launch;
+} kiln_collective_info_t;
+
+/// Returns the number of collectives in the schedule (0 for a single-GPU artifact).
+size_t kiln_artifact_collective_count(const kiln_artifact_t *artifact);
+
+/// Fills `out_info` for collective number `index`; KILN_NOT_FOUND if index >= collective count.
+kiln_status_t kiln_artifact_collective_info(const kiln_artifact_t *artifact, size_t index,
+                                            kiln_collective_info_t *out_info);
+
 /// Returns the number of kernel launches in the schedule.
 size_t kiln_artifact_launch_count(const kiln_artifact_t *artifact);
 
 /// Fills `out_info` for launch number `index`; KILN_NOT_FOUND if index >= launch count.
 kiln_status_t kiln_artifact_launch_info(const kiln_artifact_t *artifact, size_t index,
                                         kiln_launch_info_t *out_info);
+
+/*===----------------------------------------------------------------------===*
+ * Tensor parallelism
+ *===----------------------------------------------------------------------===*/
+
+/// Size of a tensor-parallel group id in bytes (an NCCL unique id, ncclUniqueId).
+#define KILN_TP_ID_BYTES 128
+
+/// Size of the text form of a group id: 2 * KILN_TP_ID_BYTES lowercase hex digits and a NUL.
+#define KILN_TP_ID_STRING_BYTES (2 * KILN_TP_ID_BYTES + 1)
+
+/// Identifies one tensor-parallel group: one process (rank 0, or a launcher) creates it with
+/// kiln_tp_id_create and hands the same bytes to every rank (threads: a pointer; processes: the
+/// text form through an environment variable or a file).
+typedef struct kiln_tp_id_t {
+  unsigned char bytes[KILN_TP_ID_BYTES];
+} kiln_tp_id_t;
+
+/// Creates a new group id (ncclGetUniqueId; it holds the address the ranks connect to, so call it
+/// on the host of rank 0). Loads NCCL (dlopen "libnccl.so.2"): KILN_UNAVAILABLE when NCCL cannot
+/// be loaded or the runtime was built without nccl.h. `out_id` is zeroed on entry.
+kiln_status_t kiln_tp_id_create(kiln_tp_id_t *out_id);
+
+/// Writes the text form of `id` (KILN_TP_ID_STRING_BYTES - 1 lowercase hex digits, NUL-terminated)
+/// into `out_text`, which holds KILN_TP_ID_STRING_BYTES bytes.
+void kiln_tp_id_to_string(const kiln_tp_id_t *id, char *out_text);
+
+/// Parses the text form written by kiln_tp_id_to_string (exactly 2 * KILN_TP_ID_BYTES hex digits,
+/// either case; surrounding whitespace is ignored). KILN_INVALID_ARGUMENT otherwise, with a message
+/// giving the length or the first bad character. `out_id` is zeroed on entry.
+kiln_status_t kiln_tp_id_from_string(const char *text, kiln_tp_id_t *out_id);
 
 /*===----------------------------------------------------------------------===*
  * Session
@@ -254,9 +320,21 @@ typedef struct kiln_session_params_t {
   /// instantiation is returned as a status (there is no silent fallback). 0: every run launches
   /// the kernels one by one.
   int use_cuda_graph;
+  /// Tensor-parallel artifacts only (kiln_artifact_tp_world_size > 1): the id of the group, the
+  /// same for all ranks (see kiln_tp_id_create). Required for them (KILN_INVALID_ARGUMENT when
+  /// NULL); ignored for single-GPU artifacts. Rank and world size come from the artifact. The
+  /// bytes are copied; the pointer need not outlive kiln_session_create. Default NULL.
+  const kiln_tp_id_t *tp_id;
+  /// Tensor-parallel artifacts only: the longest time in milliseconds that kiln_session_create
+  /// waits for the other ranks to join the NCCL communicator, and that any later wait
+  /// (synchronize, get_output, set_input, benchmark, profile) waits for a run whose collectives
+  /// need the other ranks. When it passes, the communicator is aborted and the call returns
+  /// KILN_DEADLINE_EXCEEDED; it never hangs. 0 waits forever. Default 300000 (5 minutes).
+  uint32_t tp_timeout_ms;
 } kiln_session_params_t;
 
-/// Sets `params` to defaults (device 0, no poisoning, CUDA graph on).
+/// Sets `params` to defaults (device 0, no poisoning, CUDA graph on, no group id, 5-minute
+/// tensor-parallel timeout).
 void kiln_session_params_initialize(kiln_session_params_t *params);
 
 /// Creates a session: loads the CUDA driver (dlopen "libcuda.so.1"), initializes it, retains the
@@ -325,6 +403,14 @@ kiln_status_t kiln_session_output_device_ptr(kiln_session_t *session, const char
 /// `iterations` must be > 0.
 kiln_status_t kiln_session_benchmark(kiln_session_t *session, size_t warmup_iterations,
                                      size_t iterations, float *out_ms_per_iteration);
+
+/// Like kiln_session_profile, and also times every collective: `out_ms_per_collective` (the
+/// caller provides kiln_artifact_collective_count floats; may be NULL when there are none) gets the
+/// median elapsed time of collective i, which includes waiting for the slowest rank. Every rank of
+/// a group must call it with the same `iterations` (the collectives pair up across ranks).
+kiln_status_t kiln_session_profile_collectives(kiln_session_t *session, size_t iterations,
+                                               float *out_ms_per_launch,
+                                               float *out_ms_per_collective);
 
 /// Per-kernel device time, for finding the slow kernels of a model: runs the launch list
 /// `iterations` times with plain launches (never the CUDA graph), each launch bracketed by two
