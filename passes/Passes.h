@@ -59,6 +59,16 @@ mlir::FailureOr<MatMulOp> fuseSiblingGemms(mlir::RewriterBase &rewriter,
 mlir::LogicalResult shardTensorParallel(mlir::RewriterBase &rewriter, mlir::func::FuncOp func,
                                         int64_t tpSize, int64_t rank);
 
+/// Replaces the body of `func` by the loopback form of `tpSize`-way tensor
+/// parallelism: the graphs of all ranks (shardTensorParallel for r = 0..N-1)
+/// side by side in one function, each `kiln.all_reduce` replaced by the sum
+/// (`kiln.add`) of the N ranks' inputs, returning rank 0's results. It runs
+/// every rank's shard on one GPU, to check the sharding against the unsharded
+/// model without N GPUs. Fails like shardTensorParallel (then `func` is
+/// unchanged). tpSize == 1 changes nothing.
+mlir::LogicalResult buildTensorParallelLoopback(mlir::RewriterBase &rewriter,
+                                                mlir::func::FuncOp func, int64_t tpSize);
+
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 

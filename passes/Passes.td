@@ -217,7 +217,14 @@ def ShardTensorParallel : Pass<"kiln-shard-tensor-parallel", "mlir::func::FuncOp
     Errors: query heads, KV heads or MLP width not divisible by `tp-size`
     (KV heads fewer than `tp-size` are not replicated), or an attention whose
     operands do not come from constant-weight projections. `tp-size=1`
-    changes nothing. Not part of `kiln-pipeline` yet (kiln-opt only).
+    changes nothing. In `kiln-pipeline` (and `kiln-compile --tensor-parallel
+    N`) it runs after the raise and sibling-fusion passes, before precision
+    assignment.
+
+    With `loopback=true` the function becomes every rank's graph side by
+    side, each group of all-reduces replaced by a `kiln.add` chain of the N
+    ranks' inputs (`kiln-compile --tensor-parallel N --tp-loopback`): one GPU
+    runs all shards, which checks the sharding against the unsharded model.
 
     Before (GPT-2, fused QKV `[8, 24]`, 2 heads), after at tp-size=2 rank=0:
     ```mlir
@@ -233,6 +240,9 @@ def ShardTensorParallel : Pass<"kiln-shard-tensor-parallel", "mlir::func::FuncOp
            "Number of tensor-parallel ranks N">,
     Option<"rank", "rank", "int64_t", /*default=*/"0",
            "This rank r, 0 <= r < N">,
+    Option<"loopback", "loopback", "bool", /*default=*/"false",
+           "Build all N ranks' graphs into one function with a sum in place of "
+           "each all-reduce (runs every shard on one GPU; rank is ignored)">,
   ];
   let dependentDialects = ["kiln::KilnDialect"];
 }

@@ -24,6 +24,18 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
     fpm.addPass(createInterleaveGlu());
     fpm.addPass(createCSEPass());
   }
+  if (options.tpSize > 1) {
+    // Sharding finds attention through kiln.attention, so it is raised even
+    // without fusion.
+    if (!options.fuse)
+      fpm.addPass(createRaiseAttention());
+    ShardTensorParallelOptions shardOptions;
+    shardOptions.tpSize = options.tpSize;
+    shardOptions.rank = options.tpRank;
+    shardOptions.loopback = options.tpLoopback;
+    fpm.addPass(createShardTensorParallel(shardOptions));
+    fpm.addPass(createCSEPass()); // loopback: one copy of each replicated weight
+  }
   AssignPrecisionOptions precisionOptions;
   precisionOptions.precision = options.precision;
   fpm.addPass(createAssignPrecision(precisionOptions));
@@ -42,6 +54,6 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
 
 void kiln::registerKilnPipelines() {
   PassPipelineRegistration<KilnPipelineOptions>(
-      "kiln-pipeline", "The kiln graph-to-kernel pipeline (fold, raise layer norm / RMS norm / attention and rotary, fuse sibling GEMMs, interleave GLUs, assign precision, fuse, outline, select tiles, plan memory)",
+      "kiln-pipeline", "The kiln graph-to-kernel pipeline (fold, raise layer norm / RMS norm / attention and rotary, fuse sibling GEMMs, interleave GLUs, shard for tensor parallelism, assign precision, fuse, outline, select tiles, plan memory)",
       buildKilnPipeline);
 }

@@ -34,6 +34,14 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
   Option<std::string> mmaTile{*this, "mma-tile",
                               llvm::cl::desc("MMA tile override BMxBNxBKxWMxWNxSTAGES"),
                               llvm::cl::init("")};
+  Option<int64_t> tpSize{*this, "tp-size",
+                         llvm::cl::desc("Tensor-parallel ranks N (1: no sharding)"),
+                         llvm::cl::init(1)};
+  Option<int64_t> tpRank{*this, "tp-rank", llvm::cl::desc("The rank this graph is for"),
+                         llvm::cl::init(0)};
+  Option<bool> tpLoopback{*this, "tp-loopback",
+                          llvm::cl::desc("All N ranks in one graph, a sum for each all-reduce"),
+                          llvm::cl::init(false)};
   Option<int64_t> arenaAlignment{*this, "arena-alignment",
                                  llvm::cl::desc("Arena buffer alignment in bytes"),
                                  llvm::cl::init(256)};
@@ -42,7 +50,8 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
 /// Adds the graph → kernel pipeline to `pm` (a module-level manager):
 /// fold shape subgraphs, CSE, raise layer norm and RMS norm; with `fuse`, raise
 /// attention (and rotary embeddings), fuse sibling GEMMs, interleave gated
-/// units, CSE; assign precision; with `fuse`, fuse pointwise chains; outline,
+/// units, CSE; with tp-size > 1, shard for tensor parallelism (raise attention
+/// runs then even without `fuse`) and CSE; assign precision; with `fuse`, fuse pointwise chains; outline,
 /// select GEMM tiles, plan memory (docs/passes.md has the order and effects).
 void buildKilnPipeline(mlir::OpPassManager &pm, const KilnPipelineOptions &options);
 

@@ -90,8 +90,15 @@ public:
   llvm::Expected<flatbuffers::Offset<fb::BufferRef>> ref(flatbuffers::FlatBufferBuilder &fbb,
                                                          Value v) {
     uint64_t size = tensorBytes(v.getType());
-    while (auto view = v.getDefiningOp<ReshapeOp>())
-      v = view.getInput();
+    // Views and in-place all-reduces share their operand's buffer.
+    while (true) {
+      if (auto view = v.getDefiningOp<ReshapeOp>())
+        v = view.getInput();
+      else if (auto reduce = v.getDefiningOp<AllReduceOp>())
+        v = reduce.getInput();
+      else
+        break;
+    }
     if (auto arg = dyn_cast<BlockArgument>(v))
       return fb::CreateBufferRef(fbb, fb::Segment::Input, arg.getArgNumber(), 0, size);
     if (auto constant = v.getDefiningOp<ConstantOp>()) {
@@ -230,7 +237,9 @@ bool kiln::isStandardOutput(StringRef path) {
 llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
                                                   ArrayRef<ArtifactModule> modules,
                                                   ArrayRef<ArtifactLaunch> launches,
-                                                  StringRef path) {
+                                                  StringRef path,
+                                                  ArrayRef<ArtifactCollective> collectives,
+                                                  const ArtifactTensorParallel &tp) {
   flatbuffers::FlatBufferBuilder fbb(1 << 16);
   BufferResolver resolver;
 
@@ -313,12 +322,34 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
     outputs.push_back(*d);
   }
 
+  std::vector<flatbuffers::Offset<fb::Collective>> fbCollectives;
+  for (const ArtifactCollective &c : collectives) {
+    auto type = cast<RankedTensorType>(c.value.getType());
+    auto dtype = toDType(type.getElementType());
+    if (!dtype)
+      return dtype.takeError();
+    auto ref = resolver.ref(fbb, c.value);
+    if (!ref)
+      return ref.takeError();
+    fbCollectives.push_back(fb::CreateCollective(fbb, fb::CollectiveKind::AllReduceSum, *dtype,
+                                                 type.getNumElements(), *ref, *ref,
+                                                 c.beforeLaunch));
+  }
+  bool tensorParallel = tp.worldSize > 1;
+  flatbuffers::Offset<fb::TensorParallel> fbTp;
+  if (tensorParallel)
+    fbTp = fb::CreateTensorParallel(fbb, tp.worldSize, tp.rank, tp.groupHash);
+  uint32_t formatVersion = tensorParallel || !collectives.empty()
+                               ? artifact::kFormatVersionCollectives
+                               : artifact::kOldestFormatVersion;
+
   fb::Blob weights = addBlob(resolver.weights);
   uint64_t arenaBytes = 0;
   if (auto a = func->getAttrOfType<IntegerAttr>("kiln.arena_bytes"))
     arenaBytes = a.getInt();
-  auto model = fb::CreateModelDirect(fbb, artifact::kFormatVersion, "kiln-compile", arenaBytes,
-                                     &weights, &inputs, &outputs, &fbModules, &fbLaunches);
+  auto model = fb::CreateModelDirect(fbb, formatVersion, "kiln-compile", arenaBytes, &weights,
+                                     &inputs, &outputs, &fbModules, &fbLaunches, fbTp,
+                                     tensorParallel ? &fbCollectives : nullptr);
   fb::FinishModelBuffer(fbb, model);
 
   uint64_t indexOffset = llvm::alignTo(artifact::kHeaderSize + blobs.size(), artifact::kIndexAlignment);
@@ -332,7 +363,9 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
   crc = crc32_z(crc, fbb.GetBufferPointer(), indexSize);
   uint8_t header[artifact::kHeaderSize];
   artifact::encodeHeader(
-      artifact::makeHeader(indexOffset, indexSize, fileSize, static_cast<uint32_t>(crc)), header);
+      artifact::makeHeader(indexOffset, indexSize, fileSize, static_cast<uint32_t>(crc),
+                           formatVersion),
+      header);
 
   if (llvm::Error error = writeOutputFile(path, [&](llvm::raw_ostream &os) {
         os.write(reinterpret_cast<const char *>(header), sizeof(header));

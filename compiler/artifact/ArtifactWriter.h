@@ -36,6 +36,21 @@ struct ArtifactLaunch {
   llvm::SmallVector<mlir::Value> args;
 };
 
+/// One collective of the schedule: the result of a `kiln.all_reduce` (run in
+/// place on its operand's buffer), after launches [0, beforeLaunch).
+struct ArtifactCollective {
+  mlir::Value value;
+  unsigned beforeLaunch = 0;
+};
+
+/// Which rank of a tensor-parallel group the artifact is (worldSize 1: a
+/// single-GPU artifact, no TensorParallel table is written).
+struct ArtifactTensorParallel {
+  unsigned worldSize = 1;
+  unsigned rank = 0;
+  uint64_t groupHash = 0; ///< equal in every rank file of one compile
+};
+
 /// Sizes of what was written, for the compiler's summary.
 struct ArtifactStats {
   uint64_t fileBytes = 0;
@@ -51,10 +66,14 @@ struct ArtifactStats {
 /// leaves a previous file at `path` untouched and no temporary file behind.
 /// Errors: unsupported element types, values that are neither inputs,
 /// constants nor planned kernel results, and I/O failures (naming `path`).
+/// With collectives (a tensor-parallel rank) the file has format_version 2
+/// and the TensorParallel table, else format_version 1 (docs/artifact.md).
 llvm::Expected<ArtifactStats> writeArtifact(mlir::func::FuncOp func,
                                             llvm::ArrayRef<ArtifactModule> modules,
                                             llvm::ArrayRef<ArtifactLaunch> launches,
-                                            llvm::StringRef path);
+                                            llvm::StringRef path,
+                                            llvm::ArrayRef<ArtifactCollective> collectives = {},
+                                            const ArtifactTensorParallel &tp = {});
 
 /// Returns true if `path` is "-" or names the same file (device and inode) as
 /// this process's standard output, e.g. /dev/stdout or the file stdout is

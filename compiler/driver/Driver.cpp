@@ -24,6 +24,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Support/Threading.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MathExtras.h"
@@ -130,6 +132,189 @@ void kiln::loadKilnDialects(MLIRContext &context) {
   context.loadDialect<KilnDialect, func::FuncDialect>();
 }
 
+/// NVRTC results of the last rank, reused when the next rank's module sources
+/// are the same (they differ only if shapes differ between ranks).
+struct kiln::ModuleCache {
+  std::vector<std::string> sources;
+  std::vector<codegen::CompiledModule> compiled;
+};
+
+std::string kiln::tpRankArtifactPath(llvm::StringRef base, unsigned rank) {
+  llvm::StringRef stem = base;
+  stem.consume_back(".kiln");
+  return (stem + ".rank" + llvm::Twine(rank) + ".kiln").str();
+}
+
+/// Steps 2-5 of compileModel for tensor-parallel rank `rank` (0 without
+/// tensor parallelism): runs the pipeline on `module`, generates and compiles
+/// the kernels (NVRTC output reused from `cache` when the sources match) and
+/// writes the artifact; adds to `stats`.
+static llvm::Error compileRank(MLIRContext &context, const CompileOptions &options,
+                               ArrayRef<unsigned> targets, ModuleOp module, unsigned rank,
+                               uint64_t groupHash, ModuleCache &cache, llvm::raw_ostream &os,
+                               CompileStats &stats) {
+  // 2. Passes.
+  auto tPasses = std::chrono::steady_clock::now();
+  PassManager pm(&context);
+  KilnPipelineOptions pipelineOptions;
+  pipelineOptions.fuse = options.fuse;
+  pipelineOptions.precision = options.precision;
+  pipelineOptions.mmaTile = options.mmaTile;
+  // Hopper's wgmma only on request (--wgmma) and only with an sm_90 target
+  // (compiled as sm_90a there); the generated source keeps an mma.sync path
+  // for every other target. Off by default: inside whole models it measured
+  // slower than mma.sync on the H200 (docs/results.md), unlike in isolation.
+  pipelineOptions.wgmma = options.wgmma && llvm::is_contained(targets, 90u);
+  pipelineOptions.tpSize = options.tensorParallel;
+  pipelineOptions.tpRank = rank;
+  pipelineOptions.tpLoopback = options.tpLoopback;
+  buildKilnPipeline(pm, pipelineOptions);
+  if (failed(pm.run(module)))
+    return llvm::createStringError("the kiln pass pipeline failed on '%s'",
+                                   options.inputPath.c_str());
+  stats.passesMs += msSince(tPasses);
+  if (options.emit == EmitKind::Kernels) {
+    if (options.tensorParallel > 1 && !options.tpLoopback)
+      os << "// tensor-parallel rank " << rank << " of " << options.tensorParallel << "\n";
+    module.print(os);
+    return llvm::Error::success();
+  }
+
+  auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());
+  if (funcs.size() != 1)
+    return llvm::createStringError("expected one function after import, found %zu", funcs.size());
+  func::FuncOp func = funcs.front();
+  if (auto a = func->getAttrOfType<IntegerAttr>("kiln.arena_bytes"))
+    stats.arenaBytes = a.getInt();
+  if (auto a = func->getAttrOfType<IntegerAttr>("kiln.intermediate_bytes"))
+    stats.intermediateBytes = a.getInt();
+
+  // 3. Codegen. Identical kernels (same source) are emitted once; the unique
+  // kernels are spread over a few modules so NVRTC parses the shared device
+  // headers a few times, not once per kernel, and modules compile in parallel.
+  auto tCodegen = std::chrono::steady_clock::now();
+  if (options.tensorParallel > 1 && !options.tpLoopback) {
+    bool any = false;
+    func.walk([&](AllReduceOp) { any = true; });
+    if (!any)
+      return llvm::createStringError(
+          "--tensor-parallel %u: '%s' has no attention or MLP that kiln-shard-tensor-parallel "
+          "recognizes, so every rank would compute the whole model; compile it without "
+          "--tensor-parallel",
+          options.tensorParallel, options.inputPath.c_str());
+  }
+  codegen::EmitterRegistry registry = codegen::makeDefaultEmitterRegistry();
+  std::vector<std::string> functionSources;        // unique kernel bodies
+  std::vector<std::vector<std::string>> usersOf;   // kiln.kernel names per function
+  llvm::StringMap<unsigned> functionBySource;
+  std::vector<ArtifactLaunch> launches;
+  std::vector<unsigned> launchFunction;
+  bool failedEmit = false;
+  std::vector<ArtifactCollective> collectives;
+  for (Operation &op : func.getBody().front()) {
+    if (auto reduce = dyn_cast<AllReduceOp>(op)) {
+      collectives.push_back({reduce.getResult(), static_cast<unsigned>(launches.size())});
+      continue;
+    }
+    auto kernel = dyn_cast<KernelOp>(op);
+    if (!kernel)
+      continue;
+    auto generated = registry.emit(kernel);
+    if (failed(generated)) {
+      failedEmit = true;
+      break;
+    }
+    auto [it, inserted] = functionBySource.try_emplace(generated->source, functionSources.size());
+    if (inserted) {
+      functionSources.push_back(generated->source);
+      usersOf.emplace_back();
+    }
+    usersOf[it->second].push_back(kernel.getSymName().str());
+    ArtifactLaunch launch;
+    launch.grid = generated->grid;
+    launch.block = generated->block;
+    launch.sharedMemBytes = generated->sharedMemBytes;
+    launch.args = generated->args;
+    launches.push_back(std::move(launch));
+    launchFunction.push_back(it->second);
+  }
+  if (failedEmit)
+    return llvm::createStringError("CUDA code generation failed for '%s'",
+                                   options.inputPath.c_str());
+  // The module count is fixed (not the machine's core count) so that the
+  // same input gives a byte-identical artifact everywhere.
+  constexpr size_t kMaxModules = 4;
+  unsigned threads = options.threads ? options.threads : llvm::hardware_concurrency().compute_thread_count();
+  size_t numModules = std::max<size_t>(1, std::min<size_t>(functionSources.size(), kMaxModules));
+  std::vector<std::string> moduleNames, moduleSources(numModules, codegen::modulePrologue());
+  for (size_t m = 0; m < numModules; ++m)
+    moduleNames.push_back("module" + std::to_string(m));
+  auto functionName = [](unsigned f) { return "kiln_k" + std::to_string(f); };
+  for (unsigned f = 0; f < functionSources.size(); ++f) {
+    std::string text = functionSources[f];
+    size_t pos = text.find(codegen::kKernelNamePlaceholder);
+    assert(pos != std::string::npos && "kernel source without name placeholder");
+    text.replace(pos, std::strlen(codegen::kKernelNamePlaceholder), functionName(f));
+    std::string &module = moduleSources[f % numModules];
+    module += "// used by @" + llvm::join(usersOf[f], ", @") + "\n" + text + "\n";
+  }
+  for (auto [launch, f] : llvm::zip(launches, launchFunction)) {
+    launch.module = f % numModules;
+    launch.function = functionName(f);
+  }
+  stats.kernels = launches.size();
+  stats.modules = numModules;
+  stats.uniqueKernels = functionSources.size();
+  stats.codegenMs += msSince(tCodegen);
+  stats.collectives = collectives.size();
+
+  // 4. NVRTC.
+  auto tNvrtc = std::chrono::steady_clock::now();
+  if (cache.sources != moduleSources) {
+    auto compiled = codegen::compileModules(moduleNames, moduleSources, targets, threads);
+    if (!compiled)
+      return compiled.takeError();
+    cache.sources = moduleSources;
+    cache.compiled = std::move(*compiled);
+  }
+  std::vector<codegen::CompiledModule> *compiled = &cache.compiled;
+  stats.nvrtcMs += msSince(tNvrtc);
+
+  if (!options.dumpCudaDir.empty() && rank == 0) {
+    if (auto ec = llvm::sys::fs::create_directories(options.dumpCudaDir))
+      return llvm::createStringError(ec, "cannot create --dump-cuda directory '%s': %s",
+                                     options.dumpCudaDir.c_str(), ec.message().c_str());
+    for (size_t m = 0; m < moduleNames.size(); ++m) {
+      llvm::SmallString<256> base(options.dumpCudaDir);
+      llvm::sys::path::append(base, moduleNames[m]);
+      if (auto e = writeFile((base + ".cu").str(), moduleSources[m]))
+        return e;
+      if (auto e = writeFile((base + ".ptx").str(), (*compiled)[m].ptx))
+        return e;
+    }
+  }
+
+  // 5. Artifact.
+  std::vector<ArtifactModule> modules;
+  for (size_t m = 0; m < moduleNames.size(); ++m)
+    modules.push_back({moduleNames[m], (*compiled)[m]});
+  ArtifactTensorParallel tp;
+  std::string path = options.outputPath;
+  if (options.tensorParallel > 1 && !options.tpLoopback) {
+    tp.worldSize = options.tensorParallel;
+    tp.rank = rank;
+    tp.groupHash = groupHash;
+    path = tpRankArtifactPath(options.outputPath, rank);
+  }
+  auto written = writeArtifact(func, modules, launches, path, collectives, tp);
+  if (!written)
+    return written.takeError();
+  stats.weightBytes = written->weightBytes;
+  stats.fileBytes = written->fileBytes;
+  stats.files.push_back({path, written->fileBytes, written->weightBytes});
+  return llvm::Error::success();
+}
+
 llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
                                                 const CompileOptions &options,
                                                 llvm::raw_ostream &os) {
@@ -168,6 +353,18 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
         "STAGES*(BM+BN)*BK*2 <= 227 KiB and at most 128 accumulators per thread "
         "((BM/WM)*(BN/WN)/32), e.g. 128x128x32x2x4x4",
         options.mmaTile.c_str());
+
+  if (options.tensorParallel < 1)
+    return llvm::createStringError("--tensor-parallel must be at least 1, got %u",
+                                   options.tensorParallel);
+  if (options.tpLoopback && options.tensorParallel < 2)
+    return llvm::createStringError(
+        "--tp-loopback needs --tensor-parallel N with N >= 2 (the number of ranks to simulate)");
+  if (options.tensorParallel > 1 && !options.tpLoopback && options.emit == EmitKind::Artifact &&
+      options.outputPath == "-")
+    return llvm::createStringError("--tensor-parallel %u writes one artifact per rank, which "
+                                   "cannot go to stdout; give -o BASE.kiln",
+                                   options.tensorParallel);
 
   // 1. Import.
   auto shapes = parseShapeSpec(options.shapeSpec);
@@ -208,128 +405,32 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
     return stats;
   }
 
-  // 2. Passes.
-  auto tPasses = std::chrono::steady_clock::now();
-  PassManager pm(&context);
-  KilnPipelineOptions pipelineOptions;
-  pipelineOptions.fuse = options.fuse;
-  pipelineOptions.precision = options.precision;
-  pipelineOptions.mmaTile = options.mmaTile;
-  // Hopper's wgmma only on request (--wgmma) and only with an sm_90 target
-  // (compiled as sm_90a there); the generated source keeps an mma.sync path
-  // for every other target. Off by default: inside whole models it measured
-  // slower than mma.sync on the H200 (docs/results.md), unlike in isolation.
-  pipelineOptions.wgmma = options.wgmma && llvm::is_contained(targets, 90u);
-  buildKilnPipeline(pm, pipelineOptions);
-  if (failed(pm.run(*module)))
-    return llvm::createStringError("the kiln pass pipeline failed on '%s'",
-                                   options.inputPath.c_str());
-  stats.passesMs = msSince(tPasses);
-  if (options.emit == EmitKind::Kernels) {
-    module->print(os);
-    stats.totalMs = msSince(t0);
-    return stats;
+  // 2-5 once per rank: passes, codegen, NVRTC, artifact. Ranks have the same
+  // kernels (only weights differ), so NVRTC output is reused across ranks.
+  const unsigned tpSize = options.tensorParallel;
+  const bool perRank = tpSize > 1 && !options.tpLoopback;
+  const unsigned numRanks = perRank ? tpSize : 1;
+  uint64_t groupHash = 0;
+  if (perRank && options.emit == EmitKind::Artifact) {
+    auto file = llvm::MemoryBuffer::getFile(options.inputPath);
+    if (!file)
+      return llvm::createStringError(file.getError(), "cannot read '%s': %s",
+                                     options.inputPath.c_str(), file.getError().message().c_str());
+    std::string salt = options.shapeSpec + "|" + stringifyPrecision(options.precision).str() +
+                       "|" + std::to_string(tpSize) + "|" + llvm::join(options.targets, ",") +
+                       "|" + (options.fuse ? "fuse" : "nofuse") + "|" + options.mmaTile +
+                       (options.wgmma ? "|wgmma" : "");
+    groupHash = llvm::xxh3_64bits((*file)->getBuffer()) ^ llvm::xxh3_64bits(salt);
   }
-
-  auto funcs = llvm::to_vector(module->getOps<func::FuncOp>());
-  if (funcs.size() != 1)
-    return llvm::createStringError("expected one function after import, found %zu", funcs.size());
-  func::FuncOp func = funcs.front();
-  if (auto a = func->getAttrOfType<IntegerAttr>("kiln.arena_bytes"))
-    stats.arenaBytes = a.getInt();
-  if (auto a = func->getAttrOfType<IntegerAttr>("kiln.intermediate_bytes"))
-    stats.intermediateBytes = a.getInt();
-
-  // 3. Codegen. Identical kernels (same source) are emitted once; the unique
-  // kernels are spread over a few modules so NVRTC parses the shared device
-  // headers a few times, not once per kernel, and modules compile in parallel.
-  auto tCodegen = std::chrono::steady_clock::now();
-  codegen::EmitterRegistry registry = codegen::makeDefaultEmitterRegistry();
-  std::vector<std::string> functionSources;        // unique kernel bodies
-  std::vector<std::vector<std::string>> usersOf;   // kiln.kernel names per function
-  llvm::StringMap<unsigned> functionBySource;
-  std::vector<ArtifactLaunch> launches;
-  std::vector<unsigned> launchFunction;
-  bool failedEmit = false;
-  func.walk([&](KernelOp kernel) {
-    auto generated = registry.emit(kernel);
-    if (failed(generated)) {
-      failedEmit = true;
-      return;
-    }
-    auto [it, inserted] = functionBySource.try_emplace(generated->source, functionSources.size());
-    if (inserted) {
-      functionSources.push_back(generated->source);
-      usersOf.emplace_back();
-    }
-    usersOf[it->second].push_back(kernel.getSymName().str());
-    ArtifactLaunch launch;
-    launch.grid = generated->grid;
-    launch.block = generated->block;
-    launch.sharedMemBytes = generated->sharedMemBytes;
-    launch.args = generated->args;
-    launches.push_back(std::move(launch));
-    launchFunction.push_back(it->second);
-  });
-  if (failedEmit)
-    return llvm::createStringError("CUDA code generation failed for '%s'",
-                                   options.inputPath.c_str());
-  // The module count is fixed (not the machine's core count) so that the
-  // same input gives a byte-identical artifact everywhere.
-  constexpr size_t kMaxModules = 4;
-  unsigned threads = options.threads ? options.threads : llvm::hardware_concurrency().compute_thread_count();
-  size_t numModules = std::max<size_t>(1, std::min<size_t>(functionSources.size(), kMaxModules));
-  std::vector<std::string> moduleNames, moduleSources(numModules, codegen::modulePrologue());
-  for (size_t m = 0; m < numModules; ++m)
-    moduleNames.push_back("module" + std::to_string(m));
-  auto functionName = [](unsigned f) { return "kiln_k" + std::to_string(f); };
-  for (unsigned f = 0; f < functionSources.size(); ++f) {
-    std::string text = functionSources[f];
-    size_t pos = text.find(codegen::kKernelNamePlaceholder);
-    assert(pos != std::string::npos && "kernel source without name placeholder");
-    text.replace(pos, std::strlen(codegen::kKernelNamePlaceholder), functionName(f));
-    std::string &module = moduleSources[f % numModules];
-    module += "// used by @" + llvm::join(usersOf[f], ", @") + "\n" + text + "\n";
+  ModuleCache nvrtcCache;
+  for (unsigned rank = 0; rank < numRanks; ++rank) {
+    // The last rank consumes the imported module; earlier ranks work on clones.
+    OwningOpRef<ModuleOp> rankModule =
+        rank + 1 < numRanks ? OwningOpRef<ModuleOp>(module->clone()) : std::move(module);
+    if (auto e = compileRank(context, options, targets, *rankModule, rank, groupHash, nvrtcCache,
+                             os, stats))
+      return std::move(e);
   }
-  for (auto [launch, f] : llvm::zip(launches, launchFunction)) {
-    launch.module = f % numModules;
-    launch.function = functionName(f);
-  }
-  stats.kernels = launches.size();
-  stats.modules = numModules;
-  stats.uniqueKernels = functionSources.size();
-  stats.codegenMs = msSince(tCodegen);
-
-  // 4. NVRTC.
-  auto tNvrtc = std::chrono::steady_clock::now();
-  auto compiled = codegen::compileModules(moduleNames, moduleSources, targets, threads);
-  if (!compiled)
-    return compiled.takeError();
-  stats.nvrtcMs = msSince(tNvrtc);
-
-  if (!options.dumpCudaDir.empty()) {
-    if (auto ec = llvm::sys::fs::create_directories(options.dumpCudaDir))
-      return llvm::createStringError(ec, "cannot create --dump-cuda directory '%s': %s",
-                                     options.dumpCudaDir.c_str(), ec.message().c_str());
-    for (size_t m = 0; m < moduleNames.size(); ++m) {
-      llvm::SmallString<256> base(options.dumpCudaDir);
-      llvm::sys::path::append(base, moduleNames[m]);
-      if (auto e = writeFile((base + ".cu").str(), moduleSources[m]))
-        return e;
-      if (auto e = writeFile((base + ".ptx").str(), (*compiled)[m].ptx))
-        return e;
-    }
-  }
-
-  // 5. Artifact.
-  std::vector<ArtifactModule> modules;
-  for (size_t m = 0; m < moduleNames.size(); ++m)
-    modules.push_back({moduleNames[m], std::move((*compiled)[m])});
-  auto written = writeArtifact(func, modules, launches, options.outputPath);
-  if (!written)
-    return written.takeError();
-  stats.weightBytes = written->weightBytes;
-  stats.fileBytes = written->fileBytes;
   stats.totalMs = msSince(t0);
   return stats;
 }

@@ -42,6 +42,19 @@ struct CompileOptions {
   std::string mmaTile;              ///< MMA tile override for every 16-bit GEMM (--mma-tile)
   bool wgmma = false;               ///< Hopper wgmma GEMMs for sm_90 targets (--wgmma)
   unsigned threads = 0;             ///< NVRTC threads; 0 = hardware concurrency
+  /// Tensor-parallel ranks N (--tensor-parallel): with N > 1 one artifact per
+  /// rank, tpRankArtifactPath(outputPath, r), each with its weight shard.
+  unsigned tensorParallel = 1;
+  /// With tensorParallel > 1: one artifact at outputPath holding all N ranks'
+  /// shards, a sum in place of each all-reduce (--tp-loopback; one GPU).
+  bool tpLoopback = false;
+};
+
+/// One file written by compileModel.
+struct CompiledFile {
+  std::string path;
+  uint64_t fileBytes = 0;
+  uint64_t weightBytes = 0;
 };
 
 /// Numbers reported after a compilation.
@@ -51,10 +64,21 @@ struct CompileStats {
   int64_t modules = 0;            ///< CUDA modules (NVRTC compilations per target)
   int64_t arenaBytes = 0;         ///< planned activation arena
   int64_t intermediateBytes = 0;  ///< sum of all kernel result bytes (no reuse)
-  uint64_t weightBytes = 0;
-  uint64_t fileBytes = 0;
+  uint64_t weightBytes = 0;       ///< of the last file written
+  uint64_t fileBytes = 0;         ///< of the last file written
+  int64_t collectives = 0;        ///< all-reduces per rank
+  std::vector<CompiledFile> files; ///< every artifact written, rank order
   double importMs = 0, passesMs = 0, codegenMs = 0, nvrtcMs = 0, totalMs = 0;
 };
+
+/// NVRTC output shared between the ranks of one compileModel call.
+struct ModuleCache;
+
+/// The artifact of tensor-parallel rank `rank` for `-o base`: `base` without a
+/// trailing ".kiln", then ".rank<rank>.kiln" (llama.kiln -> llama.rank0.kiln,
+/// llama.rank1.kiln, ...). kiln-run --tensor-parallel N finds the ranks by
+/// the same rule (kiln::tpRankArtifactPath in kiln/runtime.hpp).
+std::string tpRankArtifactPath(llvm::StringRef base, unsigned rank);
 
 /// Compiles per `options`. MLIR text for EmitKind::Graph/Kernels goes to
 /// `os`. Errors are reported through the context's diagnostics (naming the

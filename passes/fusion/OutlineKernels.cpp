@@ -22,9 +22,10 @@ using namespace kiln;
 
 namespace {
 /// True for ops that stay at function level: constants, reshape views of a
-/// materialized value, kernels and the terminator.
+/// materialized value, kernels, collectives (the runtime runs them between
+/// kernels) and the terminator.
 bool staysOutside(Operation *op) {
-  return isa<ConstantOp, KernelOp, ReshapeOp, func::ReturnOp>(op);
+  return isa<ConstantOp, KernelOp, ReshapeOp, AllReduceOp, func::ReturnOp>(op);
 }
 
 struct OutlineKernelsPass : public kiln::impl::OutlineKernelsBase<OutlineKernelsPass> {

@@ -17,6 +17,8 @@
 #include "passes/Passes.h"
 
 #include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
@@ -478,6 +480,79 @@ LogicalResult kiln::shardTensorParallel(RewriterBase &rewriter, func::FuncOp fun
   return success();
 }
 
+LogicalResult kiln::buildTensorParallelLoopback(RewriterBase &rewriter, func::FuncOp func,
+                                                int64_t tpSize) {
+  assert(tpSize >= 1 && "tp-size must be positive");
+  if (tpSize == 1)
+    return success();
+  // 1. One sharded copy of the function per rank (detached clones).
+  SmallVector<func::FuncOp> ranks;
+  auto eraseRanks = llvm::make_scope_exit([&] {
+    for (func::FuncOp f : ranks)
+      f->erase();
+  });
+  for (int64_t r = 0; r < tpSize; ++r) {
+    ranks.push_back(cast<func::FuncOp>(func->clone()));
+    if (failed(shardTensorParallel(rewriter, ranks.back(), tpSize, r)))
+      return failure();
+  }
+  // 2. Each rank's body split at its all-reduces; the ranks agree on their count.
+  SmallVector<SmallVector<AllReduceOp>> reduces;
+  for (func::FuncOp f : ranks) {
+    reduces.emplace_back();
+    f.walk([&](AllReduceOp op) { reduces.back().push_back(op); });
+  }
+  for (int64_t r = 1; r < tpSize; ++r)
+    if (reduces[r].size() != reduces[0].size())
+      return func.emitError() << "internal: tensor-parallel ranks 0 and " << r << " have "
+                              << reduces[0].size() << " and " << reduces[r].size()
+                              << " all-reduces";
+  // 3. Rebuild the body: the ranks' ops in lockstep up to each all-reduce,
+  // whose result becomes the sum of the ranks' inputs, then rank 0's return.
+  Block &body = func.getBody().front();
+  SmallVector<IRMapping> maps(tpSize);
+  for (int64_t r = 0; r < tpSize; ++r)
+    for (auto [from, to] : llvm::zip(ranks[r].getArguments(), body.getArguments()))
+      maps[r].map(from, to);
+  rewriter.setInsertionPointToEnd(&body);
+  Operation *oldTerminator = body.getTerminator();
+  SmallVector<Block::iterator> cursor;
+  for (func::FuncOp f : ranks)
+    cursor.push_back(f.getBody().front().begin());
+  size_t steps = reduces[0].size();
+  for (size_t k = 0; k <= steps; ++k) {
+    for (int64_t r = 0; r < tpSize; ++r) {
+      Operation *stop = k < steps ? reduces[r][k].getOperation()
+                                  : ranks[r].getBody().front().getTerminator();
+      for (; &*cursor[r] != stop; ++cursor[r])
+        rewriter.clone(*cursor[r], maps[r]);
+      if (k < steps)
+        ++cursor[r];
+    }
+    if (k == steps)
+      break;
+    Value sum = maps[0].lookup(reduces[0][k].getInput());
+    for (int64_t r = 1; r < tpSize; ++r)
+      sum = AddOp::create(rewriter, reduces[r][k].getLoc(), sum.getType(), sum,
+                          maps[r].lookup(reduces[r][k].getInput()));
+    for (int64_t r = 0; r < tpSize; ++r)
+      maps[r].map(reduces[r][k].getResult(), sum);
+  }
+  rewriter.clone(*ranks[0].getBody().front().getTerminator(), maps[0]);
+  // 4. Drop the original ops (everything before the new ones), last first.
+  SmallVector<Operation *> old;
+  for (Operation &op : body) {
+    old.push_back(&op);
+    if (&op == oldTerminator)
+      break;
+  }
+  for (Operation *op : llvm::reverse(old)) {
+    op->dropAllUses();
+    rewriter.eraseOp(op);
+  }
+  return success();
+}
+
 namespace {
 /// Thin shell over kiln::shardTensorParallel.
 struct ShardTensorParallelPass
@@ -495,7 +570,8 @@ struct ShardTensorParallelPass
     if (n == 1)
       return markAllAnalysesPreserved();
     IRRewriter rewriter(&getContext());
-    if (failed(shardTensorParallel(rewriter, func, n, r)))
+    if (loopback ? failed(buildTensorParallelLoopback(rewriter, func, n))
+                 : failed(shardTensorParallel(rewriter, func, n, r)))
       signalPassFailure();
   }
 };

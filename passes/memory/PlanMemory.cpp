@@ -5,7 +5,8 @@
 //   1. Walk the function body in order; kernel k gets schedule index k.
 //      Each kernel result is a buffer of numElements * elementBytes bytes,
 //      rounded up to the alignment. A `kiln.reshape` of a buffer is a view:
-//      it maps to the same buffer.
+//      it maps to the same buffer, and so does a `kiln.all_reduce`, which
+//      the runtime runs in place between kernels.
 //   2. Liveness: a buffer lives from its defining kernel to the last kernel
 //      that reads it or any view of it; buffers reaching the return live to
 //      the end.
@@ -84,6 +85,18 @@ FailureOr<MemoryPlan> kiln::planMemory(func::FuncOp func, int64_t alignment) {
         bufferOf[view.getResult()] = it->second;
       continue;
     }
+    if (auto reduce = dyn_cast<AllReduceOp>(op)) {
+      // In place: the runtime's all-reduce writes the sum over its input, so
+      // the result is the input's buffer. Only sound when nothing else reads
+      // the input (it would see the sum).
+      auto it = bufferOf.find(reduce.getInput());
+      if (it == bufferOf.end() || !reduce.getInput().hasOneUse())
+        return reduce.emitError()
+               << "unsupported: kiln.all_reduce runs in place, so its operand must be a kernel "
+                  "result (or a view of one) that nothing else reads";
+      bufferOf[reduce.getResult()] = it->second;
+      continue;
+    }
     if (isa<ConstantOp>(op))
       continue;
     if (isa<func::ReturnOp>(op)) {
@@ -93,7 +106,8 @@ FailureOr<MemoryPlan> kiln::planMemory(func::FuncOp func, int64_t alignment) {
       continue;
     }
     return op.emitError() << "unsupported: memory planning expects only kernels, constants, "
-                             "reshape views and the return; run kiln-outline-kernels first";
+                             "reshape views, all-reduces and the return; run "
+                             "kiln-outline-kernels first";
   }
 
   // Step 3: best-fit placement in definition order.

@@ -5,7 +5,7 @@
 
 // Planning runs after outlining; a compute op outside a kernel is an error.
 func.func @not_outlined(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{unsupported: memory planning expects only kernels, constants, reshape views and the return; run kiln-outline-kernels first}}
+  // expected-error @+1 {{unsupported: memory planning expects only kernels, constants, reshape views, all-reduces and the return; run kiln-outline-kernels first}}
   %t = kiln.tanh %x : tensor<4xf32>
   return %t : tensor<4xf32>
 }
@@ -26,3 +26,25 @@ func.func @dynamic(%x: tensor<?xf32>) -> tensor<?xf32> {
 }
 // Option errors do not dump the function.
 // ALIGN-NOT: see current operation
+
+// -----
+
+// An in-place all-reduce would change a value another kernel still reads.
+func.func @all_reduce_shared_operand(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %a = kiln.kernel @a(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%v: tensor<4xf32>):
+    %t = kiln.tanh %v : tensor<4xf32>
+    kiln.yield %t : tensor<4xf32>
+  }
+  // expected-error @+1 {{unsupported: kiln.all_reduce runs in place, so its operand must be a kernel result (or a view of one) that nothing else reads}}
+  %s = kiln.all_reduce %a : tensor<4xf32> -> tensor<4xf32>
+  return %s, %a : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+func.func @all_reduce_of_input(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{unsupported: kiln.all_reduce runs in place, so its operand must be a kernel result (or a view of one) that nothing else reads}}
+  %s = kiln.all_reduce %x : tensor<4xf32> -> tensor<4xf32>
+  return %s : tensor<4xf32>
+}

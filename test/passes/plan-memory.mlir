@@ -64,3 +64,32 @@ func.func @view_liveness(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<2x2xf32>) 
   }
   return %c, %view : tensor<4xf32>, tensor<2x2xf32>
 }
+
+// -----
+
+// kiln.all_reduce runs in place: its result is its operand's buffer, and a
+// later reader of the sum keeps that buffer live (so @c cannot reuse it).
+// CHECK-LABEL: func.func @all_reduce_in_place
+// CHECK-SAME: kiln.arena_bytes = 3072 : i64
+func.func @all_reduce_in_place(%x: tensor<256xf32>) -> tensor<256xf32> {
+  // CHECK: kiln.kernel @a({{.*}}) {arena_offsets = array<i64: 0>}
+  %a = kiln.kernel @a(%x) : (tensor<256xf32>) -> tensor<256xf32> {
+  ^bb0(%v: tensor<256xf32>):
+    %t = kiln.tanh %v : tensor<256xf32>
+    kiln.yield %t : tensor<256xf32>
+  }
+  %s = kiln.all_reduce %a : tensor<256xf32> -> tensor<256xf32>
+  // CHECK: kiln.kernel @b({{.*}}) {arena_offsets = array<i64: 1024>}
+  %b = kiln.kernel @b(%x) : (tensor<256xf32>) -> tensor<256xf32> {
+  ^bb0(%v: tensor<256xf32>):
+    %t = kiln.tanh %v : tensor<256xf32>
+    kiln.yield %t : tensor<256xf32>
+  }
+  // CHECK: kiln.kernel @c({{.*}}) {arena_offsets = array<i64: 2048>}
+  %c = kiln.kernel @c(%s, %b) : (tensor<256xf32>, tensor<256xf32>) -> tensor<256xf32> {
+  ^bb0(%v: tensor<256xf32>, %w: tensor<256xf32>):
+    %t = kiln.add %v, %w : tensor<256xf32>, tensor<256xf32> -> tensor<256xf32>
+    kiln.yield %t : tensor<256xf32>
+  }
+  return %c : tensor<256xf32>
+}

@@ -1,5 +1,7 @@
 // RUN: kiln-opt %s --split-input-file --kiln-shard-tensor-parallel="tp-size=2 rank=0" | FileCheck %s --check-prefix=R0
 // RUN: kiln-opt %s --split-input-file --kiln-shard-tensor-parallel="tp-size=2 rank=1" | FileCheck %s --check-prefix=R1
+// Loopback: both ranks' graphs in one function, a sum for each all-reduce.
+// RUN: kiln-opt %s --split-input-file --kiln-shard-tensor-parallel="tp-size=2 loopback=true" | FileCheck %s --check-prefix=LB
 // tp-size=1 changes nothing:
 // RUN: kiln-opt %s --split-input-file > %t.unsharded
 // RUN: kiln-opt %s --split-input-file --kiln-shard-tensor-parallel=tp-size=1 > %t.tp1
@@ -44,6 +46,25 @@
 // R0-NEXT: %[[DB:.+]] = kiln.add %[[DS]], %{{.+}} : tensor<1x4x8xf32>, tensor<8xf32>
 // R0-NEXT: kiln.add %[[DB]], %[[RES]]
 // R0-NOT: kiln.all_reduce
+
+// Loopback: rank 0 runs up to its first all-reduce, then rank 1 up to its
+// own; the two partial output projections are summed and the bias, residual
+// and rank 0's rest read the sum.
+// LB-LABEL: func.func @gpt2_layer
+// LB-NOT: kiln.all_reduce
+// LB: kiln.matmul %{{.+}} : tensor<1x4x8xf32>, tensor<8x12xf32> -> tensor<1x4x12xf32>
+// LB: %[[P0:[0-9]+]] = kiln.matmul %{{.+}}, %{{.+}} : tensor<1x4x4xf32>, tensor<4x8xf32> -> tensor<1x4x8xf32>
+// LB: kiln.matmul %{{.+}} : tensor<1x4x8xf32>, tensor<8x12xf32> -> tensor<1x4x12xf32>
+// LB: %[[P1:[0-9]+]] = kiln.matmul %{{.+}}, %{{.+}} : tensor<1x4x4xf32>, tensor<4x8xf32> -> tensor<1x4x8xf32>
+// LB-NEXT: %[[S:[0-9]+]] = kiln.add %[[P0]], %[[P1]] : tensor<1x4x8xf32>, tensor<1x4x8xf32> -> tensor<1x4x8xf32>
+// LB-NEXT: kiln.add %[[S]], %{{.+}} : tensor<1x4x8xf32>, tensor<8xf32> -> tensor<1x4x8xf32>
+// LB: kiln.tanh
+// LB: %[[D0:[0-9]+]] = kiln.matmul %{{.+}}, %{{.+}} : tensor<1x4x8xf32>, tensor<8x8xf32> -> tensor<1x4x8xf32>
+// LB: kiln.tanh
+// LB: %[[D1:[0-9]+]] = kiln.matmul %{{.+}}, %{{.+}} : tensor<1x4x8xf32>, tensor<8x8xf32> -> tensor<1x4x8xf32>
+// LB-NEXT: kiln.add %[[D0]], %[[D1]] : tensor<1x4x8xf32>, tensor<1x4x8xf32> -> tensor<1x4x8xf32>
+// LB-NOT: kiln.all_reduce
+// LB: return
 
 // R1-LABEL: func.func @gpt2_layer
 // R1: kiln.constant dense<{{\[\[}}4.000000e+00, 5.000000e+00, 6.000000e+00, 7.000000e+00, 1.200000e+01, 1.300000e+01, 1.400000e+01, 1.500000e+01, 2.000000e+01, 2.100000e+01, 2.200000e+01, 2.300000e+01], [1.040000e+02,

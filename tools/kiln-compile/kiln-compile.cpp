@@ -70,6 +70,17 @@ static cl::opt<bool> wgmma(
     cl::cat(kilnCategory));
 static cl::opt<bool> noFuse("no-fuse", cl::desc("Disable pointwise fusion"),
                             cl::cat(kilnCategory));
+static cl::opt<unsigned> tensorParallel(
+    "tensor-parallel",
+    cl::desc("Shard the model over N GPUs (Megatron-style: attention heads and MLP width "
+             "split, an all-reduce after each row-parallel GEMM) and write one artifact per "
+             "rank: -o BASE.kiln gives BASE.rank0.kiln ... BASE.rank<N-1>.kiln"),
+    cl::value_desc("N"), cl::init(1), cl::cat(kilnCategory));
+static cl::opt<bool> tpLoopback(
+    "tp-loopback",
+    cl::desc("With --tensor-parallel N: write one artifact (-o) that runs all N ranks' shards "
+             "on one GPU, a sum standing in for each all-reduce (checks the sharding)"),
+    cl::cat(kilnCategory));
 static cl::opt<unsigned> threads("j", cl::desc("NVRTC compile threads (0 = all cores)"),
                                  cl::init(0), cl::cat(kilnCategory));
 
@@ -92,7 +103,9 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(kilnCategory);
   cl::SetVersionPrinter([](raw_ostream &os) {
     os << "kiln-compile " << KILN_VERSION << " (artifact format "
-       << kiln::artifact::kFormatVersion << ")\n  built with LLVM/MLIR " << LLVM_VERSION_STRING
+       << kiln::artifact::kOldestFormatVersion << ", "
+       << kiln::artifact::kFormatVersionCollectives
+       << " with --tensor-parallel)\n  built with LLVM/MLIR " << LLVM_VERSION_STRING
        << "\n";
   });
   cl::ParseCommandLineOptions(argc, argv, "kiln-compile: ONNX model -> kiln artifact\n");
@@ -111,6 +124,8 @@ int main(int argc, char **argv) {
   options.mmaTile = mmaTile;
   options.wgmma = wgmma;
   options.threads = threads;
+  options.tensorParallel = tensorParallel;
+  options.tpLoopback = tpLoopback;
   if (!dumpCuda.empty() && emit != kiln::EmitKind::Artifact) {
     WithColor::error(errs(), "kiln-compile") << "--dump-cuda needs --emit=artifact (the default)\n";
     return 2;
@@ -158,8 +173,15 @@ int main(int argc, char **argv) {
     }
     return 0;
   }
-  summary << "wrote " << (artifactToStdout ? StringRef("<stdout>") : StringRef(outputPath))
-          << " (" << stats->fileBytes << " bytes, weights " << stats->weightBytes << " bytes)\n";
+  for (const kiln::CompiledFile &file : stats->files)
+    summary << "wrote " << (artifactToStdout ? StringRef("<stdout>") : StringRef(file.path))
+            << " (" << file.fileBytes << " bytes, weights " << file.weightBytes << " bytes)\n";
+  if (tensorParallel > 1)
+    summary << "tensor parallel: " << tensorParallel.getValue()
+            << (tpLoopback ? " ranks in one loopback artifact (sums for the all-reduces)"
+                           : " ranks, " + std::to_string(stats->collectives) +
+                                 " all-reduces per rank")
+            << "\n";
   summary << "kernels: " << stats->kernels << " (" << stats->uniqueKernels << " distinct, in "
           << stats->modules << " CUDA modules)\n";
   summary << "arena bytes: " << stats->arenaBytes

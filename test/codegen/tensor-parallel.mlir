@@ -1,0 +1,48 @@
+// kiln-compile --tensor-parallel N: one artifact per rank (BASE.rank<r>.kiln),
+// each with its weight shard and an all-reduce after every row-parallel GEMM;
+// --tp-loopback: one artifact with every rank's shard and sums instead.
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x8 -o %t/g1.kiln | FileCheck %s --check-prefix=TP1
+// TP1: wrote {{.*}}g1.kiln ({{[0-9]+}} bytes, weights 2089984 bytes)
+// TP1-NOT: tensor parallel
+
+// Each rank holds the replicated weights (embeddings, norms) and half of
+// every attention and MLP weight: 1303552 = 2089984 - half of 1572864.
+// RUN: kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x8 --tensor-parallel 2 -o %t/g.kiln | FileCheck %s --check-prefix=TP2
+// TP2: wrote {{.*}}g.rank0.kiln ({{[0-9]+}} bytes, weights 1303552 bytes)
+// TP2-NEXT: wrote {{.*}}g.rank1.kiln ({{[0-9]+}} bytes, weights 1303552 bytes)
+// TP2-NEXT: tensor parallel: 2 ranks, 4 all-reduces per rank
+// RUN: test ! -e %t/g.kiln
+// Without a .kiln suffix the rank suffix is appended.
+// RUN: kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x8 --tensor-parallel 2 -o %t/plain > /dev/null
+// RUN: test -e %t/plain.rank0.kiln && test -e %t/plain.rank1.kiln
+
+// The loopback artifact holds every shard exactly once: the unsharded weight bytes.
+// RUN: kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x8 --tensor-parallel 4 --tp-loopback -o %t/loop4.kiln | FileCheck %s --check-prefix=LOOP
+// LOOP: wrote {{.*}}loop4.kiln ({{[0-9]+}} bytes, weights 2089984 bytes)
+// LOOP-NEXT: tensor parallel: 4 ranks in one loopback artifact (sums for the all-reduces)
+
+// After the pipeline, each all-reduce sits between the row-parallel GEMM's
+// kernel and the kernel that adds the bias and the residual.
+// RUN: kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x8 --tensor-parallel 2 --emit=kernels | FileCheck %s --check-prefix=KERNELS
+// KERNELS: // tensor-parallel rank 0 of 2
+// KERNELS: %[[P:[0-9]+]] = kiln.kernel @k{{[0-9]+}}_fused_matmul({{.*}}) -> tensor<8x128xf32> {
+// KERNELS: %[[S:[0-9]+]] = kiln.all_reduce %[[P]] : tensor<8x128xf32> -> tensor<8x128xf32>
+// KERNELS-NEXT: kiln.kernel @k{{[0-9]+}}_fused_add(%[[S]]
+// KERNELS-COUNT-3: kiln.all_reduce
+// KERNELS: // tensor-parallel rank 1 of 2
+// KERNELS-COUNT-4: kiln.all_reduce
+// KERNELS-NOT: kiln.all_reduce
+
+// Errors.
+// RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x8 --tensor-parallel 3 -o %t/g3.kiln 2>&1 | FileCheck %s --check-prefix=UNEVEN
+// UNEVEN: error: node '{{.+}}' (Softmax): unsupported: tensor-parallel sharding over tp-size 3: 4 query heads are not divisible by 3
+// RUN: test ! -e %t/g3.rank0.kiln
+// RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x8 --tensor-parallel 0 -o %t/g0.kiln 2>&1 | FileCheck %s --check-prefix=ZERO
+// ZERO: error: --tensor-parallel must be at least 1, got 0
+// RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x8 --tp-loopback -o %t/l.kiln 2>&1 | FileCheck %s --check-prefix=LOOP1
+// LOOP1: error: --tp-loopback needs --tensor-parallel N with N >= 2
+// RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x8 --tensor-parallel 2 -o - 2>&1 | FileCheck %s --check-prefix=STDOUT
+// STDOUT: error: --tensor-parallel 2 writes one artifact per rank, which cannot go to stdout; give -o BASE.kiln
+// RUN: not kiln-compile %S/Inputs/chain.onnx --shape x=2x8 --tensor-parallel 2 -o %t/c.kiln 2>&1 | FileCheck %s --check-prefix=NOTHING
+// NOTHING: error: --tensor-parallel 2: '{{.*}}chain.onnx' has no attention or MLP that kiln-shard-tensor-parallel recognizes
