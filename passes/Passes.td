@@ -214,8 +214,10 @@ def ShardTensorParallel : Pass<"kiln-shard-tensor-parallel", "mlir::func::FuncOp
 
     Preconditions: static shapes, after `kiln-raise-attention` (and
     optionally `kiln-fuse-sibling-gemms` / `kiln-interleave-glu`).
-    Errors: query heads, KV heads or MLP width not divisible by `tp-size`
-    (KV heads fewer than `tp-size` are not replicated), or an attention whose
+    KV heads fewer than `tp-size` are replicated: rank r keeps KV head
+    `r*Hkv/N`, the one its query heads read (needs Hkv to divide N).
+    Errors: query heads, KV heads (when at least N) or MLP width not divisible
+    by `tp-size`, fewer KV heads than ranks that do not divide N, or an attention whose
     operands do not come from constant-weight projections. `tp-size=1`
     changes nothing. In `kiln-pipeline` (and `kiln-compile --tensor-parallel
     N`) it runs after the raise and sibling-fusion passes, before precision

@@ -389,11 +389,16 @@ static LogicalResult shardAttention(RewriterBase &rewriter, AttentionOp att, int
   if (hq % n != 0)
     return att.emitError() << "unsupported: tensor-parallel sharding over tp-size " << n << ": "
                            << hq << " query heads are not divisible by " << n;
-  if (hkv < n)
+  // Fewer KV heads than ranks: each KV head is replicated on the n / hkv
+  // ranks whose query heads read it (each rank's query heads then lie in one
+  // GQA group, since n divides hq and hkv divides n).
+  bool replicateKv = hkv < n;
+  if (replicateKv && n % hkv != 0)
     return att.emitError() << "unsupported: tensor-parallel sharding over tp-size " << n << ": "
                            << hkv << " KV heads are fewer than " << n
-                           << " ranks (replicating KV heads is not supported)";
-  if (hkv % n != 0)
+                           << " ranks and do not divide " << n
+                           << " (a replicated KV head must serve whole ranks)";
+  if (!replicateKv && hkv % n != 0)
     return att.emitError() << "unsupported: tensor-parallel sharding over tp-size " << n << ": "
                            << hkv << " KV heads are not divisible by " << n;
   if (Value mask = att.getMask()) {
@@ -403,7 +408,11 @@ static LogicalResult shardAttention(RewriterBase &rewriter, AttentionOp att, int
                            "per-head dimension");
   }
   ColumnPlan columns;
-  llvm::BitVector q = rankBlock(hq, n, r), kv = rankBlock(hkv, n, r);
+  llvm::BitVector q = rankBlock(hq, n, r), kv(hkv);
+  if (replicateKv)
+    kv.set(r * hkv / n);
+  else
+    kv = rankBlock(hkv, n, r);
   bool ok = succeeded(traceColumns(columns, att.getQuery(), 1, q)) &&
             succeeded(traceColumns(columns, att.getKey(), 1, kv)) &&
             succeeded(traceColumns(columns, att.getValue(), 1, kv)) &&

@@ -139,27 +139,37 @@ def tail(text, lines=15):
 # kiln
 
 
-def kiln_compile(args, log, onnx_path, out_path, shape_spec, tag, taskset=None):
-    """kiln-compile onnx_path -> out_path; returns dict(ok, seconds, kernels, text)."""
+def tp_rank_path(base, rank):
+    """The file of tensor-parallel rank `rank` for kiln-compile -o base (the rule of
+    kiln-compile --tensor-parallel: a trailing .kiln is replaced by .rank<r>.kiln)."""
+    return (base[:-5] if base.endswith(".kiln") else base) + ".rank%d.kiln" % rank
+
+
+def kiln_compile(args, log, onnx_path, out_path, shape_spec, tag, taskset=None, extra=(),
+                 expect=None):
+    """kiln-compile onnx_path -> out_path (extra flags appended; `expect` is the file that must
+    exist afterwards, default out_path); returns dict(ok, seconds, kernels, text)."""
     cmd = [args.kiln_compile, onnx_path, "-o", out_path, "--precision", args.precision,
-           "--target", args.target]
+           "--target", args.target] + list(extra)
+    expect = expect or out_path
     if shape_spec:
         cmd += ["--shape", shape_spec]
     if taskset:
         cmd = ["taskset", "-c", taskset] + cmd
-    if os.path.exists(out_path):
-        os.remove(out_path)
+    if os.path.exists(expect):
+        os.remove(expect)
     rc, text, seconds = run_logged(cmd, log.tool_log("compile-" + tag), COMPILE_TIMEOUT_S)
     m = re.search(r"^kernels:\s*(\d+)", text, re.M)
-    ok = rc == 0 and os.path.isfile(out_path)
+    ok = rc == 0 and os.path.isfile(expect)
     if not ok:
         log("  kiln-compile FAILED (exit %d) for %s:\n%s" % (rc, tag, tail(text)))
     return dict(ok=ok, seconds=seconds, kernels=int(m.group(1)) if m else None, text=text)
 
 
-def kiln_run(args, log, artifact, inputs, outputs, tag, iters):
-    """kiln-run with --input/--output and --bench iters; returns (p50 ms or nan, ok)."""
-    cmd = [args.kiln_run, artifact]
+def kiln_run(args, log, artifact, inputs, outputs, tag, iters, tp=1):
+    """kiln-run with --input/--output and --bench iters (with tp > 1: --tensor-parallel tp over
+    the rank files of `artifact`); returns (p50 ms or nan, ok)."""
+    cmd = [args.kiln_run, artifact] + (["--tensor-parallel", str(tp)] if tp > 1 else [])
     for name, path in inputs.items():
         cmd += ["--input", "%s=%s" % (name, path)]
     for name, path in outputs.items():
@@ -175,10 +185,13 @@ def kiln_run(args, log, artifact, inputs, outputs, tag, iters):
     return float(m.group(1)), True
 
 
-def kiln_profile(args, log, artifact, inputs, tag):
+def kiln_profile(args, log, artifact, inputs, tag, tp=1):
     """kiln-run --profile: the full per-launch table goes to the tool log; the console gets the
-    time per kernel function (summed over its launches), largest first."""
+    time per kernel function (summed over its launches), largest first, and with tp > 1 the
+    all-reduce lines (collective rows and kiln-run's summary of their share)."""
     cmd = [args.kiln_run, artifact, "--profile", str(args.profile)]
+    if tp > 1:
+        cmd += ["--tensor-parallel", str(tp)]
     for name, path in inputs.items():
         cmd += ["--input", "%s=%s" % (name, path)]
     rc, text, _ = run_logged(cmd, log.tool_log("profile-" + tag), RUN_TIMEOUT_S)
@@ -192,6 +205,10 @@ def kiln_profile(args, log, artifact, inputs, tag):
         t[0] += float(us)
         t[1] += 1
     total = sum(t[0] for t in per_fn.values())
+    if tp > 1:
+        reduces = [l.strip() for l in text.splitlines() if re.search(r"all.reduce|collective", l)]
+        for line in reduces[-(args.profile_top + 2):]:
+            log("    %s" % line)
     log("  profile %s: %.1f us over %d launches; by function:" % (tag, total, len(rows)))
     for fn, (us, n, grid, block) in sorted(per_fn.items(), key=lambda kv: -kv[1][0])[:args.profile_top]:
         log("    %-10s %3d x  grid %-14s block %-10s %9.1f us %5.1f%%" % (fn, n, grid, block, us,
@@ -279,6 +296,58 @@ def set_attention(model, attn):
 
 # ----------------------------------------------------------------------------------------------
 # Model mode
+
+
+def bench_tensor_parallel(args, log, onnx_path, tmp, tag, spec_text, inputs, r):
+    """kiln-compile --tensor-parallel N, then kiln-run --tensor-parallel N (one thread and GPU per
+    rank): latency into r["tp"], output kept for the reference check, optional profile."""
+    n = args.tensor_parallel
+    base = os.path.join(tmp, "%s-tp%d.kiln" % (tag, n))
+    log.step("%s %s: kiln-compile --tensor-parallel %d" % (r["model"], r["shape"], n))
+    c = kiln_compile(args, log, onnx_path, base, spec_text, tag + "-tp%d" % n,
+                     extra=["--tensor-parallel", str(n)], expect=tp_rank_path(base, n - 1))
+    r["tp_compile_s"] = c["seconds"]
+    if not c["ok"]:
+        r["notes"].append("kiln-compile --tensor-parallel %d failed" % n)
+        return
+    out_path = os.path.join(tmp, tag + "-tp.out.npy")
+    r["tp"], ok = kiln_run(args, log, base, inputs, {"last_hidden_state": out_path}, tag + "-tp%d" % n,
+                           args.iters, tp=n)
+    if ok:
+        r["tp_out"] = np.load(out_path)
+        if "kiln_out" in r:
+            r["tp_vs_tp1"] = max_rel_err(r["tp_out"], r["kiln_out"])
+        log.step("%s %s: kiln TP=%d p50 %.4f ms (TP=1 %.4f ms: %.2fx); compiled in %.1f s" % (
+            r["model"], r["shape"], n, r["tp"], r["kiln"], r["kiln"] / r["tp"], c["seconds"]))
+        if args.profile:
+            kiln_profile(args, log, base, inputs, tag + "-tp%d" % n, tp=n)
+    else:
+        r["notes"].append("kiln-run --tensor-parallel %d failed" % n)
+    for rank in range(n):
+        if os.path.exists(tp_rank_path(base, rank)):
+            os.remove(tp_rank_path(base, rank))
+
+
+def check_loopback(args, log, onnx_path, tmp, tag, spec_text, inputs, r, n):
+    """kiln-compile --tensor-parallel n --tp-loopback on one GPU: the output goes into
+    r["loop"][n] for the comparison with TP=1 and the PyTorch reference."""
+    art = os.path.join(tmp, "%s-loop%d.kiln" % (tag, n))
+    c = kiln_compile(args, log, onnx_path, art, spec_text, tag + "-loop%d" % n,
+                     extra=["--tensor-parallel", str(n), "--tp-loopback"])
+    if not c["ok"]:
+        r["notes"].append("loopback %d: kiln-compile failed" % n)
+        return
+    out_path = os.path.join(tmp, tag + "-loop.out.npy")
+    ms, ok = kiln_run(args, log, art, inputs, {"last_hidden_state": out_path}, tag + "-loop%d" % n, 3)
+    if ok:
+        out = np.load(out_path)
+        r.setdefault("loop", {})[n] = dict(out=out, vs_tp1=max_rel_err(out, r["kiln_out"])
+                                           if "kiln_out" in r else float("nan"))
+        log.step("%s %s: loopback %d ranks on one GPU: max rel diff vs TP=1 %.2e (%.3f ms)" % (
+            r["model"], r["shape"], n, r["loop"][n]["vs_tp1"], ms))
+    else:
+        r["notes"].append("loopback %d: kiln-run failed" % n)
+    os.remove(art)
 
 
 def export_model(args, log, name, spec):
@@ -388,6 +457,10 @@ def bench_model(args, log, torch, name, spec, rows):
         if ok and args.profile:
             kiln_profile(args, log, art, inputs, tag)
         os.remove(art)  # 0.2-3 GB each; compiled again on every run anyway
+        if args.tensor_parallel > 1:
+            bench_tensor_parallel(args, log, onnx_path, tmp, tag, spec_text, inputs, r)
+        for n in args.tp_loopback:
+            check_loopback(args, log, onnx_path, tmp, tag, spec_text, inputs, r, n)
 
     # PyTorch fp32 reference from the model export_hf.py exported (eager attention, as in the graph).
     model = None
@@ -406,6 +479,19 @@ def bench_model(args, log, torch, name, spec, rows):
                     else:
                         r["notes"].append("error above %.0e" % TOLERANCE[args.precision])
                     r.pop("kiln_out")
+                # Tensor-parallel and loopback outputs: the same tolerance against the reference.
+                if "tp_out" in r:
+                    r["tp_err"] = max_rel_err(r.pop("tp_out"), ref)
+                    if r["tp_err"] > TOLERANCE[args.precision]:
+                        r["result"] = "FAIL"
+                        r["notes"].append("TP=%d error above %.0e" % (args.tensor_parallel,
+                                                                      TOLERANCE[args.precision]))
+                for n, lb in sorted(r.get("loop", {}).items()):
+                    lb["err"] = max_rel_err(lb.pop("out"), ref)
+                    log.step("%s %s: loopback %d error vs torch fp32 %.2e" % (name, r["shape"], n, lb["err"]))
+                    if lb["err"] > TOLERANCE[args.precision]:
+                        r["result"] = "FAIL"
+                        r["notes"].append("loopback %d error above %.0e" % (n, TOLERANCE[args.precision]))
                 del tf, ref
     except Exception as e:  # noqa: BLE001 - reported in the rows
         log("  PyTorch reference FAILED: %s: %s" % (type(e).__name__, e))
@@ -485,6 +571,26 @@ def model_table(args, rows):
                      fmt(r["compile"]), fmt(r["compile_ro"]), ratio("eager"), ratio("compile"),
                      ratio("compile_ro"), compile_s, fmt(r["kernels"], "%d"), fmt(r["err"], "%.2e"),
                      r["result"] + ("" if not r["notes"] else " (" + "; ".join(r["notes"]) + ")")])
+    if args.tensor_parallel > 1 or args.tp_loopback:
+        n = args.tensor_parallel
+        extra_head = []
+        if n > 1:
+            extra_head += ["kiln TP=%d ms" % n, "TP=1/TP=%d" % n, "TP=%d err" % n,
+                           "TP=%d vs TP=1" % n]
+        extra_head += ["loopback %d err (vs TP=1)" % k for k in args.tp_loopback]
+        head = head[:-1] + extra_head + head[-1:]
+        for line, r in zip(body, rows):
+            extra = []
+            if n > 1:
+                tp = r.get("tp", float("nan"))
+                extra += [fmt(tp), fmt(r["kiln"] / tp, "%.2f") if tp and math.isfinite(tp) else "-",
+                          fmt(r.get("tp_err", float("nan")), "%.2e"),
+                          fmt(r.get("tp_vs_tp1", float("nan")), "%.2e")]
+            for k in args.tp_loopback:
+                lb = r.get("loop", {}).get(k, {})
+                extra.append("%s (%s)" % (fmt(lb.get("err", float("nan")), "%.2e"),
+                                          fmt(lb.get("vs_tp1", float("nan")), "%.2e")))
+            line[-1:-1] = extra
     widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
     text = ["  ".join(str(x).ljust(w) for x, w in zip(line, widths)).rstrip() for line in [head] + body]
     md = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -669,6 +775,26 @@ def gemm_table(rows):
                      fmt(r["err"], "%.1e"),
                      r["result"] + ("" if not r["notes"] else " (" + "; ".join(r["notes"]) + ")"),
                      "; ".join(r["uses"])])
+    if args.tensor_parallel > 1 or args.tp_loopback:
+        n = args.tensor_parallel
+        extra_head = []
+        if n > 1:
+            extra_head += ["kiln TP=%d ms" % n, "TP=1/TP=%d" % n, "TP=%d err" % n,
+                           "TP=%d vs TP=1" % n]
+        extra_head += ["loopback %d err (vs TP=1)" % k for k in args.tp_loopback]
+        head = head[:-1] + extra_head + head[-1:]
+        for line, r in zip(body, rows):
+            extra = []
+            if n > 1:
+                tp = r.get("tp", float("nan"))
+                extra += [fmt(tp), fmt(r["kiln"] / tp, "%.2f") if tp and math.isfinite(tp) else "-",
+                          fmt(r.get("tp_err", float("nan")), "%.2e"),
+                          fmt(r.get("tp_vs_tp1", float("nan")), "%.2e")]
+            for k in args.tp_loopback:
+                lb = r.get("loop", {}).get(k, {})
+                extra.append("%s (%s)" % (fmt(lb.get("err", float("nan")), "%.2e"),
+                                          fmt(lb.get("vs_tp1", float("nan")), "%.2e")))
+            line[-1:-1] = extra
     widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
     text = ["  ".join(str(x).ljust(w) for x, w in zip(line, widths)).rstrip() for line in [head] + body]
     md = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -705,6 +831,12 @@ def parse_args(argv):
                    help="tensor type of the GEMM ONNX graphs (fp32: same values, kiln lowers them "
                         "with --precision)")
     p.add_argument("--quick", action="store_true", help="only the 1x128 shapes; no 2-core compile")
+    p.add_argument("--tensor-parallel", type=int, default=1, metavar="N",
+                   help="also compile with --tensor-parallel N and time kiln-run --tensor-parallel N "
+                        "(N GPUs) against TP=1 in the same run")
+    p.add_argument("--tp-loopback", default="", metavar="LIST",
+                   help="comma-separated N: also check kiln-compile --tensor-parallel N --tp-loopback "
+                        "(all ranks on one GPU) against TP=1 and the reference")
     p.add_argument("--peer-attn", default="sdpa", choices=["sdpa", "eager"],
                    help="attention implementation of the PyTorch fp16 peers (default sdpa, HF's default)")
     p.add_argument("--target", default="sm_90")
@@ -716,6 +848,12 @@ def parse_args(argv):
     bad = [m for m in args.models if m not in MODELS]
     if bad or not args.models:
         p.error("--models takes a comma-separated subset of %s, got %s" % (",".join(MODELS), bad or "none"))
+    try:
+        args.tp_loopback = [int(x) for x in args.tp_loopback.split(",") if x]
+    except ValueError:
+        p.error("--tp-loopback takes comma-separated integers, got %r" % args.tp_loopback)
+    if args.tensor_parallel < 1 or any(n < 2 for n in args.tp_loopback):
+        p.error("--tensor-parallel must be >= 1 and every --tp-loopback N >= 2")
     if args.iters < 1 or args.gemm_repeat < 1:
         p.error("--iters and --gemm-repeat must be positive")
     return args
@@ -791,8 +929,12 @@ def main(argv):
         text, md_rows = model_table(args, rows)
         summary = ["kiln/peer < 1 means kiln is faster. Peers: PyTorch fp16, %s attention; "
                    "compile = torch.compile(dynamic=False), compile-RO = mode=\"reduce-overhead\"." % args.peer_attn]
+        measured = ["kiln"] + [k for k in ("eager", "compile", "compile_ro")
+                               if args.peers == "all" or k in args.peers.split(",")]
+        if args.tensor_parallel > 1:
+            measured.append("tp")
         failed = [r for r in rows if r["result"] != "PASS" or
-                  not all(math.isfinite(r[k]) for k in ("kiln", "eager", "compile", "compile_ro"))]
+                  not all(math.isfinite(r.get(k, float("nan"))) for k in measured)]
     log()
     for line in text + [""] + summary:
         log(line)

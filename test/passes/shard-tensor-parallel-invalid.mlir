@@ -8,14 +8,6 @@ func.func @heads_not_divisible(%q: tensor<1x3x4x4xf32>, %k: tensor<1x3x4x4xf32>,
 
 // -----
 
-func.func @fewer_kv_heads_than_ranks(%q: tensor<1x4x4x4xf32>, %k: tensor<1x1x4x4xf32>, %v: tensor<1x1x4x4xf32>) -> tensor<1x4x4x4xf32> {
-  // expected-error @+1 {{unsupported: tensor-parallel sharding over tp-size 2: 1 KV heads are fewer than 2 ranks (replicating KV heads is not supported)}}
-  %o = kiln.attention %q, %k, %v {bshd_output = false, causal = true, scale = 5.000000e-01 : f64, zero_masked_rows = false} : tensor<1x4x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32> -> tensor<1x4x4x4xf32>
-  return %o : tensor<1x4x4x4xf32>
-}
-
-// -----
-
 func.func @kv_heads_not_divisible(%q: tensor<1x6x4x4xf32>, %k: tensor<1x3x4x4xf32>, %v: tensor<1x3x4x4xf32>) -> tensor<1x6x4x4xf32> {
   // expected-error @+1 {{unsupported: tensor-parallel sharding over tp-size 2: 3 KV heads are not divisible by 2}}
   %o = kiln.attention %q, %k, %v {bshd_output = false, causal = true, scale = 5.000000e-01 : f64, zero_masked_rows = false} : tensor<1x6x4x4xf32>, tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32> -> tensor<1x6x4x4xf32>

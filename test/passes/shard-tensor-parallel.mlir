@@ -2,6 +2,9 @@
 // RUN: kiln-opt %s --split-input-file --kiln-shard-tensor-parallel="tp-size=2 rank=1" | FileCheck %s --check-prefix=R1
 // Loopback: both ranks' graphs in one function, a sum for each all-reduce.
 // RUN: kiln-opt %s --split-input-file --kiln-shard-tensor-parallel="tp-size=2 loopback=true" | FileCheck %s --check-prefix=LB
+// tp-size=4 on the GQA layer (4 query heads, 2 KV heads): KV heads are replicated.
+// (The 2-head GPT-2 layer fails at tp-size=4, so kiln-opt exits non-zero.)
+// RUN: not kiln-opt %s --split-input-file --kiln-shard-tensor-parallel="tp-size=4 rank=3" 2>&1 | FileCheck %s --check-prefix=R4
 // tp-size=1 changes nothing:
 // RUN: kiln-opt %s --split-input-file > %t.unsharded
 // RUN: kiln-opt %s --split-input-file --kiln-shard-tensor-parallel=tp-size=1 > %t.tp1
@@ -166,6 +169,17 @@ func.func @gpt2_layer(%x: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
 // R1: %[[WD:.+]] = kiln.constant dense<{{\[\[}}4.000000e+01, {{.*}}], [7.000000e+01, {{.*}}]]> : tensor<4x8xf32>
 // R1-NEXT: %[[D:.+]] = kiln.matmul %{{.+}}, %[[WD]]
 // R1-NEXT: kiln.all_reduce %[[D]]
+
+// Rank 3 of 4 keeps query head 3 (columns 6-7) and KV head 1 (key columns
+// 10-11, value columns 14-15), the KV head its query head reads; ranks 2 and 3
+// hold the same KV head.
+// R4: error: unsupported: tensor-parallel sharding over tp-size 4: 2 query heads are not divisible by 4
+// R4-LABEL: func.func @llama_gqa_layer
+// R4: kiln.constant dense<{{\[\[}}6.000000e+00, 7.000000e+00, 1.000000e+01, 1.100000e+01, 1.400000e+01, 1.500000e+01], [1.060000e+02,
+// R4-SAME: tensor<8x6xf32>
+// R4: kiln.attention {{.+}} : tensor<1x1x4x2xf32>, tensor<1x1x4x2xf32>, tensor<1x1x4x2xf32> -> tensor<1x1x4x2xf32>
+// R4: kiln.all_reduce
+// R4: kiln.all_reduce
 
 func.func @llama_gqa_layer(%x: tensor<1x4x8xf32>, %cos: tensor<1x1x4x2xf32>, %sin: tensor<1x1x4x2xf32>) -> tensor<1x4x8xf32> {
   %g = kiln.constant dense<1.0> : tensor<8xf32>
