@@ -10,7 +10,11 @@
 //      header or the index, with overflow-checked arithmetic;
 //   4. inputs and outputs: names, dtypes, shapes, byte sizes (overflow checked), output locations;
 //   5. every launch: module index, function name, grid/block dimensions within CUDA limits, every
-//      argument's BufferRef inside its segment.
+//      argument's BufferRef inside its segment;
+//   6. tensor parallelism (format version 2): the TensorParallel table (world size >= 2, rank in
+//      range) and every collective (known kind, float dtype, count > 0, input and output arena
+//      ranges of exactly count elements, equal or disjoint, before_launch in range and sorted);
+//      collectives need a TensorParallel table, and a version-1 file may carry neither.
 // Only then is the index copied into the plain structs of Artifact.h. Every failure is a status
 // naming the file and the defect.
 //
@@ -51,6 +55,10 @@ static_assert(static_cast<int>(fb::Segment::Arena) == static_cast<int>(kiln::Seg
                       static_cast<int>(kiln::Segment::Weights) &&
                   static_cast<int>(fb::Segment::Input) == static_cast<int>(kiln::Segment::Input),
               "kiln::Segment must equal kiln.artifact.Segment");
+static_assert(static_cast<int>(fb::CollectiveKind::MAX) == 0 &&
+                  static_cast<int>(fb::CollectiveKind::AllReduceSum) ==
+                      static_cast<int>(kiln::CollectiveKind::AllReduceSum),
+              "kiln::CollectiveKind must cover kiln.artifact.CollectiveKind");
 
 kiln_artifact::~kiln_artifact() {
   if (data)
@@ -103,6 +111,16 @@ private:
                           const std::string &what, uint32_t out[3]);
   /// Step 5: module index, function name, dimensions and arguments of one launch.
   kiln_status_t checkLaunch(const fb::Launch *launch, size_t number, LaunchDesc &out);
+  /// Step 6: the TensorParallel table and the collectives (after the launches, whose count
+  /// bounds before_launch).
+  kiln_status_t checkTensorParallel(const fb::Model *model);
+  /// Step 6: one collective; `previous` is collective number - 1 (null for the first).
+  kiln_status_t checkCollective(const fb::Collective *collective, size_t number,
+                                const CollectiveDesc *previous, CollectiveDesc &out);
+  /// One arena reference of a collective: present, in the arena, `bytes` long.
+  kiln_status_t checkCollectiveRef(const fb::BufferRef *ref, const std::string &what,
+                                   uint64_t bytes, const std::string &expected,
+                                   BufferRefDesc &out);
 
   const uint8_t *data;
   uint64_t size;
@@ -111,6 +129,7 @@ private:
   uint64_t indexEnd = 0;
   uint32_t checksumKind = kiln::artifact::kChecksumNone;
   uint32_t checksum = 0;
+  uint32_t formatVersion = 0;
 };
 
 kiln_status_t Verifier::checkHeader() {
@@ -121,11 +140,12 @@ kiln_status_t Verifier::checkHeader() {
   ArtifactHeader header = decodeHeader(data);
   if (std::memcmp(header.magic, kMagic, sizeof(kMagic)) != 0)
     return fail("bad magic: the file does not start with \"KILNART\\0\" (not a .kiln artifact)");
-  if (header.formatVersion != kFormatVersion)
+  if (header.formatVersion < kOldestFormatVersion || header.formatVersion > kFormatVersion)
     return makeStatusF(KILN_UNSUPPORTED_VERSION,
                        "'%s': unsupported artifact format version %u: this runtime reads "
-                       "version %u only; recompile the model with a matching kiln-compile",
-                       artifact.path.c_str(), header.formatVersion, kFormatVersion);
+                       "versions %u to %u; recompile the model with a matching kiln-compile",
+                       artifact.path.c_str(), header.formatVersion, kOldestFormatVersion,
+                       kFormatVersion);
   if (header.headerSize != kHeaderSize)
     return fail(formatString("header_size is %u, expected %u", header.headerSize, kHeaderSize));
   if (header.fileSize != size)
@@ -158,6 +178,7 @@ kiln_status_t Verifier::checkHeader() {
                              "0x%08x = CRC-32): the header is corrupted or the file needs a newer "
                              "runtime",
                              header.checksumKind, kChecksumNone, kChecksumCrc32));
+  formatVersion = header.formatVersion;
   indexBegin = header.indexOffset;
   indexEnd = end;
   checksumKind = header.checksumKind;
@@ -335,9 +356,9 @@ kiln_status_t Verifier::run() {
   if (!fb::VerifyModelBuffer(fbVerifier))
     return fail("the index failed FlatBuffers verification (corrupt index)");
   const fb::Model *model = fb::GetModel(index);
-  if (model->format_version() != kiln::artifact::kFormatVersion)
+  if (model->format_version() != formatVersion)
     return fail(formatString("index format_version %u does not match the header's %u",
-                             model->format_version(), kiln::artifact::kFormatVersion));
+                             model->format_version(), formatVersion));
   artifact.formatVersion = model->format_version();
   if (model->producer())
     artifact.producer = model->producer()->str();
@@ -397,6 +418,126 @@ kiln_status_t Verifier::run() {
     for (flatbuffers::uoffset_t i = 0; i < launches->size(); ++i)
       KILN_RETURN_IF_ERROR(checkLaunch(launches->Get(i), i, artifact.launches[i]));
   }
+
+  // 6. Tensor parallelism.
+  return checkTensorParallel(model);
+}
+
+kiln_status_t Verifier::checkTensorParallel(const fb::Model *model) {
+  const fb::TensorParallel *tp = model->tensor_parallel();
+  const auto *collectives = model->collectives();
+  size_t collectiveCount = collectives ? collectives->size() : 0;
+  if (formatVersion < kiln::artifact::kFormatVersionCollectives && (tp || collectiveCount > 0))
+    return fail(formatString(
+        "format version %u has %s, which need format version %u (a writer that emits "
+        "collectives must mark the file version %u, or an older runtime would run the rank "
+        "without its all-reduces)",
+        formatVersion,
+        tp && collectiveCount ? "a tensor_parallel table and collectives"
+        : tp                  ? "a tensor_parallel table"
+                              : "collectives",
+        kiln::artifact::kFormatVersionCollectives, kiln::artifact::kFormatVersionCollectives));
+  if (tp) {
+    if (tp->world_size() < 2)
+      return fail(formatString("tensor_parallel.world_size is %u; a tensor-parallel rank file "
+                               "needs at least 2 (single-GPU artifacts carry no tensor_parallel "
+                               "table)",
+                               tp->world_size()));
+    if (tp->world_size() > static_cast<uint32_t>(INT32_MAX))
+      return fail(formatString("tensor_parallel.world_size %u exceeds %d, NCCL's rank count "
+                               "limit",
+                               tp->world_size(), INT32_MAX));
+    if (tp->rank() >= tp->world_size())
+      return fail(formatString("tensor_parallel.rank %u is out of range for world size %u",
+                               tp->rank(), tp->world_size()));
+    artifact.tpWorldSize = tp->world_size();
+    artifact.tpRank = tp->rank();
+    artifact.tpGroupHash = tp->group_hash();
+  }
+  if (collectiveCount == 0)
+    return nullptr;
+  if (!tp)
+    return fail(formatString("has %zu collective%s but no tensor_parallel table (world size and "
+                             "rank unknown)",
+                             collectiveCount, collectiveCount == 1 ? "" : "s"));
+  artifact.collectives.resize(collectiveCount);
+  for (size_t i = 0; i < collectiveCount; ++i)
+    KILN_RETURN_IF_ERROR(
+        checkCollective(collectives->Get(static_cast<flatbuffers::uoffset_t>(i)), i,
+                        i ? &artifact.collectives[i - 1] : nullptr, artifact.collectives[i]));
+  return nullptr;
+}
+
+kiln_status_t Verifier::checkCollectiveRef(const fb::BufferRef *ref, const std::string &what,
+                                           uint64_t bytes, const std::string &expected,
+                                           BufferRefDesc &out) {
+  if (!ref)
+    return fail(what + " is missing");
+  if (ref->segment() != fb::Segment::Arena)
+    return fail(formatString("%s is in segment %s; collectives read and write the arena only",
+                             what.c_str(),
+                             ref->segment() == fb::Segment::Weights ? "Weights"
+                             : ref->segment() == fb::Segment::Input ? "Input"
+                                                                    : "(unknown)"));
+  if (ref->size() != bytes)
+    return fail(formatString("%s covers %llu bytes but %s is %llu bytes", what.c_str(),
+                             static_cast<unsigned long long>(ref->size()), expected.c_str(),
+                             static_cast<unsigned long long>(bytes)));
+  return checkBufferRef(ref, what, out);
+}
+
+kiln_status_t Verifier::checkCollective(const fb::Collective *collective, size_t number,
+                                        const CollectiveDesc *previous, CollectiveDesc &out) {
+  std::string what = formatString("collective %zu", number);
+  unsigned kind = static_cast<unsigned>(collective->kind());
+  if (kind > static_cast<unsigned>(fb::CollectiveKind::MAX))
+    return fail(formatString("%s has unknown kind %u (this runtime knows 0 = all_reduce_sum)",
+                             what.c_str(), kind));
+  out.kind = static_cast<CollectiveKind>(kind);
+  what += formatString(" (%s)", collectiveKindName(out.kind));
+  unsigned dtype = static_cast<unsigned>(collective->dtype());
+  if (!isValidDType(dtype))
+    return fail(formatString("%s has unknown dtype %u", what.c_str(), dtype));
+  out.dtype = static_cast<kiln_dtype_t>(dtype);
+  const DTypeInfo *info = lookupDType(out.dtype);
+  if (!info->isFloat)
+    return fail(formatString("%s has dtype %s; collectives carry f32, f16 or bf16 only",
+                             what.c_str(), info->name));
+  out.count = collective->count();
+  if (out.count == 0)
+    return fail(what + " has count 0");
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(out.count, static_cast<uint64_t>(info->byteSize), &bytes))
+    return fail(formatString("%s: count %llu x %s overflows 64 bits", what.c_str(),
+                             static_cast<unsigned long long>(out.count), info->name));
+  std::string expected = formatString("count %llu x %s", static_cast<unsigned long long>(out.count),
+                                      info->name);
+  KILN_RETURN_IF_ERROR(
+      checkCollectiveRef(collective->input(), what + " input", bytes, expected, out.input));
+  KILN_RETURN_IF_ERROR(
+      checkCollectiveRef(collective->output(), what + " output", bytes, expected, out.output));
+  // checkBufferRef guarantees offset + size does not overflow.
+  bool same = out.input.offset == out.output.offset;
+  bool disjoint = out.input.offset + bytes <= out.output.offset ||
+                  out.output.offset + bytes <= out.input.offset;
+  if (!same && !disjoint)
+    return fail(formatString("%s: input [offset %llu, size %llu] and output [offset %llu, size "
+                             "%llu] overlap without being equal (an all-reduce is either in place "
+                             "or between disjoint ranges)",
+                             what.c_str(), static_cast<unsigned long long>(out.input.offset),
+                             static_cast<unsigned long long>(bytes),
+                             static_cast<unsigned long long>(out.output.offset),
+                             static_cast<unsigned long long>(bytes)));
+  out.beforeLaunch = collective->before_launch();
+  if (out.beforeLaunch > artifact.launches.size())
+    return fail(formatString("%s: before_launch %u is past the end of the schedule (%zu "
+                             "launches; %zu means after the last launch)",
+                             what.c_str(), out.beforeLaunch, artifact.launches.size(),
+                             artifact.launches.size()));
+  if (previous && out.beforeLaunch < previous->beforeLaunch)
+    return fail(formatString("%s: before_launch %u is smaller than collective %zu's %u "
+                             "(collectives must be sorted by before_launch)",
+                             what.c_str(), out.beforeLaunch, number - 1, previous->beforeLaunch));
   return nullptr;
 }
 
@@ -425,6 +566,14 @@ kiln_status_t findTensor(const std::vector<TensorDesc> &tensors, const char *kin
 }
 
 } // namespace
+
+const char *collectiveKindName(CollectiveKind kind) {
+  switch (kind) {
+  case CollectiveKind::AllReduceSum:
+    return "all_reduce_sum";
+  }
+  return "unknown";
+}
 
 kiln_status_t verifyArtifact(const uint8_t *data, uint64_t size, kiln_artifact &artifact) {
   return Verifier(data, size, artifact).run();
@@ -610,6 +759,42 @@ kiln_status_t kiln_artifact_module_cubin(const kiln_artifact_t *artifact, size_t
                              module.name.c_str(), module.cubins.size());
   *out_arch = module.cubins[cubin_index].arch;
   *out_bytes = module.cubins[cubin_index].image.size;
+  return nullptr;
+}
+
+uint32_t kiln_artifact_tp_world_size(const kiln_artifact_t *artifact) {
+  return artifact ? artifact->tpWorldSize : 1;
+}
+
+uint32_t kiln_artifact_tp_rank(const kiln_artifact_t *artifact) {
+  return artifact ? artifact->tpRank : 0;
+}
+
+uint64_t kiln_artifact_tp_group_hash(const kiln_artifact_t *artifact) {
+  return artifact ? artifact->tpGroupHash : 0;
+}
+
+size_t kiln_artifact_collective_count(const kiln_artifact_t *artifact) {
+  return artifact ? artifact->collectives.size() : 0;
+}
+
+kiln_status_t kiln_artifact_collective_info(const kiln_artifact_t *artifact, size_t index,
+                                            kiln_collective_info_t *out_info) {
+  if (out_info)
+    *out_info = kiln_collective_info_t();
+  if (!artifact || !out_info)
+    return kiln::makeStatus(
+        KILN_INVALID_ARGUMENT,
+        "kiln_artifact_collective_info: artifact and out_info must be non-NULL");
+  if (index >= artifact->collectives.size())
+    return kiln::makeStatusF(KILN_NOT_FOUND,
+                             "collective index %zu is out of range (%zu collectives)", index,
+                             artifact->collectives.size());
+  const kiln::CollectiveDesc &collective = artifact->collectives[index];
+  out_info->kind = kiln::collectiveKindName(collective.kind);
+  out_info->dtype = collective.dtype;
+  out_info->count = collective.count;
+  out_info->before_launch = collective.beforeLaunch;
   return nullptr;
 }
 

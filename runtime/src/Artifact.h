@@ -69,6 +69,26 @@ struct LaunchDesc {
   std::vector<BufferRefDesc> args;
 };
 
+/// Operation of a collective; values equal kiln.artifact.CollectiveKind.
+enum class CollectiveKind : uint8_t { AllReduceSum = 0 };
+
+/// Returns the static name of `kind` ("all_reduce_sum"), as kiln_collective_info_t::kind and
+/// kiln-run print it.
+const char *collectiveKindName(CollectiveKind kind);
+
+/// One verified collective of a tensor-parallel rank's schedule: `count` elements of `dtype` (a
+/// float type) at arena range `input`, summed over all ranks into arena range `output` (equal to
+/// `input` for an in-place all-reduce, otherwise disjoint; both count * sizeof(dtype) bytes). It
+/// runs after launches [0, beforeLaunch) and before launch beforeLaunch.
+struct CollectiveDesc {
+  CollectiveKind kind = CollectiveKind::AllReduceSum;
+  kiln_dtype_t dtype = KILN_DTYPE_F32;
+  uint64_t count = 0;
+  BufferRefDesc input;
+  BufferRefDesc output;
+  uint32_t beforeLaunch = 0;
+};
+
 /// Upper bound on kernel arguments (4 KiB of kernel parameters, 8 bytes each), the limit every
 /// CUDA device supports.
 constexpr size_t kMaxLaunchArgs = 512;
@@ -91,6 +111,13 @@ struct kiln_artifact {
   std::vector<kiln::TensorDesc> outputs;
   std::vector<kiln::ModuleDesc> modules;
   std::vector<kiln::LaunchDesc> launches;
+  /// Tensor parallelism (kiln.artifact.TensorParallel): world size 1, rank 0 and hash 0 for a
+  /// single-GPU artifact; otherwise world size >= 2 and rank < world size.
+  uint32_t tpWorldSize = 1;
+  uint32_t tpRank = 0;
+  uint64_t tpGroupHash = 0;
+  /// Collectives in schedule order (non-decreasing beforeLaunch); empty for single-GPU artifacts.
+  std::vector<kiln::CollectiveDesc> collectives;
 
   ~kiln_artifact();
 };

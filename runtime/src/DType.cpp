@@ -1,6 +1,6 @@
 //===- DType.cpp - The kiln dtype table and its C accessors ---------------===//
 //
-// Defines the dtype table (kiln dtype <-> byte size <-> name <-> NumPy descr) and the C API
+// Defines the dtype table (kiln dtype <-> byte size <-> name <-> NumPy descr <-> NCCL type) and the C API
 // functions that read it. The table is indexed by the enum value and checked at compile time to
 // be complete and in order.
 //
@@ -16,11 +16,17 @@ namespace kiln {
 namespace {
 
 /// The dtype table, one row per kiln_dtype_t value, in enum order.
+/// NCCL values: ncclInt8 0, ncclUint8 1, ncclInt32 2, ncclInt64 4, ncclFloat16 6, ncclFloat32 7,
+/// ncclBfloat16 9 (nccl.h's ncclDataType_t; static_asserts in TensorParallel.cpp).
 constexpr DTypeInfo kDTypeTable[] = {
-    {KILN_DTYPE_F32, "f32", 4, "<f4"},   {KILN_DTYPE_F16, "f16", 2, "<f2"},
-    {KILN_DTYPE_BF16, "bf16", 2, "|V2"}, {KILN_DTYPE_I64, "i64", 8, "<i8"},
-    {KILN_DTYPE_I32, "i32", 4, "<i4"},   {KILN_DTYPE_I8, "i8", 1, "|i1"},
-    {KILN_DTYPE_U8, "u8", 1, "|u1"},     {KILN_DTYPE_BOOL, "bool", 1, "|b1"},
+    {KILN_DTYPE_F32, "f32", 4, "<f4", /*isFloat=*/true, /*ncclFloat32=*/7},
+    {KILN_DTYPE_F16, "f16", 2, "<f2", /*isFloat=*/true, /*ncclFloat16=*/6},
+    {KILN_DTYPE_BF16, "bf16", 2, "|V2", /*isFloat=*/true, /*ncclBfloat16=*/9},
+    {KILN_DTYPE_I64, "i64", 8, "<i8", /*isFloat=*/false, /*ncclInt64=*/4},
+    {KILN_DTYPE_I32, "i32", 4, "<i4", /*isFloat=*/false, /*ncclInt32=*/2},
+    {KILN_DTYPE_I8, "i8", 1, "|i1", /*isFloat=*/false, /*ncclInt8=*/0},
+    {KILN_DTYPE_U8, "u8", 1, "|u1", /*isFloat=*/false, /*ncclUint8=*/1},
+    {KILN_DTYPE_BOOL, "bool", 1, "|b1", /*isFloat=*/false, kNoNcclDataType},
 };
 
 static_assert(sizeof(kDTypeTable) / sizeof(kDTypeTable[0]) == KILN_DTYPE_COUNT,

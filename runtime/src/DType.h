@@ -1,7 +1,8 @@
 //===- DType.h - The kiln dtype table ---------------------------*- C++ -*-===//
 //
-// The one table that maps each kiln element type to its byte size, short name and NumPy descr.
-// Every other place (artifact verification, the session, kiln-run's .npy reader) asks this table.
+// The one table that maps each kiln element type to its byte size, short name, NumPy descr and
+// NCCL data type (and says which types are floating point). Every other place (artifact
+// verification, the session and its collectives, kiln-run's .npy reader) asks this table.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,7 +25,17 @@ struct DTypeInfo {
   size_t byteSize;
   /// NumPy descr written into .npy headers ("<f4", ...).
   const char *numpyDescr;
+  /// True for the floating-point types (f32, f16, bf16): the element types a collective may
+  /// carry (kiln.artifact.Collective.dtype).
+  bool isFloat;
+  /// The ncclDataType_t value of this type (ncclFloat32 = 7, ...), or kNoNcclDataType when NCCL
+  /// has none (bool). Stored as a plain int so this table needs no nccl.h; TensorParallel.cpp
+  /// checks the values against nccl.h at compile time.
+  int ncclDataType;
 };
+
+/// DTypeInfo::ncclDataType of a type NCCL cannot reduce.
+constexpr int kNoNcclDataType = -1;
 
 /// Returns the row for `dtype`, or nullptr if `dtype` is not a valid kiln_dtype_t value.
 const DTypeInfo *lookupDType(kiln_dtype_t dtype);

@@ -1,7 +1,9 @@
 //===- NcclSymbols.cpp - dlopen of NCCL -----------------------------------===//
 //
 // Loads libnccl.so.2 with dlopen, resolves the symbols of NcclSymbols.def, and formats NCCL
-// errors into statuses.
+// errors into statuses. The library is opened with RTLD_NODELETE: NCCL starts threads that can
+// outlive the symbol table that loaded it (ncclGetUniqueId's bootstrap root listens until the
+// group has formed, long after kiln_tp_id_create returned), so dlclose must never unmap it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,7 +19,7 @@ namespace kiln {
 
 kiln_status_t NcclSymbols::load(const char *library, std::unique_ptr<NcclSymbols> &out) {
   out.reset();
-  void *handle = ::dlopen(library, RTLD_NOW | RTLD_LOCAL);
+  void *handle = ::dlopen(library, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (!handle) {
     const char *error = ::dlerror();
     return makeStatusF(KILN_UNAVAILABLE,

@@ -24,7 +24,9 @@ namespace kiln {
 /// The default NCCL library name.
 constexpr const char *kNcclLibrary = "libnccl.so.2";
 
-/// Function pointers into NCCL. Owns the dlopen handle; closes it on destruction.
+/// Function pointers into NCCL. Owns the dlopen handle; closes it on destruction (the library
+/// itself stays mapped: it is opened with RTLD_NODELETE because NCCL threads may outlive this
+/// object).
 class NcclSymbols {
 public:
   /// Loads `library` (normally kNcclLibrary) and resolves every symbol. Fails with

@@ -9,11 +9,26 @@
 //   4. resolve every launch's kernel; raise the dynamic shared memory limit where a launch needs
 //      more than the default 48 KiB;
 //   5. allocate the arena, the weight segment (uploaded once) and one buffer per input, and
-//      precompute each launch's argument array (segment base + offset).
-// A run enqueues the launch list on a stream: with use_cuda_graph (the default) the first run
-// captures the list into a CUDA graph on the session's own stream and instantiates it, and every
-// run is one cuGraphLaunch of that graph; otherwise one cuLaunchKernel per launch. All device
-// resources are released by kiln_session_release, also after a failed creation.
+//      precompute each launch's argument array (segment base + offset);
+//   6. tensor-parallel rank artifacts only: join the group (a non-blocking NCCL communicator,
+//      TensorParallel.h; NCCL itself was loaded before the driver, right after the tp_id check)
+//      and run each distinct collective shape once, so that NCCL sets up its connections here
+//      and never inside a later CUDA graph capture;
+//   7. poison the arena when asked.
+// A run enqueues the schedule on a stream: the launches in order, each collective between the
+// launches its before_launch names. With use_cuda_graph (the default) the first run captures the
+// schedule (kernels and NCCL all-reduces) into a CUDA graph on the session's own stream and
+// instantiates it, and every run is one cuGraphLaunch of that graph; otherwise one
+// cuLaunchKernel / ncclAllReduce per entry.
+//
+// Waits: a single-GPU session blocks in cuStreamSynchronize / cuEventSynchronize. A
+// tensor-parallel session depends on its peers, so it polls instead (cuStreamQuery /
+// cuEventQuery, then ncclCommGetAsyncError, then a pause) and gives up after tp_timeout_ms: the
+// communicator is aborted, the call returns KILN_DEADLINE_EXCEEDED and the session is marked
+// aborted (every later call but kiln_session_release fails with KILN_FAILED_PRECONDITION). An
+// NCCL error, or a failure while enqueuing a run (which leaves this rank's collectives out of
+// step with its peers'), aborts the session the same way. All device resources are released by
+// kiln_session_release, also after a failed creation.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,10 +36,14 @@
 #include "CudaSymbols.h"
 #include "DType.h"
 #include "Status.h"
+#include "TensorParallel.h"
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
+#include <map>
 #include <new>
+#include <utility>
 #include <vector>
 
 namespace kiln {
@@ -90,21 +109,57 @@ struct kiln_session {
   /// cuGraphExecKernelNodeSetParams.
   CUgraphExec graphExec = nullptr;
 
+  /// Tensor-parallel sessions only (artifact world size > 1; null otherwise): the communicator
+  /// of this rank, where it sits in its group, and per collective the device addresses of its
+  /// input and output.
+  std::unique_ptr<kiln::Communicator> comm;
+  kiln::TpRankInfo tp;
+  std::vector<std::pair<CUdeviceptr, CUdeviceptr>> collectivePointers;
+  /// Set when a tensor-parallel wait timed out, NCCL reported an error or a run could not be
+  /// enqueued completely: the communicator was aborted and every call but kiln_session_release
+  /// fails with KILN_FAILED_PRECONDITION "session aborted after <abortReason>".
+  bool aborted = false;
+  std::string abortReason;
+
   ~kiln_session();
 };
+
+namespace kiln {
+namespace {
+kiln_status_t waitForRuns(kiln_session &session, const char *function);
+} // namespace
+} // namespace kiln
 
 kiln_session::~kiln_session() {
   if (cu && context) {
     kiln::ContextScope scope(*cu, context);
     if (scope.ok()) {
+      if (comm) {
+        // Bounded: a wait that times out aborts the communicator (and sets `aborted`).
+        if (!aborted && stream)
+          kiln_status_free(kiln::waitForRuns(*this, "kiln_session_release"));
+        // The graph goes first: NCCL's teardown waits for every graph that captured its
+        // collectives (a graph still running is freed when it finishes, which the abort below
+        // makes happen).
+        if (graphExec)
+          cu->cuGraphExecDestroy(graphExec);
+        graphExec = nullptr;
+        if (aborted)
+          comm->abort();
+        else
+          kiln_status_free(comm->destroy());
+        comm.reset();
+      }
+      // Unbounded for single-GPU sessions as always; for an aborted tensor-parallel session
+      // ncclCommAbort has made its kernels exit, so the streams drain.
       if (lastRunStream != stream)
         cu->cuStreamSynchronize(lastRunStream);
-      if (stream) {
+      if (stream)
         cu->cuStreamSynchronize(stream);
-        cu->cuStreamDestroy(stream);
-      }
       if (graphExec)
         cu->cuGraphExecDestroy(graphExec);
+      if (stream)
+        cu->cuStreamDestroy(stream);
       for (CUdeviceptr input : inputs)
         if (input)
           cu->cuMemFree(input);
@@ -194,7 +249,195 @@ kiln_status_t loadModule(kiln_session &session, size_t index, uint32_t arch) {
   return nullptr;
 }
 
-/// Steps 1-5 of session creation (see the file comment).
+/// Marks a tensor-parallel session aborted: destroys its CUDA graph (NCCL's abort waits for
+/// every graph holding its collectives; a graph still running is freed once it finishes), aborts
+/// its communicator (NCCL kernels still waiting for a peer exit) and records `reason` for the
+/// FAILED_PRECONDITION of every later call. Context must be current.
+void markAborted(kiln_session &session, const std::string &reason) {
+  if (session.graphExec)
+    session.cu->cuGraphExecDestroy(session.graphExec);
+  session.graphExec = nullptr;
+  session.comm->abort();
+  session.aborted = true;
+  session.abortReason = reason;
+}
+
+/// Returns `status` unchanged. In a tensor-parallel session, a failure while enqueuing a run (a
+/// launch, a collective, a capture) leaves this rank's collectives out of step with its peers',
+/// so the session is aborted (reason: `function` and the first line of the message).
+kiln_status_t failRun(kiln_session &session, kiln_status_t status, const char *function) {
+  if (status && session.comm && !session.aborted) {
+    std::string message = kiln_status_message(status);
+    markAborted(session, formatString("%s failed (%s)", function,
+                                      message.substr(0, message.find('\n')).c_str()));
+  }
+  return status;
+}
+
+/// Polls `query` (cuStreamQuery or cuEventQuery of one object, named `call`) of a
+/// tensor-parallel session until it stops returning CUDA_ERROR_NOT_READY. Between polls it checks
+/// NCCL's asynchronous error (returned as the status, the session aborted) and the session's
+/// timeout (KILN_DEADLINE_EXCEEDED, the session aborted). `function` is the API call waiting.
+/// Context must be current.
+kiln_status_t pollUntilDone(kiln_session &session, const char *function, const char *call,
+                            const std::function<CUresult()> &query) {
+  const CudaSymbols &cu = *session.cu;
+  Deadline deadline(session.tp.timeoutMs);
+  for (;;) {
+    CUresult result = query();
+    if (result == CUDA_SUCCESS)
+      return nullptr;
+    if (result != CUDA_ERROR_NOT_READY)
+      return cu.makeError(result, call, __FILE__, __LINE__,
+                          session.tp.describe() + ": in " + function);
+    if (!session.aborted) {
+      if (kiln_status_t error = session.comm->asyncError()) {
+        markAborted(session,
+                    formatString("NCCL reported an asynchronous error during %s", function));
+        return error;
+      }
+    }
+    if (deadline.expired()) {
+      if (!session.aborted)
+        markAborted(session, formatString("%s timed out after %u ms (tp_timeout_ms) waiting "
+                                          "for the peer ranks",
+                                          function, session.tp.timeoutMs));
+      return makeStatusF(KILN_DEADLINE_EXCEEDED,
+                         "%s: %s waited %u ms (tp_timeout_ms) for this rank's work to finish; "
+                         "its collectives need every rank of the group, so a peer rank did not "
+                         "reach one (it failed, hung, or runs a different schedule). The NCCL "
+                         "communicator was aborted; the session accepts only "
+                         "kiln_session_release now",
+                         session.tp.describe().c_str(), function, session.tp.timeoutMs);
+    }
+    deadline.pause();
+  }
+}
+
+/// Waits for `stream`: cuStreamSynchronize in a single-GPU session, pollUntilDone in a
+/// tensor-parallel one. Context must be current.
+kiln_status_t waitStream(kiln_session &session, CUstream stream, const char *function) {
+  const CudaSymbols &cu = *session.cu;
+  if (!session.comm) {
+    KILN_CU_RETURN_IF_ERROR(cu, cuStreamSynchronize(stream));
+    return nullptr;
+  }
+  return pollUntilDone(session, function, "cuStreamQuery",
+                       [&cu, stream] { return cu.cuStreamQuery(stream); });
+}
+
+/// Waits for `event` like waitStream waits for a stream. Context must be current.
+kiln_status_t waitEvent(kiln_session &session, CUevent event, const char *function) {
+  const CudaSymbols &cu = *session.cu;
+  if (!session.comm) {
+    KILN_CU_RETURN_IF_ERROR(cu, cuEventSynchronize(event));
+    return nullptr;
+  }
+  return pollUntilDone(session, function, "cuEventQuery",
+                       [&cu, event] { return cu.cuEventQuery(event); });
+}
+
+/// Waits for the last run's stream and the session's stream. Context must be current.
+kiln_status_t waitForRuns(kiln_session &session, const char *function) {
+  if (session.lastRunStream != session.stream)
+    KILN_RETURN_IF_ERROR(waitStream(session, session.lastRunStream, function));
+  return waitStream(session, session.stream, function);
+}
+
+/// Enqueues collective number `c` on `stream`. Context must be current.
+kiln_status_t enqueueCollective(kiln_session &session, size_t c, CUstream stream) {
+  const CollectiveDesc &collective = session.artifact->collectives[c];
+  std::string what = formatString("collective %zu (%s, before launch %u)", c,
+                                  collectiveKindName(collective.kind), collective.beforeLaunch);
+  switch (collective.kind) {
+  case CollectiveKind::AllReduceSum:
+    return session.comm->allReduceSum(collective.dtype, collective.count,
+                                      session.collectivePointers[c].first,
+                                      session.collectivePointers[c].second, stream, what);
+  }
+  return makeStatus(KILN_INTERNAL, what + ": unhandled collective kind");
+}
+
+/// Enqueues launch number `i` on `stream`. Context must be current.
+kiln_status_t enqueueLaunch(kiln_session &session, size_t i, CUstream stream) {
+  const CudaSymbols &cu = *session.cu;
+  const LaunchDesc &launch = session.artifact->launches[i];
+  CUresult result = cu.cuLaunchKernel(
+      session.functions[i], launch.grid[0], launch.grid[1], launch.grid[2], launch.block[0],
+      launch.block[1], launch.block[2], launch.sharedMemBytes, stream,
+      session.argPointers[i].empty() ? nullptr : session.argPointers[i].data(), nullptr);
+  if (result != CUDA_SUCCESS)
+    return cu.makeError(result, "cuLaunchKernel", __FILE__, __LINE__,
+                        formatString("launch %zu ('%s')", i, launch.function.c_str()));
+  return nullptr;
+}
+
+/// One entry of the schedule: a kernel launch or a collective, by index.
+struct ScheduleEntry {
+  bool collective;
+  size_t index;
+};
+
+/// The schedule in execution order: before launch i, the collectives whose before_launch is i
+/// (in index order); after the last launch, those whose before_launch is the launch count.
+std::vector<ScheduleEntry> scheduleOrder(const kiln_artifact &artifact) {
+  std::vector<ScheduleEntry> order;
+  order.reserve(artifact.launches.size() + artifact.collectives.size());
+  size_t c = 0;
+  for (size_t i = 0; i <= artifact.launches.size(); ++i) {
+    while (c < artifact.collectives.size() && artifact.collectives[c].beforeLaunch == i)
+      order.push_back({true, c++});
+    if (i < artifact.launches.size())
+      order.push_back({false, i});
+  }
+  return order;
+}
+
+/// Enqueues one schedule entry on `stream`. Context must be current.
+kiln_status_t enqueueEntry(kiln_session &session, const ScheduleEntry &entry, CUstream stream) {
+  return entry.collective ? enqueueCollective(session, entry.index, stream)
+                          : enqueueLaunch(session, entry.index, stream);
+}
+
+/// Enqueues the whole schedule (launches and collectives) on `stream`. Context must be current.
+kiln_status_t enqueueSchedule(kiln_session &session, CUstream stream) {
+  if (session.artifact->collectives.empty()) {
+    for (size_t i = 0; i < session.artifact->launches.size(); ++i)
+      KILN_RETURN_IF_ERROR(enqueueLaunch(session, i, stream));
+    return nullptr;
+  }
+  for (const ScheduleEntry &entry : scheduleOrder(*session.artifact))
+    KILN_RETURN_IF_ERROR(enqueueEntry(session, entry, stream));
+  return nullptr;
+}
+
+/// Step 6 after connecting: runs each distinct (dtype, count) of the schedule's collectives once
+/// on the session's stream, in schedule order (the same on every rank, so they pair up), and
+/// waits. NCCL sets up the connections an all-reduce of a given size needs when it first runs one
+/// (NCCL_RUNTIME_CONNECT, on by default since NCCL 2.22); doing that here keeps connection setup
+/// out of the first run's CUDA graph capture. The buffers are zeroed first; they are arena scratch
+/// that every run overwrites (and step 7 may poison). Context must be current.
+kiln_status_t warmUpCollectives(kiln_session &session) {
+  const CudaSymbols &cu = *session.cu;
+  const kiln_artifact &artifact = *session.artifact;
+  std::vector<std::pair<kiln_dtype_t, uint64_t>> done;
+  for (size_t c = 0; c < artifact.collectives.size(); ++c) {
+    const CollectiveDesc &collective = artifact.collectives[c];
+    std::pair<kiln_dtype_t, uint64_t> shape(collective.dtype, collective.count);
+    if (std::find(done.begin(), done.end(), shape) != done.end())
+      continue;
+    done.push_back(shape);
+    KILN_CU_RETURN_IF_ERROR(cu, cuMemsetD8Async(session.collectivePointers[c].first, 0,
+                                                static_cast<size_t>(collective.input.size),
+                                                session.stream));
+    KILN_RETURN_IF_ERROR(annotateStatus(enqueueCollective(session, c, session.stream),
+                                        "while warming up the collectives: "));
+  }
+  return waitStream(session, session.stream, "kiln_session_create");
+}
+
+/// Steps 1-7 of session creation (see the file comment). For a tensor-parallel artifact the
+/// caller has checked params.tp_id and created session.comm (NCCL loaded, not connected).
 kiln_status_t initialize(kiln_session &session, const kiln_session_params_t &params) {
   int ordinal = params.device_ordinal;
   KILN_RETURN_IF_ERROR(CudaSymbols::load(kCudaDriverLibrary, session.cu));
@@ -283,12 +526,6 @@ kiln_status_t initialize(kiln_session &session, const kiln_session_params_t &par
                               static_cast<size_t>(artifact.weights.size), session.stream));
     KILN_CU_RETURN_IF_ERROR(cu, cuStreamSynchronize(session.stream));
   }
-  if (params.poison_arena && session.arena) {
-    KILN_CU_RETURN_IF_ERROR(cu, cuMemsetD8Async(session.arena, 0xFF,
-                                                static_cast<size_t>(artifact.arenaBytes),
-                                                session.stream));
-    KILN_CU_RETURN_IF_ERROR(cu, cuStreamSynchronize(session.stream));
-  }
   session.argValues.resize(artifact.launches.size());
   session.argPointers.resize(artifact.launches.size());
   for (size_t i = 0; i < artifact.launches.size(); ++i) {
@@ -302,48 +539,38 @@ kiln_status_t initialize(kiln_session &session, const kiln_session_params_t &par
       pointers[a] = &values[a];
     }
   }
+
+  // 6. Tensor parallelism: join the group, then set up NCCL's connections.
+  if (session.comm) {
+    session.collectivePointers.resize(artifact.collectives.size());
+    for (size_t c = 0; c < artifact.collectives.size(); ++c)
+      session.collectivePointers[c] = {resolve(session, artifact.collectives[c].input),
+                                       resolve(session, artifact.collectives[c].output)};
+    KILN_RETURN_IF_ERROR(session.comm->connect(*params.tp_id));
+    KILN_RETURN_IF_ERROR(warmUpCollectives(session));
+  }
+
+  // 7. Poisoning.
+  if (params.poison_arena && session.arena) {
+    KILN_CU_RETURN_IF_ERROR(cu, cuMemsetD8Async(session.arena, 0xFF,
+                                                static_cast<size_t>(artifact.arenaBytes),
+                                                session.stream));
+    KILN_CU_RETURN_IF_ERROR(cu, cuStreamSynchronize(session.stream));
+  }
   return nullptr;
 }
 
-/// Waits for the last run's stream and the session's stream. Context must be current.
-kiln_status_t waitForRuns(kiln_session &session) {
-  const CudaSymbols &cu = *session.cu;
-  if (session.lastRunStream != session.stream)
-    KILN_CU_RETURN_IF_ERROR(cu, cuStreamSynchronize(session.lastRunStream));
-  KILN_CU_RETURN_IF_ERROR(cu, cuStreamSynchronize(session.stream));
-  return nullptr;
-}
-
-/// Enqueues launch number `i` on `stream`. Context must be current.
-kiln_status_t enqueueLaunch(kiln_session &session, size_t i, CUstream stream) {
-  const CudaSymbols &cu = *session.cu;
-  const LaunchDesc &launch = session.artifact->launches[i];
-  CUresult result = cu.cuLaunchKernel(
-      session.functions[i], launch.grid[0], launch.grid[1], launch.grid[2], launch.block[0],
-      launch.block[1], launch.block[2], launch.sharedMemBytes, stream,
-      session.argPointers[i].empty() ? nullptr : session.argPointers[i].data(), nullptr);
-  if (result != CUDA_SUCCESS)
-    return cu.makeError(result, "cuLaunchKernel", __FILE__, __LINE__,
-                        formatString("launch %zu ('%s')", i, launch.function.c_str()));
-  return nullptr;
-}
-
-/// Enqueues every launch on `stream`. Context must be current.
-kiln_status_t enqueueLaunches(kiln_session &session, CUstream stream) {
-  for (size_t i = 0; i < session.artifact->launches.size(); ++i)
-    KILN_RETURN_IF_ERROR(enqueueLaunch(session, i, stream));
-  return nullptr;
-}
-
-/// Captures the launch list into a CUDA graph and instantiates it into session.graphExec. The
-/// capture runs on the session's own non-blocking stream (never the caller's stream, which may be
-/// the legacy NULL stream or a stream the caller is itself capturing) in thread-local mode, so
-/// other threads' CUDA calls are unaffected; nothing is executed. Context must be current.
+/// Captures the schedule (kernel launches and collectives) into a CUDA graph and instantiates it
+/// into session.graphExec. The capture runs on the session's own non-blocking stream (never the
+/// caller's stream, which may be the legacy NULL stream or a stream the caller is itself
+/// capturing) in thread-local mode, so other threads' CUDA calls are unaffected; nothing is
+/// executed. NCCL supports being captured: the graph then holds its all-reduce kernels (every
+/// rank of a group must capture, i.e. use the same use_cuda_graph). Context must be current.
 kiln_status_t captureGraph(kiln_session &session) {
   const CudaSymbols &cu = *session.cu;
   KILN_CU_RETURN_IF_ERROR(
       cu, cuStreamBeginCapture(session.stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
-  kiln_status_t launchStatus = enqueueLaunches(session, session.stream);
+  kiln_status_t launchStatus = enqueueSchedule(session, session.stream);
   CUgraph graph = nullptr;
   // The capture must be ended even after a failed launch, or the stream stays in capture mode.
   CUresult endResult = cu.cuStreamEndCapture(session.stream, &graph);
@@ -361,8 +588,10 @@ kiln_status_t captureGraph(kiln_session &session) {
   cu.cuGraphDestroy(graph);
   if (result != CUDA_SUCCESS)
     return cu.makeError(result, "cuGraphInstantiateWithFlags(&exec, graph, 0)", __FILE__, __LINE__,
-                        formatString("while instantiating the CUDA graph of %zu launches",
-                                     session.artifact->launches.size()));
+                        formatString("while instantiating the CUDA graph of %zu launches and %zu "
+                                     "collectives",
+                                     session.artifact->launches.size(),
+                                     session.artifact->collectives.size()));
   session.graphExec = exec;
   return nullptr;
 }
@@ -374,19 +603,24 @@ kiln_status_t prepareRun(kiln_session &session) {
   return nullptr;
 }
 
-/// Enqueues one run on `stream`: one cuGraphLaunch, or every launch. Context must be current
-/// and prepareRun must have succeeded (every caller prepares before its bookkeeping).
+/// Enqueues one run on `stream`: one cuGraphLaunch, or the whole schedule. Context must be
+/// current and prepareRun must have succeeded (every caller prepares before its bookkeeping).
 kiln_status_t enqueueRun(kiln_session &session, CUstream stream) {
   if (!session.useCudaGraph)
-    return enqueueLaunches(session, stream);
+    return enqueueSchedule(session, stream);
   KILN_CU_RETURN_IF_ERROR(*session.cu, cuGraphLaunch(session.graphExec, stream));
   return nullptr;
 }
 
-/// Validates the common arguments of the per-tensor session calls.
+/// Validates the session argument of every session call, and refuses aborted sessions.
 kiln_status_t checkSession(const kiln_session *session, const char *function) {
   if (!session)
     return makeStatusF(KILN_INVALID_ARGUMENT, "%s: session must be non-NULL", function);
+  if (session->aborted)
+    return makeStatusF(KILN_FAILED_PRECONDITION,
+                       "%s: %s: session aborted after %s; only kiln_session_release is allowed "
+                       "(then create new sessions on every rank, with a new group id)",
+                       session->tp.describe().c_str(), function, session->abortReason.c_str());
   return nullptr;
 }
 
@@ -408,6 +642,70 @@ kiln_status_t lookupTensor(const kiln_session &session, bool isInput, const char
   return nullptr;
 }
 
+/// Owns CUDA events and destroys them (context must be current then).
+struct EventSet {
+  const CudaSymbols &cu;
+  std::vector<CUevent> events;
+  EventSet(const CudaSymbols &cu, size_t count) : cu(cu), events(count, nullptr) {}
+  ~EventSet() {
+    for (CUevent event : events)
+      if (event)
+        cu.cuEventDestroy(event);
+  }
+  /// Creates every event (CU_EVENT_DEFAULT, timing enabled).
+  kiln_status_t create() {
+    for (CUevent &event : events)
+      KILN_CU_RETURN_IF_ERROR(cu, cuEventCreate(&event, CU_EVENT_DEFAULT));
+    return nullptr;
+  }
+};
+
+/// Shared body of kiln_session_profile and kiln_session_profile_collectives: one untimed
+/// warm-up run, then `iterations` runs of the schedule with plain launches (never the CUDA
+/// graph), an event before the first entry and after every entry; writes the median time of
+/// launch i to outLaunch[i] and of collective c to outCollective[c] (when non-NULL), in ms.
+/// Context must be current.
+kiln_status_t profileSchedule(kiln_session &session, size_t iterations, float *outLaunch,
+                              float *outCollective, const char *function) {
+  const CudaSymbols &cu = *session.cu;
+  const kiln_artifact &artifact = *session.artifact;
+  KILN_RETURN_IF_ERROR(waitForRuns(session, function));
+  // Plain launches only: profiling never captures or uses the CUDA graph.
+  session.lastRunStream = session.stream;
+  KILN_RETURN_IF_ERROR(failRun(session, enqueueSchedule(session, session.stream), function));
+  KILN_RETURN_IF_ERROR(waitStream(session, session.stream, function));
+
+  std::vector<ScheduleEntry> order = scheduleOrder(artifact);
+  // One event before the first entry and one after each entry.
+  EventSet events(cu, order.size() + 1);
+  KILN_RETURN_IF_ERROR(events.create());
+  std::vector<std::vector<float>> samples(order.size(), std::vector<float>(iterations));
+  for (size_t it = 0; it < iterations; ++it) {
+    auto enqueueTimedRun = [&]() -> kiln_status_t {
+      KILN_CU_RETURN_IF_ERROR(cu, cuEventRecord(events.events[0], session.stream));
+      for (size_t k = 0; k < order.size(); ++k) {
+        KILN_RETURN_IF_ERROR(enqueueEntry(session, order[k], session.stream));
+        KILN_CU_RETURN_IF_ERROR(cu, cuEventRecord(events.events[k + 1], session.stream));
+      }
+      return nullptr;
+    };
+    KILN_RETURN_IF_ERROR(failRun(session, enqueueTimedRun(), function));
+    KILN_RETURN_IF_ERROR(waitEvent(session, events.events.back(), function));
+    for (size_t k = 0; k < order.size(); ++k)
+      KILN_CU_RETURN_IF_ERROR(
+          cu, cuEventElapsedTime(&samples[k][it], events.events[k], events.events[k + 1]));
+  }
+  for (size_t k = 0; k < order.size(); ++k) {
+    std::sort(samples[k].begin(), samples[k].end());
+    float median = samples[k][iterations / 2];
+    if (!order[k].collective)
+      outLaunch[order[k].index] = median;
+    else if (outCollective)
+      outCollective[order[k].index] = median;
+  }
+  return nullptr;
+}
+
 } // namespace
 } // namespace kiln
 
@@ -422,6 +720,8 @@ void kiln_session_params_initialize(kiln_session_params_t *params) {
   params->device_ordinal = 0;
   params->poison_arena = 0;
   params->use_cuda_graph = 1;
+  params->tp_id = nullptr;
+  params->tp_timeout_ms = 300000;
 }
 
 kiln_status_t kiln_session_create(kiln_artifact_t *artifact, const kiln_session_params_t *params,
@@ -441,8 +741,29 @@ kiln_status_t kiln_session_create(kiln_artifact_t *artifact, const kiln_session_
   kiln_artifact_retain(artifact);
   session->artifact = artifact;
   session->useCudaGraph = params->use_cuda_graph != 0;
-  kiln_status_t status = kiln::initialize(*session, *params);
+  kiln_status_t status = nullptr;
+  if (artifact->tpWorldSize > 1) {
+    // Checked before the driver is loaded, so these errors need no GPU.
+    session->tp.path = artifact->path;
+    session->tp.rank = artifact->tpRank;
+    session->tp.worldSize = artifact->tpWorldSize;
+    session->tp.device = params->device_ordinal;
+    session->tp.timeoutMs = params->tp_timeout_ms;
+    if (!params->tp_id)
+      status = makeStatusF(KILN_INVALID_ARGUMENT,
+                           "%s: kiln_session_create: a tensor-parallel rank artifact needs "
+                           "kiln_session_params_t::tp_id, the group id (kiln_tp_id_create) that "
+                           "every rank of the group is given",
+                           session->tp.describe().c_str());
+    else
+      status = kiln::createCommunicator(session->tp, session->comm);
+  }
+  if (!status)
+    status = kiln::initialize(*session, *params);
   if (status) {
+    // A rank that fails after joining its group must not leave NCCL kernels or a half-formed
+    // communicator behind: the destructor aborts instead of finalizing.
+    session->aborted = session->comm != nullptr;
     delete session;
     return status;
   }
@@ -467,11 +788,10 @@ kiln_status_t kiln_session_set_input(kiln_session_t *session, const char *name,
     return makeStatus(KILN_INVALID_ARGUMENT, "kiln_session_set_input: host_data is NULL");
   const kiln::CudaSymbols &cu = *session->cu;
   kiln::ContextScope scope(cu, session->context);
-  KILN_RETURN_IF_ERROR(kiln::waitForRuns(*session));
+  KILN_RETURN_IF_ERROR(kiln::waitForRuns(*session, "kiln_session_set_input"));
   KILN_CU_RETURN_IF_ERROR(
       cu, cuMemcpyHtoDAsync(session->inputs[index], host_data, bytes, session->stream));
-  KILN_CU_RETURN_IF_ERROR(cu, cuStreamSynchronize(session->stream));
-  return nullptr;
+  return kiln::waitStream(*session, session->stream, "kiln_session_set_input");
 }
 
 kiln_status_t kiln_session_run(kiln_session_t *session, void *stream) {
@@ -480,12 +800,13 @@ kiln_status_t kiln_session_run(kiln_session_t *session, void *stream) {
   kiln::ContextScope scope(*session->cu, session->context);
   // A run on a different stream than the previous one must not overlap it (shared arena).
   if (session->lastRunStream != target)
-    KILN_CU_RETURN_IF_ERROR(*session->cu, cuStreamSynchronize(session->lastRunStream));
+    KILN_RETURN_IF_ERROR(kiln::waitStream(*session, session->lastRunStream, "kiln_session_run"));
   // Capture (first run only) before the bookkeeping below, so a failed capture leaves no run
   // recorded.
-  KILN_RETURN_IF_ERROR(kiln::prepareRun(*session));
+  KILN_RETURN_IF_ERROR(
+      kiln::failRun(*session, kiln::prepareRun(*session), "kiln_session_run"));
   session->lastRunStream = target;
-  return kiln::enqueueRun(*session, target);
+  return kiln::failRun(*session, kiln::enqueueRun(*session, target), "kiln_session_run");
 }
 
 int kiln_session_has_cuda_graph(const kiln_session_t *session) {
@@ -495,7 +816,7 @@ int kiln_session_has_cuda_graph(const kiln_session_t *session) {
 kiln_status_t kiln_session_synchronize(kiln_session_t *session) {
   KILN_RETURN_IF_ERROR(kiln::checkSession(session, "kiln_session_synchronize"));
   kiln::ContextScope scope(*session->cu, session->context);
-  return kiln::waitForRuns(*session);
+  return kiln::waitForRuns(*session, "kiln_session_synchronize");
 }
 
 kiln_status_t kiln_session_get_output(kiln_session_t *session, const char *name, void *host_data,
@@ -509,11 +830,10 @@ kiln_status_t kiln_session_get_output(kiln_session_t *session, const char *name,
     return makeStatus(KILN_INVALID_ARGUMENT, "kiln_session_get_output: host_data is NULL");
   const kiln::CudaSymbols &cu = *session->cu;
   kiln::ContextScope scope(cu, session->context);
-  KILN_RETURN_IF_ERROR(kiln::waitForRuns(*session));
+  KILN_RETURN_IF_ERROR(kiln::waitForRuns(*session, "kiln_session_get_output"));
   CUdeviceptr source = kiln::resolve(*session, session->artifact->outputs[index].location);
   KILN_CU_RETURN_IF_ERROR(cu, cuMemcpyDtoHAsync(host_data, source, bytes, session->stream));
-  KILN_CU_RETURN_IF_ERROR(cu, cuStreamSynchronize(session->stream));
-  return nullptr;
+  return kiln::waitStream(*session, session->stream, "kiln_session_get_output");
 }
 
 kiln_status_t kiln_session_input_device_ptr(kiln_session_t *session, const char *name,
@@ -546,48 +866,68 @@ kiln_status_t kiln_session_output_device_ptr(kiln_session_t *session, const char
 
 kiln_status_t kiln_session_benchmark(kiln_session_t *session, size_t warmup_iterations,
                                      size_t iterations, float *out_ms_per_iteration) {
+  const char *const function = "kiln_session_benchmark";
   if (out_ms_per_iteration)
     std::memset(out_ms_per_iteration, 0, iterations * sizeof(float));
-  KILN_RETURN_IF_ERROR(kiln::checkSession(session, "kiln_session_benchmark"));
+  KILN_RETURN_IF_ERROR(kiln::checkSession(session, function));
   if (iterations == 0 || !out_ms_per_iteration)
     return makeStatus(KILN_INVALID_ARGUMENT,
                       "kiln_session_benchmark: iterations must be > 0 and out_ms_per_iteration "
                       "non-NULL");
   const kiln::CudaSymbols &cu = *session->cu;
   kiln::ContextScope scope(cu, session->context);
-  KILN_RETURN_IF_ERROR(kiln::waitForRuns(*session));
+  KILN_RETURN_IF_ERROR(kiln::waitForRuns(*session, function));
   // Capture the graph first (if used) so that no timed run includes the capture.
-  KILN_RETURN_IF_ERROR(kiln::prepareRun(*session));
+  KILN_RETURN_IF_ERROR(kiln::failRun(*session, kiln::prepareRun(*session), function));
   session->lastRunStream = session->stream;
   for (size_t i = 0; i < warmup_iterations; ++i)
-    KILN_RETURN_IF_ERROR(kiln::enqueueRun(*session, session->stream));
-  KILN_CU_RETURN_IF_ERROR(cu, cuStreamSynchronize(session->stream));
+    KILN_RETURN_IF_ERROR(
+        kiln::failRun(*session, kiln::enqueueRun(*session, session->stream), function));
+  KILN_RETURN_IF_ERROR(kiln::waitStream(*session, session->stream, function));
 
-  CUevent events[2] = {nullptr, nullptr};
-  struct EventGuard {
-    const kiln::CudaSymbols &cu;
-    CUevent *events;
-    ~EventGuard() {
-      for (int i = 0; i < 2; ++i)
-        if (events[i])
-          cu.cuEventDestroy(events[i]);
-    }
-  } guard{cu, events};
-  KILN_CU_RETURN_IF_ERROR(cu, cuEventCreate(&events[0], CU_EVENT_DEFAULT));
-  KILN_CU_RETURN_IF_ERROR(cu, cuEventCreate(&events[1], CU_EVENT_DEFAULT));
+  kiln::EventSet events(cu, 2);
+  KILN_RETURN_IF_ERROR(events.create());
   for (size_t i = 0; i < iterations; ++i) {
-    KILN_CU_RETURN_IF_ERROR(cu, cuEventRecord(events[0], session->stream));
-    KILN_RETURN_IF_ERROR(kiln::enqueueRun(*session, session->stream));
-    KILN_CU_RETURN_IF_ERROR(cu, cuEventRecord(events[1], session->stream));
-    KILN_CU_RETURN_IF_ERROR(cu, cuEventSynchronize(events[1]));
-    KILN_CU_RETURN_IF_ERROR(cu, cuEventElapsedTime(&out_ms_per_iteration[i], events[0], events[1]));
+    auto enqueueTimedRun = [&]() -> kiln_status_t {
+      KILN_CU_RETURN_IF_ERROR(cu, cuEventRecord(events.events[0], session->stream));
+      KILN_RETURN_IF_ERROR(kiln::enqueueRun(*session, session->stream));
+      KILN_CU_RETURN_IF_ERROR(cu, cuEventRecord(events.events[1], session->stream));
+      return nullptr;
+    };
+    KILN_RETURN_IF_ERROR(kiln::failRun(*session, enqueueTimedRun(), function));
+    KILN_RETURN_IF_ERROR(kiln::waitEvent(*session, events.events[1], function));
+    KILN_CU_RETURN_IF_ERROR(
+        cu, cuEventElapsedTime(&out_ms_per_iteration[i], events.events[0], events.events[1]));
   }
   return nullptr;
 }
 
+kiln_status_t kiln_session_profile_collectives(kiln_session_t *session, size_t iterations,
+                                               float *out_ms_per_launch,
+                                               float *out_ms_per_collective) {
+  const char *const function = "kiln_session_profile_collectives";
+  KILN_RETURN_IF_ERROR(kiln::checkSession(session, function));
+  const size_t launches = session->artifact->launches.size();
+  const size_t collectives = session->artifact->collectives.size();
+  if (out_ms_per_launch)
+    std::memset(out_ms_per_launch, 0, launches * sizeof(float));
+  if (out_ms_per_collective)
+    std::memset(out_ms_per_collective, 0, collectives * sizeof(float));
+  if (iterations == 0 || !out_ms_per_launch || (collectives > 0 && !out_ms_per_collective))
+    return makeStatusF(KILN_INVALID_ARGUMENT,
+                       "%s: iterations must be > 0, out_ms_per_launch non-NULL and "
+                       "out_ms_per_collective non-NULL when the artifact has collectives (it has "
+                       "%zu)",
+                       function, collectives);
+  kiln::ContextScope scope(*session->cu, session->context);
+  return kiln::profileSchedule(*session, iterations, out_ms_per_launch, out_ms_per_collective,
+                               function);
+}
+
 kiln_status_t kiln_session_profile(kiln_session_t *session, size_t iterations,
                                    float *out_ms_per_launch) {
-  KILN_RETURN_IF_ERROR(kiln::checkSession(session, "kiln_session_profile"));
+  const char *const function = "kiln_session_profile";
+  KILN_RETURN_IF_ERROR(kiln::checkSession(session, function));
   const size_t launches = session->artifact->launches.size();
   if (out_ms_per_launch)
     std::memset(out_ms_per_launch, 0, launches * sizeof(float));
@@ -595,43 +935,8 @@ kiln_status_t kiln_session_profile(kiln_session_t *session, size_t iterations,
     return makeStatus(KILN_INVALID_ARGUMENT,
                       "kiln_session_profile: iterations must be > 0 and out_ms_per_launch "
                       "non-NULL");
-  const kiln::CudaSymbols &cu = *session->cu;
-  kiln::ContextScope scope(cu, session->context);
-  KILN_RETURN_IF_ERROR(kiln::waitForRuns(*session));
-  // Plain launches only: profiling never captures or uses the CUDA graph.
-  session->lastRunStream = session->stream;
-  KILN_RETURN_IF_ERROR(kiln::enqueueLaunches(*session, session->stream)); // warm-up
-  KILN_CU_RETURN_IF_ERROR(cu, cuStreamSynchronize(session->stream));
-
-  // One event before the first launch and one after each launch.
-  std::vector<CUevent> events(launches + 1, nullptr);
-  struct EventGuard {
-    const kiln::CudaSymbols &cu;
-    std::vector<CUevent> &events;
-    ~EventGuard() {
-      for (CUevent e : events)
-        if (e)
-          cu.cuEventDestroy(e);
-    }
-  } guard{cu, events};
-  for (CUevent &e : events)
-    KILN_CU_RETURN_IF_ERROR(cu, cuEventCreate(&e, CU_EVENT_DEFAULT));
-  std::vector<std::vector<float>> samples(launches, std::vector<float>(iterations));
-  for (size_t it = 0; it < iterations; ++it) {
-    KILN_CU_RETURN_IF_ERROR(cu, cuEventRecord(events[0], session->stream));
-    for (size_t i = 0; i < launches; ++i) {
-      KILN_RETURN_IF_ERROR(kiln::enqueueLaunch(*session, i, session->stream));
-      KILN_CU_RETURN_IF_ERROR(cu, cuEventRecord(events[i + 1], session->stream));
-    }
-    KILN_CU_RETURN_IF_ERROR(cu, cuEventSynchronize(events[launches]));
-    for (size_t i = 0; i < launches; ++i)
-      KILN_CU_RETURN_IF_ERROR(cu, cuEventElapsedTime(&samples[i][it], events[i], events[i + 1]));
-  }
-  for (size_t i = 0; i < launches; ++i) {
-    std::sort(samples[i].begin(), samples[i].end());
-    out_ms_per_launch[i] = samples[i][iterations / 2];
-  }
-  return nullptr;
+  kiln::ContextScope scope(*session->cu, session->context);
+  return kiln::profileSchedule(*session, iterations, out_ms_per_launch, nullptr, function);
 }
 
 } // extern "C"

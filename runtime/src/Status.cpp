@@ -109,6 +109,8 @@ const char *kiln_status_code_name(kiln_status_code_t code) {
     return "FAILED_PRECONDITION";
   case KILN_INTERNAL:
     return "INTERNAL";
+  case KILN_DEADLINE_EXCEEDED:
+    return "DEADLINE_EXCEEDED";
   }
   return "UNKNOWN";
 }

@@ -1,7 +1,8 @@
 //===- ArtifactTest.cpp - Tests of the artifact loader and verifier -------===//
 //
-// Every rejection kiln_artifact_open can produce, one test each, plus a valid hand-built artifact
-// and its queries, the header checksum (corruption anywhere after the header is detected; files
+// Every rejection kiln_artifact_open can produce, one test each (tensor-parallel tables and
+// collectives included), plus valid hand-built artifacts (single-GPU and a tensor-parallel rank)
+// and their queries, the header checksum (corruption anywhere after the header is detected; files
 // without a checksum still open), and a robustness sweep (truncation at every length, byte flips)
 // that must yield a status and never a crash. Tests that edit a file to reach one structural check
 // reseal its checksum first (kiln::test::resealChecksum).
@@ -15,6 +16,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <functional>
 
 namespace fb = kiln::artifact;
 using kiln::test::ArtifactBuilder;
@@ -220,15 +222,42 @@ TEST(ArtifactOpen, RejectsBadMagic) {
   expectInvalid(bytes, "bad magic");
 }
 
-TEST(ArtifactOpen, RejectsOtherFormatVersion) {
+TEST(ArtifactOpen, RejectsNewerFormatVersion) {
   std::vector<uint8_t> bytes = validFile();
-  bytes[8] = 2;
+  bytes[8] = 3;
   OpenResult result = openBytes(bytes);
   EXPECT_EQ(result.code, KILN_UNSUPPORTED_VERSION) << result.message;
-  EXPECT_NE(result.message.find("unsupported artifact format version 2"), std::string::npos)
+  EXPECT_NE(result.message.find("unsupported artifact format version 3: this runtime reads "
+                                "versions 1 to 2; recompile the model with a matching "
+                                "kiln-compile"),
+            std::string::npos)
       << result.message;
-  EXPECT_NE(result.message.find("reads version 1"), std::string::npos) << result.message;
   EXPECT_NE(result.message.find(result.path), std::string::npos) << result.message;
+}
+
+TEST(ArtifactOpen, RejectsFormatVersionZero) {
+  std::vector<uint8_t> bytes = validFile();
+  bytes[8] = 0;
+  OpenResult result = openBytes(bytes);
+  EXPECT_EQ(result.code, KILN_UNSUPPORTED_VERSION) << result.message;
+  EXPECT_NE(result.message.find("unsupported artifact format version 0"), std::string::npos)
+      << result.message;
+}
+
+TEST(ArtifactOpen, SingleGpuArtifactsAreVersion1) {
+  std::vector<uint8_t> bytes = validFile();
+  EXPECT_EQ(fb::decodeHeader(bytes.data()).formatVersion, 1u);
+  EXPECT_EQ(openBytes(bytes).code, KILN_OK);
+}
+
+TEST(ArtifactOpen, AcceptsVersion2WithoutCollectives) {
+  // Version 2 only allows collectives; a single-GPU index marked 2 is still valid.
+  ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  builder.model.format_version = 2;
+  builder.headerFormatVersion = 2;
+  OpenResult result = openBytes(builder.build());
+  EXPECT_EQ(result.code, KILN_OK) << result.message;
 }
 
 TEST(ArtifactOpen, RejectsBadHeaderSize) {
@@ -302,7 +331,232 @@ TEST(ArtifactOpen, RejectsCorruptFlatbuffer) {
 
 TEST(ArtifactOpen, RejectsIndexVersionMismatch) {
   expectInvalid(mutatedFile([](fb::ModelT &m) { m.format_version = 7; }),
-                "index format_version 7 does not match");
+                "index format_version 7 does not match the header's 1");
+}
+
+TEST(ArtifactOpen, SingleGpuArtifactHasNoTensorParallelism) {
+  std::string path = kiln::test::writeTempFile("valid.kiln", validFile());
+  kiln_artifact_t *artifact = nullptr;
+  ASSERT_EQ(kiln_artifact_open(path.c_str(), &artifact), nullptr);
+  EXPECT_EQ(kiln_artifact_tp_world_size(artifact), 1u);
+  EXPECT_EQ(kiln_artifact_tp_rank(artifact), 0u);
+  EXPECT_EQ(kiln_artifact_tp_group_hash(artifact), 0u);
+  EXPECT_EQ(kiln_artifact_collective_count(artifact), 0u);
+  kiln_collective_info_t info;
+  info.kind = "x";
+  kiln_status_t status = kiln_artifact_collective_info(artifact, 0, &info);
+  EXPECT_EQ(kiln_status_code(status), KILN_NOT_FOUND);
+  EXPECT_EQ(info.kind, nullptr) << "out_info must be zeroed on entry";
+  kiln_status_free(status);
+  status = kiln_artifact_collective_info(artifact, 0, nullptr);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  kiln_status_free(status);
+  kiln_artifact_release(artifact);
+  EXPECT_EQ(kiln_artifact_tp_world_size(nullptr), 1u);
+  EXPECT_EQ(kiln_artifact_collective_count(nullptr), 0u);
+}
+
+/// A valid rank file: rank 1 of the 2-rank all-reduce model.
+std::vector<uint8_t> tpFile(const std::function<void(fb::ModelT &)> &mutate = nullptr) {
+  ArtifactBuilder builder;
+  kiln::test::buildAllReduceModel(builder, 1, 2, 0x0123456789abcdefull);
+  if (mutate)
+    mutate(builder.model);
+  return builder.build();
+}
+
+/// Appends a copy of collective 0 to the all-reduce model, then applies `edit` to the copy.
+std::function<void(fb::ModelT &)>
+addCollective(const std::function<void(fb::CollectiveT &)> &edit) {
+  return [edit](fb::ModelT &m) {
+    m.collectives.push_back(std::make_unique<fb::CollectiveT>(*m.collectives[0]));
+    edit(*m.collectives.back());
+  };
+}
+
+TEST(ArtifactTensorParallel, AcceptsRankFileAndAnswersQueries) {
+  std::vector<uint8_t> bytes = tpFile();
+  EXPECT_EQ(fb::decodeHeader(bytes.data()).formatVersion, 2u);
+  std::string path = kiln::test::writeTempFile("rank1.kiln", bytes);
+  kiln_artifact_t *artifact = nullptr;
+  kiln_status_t status = kiln_artifact_open(path.c_str(), &artifact);
+  ASSERT_EQ(status, nullptr) << kiln_status_message(status);
+  EXPECT_EQ(kiln_artifact_tp_world_size(artifact), 2u);
+  EXPECT_EQ(kiln_artifact_tp_rank(artifact), 1u);
+  EXPECT_EQ(kiln_artifact_tp_group_hash(artifact), 0x0123456789abcdefull);
+  EXPECT_EQ(kiln_artifact_launch_count(artifact), 2u);
+  ASSERT_EQ(kiln_artifact_collective_count(artifact), 1u);
+  kiln_collective_info_t info;
+  ASSERT_EQ(kiln_artifact_collective_info(artifact, 0, &info), nullptr);
+  EXPECT_STREQ(info.kind, "all_reduce_sum");
+  EXPECT_EQ(info.dtype, KILN_DTYPE_F32);
+  EXPECT_EQ(info.count, 4u);
+  EXPECT_EQ(info.before_launch, 1u);
+  status = kiln_artifact_collective_info(artifact, 1, &info);
+  EXPECT_EQ(kiln_status_code(status), KILN_NOT_FOUND);
+  EXPECT_NE(std::string(kiln_status_message(status)).find("collective index 1 is out of range (1 "
+                                                          "collectives)"),
+            std::string::npos)
+      << kiln_status_message(status);
+  kiln_status_free(status);
+  kiln_artifact_release(artifact);
+}
+
+TEST(ArtifactTensorParallel, AcceptsDisjointF16AndBf16CollectivesAfterTheLastLaunch) {
+  OpenResult result = openBytes(tpFile([](fb::ModelT &m) {
+    addCollective([](fb::CollectiveT &c) {
+      c.dtype = fb::DType::F16;
+      c.count = 8;
+      c.input = kiln::test::makeRef(fb::Segment::Arena, 512, 16);
+      c.output = kiln::test::makeRef(fb::Segment::Arena, 768, 16);
+      c.before_launch = 2; // == launch count: after the last launch
+    })(m);
+    addCollective([](fb::CollectiveT &c) {
+      c.dtype = fb::DType::BF16;
+      c.count = 2;
+      c.input = kiln::test::makeRef(fb::Segment::Arena, 768, 4);
+      c.output = kiln::test::makeRef(fb::Segment::Arena, 768, 4);
+      c.before_launch = 2; // equal before_launch: index order
+    })(m);
+  }));
+  EXPECT_EQ(result.code, KILN_OK) << result.message;
+}
+
+TEST(ArtifactTensorParallel, RejectsCollectivesInVersion1File) {
+  ArtifactBuilder builder;
+  kiln::test::buildAllReduceModel(builder, 0, 2);
+  builder.model.format_version = 1;
+  builder.headerFormatVersion = 1;
+  expectInvalid(builder.build(),
+                "format version 1 has a tensor_parallel table and collectives, which need "
+                "format version 2");
+}
+
+TEST(ArtifactTensorParallel, RejectsTensorParallelTableInVersion1File) {
+  ArtifactBuilder builder;
+  kiln::test::buildAllReduceModel(builder, 0, 2);
+  builder.model.collectives.clear();
+  builder.model.format_version = 1;
+  builder.headerFormatVersion = 1;
+  expectInvalid(builder.build(), "format version 1 has a tensor_parallel table, which need");
+}
+
+TEST(ArtifactTensorParallel, RejectsCollectivesWithoutTensorParallelTable) {
+  expectInvalid(tpFile([](fb::ModelT &m) { m.tensor_parallel.reset(); }),
+                "has 1 collective but no tensor_parallel table (world size and rank unknown)");
+}
+
+TEST(ArtifactTensorParallel, RejectsWorldSizeOne) {
+  expectInvalid(tpFile([](fb::ModelT &m) {
+                  m.tensor_parallel->world_size = 1;
+                  m.tensor_parallel->rank = 0;
+                }),
+                "tensor_parallel.world_size is 1; a tensor-parallel rank file needs at least 2");
+}
+
+TEST(ArtifactTensorParallel, RejectsWorldSizeAboveNcclLimit) {
+  expectInvalid(tpFile([](fb::ModelT &m) { m.tensor_parallel->world_size = 0x80000000u; }),
+                "tensor_parallel.world_size 2147483648 exceeds 2147483647, NCCL's rank count "
+                "limit");
+}
+
+TEST(ArtifactTensorParallel, RejectsRankOutOfRange) {
+  expectInvalid(tpFile([](fb::ModelT &m) { m.tensor_parallel->rank = 2; }),
+                "tensor_parallel.rank 2 is out of range for world size 2");
+}
+
+TEST(ArtifactTensorParallel, RejectsUnknownCollectiveKind) {
+  expectInvalid(tpFile([](fb::ModelT &m) {
+                  m.collectives[0]->kind = static_cast<fb::CollectiveKind>(5);
+                }),
+                "collective 0 has unknown kind 5 (this runtime knows 0 = all_reduce_sum)");
+}
+
+TEST(ArtifactTensorParallel, RejectsUnknownCollectiveDType) {
+  expectInvalid(tpFile([](fb::ModelT &m) {
+                  m.collectives[0]->dtype = static_cast<fb::DType>(40);
+                }),
+                "collective 0 (all_reduce_sum) has unknown dtype 40");
+}
+
+TEST(ArtifactTensorParallel, RejectsIntegerCollectiveDType) {
+  expectInvalid(tpFile([](fb::ModelT &m) {
+                  m.collectives[0]->dtype = fb::DType::I32;
+                }),
+                "collective 0 (all_reduce_sum) has dtype i32; collectives carry f32, f16 or bf16 "
+                "only");
+}
+
+TEST(ArtifactTensorParallel, RejectsZeroCount) {
+  expectInvalid(tpFile([](fb::ModelT &m) { m.collectives[0]->count = 0; }),
+                "collective 0 (all_reduce_sum) has count 0");
+}
+
+TEST(ArtifactTensorParallel, RejectsCountOverflow) {
+  expectInvalid(tpFile([](fb::ModelT &m) { m.collectives[0]->count = UINT64_MAX / 2; }),
+                "collective 0 (all_reduce_sum): count 9223372036854775807 x f32 overflows 64 "
+                "bits");
+}
+
+TEST(ArtifactTensorParallel, RejectsMissingInput) {
+  expectInvalid(tpFile([](fb::ModelT &m) { m.collectives[0]->input.reset(); }),
+                "collective 0 (all_reduce_sum) input is missing");
+}
+
+TEST(ArtifactTensorParallel, RejectsMissingOutput) {
+  expectInvalid(tpFile([](fb::ModelT &m) { m.collectives[0]->output.reset(); }),
+                "collective 0 (all_reduce_sum) output is missing");
+}
+
+TEST(ArtifactTensorParallel, RejectsNonArenaInput) {
+  expectInvalid(tpFile([](fb::ModelT &m) {
+                  m.collectives[0]->input = kiln::test::makeRef(fb::Segment::Weights, 0, 16);
+                }),
+                "collective 0 (all_reduce_sum) input is in segment Weights; collectives read and "
+                "write the arena only");
+}
+
+TEST(ArtifactTensorParallel, RejectsNonArenaOutput) {
+  expectInvalid(tpFile([](fb::ModelT &m) {
+                  m.collectives[0]->output = kiln::test::makeRef(fb::Segment::Input, 0, 16, 0);
+                }),
+                "collective 0 (all_reduce_sum) output is in segment Input");
+}
+
+TEST(ArtifactTensorParallel, RejectsInputSizeMismatch) {
+  expectInvalid(tpFile([](fb::ModelT &m) { m.collectives[0]->input->size = 12; }),
+                "collective 0 (all_reduce_sum) input covers 12 bytes but count 4 x f32 is 16 "
+                "bytes");
+}
+
+TEST(ArtifactTensorParallel, RejectsOutputSizeMismatchForF16) {
+  expectInvalid(tpFile([](fb::ModelT &m) { m.collectives[0]->dtype = fb::DType::F16; }),
+                "collective 0 (all_reduce_sum) input covers 16 bytes but count 4 x f16 is 8 "
+                "bytes");
+}
+
+TEST(ArtifactTensorParallel, RejectsOutputOutsideArena) {
+  expectInvalid(tpFile([](fb::ModelT &m) { m.collectives[0]->output->offset = 1016; }),
+                "collective 0 (all_reduce_sum) output [offset 1016, size 16] is outside the arena "
+                "(1024 bytes)");
+}
+
+TEST(ArtifactTensorParallel, RejectsPartiallyOverlappingInputAndOutput) {
+  expectInvalid(tpFile([](fb::ModelT &m) { m.collectives[0]->output->offset = 8; }),
+                "collective 0 (all_reduce_sum): input [offset 0, size 16] and output [offset 8, "
+                "size 16] overlap without being equal");
+}
+
+TEST(ArtifactTensorParallel, RejectsBeforeLaunchPastTheSchedule) {
+  expectInvalid(tpFile([](fb::ModelT &m) { m.collectives[0]->before_launch = 3; }),
+                "collective 0 (all_reduce_sum): before_launch 3 is past the end of the schedule "
+                "(2 launches; 2 means after the last launch)");
+}
+
+TEST(ArtifactTensorParallel, RejectsUnsortedCollectives) {
+  expectInvalid(tpFile(addCollective([](fb::CollectiveT &c) { c.before_launch = 0; })),
+                "collective 1 (all_reduce_sum): before_launch 0 is smaller than collective 0's 1 "
+                "(collectives must be sorted by before_launch)");
 }
 
 TEST(ArtifactOpen, RejectsWeightsBlobPastEndOfFile) {

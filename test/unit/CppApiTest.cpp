@@ -1,7 +1,8 @@
 //===- CppApiTest.cpp - Tests of the C++ wrappers in kiln/runtime.hpp -----===//
 //
-// The RAII wrappers open, query and release artifacts and propagate statuses; session creation
-// without a GPU yields a status.
+// The RAII wrappers open, query and release artifacts (tensor-parallel queries included) and
+// propagate statuses; session creation without a GPU yields a status; the rank-file naming rule
+// shared by kiln-compile and kiln-run; group-id helpers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +33,48 @@ TEST(CppApi, OpensAndQueriesArtifact) {
     EXPECT_TRUE(created.code() == KILN_UNAVAILABLE || created.code() == KILN_CUDA_ERROR)
         << created.message();
   }
+}
+
+TEST(CppApi, TensorParallelQueries) {
+  kiln::test::ArtifactBuilder builder;
+  kiln::test::buildAllReduceModel(builder, 1, 2, 42);
+  std::string path = kiln::test::writeTempFile("m.rank1.kiln", builder.build());
+  kiln::Artifact artifact;
+  kiln::Status status = kiln::Artifact::open(path, artifact);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_STREQ(artifact.path(), path.c_str());
+  EXPECT_EQ(artifact.tpWorldSize(), 2u);
+  EXPECT_EQ(artifact.tpRank(), 1u);
+  EXPECT_EQ(artifact.tpGroupHash(), 42u);
+  ASSERT_EQ(artifact.collectiveCount(), 1u);
+  kiln_collective_info_t info;
+  ASSERT_TRUE(artifact.collectiveInfo(0, info));
+  EXPECT_STREQ(info.kind, "all_reduce_sum");
+  EXPECT_EQ(artifact.collectiveInfo(1, info).code(), KILN_NOT_FOUND);
+}
+
+TEST(CppApi, RankArtifactPathRule) {
+  EXPECT_EQ(kiln::tpRankArtifactPath("llama.kiln", 0), "llama.rank0.kiln");
+  EXPECT_EQ(kiln::tpRankArtifactPath("out/llama.kiln", 3), "out/llama.rank3.kiln");
+  EXPECT_EQ(kiln::tpRankArtifactPath("out/llama", 1), "out/llama.rank1.kiln");
+  EXPECT_EQ(kiln::tpRankArtifactPath("a.kiln.tmp", 0), "a.kiln.tmp.rank0.kiln");
+  EXPECT_EQ(kiln::tpRankArtifactPath("dir.kiln/m", 2), "dir.kiln/m.rank2.kiln");
+  EXPECT_EQ(kiln::tpRankArtifactPath(".kiln", 0), ".rank0.kiln");
+  EXPECT_EQ(kiln::tpRankArtifactPath("m.KILN", 0), "m.KILN.rank0.kiln") << "case-sensitive";
+  EXPECT_EQ(kiln::tpRankArtifactPath("m.kiln", 12), "m.rank12.kiln");
+}
+
+TEST(CppApi, TpIdTextHelpers) {
+  kiln_tp_id_t id;
+  for (size_t i = 0; i < KILN_TP_ID_BYTES; ++i)
+    id.bytes[i] = static_cast<unsigned char>(255 - i);
+  std::string text = kiln::tpIdToString(id);
+  EXPECT_EQ(text.size(), 2u * KILN_TP_ID_BYTES);
+  EXPECT_EQ(text.substr(0, 4), "fffe");
+  kiln_tp_id_t parsed;
+  ASSERT_TRUE(kiln::tpIdFromString(text, parsed));
+  EXPECT_EQ(parsed.bytes[5], 250);
+  EXPECT_EQ(kiln::tpIdFromString("zz", parsed).code(), KILN_INVALID_ARGUMENT);
 }
 
 TEST(CppApi, OpenFailureCarriesStatus) {

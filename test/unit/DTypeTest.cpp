@@ -1,13 +1,18 @@
 //===- DTypeTest.cpp - One test per row of the dtype table ----------------===//
 //
-// Checks every row of the runtime's dtype table (size, name, NumPy descr, descr round trip)
+// Checks every row of the runtime's dtype table (size, name, NumPy descr, descr round trip,
+// float-ness and NCCL data type, the latter against nccl.h when the runtime was built with it)
 // against values written out independently here, plus the rejections of the descr parser.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/runtime.h"
 
+#include "DType.h"
 #include <gtest/gtest.h>
+#if KILN_HAVE_NCCL
+#include <nccl.h>
+#endif
 
 #include <string>
 
@@ -19,7 +24,19 @@ struct ExpectedRow {
   size_t size;
   const char *name;
   const char *descr;
+  bool isFloat;
+  /// The ncclDataType_t value, or kiln::kNoNcclDataType.
+  int ncclDataType;
 };
+
+#if KILN_HAVE_NCCL
+constexpr int kNcclF32 = ncclFloat32, kNcclF16 = ncclFloat16, kNcclBf16 = ncclBfloat16,
+              kNcclI64 = ncclInt64, kNcclI32 = ncclInt32, kNcclI8 = ncclInt8, kNcclU8 = ncclUint8;
+#else
+// nccl.h's values, written out (NCCL 2.x ncclDataType_t).
+constexpr int kNcclF32 = 7, kNcclF16 = 6, kNcclBf16 = 9, kNcclI64 = 4, kNcclI32 = 2, kNcclI8 = 0,
+              kNcclU8 = 1;
+#endif
 
 class DTypeRowTest : public testing::TestWithParam<ExpectedRow> {};
 
@@ -32,17 +49,23 @@ TEST_P(DTypeRowTest, MatchesTable) {
   kiln_status_t status = kiln_dtype_from_numpy_descr(row.descr, &parsed);
   ASSERT_EQ(status, nullptr) << kiln_status_message(status);
   EXPECT_EQ(parsed, row.dtype);
+  const kiln::DTypeInfo *info = kiln::lookupDType(row.dtype);
+  ASSERT_NE(info, nullptr);
+  EXPECT_EQ(info->isFloat, row.isFloat);
+  EXPECT_EQ(info->ncclDataType, row.ncclDataType);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllDTypes, DTypeRowTest,
-                         testing::Values(ExpectedRow{KILN_DTYPE_F32, 4, "f32", "<f4"},
-                                         ExpectedRow{KILN_DTYPE_F16, 2, "f16", "<f2"},
-                                         ExpectedRow{KILN_DTYPE_BF16, 2, "bf16", "|V2"},
-                                         ExpectedRow{KILN_DTYPE_I64, 8, "i64", "<i8"},
-                                         ExpectedRow{KILN_DTYPE_I32, 4, "i32", "<i4"},
-                                         ExpectedRow{KILN_DTYPE_I8, 1, "i8", "|i1"},
-                                         ExpectedRow{KILN_DTYPE_U8, 1, "u8", "|u1"},
-                                         ExpectedRow{KILN_DTYPE_BOOL, 1, "bool", "|b1"}),
+                         testing::Values(
+                             ExpectedRow{KILN_DTYPE_F32, 4, "f32", "<f4", true, kNcclF32},
+                             ExpectedRow{KILN_DTYPE_F16, 2, "f16", "<f2", true, kNcclF16},
+                             ExpectedRow{KILN_DTYPE_BF16, 2, "bf16", "|V2", true, kNcclBf16},
+                             ExpectedRow{KILN_DTYPE_I64, 8, "i64", "<i8", false, kNcclI64},
+                             ExpectedRow{KILN_DTYPE_I32, 4, "i32", "<i4", false, kNcclI32},
+                             ExpectedRow{KILN_DTYPE_I8, 1, "i8", "|i1", false, kNcclI8},
+                             ExpectedRow{KILN_DTYPE_U8, 1, "u8", "|u1", false, kNcclU8},
+                             ExpectedRow{KILN_DTYPE_BOOL, 1, "bool", "|b1", false,
+                                         kiln::kNoNcclDataType}),
                          [](const testing::TestParamInfo<ExpectedRow> &info) {
                            return std::string(info.param.name);
                          });
@@ -101,6 +124,7 @@ TEST(Status, CodeNames) {
   EXPECT_STREQ(kiln_status_code_name(KILN_INVALID_ARTIFACT), "INVALID_ARTIFACT");
   EXPECT_STREQ(kiln_status_code_name(KILN_UNAVAILABLE), "UNAVAILABLE");
   EXPECT_STREQ(kiln_status_code_name(KILN_INTERNAL), "INTERNAL");
+  EXPECT_STREQ(kiln_status_code_name(KILN_DEADLINE_EXCEEDED), "DEADLINE_EXCEEDED");
   EXPECT_STREQ(kiln_status_code_name(static_cast<kiln_status_code_t>(99)), "UNKNOWN");
 }
 

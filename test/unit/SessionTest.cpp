@@ -2,7 +2,8 @@
 //
 // kiln_session_create and the CUDA symbol loader on machines without a driver: the result must be
 // a clean status (never a crash), with the documented message. Also the argument checks that
-// fail before any driver call.
+// fail before any driver call, tensor-parallel ones included (a rank artifact without a group id,
+// NCCL missing), the group id's text form and kiln_tp_id_create, and the poll Deadline.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,8 +13,13 @@
 #if KILN_HAVE_NCCL
 #include "NcclSymbols.h"
 #endif
+#include "TensorParallel.h"
 #include "TestArtifact.h"
 #include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <thread>
 
 namespace {
 
@@ -150,10 +156,191 @@ TEST(Session, ParamsDefaults) {
   params.device_ordinal = 7;
   params.poison_arena = 7;
   params.use_cuda_graph = 7;
+  kiln_tp_id_t id;
+  params.tp_id = &id;
+  params.tp_timeout_ms = 7;
   kiln_session_params_initialize(&params);
   EXPECT_EQ(params.device_ordinal, 0);
   EXPECT_EQ(params.poison_arena, 0);
   EXPECT_EQ(params.use_cuda_graph, 1) << "CUDA graphs are on by default";
+  EXPECT_EQ(params.tp_id, nullptr);
+  EXPECT_EQ(params.tp_timeout_ms, 300000u) << "5 minutes";
+}
+
+TEST(Session, ProfileCollectivesRejectsNullSession) {
+  float launches[2] = {1, 1}, collectives[1] = {1};
+  kiln_status_t status = kiln_session_profile_collectives(nullptr, 3, launches, collectives);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  kiln_status_free(status);
+  status = kiln_session_profile(nullptr, 3, launches);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  kiln_status_free(status);
+}
+
+/// Opens rank `rank` of the 2-rank all-reduce model; the caller releases it.
+kiln_artifact_t *openRankArtifact(uint32_t rank) {
+  kiln::test::ArtifactBuilder builder;
+  kiln::test::buildAllReduceModel(builder, rank, 2);
+  std::string path =
+      kiln::test::writeTempFile("tp.rank" + std::to_string(rank) + ".kiln", builder.build());
+  kiln_artifact_t *artifact = nullptr;
+  kiln_status_t status = kiln_artifact_open(path.c_str(), &artifact);
+  EXPECT_EQ(status, nullptr) << kiln_status_message(status);
+  kiln_status_free(status);
+  return artifact;
+}
+
+TEST(TensorParallelSession, CreateWithoutGroupIdIsInvalidArgument) {
+  // Checked before the driver or NCCL is loaded: the same answer with or without a GPU.
+  kiln_artifact_t *artifact = openRankArtifact(1);
+  ASSERT_NE(artifact, nullptr);
+  kiln_session_t *session = reinterpret_cast<kiln_session_t *>(0x1);
+  kiln_status_t status = kiln_session_create(artifact, nullptr, &session);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  EXPECT_EQ(session, nullptr);
+  std::string message = kiln_status_message(status);
+  EXPECT_NE(message.find(std::string("'") + kiln_artifact_path(artifact) +
+                         "': rank 1 of 2 (device 0): kiln_session_create: a tensor-parallel rank "
+                         "artifact needs kiln_session_params_t::tp_id"),
+            std::string::npos)
+      << message;
+  kiln_status_free(status);
+  kiln_artifact_release(artifact);
+}
+
+TEST(TensorParallelSession, CreateWithGroupIdButNoDeviceIsUnavailable) {
+  // Device 9999 exists nowhere, so this never reaches the communicator, GPU or not: the status
+  // comes from loading NCCL (missing, or a runtime built without nccl.h), loading the driver or
+  // checking the ordinal.
+  kiln_artifact_t *artifact = openRankArtifact(0);
+  ASSERT_NE(artifact, nullptr);
+  kiln_tp_id_t id;
+  std::memset(id.bytes, 0x5a, sizeof(id.bytes));
+  kiln_session_params_t params;
+  kiln_session_params_initialize(&params);
+  params.tp_id = &id;
+  params.device_ordinal = 9999;
+  kiln_session_t *session = nullptr;
+  kiln_status_t status = kiln_session_create(artifact, &params, &session);
+  EXPECT_EQ(kiln_status_code(status), KILN_UNAVAILABLE) << kiln_status_message(status);
+  EXPECT_EQ(session, nullptr);
+  std::string message = kiln_status_message(status);
+#if KILN_HAVE_NCCL
+  bool expected = message.find("CUDA driver not found") != std::string::npos ||
+                  message.find("CUDA device 9999 does not exist") != std::string::npos ||
+                  message.find("NCCL not found") != std::string::npos;
+#else
+  bool expected = message.find("rank 0 of 2 (device 9999): this kiln runtime was built without "
+                               "NCCL") != std::string::npos;
+#endif
+  EXPECT_TRUE(expected) << message;
+  std::printf("tensor-parallel session_create without a device: %s\n", message.c_str());
+  kiln_status_free(status);
+  kiln_artifact_release(artifact);
+}
+
+TEST(TensorParallelId, TextRoundTrip) {
+  kiln_tp_id_t id;
+  for (size_t i = 0; i < KILN_TP_ID_BYTES; ++i)
+    id.bytes[i] = static_cast<unsigned char>(i * 37 + 11);
+  char text[KILN_TP_ID_STRING_BYTES];
+  std::memset(text, 'x', sizeof(text));
+  kiln_tp_id_to_string(&id, text);
+  ASSERT_EQ(std::strlen(text), 2u * KILN_TP_ID_BYTES);
+  EXPECT_EQ(std::string(text, 4), "0b30") << "bytes 11 and 48, lowercase hex";
+  for (const char *c = text; *c; ++c)
+    EXPECT_TRUE((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f')) << *c;
+  kiln_tp_id_t parsed;
+  kiln_status_t status = kiln_tp_id_from_string(text, &parsed);
+  ASSERT_EQ(status, nullptr) << kiln_status_message(status);
+  EXPECT_EQ(std::memcmp(id.bytes, parsed.bytes, KILN_TP_ID_BYTES), 0);
+}
+
+TEST(TensorParallelId, ParsesUppercaseAndSurroundingWhitespace) {
+  std::string text(2 * KILN_TP_ID_BYTES, 'F');
+  text[1] = 'e';
+  kiln_tp_id_t parsed;
+  kiln_status_t status = kiln_tp_id_from_string((" \t" + text + "\n").c_str(), &parsed);
+  ASSERT_EQ(status, nullptr) << kiln_status_message(status);
+  EXPECT_EQ(parsed.bytes[0], 0xfe);
+  EXPECT_EQ(parsed.bytes[KILN_TP_ID_BYTES - 1], 0xff);
+}
+
+/// Expects kiln_tp_id_from_string(`text`) to fail with `fragment` and a zeroed id.
+void expectBadId(const char *text, const std::string &fragment) {
+  kiln_tp_id_t parsed;
+  std::memset(parsed.bytes, 0x77, sizeof(parsed.bytes));
+  kiln_status_t status = kiln_tp_id_from_string(text, &parsed);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(kiln_status_message(status)).find(fragment), std::string::npos)
+      << kiln_status_message(status);
+  EXPECT_EQ(parsed.bytes[0], 0) << "out_id must be zeroed on entry";
+  kiln_status_free(status);
+}
+
+TEST(TensorParallelId, RejectsWrongLength) {
+  expectBadId("abcd", "invalid tensor-parallel group id: 4 characters, expected 256 hex digits");
+  expectBadId("", "0 characters, expected 256 hex digits");
+  std::string tooLong(2 * KILN_TP_ID_BYTES + 2, '0');
+  expectBadId(tooLong.c_str(), "258 characters, expected 256");
+}
+
+TEST(TensorParallelId, RejectsNonHexCharacter) {
+  std::string text(2 * KILN_TP_ID_BYTES, '0');
+  text[17] = 'g';
+  expectBadId(text.c_str(), "character 'g' at position 17 is not a hex digit");
+  text[17] = '\x01';
+  expectBadId(text.c_str(), "byte 0x01 at position 17 is not a hex digit");
+  text[17] = '0';
+  text[100] = ' ';
+  expectBadId(text.c_str(), "character ' ' at position 100 is not a hex digit");
+}
+
+TEST(TensorParallelId, RejectsNullArguments) {
+  kiln_tp_id_t parsed;
+  kiln_status_t status = kiln_tp_id_from_string(nullptr, &parsed);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  kiln_status_free(status);
+  status = kiln_tp_id_from_string("00", nullptr);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  kiln_status_free(status);
+  status = kiln_tp_id_create(nullptr);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  kiln_status_free(status);
+}
+
+TEST(TensorParallelId, CreateGivesFreshIdsOrUnavailable) {
+  // ncclGetUniqueId needs NCCL and a network interface, no GPU.
+  kiln_tp_id_t a, b;
+  kiln_status_t status = kiln_tp_id_create(&a);
+  if (status) {
+    EXPECT_EQ(kiln_status_code(status), KILN_UNAVAILABLE) << kiln_status_message(status);
+    std::string message = kiln_status_message(status);
+    kiln_status_free(status);
+    GTEST_SKIP() << "no NCCL: " << message;
+  }
+  status = kiln_tp_id_create(&b);
+  ASSERT_EQ(status, nullptr) << kiln_status_message(status);
+  EXPECT_NE(std::memcmp(a.bytes, b.bytes, KILN_TP_ID_BYTES), 0) << "two groups, two ids";
+  kiln_tp_id_t zero;
+  std::memset(zero.bytes, 0, sizeof(zero.bytes));
+  EXPECT_NE(std::memcmp(a.bytes, zero.bytes, KILN_TP_ID_BYTES), 0);
+}
+
+TEST(TensorParallelDeadline, ExpiresAfterItsTimeoutAndZeroNever) {
+  kiln::Deadline never(0);
+  kiln::Deadline soon(20);
+  EXPECT_FALSE(soon.expired());
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  EXPECT_TRUE(soon.expired());
+  EXPECT_GE(soon.elapsedMs(), 20u);
+  EXPECT_FALSE(never.expired());
+  EXPECT_EQ(soon.timeoutMs(), 20u);
+  // pause() sleeps 50-200 us: 10 pauses stay far below a millisecond each.
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 10; ++i)
+    never.pause();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(50));
 }
 
 TEST(Session, HasCudaGraphOfNullIsZero) { EXPECT_EQ(kiln_session_has_cuda_graph(nullptr), 0); }

@@ -57,9 +57,14 @@ std::vector<uint8_t> ArtifactBuilder::build() {
     if (!bytes.empty())
       std::memcpy(file.data() + (*field)->offset(), bytes.data(), bytes.size());
   // The header goes in last: its checksum covers everything after it.
+  uint32_t version = headerFormatVersion;
+  if (version == 0)
+    version = model.tensor_parallel || !model.collectives.empty()
+                  ? fb::kFormatVersionCollectives
+                  : fb::kOldestFormatVersion;
   uint8_t header[fb::kHeaderSize];
-  fb::encodeHeader(fb::makeHeader(indexOffset, fbb.GetSize(), fileSize, artifactCrc32(file)),
-                   header);
+  fb::encodeHeader(
+      fb::makeHeader(indexOffset, fbb.GetSize(), fileSize, artifactCrc32(file), version), header);
   std::memcpy(file.data(), header, sizeof(header));
   lastIndexOffset = indexOffset;
   lastIndexSize = fbb.GetSize();
@@ -184,6 +189,61 @@ void buildAddModel(ArtifactBuilder &builder,
   model.launches.push_back(std::move(launch));
 }
 
+std::vector<uint8_t> allReduceModelWeights(uint32_t rank) {
+  float values[2 * kAddElements];
+  for (int i = 0; i < kAddElements; ++i) {
+    values[i] = static_cast<float>((i + 1) * (rank + 1));
+    values[kAddElements + i] = static_cast<float>(100 * (i + 1));
+  }
+  std::vector<uint8_t> bytes(sizeof(values));
+  std::memcpy(bytes.data(), values, sizeof(values));
+  return bytes;
+}
+
+void buildAllReduceModel(ArtifactBuilder &builder, uint32_t rank, uint32_t worldSize,
+                         uint64_t groupHash) {
+  const uint64_t bytes = kAddElements * sizeof(float);
+  buildAddModel(builder);
+  fb::ModelT &model = builder.model;
+  model.format_version = fb::kFormatVersionCollectives;
+  model.producer = "kiln unit test (tensor parallel)";
+  builder.setBlob(model.weights, allReduceModelWeights(rank));
+  model.outputs[0]->location = makeRef(fb::Segment::Arena, 256, bytes);
+
+  auto second = std::make_unique<fb::LaunchT>();
+  second->module_ = 0;
+  second->function = "kiln_add";
+  second->grid = {1, 1, 1};
+  second->block = {static_cast<uint32_t>(kAddElements), 1, 1};
+  second->args.push_back(makeRef(fb::Segment::Arena, 0, bytes));
+  second->args.push_back(makeRef(fb::Segment::Weights, bytes, bytes));
+  second->args.push_back(makeRef(fb::Segment::Arena, 256, bytes));
+  model.launches.push_back(std::move(second));
+
+  model.tensor_parallel = std::make_unique<fb::TensorParallelT>();
+  model.tensor_parallel->world_size = worldSize;
+  model.tensor_parallel->rank = rank;
+  model.tensor_parallel->group_hash = groupHash;
+
+  auto collective = std::make_unique<fb::CollectiveT>();
+  collective->kind = fb::CollectiveKind::AllReduceSum;
+  collective->dtype = fb::DType::F32;
+  collective->count = kAddElements;
+  collective->input = makeRef(fb::Segment::Arena, 0, bytes);
+  collective->output = makeRef(fb::Segment::Arena, 0, bytes);
+  collective->before_launch = 1;
+  model.collectives.push_back(std::move(collective));
+}
+
+std::vector<float> allReduceModelExpected(const std::vector<float> &x, uint32_t worldSize) {
+  std::vector<float> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i)
+    y[i] = static_cast<float>(worldSize) * x[i] +
+           static_cast<float>((i + 1) * worldSize * (worldSize + 1) / 2) +
+           static_cast<float>(100 * (i + 1));
+  return y;
+}
+
 std::string writeTempFile(const std::string &name, const std::vector<uint8_t> &bytes) {
   const testing::TestInfo *info = testing::UnitTest::GetInstance()->current_test_info();
   std::string path =
@@ -202,9 +262,11 @@ std::string kilnRunPath() {
   return fromEnv && *fromEnv ? fromEnv : KILN_RUN_PATH;
 }
 
-CommandResult runKilnRun(const std::string &arguments) {
+CommandResult runKilnRun(const std::string &arguments, const std::string &environment) {
   CommandResult result;
-  std::string command = "'" + kilnRunPath() + "' " + arguments + " 2>&1";
+  std::string command = "env -u KILN_TP_RANK -u KILN_TP_WORLD_SIZE -u KILN_TP_ID -u "
+                        "KILN_TP_ID_FILE -u RANK -u WORLD_SIZE -u LOCAL_RANK " +
+                        environment + " '" + kilnRunPath() + "' " + arguments + " 2>&1";
   FILE *pipe = ::popen(command.c_str(), "r");
   if (!pipe) {
     ADD_FAILURE() << "cannot run " << command;

@@ -4,8 +4,8 @@
 // FlatBuffers object API), attach payload bytes to its Blob fields, and build() lays the file out
 // as docs/artifact.md allows (header with a CRC-32, index at offset 64, 256-byte aligned blobs;
 // kiln-compile puts the index last instead). Also: resealing the checksum of an edited file,
-// running kiln-run, the reference "add" model the tests and GPU checks share, and temp-file
-// helpers.
+// running kiln-run, the reference "add" model the tests and GPU checks share, a two-launch
+// tensor-parallel rank model with one all-reduce, and temp-file helpers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,10 +27,16 @@ namespace test {
 /// Builds artifact files from an index plus blob payloads.
 class ArtifactBuilder {
 public:
-  /// The index. format_version defaults to the current version.
+  /// The index. format_version defaults to 1 (kOldestFormatVersion, what kiln-compile writes for
+  /// single-GPU models); buildAllReduceModel sets 2.
   kiln::artifact::ModelT model;
 
-  ArtifactBuilder() { model.format_version = kiln::artifact::kFormatVersion; }
+  /// format_version written into the header; 0 (the default) applies kiln-compile's rule:
+  /// kFormatVersionCollectives when the model has a tensor_parallel table or collectives,
+  /// kOldestFormatVersion otherwise. Tests of the header/index mismatch set it explicitly.
+  uint32_t headerFormatVersion = 0;
+
+  ArtifactBuilder() { model.format_version = kiln::artifact::kOldestFormatVersion; }
   ArtifactBuilder(const ArtifactBuilder &) = delete;
   ArtifactBuilder &operator=(const ArtifactBuilder &) = delete;
 
@@ -80,6 +86,23 @@ std::vector<uint8_t> addModelWeights();
 void buildAddModel(ArtifactBuilder &builder,
                    std::vector<std::pair<uint32_t, std::vector<uint8_t>>> cubins = {});
 
+/// Weights of rank r of the all-reduce model: f32 {1, 2, 3, 4} * (r + 1), then the bias
+/// f32 {100, 200, 300, 400} shared by every rank.
+std::vector<uint8_t> allReduceModelWeights(uint32_t rank);
+
+/// Fills `builder` with rank `rank` of a `worldSize`-rank tensor-parallel model (format version
+/// 2, tensor_parallel {worldSize, rank, groupHash}): input "x" f32[4]; launch 0
+/// kiln_add(x, w_rank, arena+0) writes t = x + w_rank; collective 0 all_reduce_sum f32 x 4 in
+/// place on arena+0 before launch 1 (s = sum over ranks of t); launch 1 kiln_add(arena+0, bias,
+/// arena+256) writes output "y" = s + bias. So every rank's y is
+/// y[i] = worldSize * x[i] + (i + 1) * worldSize * (worldSize + 1) / 2 + 100 * (i + 1), exact in
+/// f32 for small values.
+void buildAllReduceModel(ArtifactBuilder &builder, uint32_t rank, uint32_t worldSize,
+                         uint64_t groupHash = 0x6b696c6e2d747031ull);
+
+/// Expected output of the all-reduce model for input `x` (kAddElements values).
+std::vector<float> allReduceModelExpected(const std::vector<float> &x, uint32_t worldSize);
+
 /// Returns a BufferRefT with the given fields.
 std::unique_ptr<kiln::artifact::BufferRefT>
 makeRef(kiln::artifact::Segment segment, uint64_t offset, uint64_t size, uint32_t index = 0);
@@ -96,8 +119,11 @@ struct CommandResult {
 /// Path of the kiln-run binary: $KILN_RUN if set, else the one built next to the tests.
 std::string kilnRunPath();
 
-/// Runs kiln-run with `arguments` (already shell-quoted) and captures its result.
-CommandResult runKilnRun(const std::string &arguments);
+/// Runs kiln-run with `arguments` (already shell-quoted) and captures its result. The
+/// tensor-parallel environment variables kiln-run reads (KILN_TP_RANK, KILN_TP_WORLD_SIZE,
+/// KILN_TP_ID, KILN_TP_ID_FILE, RANK, WORLD_SIZE, LOCAL_RANK) are removed first, then
+/// `environment` ("NAME=value ..." assignments, already shell-quoted) is added.
+CommandResult runKilnRun(const std::string &arguments, const std::string &environment = "");
 
 } // namespace test
 } // namespace kiln

@@ -50,7 +50,7 @@ typedef enum kiln_status_code_e {
   KILN_IO_ERROR = 3,
   /// The artifact file is malformed (header, index, blob or reference out of bounds).
   KILN_INVALID_ARTIFACT = 4,
-  /// The artifact's format_version major differs from the one this runtime reads.
+  /// The artifact's format_version is outside the range this runtime reads (1 and 2).
   KILN_UNSUPPORTED_VERSION = 5,
   /// The CUDA driver or the requested device is not available.
   KILN_UNAVAILABLE = 6,
@@ -169,8 +169,11 @@ typedef struct kiln_module_info_t {
 /// Opens the .kiln file at `path`, maps it and verifies it completely: header (magic, version,
 /// sizes against the real file size), the CRC-32 of everything after the header (when the header
 /// records one; this reads the whole file, about 1 s per 2 GB), the FlatBuffers index, every
-/// blob range, every launch (module index, grid/block dimensions) and every buffer reference. On
-/// any problem returns
+/// blob range, every launch (module index, grid/block dimensions), every buffer reference and,
+/// in tensor-parallel rank files (format version 2), the tensor_parallel table (world size >= 2,
+/// rank below it) and every collective (known kind, f32/f16/bf16, count > 0, input and output
+/// arena ranges of exactly count elements, equal or disjoint, before_launch within the schedule
+/// and sorted); a version-1 file carrying either is invalid. On any problem returns
 /// KILN_IO_ERROR, KILN_INVALID_ARTIFACT or KILN_UNSUPPORTED_VERSION with a message naming the
 /// file and the defect; no byte outside the file is ever read. On success `*out_artifact` holds a
 /// new reference.
@@ -285,9 +288,12 @@ typedef struct kiln_tp_id_t {
   unsigned char bytes[KILN_TP_ID_BYTES];
 } kiln_tp_id_t;
 
-/// Creates a new group id (ncclGetUniqueId; it holds the address the ranks connect to, so call it
-/// on the host of rank 0). Loads NCCL (dlopen "libnccl.so.2"): KILN_UNAVAILABLE when NCCL cannot
-/// be loaded or the runtime was built without nccl.h. `out_id` is zeroed on entry.
+/// Creates a new group id (ncclGetUniqueId). The id holds the address of a listener that NCCL
+/// starts in the calling process, which the ranks contact while they create their sessions: call
+/// it on the host of rank 0, in a process that stays alive until every rank's kiln_session_create
+/// has returned (rank 0's own process, or a launcher that outlives the group's formation). Loads
+/// NCCL (dlopen "libnccl.so.2", never unloaded): KILN_UNAVAILABLE when NCCL cannot be loaded or
+/// the runtime was built without nccl.h. `out_id` is zeroed on entry.
 kiln_status_t kiln_tp_id_create(kiln_tp_id_t *out_id);
 
 /// Writes the text form of `id` (KILN_TP_ID_STRING_BYTES - 1 lowercase hex digits, NUL-terminated)
@@ -318,7 +324,9 @@ typedef struct kiln_session_params_t {
   /// whole launch list into a CUDA graph and instantiates it; every run then enqueues the graph
   /// with one cuGraphLaunch instead of one cuLaunchKernel per kernel. A failed capture or
   /// instantiation is returned as a status (there is no silent fallback). 0: every run launches
-  /// the kernels one by one.
+  /// the kernels one by one. Tensor-parallel artifacts: the graph also holds the NCCL
+  /// all-reduces; every rank of a group must use the same value (NCCL requires a collective to be
+  /// captured on all ranks or on none).
   int use_cuda_graph;
   /// Tensor-parallel artifacts only (kiln_artifact_tp_world_size > 1): the id of the group, the
   /// same for all ranks (see kiln_tp_id_create). Required for them (KILN_INVALID_ARGUMENT when
@@ -344,11 +352,27 @@ void kiln_session_params_initialize(kiln_session_params_t *params);
 /// one buffer per input. `params` may be NULL for defaults. Errors: KILN_UNAVAILABLE when the
 /// driver cannot be loaded or the device does not exist, KILN_CUDA_ERROR (call, file, line, driver
 /// error name and string), KILN_RESOURCE_EXHAUSTED when device memory runs out.
+///
+/// Tensor-parallel rank artifacts (kiln_artifact_tp_world_size > 1): every rank of the group
+/// creates its session at about the same time (threads of one process or separate processes),
+/// each on its own GPU (params.device_ordinal; the caller picks a distinct device per rank), all
+/// with the same params.tp_id. Before the driver is loaded: params.tp_id NULL is
+/// KILN_INVALID_ARGUMENT; NCCL is loaded (dlopen "libnccl.so.2"), KILN_UNAVAILABLE when it cannot
+/// be, or when this runtime was built without nccl.h. After the steps above the session joins the
+/// group (a non-blocking NCCL communicator, ncclCommInitRankConfig) and runs each distinct
+/// collective shape once, so NCCL sets up its connections before any CUDA graph capture. When the
+/// other ranks have not all joined within params.tp_timeout_ms, the communicator is aborted and
+/// the call returns KILN_DEADLINE_EXCEEDED naming the file, rank, world size and timeout (a peer
+/// rank did not join). NCCL failures are statuses naming the NCCL call and NCCL's error. Single-GPU
+/// artifacts never load NCCL.
 kiln_status_t kiln_session_create(kiln_artifact_t *artifact, const kiln_session_params_t *params,
                                   kiln_session_t **out_session);
 
 /// Waits for the session's work and releases all its device resources, then the session. NULL is
-/// a no-op.
+/// a no-op. Tensor-parallel sessions: the wait is bounded by tp_timeout_ms; then the CUDA graph
+/// is destroyed and the communicator finalized and destroyed (ncclCommFinalize, ncclCommDestroy),
+/// or aborted (ncclCommAbort) when the session was aborted or the wait timed out. This is the one
+/// call an aborted session accepts.
 void kiln_session_release(kiln_session_t *session);
 
 /// Returns the artifact of `session` (borrowed; valid while the session lives).
@@ -370,6 +394,20 @@ kiln_status_t kiln_session_set_input(kiln_session_t *session, const char *name,
 /// arena, so new inputs set with kiln_session_set_input (or written through
 /// kiln_session_input_device_ptr) are picked up by every later run. A capture, instantiation or
 /// graph launch failure is returned as KILN_CUDA_ERROR naming the driver call.
+///
+/// Tensor-parallel sessions: the schedule interleaves the kernel launches with the artifact's
+/// collectives, each an ncclAllReduce (sum, in the collective's dtype) on the arena, enqueued on
+/// the same stream right before launch before_launch; the CUDA graph captures them together with
+/// the kernels. Every rank must run the same sequence of runs (and benchmark / profile calls with
+/// the same counts): the collectives pair up across ranks in order. Enqueuing waits for NCCL when
+/// it answers ncclInProgress, at most tp_timeout_ms. The run's completion depends on the other
+/// ranks, so the calls that wait for it (kiln_session_synchronize, _get_output, _set_input,
+/// _benchmark, _profile, _profile_collectives, and a run on a different stream) poll instead of
+/// blocking: on an NCCL asynchronous error they return it; after tp_timeout_ms they return
+/// KILN_DEADLINE_EXCEEDED. In both cases, and when enqueuing a run fails (this rank's collectives
+/// would be out of step with its peers'), the communicator is aborted and the session is marked
+/// aborted: every later call except kiln_session_release returns KILN_FAILED_PRECONDITION
+/// ("session aborted after ..."). Recovery means new sessions on every rank with a new group id.
 kiln_status_t kiln_session_run(kiln_session_t *session, void *stream);
 
 /// Returns 1 if `session` has an instantiated CUDA graph, i.e. use_cuda_graph was set and a run
@@ -377,7 +415,7 @@ kiln_status_t kiln_session_run(kiln_session_t *session, void *stream);
 int kiln_session_has_cuda_graph(const kiln_session_t *session);
 
 /// Waits for all work enqueued by the session (on its own stream and on the stream of the last
-/// kiln_session_run).
+/// kiln_session_run). Tensor-parallel sessions: bounded by tp_timeout_ms (see kiln_session_run).
 kiln_status_t kiln_session_synchronize(kiln_session_t *session);
 
 /// Waits for the session's work, then copies output `name` into `host_data`. `bytes` must equal
@@ -400,14 +438,18 @@ kiln_status_t kiln_session_output_device_ptr(kiln_session_t *session, const char
 /// time is never measured): runs `warmup_iterations` untimed runs, then `iterations` timed runs,
 /// each bracketed by two events and waited for, and writes the elapsed device time of run i in
 /// milliseconds to `out_ms_per_iteration[i]` (the caller provides `iterations` floats).
-/// `iterations` must be > 0.
+/// `iterations` must be > 0. Tensor-parallel sessions: every rank must call it with the same
+/// counts; each timed run includes waiting for the slowest rank in its collectives.
 kiln_status_t kiln_session_benchmark(kiln_session_t *session, size_t warmup_iterations,
                                      size_t iterations, float *out_ms_per_iteration);
 
 /// Like kiln_session_profile, and also times every collective: `out_ms_per_collective` (the
 /// caller provides kiln_artifact_collective_count floats; may be NULL when there are none) gets the
 /// median elapsed time of collective i, which includes waiting for the slowest rank. Every rank of
-/// a group must call it with the same `iterations` (the collectives pair up across ranks).
+/// a group must call it with the same `iterations` (the collectives pair up across ranks). The
+/// events bracket every entry of the schedule, launches and collectives in execution order.
+/// KILN_INVALID_ARGUMENT when `iterations` is 0, `out_ms_per_launch` is NULL, or
+/// `out_ms_per_collective` is NULL although the artifact has collectives.
 kiln_status_t kiln_session_profile_collectives(kiln_session_t *session, size_t iterations,
                                                float *out_ms_per_launch,
                                                float *out_ms_per_collective);
@@ -417,7 +459,8 @@ kiln_status_t kiln_session_profile_collectives(kiln_session_t *session, size_t i
 /// CUDA events, after one untimed warm-up run, and writes the median elapsed time of launch i in
 /// milliseconds to `out_ms_per_launch[i]` (the caller provides kiln_artifact_launch_count floats).
 /// Event recording adds a little time to each launch, so the sum exceeds a graph run's latency.
-/// `iterations` must be > 0.
+/// `iterations` must be > 0. Tensor-parallel sessions run (and time, without reporting) their
+/// collectives too; use kiln_session_profile_collectives to see them.
 kiln_status_t kiln_session_profile(kiln_session_t *session, size_t iterations,
                                    float *out_ms_per_launch);
 

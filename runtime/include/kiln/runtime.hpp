@@ -2,7 +2,9 @@
 //
 // Header-only convenience layer over kiln/runtime.h for C++ applications: owning wrappers for
 // status, artifact and session handles (move-only, released in the destructor) that keep the C
-// API's error model — every fallible call returns a kiln::Status, no exceptions are thrown.
+// API's error model — every fallible call returns a kiln::Status, no exceptions are thrown. Also
+// the naming rule of tensor-parallel rank files (tpRankArtifactPath), shared by kiln-compile,
+// which writes them, and kiln-run, which finds them, and helpers for group ids.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +13,7 @@
 
 #include "kiln/runtime.h"
 
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -44,6 +47,36 @@ public:
 private:
   kiln_status_t status = nullptr;
 };
+
+/// Returns the path of rank `rank`'s artifact for the output path `base` of
+/// `kiln-compile --tensor-parallel N -o base`: "model.kiln" gives "model.rank0.kiln",
+/// "model.rank1.kiln", ...; a path that does not end in ".kiln" gets ".rank<r>.kiln" appended
+/// ("out/m" gives "out/m.rank0.kiln"). kiln-compile writes the N files under these names and
+/// `kiln-run --tensor-parallel N base` (or one kiln-run per rank) opens them.
+inline std::string tpRankArtifactPath(const std::string &base, uint32_t rank) {
+  static const std::string kSuffix = ".kiln";
+  std::string stem = base;
+  if (stem.size() >= kSuffix.size() &&
+      stem.compare(stem.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0)
+    stem.resize(stem.size() - kSuffix.size());
+  return stem + ".rank" + std::to_string(rank) + kSuffix;
+}
+
+/// Creates a new tensor-parallel group id in `id` (see kiln_tp_id_create: the calling process
+/// must stay alive until every rank has created its session).
+inline Status createTpId(kiln_tp_id_t &id) { return Status(kiln_tp_id_create(&id)); }
+
+/// Returns the text form of `id` (2 * KILN_TP_ID_BYTES lowercase hex digits).
+inline std::string tpIdToString(const kiln_tp_id_t &id) {
+  char text[KILN_TP_ID_STRING_BYTES];
+  kiln_tp_id_to_string(&id, text);
+  return text;
+}
+
+/// Parses the text form of a group id into `id` (see kiln_tp_id_from_string).
+inline Status tpIdFromString(const std::string &text, kiln_tp_id_t &id) {
+  return Status(kiln_tp_id_from_string(text.c_str(), &id));
+}
 
 /// Owning reference to a verified artifact.
 class Artifact {
@@ -79,6 +112,18 @@ public:
   }
   uint64_t arenaBytes() const { return kiln_artifact_arena_bytes(handle); }
   size_t launchCount() const { return kiln_artifact_launch_count(handle); }
+  /// The path the artifact was opened from.
+  const char *path() const { return kiln_artifact_path(handle); }
+  /// Tensor parallelism: world size (1 for a single-GPU artifact), this file's rank and the
+  /// group hash shared by the rank files of one compile (see kiln_artifact_tp_world_size).
+  uint32_t tpWorldSize() const { return kiln_artifact_tp_world_size(handle); }
+  uint32_t tpRank() const { return kiln_artifact_tp_rank(handle); }
+  uint64_t tpGroupHash() const { return kiln_artifact_tp_group_hash(handle); }
+  /// Number of collectives in the schedule, and one collective's description.
+  size_t collectiveCount() const { return kiln_artifact_collective_count(handle); }
+  Status collectiveInfo(size_t index, kiln_collective_info_t &info) const {
+    return Status(kiln_artifact_collective_info(handle, index, &info));
+  }
 
 private:
   kiln_artifact_t *handle = nullptr;
