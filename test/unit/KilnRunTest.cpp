@@ -1,13 +1,20 @@
 //===- KilnRunTest.cpp - kiln-run command-line errors (no GPU needed) -----===//
 //
 // Runs the kiln-run binary on hand-built artifacts and .npy files and checks exit codes and
-// messages of every usage and file error, --info output, and the clean no-GPU error.
+// messages of every usage and file error, --info output, and the clean no-GPU error. For tensor
+// parallelism: threads mode's rank-file checks (missing file, wrong world size, rank, group hash,
+// signature), process mode's environment (rank variables, group id from KILN_TP_ID /
+// KILN_TP_ID_FILE, quiet ranks), --info of rank files; everything that needs no GPU.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Npy.h"
 #include "TestArtifact.h"
 #include <gtest/gtest.h>
+
+#include <fstream>
+#include <functional>
+#include <unistd.h>
 
 namespace {
 
@@ -34,10 +41,10 @@ protected:
     return kiln::test::writeTempFile(name, image);
   }
 
-  /// Expects exit code 2 and `fragment` in the output.
+  /// Expects exit code 2 and `fragment` in the output (kiln-run run with `environment`).
   void expectError(const std::string &arguments, const std::string &fragment,
-                   bool usageLine = false) {
-    kiln::test::CommandResult result = runKilnRun(arguments);
+                   bool usageLine = false, const std::string &environment = "") {
+    kiln::test::CommandResult result = runKilnRun(arguments, environment);
     EXPECT_EQ(result.exitCode, 2) << result.output;
     EXPECT_NE(result.output.find(fragment), std::string::npos)
         << "output: " << result.output << "\nexpected: " << fragment;
@@ -189,6 +196,30 @@ TEST_F(KilnRun, CompareReferenceWrongShape) {
               "reference for output 'y' expects f32[4], got f32[5]");
 }
 
+TEST_F(KilnRun, HelpDescribesTensorParallelModes) {
+  kiln::test::CommandResult result = runKilnRun("--help");
+  EXPECT_EQ(result.exitCode, 0) << result.output;
+  for (const char *fragment :
+       {"[--tensor-parallel N] [--tp-timeout MS]", "--tensor-parallel N  run the N rank files",
+        "KILN_TP_ID_FILE=/tmp/kiln.id torchrun --nproc-per-node 2 --no-python",
+        "KILN_TP_RANK=1 kiln-run llama.kiln", "LOCAL_RANK"})
+    EXPECT_NE(result.output.find(fragment), std::string::npos) << fragment;
+}
+
+TEST_F(KilnRun, BadTensorParallelCount) {
+  expectError("'" + model + "' --tensor-parallel 1 --info",
+              "option '--tensor-parallel' expects the number of ranks in [2, 1024], got '1'",
+              true);
+  expectError("'" + model + "' --tensor-parallel two --info", "got 'two'", true);
+}
+
+TEST_F(KilnRun, BadTpTimeout) {
+  expectError("'" + model + "' --tp-timeout -5 --info",
+              "option '--tp-timeout' expects milliseconds in [0, 4294967295] (0 = no limit), got "
+              "'-5'",
+              true);
+}
+
 TEST_F(KilnRun, NoGpuGivesCleanError) {
   kiln::test::CommandResult result =
       runKilnRun("'" + model + "' --input x='" + input + "' --output y=/dev/null");
@@ -199,6 +230,343 @@ TEST_F(KilnRun, NoGpuGivesCleanError) {
   if (result.output.find("CUDA driver not found") == std::string::npos) {
     EXPECT_NE(result.output.find("cuInit"), std::string::npos) << result.output;
   }
+}
+
+/// Rank files of the 2-rank all-reduce model and helpers for the tensor-parallel tests.
+class KilnRunTp : public KilnRun {
+protected:
+  /// Writes `worldSize` rank files "<prefix>tp.rank<r>.kiln" (rank r of worldSize, after
+  /// `edit(r, model)`; ranks in `skip` are not written) and returns the base "<prefix>tp.kiln".
+  std::string writeRankFiles(uint32_t worldSize,
+                             const std::function<void(uint32_t, kiln::artifact::ModelT &)> &edit =
+                                 nullptr,
+                             const std::vector<uint32_t> &skip = {}) {
+    std::string base;
+    for (uint32_t r = 0; r < worldSize; ++r) {
+      kiln::test::ArtifactBuilder builder;
+      kiln::test::buildAllReduceModel(builder, r, worldSize);
+      if (edit)
+        edit(r, builder.model);
+      std::string name = "tp.rank" + std::to_string(r) + ".kiln";
+      std::string path = kiln::test::writeTempFile(name, builder.build());
+      if (std::find(skip.begin(), skip.end(), r) != skip.end())
+        std::remove(path.c_str());
+      base = path.substr(0, path.size() - name.size()) + "tp.kiln";
+    }
+    return base;
+  }
+
+  /// Rank file `rank` of `base`.
+  static std::string rankPath(const std::string &base, uint32_t rank) {
+    return base.substr(0, base.size() - 5) + ".rank" + std::to_string(rank) + ".kiln";
+  }
+
+  /// A syntactically valid group id (no group behind it).
+  static std::string someId() { return std::string(256, 'a'); }
+
+  /// Path of a group-id file for this test (removed first).
+  static std::string idFile() {
+    std::string path = testing::TempDir() + "kiln_tp_id_" + std::to_string(::getpid()) + "_" +
+                       testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::remove(path.c_str());
+    return path;
+  }
+};
+
+TEST_F(KilnRunTp, InfoOfRankFileShowsGroupAndCollectives) {
+  std::string base = writeRankFiles(2);
+  kiln::test::CommandResult result = runKilnRun("'" + rankPath(base, 1) + "' --info");
+  EXPECT_EQ(result.exitCode, 0) << result.output;
+  EXPECT_NE(result.output.find("tensor_parallel: world_size 2, rank 1, group_hash "
+                               "0x6b696c6e2d747031"),
+            std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("collectives: 1\n  0: all_reduce_sum f32 x 4 (16 B) before "
+                               "launch 1"),
+            std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("kernels: 2 launches in 1 modules"), std::string::npos)
+      << result.output;
+}
+
+TEST_F(KilnRunTp, InfoOfSingleGpuModelHasNoTensorParallelSection) {
+  kiln::test::CommandResult result = runKilnRun("'" + model + "' --info");
+  EXPECT_EQ(result.exitCode, 0) << result.output;
+  EXPECT_EQ(result.output.find("tensor_parallel"), std::string::npos) << result.output;
+}
+
+TEST_F(KilnRunTp, ThreadsModeInfoPrintsEveryRank) {
+  std::string base = writeRankFiles(2);
+  kiln::test::CommandResult result = runKilnRun("--tensor-parallel 2 '" + base + "' --info");
+  EXPECT_EQ(result.exitCode, 0) << result.output;
+  EXPECT_NE(result.output.find("artifact: " + rankPath(base, 0)), std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("artifact: " + rankPath(base, 1)), std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("world_size 2, rank 0,"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("world_size 2, rank 1,"), std::string::npos) << result.output;
+}
+
+TEST_F(KilnRunTp, ThreadsModeMissingRankFile) {
+  std::string base = writeRankFiles(2, nullptr, {1});
+  expectError("--tensor-parallel 2 '" + base + "' --info",
+              "cannot open rank 1 artifact '" + rankPath(base, 1) +
+                  "': No such file or directory; `kiln-run --tensor-parallel 2 " + base +
+                  "` runs the files that `kiln-compile --tensor-parallel 2 -o " + base +
+                  "` writes (" + rankPath(base, 0) + " ... " + rankPath(base, 1) + ")");
+}
+
+TEST_F(KilnRunTp, ThreadsModeGivenARankFileSaysToGiveTheBase) {
+  std::string base = writeRankFiles(2);
+  expectError("--tensor-parallel 2 '" + rankPath(base, 0) + "' --info",
+              "'" + rankPath(base, 0) + "' is itself a rank file: give its base '" + base + "'");
+}
+
+TEST_F(KilnRunTp, ThreadsModeWrongWorldSize) {
+  std::string base = writeRankFiles(3);
+  expectError("--tensor-parallel 2 '" + base + "' --info",
+              "'" + rankPath(base, 0) +
+                  "' is a rank file of a 3-rank tensor-parallel compile, but --tensor-parallel 2 "
+                  "asks for 2 ranks");
+}
+
+TEST_F(KilnRunTp, ThreadsModeWrongRank) {
+  std::string base = writeRankFiles(2, [](uint32_t, kiln::artifact::ModelT &m) {
+    m.tensor_parallel->rank = 0;
+  });
+  expectError("--tensor-parallel 2 '" + base + "' --info",
+              "'" + rankPath(base, 1) +
+                  "' holds rank 0, expected rank 1 (--tensor-parallel 2); was the file renamed?");
+}
+
+TEST_F(KilnRunTp, ThreadsModeGroupHashMismatch) {
+  std::string base = writeRankFiles(2, [](uint32_t r, kiln::artifact::ModelT &m) {
+    m.tensor_parallel->group_hash = r == 0 ? 0x1111 : 0x2222;
+  });
+  expectError("--tensor-parallel 2 '" + base + "' --info",
+              "'" + rankPath(base, 1) +
+                  "' has group hash 0x0000000000002222 but rank 0's file has 0x0000000000001111: "
+                  "the rank files come from different compiles");
+}
+
+TEST_F(KilnRunTp, ThreadsModeSingleGpuFileAmongRanks) {
+  std::string base = writeRankFiles(2, [](uint32_t r, kiln::artifact::ModelT &m) {
+    if (r == 1) {
+      m.tensor_parallel.reset();
+      m.collectives.clear();
+      m.format_version = 1;
+    }
+  });
+  expectError("--tensor-parallel 2 '" + base + "' --info",
+              "'" + rankPath(base, 1) +
+                  "' is a single-GPU artifact (no tensor_parallel table), not a rank file of "
+                  "`kiln-compile --tensor-parallel 2`");
+}
+
+TEST_F(KilnRunTp, ThreadsModeInputSignatureMismatch) {
+  std::string base = writeRankFiles(2, [](uint32_t r, kiln::artifact::ModelT &m) {
+    if (r == 1)
+      m.inputs[0]->name = "z";
+  });
+  expectError("--tensor-parallel 2 '" + base + "' --info",
+              "'" + rankPath(base, 1) + "': input 0 is 'z' f32[4] but 'x' f32[4] in '" +
+                  rankPath(base, 0) + "'");
+}
+
+TEST_F(KilnRunTp, ThreadsModeRefusesProcessModeVariables) {
+  std::string base = writeRankFiles(2);
+  expectError("--tensor-parallel 2 '" + base + "' --info",
+              "--tensor-parallel runs every rank in this process, but KILN_TP_RANK / "
+              "KILN_TP_WORLD_SIZE ask for one rank per process",
+              true, "KILN_TP_RANK=0 KILN_TP_WORLD_SIZE=2");
+}
+
+TEST_F(KilnRunTp, ThreadsModeChecksInputsAgainstRankZero) {
+  std::string base = writeRankFiles(2);
+  std::string wrong = writeNpy("x5.npy", KILN_DTYPE_F32, {5}, 20);
+  expectError("--tensor-parallel 2 '" + base + "' --input x='" + wrong + "'",
+              "input 'x' expects f32[4], got f32[5]");
+}
+
+TEST_F(KilnRunTp, ThreadsModeWithoutGpuReportsEveryRank) {
+  std::string base = writeRankFiles(2);
+  kiln::test::CommandResult result =
+      runKilnRun("--tensor-parallel 2 '" + base + "' --input x='" + input +
+                 "' --output y=/dev/null --tp-timeout 5000");
+  if (result.exitCode == 0)
+    GTEST_SKIP() << "two GPUs are present: " << result.output;
+  EXPECT_EQ(result.exitCode, 2) << result.output;
+  if (result.output.find("cannot create the tensor-parallel group id") != std::string::npos)
+    GTEST_SKIP() << "no NCCL: " << result.output;
+  EXPECT_NE(result.output.find("kiln-run: error: rank 0: "), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("kiln-run: error: rank 1: "), std::string::npos) << result.output;
+}
+
+TEST_F(KilnRunTp, ProcessModeRankVariablesMustMatchTheRankFile) {
+  std::string base = writeRankFiles(2);
+  expectError("'" + rankPath(base, 1) + "' --input x='" + input + "'",
+              "'" + rankPath(base, 1) +
+                  "' holds rank 1, expected rank 0 (KILN_TP_RANK=0 of KILN_TP_WORLD_SIZE=2)",
+              false, "KILN_TP_RANK=0 KILN_TP_WORLD_SIZE=2");
+  expectError("'" + rankPath(base, 1) + "' --input x='" + input + "'",
+              "is a rank file of a 2-rank tensor-parallel compile, but RANK=1 of WORLD_SIZE=4 "
+              "asks for 4 ranks",
+              false, "RANK=1 WORLD_SIZE=4");
+}
+
+TEST_F(KilnRunTp, ProcessModeMalformedRankVariables) {
+  expectError("'" + model + "' --info",
+              "environment variable KILN_TP_RANK='abc' is not a number in [0, 2147483647]", false,
+              "KILN_TP_RANK=abc KILN_TP_WORLD_SIZE=2");
+  expectError("'" + model + "' --info", "KILN_TP_RANK is set but KILN_TP_WORLD_SIZE is not; set both",
+              false, "KILN_TP_RANK=0");
+  expectError("'" + model + "' --info", "RANK=2 is not a rank of WORLD_SIZE=2", false,
+              "RANK=2 WORLD_SIZE=2");
+  expectError("'" + model + "' --info", "environment variable WORLD_SIZE='-1' is not a number",
+              false, "RANK=0 WORLD_SIZE=-1");
+}
+
+TEST_F(KilnRunTp, ProcessModeSingleWorldRunsTheModelItself) {
+  // torchrun with one process sets RANK=0 WORLD_SIZE=1: a single-GPU run of MODEL.
+  kiln::test::CommandResult result = runKilnRun("'" + model + "' --info", "RANK=0 WORLD_SIZE=1");
+  EXPECT_EQ(result.exitCode, 0) << result.output;
+  EXPECT_NE(result.output.find("artifact: " + model), std::string::npos) << result.output;
+}
+
+TEST_F(KilnRunTp, ProcessModeBaseOpensTheRankFile) {
+  std::string base = writeRankFiles(2);
+  kiln::test::CommandResult result =
+      runKilnRun("'" + base + "' --info", "KILN_TP_RANK=1 KILN_TP_WORLD_SIZE=2");
+  EXPECT_EQ(result.exitCode, 0) << result.output;
+  EXPECT_NE(result.output.find("artifact: " + rankPath(base, 1)), std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("world_size 2, rank 1,"), std::string::npos) << result.output;
+}
+
+TEST_F(KilnRunTp, ProcessModeBaseWithMissingRankFile) {
+  std::string base = writeRankFiles(2, nullptr, {1});
+  expectError("'" + base + "' --input x='" + input + "'",
+              "cannot open rank 1 artifact '" + rankPath(base, 1) +
+                  "': No such file or directory; RANK=1 of WORLD_SIZE=2 runs the rank files that "
+                  "`kiln-compile --tensor-parallel 2 -o " +
+                  base + "` writes",
+              false, "RANK=1 WORLD_SIZE=2");
+}
+
+TEST_F(KilnRunTp, ProcessModeSingleGpuBaseWithRankVariables) {
+  expectError("'" + model + "' --input x='" + input + "'",
+              "('" + model + "' itself is a single-GPU artifact: run it without the rank "
+              "variables)",
+              false, "KILN_TP_RANK=0 KILN_TP_WORLD_SIZE=2");
+}
+
+TEST_F(KilnRunTp, ProcessModeNeedsAGroupId) {
+  std::string base = writeRankFiles(2);
+  expectError("'" + rankPath(base, 1) + "' --input x='" + input + "'",
+              "rank 1 of 2 ('" + rankPath(base, 1) +
+                  "') needs the group id: set KILN_TP_ID_FILE to a path that rank 0 writes the id "
+                  "to and the other ranks read (or KILN_TP_ID to an id's text form), or run all "
+                  "ranks in one process with `kiln-run --tensor-parallel 2 " +
+                  base + "`");
+}
+
+TEST_F(KilnRunTp, ProcessModeBadGroupIdText) {
+  std::string base = writeRankFiles(2);
+  expectError("'" + rankPath(base, 1) + "' --input x='" + input + "'",
+              "KILN_TP_ID: invalid tensor-parallel group id: 3 characters, expected 256 hex "
+              "digits",
+              false, "KILN_TP_ID=abc");
+  std::string id = someId();
+  id[10] = 'q';
+  expectError("'" + rankPath(base, 1) + "' --input x='" + input + "'",
+              "KILN_TP_ID: invalid tensor-parallel group id: character 'q' at position 10 is not "
+              "a hex digit",
+              false, "KILN_TP_ID=" + id);
+}
+
+TEST_F(KilnRunTp, ProcessModeBothIdSources) {
+  std::string base = writeRankFiles(2);
+  expectError("'" + rankPath(base, 1) + "' --input x='" + input + "'",
+              "both KILN_TP_ID and KILN_TP_ID_FILE are set; set one", false,
+              "KILN_TP_ID=" + someId() + " KILN_TP_ID_FILE=/tmp/x");
+}
+
+TEST_F(KilnRunTp, ProcessModeIdFileNeverWritten) {
+  std::string base = writeRankFiles(2);
+  std::string file = idFile();
+  expectError("'" + rankPath(base, 1) + "' --input x='" + input + "' --tp-timeout 200",
+              "rank 1: KILN_TP_ID_FILE '" + file +
+                  "' did not appear within 200 ms (--tp-timeout): rank 0 creates it; is rank 0 "
+                  "running, with the same KILN_TP_ID_FILE?",
+              false, "KILN_TP_ID_FILE='" + file + "'");
+}
+
+TEST_F(KilnRunTp, ProcessModeIdFileWithBadContent) {
+  std::string base = writeRankFiles(2);
+  std::string file = idFile();
+  std::ofstream(file) << "not an id\n";
+  expectError("'" + rankPath(base, 1) + "' --input x='" + input + "'",
+              "KILN_TP_ID_FILE '" + file +
+                  "': invalid tensor-parallel group id: character 'n' at position 0",
+              false, "KILN_TP_ID_FILE='" + file + "'");
+  std::remove(file.c_str());
+}
+
+TEST_F(KilnRunTp, ProcessModeRankZeroCannotWriteIdFile) {
+  std::string base = writeRankFiles(2);
+  kiln::test::CommandResult result =
+      runKilnRun("'" + rankPath(base, 0) + "' --input x='" + input + "'",
+                 "KILN_TP_ID_FILE=/nonexistent/dir/kiln.id");
+  EXPECT_EQ(result.exitCode, 2) << result.output;
+  if (result.output.find("cannot create the tensor-parallel group id") != std::string::npos)
+    GTEST_SKIP() << "no NCCL: " << result.output;
+  EXPECT_NE(result.output.find("cannot write KILN_TP_ID_FILE '/nonexistent/dir/kiln.id' "
+                               "(temporary file '/nonexistent/dir/kiln.id.tmp."),
+            std::string::npos)
+      << result.output;
+}
+
+TEST_F(KilnRunTp, ProcessModeRankZeroWritesThenDeletesIdFile) {
+  // Rank 0 creates the id, writes the file and creates its session, which fails here (no GPU)
+  // or times out (no rank 1); either way the file is gone afterwards.
+  std::string base = writeRankFiles(2);
+  std::string file = idFile();
+  kiln::test::CommandResult result =
+      runKilnRun("'" + base + "' --input x='" + input + "' --tp-timeout 1000",
+                 "KILN_TP_RANK=0 KILN_TP_WORLD_SIZE=2 KILN_TP_ID_FILE='" + file + "'");
+  EXPECT_EQ(result.exitCode, 2) << result.output;
+  if (result.output.find("cannot create the tensor-parallel group id") != std::string::npos)
+    GTEST_SKIP() << "no NCCL: " << result.output;
+  EXPECT_NE(result.output.find("kiln-run: error: rank 0: "), std::string::npos) << result.output;
+  EXPECT_NE(access(file.c_str(), F_OK), 0) << "rank 0 must delete " << file;
+  EXPECT_NE(access((file + ".tmp." ).c_str(), F_OK), 0);
+}
+
+TEST_F(KilnRunTp, ProcessModeOtherRankReadsIdFileAndStaysQuiet) {
+  // Rank 1 reads the id rank 0 would have written, prints no --info and checks no --output path
+  // (rank 0 writes the files), and fails only at the session (no GPU, or no peer within 1 s).
+  std::string base = writeRankFiles(2);
+  std::string file = idFile();
+  std::ofstream(file) << someId() << "\n";
+  kiln::test::CommandResult result =
+      runKilnRun("'" + base + "' --info --input x='" + input +
+                     "' --output y=/nonexistent/dir/y.npy --tp-timeout 1000",
+                 "RANK=1 WORLD_SIZE=2 KILN_TP_ID_FILE='" + file + "'");
+  EXPECT_EQ(result.exitCode, 2) << result.output;
+  EXPECT_EQ(result.output.find("artifact:"), std::string::npos) << "rank 1 must stay quiet";
+  EXPECT_EQ(result.output.find("cannot write"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("kiln-run: error: rank 1: "), std::string::npos) << result.output;
+  EXPECT_EQ(access(file.c_str(), F_OK), 0) << "only rank 0 deletes the id file";
+  std::remove(file.c_str());
+}
+
+TEST_F(KilnRunTp, ProcessModeGroupIdFromEnvironment) {
+  std::string base = writeRankFiles(2);
+  kiln::test::CommandResult result =
+      runKilnRun("'" + rankPath(base, 1) + "' --input x='" + input + "' --tp-timeout 1000",
+                 "KILN_TP_ID=" + someId());
+  EXPECT_EQ(result.exitCode, 2) << result.output;
+  EXPECT_NE(result.output.find("kiln-run: error: rank 1: "), std::string::npos) << result.output;
 }
 
 } // namespace

@@ -2,28 +2,46 @@
 //
 // The command-line runner: opens an artifact, prints its description (--info, no GPU needed),
 // feeds .npy inputs, runs once, writes/compares outputs and optionally measures latency with CUDA
-// events (--bench). Runs replay the launch list as a CUDA graph unless --no-cuda-graph is given.
-// Links only kiln_runtime and kiln_npy. Exit codes: 0 success / all comparisons pass, 1 a
-// comparison failed, 2 usage, file or runtime error. See docs/runtime.md.
+// events (--bench) and per-kernel time (--profile). Runs replay the schedule as a CUDA graph
+// unless --no-cuda-graph is given. Links only kiln_runtime and kiln_npy. Exit codes: 0 success /
+// all comparisons pass, 1 a comparison failed (or tensor-parallel ranks disagree), 2 usage, file
+// or runtime error. See docs/runtime.md.
+//
+// Tensor-parallel rank artifacts (kiln-compile --tensor-parallel N) run in one of two modes:
+//  - threads mode, `--tensor-parallel N BASE.kiln`: this process opens the N rank files
+//    (kiln::tpRankArtifactPath), checks that they belong together, creates the group id and runs
+//    one thread per rank, rank r on device --device + r; rank 0's outputs are reported and every
+//    rank's outputs must equal them bit for bit;
+//  - process mode, one kiln-run per rank (MPI, torchrun, job schedulers): MODEL is a rank file,
+//    or a BASE with the rank in the environment (KILN_TP_RANK / KILN_TP_WORLD_SIZE, else
+//    torchrun's RANK / WORLD_SIZE); the group id comes from KILN_TP_ID or KILN_TP_ID_FILE (rank 0
+//    creates and writes it). Only rank 0 prints and writes files.
+// Every rank runs the same schedule (run, --bench, --profile), so their collectives pair up.
 //
 //===----------------------------------------------------------------------===//
 
-#include "kiln/runtime.h"
+#include "kiln/runtime.hpp"
 
 #include "Npy.h"
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <iterator>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <map>
+#include <memory>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace {
@@ -32,26 +50,58 @@ constexpr int kExitOk = 0;
 constexpr int kExitMismatch = 1;
 constexpr int kExitError = 2;
 constexpr int kBenchWarmup = 3;
+/// Default of --tp-timeout (kiln_session_params_t::tp_timeout_ms's default).
+constexpr uint32_t kDefaultTpTimeoutMs = 300000;
+/// Largest --tensor-parallel.
+constexpr long kMaxTensorParallel = 1024;
 
 const char *const kUsage =
     "usage: kiln-run MODEL.kiln [--info] [--input NAME=FILE.npy]... [--output NAME=FILE.npy]...\n"
     "                [--compare NAME=REF.npy]... [--rtol R] [--atol A] [--bench N] [--profile N] [--device N]\n"
-    "                [--no-cuda-graph]";
+    "                [--no-cuda-graph] [--tensor-parallel N] [--tp-timeout MS]";
 
 const char *const kHelp =
     "Runs a .kiln artifact (from kiln-compile) on an NVIDIA GPU.\n"
     "  --info               print inputs, outputs, modules (PTX, SASS targets), kernels, arena\n"
-    "                       and weight bytes; needs no GPU\n"
+    "                       and weight bytes, and a rank file's tensor-parallel group and\n"
+    "                       collectives; needs no GPU\n"
     "  --input NAME=F.npy   value of model input NAME (exact dtype and shape); every input needed\n"
     "  --output NAME=F.npy  write output NAME after one run\n"
     "  --compare NAME=R.npy compare output NAME with a reference; exit 1 unless\n"
     "                       max_rel_err <= rtol or max_abs_err <= atol (and no NaN)\n"
     "  --rtol R, --atol A   tolerances of --compare (default 1e-4, 1e-5)\n"
     "  --bench N            time N runs (after 3 warm-up runs): latency p50/p90 in ms\n"
-    "  --profile N          per-kernel device time, median of N runs\n"
-    "  --device N           CUDA device ordinal (default 0)\n"
+    "  --profile N          per-kernel device time, median of N runs (and per collective for\n"
+    "                       tensor-parallel models)\n"
+    "  --device N           CUDA device ordinal (default 0; with --tensor-parallel, rank r uses\n"
+    "                       device N + r)\n"
     "  --no-cuda-graph      launch kernels one by one instead of replaying a CUDA graph\n"
-    "Exit status: 0 ok, 1 a --compare failed, 2 usage, file or CUDA error.\n";
+    "  --tensor-parallel N  run the N rank files that `kiln-compile --tensor-parallel N -o\n"
+    "                       MODEL.kiln` writes (MODEL.rank0.kiln ... MODEL.rank<N-1>.kiln) in this\n"
+    "                       process, one thread and GPU per rank; rank 0's outputs are written\n"
+    "                       and compared, and every rank's outputs must equal them bit for bit\n"
+    "  --tp-timeout MS      longest wait for the other ranks, in ms (default 300000, 0 = forever)\n"
+    "\n"
+    "Tensor parallelism with one process per rank (MPI, torchrun, job schedulers): give a rank\n"
+    "file (MODEL.rank<R>.kiln) or MODEL.kiln with the rank in the environment:\n"
+    "  KILN_TP_RANK, KILN_TP_WORLD_SIZE  rank and world size (else torchrun's RANK, WORLD_SIZE);\n"
+    "                       kiln-run then opens MODEL.rank<R>.kiln\n"
+    "  KILN_TP_ID_FILE=PATH rank 0 creates the group id and writes it to PATH (atomically); the\n"
+    "                       other ranks wait for the file (up to --tp-timeout); rank 0 deletes it\n"
+    "                       once the group has formed. Use a path no other job uses at the time.\n"
+    "  KILN_TP_ID=HEX       or the id's text form, from a launcher that created it\n"
+    "                       (kiln_tp_id_create) and stays alive until the group has formed\n"
+    "  The device is --device, else LOCAL_RANK, else the rank. Every rank runs the same runs,\n"
+    "  --bench and --profile; only rank 0 prints and writes --output files.\n"
+    "  Examples:\n"
+    "    KILN_TP_ID_FILE=/tmp/kiln.id torchrun --nproc-per-node 2 --no-python \\\n"
+    "        kiln-run llama.kiln --input input_ids=ids.npy --output logits=logits.npy\n"
+    "    export KILN_TP_ID_FILE=/tmp/kiln.id KILN_TP_WORLD_SIZE=2\n"
+    "    KILN_TP_RANK=1 kiln-run llama.kiln --input input_ids=ids.npy &\n"
+    "    KILN_TP_RANK=0 kiln-run llama.kiln --input input_ids=ids.npy --output logits=logits.npy\n"
+    "\n"
+    "Exit status: 0 ok, 1 a --compare failed or tensor-parallel ranks' outputs differ, 2 usage,\n"
+    "file or CUDA error.\n";
 
 /// Parsed command line.
 struct Options {
@@ -63,8 +113,14 @@ struct Options {
   long bench = 0;
   long profile = 0;
   int device = 0;
+  /// True when --device was given (process mode then ignores LOCAL_RANK and the rank).
+  bool deviceGiven = false;
   /// False with --no-cuda-graph: launch kernels one by one instead of replaying a CUDA graph.
   bool cudaGraph = true;
+  /// --tensor-parallel N (threads mode); 0 when not given.
+  long tensorParallel = 0;
+  /// --tp-timeout, passed to kiln_session_params_t::tp_timeout_ms.
+  uint32_t tpTimeoutMs = kDefaultTpTimeoutMs;
 };
 
 /// Prints "kiln-run: error: <message>" and the usage line; returns kExitError.
@@ -79,9 +135,9 @@ int fileError(const std::string &message) {
   return kExitError;
 }
 
-/// Prints a failed status, frees it and returns kExitError.
-int statusError(kiln_status_t status) {
-  std::fprintf(stderr, "kiln-run: error: %s\n", kiln_status_message(status));
+/// Prints a failed status (after `prefix`, e.g. "rank 1: "), frees it and returns kExitError.
+int statusError(kiln_status_t status, const std::string &prefix = std::string()) {
+  std::fprintf(stderr, "kiln-run: error: %s%s\n", prefix.c_str(), kiln_status_message(status));
   kiln_status_free(status);
   return kExitError;
 }
@@ -140,8 +196,9 @@ bool parseArgs(int argc, char **argv, Options &options) {
     size_t eq = arg.find('=');
     if (eq != std::string::npos)
       flag = arg.substr(0, eq);
-    static const char *const kValueFlags[] = {"--input", "--output", "--compare", "--rtol",
-                                              "--atol",  "--bench",  "--profile", "--device"};
+    static const char *const kValueFlags[] = {
+        "--input",  "--output", "--compare",         "--rtol",      "--atol",
+        "--bench",  "--profile", "--device", "--tensor-parallel", "--tp-timeout"};
     if (std::find(std::begin(kValueFlags), std::end(kValueFlags), flag) == std::end(kValueFlags)) {
       usageError("unknown option '" + flag + "'");
       return false;
@@ -188,6 +245,22 @@ bool parseArgs(int argc, char **argv, Options &options) {
         return false;
       }
       options.device = static_cast<int>(device);
+      options.deviceGiven = true;
+    } else if (flag == "--tensor-parallel") {
+      if (!parseLong(value, 2, kMaxTensorParallel, options.tensorParallel)) {
+        usageError("option '--tensor-parallel' expects the number of ranks in [2, " +
+                   std::to_string(kMaxTensorParallel) + "], got '" + value + "'");
+        return false;
+      }
+    } else if (flag == "--tp-timeout") {
+      long timeout = 0;
+      if (!parseLong(value, 0, 0xffffffffL, timeout)) {
+        usageError("option '--tp-timeout' expects milliseconds in [0, 4294967295] (0 = no "
+                   "limit), got '" +
+                   value + "'");
+        return false;
+      }
+      options.tpTimeoutMs = static_cast<uint32_t>(timeout);
     } else {
       usageError("unknown option '" + flag + "'");
       return false;
@@ -204,6 +277,27 @@ bool parseArgs(int argc, char **argv, Options &options) {
 std::string describe(const kiln_tensor_info_t &info) {
   return std::string(kiln_dtype_name(info.dtype)) + "[" +
          kiln::npy::formatShape(info.shape, info.rank) + "]";
+}
+
+/// "16 B", "4.0 KiB", "2.0 MiB", "1.5 GiB".
+std::string formatBytes(uint64_t bytes) {
+  char text[48];
+  if (bytes < 1024)
+    std::snprintf(text, sizeof(text), "%llu B", static_cast<unsigned long long>(bytes));
+  else if (bytes < (1ull << 20))
+    std::snprintf(text, sizeof(text), "%.1f KiB", static_cast<double>(bytes) / 1024.0);
+  else if (bytes < (1ull << 30))
+    std::snprintf(text, sizeof(text), "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  else
+    std::snprintf(text, sizeof(text), "%.1f GiB", static_cast<double>(bytes) / (1 << 30));
+  return text;
+}
+
+/// "all_reduce_sum f16 x 1048576 (2.0 MiB)": a collective as kiln-run prints it.
+std::string describeCollective(const kiln_collective_info_t &info) {
+  return std::string(info.kind) + " " + kiln_dtype_name(info.dtype) + " x " +
+         std::to_string(info.count) + " (" +
+         formatBytes(info.count * kiln_dtype_size(info.dtype)) + ")";
 }
 
 /// Prints the artifact description for --info.
@@ -250,6 +344,18 @@ void printInfo(const kiln_artifact_t *artifact) {
               static_cast<unsigned long long>(kiln_artifact_arena_bytes(artifact)));
   std::printf("weights_bytes: %llu\n",
               static_cast<unsigned long long>(kiln_artifact_weights_bytes(artifact)));
+  if (kiln_artifact_tp_world_size(artifact) > 1) {
+    std::printf("tensor_parallel: world_size %u, rank %u, group_hash 0x%016llx\n",
+                kiln_artifact_tp_world_size(artifact), kiln_artifact_tp_rank(artifact),
+                static_cast<unsigned long long>(kiln_artifact_tp_group_hash(artifact)));
+    std::printf("collectives: %zu\n", kiln_artifact_collective_count(artifact));
+    kiln_collective_info_t collective;
+    for (size_t c = 0; c < kiln_artifact_collective_count(artifact); ++c) {
+      kiln_status_free(kiln_artifact_collective_info(artifact, c, &collective));
+      std::printf("  %zu: %s before launch %zu\n", c, describeCollective(collective).c_str(),
+                  collective.before_launch);
+    }
+  }
 }
 
 /// IEEE half -> float.
@@ -347,16 +453,6 @@ float percentile(const std::vector<float> &sorted, double p) {
   return sorted[rank == 0 ? 0 : rank - 1];
 }
 
-/// Owns the artifact and session handles for main.
-struct Handles {
-  kiln_artifact_t *artifact = nullptr;
-  kiln_session_t *session = nullptr;
-  ~Handles() {
-    kiln_session_release(session);
-    kiln_artifact_release(artifact);
-  }
-};
-
 /// Checks that an .npy array matches a tensor's dtype (exactly, if `exactDType`) and shape.
 bool checkArray(const kiln::npy::NpyArray &array, const kiln_tensor_info_t &info,
                 const std::string &kind, const std::string &path, bool exactDType,
@@ -373,33 +469,26 @@ bool checkArray(const kiln::npy::NpyArray &array, const kiln_tensor_info_t &info
   return true;
 }
 
-/// The whole tool; returns the exit code.
-int runTool(int argc, char **argv) {
-  Options options;
-  if (!parseArgs(argc, argv, options))
-    return kExitError;
-  bool wantsRun = !options.inputs.empty() || !options.outputs.empty() ||
-                  !options.compares.empty() || options.bench > 0 ||
-                  options.profile > 0;
-  if (!options.info && !wantsRun)
-    return usageError("nothing to do: give --info, or --input/--output/--compare/--bench/--profile");
-
-  Handles handles;
-  if (kiln_status_t status = kiln_artifact_open(options.model.c_str(), &handles.artifact))
-    return statusError(status);
-  kiln_artifact_t *artifact = handles.artifact;
-  if (options.info)
-    printInfo(artifact);
-  if (!wantsRun)
-    return kExitOk;
-
-  // 1. Read and validate every file before touching the GPU.
+/// The files of a run, read and checked against the artifact before the GPU is touched.
+struct RunFiles {
+  /// --input arrays by input name.
   std::map<std::string, kiln::npy::NpyArray> inputs;
+  /// --output paths by output name (checked writable).
+  std::map<std::string, std::string> outputPaths;
+  /// --compare references, in command-line order.
+  std::vector<std::pair<std::string, kiln::npy::NpyArray>> references;
+};
+
+/// Reads and checks every --input file against `artifact` and, when `reporting` (the process
+/// that writes and prints: not a process-mode rank other than 0), the --output paths and
+/// --compare references. Returns kExitOk, or kExitError after printing the error.
+int prepareFiles(const Options &options, kiln_artifact_t *artifact, bool reporting,
+                 RunFiles &files) {
   for (const auto &[name, path] : options.inputs) {
     size_t index = 0;
     if (kiln_status_t status = kiln_artifact_find_input(artifact, name.c_str(), &index))
       return statusError(status);
-    if (inputs.count(name))
+    if (files.inputs.count(name))
       return usageError("input '" + name + "' given twice");
     kiln_tensor_info_t info;
     kiln_status_free(kiln_artifact_input_info(artifact, index, &info));
@@ -408,22 +497,23 @@ int runTool(int argc, char **argv) {
     if (!kiln::npy::readNpyFile(path, array, error) ||
         !checkArray(array, info, "input", path, /*exactDType=*/true, error))
       return fileError(error);
-    inputs[name] = std::move(array);
+    files.inputs[name] = std::move(array);
   }
   for (size_t i = 0; i < kiln_artifact_input_count(artifact); ++i) {
     kiln_tensor_info_t info;
     kiln_status_free(kiln_artifact_input_info(artifact, i, &info));
-    if (!inputs.count(info.name))
+    if (!files.inputs.count(info.name))
       return usageError(std::string("missing --input for '") + info.name + "' (" + describe(info) +
                         ")");
   }
-  std::map<std::string, std::string> outputPaths;
   for (const auto &[name, path] : options.outputs) {
     size_t index = 0;
     if (kiln_status_t status = kiln_artifact_find_output(artifact, name.c_str(), &index))
       return statusError(status);
-    if (!outputPaths.emplace(name, path).second)
+    if (!files.outputPaths.emplace(name, path).second)
       return usageError("output '" + name + "' is given to --output twice");
+    if (!reporting)
+      continue;
     // Fail before the run, not after it: the output file must be writable,
     // or its directory must exist and be writable (nothing is created yet).
     std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/') + 1);
@@ -432,11 +522,12 @@ int runTool(int argc, char **argv) {
     if (!writable)
       return fileError("cannot write '" + path + "': " + std::strerror(errno));
   }
-  std::vector<std::pair<std::string, kiln::npy::NpyArray>> references;
   for (const auto &[name, path] : options.compares) {
     size_t index = 0;
     if (kiln_status_t status = kiln_artifact_find_output(artifact, name.c_str(), &index))
       return statusError(status);
+    if (!reporting)
+      continue;
     kiln_tensor_info_t info;
     kiln_status_free(kiln_artifact_output_info(artifact, index, &info));
     std::string error;
@@ -444,57 +535,138 @@ int runTool(int argc, char **argv) {
     if (!kiln::npy::readNpyFile(path, array, error) ||
         !checkArray(array, info, "reference for output", path, /*exactDType=*/false, error))
       return fileError(error);
-    references.emplace_back(name, std::move(array));
+    files.references.emplace_back(name, std::move(array));
+  }
+  return kExitOk;
+}
+
+/// The names of the outputs a reporting run needs (--output and --compare), sorted.
+std::vector<std::string> reportedOutputs(const RunFiles &files) {
+  std::vector<std::string> names;
+  for (const auto &entry : files.outputPaths)
+    names.push_back(entry.first);
+  for (const auto &entry : files.references)
+    if (std::find(names.begin(), names.end(), entry.first) == names.end())
+      names.push_back(entry.first);
+  return names;
+}
+
+/// One session (the single-GPU run, or one rank) and what it measured. The phases are separate
+/// calls so that single-process runs report between them; a tensor-parallel rank must run the
+/// same phases as its peers, in the same order.
+class RankRunner {
+public:
+  RankRunner(kiln_artifact_t *artifact, const Options &options, const RunFiles &files)
+      : artifact(artifact), options(options), files(files) {}
+  ~RankRunner() { release(); }
+  RankRunner(const RankRunner &) = delete;
+  RankRunner &operator=(const RankRunner &) = delete;
+
+  /// Creates the session (the arena poisoned, the CUDA graph as --no-cuda-graph says).
+  kiln_status_t create(int device, const kiln_tp_id_t *tpId) {
+    kiln_session_params_t params;
+    kiln_session_params_initialize(&params);
+    params.device_ordinal = device;
+    params.poison_arena = 1;
+    params.use_cuda_graph = options.cudaGraph ? 1 : 0;
+    params.tp_id = tpId;
+    params.tp_timeout_ms = options.tpTimeoutMs;
+    return kiln_session_create(artifact, &params, &session);
   }
 
-  // 2. Session, inputs, one run.
-  kiln_session_params_t params;
-  kiln_session_params_initialize(&params);
-  params.device_ordinal = options.device;
-  params.poison_arena = 1;
-  params.use_cuda_graph = options.cudaGraph ? 1 : 0;
-  if (kiln_status_t status = kiln_session_create(artifact, &params, &handles.session))
-    return statusError(status);
-  kiln_session_t *session = handles.session;
-  for (const auto &[name, array] : inputs)
-    if (kiln_status_t status =
-            kiln_session_set_input(session, name.c_str(), array.data.data(), array.data.size()))
-      return statusError(status);
-  if (kiln_status_t status = kiln_session_run(session, nullptr))
-    return statusError(status);
+  /// Sets every input, runs once, waits for the run, then copies the outputs named in `names`
+  /// into `outputs`. (The arena was poisoned at session creation, so an element no kernel wrote
+  /// reads back as NaN / -1.)
+  kiln_status_t run(const std::vector<std::string> &names) {
+    for (const auto &[name, array] : files.inputs)
+      if (kiln_status_t status = kiln_session_set_input(session, name.c_str(), array.data.data(),
+                                                        array.data.size()))
+        return status;
+    if (kiln_status_t status = kiln_session_run(session, nullptr))
+      return status;
+    if (kiln_status_t status = kiln_session_synchronize(session))
+      return status;
+    for (const std::string &name : names) {
+      size_t index = 0;
+      kiln_tensor_info_t info;
+      kiln_status_free(kiln_artifact_find_output(artifact, name.c_str(), &index));
+      kiln_status_free(kiln_artifact_output_info(artifact, index, &info));
+      std::vector<uint8_t> &buffer = outputs[name];
+      buffer.assign(static_cast<size_t>(info.byte_size), 0);
+      if (kiln_status_t status =
+              kiln_session_get_output(session, name.c_str(), buffer.data(), buffer.size()))
+        return status;
+    }
+    return nullptr;
+  }
 
-  // 3. Fetch, write and compare outputs. (The device arena was poisoned at session creation,
-  // so an element no kernel wrote reads back as NaN / -1; get_output fills the whole buffer.)
-  std::map<std::string, std::vector<uint8_t>> fetched;
-  auto fetch = [&](const std::string &name, kiln_tensor_info_t &info,
-                   std::vector<uint8_t> *&buffer) -> kiln_status_t {
+  /// --bench: kBenchWarmup untimed runs, then --bench timed runs; `benchMs` sorted.
+  kiln_status_t bench() {
+    benchMs.assign(static_cast<size_t>(options.bench), 0.0f);
+    if (kiln_status_t status =
+            kiln_session_benchmark(session, kBenchWarmup, benchMs.size(), benchMs.data()))
+      return status;
+    std::sort(benchMs.begin(), benchMs.end());
+    usedCudaGraph = kiln_session_has_cuda_graph(session) != 0;
+    return nullptr;
+  }
+
+  /// --profile: per-launch medians in `launchMs`; per-collective medians in `collectiveMs` for
+  /// tensor-parallel artifacts (kiln_session_profile_collectives), none otherwise.
+  kiln_status_t profile() {
+    launchMs.assign(kiln_artifact_launch_count(artifact), 0.0f);
+    collectiveMs.assign(kiln_artifact_collective_count(artifact), 0.0f);
+    size_t iterations = static_cast<size_t>(options.profile);
+    if (kiln_artifact_tp_world_size(artifact) > 1)
+      return kiln_session_profile_collectives(session, iterations, launchMs.data(),
+                                              collectiveMs.data());
+    return kiln_session_profile(session, iterations, launchMs.data());
+  }
+
+  /// Releases the session (tensor-parallel: finalizes or aborts its communicator).
+  void release() {
+    kiln_session_release(session);
+    session = nullptr;
+  }
+
+  std::map<std::string, std::vector<uint8_t>> outputs;
+  std::vector<float> benchMs;
+  bool usedCudaGraph = false;
+  std::vector<float> launchMs, collectiveMs;
+
+private:
+  kiln_artifact_t *artifact;
+  const Options &options;
+  const RunFiles &files;
+  kiln_session_t *session = nullptr;
+};
+
+/// Writes the --output files and prints the --compare lines from `outputs` (a run's outputs).
+/// Returns kExitOk, kExitMismatch when a comparison failed, or kExitError after printing a write
+/// error.
+int reportOutputs(const Options &options, kiln_artifact_t *artifact, const RunFiles &files,
+                  const std::map<std::string, std::vector<uint8_t>> &outputs) {
+  auto infoOf = [artifact](const std::string &name) {
     size_t index = 0;
+    kiln_tensor_info_t info;
     kiln_status_free(kiln_artifact_find_output(artifact, name.c_str(), &index));
     kiln_status_free(kiln_artifact_output_info(artifact, index, &info));
-    buffer = &fetched[name];
-    if (buffer->size() == info.byte_size)
-      return nullptr;
-    buffer->assign(static_cast<size_t>(info.byte_size), 0);
-    return kiln_session_get_output(session, name.c_str(), buffer->data(), buffer->size());
+    return info;
   };
-  for (const auto &[name, path] : outputPaths) {
-    kiln_tensor_info_t info;
-    std::vector<uint8_t> *buffer = nullptr;
-    if (kiln_status_t status = fetch(name, info, buffer))
-      return statusError(status);
+  for (const auto &[name, path] : files.outputPaths) {
+    kiln_tensor_info_t info = infoOf(name);
+    const std::vector<uint8_t> &buffer = outputs.at(name);
     std::string error;
     if (!kiln::npy::writeNpyFile(path, info.dtype,
                                  std::vector<int64_t>(info.shape, info.shape + info.rank),
-                                 buffer->data(), buffer->size(), error))
+                                 buffer.data(), buffer.size(), error))
       return fileError(error);
   }
   int exitCode = kExitOk;
-  for (const auto &[name, reference] : references) {
-    kiln_tensor_info_t info;
-    std::vector<uint8_t> *buffer = nullptr;
-    if (kiln_status_t status = fetch(name, info, buffer))
-      return statusError(status);
-    Comparison result = compare(info.dtype, buffer->data(), reference.dtype, reference.data.data(),
+  for (const auto &[name, reference] : files.references) {
+    kiln_tensor_info_t info = infoOf(name);
+    const std::vector<uint8_t> &buffer = outputs.at(name);
+    Comparison result = compare(info.dtype, buffer.data(), reference.dtype, reference.data.data(),
                                 reference.elementCount(), options.rtol, options.atol);
     std::printf("compare %s: max_abs_err=%.6g max_rel_err=%.6g max_abs_ref=%.6g nan=%llu "
                 "(rtol=%g atol=%g) %s\n",
@@ -504,43 +676,624 @@ int runTool(int argc, char **argv) {
     if (!result.pass)
       exitCode = kExitMismatch;
   }
+  return exitCode;
+}
 
-  // 4. Latency.
-  if (options.bench > 0) {
-    std::vector<float> ms(static_cast<size_t>(options.bench));
-    if (kiln_status_t status = kiln_session_benchmark(session, kBenchWarmup, ms.size(), ms.data()))
-      return statusError(status);
-    std::sort(ms.begin(), ms.end());
-    std::printf("latency_ms p50=%.4f p90=%.4f (%zu iterations, %s)\n", percentile(ms, 0.5),
-                percentile(ms, 0.9), ms.size(),
-                kiln_session_has_cuda_graph(session) ? "cuda graph" : "kernel launches");
-  }
+/// Prints the --bench line of `runner` ("tensor-parallel N" added when worldSize > 1).
+void reportBench(const RankRunner &runner, uint32_t worldSize) {
+  std::string mode = runner.usedCudaGraph ? "cuda graph" : "kernel launches";
+  if (worldSize > 1)
+    mode += ", tensor-parallel " + std::to_string(worldSize);
+  std::printf("latency_ms p50=%.4f p90=%.4f (%zu iterations, %s)\n",
+              percentile(runner.benchMs, 0.5), percentile(runner.benchMs, 0.9),
+              runner.benchMs.size(), mode.c_str());
+}
 
-  // 5. Per-kernel device time.
-  if (options.profile > 0) {
-    size_t launches = kiln_artifact_launch_count(artifact);
-    std::vector<float> ms(launches);
-    if (kiln_status_t status =
-            kiln_session_profile(session, static_cast<size_t>(options.profile), ms.data()))
-      return statusError(status);
-    double total = 0;
-    for (float v : ms)
-      total += v;
-    std::printf("profile (median of %ld runs, plain launches, event-bracketed):\n", options.profile);
-    std::printf("  %4s  %-12s %-14s %-12s %9s %6s\n", "#", "function", "grid", "block", "us", "%");
-    for (size_t i = 0; i < launches; ++i) {
-      kiln_launch_info_t info;
-      if (kiln_status_t status = kiln_artifact_launch_info(artifact, i, &info))
-        return statusError(status);
-      char grid[48], block[48];
-      std::snprintf(grid, sizeof(grid), "%ux%ux%u", info.grid[0], info.grid[1], info.grid[2]);
-      std::snprintf(block, sizeof(block), "%ux%ux%u", info.block[0], info.block[1], info.block[2]);
-      std::printf("  %4zu  %-12s %-14s %-12s %9.2f %6.1f\n", i, info.function_name, grid, block,
-                  ms[i] * 1e3, total > 0 ? 100.0 * ms[i] / total : 0.0);
+/// Prints the --profile table of `runner`: one row per launch and, for tensor-parallel
+/// artifacts, one row per collective at its place in the schedule, the total, and a summary of
+/// the collectives' share.
+int reportProfile(const Options &options, kiln_artifact_t *artifact, const RankRunner &runner) {
+  size_t launches = kiln_artifact_launch_count(artifact);
+  size_t collectives = kiln_artifact_collective_count(artifact);
+  uint32_t worldSize = kiln_artifact_tp_world_size(artifact);
+  double launchTotal = 0, collectiveTotal = 0;
+  for (float v : runner.launchMs)
+    launchTotal += v;
+  for (float v : runner.collectiveMs)
+    collectiveTotal += v;
+  double total = launchTotal + collectiveTotal;
+  if (worldSize > 1)
+    std::printf("profile (median of %ld runs, plain launches, event-bracketed, rank %u of %u):\n",
+                options.profile, kiln_artifact_tp_rank(artifact), worldSize);
+  else
+    std::printf("profile (median of %ld runs, plain launches, event-bracketed):\n",
+                options.profile);
+  std::printf("  %4s  %-12s %-14s %-12s %9s %6s\n", "#", "function", "grid", "block", "us", "%");
+  size_t c = 0;
+  auto printCollectivesBefore = [&](size_t launch) -> kiln_status_t {
+    kiln_collective_info_t info;
+    while (c < collectives) {
+      if (kiln_status_t status = kiln_artifact_collective_info(artifact, c, &info))
+        return status;
+      if (info.before_launch != launch)
+        break;
+      std::string label = "c" + std::to_string(c);
+      std::printf("  %4s  %-40s %9.2f %6.1f\n", label.c_str(), describeCollective(info).c_str(),
+                  runner.collectiveMs[c] * 1e3,
+                  total > 0 ? 100.0 * runner.collectiveMs[c] / total : 0.0);
+      ++c;
     }
+    return nullptr;
+  };
+  for (size_t i = 0; i < launches; ++i) {
+    if (kiln_status_t status = printCollectivesBefore(i))
+      return statusError(status);
+    kiln_launch_info_t info;
+    if (kiln_status_t status = kiln_artifact_launch_info(artifact, i, &info))
+      return statusError(status);
+    char grid[48], block[48];
+    std::snprintf(grid, sizeof(grid), "%ux%ux%u", info.grid[0], info.grid[1], info.grid[2]);
+    std::snprintf(block, sizeof(block), "%ux%ux%u", info.block[0], info.block[1], info.block[2]);
+    std::printf("  %4zu  %-12s %-14s %-12s %9.2f %6.1f\n", i, info.function_name, grid, block,
+                runner.launchMs[i] * 1e3, total > 0 ? 100.0 * runner.launchMs[i] / total : 0.0);
+  }
+  if (kiln_status_t status = printCollectivesBefore(launches))
+    return statusError(status);
+  if (worldSize <= 1) {
     std::printf("  total %.2f us over %zu launches\n", total * 1e3, launches);
+    return kExitOk;
+  }
+  std::printf("  total %.2f us over %zu launches and %zu collectives\n", total * 1e3, launches,
+              collectives);
+  std::printf("  collectives: %zu per run, %.4f ms per run, %.1f%% of the profiled total\n",
+              collectives, collectiveTotal, total > 0 ? 100.0 * collectiveTotal / total : 0.0);
+  return kExitOk;
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor parallelism: rank files, the environment, the group id.
+//===----------------------------------------------------------------------===//
+
+/// True if `path` names an existing file system entry.
+bool pathExists(const std::string &path) {
+  struct stat info;
+  return ::stat(path.c_str(), &info) == 0;
+}
+
+/// For a rank file name "X.rank<rank>.kiln" returns "X.kiln" (the base of tpRankArtifactPath),
+/// else "".
+std::string baseOfRankPath(const std::string &path, uint32_t rank) {
+  std::string suffix = ".rank" + std::to_string(rank) + ".kiln";
+  if (path.size() > suffix.size() &&
+      path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0)
+    return path.substr(0, path.size() - suffix.size()) + ".kiln";
+  return std::string();
+}
+
+/// Rank and world size from the environment.
+struct EnvRank {
+  bool given = false;
+  uint32_t rank = 0;
+  uint32_t worldSize = 1;
+  /// "KILN_TP_RANK=1 of KILN_TP_WORLD_SIZE=2", for messages.
+  std::string source;
+};
+
+/// Reads environment variable `name` as an integer in [0, max]. Returns false (with `error`)
+/// when it is set but malformed; `set` says whether it is set.
+bool readEnvNumber(const char *name, unsigned long max, unsigned long &out, bool &set,
+                   std::string &error) {
+  const char *text = std::getenv(name);
+  set = text != nullptr;
+  if (!set)
+    return true;
+  char *end = nullptr;
+  errno = 0;
+  out = std::strtoul(text, &end, 10);
+  if (!*text || *end != '\0' || errno != 0 || out > max || text[0] == '-') {
+    error = std::string("environment variable ") + name + "='" + text +
+            "' is not a number in [0, " + std::to_string(max) + "]";
+    return false;
+  }
+  return true;
+}
+
+/// Reads the rank from KILN_TP_RANK / KILN_TP_WORLD_SIZE, else from torchrun's RANK /
+/// WORLD_SIZE. Returns false (with `error`) for malformed or inconsistent values.
+bool readEnvRank(EnvRank &out, std::string &error) {
+  static const char *const kPairs[2][2] = {{"KILN_TP_RANK", "KILN_TP_WORLD_SIZE"},
+                                           {"RANK", "WORLD_SIZE"}};
+  for (const auto &pair : kPairs) {
+    unsigned long rank = 0, world = 0;
+    bool rankSet = false, worldSet = false;
+    if (!readEnvNumber(pair[0], 0x7fffffff, rank, rankSet, error) ||
+        !readEnvNumber(pair[1], 0x7fffffff, world, worldSet, error))
+      return false;
+    if (!rankSet && !worldSet)
+      continue;
+    if (rankSet != worldSet) {
+      error = std::string(rankSet ? pair[0] : pair[1]) + " is set but " +
+              (rankSet ? pair[1] : pair[0]) + " is not; set both";
+      return false;
+    }
+    if (world == 0 || rank >= world) {
+      error = std::string(pair[0]) + "=" + std::to_string(rank) + " is not a rank of " + pair[1] +
+              "=" + std::to_string(world);
+      return false;
+    }
+    out.given = true;
+    out.rank = static_cast<uint32_t>(rank);
+    out.worldSize = static_cast<uint32_t>(world);
+    out.source = std::string(pair[0]) + "=" + std::to_string(rank) + " of " + pair[1] + "=" +
+                 std::to_string(world);
+    return true;
+  }
+  return true;
+}
+
+/// Checks that `artifact` (opened from rank file `path`) is rank `rank` of a `worldSize`-rank
+/// group whose rank 0 has `groupHash` (pass its own hash for rank 0). `origin` says where the
+/// expectation comes from ("--tensor-parallel 2", "KILN_TP_RANK=1 of ..."). Returns "" or the
+/// error.
+std::string checkRankArtifact(const kiln_artifact_t *artifact, const std::string &path,
+                              uint32_t rank, uint32_t worldSize, uint64_t groupHash,
+                              const std::string &origin) {
+  uint32_t fileWorld = kiln_artifact_tp_world_size(artifact);
+  uint32_t fileRank = kiln_artifact_tp_rank(artifact);
+  char hash[32];
+  if (fileWorld <= 1)
+    return "'" + path + "' is a single-GPU artifact (no tensor_parallel table), not a rank file of "
+           "`kiln-compile --tensor-parallel " + std::to_string(worldSize) + "`";
+  if (fileWorld != worldSize)
+    return "'" + path + "' is a rank file of a " + std::to_string(fileWorld) +
+           "-rank tensor-parallel compile, but " + origin + " asks for " +
+           std::to_string(worldSize) + " ranks";
+  if (fileRank != rank)
+    return "'" + path + "' holds rank " + std::to_string(fileRank) + ", expected rank " +
+           std::to_string(rank) + " (" + origin + "); was the file renamed?";
+  if (kiln_artifact_tp_group_hash(artifact) != groupHash) {
+    std::snprintf(hash, sizeof(hash), "0x%016llx",
+                  static_cast<unsigned long long>(kiln_artifact_tp_group_hash(artifact)));
+    char expected[32];
+    std::snprintf(expected, sizeof(expected), "0x%016llx",
+                  static_cast<unsigned long long>(groupHash));
+    return "'" + path + "' has group hash " + hash + " but rank 0's file has " + expected +
+           ": the rank files come from different compiles; recompile all of them with one "
+           "`kiln-compile --tensor-parallel " +
+           std::to_string(worldSize) + "`";
+  }
+  return std::string();
+}
+
+/// Checks that the inputs and outputs of `artifact` have the names, dtypes and shapes of rank 0's
+/// (`first`): kiln-run feeds every rank the same arrays and compares their outputs. Returns "" or
+/// the error.
+std::string checkSameSignature(const kiln_artifact_t *artifact, const kiln_artifact_t *first) {
+  for (int outputs = 0; outputs < 2; ++outputs) {
+    size_t count = outputs ? kiln_artifact_output_count(artifact) : kiln_artifact_input_count(artifact);
+    size_t firstCount = outputs ? kiln_artifact_output_count(first) : kiln_artifact_input_count(first);
+    const char *kind = outputs ? "output" : "input";
+    if (count != firstCount)
+      return std::string("'") + kiln_artifact_path(artifact) + "' has " + std::to_string(count) +
+             " " + kind + "s but '" + kiln_artifact_path(first) + "' has " +
+             std::to_string(firstCount);
+    for (size_t i = 0; i < count; ++i) {
+      kiln_tensor_info_t a, b;
+      kiln_status_free(outputs ? kiln_artifact_output_info(artifact, i, &a)
+                               : kiln_artifact_input_info(artifact, i, &a));
+      kiln_status_free(outputs ? kiln_artifact_output_info(first, i, &b)
+                               : kiln_artifact_input_info(first, i, &b));
+      if (std::strcmp(a.name, b.name) != 0 || describe(a) != describe(b))
+        return std::string("'") + kiln_artifact_path(artifact) + "': " + kind + " " +
+               std::to_string(i) + " is '" + a.name + "' " + describe(a) + " but '" + b.name +
+               "' " + describe(b) + " in '" + kiln_artifact_path(first) + "'";
+    }
+  }
+  return std::string();
+}
+
+/// Where a process-mode rank gets its group id from.
+struct IdSource {
+  /// KILN_TP_ID_FILE (empty when the id comes from KILN_TP_ID).
+  std::string file;
+  /// Set when this process wrote `file` (rank 0) and must delete it once the group has formed.
+  bool wroteFile = false;
+};
+
+/// Writes the text form of `id` to `path` atomically: a temporary file in the same directory,
+/// then rename(). Returns "" or the error.
+std::string writeIdFile(const std::string &path, const kiln_tp_id_t &id) {
+  std::string temp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream file(temp, std::ios::trunc);
+    file << kiln::tpIdToString(id) << "\n";
+    file.close();
+    if (!file) {
+      std::string reason = std::strerror(errno);
+      std::remove(temp.c_str());
+      return "cannot write KILN_TP_ID_FILE '" + path + "' (temporary file '" + temp +
+             "'): " + reason;
+    }
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    std::string reason = std::strerror(errno);
+    std::remove(temp.c_str());
+    return "cannot rename '" + temp + "' to KILN_TP_ID_FILE '" + path + "': " + reason;
+  }
+  return std::string();
+}
+
+/// Waits (up to `timeoutMs`, 0 = forever) for rank 0 to write the id file `path`, then parses
+/// it. Returns "" or the error.
+std::string readIdFile(const std::string &path, uint32_t timeoutMs, uint32_t rank,
+                       kiln_tp_id_t &id) {
+  auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    std::ifstream file(path);
+    if (file) {
+      std::stringstream text;
+      text << file.rdbuf();
+      kiln_status_t status = kiln_tp_id_from_string(text.str().c_str(), &id);
+      if (!status)
+        return std::string();
+      std::string message = kiln_status_message(status);
+      kiln_status_free(status);
+      return "KILN_TP_ID_FILE '" + path + "': " + message;
+    }
+    auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+    if (timeoutMs != 0 && waited >= static_cast<long long>(timeoutMs))
+      return "rank " + std::to_string(rank) + ": KILN_TP_ID_FILE '" + path +
+             "' did not appear within " + std::to_string(timeoutMs) +
+             " ms (--tp-timeout): rank 0 creates it; is rank 0 running, with the same "
+             "KILN_TP_ID_FILE?";
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+/// Gets the group id of process-mode rank `rank` from KILN_TP_ID or KILN_TP_ID_FILE (rank 0
+/// creates and writes the file). Returns "" or the error.
+std::string obtainGroupId(uint32_t rank, uint32_t worldSize, const std::string &model,
+                          uint32_t timeoutMs, kiln_tp_id_t &id, IdSource &source) {
+  const char *text = std::getenv("KILN_TP_ID");
+  const char *file = std::getenv("KILN_TP_ID_FILE");
+  if (text && file)
+    return "both KILN_TP_ID and KILN_TP_ID_FILE are set; set one";
+  if (text) {
+    kiln_status_t status = kiln_tp_id_from_string(text, &id);
+    if (!status)
+      return std::string();
+    std::string message = kiln_status_message(status);
+    kiln_status_free(status);
+    return "KILN_TP_ID: " + message;
+  }
+  if (!file || !*file) {
+    std::string base = baseOfRankPath(model, rank);
+    return "rank " + std::to_string(rank) + " of " + std::to_string(worldSize) + " ('" + model +
+           "') needs the group id: set KILN_TP_ID_FILE to a path that rank 0 writes the id to "
+           "and the other ranks read (or KILN_TP_ID to an id's text form), or run all ranks in "
+           "one process with `kiln-run --tensor-parallel " +
+           std::to_string(worldSize) + " " + (base.empty() ? "BASE.kiln" : base) +
+           "` (see kiln-run --help)";
+  }
+  source.file = file;
+  if (rank != 0)
+    return readIdFile(source.file, timeoutMs, rank, id);
+  if (kiln_status_t status = kiln_tp_id_create(&id)) {
+    std::string message = kiln_status_message(status);
+    kiln_status_free(status);
+    return "cannot create the tensor-parallel group id: " + message;
+  }
+  std::string error = writeIdFile(source.file, id);
+  source.wroteFile = error.empty();
+  return error;
+}
+
+//===----------------------------------------------------------------------===//
+// The three ways to run.
+//===----------------------------------------------------------------------===//
+
+/// Owns an artifact reference.
+struct ArtifactRef {
+  kiln_artifact_t *artifact = nullptr;
+  ArtifactRef() = default;
+  ArtifactRef(const ArtifactRef &) = delete;
+  ArtifactRef &operator=(const ArtifactRef &) = delete;
+  ~ArtifactRef() { kiln_artifact_release(artifact); }
+};
+
+/// True when the options ask for a run (not only --info).
+bool wantsRun(const Options &options) {
+  return !options.inputs.empty() || !options.outputs.empty() || !options.compares.empty() ||
+         options.bench > 0 || options.profile > 0;
+}
+
+/// Runs one session in this process and reports as it goes: the single-GPU run, or one rank of
+/// process mode (`tpId` non-null; `reporting` false for ranks other than 0, which print nothing
+/// but errors, prefixed with `errorPrefix`).
+int runOneSession(const Options &options, kiln_artifact_t *artifact, const RunFiles &files,
+                  int device, const kiln_tp_id_t *tpId, IdSource *idSource, bool reporting,
+                  const std::string &errorPrefix) {
+  RankRunner runner(artifact, options, files);
+  kiln_status_t created = runner.create(device, tpId);
+  // Rank 0 deletes the id file once its session exists (every rank has read the file then, since
+  // the communicator is complete) or failed (the group cannot form): the next job can reuse it.
+  if (idSource && idSource->wroteFile)
+    std::remove(idSource->file.c_str());
+  if (created)
+    return statusError(created, errorPrefix);
+  if (kiln_status_t status = runner.run(reporting ? reportedOutputs(files)
+                                                  : std::vector<std::string>()))
+    return statusError(status, errorPrefix);
+  int exitCode = reporting ? reportOutputs(options, artifact, files, runner.outputs) : kExitOk;
+  if (exitCode == kExitError)
+    return exitCode;
+  if (options.bench > 0) {
+    if (kiln_status_t status = runner.bench())
+      return statusError(status, errorPrefix);
+    if (reporting)
+      reportBench(runner, kiln_artifact_tp_world_size(artifact));
+  }
+  if (options.profile > 0) {
+    if (kiln_status_t status = runner.profile())
+      return statusError(status, errorPrefix);
+    if (reporting && reportProfile(options, artifact, runner) != kExitOk)
+      return kExitError;
   }
   return exitCode;
+}
+
+/// Process mode: this process is one rank. `artifact` is its rank file (already checked against
+/// the environment when that gave the rank).
+int runProcessMode(const Options &options, kiln_artifact_t *artifact) {
+  uint32_t rank = kiln_artifact_tp_rank(artifact);
+  uint32_t worldSize = kiln_artifact_tp_world_size(artifact);
+  bool reporting = rank == 0;
+  std::string prefix = "rank " + std::to_string(rank) + ": ";
+  if (options.info && reporting)
+    printInfo(artifact);
+  RunFiles files;
+  if (int code = prepareFiles(options, artifact, reporting, files))
+    return code;
+  int device = static_cast<int>(rank);
+  if (options.deviceGiven) {
+    device = options.device;
+  } else {
+    unsigned long localRank = 0;
+    bool set = false;
+    std::string error;
+    if (!readEnvNumber("LOCAL_RANK", 1024, localRank, set, error))
+      return fileError(prefix + error);
+    if (set)
+      device = static_cast<int>(localRank);
+  }
+  kiln_tp_id_t id;
+  IdSource source;
+  std::string error = obtainGroupId(rank, worldSize, kiln_artifact_path(artifact),
+                                    options.tpTimeoutMs, id, source);
+  if (!error.empty())
+    return fileError(error);
+  return runOneSession(options, artifact, files, device, &id, &source, reporting, prefix);
+}
+
+/// Compares every rank's outputs with rank 0's, bit for bit; prints an error per differing
+/// output and returns kExitMismatch if any differ.
+int checkRanksAgree(kiln_artifact_t *artifact,
+                    const std::vector<std::unique_ptr<RankRunner>> &runners) {
+  int exitCode = kExitOk;
+  const auto &first = runners[0]->outputs;
+  for (size_t r = 1; r < runners.size(); ++r) {
+    for (const auto &[name, bytes] : first) {
+      const std::vector<uint8_t> &other = runners[r]->outputs.at(name);
+      if (other == bytes)
+        continue;
+      size_t index = 0;
+      kiln_tensor_info_t info;
+      kiln_status_free(kiln_artifact_find_output(artifact, name.c_str(), &index));
+      kiln_status_free(kiln_artifact_output_info(artifact, index, &info));
+      size_t elementSize = kiln_dtype_size(info.dtype);
+      size_t byte = 0;
+      while (byte < bytes.size() && bytes[byte] == other[byte])
+        ++byte;
+      uint64_t element = byte / elementSize;
+      std::fprintf(stderr,
+                   "kiln-run: error: rank %zu output '%s' differs from rank 0's (first at element "
+                   "%llu: %.9g vs %.9g); after the final all-reduce every rank must hold the same "
+                   "values\n",
+                   r, name.c_str(), static_cast<unsigned long long>(element),
+                   loadElement(info.dtype, other.data(), element),
+                   loadElement(info.dtype, bytes.data(), element));
+      exitCode = kExitMismatch;
+    }
+  }
+  return exitCode;
+}
+
+/// Threads mode (--tensor-parallel N): opens and checks the N rank files, creates the group id
+/// and runs one thread per rank; reports rank 0.
+int runThreadsMode(const Options &options) {
+  uint32_t worldSize = static_cast<uint32_t>(options.tensorParallel);
+  std::string origin = "--tensor-parallel " + std::to_string(worldSize);
+  if (std::getenv("KILN_TP_RANK") || std::getenv("KILN_TP_WORLD_SIZE"))
+    return usageError("--tensor-parallel runs every rank in this process, but KILN_TP_RANK / "
+                      "KILN_TP_WORLD_SIZE ask for one rank per process; use one or the other");
+
+  // 1. The rank files, all checked before anything runs.
+  std::vector<ArtifactRef> artifacts(worldSize);
+  for (uint32_t r = 0; r < worldSize; ++r) {
+    std::string path = kiln::tpRankArtifactPath(options.model, r);
+    if (!pathExists(path)) {
+      std::string message = "cannot open rank " + std::to_string(r) + " artifact '" + path +
+                            "': " + std::strerror(ENOENT) + "; `kiln-run " + origin + " " +
+                            options.model + "` runs the files that `kiln-compile " + origin +
+                            " -o " + options.model + "` writes (" +
+                            kiln::tpRankArtifactPath(options.model, 0) + " ... " +
+                            kiln::tpRankArtifactPath(options.model, worldSize - 1) + ")";
+      // A rank file given instead of the base: say what to give.
+      ArtifactRef given;
+      kiln_status_t opened = pathExists(options.model)
+                                 ? kiln_artifact_open(options.model.c_str(), &given.artifact)
+                                 : nullptr;
+      kiln_status_free(opened);
+      if (given.artifact && kiln_artifact_tp_world_size(given.artifact) > 1) {
+        std::string base =
+            baseOfRankPath(options.model, kiln_artifact_tp_rank(given.artifact));
+        message += "; '" + options.model + "' is itself a rank file" +
+                   (base.empty() ? std::string() : ": give its base '" + base + "'");
+      }
+      return fileError(message);
+    }
+    if (kiln_status_t status = kiln_artifact_open(path.c_str(), &artifacts[r].artifact))
+      return statusError(status);
+    uint64_t hash = kiln_artifact_tp_group_hash(artifacts[0].artifact);
+    std::string error =
+        checkRankArtifact(artifacts[r].artifact, path, r, worldSize, hash, origin);
+    if (error.empty() && r > 0)
+      error = checkSameSignature(artifacts[r].artifact, artifacts[0].artifact);
+    if (!error.empty())
+      return fileError(error);
+  }
+  if (options.info)
+    for (const ArtifactRef &ref : artifacts)
+      printInfo(ref.artifact);
+  if (!wantsRun(options))
+    return kExitOk;
+
+  // 2. Files (against rank 0's signature, which every rank shares), then the group id.
+  kiln_artifact_t *first = artifacts[0].artifact;
+  RunFiles files;
+  if (int code = prepareFiles(options, first, /*reporting=*/true, files))
+    return code;
+  kiln_tp_id_t id;
+  if (kiln_status_t status = kiln_tp_id_create(&id))
+    return statusError(status, "cannot create the tensor-parallel group id: ");
+
+  // 3. One thread per rank, all running the same phases; each releases its session when done,
+  // so that the ranks tear down their communicators together.
+  std::vector<std::unique_ptr<RankRunner>> runners;
+  for (uint32_t r = 0; r < worldSize; ++r)
+    runners.push_back(std::make_unique<RankRunner>(artifacts[r].artifact, options, files));
+  std::vector<std::string> allOutputs;
+  for (size_t i = 0; i < kiln_artifact_output_count(first); ++i) {
+    kiln_tensor_info_t info;
+    kiln_status_free(kiln_artifact_output_info(first, i, &info));
+    allOutputs.push_back(info.name);
+  }
+  std::vector<kiln_status_t> statuses(worldSize, nullptr);
+  std::vector<std::thread> threads;
+  for (uint32_t r = 0; r < worldSize; ++r)
+    threads.emplace_back([&, r] {
+      RankRunner &runner = *runners[r];
+      kiln_status_t status = runner.create(options.device + static_cast<int>(r), &id);
+      if (!status)
+        status = runner.run(allOutputs);
+      if (!status && options.bench > 0)
+        status = runner.bench();
+      if (!status && options.profile > 0)
+        status = runner.profile();
+      runner.release();
+      statuses[r] = status;
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  bool failed = false;
+  for (uint32_t r = 0; r < worldSize; ++r)
+    if (statuses[r]) {
+      statusError(statuses[r], "rank " + std::to_string(r) + ": ");
+      failed = true;
+    }
+  if (failed)
+    return kExitError;
+
+  // 4. Rank 0's results; every rank must agree with it.
+  int exitCode = reportOutputs(options, first, files, runners[0]->outputs);
+  if (exitCode == kExitError)
+    return exitCode;
+  exitCode = std::max(exitCode, checkRanksAgree(first, runners));
+  if (options.bench > 0)
+    reportBench(*runners[0], worldSize);
+  if (options.profile > 0 && reportProfile(options, first, *runners[0]) != kExitOk)
+    return kExitError;
+  return exitCode;
+}
+
+/// The whole tool; returns the exit code.
+int runTool(int argc, char **argv) {
+  Options options;
+  if (!parseArgs(argc, argv, options))
+    return kExitError;
+  if (!options.info && !wantsRun(options))
+    return usageError("nothing to do: give --info, or --input/--output/--compare/--bench/--profile");
+  if (options.tensorParallel > 0)
+    return runThreadsMode(options);
+
+  EnvRank env;
+  std::string envError;
+  if (!readEnvRank(env, envError))
+    return fileError(envError);
+
+  // MODEL is a rank file, a base whose rank file the environment names, or a single-GPU model.
+  ArtifactRef model;
+  bool modelExists = pathExists(options.model);
+  if (modelExists || !env.given || env.worldSize == 1)
+    if (kiln_status_t status = kiln_artifact_open(options.model.c_str(), &model.artifact))
+      return statusError(status);
+  if (model.artifact && kiln_artifact_tp_world_size(model.artifact) > 1) {
+    // A rank file; the environment, when it gives a rank, must agree.
+    if (!wantsRun(options)) {
+      printInfo(model.artifact);
+      return kExitOk;
+    }
+    if (env.given) {
+      uint64_t hash = kiln_artifact_tp_group_hash(model.artifact);
+      std::string error = checkRankArtifact(model.artifact, options.model, env.rank,
+                                            env.worldSize, hash, env.source);
+      if (!error.empty())
+        return fileError(error);
+    }
+    return runProcessMode(options, model.artifact);
+  }
+  if (env.given && env.worldSize > 1) {
+    // A base: open this rank's file.
+    std::string path = kiln::tpRankArtifactPath(options.model, env.rank);
+    if (!pathExists(path))
+      return fileError(
+          "cannot open rank " + std::to_string(env.rank) + " artifact '" + path + "': " +
+          std::strerror(ENOENT) + "; " + env.source + " runs the rank files that `kiln-compile "
+          "--tensor-parallel " + std::to_string(env.worldSize) + " -o " + options.model +
+          "` writes" +
+          (model.artifact ? " ('" + options.model + "' itself is a single-GPU artifact: run it "
+                            "without the rank variables)"
+                          : std::string()));
+    ArtifactRef rankFile;
+    if (kiln_status_t status = kiln_artifact_open(path.c_str(), &rankFile.artifact))
+      return statusError(status);
+    std::string error = checkRankArtifact(rankFile.artifact, path, env.rank, env.worldSize,
+                                          kiln_artifact_tp_group_hash(rankFile.artifact),
+                                          env.source);
+    if (!error.empty())
+      return fileError(error);
+    if (!wantsRun(options)) {
+      printInfo(rankFile.artifact);
+      return kExitOk;
+    }
+    return runProcessMode(options, rankFile.artifact);
+  }
+
+  // Single GPU.
+  kiln_artifact_t *artifact = model.artifact;
+  if (options.info)
+    printInfo(artifact);
+  if (!wantsRun(options))
+    return kExitOk;
+  // 1. Read and validate every file before touching the GPU.
+  RunFiles files;
+  if (int code = prepareFiles(options, artifact, /*reporting=*/true, files))
+    return code;
+  // 2.-5. Session, one run, outputs, latency, per-kernel time.
+  return runOneSession(options, artifact, files, options.device, nullptr, nullptr,
+                       /*reporting=*/true, std::string());
 }
 
 } // namespace
