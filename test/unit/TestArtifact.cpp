@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -246,10 +247,11 @@ std::vector<float> allReduceModelExpected(const std::vector<float> &x, uint32_t 
 
 std::string writeTempFile(const std::string &name, const std::vector<uint8_t> &bytes) {
   const testing::TestInfo *info = testing::UnitTest::GetInstance()->current_test_info();
-  std::string path =
-      testing::TempDir() + "kiln_" +
-      (info ? std::string(info->test_suite_name()) + "_" + info->name() + "_" : std::string()) +
-      name;
+  std::string prefix =
+      info ? std::string(info->test_suite_name()) + "_" + info->name() + "_" : std::string();
+  // Parameterized tests are named "Instance/Suite.Test/Param": keep the file in TempDir.
+  std::replace(prefix.begin(), prefix.end(), '/', '_');
+  std::string path = testing::TempDir() + "kiln_" + prefix + name;
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   file.write(reinterpret_cast<const char *>(bytes.data()),
              static_cast<std::streamsize>(bytes.size()));
@@ -262,11 +264,8 @@ std::string kilnRunPath() {
   return fromEnv && *fromEnv ? fromEnv : KILN_RUN_PATH;
 }
 
-CommandResult runKilnRun(const std::string &arguments, const std::string &environment) {
+CommandResult runShell(const std::string &command) {
   CommandResult result;
-  std::string command = "env -u KILN_TP_RANK -u KILN_TP_WORLD_SIZE -u KILN_TP_ID -u "
-                        "KILN_TP_ID_FILE -u RANK -u WORLD_SIZE -u LOCAL_RANK " +
-                        environment + " '" + kilnRunPath() + "' " + arguments + " 2>&1";
   FILE *pipe = ::popen(command.c_str(), "r");
   if (!pipe) {
     ADD_FAILURE() << "cannot run " << command;
@@ -279,6 +278,16 @@ CommandResult runKilnRun(const std::string &arguments, const std::string &enviro
   int status = ::pclose(pipe);
   result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+std::string kilnRunCommand(const std::string &environment) {
+  return "env -u KILN_TP_RANK -u KILN_TP_WORLD_SIZE -u KILN_TP_ID -u KILN_TP_ID_FILE -u RANK -u "
+         "WORLD_SIZE -u LOCAL_RANK " +
+         environment + " '" + kilnRunPath() + "'";
+}
+
+CommandResult runKilnRun(const std::string &arguments, const std::string &environment) {
+  return runShell(kilnRunCommand(environment) + " " + arguments + " 2>&1");
 }
 
 } // namespace test

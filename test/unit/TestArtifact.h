@@ -116,6 +116,14 @@ struct CommandResult {
   std::string output;
 };
 
+/// Runs `command` with /bin/sh (popen) and captures its exit code and combined output (the
+/// command must redirect stderr itself, e.g. end in "2>&1").
+CommandResult runShell(const std::string &command);
+
+/// The shell prefix runKilnRun puts before kiln-run: `env` with the tensor-parallel variables
+/// removed (see runKilnRun), then `environment`, then the quoted kiln-run path.
+std::string kilnRunCommand(const std::string &environment = "");
+
 /// Path of the kiln-run binary: $KILN_RUN if set, else the one built next to the tests.
 std::string kilnRunPath();
 
