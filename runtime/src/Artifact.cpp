@@ -33,6 +33,7 @@
 #include <zlib.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <new>
 #include <set>
@@ -119,8 +120,7 @@ private:
                                 const CollectiveDesc *previous, CollectiveDesc &out);
   /// One arena reference of a collective: present, in the arena, `bytes` long.
   kiln_status_t checkCollectiveRef(const fb::BufferRef *ref, const std::string &what,
-                                   uint64_t bytes, const std::string &expected,
-                                   BufferRefDesc &out);
+                                   uint64_t bytes, const std::string &expected, BufferRefDesc &out);
 
   const uint8_t *data;
   uint64_t size;
@@ -462,9 +462,9 @@ kiln_status_t Verifier::checkTensorParallel(const fb::Model *model) {
                              collectiveCount, collectiveCount == 1 ? "" : "s"));
   artifact.collectives.resize(collectiveCount);
   for (size_t i = 0; i < collectiveCount; ++i)
-    KILN_RETURN_IF_ERROR(
-        checkCollective(collectives->Get(static_cast<flatbuffers::uoffset_t>(i)), i,
-                        i ? &artifact.collectives[i - 1] : nullptr, artifact.collectives[i]));
+    KILN_RETURN_IF_ERROR(checkCollective(collectives->Get(static_cast<flatbuffers::uoffset_t>(i)),
+                                         i, i ? &artifact.collectives[i - 1] : nullptr,
+                                         artifact.collectives[i]));
   return nullptr;
 }
 
@@ -510,8 +510,8 @@ kiln_status_t Verifier::checkCollective(const fb::Collective *collective, size_t
   if (__builtin_mul_overflow(out.count, static_cast<uint64_t>(info->byteSize), &bytes))
     return fail(formatString("%s: count %llu x %s overflows 64 bits", what.c_str(),
                              static_cast<unsigned long long>(out.count), info->name));
-  std::string expected = formatString("count %llu x %s", static_cast<unsigned long long>(out.count),
-                                      info->name);
+  std::string expected =
+      formatString("count %llu x %s", static_cast<unsigned long long>(out.count), info->name);
   KILN_RETURN_IF_ERROR(
       checkCollectiveRef(collective->input(), what + " input", bytes, expected, out.input));
   KILN_RETURN_IF_ERROR(

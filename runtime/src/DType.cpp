@@ -1,8 +1,8 @@
 //===- DType.cpp - The kiln dtype table and its C accessors ---------------===//
 //
-// Defines the dtype table (kiln dtype <-> byte size <-> name <-> NumPy descr <-> NCCL type) and the C API
-// functions that read it. The table is indexed by the enum value and checked at compile time to
-// be complete and in order.
+// Defines the dtype table (kiln dtype <-> byte size <-> name <-> NumPy descr <-> NCCL type) and the
+// C API functions that read it. The table is indexed by the enum value and checked at compile time
+// to be complete and in order.
 //
 //===----------------------------------------------------------------------===//
 

@@ -34,10 +34,10 @@ kiln_status_t NcclSymbols::load(const char *library, std::unique_ptr<NcclSymbols
   }
   symbols->handle = handle;
 #define KILN_NCCL_SYMBOL(name)                                                                     \
-  symbols->name = reinterpret_cast<decltype(symbols->name)>(::dlsym(handle, #name));              \
+  symbols->name = reinterpret_cast<decltype(symbols->name)>(::dlsym(handle, #name));               \
   if (!symbols->name)                                                                              \
     return makeStatusF(KILN_UNAVAILABLE,                                                           \
-                       "NCCL (%s) lacks symbol %s; it is older than the NCCL %d.%d API kiln was " \
+                       "NCCL (%s) lacks symbol %s; it is older than the NCCL %d.%d API kiln was "  \
                        "built against",                                                            \
                        library, #name, NCCL_MAJOR, NCCL_MINOR);
 #include "NcclSymbols.def"
@@ -75,10 +75,9 @@ kiln_status_t NcclSymbols::makeError(ncclResult_t result, const char *call, cons
   default:
     break;
   }
-  std::string message = formatString("%s:%d: %s failed: %s [ncclResult %d]",
-                                     shortSourcePath(file), line, call,
-                                     text ? text : "unrecognized NCCL error",
-                                     static_cast<int>(result));
+  std::string message =
+      formatString("%s:%d: %s failed: %s [ncclResult %d]", shortSourcePath(file), line, call,
+                   text ? text : "unrecognized NCCL error", static_cast<int>(result));
   if (last && *last)
     message += std::string("\n") + last;
   if (!detail.empty())

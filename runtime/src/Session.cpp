@@ -803,8 +803,7 @@ kiln_status_t kiln_session_run(kiln_session_t *session, void *stream) {
     KILN_RETURN_IF_ERROR(kiln::waitStream(*session, session->lastRunStream, "kiln_session_run"));
   // Capture (first run only) before the bookkeeping below, so a failed capture leaves no run
   // recorded.
-  KILN_RETURN_IF_ERROR(
-      kiln::failRun(*session, kiln::prepareRun(*session), "kiln_session_run"));
+  KILN_RETURN_IF_ERROR(kiln::failRun(*session, kiln::prepareRun(*session), "kiln_session_run"));
   session->lastRunStream = target;
   return kiln::failRun(*session, kiln::enqueueRun(*session, target), "kiln_session_run");
 }

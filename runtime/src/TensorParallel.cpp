@@ -66,8 +66,7 @@ public:
 
   kiln_status_t connect(const kiln_tp_id_t &id) override;
   kiln_status_t allReduceSum(kiln_dtype_t dtype, uint64_t count, CUdeviceptr input,
-                             CUdeviceptr output, CUstream stream,
-                             const std::string &what) override;
+                             CUdeviceptr output, CUstream stream, const std::string &what) override;
   kiln_status_t asyncError() override;
   void abort() override;
   bool aborted() const override { return wasAborted; }
@@ -119,9 +118,9 @@ kiln_status_t NcclCommunicator::connect(const kiln_tp_id_t &id) {
   std::memcpy(&uniqueId, id.bytes, sizeof(uniqueId));
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
-  ncclResult_t result = nccl->ncclCommInitRankConfig(&comm, static_cast<int>(rankInfo.worldSize),
-                                                     uniqueId, static_cast<int>(rankInfo.rank),
-                                                     &config);
+  ncclResult_t result =
+      nccl->ncclCommInitRankConfig(&comm, static_cast<int>(rankInfo.worldSize), uniqueId,
+                                   static_cast<int>(rankInfo.rank), &config);
   if (result != ncclSuccess && result != ncclInProgress) {
     kiln_status_t status =
         ncclError(result, "ncclCommInitRankConfig", __FILE__, __LINE__,
@@ -222,8 +221,8 @@ kiln_status_t NcclCommunicator::destroy() {
 kiln_status_t createCommunicator(const TpRankInfo &info, std::unique_ptr<Communicator> &out) {
   out.reset();
   std::unique_ptr<NcclSymbols> symbols;
-  KILN_RETURN_IF_ERROR(annotateStatus(NcclSymbols::load(kNcclLibrary, symbols),
-                                      info.describe() + ": "));
+  KILN_RETURN_IF_ERROR(
+      annotateStatus(NcclSymbols::load(kNcclLibrary, symbols), info.describe() + ": "));
   out.reset(new (std::nothrow) NcclCommunicator(info, std::move(symbols)));
   if (!out)
     return makeStatus(KILN_RESOURCE_EXHAUSTED, "out of host memory");

@@ -394,8 +394,9 @@ TEST(ArtifactTensorParallel, AcceptsRankFileAndAnswersQueries) {
   EXPECT_EQ(info.before_launch, 1u);
   status = kiln_artifact_collective_info(artifact, 1, &info);
   EXPECT_EQ(kiln_status_code(status), KILN_NOT_FOUND);
-  EXPECT_NE(std::string(kiln_status_message(status)).find("collective index 1 is out of range (1 "
-                                                          "collectives)"),
+  EXPECT_NE(std::string(kiln_status_message(status))
+                .find("collective index 1 is out of range (1 "
+                      "collectives)"),
             std::string::npos)
       << kiln_status_message(status);
   kiln_status_free(status);
@@ -466,23 +467,18 @@ TEST(ArtifactTensorParallel, RejectsRankOutOfRange) {
 }
 
 TEST(ArtifactTensorParallel, RejectsUnknownCollectiveKind) {
-  expectInvalid(tpFile([](fb::ModelT &m) {
-                  m.collectives[0]->kind = static_cast<fb::CollectiveKind>(5);
-                }),
-                "collective 0 has unknown kind 5 (this runtime knows 0 = all_reduce_sum)");
+  expectInvalid(
+      tpFile([](fb::ModelT &m) { m.collectives[0]->kind = static_cast<fb::CollectiveKind>(5); }),
+      "collective 0 has unknown kind 5 (this runtime knows 0 = all_reduce_sum)");
 }
 
 TEST(ArtifactTensorParallel, RejectsUnknownCollectiveDType) {
-  expectInvalid(tpFile([](fb::ModelT &m) {
-                  m.collectives[0]->dtype = static_cast<fb::DType>(40);
-                }),
+  expectInvalid(tpFile([](fb::ModelT &m) { m.collectives[0]->dtype = static_cast<fb::DType>(40); }),
                 "collective 0 (all_reduce_sum) has unknown dtype 40");
 }
 
 TEST(ArtifactTensorParallel, RejectsIntegerCollectiveDType) {
-  expectInvalid(tpFile([](fb::ModelT &m) {
-                  m.collectives[0]->dtype = fb::DType::I32;
-                }),
+  expectInvalid(tpFile([](fb::ModelT &m) { m.collectives[0]->dtype = fb::DType::I32; }),
                 "collective 0 (all_reduce_sum) has dtype i32; collectives carry f32, f16 or bf16 "
                 "only");
 }
@@ -646,8 +642,8 @@ TEST(ArtifactOpen, RejectsBlobOverlappingIndex) {
   ASSERT_LT(aligned, builder.indexOffset() + builder.indexSize()) << "index too small to overlap";
   bytes = repackIndex(builder, bytes,
                       [&](fb::ModelT &m) { m.weights = std::make_unique<fb::Blob>(aligned, 16); });
-  expectInvalid(bytes,
-                "weights blob [offset " + std::to_string(aligned) + ", size 16] overlaps the index");
+  expectInvalid(bytes, "weights blob [offset " + std::to_string(aligned) +
+                           ", size 16] overlaps the index");
 }
 
 TEST(ArtifactOpen, RejectsModuleWithoutCode) {

@@ -6,9 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DType.h"
+
 #include "kiln/runtime.h"
 
-#include "DType.h"
 #include <gtest/gtest.h>
 #if KILN_HAVE_NCCL
 #include <nccl.h>
@@ -55,20 +56,17 @@ TEST_P(DTypeRowTest, MatchesTable) {
   EXPECT_EQ(info->ncclDataType, row.ncclDataType);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllDTypes, DTypeRowTest,
-                         testing::Values(
-                             ExpectedRow{KILN_DTYPE_F32, 4, "f32", "<f4", true, kNcclF32},
-                             ExpectedRow{KILN_DTYPE_F16, 2, "f16", "<f2", true, kNcclF16},
-                             ExpectedRow{KILN_DTYPE_BF16, 2, "bf16", "|V2", true, kNcclBf16},
-                             ExpectedRow{KILN_DTYPE_I64, 8, "i64", "<i8", false, kNcclI64},
-                             ExpectedRow{KILN_DTYPE_I32, 4, "i32", "<i4", false, kNcclI32},
-                             ExpectedRow{KILN_DTYPE_I8, 1, "i8", "|i1", false, kNcclI8},
-                             ExpectedRow{KILN_DTYPE_U8, 1, "u8", "|u1", false, kNcclU8},
-                             ExpectedRow{KILN_DTYPE_BOOL, 1, "bool", "|b1", false,
-                                         kiln::kNoNcclDataType}),
-                         [](const testing::TestParamInfo<ExpectedRow> &info) {
-                           return std::string(info.param.name);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    AllDTypes, DTypeRowTest,
+    testing::Values(ExpectedRow{KILN_DTYPE_F32, 4, "f32", "<f4", true, kNcclF32},
+                    ExpectedRow{KILN_DTYPE_F16, 2, "f16", "<f2", true, kNcclF16},
+                    ExpectedRow{KILN_DTYPE_BF16, 2, "bf16", "|V2", true, kNcclBf16},
+                    ExpectedRow{KILN_DTYPE_I64, 8, "i64", "<i8", false, kNcclI64},
+                    ExpectedRow{KILN_DTYPE_I32, 4, "i32", "<i4", false, kNcclI32},
+                    ExpectedRow{KILN_DTYPE_I8, 1, "i8", "|i1", false, kNcclI8},
+                    ExpectedRow{KILN_DTYPE_U8, 1, "u8", "|u1", false, kNcclU8},
+                    ExpectedRow{KILN_DTYPE_BOOL, 1, "bool", "|b1", false, kiln::kNoNcclDataType}),
+    [](const testing::TestParamInfo<ExpectedRow> &info) { return std::string(info.param.name); });
 
 TEST(DType, TableCoversEveryEnumValue) {
   for (int value = 0; value < KILN_DTYPE_COUNT; ++value)

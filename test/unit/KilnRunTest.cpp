@@ -11,10 +11,10 @@
 #include "Npy.h"
 #include "TestArtifact.h"
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <functional>
-#include <unistd.h>
 
 namespace {
 
@@ -124,8 +124,8 @@ TEST_F(KilnRun, InfoNeedsNoGpu) {
 
 TEST_F(KilnRun, InfoListsSassTargets) {
   kiln::test::ArtifactBuilder builder;
-  kiln::test::buildAddModel(builder, {{90, std::vector<uint8_t>(100, 1)},
-                                      {100, std::vector<uint8_t>(60, 2)}});
+  kiln::test::buildAddModel(
+      builder, {{90, std::vector<uint8_t>(100, 1)}, {100, std::vector<uint8_t>(60, 2)}});
   std::string withSass = kiln::test::writeTempFile("add_sass.kiln", builder.build());
   kiln::test::CommandResult result = runKilnRun("'" + withSass + "' --info");
   EXPECT_EQ(result.exitCode, 0) << result.output;
@@ -181,7 +181,8 @@ TEST_F(KilnRun, UnknownOptionAsLastArgument) {
 }
 
 TEST_F(KilnRun, OutputGivenTwice) {
-  expectError("'" + model + "' --input x='" + input + "' --output y=/tmp/a.npy --output y=/tmp/b.npy",
+  expectError("'" + model + "' --input x='" + input +
+                  "' --output y=/tmp/a.npy --output y=/tmp/b.npy",
               "output 'y' is given to --output twice", true);
 }
 
@@ -208,8 +209,7 @@ TEST_F(KilnRun, HelpDescribesTensorParallelModes) {
 
 TEST_F(KilnRun, BadTensorParallelCount) {
   expectError("'" + model + "' --tensor-parallel 1 --info",
-              "option '--tensor-parallel' expects the number of ranks in [2, 1024], got '1'",
-              true);
+              "option '--tensor-parallel' expects the number of ranks in [2, 1024], got '1'", true);
   expectError("'" + model + "' --tensor-parallel two --info", "got 'two'", true);
 }
 
@@ -237,10 +237,10 @@ class KilnRunTp : public KilnRun {
 protected:
   /// Writes `worldSize` rank files "<prefix>tp.rank<r>.kiln" (rank r of worldSize, after
   /// `edit(r, model)`; ranks in `skip` are not written) and returns the base "<prefix>tp.kiln".
-  std::string writeRankFiles(uint32_t worldSize,
-                             const std::function<void(uint32_t, kiln::artifact::ModelT &)> &edit =
-                                 nullptr,
-                             const std::vector<uint32_t> &skip = {}) {
+  std::string
+  writeRankFiles(uint32_t worldSize,
+                 const std::function<void(uint32_t, kiln::artifact::ModelT &)> &edit = nullptr,
+                 const std::vector<uint32_t> &skip = {}) {
     std::string base;
     for (uint32_t r = 0; r < worldSize; ++r) {
       kiln::test::ArtifactBuilder builder;
@@ -331,9 +331,8 @@ TEST_F(KilnRunTp, ThreadsModeWrongWorldSize) {
 }
 
 TEST_F(KilnRunTp, ThreadsModeWrongRank) {
-  std::string base = writeRankFiles(2, [](uint32_t, kiln::artifact::ModelT &m) {
-    m.tensor_parallel->rank = 0;
-  });
+  std::string base =
+      writeRankFiles(2, [](uint32_t, kiln::artifact::ModelT &m) { m.tensor_parallel->rank = 0; });
   expectError("--tensor-parallel 2 '" + base + "' --info",
               "'" + rankPath(base, 1) +
                   "' holds rank 0, expected rank 1 (--tensor-parallel 2); was the file renamed?");
@@ -390,9 +389,8 @@ TEST_F(KilnRunTp, ThreadsModeChecksInputsAgainstRankZero) {
 
 TEST_F(KilnRunTp, ThreadsModeWithoutGpuReportsEveryRank) {
   std::string base = writeRankFiles(2);
-  kiln::test::CommandResult result =
-      runKilnRun("--tensor-parallel 2 '" + base + "' --input x='" + input +
-                 "' --output y=/dev/null --tp-timeout 5000");
+  kiln::test::CommandResult result = runKilnRun("--tensor-parallel 2 '" + base + "' --input x='" +
+                                                input + "' --output y=/dev/null --tp-timeout 5000");
   if (result.exitCode == 0)
     GTEST_SKIP() << "two GPUs are present: " << result.output;
   EXPECT_EQ(result.exitCode, 2) << result.output;
@@ -418,8 +416,9 @@ TEST_F(KilnRunTp, ProcessModeMalformedRankVariables) {
   expectError("'" + model + "' --info",
               "environment variable KILN_TP_RANK='abc' is not a number in [0, 2147483647]", false,
               "KILN_TP_RANK=abc KILN_TP_WORLD_SIZE=2");
-  expectError("'" + model + "' --info", "KILN_TP_RANK is set but KILN_TP_WORLD_SIZE is not; set both",
-              false, "KILN_TP_RANK=0");
+  expectError("'" + model + "' --info",
+              "KILN_TP_RANK is set but KILN_TP_WORLD_SIZE is not; set both", false,
+              "KILN_TP_RANK=0");
   expectError("'" + model + "' --info", "RANK=2 is not a rank of WORLD_SIZE=2", false,
               "RANK=2 WORLD_SIZE=2");
   expectError("'" + model + "' --info", "environment variable WORLD_SIZE='-1' is not a number",
@@ -455,8 +454,9 @@ TEST_F(KilnRunTp, ProcessModeBaseWithMissingRankFile) {
 
 TEST_F(KilnRunTp, ProcessModeSingleGpuBaseWithRankVariables) {
   expectError("'" + model + "' --input x='" + input + "'",
-              "('" + model + "' itself is a single-GPU artifact: run it without the rank "
-              "variables)",
+              "('" + model +
+                  "' itself is a single-GPU artifact: run it without the rank "
+                  "variables)",
               false, "KILN_TP_RANK=0 KILN_TP_WORLD_SIZE=2");
 }
 
@@ -539,7 +539,7 @@ TEST_F(KilnRunTp, ProcessModeRankZeroWritesThenDeletesIdFile) {
     GTEST_SKIP() << "no NCCL: " << result.output;
   EXPECT_NE(result.output.find("kiln-run: error: rank 0: "), std::string::npos) << result.output;
   EXPECT_NE(access(file.c_str(), F_OK), 0) << "rank 0 must delete " << file;
-  EXPECT_NE(access((file + ".tmp." ).c_str(), F_OK), 0);
+  EXPECT_NE(access((file + ".tmp.").c_str(), F_OK), 0);
 }
 
 TEST_F(KilnRunTp, ProcessModeOtherRankReadsIdFileAndStaysQuiet) {

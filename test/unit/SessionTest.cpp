@@ -50,9 +50,9 @@ TEST(NcclSymbols, MissingLibraryGivesUnavailable) {
   std::unique_ptr<kiln::NcclSymbols> symbols;
   kiln_status_t status = kiln::NcclSymbols::load("libkiln-no-such-nccl.so.2", symbols);
   EXPECT_EQ(kiln_status_code(status), KILN_UNAVAILABLE);
-  EXPECT_NE(std::string(kiln_status_message(status))
-                .find("NCCL not found (libkiln-no-such-nccl.so.2): "),
-            std::string::npos)
+  EXPECT_NE(
+      std::string(kiln_status_message(status)).find("NCCL not found (libkiln-no-such-nccl.so.2): "),
+      std::string::npos)
       << kiln_status_message(status);
   EXPECT_EQ(symbols, nullptr);
   kiln_status_free(status);

@@ -18,12 +18,12 @@
 #include "Npy.h"
 #include "TestArtifact.h"
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstring>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -106,8 +106,8 @@ kiln_session_params_t rankParams(int rank, const kiln_tp_id_t *id, int useCudaGr
 std::string take(kiln_status_t status) {
   if (!status)
     return std::string();
-  std::string text =
-      std::string(kiln_status_code_name(kiln_status_code(status))) + ": " + kiln_status_message(status);
+  std::string text = std::string(kiln_status_code_name(kiln_status_code(status))) + ": " +
+                     kiln_status_message(status);
   kiln_status_free(status);
   return text;
 }
@@ -178,8 +178,7 @@ TEST_P(TensorParallelThreads, TwoRanksSumExactlyAndAgree) {
   for (int r = 0; r < 2; ++r) {
     ASSERT_EQ(outputs[r].size(), 3u);
     for (size_t i = 0; i < 3; ++i) {
-      std::vector<float> expected =
-          kiln::test::allReduceModelExpected(inputs[i == 2 ? 0 : i], 2);
+      std::vector<float> expected = kiln::test::allReduceModelExpected(inputs[i == 2 ? 0 : i], 2);
       for (size_t e = 0; e < expected.size(); ++e)
         EXPECT_EQ(outputs[r][i][e], expected[e])
             << "rank " << r << ", run " << i << ", element " << e;
@@ -214,8 +213,7 @@ TEST(TensorParallelTimeout, CreateGivesDeadlineExceededWhenAPeerNeverJoins) {
   kiln_session_t *session = reinterpret_cast<kiln_session_t *>(0x1);
   auto start = std::chrono::steady_clock::now();
   kiln_status_t status = kiln_session_create(artifacts.ranks[0], &params, &session);
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(kiln_status_code(status), KILN_DEADLINE_EXCEEDED) << kiln_status_message(status);
   EXPECT_EQ(session, nullptr);
   std::string message = kiln_status_message(status);
@@ -260,8 +258,7 @@ TEST(TensorParallelTimeout, RunAbortsTheSessionWhenAPeerStops) {
   EXPECT_EQ(kiln_session_has_cuda_graph(sessions[0]), 1);
   auto start = std::chrono::steady_clock::now();
   kiln_status_t status = kiln_session_get_output(sessions[0], "y", y.data(), 16);
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(kiln_status_code(status), KILN_DEADLINE_EXCEEDED) << kiln_status_message(status);
   std::string message = kiln_status_message(status);
   kiln_status_free(status);
@@ -344,8 +341,7 @@ TEST(TensorParallelKilnRun, ThreadsModeRunsComparesBenchmarksAndProfiles) {
     EXPECT_NE(result.output.find("total "), std::string::npos) << result.output;
     EXPECT_NE(result.output.find(" over 2 launches and 1 collectives"), std::string::npos)
         << result.output;
-    EXPECT_NE(result.output.find("  collectives: 1 per run, "), std::string::npos)
-        << result.output;
+    EXPECT_NE(result.output.find("  collectives: 1 per run, "), std::string::npos) << result.output;
     EXPECT_EQ(readF32(output), kiln::test::allReduceModelExpected(x, 2));
     std::printf("%s\n", result.output.c_str());
   }
@@ -368,15 +364,14 @@ TEST(TensorParallelKilnRun, ProcessModeTwoProcesses) {
   // Rank 1 in the background (its output to a file), rank 0 in the foreground; then both exit
   // codes.
   std::string rank1Log = testing::TempDir() + "kiln_tp_process_rank1.log";
-  std::string command = kiln::test::kilnRunCommand(common + " KILN_TP_RANK=1") + " " +
-                        arguments + " > '" + rank1Log + "' 2>&1 & pid=$!; " +
+  std::string command = kiln::test::kilnRunCommand(common + " KILN_TP_RANK=1") + " " + arguments +
+                        " > '" + rank1Log + "' 2>&1 & pid=$!; " +
                         kiln::test::kilnRunCommand(common + " KILN_TP_RANK=0") + " " + arguments +
                         " --output y='" + output + "' 2>&1; rank0=$?; wait $pid; rank1=$?; " +
                         "echo \"exit rank0=$rank0 rank1=$rank1\"; cat '" + rank1Log + "'";
   kiln::test::CommandResult result = kiln::test::runShell(command);
   EXPECT_NE(result.output.find("exit rank0=0 rank1=0"), std::string::npos) << result.output;
-  EXPECT_NE(result.output.find("(3 iterations, cuda graph, tensor-parallel 2)"),
-            std::string::npos)
+  EXPECT_NE(result.output.find("(3 iterations, cuda graph, tensor-parallel 2)"), std::string::npos)
       << result.output;
   EXPECT_EQ(result.output.find("latency_ms", result.output.find("latency_ms") + 1),
             std::string::npos)

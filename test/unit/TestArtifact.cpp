@@ -60,9 +60,8 @@ std::vector<uint8_t> ArtifactBuilder::build() {
   // The header goes in last: its checksum covers everything after it.
   uint32_t version = headerFormatVersion;
   if (version == 0)
-    version = model.tensor_parallel || !model.collectives.empty()
-                  ? fb::kFormatVersionCollectives
-                  : fb::kOldestFormatVersion;
+    version = model.tensor_parallel || !model.collectives.empty() ? fb::kFormatVersionCollectives
+                                                                  : fb::kOldestFormatVersion;
   uint8_t header[fb::kHeaderSize];
   fb::encodeHeader(
       fb::makeHeader(indexOffset, fbb.GetSize(), fileSize, artifactCrc32(file), version), header);

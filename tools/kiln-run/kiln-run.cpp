@@ -23,6 +23,8 @@
 #include "kiln/runtime.hpp"
 
 #include "Npy.h"
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -41,9 +43,6 @@
 #include <thread>
 #include <vector>
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 namespace {
 
 constexpr int kExitOk = 0;
@@ -57,7 +56,8 @@ constexpr long kMaxTensorParallel = 1024;
 
 const char *const kUsage =
     "usage: kiln-run MODEL.kiln [--info] [--input NAME=FILE.npy]... [--output NAME=FILE.npy]...\n"
-    "                [--compare NAME=REF.npy]... [--rtol R] [--atol A] [--bench N] [--profile N] [--device N]\n"
+    "                [--compare NAME=REF.npy]... [--rtol R] [--atol A] [--bench N] [--profile N] "
+    "[--device N]\n"
     "                [--no-cuda-graph] [--tensor-parallel N] [--tp-timeout MS]";
 
 const char *const kHelp =
@@ -77,7 +77,8 @@ const char *const kHelp =
     "                       device N + r)\n"
     "  --no-cuda-graph      launch kernels one by one instead of replaying a CUDA graph\n"
     "  --tensor-parallel N  run the N rank files that `kiln-compile --tensor-parallel N -o\n"
-    "                       MODEL.kiln` writes (MODEL.rank0.kiln ... MODEL.rank<N-1>.kiln) in this\n"
+    "                       MODEL.kiln` writes (MODEL.rank0.kiln ... MODEL.rank<N-1>.kiln) in "
+    "this\n"
     "                       process, one thread and GPU per rank; rank 0's outputs are written\n"
     "                       and compared, and every rank's outputs must equal them bit for bit\n"
     "  --tp-timeout MS      longest wait for the other ranks, in ms (default 300000, 0 = forever)\n"
@@ -197,8 +198,8 @@ bool parseArgs(int argc, char **argv, Options &options) {
     if (eq != std::string::npos)
       flag = arg.substr(0, eq);
     static const char *const kValueFlags[] = {
-        "--input",  "--output", "--compare",         "--rtol",      "--atol",
-        "--bench",  "--profile", "--device", "--tensor-parallel", "--tp-timeout"};
+        "--input",   "--output", "--compare",         "--rtol",      "--atol", "--bench",
+        "--profile", "--device", "--tensor-parallel", "--tp-timeout"};
     if (std::find(std::begin(kValueFlags), std::end(kValueFlags), flag) == std::end(kValueFlags)) {
       usageError("unknown option '" + flag + "'");
       return false;
@@ -234,8 +235,8 @@ bool parseArgs(int argc, char **argv, Options &options) {
       }
     } else if (flag == "--profile") {
       if (!parseLong(value, 1, 100000, options.profile)) {
-        usageError("option '--profile' expects an iteration count in [1, 100000], got '" +
-                   value + "'");
+        usageError("option '--profile' expects an iteration count in [1, 100000], got '" + value +
+                   "'");
         return false;
       }
     } else if (flag == "--device") {
@@ -296,8 +297,8 @@ std::string formatBytes(uint64_t bytes) {
 /// "all_reduce_sum f16 x 1048576 (2.0 MiB)": a collective as kiln-run prints it.
 std::string describeCollective(const kiln_collective_info_t &info) {
   return std::string(info.kind) + " " + kiln_dtype_name(info.dtype) + " x " +
-         std::to_string(info.count) + " (" +
-         formatBytes(info.count * kiln_dtype_size(info.dtype)) + ")";
+         std::to_string(info.count) + " (" + formatBytes(info.count * kiln_dtype_size(info.dtype)) +
+         ")";
 }
 
 /// Prints the artifact description for --info.
@@ -516,9 +517,10 @@ int prepareFiles(const Options &options, kiln_artifact_t *artifact, bool reporti
       continue;
     // Fail before the run, not after it: the output file must be writable,
     // or its directory must exist and be writable (nothing is created yet).
-    std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/') + 1);
+    std::string dir =
+        path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/') + 1);
     bool writable = access(path.c_str(), F_OK) == 0 ? access(path.c_str(), W_OK) == 0
-                                                      : access(dir.c_str(), W_OK | X_OK) == 0;
+                                                    : access(dir.c_str(), W_OK | X_OK) == 0;
     if (!writable)
       return fileError("cannot write '" + path + "': " + std::strerror(errno));
   }
@@ -579,8 +581,8 @@ public:
   /// reads back as NaN / -1.)
   kiln_status_t run(const std::vector<std::string> &names) {
     for (const auto &[name, array] : files.inputs)
-      if (kiln_status_t status = kiln_session_set_input(session, name.c_str(), array.data.data(),
-                                                        array.data.size()))
+      if (kiln_status_t status =
+              kiln_session_set_input(session, name.c_str(), array.data.data(), array.data.size()))
         return status;
     if (kiln_status_t status = kiln_session_run(session, nullptr))
       return status;
@@ -842,8 +844,10 @@ std::string checkRankArtifact(const kiln_artifact_t *artifact, const std::string
   uint32_t fileRank = kiln_artifact_tp_rank(artifact);
   char hash[32];
   if (fileWorld <= 1)
-    return "'" + path + "' is a single-GPU artifact (no tensor_parallel table), not a rank file of "
-           "`kiln-compile --tensor-parallel " + std::to_string(worldSize) + "`";
+    return "'" + path +
+           "' is a single-GPU artifact (no tensor_parallel table), not a rank file of "
+           "`kiln-compile --tensor-parallel " +
+           std::to_string(worldSize) + "`";
   if (fileWorld != worldSize)
     return "'" + path + "' is a rank file of a " + std::to_string(fileWorld) +
            "-rank tensor-parallel compile, but " + origin + " asks for " +
@@ -870,8 +874,10 @@ std::string checkRankArtifact(const kiln_artifact_t *artifact, const std::string
 /// the error.
 std::string checkSameSignature(const kiln_artifact_t *artifact, const kiln_artifact_t *first) {
   for (int outputs = 0; outputs < 2; ++outputs) {
-    size_t count = outputs ? kiln_artifact_output_count(artifact) : kiln_artifact_input_count(artifact);
-    size_t firstCount = outputs ? kiln_artifact_output_count(first) : kiln_artifact_input_count(first);
+    size_t count =
+        outputs ? kiln_artifact_output_count(artifact) : kiln_artifact_input_count(artifact);
+    size_t firstCount =
+        outputs ? kiln_artifact_output_count(first) : kiln_artifact_input_count(first);
     const char *kind = outputs ? "output" : "input";
     if (count != firstCount)
       return std::string("'") + kiln_artifact_path(artifact) + "' has " + std::to_string(count) +
@@ -1023,8 +1029,8 @@ int runOneSession(const Options &options, kiln_artifact_t *artifact, const RunFi
     std::remove(idSource->file.c_str());
   if (created)
     return statusError(created, errorPrefix);
-  if (kiln_status_t status = runner.run(reporting ? reportedOutputs(files)
-                                                  : std::vector<std::string>()))
+  if (kiln_status_t status =
+          runner.run(reporting ? reportedOutputs(files) : std::vector<std::string>()))
     return statusError(status, errorPrefix);
   int exitCode = reporting ? reportOutputs(options, artifact, files, runner.outputs) : kExitOk;
   if (exitCode == kExitError)
@@ -1070,8 +1076,8 @@ int runProcessMode(const Options &options, kiln_artifact_t *artifact) {
   }
   kiln_tp_id_t id;
   IdSource source;
-  std::string error = obtainGroupId(rank, worldSize, kiln_artifact_path(artifact),
-                                    options.tpTimeoutMs, id, source);
+  std::string error =
+      obtainGroupId(rank, worldSize, kiln_artifact_path(artifact), options.tpTimeoutMs, id, source);
   if (!error.empty())
     return fileError(error);
   return runOneSession(options, artifact, files, device, &id, &source, reporting, prefix);
@@ -1137,8 +1143,7 @@ int runThreadsMode(const Options &options) {
                                  : nullptr;
       kiln_status_free(opened);
       if (given.artifact && kiln_artifact_tp_world_size(given.artifact) > 1) {
-        std::string base =
-            baseOfRankPath(options.model, kiln_artifact_tp_rank(given.artifact));
+        std::string base = baseOfRankPath(options.model, kiln_artifact_tp_rank(given.artifact));
         message += "; '" + options.model + "' is itself a rank file" +
                    (base.empty() ? std::string() : ": give its base '" + base + "'");
       }
@@ -1147,8 +1152,7 @@ int runThreadsMode(const Options &options) {
     if (kiln_status_t status = kiln_artifact_open(path.c_str(), &artifacts[r].artifact))
       return statusError(status);
     uint64_t hash = kiln_artifact_tp_group_hash(artifacts[0].artifact);
-    std::string error =
-        checkRankArtifact(artifacts[r].artifact, path, r, worldSize, hash, origin);
+    std::string error = checkRankArtifact(artifacts[r].artifact, path, r, worldSize, hash, origin);
     if (error.empty() && r > 0)
       error = checkSameSignature(artifacts[r].artifact, artifacts[0].artifact);
     if (!error.empty())
@@ -1224,7 +1228,8 @@ int runTool(int argc, char **argv) {
   if (!parseArgs(argc, argv, options))
     return kExitError;
   if (!options.info && !wantsRun(options))
-    return usageError("nothing to do: give --info, or --input/--output/--compare/--bench/--profile");
+    return usageError(
+        "nothing to do: give --info, or --input/--output/--compare/--bench/--profile");
   if (options.tensorParallel > 0)
     return runThreadsMode(options);
 
@@ -1247,8 +1252,8 @@ int runTool(int argc, char **argv) {
     }
     if (env.given) {
       uint64_t hash = kiln_artifact_tp_group_hash(model.artifact);
-      std::string error = checkRankArtifact(model.artifact, options.model, env.rank,
-                                            env.worldSize, hash, env.source);
+      std::string error = checkRankArtifact(model.artifact, options.model, env.rank, env.worldSize,
+                                            hash, env.source);
       if (!error.empty())
         return fileError(error);
     }
@@ -1258,20 +1263,21 @@ int runTool(int argc, char **argv) {
     // A base: open this rank's file.
     std::string path = kiln::tpRankArtifactPath(options.model, env.rank);
     if (!pathExists(path))
-      return fileError(
-          "cannot open rank " + std::to_string(env.rank) + " artifact '" + path + "': " +
-          std::strerror(ENOENT) + "; " + env.source + " runs the rank files that `kiln-compile "
-          "--tensor-parallel " + std::to_string(env.worldSize) + " -o " + options.model +
-          "` writes" +
-          (model.artifact ? " ('" + options.model + "' itself is a single-GPU artifact: run it "
-                            "without the rank variables)"
-                          : std::string()));
+      return fileError("cannot open rank " + std::to_string(env.rank) + " artifact '" + path +
+                       "': " + std::strerror(ENOENT) + "; " + env.source +
+                       " runs the rank files that `kiln-compile "
+                       "--tensor-parallel " +
+                       std::to_string(env.worldSize) + " -o " + options.model + "` writes" +
+                       (model.artifact ? " ('" + options.model +
+                                             "' itself is a single-GPU artifact: run it "
+                                             "without the rank variables)"
+                                       : std::string()));
     ArtifactRef rankFile;
     if (kiln_status_t status = kiln_artifact_open(path.c_str(), &rankFile.artifact))
       return statusError(status);
-    std::string error = checkRankArtifact(rankFile.artifact, path, env.rank, env.worldSize,
-                                          kiln_artifact_tp_group_hash(rankFile.artifact),
-                                          env.source);
+    std::string error =
+        checkRankArtifact(rankFile.artifact, path, env.rank, env.worldSize,
+                          kiln_artifact_tp_group_hash(rankFile.artifact), env.source);
     if (!error.empty())
       return fileError(error);
     if (!wantsRun(options)) {
