@@ -9,8 +9,11 @@
 // with ncclInProgress, and the caller polls ncclCommGetAsyncError until the call has finished or
 // the deadline passes; then ncclCommAbort tears the communicator down (and makes any NCCL kernel
 // still waiting for a peer exit), so a rank whose peers never come back gets a status instead of
-// hanging. A runtime configured without nccl.h (KILN_HAVE_NCCL=0) has no communicator:
-// createCommunicator returns KILN_UNAVAILABLE.
+// hanging. Cost: since NCCL 2.23 every collective of a non-blocking communicator returns
+// ncclInProgress and is launched by an NCCL helper thread (src/group.cc, groupLaunchNonBlocking),
+// which the enqueue waits for, so each all-reduce enqueued with plain launches costs host time
+// (a thread start); inside a CUDA graph it is paid once, at capture. A runtime configured without
+// nccl.h (KILN_HAVE_NCCL=0) has no communicator: createCommunicator returns KILN_UNAVAILABLE.
 //
 //===----------------------------------------------------------------------===//
 
