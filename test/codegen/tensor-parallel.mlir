@@ -13,6 +13,15 @@
 // TP2-NEXT: wrote {{.*}}g.rank1.kiln ({{[0-9]+}} bytes, weights 1303552 bytes)
 // TP2-NEXT: tensor parallel: 2 ranks, 4 all-reduces per rank
 // RUN: test ! -e %t/g.kiln
+// kiln-run finds the rank files by the same rule and reads the group and the
+// all-reduces (in place, between launches) from each.
+// RUN: kiln-run --tensor-parallel 2 %t/g.kiln --info | FileCheck %s --check-prefix=INFO
+// RUN: kiln-run %t/g.rank1.kiln --info | FileCheck %s --check-prefix=INFO1
+// INFO: artifact: {{.*}}g.rank0.kiln
+// INFO: tensor_parallel: world_size 2, rank 0, group_hash 0x[[HASH:[0-9a-f]+]]
+// INFO: collectives: 4
+// INFO-NEXT: 0: all_reduce_sum f32 x 1024 (4.0 KiB) before launch 5
+// INFO1: tensor_parallel: world_size 2, rank 1, group_hash
 // Without a .kiln suffix the rank suffix is appended.
 // RUN: kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x8 --tensor-parallel 2 -o %t/plain > /dev/null
 // RUN: test -e %t/plain.rank0.kiln && test -e %t/plain.rank1.kiln
