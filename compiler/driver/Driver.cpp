@@ -19,6 +19,8 @@
 #include "dialects/kiln/KilnDialect.h"
 #include "passes/Pipelines.h"
 
+#include "kiln/runtime.hpp"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -138,12 +140,6 @@ struct kiln::ModuleCache {
   std::vector<std::string> sources;
   std::vector<codegen::CompiledModule> compiled;
 };
-
-std::string kiln::tpRankArtifactPath(llvm::StringRef base, unsigned rank) {
-  llvm::StringRef stem = base;
-  stem.consume_back(".kiln");
-  return (stem + ".rank" + llvm::Twine(rank) + ".kiln").str();
-}
 
 /// Steps 2-5 of compileModel for tensor-parallel rank `rank` (0 without
 /// tensor parallelism): runs the pipeline on `module`, generates and compiles

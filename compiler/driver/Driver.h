@@ -43,7 +43,8 @@ struct CompileOptions {
   bool wgmma = false;               ///< Hopper wgmma GEMMs for sm_90 targets (--wgmma)
   unsigned threads = 0;             ///< NVRTC threads; 0 = hardware concurrency
   /// Tensor-parallel ranks N (--tensor-parallel): with N > 1 one artifact per
-  /// rank, tpRankArtifactPath(outputPath, r), each with its weight shard.
+  /// rank, kiln::tpRankArtifactPath(outputPath, r) of kiln/runtime.hpp (the
+  /// rule kiln-run uses to find them), each with its weight shard.
   unsigned tensorParallel = 1;
   /// With tensorParallel > 1: one artifact at outputPath holding all N ranks'
   /// shards, a sum in place of each all-reduce (--tp-loopback; one GPU).
@@ -73,12 +74,6 @@ struct CompileStats {
 
 /// NVRTC output shared between the ranks of one compileModel call.
 struct ModuleCache;
-
-/// The artifact of tensor-parallel rank `rank` for `-o base`: `base` without a
-/// trailing ".kiln", then ".rank<rank>.kiln" (llama.kiln -> llama.rank0.kiln,
-/// llama.rank1.kiln, ...). kiln-run --tensor-parallel N finds the ranks by
-/// the same rule (kiln::tpRankArtifactPath in kiln/runtime.hpp).
-std::string tpRankArtifactPath(llvm::StringRef base, unsigned rank);
 
 /// Compiles per `options`. MLIR text for EmitKind::Graph/Kernels goes to
 /// `os`. Errors are reported through the context's diagnostics (naming the
