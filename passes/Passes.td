@@ -204,7 +204,9 @@ def ShardTensorParallel : Pass<"kiln-shard-tensor-parallel", "mlir::func::FuncOp
     - The attention output projection (the GEMM reading the attention result
       after transposes/reshapes that flatten the heads) becomes row-parallel:
       its weight keeps the rows of this rank's heads and its result goes
-      through `kiln.all_reduce` before any bias or residual add.
+      through `kiln.all_reduce`. The bias and residual adds that follow go
+      into the sum once: rank 0 adds them before its all-reduce (they fuse
+      into its GEMM epilogue), the other ranks drop them.
     - An MLP is a GEMM with a constant weight `[F, C]` whose lhs comes, through
       elementwise ops and last-dim slices only, from GEMMs with constant
       weights (up, gate; a fused or `kiln-interleave-glu`-interleaved gate/up

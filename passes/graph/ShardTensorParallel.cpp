@@ -357,7 +357,8 @@ FailureOr<RowPlan> traceRows(Value v, int64_t dim, llvm::BitVector keep, std::st
 
 /// Makes `plan.gemm` row-parallel: types along the path shrink, the weight
 /// keeps this rank's rows and the product is summed over the ranks by a
-/// `kiln.all_reduce` placed before every reader (bias and residual adds).
+/// `kiln.all_reduce` placed before every reader (bias and residual adds;
+/// absorbAddsIntoAllReduces may move those in front of it afterwards).
 void applyRowPlan(RewriterBase &rewriter, RowPlan &plan) {
   for (auto [entry, dim] : llvm::zip(plan.retype, plan.dims)) {
     Value v = entry.first;
@@ -370,6 +371,82 @@ void applyRowPlan(RewriterBase &rewriter, RowPlan &plan) {
   auto sum =
       AllReduceOp::create(rewriter, plan.gemm.getLoc(), plan.gemm.getType(), plan.gemm.getResult());
   rewriter.replaceAllUsesExcept(plan.gemm.getResult(), sum.getResult(), sum);
+}
+
+/// Moves the bias and residual adds that read an all-reduce's result into the
+/// sum, once: rank 0 adds them before its all-reduce, the other ranks drop
+/// them (sum_r p_r + b + x = (p_0 + b + x) + sum_{r>0} p_r), so rank 0's GEMM
+/// takes them into its epilogue and no add kernel follows the all-reduce.
+/// From each all-reduce the chain follows single readers: `kiln.reshape`s,
+/// and `kiln.add`s of the chain value and an operand every rank holds the same
+/// (not computed from a sharded GEMM without an all-reduce in between: a bias,
+/// the residual stream) with the chain value's type. The chain stops before
+/// the next all-reduce, so every rank keeps the same order of collectives.
+static void absorbAddsIntoAllReduces(RewriterBase &rewriter, func::FuncOp func, int64_t rank,
+                                     const llvm::DenseSet<Operation *> &sharded) {
+  Block &body = func.getBody().front();
+  // Values that differ between ranks: computed from a sharded GEMM, not
+  // through an all-reduce. And each op's position, to stop at the next
+  // all-reduce.
+  llvm::DenseSet<Value> rankLocal;
+  llvm::DenseMap<Operation *, unsigned> position;
+  SmallVector<AllReduceOp> reduces;
+  for (Operation &op : body) {
+    position[&op] = position.size();
+    if (auto reduce = dyn_cast<AllReduceOp>(op)) {
+      reduces.push_back(reduce);
+      continue;
+    }
+    if (sharded.contains(&op) ||
+        llvm::any_of(op.getOperands(), [&](Value v) { return rankLocal.contains(v); }))
+      rankLocal.insert(op.getResults().begin(), op.getResults().end());
+  }
+  for (auto [k, reduce] : llvm::enumerate(reduces)) {
+    unsigned stop = k + 1 < reduces.size() ? position[reduces[k + 1]] : ~0u;
+    SmallVector<std::pair<AddOp, bool>> adds; // the add, whether the chain is its lhs
+    Value v = reduce.getResult(), last;
+    while (v.hasOneUse()) {
+      Operation *user = *v.getUsers().begin();
+      if (position[user] >= stop)
+        break;
+      if (auto view = dyn_cast<ReshapeOp>(user)) {
+        v = view.getResult();
+        continue;
+      }
+      auto add = dyn_cast<AddOp>(user);
+      if (!add || add.getType() != v.getType() || add.getLhs() == add.getRhs())
+        break;
+      bool isLhs = add.getLhs() == v;
+      if (rankLocal.contains(isLhs ? add.getRhs() : add.getLhs()))
+        break;
+      adds.push_back({add, isLhs});
+      v = last = add.getResult();
+    }
+    if (adds.empty())
+      continue;
+    // The all-reduce moves to where the last add was, on every rank, so its
+    // shape is the same everywhere (reshapes may sit in the chain); the
+    // other ranks drop the adds.
+    Value end = last;
+    if (rank != 0) {
+      for (auto [add, isLhs] : adds) {
+        Value through = isLhs ? add.getLhs() : add.getRhs();
+        if (add.getResult() == last)
+          end = through;
+        rewriter.replaceAllUsesWith(add.getResult(), through);
+        rewriter.eraseOp(add);
+      }
+      if (end == reduce.getResult())
+        continue; // no reshape in the chain: the all-reduce stays where it is
+    }
+    Value partial = reduce.getInput();
+    Location loc = reduce.getLoc();
+    rewriter.replaceAllUsesWith(reduce.getResult(), partial);
+    rewriter.eraseOp(reduce);
+    rewriter.setInsertionPointAfterValue(end);
+    auto sum = AllReduceOp::create(rewriter, loc, end.getType(), end);
+    rewriter.replaceAllUsesExcept(end, sum.getResult(), sum);
+  }
 }
 
 /// Indices [r*size/n, (r+1)*size/n) of `size`.
@@ -486,6 +563,8 @@ LogicalResult kiln::shardTensorParallel(RewriterBase &rewriter, func::FuncOp fun
   for (MatMulOp mm : gemms)
     if (!handled.contains(mm) && failed(shardMlp(rewriter, mm, tpSize, rank, handled)))
       return failure();
+  // 3. Bias and residual adds into the sums (rank 0 only).
+  absorbAddsIntoAllReduces(rewriter, func, rank, handled);
   return success();
 }
 

@@ -12,6 +12,7 @@
 // TP2: wrote {{.*}}g.rank0.kiln ({{[0-9]+}} bytes, weights 1303552 bytes)
 // TP2-NEXT: wrote {{.*}}g.rank1.kiln ({{[0-9]+}} bytes, weights 1303552 bytes)
 // TP2-NEXT: tensor parallel: 2 ranks, 4 all-reduces per rank
+// TP2-NEXT: kernels: 16 (8 distinct, in 4 CUDA modules)
 // RUN: test ! -e %t/g.kiln
 // kiln-run finds the rank files by the same rule and reads the group and the
 // all-reduces (in place, between launches) from each.
@@ -31,13 +32,16 @@
 // LOOP: wrote {{.*}}loop4.kiln ({{[0-9]+}} bytes, weights 2089984 bytes)
 // LOOP-NEXT: tensor parallel: 4 ranks in one loopback artifact (sums for the all-reduces)
 
-// After the pipeline, each all-reduce sits between the row-parallel GEMM's
-// kernel and the kernel that adds the bias and the residual.
+// After the pipeline, each all-reduce follows the row-parallel GEMM's kernel
+// directly: rank 0's GEMM adds the bias and the residual in its epilogue (they
+// go into the sum once), rank 1's adds nothing, and the next layer norm reads
+// the sum. So a rank has as many kernels as the single-GPU model (16).
 // RUN: kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x8 --tensor-parallel 2 --emit=kernels | FileCheck %s --check-prefix=KERNELS
 // KERNELS: // tensor-parallel rank 0 of 2
-// KERNELS: %[[P:[0-9]+]] = kiln.kernel @k{{[0-9]+}}_fused_matmul({{.*}}) -> tensor<8x128xf32> {
-// KERNELS: %[[S:[0-9]+]] = kiln.all_reduce %[[P]] : tensor<8x128xf32> -> tensor<8x128xf32>
-// KERNELS-NEXT: kiln.kernel @k{{[0-9]+}}_fused_add(%[[S]]
+// KERNELS: %[[P:[0-9]+]] = kiln.kernel @k{{[0-9]+}}_fused_matmul_add({{.*}}) -> tensor<1x8x128xf32> {
+// KERNELS: kiln.add
+// KERNELS: %[[S:[0-9]+]] = kiln.all_reduce %[[P]] : tensor<1x8x128xf32> -> tensor<1x8x128xf32>
+// KERNELS-NEXT: kiln.kernel @k{{[0-9]+}}_fused_layer_norm(%[[S]]
 // KERNELS-COUNT-3: kiln.all_reduce
 // KERNELS: // tensor-parallel rank 1 of 2
 // KERNELS-COUNT-4: kiln.all_reduce

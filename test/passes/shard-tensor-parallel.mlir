@@ -15,9 +15,10 @@
 // kept columns can be read off), output projection with bias, GELU-like MLP
 // of width 16. Rank r keeps head r's columns of Q, K and V (per head, not a
 // column block of the fused weight), rows 4r..4r+3 of the output projection
-// and an all_reduce before its bias add; the MLP up projection keeps
-// columns 8r..8r+7 and its bias, the down projection those rows, again
-// followed by an all_reduce before the bias and residual adds.
+// and an all_reduce; the MLP up projection keeps columns 8r..8r+7 and its
+// bias, the down projection those rows, again followed by an all_reduce.
+// The bias and residual adds after each row-parallel GEMM go into the sum
+// once: rank 0 adds them before its all_reduce, rank 1 drops them.
 // R0-LABEL: func.func @gpt2_layer
 // R0: %[[W:.+]] = kiln.constant dense<{{\[\[}}0.000000e+00, 1.000000e+00, 2.000000e+00, 3.000000e+00, 8.000000e+00, 9.000000e+00, 1.000000e+01, 1.100000e+01, 1.600000e+01, 1.700000e+01, 1.800000e+01, 1.900000e+01], [1.000000e+02, 1.010000e+02, 1.020000e+02, 1.030000e+02, 1.080000e+02,
 // R0-SAME: tensor<8x12xf32>
@@ -34,9 +35,9 @@
 // R0-NEXT: %[[WO:.+]] = kiln.constant dense<{{\[\[}}0.000000e+00, {{.*}}], [1.000000e+01, {{.*}}], [2.000000e+01, {{.*}}], [3.000000e+01, {{.*}}]]> : tensor<4x8xf32>
 // R0-NEXT: %[[BO:.+]] = kiln.constant dense<[5.000000e-01,
 // R0-NEXT: %[[P:.+]] = kiln.matmul %[[O]], %[[WO]] : tensor<1x4x4xf32>, tensor<4x8xf32> -> tensor<1x4x8xf32>
-// R0-NEXT: %[[PS:.+]] = kiln.all_reduce %[[P]] : tensor<1x4x8xf32> -> tensor<1x4x8xf32>
-// R0-NEXT: %[[PB:.+]] = kiln.add %[[PS]], %[[BO]] : tensor<1x4x8xf32>, tensor<8xf32> -> tensor<1x4x8xf32>
-// R0-NEXT: %[[RES:.+]] = kiln.add %[[PB]], %arg0
+// R0-NEXT: %[[PB:.+]] = kiln.add %[[P]], %[[BO]] : tensor<1x4x8xf32>, tensor<8xf32> -> tensor<1x4x8xf32>
+// R0-NEXT: %[[PR:.+]] = kiln.add %[[PB]], %arg0
+// R0-NEXT: %[[RES:.+]] = kiln.all_reduce %[[PR]] : tensor<1x4x8xf32> -> tensor<1x4x8xf32>
 // R0-NEXT: kiln.layer_norm %[[RES]]
 // R0-NEXT: %[[WFC:.+]] = kiln.constant dense<{{\[\[}}0.000000e+00, 1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00, 5.000000e+00, 6.000000e+00, 7.000000e+00], [1.000000e+02,
 // R0-SAME: tensor<8x8xf32>
@@ -45,24 +46,28 @@
 // R0: kiln.tanh %{{.+}} : tensor<1x4x8xf32>
 // R0: %[[WP:.+]] = kiln.constant dense<{{\[\[}}0.000000e+00, {{.*}}], [1.000000e+01, {{.*}}], [7.000000e+01, {{.*}}]]> : tensor<8x8xf32>
 // R0: %[[D:.+]] = kiln.matmul %{{.+}}, %[[WP]] : tensor<1x4x8xf32>, tensor<8x8xf32> -> tensor<1x4x8xf32>
-// R0-NEXT: %[[DS:.+]] = kiln.all_reduce %[[D]]
-// R0-NEXT: %[[DB:.+]] = kiln.add %[[DS]], %{{.+}} : tensor<1x4x8xf32>, tensor<8xf32>
-// R0-NEXT: kiln.add %[[DB]], %[[RES]]
+// R0-NEXT: %[[DB:.+]] = kiln.add %[[D]], %{{.+}} : tensor<1x4x8xf32>, tensor<8xf32>
+// R0-NEXT: %[[DR:.+]] = kiln.add %[[DB]], %[[RES]]
+// R0-NEXT: %[[DS:.+]] = kiln.all_reduce %[[DR]]
+// R0-NEXT: return %[[DS]]
 // R0-NOT: kiln.all_reduce
 
-// Loopback: rank 0 runs up to its first all-reduce, then rank 1 up to its
-// own; the two partial output projections are summed and the bias, residual
-// and rank 0's rest read the sum.
+// Loopback: rank 0 runs up to its first all-reduce (its partial output
+// projection plus bias and residual), then rank 1 up to its own (the bare
+// partial); the sum is the residual stream that both ranks read on.
 // LB-LABEL: func.func @gpt2_layer
 // LB-NOT: kiln.all_reduce
 // LB: kiln.matmul %{{.+}} : tensor<1x4x8xf32>, tensor<8x12xf32> -> tensor<1x4x12xf32>
-// LB: %[[P0:[0-9]+]] = kiln.matmul %{{.+}}, %{{.+}} : tensor<1x4x4xf32>, tensor<4x8xf32> -> tensor<1x4x8xf32>
+// LB: %[[P0M:[0-9]+]] = kiln.matmul %{{.+}}, %{{.+}} : tensor<1x4x4xf32>, tensor<4x8xf32> -> tensor<1x4x8xf32>
+// LB-NEXT: %[[P0B:[0-9]+]] = kiln.add %[[P0M]], %{{.+}} : tensor<1x4x8xf32>, tensor<8xf32> -> tensor<1x4x8xf32>
+// LB-NEXT: %[[P0:[0-9]+]] = kiln.add %[[P0B]], %arg0
 // LB: kiln.matmul %{{.+}} : tensor<1x4x8xf32>, tensor<8x12xf32> -> tensor<1x4x12xf32>
 // LB: %[[P1:[0-9]+]] = kiln.matmul %{{.+}}, %{{.+}} : tensor<1x4x4xf32>, tensor<4x8xf32> -> tensor<1x4x8xf32>
 // LB-NEXT: %[[S:[0-9]+]] = kiln.add %[[P0]], %[[P1]] : tensor<1x4x8xf32>, tensor<1x4x8xf32> -> tensor<1x4x8xf32>
-// LB-NEXT: kiln.add %[[S]], %{{.+}} : tensor<1x4x8xf32>, tensor<8xf32> -> tensor<1x4x8xf32>
 // LB: kiln.tanh
-// LB: %[[D0:[0-9]+]] = kiln.matmul %{{.+}}, %{{.+}} : tensor<1x4x8xf32>, tensor<8x8xf32> -> tensor<1x4x8xf32>
+// LB: %[[D0M:[0-9]+]] = kiln.matmul %{{.+}}, %{{.+}} : tensor<1x4x8xf32>, tensor<8x8xf32> -> tensor<1x4x8xf32>
+// LB-NEXT: %[[D0B:[0-9]+]] = kiln.add %[[D0M]]
+// LB-NEXT: %[[D0:[0-9]+]] = kiln.add %[[D0B]], %[[S]]
 // LB: kiln.tanh
 // LB: %[[D1:[0-9]+]] = kiln.matmul %{{.+}}, %{{.+}} : tensor<1x4x8xf32>, tensor<8x8xf32> -> tensor<1x4x8xf32>
 // LB-NEXT: kiln.add %[[D0]], %[[D1]] : tensor<1x4x8xf32>, tensor<1x4x8xf32> -> tensor<1x4x8xf32>
@@ -76,7 +81,8 @@
 // R1: kiln.slice {{.+}} {starts = array<i64: 0, 0, 8>, steps = array<i64: 1, 1, 1>} : tensor<1x4x12xf32> -> tensor<1x4x4xf32>
 // R1: %[[WO:.+]] = kiln.constant dense<{{\[\[}}4.000000e+01, {{.*}}], [5.000000e+01, {{.*}}], [6.000000e+01, {{.*}}], [7.000000e+01, {{.*}}]]> : tensor<4x8xf32>
 // R1: %[[P:.+]] = kiln.matmul %{{.+}}, %[[WO]]
-// R1-NEXT: kiln.all_reduce %[[P]]
+// R1-NEXT: %[[PS:.+]] = kiln.all_reduce %[[P]]
+// R1-NEXT: kiln.layer_norm %[[PS]]
 // R1: kiln.constant dense<{{\[\[}}8.000000e+00, 9.000000e+00, 1.000000e+01, 1.100000e+01, 1.200000e+01, 1.300000e+01, 1.400000e+01, 1.500000e+01], [1.080000e+02,
 // R1-NEXT: kiln.constant dense<[1.008000e+03, 1.009000e+03, 1.010000e+03, 1.011000e+03, 1.012000e+03, 1.013000e+03, 1.014000e+03, 1.015000e+03]> : tensor<8xf32>
 // R1: %[[WP:.+]] = kiln.constant dense<{{\[\[}}8.000000e+01, {{.*}}], [1.500000e+02, {{.*}}]]> : tensor<8x8xf32>
@@ -147,8 +153,8 @@ func.func @gpt2_layer(%x: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
 // R0-NEXT: kiln.reshape {{.+}} : tensor<1x4x2x2xf32> -> tensor<1x4x4xf32>
 // R0-NEXT: %[[WO:.+]] = kiln.constant dense<{{\[\[}}0.000000e+00, {{.*}}], [3.000000e+01, {{.*}}]]> : tensor<4x8xf32>
 // R0-NEXT: %[[P:.+]] = kiln.matmul %{{.+}}, %[[WO]] : tensor<1x4x4xf32>, tensor<4x8xf32> -> tensor<1x4x8xf32>
-// R0-NEXT: %[[PS:.+]] = kiln.all_reduce %[[P]]
-// R0-NEXT: %[[RES:.+]] = kiln.add %arg0, %[[PS]]
+// R0-NEXT: %[[PR:.+]] = kiln.add %arg0, %[[P]]
+// R0-NEXT: %[[RES:.+]] = kiln.all_reduce %[[PR]]
 // R0: kiln.constant dense<{{\[\[}}0.000000e+00, 1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00, 5.000000e+00, 6.000000e+00, 7.000000e+00], [1.000000e+02,
 // R0-SAME: tensor<8x8xf32>
 // R0-NEXT: kiln.matmul {{.+}} -> tensor<1x4x8xf32>
@@ -156,8 +162,8 @@ func.func @gpt2_layer(%x: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
 // R0-NEXT: kiln.slice {{.+}} {starts = array<i64: 0, 0, 1>, steps = array<i64: 1, 1, 2>} : tensor<1x4x8xf32> -> tensor<1x4x4xf32>
 // R0: %[[WD:.+]] = kiln.constant dense<{{\[\[}}0.000000e+00, {{.*}}], [3.000000e+01, {{.*}}]]> : tensor<4x8xf32>
 // R0-NEXT: %[[D:.+]] = kiln.matmul %{{.+}}, %[[WD]] : tensor<1x4x4xf32>, tensor<4x8xf32> -> tensor<1x4x8xf32>
-// R0-NEXT: %[[DS:.+]] = kiln.all_reduce %[[D]]
-// R0-NEXT: kiln.add %[[RES]], %[[DS]]
+// R0-NEXT: %[[DR:.+]] = kiln.add %[[RES]], %[[D]]
+// R0-NEXT: kiln.all_reduce %[[DR]]
 
 // R1-LABEL: func.func @llama_gqa_layer
 // R1: kiln.constant dense<{{\[\[}}4.000000e+00, 5.000000e+00, 6.000000e+00, 7.000000e+00, 1.000000e+01, 1.100000e+01, 1.400000e+01, 1.500000e+01], [1.040000e+02,
