@@ -319,8 +319,10 @@ FailureOr<RowPlan> traceRows(Value v, int64_t dim, llvm::BitVector keep, std::st
       for (; f < int64_t(out.size()); ++f) {
         if (product(out.take_front(f)) != before)
           continue;
-        int64_t acc = 1;
-        for (int64_t m = dim; m < int64_t(in.size()) && acc < out[f]; ++m)
+        // The flattened dim must include `dim` itself: starting from 1 would
+        // match a leading size-1 output dim (seq 1) and give inner = 0.
+        int64_t acc = in[dim];
+        for (int64_t m = dim + 1; m < int64_t(in.size()) && acc < out[f]; ++m)
           acc *= in[m];
         if (acc == out[f]) {
           inner = out[f] / in[dim];
