@@ -594,7 +594,10 @@ kiln_status_t kiln_artifact_open(const char *path, kiln_artifact_t **out_artifac
     return kiln::makeStatus(KILN_RESOURCE_EXHAUSTED, "out of host memory");
   artifact->path = path;
 
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO (or a device that waits) for reading would
+  // block until a writer appears; it has no effect on a regular file's reads
+  // or on mmap, and anything else is rejected by the S_ISREG check below.
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     int error = errno;
     delete artifact;

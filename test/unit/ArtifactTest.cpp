@@ -14,9 +14,13 @@
 #include "TestArtifact.h"
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <functional>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace fb = kiln::artifact;
 using kiln::test::ArtifactBuilder;
@@ -206,6 +210,26 @@ TEST(ArtifactOpen, RejectsDirectory) {
   EXPECT_EQ(kiln_status_code(status), KILN_IO_ERROR);
   EXPECT_NE(std::string(kiln_status_message(status)).find("not a regular file"), std::string::npos);
   kiln_status_free(status);
+}
+
+TEST(ArtifactOpen, RejectsFifoWithoutWaitingForAWriter) {
+  // Opening a FIFO for reading blocks until a writer appears unless O_NONBLOCK
+  // is given; kiln_artifact_open must return at once (e.g. a rank file that is
+  // a named pipe). alarm() turns a regression into a failure instead of a hang.
+  std::string path = testing::TempDir() + "/fifo.kiln";
+  ::unlink(path.c_str());
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0) << std::strerror(errno);
+  ::alarm(20);
+  kiln_artifact_t *artifact = nullptr;
+  kiln_status_t status = kiln_artifact_open(path.c_str(), &artifact);
+  ::alarm(0);
+  EXPECT_EQ(kiln_status_code(status), KILN_IO_ERROR);
+  EXPECT_EQ(artifact, nullptr);
+  std::string message = kiln_status_message(status);
+  EXPECT_NE(message.find(path), std::string::npos) << message;
+  EXPECT_NE(message.find("not a regular file"), std::string::npos) << message;
+  kiln_status_free(status);
+  ::unlink(path.c_str());
 }
 
 TEST(ArtifactOpen, RejectsEmptyFile) { expectInvalid({}, "smaller than the 64-byte header"); }
