@@ -13,14 +13,13 @@
 
 #include "TestArtifact.h"
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <functional>
-
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace fb = kiln::artifact;
 using kiln::test::ArtifactBuilder;

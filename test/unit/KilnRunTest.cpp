@@ -501,6 +501,31 @@ TEST_F(KilnRunTp, ProcessModeIdFileNeverWritten) {
               false, "KILN_TP_ID_FILE='" + file + "'");
 }
 
+TEST_F(KilnRunTp, ProcessModeIdFileInMissingDirectoryFailsEarly) {
+  // Rank 0 creates no directories, so the file can never appear: rank 1 says so (after a grace
+  // period of 5 s, or at --tp-timeout if that is sooner) instead of waiting the whole
+  // --tp-timeout, even with --tp-timeout 0 (no limit). `timeout 60` turns a regression into exit
+  // 124 instead of a hung test.
+  std::string base = writeRankFiles(2);
+  std::string file =
+      testing::TempDir() + "kiln_no_such_dir_" + std::to_string(::getpid()) + "/sub/kiln.id";
+  std::string message = "rank 1: KILN_TP_ID_FILE '" + file + "' cannot appear: its directory '" +
+                        file.substr(0, file.size() - 8) + "' does not exist (waited ";
+  expectError("'" + rankPath(base, 1) + "' --input x='" + input + "' --tp-timeout 200", message,
+              false, "KILN_TP_ID_FILE='" + file + "'");
+  expectError("'" + rankPath(base, 1) + "' --input x='" + input + "' --tp-timeout 0", message,
+              false, "KILN_TP_ID_FILE='" + file + "' timeout 60");
+}
+
+TEST_F(KilnRunTp, ProcessModeIdFileIsADirectory) {
+  std::string base = writeRankFiles(2);
+  std::string directory = testing::TempDir();
+  expectError("'" + rankPath(base, 1) + "' --input x='" + input + "' --tp-timeout 200",
+              "KILN_TP_ID_FILE '" + directory +
+                  "' is a directory; give the path of a file (rank 0 writes the id to it)",
+              false, "KILN_TP_ID_FILE='" + directory + "'");
+}
+
 TEST_F(KilnRunTp, ProcessModeIdFileWithBadContent) {
   std::string base = writeRankFiles(2);
   std::string file = idFile();

@@ -929,12 +929,27 @@ std::string writeIdFile(const std::string &path, const kiln_tp_id_t &id) {
   return std::string();
 }
 
+/// The directory `path` is in ("." for a bare name, "/" for a file in the root).
+std::string parentDirectory(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos)
+    return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
 /// Waits (up to `timeoutMs`, 0 = forever) for rank 0 to write the id file `path`, then parses
-/// it. Returns "" or the error.
+/// it. Returns "" or the error. Fails early when `path` is a directory, and when its directory is
+/// still missing after a few seconds (rank 0 creates no directories, so the file cannot appear;
+/// the grace period covers a launcher that creates it while the ranks start).
 std::string readIdFile(const std::string &path, uint32_t timeoutMs, uint32_t rank,
                        kiln_tp_id_t &id) {
+  constexpr long long kMissingDirectoryGraceMs = 5000;
   auto start = std::chrono::steady_clock::now();
   for (;;) {
+    struct stat info;
+    if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
+      return "KILN_TP_ID_FILE '" + path +
+             "' is a directory; give the path of a file (rank 0 writes the id to it)";
     std::ifstream file(path);
     if (file) {
       std::stringstream text;
@@ -949,7 +964,18 @@ std::string readIdFile(const std::string &path, uint32_t timeoutMs, uint32_t ran
     auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - start)
                       .count();
-    if (timeoutMs != 0 && waited >= static_cast<long long>(timeoutMs))
+    bool timedOut = timeoutMs != 0 && waited >= static_cast<long long>(timeoutMs);
+    std::string directory = parentDirectory(path);
+    bool statOk = ::stat(directory.c_str(), &info) == 0;
+    if ((timedOut || waited >= kMissingDirectoryGraceMs) &&
+        (statOk ? !S_ISDIR(info.st_mode) : errno == ENOENT || errno == ENOTDIR))
+      return "rank " + std::to_string(rank) + ": KILN_TP_ID_FILE '" + path +
+             "' cannot appear: its directory '" + directory + "' " +
+             (statOk ? "is not a directory" : "does not exist") + " (waited " +
+             std::to_string(waited) +
+             " ms); rank 0 writes the id file there and creates no directories: create it or "
+             "use another path";
+    if (timedOut)
       return "rank " + std::to_string(rank) + ": KILN_TP_ID_FILE '" + path +
              "' did not appear within " + std::to_string(timeoutMs) +
              " ms (--tp-timeout): rank 0 creates it; is rank 0 running, with the same "
