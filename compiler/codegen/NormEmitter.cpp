@@ -1,7 +1,10 @@
 //===- NormEmitter.cpp - softmax, layer-norm and RMS-norm kernels ---------===//
 //
-// Row-wise ops: one warp per row, four rows per 128-thread block, using the
-// device functions in cuda/norm.cuh. Fused elementwise consumers run in the
+// Row-wise ops, using the device functions in cuda/norm.cuh: softmax and
+// short normalized rows take one warp per row, four rows per 128-thread
+// block; layer norm and RMS norm over rows of kBlockRowMin elements or more
+// take one 256-thread block per row with the row in registers (a warp per
+// 2048-element row made 10 us kernels of only 32 blocks at Llama 1x128). Fused elementwise consumers run in the
 // epilogue on each normalized value before the single store.
 //
 //===----------------------------------------------------------------------===//
@@ -18,6 +21,10 @@ using namespace kiln::codegen;
 namespace {
 
 constexpr unsigned kRowsPerBlock = 4, kThreads = 32 * kRowsPerBlock;
+
+/// Normalized rows at least this long get a block per row; threads per block
+/// then, and the most row elements a thread holds in registers.
+constexpr int64_t kBlockRowMin = 512, kBlockRowThreads = 256, kBlockRowMaxPer = 32;
 
 /// Common body: computes `row`, returns early past the last row.
 std::string rowPrologue(int64_t rows) {
@@ -96,9 +103,10 @@ FailureOr<GeneratedKernel> emitSoftmax(KernelOp kernel, Operation *anchor) {
 
 /// Formats the device call of a normalization kernel from the pointer names
 /// of its parameters (`in<i>`, empty for an absent optional operand), the
-/// row length D and the epilogue lambda.
-using RowNormCall = llvm::function_ref<std::string(ArrayRef<std::string> params, int64_t D,
-                                                   const std::string &epilogue)>;
+/// row length D, the epilogue lambda and `per`: 0 for the warp-per-row
+/// function, else the elements per thread of the block-per-row one.
+using RowNormCall = llvm::function_ref<std::string(
+    ArrayRef<std::string> params, int64_t D, const std::string &epilogue, int64_t per)>;
 
 /// Shared by layer norm and RMS norm: one warp per row of the dims from
 /// `axis` on. `params` (input first, then scale, optional bias; null for an
@@ -129,19 +137,27 @@ FailureOr<GeneratedKernel> emitRowNorm(KernelOp kernel, Operation *anchor, Array
   ExprEmitter expr(kernel);
   SmallVector<unsigned> passed =
       expr.bindOperands([&](unsigned i) { return !llvm::is_contained(operands, i); });
-  auto sig = buildSignature(kernel, passed, out.args, kThreads);
-  if (failed(sig))
-    return failure();
   int64_t D = 1;
   for (int64_t d = axis; d < type.getRank(); ++d)
     D *= type.getDimSize(d);
   int64_t rows = type.getNumElements() / D;
+  // Long rows: a block per row, PER elements per thread in registers.
+  int64_t per = (D + kBlockRowThreads - 1) / kBlockRowThreads;
+  bool blockPerRow = D >= kBlockRowMin && per <= kBlockRowMaxPer;
+  unsigned threads = blockPerRow ? unsigned(kBlockRowThreads) : kThreads;
+  auto sig = buildSignature(kernel, passed, out.args, threads);
+  if (failed(sig))
+    return failure();
   auto epilogue = epilogueLambda(kernel, expr, anchor, llvm::formatv("row * {0}LL + c", D).str());
   if (failed(epilogue))
     return failure();
-  out.source = *sig + " {\n" + rowPrologue(rows) + call(names, D, *epilogue) + "}\n";
-  out.block = {kThreads, 1, 1};
-  out.grid = {rowBlocks(rows), 1, 1};
+  std::string prologue =
+      blockPerRow ? llvm::formatv("  const long long row = (long long)blockIdx.x;\n").str()
+                  : rowPrologue(rows);
+  out.source =
+      *sig + " {\n" + prologue + call(names, D, *epilogue, blockPerRow ? per : 0) + "}\n";
+  out.block = {threads, 1, 1};
+  out.grid = {blockPerRow ? unsigned(rows) : rowBlocks(rows), 1, 1};
   return out;
 }
 
@@ -152,11 +168,11 @@ FailureOr<GeneratedKernel> emitLayerNorm(KernelOp kernel, Operation *anchor) {
       cudaLiteral(Float32Type::get(kernel.getContext()), ln.getEpsilon().convertToDouble(), 0);
   return emitRowNorm(
       kernel, anchor, {ln.getInput(), ln.getScale(), ln.getBias()}, ln.getAxis(),
-      [&](ArrayRef<std::string> p, int64_t D, const std::string &epilogue) {
+      [&](ArrayRef<std::string> p, int64_t D, const std::string &epilogue, int64_t per) {
         std::string bias = p[2].empty() ? "(const float *)nullptr" : p[2];
-        return llvm::formatv(
-                   "  kiln::layerNormRow({0} + row * {1}LL, {2}, {3}, {1}LL, {4}, {5});\n", p[0], D,
-                   p[1], bias, eps, epilogue)
+        std::string fn = per ? llvm::formatv("layerNormRowBlock<{0}>", per).str() : "layerNormRow";
+        return llvm::formatv("  kiln::{6}({0} + row * {1}LL, {2}, {3}, {1}LL, {4}, {5});\n",
+                             p[0], D, p[1], bias, eps, epilogue, fn)
             .str();
       });
 }
@@ -167,10 +183,13 @@ FailureOr<GeneratedKernel> emitRmsNorm(KernelOp kernel, Operation *anchor) {
   std::string eps =
       cudaLiteral(Float32Type::get(kernel.getContext()), rms.getEpsilon().convertToDouble(), 0);
   return emitRowNorm(kernel, anchor, {rms.getInput(), rms.getScale()}, rms.getAxis(),
-                     [&](ArrayRef<std::string> p, int64_t D, const std::string &epilogue) {
+                     [&](ArrayRef<std::string> p, int64_t D, const std::string &epilogue,
+                         int64_t per) {
+                       std::string fn =
+                           per ? llvm::formatv("rmsNormRowBlock<{0}>", per).str() : "rmsNormRow";
                        return llvm::formatv(
-                                  "  kiln::rmsNormRow({0} + row * {1}LL, {2}, {1}LL, {3}, {4});\n",
-                                  p[0], D, p[1], eps, epilogue)
+                                  "  kiln::{5}({0} + row * {1}LL, {2}, {1}LL, {3}, {4});\n", p[0],
+                                  D, p[1], eps, epilogue, fn)
                            .str();
                      });
 }

@@ -231,6 +231,7 @@ def main():
     ])
     save_attention_models(np.random.default_rng(1))
     save_glu_rope_models(np.random.default_rng(2))
+    save_long_row_norms(np.random.default_rng(3))
 
 
 def save_attention_models(rng):
@@ -398,6 +399,29 @@ def save_glu_rope_models(rng):
         f32c("causal", causal),
         i64("out_shape", [B, S, Hq * D]),
         f32c("w_o", rng.standard_normal((Hq * D, E)) * 0.1),
+    ])
+
+
+def save_long_row_norms(rng):
+    """Normalized rows as long as real models have (GPT-2/BERT LayerNorm over 768, Llama RMSNorm
+    over 2048): kiln takes a thread block per row for them (test/codegen/long-row-norms.mlir)."""
+    save("long_row_norms", [
+        helper.make_node("LayerNormalization", ["x", "g", "beta"], ["y"], axis=-1, epsilon=1e-5),
+        helper.make_node("Pow", ["z", "two"], ["p"]),
+        helper.make_node("ReduceMean", ["p", "axes"], ["m"], keepdims=1),
+        helper.make_node("Add", ["m", "eps"], ["me"]),
+        helper.make_node("Sqrt", ["me"], ["s"]),
+        helper.make_node("Reciprocal", ["s"], ["r"]),
+        helper.make_node("Mul", ["z", "r"], ["n"]),
+        helper.make_node("Mul", ["w", "n"], ["v"]),
+    ], [f32("x", ["batch", 4, 768]), f32("z", ["batch", 4, 2048])],
+        [f32("y", ["batch", 4, 768]), f32("v", ["batch", 4, 2048])], [
+        numpy_helper.from_array(rng.standard_normal(768).astype(np.float32), "g"),
+        numpy_helper.from_array(rng.standard_normal(768).astype(np.float32), "beta"),
+        numpy_helper.from_array(np.array(2.0, np.float32), "two"),
+        numpy_helper.from_array(np.array([-1], np.int64), "axes"),
+        numpy_helper.from_array(np.array(1e-6, np.float32), "eps"),
+        numpy_helper.from_array(rng.standard_normal(2048).astype(np.float32), "w"),
     ])
 
 

@@ -33,6 +33,7 @@ MODELS = {
     "softmax_axis": {"x": (3, 6, 5)},
     "decomposed_layer_norm": {"x": (3, 8, 16)},
     "max_nan": {"x": (3, 4, 64)},
+    "long_row_norms": {"x": (3, 4, 768), "z": (3, 4, 2048)},  # block-per-row norms
 }
 # Input elements set to NaN before the run: model -> [(input, index)]. Outputs are then
 # compared NaN for NaN (each NaN must stay NaN, nothing else may become NaN).
