@@ -361,6 +361,16 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
     return llvm::createStringError("--tensor-parallel %u writes one artifact per rank, which "
                                    "cannot go to stdout; give -o BASE.kiln",
                                    options.tensorParallel);
+  // A directory as -o would give '<dir>.rank0.kiln' beside it, or hidden '<dir>/.rank0.kiln'
+  // files with a trailing separator; a single-GPU compile fails there ("Is a directory").
+  if (options.tensorParallel > 1 && !options.tpLoopback && options.emit == EmitKind::Artifact &&
+      !options.outputPath.empty() &&
+      (llvm::sys::path::is_separator(options.outputPath.back()) ||
+       llvm::sys::fs::is_directory(options.outputPath)))
+    return llvm::createStringError(
+        "--tensor-parallel %u: -o '%s' is a directory; give -o DIR/BASE.kiln, which writes "
+        "DIR/BASE.rank0.kiln ... DIR/BASE.rank%u.kiln",
+        options.tensorParallel, options.outputPath.c_str(), options.tensorParallel - 1);
 
   // 1. Import.
   auto shapes = parseShapeSpec(options.shapeSpec);

@@ -57,5 +57,13 @@
 // LOOP1: error: --tp-loopback needs --tensor-parallel N with N >= 2
 // RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x8 --tensor-parallel 2 -o - 2>&1 | FileCheck %s --check-prefix=STDOUT
 // STDOUT: error: --tensor-parallel 2 writes one artifact per rank, which cannot go to stdout; give -o BASE.kiln
+// A directory as -o (with or without a trailing slash) is an error, as for a single-GPU compile,
+// instead of rank files beside it or hidden '.rank<r>.kiln' files in it.
+// RUN: mkdir -p %t/outdir
+// RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x8 --tensor-parallel 2 -o %t/outdir 2>&1 | FileCheck %s --check-prefix=DIR
+// RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x8 --tensor-parallel 2 -o %t/outdir/ 2>&1 | FileCheck %s --check-prefix=DIR
+// RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x8 --tensor-parallel 2 -o %t/newdir/ 2>&1 | FileCheck %s --check-prefix=DIR
+// DIR: error: --tensor-parallel 2: -o '{{.*}}dir{{/?}}' is a directory; give -o DIR/BASE.kiln, which writes DIR/BASE.rank0.kiln ... DIR/BASE.rank1.kiln
+// RUN: test ! -e %t/outdir.rank0.kiln && test ! -e %t/outdir/.rank0.kiln && test ! -e %t/newdir
 // RUN: not kiln-compile %S/Inputs/chain.onnx --shape x=2x8 --tensor-parallel 2 -o %t/c.kiln 2>&1 | FileCheck %s --check-prefix=NOTHING
 // NOTHING: error: --tensor-parallel 2: '{{.*}}chain.onnx' has no attention or MLP that kiln-shard-tensor-parallel recognizes
