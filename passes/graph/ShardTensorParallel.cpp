@@ -652,7 +652,11 @@ struct ShardTensorParallelPass
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     int64_t n = tpSize, r = rank;
-    if (n < 1 || r < 0 || r >= n) {
+    if (n < 1) {
+      func.emitError() << "kiln-shard-tensor-parallel: tp-size must be at least 1, got " << n;
+      return signalPassFailure();
+    }
+    if (r < 0 || r >= n) {
       func.emitError() << "kiln-shard-tensor-parallel: rank " << r << " is not in [0, tp-size " << n
                        << ")";
       return signalPassFailure();
