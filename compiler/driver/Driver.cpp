@@ -276,12 +276,17 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
   std::vector<codegen::CompiledModule> *compiled = &cache.compiled;
   stats.nvrtcMs += msSince(tNvrtc);
 
-  if (!options.dumpCudaDir.empty() && rank == 0) {
-    if (auto ec = llvm::sys::fs::create_directories(options.dumpCudaDir))
+  if (!options.dumpCudaDir.empty()) {
+    // Rank files each get DIR/rank<r>/: their kernels differ (rank 0's GEMMs before an
+    // all-reduce add the bias and residual, the other ranks' do not).
+    llvm::SmallString<256> dir(options.dumpCudaDir);
+    if (options.tensorParallel > 1 && !options.tpLoopback)
+      llvm::sys::path::append(dir, "rank" + std::to_string(rank));
+    if (auto ec = llvm::sys::fs::create_directories(dir))
       return llvm::createStringError(ec, "cannot create --dump-cuda directory '%s': %s",
-                                     options.dumpCudaDir.c_str(), ec.message().c_str());
+                                     dir.c_str(), ec.message().c_str());
     for (size_t m = 0; m < moduleNames.size(); ++m) {
-      llvm::SmallString<256> base(options.dumpCudaDir);
+      llvm::SmallString<256> base(dir);
       llvm::sys::path::append(base, moduleNames[m]);
       if (auto e = writeFile((base + ".cu").str(), moduleSources[m]))
         return e;

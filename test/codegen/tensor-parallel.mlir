@@ -23,6 +23,12 @@
 // INFO: collectives: 4
 // INFO-NEXT: 0: all_reduce_sum f32 x 1024 (4.0 KiB) before launch 5
 // INFO1: tensor_parallel: world_size 2, rank 1, group_hash
+// --dump-cuda writes each rank's modules to DIR/rank<r>/ (the ranks' kernels differ: rank 0's
+// output-projection GEMM adds bias and residual before the all-reduce, rank 1's does not).
+// RUN: kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x8 --tensor-parallel 2 -o %t/gd.kiln --dump-cuda %t/dump > /dev/null
+// RUN: test -s %t/dump/rank0/module0.cu && test -s %t/dump/rank0/module0.ptx
+// RUN: test -s %t/dump/rank1/module0.cu && test -s %t/dump/rank1/module0.ptx && test ! -e %t/dump/module0.cu
+// RUN: not cmp -s %t/dump/rank0/module0.cu %t/dump/rank1/module0.cu
 // Without a .kiln suffix the rank suffix is appended.
 // RUN: kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x8 --tensor-parallel 2 -o %t/plain > /dev/null
 // RUN: test -e %t/plain.rank0.kiln && test -e %t/plain.rank1.kiln
