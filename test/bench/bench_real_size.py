@@ -195,6 +195,7 @@ def kiln_profile(args, log, artifact, inputs, tag, tp=1):
     for name, path in inputs.items():
         cmd += ["--input", "%s=%s" % (name, path)]
     rc, text, _ = run_logged(cmd, log.tool_log("profile-" + tag), RUN_TIMEOUT_S)
+    profile_text = text
     rows = re.findall(r"^\s+\d+\s+(\S+)\s+(\S+)\s+(\S+)\s+([0-9.]+)\s+[0-9.]+$", text, re.M)
     if rc != 0 or not rows:
         log("  kiln-run --profile FAILED (exit %d) for %s:\n%s" % (rc, tag, tail(text)))
@@ -213,6 +214,7 @@ def kiln_profile(args, log, artifact, inputs, tag, tp=1):
     for fn, (us, n, grid, block) in sorted(per_fn.items(), key=lambda kv: -kv[1][0])[:args.profile_top]:
         log("    %-10s %3d x  grid %-14s block %-10s %9.1f us %5.1f%%" % (fn, n, grid, block, us,
                                                                         100 * us / total))
+    return profile_text
 
 
 def max_rel_err(out, ref):
@@ -320,7 +322,18 @@ def bench_tensor_parallel(args, log, onnx_path, tmp, tag, spec_text, inputs, r):
         log.step("%s %s: kiln TP=%d p50 %.4f ms (TP=1 %.4f ms: %.2fx); compiled in %.1f s" % (
             r["model"], r["shape"], n, r["tp"], r["kiln"], r["kiln"] / r["tp"], c["seconds"]))
         if args.profile:
-            kiln_profile(args, log, base, inputs, tag + "-tp%d" % n, tp=n)
+            text = kiln_profile(args, log, base, inputs, tag + "-tp%d" % n, tp=n)
+            m = re.search(r"collectives: (\d+) per run, ([0-9.]+) ms per run, ([0-9.]+)% of the profiled total",
+                          text or "")
+            layers = next((v for k, v in MODELS[r["model"]]["config"].items()
+                           if k in ("num_hidden_layers", "n_layer")), None)
+            if m and layers:
+                count, ms, share = int(m.group(1)), float(m.group(2)), float(m.group(3))
+                r["ar_layer_us"] = 1000 * ms / layers
+                r["ar_share"] = share
+                log.step("%s %s: all-reduce %d per run (%d per layer), %.1f us per layer, %.1f%% of "
+                         "the profiled step (rank 0)" % (r["model"], r["shape"], count, count // layers,
+                                                         r["ar_layer_us"], share))
     else:
         r["notes"].append("kiln-run --tensor-parallel %d failed" % n)
     for rank in range(n):
@@ -576,7 +589,7 @@ def model_table(args, rows):
         extra_head = []
         if n > 1:
             extra_head += ["kiln TP=%d ms" % n, "TP=1/TP=%d" % n, "TP=%d err" % n,
-                           "TP=%d vs TP=1" % n]
+                           "TP=%d vs TP=1" % n, "all-reduce us/layer (share)"]
         extra_head += ["loopback %d err (vs TP=1)" % k for k in args.tp_loopback]
         head = head[:-1] + extra_head + head[-1:]
         for line, r in zip(body, rows):
@@ -585,7 +598,9 @@ def model_table(args, rows):
                 tp = r.get("tp", float("nan"))
                 extra += [fmt(tp), fmt(r["kiln"] / tp, "%.2f") if tp and math.isfinite(tp) else "-",
                           fmt(r.get("tp_err", float("nan")), "%.2e"),
-                          fmt(r.get("tp_vs_tp1", float("nan")), "%.2e")]
+                          fmt(r.get("tp_vs_tp1", float("nan")), "%.2e"),
+                          "%s (%s%%)" % (fmt(r.get("ar_layer_us", float("nan")), "%.1f"),
+                                         fmt(r.get("ar_share", float("nan")), "%.1f"))]
             for k in args.tp_loopback:
                 lb = r.get("loop", {}).get(k, {})
                 extra.append("%s (%s)" % (fmt(lb.get("err", float("nan")), "%.2e"),
@@ -780,7 +795,7 @@ def gemm_table(rows):
         extra_head = []
         if n > 1:
             extra_head += ["kiln TP=%d ms" % n, "TP=1/TP=%d" % n, "TP=%d err" % n,
-                           "TP=%d vs TP=1" % n]
+                           "TP=%d vs TP=1" % n, "all-reduce us/layer (share)"]
         extra_head += ["loopback %d err (vs TP=1)" % k for k in args.tp_loopback]
         head = head[:-1] + extra_head + head[-1:]
         for line, r in zip(body, rows):
@@ -789,7 +804,9 @@ def gemm_table(rows):
                 tp = r.get("tp", float("nan"))
                 extra += [fmt(tp), fmt(r["kiln"] / tp, "%.2f") if tp and math.isfinite(tp) else "-",
                           fmt(r.get("tp_err", float("nan")), "%.2e"),
-                          fmt(r.get("tp_vs_tp1", float("nan")), "%.2e")]
+                          fmt(r.get("tp_vs_tp1", float("nan")), "%.2e"),
+                          "%s (%s%%)" % (fmt(r.get("ar_layer_us", float("nan")), "%.1f"),
+                                         fmt(r.get("ar_share", float("nan")), "%.1f"))]
             for k in args.tp_loopback:
                 lb = r.get("loop", {}).get(k, {})
                 extra.append("%s (%s)" % (fmt(lb.get("err", float("nan")), "%.2e"),
