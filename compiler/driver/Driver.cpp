@@ -180,10 +180,12 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
   if (funcs.size() != 1)
     return llvm::createStringError("expected one function after import, found %zu", funcs.size());
   func::FuncOp func = funcs.front();
+  // Rank files: the largest over the ranks (rank 0's arena can be larger, since its GEMMs before
+  // an all-reduce also read the bias and residual).
   if (auto a = func->getAttrOfType<IntegerAttr>("kiln.arena_bytes"))
-    stats.arenaBytes = a.getInt();
+    stats.arenaBytes = std::max<int64_t>(stats.arenaBytes, a.getInt());
   if (auto a = func->getAttrOfType<IntegerAttr>("kiln.intermediate_bytes"))
-    stats.intermediateBytes = a.getInt();
+    stats.intermediateBytes = std::max<int64_t>(stats.intermediateBytes, a.getInt());
 
   // 3. Codegen. Identical kernels (same source) are emitted once; the unique
   // kernels are spread over a few modules so NVRTC parses the shared device

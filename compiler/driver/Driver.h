@@ -63,8 +63,8 @@ struct CompileStats {
   int64_t kernels = 0;            ///< launches in the schedule
   int64_t uniqueKernels = 0;      ///< distinct kernel functions after deduplication
   int64_t modules = 0;            ///< CUDA modules (NVRTC compilations per target)
-  int64_t arenaBytes = 0;         ///< planned activation arena
-  int64_t intermediateBytes = 0;  ///< sum of all kernel result bytes (no reuse)
+  int64_t arenaBytes = 0;         ///< planned activation arena (rank files: the largest)
+  int64_t intermediateBytes = 0;  ///< sum of all kernel result bytes (no reuse; the largest rank)
   uint64_t weightBytes = 0;       ///< of the last file written
   uint64_t fileBytes = 0;         ///< of the last file written
   int64_t collectives = 0;        ///< all-reduces per rank

@@ -13,6 +13,18 @@
 // TP2-NEXT: wrote {{.*}}g.rank1.kiln ({{[0-9]+}} bytes, weights 1303552 bytes)
 // TP2-NEXT: tensor parallel: 2 ranks, 4 all-reduces per rank
 // TP2-NEXT: kernels: 16 (8 distinct, in 4 CUDA modules)
+// TP2-NEXT: arena bytes: {{[0-9]+}} (sum of intermediate tensor bytes: {{[0-9]+}}; the largest rank's)
+// The summary's arena is the largest rank's: at N = 4, rank 0's (its GEMMs before an all-reduce
+// also read bias and residual) is larger than the last rank's.
+// RUN: kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x8 --tensor-parallel 4 -o %t/a4.kiln > %t/a4.summary
+// RUN: kiln-run %t/a4.rank0.kiln --info > %t/a4.info0
+// RUN: kiln-run %t/a4.rank3.kiln --info > %t/a4.info3
+// RUN: cat %t/a4.summary %t/a4.info0 %t/a4.info3 | FileCheck %s --check-prefix=ARENA
+// ARENA: arena bytes: [[ARENA:[0-9]+]] (sum of intermediate tensor bytes: {{[0-9]+}}; the largest rank's)
+// ARENA: artifact: {{.*}}a4.rank0.kiln
+// ARENA: arena_bytes: [[ARENA]]
+// ARENA: artifact: {{.*}}a4.rank3.kiln
+// ARENA-NOT: arena_bytes: [[ARENA]]
 // RUN: test ! -e %t/g.kiln
 // kiln-run finds the rank files by the same rule and reads the group and the
 // all-reduces (in place, between launches) from each.

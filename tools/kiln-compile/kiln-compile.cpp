@@ -185,7 +185,8 @@ int main(int argc, char **argv) {
   summary << "kernels: " << stats->kernels << " (" << stats->uniqueKernels << " distinct, in "
           << stats->modules << " CUDA modules)\n";
   summary << "arena bytes: " << stats->arenaBytes
-          << " (sum of intermediate tensor bytes: " << stats->intermediateBytes << ")\n";
+          << " (sum of intermediate tensor bytes: " << stats->intermediateBytes
+          << (tensorParallel > 1 && !tpLoopback ? "; the largest rank's" : "") << ")\n";
   summary << format("compile time: %.1f ms (import %.1f, passes %.1f, codegen %.1f, nvrtc %.1f)\n",
                     stats->totalMs, stats->importMs, stats->passesMs, stats->codegenMs,
                     stats->nvrtcMs);
