@@ -312,7 +312,8 @@ FailureOr<std::string> ExprEmitter::emitUnary(OpT op, ArrayRef<std::string> coor
           .Case([&](TanhOp) { return "tanhf(" + *x + ")"; })
           .Case([&](ErfOp) { return "erff(" + *x + ")"; })
           .Case([&](SigmoidOp) { return "(1.0f / (1.0f + expf(-" + *x + ")))"; })
-          .Case([&](ReluOp) { return "(" + *x + " > 0 ? " + *x + " : 0)"; })
+          // max(x, 0) that keeps NaN (ONNX/numpy): NaN < 0 is false.
+          .Case([&](ReluOp) { return "(" + *x + " < 0 ? 0 : " + *x + ")"; })
           .Case([&](CosOp) { return "cosf(" + *x + ")"; })
           .Case([&](SinOp) { return "sinf(" + *x + ")"; })
           .Case([&](NotOp) { return "(!" + *x + ")"; })
@@ -349,9 +350,10 @@ FailureOr<std::string> ExprEmitter::emitBinary(OpT op, ArrayRef<std::string> coo
           .Case([&](MulOp) { return infix("*"); })
           .Case([&](DivOp) { return infix("/"); })
           .Case([&](PowOp) {
-            // x^2 is the common case (RMSNorm, GELU-tanh); exact either way.
+            // x^2 is the common case (RMSNorm, GELU-tanh). Integers: exact
+            // (kiln::ipow), never through floating point.
             return f ? "powf(" + *a + ", " + *b + ")"
-                     : "(long long)pow((double)" + *a + ", (double)" + *b + ")";
+                     : "kiln::ipow((long long)" + *a + ", (long long)" + *b + ")";
           })
           .Case([&](MaxOp) {
             return f ? "kiln::maxNaN(" + *a + ", " + *b + ")"

@@ -339,7 +339,8 @@ OpFoldResult SigmoidOp::fold(FoldAdaptor a) {
   return foldUnary(*this, a.getInput(), [](double x) { return 1.0 / (1.0 + std::exp(-x)); });
 }
 OpFoldResult ReluOp::fold(FoldAdaptor a) {
-  return foldUnary(*this, a.getInput(), [](double x) { return x > 0 ? x : 0.0; });
+  // NaN stays NaN (ONNX/numpy max(x, 0)).
+  return foldUnary(*this, a.getInput(), [](double x) { return x < 0 ? 0.0 : x; });
 }
 OpFoldResult CosOp::fold(FoldAdaptor a) {
   return foldUnary(*this, a.getInput(), [](double x) { return std::cos(x); });

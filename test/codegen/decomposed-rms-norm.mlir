@@ -20,7 +20,7 @@
 // CHECK: const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out0
 // CHECK: if (row >= 24LL)
 // CHECK: kiln::rmsNormRow(in0 + row * 64LL, in1, 64LL, __int_as_float(0x358637bd), [&](long long c, float v) {
-// CHECK: (v > 0 ? v : 0)
+// CHECK: (v < 0 ? 0 : v)
 // CHECK: out0[e] = t0;
 
 // SUMMARY: kernels: 1 (1 distinct, in 1 CUDA modules)

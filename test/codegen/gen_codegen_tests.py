@@ -232,6 +232,7 @@ def main():
     save_attention_models(np.random.default_rng(1))
     save_glu_rope_models(np.random.default_rng(2))
     save_long_row_norms(np.random.default_rng(3))
+    save_nan_int_semantics()
 
 
 def save_attention_models(rng):
@@ -422,6 +423,31 @@ def save_long_row_norms(rng):
         numpy_helper.from_array(np.array([-1], np.int64), "axes"),
         numpy_helper.from_array(np.array(1e-6, np.float32), "eps"),
         numpy_helper.from_array(rng.standard_normal(2048).astype(np.float32), "w"),
+    ])
+
+
+def save_nan_int_semantics():
+    """NaN through Relu, Clip and Max stays NaN (numpy / ONNX semantics), and an int32 Pow computed
+    in a kernel is exact: 3^k for k = 0..19 (3^19 = 1162261467; through pow(double) some come out
+    one less). test/codegen/nan-int-semantics.mlir, test/e2e/small_models_test.py."""
+    i32 = TensorProto.INT32
+    save("nan_int_semantics", [
+        helper.make_node("Relu", ["x"], ["relu"]),
+        helper.make_node("Clip", ["x", "lo", "hi"], ["clip"]),
+        helper.make_node("Max", ["x", "half"], ["max"]),
+        helper.make_node("Mul", ["z", "zero"], ["z0"]),
+        helper.make_node("Add", ["z0", "three"], ["z3"]),
+        helper.make_node("Cast", ["z3"], ["base"], to=i32),
+        helper.make_node("Pow", ["base", "k"], ["pow"]),
+    ], [f32("x", ["batch", 20]), f32("z", ["batch", 20])],
+        [f32("relu", ["batch", 20]), f32("clip", ["batch", 20]), f32("max", ["batch", 20]),
+         helper.make_tensor_value_info("pow", i32, ["batch", 20])], [
+        numpy_helper.from_array(np.array(-1.0, np.float32), "lo"),
+        numpy_helper.from_array(np.array(1.0, np.float32), "hi"),
+        numpy_helper.from_array(np.array(0.5, np.float32), "half"),
+        numpy_helper.from_array(np.array(0.0, np.float32), "zero"),
+        numpy_helper.from_array(np.array(3.0, np.float32), "three"),
+        numpy_helper.from_array(np.arange(20, dtype=np.int32), "k"),
     ])
 
 

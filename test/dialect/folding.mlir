@@ -116,3 +116,14 @@ func.func @integer_overflow() -> tensor<4xi64> {
   %c = kiln.concat %d, %s, %p, %n {axis = 0 : i64} : tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64> -> tensor<4xi64>
   return %c : tensor<4xi64>
 }
+
+// -----
+
+// Relu keeps NaN (max(NaN, 0) is NaN in ONNX and numpy); negatives give 0.
+// CHECK-LABEL: func.func @relu_nan
+func.func @relu_nan() -> tensor<3xf32> {
+  // CHECK: kiln.constant dense<[0x7FC00000, 0.000000e+00, 2.000000e+00]> : tensor<3xf32>
+  %c = kiln.constant dense<[0x7FC00000, -1.0, 2.0]> : tensor<3xf32>
+  %r = kiln.relu %c : tensor<3xf32>
+  return %r : tensor<3xf32>
+}

@@ -34,10 +34,21 @@ MODELS = {
     "decomposed_layer_norm": {"x": (3, 8, 16)},
     "max_nan": {"x": (3, 4, 64)},
     "long_row_norms": {"x": (3, 4, 768), "z": (3, 4, 2048)},  # block-per-row norms
+    "nan_int_semantics": {"x": (3, 20), "z": (3, 20)},
 }
 # Input elements set to NaN before the run: model -> [(input, index)]. Outputs are then
 # compared NaN for NaN (each NaN must stay NaN, nothing else may become NaN).
-NAN_INPUTS = {"max_nan": [("x", (0, 1, 37)), ("x", (2, 3, 5))]}
+NAN_INPUTS = {"max_nan": [("x", (0, 1, 37)), ("x", (2, 3, 5))],
+              "nan_int_semantics": [("x", (0, 3)), ("x", (2, 17))]}
+# numpy references (onnxruntime's NaN propagation is not specified): model -> feeds -> outputs.
+NUMPY_REFS = {
+    "max_nan": lambda f: [np.max(f["x"], axis=-1)],
+    # Relu, Clip(-1, 1), Max(x, 0.5) keep NaN; Pow(int32 3, k) = 3^k exactly.
+    "nan_int_semantics": lambda f: [np.maximum(f["x"], np.float32(0)), np.clip(f["x"], -1, 1),
+                                    np.maximum(f["x"], np.float32(0.5)),
+                                    np.broadcast_to(3 ** np.arange(20, dtype=np.int64),
+                                                    f["z"].shape).astype(np.int32)],
+}
 
 
 def shape_spec(inputs):
@@ -98,18 +109,19 @@ def main():
                 print(f"{name:12s} FAIL kiln-run exit {r.returncode}: {r.stderr.strip()}")
                 failures += 1
                 continue
+            if name in NUMPY_REFS:
+                refs = NUMPY_REFS[name](feeds)
             for o, ref in zip(names, refs):
                 out = np.load(os.path.join(tmp, f"{name}_{o}_out.npy"))
-                if name in NAN_INPUTS:
-                    # numpy's reference: onnxruntime's NaN propagation is not specified.
-                    ref = np.max(feeds["x"], axis=-1)
                 nan_ok = out.shape == ref.shape and np.array_equal(np.isnan(out), np.isnan(ref))
                 fin = ~np.isnan(ref) if nan_ok else np.ones(ref.shape, bool)
                 diff = np.abs(out.astype(np.float64) - ref)[fin] if nan_ok else np.array([np.inf])
                 err = float(np.max(diff, initial=0.0) / max(np.max(np.abs(ref[fin]), initial=0.0), 1e-30))
                 ok = nan_ok and np.isfinite(out[fin]).all() and err <= 1e-5
-                if name in NAN_INPUTS and not np.isnan(ref).any():
+                if name in NAN_INPUTS and np.issubdtype(ref.dtype, np.floating) and not np.isnan(ref).any():
                     ok = False  # the planted NaNs must reach the output
+                if np.issubdtype(ref.dtype, np.integer):
+                    ok = out.dtype == ref.dtype and np.array_equal(out, ref)  # integers: exact
                 failures += not ok
                 print(f"{name:12s} {o:10s} max_rel_err={err:.3e} {'ok' if ok else 'FAIL'}")
     print("PASS" if failures == 0 else f"FAIL ({failures})")

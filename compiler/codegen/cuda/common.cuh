@@ -110,6 +110,21 @@ __device__ __forceinline__ float minNaN(float a, float b) {
   return (a != a || b != b) ? __int_as_float(0x7fc00000) : fminf(a, b);
 }
 
+/// Integer power, exact (repeated squaring in 64-bit two's complement, so an
+/// overflow wraps like numpy's): x^y for y >= 0; for y < 0 the truncated
+/// 1 / x^-y, i.e. 1 for x = 1, +-1 for x = -1, else 0 (no trap for x = 0).
+/// The constant folder computes the same (intPow in KilnFolders.cpp); a
+/// detour through pow(double) is not exact (3^k can come out one less).
+__device__ __forceinline__ long long ipow(long long x, long long y) {
+  if (y < 0)
+    return x == 1 ? 1 : x == -1 ? ((-y) % 2 ? -1 : 1) : 0;
+  unsigned long long result = 1, base = (unsigned long long)x;
+  for (unsigned long long e = (unsigned long long)y; e; e >>= 1, base *= base)
+    if (e & 1)
+      result *= base;
+  return (long long)result;
+}
+
 /// Warp-wide maximum of a float (all 32 lanes active); NaN in any lane
 /// gives NaN, like the per-thread maxNaN (fmaxf would drop it).
 __device__ __forceinline__ float warpMax(float v) {
