@@ -427,9 +427,9 @@ def save_long_row_norms(rng):
 
 
 def save_nan_int_semantics():
-    """NaN through Relu, Clip and Max stays NaN (numpy / ONNX semantics), and an int32 Pow computed
+    """NaN through Relu, Clip and Max stays NaN (numpy / ONNX semantics), an int32 Pow computed
     in a kernel is exact: 3^k for k = 0..19 (3^19 = 1162261467; through pow(double) some come out
-    one less). test/codegen/nan-int-semantics.mlir, test/e2e/small_models_test.py."""
+    one less), and Softmax of a fully masked (-inf) row is NaN. test/codegen/nan-int-semantics.mlir, test/e2e/small_models_test.py."""
     i32 = TensorProto.INT32
     save("nan_int_semantics", [
         helper.make_node("Relu", ["x"], ["relu"]),
@@ -439,15 +439,22 @@ def save_nan_int_semantics():
         helper.make_node("Add", ["z0", "three"], ["z3"]),
         helper.make_node("Cast", ["z3"], ["base"], to=i32),
         helper.make_node("Pow", ["base", "k"], ["pow"]),
+        helper.make_node("Add", ["z", "mask"], ["scores"]),
+        helper.make_node("Softmax", ["scores"], ["softmax"], axis=-1),
     ], [f32("x", ["batch", 20]), f32("z", ["batch", 20])],
         [f32("relu", ["batch", 20]), f32("clip", ["batch", 20]), f32("max", ["batch", 20]),
-         helper.make_tensor_value_info("pow", i32, ["batch", 20])], [
+         helper.make_tensor_value_info("pow", i32, ["batch", 20]), f32("softmax", [3, 20])], [
         numpy_helper.from_array(np.array(-1.0, np.float32), "lo"),
         numpy_helper.from_array(np.array(1.0, np.float32), "hi"),
         numpy_helper.from_array(np.array(0.5, np.float32), "half"),
         numpy_helper.from_array(np.array(0.0, np.float32), "zero"),
         numpy_helper.from_array(np.array(3.0, np.float32), "three"),
         numpy_helper.from_array(np.arange(20, dtype=np.int32), "k"),
+        # Softmax over masked scores: row 1 is masked everywhere (-inf: NaN, as in ONNX), rows 0
+        # and 2 in a few columns (0 there).
+        numpy_helper.from_array(np.where(np.isin(np.arange(60).reshape(3, 20), [3, 5, 47]) |
+                                         (np.arange(60).reshape(3, 20) // 20 == 1),
+                                         -np.inf, 0).astype(np.float32), "mask"),
     ])
 
 

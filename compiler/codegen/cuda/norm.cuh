@@ -4,7 +4,7 @@
 // One warp per row (short rows), or one block per row with the row held in
 // registers (rows of kiln::kBlockRowMin elements or more: *RowBlock);
 // statistics in fp32. Softmax subtracts the row maximum
-// (numerically safe) and returns zeros for a row of -inf. LayerNorm follows
+// (numerically safe) and returns NaN for a row of -inf, as ONNX does. LayerNorm follows
 // ONNX LayerNormalization-17: y = (x - mean) / sqrt(var + eps) * scale + bias
 // with the biased variance. RMSNorm follows ONNX RMSNormalization-23 (and
 // LlamaRMSNorm): y = x * (1 / sqrt(mean(x^2) + eps)) * scale.
@@ -15,7 +15,8 @@ namespace kiln {
 
 /// Softmax over one row of L elements (float, f16 or bf16; statistics in fp32) `stride` apart (1 for the last axis):
 /// epilogue(c, softmax(x)[c]) for every c (the epilogue stores, possibly
-/// after fused pointwise ops). One warp per row.
+/// after fused pointwise ops). One warp per row. A row of -inf gives NaN
+/// everywhere (0/0 in the ONNX definition; onnxruntime agrees).
 template <typename T, typename Epilogue>
 __device__ __forceinline__ void softmaxRow(const T *__restrict__ x, long long L,
                                            long long stride, Epilogue epilogue) {
@@ -25,8 +26,10 @@ __device__ __forceinline__ void softmaxRow(const T *__restrict__ x, long long L,
     m = fmaxf(m, ld(x[c * stride]));
   m = warpMax(m);
   if (m == -__int_as_float(0x7f800000)) {
+    // Every element -inf: exp(-inf - -inf) is NaN, as ONNX Softmax (and
+    // onnxruntime) gives; exporters that want zeros add Where(IsNaN(p), 0, p).
     for (long long c = lane; c < L; c += 32)
-      epilogue(c, 0.0f);
+      epilogue(c, __int_as_float(0x7fc00000));
     return;
   }
   float s = 0.0f;
