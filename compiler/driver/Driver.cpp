@@ -433,6 +433,10 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
                        "|" + std::to_string(tpSize) + "|" + llvm::join(options.targets, ",") +
                        "|" + (options.fuse ? "fuse" : "nofuse") + "|" + options.mmaTile +
                        (options.wgmma ? "|wgmma" : "");
+    // The compiler itself is part of the group: rank files from two builds
+    // (whose sharding or kernels may differ) must not run together.
+    if (auto self = llvm::MemoryBuffer::getFile("/proc/self/exe"))
+      salt += "|" + std::to_string(llvm::xxh3_64bits((*self)->getBuffer()));
     groupHash = llvm::xxh3_64bits((*file)->getBuffer()) ^ llvm::xxh3_64bits(salt);
   }
   ModuleCache nvrtcCache;

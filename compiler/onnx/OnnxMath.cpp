@@ -2,7 +2,7 @@
 //
 // MatMul (numpy semantics; 1-D operands are reshaped to 2-D and back), Gemm
 // (transposes, alpha and beta*C as separate kiln ops that fold on constant
-// weights), Softmax-13, LayerNormalization-17 (output 0 only) and
+// weights), Softmax-13, LayerNormalization-17 (Y fused; Mean and InvStdDev when used) and
 // ReduceMean/ReduceSum/ReduceMax (axes as an attribute or, in opset 18, as
 // an operand; keepdims; noop_with_empty_axes) -> kiln.reduce.
 //
@@ -128,7 +128,8 @@ LogicalResult importSoftmax(NodeImporter &n) {
   return success();
 }
 
-/// LayerNormalization-17: Y only; scale/bias broadcast to the normalized
+/// LayerNormalization-17: Y as one kiln.layer_norm; the optional Mean and
+/// InvStdDev outputs (float32) from reductions when used; scale/bias broadcast to the normalized
 /// shape with kiln.expand (folds for constant weights).
 LogicalResult importLayerNorm(NodeImporter &n) {
   if (failed(n.checkNumInputs(2, 3)) || failed(n.checkFloat(0)))
@@ -142,13 +143,38 @@ LogicalResult importLayerNorm(NodeImporter &n) {
   if (*stashType != onnx::TensorProto::FLOAT)
     return n.emitUnsupported("stash_type " + Twine(*stashType) +
                              " (kiln computes statistics in FLOAT)");
-  for (unsigned i = 1; i < n.getNumOutputs(); ++i)
-    if (n.isOutputUsed(i))
-      return n.emitUnsupported(Twine("output ") + (i == 1 ? "Mean" : "InvStdDev") +
-                               " is used (kiln computes only Y)");
   FailureOr<int64_t> axis = n.normalizeAxis(*axisAttr, type.getRank());
   if (failed(axis))
     return failure();
+  // The optional outputs Mean and InvStdDev ([d0, ..., d(axis-1), 1, ..., 1],
+  // float32 = stash_type): computed from their definition with reductions
+  // when something reads them; the fused Y path does not change.
+  if (n.isOutputUsed(1) || n.isOutputUsed(2)) {
+    Type f32 = n.getBuilder().getF32Type();
+    auto f32Type = type.clone(f32);
+    Value x = type.getElementType().isF32() ? n.getInput(0) : n.create<CastOp>(f32Type, n.getInput(0));
+    SmallVector<int64_t> axes, statShape(type.getShape());
+    for (int64_t d = *axis; d < type.getRank(); ++d) {
+      axes.push_back(d);
+      statShape[d] = 1;
+    }
+    auto statType = RankedTensorType::get(statShape, f32);
+    Builder &b = n.getBuilder();
+    auto mean = [&](Value v) {
+      return n.create<ReduceOp>(statType, ReduceKindAttr::get(n.getContext(), ReduceKind::Mean),
+                                v, b.getDenseI64ArrayAttr(axes), b.getBoolAttr(true));
+    };
+    Value mu = mean(x);
+    n.setResult(1, mu);
+    if (n.isOutputUsed(2)) {
+      Value d = n.create<SubOp>(f32Type, x, mu);
+      Value var = mean(n.create<MulOp>(f32Type, d, d));
+      n.setResult(2, n.create<ReciprocalOp>(
+                         statType, n.create<SqrtOp>(statType, n.create<AddOp>(
+                                                                  statType, var,
+                                                                  n.createScalar(f32, *epsilon)))));
+    }
+  }
   ArrayRef<int64_t> normShape = type.getShape().drop_front(*axis);
   SmallVector<Value> params;
   for (unsigned i = 1; i < 3; ++i) {

@@ -233,6 +233,14 @@ def main():
     save_glu_rope_models(np.random.default_rng(2))
     save_long_row_norms(np.random.default_rng(3))
     save_nan_int_semantics()
+    save("layer_norm_stats", [
+        helper.make_node("LayerNormalization", ["x", "g", "beta"], ["y", "mean", "inv_std"], axis=-2,
+                         epsilon=1e-5),
+    ], [f32("x", ["batch", 4, 16])],
+        [f32("y", ["batch", 4, 16]), f32("mean", ["batch", 1, 1]), f32("inv_std", ["batch", 1, 1])], [
+        numpy_helper.from_array(np.linspace(0.5, 1.5, 64, dtype=np.float32).reshape(4, 16), "g"),
+        numpy_helper.from_array(np.linspace(-1, 1, 64, dtype=np.float32).reshape(4, 16), "beta"),
+    ])
 
 
 def save_attention_models(rng):

@@ -35,6 +35,7 @@ MODELS = {
     "max_nan": {"x": (3, 4, 64)},
     "long_row_norms": {"x": (3, 4, 768), "z": (3, 4, 2048)},  # block-per-row norms
     "nan_int_semantics": {"x": (3, 20), "z": (3, 20)},
+    "layer_norm_stats": {"x": (3, 4, 16)},  # LayerNormalization's Mean and InvStdDev outputs
 }
 # Input elements set to NaN before the run: model -> [(input, index)]. Outputs are then
 # compared NaN for NaN (each NaN must stay NaN, nothing else may become NaN).

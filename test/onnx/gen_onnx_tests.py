@@ -293,7 +293,7 @@ def errors():
     save("error_stash_type", model(
         [node("LayerNormalization", ["x", "g"], ["y"], name="ln", stash_type=10)], x, y,
         [const("g", np.ones(3, np.float32))]))
-    save("error_layernorm_mean", model(
+    save("layernorm_mean", model(
         [node("LayerNormalization", ["x", "g"], ["y", "mean"], name="ln")], x,
         y + [vi("mean", F, None)], [const("g", np.ones(3, np.float32))]))
     save("error_nonconst_shape", model(

@@ -1,5 +1,6 @@
 // MatMul, Gemm, Softmax, LayerNormalization, reductions (compiler/onnx/OnnxMath.cpp).
 // RUN: kiln-compile %S/Inputs/math.onnx --emit=graph | FileCheck %s
+// RUN: kiln-compile %S/Inputs/layernorm_mean.onnx --emit=graph | FileCheck %s --check-prefix=LN-MEAN
 // RUN: kiln-compile %S/Inputs/reduce18.onnx --emit=graph | FileCheck %s --check-prefix=R18
 // RUN: kiln-compile %S/Inputs/reduce13.onnx --emit=graph | FileCheck %s --check-prefix=R13
 
@@ -42,3 +43,11 @@
 // R13-LABEL: func.func @main(
 // R13: kiln.reduce <mean> %{{.+}} {axes = array<i64: 1>, keep_dims = true} : tensor<2x3x4xf32> -> tensor<2x1x4xf32>
 // R13: kiln.reduce <sum> %{{.+}} {axes = array<i64: 2>, keep_dims = true} : tensor<2x3x4xf32> -> tensor<2x3x1xf32>
+
+// LayerNormalization's optional Mean output (used here; InvStdDev is not, so it
+// is not computed) comes from a mean reduction over the normalized axes, in
+// float32; Y stays one kiln.layer_norm.
+// LN-MEAN: %[[M:.+]] = kiln.reduce <mean> %arg0 {axes = array<i64: 1>, keep_dims = true} : tensor<2x3xf32> -> tensor<2x1xf32>
+// LN-MEAN-NOT: kiln.sqrt
+// LN-MEAN: %[[Y:.+]] = kiln.layer_norm %arg0
+// LN-MEAN: return %[[Y]], %[[M]]
