@@ -196,6 +196,26 @@ LogicalResult importClip(NodeImporter &n) {
   if (failed(n.checkNumInputs(1, 3)))
     return failure();
   Value acc = n.getInput(0);
+  // Clip-6 (before opset 11): min and max are float attributes.
+  if (n.findAttr("min") || n.findAttr("max")) {
+    if (n.getOpset() >= 11)
+      return n.emitUnsupported("attributes 'min'/'max' (operands since opset 11)");
+    if (failed(n.checkFloat(0)))
+      return failure();
+    for (const char *name : {"min", "max"}) {
+      if (!n.findAttr(name))
+        continue;
+      FailureOr<float> bound = n.getFloatAttr(name, 0.0f);
+      if (failed(bound))
+        return failure();
+      Value c = n.createScalar(n.getInputType(0).getElementType(), *bound);
+      FailureOr<Value> v = StringRef(name) == "min" ? buildBinary<MaxOp>(n, acc, c)
+                                                   : buildBinary<MinOp>(n, acc, c);
+      if (failed(v))
+        return failure();
+      acc = *v;
+    }
+  }
   for (unsigned i = 1; i < 3; ++i) {
     if (!n.hasInput(i))
       continue;
@@ -272,7 +292,8 @@ void onnx_import::registerElementwiseOps(OpRegistry &r) {
   r.add("And", importLogic<AndOp>);
   r.add("Or", importLogic<OrOp>);
   r.add("Where", importWhere);
-  r.add("Cast", importCast, {"to"});
-  r.add("Clip", importClip);
+  // Cast-19's `saturate` only concerns float8 targets, which kiln rejects.
+  r.add("Cast", importCast, {"to", "saturate"});
+  r.add("Clip", importClip, {"min", "max"});
   r.add("Gelu", importGelu, {"approximate"});
 }

@@ -28,6 +28,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Path.h"
 
 using namespace mlir;
@@ -35,8 +36,27 @@ using namespace kiln;
 using namespace kiln::onnx_import;
 using llvm::Expected;
 
-/// Default-domain opsets the importer accepts.
-static constexpr int64_t kMinOpset = 13, kMaxOpset = 18;
+/// Default-domain opsets the importer accepts. Within the range each handler
+/// follows the version of its op that the model's opset selects.
+static constexpr int64_t kMinOpset = 7, kMaxOpset = 24;
+
+/// The opset in which a supported op first appeared in the default domain
+/// (ONNX operator changelog); 1 for the ops older than opset 7.
+static int64_t firstOpsetOf(llvm::StringRef opType) {
+  return llvm::StringSwitch<int64_t>(opType)
+      .Case("Erf", 9)
+      .Case("IsNaN", 9)
+      .Case("Where", 9)
+      .Case("ConstantOfShape", 9)
+      .Case("Expand", 8)
+      .Cases("Range", "CumSum", "GatherElements", "GatherND", 11)
+      .Cases("LessOrEqual", "GreaterOrEqual", 12)
+      .Case("Trilu", 14)
+      .Case("LayerNormalization", 17)
+      .Case("Gelu", 20)
+      .Case("RMSNormalization", 23)
+      .Default(1);
+}
 
 //===----------------------------------------------------------------------===//
 // --shape parsing
@@ -439,6 +459,9 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index) 
     return emitError(loc) << "node '" << displayName << "' (" << node.op_type() << ", opset "
                           << opset << "): ";
   };
+  if (int64_t first = firstOpsetOf(node.op_type()); opset < first)
+    return nodeError() << "unsupported: " << node.op_type() << " is not in opset " << opset
+                       << " of the default domain (it first appears in opset " << first << ")";
 
   // 2. Attributes: each must be one the handler understands.
   for (const onnx::AttributeProto &a : node.attribute()) {

@@ -115,11 +115,26 @@ LogicalResult importGemm(NodeImporter &n) {
   return success();
 }
 
-/// Softmax-13: one axis (default -1).
+/// Softmax-13: one axis (default -1). Softmax-1/11 (before opset 13): the
+/// input is coerced to 2-D at `axis` (default 1), [prod(d < axis),
+/// prod(d >= axis)], and normalized over the second dim.
 LogicalResult importSoftmax(NodeImporter &n) {
   if (failed(n.checkNumInputs(1, 1)) || failed(n.checkFloat(0)))
     return failure();
   auto type = n.getInputType(0);
+  if (n.getOpset() < 13) {
+    FailureOr<int64_t> axis = n.getAxisAttr("axis", 1, type.getRank());
+    if (failed(axis))
+      return failure();
+    int64_t rows = 1, cols = 1;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      (d < *axis ? rows : cols) *= type.getDimSize(d);
+    auto flat = type.clone({rows, cols});
+    Value x = n.createReshape(n.getInput(0), flat.getShape());
+    Value y = n.create<SoftmaxOp>(flat, x, n.getBuilder().getI64IntegerAttr(1));
+    n.setResult(0, n.createReshape(y, type.getShape()));
+    return success();
+  }
   FailureOr<int64_t> axis = n.getAxisAttr("axis", -1, type.getRank());
   if (failed(axis))
     return failure();
@@ -205,6 +220,42 @@ LogicalResult importLayerNorm(NodeImporter &n) {
   return success();
 }
 
+/// RMSNormalization-23 (opset 23+): one kiln.rms_norm; `scale` broadcast to
+/// the normalized shape [d(axis), ..., d(rank-1)]; statistics in float
+/// (stash_type 1 only).
+LogicalResult importRmsNorm(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 2)) || failed(n.checkFloat(0)))
+    return failure();
+  auto type = n.getInputType(0);
+  FailureOr<int64_t> axisAttr = n.getIntAttr("axis", -1);
+  FailureOr<float> epsilon = n.getFloatAttr("epsilon", 1e-5f);
+  FailureOr<int64_t> stashType = n.getIntAttr("stash_type", 1);
+  if (failed(axisAttr) || failed(epsilon) || failed(stashType))
+    return failure();
+  if (*stashType != onnx::TensorProto::FLOAT)
+    return n.emitUnsupported("stash_type " + Twine(*stashType) +
+                             " (kiln computes statistics in FLOAT)");
+  FailureOr<int64_t> axis = n.normalizeAxis(*axisAttr, type.getRank());
+  if (failed(axis))
+    return failure();
+  ArrayRef<int64_t> normShape = type.getShape().drop_front(*axis);
+  auto scaleType = n.getInputType(1);
+  if (scaleType.getElementType() != type.getElementType())
+    return n.emitError() << "scale " << scaleType << " must have the element type of the input "
+                         << type;
+  FailureOr<SmallVector<int64_t>> shape = n.broadcast(scaleType.getShape(), normShape);
+  if (failed(shape) || ArrayRef<int64_t>(*shape) != normShape)
+    return n.emitError() << "scale " << scaleType << " does not broadcast to the normalized shape "
+                         << formatShape(normShape);
+  Value scale = n.getInput(1);
+  if (scaleType.getShape() != normShape)
+    scale = n.create<ExpandOp>(scaleType.clone(normShape), scale);
+  Builder &b = n.getBuilder();
+  n.setResult(0, n.create<RmsNormOp>(type, n.getInput(0), scale, b.getI64IntegerAttr(*axis),
+                                     b.getF32FloatAttr(*epsilon)));
+  return success();
+}
+
 /// ReduceMean/Sum/Max: axes from operand 1 (ReduceSum-13, all reductions in
 /// opset 18) or from the `axes` attribute (ReduceMean/Max before 18).
 template <ReduceKind Kind>
@@ -269,6 +320,7 @@ void onnx_import::registerMathOps(OpRegistry &r) {
   r.add("Gemm", importGemm, {"alpha", "beta", "transA", "transB"});
   r.add("Softmax", importSoftmax, {"axis"});
   r.add("LayerNormalization", importLayerNorm, {"axis", "epsilon", "stash_type"});
+  r.add("RMSNormalization", importRmsNorm, {"axis", "epsilon", "stash_type"});
   r.add("ReduceMean", importReduce<ReduceKind::Mean>, {"axes", "keepdims", "noop_with_empty_axes"});
   r.add("ReduceSum", importReduce<ReduceKind::Sum>, {"axes", "keepdims", "noop_with_empty_axes"});
   r.add("ReduceMax", importReduce<ReduceKind::Max>, {"axes", "keepdims", "noop_with_empty_axes"});

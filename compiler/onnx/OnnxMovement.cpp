@@ -77,17 +77,39 @@ LogicalResult importReshape(NodeImporter &n) {
   return success();
 }
 
+/// The axes of Squeeze/Unsqueeze: the `axes` attribute before opset 13 (an
+/// error when given from 13 on), operand 1 from 13 on; std::nullopt when
+/// absent.
+FailureOr<std::optional<SmallVector<int64_t>>> squeezeAxes(NodeImporter &n) {
+  FailureOr<std::optional<SmallVector<int64_t>>> attr = n.getIntsAttr("axes");
+  if (failed(attr))
+    return failure();
+  if (n.getOpset() >= 13) {
+    if (*attr)
+      return n.emitUnsupported("attribute 'axes' (an operand since opset 13)");
+    if (!n.hasInput(1))
+      return std::optional<SmallVector<int64_t>>();
+    FailureOr<SmallVector<int64_t>> given = n.getConstantInts(1, "axes");
+    if (failed(given))
+      return failure();
+    return std::optional<SmallVector<int64_t>>(*given);
+  }
+  if (n.hasInput(1))
+    return n.emitError() << "takes axes as an attribute before opset 13, not as an operand";
+  return *attr;
+}
+
 /// Squeeze(data, axes?): without axes, drops every dim of size 1.
 LogicalResult importSqueeze(NodeImporter &n) {
   if (failed(n.checkNumInputs(1, 2)))
     return failure();
   auto type = n.getInputType(0);
   SmallVector<int64_t> axes;
-  if (n.hasInput(1)) {
-    FailureOr<SmallVector<int64_t>> given = n.getConstantInts(1, "axes");
-    if (failed(given))
-      return failure();
-    FailureOr<SmallVector<int64_t>> norm = normalizeAxes(n, *given, type.getRank());
+  FailureOr<std::optional<SmallVector<int64_t>>> given = squeezeAxes(n);
+  if (failed(given))
+    return failure();
+  if (*given) {
+    FailureOr<SmallVector<int64_t>> norm = normalizeAxes(n, **given, type.getRank());
     if (failed(norm))
       return failure();
     axes = *norm;
@@ -108,16 +130,19 @@ LogicalResult importSqueeze(NodeImporter &n) {
   return success();
 }
 
-/// Unsqueeze(data, axes): axes index the result rank.
+/// Unsqueeze(data, axes): axes index the result rank (an attribute before
+/// opset 13).
 LogicalResult importUnsqueeze(NodeImporter &n) {
-  if (failed(n.checkNumInputs(2, 2)))
+  if (failed(n.checkNumInputs(n.getOpset() >= 13 ? 2 : 1, n.getOpset() >= 13 ? 2 : 1)))
     return failure();
   auto type = n.getInputType(0);
-  FailureOr<SmallVector<int64_t>> given = n.getConstantInts(1, "axes");
+  FailureOr<std::optional<SmallVector<int64_t>>> given = squeezeAxes(n);
   if (failed(given))
     return failure();
-  int64_t outRank = type.getRank() + given->size();
-  FailureOr<SmallVector<int64_t>> axes = normalizeAxes(n, *given, outRank);
+  if (!*given)
+    return n.emitError() << "needs the 'axes' attribute";
+  int64_t outRank = type.getRank() + (*given)->size();
+  FailureOr<SmallVector<int64_t>> axes = normalizeAxes(n, **given, outRank);
   if (failed(axes))
     return failure();
   SmallVector<int64_t> shape;
@@ -176,18 +201,39 @@ LogicalResult importTranspose(NodeImporter &n) {
 
 /// Slice(data, starts, ends, axes?, steps?) with the ONNX clamping rules.
 LogicalResult importSlice(NodeImporter &n) {
-  if (failed(n.checkNumInputs(3, 5)))
+  // Slice-1 (before opset 10): starts, ends and axes are attributes.
+  bool attrForm = n.getOpset() < 10;
+  for (const char *name : {"starts", "ends", "axes"})
+    if (!attrForm && n.findAttr(name))
+      return n.emitUnsupported(Twine("attribute '") + name + "' (an operand since opset 10)");
+  if (failed(attrForm ? n.checkNumInputs(1, 1) : n.checkNumInputs(3, 5)))
     return failure();
   auto type = n.getInputType(0);
   int64_t rank = type.getRank();
-  FailureOr<SmallVector<int64_t>> starts = n.getConstantInts(1, "starts");
+  auto ints = [&](unsigned i, StringRef name) -> FailureOr<SmallVector<int64_t>> {
+    if (!attrForm)
+      return n.getConstantInts(i, name);
+    FailureOr<std::optional<SmallVector<int64_t>>> a = n.getIntsAttr(name);
+    if (failed(a))
+      return failure();
+    if (!*a)
+      return n.emitError() << "needs the '" << name << "' attribute (Slice-1, opset "
+                           << n.getOpset() << ")";
+    return **a;
+  };
+  FailureOr<SmallVector<int64_t>> starts = ints(1, "starts");
   if (failed(starts))
     return failure();
-  FailureOr<SmallVector<int64_t>> ends = n.getConstantInts(2, "ends");
+  FailureOr<SmallVector<int64_t>> ends = ints(2, "ends");
   if (failed(ends))
     return failure();
   SmallVector<int64_t> axes, steps(starts->size(), 1);
-  if (n.hasInput(3)) {
+  if (attrForm && n.findAttr("axes")) {
+    FailureOr<SmallVector<int64_t>> a = ints(3, "axes");
+    if (failed(a))
+      return failure();
+    axes = *a;
+  } else if (n.hasInput(3)) {
     FailureOr<SmallVector<int64_t>> a = n.getConstantInts(3, "axes");
     if (failed(a))
       return failure();
@@ -263,7 +309,15 @@ LogicalResult importSplit(NodeImporter &n) {
   int64_t dim = type.getDimSize(*axis);
   int64_t numOutputs = n.getNumOutputs();
   SmallVector<int64_t> sizes;
-  if (n.hasInput(1)) {
+  // Before opset 13 the sizes are the `split` attribute.
+  if (n.findAttr("split") && n.getOpset() >= 13)
+    return n.emitUnsupported("attribute 'split' (an operand since opset 13)");
+  if (n.findAttr("split")) {
+    FailureOr<std::optional<SmallVector<int64_t>>> given = n.getIntsAttr("split");
+    if (failed(given))
+      return failure();
+    sizes = **given;
+  } else if (n.hasInput(1)) {
     if (n.findAttr("num_outputs"))
       return n.emitError() << "'split' and 'num_outputs' are both given";
     FailureOr<SmallVector<int64_t>> given = n.getConstantInts(1, "split");
@@ -482,12 +536,12 @@ LogicalResult importGatherND(NodeImporter &n) {
 
 void onnx_import::registerMovementOps(OpRegistry &r) {
   r.add("Reshape", importReshape, {"allowzero"});
-  r.add("Squeeze", importSqueeze);
-  r.add("Unsqueeze", importUnsqueeze);
+  r.add("Squeeze", importSqueeze, {"axes"});
+  r.add("Unsqueeze", importUnsqueeze, {"axes"});
   r.add("Flatten", importFlatten, {"axis"});
   r.add("Transpose", importTranspose, {"perm"});
-  r.add("Slice", importSlice);
-  r.add("Split", importSplit, {"axis", "num_outputs"});
+  r.add("Slice", importSlice, {"starts", "ends", "axes"});
+  r.add("Split", importSplit, {"axis", "num_outputs", "split"});
   r.add("Concat", importConcat, {"axis"});
   r.add("Expand", importExpand);
   r.add("Tile", importTile);

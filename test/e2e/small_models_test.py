@@ -36,6 +36,11 @@ MODELS = {
     "long_row_norms": {"x": (3, 4, 768), "z": (3, 4, 2048)},  # block-per-row norms
     "nan_int_semantics": {"x": (3, 20), "z": (3, 20)},
     "layer_norm_stats": {"x": (3, 4, 16)},  # LayerNormalization's Mean and InvStdDev outputs
+    # Old and new opsets (test/onnx/Inputs): Squeeze/Unsqueeze/Slice/Split/Clip attributes and
+    # Softmax's 2-D coercion before opset 13, RMSNormalization-23 and Cast-24 at opset 24.
+    "../../onnx/Inputs/opset7_ops": {"x": (2, 3, 4)},
+    "../../onnx/Inputs/opset12_ops": {"x": (2, 3, 4)},
+    "../../onnx/Inputs/opset24_ops": {"x": (2, 3, 4)},
 }
 # Input elements set to NaN before the run: model -> [(input, index)]. Outputs are then
 # compared NaN for NaN (each NaN must stay NaN, nothing else may become NaN).
@@ -85,7 +90,7 @@ def main():
     if args.compile_only:
         os.makedirs(args.compile_only, exist_ok=True)
         for name, inputs in MODELS.items():
-            out = os.path.join(args.compile_only, name + ".kiln")
+            out = os.path.join(args.compile_only, os.path.basename(name) + ".kiln")
             subprocess.run([args.kiln_compile, os.path.join(args.models_dir, name + ".onnx"),
                             "--shape", shape_spec(inputs), "-o", out], check=True, stdout=subprocess.DEVNULL)
         print(f"compiled {len(MODELS)} small models into {args.compile_only}")
@@ -104,7 +109,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name, inputs in MODELS.items():
             model = os.path.join(args.models_dir, name + ".onnx")
-            art = os.path.join(args.artifacts, name + ".kiln") if args.artifacts else os.path.join(tmp, name + ".kiln")
+            base = os.path.basename(name)  # files in tmp / --artifacts: the model's base name
+            art = os.path.join(args.artifacts or tmp, base + ".kiln")
             if not args.artifacts:
                 subprocess.run([args.kiln_compile, model, "--shape", shape_spec(inputs), "-o", art],
                                check=True, stdout=subprocess.DEVNULL)
@@ -116,20 +122,20 @@ def main():
             refs = sess.run(None, feeds)
             cmd = [args.kiln_run, art]
             for k, v in feeds.items():
-                p = os.path.join(tmp, f"{name}_{k}.npy")
+                p = os.path.join(tmp, f"{base}_{k}.npy")
                 np.save(p, v)
                 cmd += ["--input", f"{k}={p}"]
             for o in names:
-                cmd += ["--output", f"{o}={os.path.join(tmp, f'{name}_{o}_out.npy')}"]
+                cmd += ["--output", f"{o}={os.path.join(tmp, f'{base}_{o}_out.npy')}"]
             r = subprocess.run(cmd, capture_output=True, text=True)
             if r.returncode != 0:
-                print(f"{name:12s} FAIL kiln-run exit {r.returncode}: {r.stderr.strip()}")
+                print(f"{base:12s} FAIL kiln-run exit {r.returncode}: {r.stderr.strip()}")
                 failures += 1
                 continue
             if name in NUMPY_REFS:
                 refs = NUMPY_REFS[name](feeds)
             for o, ref in zip(names, refs):
-                out = np.load(os.path.join(tmp, f"{name}_{o}_out.npy"))
+                out = np.load(os.path.join(tmp, f"{base}_{o}_out.npy"))
                 nan_ok = out.shape == ref.shape and np.array_equal(np.isnan(out), np.isnan(ref))
                 fin = ~np.isnan(ref) if nan_ok else np.ones(ref.shape, bool)
                 diff = np.abs(out.astype(np.float64) - ref)[fin] if nan_ok else np.array([np.inf])
@@ -140,7 +146,7 @@ def main():
                 if np.issubdtype(ref.dtype, np.integer):
                     ok = out.dtype == ref.dtype and np.array_equal(out, ref)  # integers: exact
                 failures += not ok
-                print(f"{name:12s} {o:10s} max_rel_err={err:.3e} {'ok' if ok else 'FAIL'}")
+                print(f"{base:12s} {o:10s} max_rel_err={err:.3e} {'ok' if ok else 'FAIL'}")
     print("PASS" if failures == 0 else f"FAIL ({failures})")
     return 0 if failures == 0 else 1
 

@@ -82,7 +82,7 @@ def logic():
 
 def gelu():
     nodes = [node("Gelu", ["x"], ["erf"]), node("Gelu", ["x"], ["tanh"], approximate="tanh")]
-    save("gelu", model(nodes, [vi("x", F, [4])], [vi("erf", F, None), vi("tanh", F, None)]))
+    save("gelu", model(nodes, [vi("x", F, [4])], [vi("erf", F, None), vi("tanh", F, None)], opset=20))
 
 
 def folding():
@@ -277,6 +277,35 @@ def external_data():
 
 # --- errors ---------------------------------------------------------------------------------
 
+def old_and_new_opsets():
+    """The versions of ops that changed inside opsets 7-24 (kiln follows the model's opset)."""
+    F = TensorProto.FLOAT
+    x = [vi("x", F, [2, 3, 4])]
+    # Opset 7 (Squeeze-1/Unsqueeze-1 with attribute axes, Slice-1 with attribute starts/ends/axes,
+    # Split-2 with attribute split, Clip-6 with attribute min/max, Softmax-1 coercing to 2-D).
+    save("opset7_ops", model([
+        node("Unsqueeze", ["x"], ["u"], axes=[0]),
+        node("Squeeze", ["u"], ["q"], axes=[0]),
+        node("Slice", ["q"], ["s"], starts=[1], ends=[3], axes=[2]),
+        node("Split", ["s"], ["a", "b"], axis=1, split=[1, 2]),
+        node("Clip", ["b"], ["c"], min=-0.5, max=0.5),
+        node("Softmax", ["x"], ["sm"], axis=1),
+    ], x, [vi("a", F, [2, 1, 2]), vi("c", F, [2, 2, 2]), vi("sm", F, [2, 3, 4])], opset=7))
+    # Opset 12 (Softmax-11: the same 2-D coercion; Squeeze-11 with negative attribute axes) and
+    # opset 24 (RMSNormalization-23, Cast-24 with saturate, Reshape-24).
+    save("opset12_ops", model([
+        node("Softmax", ["x"], ["sm"], axis=-1),
+        node("Unsqueeze", ["sm"], ["u"], axes=[-1]),
+        node("Squeeze", ["u"], ["y"], axes=[-1]),
+    ], x, [vi("y", F, [2, 3, 4])], opset=12))
+    save("opset24_ops", model([
+        node("RMSNormalization", ["x", "g"], ["n"], axis=-1, epsilon=1e-6),
+        node("Cast", ["n"], ["h"], to=TensorProto.FLOAT16, saturate=1),
+        node("Cast", ["h"], ["y"], to=F),
+    ], x, [vi("y", F, [2, 3, 4])], [const("g", np.linspace(0.5, 1.5, 4).astype(np.float32))],
+        opset=24))
+
+
 def errors():
     x = [vi("x", F, [2, 3])]
     y = [vi("y", F, None)]
@@ -286,7 +315,11 @@ def errors():
     save("error_unknown_op", model([node("Einsum", ["x"], ["y"], name="einsum", equation="ij->ji")],
                                    x, y))
     save("error_attribute", model([node("Softmax", ["x"], ["y"], name="sm", foo=1)], x, y))
-    save("error_opset", model([node("Relu", ["x"], ["y"])], x, y, opset=12))
+    save("error_opset", model([node("Relu", ["x"], ["y"])], x, y, opset=6))
+    save("error_opset25", model([node("Relu", ["x"], ["y"])], x, y, opset=25))
+    # Where appeared in opset 9: a node of it in an opset-8 model names the op and the versions.
+    save("error_op_version", model([node("Where", ["c", "x", "x"], ["y"], name="where")],
+                                   [vi("c", TensorProto.BOOL, [2, 3])] + x, y, opset=8))
     save("error_no_default_opset", helper.make_model(
         helper.make_graph([node("Relu", ["x"], ["y"])], "g", x, y),
         opset_imports=[helper.make_opsetid("com.microsoft", 1)], ir_version=8))
@@ -342,6 +375,7 @@ def broken_files():
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     for gen in [elementwise, logic, gelu, folding, shape_ops, runtime_cumsum, movement, slices,
-                gathers, math, reduce18, reduce13, external_data, errors, broken_files]:
+                gathers, math, reduce18, reduce13, external_data, old_and_new_opsets, errors,
+                broken_files]:
         gen()
     print("wrote", OUT)

@@ -1,0 +1,37 @@
+// Default-domain opsets 7 to 24: each op follows the version the model's
+// opset selects (values against onnxruntime: test/e2e/small_models_test.py).
+// RUN: kiln-compile %S/Inputs/opset7_ops.onnx --emit=graph | FileCheck %s --check-prefix=OPSET7
+// RUN: kiln-compile %S/Inputs/opset12_ops.onnx --emit=graph | FileCheck %s --check-prefix=OPSET12
+// RUN: kiln-compile %S/Inputs/opset24_ops.onnx --emit=graph | FileCheck %s --check-prefix=OPSET24
+// RUN: not kiln-compile %S/Inputs/error_opset25.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=OPSET25
+// RUN: not kiln-compile %S/Inputs/error_op_version.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=VERSION
+
+// Opset 7: Unsqueeze-1/Squeeze-1 (attribute axes), Slice-1 (attributes),
+// Split-2 (attribute split), Clip-6 (attributes min/max) and Softmax-1, which
+// normalizes over all dims from `axis` on (the input coerced to 2-D).
+// OPSET7: kiln.reshape %arg0 : tensor<2x3x4xf32> -> tensor<1x2x3x4xf32>
+// OPSET7-NEXT: kiln.reshape %{{.+}} : tensor<1x2x3x4xf32> -> tensor<2x3x4xf32>
+// OPSET7-NEXT: kiln.slice %{{.+}} {starts = array<i64: 0, 0, 1>, steps = array<i64: 1, 1, 1>} : tensor<2x3x4xf32> -> tensor<2x3x2xf32>
+// OPSET7-NEXT: kiln.slice %{{.+}} {starts = array<i64: 0, 0, 0>, steps = array<i64: 1, 1, 1>} : tensor<2x3x2xf32> -> tensor<2x1x2xf32>
+// OPSET7-NEXT: kiln.slice %{{.+}} {starts = array<i64: 0, 1, 0>, steps = array<i64: 1, 1, 1>} : tensor<2x3x2xf32> -> tensor<2x2x2xf32>
+// OPSET7: kiln.constant dense<-5.000000e-01> : tensor<f32>
+// OPSET7-NEXT: kiln.max
+// OPSET7: kiln.constant dense<5.000000e-01> : tensor<f32>
+// OPSET7-NEXT: kiln.min
+// OPSET7: kiln.reshape %arg0 : tensor<2x3x4xf32> -> tensor<2x12xf32>
+// OPSET7-NEXT: kiln.softmax %{{.+}} {axis = 1 : i64} : tensor<2x12xf32>
+// OPSET7-NEXT: kiln.reshape %{{.+}} : tensor<2x12xf32> -> tensor<2x3x4xf32>
+
+// Opset 12: Softmax-11 with axis -1 (here the same as 13's), negative
+// attribute axes of Squeeze-11/Unsqueeze-11.
+// OPSET12: kiln.softmax %{{.+}} {axis = 1 : i64} : tensor<6x4xf32>
+// OPSET12: kiln.reshape %{{.+}} : tensor<2x3x4xf32> -> tensor<2x3x4x1xf32>
+// OPSET12-NEXT: kiln.reshape %{{.+}} : tensor<2x3x4x1xf32> -> tensor<2x3x4xf32>
+
+// Opset 24: RMSNormalization-23 is one kiln.rms_norm; Cast-24's saturate
+// (float8 only) is accepted.
+// OPSET24: kiln.rms_norm %arg0, %{{.+}} {axis = 2 : i64, epsilon = 9.99999997E-7 : f32} : tensor<2x3x4xf32>, tensor<4xf32> -> tensor<2x3x4xf32>
+// OPSET24-NEXT: kiln.cast %{{.+}} : tensor<2x3x4xf32> -> tensor<2x3x4xf16>
+
+// OPSET25: error: ONNX model '{{.*}}error_opset25.onnx': unsupported: opset 25 of the default domain (kiln imports opsets 7 to 24)
+// VERSION: error: node 'where' (Where, opset 8): unsupported: Where is not in opset 8 of the default domain (it first appears in opset 9)
