@@ -1,4 +1,4 @@
-//===- ReduceEmitter.cpp - reduction kernels ------------------------------===//
+//===- ReduceEmitter.cpp - reduction and scan kernels ---------------------===//
 //
 // `kiln.reduce` (sum, mean, max over any axes), with fusible producers of its
 // input computed in the kernel (prologue fusion: RMSNorm's x*x never reaches
@@ -132,8 +132,62 @@ FailureOr<GeneratedKernel> emitReduce(KernelOp kernel, Operation *anchor) {
   return out;
 }
 
+/// `kiln.cumsum` (ONNX CumSum-11/14, `exclusive`, `reverse`) on a run-time
+/// input: one thread per line along `axis`, scanning it in order (reversed
+/// with `reverse`; with `exclusive` each output is the sum before its own
+/// element). Accumulation in fp32 for floats, int64 for integers (exact;
+/// wrapping like the constant folder). Position ids from CumSum(attention
+/// mask) (OPT, RoBERTa) are a few short lines, so a sequential scan per line
+/// is enough.
+FailureOr<GeneratedKernel> emitCumSum(KernelOp kernel, Operation *anchor) {
+  auto scan = cast<CumSumOp>(anchor);
+  if (kernel.getYield().getNumOperands() != 1 ||
+      kernel.getYield().getValues()[0] != scan.getResult() ||
+      !isa<BlockArgument>(scan.getInput()))
+    return kernel.emitError() << "unsupported: cumsum kernel @" << kernel.getSymName()
+                              << " fused with other ops";
+  auto type = cast<RankedTensorType>(scan.getType());
+  Type et = type.getElementType();
+  bool isFloat = isa<FloatType>(et);
+  if (!isFloat && !et.isInteger(64) && !et.isInteger(32))
+    return kernel.emitError() << "unsupported: cumsum on " << et;
+  int64_t axis = scan.getAxis(), rank = type.getRank();
+  int64_t length = type.getDimSize(axis), inner = 1, outer = 1;
+  for (int64_t d = axis + 1; d < rank; ++d)
+    inner *= type.getDimSize(d);
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= type.getDimSize(d);
+  GeneratedKernel out;
+  constexpr unsigned kThreads = 128;
+  auto sig = buildSignature(kernel, {0}, out.args, kThreads);
+  if (failed(sig))
+    return failure();
+  std::string acc = isFloat ? "float" : "long long";
+  std::string load = isFloat ? "kiln::ld(in0[e])" : "(long long)in0[e]";
+  std::string step = scan.getExclusive()
+                         ? "      out0[e] = " + storeValue(et, "acc") + ";\n      acc += v;\n"
+                         : "      acc += v;\n      out0[e] = " + storeValue(et, "acc") + ";\n";
+  out.source =
+      *sig + " {\n" +
+      llvm::formatv("  for (long long line = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
+                    "line < {0}LL; line += (long long)gridDim.x * blockDim.x) {{\n"
+                    "    const long long base = (line / {1}LL) * {2}LL + line % {1}LL;\n"
+                    "    {3} acc = 0;\n"
+                    "    for (long long k = 0; k < {4}LL; ++k) {{\n"
+                    "      const long long e = base + ({5}) * {1}LL;\n"
+                    "      const {3} v = {6};\n",
+                    outer * inner, inner, length * inner, acc, length,
+                    scan.getReverse() ? llvm::formatv("{0}LL - 1 - k", length).str() : "k", load)
+          .str() +
+      step + "    }\n  }\n}\n";
+  out.block = {kThreads, 1, 1};
+  out.grid = {gridFor(outer * inner, kThreads), 1, 1};
+  return out;
+}
+
 } // namespace
 
 void kiln::codegen::populateReduceEmitters(EmitterRegistry &registry) {
   registry.addAnchor<ReduceOp>(emitReduce, /*acceptsFusedOps=*/true);
+  registry.addAnchor<CumSumOp>(emitCumSum, /*acceptsFusedOps=*/false);
 }

@@ -142,10 +142,21 @@ def main():
     ])
     # Graphs that import but that codegen does not support yet: each must stop
     # kiln-compile with an `unsupported:` error naming the kernel or op.
-    save("error_cumsum_runtime", [
-        helper.make_node("CumSum", ["x", "axis"], ["y"]),
-    ], [f32("x", [4, 8])], [f32("y", [4, 8])], [
-        numpy_helper.from_array(np.array(1, np.int64), "axis"),
+    # CumSum on run-time values: floats (inclusive; exclusive and reversed) and OPT/RoBERTa's
+    # position ids, CumSum(attention_mask) * attention_mask - 1 in int64.
+    i64t = TensorProto.INT64
+    save("cumsum_runtime", [
+        helper.make_node("CumSum", ["x", "axis1"], ["y"]),
+        helper.make_node("CumSum", ["x", "axis0"], ["y_rev_excl"], exclusive=1, reverse=1),
+        helper.make_node("CumSum", ["mask", "axis1"], ["c"]),
+        helper.make_node("Mul", ["c", "mask"], ["cm"]),
+        helper.make_node("Sub", ["cm", "one"], ["pos"]),
+    ], [f32("x", ["batch", 8]), helper.make_tensor_value_info("mask", i64t, ["batch", 8])],
+        [f32("y", ["batch", 8]), f32("y_rev_excl", ["batch", 8]),
+         helper.make_tensor_value_info("pos", i64t, ["batch", 8])], [
+        numpy_helper.from_array(np.array(1, np.int64), "axis1"),
+        numpy_helper.from_array(np.array(0, np.int64), "axis0"),
+        numpy_helper.from_array(np.array(1, np.int64), "one"),
     ])
     save("f16_cast_relu", [
         helper.make_node("Cast", ["x"], ["h"], to=TensorProto.FLOAT16),

@@ -36,6 +36,7 @@ MODELS = {
     "long_row_norms": {"x": (3, 4, 768), "z": (3, 4, 2048)},  # block-per-row norms
     "nan_int_semantics": {"x": (3, 20), "z": (3, 20)},
     "layer_norm_stats": {"x": (3, 4, 16)},  # LayerNormalization's Mean and InvStdDev outputs
+    "cumsum_runtime": {"x": (3, 8), "mask": (3, 8)},  # CumSum kernels (float, int64 position ids)
     # Old and new opsets (test/onnx/Inputs): Squeeze/Unsqueeze/Slice/Split/Clip attributes and
     # Softmax's 2-D coercion before opset 13, RMSNormalization-23 and Cast-24 at opset 24.
     "../../onnx/Inputs/opset7_ops": {"x": (2, 3, 4)},
@@ -60,6 +61,9 @@ def softmax_ref(s):
         e = np.exp(s - s.max(axis=-1, keepdims=True))
         return (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
 
+
+# Inputs that are int64 attention masks of 0 and 1 instead of float normals.
+INT_MASK_INPUTS = {"cumsum_runtime": ("mask",)}
 
 # numpy references (onnxruntime's NaN propagation is not specified): model -> feeds -> outputs.
 NUMPY_REFS = {
@@ -115,6 +119,8 @@ def main():
                 subprocess.run([args.kiln_compile, model, "--shape", shape_spec(inputs), "-o", art],
                                check=True, stdout=subprocess.DEVNULL)
             feeds = {k: rng.standard_normal(v).astype(np.float32) for k, v in inputs.items()}
+            for k in INT_MASK_INPUTS.get(name, ()):  # int64 0/1 masks (position ids)
+                feeds[k] = rng.integers(0, 2, size=inputs[k], dtype=np.int64)
             for k, index in NAN_INPUTS.get(name, []):
                 feeds[k][index] = np.nan
             sess = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
