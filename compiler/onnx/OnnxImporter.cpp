@@ -54,7 +54,7 @@ static int64_t firstOpsetOf(llvm::StringRef opType) {
       .Case("Trilu", 14)
       .Case("LayerNormalization", 17)
       .Case("Gelu", 20)
-      .Case("RMSNormalization", 23)
+      .Cases("RMSNormalization", "RotaryEmbedding", 23)
       .Default(1);
 }
 

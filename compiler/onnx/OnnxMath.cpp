@@ -256,6 +256,98 @@ LogicalResult importRmsNorm(NodeImporter &n) {
   return success();
 }
 
+/// RotaryEmbedding-23 (opset 23+), rotate-half form (interleaved = 0):
+/// X [B, H, S, D] or [B, S, H*D] (num_heads), cos/sin caches [P, R/2]
+/// gathered by position_ids [B, S] (or given as [B, S, R/2] without them),
+/// R = rotary_embedding_dim (0: D). Becomes kiln.rotary on the first R
+/// columns with cos/sin = concat(cache, cache) broadcast over the heads; the
+/// other D - R columns pass through. Interleaved rotation is an error.
+LogicalResult importRotaryEmbedding(NodeImporter &n) {
+  if (failed(n.checkNumInputs(3, 4)) || failed(n.checkFloat(0)))
+    return failure();
+  FailureOr<int64_t> interleaved = n.getIntAttr("interleaved", 0),
+                     rotaryDim = n.getIntAttr("rotary_embedding_dim", 0),
+                     numHeads = n.getIntAttr("num_heads", 0);
+  if (failed(interleaved) || failed(rotaryDim) || failed(numHeads))
+    return failure();
+  if (*interleaved)
+    return n.emitUnsupported("interleaved = 1 (kiln rotates halves, interleaved = 0)");
+  auto type = n.getInputType(0);
+  Type et = type.getElementType();
+  Value x = n.getInput(0);
+  int64_t B = type.getDimSize(0);
+  SmallVector<int64_t> bhsd;
+  if (type.getRank() == 4) {
+    bhsd = llvm::to_vector(type.getShape());
+  } else if (type.getRank() == 3) {
+    if (*numHeads <= 0 || type.getDimSize(2) % *numHeads != 0)
+      return n.emitError() << "a 3-D input " << type << " needs num_heads dividing its last dim, got "
+                           << *numHeads;
+    int64_t S = type.getDimSize(1), H = *numHeads, D = type.getDimSize(2) / H;
+    // [B, S, H*D] -> [B, S, H, D] -> [B, H, S, D]
+    Value v = n.createReshape(x, {B, S, H, D});
+    x = n.create<TransposeOp>(RankedTensorType::get({B, H, S, D}, et), v,
+                              n.getBuilder().getDenseI64ArrayAttr({0, 2, 1, 3}));
+    bhsd = {B, H, S, D};
+  } else {
+    return n.emitError() << "input " << type << " must be 3-D [B, S, H*D] or 4-D [B, H, S, D]";
+  }
+  int64_t H = bhsd[1], S = bhsd[2], D = bhsd[3];
+  int64_t R = *rotaryDim ? *rotaryDim : D;
+  if (R <= 0 || R > D || R % 2 != 0)
+    return n.emitError() << "rotary_embedding_dim " << R << " must be even and at most the head size "
+                         << D;
+  // cos/sin [B, S, R/2] (gathered by position ids when given).
+  auto cache = [&](unsigned i) -> FailureOr<Value> {
+    auto t = n.getInputType(i);
+    if (t.getElementType() != et)
+      return n.emitError() << (i == 1 ? "cos_cache " : "sin_cache ") << t
+                           << " must have the element type of the input " << type;
+    Value c = n.getInput(i);
+    if (n.hasInput(3)) {
+      auto ids = n.getInputType(3);
+      if (t.getRank() != 2 || t.getDimSize(1) != R / 2 || ids.getRank() != 2 ||
+          ids.getDimSize(0) != B || ids.getDimSize(1) != S)
+        return n.emitError() << "with position_ids " << ids << " the caches must be [P, " << R / 2
+                             << "], got " << t;
+      c = n.create<GatherOp>(RankedTensorType::get({B, S, R / 2}, et), c, n.getInput(3),
+                             n.getBuilder().getI64IntegerAttr(0));
+    } else if (t.getShape() != ArrayRef<int64_t>{B, S, R / 2}) {
+      return n.emitError() << "without position_ids the caches must be [" << B << ", " << S << ", "
+                           << R / 2 << "], got " << t;
+    }
+    // concat(c, c) along the last dim, then [B, 1, S, R] to broadcast over the heads.
+    Value full = n.create<ConcatOp>(RankedTensorType::get({B, S, R}, et), ValueRange{c, c},
+                                    n.getBuilder().getI64IntegerAttr(2));
+    return n.createReshape(full, {B, 1, S, R});
+  };
+  FailureOr<Value> cos = cache(1), sin = cache(2);
+  if (failed(cos) || failed(sin))
+    return failure();
+  auto bhsr = RankedTensorType::get({B, H, S, R}, et);
+  Builder &b = n.getBuilder();
+  Value rot = x;
+  Value rest;
+  if (R < D) {
+    rot = n.create<SliceOp>(bhsr, x, b.getDenseI64ArrayAttr({0, 0, 0, 0}),
+                            b.getDenseI64ArrayAttr({1, 1, 1, 1}));
+    rest = n.create<SliceOp>(RankedTensorType::get({B, H, S, D - R}, et), x,
+                             b.getDenseI64ArrayAttr({0, 0, 0, R}),
+                             b.getDenseI64ArrayAttr({1, 1, 1, 1}));
+  }
+  Value y = n.create<RotaryOp>(bhsr, rot, *cos, *sin);
+  if (rest)
+    y = n.create<ConcatOp>(RankedTensorType::get(bhsd, et), ValueRange{y, rest},
+                           b.getI64IntegerAttr(3));
+  if (type.getRank() == 3) {
+    Value t = n.create<TransposeOp>(RankedTensorType::get({B, S, H, D}, et), y,
+                                    b.getDenseI64ArrayAttr({0, 2, 1, 3}));
+    y = n.createReshape(t, type.getShape());
+  }
+  n.setResult(0, y);
+  return success();
+}
+
 /// ReduceMean/Sum/Max: axes from operand 1 (ReduceSum-13, all reductions in
 /// opset 18) or from the `axes` attribute (ReduceMean/Max before 18).
 template <ReduceKind Kind>
@@ -321,6 +413,8 @@ void onnx_import::registerMathOps(OpRegistry &r) {
   r.add("Softmax", importSoftmax, {"axis"});
   r.add("LayerNormalization", importLayerNorm, {"axis", "epsilon", "stash_type"});
   r.add("RMSNormalization", importRmsNorm, {"axis", "epsilon", "stash_type"});
+  r.add("RotaryEmbedding", importRotaryEmbedding,
+        {"interleaved", "rotary_embedding_dim", "num_heads"});
   r.add("ReduceMean", importReduce<ReduceKind::Mean>, {"axes", "keepdims", "noop_with_empty_axes"});
   r.add("ReduceSum", importReduce<ReduceKind::Sum>, {"axes", "keepdims", "noop_with_empty_axes"});
   r.add("ReduceMax", importReduce<ReduceKind::Max>, {"axes", "keepdims", "noop_with_empty_axes"});

@@ -42,6 +42,9 @@ MODELS = {
     "../../onnx/Inputs/opset7_ops": {"x": (2, 3, 4)},
     "../../onnx/Inputs/opset12_ops": {"x": (2, 3, 4)},
     "../../onnx/Inputs/opset24_ops": {"x": (2, 3, 4)},
+    # RotaryEmbedding-23: 4-D with position ids, 3-D with num_heads and a partial rotary dim.
+    "../../onnx/Inputs/rotary_embedding_4d": {"x": (2, 3, 5, 8), "pos": (2, 5)},
+    "../../onnx/Inputs/rotary_embedding_3d": {"x": (2, 5, 24)},
 }
 # Input elements set to NaN before the run: model -> [(input, index)]. Outputs are then
 # compared NaN for NaN (each NaN must stay NaN, nothing else may become NaN).
@@ -62,8 +65,9 @@ def softmax_ref(s):
         return (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
 
 
-# Inputs that are int64 attention masks of 0 and 1 instead of float normals.
-INT_MASK_INPUTS = {"cumsum_runtime": ("mask",)}
+# int64 inputs instead of float normals: model -> {input: values drawn from [0, high)}
+# (attention masks of 0 and 1, position ids into a 16-row cache).
+INT_INPUTS = {"cumsum_runtime": {"mask": 2}, "../../onnx/Inputs/rotary_embedding_4d": {"pos": 16}}
 
 # numpy references (onnxruntime's NaN propagation is not specified): model -> feeds -> outputs.
 NUMPY_REFS = {
@@ -119,8 +123,8 @@ def main():
                 subprocess.run([args.kiln_compile, model, "--shape", shape_spec(inputs), "-o", art],
                                check=True, stdout=subprocess.DEVNULL)
             feeds = {k: rng.standard_normal(v).astype(np.float32) for k, v in inputs.items()}
-            for k in INT_MASK_INPUTS.get(name, ()):  # int64 0/1 masks (position ids)
-                feeds[k] = rng.integers(0, 2, size=inputs[k], dtype=np.int64)
+            for k, high in INT_INPUTS.get(name, {}).items():
+                feeds[k] = rng.integers(0, high, size=inputs[k], dtype=np.int64)
             for k, index in NAN_INPUTS.get(name, []):
                 feeds[k][index] = np.nan
             sess = ort.InferenceSession(model, providers=["CPUExecutionProvider"])

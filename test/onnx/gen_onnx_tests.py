@@ -306,6 +306,25 @@ def old_and_new_opsets():
         opset=24))
 
 
+def rotary_embedding():
+    """RotaryEmbedding-23: 4-D input with position ids (full rotation), 3-D input with num_heads,
+    a partial rotary_embedding_dim and caches given per position (no position ids)."""
+    F = TensorProto.FLOAT
+    rng = np.random.default_rng(5)
+    B, H, S, D, P = 2, 3, 5, 8, 16
+    save("rotary_embedding_4d", model([
+        node("RotaryEmbedding", ["x", "cos", "sin", "pos"], ["y"]),
+    ], [vi("x", F, [B, H, S, D]), vi("pos", TensorProto.INT64, [B, S])], [vi("y", F, [B, H, S, D])],
+        [const("cos", rng.standard_normal((P, D // 2)).astype(np.float32)),
+         const("sin", rng.standard_normal((P, D // 2)).astype(np.float32))], opset=23))
+    R = 4
+    save("rotary_embedding_3d", model([
+        node("RotaryEmbedding", ["x", "cos", "sin"], ["y"], num_heads=H, rotary_embedding_dim=R),
+    ], [vi("x", F, [B, S, H * D])], [vi("y", F, [B, S, H * D])],
+        [const("cos", rng.standard_normal((B, S, R // 2)).astype(np.float32)),
+         const("sin", rng.standard_normal((B, S, R // 2)).astype(np.float32))], opset=23))
+
+
 def errors():
     x = [vi("x", F, [2, 3])]
     y = [vi("y", F, None)]
@@ -375,7 +394,8 @@ def broken_files():
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     for gen in [elementwise, logic, gelu, folding, shape_ops, runtime_cumsum, movement, slices,
-                gathers, math, reduce18, reduce13, external_data, old_and_new_opsets, errors,
+                gathers, math, reduce18, reduce13, external_data, old_and_new_opsets,
+                rotary_embedding, errors,
                 broken_files]:
         gen()
     print("wrote", OUT)

@@ -3,6 +3,8 @@
 // RUN: kiln-compile %S/Inputs/opset7_ops.onnx --emit=graph | FileCheck %s --check-prefix=OPSET7
 // RUN: kiln-compile %S/Inputs/opset12_ops.onnx --emit=graph | FileCheck %s --check-prefix=OPSET12
 // RUN: kiln-compile %S/Inputs/opset24_ops.onnx --emit=graph | FileCheck %s --check-prefix=OPSET24
+// RUN: kiln-compile %S/Inputs/rotary_embedding_4d.onnx --emit=graph | FileCheck %s --check-prefix=ROPE4
+// RUN: kiln-compile %S/Inputs/rotary_embedding_3d.onnx --emit=graph | FileCheck %s --check-prefix=ROPE3
 // RUN: not kiln-compile %S/Inputs/error_opset25.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=OPSET25
 // RUN: not kiln-compile %S/Inputs/error_op_version.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=VERSION
 
@@ -35,3 +37,14 @@
 
 // OPSET25: error: ONNX model '{{.*}}error_opset25.onnx': unsupported: opset 25 of the default domain (kiln imports opsets 7 to 24)
 // VERSION: error: node 'where' (Where, opset 8): unsupported: Where is not in opset 8 of the default domain (it first appears in opset 9)
+
+// RotaryEmbedding-23 becomes kiln.rotary (rotate-half) with cos/sin gathered by
+// the position ids and doubled to the rotated width, broadcast over the heads.
+// ROPE4: %[[C:.+]] = kiln.gather %{{.+}}, %arg1 {axis = 0 : i64} : tensor<16x4xf32>, tensor<2x5xi64> -> tensor<2x5x4xf32>
+// ROPE4-NEXT: kiln.concat %[[C]], %[[C]] {axis = 2 : i64} : tensor<2x5x4xf32>, tensor<2x5x4xf32> -> tensor<2x5x8xf32>
+// ROPE4: kiln.rotary %arg0, %{{.+}}, %{{.+}} : tensor<2x3x5x8xf32>, tensor<2x1x5x8xf32>, tensor<2x1x5x8xf32> -> tensor<2x3x5x8xf32>
+// A 3-D input is split into heads; only the first rotary_embedding_dim (4)
+// columns of each head rotate, the rest pass through.
+// ROPE3: kiln.transpose %{{.+}} {perm = array<i64: 0, 2, 1, 3>} : tensor<2x5x3x8xf32> -> tensor<2x3x5x8xf32>
+// ROPE3: kiln.rotary %{{.+}} : tensor<2x3x5x4xf32>, tensor<2x1x5x4xf32>, tensor<2x1x5x4xf32> -> tensor<2x3x5x4xf32>
+// ROPE3-NEXT: kiln.concat %{{.+}}, %{{.+}} {axis = 3 : i64} : tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32> -> tensor<2x3x5x8xf32>
