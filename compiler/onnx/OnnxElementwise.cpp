@@ -232,6 +232,64 @@ LogicalResult importClip(NodeImporter &n) {
   return success();
 }
 
+/// CastLike-15: Cast to the element type of operand 1.
+LogicalResult importCastLike(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 2)))
+    return failure();
+  Type to = n.getInputType(1).getElementType();
+  auto type = n.getInputType(0);
+  Value x = n.getInput(0);
+  n.setResult(0, type.getElementType() == to ? x : n.create<CastOp>(type.clone(to), x));
+  return success();
+}
+
+/// Abs: max(x, -x) (NaN stays NaN; integers exact).
+LogicalResult importAbs(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 1)))
+    return failure();
+  auto type = n.getInputType(0);
+  Value x = n.getInput(0);
+  n.setResult(0, n.create<MaxOp>(type, x, n.create<NegOp>(type, x)));
+  return success();
+}
+
+/// Xor of booleans: (a or b) and not (a and b), with broadcasting.
+LogicalResult importXor(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 2)))
+    return failure();
+  FailureOr<Value> either = buildBinary<OrOp>(n, n.getInput(0), n.getInput(1));
+  FailureOr<Value> both = buildBinary<AndOp>(n, n.getInput(0), n.getInput(1));
+  if (failed(either) || failed(both))
+    return failure();
+  Value notBoth = n.create<NotOp>(cast<RankedTensorType>((*both).getType()), *both);
+  FailureOr<Value> r = buildBinary<AndOp>(n, *either, notBoth);
+  if (failed(r))
+    return failure();
+  n.setResult(0, *r);
+  return success();
+}
+
+/// Dropout in inference (training_mode absent or false): the identity; the
+/// optional mask output is all true.
+LogicalResult importDropout(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 3)))
+    return failure();
+  if (n.hasInput(2)) {
+    FailureOr<SmallVector<int64_t>> training = n.getConstantInts(2, "training_mode");
+    if (failed(training))
+      return failure();
+    if (!training->empty() && (*training)[0] != 0)
+      return n.emitUnsupported("training_mode = true (kiln compiles inference)");
+  }
+  n.setResult(0, n.getInput(0));
+  if (n.getNumOutputs() > 1 && n.isOutputUsed(1)) {
+    auto type = n.getInputType(0);
+    auto maskType = type.clone(n.getBuilder().getI1Type());
+    n.setResult(1, n.createConstant(DenseElementsAttr::get(maskType, true)));
+  }
+  return success();
+}
+
 /// Gelu-20: approximate = "none": 0.5 x (1 + erf(x / sqrt 2));
 /// "tanh": 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 LogicalResult importGelu(NodeImporter &n) {
@@ -295,5 +353,9 @@ void onnx_import::registerElementwiseOps(OpRegistry &r) {
   // Cast-19's `saturate` only concerns float8 targets, which kiln rejects.
   r.add("Cast", importCast, {"to", "saturate"});
   r.add("Clip", importClip, {"min", "max"});
+  r.add("CastLike", importCastLike, {"saturate"});
+  r.add("Abs", importAbs);
+  r.add("Xor", importXor);
+  r.add("Dropout", importDropout, {"seed", "ratio"});
   r.add("Gelu", importGelu, {"approximate"});
 }

@@ -52,6 +52,7 @@ static int64_t firstOpsetOf(llvm::StringRef opType) {
       .Cases("Range", "CumSum", "GatherElements", "GatherND", 11)
       .Cases("LessOrEqual", "GreaterOrEqual", 12)
       .Case("Trilu", 14)
+      .Case("CastLike", 15)
       .Case("LayerNormalization", 17)
       .Case("Gelu", 20)
       .Cases("RMSNormalization", "RotaryEmbedding", 23)

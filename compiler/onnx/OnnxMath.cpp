@@ -350,15 +350,10 @@ LogicalResult importRotaryEmbedding(NodeImporter &n) {
 
 /// ReduceMean/Sum/Max: axes from operand 1 (ReduceSum-13, all reductions in
 /// opset 18) or from the `axes` attribute (ReduceMean/Max before 18).
-template <ReduceKind Kind>
-LogicalResult importReduce(NodeImporter &n) {
-  if (failed(n.checkNumInputs(1, 2)))
-    return failure();
-  auto type = n.getInputType(0);
-  if (type.getElementType().isInteger(1))
-    return n.emitUnsupported("bool reduction");
-  if (Kind == ReduceKind::Mean && failed(n.checkFloat(0)))
-    return failure();
+/// The reduction of `input` (shaped like operand 0) per the node's axes
+/// (operand 1 or the `axes` attribute), keepdims and noop_with_empty_axes.
+FailureOr<Value> buildReduce(NodeImporter &n, ReduceKind kind, Value input) {
+  auto type = cast<RankedTensorType>(input.getType());
   FailureOr<int64_t> keepDims = n.getIntAttr("keepdims", 1),
                      noop = n.getIntAttr("noop_with_empty_axes", 0);
   FailureOr<std::optional<SmallVector<int64_t>>> axesAttr = n.getIntsAttr("axes");
@@ -376,10 +371,8 @@ LogicalResult importReduce(NodeImporter &n) {
     given = **axesAttr;
   }
   if (given.empty()) {
-    if (*noop) {
-      n.setResult(0, n.getInput(0));
-      return success();
-    }
+    if (*noop)
+      return input;
     given = llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
   }
   SmallVector<int64_t> axes;
@@ -399,9 +392,148 @@ LogicalResult importReduce(NodeImporter &n) {
       shape.push_back(1);
   }
   Builder &b = n.getBuilder();
-  n.setResult(0, n.create<ReduceOp>(type.clone(shape),
-                                    ReduceKindAttr::get(n.getContext(), Kind), n.getInput(0),
-                                    b.getDenseI64ArrayAttr(axes), b.getBoolAttr(*keepDims != 0)));
+  return n.create<ReduceOp>(type.clone(shape), ReduceKindAttr::get(n.getContext(), kind), input,
+                            b.getDenseI64ArrayAttr(axes), b.getBoolAttr(*keepDims != 0));
+}
+
+template <ReduceKind Kind>
+LogicalResult importReduce(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 2)))
+    return failure();
+  auto type = n.getInputType(0);
+  if (type.getElementType().isInteger(1))
+    return n.emitUnsupported("bool reduction");
+  if (Kind == ReduceKind::Mean && failed(n.checkFloat(0)))
+    return failure();
+  FailureOr<Value> r = buildReduce(n, Kind, n.getInput(0));
+  if (failed(r))
+    return failure();
+  n.setResult(0, *r);
+  return success();
+}
+
+/// The reductions ONNX defines through sum and max (ReduceMin, ReduceSumSquare,
+/// ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp): rewritten on
+/// kiln.reduce with elementwise ops before and after. ReduceMin = -max(-x);
+/// LogSumExp subtracts the (kept) maximum first, so large inputs do not
+/// overflow.
+enum class DerivedReduce { Min, SumSquare, L1, L2, LogSum, LogSumExp };
+
+template <DerivedReduce Kind>
+LogicalResult importDerivedReduce(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 2)))
+    return failure();
+  auto type = n.getInputType(0);
+  Type et = type.getElementType();
+  if (et.isInteger(1))
+    return n.emitUnsupported("bool reduction");
+  bool needsFloat = Kind == DerivedReduce::L2 || Kind == DerivedReduce::LogSum ||
+                    Kind == DerivedReduce::LogSumExp;
+  if (needsFloat && failed(n.checkFloat(0)))
+    return failure();
+  Value x = n.getInput(0);
+  auto unary = [&](auto tag, Value v) {
+    using OpT = decltype(tag);
+    return n.create<OpT>(cast<RankedTensorType>(v.getType()), v);
+  };
+  FailureOr<Value> r;
+  switch (Kind) {
+  case DerivedReduce::Min:
+    r = buildReduce(n, ReduceKind::Max, unary(NegOp(), x));
+    if (succeeded(r))
+      r = unary(NegOp(), *r);
+    break;
+  case DerivedReduce::SumSquare:
+  case DerivedReduce::L2:
+    r = buildReduce(n, ReduceKind::Sum, n.create<MulOp>(type, x, x));
+    if (succeeded(r) && Kind == DerivedReduce::L2)
+      r = unary(SqrtOp(), *r);
+    break;
+  case DerivedReduce::L1:
+    r = buildReduce(n, ReduceKind::Sum,
+                    n.create<MaxOp>(type, x, n.create<NegOp>(type, x))); // |x|
+    break;
+  case DerivedReduce::LogSum:
+    r = buildReduce(n, ReduceKind::Sum, x);
+    if (succeeded(r))
+      r = unary(LogOp(), *r);
+    break;
+  case DerivedReduce::LogSumExp: {
+    // log(sum(exp(x - m))) + m with m the maximum over the same axes, kept
+    // as size-1 dims for the broadcast, then shaped like the result.
+    FailureOr<int64_t> keepDims = n.getIntAttr("keepdims", 1);
+    if (failed(keepDims))
+      return failure();
+    FailureOr<Value> m = buildReduce(n, ReduceKind::Max, x);
+    r = buildReduce(n, ReduceKind::Sum, x);
+    if (failed(m) || failed(r))
+      return failure();
+    if (*m == x) { // noop_with_empty_axes without axes: log(exp(x)) = x
+      n.setResult(0, x);
+      return success();
+    }
+    // The max with kept dims (for broadcasting against x).
+    auto rType = cast<RankedTensorType>((*r).getType());
+    SmallVector<int64_t> keptShape(type.getShape());
+    auto reduceOp = (*m).getDefiningOp<ReduceOp>();
+    for (int64_t a : reduceOp.getAxes())
+      keptShape[a] = 1;
+    Value mKept = n.createReshape(*m, keptShape);
+    Value shifted = n.create<SubOp>(type, x, mKept);
+    Value sum = n.create<ReduceOp>(RankedTensorType::get(keptShape, et),
+                                   ReduceKindAttr::get(n.getContext(), ReduceKind::Sum),
+                                   unary(ExpOp(), shifted), reduceOp.getAxesAttr(),
+                                   n.getBuilder().getBoolAttr(true));
+    Value lse = n.create<AddOp>(cast<RankedTensorType>(sum.getType()), unary(LogOp(), sum), mKept);
+    r = n.createReshape(lse, rType.getShape());
+    break;
+  }
+  }
+  if (failed(r))
+    return failure();
+  n.setResult(0, *r);
+  return success();
+}
+
+/// LogSoftmax-13 (axis default -1): x - m - log(sum(exp(x - m))) with m the
+/// maximum along the axis (numerically safe). Before opset 13 the input is
+/// coerced to 2-D at `axis` (default 1), as Softmax-1/11.
+LogicalResult importLogSoftmax(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 1)) || failed(n.checkFloat(0)))
+    return failure();
+  auto type = n.getInputType(0);
+  Value x = n.getInput(0);
+  RankedTensorType work = type;
+  int64_t axis;
+  if (n.getOpset() < 13) {
+    FailureOr<int64_t> a = n.getAxisAttr("axis", 1, type.getRank());
+    if (failed(a))
+      return failure();
+    int64_t rows = 1, cols = 1;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      (d < *a ? rows : cols) *= type.getDimSize(d);
+    work = type.clone({rows, cols});
+    x = n.createReshape(x, work.getShape());
+    axis = 1;
+  } else {
+    FailureOr<int64_t> a = n.getAxisAttr("axis", -1, type.getRank());
+    if (failed(a))
+      return failure();
+    axis = *a;
+  }
+  SmallVector<int64_t> keptShape(work.getShape());
+  keptShape[axis] = 1;
+  auto kept = work.clone(keptShape);
+  Builder &b = n.getBuilder();
+  auto reduce = [&](ReduceKind kind, Value v) {
+    return n.create<ReduceOp>(kept, ReduceKindAttr::get(n.getContext(), kind), v,
+                              b.getDenseI64ArrayAttr({axis}), b.getBoolAttr(true));
+  };
+  Value m = reduce(ReduceKind::Max, x);
+  Value shifted = n.create<SubOp>(work, x, m);
+  Value logSum = n.create<LogOp>(kept, reduce(ReduceKind::Sum, n.create<ExpOp>(work, shifted)));
+  Value y = n.create<SubOp>(work, shifted, logSum);
+  n.setResult(0, n.createReshape(y, type.getShape()));
   return success();
 }
 
@@ -418,4 +550,11 @@ void onnx_import::registerMathOps(OpRegistry &r) {
   r.add("ReduceMean", importReduce<ReduceKind::Mean>, {"axes", "keepdims", "noop_with_empty_axes"});
   r.add("ReduceSum", importReduce<ReduceKind::Sum>, {"axes", "keepdims", "noop_with_empty_axes"});
   r.add("ReduceMax", importReduce<ReduceKind::Max>, {"axes", "keepdims", "noop_with_empty_axes"});
+  r.add("ReduceMin", importDerivedReduce<DerivedReduce::Min>, {"axes", "keepdims", "noop_with_empty_axes"});
+  r.add("ReduceSumSquare", importDerivedReduce<DerivedReduce::SumSquare>, {"axes", "keepdims", "noop_with_empty_axes"});
+  r.add("ReduceL1", importDerivedReduce<DerivedReduce::L1>, {"axes", "keepdims", "noop_with_empty_axes"});
+  r.add("ReduceL2", importDerivedReduce<DerivedReduce::L2>, {"axes", "keepdims", "noop_with_empty_axes"});
+  r.add("ReduceLogSum", importDerivedReduce<DerivedReduce::LogSum>, {"axes", "keepdims", "noop_with_empty_axes"});
+  r.add("ReduceLogSumExp", importDerivedReduce<DerivedReduce::LogSumExp>, {"axes", "keepdims", "noop_with_empty_axes"});
+  r.add("LogSoftmax", importLogSoftmax, {"axis"});
 }

@@ -45,6 +45,8 @@ MODELS = {
     # RotaryEmbedding-23: 4-D with position ids, 3-D with num_heads and a partial rotary dim.
     "../../onnx/Inputs/rotary_embedding_4d": {"x": (2, 3, 5, 8), "pos": (2, 5)},
     "../../onnx/Inputs/rotary_embedding_3d": {"x": (2, 5, 24)},
+    # CastLike, Abs, Xor, Dropout, ReduceMin/SumSquare/L1/L2/LogSum/LogSumExp, LogSoftmax.
+    "../../onnx/Inputs/derived_ops": {"x": (3, 4, 5)},
 }
 # Input elements set to NaN before the run: model -> [(input, index)]. Outputs are then
 # compared NaN for NaN (each NaN must stay NaN, nothing else may become NaN).

@@ -325,6 +325,34 @@ def rotary_embedding():
          const("sin", rng.standard_normal((B, S, R // 2)).astype(np.float32))], opset=23))
 
 
+def derived_ops():
+    """Ops the importer spells with other kiln ops: CastLike, Abs, Xor, Dropout (inference),
+    ReduceMin/SumSquare/L1/L2/LogSum/LogSumExp, LogSoftmax (values: small_models_test.py)."""
+    F = TensorProto.FLOAT
+    x = [vi("x", F, [3, 4, 5])]
+    axes = const("axes", np.array([1], np.int64))
+    save("derived_ops", model([
+        node("Abs", ["x"], ["abs"]),
+        node("CastLike", ["x", "i"], ["xi"]),
+        node("CastLike", ["xi", "x"], ["castlike"]),
+        node("Greater", ["x", "zero"], ["p"]),
+        node("Less", ["x", "half"], ["q"]),
+        node("Xor", ["p", "q"], ["pq"]),
+        node("Cast", ["pq"], ["xor"], to=F),
+        node("Dropout", ["x"], ["drop", "mask"]),
+        node("Cast", ["mask"], ["maskf"], to=F),
+        node("Abs", ["x"], ["ax"]),
+        node("LogSoftmax", ["x"], ["logsoftmax"], axis=1),
+    ] + [node(op, ["ax" if op in ("ReduceLogSum",) else "x", "axes"], [out], keepdims=k)
+         for op, out, k in [("ReduceMin", "rmin", 1), ("ReduceSumSquare", "rss", 0),
+                            ("ReduceL1", "rl1", 1), ("ReduceL2", "rl2", 0),
+                            ("ReduceLogSum", "rls", 1), ("ReduceLogSumExp", "rlse", 0)]],
+        x, [vi(n, F, None) for n in ["abs", "castlike", "xor", "drop", "maskf", "logsoftmax",
+                                     "rmin", "rss", "rl1", "rl2", "rls", "rlse"]],
+        [axes, const("i", np.array([1], np.int64)), const("zero", np.array(0, np.float32)),
+         const("half", np.array(0.5, np.float32))]))
+
+
 def errors():
     x = [vi("x", F, [2, 3])]
     y = [vi("y", F, None)]
@@ -395,7 +423,7 @@ if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     for gen in [elementwise, logic, gelu, folding, shape_ops, runtime_cumsum, movement, slices,
                 gathers, math, reduce18, reduce13, external_data, old_and_new_opsets,
-                rotary_embedding, errors,
+                rotary_embedding, derived_ops, errors,
                 broken_files]:
         gen()
     print("wrote", OUT)

@@ -5,6 +5,7 @@
 // RUN: kiln-compile %S/Inputs/opset24_ops.onnx --emit=graph | FileCheck %s --check-prefix=OPSET24
 // RUN: kiln-compile %S/Inputs/rotary_embedding_4d.onnx --emit=graph | FileCheck %s --check-prefix=ROPE4
 // RUN: kiln-compile %S/Inputs/rotary_embedding_3d.onnx --emit=graph | FileCheck %s --check-prefix=ROPE3
+// RUN: kiln-compile %S/Inputs/derived_ops.onnx --emit=graph | FileCheck %s --check-prefix=DERIVED
 // RUN: not kiln-compile %S/Inputs/error_opset25.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=OPSET25
 // RUN: not kiln-compile %S/Inputs/error_op_version.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=VERSION
 
@@ -48,3 +49,13 @@
 // ROPE3: kiln.transpose %{{.+}} {perm = array<i64: 0, 2, 1, 3>} : tensor<2x5x3x8xf32> -> tensor<2x3x5x8xf32>
 // ROPE3: kiln.rotary %{{.+}} : tensor<2x3x5x4xf32>, tensor<2x1x5x4xf32>, tensor<2x1x5x4xf32> -> tensor<2x3x5x4xf32>
 // ROPE3-NEXT: kiln.concat %{{.+}}, %{{.+}} {axis = 3 : i64} : tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32> -> tensor<2x3x5x8xf32>
+
+// Ops spelled with other kiln ops: Abs = max(x, -x); ReduceMin = -max(-x);
+// LogSoftmax = (x - m) - log(sum(exp(x - m))); Dropout (inference) is the
+// identity with an all-true mask; CastLike casts to its second operand's type.
+// DERIVED: %[[N:.+]] = kiln.neg %arg0 : tensor<3x4x5xf32>
+// DERIVED-NEXT: kiln.max %arg0, %[[N]]
+// DERIVED: kiln.cast %arg0 : tensor<3x4x5xf32> -> tensor<3x4x5xi64>
+// DERIVED: kiln.reduce <max> %{{.+}} {axes = array<i64: 1>, keep_dims = true} : tensor<3x4x5xf32> -> tensor<3x1x5xf32>
+// DERIVED: kiln.log
+// DERIVED-NOT: unsupported
