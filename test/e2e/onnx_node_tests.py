@@ -71,12 +71,12 @@ def write_case(case, folder):
     tensor_io = True
     for name, value in zip(in_names, inputs):
         try:
-            np.save(os.path.join(folder, "in_%d.npy" % in_names.index(name)), np.ascontiguousarray(value))
+            np.save(os.path.join(folder, "in_%d.npy" % in_names.index(name)), np.require(np.asarray(value), requirements="C"))
         except (ValueError, TypeError):  # sequences, optionals, maps
             tensor_io = False
     for k, value in enumerate(outputs):
         try:
-            np.save(os.path.join(folder, "ref_%d.npy" % k), np.ascontiguousarray(value))
+            np.save(os.path.join(folder, "ref_%d.npy" % k), np.require(np.asarray(value), requirements="C"))
         except (ValueError, TypeError):
             tensor_io = False
     if not tensor_io:
