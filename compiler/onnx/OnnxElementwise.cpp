@@ -290,6 +290,110 @@ LogicalResult importDropout(NodeImporter &n) {
   return success();
 }
 
+/// The activation functions ONNX defines elementwise from simpler ones
+/// (operator spec formulas), spelled with kiln ops; float inputs; x is
+/// operand 0 and every result has its type. A NaN input gives NaN (the
+/// selects test `x < 0`, which is false for NaN, and keep x).
+enum class Activation {
+  LeakyRelu, Elu, Selu, Celu, HardSigmoid, HardSwish, Softsign, Softplus, ThresholdedRelu,
+  Mish, PRelu, Sign
+};
+
+template <Activation Kind>
+LogicalResult importActivation(NodeImporter &n) {
+  unsigned inputs = Kind == Activation::PRelu ? 2 : 1;
+  if (failed(n.checkNumInputs(inputs, inputs)) || failed(n.checkFloat(0)))
+    return failure();
+  auto type = n.getInputType(0);
+  Type elem = type.getElementType();
+  Value x = n.getInput(0);
+  auto c = [&](double v) { return n.createScalar(elem, v); };
+  auto attr = [&](StringRef name, float dflt) { return n.getFloatAttr(name, dflt); };
+  auto mul = [&](Value a, Value b) { return n.create<MulOp>(type, a, b); };
+  auto add = [&](Value a, Value b) { return n.create<AddOp>(type, a, b); };
+  auto boolType = type.clone(n.getBuilder().getI1Type());
+  auto negative = [&]() { return n.create<LessOp>(boolType, x, c(0)); };
+  auto select = [&](Value cond, Value t, Value f) { return n.create<WhereOp>(type, cond, t, f); };
+  auto expm1 = [&]() { return n.create<SubOp>(type, n.create<ExpOp>(type, x), c(1)); };
+  // log(1 + exp(x)) without overflow: max(x, 0) + log(1 + exp(-|x|)).
+  auto softplus = [&]() {
+    Value ax = n.create<MaxOp>(type, x, n.create<NegOp>(type, x));
+    Value tail = n.create<LogOp>(type, add(c(1), n.create<ExpOp>(type, n.create<NegOp>(type, ax))));
+    return add(n.create<MaxOp>(type, x, c(0)), tail);
+  };
+  FailureOr<float> a = success(0.0f), b = success(0.0f);
+  Value y;
+  switch (Kind) {
+  case Activation::LeakyRelu:
+    if (failed(a = attr("alpha", 0.01f)))
+      return failure();
+    y = select(negative(), mul(x, c(*a)), x);
+    break;
+  case Activation::Elu:
+    if (failed(a = attr("alpha", 1.0f)))
+      return failure();
+    y = select(negative(), mul(expm1(), c(*a)), x);
+    break;
+  case Activation::Selu:
+    if (failed(a = attr("alpha", 1.67326319217681884765625f)) ||
+        failed(b = attr("gamma", 1.05070102214813232421875f)))
+      return failure();
+    y = mul(select(negative(), mul(expm1(), c(*a)), x), c(*b));
+    break;
+  case Activation::Celu: {
+    if (failed(a = attr("alpha", 1.0f)))
+      return failure();
+    // max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
+    Value e = n.create<SubOp>(type, n.create<ExpOp>(type, mul(x, c(1.0 / *a))), c(1));
+    y = add(n.create<MaxOp>(type, x, c(0)), n.create<MinOp>(type, mul(e, c(*a)), c(0)));
+    break;
+  }
+  case Activation::HardSigmoid:
+  case Activation::HardSwish: {
+    bool swish = Kind == Activation::HardSwish;
+    if (!swish && (failed(a = attr("alpha", 0.2f)) || failed(b = attr("beta", 0.5f))))
+      return failure();
+    double alpha = swish ? 1.0 / 6 : *a, beta = swish ? 0.5 : *b;
+    Value h = n.create<MinOp>(type, n.create<MaxOp>(type, add(mul(x, c(alpha)), c(beta)), c(0)),
+                              c(1));
+    y = swish ? mul(x, h) : h;
+    break;
+  }
+  case Activation::Softsign: {
+    Value ax = n.create<MaxOp>(type, x, n.create<NegOp>(type, x));
+    y = n.create<DivOp>(type, x, add(c(1), ax));
+    break;
+  }
+  case Activation::Softplus:
+    y = softplus();
+    break;
+  case Activation::ThresholdedRelu:
+    if (failed(a = attr("alpha", 1.0f)))
+      return failure();
+    y = select(n.create<LessEqualOp>(boolType, x, c(*a)), c(0), x);
+    break;
+  case Activation::Mish:
+    y = mul(x, n.create<TanhOp>(type, softplus()));
+    break;
+  case Activation::PRelu: {
+    FailureOr<Value> slopeMul = buildBinary<MulOp>(n, x, n.getInput(1));
+    if (failed(slopeMul))
+      return failure();
+    if (cast<RankedTensorType>((*slopeMul).getType()).getShape() != type.getShape())
+      return n.emitError() << "slope " << n.getInputType(1) << " must broadcast to the input "
+                           << type;
+    y = select(negative(), *slopeMul, x);
+    break;
+  }
+  case Activation::Sign:
+    y = select(n.create<GreaterOp>(boolType, x, c(0)), c(1),
+               select(negative(), c(-1), mul(x, c(0)))); // 0 stays 0, NaN stays NaN
+    break;
+  }
+  n.setResult(0, y);
+  return success();
+}
+
 /// Gelu-20: approximate = "none": 0.5 x (1 + erf(x / sqrt 2));
 /// "tanh": 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 LogicalResult importGelu(NodeImporter &n) {
@@ -357,5 +461,17 @@ void onnx_import::registerElementwiseOps(OpRegistry &r) {
   r.add("Abs", importAbs);
   r.add("Xor", importXor);
   r.add("Dropout", importDropout, {"seed", "ratio"});
+  r.add("LeakyRelu", importActivation<Activation::LeakyRelu>, {"alpha"});
+  r.add("Elu", importActivation<Activation::Elu>, {"alpha"});
+  r.add("Selu", importActivation<Activation::Selu>, {"alpha", "gamma"});
+  r.add("Celu", importActivation<Activation::Celu>, {"alpha"});
+  r.add("HardSigmoid", importActivation<Activation::HardSigmoid>, {"alpha", "beta"});
+  r.add("HardSwish", importActivation<Activation::HardSwish>);
+  r.add("Softsign", importActivation<Activation::Softsign>);
+  r.add("Softplus", importActivation<Activation::Softplus>);
+  r.add("ThresholdedRelu", importActivation<Activation::ThresholdedRelu>, {"alpha"});
+  r.add("Mish", importActivation<Activation::Mish>);
+  r.add("PRelu", importActivation<Activation::PRelu>);
+  r.add("Sign", importActivation<Activation::Sign>);
   r.add("Gelu", importGelu, {"approximate"});
 }

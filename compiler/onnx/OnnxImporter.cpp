@@ -44,18 +44,17 @@ static constexpr int64_t kMinOpset = 7, kMaxOpset = 24;
 /// (ONNX operator changelog); 1 for the ops older than opset 7.
 static int64_t firstOpsetOf(llvm::StringRef opType) {
   return llvm::StringSwitch<int64_t>(opType)
-      .Case("Erf", 9)
-      .Case("IsNaN", 9)
-      .Case("Where", 9)
-      .Case("ConstantOfShape", 9)
+      .Cases({"Erf", "IsNaN", "Where", "ConstantOfShape"}, 9)
       .Case("Expand", 8)
-      .Cases("Range", "CumSum", "GatherElements", "GatherND", 11)
-      .Cases("LessOrEqual", "GreaterOrEqual", 12)
-      .Case("Trilu", 14)
+      .Cases({"ThresholdedRelu", "Sign"}, 10)
+      .Cases({"Range", "CumSum", "GatherElements", "GatherND"}, 11)
+      .Cases({"LessOrEqual", "GreaterOrEqual", "Celu"}, 12)
+      .Cases({"HardSwish", "Trilu"}, 14)
       .Case("CastLike", 15)
       .Case("LayerNormalization", 17)
+      .Case("Mish", 18)
       .Case("Gelu", 20)
-      .Cases("RMSNormalization", "RotaryEmbedding", 23)
+      .Cases({"RMSNormalization", "RotaryEmbedding"}, 23)
       .Default(1);
 }
 

@@ -47,6 +47,9 @@ MODELS = {
     "../../onnx/Inputs/rotary_embedding_3d": {"x": (2, 5, 24)},
     # CastLike, Abs, Xor, Dropout, ReduceMin/SumSquare/L1/L2/LogSum/LogSumExp, LogSoftmax.
     "../../onnx/Inputs/derived_ops": {"x": (3, 4, 5)},
+    # LeakyRelu, Elu, Selu, Celu, HardSigmoid, HardSwish, Softsign, Softplus, ThresholdedRelu,
+    # Mish, Sign, PRelu.
+    "../../onnx/Inputs/activations": {"x": (3, 4, 5)},
 }
 # Input elements set to NaN before the run: model -> [(input, index)]. Outputs are then
 # compared NaN for NaN (each NaN must stay NaN, nothing else may become NaN).

@@ -353,6 +353,19 @@ def derived_ops():
          const("half", np.array(0.5, np.float32))]))
 
 
+def activations():
+    """Activation functions spelled with kiln ops (values: small_models_test.py)."""
+    F = TensorProto.FLOAT
+    ops = [("LeakyRelu", dict(alpha=0.1)), ("Elu", dict(alpha=0.5)), ("Selu", {}), ("Celu", dict(alpha=2.0)),
+           ("HardSigmoid", dict(alpha=0.3, beta=0.4)), ("HardSwish", {}), ("Softsign", {}),
+           ("Softplus", {}), ("ThresholdedRelu", dict(alpha=0.2)), ("Mish", {}), ("Sign", {})]
+    nodes = [node(op, ["x"], [op.lower()], **a) for op, a in ops]
+    nodes.append(node("PRelu", ["x", "slope"], ["prelu"]))
+    save("activations", model(nodes, [vi("x", F, [3, 4, 5])],
+                              [vi(op.lower(), F, None) for op, _ in ops] + [vi("prelu", F, None)],
+                              [const("slope", np.linspace(-0.5, 0.5, 5).astype(np.float32))]))
+
+
 def errors():
     x = [vi("x", F, [2, 3])]
     y = [vi("y", F, None)]
@@ -423,7 +436,7 @@ if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     for gen in [elementwise, logic, gelu, folding, shape_ops, runtime_cumsum, movement, slices,
                 gathers, math, reduce18, reduce13, external_data, old_and_new_opsets,
-                rotary_embedding, derived_ops, errors,
+                rotary_embedding, derived_ops, activations, errors,
                 broken_files]:
         gen()
     print("wrote", OUT)

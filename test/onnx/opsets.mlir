@@ -6,6 +6,7 @@
 // RUN: kiln-compile %S/Inputs/rotary_embedding_4d.onnx --emit=graph | FileCheck %s --check-prefix=ROPE4
 // RUN: kiln-compile %S/Inputs/rotary_embedding_3d.onnx --emit=graph | FileCheck %s --check-prefix=ROPE3
 // RUN: kiln-compile %S/Inputs/derived_ops.onnx --emit=graph | FileCheck %s --check-prefix=DERIVED
+// RUN: kiln-compile %S/Inputs/activations.onnx --emit=graph | FileCheck %s --check-prefix=ACT
 // RUN: not kiln-compile %S/Inputs/error_opset25.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=OPSET25
 // RUN: not kiln-compile %S/Inputs/error_op_version.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=VERSION
 
@@ -59,3 +60,8 @@
 // DERIVED: kiln.reduce <max> %{{.+}} {axes = array<i64: 1>, keep_dims = true} : tensor<3x4x5xf32> -> tensor<3x1x5xf32>
 // DERIVED: kiln.log
 // DERIVED-NOT: unsupported
+
+// Activations from their ONNX formulas; the selects test x < 0 (false for
+// NaN, which then passes through). LeakyRelu(alpha 0.1):
+// ACT: %[[NEG:.+]] = kiln.less %arg0, %{{.+}} : tensor<3x4x5xf32>, tensor<f32> -> tensor<3x4x5xi1>
+// ACT: kiln.where %[[NEG]], %{{.+}}, %arg0 : tensor<3x4x5xi1>, tensor<3x4x5xf32>, tensor<3x4x5xf32> -> tensor<3x4x5xf32>
