@@ -81,6 +81,10 @@ FailureOr<GeneratedKernel> emitReduce(KernelOp kernel, Operation *anchor) {
     init = isFloat ? "-__int_as_float(0x7f800000)" : "(-9223372036854775807LL - 1)";
     combine = isFloat ? "acc = kiln::maxNaN(acc, v);" : "acc = v > acc ? v : acc;";
     break;
+  case ReduceKind::Min:
+    init = isFloat ? "__int_as_float(0x7f800000)" : "9223372036854775807LL";
+    combine = isFloat ? "acc = kiln::minNaN(acc, v);" : "acc = v < acc ? v : acc;";
+    break;
   }
   std::string finish = red.getKind() == ReduceKind::Mean
                            ? (isFloat ? "acc / " + std::to_string(length) + ".0f"
@@ -102,7 +106,9 @@ FailureOr<GeneratedKernel> emitReduce(KernelOp kernel, Operation *anchor) {
                          "\n";
 
   if (warpPerRow) {
-    std::string warpCombine = red.getKind() == ReduceKind::Max ? "kiln::warpMax" : "kiln::warpSum";
+    std::string warpCombine = red.getKind() == ReduceKind::Max   ? "kiln::warpMax"
+                              : red.getKind() == ReduceKind::Min ? "kiln::warpMin"
+                                                                 : "kiln::warpSum";
     out.source =
         *sig + " {\n" +
         llvm::formatv("  const long long o = (long long)blockIdx.x * 4 + (threadIdx.x >> 5);\n"
@@ -185,9 +191,60 @@ FailureOr<GeneratedKernel> emitCumSum(KernelOp kernel, Operation *anchor) {
   return out;
 }
 
+/// `kiln.arg_reduce` (ONNX ArgMax/ArgMin): one thread per output element
+/// scanning the axis; a NaN beats every number and the first NaN wins
+/// (numpy); ties keep the first index, or the last with select_last_index.
+FailureOr<GeneratedKernel> emitArgReduce(KernelOp kernel, Operation *anchor) {
+  auto arg = cast<ArgReduceOp>(anchor);
+  if (kernel.getYield().getNumOperands() != 1 ||
+      kernel.getYield().getValues()[0] != arg.getResult() || !isa<BlockArgument>(arg.getInput()))
+    return kernel.emitError() << "unsupported: arg_reduce kernel @" << kernel.getSymName()
+                              << " fused with other ops";
+  auto type = cast<RankedTensorType>(arg.getInput().getType());
+  Type et = type.getElementType();
+  bool isFloat = isa<FloatType>(et);
+  if (!isFloat && !et.isInteger(64) && !et.isInteger(32))
+    return kernel.emitError() << "unsupported: arg_reduce on " << et;
+  int64_t axis = arg.getAxis(), length = type.getDimSize(axis), inner = 1, outer = 1;
+  for (int64_t d = axis + 1; d < type.getRank(); ++d)
+    inner *= type.getDimSize(d);
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= type.getDimSize(d);
+  GeneratedKernel out;
+  constexpr unsigned kThreads = 128;
+  auto sig = buildSignature(kernel, {0}, out.args, kThreads);
+  if (failed(sig))
+    return failure();
+  bool isMax = arg.getKind() == ReduceKind::Max;
+  std::string acc = isFloat ? "float" : "long long";
+  std::string load = isFloat ? "kiln::ld(in0[base + k * " + std::to_string(inner) + "LL])"
+                             : "(long long)in0[base + k * " + std::to_string(inner) + "LL]";
+  std::string beats = std::string("v ") + (isMax ? ">" : "<") +
+                      (arg.getSelectLastIndex() ? "= " : " ") + "best";
+  if (isFloat) // a NaN wins once and then stays
+    beats = "(best == best) && (v != v || " + beats + ")";
+  out.source =
+      *sig + " {\n" +
+      llvm::formatv("  for (long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x; o < "
+                    "{0}LL; o += (long long)gridDim.x * blockDim.x) {{\n"
+                    "    const long long base = (o / {1}LL) * {2}LL + o % {1}LL;\n"
+                    "    {3} best = {4};\n    long long index = 0;\n"
+                    "    for (long long k = 1; k < {5}LL; ++k) {{\n"
+                    "      const {3} v = {6};\n"
+                    "      if ({7}) {{\n        best = v;\n        index = k;\n      }\n"
+                    "    }\n    out0[o] = index;\n  }\n}\n",
+                    outer * inner, inner, length * inner, acc,
+                    isFloat ? "kiln::ld(in0[base])" : "(long long)in0[base]", length, load, beats)
+          .str();
+  out.block = {kThreads, 1, 1};
+  out.grid = {gridFor(outer * inner, kThreads), 1, 1};
+  return out;
+}
+
 } // namespace
 
 void kiln::codegen::populateReduceEmitters(EmitterRegistry &registry) {
+  registry.addAnchor<ArgReduceOp>(emitArgReduce, /*acceptsFusedOps=*/false);
   registry.addAnchor<ReduceOp>(emitReduce, /*acceptsFusedOps=*/true);
   registry.addAnchor<CumSumOp>(emitCumSum, /*acceptsFusedOps=*/false);
 }

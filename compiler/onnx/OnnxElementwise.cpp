@@ -193,10 +193,10 @@ LogicalResult importCast(NodeImporter &n) {
 
 /// Clip(x, min?, max?) -> max(x, min) then min(., max).
 LogicalResult importClip(NodeImporter &n) {
-  if (failed(n.checkNumInputs(1, 3)))
+  // Clip-6 (before opset 11): one operand, min and max are float attributes.
+  if (failed(n.checkNumInputs(1, n.getOpset() < 11 ? 1 : 3)))
     return failure();
   Value acc = n.getInput(0);
-  // Clip-6 (before opset 11): min and max are float attributes.
   if (n.findAttr("min") || n.findAttr("max")) {
     if (n.getOpset() >= 11)
       return n.emitUnsupported("attributes 'min'/'max' (operands since opset 11)");
@@ -248,6 +248,8 @@ LogicalResult importAbs(NodeImporter &n) {
   if (failed(n.checkNumInputs(1, 1)))
     return failure();
   auto type = n.getInputType(0);
+  if (type.getElementType().isInteger(1))
+    return n.emitError() << "input must be numeric, got " << type;
   Value x = n.getInput(0);
   n.setResult(0, n.create<MaxOp>(type, x, n.create<NegOp>(type, x)));
   return success();
@@ -256,6 +258,14 @@ LogicalResult importAbs(NodeImporter &n) {
 /// Xor of booleans: (a or b) and not (a and b), with broadcasting.
 LogicalResult importXor(NodeImporter &n) {
   if (failed(n.checkNumInputs(2, 2)))
+    return failure();
+  for (unsigned i = 0; i < 2; ++i)
+    if (!n.getInputType(i).getElementType().isInteger(1))
+      return n.emitError() << "operand " << i << " must be a bool tensor, got "
+                           << n.getInputType(i);
+  FailureOr<SmallVector<int64_t>> shape =
+      n.broadcast(n.getInputType(0).getShape(), n.getInputType(1).getShape());
+  if (failed(shape))
     return failure();
   FailureOr<Value> either = buildBinary<OrOp>(n, n.getInput(0), n.getInput(1));
   FailureOr<Value> both = buildBinary<AndOp>(n, n.getInput(0), n.getInput(1));
@@ -274,18 +284,28 @@ LogicalResult importXor(NodeImporter &n) {
 LogicalResult importDropout(NodeImporter &n) {
   if (failed(n.checkNumInputs(1, 3)))
     return failure();
+  // training_mode (Dropout-12+) is a bool scalar.
   if (n.hasInput(2)) {
-    FailureOr<SmallVector<int64_t>> training = n.getConstantInts(2, "training_mode");
+    FailureOr<DenseElementsAttr> training = n.getConstantInput(2, "training_mode");
     if (failed(training))
       return failure();
-    if (!training->empty() && (*training)[0] != 0)
+    if (!training->getElementType().isInteger(1) || training->getNumElements() != 1)
+      return n.emitError() << "training_mode must be a bool scalar, got " << training->getType();
+    if (*training->getValues<bool>().begin())
       return n.emitUnsupported("training_mode = true (kiln compiles inference)");
   }
   n.setResult(0, n.getInput(0));
   if (n.getNumOutputs() > 1 && n.isOutputUsed(1)) {
+    // The mask is bool from Dropout-10 on; Dropout-7 gives it the input's type.
     auto type = n.getInputType(0);
-    auto maskType = type.clone(n.getBuilder().getI1Type());
-    n.setResult(1, n.createConstant(DenseElementsAttr::get(maskType, true)));
+    if (n.getOpset() < 10) {
+      if (failed(n.checkFloat(0)))
+        return failure();
+      n.setResult(1, n.create<ExpandOp>(type, n.createScalar(type.getElementType(), 1.0)));
+    } else {
+      auto maskType = type.clone(n.getBuilder().getI1Type());
+      n.setResult(1, n.createConstant(DenseElementsAttr::get(maskType, true)));
+    }
   }
   return success();
 }

@@ -244,7 +244,9 @@ LogicalResult importRmsNorm(NodeImporter &n) {
     return n.emitError() << "scale " << scaleType << " must have the element type of the input "
                          << type;
   FailureOr<SmallVector<int64_t>> shape = n.broadcast(scaleType.getShape(), normShape);
-  if (failed(shape) || ArrayRef<int64_t>(*shape) != normShape)
+  if (failed(shape))
+    return failure();
+  if (ArrayRef<int64_t>(*shape) != normShape)
     return n.emitError() << "scale " << scaleType << " does not broadcast to the normalized shape "
                          << formatShape(normShape);
   Value scale = n.getInput(1);
@@ -275,6 +277,11 @@ LogicalResult importRotaryEmbedding(NodeImporter &n) {
   auto type = n.getInputType(0);
   Type et = type.getElementType();
   Value x = n.getInput(0);
+  if (type.getRank() != 3 && type.getRank() != 4)
+    return n.emitError() << "input " << type << " must be 3-D [B, S, H*D] or 4-D [B, H, S, D]";
+  if (n.hasInput(3) && !n.getInputType(3).getElementType().isInteger(64) &&
+      !n.getInputType(3).getElementType().isInteger(32))
+    return n.emitError() << "position_ids " << n.getInputType(3) << " must be an integer tensor";
   int64_t B = type.getDimSize(0);
   SmallVector<int64_t> bhsd;
   if (type.getRank() == 4) {
@@ -289,8 +296,6 @@ LogicalResult importRotaryEmbedding(NodeImporter &n) {
     x = n.create<TransposeOp>(RankedTensorType::get({B, H, S, D}, et), v,
                               n.getBuilder().getDenseI64ArrayAttr({0, 2, 1, 3}));
     bhsd = {B, H, S, D};
-  } else {
-    return n.emitError() << "input " << type << " must be 3-D [B, S, H*D] or 4-D [B, H, S, D]";
   }
   int64_t H = bhsd[1], S = bhsd[2], D = bhsd[3];
   int64_t R = *rotaryDim ? *rotaryDim : D;
@@ -321,8 +326,11 @@ LogicalResult importRotaryEmbedding(NodeImporter &n) {
                                     n.getBuilder().getI64IntegerAttr(2));
     return n.createReshape(full, {B, 1, S, R});
   };
-  FailureOr<Value> cos = cache(1), sin = cache(2);
-  if (failed(cos) || failed(sin))
+  FailureOr<Value> cos = cache(1);
+  if (failed(cos))
+    return failure();
+  FailureOr<Value> sin = cache(2);
+  if (failed(sin))
     return failure();
   auto bhsr = RankedTensorType::get({B, H, S, R}, et);
   Builder &b = n.getBuilder();
@@ -414,8 +422,8 @@ LogicalResult importReduce(NodeImporter &n) {
 
 /// The reductions ONNX defines through sum and max (ReduceMin, ReduceSumSquare,
 /// ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp): rewritten on
-/// kiln.reduce with elementwise ops before and after. ReduceMin = -max(-x);
-/// LogSumExp subtracts the (kept) maximum first, so large inputs do not
+/// kiln.reduce with elementwise ops before and after (ReduceMin is kiln.reduce
+/// <min>); LogSumExp subtracts the (kept) maximum first, so large inputs do not
 /// overflow.
 enum class DerivedReduce { Min, SumSquare, L1, L2, LogSum, LogSumExp };
 
@@ -439,9 +447,7 @@ LogicalResult importDerivedReduce(NodeImporter &n) {
   FailureOr<Value> r;
   switch (Kind) {
   case DerivedReduce::Min:
-    r = buildReduce(n, ReduceKind::Max, unary(NegOp(), x));
-    if (succeeded(r))
-      r = unary(NegOp(), *r);
+    r = buildReduce(n, ReduceKind::Min, x);
     break;
   case DerivedReduce::SumSquare:
   case DerivedReduce::L2:
@@ -479,6 +485,13 @@ LogicalResult importDerivedReduce(NodeImporter &n) {
     for (int64_t a : reduceOp.getAxes())
       keptShape[a] = 1;
     Value mKept = n.createReshape(*m, keptShape);
+    // An infinite maximum shifts by 0 instead (a row of -inf gives -inf, one
+    // holding +inf gives +inf, as log(sum(exp(x))) does; x - m would be NaN).
+    auto keptType = RankedTensorType::get(keptShape, et);
+    Value absM = n.create<MaxOp>(keptType, mKept, n.create<NegOp>(keptType, mKept));
+    Value isInf = n.create<EqualOp>(keptType.clone(n.getBuilder().getI1Type()), absM,
+                                    n.createScalar(et, std::numeric_limits<double>::infinity()));
+    mKept = n.create<WhereOp>(keptType, isInf, n.createScalar(et, 0.0), mKept);
     Value shifted = n.create<SubOp>(type, x, mKept);
     Value sum = n.create<ReduceOp>(RankedTensorType::get(keptShape, et),
                                    ReduceKindAttr::get(n.getContext(), ReduceKind::Sum),
@@ -492,6 +505,36 @@ LogicalResult importDerivedReduce(NodeImporter &n) {
   if (failed(r))
     return failure();
   n.setResult(0, *r);
+  return success();
+}
+
+/// ArgMax/ArgMin (axis default 0, keepdims default 1, select_last_index):
+/// kiln.arg_reduce, an i64 index.
+template <ReduceKind Kind>
+LogicalResult importArgReduce(NodeImporter &n) {
+  if (failed(n.checkNumInputs(1, 1)))
+    return failure();
+  auto type = n.getInputType(0);
+  Type et = type.getElementType();
+  if (!isa<FloatType>(et) && !et.isInteger(64) && !et.isInteger(32))
+    return n.emitUnsupported(Twine(Kind == ReduceKind::Max ? "ArgMax" : "ArgMin") +
+                             " on this element type (kiln takes floats, int32 and int64)");
+  FailureOr<int64_t> axis = n.getAxisAttr("axis", 0, type.getRank());
+  FailureOr<int64_t> keepDims = n.getIntAttr("keepdims", 1),
+                     last = n.getIntAttr("select_last_index", 0);
+  if (failed(axis) || failed(keepDims) || failed(last))
+    return failure();
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (d != *axis)
+      shape.push_back(type.getDimSize(d));
+    else if (*keepDims)
+      shape.push_back(1);
+  Builder &b = n.getBuilder();
+  n.setResult(0, n.create<ArgReduceOp>(RankedTensorType::get(shape, b.getI64Type()),
+                                       ReduceKindAttr::get(n.getContext(), Kind), n.getInput(0),
+                                       b.getI64IntegerAttr(*axis), b.getBoolAttr(*keepDims != 0),
+                                       b.getBoolAttr(*last != 0)));
   return success();
 }
 
@@ -557,4 +600,6 @@ void onnx_import::registerMathOps(OpRegistry &r) {
   r.add("ReduceLogSum", importDerivedReduce<DerivedReduce::LogSum>, {"axes", "keepdims", "noop_with_empty_axes"});
   r.add("ReduceLogSumExp", importDerivedReduce<DerivedReduce::LogSumExp>, {"axes", "keepdims", "noop_with_empty_axes"});
   r.add("LogSoftmax", importLogSoftmax, {"axis"});
+  r.add("ArgMax", importArgReduce<ReduceKind::Max>, {"axis", "keepdims", "select_last_index"});
+  r.add("ArgMin", importArgReduce<ReduceKind::Min>, {"axis", "keepdims", "select_last_index"});
 }

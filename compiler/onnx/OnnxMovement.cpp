@@ -312,6 +312,8 @@ LogicalResult importSplit(NodeImporter &n) {
   // Before opset 13 the sizes are the `split` attribute.
   if (n.findAttr("split") && n.getOpset() >= 13)
     return n.emitUnsupported("attribute 'split' (an operand since opset 13)");
+  if (n.hasInput(1) && n.getOpset() < 13)
+    return n.emitError() << "takes split as an attribute before opset 13, not as an operand";
   if (n.findAttr("split")) {
     FailureOr<std::optional<SmallVector<int64_t>>> given = n.getIntsAttr("split");
     if (failed(given))
@@ -337,6 +339,9 @@ LogicalResult importSplit(NodeImporter &n) {
     if (!n.findAttr("num_outputs") && dim % *num != 0)
       return n.emitError() << "cannot split dim " << dim << " evenly into " << *num
                            << " outputs";
+    if (dim > 0 && (*num - 1) * chunk >= dim)
+      return n.emitError() << "cannot split dim " << dim << " into " << *num
+                           << " chunks of " << chunk << " with a smaller, non-empty last one";
     for (int64_t i = 0, left = dim; i < *num; ++i, left -= chunk)
       sizes.push_back(std::clamp<int64_t>(left, 0, chunk));
   }

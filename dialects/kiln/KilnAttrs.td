@@ -14,6 +14,7 @@ def Kiln_ReduceKind : I32EnumAttr<"ReduceKind", "reduction combiner", [
     I32EnumAttrCase<"Sum", 0, "sum">,
     I32EnumAttrCase<"Mean", 1, "mean">,
     I32EnumAttrCase<"Max", 2, "max">,
+    I32EnumAttrCase<"Min", 3, "min">,
   ]> {
   let cppNamespace = "::kiln";
   let genSpecializedAttr = 0;

@@ -440,6 +440,28 @@ LogicalResult AttentionOp::verify() {
   return success();
 }
 
+LogicalResult ArgReduceOp::verify() {
+  auto in = rtt(getInput());
+  auto out = rtt(getResult());
+  if (getKind() != ReduceKind::Max && getKind() != ReduceKind::Min)
+    return emitOpError() << "kind must be max or min";
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= in.getRank())
+    return emitOpError() << "axis " << axis << " is out of range for rank " << in.getRank();
+  if (!out.getElementType().isInteger(64))
+    return emitOpError() << "result element type must be i64";
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < in.getRank(); ++d)
+    if (d != axis)
+      shape.push_back(in.getDimSize(d));
+    else if (getKeepDims())
+      shape.push_back(1);
+  if (out.getShape() != ArrayRef<int64_t>(shape))
+    return emitOpError() << "result shape " << formatShape(out.getShape()) << " should be "
+                         << formatShape(shape);
+  return success();
+}
+
 LogicalResult ReduceOp::verify() {
   auto in = rtt(getInput());
   int64_t prev = -1;

@@ -511,7 +511,7 @@ def Kiln_AllReduceOp : Kiln_Op<"all_reduce"> {
 }
 
 def Kiln_ReduceOp : Kiln_Op<"reduce", [Pure]> {
-  let summary = "Sum, mean or max over a set of axes (ONNX ReduceSum/Mean/Max).";
+  let summary = "Sum, mean, max or min over a set of axes (ONNX ReduceSum/Mean/Max/Min).";
   let description = [{
     `axes` are sorted non-negative dims; with `keep_dims` they stay as 1s.
 
@@ -520,6 +520,25 @@ def Kiln_ReduceOp : Kiln_Op<"reduce", [Pure]> {
     ```
   }];
   let arguments = (ins Kiln_ReduceKindAttr:$kind, Kiln_Tensor:$input, DenseI64ArrayAttr:$axes, BoolAttr:$keep_dims);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$kind $input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kiln_ArgReduceOp : Kiln_Op<"arg_reduce", [Pure]> {
+  let summary = "Index of the maximum or minimum along one axis (ONNX ArgMax/ArgMin).";
+  let description = [{
+    `kind` is `max` or `min`; the result is i64 with dim `axis` reduced (kept
+    as 1 with `keep_dims`). Ties give the first index, or the last with
+    `select_last_index`. NaN counts as larger than every number for `max` and
+    smaller for `min`, so the first NaN wins (numpy's argmax/argmin).
+
+    ```mlir
+    %i = kiln.arg_reduce <max> %x {axis = 1 : i64, keep_dims = false, select_last_index = false} : tensor<2x16xf32> -> tensor<2xi64>
+    ```
+  }];
+  let arguments = (ins Kiln_ReduceKindAttr:$kind, Kiln_Tensor:$input, I64Attr:$axis,
+                       BoolAttr:$keep_dims, BoolAttr:$select_last_index);
   let results = (outs Kiln_Tensor:$result);
   let assemblyFormat = "$kind $input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;

@@ -50,6 +50,7 @@ MODELS = {
     # LeakyRelu, Elu, Selu, Celu, HardSigmoid, HardSwish, Softsign, Softplus, ThresholdedRelu,
     # Mish, Sign, PRelu.
     "../../onnx/Inputs/activations": {"x": (3, 4, 5)},
+    "../../onnx/Inputs/arg_reduce": {"x": (3, 4, 5)},  # ArgMax, ArgMin, ReduceMin
 }
 # Input elements set to NaN before the run: model -> [(input, index)]. Outputs are then
 # compared NaN for NaN (each NaN must stay NaN, nothing else may become NaN).

@@ -366,6 +366,17 @@ def activations():
                               [const("slope", np.linspace(-0.5, 0.5, 5).astype(np.float32))]))
 
 
+def arg_reduce():
+    """ArgMax/ArgMin (kiln.arg_reduce) and ReduceMin (kiln.reduce <min>)."""
+    F = TensorProto.FLOAT
+    save("arg_reduce", model([
+        node("ArgMax", ["x"], ["amax"], axis=1, keepdims=0),
+        node("ArgMin", ["x"], ["amin"], axis=-1, keepdims=1, select_last_index=1),
+        node("ReduceMin", ["x", "axes"], ["rmin"], keepdims=0),
+    ], [vi("x", F, [3, 4, 5])], [vi("amax", TensorProto.INT64, None), vi("amin", TensorProto.INT64, None),
+                                 vi("rmin", F, None)], [const("axes", np.array([2], np.int64))]))
+
+
 def errors():
     x = [vi("x", F, [2, 3])]
     y = [vi("y", F, None)]
@@ -436,7 +447,7 @@ if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     for gen in [elementwise, logic, gelu, folding, shape_ops, runtime_cumsum, movement, slices,
                 gathers, math, reduce18, reduce13, external_data, old_and_new_opsets,
-                rotary_embedding, derived_ops, activations, errors,
+                rotary_embedding, derived_ops, activations, arg_reduce, errors,
                 broken_files]:
         gen()
     print("wrote", OUT)

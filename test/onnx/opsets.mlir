@@ -7,6 +7,9 @@
 // RUN: kiln-compile %S/Inputs/rotary_embedding_3d.onnx --emit=graph | FileCheck %s --check-prefix=ROPE3
 // RUN: kiln-compile %S/Inputs/derived_ops.onnx --emit=graph | FileCheck %s --check-prefix=DERIVED
 // RUN: kiln-compile %S/Inputs/activations.onnx --emit=graph | FileCheck %s --check-prefix=ACT
+// RUN: kiln-compile %S/Inputs/arg_reduce.onnx --emit=graph | FileCheck %s --check-prefix=ARG
+// RUN: rm -rf %t && kiln-compile %S/Inputs/arg_reduce.onnx -o %t.kiln --dump-cuda %t > /dev/null
+// RUN: cat %t/module*.cu | FileCheck %s --check-prefix=ARG-CUDA
 // RUN: not kiln-compile %S/Inputs/error_opset25.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=OPSET25
 // RUN: not kiln-compile %S/Inputs/error_op_version.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=VERSION
 
@@ -65,3 +68,12 @@
 // NaN, which then passes through). LeakyRelu(alpha 0.1):
 // ACT: %[[NEG:.+]] = kiln.less %arg0, %{{.+}} : tensor<3x4x5xf32>, tensor<f32> -> tensor<3x4x5xi1>
 // ACT: kiln.where %[[NEG]], %{{.+}}, %arg0 : tensor<3x4x5xi1>, tensor<3x4x5xf32>, tensor<3x4x5xf32> -> tensor<3x4x5xf32>
+
+// ArgMax/ArgMin are kiln.arg_reduce (i64); ReduceMin is kiln.reduce <min>.
+// ARG: kiln.arg_reduce <max> %arg0 {axis = 1 : i64, keep_dims = false, select_last_index = false} : tensor<3x4x5xf32> -> tensor<3x5xi64>
+// ARG: kiln.arg_reduce <min> %arg0 {axis = 2 : i64, keep_dims = true, select_last_index = true} : tensor<3x4x5xf32> -> tensor<3x4x1xi64>
+// ARG: kiln.reduce <min> %arg0 {axes = array<i64: 2>, keep_dims = false} : tensor<3x4x5xf32> -> tensor<3x4xf32>
+// A NaN wins (numpy); select_last_index lets ties move to the later index.
+// ARG-CUDA-DAG: if ((best == best) && (v != v || v > best)) {
+// ARG-CUDA-DAG: if ((best == best) && (v != v || v <= best)) {
+// ARG-CUDA-DAG: kiln::warpMin(acc)

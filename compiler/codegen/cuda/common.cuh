@@ -134,6 +134,14 @@ __device__ __forceinline__ float warpMax(float v) {
   return v;
 }
 
+/// Warp-wide minimum of a float (all 32 lanes active); NaN in any lane gives NaN.
+__device__ __forceinline__ float warpMin(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+    v = minNaN(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
 /// ONNX Gather index normalization: negative indices count from the end;
 /// out-of-range indices (undefined in ONNX) are clamped so no kernel reads
 /// outside its operand.
