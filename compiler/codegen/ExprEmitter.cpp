@@ -155,8 +155,8 @@ FailureOr<std::string> ExprEmitter::emitUncached(Value v, ArrayRef<std::string> 
   return llvm::TypeSwitch<Operation *, FailureOr<std::string>>(op)
       .Case<NegOp, ExpOp, LogOp, SqrtOp, ReciprocalOp, TanhOp, ErfOp, SigmoidOp, ReluOp, CosOp,
             SinOp, NotOp, IsNaNOp, CastOp>([&](auto u) { return emitUnary(u, coords); })
-      .Case<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, EqualOp, LessOp, LessEqualOp,
-            GreaterOp, GreaterEqualOp, AndOp, OrOp>(
+      .Case<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp, FModOp, EqualOp, LessOp,
+            LessEqualOp, GreaterOp, GreaterEqualOp, AndOp, OrOp>(
           [&](auto b) { return emitBinary(b, coords); })
       .Case([&](WhereOp w) -> FailureOr<std::string> {
         auto c = emitValue(w.getCondition(), broadcastCoords(coords, tensorType(w.getCondition()).getShape()));
@@ -362,6 +362,12 @@ FailureOr<std::string> ExprEmitter::emitBinary(OpT op, ArrayRef<std::string> coo
           .Case([&](MinOp) {
             return f ? "kiln::minNaN(" + *a + ", " + *b + ")"
                      : "(" + *a + " < " + *b + " ? " + *a + " : " + *b + ")";
+          })
+          .Case([&](ModOp) {
+            return (f ? "kiln::fmodSigned(" : "kiln::imod(") + *a + ", " + *b + ")";
+          })
+          .Case([&](FModOp) {
+            return (f ? "fmodf(" : "kiln::ifmod(") + *a + ", " + *b + ")";
           })
           .Case([&](EqualOp) { return infix("=="); })
           .Case([&](LessOp) { return infix("<"); })

@@ -243,6 +243,25 @@ LogicalResult importCastLike(NodeImporter &n) {
   return success();
 }
 
+/// Mod-13: fmod = 0 (integers; the divisor's sign) or 1 (C fmod; required
+/// for floats by the spec), with broadcasting.
+LogicalResult importMod(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 2)))
+    return failure();
+  FailureOr<int64_t> fmod = n.getIntAttr("fmod", 0);
+  if (failed(fmod))
+    return failure();
+  bool isFloat = isa<FloatType>(n.getInputType(0).getElementType());
+  if (isFloat && *fmod == 0)
+    return n.emitError() << "fmod must be 1 for floating-point inputs (ONNX Mod)";
+  FailureOr<Value> r = *fmod ? buildBinary<FModOp>(n, n.getInput(0), n.getInput(1))
+                             : buildBinary<ModOp>(n, n.getInput(0), n.getInput(1));
+  if (failed(r))
+    return failure();
+  n.setResult(0, *r);
+  return success();
+}
+
 /// Abs: max(x, -x) (NaN stays NaN; integers exact).
 LogicalResult importAbs(NodeImporter &n) {
   if (failed(n.checkNumInputs(1, 1)))
@@ -479,6 +498,7 @@ void onnx_import::registerElementwiseOps(OpRegistry &r) {
   r.add("Clip", importClip, {"min", "max"});
   r.add("CastLike", importCastLike, {"saturate"});
   r.add("Abs", importAbs);
+  r.add("Mod", importMod, {"fmod"});
   r.add("Xor", importXor);
   r.add("Dropout", importDropout, {"seed", "ratio"});
   r.add("LeakyRelu", importActivation<Activation::LeakyRelu>, {"alpha"});

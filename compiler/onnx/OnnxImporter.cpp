@@ -46,7 +46,7 @@ static int64_t firstOpsetOf(llvm::StringRef opType) {
   return llvm::StringSwitch<int64_t>(opType)
       .Cases({"Erf", "IsNaN", "Where", "ConstantOfShape"}, 9)
       .Case("Expand", 8)
-      .Cases({"ThresholdedRelu", "Sign"}, 10)
+      .Cases({"ThresholdedRelu", "Sign", "Mod"}, 10)
       .Cases({"Range", "CumSum", "GatherElements", "GatherND"}, 11)
       .Cases({"LessOrEqual", "GreaterOrEqual", "Celu"}, 12)
       .Cases({"HardSwish", "Trilu"}, 14)

@@ -405,6 +405,25 @@ OpFoldResult PowOp::fold(FoldAdaptor a) {
       *this, a.getOperands(), [](double x, double y) { return std::pow(x, y); },
       intPow);
 }
+OpFoldResult ModOp::fold(FoldAdaptor a) {
+  return foldArith(
+      *this, a.getOperands(),
+      [](double x, double y) {
+        double r = std::fmod(x, y);
+        return r != 0 && ((r < 0) != (y < 0)) ? r + y : r;
+      },
+      [](int64_t x, int64_t y) -> int64_t {
+        if (y == 0 || y == -1)
+          return 0; // no trap for INT64_MIN % -1 or a zero divisor
+        int64_t r = x % y;
+        return r != 0 && ((r < 0) != (y < 0)) ? r + y : r;
+      });
+}
+OpFoldResult FModOp::fold(FoldAdaptor a) {
+  return foldArith(
+      *this, a.getOperands(), [](double x, double y) { return std::fmod(x, y); },
+      [](int64_t x, int64_t y) -> int64_t { return y == 0 || y == -1 ? 0 : x % y; });
+}
 OpFoldResult MaxOp::fold(FoldAdaptor a) {
   return foldArith(
       *this, a.getOperands(),

@@ -104,6 +104,8 @@ int DivOp::getResultKind() { return 0; }
 int PowOp::getResultKind() { return 0; }
 int MaxOp::getResultKind() { return 0; }
 int MinOp::getResultKind() { return 0; }
+int ModOp::getResultKind() { return 0; }
+int FModOp::getResultKind() { return 0; }
 int EqualOp::getResultKind() { return 1; }
 int LessOp::getResultKind() { return 1; }
 int LessEqualOp::getResultKind() { return 1; }
@@ -147,6 +149,8 @@ KILN_BINARY_VERIFIER(DivOp)
 KILN_BINARY_VERIFIER(PowOp)
 KILN_BINARY_VERIFIER(MaxOp)
 KILN_BINARY_VERIFIER(MinOp)
+KILN_BINARY_VERIFIER(ModOp)
+KILN_BINARY_VERIFIER(FModOp)
 KILN_BINARY_VERIFIER(EqualOp)
 KILN_BINARY_VERIFIER(LessOp)
 KILN_BINARY_VERIFIER(LessEqualOp)

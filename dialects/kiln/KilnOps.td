@@ -180,6 +180,8 @@ def Kiln_DivOp : Kiln_BinaryOp<"div", "division (integers truncate)">;
 def Kiln_PowOp : Kiln_BinaryOp<"pow", "power">;
 def Kiln_MaxOp : Kiln_BinaryOp<"max", "maximum">;
 def Kiln_MinOp : Kiln_BinaryOp<"min", "minimum">;
+def Kiln_ModOp : Kiln_BinaryOp<"mod", "integer remainder with the sign of the divisor (ONNX Mod, fmod = 0; Python %; a zero divisor gives 0)">;
+def Kiln_FModOp : Kiln_BinaryOp<"fmod", "remainder with the sign of the dividend (ONNX Mod, fmod = 1; C fmod; a zero integer divisor gives 0)">;
 def Kiln_EqualOp : Kiln_BinaryOp<"equal", "equality comparison to i1">;
 def Kiln_LessOp : Kiln_BinaryOp<"less", "less-than comparison to i1">;
 def Kiln_LessEqualOp : Kiln_BinaryOp<"less_equal", "less-or-equal comparison to i1">;

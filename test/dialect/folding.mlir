@@ -127,3 +127,18 @@ func.func @relu_nan() -> tensor<3xf32> {
   %r = kiln.relu %c : tensor<3xf32>
   return %r : tensor<3xf32>
 }
+
+// -----
+
+// Mod folds with the divisor's sign, FMod with the dividend's (C); a zero
+// divisor gives 0 instead of trapping.
+// CHECK-LABEL: func.func @mod_fmod
+func.func @mod_fmod() -> (tensor<4xi64>, tensor<4xi64>) {
+  // CHECK-DAG: kiln.constant dense<[1, -2, 0, 0]> : tensor<4xi64>
+  // CHECK-DAG: kiln.constant dense<[1, 1, 0, 0]> : tensor<4xi64>
+  %a = kiln.constant dense<[7, 7, 6, 5]> : tensor<4xi64>
+  %b = kiln.constant dense<[3, -3, 3, 0]> : tensor<4xi64>
+  %m = kiln.mod %a, %b : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
+  %f = kiln.fmod %a, %b : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
+  return %m, %f : tensor<4xi64>, tensor<4xi64>
+}

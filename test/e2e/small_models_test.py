@@ -51,6 +51,7 @@ MODELS = {
     # Mish, Sign, PRelu.
     "../../onnx/Inputs/activations": {"x": (3, 4, 5)},
     "../../onnx/Inputs/arg_reduce": {"x": (3, 4, 5)},  # ArgMax, ArgMin, ReduceMin
+    "../../onnx/Inputs/mod": {"x": (3, 5)},  # Mod: integer fmod 0 and 1, float fmod 1
 }
 # Input elements set to NaN before the run: model -> [(input, index)]. Outputs are then
 # compared NaN for NaN (each NaN must stay NaN, nothing else may become NaN).

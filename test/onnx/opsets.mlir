@@ -10,6 +10,7 @@
 // RUN: kiln-compile %S/Inputs/arg_reduce.onnx --emit=graph | FileCheck %s --check-prefix=ARG
 // RUN: rm -rf %t && kiln-compile %S/Inputs/arg_reduce.onnx -o %t.kiln --dump-cuda %t > /dev/null
 // RUN: cat %t/module*.cu | FileCheck %s --check-prefix=ARG-CUDA
+// RUN: kiln-compile %S/Inputs/mod.onnx --emit=graph | FileCheck %s --check-prefix=MOD
 // RUN: not kiln-compile %S/Inputs/error_opset25.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=OPSET25
 // RUN: not kiln-compile %S/Inputs/error_op_version.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=VERSION
 
@@ -77,3 +78,8 @@
 // ARG-CUDA-DAG: if ((best == best) && (v != v || v > best)) {
 // ARG-CUDA-DAG: if ((best == best) && (v != v || v <= best)) {
 // ARG-CUDA-DAG: kiln::warpMin(acc)
+
+// Mod: fmod = 0 is kiln.mod (the divisor's sign), fmod = 1 kiln.fmod (C).
+// MOD: kiln.mod %{{.+}}, %{{.+}} : tensor<3x5xi64>, tensor<5xi64> -> tensor<3x5xi64>
+// MOD: kiln.fmod %{{.+}}, %{{.+}} : tensor<3x5xi64>, tensor<5xi64> -> tensor<3x5xi64>
+// MOD: kiln.fmod %arg0, %{{.+}} : tensor<3x5xf32>, tensor<5xf32> -> tensor<3x5xf32>

@@ -125,6 +125,26 @@ __device__ __forceinline__ long long ipow(long long x, long long y) {
   return (long long)result;
 }
 
+/// ONNX Mod with fmod = 0 on integers: the remainder takes the divisor's sign
+/// (Python's %). A zero divisor (undefined in ONNX) and -1 give 0, never a
+/// trap. The constant folder computes the same (ModOp::fold).
+__device__ __forceinline__ long long imod(long long x, long long y) {
+  if (y == 0 || y == -1)
+    return 0;
+  long long r = x % y;
+  return r != 0 && ((r < 0) != (y < 0)) ? r + y : r;
+}
+/// ONNX Mod with fmod = 1 on integers: C's remainder (the dividend's sign).
+__device__ __forceinline__ long long ifmod(long long x, long long y) {
+  return y == 0 || y == -1 ? 0 : x % y;
+}
+/// Floating remainder with the divisor's sign (Mod fmod = 0 on floats, which
+/// ONNX forbids but the folder and kernels define alike).
+__device__ __forceinline__ float fmodSigned(float x, float y) {
+  float r = fmodf(x, y);
+  return r != 0.0f && ((r < 0.0f) != (y < 0.0f)) ? r + y : r;
+}
+
 /// Warp-wide maximum of a float (all 32 lanes active); NaN in any lane
 /// gives NaN, like the per-thread maxNaN (fmaxf would drop it).
 __device__ __forceinline__ float warpMax(float v) {
