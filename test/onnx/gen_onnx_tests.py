@@ -377,6 +377,20 @@ def arg_reduce():
                                  vi("rmin", F, None)], [const("axes", np.array([2], np.int64))]))
 
 
+def mod():
+    """Mod-13: integers with fmod 0 (the divisor's sign) and 1 (C), floats with fmod 1."""
+    F, I = TensorProto.FLOAT, TensorProto.INT64
+    save("mod", model([
+        node("Mul", ["x", "ten"], ["x10"]),
+        node("Cast", ["x10"], ["a"], to=I),
+        node("Mod", ["a", "b"], ["imod"]),
+        node("Mod", ["a", "b"], ["ifmod"], fmod=1),
+        node("Mod", ["x", "c"], ["fmod"], fmod=1),
+    ], [vi("x", F, [3, 5])], [vi("imod", I, None), vi("ifmod", I, None), vi("fmod", F, None)],
+        [const("ten", np.array(10, np.float32)), const("b", np.array([3, -4, 5, -2, 7], np.int64)),
+         const("c", np.array([0.7, -0.3, 1.5, -2.0, 0.25], np.float32))]))
+
+
 def errors():
     x = [vi("x", F, [2, 3])]
     y = [vi("y", F, None)]
@@ -432,6 +446,45 @@ def errors():
                                     [onnx.TensorProto(name="c", data_type=F, dims=[3], float_data=[1.0, 2.0])]))
 
 
+def review_fixes():
+    """Regressions from a review of the opset 7-24 importer: a rank-0 RotaryEmbedding input
+    crashed; a bool training_mode constant was rejected; Dropout-7's mask is T, not bool; old
+    Clip/Split took operands silently; Xor of floats and Abs of bools reached the verifier;
+    ReduceLogSumExp of a row of -inf (or holding +inf) gave NaN instead of -inf (+inf)."""
+    x = [vi("x", F, [2, 3])]
+    y = [vi("y", F, None)]
+    save("error_rotary_rank0", model(
+        [node("RotaryEmbedding", ["s", "c", "c"], ["y"], name="rope")],
+        [vi("s", F, []), vi("c", F, [4, 1])], y, opset=23))
+    save("error_rotary_float_ids", model(
+        [node("RotaryEmbedding", ["r", "c", "c", "p"], ["y"], name="rope")],
+        [vi("r", F, [1, 1, 3, 2]), vi("c", F, [4, 1]), vi("p", F, [1, 3])], y, opset=23))
+    save("error_dropout_training", model(
+        [node("Dropout", ["x", "", "t"], ["y"], name="drop")], x, y,
+        [const("t", np.array(True))], opset=13))
+    save("dropout_mask_types", model(
+        [node("Dropout", ["x", "", "f"], ["y", "mask"], name="drop13")], x,
+        y + [vi("mask", B, None)], [const("f", np.array(False))], opset=13))
+    save("dropout7_mask", model(
+        [node("Dropout", ["x"], ["y", "mask"], name="drop7", ratio=0.25)], x,
+        y + [vi("mask", F, None)], opset=7))
+    save("error_clip6_operand", model(
+        [node("Clip", ["x", "lo"], ["y"], name="clip")], x, y,
+        [const("lo", np.float32(0))], opset=7))
+    save("error_split11_operand", model(
+        [node("Split", ["x", "s"], ["a", "b"], name="split", axis=1)], x,
+        [vi("a", F, None), vi("b", F, None)], [const("s", np.array([1, 2], np.int64))], opset=11))
+    save("error_split18_empty_chunk", model(
+        [node("Split", ["e"], ["a", "b", "c", "d", "f"], name="split", num_outputs=5)],
+        [vi("e", F, [6])], [vi(n, F, None) for n in "abcdf"], opset=18))
+    save("error_xor_float", model([node("Xor", ["x", "x"], ["y"], name="xor")], x,
+                                  [vi("y", B, None)]))
+    save("error_abs_bool", model([node("Abs", ["b"], ["y"], name="abs")], [vi("b", B, [2])],
+                                 [vi("y", B, None)]))
+    save("logsumexp_inf", model([node("ReduceLogSumExp", ["x"], ["y"], axes=[1], keepdims=0)],
+                                x, y, opset=17))
+
+
 def broken_files():
     """A truncated copy of a valid model, random bytes and an empty file."""
     data = model([node("Add", ["x", "c"], ["y"])], [vi("x", F, [4])], [vi("y", F, None)],
@@ -447,7 +500,7 @@ if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     for gen in [elementwise, logic, gelu, folding, shape_ops, runtime_cumsum, movement, slices,
                 gathers, math, reduce18, reduce13, external_data, old_and_new_opsets,
-                rotary_embedding, derived_ops, activations, arg_reduce, errors,
+                rotary_embedding, derived_ops, activations, arg_reduce, mod, errors, review_fixes,
                 broken_files]:
         gen()
     print("wrote", OUT)
