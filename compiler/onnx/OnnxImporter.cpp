@@ -54,7 +54,7 @@ static int64_t firstOpsetOf(llvm::StringRef opType) {
       .Case("LayerNormalization", 17)
       .Case("Mish", 18)
       .Case("Gelu", 20)
-      .Cases({"RMSNormalization", "RotaryEmbedding"}, 23)
+      .Cases({"RMSNormalization", "RotaryEmbedding", "Attention"}, 23)
       .Default(1);
 }
 

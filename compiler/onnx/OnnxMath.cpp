@@ -356,6 +356,119 @@ LogicalResult importRotaryEmbedding(NodeImporter &n) {
   return success();
 }
 
+/// Attention-23/24 (opset 23+): kiln.attention. Q [B, Hq, Sq, D] and K/V
+/// [B, Hkv, Sk, D/Dv], or 3-D [B, S, H*D] with q_num_heads / kv_num_heads;
+/// past_key/past_value are concatenated in front of K/V along the sequence
+/// (their concatenations are present_key/present_value); attn_mask is additive
+/// (float) or boolean (true = attend), broadcast to [B, Hq, Sq, Sk]; scale
+/// defaults to 1/sqrt(D). is_causal is taken when Sq == Sk (ONNX aligns the
+/// causal mask to the upper left; kiln's to the lower right, equal then).
+/// Unsupported, with an error: softcap, qk_matmul_output, nonpad_kv_seqlen.
+LogicalResult importAttention(NodeImporter &n) {
+  if (failed(n.checkNumInputs(3, 7)) || failed(n.checkFloat(0)))
+    return failure();
+  FailureOr<int64_t> causal = n.getIntAttr("is_causal", 0), qHeads = n.getIntAttr("q_num_heads", 0),
+                     kvHeads = n.getIntAttr("kv_num_heads", 0),
+                     qkMode = n.getIntAttr("qk_matmul_output_mode", 0);
+  FailureOr<float> softcap = n.getFloatAttr("softcap", 0.0f);
+  if (failed(causal) || failed(qHeads) || failed(kvHeads) || failed(qkMode) || failed(softcap))
+    return failure();
+  if (*softcap != 0.0f)
+    return n.emitUnsupported("softcap");
+  if (n.hasInput(6))
+    return n.emitUnsupported("nonpad_kv_seqlen");
+  if (n.isOutputUsed(3))
+    return n.emitUnsupported("output qk_matmul_output is used");
+  if (n.hasInput(4) != n.hasInput(5))
+    return n.emitError() << "past_key and past_value must be given together";
+  auto qt = n.getInputType(0);
+  Type et = qt.getElementType();
+  for (unsigned i : {1u, 2u, 4u, 5u})
+    if (n.hasInput(i) && n.getInputType(i).getElementType() != et)
+      return n.emitError() << "operand " << i << " " << n.getInputType(i)
+                           << " must have the element type of Q " << qt;
+  Builder &b = n.getBuilder();
+  // [B, S, H*D] -> [B, H, S, D].
+  auto toHeads = [&](Value v, int64_t heads, StringRef what) -> FailureOr<Value> {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getRank() == 4)
+      return v;
+    if (t.getRank() != 3 || heads <= 0 || t.getDimSize(2) % heads != 0)
+      return n.emitError() << what << " " << t << " must be 4-D, or 3-D with " << what
+                           << " heads (q_num_heads / kv_num_heads) dividing its last dim";
+    int64_t B = t.getDimSize(0), S = t.getDimSize(1), D = t.getDimSize(2) / heads;
+    Value r = n.createReshape(v, {B, S, heads, D});
+    return n.create<TransposeOp>(RankedTensorType::get({B, heads, S, D}, et), r,
+                                 b.getDenseI64ArrayAttr({0, 2, 1, 3}));
+  };
+  bool threeD = qt.getRank() == 3;
+  FailureOr<Value> q = toHeads(n.getInput(0), *qHeads, "Q"),
+                   k = toHeads(n.getInput(1), *kvHeads, "K"),
+                   v = toHeads(n.getInput(2), *kvHeads, "V");
+  if (failed(q) || failed(k) || failed(v))
+    return failure();
+  if (n.hasInput(4)) {
+    auto cat = [&](Value past, Value cur) -> FailureOr<Value> {
+      auto pt = cast<RankedTensorType>(past.getType()), ct = cast<RankedTensorType>(cur.getType());
+      if (pt.getRank() != 4 || pt.getDimSize(0) != ct.getDimSize(0) ||
+          pt.getDimSize(1) != ct.getDimSize(1) || pt.getDimSize(3) != ct.getDimSize(3))
+        return n.emitError() << "past " << pt << " does not match " << ct
+                             << " outside the sequence dim";
+      SmallVector<int64_t> shape(ct.getShape());
+      shape[2] += pt.getDimSize(2);
+      return n.create<ConcatOp>(RankedTensorType::get(shape, et), ValueRange{past, cur},
+                                b.getI64IntegerAttr(2));
+    };
+    FailureOr<Value> kc = cat(n.getInput(4), *k), vc = cat(n.getInput(5), *v);
+    if (failed(kc) || failed(vc))
+      return failure();
+    k = kc;
+    v = vc;
+  }
+  n.setResult(1, *k);
+  n.setResult(2, *v);
+  auto q4 = cast<RankedTensorType>((*q).getType()), k4 = cast<RankedTensorType>((*k).getType()),
+       v4 = cast<RankedTensorType>((*v).getType());
+  int64_t B = q4.getDimSize(0), Hq = q4.getDimSize(1), Sq = q4.getDimSize(2), D = q4.getDimSize(3);
+  int64_t Hkv = k4.getDimSize(1), Sk = k4.getDimSize(2), Dv = v4.getDimSize(3);
+  if (k4.getDimSize(0) != B || k4.getDimSize(3) != D || v4.getDimSize(0) != B ||
+      v4.getDimSize(1) != Hkv || v4.getDimSize(2) != Sk || Hkv <= 0 || Hq % Hkv != 0)
+    return n.emitError() << "Q " << q4 << ", K " << k4 << " and V " << v4
+                         << " do not form an attention (batch, head dims, KV heads dividing query "
+                            "heads)";
+  if (*causal && Sq != Sk)
+    return n.emitUnsupported("is_causal with a query length (" + Twine(Sq) +
+                             ") other than the key length (" + Twine(Sk) +
+                             "): ONNX aligns the causal mask to the upper left, kiln to the lower right");
+  FailureOr<float> scaleAttr = n.getFloatAttr("scale", 0.0f);
+  if (failed(scaleAttr))
+    return failure();
+  double scale = *scaleAttr != 0.0f ? double(*scaleAttr) : 1.0 / std::sqrt(double(D));
+  Value mask;
+  if (n.hasInput(3)) {
+    auto mt = n.getInputType(3);
+    mask = n.getInput(3);
+    if (mt.getElementType().isInteger(1)) {
+      auto ft = mt.clone(et);
+      mask = n.create<WhereOp>(ft, mask, n.createScalar(et, 0.0),
+                               n.createScalar(et, -std::numeric_limits<double>::infinity()));
+    } else if (mt.getElementType() != et) {
+      return n.emitError() << "attn_mask " << mt << " must be bool or of Q's element type";
+    }
+  }
+  auto outType = RankedTensorType::get({B, Hq, Sq, Dv}, et);
+  Value y = n.create<AttentionOp>(outType, *q, *k, *v, mask, b.getF64FloatAttr(scale),
+                                  b.getBoolAttr(*causal != 0), b.getBoolAttr(false),
+                                  b.getBoolAttr(false));
+  if (threeD) {
+    Value t = n.create<TransposeOp>(RankedTensorType::get({B, Sq, Hq, Dv}, et), y,
+                                    b.getDenseI64ArrayAttr({0, 2, 1, 3}));
+    y = n.createReshape(t, {B, Sq, Hq * Dv});
+  }
+  n.setResult(0, y);
+  return success();
+}
+
 /// ReduceMean/Sum/Max: axes from operand 1 (ReduceSum-13, all reductions in
 /// opset 18) or from the `axes` attribute (ReduceMean/Max before 18).
 /// The reduction of `input` (shaped like operand 0) per the node's axes
@@ -600,6 +713,9 @@ void onnx_import::registerMathOps(OpRegistry &r) {
   r.add("ReduceLogSum", importDerivedReduce<DerivedReduce::LogSum>, {"axes", "keepdims", "noop_with_empty_axes"});
   r.add("ReduceLogSumExp", importDerivedReduce<DerivedReduce::LogSumExp>, {"axes", "keepdims", "noop_with_empty_axes"});
   r.add("LogSoftmax", importLogSoftmax, {"axis"});
+  r.add("Attention", importAttention,
+        {"is_causal", "q_num_heads", "kv_num_heads", "scale", "softcap", "softmax_precision",
+         "qk_matmul_output_mode"});
   r.add("ArgMax", importArgReduce<ReduceKind::Max>, {"axis", "keepdims", "select_last_index"});
   r.add("ArgMin", importArgReduce<ReduceKind::Min>, {"axis", "keepdims", "select_last_index"});
 }

@@ -52,6 +52,10 @@ MODELS = {
     "../../onnx/Inputs/activations": {"x": (3, 4, 5)},
     "../../onnx/Inputs/arg_reduce": {"x": (3, 4, 5)},  # ArgMax, ArgMin, ReduceMin
     "../../onnx/Inputs/mod": {"x": (3, 5)},  # Mod: integer fmod 0 and 1, float fmod 1
+    # Attention-23: GQA with past key/value and a bool mask; 3-D causal with head counts.
+    "../../onnx/Inputs/attention23": {"q": (2, 4, 3, 8), "k": (2, 2, 3, 8), "v": (2, 2, 3, 8),
+                                      "pk": (2, 2, 2, 8), "pv": (2, 2, 2, 8), "q3": (2, 4, 16),
+                                      "k3": (2, 4, 16), "v3": (2, 4, 16)},
 }
 # Input elements set to NaN before the run: model -> [(input, index)]. Outputs are then
 # compared NaN for NaN (each NaN must stay NaN, nothing else may become NaN).

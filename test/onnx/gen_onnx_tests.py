@@ -391,6 +391,24 @@ def mod():
          const("c", np.array([0.7, -0.3, 1.5, -2.0, 0.25], np.float32))]))
 
 
+def attention23():
+    """Attention-23: GQA (4 query, 2 KV heads) with past key/value and a boolean mask, and a 3-D
+    causal one (values: small_models_test.py)."""
+    F = TensorProto.FLOAT
+    rng = np.random.default_rng(9)
+    mask = rng.random((1, 1, 3, 5)) > 0.3
+    mask[..., 0] = True  # every query row keeps one key
+    save("attention23", model([
+        node("Attention", ["q", "k", "v", "mask", "pk", "pv"], ["y", "present_k", "present_v"]),
+        node("Attention", ["q3", "k3", "v3"], ["y3"], is_causal=1, q_num_heads=2, kv_num_heads=2,
+             scale=0.3),
+    ], [vi("q", F, [2, 4, 3, 8]), vi("k", F, [2, 2, 3, 8]), vi("v", F, [2, 2, 3, 8]),
+        vi("pk", F, [2, 2, 2, 8]), vi("pv", F, [2, 2, 2, 8]), vi("q3", F, [2, 4, 16]),
+        vi("k3", F, [2, 4, 16]), vi("v3", F, [2, 4, 16])],
+        [vi("y", F, None), vi("present_k", F, None), vi("present_v", F, None), vi("y3", F, None)],
+        [const("mask", mask)], opset=23))
+
+
 def errors():
     x = [vi("x", F, [2, 3])]
     y = [vi("y", F, None)]
@@ -500,7 +518,7 @@ if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     for gen in [elementwise, logic, gelu, folding, shape_ops, runtime_cumsum, movement, slices,
                 gathers, math, reduce18, reduce13, external_data, old_and_new_opsets,
-                rotary_embedding, derived_ops, activations, arg_reduce, mod, errors, review_fixes,
+                rotary_embedding, derived_ops, activations, arg_reduce, mod, attention23, errors, review_fixes,
                 broken_files]:
         gen()
     print("wrote", OUT)

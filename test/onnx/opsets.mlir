@@ -11,6 +11,7 @@
 // RUN: rm -rf %t && kiln-compile %S/Inputs/arg_reduce.onnx -o %t.kiln --dump-cuda %t > /dev/null
 // RUN: cat %t/module*.cu | FileCheck %s --check-prefix=ARG-CUDA
 // RUN: kiln-compile %S/Inputs/mod.onnx --emit=graph | FileCheck %s --check-prefix=MOD
+// RUN: kiln-compile %S/Inputs/attention23.onnx --emit=graph | FileCheck %s --check-prefix=ATTN
 // RUN: not kiln-compile %S/Inputs/error_opset25.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=OPSET25
 // RUN: not kiln-compile %S/Inputs/error_op_version.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=VERSION
 
@@ -83,3 +84,11 @@
 // MOD: kiln.mod %{{.+}}, %{{.+}} : tensor<3x5xi64>, tensor<5xi64> -> tensor<3x5xi64>
 // MOD: kiln.fmod %{{.+}}, %{{.+}} : tensor<3x5xi64>, tensor<5xi64> -> tensor<3x5xi64>
 // MOD: kiln.fmod %arg0, %{{.+}} : tensor<3x5xf32>, tensor<5xf32> -> tensor<3x5xf32>
+
+// Attention-23 is kiln.attention: past key/value concatenated in front along the
+// sequence (also the present outputs), a bool mask turned additive (0 / -inf;
+// folded here, the mask is a constant),
+// GQA kept; a 3-D input split into heads, causal with Sq == Sk.
+// ATTN: %[[K:.+]] = kiln.concat %arg3, %arg1 {axis = 2 : i64} : tensor<2x2x2x8xf32>, tensor<2x2x3x8xf32> -> tensor<2x2x5x8xf32>
+// ATTN: kiln.attention %arg0, %[[K]], %{{.+}}, %{{.+}} {bshd_output = false, causal = false, scale = 0.35355339059327373 : f64, zero_masked_rows = false} : tensor<2x4x3x8xf32>, tensor<2x2x5x8xf32>, tensor<2x2x5x8xf32>, tensor<1x1x3x5xf32> -> tensor<2x4x3x8xf32>
+// ATTN: kiln.attention %{{.+}}, %{{.+}}, %{{.+}} {bshd_output = false, causal = true, scale = 0.30000001192092896 : f64, zero_masked_rows = false} : tensor<2x2x4x8xf32>
