@@ -361,7 +361,8 @@ LogicalResult importRotaryEmbedding(NodeImporter &n) {
 /// past_key/past_value are concatenated in front of K/V along the sequence
 /// (their concatenations are present_key/present_value); attn_mask is additive
 /// (float) or boolean (true = attend), broadcast to [B, Hq, Sq, Sk]; scale
-/// defaults to 1/sqrt(D). is_causal is taken when Sq == Sk (ONNX aligns the
+/// defaults to 1/sqrt(D); a fully masked row gives 0, as in the ONNX reference.
+/// is_causal is taken when Sq == Sk (ONNX aligns the
 /// causal mask to the upper left; kiln's to the lower right, equal then).
 /// Unsupported, with an error: softcap, qk_matmul_output, nonpad_kv_seqlen.
 LogicalResult importAttention(NodeImporter &n) {
@@ -457,8 +458,10 @@ LogicalResult importAttention(NodeImporter &n) {
     }
   }
   auto outType = RankedTensorType::get({B, Hq, Sq, Dv}, et);
+  // A fully masked row gives 0 (the ONNX reference's softmax treats an all
+  // -inf row as all zeros), unlike Softmax + MatMul, which give NaN.
   Value y = n.create<AttentionOp>(outType, *q, *k, *v, mask, b.getF64FloatAttr(scale),
-                                  b.getBoolAttr(*causal != 0), b.getBoolAttr(false),
+                                  b.getBoolAttr(*causal != 0), /*zero_masked_rows=*/b.getBoolAttr(true),
                                   b.getBoolAttr(false));
   if (threeD) {
     Value t = n.create<TransposeOp>(RankedTensorType::get({B, Sq, Hq, Dv}, et), y,

@@ -88,7 +88,8 @@
 // Attention-23 is kiln.attention: past key/value concatenated in front along the
 // sequence (also the present outputs), a bool mask turned additive (0 / -inf;
 // folded here, the mask is a constant),
-// GQA kept; a 3-D input split into heads, causal with Sq == Sk.
+// GQA kept; a 3-D input split into heads, causal with Sq == Sk. A fully masked
+// row gives 0 (zero_masked_rows), as in the ONNX reference implementation.
 // ATTN: %[[K:.+]] = kiln.concat %arg3, %arg1 {axis = 2 : i64} : tensor<2x2x2x8xf32>, tensor<2x2x3x8xf32> -> tensor<2x2x5x8xf32>
-// ATTN: kiln.attention %arg0, %[[K]], %{{.+}}, %{{.+}} {bshd_output = false, causal = false, scale = 0.35355339059327373 : f64, zero_masked_rows = false} : tensor<2x4x3x8xf32>, tensor<2x2x5x8xf32>, tensor<2x2x5x8xf32>, tensor<1x1x3x5xf32> -> tensor<2x4x3x8xf32>
-// ATTN: kiln.attention %{{.+}}, %{{.+}}, %{{.+}} {bshd_output = false, causal = true, scale = 0.30000001192092896 : f64, zero_masked_rows = false} : tensor<2x2x4x8xf32>
+// ATTN: kiln.attention %arg0, %[[K]], %{{.+}}, %{{.+}} {bshd_output = false, causal = false, scale = 0.35355339059327373 : f64, zero_masked_rows = true} : tensor<2x4x3x8xf32>, tensor<2x2x5x8xf32>, tensor<2x2x5x8xf32>, tensor<1x1x3x5xf32> -> tensor<2x4x3x8xf32>
+// ATTN: kiln.attention %{{.+}}, %{{.+}}, %{{.+}} {bshd_output = false, causal = true, scale = 0.30000001192092896 : f64, zero_masked_rows = true} : tensor<2x2x4x8xf32>
