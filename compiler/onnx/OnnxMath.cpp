@@ -115,31 +115,40 @@ LogicalResult importGemm(NodeImporter &n) {
   return success();
 }
 
-/// Softmax-13: one axis (default -1). Softmax-1/11 (before opset 13): the
-/// input is coerced to 2-D at `axis` (default 1), [prod(d < axis),
-/// prod(d >= axis)], and normalized over the second dim.
-LogicalResult importSoftmax(NodeImporter &n) {
+/// What Softmax and LogSoftmax normalize: from opset 13 the input along
+/// `axis` (default -1); before (versions 1 and 11) the input coerced to 2-D at
+/// `axis` (default 1), [prod(d < axis), prod(d >= axis)], along dim 1. The
+/// caller reshapes its result back to the input's shape (a no-op from 13).
+struct SoftmaxOperand {
+  Value x;
+  RankedTensorType type;
+  int64_t axis;
+};
+
+FailureOr<SoftmaxOperand> getSoftmaxOperand(NodeImporter &n) {
   if (failed(n.checkNumInputs(1, 1)) || failed(n.checkFloat(0)))
     return failure();
   auto type = n.getInputType(0);
-  if (n.getOpset() < 13) {
-    FailureOr<int64_t> axis = n.getAxisAttr("axis", 1, type.getRank());
-    if (failed(axis))
-      return failure();
-    int64_t rows = 1, cols = 1;
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      (d < *axis ? rows : cols) *= type.getDimSize(d);
-    auto flat = type.clone({rows, cols});
-    Value x = n.createReshape(n.getInput(0), flat.getShape());
-    Value y = n.create<SoftmaxOp>(flat, x, n.getBuilder().getI64IntegerAttr(1));
-    n.setResult(0, n.createReshape(y, type.getShape()));
-    return success();
-  }
-  FailureOr<int64_t> axis = n.getAxisAttr("axis", -1, type.getRank());
+  bool coerce = n.getOpset() < 13;
+  FailureOr<int64_t> axis = n.getAxisAttr("axis", coerce ? 1 : -1, type.getRank());
   if (failed(axis))
     return failure();
-  n.setResult(0, n.create<SoftmaxOp>(type, n.getInput(0),
-                                     n.getBuilder().getI64IntegerAttr(*axis)));
+  if (!coerce)
+    return SoftmaxOperand{n.getInput(0), type, *axis};
+  int64_t rows = 1, cols = 1;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    (d < *axis ? rows : cols) *= type.getDimSize(d);
+  auto flat = type.clone({rows, cols});
+  return SoftmaxOperand{n.createReshape(n.getInput(0), flat.getShape()), flat, 1};
+}
+
+/// Softmax (1, 11, 13): one kiln.softmax over getSoftmaxOperand.
+LogicalResult importSoftmax(NodeImporter &n) {
+  FailureOr<SoftmaxOperand> in = getSoftmaxOperand(n);
+  if (failed(in))
+    return failure();
+  Value y = n.create<SoftmaxOp>(in->type, in->x, n.getBuilder().getI64IntegerAttr(in->axis));
+  n.setResult(0, n.createReshape(y, n.getInputType(0).getShape()));
   return success();
 }
 
@@ -654,32 +663,16 @@ LogicalResult importArgReduce(NodeImporter &n) {
   return success();
 }
 
-/// LogSoftmax-13 (axis default -1): x - m - log(sum(exp(x - m))) with m the
-/// maximum along the axis (numerically safe). Before opset 13 the input is
-/// coerced to 2-D at `axis` (default 1), as Softmax-1/11.
+/// LogSoftmax (1, 11, 13): x - m - log(sum(exp(x - m))) with m the maximum
+/// along the axis (numerically safe), over getSoftmaxOperand.
 LogicalResult importLogSoftmax(NodeImporter &n) {
-  if (failed(n.checkNumInputs(1, 1)) || failed(n.checkFloat(0)))
+  FailureOr<SoftmaxOperand> in = getSoftmaxOperand(n);
+  if (failed(in))
     return failure();
   auto type = n.getInputType(0);
-  Value x = n.getInput(0);
-  RankedTensorType work = type;
-  int64_t axis;
-  if (n.getOpset() < 13) {
-    FailureOr<int64_t> a = n.getAxisAttr("axis", 1, type.getRank());
-    if (failed(a))
-      return failure();
-    int64_t rows = 1, cols = 1;
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      (d < *a ? rows : cols) *= type.getDimSize(d);
-    work = type.clone({rows, cols});
-    x = n.createReshape(x, work.getShape());
-    axis = 1;
-  } else {
-    FailureOr<int64_t> a = n.getAxisAttr("axis", -1, type.getRank());
-    if (failed(a))
-      return failure();
-    axis = *a;
-  }
+  Value x = in->x;
+  RankedTensorType work = in->type;
+  int64_t axis = in->axis;
   SmallVector<int64_t> keptShape(work.getShape());
   keptShape[axis] = 1;
   auto kept = work.clone(keptShape);

@@ -790,28 +790,6 @@ def gemm_table(rows):
                      fmt(r["err"], "%.1e"),
                      r["result"] + ("" if not r["notes"] else " (" + "; ".join(r["notes"]) + ")"),
                      "; ".join(r["uses"])])
-    if args.tensor_parallel > 1 or args.tp_loopback:
-        n = args.tensor_parallel
-        extra_head = []
-        if n > 1:
-            extra_head += ["kiln TP=%d ms" % n, "TP=1/TP=%d" % n, "TP=%d err" % n,
-                           "TP=%d vs TP=1" % n, "all-reduce us/layer (share)"]
-        extra_head += ["loopback %d err (vs TP=1)" % k for k in args.tp_loopback]
-        head = head[:-1] + extra_head + head[-1:]
-        for line, r in zip(body, rows):
-            extra = []
-            if n > 1:
-                tp = r.get("tp", float("nan"))
-                extra += [fmt(tp), fmt(r["kiln"] / tp, "%.2f") if tp and math.isfinite(tp) else "-",
-                          fmt(r.get("tp_err", float("nan")), "%.2e"),
-                          fmt(r.get("tp_vs_tp1", float("nan")), "%.2e"),
-                          "%s (%s%%)" % (fmt(r.get("ar_layer_us", float("nan")), "%.1f"),
-                                         fmt(r.get("ar_share", float("nan")), "%.1f"))]
-            for k in args.tp_loopback:
-                lb = r.get("loop", {}).get(k, {})
-                extra.append("%s (%s)" % (fmt(lb.get("err", float("nan")), "%.2e"),
-                                          fmt(lb.get("vs_tp1", float("nan")), "%.2e")))
-            line[-1:-1] = extra
     widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
     text = ["  ".join(str(x).ljust(w) for x, w in zip(line, widths)).rstrip() for line in [head] + body]
     md = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
