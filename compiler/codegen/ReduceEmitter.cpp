@@ -138,6 +138,23 @@ FailureOr<GeneratedKernel> emitReduce(KernelOp kernel, Operation *anchor) {
   return out;
 }
 
+/// A tensor seen as lines along `axis`: `outer` lines before it times
+/// `inner` after it, each `length` long with stride `inner` (element k of
+/// line o is at (o / inner) * length * inner + o % inner + k * inner).
+struct AxisLines {
+  int64_t outer, length, inner;
+};
+
+AxisLines axisLines(RankedTensorType type, int64_t axis) {
+  AxisLines lines{1, type.getDimSize(axis), 1};
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (d < axis)
+      lines.outer *= type.getDimSize(d);
+    else if (d > axis)
+      lines.inner *= type.getDimSize(d);
+  return lines;
+}
+
 /// `kiln.cumsum` (ONNX CumSum-11/14, `exclusive`, `reverse`) on a run-time
 /// input: one thread per line along `axis`, scanning it in order (reversed
 /// with `reverse`; with `exclusive` each output is the sum before its own
@@ -157,12 +174,7 @@ FailureOr<GeneratedKernel> emitCumSum(KernelOp kernel, Operation *anchor) {
   bool isFloat = isa<FloatType>(et);
   if (!isFloat && !et.isInteger(64) && !et.isInteger(32))
     return kernel.emitError() << "unsupported: cumsum on " << et;
-  int64_t axis = scan.getAxis(), rank = type.getRank();
-  int64_t length = type.getDimSize(axis), inner = 1, outer = 1;
-  for (int64_t d = axis + 1; d < rank; ++d)
-    inner *= type.getDimSize(d);
-  for (int64_t d = 0; d < axis; ++d)
-    outer *= type.getDimSize(d);
+  auto [outer, length, inner] = axisLines(type, scan.getAxis());
   GeneratedKernel out;
   constexpr unsigned kThreads = 128;
   auto sig = buildSignature(kernel, {0}, out.args, kThreads);
@@ -205,11 +217,7 @@ FailureOr<GeneratedKernel> emitArgReduce(KernelOp kernel, Operation *anchor) {
   bool isFloat = isa<FloatType>(et);
   if (!isFloat && !et.isInteger(64) && !et.isInteger(32))
     return kernel.emitError() << "unsupported: arg_reduce on " << et;
-  int64_t axis = arg.getAxis(), length = type.getDimSize(axis), inner = 1, outer = 1;
-  for (int64_t d = axis + 1; d < type.getRank(); ++d)
-    inner *= type.getDimSize(d);
-  for (int64_t d = 0; d < axis; ++d)
-    outer *= type.getDimSize(d);
+  auto [outer, length, inner] = axisLines(type, arg.getAxis());
   GeneratedKernel out;
   constexpr unsigned kThreads = 128;
   auto sig = buildSignature(kernel, {0}, out.args, kThreads);
