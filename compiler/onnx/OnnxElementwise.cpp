@@ -103,15 +103,22 @@ LogicalResult importCompare(NodeImporter &n) {
   return success();
 }
 
-/// And/Or on bools.
-template <typename OpTy>
-LogicalResult importLogic(NodeImporter &n) {
+/// Checks that the node has two operands and both are bool tensors.
+LogicalResult checkTwoBoolOperands(NodeImporter &n) {
   if (failed(n.checkNumInputs(2, 2)))
     return failure();
   for (unsigned i = 0; i < 2; ++i)
     if (!n.getInputType(i).getElementType().isInteger(1))
       return n.emitError() << "operand " << i << " must be a bool tensor, got "
                            << n.getInputType(i);
+  return success();
+}
+
+/// And/Or on bools.
+template <typename OpTy>
+LogicalResult importLogic(NodeImporter &n) {
+  if (failed(checkTwoBoolOperands(n)))
+    return failure();
   FailureOr<Value> v = buildBinary<OpTy>(n, n.getInput(0), n.getInput(1));
   if (failed(v))
     return failure();
@@ -276,12 +283,8 @@ LogicalResult importAbs(NodeImporter &n) {
 
 /// Xor of booleans: (a or b) and not (a and b), with broadcasting.
 LogicalResult importXor(NodeImporter &n) {
-  if (failed(n.checkNumInputs(2, 2)))
+  if (failed(checkTwoBoolOperands(n)))
     return failure();
-  for (unsigned i = 0; i < 2; ++i)
-    if (!n.getInputType(i).getElementType().isInteger(1))
-      return n.emitError() << "operand " << i << " must be a bool tensor, got "
-                           << n.getInputType(i);
   FailureOr<SmallVector<int64_t>> shape =
       n.broadcast(n.getInputType(0).getShape(), n.getInputType(1).getShape());
   if (failed(shape))
