@@ -44,14 +44,23 @@ llvm::Expected<fb::DType> toDType(Type t) {
     return fb::DType::F16;
   if (t.isBF16())
     return fb::DType::BF16;
-  if (t.isInteger(64))
-    return fb::DType::I64;
-  if (t.isInteger(32))
-    return fb::DType::I32;
-  if (t.isInteger(8))
-    return fb::DType::I8;
   if (t.isInteger(1))
     return fb::DType::Bool;
+  if (auto it = dyn_cast<IntegerType>(t)) {
+    bool u = it.isUnsigned();
+    switch (it.getWidth()) {
+    case 64:
+      return u ? fb::DType::U64 : fb::DType::I64;
+    case 32:
+      return u ? fb::DType::U32 : fb::DType::I32;
+    case 16:
+      return u ? fb::DType::U16 : fb::DType::I16;
+    case 8:
+      return u ? fb::DType::U8 : fb::DType::I8;
+    default:
+      break;
+    }
+  }
   std::string s;
   llvm::raw_string_ostream os(s);
   os << t;

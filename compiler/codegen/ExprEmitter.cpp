@@ -59,8 +59,10 @@ SmallVector<unsigned> ExprEmitter::bindOperands(llvm::function_ref<bool(unsigned
         literal[arg] = cudaLiteral(et, dense.getSplatValue<APFloat>().convertToDouble(), 0);
       else
         literal[arg] = cudaLiteral(
-            et, 0, et.isInteger(1) ? int64_t(dense.getSplatValue<APInt>().getBoolValue())
-                                   : dense.getSplatValue<APInt>().getSExtValue());
+            et, 0,
+            et.isInteger(1)           ? int64_t(dense.getSplatValue<APInt>().getBoolValue())
+            : et.isUnsignedInteger() ? int64_t(dense.getSplatValue<APInt>().getZExtValue())
+                                     : dense.getSplatValue<APInt>().getSExtValue());
       continue;
     }
     passed.push_back(i);
@@ -342,6 +344,7 @@ FailureOr<std::string> ExprEmitter::emitBinary(OpT op, ArrayRef<std::string> coo
   if (failed(a) || failed(b))
     return failure();
   bool f = isa<FloatType>(tensorType(op.getLhs()).getElementType());
+  bool u = tensorType(op.getLhs()).getElementType().isUnsignedInteger();
   auto infix = [&](const char *o) { return "(" + *a + " " + o + " " + *b + ")"; };
   std::string e =
       llvm::TypeSwitch<Operation *, std::string>(op.getOperation())
@@ -364,10 +367,11 @@ FailureOr<std::string> ExprEmitter::emitBinary(OpT op, ArrayRef<std::string> coo
                      : "(" + *a + " < " + *b + " ? " + *a + " : " + *b + ")";
           })
           .Case([&](ModOp) {
-            return (f ? "kiln::fmodSigned(" : "kiln::imod(") + *a + ", " + *b + ")";
+            return (f ? "kiln::fmodSigned(" : u ? "kiln::umod(" : "kiln::imod(") + *a + ", " +
+                   *b + ")";
           })
           .Case([&](FModOp) {
-            return (f ? "fmodf(" : "kiln::ifmod(") + *a + ", " + *b + ")";
+            return (f ? "fmodf(" : u ? "kiln::umod(" : "kiln::ifmod(") + *a + ", " + *b + ")";
           })
           .Case([&](EqualOp) { return infix("=="); })
           .Case([&](LessOp) { return infix("<"); })

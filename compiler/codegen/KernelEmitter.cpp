@@ -99,12 +99,23 @@ FailureOr<std::string> kiln::codegen::cudaStorageType(Type t) {
     return std::string("kiln::f16");
   if (t.isBF16())
     return std::string("kiln::bf16");
-  if (t.isInteger(64))
-    return std::string("long long");
-  if (t.isInteger(32))
-    return std::string("int");
   if (t.isInteger(1))
     return std::string("bool");
+  if (auto it = dyn_cast<IntegerType>(t)) {
+    bool u = it.isUnsigned();
+    switch (it.getWidth()) {
+    case 64:
+      return std::string(u ? "unsigned long long" : "long long");
+    case 32:
+      return std::string(u ? "unsigned" : "int");
+    case 16:
+      return std::string(u ? "unsigned short" : "short");
+    case 8:
+      return std::string(u ? "unsigned char" : "signed char");
+    default:
+      break;
+    }
+  }
   return failure();
 }
 
@@ -119,6 +130,13 @@ std::string kiln::codegen::cudaLiteral(Type t, double value, int64_t intValue) {
   }
   if (t.isInteger(1))
     return intValue ? "true" : "false";
+  // Unsigned: intValue holds the element's bits; the literal is the
+  // unsigned number (a signed -1 literal would compare wrongly).
+  if (t.isUnsignedInteger()) {
+    unsigned width = t.getIntOrFloatBitWidth();
+    uint64_t bits = width >= 64 ? uint64_t(intValue) : uint64_t(intValue) & ((1ull << width) - 1);
+    return "(" + std::to_string(bits) + (width == 64 ? "ULL)" : "u)");
+  }
   if (t.isInteger(64))
     return "(" + std::to_string(intValue) + "LL)";
   return "(" + std::to_string(intValue) + ")";

@@ -2,8 +2,8 @@
 //
 // `kiln.reduce` (sum, mean, max over any axes), with fusible producers of its
 // input computed in the kernel (prologue fusion: RMSNorm's x*x never reaches
-// memory). Accumulation is fp32 for floats, int64 for integers, in element
-// order per thread.
+// memory). Accumulation is fp32 for floats, int64 for integers (uint64 for
+// ui64), in element order per thread.
 //
 //   - Reductions over the trailing axes of a float tensor: one warp per output
 //     row; lanes stride over the row (coalesced) and combine with shuffles.
@@ -23,6 +23,20 @@ using namespace kiln::codegen;
 
 namespace {
 
+/// Integer element types reductions and scans accept: every width and
+/// signedness but bool.
+bool isNumericInteger(Type t) { return isa<IntegerType>(t) && !t.isInteger(1); }
+
+/// C type of a reduction or scan accumulator: fp32 for every float type,
+/// `unsigned long long` for ui64, `long long` for every other integer (wide
+/// enough for each; the store truncates to the element type, which wraps
+/// as the element type's own arithmetic would).
+std::string accumulatorType(Type t) {
+  if (isa<FloatType>(t))
+    return "float";
+  return t.isUnsignedInteger(64) ? "unsigned long long" : "long long";
+}
+
 /// Input coordinates: kept dims from `kept`, reduced dims from `reduced`, in
 /// dimension order.
 ExprEmitter::Coords inputCoords(ArrayRef<int64_t> axes, int64_t rank,
@@ -41,7 +55,7 @@ FailureOr<GeneratedKernel> emitReduce(KernelOp kernel, Operation *anchor) {
                               << " with ops after the reduction";
   auto inType = cast<RankedTensorType>(red.getInput().getType());
   Type et = inType.getElementType();
-  if (!isa<FloatType>(et) && !et.isInteger(64) && !et.isInteger(32))
+  if (!isa<FloatType>(et) && !isNumericInteger(et))
     return kernel.emitError() << "unsupported: reduce on " << et;
   // Floats accumulate in fp32 whatever their storage type.
   bool isFloat = isa<FloatType>(et);
@@ -69,7 +83,8 @@ FailureOr<GeneratedKernel> emitReduce(KernelOp kernel, Operation *anchor) {
   if (failed(sig))
     return failure();
 
-  std::string acc = isFloat ? "float" : "long long";
+  std::string acc = accumulatorType(et);
+  bool u64 = et.isUnsignedInteger(64);
   std::string init, combine;
   switch (red.getKind()) {
   case ReduceKind::Sum:
@@ -78,11 +93,12 @@ FailureOr<GeneratedKernel> emitReduce(KernelOp kernel, Operation *anchor) {
     combine = "acc += v;";
     break;
   case ReduceKind::Max:
-    init = isFloat ? "-__int_as_float(0x7f800000)" : "(-9223372036854775807LL - 1)";
+    init = isFloat ? "-__int_as_float(0x7f800000)" : u64 ? "0ULL" : "(-9223372036854775807LL - 1)";
     combine = isFloat ? "acc = kiln::maxNaN(acc, v);" : "acc = v > acc ? v : acc;";
     break;
   case ReduceKind::Min:
-    init = isFloat ? "__int_as_float(0x7f800000)" : "9223372036854775807LL";
+    init = isFloat ? "__int_as_float(0x7f800000)"
+                   : u64 ? "18446744073709551615ULL" : "9223372036854775807LL";
     combine = isFloat ? "acc = kiln::minNaN(acc, v);" : "acc = v < acc ? v : acc;";
     break;
   }
@@ -172,7 +188,7 @@ FailureOr<GeneratedKernel> emitCumSum(KernelOp kernel, Operation *anchor) {
   auto type = cast<RankedTensorType>(scan.getType());
   Type et = type.getElementType();
   bool isFloat = isa<FloatType>(et);
-  if (!isFloat && !et.isInteger(64) && !et.isInteger(32))
+  if (!isFloat && !isNumericInteger(et))
     return kernel.emitError() << "unsupported: cumsum on " << et;
   auto [outer, length, inner] = axisLines(type, scan.getAxis());
   GeneratedKernel out;
@@ -180,8 +196,8 @@ FailureOr<GeneratedKernel> emitCumSum(KernelOp kernel, Operation *anchor) {
   auto sig = buildSignature(kernel, {0}, out.args, kThreads);
   if (failed(sig))
     return failure();
-  std::string acc = isFloat ? "float" : "long long";
-  std::string load = isFloat ? "kiln::ld(in0[e])" : "(long long)in0[e]";
+  std::string acc = accumulatorType(et);
+  std::string load = isFloat ? "kiln::ld(in0[e])" : "(" + acc + ")in0[e]";
   std::string step = scan.getExclusive()
                          ? "      out0[e] = " + storeValue(et, "acc") + ";\n      acc += v;\n"
                          : "      acc += v;\n      out0[e] = " + storeValue(et, "acc") + ";\n";
@@ -215,7 +231,7 @@ FailureOr<GeneratedKernel> emitArgReduce(KernelOp kernel, Operation *anchor) {
   auto type = cast<RankedTensorType>(arg.getInput().getType());
   Type et = type.getElementType();
   bool isFloat = isa<FloatType>(et);
-  if (!isFloat && !et.isInteger(64) && !et.isInteger(32))
+  if (!isFloat && !isNumericInteger(et))
     return kernel.emitError() << "unsupported: arg_reduce on " << et;
   auto [outer, length, inner] = axisLines(type, arg.getAxis());
   GeneratedKernel out;
@@ -224,9 +240,9 @@ FailureOr<GeneratedKernel> emitArgReduce(KernelOp kernel, Operation *anchor) {
   if (failed(sig))
     return failure();
   bool isMax = arg.getKind() == ReduceKind::Max;
-  std::string acc = isFloat ? "float" : "long long";
+  std::string acc = accumulatorType(et);
   std::string load = isFloat ? "kiln::ld(in0[base + k * " + std::to_string(inner) + "LL])"
-                             : "(long long)in0[base + k * " + std::to_string(inner) + "LL]";
+                             : "(" + acc + ")in0[base + k * " + std::to_string(inner) + "LL]";
   std::string beats = std::string("v ") + (isMax ? ">" : "<") +
                       (arg.getSelectLastIndex() ? "= " : " ") + "best";
   if (isFloat) // a NaN wins once and then stays
@@ -242,7 +258,7 @@ FailureOr<GeneratedKernel> emitArgReduce(KernelOp kernel, Operation *anchor) {
                     "      if ({7}) {{\n        best = v;\n        index = k;\n      }\n"
                     "    }\n    out0[o] = index;\n  }\n}\n",
                     outer * inner, inner, length * inner, acc,
-                    isFloat ? "kiln::ld(in0[base])" : "(long long)in0[base]", length, load, beats)
+                    isFloat ? "kiln::ld(in0[base])" : "(" + acc + ")in0[base]", length, load, beats)
           .str();
   out.block = {kThreads, 1, 1};
   out.grid = {gridFor(outer * inner, kThreads), 1, 1};

@@ -258,9 +258,11 @@ LogicalResult importMod(NodeImporter &n) {
   FailureOr<int64_t> fmod = n.getIntAttr("fmod", 0);
   if (failed(fmod))
     return failure();
+  // Mod-28 defines fmod = 0 on floats as A - floor(A / B) * B (the divisor's
+  // sign, kiln.mod); before 28 floats need fmod = 1.
   bool isFloat = isa<FloatType>(n.getInputType(0).getElementType());
-  if (isFloat && *fmod == 0)
-    return n.emitError() << "fmod must be 1 for floating-point inputs (ONNX Mod)";
+  if (isFloat && *fmod == 0 && n.getOpset() < 28)
+    return n.emitError() << "fmod must be 1 for floating-point inputs before opset 28 (ONNX Mod)";
   FailureOr<Value> r = *fmod ? buildBinary<FModOp>(n, n.getInput(0), n.getInput(1))
                              : buildBinary<ModOp>(n, n.getInput(0), n.getInput(1));
   if (failed(r))

@@ -423,6 +423,14 @@ LogicalResult importAttention(NodeImporter &n) {
       if (pt.getRank() != 4 || pt.getDimSize(0) != ct.getDimSize(0) ||
           pt.getDimSize(1) != ct.getDimSize(1) || pt.getDimSize(3) != ct.getDimSize(3))
         return n.emitError() << "past " << pt << " does not match " << ct
+  // Attention-25's sliding window; -1 (the default) leaves a side unbounded.
+  for (const char *window : {"left_window_size", "right_window_size"}) {
+    FailureOr<int64_t> size = n.getIntAttr(window, -1);
+    if (failed(size))
+      return failure();
+    if (*size != -1)
+      return n.emitUnsupported(Twine(window) + " = " + Twine(*size) + " (a sliding window)");
+  }
                              << " outside the sequence dim";
       SmallVector<int64_t> shape(ct.getShape());
       shape[2] += pt.getDimSize(2);
@@ -641,9 +649,9 @@ LogicalResult importArgReduce(NodeImporter &n) {
     return failure();
   auto type = n.getInputType(0);
   Type et = type.getElementType();
-  if (!isa<FloatType>(et) && !et.isInteger(64) && !et.isInteger(32))
+  if (!isa<FloatType>(et) && (!isa<IntegerType>(et) || et.isInteger(1)))
     return n.emitUnsupported(Twine(Kind == ReduceKind::Max ? "ArgMax" : "ArgMin") +
-                             " on this element type (kiln takes floats, int32 and int64)");
+                             " on bool (kiln takes floats and integers)");
   FailureOr<int64_t> axis = n.getAxisAttr("axis", 0, type.getRank());
   FailureOr<int64_t> keepDims = n.getIntAttr("keepdims", 1),
                      last = n.getIntAttr("select_last_index", 0);
@@ -711,7 +719,7 @@ void onnx_import::registerMathOps(OpRegistry &r) {
   r.add("LogSoftmax", importLogSoftmax, {"axis"});
   r.add("Attention", importAttention,
         {"is_causal", "q_num_heads", "kv_num_heads", "scale", "softcap", "softmax_precision",
-         "qk_matmul_output_mode"});
+         "qk_matmul_output_mode", "left_window_size", "right_window_size"});
   r.add("ArgMax", importArgReduce<ReduceKind::Max>, {"axis", "keepdims", "select_last_index"});
   r.add("ArgMin", importArgReduce<ReduceKind::Min>, {"axis", "keepdims", "select_last_index"});
 }

@@ -121,7 +121,7 @@ public:
   mlir::Location getLoc() const { return loc; }
   const onnx::NodeProto &getNode() const { return node; }
   llvm::StringRef getOpType() const { return node.op_type(); }
-  /// Opset version of the default domain (7 to 24); handlers use it where an
+  /// Opset version of the default domain (7 to 28); handlers use it where an
   /// op changed between versions (e.g. Squeeze's axes attribute before 13).
   int64_t getOpset() const { return opset; }
 

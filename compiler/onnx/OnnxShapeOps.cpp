@@ -140,6 +140,15 @@ LogicalResult importRange(NodeImporter &n) {
   }
   if (elem.isInteger(1))
     return n.emitUnsupported("bool Range");
+  // Range-27 stash_type: 16-bit float ranges computed in fp32 (1, the
+  // default) or in the element type itself, rounding at each step (0).
+  // kiln computes start + k * delta exactly and rounds once: the fp32 form.
+  FailureOr<int64_t> stash = n.getIntAttr("stash_type", 1);
+  if (failed(stash))
+    return failure();
+  if ((elem.isF16() || elem.isBF16()) && *stash != 1)
+    return n.emitUnsupported("stash_type = " + Twine(*stash) + " (accumulating in " +
+                             (elem.isF16() ? "float16" : "bfloat16") + ")");
   if (v[2] == 0)
     return n.emitError() << "delta is 0";
   double len = std::ceil((v[1] - v[0]) / v[2]);
@@ -182,6 +191,6 @@ void onnx_import::registerShapeOps(OpRegistry &r) {
   r.add("Shape", importShape, {"start", "end"});
   r.add("Size", importSize);
   r.add("ConstantOfShape", importConstantOfShape, {"value"});
-  r.add("Range", importRange);
+  r.add("Range", importRange, {"stash_type"});
   r.add("CumSum", importCumSum, {"exclusive", "reverse"});
 }

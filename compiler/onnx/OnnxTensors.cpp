@@ -42,6 +42,18 @@ Type onnx_import::getElementType(MLIRContext *ctx, int32_t dataType) {
     return b.getI64Type();
   case TensorProto::INT32:
     return b.getI32Type();
+  case TensorProto::INT16:
+    return b.getIntegerType(16);
+  case TensorProto::INT8:
+    return b.getIntegerType(8);
+  case TensorProto::UINT64:
+    return b.getIntegerType(64, /*isSigned=*/false);
+  case TensorProto::UINT32:
+    return b.getIntegerType(32, /*isSigned=*/false);
+  case TensorProto::UINT16:
+    return b.getIntegerType(16, /*isSigned=*/false);
+  case TensorProto::UINT8:
+    return b.getIntegerType(8, /*isSigned=*/false);
   case TensorProto::BOOL:
     return b.getI1Type();
   default:
@@ -51,7 +63,8 @@ Type onnx_import::getElementType(MLIRContext *ctx, int32_t dataType) {
 
 std::string onnx_import::unsupportedDataTypeMessage(int32_t dataType) {
   return "unsupported: data type " + getDataTypeName(dataType) +
-         " (kiln tensors are FLOAT, FLOAT16, BFLOAT16, INT64, INT32 or BOOL)";
+         " (kiln tensors are FLOAT, FLOAT16, BFLOAT16, INT64, INT32, INT16, INT8, UINT64, "
+         "UINT32, UINT16, UINT8 or BOOL)";
 }
 
 
@@ -213,16 +226,27 @@ Expected<DenseElementsAttr> TensorLoader::load(const TensorProto &tensor) {
     return DenseElementsAttr::get(
         type, ArrayRef<int64_t>(tensor.int64_data().data(), tensor.int64_data_size()));
   case TensorProto::INT32:
+  case TensorProto::INT16:
+  case TensorProto::INT8:
+  case TensorProto::UINT16:
+  case TensorProto::UINT8:
   case TensorProto::BOOL:
   case TensorProto::FLOAT16:
   case TensorProto::BFLOAT16:
-    // int32_data holds int32 values, bools as 0/1 and 16-bit floats as bits.
+    // int32_data holds int32/int16/int8/uint16/uint8 values, bools as 0/1 and
+    // 16-bit floats as bits; fromBits truncates each to the element width.
     if (llvm::Error e = checkCount(tensor.int32_data_size()))
       return std::move(e);
     return fromBits(type, count, [&](int64_t i) {
       int32_t v = tensor.int32_data(i);
       return elem.isF16() || elem.isBF16() ? uint64_t(uint16_t(v)) : uint64_t(int64_t(v));
     });
+  case TensorProto::UINT32:
+  case TensorProto::UINT64:
+    // uint64_data holds uint32 and uint64 values.
+    if (llvm::Error e = checkCount(tensor.uint64_data_size()))
+      return std::move(e);
+    return fromBits(type, count, [&](int64_t i) { return tensor.uint64_data(i); });
   default:
     return makeError(unsupportedDataTypeMessage(tensor.data_type()));
   }

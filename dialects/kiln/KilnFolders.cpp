@@ -89,9 +89,18 @@ struct HostTensor {
       }
     } else {
       t.i.reserve(t.size());
-      bool isBool = elem.isInteger(1);
-      for (APInt v : dense.getValues<APInt>())
-        t.i.push_back(isBool ? int64_t(v.getBoolValue()) : v.getSExtValue());
+      // Unsigned elements zero-extend, so every value is its own number in
+      // int64 and int64 arithmetic truncated to the element width (write)
+      // wraps as the GPU's would. A ui64 value over INT64_MAX has no int64
+      // form: such a constant is not folded at all.
+      bool isBool = elem.isInteger(1), isUnsigned = elem.isUnsignedInteger();
+      for (APInt v : dense.getValues<APInt>()) {
+        if (isUnsigned && v.isNegative() && v.getBitWidth() == 64)
+          return std::nullopt;
+        t.i.push_back(isBool       ? int64_t(v.getBoolValue())
+                      : isUnsigned ? int64_t(v.getZExtValue())
+                                   : v.getSExtValue());
+      }
     }
     return t;
   }

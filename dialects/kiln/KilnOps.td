@@ -19,7 +19,7 @@ include "mlir/IR/RegionKindInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 
-def Kiln_Tensor : RankedTensorOf<[F32, F16, BF16, I64, I32, I1]>;
+def Kiln_Tensor : RankedTensorOf<[F32, F16, BF16, I64, I32, I16, I8, UI64, UI32, UI16, UI8, I1]>;
 def Kiln_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
 def Kiln_IndexTensor : RankedTensorOf<[I64, I32]>;
 def Kiln_BoolTensor : RankedTensorOf<[I1]>;

@@ -49,7 +49,11 @@ static_assert(static_cast<int>(fb::DType::F32) == KILN_DTYPE_F32 &&
                   static_cast<int>(fb::DType::I32) == KILN_DTYPE_I32 &&
                   static_cast<int>(fb::DType::I8) == KILN_DTYPE_I8 &&
                   static_cast<int>(fb::DType::U8) == KILN_DTYPE_U8 &&
-                  static_cast<int>(fb::DType::Bool) == KILN_DTYPE_BOOL,
+                  static_cast<int>(fb::DType::Bool) == KILN_DTYPE_BOOL &&
+                  static_cast<int>(fb::DType::I16) == KILN_DTYPE_I16 &&
+                  static_cast<int>(fb::DType::U16) == KILN_DTYPE_U16 &&
+                  static_cast<int>(fb::DType::U32) == KILN_DTYPE_U32 &&
+                  static_cast<int>(fb::DType::U64) == KILN_DTYPE_U64,
               "kiln_dtype_t values must equal kiln.artifact.DType values");
 static_assert(static_cast<int>(fb::Segment::Arena) == static_cast<int>(kiln::Segment::Arena) &&
                   static_cast<int>(fb::Segment::Weights) ==

@@ -16,7 +16,7 @@ namespace kiln {
 namespace {
 
 /// The dtype table, one row per kiln_dtype_t value, in enum order.
-/// NCCL values: ncclInt8 0, ncclUint8 1, ncclInt32 2, ncclInt64 4, ncclFloat16 6, ncclFloat32 7,
+/// NCCL values: ncclInt8 0, ncclUint8 1, ncclInt32 2, ncclUint32 3, ncclInt64 4, ncclUint64 5, ncclFloat16 6, ncclFloat32 7,
 /// ncclBfloat16 9 (nccl.h's ncclDataType_t; static_asserts in TensorParallel.cpp).
 constexpr DTypeInfo kDTypeTable[] = {
     {KILN_DTYPE_F32, "f32", 4, "<f4", /*isFloat=*/true, /*ncclFloat32=*/7},
@@ -27,6 +27,10 @@ constexpr DTypeInfo kDTypeTable[] = {
     {KILN_DTYPE_I8, "i8", 1, "|i1", /*isFloat=*/false, /*ncclInt8=*/0},
     {KILN_DTYPE_U8, "u8", 1, "|u1", /*isFloat=*/false, /*ncclUint8=*/1},
     {KILN_DTYPE_BOOL, "bool", 1, "|b1", /*isFloat=*/false, kNoNcclDataType},
+    {KILN_DTYPE_I16, "i16", 2, "<i2", /*isFloat=*/false, kNoNcclDataType},
+    {KILN_DTYPE_U16, "u16", 2, "<u2", /*isFloat=*/false, kNoNcclDataType},
+    {KILN_DTYPE_U32, "u32", 4, "<u4", /*isFloat=*/false, /*ncclUint32=*/3},
+    {KILN_DTYPE_U64, "u64", 8, "<u8", /*isFloat=*/false, /*ncclUint64=*/5},
 };
 
 static_assert(sizeof(kDTypeTable) / sizeof(kDTypeTable[0]) == KILN_DTYPE_COUNT,

@@ -58,7 +58,8 @@ static_assert(sizeof(ncclUniqueId) == KILN_TP_ID_BYTES,
               "kiln_tp_id_t must hold exactly one ncclUniqueId");
 // The dtype table stores NCCL's values as plain ints (DType.cpp); check them against nccl.h.
 static_assert(ncclFloat32 == 7 && ncclFloat16 == 6 && ncclBfloat16 == 9 && ncclInt64 == 4 &&
-                  ncclInt32 == 2 && ncclInt8 == 0 && ncclUint8 == 1,
+                  ncclInt32 == 2 && ncclInt8 == 0 && ncclUint8 == 1 && ncclUint32 == 3 &&
+                  ncclUint64 == 5,
               "the ncclDataType_t values in DType.cpp's table differ from nccl.h");
 
 namespace {

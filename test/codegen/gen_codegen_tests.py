@@ -244,6 +244,7 @@ def main():
     save_glu_rope_models(np.random.default_rng(2))
     save_long_row_norms(np.random.default_rng(3))
     save_nan_int_semantics()
+    save_int_dtypes()
     save("layer_norm_stats", [
         helper.make_node("LayerNormalization", ["x", "g", "beta"], ["y", "mean", "inv_std"], axis=-2,
                          epsilon=1e-5),
@@ -442,6 +443,58 @@ def save_long_row_norms(rng):
         numpy_helper.from_array(np.array([-1], np.int64), "axes"),
         numpy_helper.from_array(np.array(1e-6, np.float32), "eps"),
         numpy_helper.from_array(rng.standard_normal(2048).astype(np.float32), "w"),
+    ])
+
+
+def save_int_dtypes():
+    """Every integer element type in kernels and in the constant folder: uint8, int8, int16,
+    uint32 and uint64 inputs through wrapping arithmetic, unsigned comparison (a uint8 200 or a
+    uint64 2^63 + 5 is large, not negative), Div/Mod, Cast, Neg/Abs, reductions and ArgMax, and
+    a uint8 constant subgraph the folder computes (200 + 100 wraps to 44; max(200, 100) is 200).
+    test/codegen/int-dtypes.mlir (types and literals), test/e2e/small_models_test.py (values)."""
+    U8, I8, I16, U32, U64 = (TensorProto.UINT8, TensorProto.INT8, TensorProto.INT16,
+                             TensorProto.UINT32, TensorProto.UINT64)
+    vi = lambda name, t, shape=("batch", 16): helper.make_tensor_value_info(name, t, list(shape))
+    c = lambda name, values, dt: numpy_helper.from_array(np.array(values, dtype=dt), name)
+    n = helper.make_node
+    save("int_dtypes", [
+        n("Add", ["a", "u200"], ["u8_add"]),
+        n("Max", ["a", "u128"], ["u8_max"]),
+        n("Div", ["a", "u7"], ["a_div"]),
+        n("Mod", ["a", "u5"], ["a_mod"]),
+        n("Add", ["a_div", "a_mod"], ["u8_divmod"]),
+        n("ReduceSum", ["a", "axis1"], ["u8_sum"], keepdims=0),
+        n("Less", ["a", "u100"], ["u8_less"]),
+        n("Add", ["cu200", "cu100"], ["folded_add"]),  # constants: 200 + 100 = 44 (uint8)
+        n("Max", ["cu200", "cu100"], ["folded_max"]),  # 200, not 100
+        n("Add", ["folded_add", "folded_max"], ["folded"]),
+        n("Add", ["a", "folded"], ["u8_folded"]),
+        n("Neg", ["b"], ["b_neg"]),
+        n("Abs", ["b"], ["b_abs"]),
+        n("Add", ["b_neg", "b_abs"], ["i8_neg_abs"]),
+        n("Mod", ["b", "i5"], ["i8_mod"]),
+        n("ReduceMax", ["b", "axis1"], ["i8_max"], keepdims=0),
+        n("Cast", ["b"], ["i8_to_i32"], to=TensorProto.INT32),
+        n("Mul", ["c", "c"], ["i16_sq"]),
+        n("ReduceMin", ["c", "axis1"], ["i16_min"], keepdims=0),
+        n("Cast", ["c"], ["i16_to_f32"], to=TensorProto.FLOAT),
+        n("Add", ["d", "u4e9"], ["u32_add"]),
+        n("Max", ["d", "u3e9"], ["u32_max"]),
+        n("Max", ["e", "big"], ["u64_max"]),
+        n("Sub", ["e", "one"], ["u64_sub"]),
+        n("ArgMax", ["e"], ["u64_argmax"], axis=1, keepdims=0),
+    ], [vi("a", U8), vi("b", I8), vi("c", I16), vi("d", U32), vi("e", U64)],
+        [vi("u8_add", U8), vi("u8_max", U8), vi("u8_divmod", U8), vi("u8_sum", U8, ["batch"]),
+         vi("u8_less", TensorProto.BOOL), vi("u8_folded", U8), vi("i8_neg_abs", I8),
+         vi("i8_mod", I8), vi("i8_max", I8, ["batch"]), vi("i8_to_i32", TensorProto.INT32),
+         vi("i16_sq", I16), vi("i16_min", I16, ["batch"]), vi("i16_to_f32", TensorProto.FLOAT),
+         vi("u32_add", U32), vi("u32_max", U32), vi("u64_max", U64), vi("u64_sub", U64),
+         vi("u64_argmax", TensorProto.INT64, ["batch"])], [
+        c("u200", 200, np.uint8), c("u128", 128, np.uint8), c("u7", 7, np.uint8),
+        c("u5", 5, np.uint8), c("u100", 100, np.uint8), c("axis1", [1], np.int64),
+        c("cu200", [200] * 16, np.uint8), c("cu100", [100 + k for k in range(16)], np.uint8),
+        c("i5", 5, np.int8), c("u4e9", 4000000000, np.uint32), c("u3e9", 3000000000, np.uint32),
+        c("big", 2**63 + 5, np.uint64), c("one", 1, np.uint64),
     ])
 
 

@@ -52,6 +52,10 @@ MODELS = {
     "../../onnx/Inputs/activations": {"x": (3, 4, 5)},
     "../../onnx/Inputs/arg_reduce": {"x": (3, 4, 5)},  # ArgMax, ArgMin, ReduceMin
     "../../onnx/Inputs/mod": {"x": (3, 5)},  # Mod: integer fmod 0 and 1, float fmod 1
+    # Opset 28: Mod-28 fmod 0 on floats (numpy's floor mod), Range-27 on float16.
+    "../../onnx/Inputs/opset28_ops": {"x": (3, 5)},
+    # uint8/int8/int16/uint32/uint64 in kernels and in the constant folder (numpy reference).
+    "int_dtypes": {"a": (3, 16), "b": (3, 16), "c": (3, 16), "d": (3, 16), "e": (3, 16)},
     # Attention-23: GQA with past key/value and a bool mask; 3-D causal with head counts.
     "../../onnx/Inputs/attention23": {"q": (2, 4, 3, 8), "k": (2, 2, 3, 8), "v": (2, 2, 3, 8),
                                       "pk": (2, 2, 2, 8), "pv": (2, 2, 2, 8), "q3": (2, 4, 16),
@@ -79,10 +83,33 @@ def softmax_ref(s):
 # int64 inputs instead of float normals: model -> {input: values drawn from [0, high)}
 # (attention masks of 0 and 1, position ids into a 16-row cache).
 INT_INPUTS = {"cumsum_runtime": {"mask": 2}, "../../onnx/Inputs/rotary_embedding_4d": {"pos": 16}}
+# Other integer inputs: model -> {input: (dtype, low, high)}, uniform over [low, high) (the full
+# range of each type, so wrapping and the sign bit are exercised).
+TYPED_INPUTS = {"int_dtypes": {"a": (np.uint8, 0, 256), "b": (np.int8, -128, 128),
+                               "c": (np.int16, -300, 300), "d": (np.uint32, 0, 2**32),
+                               "e": (np.uint64, 0, 2**64)}}
+
+
+def int_dtypes_ref(f):
+    """numpy for int_dtypes.onnx (gen_codegen_tests.py): wrapping arithmetic in each type."""
+    a, b, c, d, e = f["a"], f["b"], f["c"], f["d"], f["e"]
+    u8 = lambda v: np.uint8(v)
+    with np.errstate(over="ignore"):
+        folded = (np.full(16, 200, np.uint8) + np.arange(100, 116, dtype=np.uint8)) + u8(200)
+        return [a + u8(200), np.maximum(a, u8(128)), a // u8(7) + a % u8(5),
+                np.sum(a, axis=1, dtype=np.uint8), a < u8(100), a + folded,
+                -b + np.abs(b), np.mod(b, np.int8(5)), np.max(b, axis=1), b.astype(np.int32),
+                c * c, np.min(c, axis=1), c.astype(np.float32),
+                d + np.uint32(4000000000), np.maximum(d, np.uint32(3000000000)),
+                np.maximum(e, np.uint64(2**63 + 5)), e - np.uint64(1), np.argmax(e, axis=1)]
 
 # numpy references (onnxruntime's NaN propagation is not specified): model -> feeds -> outputs.
 NUMPY_REFS = {
     "max_nan": lambda f: [np.max(f["x"], axis=-1)],
+    "int_dtypes": int_dtypes_ref,
+    "../../onnx/Inputs/opset28_ops": lambda f: [
+        np.mod(f["x"], np.array([0.7, -0.3, 1.5, -2.0, 0.25], np.float32)) +
+        np.array([1, 1.5, 2, 2.5, 3], np.float32)],
     # Relu, Clip(-1, 1), Max(x, 0.5) keep NaN; Pow(int32 3, k) = 3^k exactly.
     "nan_int_semantics": lambda f: [np.maximum(f["x"], np.float32(0)), np.clip(f["x"], -1, 1),
                                     np.maximum(f["x"], np.float32(0.5)),
@@ -136,11 +163,20 @@ def main():
             feeds = {k: rng.standard_normal(v).astype(np.float32) for k, v in inputs.items()}
             for k, high in INT_INPUTS.get(name, {}).items():
                 feeds[k] = rng.integers(0, high, size=inputs[k], dtype=np.int64)
+            for k, (dtype, low, high) in TYPED_INPUTS.get(name, {}).items():
+                feeds[k] = rng.integers(low, high, size=inputs[k], dtype=dtype)
+            if name in TYPED_INPUTS:
+                feeds["e"][0, :3] = [0, 2**63 + 5, 2**64 - 1]  # the wrap and the sign bit
             for k, index in NAN_INPUTS.get(name, []):
                 feeds[k][index] = np.nan
-            sess = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
-            names = [o.name for o in sess.get_outputs()]
-            refs = sess.run(None, feeds)
+            if name in NUMPY_REFS:  # onnxruntime may lack a kernel (uint8 Add, ...)
+                import onnx
+                names = [o.name for o in onnx.load(model).graph.output]
+                refs = None
+            else:
+                sess = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+                names = [o.name for o in sess.get_outputs()]
+                refs = sess.run(None, feeds)
             cmd = [args.kiln_run, art]
             for k, v in feeds.items():
                 p = os.path.join(tmp, f"{base}_{k}.npy")

@@ -26,10 +26,10 @@
 // ALLOWZERO: error: node 'reshape' (Reshape, opset 18): cannot reshape 'tensor<2x3xf32>' to [0, -1]
 
 // RUN: not kiln-compile %S/Inputs/error_cast_dtype.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=CAST
-// CAST: error: node 'cast' (Cast, opset 18): 'to': unsupported: data type DOUBLE (kiln tensors are FLOAT, FLOAT16, BFLOAT16, INT64, INT32 or BOOL)
+// CAST: error: node 'cast' (Cast, opset 18): 'to': unsupported: data type DOUBLE (kiln tensors are FLOAT, FLOAT16, BFLOAT16, INT64, INT32, INT16, INT8, UINT64, UINT32, UINT16, UINT8 or BOOL)
 
 // RUN: not kiln-compile %S/Inputs/error_init_dtype.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=INIT
-// INIT: error: initializer 'c': unsupported: data type INT8 (kiln tensors are FLOAT, FLOAT16, BFLOAT16, INT64, INT32 or BOOL)
+// INIT: error: initializer 'c': unsupported: data type DOUBLE (kiln tensors are FLOAT, FLOAT16, BFLOAT16, INT64, INT32, INT16, INT8, UINT64, UINT32, UINT16, UINT8 or BOOL)
 
 // RUN: not kiln-compile %S/Inputs/error_undefined_input.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=UNDEF
 // UNDEF: error: node 'add' (Add, opset 18): operand 'nope' is not defined before the node

@@ -391,6 +391,33 @@ def mod():
          const("c", np.array([0.7, -0.3, 1.5, -2.0, 0.25], np.float32))]))
 
 
+def opsets25_28():
+    """Opsets 25-28: of kiln's ops only Attention-25 (sliding windows), Range-27 (stash_type) and
+    Mod-28 (fmod 0 on floats) changed beyond new element types; the rest import as at 24."""
+    F, H = TensorProto.FLOAT, TensorProto.FLOAT16
+    save("opset28_ops", model([
+        node("Mod", ["x", "c"], ["fmod0"]),  # Mod-28: A - floor(A / B) * B on floats
+        node("Range", ["s", "l", "d"], ["r"], stash_type=1),  # Range-27 on float16
+        node("Cast", ["r"], ["rf"], to=F),
+        node("Add", ["fmod0", "rf"], ["y"]),
+    ], [vi("x", F, [3, 5])], [vi("y", F, None)],
+        [const("c", np.array([0.7, -0.3, 1.5, -2.0, 0.25], np.float32)),
+         const("s", np.array(1, np.float16)), const("l", np.array(3.5, np.float16)),
+         const("d", np.array(0.5, np.float16))], opset=28))
+    save("error_opset29", model([node("Relu", ["x"], ["y"])], [vi("x", F, [2, 3])],
+                                [vi("y", F, None)], opset=29))
+    save("error_mod_float_fmod0", model([node("Mod", ["x", "x"], ["y"], name="mod")],
+                                        [vi("x", F, [2, 3])], [vi("y", F, None)], opset=27))
+    save("error_range_stash", model(
+        [node("Range", ["s", "l", "d"], ["y"], name="range", stash_type=0)], [], [vi("y", H, None)],
+        [const("s", np.array(1, np.float16)), const("l", np.array(3.5, np.float16)),
+         const("d", np.array(0.5, np.float16))], opset=27))
+    save("error_attention_window", model(
+        [node("Attention", ["q", "k", "v"], ["y"], name="attn", left_window_size=4)],
+        [vi("q", F, [1, 2, 3, 8]), vi("k", F, [1, 2, 3, 8]), vi("v", F, [1, 2, 3, 8])],
+        [vi("y", F, None)], opset=25))
+
+
 def attention23():
     """Attention-23: GQA (4 query, 2 KV heads) with past key/value and a boolean mask, and a 3-D
     causal one (values: small_models_test.py)."""
@@ -419,7 +446,6 @@ def errors():
                                    x, y))
     save("error_attribute", model([node("Softmax", ["x"], ["y"], name="sm", foo=1)], x, y))
     save("error_opset", model([node("Relu", ["x"], ["y"])], x, y, opset=6))
-    save("error_opset25", model([node("Relu", ["x"], ["y"])], x, y, opset=25))
     # Where appeared in opset 9: a node of it in an opset-8 model names the op and the versions.
     save("error_op_version", model([node("Where", ["c", "x", "x"], ["y"], name="where")],
                                    [vi("c", TensorProto.BOOL, [2, 3])] + x, y, opset=8))
@@ -441,7 +467,7 @@ def errors():
     save("error_input_dtype", model([node("Relu", ["d"], ["y"])], [vi("d", TensorProto.DOUBLE, [2])],
                                     y))
     save("error_init_dtype", model([node("Add", ["x", "c"], ["y"])], x, y,
-                                   [const("c", np.ones(3, np.int8))]))
+                                   [const("c", np.ones(3, np.float64))]))
     save("error_cast_dtype", model([node("Cast", ["x"], ["y"], name="cast", to=TensorProto.DOUBLE)],
                                    x, y))
     save("error_symbolic", model([node("Relu", ["x"], ["y"])],
@@ -518,7 +544,7 @@ if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     for gen in [elementwise, logic, gelu, folding, shape_ops, runtime_cumsum, movement, slices,
                 gathers, math, reduce18, reduce13, external_data, old_and_new_opsets,
-                rotary_embedding, derived_ops, activations, arg_reduce, mod, attention23, errors, review_fixes,
+                rotary_embedding, derived_ops, activations, arg_reduce, mod, opsets25_28, attention23, errors, review_fixes,
                 broken_files]:
         gen()
     print("wrote", OUT)

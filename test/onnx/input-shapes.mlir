@@ -19,7 +19,7 @@
 // SYNTAX: invalid shape spec 'x=2xa': dim 'a' of 'x' is not a positive integer
 
 // RUN: not kiln-compile %S/Inputs/error_input_dtype.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=DTYPE
-// DTYPE: error: graph input 'd': unsupported: data type DOUBLE (kiln tensors are FLOAT, FLOAT16, BFLOAT16, INT64, INT32 or BOOL)
+// DTYPE: error: graph input 'd': unsupported: data type DOUBLE (kiln tensors are FLOAT, FLOAT16, BFLOAT16, INT64, INT32, INT16, INT8, UINT64, UINT32, UINT16, UINT8 or BOOL)
 
 // --shape values are checked before import: zero dims, sizes over 2^40
 // elements, misspelled names (reported before the real input's missing

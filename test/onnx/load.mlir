@@ -32,7 +32,7 @@
 // TRUNCATED: error: cannot read ONNX model '{{.*}}error_truncated.onnx': not a valid ONNX protobuf (malformed or truncated)
 
 // RUN: not kiln-compile %S/Inputs/error_opset.onnx --shape x=2x3 --emit=graph 2>&1 | FileCheck %s --check-prefix=OPSET
-// OPSET: error: ONNX model '{{.*}}error_opset.onnx': unsupported: opset 6 of the default domain (kiln imports opsets 7 to 24)
+// OPSET: error: ONNX model '{{.*}}error_opset.onnx': unsupported: opset 6 of the default domain (kiln imports opsets 7 to 28)
 
 // RUN: not kiln-compile %S/Inputs/error_no_default_opset.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=NO-OPSET
 // NO-OPSET: error: ONNX model '{{.*}}error_no_default_opset.onnx' does not import the default ONNX opset

@@ -1,4 +1,4 @@
-// Default-domain opsets 7 to 24: each op follows the version the model's
+// Default-domain opsets 7 to 28: each op follows the version the model's
 // opset selects (values against onnxruntime: test/e2e/small_models_test.py).
 // RUN: kiln-compile %S/Inputs/opset7_ops.onnx --emit=graph | FileCheck %s --check-prefix=OPSET7
 // RUN: kiln-compile %S/Inputs/opset12_ops.onnx --emit=graph | FileCheck %s --check-prefix=OPSET12
@@ -12,7 +12,11 @@
 // RUN: cat %t/module*.cu | FileCheck %s --check-prefix=ARG-CUDA
 // RUN: kiln-compile %S/Inputs/mod.onnx --emit=graph | FileCheck %s --check-prefix=MOD
 // RUN: kiln-compile %S/Inputs/attention23.onnx --emit=graph | FileCheck %s --check-prefix=ATTN
-// RUN: not kiln-compile %S/Inputs/error_opset25.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=OPSET25
+// RUN: kiln-compile %S/Inputs/opset28_ops.onnx --emit=graph | FileCheck %s --check-prefix=OPSET28
+// RUN: not kiln-compile %S/Inputs/error_opset29.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=OPSET29
+// RUN: not kiln-compile %S/Inputs/error_mod_float_fmod0.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=MOD27
+// RUN: not kiln-compile %S/Inputs/error_range_stash.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=STASH
+// RUN: not kiln-compile %S/Inputs/error_attention_window.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=WINDOW
 // RUN: not kiln-compile %S/Inputs/error_op_version.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=VERSION
 
 // Opset 7: Unsqueeze-1/Squeeze-1 (attribute axes), Slice-1 (attributes),
@@ -42,7 +46,14 @@
 // OPSET24: kiln.rms_norm %arg0, %{{.+}} {axis = 2 : i64, epsilon = 9.99999997E-7 : f32} : tensor<2x3x4xf32>, tensor<4xf32> -> tensor<2x3x4xf32>
 // OPSET24-NEXT: kiln.cast %{{.+}} : tensor<2x3x4xf32> -> tensor<2x3x4xf16>
 
-// OPSET25: error: ONNX model '{{.*}}error_opset25.onnx': unsupported: opset 25 of the default domain (kiln imports opsets 7 to 24)
+// Opset 28: Mod-28 with fmod 0 on floats is kiln.mod (the divisor's sign);
+// Range-27 on float16 with stash_type 1 folds to a constant [1, 1.5, 2, 2.5, 3].
+// OPSET28: kiln.mod %arg0, %{{.+}} : tensor<3x5xf32>, tensor<5xf32> -> tensor<3x5xf32>
+// OPSET28: kiln.constant dense<[1.000000e+00, 1.500000e+00, 2.000000e+00, 2.500000e+00, 3.000000e+00]> : tensor<5xf32>
+// OPSET29: error: ONNX model '{{.*}}error_opset29.onnx': unsupported: opset 29 of the default domain (kiln imports opsets 7 to 28)
+// MOD27: error: node 'mod' (Mod, opset 27): fmod must be 1 for floating-point inputs before opset 28 (ONNX Mod)
+// STASH: error: node 'range' (Range, opset 27): unsupported: stash_type = 0 (accumulating in float16)
+// WINDOW: error: node 'attn' (Attention, opset 25): unsupported: left_window_size = 4 (a sliding window)
 // VERSION: error: node 'where' (Where, opset 8): unsupported: Where is not in opset 8 of the default domain (it first appears in opset 9)
 
 // RotaryEmbedding-23 becomes kiln.rotary (rotate-half) with cos/sin gathered by

@@ -295,6 +295,22 @@ std::vector<uint8_t> makeInput(const kiln_tensor_info_t &info, uint32_t seed) {
     case KILN_DTYPE_BOOL:
       bytes[i] = static_cast<uint8_t>(r & 1);
       break;
+    case KILN_DTYPE_I16:
+    case KILN_DTYPE_U16: {
+      uint16_t v = static_cast<uint16_t>(r % 1000);
+      std::memcpy(&bytes[i * 2], &v, 2);
+      break;
+    }
+    case KILN_DTYPE_U32: {
+      uint32_t v = static_cast<uint32_t>(r % 1000);
+      std::memcpy(&bytes[i * 4], &v, 4);
+      break;
+    }
+    case KILN_DTYPE_U64: {
+      uint64_t v = r % 1000;
+      std::memcpy(&bytes[i * 8], &v, 8);
+      break;
+    }
     }
   }
   return bytes;

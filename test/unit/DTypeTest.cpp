@@ -32,11 +32,12 @@ struct ExpectedRow {
 
 #if KILN_HAVE_NCCL
 constexpr int kNcclF32 = ncclFloat32, kNcclF16 = ncclFloat16, kNcclBf16 = ncclBfloat16,
-              kNcclI64 = ncclInt64, kNcclI32 = ncclInt32, kNcclI8 = ncclInt8, kNcclU8 = ncclUint8;
+              kNcclI64 = ncclInt64, kNcclI32 = ncclInt32, kNcclI8 = ncclInt8, kNcclU8 = ncclUint8,
+              kNcclU32 = ncclUint32, kNcclU64 = ncclUint64;
 #else
 // nccl.h's values, written out (NCCL 2.x ncclDataType_t).
 constexpr int kNcclF32 = 7, kNcclF16 = 6, kNcclBf16 = 9, kNcclI64 = 4, kNcclI32 = 2, kNcclI8 = 0,
-              kNcclU8 = 1;
+              kNcclU8 = 1, kNcclU32 = 3, kNcclU64 = 5;
 #endif
 
 class DTypeRowTest : public testing::TestWithParam<ExpectedRow> {};
@@ -65,7 +66,11 @@ INSTANTIATE_TEST_SUITE_P(
                     ExpectedRow{KILN_DTYPE_I32, 4, "i32", "<i4", false, kNcclI32},
                     ExpectedRow{KILN_DTYPE_I8, 1, "i8", "|i1", false, kNcclI8},
                     ExpectedRow{KILN_DTYPE_U8, 1, "u8", "|u1", false, kNcclU8},
-                    ExpectedRow{KILN_DTYPE_BOOL, 1, "bool", "|b1", false, kiln::kNoNcclDataType}),
+                    ExpectedRow{KILN_DTYPE_BOOL, 1, "bool", "|b1", false, kiln::kNoNcclDataType},
+                    ExpectedRow{KILN_DTYPE_I16, 2, "i16", "<i2", false, kiln::kNoNcclDataType},
+                    ExpectedRow{KILN_DTYPE_U16, 2, "u16", "<u2", false, kiln::kNoNcclDataType},
+                    ExpectedRow{KILN_DTYPE_U32, 4, "u32", "<u4", false, kNcclU32},
+                    ExpectedRow{KILN_DTYPE_U64, 8, "u64", "<u8", false, kNcclU64}),
     [](const testing::TestParamInfo<ExpectedRow> &info) { return std::string(info.param.name); });
 
 TEST(DType, TableCoversEveryEnumValue) {

@@ -408,6 +408,26 @@ double loadElement(kiln_dtype_t dtype, const uint8_t *data, uint64_t i) {
     return static_cast<int8_t>(data[i]);
   case KILN_DTYPE_U8:
     return data[i];
+  case KILN_DTYPE_I16: {
+    int16_t v;
+    std::memcpy(&v, data + 2 * i, 2);
+    return v;
+  }
+  case KILN_DTYPE_U16: {
+    uint16_t v;
+    std::memcpy(&v, data + 2 * i, 2);
+    return v;
+  }
+  case KILN_DTYPE_U32: {
+    uint32_t v;
+    std::memcpy(&v, data + 4 * i, 4);
+    return v;
+  }
+  case KILN_DTYPE_U64: {
+    uint64_t v;
+    std::memcpy(&v, data + 8 * i, 8);
+    return static_cast<double>(v);
+  }
   case KILN_DTYPE_BOOL:
     return data[i] ? 1.0 : 0.0;
   }

@@ -64,6 +64,36 @@ __device__ __forceinline__ int ldg(const int *p) {
   asm("ld.global.nc.s32 %0, [%1];" : "=r"(v) : "l"(p));
   return v;
 }
+__device__ __forceinline__ unsigned long long ldg(const unsigned long long *p) {
+  unsigned long long v;
+  asm("ld.global.nc.u64 %0, [%1];" : "=l"(v) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ unsigned ldg(const unsigned *p) {
+  unsigned v;
+  asm("ld.global.nc.u32 %0, [%1];" : "=r"(v) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ short ldg(const short *p) {
+  short v;
+  asm("ld.global.nc.s16 %0, [%1];" : "=h"(v) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ unsigned short ldg(const unsigned short *p) {
+  unsigned short v;
+  asm("ld.global.nc.u16 %0, [%1];" : "=h"(v) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ signed char ldg(const signed char *p) {
+  int v;
+  asm("ld.global.nc.s8 %0, [%1];" : "=r"(v) : "l"(p));
+  return (signed char)v;
+}
+__device__ __forceinline__ unsigned char ldg(const unsigned char *p) {
+  unsigned v;
+  asm("ld.global.nc.u8 %0, [%1];" : "=r"(v) : "l"(p));
+  return (unsigned char)v;
+}
 __device__ __forceinline__ bool ldg(const bool *p) {
   unsigned v;
   asm("ld.global.nc.u8 %0, [%1];" : "=r"(v) : "l"(p));
@@ -137,6 +167,10 @@ __device__ __forceinline__ long long imod(long long x, long long y) {
 /// ONNX Mod with fmod = 1 on integers: C's remainder (the dividend's sign).
 __device__ __forceinline__ long long ifmod(long long x, long long y) {
   return y == 0 || y == -1 ? 0 : x % y;
+}
+/// Mod on unsigned integers: fmod = 0 and 1 agree; a zero divisor gives 0.
+__device__ __forceinline__ unsigned long long umod(unsigned long long x, unsigned long long y) {
+  return y == 0 ? 0 : x % y;
 }
 /// Floating remainder with the divisor's sign (Mod fmod = 0 on floats, which
 /// ONNX forbids but the folder and kernels define alike).

@@ -97,20 +97,25 @@ typedef enum kiln_dtype_e {
   KILN_DTYPE_I8 = 5,
   KILN_DTYPE_U8 = 6,
   KILN_DTYPE_BOOL = 7,
+  KILN_DTYPE_I16 = 8,
+  KILN_DTYPE_U16 = 9,
+  KILN_DTYPE_U32 = 10,
+  KILN_DTYPE_U64 = 11,
 } kiln_dtype_t;
 
 /// Number of kiln_dtype_t values; valid dtypes are [0, KILN_DTYPE_COUNT).
-#define KILN_DTYPE_COUNT 8
+#define KILN_DTYPE_COUNT 12
 
 /// Returns the size of one element of `dtype` in bytes, or 0 if `dtype` is not a valid value.
 size_t kiln_dtype_size(kiln_dtype_t dtype);
 
-/// Returns the short name of `dtype` ("f32", "f16", "bf16", "i64", "i32", "i8", "u8", "bool"), or
-/// NULL if `dtype` is not a valid value.
+/// Returns the short name of `dtype` ("f32", "f16", "bf16", "i64", "i32", "i8", "u8", "bool", "i16",
+/// "u16", "u32", "u64"), or NULL if `dtype` is not a valid value.
 const char *kiln_dtype_name(kiln_dtype_t dtype);
 
 /// Returns the NumPy array-protocol descr of `dtype` as written into .npy headers ("<f4", "<f2",
-/// "|V2" for bf16 (NumPy has no bfloat16), "<i8", "<i4", "|i1", "|u1", "|b1"), or NULL if invalid.
+/// "|V2" for bf16 (NumPy has no bfloat16), "<i8", "<i4", "|i1", "|u1", "|b1", "<i2", "<u2", "<u4",
+/// "<u8"), or NULL if invalid.
 const char *kiln_dtype_numpy_descr(kiln_dtype_t dtype);
 
 /// Maps a NumPy descr to a kiln dtype. Accepts the descrs above, and for one-byte and void types
