@@ -438,8 +438,7 @@ LogicalResult importActivation(NodeImporter &n) {
   return success();
 }
 
-/// Gelu-20: approximate = "none": 0.5 x (1 + erf(x / sqrt 2));
-/// "tanh": 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+/// Gelu-20: approximate = "none" or "tanh" (buildGelu).
 LogicalResult importGelu(NodeImporter &n) {
   if (failed(n.checkNumInputs(1, 1)) || failed(n.checkFloat(0)))
     return failure();
@@ -448,13 +447,19 @@ LogicalResult importGelu(NodeImporter &n) {
     return failure();
   if (*approximate != "none" && *approximate != "tanh")
     return n.emitUnsupported("approximate = '" + *approximate + "'");
-  Value x = n.getInput(0);
-  auto type = n.getInputType(0);
+  n.setResult(0, buildGelu(n, n.getInput(0), *approximate == "tanh"));
+  return success();
+}
+
+} // namespace
+
+Value onnx_import::buildGelu(NodeImporter &n, Value x, bool tanhApproximation) {
+  auto type = cast<RankedTensorType>(x.getType());
   Type elem = type.getElementType();
   auto scalar = [&](double v) { return n.createScalar(elem, v); };
   auto mul = [&](Value a, Value b) { return n.create<MulOp>(type, a, b); };
   Value inner;
-  if (*approximate == "none") {
+  if (!tanhApproximation) {
     inner = n.create<ErfOp>(type, mul(x, scalar(M_SQRT1_2)));
   } else {
     Value cube = mul(mul(x, x), x);
@@ -462,11 +467,8 @@ LogicalResult importGelu(NodeImporter &n) {
     inner = n.create<TanhOp>(type, mul(poly, scalar(std::sqrt(2.0 / M_PI))));
   }
   Value onePlus = n.create<AddOp>(type, inner, scalar(1.0));
-  n.setResult(0, mul(mul(x, scalar(0.5)), onePlus));
-  return success();
+  return mul(mul(x, scalar(0.5)), onePlus);
 }
-
-} // namespace
 
 void onnx_import::registerElementwiseOps(OpRegistry &r) {
   r.add("Identity", importIdentity);

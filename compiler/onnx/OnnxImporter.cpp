@@ -7,12 +7,13 @@
 //
 // Steps of importOnnxFile:
 //   1. read and parse the file (OnnxProto.cpp), reject what is not a model;
-//   2. find the default-domain opset (13..18 accepted);
+//   2. find the default-domain opset (kMinOpset..kMaxOpset accepted);
 //   3. give each graph input a static type (dims from the file, `dim_param`s
 //      from InputShapes) and create the function;
 //   4. import each node: resolve operands (initializers become
-//      `kiln.constant` on first use), check domain and attributes, run the
-//      handler, record its results;
+//      `kiln.constant` on first use), find the handler by domain (default or
+//      com.microsoft) and op type, check attributes, run the handler, record
+//      its results;
 //   5. return the graph outputs, checking them against their declared types;
 //   6. erase constants left unused by folding, verify the module.
 //
@@ -129,27 +130,59 @@ const OpImporter *OpRegistry::lookup(StringRef opType) const {
   return it == table.end() ? nullptr : &it->second;
 }
 
-/// The table of all supported default-domain ops, built once.
-static const OpRegistry &getOpRegistry() {
-  static const OpRegistry registry = [] {
-    OpRegistry r;
-    registerElementwiseOps(r);
-    registerShapeOps(r);
-    registerMovementOps(r);
-    registerMathOps(r);
+/// The domain of onnxruntime's contrib ops.
+static constexpr llvm::StringLiteral kMicrosoftDomain = "com.microsoft";
+
+/// The tables of all supported ops, built once: the default domain and
+/// com.microsoft.
+struct OpRegistries {
+  OpRegistry onnx, microsoft;
+};
+static const OpRegistries &getOpRegistries() {
+  static const OpRegistries registries = [] {
+    OpRegistries r;
+    registerElementwiseOps(r.onnx);
+    registerShapeOps(r.onnx);
+    registerMovementOps(r.onnx);
+    registerMathOps(r.onnx);
+    registerContribOps(r.onnx, r.microsoft);
     return r;
   }();
-  return registry;
+  return registries;
+}
+
+/// The reason given for an unsupported com.microsoft op: onnxruntime's fused
+/// attention ops get a hint to export the standard form instead.
+static std::string unsupportedMicrosoftOpReason(StringRef opType) {
+  static constexpr llvm::StringLiteral kAttentionOps[] = {
+      "Attention",       "MultiHeadAttention",         "GroupQueryAttention",
+      "PackedAttention", "PackedMultiHeadAttention",   "DecoderMaskedSelfAttention",
+      "SparseAttention", "DecoderMaskedMultiHeadAttention"};
+  if (!llvm::is_contained(kAttentionOps, opType))
+    return "";
+  return ": kiln does not import onnxruntime's fused attention contrib ops; export the model "
+         "without the onnxruntime transformer optimizer (the standard ONNX MatMul/Softmax or "
+         "Attention-23 form, which kiln fuses itself)";
 }
 
 //===----------------------------------------------------------------------===//
 // NodeImporter
 //===----------------------------------------------------------------------===//
 
-InFlightDiagnostic NodeImporter::emitError() {
+/// "node '<name>' (<op>, opset <n>): ", with "<domain>::" before the op
+/// outside the default domain.
+static InFlightDiagnostic emitNodeError(Location loc, StringRef displayName,
+                                        const onnx::NodeProto &node, int64_t version) {
+  bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
   InFlightDiagnostic diag = mlir::emitError(loc);
-  diag << "node '" << displayName << "' (" << node.op_type() << ", opset " << opset << "): ";
+  diag << "node '" << displayName << "' ("
+       << (defaultDomain ? "" : node.domain() + "::") << node.op_type() << ", opset " << version
+       << "): ";
   return diag;
+}
+
+InFlightDiagnostic NodeImporter::emitError() {
+  return emitNodeError(loc, displayName, node, domainVersion);
 }
 
 LogicalResult NodeImporter::emitUnsupported(const Twine &reason) {
@@ -447,23 +480,36 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index) 
   Location loc = NameLoc::get(StringAttr::get(&ctx, displayName),
                               NameLoc::get(StringAttr::get(&ctx, node.op_type()), fileLoc));
 
-  // 1. Domain and op type.
+  // 1. Domain and op type: the default domain (its version is `opset`) or
+  // com.microsoft (version 1, the only one onnxruntime defines).
   bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
-  const OpImporter *importer = defaultDomain ? getOpRegistry().lookup(node.op_type()) : nullptr;
-  if (!importer) {
-    int64_t version = 0;
+  int64_t version = defaultDomain ? opset : 0;
+  if (!defaultDomain)
     for (const onnx::OperatorSetIdProto &id : model.opset_import())
-      if (id.domain() == node.domain() || (defaultDomain && id.domain().empty()))
+      if (id.domain() == node.domain())
         version = id.version();
-    return emitError(loc) << "node '" << displayName << "' ("
-                          << (defaultDomain ? "" : node.domain() + "::") << node.op_type()
-                          << ", opset " << version << "): unsupported operator";
+  auto nodeError = [&]() { return emitNodeError(loc, displayName, node, version); };
+  const OpImporter *importer = nullptr;
+  if (defaultDomain)
+    importer = getOpRegistries().onnx.lookup(node.op_type());
+  else if (node.domain() == kMicrosoftDomain)
+    importer = getOpRegistries().microsoft.lookup(node.op_type());
+  if (!importer) {
+    if (defaultDomain)
+      return nodeError() << "unsupported operator";
+    return nodeError() << "unsupported operator '" << node.domain() << "." << node.op_type()
+                       << "'"
+                       << (node.domain() == kMicrosoftDomain
+                               ? unsupportedMicrosoftOpReason(node.op_type())
+                               : std::string());
   }
-  auto nodeError = [&]() {
-    return emitError(loc) << "node '" << displayName << "' (" << node.op_type() << ", opset "
-                          << opset << "): ";
-  };
-  if (int64_t first = firstOpsetOf(node.op_type()); opset < first)
+  if (!defaultDomain && version == 0)
+    return nodeError() << "the model does not import the " << node.domain()
+                       << " domain (opset_import has no entry for it)";
+  if (!defaultDomain && version != 1)
+    return nodeError() << "unsupported: version " << version << " of the " << node.domain()
+                       << " domain (kiln imports version 1)";
+  if (int64_t first = firstOpsetOf(node.op_type()); defaultDomain && opset < first)
     return nodeError() << "unsupported: " << node.op_type() << " is not in opset " << opset
                        << " of the default domain (it first appears in opset " << first << ")";
 
@@ -508,7 +554,7 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index) 
   }
 
   // 4. The handler.
-  NodeImporter importerState(builder, loc, node, displayName, opset, std::move(inputs),
+  NodeImporter importerState(builder, loc, node, displayName, opset, version, std::move(inputs),
                              std::move(outputUsed), tensors);
   if (failed(importer->fn(importerState)))
     return failure();

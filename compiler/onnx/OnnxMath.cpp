@@ -2,7 +2,8 @@
 //
 // MatMul (numpy semantics; 1-D operands are reshaped to 2-D and back), Gemm
 // (transposes, alpha and beta*C as separate kiln ops that fold on constant
-// weights), Softmax-13, LayerNormalization-17 (Y fused; Mean and InvStdDev when used) and
+// weights), Softmax-13, LayerNormalization-17 (Y fused; Mean and InvStdDev when used),
+// RMSNormalization-23 (the norm builders are shared with OnnxContrib.cpp) and
 // ReduceMean/ReduceSum/ReduceMax (axes as an attribute or, in opset 18, as
 // an operand; keepdims; noop_with_empty_axes) -> kiln.reduce.
 //
@@ -13,6 +14,111 @@
 using namespace mlir;
 using namespace kiln;
 using namespace kiln::onnx_import;
+
+//===----------------------------------------------------------------------===//
+// Normalization builders (shared with OnnxContrib.cpp)
+//===----------------------------------------------------------------------===//
+
+FailureOr<NormAttributes> onnx_import::getNormAttributes(NodeImporter &n, int64_t rank) {
+  FailureOr<int64_t> axisAttr = n.getIntAttr("axis", -1);
+  FailureOr<float> epsilon = n.getFloatAttr("epsilon", 1e-5f);
+  FailureOr<int64_t> stashType = n.getIntAttr("stash_type", 1);
+  if (failed(axisAttr) || failed(epsilon) || failed(stashType))
+    return failure();
+  if (*stashType != onnx::TensorProto::FLOAT)
+    return n.emitUnsupported("stash_type " + Twine(*stashType) +
+                             " (kiln computes statistics in FLOAT)");
+  FailureOr<int64_t> axis = n.normalizeAxis(*axisAttr, rank);
+  if (failed(axis))
+    return failure();
+  return NormAttributes{*axis, *epsilon};
+}
+
+FailureOr<Value> onnx_import::getNormParameter(NodeImporter &n, Value param, StringRef what,
+                                               RankedTensorType xType, int64_t axis) {
+  auto t = cast<RankedTensorType>(param.getType());
+  if (t.getElementType() != xType.getElementType())
+    return n.emitError() << what << " " << t << " must have the element type of the input "
+                         << xType;
+  ArrayRef<int64_t> normShape = xType.getShape().drop_front(axis);
+  FailureOr<SmallVector<int64_t>> shape = broadcastShapes(t.getShape(), normShape);
+  if (failed(shape) || ArrayRef<int64_t>(*shape) != normShape)
+    return n.emitError() << what << " " << t << " does not broadcast to the normalized shape "
+                         << formatShape(normShape);
+  if (t.getShape() == normShape)
+    return param;
+  return n.create<ExpandOp>(t.clone(normShape), param);
+}
+
+/// Helpers of buildLayerNorm/buildRmsNorm: `x` in float32 and a keep-dims
+/// mean over dims [axis, rank) giving [d0, ..., d(axis-1), 1, ..., 1] f32.
+namespace {
+struct NormStatistics {
+  NodeImporter &n;
+  Value x;
+  RankedTensorType f32Type, statType;
+  SmallVector<int64_t> axes;
+
+  NormStatistics(NodeImporter &n, Value input, int64_t axis) : n(n) {
+    auto type = cast<RankedTensorType>(input.getType());
+    Type f32 = n.getBuilder().getF32Type();
+    f32Type = type.clone(f32);
+    x = type.getElementType().isF32() ? input : n.create<CastOp>(f32Type, input);
+    SmallVector<int64_t> statShape(type.getShape());
+    for (int64_t d = axis; d < type.getRank(); ++d) {
+      axes.push_back(d);
+      statShape[d] = 1;
+    }
+    statType = RankedTensorType::get(statShape, f32);
+  }
+  Value mean(Value v) {
+    Builder &b = n.getBuilder();
+    return n.create<ReduceOp>(statType, ReduceKindAttr::get(n.getContext(), ReduceKind::Mean), v,
+                              b.getDenseI64ArrayAttr(axes), b.getBoolAttr(true));
+  }
+  /// 1 / sqrt(meanSquare + epsilon).
+  Value invSqrt(Value meanSquare, float epsilon) {
+    Value e = n.createScalar(statType.getElementType(), epsilon);
+    return n.create<ReciprocalOp>(
+        statType, n.create<SqrtOp>(statType, n.create<AddOp>(statType, meanSquare, e)));
+  }
+};
+} // namespace
+
+NormResults onnx_import::buildLayerNorm(NodeImporter &n, Value x, Value scale, Value bias,
+                                        int64_t axis, float epsilon, bool withMean,
+                                        bool withInvStdDev) {
+  NormResults r;
+  // The statistics are computed from their definition with reductions when
+  // something reads them; the fused Y path does not change.
+  if (withMean || withInvStdDev) {
+    NormStatistics s(n, x, axis);
+    Value mu = s.mean(s.x);
+    if (withMean)
+      r.mean = mu;
+    if (withInvStdDev) {
+      Value d = n.create<SubOp>(s.f32Type, s.x, mu);
+      r.invStdDev = s.invSqrt(s.mean(n.create<MulOp>(s.f32Type, d, d)), epsilon);
+    }
+  }
+  Builder &b = n.getBuilder();
+  r.y = n.create<LayerNormOp>(x.getType(), x, scale, bias, b.getI64IntegerAttr(axis),
+                              b.getF32FloatAttr(epsilon));
+  return r;
+}
+
+NormResults onnx_import::buildRmsNorm(NodeImporter &n, Value x, Value scale, int64_t axis,
+                                      float epsilon, bool withInvStdDev) {
+  NormResults r;
+  if (withInvStdDev) {
+    NormStatistics s(n, x, axis);
+    r.invStdDev = s.invSqrt(s.mean(n.create<MulOp>(s.f32Type, s.x, s.x)), epsilon);
+  }
+  Builder &b = n.getBuilder();
+  r.y = n.create<RmsNormOp>(x.getType(), x, scale, b.getI64IntegerAttr(axis),
+                            b.getF32FloatAttr(epsilon));
+  return r;
+}
 
 namespace {
 
@@ -152,118 +258,50 @@ LogicalResult importSoftmax(NodeImporter &n) {
   return success();
 }
 
-/// LayerNormalization-17: Y as one kiln.layer_norm; the optional Mean and
-/// InvStdDev outputs (float32) from reductions when used; scale/bias broadcast to the normalized
-/// shape with kiln.expand (folds for constant weights).
+/// LayerNormalization-17: Y as one kiln.layer_norm (buildLayerNorm); the
+/// optional Mean and InvStdDev outputs (float32) from reductions when used;
+/// scale/bias broadcast to the normalized shape.
 LogicalResult importLayerNorm(NodeImporter &n) {
   if (failed(n.checkNumInputs(2, 3)) || failed(n.checkFloat(0)))
     return failure();
   auto type = n.getInputType(0);
-  FailureOr<int64_t> axisAttr = n.getIntAttr("axis", -1);
-  FailureOr<float> epsilon = n.getFloatAttr("epsilon", 1e-5f);
-  FailureOr<int64_t> stashType = n.getIntAttr("stash_type", 1);
-  if (failed(axisAttr) || failed(epsilon) || failed(stashType))
+  FailureOr<NormAttributes> attrs = getNormAttributes(n, type.getRank());
+  if (failed(attrs))
     return failure();
-  if (*stashType != onnx::TensorProto::FLOAT)
-    return n.emitUnsupported("stash_type " + Twine(*stashType) +
-                             " (kiln computes statistics in FLOAT)");
-  FailureOr<int64_t> axis = n.normalizeAxis(*axisAttr, type.getRank());
-  if (failed(axis))
+  FailureOr<Value> scale = getNormParameter(n, n.getInput(1), "scale", type, attrs->axis);
+  if (failed(scale))
     return failure();
-  // The optional outputs Mean and InvStdDev ([d0, ..., d(axis-1), 1, ..., 1],
-  // float32 = stash_type): computed from their definition with reductions
-  // when something reads them; the fused Y path does not change.
-  if (n.isOutputUsed(1) || n.isOutputUsed(2)) {
-    Type f32 = n.getBuilder().getF32Type();
-    auto f32Type = type.clone(f32);
-    Value x = type.getElementType().isF32() ? n.getInput(0) : n.create<CastOp>(f32Type, n.getInput(0));
-    SmallVector<int64_t> axes, statShape(type.getShape());
-    for (int64_t d = *axis; d < type.getRank(); ++d) {
-      axes.push_back(d);
-      statShape[d] = 1;
-    }
-    auto statType = RankedTensorType::get(statShape, f32);
-    Builder &b = n.getBuilder();
-    auto mean = [&](Value v) {
-      return n.create<ReduceOp>(statType, ReduceKindAttr::get(n.getContext(), ReduceKind::Mean),
-                                v, b.getDenseI64ArrayAttr(axes), b.getBoolAttr(true));
-    };
-    Value mu = mean(x);
-    n.setResult(1, mu);
-    if (n.isOutputUsed(2)) {
-      Value d = n.create<SubOp>(f32Type, x, mu);
-      Value var = mean(n.create<MulOp>(f32Type, d, d));
-      n.setResult(2, n.create<ReciprocalOp>(
-                         statType, n.create<SqrtOp>(statType, n.create<AddOp>(
-                                                                  statType, var,
-                                                                  n.createScalar(f32, *epsilon)))));
-    }
-  }
-  ArrayRef<int64_t> normShape = type.getShape().drop_front(*axis);
-  SmallVector<Value> params;
-  for (unsigned i = 1; i < 3; ++i) {
-    if (!n.hasInput(i)) {
-      params.push_back(Value());
-      continue;
-    }
-    auto t = n.getInputType(i);
-    if (t.getElementType() != type.getElementType())
-      return n.emitError() << (i == 1 ? "scale " : "bias ") << t
-                           << " must have the element type of the input " << type;
-    FailureOr<SmallVector<int64_t>> shape = n.broadcast(t.getShape(), normShape);
-    if (failed(shape))
+  Value bias;
+  if (n.hasInput(2)) {
+    FailureOr<Value> b = getNormParameter(n, n.getInput(2), "bias", type, attrs->axis);
+    if (failed(b))
       return failure();
-    if (ArrayRef<int64_t>(*shape) != normShape)
-      return n.emitError() << (i == 1 ? "scale " : "bias ") << t
-                           << " does not broadcast to the normalized shape "
-                           << formatShape(normShape);
-    Value v = n.getInput(i);
-    if (t.getShape() != normShape)
-      v = n.create<ExpandOp>(t.clone(normShape), v);
-    params.push_back(v);
+    bias = *b;
   }
-  Builder &b = n.getBuilder();
-  n.setResult(0, n.create<LayerNormOp>(type, n.getInput(0), params[0], params[1],
-                                       b.getI64IntegerAttr(*axis),
-                                       b.getF32FloatAttr(*epsilon)));
+  NormResults r = buildLayerNorm(n, n.getInput(0), *scale, bias, attrs->axis, attrs->epsilon,
+                                 n.isOutputUsed(1), n.isOutputUsed(2));
+  n.setResult(0, r.y);
+  n.setResult(1, r.mean);
+  n.setResult(2, r.invStdDev);
   return success();
 }
 
-/// RMSNormalization-23 (opset 23+): one kiln.rms_norm; `scale` broadcast to
-/// the normalized shape [d(axis), ..., d(rank-1)]; statistics in float
-/// (stash_type 1 only).
+/// RMSNormalization-23 (opset 23+): one kiln.rms_norm (buildRmsNorm);
+/// `scale` broadcast to the normalized shape [d(axis), ..., d(rank-1)];
+/// statistics in float (stash_type 1 only).
 LogicalResult importRmsNorm(NodeImporter &n) {
   if (failed(n.checkNumInputs(2, 2)) || failed(n.checkFloat(0)))
     return failure();
   auto type = n.getInputType(0);
-  FailureOr<int64_t> axisAttr = n.getIntAttr("axis", -1);
-  FailureOr<float> epsilon = n.getFloatAttr("epsilon", 1e-5f);
-  FailureOr<int64_t> stashType = n.getIntAttr("stash_type", 1);
-  if (failed(axisAttr) || failed(epsilon) || failed(stashType))
+  FailureOr<NormAttributes> attrs = getNormAttributes(n, type.getRank());
+  if (failed(attrs))
     return failure();
-  if (*stashType != onnx::TensorProto::FLOAT)
-    return n.emitUnsupported("stash_type " + Twine(*stashType) +
-                             " (kiln computes statistics in FLOAT)");
-  FailureOr<int64_t> axis = n.normalizeAxis(*axisAttr, type.getRank());
-  if (failed(axis))
+  FailureOr<Value> scale = getNormParameter(n, n.getInput(1), "scale", type, attrs->axis);
+  if (failed(scale))
     return failure();
-  ArrayRef<int64_t> normShape = type.getShape().drop_front(*axis);
-  auto scaleType = n.getInputType(1);
-  if (scaleType.getElementType() != type.getElementType())
-    return n.emitError() << "scale " << scaleType << " must have the element type of the input "
-                         << type;
-  FailureOr<SmallVector<int64_t>> shape = n.broadcast(scaleType.getShape(), normShape);
-  if (failed(shape))
-    return failure();
-  if (ArrayRef<int64_t>(*shape) != normShape)
-    return n.emitError() << "scale " << scaleType << " does not broadcast to the normalized shape "
-                         << formatShape(normShape);
-  Value scale = n.getInput(1);
-  if (scaleType.getShape() != normShape)
-    scale = n.create<ExpandOp>(scaleType.clone(normShape), scale);
-  Builder &b = n.getBuilder();
-  n.setResult(0, n.create<RmsNormOp>(type, n.getInput(0), scale, b.getI64IntegerAttr(*axis),
-                                     b.getF32FloatAttr(*epsilon)));
+  n.setResult(0, buildRmsNorm(n, n.getInput(0), *scale, attrs->axis, attrs->epsilon,
+                              /*withInvStdDev=*/false)
+                     .y);
   return success();
 }
 

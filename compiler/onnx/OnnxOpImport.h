@@ -2,9 +2,10 @@
 //
 // Internal interface between the graph importer (OnnxImporter.cpp) and the
 // per-op-family import files (OnnxElementwise.cpp, OnnxShapeOps.cpp,
-// OnnxMovement.cpp, OnnxMath.cpp). A handler receives a NodeImporter for one
-// ONNX node: resolved operand values with static types, typed attribute
-// accessors, constant-operand accessors and diagnostics that name the node.
+// OnnxMovement.cpp, OnnxMath.cpp, OnnxContrib.cpp). A handler receives a
+// NodeImporter for one ONNX node: resolved operand values with static types,
+// typed attribute accessors, constant-operand accessors and diagnostics that
+// name the node.
 // Handlers compute static result types themselves (kiln's shape inference)
 // and build kiln ops with createOrFold, so ops on constants fold at once.
 //
@@ -87,7 +88,7 @@ struct OpImporter {
   llvm::SmallVector<std::string> attributes;
 };
 
-/// The table op_type -> handler for the default ONNX domain.
+/// The table op_type -> handler of one domain.
 class OpRegistry {
 public:
   /// Registers `opType`; each op type is registered exactly once.
@@ -104,17 +105,23 @@ void registerElementwiseOps(OpRegistry &registry);
 void registerShapeOps(OpRegistry &registry);
 void registerMovementOps(OpRegistry &registry);
 void registerMathOps(OpRegistry &registry);
+/// onnxruntime's contrib ops (OnnxContrib.cpp): the com.microsoft domain and
+/// the one it defines in the default domain (SimplifiedLayerNormalization).
+void registerContribOps(OpRegistry &defaultDomain, OpRegistry &microsoftDomain);
 
 /// What a handler sees of one ONNX node. Created by the graph importer with
 /// the operands already resolved (absent optional operands are null).
 class NodeImporter {
 public:
+  /// `domainVersion` is the imported version of the node's domain (`opset`
+  /// for default-domain nodes); diagnostics show it.
   NodeImporter(mlir::OpBuilder &builder, mlir::Location loc, const onnx::NodeProto &node,
-               std::string displayName, int64_t opset, llvm::SmallVector<mlir::Value> inputs,
-               llvm::SmallVector<bool> outputUsed, TensorLoader &tensors)
+               std::string displayName, int64_t opset, int64_t domainVersion,
+               llvm::SmallVector<mlir::Value> inputs, llvm::SmallVector<bool> outputUsed,
+               TensorLoader &tensors)
       : builder(builder), loc(loc), node(node), displayName(std::move(displayName)),
-        opset(opset), inputs(std::move(inputs)), outputUsed(std::move(outputUsed)),
-        results(node.output_size()), tensors(tensors) {}
+        opset(opset), domainVersion(domainVersion), inputs(std::move(inputs)),
+        outputUsed(std::move(outputUsed)), results(node.output_size()), tensors(tensors) {}
 
   mlir::OpBuilder &getBuilder() { return builder; }
   mlir::MLIRContext *getContext() { return builder.getContext(); }
@@ -170,7 +177,8 @@ public:
 
   //--- Diagnostics ------------------------------------------------------===//
 
-  /// An error at the node, prefixed "node '<name>' (<op>, opset <n>): ".
+  /// An error at the node, prefixed "node '<name>' (<op>, opset <n>): "
+  /// ("(<domain>::<op>, opset <n>)" outside the default domain).
   mlir::InFlightDiagnostic emitError();
   /// emitError() << "unsupported: " << reason; returns failure.
   mlir::LogicalResult emitUnsupported(const llvm::Twine &reason);
@@ -211,11 +219,56 @@ private:
   const onnx::NodeProto &node;
   std::string displayName;
   int64_t opset;
+  int64_t domainVersion;
   llvm::SmallVector<mlir::Value> inputs;
   llvm::SmallVector<bool> outputUsed;
   llvm::SmallVector<mlir::Value> results;
   TensorLoader &tensors;
 };
+
+//===----------------------------------------------------------------------===//
+// Builders shared by op families
+//===----------------------------------------------------------------------===//
+
+/// The attributes of the LayerNormalization family: `axis` (default -1,
+/// normalized) and `epsilon` (default 1e-5); `stash_type` must be 1 (FLOAT),
+/// else "unsupported: stash_type N". (OnnxMath.cpp)
+struct NormAttributes {
+  int64_t axis;
+  float epsilon;
+};
+mlir::FailureOr<NormAttributes> getNormAttributes(NodeImporter &node, int64_t rank);
+
+/// `param` (named `what` in errors: "scale", "gamma", ...) checked to have
+/// the element type of `xType` and to broadcast to the normalized shape
+/// xType[axis:], and expanded to it (kiln.expand, folds on constants).
+mlir::FailureOr<mlir::Value> getNormParameter(NodeImporter &node, mlir::Value param,
+                                              llvm::StringRef what,
+                                              mlir::RankedTensorType xType, int64_t axis);
+
+/// A normalization's output and its optional float32 statistics, shaped
+/// [d0, ..., d(axis-1), 1, ..., 1] (null unless requested).
+struct NormResults {
+  mlir::Value y, mean, invStdDev;
+};
+
+/// LayerNormalization over dims [axis, rank) of `x`: y is one kiln.layer_norm
+/// (`scale`, and `bias` if not null, already of the normalized shape); mean
+/// and 1/sqrt(var + epsilon) from reductions in float32 when requested.
+NormResults buildLayerNorm(NodeImporter &node, mlir::Value x, mlir::Value scale,
+                           mlir::Value bias, int64_t axis, float epsilon, bool withMean,
+                           bool withInvStdDev);
+
+/// RMS normalization over dims [axis, rank) of `x`: y is one kiln.rms_norm
+/// (`scale` of the normalized shape); 1/sqrt(mean(x^2) + epsilon) in float32
+/// when requested.
+NormResults buildRmsNorm(NodeImporter &node, mlir::Value x, mlir::Value scale, int64_t axis,
+                         float epsilon, bool withInvStdDev);
+
+/// GELU of a float tensor, decomposed into pointwise kiln ops: the exact
+/// 0.5 x (1 + erf(x / sqrt 2)), or with `tanhApproximation`
+/// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). (OnnxElementwise.cpp)
+mlir::Value buildGelu(NodeImporter &node, mlir::Value x, bool tanhApproximation);
 
 /// `tensor<shape x elementType>`.
 inline mlir::RankedTensorType getTensorType(llvm::ArrayRef<int64_t> shape,

@@ -529,6 +529,103 @@ def review_fixes():
                                 x, y, opset=17))
 
 
+def contrib():
+    """onnxruntime's contrib ops (com.microsoft, version 1, and SimplifiedLayerNormalization in
+    the default domain) with their optional inputs and outputs (import: contrib.mlir; values:
+    small_models_test.py and check_import_numerics.py --contrib), and their errors."""
+    ms = [("com.microsoft", 1)]
+    rng = np.random.default_rng(11)
+
+    def weight(name, shape):
+        return const(name, rng.standard_normal(shape).astype(np.float32))
+
+    def msnode(op, ins, outs, name=None, **attrs):
+        return helper.make_node(op, ins, outs, name=name or outs[0], domain="com.microsoft",
+                                **attrs)
+
+    x, s = vi("x", F, [2, 3, 8]), vi("s", F, [2, 3, 8])
+    # SkipLayerNormalization: every input and output; skip [S, H] broadcast with the default
+    # epsilon (1e-12) and only the output; beta without bias, with input_skip_bias_sum.
+    save("contrib_skip_layer_norm", model([
+        msnode("SkipLayerNormalization", ["x", "s", "gamma", "beta", "bias"],
+               ["y", "mean", "inv_std_var", "sum"], name="sln_all", epsilon=1e-5),
+        msnode("SkipLayerNormalization", ["x", "s2", "gamma"], ["y2"], name="sln_min"),
+        msnode("SkipLayerNormalization", ["x", "s", "gamma", "beta"], ["y3", "", "", "sum3"],
+               name="sln_beta", epsilon=1e-5),
+    ], [x, s, vi("s2", F, [3, 8])],
+        [vi(n, F, None) for n in ["y", "mean", "inv_std_var", "sum", "y2", "y3", "sum3"]],
+        [weight("gamma", [8]), weight("beta", [8]), weight("bias", [8])], extra_opsets=ms))
+    # SkipSimplifiedLayerNormalization: bias, inv_std_var and the sum; then the minimal form.
+    save("contrib_skip_simplified_layer_norm", model([
+        msnode("SkipSimplifiedLayerNormalization", ["x", "s", "gamma", "bias"],
+               ["y", "", "inv_std_var", "sum"], name="ssln_all", epsilon=1e-5),
+        msnode("SkipSimplifiedLayerNormalization", ["x", "s", "gamma"], ["y2"], name="ssln_min"),
+    ], [x, s], [vi(n, F, None) for n in ["y", "inv_std_var", "sum", "y2"]],
+        [weight("gamma", [8]), weight("bias", [8])], extra_opsets=ms))
+    # SimplifiedLayerNormalization as onnxruntime defines it (default domain): the last axis
+    # with inv_std_var, and axis 1 with a [S, H] scale.
+    save("contrib_simplified_layer_norm", model([
+        node("SimplifiedLayerNormalization", ["x", "scale"], ["y", "inv_std_var"], name="rms",
+             epsilon=1e-5),
+        node("SimplifiedLayerNormalization", ["x", "scale2"], ["y2", "inv_std_var2"],
+             name="rms_axis1", axis=1),
+    ], [x], [vi(n, F, None) for n in ["y", "inv_std_var", "y2", "inv_std_var2"]],
+        [weight("scale", [8]), weight("scale2", [3, 8])], extra_opsets=ms))
+    # The same op under com.microsoft (kiln accepts it there; onnxruntime does not).
+    save("contrib_simplified_layer_norm_ms", model([
+        msnode("SimplifiedLayerNormalization", ["x", "scale"], ["y"], name="rms")],
+        [x], [vi("y", F, None)], [weight("scale", [8])], extra_opsets=ms))
+    # FastGelu with and without bias, BiasGelu.
+    save("contrib_gelu", model([
+        msnode("FastGelu", ["x"], ["fast"]),
+        msnode("FastGelu", ["x", "bias"], ["fast_bias"]),
+        msnode("BiasGelu", ["x", "bias"], ["bias_gelu"]),
+    ], [x], [vi(n, F, None) for n in ["fast", "fast_bias", "bias_gelu"]],
+        [weight("bias", [8])], extra_opsets=ms))
+
+    # Errors.
+    y = [vi("y", F, None)]
+    for op in ["MultiHeadAttention", "GroupQueryAttention"]:
+        save("error_contrib_" + op.lower(), model([msnode(op, ["x"], ["y"], name="attn")], [x], y,
+                                                 extra_opsets=ms))
+    save("error_contrib_unknown", model([msnode("QuickGelu", ["x"], ["y"], name="qg")], [x], y,
+                                        extra_opsets=ms))
+    save("error_contrib_other_domain", model(
+        [helper.make_node("Foo", ["x"], ["y"], name="foo", domain="com.example")], [x], y,
+        extra_opsets=[("com.example", 1)]))
+    save("error_contrib_version", model([msnode("FastGelu", ["x"], ["y"], name="fg")], [x], y,
+                                        extra_opsets=[("com.microsoft", 2)]))
+    save("error_contrib_no_import", model([msnode("FastGelu", ["x"], ["y"], name="fg")], [x], y))
+    save("error_contrib_attribute", model([msnode("FastGelu", ["x"], ["y"], name="fg", alpha=1.0)],
+                                          [x], y, extra_opsets=ms))
+    save("error_skip_simplified_mean", model([
+        msnode("SkipSimplifiedLayerNormalization", ["x", "s", "gamma"], ["y", "mean"],
+               name="ssln")], [x, s], y + [vi("mean", F, None)],
+        [weight("gamma", [8])], extra_opsets=ms))
+    save("error_skip_layer_norm_skip_shape", model([
+        msnode("SkipLayerNormalization", ["x", "s4", "gamma"], ["y"], name="sln")],
+        [x, vi("s4", F, [2, 2, 3, 8])], y, [weight("gamma", [8])], extra_opsets=ms))
+    save("error_skip_layer_norm_gamma_type", model([
+        msnode("SkipLayerNormalization", ["x", "s", "gamma"], ["y"], name="sln")], [x, s], y,
+        [const("gamma", np.ones(8, np.float16))], extra_opsets=ms))
+    save("error_skip_layer_norm_bias_shape", model([
+        msnode("SkipLayerNormalization", ["x", "s", "gamma", "", "bias"], ["y"], name="sln")],
+        [x, s], y, [weight("gamma", [8]), weight("bias", [3])], extra_opsets=ms))
+    save("error_skip_layer_norm_operands", model([
+        msnode("SkipLayerNormalization", ["x", "s"], ["y"], name="sln")], [x, s], y,
+        extra_opsets=ms))
+    save("error_bias_gelu_shape", model([msnode("BiasGelu", ["x", "b"], ["y"], name="bg")],
+                                        [x], y, [weight("b", [4])], extra_opsets=ms))
+    save("error_bias_gelu_no_bias", model([msnode("BiasGelu", ["x"], ["y"], name="bg")],
+                                          [x], y, extra_opsets=ms))
+    save("error_fast_gelu_int", model([msnode("FastGelu", ["i"], ["y"], name="fg")],
+                                      [vi("i", I64, [2, 3])], [vi("y", I64, None)],
+                                      extra_opsets=ms))
+    save("error_simplified_stash_type", model([
+        node("SimplifiedLayerNormalization", ["x", "scale"], ["y"], name="rms", stash_type=10)],
+        [x], y, [weight("scale", [8])]))
+
+
 def broken_files():
     """A truncated copy of a valid model, random bytes and an empty file."""
     data = model([node("Add", ["x", "c"], ["y"])], [vi("x", F, [4])], [vi("y", F, None)],
@@ -544,7 +641,7 @@ if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     for gen in [elementwise, logic, gelu, folding, shape_ops, runtime_cumsum, movement, slices,
                 gathers, math, reduce18, reduce13, external_data, old_and_new_opsets,
-                rotary_embedding, derived_ops, activations, arg_reduce, mod, opsets25_28, attention23, errors, review_fixes,
+                rotary_embedding, derived_ops, activations, arg_reduce, mod, opsets25_28, attention23, errors, review_fixes, contrib,
                 broken_files]:
         gen()
     print("wrote", OUT)
