@@ -52,6 +52,14 @@ MODELS = {
     "../../onnx/Inputs/activations": {"x": (3, 4, 5)},
     "../../onnx/Inputs/arg_reduce": {"x": (3, 4, 5)},  # ArgMax, ArgMin, ReduceMin
     "../../onnx/Inputs/mod": {"x": (3, 5)},  # Mod: integer fmod 0 and 1, float fmod 1
+    # onnxruntime contrib ops: com.microsoft SkipLayerNormalization (every optional input and
+    # output; a broadcast [S, H] skip; default epsilon 1e-12), SkipSimplifiedLayerNormalization
+    # (bias, inv_std_var, the sum), SimplifiedLayerNormalization (last axis and axis 1, with
+    # inv_std_var), FastGelu with and without bias, BiasGelu.
+    "../../onnx/Inputs/contrib_skip_layer_norm": {"x": (2, 3, 8), "s": (2, 3, 8), "s2": (3, 8)},
+    "../../onnx/Inputs/contrib_skip_simplified_layer_norm": {"x": (2, 3, 8), "s": (2, 3, 8)},
+    "../../onnx/Inputs/contrib_simplified_layer_norm": {"x": (2, 3, 8)},
+    "../../onnx/Inputs/contrib_gelu": {"x": (2, 3, 8)},
     # Opset 28: Mod-28 fmod 0 on floats (numpy's floor mod), Range-27 on float16.
     "../../onnx/Inputs/opset28_ops": {"x": (3, 5)},
     # uint8/int8/int16/uint32/uint64 in kernels and in the constant folder (numpy reference).

@@ -7,6 +7,8 @@ small numpy interpreter (below) and compares the output with onnxruntime on the 
 inputs: ||out - ref|| / ||ref|| must stay below 1e-5 (fp32 throughout).
 
 Usage: python3 test/onnx/check_import_numerics.py [--bin build/bin] [--models ../shared/models]
+       python3 test/onnx/check_import_numerics.py --contrib [--bin build/bin]
+         (onnxruntime's contrib ops, models from test/onnx/Inputs; every output compared)
 Needs numpy and onnxruntime. Not a lit test (the project venv may lack onnxruntime).
 """
 import argparse
@@ -114,6 +116,9 @@ def run(text, inputs):
                 x = a[0]; ax = int(attrs["axis"]); axes = tuple(range(ax, x.ndim)); eps = float(attrs["epsilon"])
                 mu = x.mean(axis=axes, keepdims=True); var = ((x - mu) ** 2).mean(axis=axes, keepdims=True)
                 r = (x - mu) / np.sqrt(var + eps) * a[1] + (a[2] if len(a) > 2 else 0)
+            elif op == "rms_norm":
+                x = a[0]; ax = int(attrs["axis"]); axes = tuple(range(ax, x.ndim)); eps = float(attrs["epsilon"])
+                r = x / np.sqrt((x * x).mean(axis=axes, keepdims=True) + eps) * a[1]
             elif op == "reduce":
                 f = {"mean": np.mean, "sum": np.sum, "max": np.max}[kind]
                 r = f(a[0], axis=tuple(attrs["axes"]), keepdims=attrs["keep_dims"] == "true")
@@ -126,6 +131,34 @@ def run(text, inputs):
 
 MODELS = ["gpt2_tiny_dynamo", "bert_tiny_dynamo", "bert_tiny_legacy", "llama_tiny_dynamo"]
 
+# --contrib: onnxruntime's contrib ops (test/onnx/Inputs, gen_onnx_tests.py), every output
+# compared; inputs are random normals, all fixed-shape float32.
+CONTRIB_MODELS = ["contrib_skip_layer_norm", "contrib_skip_simplified_layer_norm",
+                  "contrib_simplified_layer_norm", "contrib_gelu"]
+
+
+def check_contrib(compile_, opt, passes):
+    """Each output of each CONTRIB_MODELS model: ||out - ref|| / ||ref|| against onnxruntime."""
+    inputs_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs")
+    worst = 0.0
+    rng = np.random.default_rng(2)
+    for m in CONTRIB_MODELS:
+        path = os.path.join(inputs_dir, m + ".onnx")
+        sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+        feeds = {i.name: rng.standard_normal(i.shape).astype(np.float32) for i in sess.get_inputs()}
+        graph = subprocess.run([compile_, path, "--emit=graph"], capture_output=True, text=True,
+                               check=True).stdout
+        folded = subprocess.run([opt] + passes.split(), input=graph, capture_output=True, text=True,
+                                check=True).stdout
+        refs = sess.run(None, feeds)
+        outs = run(folded, list(feeds.values()))
+        for o, out, ref in zip(sess.get_outputs(), outs, refs):
+            assert out.shape == ref.shape, (m, o.name, out.shape, ref.shape)
+            err = float(np.linalg.norm(out - ref) / np.linalg.norm(ref))
+            worst = max(worst, err)
+            print(f"{m} {o.name}: relative error {err:.2e}")
+    return worst
+
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
@@ -136,8 +169,12 @@ def main():
     parser.add_argument("--names", default=",".join(MODELS), help="model file names (no .onnx)")
     parser.add_argument("--passes", default="--kiln-fold-shape-subgraphs",
                         help="kiln-opt passes before interpreting (e.g. add --kiln-raise-layer-norm)")
+    parser.add_argument("--contrib", action="store_true",
+                        help="check the contrib-op models of test/onnx/Inputs instead of --models")
     args = parser.parse_args()
     compile_, opt = os.path.join(args.bin, "kiln-compile"), os.path.join(args.bin, "kiln-opt")
+    if args.contrib:
+        sys.exit(0 if check_contrib(compile_, opt, args.passes) < 1e-5 else 1)
     worst = 0.0
     for m in args.names.split(","):
         for shape in args.shapes.split(","):
