@@ -423,6 +423,14 @@ LogicalResult importAttention(NodeImporter &n) {
     return failure();
   if (*softcap != 0.0f)
     return n.emitUnsupported("softcap");
+  // Attention-25's sliding window; -1 (the default) leaves a side unbounded.
+  for (const char *window : {"left_window_size", "right_window_size"}) {
+    FailureOr<int64_t> size = n.getIntAttr(window, -1);
+    if (failed(size))
+      return failure();
+    if (*size != -1)
+      return n.emitUnsupported(Twine(window) + " = " + Twine(*size) + " (a sliding window)");
+  }
   if (n.hasInput(6))
     return n.emitUnsupported("nonpad_kv_seqlen");
   if (n.isOutputUsed(3))
@@ -461,14 +469,6 @@ LogicalResult importAttention(NodeImporter &n) {
       if (pt.getRank() != 4 || pt.getDimSize(0) != ct.getDimSize(0) ||
           pt.getDimSize(1) != ct.getDimSize(1) || pt.getDimSize(3) != ct.getDimSize(3))
         return n.emitError() << "past " << pt << " does not match " << ct
-  // Attention-25's sliding window; -1 (the default) leaves a side unbounded.
-  for (const char *window : {"left_window_size", "right_window_size"}) {
-    FailureOr<int64_t> size = n.getIntAttr(window, -1);
-    if (failed(size))
-      return failure();
-    if (*size != -1)
-      return n.emitUnsupported(Twine(window) + " = " + Twine(*size) + " (a sliding window)");
-  }
                              << " outside the sequence dim";
       SmallVector<int64_t> shape(ct.getShape());
       shape[2] += pt.getDimSize(2);
