@@ -10,6 +10,35 @@
 
 include "mlir/Pass/PassBase.td"
 
+def EliminateEmptyTensors : Pass<"kiln-eliminate-empty-tensors", "mlir::func::FuncOp"> {
+  let summary = "Replace zero-element tensors by constants so no kernel sees one.";
+  let description = [{
+    ONNX allows dimensions of size 0: an empty past key/value cache at the
+    first decode step, an empty Concat operand, a Slice whose range is empty,
+    a reduction over an empty axis. Types are static after import, so each
+    case is decided here, before folding:
+
+    - an op whose results all have zero elements becomes empty constants;
+    - a `kiln.concat` drops its zero-length operands (one left: the concat
+      is that operand);
+    - a `kiln.reduce` over an empty extent with a non-empty result is a
+      constant: sum 0, mean NaN (0 for integers), max -inf (the smallest
+      integer), min +inf (the largest integer), as the ONNX Reduce* specs
+      (opset 18) define the empty reduction;
+    - a `kiln.matmul` with K = 0 is a constant 0;
+    - any other op with an empty operand and a non-empty result is an error
+      naming the op, e.g. a Gather from a zero-length axis (nothing exists
+      to read: onnxruntime fails at run time, kiln at compile time), an
+      ArgMax over an empty axis or attention over zero keys.
+
+    Before:
+    ```mlir
+    %k = kiln.concat %past, %new {axis = 2 : i64} : tensor<1x2x0x8xf32>, tensor<1x2x1x8xf32> -> tensor<1x2x1x8xf32>
+    ```
+    After: uses of `%k` use `%new`.
+  }];
+}
+
 def FoldShapeSubgraphs : Pass<"kiln-fold-shape-subgraphs", "mlir::func::FuncOp"> {
   let summary = "Fold shape and mask subgraphs on static shapes into constants.";
   let description = [{

@@ -14,6 +14,7 @@ using namespace mlir;
 
 void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &options) {
   OpPassManager &fpm = pm.nest<func::FuncOp>();
+  fpm.addPass(createEliminateEmptyTensors());
   fpm.addPass(createFoldShapeSubgraphs());
   fpm.addPass(createCSEPass());
   fpm.addPass(createRaiseLayerNorm());

@@ -93,13 +93,10 @@ Expected<InputShapes> kiln::parseShapeSpec(StringRef spec) {
       SmallVector<StringRef> parts;
       dims.split(parts, 'x');
       uint64_t elements = 1;
-      for (auto [position, part] : llvm::enumerate(parts)) {
+      for (StringRef part : parts) {
         uint64_t d;
         if (part.getAsInteger(10, d))
-          return error("dim '" + part + "' of '" + name + "' is not a positive integer");
-        if (d == 0)
-          return error("dim " + Twine(position) + " of '" + name +
-                       "' is 0; kiln compiles non-empty tensors only");
+          return error("dim '" + part + "' of '" + name + "' is not a non-negative integer");
         if (d > kMaxShapeElements || (elements *= d) > kMaxShapeElements)
           return error("'" + name + "' has more than 2^40 elements");
         shape.push_back(int64_t(d));

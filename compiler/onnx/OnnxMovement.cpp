@@ -66,6 +66,10 @@ LogicalResult importReshape(NodeImporter &n) {
     known *= d;
   }
   if (inferred >= 0) {
+    if (known == 0 && type.getNumElements() == 0)
+      return n.emitError() << "cannot reshape " << type << " to " << formatShape(*spec)
+                           << ": with zero elements the -1 dim is ambiguous (any size fits; "
+                              "onnxruntime and torch reject it too)";
     if (known == 0 || type.getNumElements() % known != 0)
       return n.emitError() << "cannot reshape " << type << " to " << formatShape(*spec);
     shape[inferred] = type.getNumElements() / known;

@@ -51,7 +51,7 @@
 // RUN: cmp %t/file.kiln %t/keep.kiln
 // So does a failing --emit=graph/kernels for an existing text file.
 // RUN: echo keep > %t/keep.mlir
-// RUN: not kiln-compile %S/Inputs/error_empty_slice.onnx --emit=kernels -o %t/keep.mlir 2> /dev/null
+// RUN: not kiln-compile %S/../onnx/Inputs/error_gather_empty_axis.onnx --emit=kernels -o %t/keep.mlir 2> /dev/null
 // RUN: FileCheck %s --check-prefix=KEEP-TEXT --input-file=%t/keep.mlir
 // KEEP-TEXT: keep
 

@@ -62,6 +62,13 @@ MODELS = {
     "../../onnx/Inputs/contrib_gelu": {"x": (2, 3, 8)},
     # Opset 28: Mod-28 fmod 0 on floats (numpy's floor mod), Range-27 on float16.
     "../../onnx/Inputs/opset28_ops": {"x": (3, 5)},
+    # Zero-size dims: empty past KV, empty Concat operand, reductions over an empty axis, K = 0,
+    # empty outputs; Attention-23 with an empty past (numpy references).
+    "../../onnx/Inputs/empty_tensors": {"x": (2, 3), "past": (1, 2, 0, 4), "k": (1, 2, 1, 4),
+                                        "e": (2, 0)},
+    "../../onnx/Inputs/attention_empty_past": {"q": (1, 2, 3, 4), "k": (1, 2, 3, 4),
+                                               "v": (1, 2, 3, 4), "pk": (1, 2, 0, 4),
+                                               "pv": (1, 2, 0, 4)},
     # uint8/int8/int16/uint32/uint64 in kernels and in the constant folder (numpy reference).
     "int_dtypes": {"a": (3, 16), "b": (3, 16), "c": (3, 16), "d": (3, 16), "e": (3, 16)},
     # Attention-23: GQA with past key/value and a bool mask; 3-D causal with head counts.
@@ -115,6 +122,14 @@ def int_dtypes_ref(f):
 NUMPY_REFS = {
     "max_nan": lambda f: [np.max(f["x"], axis=-1)],
     "int_dtypes": int_dtypes_ref,
+    "../../onnx/Inputs/empty_tensors": lambda f: [
+        2 * f["k"], np.concatenate([f["x"], f["x"]], axis=1), np.zeros(2, np.float32),
+        np.full(2, np.nan, np.float32), np.full(2, -np.inf, np.float32),
+        np.full(2, np.inf, np.float32), np.full(2, np.iinfo(np.int32).min, np.int32),
+        np.tile(np.arange(5, dtype=np.float32), (2, 1)), np.zeros((2, 0), np.float32),
+        np.zeros((2, 0), np.float32)],
+    "../../onnx/Inputs/attention_empty_past": lambda f: [
+        softmax_ref(0.5 * f["q"] @ np.swapaxes(f["k"], -1, -2)) @ f["v"], f["k"], f["v"]],
     "../../onnx/Inputs/opset28_ops": lambda f: [
         np.mod(f["x"], np.array([0.7, -0.3, 1.5, -2.0, 0.25], np.float32)) +
         np.array([1, 1.5, 2, 2.5, 3], np.float32)],
@@ -202,7 +217,9 @@ def main():
             for o, ref in zip(names, refs):
                 out = np.load(os.path.join(tmp, f"{base}_{o}_out.npy"))
                 nan_ok = out.shape == ref.shape and np.array_equal(np.isnan(out), np.isnan(ref))
-                fin = ~np.isnan(ref) if nan_ok else np.ones(ref.shape, bool)
+                if nan_ok and np.issubdtype(ref.dtype, np.floating):  # +-inf must match exactly
+                    nan_ok = np.array_equal(out[np.isinf(ref)], ref[np.isinf(ref)])
+                fin = np.isfinite(ref) if nan_ok else np.ones(ref.shape, bool)
                 diff = np.abs(out.astype(np.float64) - ref)[fin] if nan_ok else np.array([np.inf])
                 err = float(np.max(diff, initial=0.0) / max(np.max(np.abs(ref[fin]), initial=0.0), 1e-30))
                 ok = nan_ok and np.isfinite(out[fin]).all() and err <= 1e-5

@@ -418,6 +418,46 @@ def opsets25_28():
         [vi("y", F, None)], opset=25))
 
 
+def empty_tensors():
+    """Zero-size dims (kiln-eliminate-empty-tensors): an empty past KV cache concatenated with the
+    new key, an empty Concat operand, reductions over an empty axis (sum 0, mean NaN, max -inf /
+    the smallest int32, min +inf), MatMul with K = 0, an empty Slice and an empty elementwise
+    result as graph outputs; and a Gather from a zero-length axis, which is an error."""
+    F, I = TensorProto.FLOAT, TensorProto.INT32
+    save("empty_tensors", model([
+        node("Concat", ["past", "k"], ["kv"], axis=2),
+        node("Mul", ["kv", "two"], ["cat_kv"]),
+        node("Concat", ["x", "e", "x"], ["cat_x"], axis=1),
+        node("ReduceSum", ["e", "axis1"], ["sum_e"], keepdims=0),
+        node("ReduceMean", ["e", "axis1"], ["mean_e"], keepdims=0),
+        node("ReduceMax", ["e", "axis1"], ["max_e"], keepdims=0),
+        node("ReduceMin", ["e", "axis1"], ["min_e"], keepdims=0),
+        node("Cast", ["e"], ["ei"], to=I),
+        node("ReduceMax", ["ei", "axis1"], ["max_ei"], keepdims=0),
+        node("MatMul", ["e", "w"], ["mm"]),
+        node("Add", ["mm", "bias"], ["mm_bias"]),
+        node("Slice", ["x", "three", "three", "axis1"], ["slice_empty"]),
+        node("Relu", ["e"], ["relu_e"]),
+    ], [vi("x", F, [2, 3]), vi("past", F, [1, 2, "past_len", 4]), vi("k", F, [1, 2, 1, 4]),
+        vi("e", F, [2, "n"])],
+        [vi("cat_kv", F, None), vi("cat_x", F, None), vi("sum_e", F, None), vi("mean_e", F, None),
+         vi("max_e", F, None), vi("min_e", F, None), vi("max_ei", I, None),
+         vi("mm_bias", F, None), vi("slice_empty", F, None), vi("relu_e", F, None)],
+        [const("axis1", np.array([1], np.int64)), const("w", np.zeros((0, 5), np.float32)),
+         const("bias", np.arange(5, dtype=np.float32)), const("three", np.array([3], np.int64)),
+         const("two", np.array(2, np.float32))]))
+    # Attention-23 at the first decode step: past key/value of length 0 (symbolic past_len).
+    save("attention_empty_past", model([
+        node("Attention", ["q", "k", "v", "", "pk", "pv"], ["y", "present_k", "present_v"]),
+    ], [vi("q", F, [1, 2, 3, 4]), vi("k", F, [1, 2, 3, 4]), vi("v", F, [1, 2, 3, 4]),
+        vi("pk", F, [1, 2, "past_len", 4]), vi("pv", F, [1, 2, "past_len", 4])],
+        [vi("y", F, None), vi("present_k", F, None), vi("present_v", F, None)], opset=23))
+    save("error_gather_empty_axis", model(
+        [node("Gather", ["table", "ids"], ["y"], name="gather")],
+        [vi("ids", TensorProto.INT64, [2, 3])], [vi("y", F, None)],
+        [const("table", np.zeros((0, 8), np.float32))]))
+
+
 def attention23():
     """Attention-23: GQA (4 query, 2 KV heads) with past key/value and a boolean mask, and a 3-D
     causal one (values: small_models_test.py)."""
@@ -641,7 +681,7 @@ if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     for gen in [elementwise, logic, gelu, folding, shape_ops, runtime_cumsum, movement, slices,
                 gathers, math, reduce18, reduce13, external_data, old_and_new_opsets,
-                rotary_embedding, derived_ops, activations, arg_reduce, mod, opsets25_28, attention23, errors, review_fixes, contrib,
+                rotary_embedding, derived_ops, activations, arg_reduce, mod, opsets25_28, empty_tensors, attention23, errors, review_fixes, contrib,
                 broken_files]:
         gen()
     print("wrote", OUT)
