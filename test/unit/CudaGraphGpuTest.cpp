@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <string>
 #include <vector>
 
@@ -375,6 +376,79 @@ TEST(CudaGraph, CompiledModelsGraphAndPlainAreBitIdentical) {
                 path.c_str(), kiln_artifact_launch_count(artifact), plainA.size(),
                 floats ? f32At(plainA, 0) : 0.0f, floats ? f32At(plainB, 0) : 0.0f);
   }
+}
+
+/// Free and total device memory of device 0 in bytes, read through the driver API (dlopen'ed like
+/// the runtime does; the primary context is retained and made current for the query). Returns
+/// false if the driver or a call is unavailable.
+bool deviceMemory(size_t &freeBytes, size_t &totalBytes) {
+  static void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib)
+    return false;
+  // CUresult is an int-sized enum, CUdevice an int, CUcontext a pointer.
+  auto init = reinterpret_cast<int (*)(unsigned)>(dlsym(lib, "cuInit"));
+  auto deviceGet = reinterpret_cast<int (*)(int *, int)>(dlsym(lib, "cuDeviceGet"));
+  auto retain = reinterpret_cast<int (*)(void **, int)>(dlsym(lib, "cuDevicePrimaryCtxRetain"));
+  auto push = reinterpret_cast<int (*)(void *)>(dlsym(lib, "cuCtxPushCurrent_v2"));
+  auto pop = reinterpret_cast<int (*)(void **)>(dlsym(lib, "cuCtxPopCurrent_v2"));
+  auto memInfo = reinterpret_cast<int (*)(size_t *, size_t *)>(dlsym(lib, "cuMemGetInfo_v2"));
+  if (!init || !deviceGet || !retain || !push || !pop || !memInfo)
+    return false;
+  int device = 0;
+  void *context = nullptr;
+  if (init(0u) != 0 || deviceGet(&device, 0) != 0 || retain(&context, device) != 0 ||
+      push(context) != 0)
+    return false;
+  bool ok = memInfo(&freeBytes, &totalBytes) == 0;
+  void *popped = nullptr;
+  pop(&popped);
+  return ok;
+}
+
+/// Soak: one session of the first $KILN_TEST_MODELS artifact runs $KILN_SOAK_RUNS times (default
+/// 10,000) as a CUDA graph, with the inputs set and every output fetched each time. Every run's
+/// outputs must equal the first run's bit for bit, and the device's free memory after the last run
+/// must equal its value after the first (sampled every 1,000 runs and printed). Skips without
+/// $KILN_TEST_MODELS or a GPU.
+TEST(Soak, RunsKeepDeviceMemoryFlatAndOutputsBitIdentical) {
+  std::vector<std::string> models = testModels();
+  if (models.empty())
+    GTEST_SKIP() << "set KILN_TEST_MODELS=a.kiln to soak a compiled model";
+  const char *env = std::getenv("KILN_SOAK_RUNS");
+  long runs = env ? std::strtol(env, nullptr, 10) : 10000;
+  ASSERT_GT(runs, 1) << "KILN_SOAK_RUNS must be > 1";
+  Sessions sessions;
+  bool skip = false;
+  std::string why;
+  openBoth(models[0], sessions, skip, why);
+  if (skip)
+    GTEST_SKIP() << "no GPU: " << why;
+  kiln_artifact_t *artifact = sessions.artifact;
+  std::vector<std::vector<uint8_t>> inputs;
+  for (size_t i = 0; i < kiln_artifact_input_count(artifact); ++i) {
+    kiln_tensor_info_t info;
+    ASSERT_EQ(kiln_artifact_input_info(artifact, i, &info), nullptr);
+    inputs.push_back(makeInput(info, 1));
+  }
+  std::vector<uint8_t> first = runOnce(sessions.graph, inputs);
+  size_t freeAfterFirst = 0, total = 0, freeNow = 0;
+  ASSERT_TRUE(deviceMemory(freeAfterFirst, total)) << "cannot read device memory (cuMemGetInfo)";
+  long mismatches = 0, firstMismatch = -1;
+  for (long run = 1; run < runs; ++run) {
+    std::vector<uint8_t> out = runOnce(sessions.graph, inputs);
+    if (firstDifference(out, first) != -1 && mismatches++ == 0)
+      firstMismatch = run;
+    if ((run + 1) % 1000 == 0 && deviceMemory(freeNow, total))
+      std::printf("soak %s: run %ld, device free %zu bytes (%+lld since run 1)\n",
+                  models[0].c_str(), run + 1, freeNow,
+                  static_cast<long long>(freeNow) - static_cast<long long>(freeAfterFirst));
+  }
+  ASSERT_TRUE(deviceMemory(freeNow, total));
+  std::printf("soak %s: %ld runs, %zu output bytes each, %ld runs differ from run 1; device free "
+              "%zu bytes after run 1, %zu after run %ld\n",
+              models[0].c_str(), runs, first.size(), mismatches, freeAfterFirst, freeNow, runs);
+  EXPECT_EQ(mismatches, 0) << "first differing run: " << firstMismatch;
+  EXPECT_EQ(freeNow, freeAfterFirst) << "device memory changed over the soak";
 }
 
 } // namespace
