@@ -86,6 +86,9 @@ inline constexpr int64_t kMaxAttentionHeadDim = 256;
 
 struct FusionOptions {
   unsigned maxOpsPerKernel = 64;
+  /// A group stops growing before it reads more than this many distinct
+  /// values (kernel operands; each becomes a launch argument).
+  unsigned maxInputsPerKernel = 128;
   bool fuseEpilogues = true;          ///< GEMM/softmax/layer-norm epilogues
   bool fuseReductionPrologues = true; ///< producers of a reduction's input
   bool fuseGemmPrologues = true;      ///< cheap producers of GEMM operands
@@ -116,6 +119,14 @@ std::optional<GluHalves> getGluHalves(mlir::Operation *gemm);
 /// The value of a one-element float constant (`kiln.constant` of any rank),
 /// if `v` is one.
 std::optional<double> getScalarFloatConstant(mlir::Value v);
+
+/// Replaces `concat`, when it has more than `maxInputs` (>= 2) operands, by
+/// a balanced tree of concats along the same axis with at most `maxInputs`
+/// operands each (see SplitWideConcats in Passes.td). Returns the concat
+/// that now produces the result, or failure (nothing changed) when `concat`
+/// is already narrow enough.
+mlir::FailureOr<ConcatOp> splitWideConcat(mlir::RewriterBase &rewriter, ConcatOp concat,
+                                          unsigned maxInputs);
 
 /// Wraps `ops` (in program order, each a use-def closed group) into one
 /// `kiln.kernel` named `name`, inserted at the last op. Values defined in

@@ -331,6 +331,36 @@ def AssignPrecision : Pass<"kiln-assign-precision", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def SplitWideConcats : Pass<"kiln-split-wide-concats", "mlir::func::FuncOp"> {
+  let summary = "Split a `kiln.concat` of many operands into a tree of small ones.";
+  let description = [{
+    A `kiln.concat` with more than `max-inputs` operands becomes a balanced
+    tree of concats along the same axis, each with at most `max-inputs`
+    operands. Every kernel built from one then has a bounded number of
+    parameters (the runtime launches at most 512) and a bounded amount of
+    generated code per concat, whatever the model's fan-in (an ONNX Concat of
+    10,000 inputs is legal).
+
+    Precondition: none (runs on graph-level IR, before fusion).
+    Postcondition: no `kiln.concat` has more than `max-inputs` operands.
+
+    Before (`max-inputs=2`):
+    ```mlir
+    %y = kiln.concat %a, %b, %c {axis = 0 : i64} : tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x4xf32> -> tensor<3x4xf32>
+    ```
+    After:
+    ```mlir
+    %0 = kiln.concat %a, %b {axis = 0 : i64} : tensor<1x4xf32>, tensor<1x4xf32> -> tensor<2x4xf32>
+    %y = kiln.concat %0, %c {axis = 0 : i64} : tensor<2x4xf32>, tensor<1x4xf32> -> tensor<3x4xf32>
+    ```
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+  let options = [
+    Option<"maxInputs", "max-inputs", "unsigned", /*default=*/"32",
+           "Largest number of operands one kiln.concat keeps (at least 2)">,
+  ];
+}
+
 def FusePointwise : Pass<"kiln-fuse-pointwise", "mlir::func::FuncOp"> {
   let summary = "Group chains of fusible ops into `kiln.kernel` regions.";
   let description = [{
@@ -374,6 +404,8 @@ def FusePointwise : Pass<"kiln-fuse-pointwise", "mlir::func::FuncOp"> {
   let options = [
     Option<"maxOpsPerKernel", "max-ops-per-kernel", "unsigned", /*default=*/"64",
            "Largest number of ops fused into one kernel">,
+    Option<"maxInputsPerKernel", "max-inputs-per-kernel", "unsigned", /*default=*/"128",
+           "Largest number of operands (tensors read from memory) of one fused kernel">,
     Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
            "Fuse a GEMM, softmax or layer norm into its elementwise consumer group">,
     Option<"fuseReductionPrologues", "fuse-reduction-prologues", "bool", /*default=*/"true",

@@ -40,6 +40,8 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
   AssignPrecisionOptions precisionOptions;
   precisionOptions.precision = options.precision;
   fpm.addPass(createAssignPrecision(precisionOptions));
+  // Bounded kernel parameters and code per concat, fused or not.
+  fpm.addPass(createSplitWideConcats());
   if (options.fuse)
     fpm.addPass(createFusePointwise());
   fpm.addPass(createOutlineKernels());

@@ -18,6 +18,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <functional>
 #include <map>
 
 using namespace mlir;
@@ -136,6 +137,15 @@ FailureOr<std::string> ExprEmitter::bind(Value v, const std::string &expr) {
 FailureOr<std::string> ExprEmitter::emitValue(Value v, ArrayRef<std::string> coords) {
   if (auto it = overrides.find(v); it != overrides.end())
     return it->second;
+  // A value read at several coordinates (a concat of concats of one value)
+  // is emitted once per coordinate tuple, which can grow exponentially with
+  // the nesting; stop before the source gets too large for NVRTC.
+  if (body.size() > kMaxKernelBodyBytes)
+    return kernel.emitError() << "unsupported: the CUDA source of kernel @"
+                              << kernel.getSymName() << " exceeds "
+                              << (kMaxKernelBodyBytes >> 20)
+                              << " MiB (a value is re-evaluated at too many coordinates, e.g. "
+                                 "nested concats of one tensor); compile with --no-fuse";
   auto key = std::make_pair(v.getAsOpaquePointer(), join(coords));
   if (auto it = memo.find(key); it != memo.end())
     return it->second;
@@ -384,38 +394,54 @@ FailureOr<std::string> ExprEmitter::emitBinary(OpT op, ArrayRef<std::string> coo
   return bind(op.getResult(), e);
 }
 
-/// Concat: branch on the axis coordinate; each branch evaluates one operand.
+/// Concat: a binary search over the operands' offsets along the axis, one
+/// leaf branch per operand, so the nesting depth is log2 of the operand count
+/// (a chain of `else if` nests once per operand, which overflowed NVRTC's
+/// parser stack at a few thousand operands).
 FailureOr<std::string> ExprEmitter::emitConcat(ConcatOp c, ArrayRef<std::string> coords) {
   auto t = cudaScalarType(c.getType().getElementType());
   if (failed(t))
     return c.emitError() << "unsupported: concat of " << c.getType().getElementType();
   std::string res = fresh();
   line(*t + " " + res + ";");
-  int64_t axis = c.getAxis(), base = 0;
+  int64_t axis = c.getAxis();
+  // bases[k]: first axis coordinate of operand k.
+  SmallVector<int64_t> bases{0};
+  for (Value in : c.getInputs())
+    bases.push_back(bases.back() + tensorType(in).getDimSize(axis));
   auto savedMemo = memo;
   std::string savedIndent = indent;
-  for (auto [k, in] : llvm::enumerate(c.getInputs())) {
-    int64_t len = tensorType(in).getDimSize(axis);
-    bool last = k + 1 == c.getInputs().size();
-    if (k == 0)
-      line("if (" + coords[axis] + " < " + std::to_string(base + len) + "LL) {");
-    else if (!last)
-      line("} else if (" + coords[axis] + " < " + std::to_string(base + len) + "LL) {");
-    else
-      line("} else {");
-    indent = savedIndent + "  ";
-    Coords sub(coords.begin(), coords.end());
-    if (base)
-      sub[axis] = "(" + coords[axis] + " - " + std::to_string(base) + "LL)";
-    auto val = emitValue(in, sub);
-    if (failed(val))
+  // Emits the operands [lo, hi) at `depth`; the caller has established that
+  // the axis coordinate lies in [bases[lo], bases[hi]).
+  std::function<LogicalResult(size_t, size_t, unsigned)> emitRange =
+      [&](size_t lo, size_t hi, unsigned depth) -> LogicalResult {
+    indent = savedIndent + std::string(2 * depth, ' ');
+    if (hi - lo == 1) {
+      Coords sub(coords.begin(), coords.end());
+      if (bases[lo])
+        sub[axis] = "(" + coords[axis] + " - " + std::to_string(bases[lo]) + "LL)";
+      auto val = emitValue(c.getInputs()[lo], sub);
+      if (failed(val))
+        return failure();
+      line(res + " = " + *val + ";");
+      memo = savedMemo; // values computed inside a branch are not visible outside
+      return success();
+    }
+    size_t mid = lo + (hi - lo) / 2;
+    line("if (" + coords[axis] + " < " + std::to_string(bases[mid]) + "LL) {");
+    if (failed(emitRange(lo, mid, depth + 1)))
       return failure();
-    line(res + " = " + *val + ";");
-    memo = savedMemo; // values computed inside a branch are not visible outside
-    indent = savedIndent;
-    base += len;
-  }
-  line("}");
+    indent = savedIndent + std::string(2 * depth, ' ');
+    line("} else {");
+    if (failed(emitRange(mid, hi, depth + 1)))
+      return failure();
+    indent = savedIndent + std::string(2 * depth, ' ');
+    line("}");
+    return success();
+  };
+  LogicalResult emitted = emitRange(0, c.getInputs().size(), 0);
+  indent = savedIndent;
+  if (failed(emitted))
+    return failure();
   return res;
 }
-

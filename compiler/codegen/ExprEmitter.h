@@ -27,6 +27,11 @@ class ExprEmitter {
 public:
   using Coords = llvm::SmallVector<std::string>;
 
+  /// Largest statement list one kernel body may reach; emitValue fails with
+  /// an `unsupported:` diagnostic beyond it (NVRTC's time and memory grow
+  /// faster than linearly with the source).
+  static constexpr size_t kMaxKernelBodyBytes = size_t(4) << 20;
+
   explicit ExprEmitter(KernelOp kernel) : kernel(kernel) {}
 
   /// Decides how each kernel operand is read: splat constants whose block

@@ -2,8 +2,8 @@
 //
 // Each module is compiled once per target to a cubin (sm_<target>); the
 // compilation for the lowest target also yields the module's PTX, which the
-// driver can JIT on newer GPUs. Modules compile in parallel on an LLVM thread
-// pool; NVRTC is thread safe per program.
+// driver can JIT on newer GPUs. Modules compile in parallel on threads with a
+// large stack; NVRTC is thread safe per program.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,17 +11,22 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/Threading.h"
+#include "llvm/Support/thread.h"
 
 #include <nvrtc.h>
 
+#include <atomic>
 #include <mutex>
+#include <optional>
 
 using namespace kiln::codegen;
 
 namespace {
 #include "compiler/codegen/CudaHeaders.inc"
+
+/// Stack of each NVRTC compile thread: 512 MiB.
+constexpr unsigned kNvrtcStackBytes = 512u << 20;
 
 /// Compiles one source with `options` for a real architecture and returns
 /// its cubin and, if `wantPtx`, the PTX of the same compilation (NVRTC keeps
@@ -129,25 +134,34 @@ kiln::codegen::compileModules(llvm::ArrayRef<std::string> names,
     else
       llvm::consumeError(std::move(e));
   };
-  {
-    llvm::DefaultThreadPool pool(llvm::hardware_concurrency(std::max(1u, threads)));
-    for (size_t m = 0; m < sources.size(); ++m) {
-      pool.async([&, m] {
-        for (unsigned arch : sortedTargets) {
-          auto opts = baseOptions();
-          // sm_90 builds as sm_90a: Hopper's wgmma and setmaxnreg exist only
-          // there; its SASS runs on every compute capability 9.0 GPU.
-          opts.push_back("--gpu-architecture=sm_" + std::to_string(arch) + (arch == 90 ? "a" : ""));
-          CubinImage image{arch, {}};
-          std::string *ptx = arch == sortedTargets.front() ? &modules[m].ptx : nullptr;
-          if (auto e = compileOnce(names[m], sources[m], opts, image.image, ptx))
-            return record(std::move(e));
-          modules[m].cubins.push_back(std::move(image));
-        }
-      });
+  auto compileModule = [&](size_t m) {
+    for (unsigned arch : sortedTargets) {
+      auto opts = baseOptions();
+      // sm_90 builds as sm_90a: Hopper's wgmma and setmaxnreg exist only
+      // there; its SASS runs on every compute capability 9.0 GPU.
+      opts.push_back("--gpu-architecture=sm_" + std::to_string(arch) + (arch == 90 ? "a" : ""));
+      CubinImage image{arch, {}};
+      std::string *ptx = arch == sortedTargets.front() ? &modules[m].ptx : nullptr;
+      if (auto e = compileOnce(names[m], sources[m], opts, image.image, ptx))
+        return record(std::move(e));
+      modules[m].cubins.push_back(std::move(image));
     }
-    pool.wait();
-  }
+  };
+  // NVRTC's front end recurses over the source's nesting; a deep statement
+  // overflowed the default 8 MiB stack (a silent SIGSEGV of kiln-compile).
+  // Its workers get kNvrtcStackBytes instead (address space only, until
+  // touched). Codegen bounds the nesting too; this is the margin.
+  size_t workers = std::min<size_t>(
+      sources.size(), llvm::hardware_concurrency(std::max(1u, threads)).compute_thread_count());
+  std::atomic<size_t> nextModule{0};
+  std::vector<llvm::thread> pool;
+  for (size_t w = 0; w < workers; ++w)
+    pool.emplace_back(std::optional<unsigned>(kNvrtcStackBytes), [&] {
+      for (size_t m = nextModule++; m < sources.size(); m = nextModule++)
+        compileModule(m);
+    });
+  for (llvm::thread &t : pool)
+    t.join();
   if (firstError)
     return std::move(firstError);
   return modules;

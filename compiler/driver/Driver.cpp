@@ -19,6 +19,8 @@
 #include "dialects/kiln/KilnDialect.h"
 #include "passes/Pipelines.h"
 
+#include "ArtifactHeader.h"
+#include "kiln/runtime.h"
 #include "kiln/runtime.hpp"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -100,6 +102,29 @@ kiln::installModelDiagnosticHandler(MLIRContext &context, llvm::raw_ostream &os)
       print(note, "note");
     return success();
   });
+}
+
+/// Opens the artifact just written to `path` with the runtime's own loader
+/// (kiln_artifact_open verifies every structure and limit it checks before a
+/// run; no GPU needed), so that kiln-compile never reports success for a file
+/// kiln-run would refuse. A file that fails is removed. Skipped for outputs
+/// that cannot be read back (stdout, a FIFO, /dev/null).
+static llvm::Error verifyWrittenArtifact(const std::string &path) {
+  if (isStandardOutput(path) || !llvm::sys::fs::is_regular_file(path))
+    return llvm::Error::success();
+  kiln_artifact_t *artifact = nullptr;
+  kiln_status_t status = kiln_artifact_open(path.c_str(), &artifact);
+  if (!status) {
+    kiln_artifact_release(artifact);
+    return llvm::Error::success();
+  }
+  std::string message = kiln_status_message(status);
+  kiln_status_free(status);
+  llvm::sys::fs::remove(path);
+  return llvm::createStringError(
+      "internal error: the artifact written to '%s' does not pass the runtime's verification "
+      "(removed; please report this as a kiln-compile bug): %s",
+      path.c_str(), message.c_str());
 }
 
 /// Largest tensor kiln compiles: 128 GiB, about the memory of the largest
@@ -222,6 +247,15 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
       failedEmit = true;
       break;
     }
+    // kiln-split-wide-concats and fusion's operand bound keep kernels far
+    // below the runtime's launch limit; a kernel past it is a compiler bug.
+    if (generated->args.size() > artifact::kMaxLaunchArgs) {
+      kernel.emitError() << "internal error: kernel @" << kernel.getSymName() << " has "
+                         << generated->args.size() << " arguments, more than the "
+                         << artifact::kMaxLaunchArgs << " one launch may have";
+      failedEmit = true;
+      break;
+    }
     auto [it, inserted] = functionBySource.try_emplace(generated->source, functionSources.size());
     if (inserted) {
       functionSources.push_back(generated->source);
@@ -312,6 +346,8 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
   auto written = writeArtifact(func, modules, launches, path, collectives, tp);
   if (!written)
     return written.takeError();
+  if (auto e = verifyWrittenArtifact(path))
+    return e;
   stats.weightBytes = written->weightBytes;
   stats.fileBytes = written->fileBytes;
   stats.files.push_back({path, written->fileBytes, written->weightBytes});

@@ -6,7 +6,8 @@
 // Algorithm (one reverse walk, linear in the number of ops):
 //   1. Visit ops bottom-up. A fusible op whose single result is read only by
 //      fusible ops of one group joins that group when the control function
-//      agrees and the group is below the size limit.
+//      agrees, the group is below the size limit and would not read more
+//      than `maxInputsPerKernel` values (each is a kernel parameter).
 //   2. Any other fusible op starts a new group (it will be materialized).
 //   3. A GEMM, softmax or layer norm whose result is read by one group,
 //      elementwise and never broadcast up to the group's root, becomes that
@@ -234,10 +235,38 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
   // Step 1-2: assign groups bottom-up.
   llvm::DenseMap<Operation *, unsigned> groupOf;
   SmallVector<SmallVector<Operation *>> groups;
+  // Values each group reads from outside itself (its kernel's operands, as
+  // far as the group has grown), to bound the launch's argument count.
+  SmallVector<llvm::SetVector<Value>> groupInputs;
+  SmallVector<bool> hasAnchor;
+  // True when `op` joining `group` keeps its reads within the limit.
+  auto inputsFit = [&](unsigned group, Operation *op) {
+    const llvm::SetVector<Value> &in = groupInputs[group];
+    size_t count = in.size();
+    for (Value r : op->getResults())
+      count -= in.contains(r);
+    llvm::SmallPtrSet<Value, 8> added;
+    for (Value v : op->getOperands())
+      if (!in.contains(v) && added.insert(v).second)
+        ++count;
+    return count <= options.maxInputsPerKernel;
+  };
+  auto join = [&](unsigned group, Operation *op) {
+    groupOf[op] = group;
+    groups[group].push_back(op);
+    for (Value r : op->getResults())
+      groupInputs[group].remove(r);
+    groupInputs[group].insert(op->operand_begin(), op->operand_end());
+  };
+  auto startGroup = [&](Operation *op, bool anchored) {
+    groupOf[op] = groups.size();
+    groups.push_back({op});
+    groupInputs.emplace_back(op->operand_begin(), op->operand_end());
+    hasAnchor.push_back(anchored);
+  };
   SmallVector<Operation *> ops;
   for (Operation &op : func.getBody().front())
     ops.push_back(&op);
-  SmallVector<bool> hasAnchor;
   llvm::SmallPtrSet<Operation *, 16> gemmPrologue;
   for (Operation *op : llvm::reverse(ops)) {
     if (isa<MatMulOp, SoftmaxOp, LayerNormOp, RmsNormOp>(op) && options.fuseEpilogues &&
@@ -245,12 +274,12 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
       Operation *user = *op->getResult(0).getUsers().begin();
       auto it = groupOf.find(user);
       if (it != groupOf.end() && !hasAnchor[it->second] &&
-          groups[it->second].size() < maxOpsPerKernel && control(op, user) &&
+          groups[it->second].size() < maxOpsPerKernel && inputsFit(it->second, op) &&
+          control(op, user) &&
           (isEpilogueGroup(op, groupOf, it->second) ||
            (isa<MatMulOp>(op) && isPairEpilogueGroup(op, groupOf, it->second)))) {
         unsigned group = it->second;
-        groupOf[op] = group;
-        groups[group].push_back(op);
+        join(group, op);
         hasAnchor[group] = true;
         continue;
       }
@@ -258,17 +287,13 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
     if (isa<MatMulOp, AttentionOp>(op) && options.fuseGemmPrologues && !groupOf.count(op)) {
       // A GEMM without an epilogue still anchors a group for its prologue;
       // attention anchors one for the views of Q, K and V.
-      groupOf[op] = groups.size();
-      groups.push_back({op});
-      hasAnchor.push_back(true);
+      startGroup(op, /*anchored=*/true);
       continue;
     }
     if (isa<ReduceOp>(op) && options.fuseReductionPrologues) {
       // A reduction anchors a group that its fusible producers join
       // (prologue): they are computed per input element in its kernel.
-      groupOf[op] = groups.size();
-      groups.push_back({op});
-      hasAnchor.push_back(true);
+      startGroup(op, /*anchored=*/true);
       continue;
     }
     if (!op->hasTrait<KilnFusible>())
@@ -303,17 +328,14 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
       user = nullptr;
     auto it = user ? groupOf.find(user) : groupOf.end();
     if (it != groupOf.end() && groups[it->second].size() < maxOpsPerKernel &&
-        control(op, user)) {
+        inputsFit(it->second, op) && control(op, user)) {
       unsigned group = it->second; // read before inserting: insertion may rehash
-      groupOf[op] = group;
-      groups[group].push_back(op);
+      join(group, op);
       if (prologue)
         gemmPrologue.insert(op);
       continue;
     }
-    groupOf[op] = groups.size();
-    groups.push_back({op});
-    hasAnchor.push_back(false);
+    startGroup(op, /*anchored=*/false);
   }
 
   // Step 3: outline in program order (groups were built bottom-up).
@@ -361,9 +383,14 @@ struct FusePointwisePass : public kiln::impl::FusePointwiseBase<FusePointwisePas
                                 "(1 puts every op in its own kernel)");
       return signalPassFailure();
     }
+    if (maxInputsPerKernel == 0) {
+      getOperation()->emitError("kiln-fuse-pointwise: max-inputs-per-kernel must be at least 1");
+      return signalPassFailure();
+    }
     IRRewriter rewriter(&getContext());
     FusionOptions options;
     options.maxOpsPerKernel = maxOpsPerKernel;
+    options.maxInputsPerKernel = maxInputsPerKernel;
     options.fuseEpilogues = fuseEpilogues;
     options.fuseReductionPrologues = fuseReductionPrologues;
     options.fuseGemmPrologues = fuseGemmPrologues;

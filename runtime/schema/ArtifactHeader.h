@@ -44,6 +44,10 @@ constexpr uint64_t kBlobAlignment = 256;
 /// Required alignment of index_offset (the FlatBuffers verifier checks 8-byte scalar alignment).
 constexpr uint64_t kIndexAlignment = 8;
 
+/// Most arguments one launch may have (4 KiB of kernel parameters, 8 bytes each, the limit every
+/// CUDA device supports). The loader rejects launches with more; the compiler never writes one.
+constexpr size_t kMaxLaunchArgs = 512;
+
 /// Values of the header's checksum_kind field.
 ///   kChecksumNone:  no checksum (files written before the checksum existed; readers accept them
 ///                   unverified).

@@ -11,6 +11,7 @@
 #define KILN_RUNTIME_SRC_ARTIFACT_H
 
 #include "kiln/runtime.h"
+#include "ArtifactHeader.h"
 
 #include <atomic>
 #include <cstdint>
@@ -89,9 +90,8 @@ struct CollectiveDesc {
   uint32_t beforeLaunch = 0;
 };
 
-/// Upper bound on kernel arguments (4 KiB of kernel parameters, 8 bytes each), the limit every
-/// CUDA device supports.
-constexpr size_t kMaxLaunchArgs = 512;
+/// Upper bound on kernel arguments, shared with the compiler (ArtifactHeader.h).
+constexpr size_t kMaxLaunchArgs = artifact::kMaxLaunchArgs;
 
 } // namespace kiln
 

@@ -4,6 +4,9 @@
 // RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise=fuse-gemm-prologues=false | FileCheck %s --check-prefix=NOGEMMPRO
 // RUN: not kiln-opt %s --split-input-file --kiln-fuse-pointwise=max-ops-per-kernel=0 2>&1 | FileCheck %s --check-prefix=ZERO
 // ZERO: max-ops-per-kernel must be at least 1
+// RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise=max-inputs-per-kernel=2 | FileCheck %s --check-prefix=INPUTS
+// RUN: not kiln-opt %s --split-input-file --kiln-fuse-pointwise=max-inputs-per-kernel=0 2>&1 | FileCheck %s --check-prefix=ZEROIN
+// ZEROIN: max-inputs-per-kernel must be at least 1
 // RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise=max-ops-per-kernel=2 | FileCheck %s --check-prefix=CAP2
 
 // NOEPI-LABEL: func.func @gemm_bias_gelu
@@ -213,4 +216,23 @@ func.func @gemm_operand_sum(%a: tensor<16x32xf32>, %b: tensor<16x32xf32>, %w: te
   %s = kiln.add %a, %b : tensor<16x32xf32>, tensor<16x32xf32> -> tensor<16x32xf32>
   %m = kiln.matmul %s, %w : tensor<16x32xf32>, tensor<32x8xf32> -> tensor<16x8xf32>
   return %m : tensor<16x8xf32>
+}
+
+// -----
+
+// A group stops growing before it would read more than max-inputs-per-kernel
+// values (each is a launch argument): with 2, the chain of adds over four
+// tensors becomes three kernels of two operands each.
+// CHECK-LABEL: func.func @bounded_kernel_inputs
+// CHECK-COUNT-1: kiln.kernel
+// CHECK-NOT: kiln.kernel
+// INPUTS-LABEL: func.func @bounded_kernel_inputs
+// INPUTS: %[[S1:.+]] = kiln.kernel @fused_add(%{{.+}}, %{{.+}}) :
+// INPUTS: %[[S2:.+]] = kiln.kernel @fused_add(%[[S1]], %{{.+}}) :
+// INPUTS: kiln.kernel @fused_add(%[[S2]], %{{.+}}) :
+func.func @bounded_kernel_inputs(%a: tensor<8xf32>, %b: tensor<8xf32>, %c: tensor<8xf32>, %d: tensor<8xf32>) -> tensor<8xf32> {
+  %s1 = kiln.add %a, %b : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  %s2 = kiln.add %s1, %c : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  %s3 = kiln.add %s2, %d : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  return %s3 : tensor<8xf32>
 }
