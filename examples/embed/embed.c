@@ -5,9 +5,11 @@
  * inputs; 1.0 for float inputs), runs once and prints the first values and a
  * checksum of output 0. Every call's status is checked; errors print the
  * runtime's message and exit 1. Links only kiln_runtime (libcuda is loaded
- * at run time).
+ * at run time). --info prints the artifact's inputs and outputs and needs no
+ * GPU.
  *
- *   embed model.kiln
+ *   embed [--info] model.kiln
+ *   embed --help
  */
 #include <kiln/runtime.h>
 
@@ -26,14 +28,57 @@ static int failed(kiln_status_t status, const char *what) {
   return 1;
 }
 
+static const char kUsage[] = "usage: embed [--info] model.kiln\n"
+                             "       embed --help\n";
+
+/* Prints one input or output: name, dtype and shape, e.g. "input_ids i64[1x16]". */
+static void printTensor(const char *kind, const kiln_tensor_info_t *info) {
+  printf("%s %s %s[", kind, info->name, kiln_dtype_name(info->dtype));
+  for (size_t d = 0; d < info->rank; ++d)
+    printf(d ? "x%lld" : "%lld", (long long)info->shape[d]);
+  printf("]\n");
+}
+
+/* Prints the artifact's producer, inputs, outputs and sizes (no GPU needed). */
+static int printInfo(const kiln_artifact_t *artifact) {
+  printf("producer %s\n", kiln_artifact_producer(artifact));
+  for (size_t i = 0; i < kiln_artifact_input_count(artifact); ++i) {
+    kiln_tensor_info_t info;
+    if (failed(kiln_artifact_input_info(artifact, i, &info), "input info"))
+      return 1;
+    printTensor("input", &info);
+  }
+  for (size_t i = 0; i < kiln_artifact_output_count(artifact); ++i) {
+    kiln_tensor_info_t info;
+    if (failed(kiln_artifact_output_info(artifact, i, &info), "output info"))
+      return 1;
+    printTensor("output", &info);
+  }
+  printf("launches %zu, arena %llu bytes, weights %llu bytes\n",
+         kiln_artifact_launch_count(artifact),
+         (unsigned long long)kiln_artifact_arena_bytes(artifact),
+         (unsigned long long)kiln_artifact_weights_bytes(artifact));
+  return 0;
+}
+
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: embed model.kiln\n");
+  if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+    printf("%s", kUsage);
+    return 0;
+  }
+  int infoOnly = argc == 3 && strcmp(argv[1], "--info") == 0;
+  if (argc != 2 + infoOnly || argv[argc - 1][0] == '-') {
+    fprintf(stderr, "%s", kUsage);
     return 2;
   }
   kiln_artifact_t *artifact = NULL;
-  if (failed(kiln_artifact_open(argv[1], &artifact), "open"))
+  if (failed(kiln_artifact_open(argv[argc - 1], &artifact), "open"))
     return 1;
+  if (infoOnly) {
+    int infoRc = printInfo(artifact);
+    kiln_artifact_release(artifact);
+    return infoRc;
+  }
 
   kiln_session_params_t params;
   kiln_session_params_initialize(&params);
