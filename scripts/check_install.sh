@@ -11,7 +11,8 @@
 #      CMake with find_package(kiln) (kiln::runtime, and kiln::runtime_static), and cc with
 #      pkg-config: `cc embed.c $(pkg-config --cflags --libs kiln)` and the static line
 #      `cc embed.c $(pkg-config --cflags kiln) -Wl,-Bstatic $(pkg-config --static --libs kiln)`;
-#   3. run every binary's no-GPU paths: --help, a missing artifact (IO_ERROR, exit 1), and, when
+#   3. run every binary's no-GPU paths: --help, --version (kiln_version() and the headers' macros
+#      equal the project version), a missing artifact (IO_ERROR, exit 1), and, when
 #      kiln-compile was installed, --info of a small compiled model (also `kiln-run --info`).
 #      Shared binaries must load TMP's libkiln_runtime.so; static ones must not need it.
 # Runs in seconds; ctest runs it as `install-check` (label install). Exit 0 = all checks passed.
@@ -37,7 +38,7 @@ cmake --install "$BUILD" --prefix "$PREFIX" >"$TMP/install.log" 2>&1 ||
   { cat "$TMP/install.log" >&2; die "cmake --install $BUILD failed (is the tree built?)"; }
 LIBDIR="$PREFIX/$(cache CMAKE_INSTALL_LIBDIR)"
 VERSION="$(sed -n 's/^project(kiln VERSION \([0-9.]*\).*/\1/p' "$ROOT/CMakeLists.txt")"
-expect=(include/kiln/runtime.h include/kiln/runtime.hpp bin/kiln-run)
+expect=(include/kiln/runtime.h include/kiln/runtime.hpp include/kiln/version.h bin/kiln-run)
 if [[ "$(cache KILN_BUILD_COMPILER)" != OFF ]]; then
   expect+=(bin/kiln-compile bin/kiln-opt)
 fi
@@ -112,6 +113,9 @@ for name in "${!BINARIES[@]}"; do
     ((needed == 0)) || die "$name links libkiln_runtime.so although it was linked statically"
   fi
   "${runenv[@]}" "$bin" --help | grep -q "usage: embed" || die "$name --help failed"
+  version="$("${runenv[@]}" "$bin" --version)" || die "$name --version: $version"
+  [[ "$version" == "kiln runtime $VERSION (headers $VERSION)" ]] ||
+    die "$name --version printed '$version', expected version $VERSION"
   set +e
   out="$("${runenv[@]}" "$bin" "$TMP/missing.kiln" 2>&1)"
   rc=$?

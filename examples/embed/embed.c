@@ -10,6 +10,8 @@
  *
  *   embed [--info] model.kiln
  *   embed --help
+ *   embed --version   (the library's kiln_version(); fails if it differs from
+ *                      the headers' KILN_VERSION_STRING)
  */
 #include <kiln/runtime.h>
 
@@ -29,7 +31,8 @@ static int failed(kiln_status_t status, const char *what) {
 }
 
 static const char kUsage[] = "usage: embed [--info] model.kiln\n"
-                             "       embed --help\n";
+                             "       embed --help\n"
+                             "       embed --version\n";
 
 /* Prints one input or output: name, dtype and shape, e.g. "input_ids i64[1x16]". */
 static void printTensor(const char *kind, const kiln_tensor_info_t *info) {
@@ -65,6 +68,10 @@ int main(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "--help") == 0) {
     printf("%s", kUsage);
     return 0;
+  }
+  if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+    printf("kiln runtime %s (headers %s)\n", kiln_version(), KILN_VERSION_STRING);
+    return strcmp(kiln_version(), KILN_VERSION_STRING) == 0 ? 0 : 1;
   }
   int infoOnly = argc == 3 && strcmp(argv[1], "--info") == 0;
   if (argc != 2 + infoOnly || argv[argc - 1][0] == '-') {

@@ -31,9 +31,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kiln/version.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/*===----------------------------------------------------------------------===*
+ * Version
+ *===----------------------------------------------------------------------===*/
+
+/// Returns the version of the runtime library ("MAJOR.MINOR.PATCH", static storage). It equals
+/// KILN_VERSION_STRING of the headers the library was built with; an application compiled
+/// against other headers can compare the two (docs/runtime.md#versions-and-abi).
+const char *kiln_version(void);
 
 /*===----------------------------------------------------------------------===*
  * Status
