@@ -15,11 +15,12 @@
 //      and run each distinct collective shape once, so that NCCL sets up its connections here
 //      and never inside a later CUDA graph capture;
 //   7. poison the arena when asked.
-// A run enqueues the schedule on a stream: the launches in order, each collective between the
-// launches its before_launch names. With use_cuda_graph (the default) the first run captures the
-// schedule (kernels and NCCL all-reduces) into a CUDA graph on the session's own stream and
-// instantiates it, and every run is one cuGraphLaunch of that graph; otherwise one
-// cuLaunchKernel / ncclAllReduce per entry.
+// A run (and a benchmark or profile) first checks that the application has set every input, so
+// no kernel reads an input buffer's uninitialized memory. It then enqueues the schedule on a
+// stream: the launches in order, each collective between the launches its before_launch names.
+// With use_cuda_graph (the default) the first run captures the schedule (kernels and NCCL
+// all-reduces) into a CUDA graph on the session's own stream and instantiates it, and every run is
+// one cuGraphLaunch of that graph; otherwise one cuLaunchKernel / ncclAllReduce per entry.
 //
 // Waits: a single-GPU session blocks in cuStreamSynchronize / cuEventSynchronize. A
 // tensor-parallel session depends on its peers, so it polls instead (cuStreamQuery /
@@ -93,6 +94,11 @@ struct kiln_session {
   CUdeviceptr arena = 0;
   CUdeviceptr weights = 0;
   std::vector<CUdeviceptr> inputs;
+  /// Per input: whether the application has provided it (kiln_session_set_input, or
+  /// kiln_session_input_device_ptr for inputs it fills on the device); zero-size inputs are always
+  /// provided. A run, benchmark or profile refuses to start while any input is not, so it never
+  /// reads uninitialized device memory.
+  std::vector<bool> inputProvided;
   /// Per launch: the argument values (device addresses) and the pointers to them that
   /// cuLaunchKernel takes as kernelParams.
   std::vector<std::vector<CUdeviceptr>> argValues;
@@ -624,6 +630,25 @@ kiln_status_t checkSession(const kiln_session *session, const char *function) {
   return nullptr;
 }
 
+/// Fails with KILN_FAILED_PRECONDITION, naming every input the application has not provided yet,
+/// when `function` (a run, benchmark or profile) would read one. Needs no device work.
+kiln_status_t checkInputsProvided(const kiln_session &session, const char *function) {
+  std::string unset;
+  size_t count = 0;
+  for (size_t i = 0; i < session.inputProvided.size(); ++i) {
+    if (session.inputProvided[i])
+      continue;
+    unset += (count++ ? ", '" : "'") + session.artifact->inputs[i].name + "'";
+  }
+  if (count == 0)
+    return nullptr;
+  return makeStatusF(KILN_FAILED_PRECONDITION,
+                     "%s: %s %s %s never set; set every input with kiln_session_set_input (or write "
+                     "it through kiln_session_input_device_ptr) before running",
+                     function, count == 1 ? "input" : "inputs", unset.c_str(),
+                     count == 1 ? "was" : "were");
+}
+
 /// Finds `name` among the artifact's inputs (isInput) or outputs and checks `bytes` against it.
 kiln_status_t lookupTensor(const kiln_session &session, bool isInput, const char *name,
                            size_t bytes, bool checkBytes, size_t &index) {
@@ -767,6 +792,9 @@ kiln_status_t kiln_session_create(kiln_artifact_t *artifact, const kiln_session_
     delete session;
     return status;
   }
+  session->inputProvided.resize(artifact->inputs.size());
+  for (size_t i = 0; i < artifact->inputs.size(); ++i)
+    session->inputProvided[i] = artifact->inputs[i].byteSize == 0;
   *out_session = session;
   return nullptr;
 }
@@ -791,11 +819,14 @@ kiln_status_t kiln_session_set_input(kiln_session_t *session, const char *name,
   KILN_RETURN_IF_ERROR(kiln::waitForRuns(*session, "kiln_session_set_input"));
   KILN_CU_RETURN_IF_ERROR(
       cu, cuMemcpyHtoDAsync(session->inputs[index], host_data, bytes, session->stream));
-  return kiln::waitStream(*session, session->stream, "kiln_session_set_input");
+  KILN_RETURN_IF_ERROR(kiln::waitStream(*session, session->stream, "kiln_session_set_input"));
+  session->inputProvided[index] = true;
+  return nullptr;
 }
 
 kiln_status_t kiln_session_run(kiln_session_t *session, void *stream) {
   KILN_RETURN_IF_ERROR(kiln::checkSession(session, "kiln_session_run"));
+  KILN_RETURN_IF_ERROR(kiln::checkInputsProvided(*session, "kiln_session_run"));
   CUstream target = stream ? static_cast<CUstream>(stream) : session->stream;
   kiln::ContextScope scope(*session->cu, session->context);
   // A run on a different stream than the previous one must not overlap it (shared arena).
@@ -846,6 +877,8 @@ kiln_status_t kiln_session_input_device_ptr(kiln_session_t *session, const char 
   size_t index = 0;
   KILN_RETURN_IF_ERROR(kiln::lookupTensor(*session, /*isInput=*/true, name, 0, false, index));
   *out_device_ptr = session->inputs[index];
+  // The application fills the buffer itself from here on.
+  session->inputProvided[index] = true;
   return nullptr;
 }
 
@@ -873,6 +906,7 @@ kiln_status_t kiln_session_benchmark(kiln_session_t *session, size_t warmup_iter
     return makeStatus(KILN_INVALID_ARGUMENT,
                       "kiln_session_benchmark: iterations must be > 0 and out_ms_per_iteration "
                       "non-NULL");
+  KILN_RETURN_IF_ERROR(kiln::checkInputsProvided(*session, function));
   const kiln::CudaSymbols &cu = *session->cu;
   kiln::ContextScope scope(cu, session->context);
   KILN_RETURN_IF_ERROR(kiln::waitForRuns(*session, function));
@@ -918,6 +952,7 @@ kiln_status_t kiln_session_profile_collectives(kiln_session_t *session, size_t i
                        "out_ms_per_collective non-NULL when the artifact has collectives (it has "
                        "%zu)",
                        function, collectives);
+  KILN_RETURN_IF_ERROR(kiln::checkInputsProvided(*session, function));
   kiln::ContextScope scope(*session->cu, session->context);
   return kiln::profileSchedule(*session, iterations, out_ms_per_launch, out_ms_per_collective,
                                function);
@@ -934,6 +969,7 @@ kiln_status_t kiln_session_profile(kiln_session_t *session, size_t iterations,
     return makeStatus(KILN_INVALID_ARGUMENT,
                       "kiln_session_profile: iterations must be > 0 and out_ms_per_launch "
                       "non-NULL");
+  KILN_RETURN_IF_ERROR(kiln::checkInputsProvided(*session, function));
   kiln::ContextScope scope(*session->cu, session->context);
   return kiln::profileSchedule(*session, iterations, out_ms_per_launch, nullptr, function);
 }

@@ -210,6 +210,10 @@ TEST_F(CudaGraphChain, GraphLaunchesOnSpecialStreams) {
 }
 
 TEST_F(CudaGraphChain, BenchmarkCapturesBeforeTiming) {
+  // A benchmark needs every input set, like a run.
+  const std::vector<uint8_t> x = f32Bytes({1, 1, 1, 1});
+  ASSERT_EQ(kiln_session_set_input(sessions.graph, "x", x.data(), x.size()), nullptr);
+  ASSERT_EQ(kiln_session_set_input(sessions.plain, "x", x.data(), x.size()), nullptr);
   float graphMs[20] = {}, plainMs[20] = {};
   kiln_status_t status = kiln_session_benchmark(sessions.graph, 0, 20, graphMs);
   ASSERT_EQ(status, nullptr) << kiln_status_message(status);
@@ -236,6 +240,8 @@ TEST_F(CudaGraphChain, BenchmarkCapturesBeforeTiming) {
 }
 
 TEST_F(CudaGraphChain, ProfileUsesPlainLaunchesAndCapturesNothing) {
+  const std::vector<uint8_t> x = f32Bytes({1, 1, 1, 1});
+  ASSERT_EQ(kiln_session_set_input(sessions.graph, "x", x.data(), x.size()), nullptr);
   std::vector<float> ms(kiln_artifact_launch_count(sessions.artifact), -1.0f);
   kiln_status_t status = kiln_session_profile(sessions.graph, 3, ms.data());
   ASSERT_EQ(status, nullptr) << kiln_status_message(status);

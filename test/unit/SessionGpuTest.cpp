@@ -1,8 +1,8 @@
 //===- SessionGpuTest.cpp - Session tests on a real GPU (label gpu) -------===//
 //
 // Runs the reference add model (y = x + w) through the full session API on device 0: PTX JIT and
-// cubin paths, size and name errors, JIT error logs, device pointers, arena poisoning and
-// benchmarking. Every test calls GTEST_SKIP() when no driver or device is present.
+// cubin paths, size and name errors, runs refused while an input was never set, JIT error logs,
+// device pointers, arena poisoning and benchmarking. Every test calls GTEST_SKIP() when no driver or device is present.
 //
 //===----------------------------------------------------------------------===//
 
@@ -149,6 +149,76 @@ TEST_F(GpuSession, UnknownNamesAreNotFound) {
   kiln_status_free(status);
 }
 
+/// Expects `status` to be KILN_FAILED_PRECONDITION from `function` naming input 'x' as never set.
+void expectInputXUnset(kiln_status_t status, const char *function) {
+  EXPECT_EQ(kiln_status_code(status), KILN_FAILED_PRECONDITION) << function;
+  EXPECT_EQ(std::string(kiln_status_message(status)),
+            std::string(function) +
+                ": input 'x' was never set; set every input with kiln_session_set_input (or "
+                "write it through kiln_session_input_device_ptr) before running");
+  kiln_status_free(status);
+}
+
+TEST_F(GpuSession, RunWithUnsetInputIsFailedPrecondition) {
+  kiln::test::ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  CREATE_OR_SKIP(create(builder));
+  expectInputXUnset(kiln_session_run(session, nullptr), "kiln_session_run");
+  float ms[2] = {};
+  expectInputXUnset(kiln_session_benchmark(session, 0, 2, ms), "kiln_session_benchmark");
+  expectInputXUnset(kiln_session_profile(session, 1, ms), "kiln_session_profile");
+  expectInputXUnset(kiln_session_profile_collectives(session, 1, ms, nullptr),
+                    "kiln_session_profile_collectives");
+  EXPECT_EQ(kiln_session_has_cuda_graph(session), 0) << "nothing was captured";
+  // A set_input that fails (wrong size) does not count as setting the input.
+  float small[2] = {1, 2};
+  kiln_status_t status = kiln_session_set_input(session, "x", small, sizeof(small));
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  kiln_status_free(status);
+  expectInputXUnset(kiln_session_run(session, nullptr), "kiln_session_run");
+  // Once set, the session runs normally.
+  runAndCheckAdd(session);
+}
+
+TEST_F(GpuSession, UnsetInputsAreAllNamedAndZeroSizeInputsNeedNoSetting) {
+  // The add model plus two inputs no launch reads: "mask" i64[2] and the empty "none" f32[0].
+  kiln::test::ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  auto mask = std::make_unique<fb::TensorDescT>();
+  mask->name = "mask";
+  mask->dtype = fb::DType::I64;
+  mask->shape = {2};
+  builder.model.inputs.push_back(std::move(mask));
+  auto none = std::make_unique<fb::TensorDescT>();
+  none->name = "none";
+  none->dtype = fb::DType::F32;
+  none->shape = {0};
+  builder.model.inputs.push_back(std::move(none));
+  CREATE_OR_SKIP(create(builder));
+  kiln_status_t status = kiln_session_run(session, nullptr);
+  EXPECT_EQ(kiln_status_code(status), KILN_FAILED_PRECONDITION);
+  EXPECT_NE(std::string(kiln_status_message(status))
+                .find("kiln_session_run: inputs 'x', 'mask' were never set;"),
+            std::string::npos)
+      << kiln_status_message(status);
+  kiln_status_free(status);
+  const int64_t maskValues[2] = {1, 0};
+  ASSERT_EQ(kiln_session_set_input(session, "mask", maskValues, sizeof(maskValues)), nullptr);
+  runAndCheckAdd(session);
+}
+
+TEST_F(GpuSession, InputDevicePointerCountsAsSettingTheInput) {
+  kiln::test::ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  CREATE_OR_SKIP(create(builder));
+  uint64_t input = 0;
+  ASSERT_EQ(kiln_session_input_device_ptr(session, "x", &input), nullptr);
+  kiln_status_t status = kiln_session_run(session, nullptr);
+  EXPECT_EQ(status, nullptr) << kiln_status_message(status);
+  kiln_status_free(status);
+  EXPECT_EQ(kiln_session_synchronize(session), nullptr);
+}
+
 TEST_F(GpuSession, DevicePointers) {
   kiln::test::ArtifactBuilder builder;
   kiln::test::buildAddModel(builder);
@@ -175,6 +245,8 @@ TEST_F(GpuSession, BenchmarkReportsPositiveTimes) {
   kiln::test::ArtifactBuilder builder;
   kiln::test::buildAddModel(builder);
   CREATE_OR_SKIP(create(builder));
+  const float x[4] = {1, 2, 3, 4};
+  ASSERT_EQ(kiln_session_set_input(session, "x", x, sizeof(x)), nullptr);
   float ms[5] = {};
   kiln_status_t status = kiln_session_benchmark(session, 2, 5, ms);
   ASSERT_EQ(status, nullptr) << kiln_status_message(status);

@@ -396,12 +396,19 @@ kiln_artifact_t *kiln_session_artifact(const kiln_session_t *session);
 
 /// Copies `bytes` bytes from host memory `host_data` into input `name`. `bytes` must equal the
 /// input's byte_size (KILN_INVALID_ARGUMENT otherwise). Waits for earlier runs of the session
-/// first; returns once the copy has completed, so `host_data` may be reused immediately.
+/// first; returns once the copy has completed, so `host_data` may be reused immediately. A
+/// successful call marks the input as set (see kiln_session_run); it stays set for the session's
+/// life, so later runs reuse it.
 kiln_status_t kiln_session_set_input(kiln_session_t *session, const char *name,
                                      const void *host_data, size_t bytes);
 
 /// Enqueues the whole launch list, in order, on `stream` (a CUstream; NULL selects the session's
 /// own stream). Returns without waiting for completion.
+/// Every input must have been set first (kiln_session_set_input, or kiln_session_input_device_ptr
+/// for an input the application fills on the device; zero-size inputs need nothing): otherwise
+/// the call returns KILN_FAILED_PRECONDITION naming the inputs never set ("kiln_session_run: input
+/// 'input_ids' was never set; ..."), before any device work. kiln_session_benchmark,
+/// kiln_session_profile and kiln_session_profile_collectives check the same.
 /// With use_cuda_graph, the first run (or benchmark) of the session captures the launch list into
 /// a CUDA graph and instantiates it, once. The capture always happens on the session's own
 /// non-blocking stream, whatever `stream` is (so `stream` may also be CU_STREAM_LEGACY or
@@ -441,6 +448,8 @@ kiln_status_t kiln_session_get_output(kiln_session_t *session, const char *name,
 
 /// Returns in `*out_device_ptr` the device address (a CUdeviceptr) of input `name`, for
 /// applications that fill inputs on the device themselves. Valid until the session is released.
+/// The input counts as set from then on (the application is responsible for writing it before
+/// the next run).
 kiln_status_t kiln_session_input_device_ptr(kiln_session_t *session, const char *name,
                                             uint64_t *out_device_ptr);
 
