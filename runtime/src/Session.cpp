@@ -15,6 +15,9 @@
 //      and run each distinct collective shape once, so that NCCL sets up its connections here
 //      and never inside a later CUDA graph capture;
 //   7. poison the arena when asked.
+// kiln_session_set_input_async / _get_output_async enqueue their copies on the caller's stream
+// and return; all work is ordered through the stream of the last call (lastRunStream): a call on
+// another stream first waits for it, since every run shares the input buffers and the arena.
 // A run (and a benchmark or profile) first checks that the application has set every input, so
 // no kernel reads an input buffer's uninitialized memory. It then enqueues the schedule on a
 // stream: the launches in order, each collective between the launches its before_launch names.
@@ -86,7 +89,8 @@ struct kiln_session {
   bool contextRetained = false;
   CUcontext context = nullptr;
   CUstream stream = nullptr;
-  /// Stream of the last run: the session's own stream until a kiln_session_run uses another.
+  /// Stream of the last run or asynchronous transfer (kiln_session_*_async): the session's own
+  /// stream until a call uses another. Work on a different stream first waits for it.
   CUstream lastRunStream = nullptr;
   std::vector<CUmodule> modules;
   /// One kernel per launch.
@@ -630,6 +634,16 @@ kiln_status_t checkSession(const kiln_session *session, const char *function) {
   return nullptr;
 }
 
+/// Orders work about to be enqueued on `target` after everything the session enqueued before: the
+/// session's buffers (inputs, arena) are shared, so when the last run or asynchronous transfer went
+/// to another stream, waits for that stream first (as kiln_session_run does). Context must be
+/// current.
+kiln_status_t orderOnStream(kiln_session &session, CUstream target, const char *function) {
+  if (session.lastRunStream != target)
+    KILN_RETURN_IF_ERROR(waitStream(session, session.lastRunStream, function));
+  return nullptr;
+}
+
 /// Fails with KILN_FAILED_PRECONDITION, naming every input the application has not provided yet,
 /// when `function` (a run, benchmark or profile) would read one. Needs no device work.
 kiln_status_t checkInputsProvided(const kiln_session &session, const char *function) {
@@ -821,6 +835,47 @@ kiln_status_t kiln_session_set_input(kiln_session_t *session, const char *name,
       cu, cuMemcpyHtoDAsync(session->inputs[index], host_data, bytes, session->stream));
   KILN_RETURN_IF_ERROR(kiln::waitStream(*session, session->stream, "kiln_session_set_input"));
   session->inputProvided[index] = true;
+  return nullptr;
+}
+
+kiln_status_t kiln_session_set_input_async(kiln_session_t *session, const char *name,
+                                           const void *host_data, size_t bytes, void *stream) {
+  const char *const function = "kiln_session_set_input_async";
+  KILN_RETURN_IF_ERROR(kiln::checkSession(session, function));
+  size_t index = 0;
+  KILN_RETURN_IF_ERROR(kiln::lookupTensor(*session, /*isInput=*/true, name, bytes, true, index));
+  if (bytes == 0)
+    return nullptr;
+  if (!host_data)
+    return makeStatus(KILN_INVALID_ARGUMENT, "kiln_session_set_input_async: host_data is NULL");
+  CUstream target = stream ? static_cast<CUstream>(stream) : session->stream;
+  const kiln::CudaSymbols &cu = *session->cu;
+  kiln::ContextScope scope(cu, session->context);
+  KILN_RETURN_IF_ERROR(kiln::orderOnStream(*session, target, function));
+  KILN_CU_RETURN_IF_ERROR(
+      cu, cuMemcpyHtoDAsync(session->inputs[index], host_data, bytes, target));
+  session->lastRunStream = target;
+  session->inputProvided[index] = true;
+  return nullptr;
+}
+
+kiln_status_t kiln_session_get_output_async(kiln_session_t *session, const char *name,
+                                            void *host_data, size_t bytes, void *stream) {
+  const char *const function = "kiln_session_get_output_async";
+  KILN_RETURN_IF_ERROR(kiln::checkSession(session, function));
+  size_t index = 0;
+  KILN_RETURN_IF_ERROR(kiln::lookupTensor(*session, /*isInput=*/false, name, bytes, true, index));
+  if (bytes == 0)
+    return nullptr;
+  if (!host_data)
+    return makeStatus(KILN_INVALID_ARGUMENT, "kiln_session_get_output_async: host_data is NULL");
+  CUstream target = stream ? static_cast<CUstream>(stream) : session->stream;
+  const kiln::CudaSymbols &cu = *session->cu;
+  kiln::ContextScope scope(cu, session->context);
+  KILN_RETURN_IF_ERROR(kiln::orderOnStream(*session, target, function));
+  CUdeviceptr source = kiln::resolve(*session, session->artifact->outputs[index].location);
+  KILN_CU_RETURN_IF_ERROR(cu, cuMemcpyDtoHAsync(host_data, source, bytes, target));
+  session->lastRunStream = target;
   return nullptr;
 }
 

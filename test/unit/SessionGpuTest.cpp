@@ -1,8 +1,8 @@
 //===- SessionGpuTest.cpp - Session tests on a real GPU (label gpu) -------===//
 //
 // Runs the reference add model (y = x + w) through the full session API on device 0: PTX JIT and
-// cubin paths, size and name errors, runs refused while an input was never set, JIT error logs,
-// device pointers, arena poisoning and benchmarking. Every test calls GTEST_SKIP() when no driver or device is present.
+// cubin paths, size and name errors, runs refused while an input was never set, stream-ordered
+// asynchronous transfers, JIT error logs, device pointers, arena poisoning and benchmarking. Every test calls GTEST_SKIP() when no driver or device is present.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <dlfcn.h>
 
 #ifdef KILN_TEST_HAVE_CUBIN_SM90
 #include "add_kernel_sm90.inc" // defines kAddKernelCubinSm90[]
@@ -217,6 +218,128 @@ TEST_F(GpuSession, InputDevicePointerCountsAsSettingTheInput) {
   EXPECT_EQ(status, nullptr) << kiln_status_message(status);
   kiln_status_free(status);
   EXPECT_EQ(kiln_session_synchronize(session), nullptr);
+}
+
+/// The few driver calls the asynchronous-transfer test makes itself (page-locked host memory and a
+/// stream of its own), dlopen'ed like the runtime does, in device 0's primary context (retained
+/// and made current while the object lives). ok() is false when any of it is unavailable.
+class DriverForTest {
+public:
+  DriverForTest() {
+    lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+      return;
+    // CUresult is an int-sized enum, CUdevice an int; contexts, streams are pointers.
+    auto init = sym<int (*)(unsigned)>("cuInit");
+    auto deviceGet = sym<int (*)(int *, int)>("cuDeviceGet");
+    auto retain = sym<int (*)(void **, int)>("cuDevicePrimaryCtxRetain");
+    auto push = sym<int (*)(void *)>("cuCtxPushCurrent_v2");
+    pop = sym<int (*)(void **)>("cuCtxPopCurrent_v2");
+    release = sym<int (*)(int)>("cuDevicePrimaryCtxRelease_v2");
+    hostAlloc = sym<int (*)(void **, size_t, unsigned)>("cuMemHostAlloc");
+    freeHost = sym<int (*)(void *)>("cuMemFreeHost");
+    streamCreate = sym<int (*)(void **, unsigned)>("cuStreamCreate");
+    streamSynchronize = sym<int (*)(void *)>("cuStreamSynchronize");
+    streamDestroy = sym<int (*)(void *)>("cuStreamDestroy_v2");
+    if (!init || !deviceGet || !retain || !push || !pop || !release || !hostAlloc || !freeHost ||
+        !streamCreate || !streamSynchronize || !streamDestroy)
+      return;
+    if (init(0u) != 0 || deviceGet(&device, 0) != 0 || retain(&context, device) != 0)
+      return;
+    retained = true;
+    pushed = push(context) == 0;
+  }
+  ~DriverForTest() {
+    void *popped = nullptr;
+    if (pushed)
+      pop(&popped);
+    if (retained)
+      release(device);
+  }
+  bool ok() const { return pushed; }
+
+  int (*pop)(void **) = nullptr;
+  int (*release)(int) = nullptr;
+  int (*hostAlloc)(void **, size_t, unsigned) = nullptr;
+  int (*freeHost)(void *) = nullptr;
+  int (*streamCreate)(void **, unsigned) = nullptr;
+  int (*streamSynchronize)(void *) = nullptr;
+  int (*streamDestroy)(void *) = nullptr;
+
+private:
+  template <typename F> F sym(const char *name) {
+    return reinterpret_cast<F>(dlsym(lib, name));
+  }
+  void *lib = nullptr;
+  int device = 0;
+  void *context = nullptr;
+  bool retained = false;
+  bool pushed = false;
+};
+
+TEST_F(GpuSession, AsyncTransfersAreStreamOrderedOnTheCallersStream) {
+  kiln::test::ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  CREATE_OR_SKIP(create(builder));
+  DriverForTest cu;
+  ASSERT_TRUE(cu.ok()) << "driver calls for the test's pinned memory and stream";
+  float *x = nullptr, *y = nullptr;
+  ASSERT_EQ(cu.hostAlloc(reinterpret_cast<void **>(&x), 4 * sizeof(float), 0), 0);
+  ASSERT_EQ(cu.hostAlloc(reinterpret_cast<void **>(&y), 4 * sizeof(float), 0), 0);
+  void *stream = nullptr;
+  ASSERT_EQ(cu.streamCreate(&stream, 1 /* CU_STREAM_NON_BLOCKING */), 0);
+
+  // Set (only asynchronously: it counts as set), run and read back on the caller's stream, with
+  // one host synchronization at the end; new values each round, output poisoned before each.
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 4; ++i) {
+      x[i] = float(round * 100 + i + 1);
+      y[i] = std::nanf("");
+    }
+    kiln_status_t status = kiln_session_set_input_async(session, "x", x, 16, stream);
+    ASSERT_EQ(status, nullptr) << kiln_status_message(status);
+    status = kiln_session_run(session, stream);
+    ASSERT_EQ(status, nullptr) << kiln_status_message(status);
+    status = kiln_session_get_output_async(session, "y", y, 16, stream);
+    ASSERT_EQ(status, nullptr) << kiln_status_message(status);
+    ASSERT_EQ(cu.streamSynchronize(stream), 0);
+    for (int i = 0; i < 4; ++i)
+      EXPECT_EQ(y[i], x[i] + 10.0f * float(i + 1)) << "round " << round << ", element " << i;
+  }
+
+  // An asynchronous set on the caller's stream, then a run on the session's own stream: the run
+  // waits for the copy.
+  for (int i = 0; i < 4; ++i)
+    x[i] = -float(i + 1);
+  ASSERT_EQ(kiln_session_set_input_async(session, "x", x, 16, stream), nullptr);
+  ASSERT_EQ(kiln_session_run(session, nullptr), nullptr);
+  ASSERT_EQ(kiln_session_get_output_async(session, "y", y, 16, nullptr), nullptr);
+  ASSERT_EQ(kiln_session_synchronize(session), nullptr);
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(y[i], 9.0f * float(i + 1)) << "element " << i;
+
+  // Errors, before anything is enqueued.
+  kiln_status_t status = kiln_session_set_input_async(session, "x", x, 8, stream);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  EXPECT_STREQ(kiln_status_message(status),
+               "input 'x' is 16 bytes (f32, 4 elements) but 8 bytes were given");
+  kiln_status_free(status);
+  status = kiln_session_set_input_async(session, "x", nullptr, 16, stream);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  EXPECT_STREQ(kiln_status_message(status), "kiln_session_set_input_async: host_data is NULL");
+  kiln_status_free(status);
+  status = kiln_session_get_output_async(session, "y", nullptr, 16, stream);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  EXPECT_STREQ(kiln_status_message(status), "kiln_session_get_output_async: host_data is NULL");
+  kiln_status_free(status);
+  status = kiln_session_get_output_async(session, "x", y, 16, stream);
+  EXPECT_EQ(kiln_status_code(status), KILN_NOT_FOUND);
+  kiln_status_free(status);
+
+  ASSERT_EQ(kiln_session_synchronize(session), nullptr);
+  cu.streamDestroy(stream);
+  cu.freeHost(x);
+  cu.freeHost(y);
 }
 
 TEST_F(GpuSession, DevicePointers) {

@@ -135,6 +135,16 @@ TEST(Session, CallsRejectNullSession) {
   status = kiln_session_get_output(nullptr, "y", &value, 4);
   EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
   kiln_status_free(status);
+  status = kiln_session_set_input_async(nullptr, "x", &value, 4, nullptr);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  EXPECT_STREQ(kiln_status_message(status),
+               "kiln_session_set_input_async: session must be non-NULL");
+  kiln_status_free(status);
+  status = kiln_session_get_output_async(nullptr, "y", &value, 4, nullptr);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  EXPECT_STREQ(kiln_status_message(status),
+               "kiln_session_get_output_async: session must be non-NULL");
+  kiln_status_free(status);
   status = kiln_session_synchronize(nullptr);
   EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
   kiln_status_free(status);

@@ -402,6 +402,19 @@ kiln_artifact_t *kiln_session_artifact(const kiln_session_t *session);
 kiln_status_t kiln_session_set_input(kiln_session_t *session, const char *name,
                                      const void *host_data, size_t bytes);
 
+/// Stream-ordered kiln_session_set_input: enqueues the copy of `bytes` bytes from `host_data` into
+/// input `name` on `stream` (a CUstream; NULL selects the session's own stream) and returns
+/// without waiting. A kiln_session_run on the same stream afterwards reads the new value with no
+/// host synchronization. `host_data` should be page-locked (cuMemHostAlloc or cuMemHostRegister)
+/// for the copy to be asynchronous; with pageable memory the driver may stage it synchronously.
+/// The caller must neither free nor modify `host_data` until the copy has completed (synchronize
+/// `stream`, or kiln_session_synchronize). `bytes` must equal the input's byte_size
+/// (KILN_INVALID_ARGUMENT otherwise); `host_data` NULL is KILN_INVALID_ARGUMENT. If the session's
+/// last run or asynchronous transfer went to a different stream, the call first waits for that
+/// stream (the input buffers are shared), as kiln_session_run does. The input counts as set.
+kiln_status_t kiln_session_set_input_async(kiln_session_t *session, const char *name,
+                                           const void *host_data, size_t bytes, void *stream);
+
 /// Enqueues the whole launch list, in order, on `stream` (a CUstream; NULL selects the session's
 /// own stream). Returns without waiting for completion.
 /// Every input must have been set first (kiln_session_set_input, or kiln_session_input_device_ptr
@@ -445,6 +458,18 @@ kiln_status_t kiln_session_synchronize(kiln_session_t *session);
 /// the output's byte_size (KILN_INVALID_ARGUMENT otherwise).
 kiln_status_t kiln_session_get_output(kiln_session_t *session, const char *name, void *host_data,
                                       size_t bytes);
+
+/// Stream-ordered kiln_session_get_output: enqueues the copy of output `name` into `host_data` on
+/// `stream` (a CUstream; NULL selects the session's own stream) and returns without waiting; after
+/// a kiln_session_run on the same stream it copies that run's result. `host_data` should be
+/// page-locked (see kiln_session_set_input_async) and holds the output only once the copy has
+/// completed (synchronize `stream`, or kiln_session_synchronize). `bytes` must equal the output's
+/// byte_size (KILN_INVALID_ARGUMENT otherwise); `host_data` NULL is KILN_INVALID_ARGUMENT. If the
+/// session's last run or asynchronous transfer went to a different stream, the call first waits
+/// for that stream. A later run on another stream waits for this copy before overwriting the
+/// output.
+kiln_status_t kiln_session_get_output_async(kiln_session_t *session, const char *name,
+                                            void *host_data, size_t bytes, void *stream);
 
 /// Returns in `*out_device_ptr` the device address (a CUdeviceptr) of input `name`, for
 /// applications that fill inputs on the device themselves. Valid until the session is released.
