@@ -30,6 +30,7 @@ APT_PACKAGES=(
   zlib1g-dev
   libgtest-dev
   python3-venv
+  pkgconf
 )
 
 log() { printf '[setup] %s\n' "$*"; }
