@@ -15,7 +15,8 @@
 #      equal the project version), a missing artifact (IO_ERROR, exit 1), and, when
 #      kiln-compile was installed, --info of a small compiled model (also `kiln-run --info`).
 #      Shared binaries must load TMP's libkiln_runtime.so; static ones must not need it.
-# Runs in seconds; ctest runs it as `install-check` (label install). Exit 0 = all checks passed.
+# Runs in seconds; ctest runs it as `install-check` (label install). Exit 0 = all checks passed,
+# 77 = skipped (a KILN_SANITIZE or KILN_FUZZ build, whose libraries need the sanitizer runtime).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,6 +30,12 @@ die() { printf '[check-install] FAIL: %s\n' "$*" >&2; exit 1; }
 cache() { sed -n "s/^$1:[A-Z]*=//p" "$BUILD/CMakeCache.txt"; }
 
 [[ -f "$BUILD/CMakeCache.txt" ]] || die "$BUILD is not a configured kiln build tree"
+# A sanitized or fuzzing build's libraries are instrumented: an application would need the same
+# -fsanitize flags and compiler, so the outside-application check does not apply (exit 77: skip).
+if [[ -n "$(cache KILN_SANITIZE)" || "$(cache KILN_FUZZ)" == ON ]]; then
+  log "SKIP: $BUILD is a sanitized or fuzzing build (KILN_SANITIZE / KILN_FUZZ)"
+  exit 77
+fi
 for tool in pkg-config cc readelf; do
   command -v "$tool" >/dev/null || die "$tool not found"
 done
