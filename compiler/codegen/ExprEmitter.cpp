@@ -261,12 +261,11 @@ FailureOr<std::string> ExprEmitter::emitUncached(Value v, ArrayRef<std::string> 
         auto idx = emitValue(g.getIndices(), idxCoords);
         if (failed(idx))
           return failure();
-        int64_t dim = tensorType(g.getData()).getDimSize(axis);
-        std::string j = fresh();
-        line(llvm::formatv("const long long {0} = kiln::normIndex((long long){1}, {2}LL);", j,
-                           *idx, dim).str());
+        auto j = clampIndex(g, *idx, tensorType(g.getData()).getDimSize(axis));
+        if (failed(j))
+          return failure();
         Coords in(coords.begin(), coords.begin() + axis);
-        in.push_back(j);
+        in.push_back(*j);
         in.append(coords.begin() + axis + q, coords.end());
         return emitValue(g.getData(), in);
       })
@@ -275,11 +274,11 @@ FailureOr<std::string> ExprEmitter::emitUncached(Value v, ArrayRef<std::string> 
         if (failed(idx))
           return failure();
         int64_t axis = g.getAxis();
-        std::string j = fresh();
-        line(llvm::formatv("const long long {0} = kiln::normIndex((long long){1}, {2}LL);", j,
-                           *idx, tensorType(g.getData()).getDimSize(axis)).str());
+        auto j = clampIndex(g, *idx, tensorType(g.getData()).getDimSize(axis));
+        if (failed(j))
+          return failure();
         Coords in(coords.begin(), coords.end());
-        in[axis] = j;
+        in[axis] = *j;
         return emitValue(g.getData(), in);
       })
       .Case([&](GatherNDOp g) -> FailureOr<std::string> {
@@ -293,10 +292,10 @@ FailureOr<std::string> ExprEmitter::emitUncached(Value v, ArrayRef<std::string> 
           auto idx = emitValue(g.getIndices(), ic);
           if (failed(idx))
             return failure();
-          std::string j = fresh();
-          line(llvm::formatv("const long long {0} = kiln::normIndex((long long){1}, {2}LL);", j,
-                             *idx, dataType.getDimSize(b + t)).str());
-          in.push_back(j);
+          auto j = clampIndex(g, *idx, dataType.getDimSize(b + t));
+          if (failed(j))
+            return failure();
+          in.push_back(*j);
         }
         in.append(coords.begin() + (q - 1), coords.end());
         return emitValue(g.getData(), in);
@@ -304,6 +303,22 @@ FailureOr<std::string> ExprEmitter::emitUncached(Value v, ArrayRef<std::string> 
       .Default([&](Operation *other) -> FailureOr<std::string> {
         return other->emitError() << "unsupported: pointwise codegen for " << other->getName();
       });
+}
+
+/// Binds the gather index `idx` normalized into [0, dim) (kiln::normIndex).
+/// An empty axis has no element to read; kiln-eliminate-empty-tensors rejects
+/// it before codegen, so reaching it here is a compiler bug.
+FailureOr<std::string> ExprEmitter::clampIndex(Operation *gather, const std::string &idx,
+                                               int64_t dim) {
+  if (dim <= 0)
+    return gather->emitError() << "internal error: " << gather->getName()
+                               << " reads an axis of size " << dim
+                               << " (empty operands must be removed before codegen)";
+  std::string j = fresh();
+  line(llvm::formatv("const long long {0} = kiln::normIndex((long long){1}, {2}LL);", j, idx,
+                     dim)
+           .str());
+  return j;
 }
 
 template <typename OpT>

@@ -71,6 +71,8 @@ private:
   template <typename OpT>
   mlir::FailureOr<std::string> emitBinary(OpT op, llvm::ArrayRef<std::string> coords);
   mlir::FailureOr<std::string> emitConcat(ConcatOp c, llvm::ArrayRef<std::string> coords);
+  mlir::FailureOr<std::string> clampIndex(mlir::Operation *gather, const std::string &idx,
+                                          int64_t dim);
 
   KernelOp kernel;
   llvm::DenseMap<mlir::Value, std::string> literal, param, overrides;

@@ -242,7 +242,12 @@ kiln_status_t Verifier::checkTensor(const fb::TensorDesc *tensor, const std::str
   uint64_t bytes = lookupDType(out.dtype)->byteSize;
   if (const flatbuffers::Vector<int64_t> *shape = tensor->shape()) {
     for (flatbuffers::uoffset_t i = 0; i < shape->size(); ++i) {
-      int64_t dim = shape->Get(i);
+      // The FlatBuffers verifier aligns a vector's length prefix (4 bytes),
+      // not its 8-byte elements: an edited index may place them at any
+      // 4-byte boundary, so each one is copied out, never dereferenced.
+      int64_t dim = 0;
+      std::memcpy(&dim, shape->Data() + size_t(i) * sizeof(int64_t), sizeof(dim));
+      dim = flatbuffers::EndianScalar(dim);
       if (dim < 0)
         return fail(formatString("%s has negative dimension %lld at position %u", label.c_str(),
                                  static_cast<long long>(dim), i));

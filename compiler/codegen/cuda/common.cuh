@@ -200,6 +200,11 @@ __device__ __forceinline__ float warpMin(float v) {
 /// out-of-range indices (undefined in ONNX) are clamped so no kernel reads
 /// outside its operand.
 __device__ __forceinline__ long long normIndex(long long i, long long dim) {
+  // dim > 0 always (kiln-eliminate-empty-tensors rejects gathers from an
+  // empty axis at compile time; codegen checks it again); 0 for dim <= 0
+  // keeps even a broken caller from indexing before the operand.
+  if (dim <= 0)
+    return 0;
   if (i < 0)
     i += dim;
   return i < 0 ? 0 : (i >= dim ? dim - 1 : i);
