@@ -28,6 +28,8 @@
 #include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cerrno>
+#include <fcntl.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -192,11 +194,18 @@ llvm::Error kiln::writeOutputFile(StringRef path,
   llvm::sys::fs::file_status existing;
   if (!llvm::sys::fs::status(destination, existing) && llvm::sys::fs::exists(existing) &&
       !llvm::sys::fs::is_regular_file(existing)) {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(destination, ec, llvm::sys::fs::OF_None);
-    if (ec)
-      return llvm::createStringError(ec, "cannot open '%s' for writing: %s", path.str().c_str(),
-                                     ec.message().c_str());
+    // O_NONBLOCK: opening a FIFO without a reader would block forever; it
+    // fails with ENXIO instead. Writes then block as usual.
+    int fd = ::open(destination.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+      int error = errno;
+      std::error_code ec(error, std::generic_category());
+      return llvm::createStringError(
+          ec, "cannot open '%s' for writing: %s", path.str().c_str(),
+          error == ENXIO ? "it is a FIFO that no process is reading" : ec.message().c_str());
+    }
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
     write(os);
     os.close();
     if (os.has_error())

@@ -30,6 +30,7 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/Path.h"
 
 using namespace mlir;
@@ -67,9 +68,91 @@ static int64_t firstOpsetOf(llvm::StringRef opType) {
 // --shape parsing
 //===----------------------------------------------------------------------===//
 
-/// Largest element count of a --shape (2^40: a 4 TiB f32 tensor, more than
-/// any GPU holds; also keeps every product far from int64 overflow).
-static constexpr uint64_t kMaxShapeElements = uint64_t(1) << 40;
+/// Newest ONNX IR version kiln reads: 14 (onnx 1.23). A model claiming a
+/// newer one is refused like onnx.checker and onnxruntime refuse it; IR
+/// versions before 3 predate opset_import, which kiln needs.
+static constexpr int64_t kMinIrVersion = 3, kMaxIrVersion = 14;
+
+/// Largest number of outputs a node of `opType` may list (its ONNX schema),
+/// std::nullopt for a variadic output list (Split). Ops not named here have
+/// one output.
+static std::optional<int> maxOutputsOf(StringRef opType) {
+  return llvm::StringSwitch<std::optional<int>>(opType)
+      .Case("Split", std::nullopt)
+      .Case("Dropout", 2)
+      .Case("SimplifiedLayerNormalization", 2)
+      .Case("LayerNormalization", 3)
+      .Cases({"Attention", "SkipLayerNormalization", "SkipSimplifiedLayerNormalization"}, 4)
+      .Default(1);
+}
+
+/// Name of the AttributeProto field that holds a value of `type`.
+static StringRef attributeFieldName(onnx::AttributeProto::AttributeType type) {
+  switch (type) {
+  case onnx::AttributeProto::FLOAT: return "f";
+  case onnx::AttributeProto::INT: return "i";
+  case onnx::AttributeProto::STRING: return "s";
+  case onnx::AttributeProto::TENSOR: return "t";
+  case onnx::AttributeProto::GRAPH: return "g";
+  case onnx::AttributeProto::SPARSE_TENSOR: return "sparse_tensor";
+  case onnx::AttributeProto::TYPE_PROTO: return "tp";
+  case onnx::AttributeProto::FLOATS: return "floats";
+  case onnx::AttributeProto::INTS: return "ints";
+  case onnx::AttributeProto::STRINGS: return "strings";
+  case onnx::AttributeProto::TENSORS: return "tensors";
+  case onnx::AttributeProto::GRAPHS: return "graphs";
+  case onnx::AttributeProto::SPARSE_TENSORS: return "sparse_tensors";
+  case onnx::AttributeProto::TYPE_PROTOS: return "type_protos";
+  default: return "";
+  }
+}
+
+/// The value fields `a` sets, by their AttributeProto names.
+static SmallVector<StringRef> setAttributeFields(const onnx::AttributeProto &a) {
+  SmallVector<StringRef> fields;
+  if (a.has_f()) fields.push_back("f");
+  if (a.has_i()) fields.push_back("i");
+  if (a.has_s()) fields.push_back("s");
+  if (a.has_t()) fields.push_back("t");
+  if (a.has_g()) fields.push_back("g");
+  if (a.has_sparse_tensor()) fields.push_back("sparse_tensor");
+  if (a.has_tp()) fields.push_back("tp");
+  if (a.floats_size()) fields.push_back("floats");
+  if (a.ints_size()) fields.push_back("ints");
+  if (a.strings_size()) fields.push_back("strings");
+  if (a.tensors_size()) fields.push_back("tensors");
+  if (a.graphs_size()) fields.push_back("graphs");
+  if (a.sparse_tensors_size()) fields.push_back("sparse_tensors");
+  if (a.type_protos_size()) fields.push_back("type_protos");
+  return fields;
+}
+
+/// The onnx.checker rule for one attribute: a declared type, whose value
+/// field is the only one set (a list type may be empty). Returns the reason
+/// it is malformed, or an empty string.
+static std::string checkAttributeFields(const onnx::AttributeProto &a) {
+  StringRef expected = attributeFieldName(a.type());
+  if (expected.empty())
+    return "has no valid type (AttributeProto.type is " + std::to_string(int(a.type())) + ")";
+  SmallVector<StringRef> fields = setAttributeFields(a);
+  bool isList = a.type() == onnx::AttributeProto::FLOATS ||
+                a.type() == onnx::AttributeProto::INTS ||
+                a.type() == onnx::AttributeProto::STRINGS ||
+                a.type() == onnx::AttributeProto::TENSORS ||
+                a.type() == onnx::AttributeProto::GRAPHS ||
+                a.type() == onnx::AttributeProto::SPARSE_TENSORS ||
+                a.type() == onnx::AttributeProto::TYPE_PROTOS;
+  for (StringRef f : fields)
+    if (f != expected)
+      return ("is declared " + onnx::AttributeProto::AttributeType_Name(a.type()) +
+              " but sets the field '" + f + "' (expected '" + expected + "' only)")
+          .str();
+  if (fields.empty() && !isList)
+    return ("is declared " + onnx::AttributeProto::AttributeType_Name(a.type()) +
+            " but has no value in its field '" + expected + "'")
+        .str();
+  return "";
+}
 
 Expected<InputShapes> kiln::parseShapeSpec(StringRef spec) {
   InputShapes shapes;
@@ -97,8 +180,10 @@ Expected<InputShapes> kiln::parseShapeSpec(StringRef spec) {
         uint64_t d;
         if (part.getAsInteger(10, d))
           return error("dim '" + part + "' of '" + name + "' is not a non-negative integer");
-        if (d > kMaxShapeElements || (elements *= d) > kMaxShapeElements)
+        std::optional<uint64_t> product = llvm::checkedMulUnsigned(elements, d);
+        if (!product || *product > uint64_t(kMaxImportElements))
           return error("'" + name + "' has more than 2^40 elements");
+        elements = *product;
         shape.push_back(int64_t(d));
       }
     }
@@ -322,6 +407,9 @@ FailureOr<SmallVector<int64_t>> NodeImporter::broadcast(ArrayRef<int64_t> a,
   if (failed(shape))
     return emitError() << "operand shapes " << formatShape(a) << " and " << formatShape(b)
                        << " are not broadcast-compatible";
+  if (!checkedElementCount(*shape))
+    return emitError() << "broadcasting " << formatShape(a) << " and " << formatShape(b)
+                       << " gives " << formatShape(*shape) << ", more than 2^40 elements";
   return shape;
 }
 
@@ -438,9 +526,13 @@ FailureOr<RankedTensorType> GraphImporter::getInputType(const onnx::ValueInfoPro
       llvm::interleaveComma(symbols, diag, [&](const std::string &s) { diag << "'" << s << "'"; });
       return diag << " need a value; give its shape with --shape " << name << "=...";
     }
+    if (!checkedElementCount(shape))
+      return error() << "shape " << formatShape(shape) << " has more than 2^40 elements";
     return RankedTensorType::get(shape, elem);
   }
   ArrayRef<int64_t> want = given->second;
+  if (!checkedElementCount(want))
+    return error() << "--shape " << formatShape(want) << " has more than 2^40 elements";
   if (tt.has_shape() && want.size() != shape.size())
     return error() << "--shape gives rank " << want.size() << " " << formatShape(want)
                    << " but the input has rank " << shape.size();
@@ -510,7 +602,21 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index) 
     return nodeError() << "unsupported: " << node.op_type() << " is not in opset " << opset
                        << " of the default domain (it first appears in opset " << first << ")";
 
-  // 2. Attributes: each must be one the handler understands.
+  // 2. Structure (onnx.checker's rules; docs/importer.md): at most as many
+  // outputs as the op's schema has, each attribute once, its value in the
+  // field its type names. Then each attribute must be one the handler
+  // understands.
+  std::optional<int> maxOutputs = maxOutputsOf(node.op_type());
+  if (maxOutputs && node.output_size() > *maxOutputs)
+    return nodeError() << "has " << node.output_size() << " outputs; " << node.op_type()
+                       << " has at most " << *maxOutputs;
+  llvm::StringSet<> attributeNames;
+  for (const onnx::AttributeProto &a : node.attribute()) {
+    if (!attributeNames.insert(a.name()).second)
+      return nodeError() << "attribute '" << a.name() << "' is given twice";
+    if (std::string reason = checkAttributeFields(a); !reason.empty())
+      return nodeError() << "attribute '" << a.name() << "' " << reason;
+  }
   for (const onnx::AttributeProto &a : node.attribute()) {
     if (!llvm::is_contained(importer->attributes, a.name()))
       return nodeError() << "unsupported: attribute '" << a.name() << "'";
@@ -556,11 +662,15 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index) 
   if (failed(importer->fn(importerState)))
     return failure();
 
-  // 5. Results.
+  // 5. Results. Every shape a handler computes from model data is bounded
+  // (checkedElementCount), so later element counts cannot overflow.
   for (auto [i, name] : llvm::enumerate(node.output())) {
     if (name.empty())
       continue;
     Value v = importerState.getResults()[i];
+    if (v && !checkedElementCount(cast<RankedTensorType>(v.getType()).getShape()))
+      return nodeError() << "output " << i << " ('" << name << "') is " << v.getType()
+                         << ", more than 2^40 elements; use smaller --shape values";
     if (!v) {
       if (importerState.isOutputUsed(i))
         return nodeError() << "unsupported: output " << i << " ('" << name << "') is used";
@@ -602,9 +712,38 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   if (failed(checkOpsets()))
     return nullptr;
 
-  // Initializers and the names consumed by nodes or graph outputs.
+  // Initializers and the names consumed by nodes or graph outputs. Names
+  // are unique (ONNX graphs are in SSA form; the runtime binds inputs and
+  // outputs by name and refuses duplicates).
   for (const onnx::TensorProto &t : graph.initializer())
-    initializers[t.name()] = &t;
+    if (!initializers.try_emplace(t.name(), &t).second) {
+      emitError(fileLoc) << "initializer '" << t.name() << "' is listed twice in '" << path
+                         << "' (a tensor name must be defined once)";
+      return nullptr;
+    }
+  llvm::StringSet<> graphInputNames, graphOutputNames;
+  for (auto [i, in] : llvm::enumerate(graph.input())) {
+    if (in.name().empty()) {
+      emitError(fileLoc) << "graph input " << i << " of '" << path << "' has an empty name";
+      return nullptr;
+    }
+    if (!graphInputNames.insert(in.name()).second) {
+      emitError(fileLoc) << "graph input '" << in.name() << "' is listed twice in '" << path
+                         << "' (a tensor name must be defined once)";
+      return nullptr;
+    }
+  }
+  for (auto [i, out] : llvm::enumerate(graph.output())) {
+    if (out.name().empty()) {
+      emitError(fileLoc) << "graph output " << i << " of '" << path << "' has an empty name";
+      return nullptr;
+    }
+    if (!graphOutputNames.insert(out.name()).second) {
+      emitError(fileLoc) << "graph output '" << out.name() << "' is listed twice in '" << path
+                         << "'; kiln binds outputs by name, so each may be listed once";
+      return nullptr;
+    }
+  }
   for (const onnx::NodeProto &node : graph.node())
     for (const std::string &name : node.input())
       usedNames.insert(name);
@@ -709,6 +848,10 @@ OwningOpRef<ModuleOp> kiln::importOnnxFile(MLIRContext &ctx, StringRef path,
   ctx.loadDialect<KilnDialect, func::FuncDialect>();
   Location fileLoc = FileLineColLoc::get(&ctx, path, 0, 0);
 
+  if (std::string reason = notARegularFile(path); !reason.empty()) {
+    emitError(fileLoc) << "cannot read ONNX model '" << path << "': " << reason;
+    return nullptr;
+  }
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer) {
@@ -726,6 +869,12 @@ OwningOpRef<ModuleOp> kiln::importOnnxFile(MLIRContext &ctx, StringRef path,
   if (!model.has_graph() || model.ir_version() <= 0) {
     emitError(fileLoc) << "cannot read ONNX model '" << path
                        << "': not an ONNX model (no ir_version or graph)";
+    return nullptr;
+  }
+  if (model.ir_version() < kMinIrVersion || model.ir_version() > kMaxIrVersion) {
+    emitError(fileLoc) << "cannot read ONNX model '" << path << "': unsupported ir_version "
+                       << model.ir_version() << " (kiln reads IR versions " << kMinIrVersion
+                       << " to " << kMaxIrVersion << ")";
     return nullptr;
   }
   return GraphImporter(ctx, path, model, shapes).run();

@@ -11,6 +11,7 @@
 #include "compiler/onnx/OnnxOpImport.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 #include <numeric>
 
@@ -63,7 +64,10 @@ LogicalResult importReshape(NodeImporter &n) {
       return n.emitError() << "shape " << formatShape(*spec) << " has a negative dim";
     }
     shape.push_back(d);
-    known *= d;
+    std::optional<int64_t> product = llvm::checkedMul(known, d);
+    if (!product || *product > kMaxImportElements)
+      return n.emitError() << "shape " << formatShape(*spec) << " has more than 2^40 elements";
+    known = *product;
   }
   if (inferred >= 0) {
     if (known == 0 && type.getNumElements() == 0)
@@ -74,7 +78,7 @@ LogicalResult importReshape(NodeImporter &n) {
       return n.emitError() << "cannot reshape " << type << " to " << formatShape(*spec);
     shape[inferred] = type.getNumElements() / known;
   }
-  if (getTensorType(shape, type.getElementType()).getNumElements() != type.getNumElements())
+  if (checkedElementCount(shape) != type.getNumElements())
     return n.emitError() << "cannot reshape " << type << " to " << formatShape(*spec)
                          << " (resolved " << formatShape(shape) << ")";
   n.setResult(0, n.createReshape(n.getInput(0), shape));
@@ -215,6 +219,11 @@ LogicalResult importSlice(NodeImporter &n) {
   auto type = n.getInputType(0);
   int64_t rank = type.getRank();
   auto ints = [&](unsigned i, StringRef name) -> FailureOr<SmallVector<int64_t>> {
+    // starts, ends, axes and steps are 1-D (onnxruntime and the reference
+    // implementation reject other ranks).
+    if (!attrForm && n.getInputType(i).getRank() != 1)
+      return n.emitError() << "'" << name << "' must be a 1-D tensor, got "
+                           << n.getInputType(i);
     if (!attrForm)
       return n.getConstantInts(i, name);
     FailureOr<std::optional<SmallVector<int64_t>>> a = n.getIntsAttr(name);
@@ -238,7 +247,7 @@ LogicalResult importSlice(NodeImporter &n) {
       return failure();
     axes = *a;
   } else if (n.hasInput(3)) {
-    FailureOr<SmallVector<int64_t>> a = n.getConstantInts(3, "axes");
+    FailureOr<SmallVector<int64_t>> a = ints(3, "axes");
     if (failed(a))
       return failure();
     axes = *a;
@@ -246,7 +255,7 @@ LogicalResult importSlice(NodeImporter &n) {
     axes = llvm::to_vector(llvm::seq<int64_t>(0, starts->size()));
   }
   if (n.hasInput(4)) {
-    FailureOr<SmallVector<int64_t>> s = n.getConstantInts(4, "steps");
+    FailureOr<SmallVector<int64_t>> s = ints(4, "steps");
     if (failed(s))
       return failure();
     steps = *s;
@@ -435,8 +444,15 @@ LogicalResult importTile(NodeImporter &n) {
   for (int64_t d = 0; d < type.getRank(); ++d) {
     interleaved.append({1, type.getDimSize(d)});
     expanded.append({(*repeats)[d], type.getDimSize(d)});
-    result.push_back((*repeats)[d] * type.getDimSize(d));
+    std::optional<int64_t> dim = llvm::checkedMul((*repeats)[d], type.getDimSize(d));
+    if (!dim)
+      return n.emitError() << "repeats " << formatShape(*repeats) << " of " << type
+                           << " give more than 2^40 elements";
+    result.push_back(*dim);
   }
+  if (!checkedElementCount(expanded))
+    return n.emitError() << "repeats " << formatShape(*repeats) << " of " << type
+                         << " give more than 2^40 elements";
   Value v = n.createReshape(n.getInput(0), interleaved);
   v = n.create<ExpandOp>(type.clone(expanded), v);
   n.setResult(0, n.createReshape(v, result));

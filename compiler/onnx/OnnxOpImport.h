@@ -270,6 +270,23 @@ NormResults buildRmsNorm(NodeImporter &node, mlir::Value x, mlir::Value scale, i
 /// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). (OnnxElementwise.cpp)
 mlir::Value buildGelu(NodeImporter &node, mlir::Value x, bool tanhApproximation);
 
+/// Largest element count of any tensor the importer builds: 2^40, far above
+/// the 128 GiB kiln-compile accepts and far below int64 overflow, so element
+/// counts of checked shapes can be multiplied by a byte size safely.
+inline constexpr int64_t kMaxImportElements = int64_t(1) << 40;
+
+/// The element count of `shape`, computed with overflow checks
+/// (llvm::checkedMul); std::nullopt when a dim is negative or the count
+/// exceeds kMaxImportElements. Every shape computed from model data goes
+/// through it before a type of that shape is built.
+std::optional<int64_t> checkedElementCount(llvm::ArrayRef<int64_t> shape);
+
+/// Why `path` must not be opened as an input file: it exists and is neither a
+/// regular file nor a directory (a FIFO would block the open until a writer
+/// appears). Empty when it may be opened; missing files and directories are
+/// left to the open, whose error names them.
+std::string notARegularFile(const llvm::Twine &path);
+
 /// `tensor<shape x elementType>`.
 inline mlir::RankedTensorType getTensorType(llvm::ArrayRef<int64_t> shape,
                                             mlir::Type elementType) {

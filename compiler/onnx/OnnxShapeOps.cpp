@@ -98,6 +98,8 @@ LogicalResult importConstantOfShape(NodeImporter &n) {
   for (int64_t d : *shape)
     if (d < 0)
       return n.emitError() << "shape " << formatShape(*shape) << " has a negative dim";
+  if (!checkedElementCount(*shape))
+    return n.emitError() << "shape " << formatShape(*shape) << " has more than 2^40 elements";
   FailureOr<DenseElementsAttr> value = n.getTensorAttr("value");
   if (failed(value))
     return failure();
@@ -151,7 +153,12 @@ LogicalResult importRange(NodeImporter &n) {
                              (elem.isF16() ? "float16" : "bfloat16") + ")");
   if (v[2] == 0)
     return n.emitError() << "delta is 0";
+  // A count past kMaxImportElements (or NaN from infinite bounds) would
+  // overflow the conversion to int64.
   double len = std::ceil((v[1] - v[0]) / v[2]);
+  if (!(len <= double(kMaxImportElements)))
+    return n.emitError() << "start " << v[0] << ", limit " << v[1] << " and delta " << v[2]
+                         << " give more than 2^40 elements";
   int64_t count = len > 0 ? int64_t(len) : 0;
   n.setResult(0, n.create<RangeOp>(getTensorType({count}, elem), n.getInput(0), n.getInput(1),
                                    n.getInput(2)));

@@ -12,6 +12,7 @@
 #include "compiler/onnx/OnnxOpImport.h"
 
 #include "llvm/ADT/APFloat.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SwapByteOrder.h"
@@ -68,6 +69,27 @@ std::string onnx_import::unsupportedDataTypeMessage(int32_t dataType) {
 }
 
 
+std::optional<int64_t> kiln::onnx_import::checkedElementCount(ArrayRef<int64_t> shape) {
+  int64_t count = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return std::nullopt;
+    std::optional<int64_t> product = llvm::checkedMul(count, d);
+    if (!product || *product > kMaxImportElements)
+      return std::nullopt;
+    count = *product;
+  }
+  return count;
+}
+
+std::string kiln::onnx_import::notARegularFile(const Twine &path) {
+  llvm::sys::fs::file_status status;
+  if (llvm::sys::fs::status(path, status) || !llvm::sys::fs::exists(status) ||
+      llvm::sys::fs::is_regular_file(status) || llvm::sys::fs::is_directory(status))
+    return "";
+  return "not a regular file (a FIFO, socket or device)";
+}
+
 static llvm::Error makeError(const Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
@@ -77,15 +99,13 @@ Expected<RankedTensorType> TensorLoader::getType(const TensorProto &tensor) {
   if (!elem)
     return makeError(unsupportedDataTypeMessage(tensor.data_type()));
   SmallVector<int64_t> shape;
-  int64_t count = 1;
   for (int64_t d : tensor.dims()) {
     if (d < 0)
       return makeError("negative dim " + Twine(d) + " in tensor dims");
-    if (d > 0 && count > (int64_t(1) << 50) / d)
-      return makeError("tensor has more than 2^50 elements");
-    count *= d;
     shape.push_back(d);
   }
+  if (!checkedElementCount(shape))
+    return makeError("tensor has more than 2^40 elements");
   return RankedTensorType::get(shape, elem);
 }
 
@@ -133,6 +153,9 @@ Expected<ArrayRef<char>> TensorLoader::readExternal(const TensorProto &tensor,
   llvm::sys::path::append(path, location);
   auto &file = files[path];
   if (!file) {
+    // Opening a FIFO would block until a writer appears: only regular files.
+    if (std::string reason = notARegularFile(path); !reason.empty())
+      return makeError("cannot open external data file '" + path + "': " + reason);
     auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                               /*RequiresNullTerminator=*/false);
     if (!buffer)

@@ -666,6 +666,59 @@ def contrib():
         [x], y, [weight("scale", [8])]))
 
 
+def structure_checks():
+    """Invalid models that onnx.checker and onnxruntime reject, and sizes that overflow int64
+    (issue Reliability): test/onnx/structure.mlir."""
+    x = [vi("x", F, [2, 3])]
+    y = [vi("y", F, None)]
+    relu = [node("Relu", ["x"], ["y"], name="relu")]
+    save("error_duplicate_graph_input", model(relu, x + x, y))
+    save("error_duplicate_graph_output", model(relu, x, y + y))
+    save("error_empty_graph_input", model(relu, x + [vi("", F, [2])], y))
+    save("error_duplicate_initializer", model(
+        [node("Add", ["x", "c"], ["y"], name="add")], x, y,
+        [const("c", np.ones(3, np.float32)), const("c", np.zeros(3, np.float32))]))
+    sm = node("Softmax", ["x"], ["y"], name="sm", axis=1)
+    sm.attribute.append(helper.make_attribute("axis", 0))
+    save("error_duplicate_attribute", model([sm], x, y))
+    # axis declared INT but its value in the FLOAT field.
+    sm = node("Softmax", ["x"], ["y"], name="sm")
+    sm.attribute.append(onnx.AttributeProto(name="axis", type=onnx.AttributeProto.INT, f=1.0))
+    save("error_attribute_wrong_field", model([sm], x, y))
+    sm = node("Softmax", ["x"], ["y"], name="sm")
+    sm.attribute.append(onnx.AttributeProto(name="axis", type=onnx.AttributeProto.INT))
+    save("error_attribute_no_value", model([sm], x, y))
+    save("error_too_many_outputs", model([node("Relu", ["x"], ["y", "z"], name="relu")], x, y))
+    m = model(relu, x, y)
+    m.ir_version = 1000000
+    save("error_ir_version", m)
+    save("error_slice_starts_2d", model(
+        [node("Slice", ["x", "s", "e"], ["y"], name="slice")], x, y,
+        [const("s", np.array([[0]], np.int64)), const("e", np.array([[1]], np.int64))]))
+    # Element counts that overflow int64 (UBSan: signed overflow) or are absurd.
+    big = 2 ** 32
+    save("error_reshape_overflow", model(
+        [node("Reshape", ["x", "s"], ["y"], name="reshape")], x, y,
+        [const("s", np.array([big, big, 4, -1], np.int64))]))
+    save("error_tile_overflow", model(
+        [node("Tile", ["x", "r"], ["y"], name="tile")], x, y,
+        [const("r", np.array([2 ** 62, 1], np.int64))]))
+    save("error_expand_overflow", model(
+        [node("Expand", ["x", "s"], ["y"], name="expand")], x, y,
+        [const("s", np.array([big, big, 2, 3], np.int64))]))
+    save("error_constant_of_shape_overflow", model(
+        [node("ConstantOfShape", ["s"], ["y"], name="cos")], [], y,
+        [const("s", np.array([big, big, 4], np.int64))]))
+    save("error_range_huge", model(
+        [node("Range", ["a", "b", "d"], ["y"], name="range")], [], y,
+        [const("a", np.array(0, np.float32)), const("b", np.array(1e30, np.float32)),
+         const("d", np.array(1, np.float32))]))
+    save("error_input_dims_overflow", model(relu, [vi("x", F, [big, big, 4])], y))
+    save("error_initializer_dims_overflow", model(
+        [node("Add", ["x", "c"], ["y"], name="add")], x, y,
+        [onnx.TensorProto(name="c", data_type=F, dims=[big, big, 4])]))
+
+
 def broken_files():
     """A truncated copy of a valid model, random bytes and an empty file."""
     data = model([node("Add", ["x", "c"], ["y"])], [vi("x", F, [4])], [vi("y", F, None)],
@@ -682,6 +735,6 @@ if __name__ == "__main__":
     for gen in [elementwise, logic, gelu, folding, shape_ops, runtime_cumsum, movement, slices,
                 gathers, math, reduce18, reduce13, external_data, old_and_new_opsets,
                 rotary_embedding, derived_ops, activations, arg_reduce, mod, opsets25_28, empty_tensors, attention23, errors, review_fixes, contrib,
-                broken_files]:
+                broken_files, structure_checks]:
         gen()
     print("wrote", OUT)

@@ -10,6 +10,10 @@
 
 #include "Npy.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -230,10 +234,20 @@ static constexpr size_t kMaxNpyBytes = size_t(1) << 36;
 
 bool readNpyFile(const std::string &path, NpyArray &out, std::string &error) {
   // C stdio, not iostreams: reading a directory or a special file must be an
-  // error message, never an exception.
-  std::FILE *file = std::fopen(path.c_str(), "rb");
+  // error message, never an exception. O_NONBLOCK: opening a FIFO that no
+  // process writes would block forever; with it the open returns and the
+  // read sees end of file (a truncated .npy). Reads block again after the
+  // open, so a pipe with a writer (--input x=<(...)) is read whole.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    error = "cannot open '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  std::FILE *file = ::fdopen(fd, "rb");
   if (!file) {
     error = "cannot open '" + path + "': " + std::strerror(errno);
+    ::close(fd);
     return false;
   }
   std::vector<uint8_t> bytes;
@@ -312,6 +326,18 @@ bool writeNpyFile(const std::string &path, kiln_dtype_t dtype, const std::vector
   if (!encodeNpy(dtype, shape, data, bytes, image, error)) {
     error = "cannot write '" + path + "': " + error;
     return false;
+  }
+  // A FIFO that no process reads would block the open forever: refuse it.
+  struct stat info;
+  if (::stat(path.c_str(), &info) == 0 && S_ISFIFO(info.st_mode)) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+      error = "cannot write '" + path + "': " +
+              (errno == ENXIO ? std::string("it is a FIFO that no process is reading")
+                              : std::string(std::strerror(errno)));
+      return false;
+    }
+    ::close(fd);
   }
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   if (!file) {
