@@ -9,6 +9,7 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 #include <new>
 
 /// The object behind kiln_status_t.
@@ -86,7 +87,13 @@ void kiln_status_free(kiln_status_t status) {
 }
 
 const char *kiln_status_code_name(kiln_status_code_t code) {
-  switch (code) {
+  // A C caller may pass any int (the "UNKNOWN" case). In C++ an enum without a fixed underlying
+  // type holds only the values of its enumerators' bit width, and loading any other value is
+  // undefined (UBSan's enum check: "load of value 99"), so read the argument as the int it is.
+  static_assert(sizeof(int) == sizeof(kiln_status_code_t), "kiln_status_code_t is an int");
+  int value;
+  std::memcpy(&value, &code, sizeof(value));
+  switch (value) {
   case KILN_OK:
     return "OK";
   case KILN_INVALID_ARGUMENT:
