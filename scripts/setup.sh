@@ -21,9 +21,11 @@ LLVM_VERSION=22
 
 # Debian packages: compiler toolchain, LLVM/MLIR 22 (libraries, TableGen, lit, FileCheck), ONNX
 # protobuf schema, FlatBuffers (artifact index), zlib (artifact checksum), GoogleTest, Python venv
-# support.
+# support; clang 22 with its sanitizer and libFuzzer runtimes for the ASan/UBSan build and the
+# fuzz targets (scripts/sanitize.sh, scripts/fuzz.sh; clang-14's Debian package has no libFuzzer).
 APT_PACKAGES=(
   g++ cmake ninja-build ccache
+  "clang-${LLVM_VERSION}" "libclang-rt-${LLVM_VERSION}-dev"
   "llvm-${LLVM_VERSION}-dev" "libmlir-${LLVM_VERSION}-dev" "mlir-${LLVM_VERSION}-tools"
   libonnx-dev libprotobuf-dev protobuf-compiler
   libflatbuffers-dev flatbuffers-compiler

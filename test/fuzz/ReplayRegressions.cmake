@@ -1,0 +1,45 @@
+cmake_minimum_required(VERSION 3.20)
+# Replays the stored crash inputs of one fuzz target:
+#   cmake -DFUZZER=<kiln-fuzz-KIND> -DKIND=<onnx|artifact> -DDIR=<test/fuzz/regressions> -P ReplayRegressions.cmake
+# Runs FUZZER once on every file in DIR/KIND (libFuzzer, given a file, runs it once and exits
+# non-zero on a crash or sanitizer report). Each must pass, except the inputs listed in DIR/XFAIL
+# ("KIND/file  reason" lines: a crash found and reported, not fixed yet), which must still fail;
+# when the fix lands, delete the line (a listed input that passes fails the replay, as lit's
+# XPASS does, so the list stays true). Used by ctest (fuzz-regressions-KIND) and scripts/fuzz.sh.
+file(GLOB inputs LIST_DIRECTORIES false "${DIR}/${KIND}/*")
+list(FILTER inputs EXCLUDE REGEX "/README[^/]*$")
+set(xfail)
+if(EXISTS "${DIR}/XFAIL")
+  file(STRINGS "${DIR}/XFAIL" lines REGEX "^${KIND}/")
+  foreach(line IN LISTS lines)
+    string(REGEX REPLACE "^${KIND}/([^ \t]+).*$" "\\1" name "${line}")
+    list(APPEND xfail "${name}")
+  endforeach()
+endif()
+set(failed 0)
+set(count 0)
+foreach(input IN LISTS inputs)
+  get_filename_component(name "${input}" NAME)
+  math(EXPR count "${count} + 1")
+  execute_process(COMMAND "${FUZZER}" "${input}" RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE out)
+  if(name IN_LIST xfail)
+    if(rc EQUAL 0)
+      message(SEND_ERROR "XPASS ${KIND}/${name}: no longer crashes; delete its line from ${DIR}/XFAIL")
+      set(failed 1)
+    else()
+      message(STATUS "XFAIL ${KIND}/${name}: still crashes (listed in XFAIL)")
+    endif()
+  elseif(NOT rc EQUAL 0)
+    string(LENGTH "${out}" n)
+    if(n GREATER 6000)
+      math(EXPR start "${n} - 6000")
+      string(SUBSTRING "${out}" ${start} -1 out)
+    endif()
+    message(SEND_ERROR "FAIL ${KIND}/${name} (exit ${rc}):\n${out}")
+    set(failed 1)
+  endif()
+endforeach()
+if(NOT failed)
+  message(STATUS "${count} regression inputs of kiln-fuzz-${KIND}: as expected")
+endif()
