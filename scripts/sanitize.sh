@@ -71,6 +71,11 @@ SUPP="$ROOT/test/sanitizers"
 export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:allow_user_poisoning=0:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1:suppressions=$SUPP/asan.supp${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export LSAN_OPTIONS="suppressions=$SUPP/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 export UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1:suppressions=$SUPP/ubsan.supp${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+# With a GPU: the CUDA driver maps memory inside ASan's shadow gap; without this cuInit fails
+# (CUDA_ERROR_OUT_OF_MEMORY) and every GPU test reports a driver error.
+if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q GPU; then
+  ASAN_OPTIONS="$ASAN_OPTIONS:protect_shadow_gap=0"
+fi
 [[ -x "$LLVM_PREFIX/bin/llvm-symbolizer" ]] && export ASAN_SYMBOLIZER_PATH="$LLVM_PREFIX/bin/llvm-symbolizer"
 
 if (($# == 0)); then
