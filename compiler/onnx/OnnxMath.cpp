@@ -11,6 +11,8 @@
 
 #include "compiler/onnx/OnnxOpImport.h"
 
+#include "mlir/IR/Matchers.h"
+
 using namespace mlir;
 using namespace kiln;
 using namespace kiln::onnx_import;
@@ -305,12 +307,13 @@ LogicalResult importRmsNorm(NodeImporter &n) {
   return success();
 }
 
-/// RotaryEmbedding-23 (opset 23+), rotate-half form (interleaved = 0):
+/// RotaryEmbedding-23 (opset 23+); interleaved = 1 rotates the pairs (x[2i], x[2i+1]) by the
+/// angle of i as elementwise ops; the rotate-half form (interleaved = 0):
 /// X [B, H, S, D] or [B, S, H*D] (num_heads), cos/sin caches [P, R/2]
 /// gathered by position_ids [B, S] (or given as [B, S, R/2] without them),
 /// R = rotary_embedding_dim (0: D). Becomes kiln.rotary on the first R
 /// columns with cos/sin = concat(cache, cache) broadcast over the heads; the
-/// other D - R columns pass through. Interleaved rotation is an error.
+/// other D - R columns pass through.
 LogicalResult importRotaryEmbedding(NodeImporter &n) {
   if (failed(n.checkNumInputs(3, 4)) || failed(n.checkFloat(0)))
     return failure();
@@ -319,8 +322,6 @@ LogicalResult importRotaryEmbedding(NodeImporter &n) {
                      numHeads = n.getIntAttr("num_heads", 0);
   if (failed(interleaved) || failed(rotaryDim) || failed(numHeads))
     return failure();
-  if (*interleaved)
-    return n.emitUnsupported("interleaved = 1 (kiln rotates halves, interleaved = 0)");
   auto type = n.getInputType(0);
   Type et = type.getElementType();
   Value x = n.getInput(0);
@@ -368,7 +369,10 @@ LogicalResult importRotaryEmbedding(NodeImporter &n) {
       return n.emitError() << "without position_ids the caches must be [" << B << ", " << S << ", "
                            << R / 2 << "], got " << t;
     }
-    // concat(c, c) along the last dim, then [B, 1, S, R] to broadcast over the heads.
+    // Interleaved: [B, 1, S, R/2]. Rotate-half: concat(c, c) along the last dim, [B, 1, S, R];
+    // either broadcasts over the heads.
+    if (*interleaved)
+      return n.createReshape(c, {B, 1, S, R / 2});
     Value full = n.create<ConcatOp>(RankedTensorType::get({B, S, R}, et), ValueRange{c, c},
                                     n.getBuilder().getI64IntegerAttr(2));
     return n.createReshape(full, {B, 1, S, R});
@@ -390,7 +394,29 @@ LogicalResult importRotaryEmbedding(NodeImporter &n) {
                              b.getDenseI64ArrayAttr({0, 0, 0, R}),
                              b.getDenseI64ArrayAttr({1, 1, 1, 1}));
   }
-  Value y = n.create<RotaryOp>(bhsr, rot, *cos, *sin);
+  Value y;
+  if (*interleaved) {
+    // Pairs (x[2i], x[2i+1]) rotate by angle i: [B, H, S, R/2, 2] split into even and odd.
+    auto half = RankedTensorType::get({B, H, S, R / 2}, et);
+    auto pairs = RankedTensorType::get({B, H, S, R / 2, 1}, et);
+    Value x5 = n.createReshape(rot, {B, H, S, R / 2, 2});
+    auto lane = [&](int64_t k) {
+      Value l = n.create<SliceOp>(pairs, x5, b.getDenseI64ArrayAttr({0, 0, 0, 0, k}),
+                                  b.getDenseI64ArrayAttr({1, 1, 1, 1, 1}));
+      return n.createReshape(l, half.getShape());
+    };
+    Value even = lane(0), odd = lane(1);
+    auto mul = [&](Value a, Value c) { return n.create<MulOp>(half, a, c); };
+    Value e2 = n.create<SubOp>(half, mul(even, *cos), mul(odd, *sin));
+    Value o2 = n.create<AddOp>(half, mul(even, *sin), mul(odd, *cos));
+    Value cat = n.create<ConcatOp>(RankedTensorType::get({B, H, S, R / 2, 2}, et),
+                                   ValueRange{n.createReshape(e2, pairs.getShape()),
+                                              n.createReshape(o2, pairs.getShape())},
+                                   b.getI64IntegerAttr(4));
+    y = n.createReshape(cat, bhsr.getShape());
+  } else {
+    y = n.create<RotaryOp>(bhsr, rot, *cos, *sin);
+  }
   if (rest)
     y = n.create<ConcatOp>(RankedTensorType::get(bhsd, et), ValueRange{y, rest},
                            b.getI64IntegerAttr(3));
@@ -403,15 +429,196 @@ LogicalResult importRotaryEmbedding(NodeImporter &n) {
   return success();
 }
 
-/// Attention-23/24 (opset 23+): kiln.attention. Q [B, Hq, Sq, D] and K/V
-/// [B, Hkv, Sk, D/Dv], or 3-D [B, S, H*D] with q_num_heads / kv_num_heads;
-/// past_key/past_value are concatenated in front of K/V along the sequence
-/// (their concatenations are present_key/present_value); attn_mask is additive
-/// (float) or boolean (true = attend), broadcast to [B, Hq, Sq, Sk]; scale
-/// defaults to 1/sqrt(D); a fully masked row gives 0, as in the ONNX reference.
-/// is_causal is taken when Sq == Sk (ONNX aligns the
-/// causal mask to the upper left; kiln's to the lower right, equal then).
-/// Unsupported, with an error: softcap, qk_matmul_output, nonpad_kv_seqlen.
+/// An ONNX Attention node after head splitting and the KV-cache concatenation, for the composite
+/// form: q [B, Hq, Sq, D], k [B, Hkv, Sk, D], v [B, Hkv, Sk, Dv] of one float type; mask an
+/// additive bias broadcastable to [B, Hq, Sq, Sk] (or null); the causal and sliding-window
+/// frontier offset (the past length), or nonpad (int64 [B]: per-batch valid key counts, offset
+/// nonpad[b] - Sq); softcap 0 for none; qkMode and softmaxPrecision as the ONNX attributes.
+struct AttentionParts {
+  Value q, k, v, mask;
+  double scale;
+  bool causal;
+  int64_t offset, leftWindow, rightWindow;
+  Value nonpad;
+  float softcap;
+  int64_t qkMode, softmaxPrecision;
+};
+
+/// `OpTy(lhs, rhs)` with numpy broadcasting; the result has `elem` (default: lhs's type).
+template <typename OpTy>
+Value broadcastBinary(NodeImporter &n, Value lhs, Value rhs, Type elem = {}) {
+  auto lt = cast<RankedTensorType>(lhs.getType()), rt = cast<RankedTensorType>(rhs.getType());
+  FailureOr<SmallVector<int64_t>> shape = broadcastShapes(lt.getShape(), rt.getShape());
+  assert(succeeded(shape) && "composite attention operands broadcast by construction");
+  return n.create<OpTy>(getTensorType(*shape, elem ? elem : lt.getElementType()), lhs, rhs);
+}
+
+/// `cond ? x : y` with numpy broadcasting of all three.
+Value broadcastWhere(NodeImporter &n, Value cond, Value x, Value y) {
+  auto shape = [](Value v) { return cast<RankedTensorType>(v.getType()).getShape(); };
+  SmallVector<int64_t> s = *broadcastShapes(shape(cond), shape(x));
+  s = *broadcastShapes(s, shape(y));
+  return n.create<WhereOp>(getTensorType(s, cast<RankedTensorType>(x.getType()).getElementType()),
+                           cond, x, y);
+}
+
+/// ONNX Attention (opset 23-25) as ops, following the ONNX reference implementation
+/// (onnx/reference/ops/op_attention.py): KV heads repeated for GQA (h0, h0, h1, h1, ...);
+/// scores = (Q sqrt(scale)) (K sqrt(scale))^T; softcap * tanh(scores / softcap); plus the bias:
+/// attn_mask, the causal frontier (key j visible to query i iff j <= i + offset), the sliding
+/// window (i + offset - left <= j <= i + offset + right) and the nonpad_kv_seqlen padding; softmax
+/// in softmax_precision; rows whose bias is all -inf are 0; times V. Returns Y [B, Hq, Sq, Dv]
+/// and qk_matmul_output [B, Hq, Sq, Sk] (mode 0/1: the softcapped scores, 2: with the bias,
+/// 3: the probabilities). Used where kiln.attention does not apply (softcap, windows,
+/// qk_matmul_output, nonpad_kv_seqlen, a causal mask that is not bottom-right aligned);
+/// kiln-raise-attention may still fuse the plain parts.
+FailureOr<std::pair<Value, Value>> buildCompositeAttention(NodeImporter &n,
+                                                          const AttentionParts &p) {
+  Builder &b = n.getBuilder();
+  auto qt = cast<RankedTensorType>(p.q.getType()), kt = cast<RankedTensorType>(p.k.getType()),
+       vt = cast<RankedTensorType>(p.v.getType());
+  Type et = qt.getElementType();
+  int64_t B = qt.getDimSize(0), Hq = qt.getDimSize(1), Sq = qt.getDimSize(2), D = qt.getDimSize(3);
+  int64_t Hkv = kt.getDimSize(1), Sk = kt.getDimSize(2), Dv = vt.getDimSize(3);
+  double inf = std::numeric_limits<double>::infinity();
+  Type i64 = b.getI64Type(), i1 = b.getI1Type();
+  auto repeatHeads = [&](Value x, int64_t d) -> Value {
+    if (Hkv == Hq)
+      return x;
+    Value r = n.createReshape(x, {B, Hkv, 1, Sk, d});
+    Value e = n.create<ExpandOp>(RankedTensorType::get({B, Hkv, Hq / Hkv, Sk, d}, et), r);
+    return n.createReshape(e, {B, Hq, Sk, d});
+  };
+  Value k = repeatHeads(p.k, D), v = repeatHeads(p.v, Dv);
+  Value rootScale = n.createScalar(et, std::sqrt(p.scale));
+  Value qs = broadcastBinary<MulOp>(n, p.q, rootScale);
+  Value ks = broadcastBinary<MulOp>(n, k, rootScale);
+  Value kT = n.create<TransposeOp>(RankedTensorType::get({B, Hq, D, Sk}, et), ks,
+                                   b.getDenseI64ArrayAttr({0, 1, 3, 2}));
+  auto scoreType = RankedTensorType::get({B, Hq, Sq, Sk}, et);
+  Value scores = n.create<MatMulOp>(scoreType, qs, kT);
+  if (p.softcap > 0.0f) {
+    Value t = n.create<TanhOp>(scoreType, broadcastBinary<MulOp>(
+                                              n, scores, n.createScalar(et, 1.0 / p.softcap)));
+    scores = broadcastBinary<MulOp>(n, t, n.createScalar(et, p.softcap));
+  }
+  Value qkOut = scores;
+
+  // The additive bias.
+  Value bias = p.mask;
+  auto addBias = [&](Value extra) { bias = bias ? broadcastBinary<AddOp>(n, bias, extra) : extra; };
+  bool window = p.leftWindow >= 0 || p.rightWindow >= 0;
+  // Per (i, j): a value c[i][j] compared with the offset decides one condition.
+  auto table = [&](auto fn) {
+    SmallVector<int64_t> values;
+    for (int64_t i = 0; i < Sq; ++i)
+      for (int64_t j = 0; j < Sk; ++j)
+        values.push_back(fn(i, j));
+    return n.createConstant(
+        DenseElementsAttr::get(RankedTensorType::get({Sq, Sk}, i64), ArrayRef<int64_t>(values)));
+  };
+  if (p.causal || window) {
+    Value allowed;
+    if (!p.nonpad) {
+      SmallVector<bool> ok;
+      for (int64_t i = 0; i < Sq; ++i)
+        for (int64_t j = 0; j < Sk; ++j) {
+          int64_t pos = i + p.offset;
+          ok.push_back((!p.causal || j <= pos) && (p.leftWindow < 0 || pos - j <= p.leftWindow) &&
+                       (p.rightWindow < 0 || j - pos <= p.rightWindow));
+        }
+      allowed = n.createConstant(
+          DenseElementsAttr::get(RankedTensorType::get({Sq, Sk}, i1), ArrayRef<bool>(ok)));
+    } else {
+      // offset[b] = nonpad[b] - Sq, as [B, 1, 1] against [Sq, Sk] tables.
+      Value off = broadcastBinary<SubOp>(n, n.createReshape(p.nonpad, {B, 1, 1}),
+                                         n.createScalar(i64, double(Sq)));
+      auto require = [&](Value c) {
+        allowed = allowed ? broadcastBinary<AndOp>(n, allowed, c) : c;
+      };
+      if (p.causal) // j <= i + off  <=>  off >= j - i
+        require(broadcastBinary<GreaterEqualOp>(n, off, table([](int64_t i, int64_t j) {
+                                                    return j - i;
+                                                  }), i1));
+      if (p.leftWindow >= 0) // i + off - j <= left  <=>  off <= left - i + j
+        require(broadcastBinary<LessEqualOp>(n, off, table([&](int64_t i, int64_t j) {
+                                                 return p.leftWindow - i + j;
+                                               }), i1));
+      if (p.rightWindow >= 0) // j - (i + off) <= right  <=>  off >= j - i - right
+        require(broadcastBinary<GreaterEqualOp>(n, off, table([&](int64_t i, int64_t j) {
+                                                    return j - i - p.rightWindow;
+                                                  }), i1));
+      allowed = n.createReshape(allowed, {B, 1, Sq, Sk});
+    }
+    addBias(broadcastWhere(n, allowed, n.createScalar(et, 0.0), n.createScalar(et, -inf)));
+  }
+  if (p.nonpad) { // key j exists in batch b iff j < nonpad[b]
+    SmallVector<int64_t> iota;
+    for (int64_t j = 0; j < Sk; ++j)
+      iota.push_back(j);
+    Value keys = n.createConstant(
+        DenseElementsAttr::get(RankedTensorType::get({1, Sk}, i64), ArrayRef<int64_t>(iota)));
+    Value valid = broadcastBinary<LessOp>(n, keys, n.createReshape(p.nonpad, {B, 1}), i1);
+    addBias(n.createReshape(
+        broadcastWhere(n, valid, n.createScalar(et, 0.0), n.createScalar(et, -inf)),
+        {B, 1, 1, Sk}));
+  }
+  Value withBias = bias ? broadcastBinary<AddOp>(n, scores, bias) : scores;
+  if (p.qkMode == 2)
+    qkOut = withBias;
+
+  Type smType = et;
+  if (p.softmaxPrecision) {
+    smType = getElementType(n.getContext(), int32_t(p.softmaxPrecision));
+    if (!smType || !isa<FloatType>(smType))
+      return n.emitUnsupported("softmax_precision " +
+                               getDataTypeName(int32_t(p.softmaxPrecision)) +
+                               " (kiln computes softmax in FLOAT, FLOAT16 or BFLOAT16)");
+  }
+  Value x = smType == et ? withBias : n.create<CastOp>(scoreType.clone(smType), withBias);
+  Value probs = n.create<SoftmaxOp>(scoreType.clone(smType), x, b.getI64IntegerAttr(3));
+  // Rows whose bias is all -inf are 0, not Softmax's NaN. A constant bias is checked here.
+  bool guard = bool(bias);
+  DenseElementsAttr constBias;
+  if (bias && matchPattern(bias, m_Constant(&constBias))) {
+    int64_t row = cast<RankedTensorType>(bias.getType()).getShape().back(), k = 0;
+    bool anyMasked = false, rowMasked = true;
+    for (APFloat value : constBias.getValues<APFloat>()) {
+      rowMasked &= value.isInfinity() && value.isNegative();
+      if (++k % row == 0) {
+        anyMasked |= rowMasked;
+        rowMasked = true;
+      }
+    }
+    guard = anyMasked;
+  }
+  if (guard) {
+    auto bt = cast<RankedTensorType>(bias.getType());
+    SmallVector<int64_t> rowShape(bt.getShape());
+    rowShape.back() = 1;
+    Value rowMax = n.create<ReduceOp>(RankedTensorType::get(rowShape, et),
+                                      ReduceKindAttr::get(n.getContext(), ReduceKind::Max), bias,
+                                      b.getDenseI64ArrayAttr({bt.getRank() - 1}),
+                                      b.getBoolAttr(true));
+    Value masked = broadcastBinary<EqualOp>(n, rowMax, n.createScalar(et, -inf), i1);
+    probs = broadcastWhere(n, masked, n.createScalar(smType, 0.0), probs);
+  }
+  if (smType != et)
+    probs = n.create<CastOp>(scoreType, probs);
+  if (p.qkMode == 3)
+    qkOut = probs;
+  Value y = n.create<MatMulOp>(RankedTensorType::get({B, Hq, Sq, Dv}, et), probs, v);
+  return std::make_pair(y, qkOut);
+}
+
+/// Attention-23/24/25 (opset 23+). Q [B, Hq, Sq, D] and K/V [B, Hkv, Sk, D/Dv], or 3-D
+/// [B, S, H*D] with q_num_heads / kv_num_heads; past_key/past_value are concatenated in front of
+/// K/V along the sequence (their concatenations are present_key/present_value); attn_mask is
+/// additive (float) or boolean (true = attend), broadcast to [B, Hq, Sq, Sk], its key dim padded
+/// with -inf up to Sk; scale defaults to 1/sqrt(D); a fully masked row gives 0, as in the ONNX
+/// reference. One kiln.attention (fused kernel) when the node is plain attention (is_causal
+/// bottom-right aligned: Sq == Sk or a KV cache); otherwise buildCompositeAttention (softcap,
+/// qk_matmul_output, sliding windows, nonpad_kv_seqlen, top-left causal with Sq != Sk).
 LogicalResult importAttention(NodeImporter &n) {
   if (failed(n.checkNumInputs(3, 7)) || failed(n.checkFloat(0)))
     return failure();
@@ -421,22 +628,23 @@ LogicalResult importAttention(NodeImporter &n) {
   FailureOr<float> softcap = n.getFloatAttr("softcap", 0.0f);
   if (failed(causal) || failed(qHeads) || failed(kvHeads) || failed(qkMode) || failed(softcap))
     return failure();
-  if (*softcap != 0.0f)
-    return n.emitUnsupported("softcap");
   // Attention-25's sliding window; -1 (the default) leaves a side unbounded.
-  for (const char *window : {"left_window_size", "right_window_size"}) {
-    FailureOr<int64_t> size = n.getIntAttr(window, -1);
-    if (failed(size))
-      return failure();
-    if (*size != -1)
-      return n.emitUnsupported(Twine(window) + " = " + Twine(*size) + " (a sliding window)");
-  }
-  if (n.hasInput(6))
-    return n.emitUnsupported("nonpad_kv_seqlen");
-  if (n.isOutputUsed(3))
-    return n.emitUnsupported("output qk_matmul_output is used");
+  FailureOr<int64_t> leftWindow = n.getIntAttr("left_window_size", -1),
+                     rightWindow = n.getIntAttr("right_window_size", -1),
+                     softmaxPrecision = n.getIntAttr("softmax_precision", 0);
+  if (failed(leftWindow) || failed(rightWindow) || failed(softmaxPrecision))
+    return failure();
+  if (*leftWindow < -1 || *rightWindow < -1)
+    return n.emitError() << "left_window_size and right_window_size must be -1 or >= 0, got "
+                         << *leftWindow << " and " << *rightWindow;
+  if (*softcap < 0.0f)
+    return n.emitError() << "softcap must be >= 0, got " << *softcap;
+  if (*qkMode < 0 || *qkMode > 3)
+    return n.emitError() << "qk_matmul_output_mode must be 0 to 3, got " << *qkMode;
   if (n.hasInput(4) != n.hasInput(5))
     return n.emitError() << "past_key and past_value must be given together";
+  if (n.hasInput(6) && n.hasInput(4))
+    return n.emitError() << "nonpad_kv_seqlen cannot be combined with past_key/past_value";
   auto qt = n.getInputType(0);
   Type et = qt.getElementType();
   for (unsigned i : {1u, 2u, 4u, 5u})
@@ -492,32 +700,61 @@ LogicalResult importAttention(NodeImporter &n) {
     return n.emitError() << "Q " << q4 << ", K " << k4 << " and V " << v4
                          << " do not form an attention (batch, head dims, KV heads dividing query "
                             "heads)";
-  if (*causal && Sq != Sk)
-    return n.emitUnsupported("is_causal with a query length (" + Twine(Sq) +
-                             ") other than the key length (" + Twine(Sk) +
-                             "): ONNX aligns the causal mask to the upper left, kiln to the lower right");
   FailureOr<float> scaleAttr = n.getFloatAttr("scale", 0.0f);
   if (failed(scaleAttr))
     return failure();
   double scale = *scaleAttr != 0.0f ? double(*scaleAttr) : 1.0 / std::sqrt(double(D));
+  double inf = std::numeric_limits<double>::infinity();
+  // attn_mask as an additive bias of Q's type, its key dim padded with -inf
+  // up to Sk (a mask for the new keys only, as with a KV cache).
   Value mask;
   if (n.hasInput(3)) {
     auto mt = n.getInputType(3);
     mask = n.getInput(3);
+    if (mt.getRank() < 1 || mt.getDimSize(mt.getRank() - 1) > Sk)
+      return n.emitError() << "attn_mask " << mt << " has more keys than K (" << Sk << ")";
     if (mt.getElementType().isInteger(1)) {
-      auto ft = mt.clone(et);
-      mask = n.create<WhereOp>(ft, mask, n.createScalar(et, 0.0),
-                               n.createScalar(et, -std::numeric_limits<double>::infinity()));
+      mask = n.create<WhereOp>(mt.clone(et), mask, n.createScalar(et, 0.0),
+                               n.createScalar(et, -inf));
     } else if (mt.getElementType() != et) {
       return n.emitError() << "attn_mask " << mt << " must be bool or of Q's element type";
     }
+    if (int64_t missing = Sk - mt.getDimSize(mt.getRank() - 1)) {
+      SmallVector<int64_t> padShape(mt.getShape());
+      padShape.back() = missing;
+      SmallVector<int64_t> catShape(mt.getShape());
+      catShape.back() = Sk;
+      Value pad = n.create<ExpandOp>(RankedTensorType::get(padShape, et), n.createScalar(et, -inf));
+      mask = n.create<ConcatOp>(RankedTensorType::get(catShape, et), ValueRange{mask, pad},
+                                b.getI64IntegerAttr(mt.getRank() - 1));
+    }
   }
+  // The causal frontier (ONNX reference): query i sees key j iff j <= i + offset, with offset the
+  // past length (bottom-right with a KV cache, top-left without one), or nonpad_kv_seqlen[b] - Sq
+  // with an external cache. kiln.attention's causal mask is bottom-right.
+  int64_t offset = n.hasInput(4) ? n.getInputType(4).getDimSize(2) : 0;
+  bool window = *leftWindow >= 0 || *rightWindow >= 0;
+  bool fused = *softcap == 0.0f && !n.isOutputUsed(3) && !window && !n.hasInput(6) &&
+               (!*causal || offset == Sk - Sq);
+  Value y;
   auto outType = RankedTensorType::get({B, Hq, Sq, Dv}, et);
-  // A fully masked row gives 0 (the ONNX reference's softmax treats an all
-  // -inf row as all zeros), unlike Softmax + MatMul, which give NaN.
-  Value y = n.create<AttentionOp>(outType, *q, *k, *v, mask, b.getF64FloatAttr(scale),
-                                  b.getBoolAttr(*causal != 0), /*zero_masked_rows=*/b.getBoolAttr(true),
-                                  b.getBoolAttr(false));
+  if (fused) {
+    // A fully masked row gives 0 (the ONNX reference zeroes it), unlike
+    // Softmax + MatMul, which give NaN.
+    y = n.create<AttentionOp>(outType, *q, *k, *v, mask, b.getF64FloatAttr(scale),
+                              b.getBoolAttr(*causal != 0), /*zero_masked_rows=*/b.getBoolAttr(true),
+                              b.getBoolAttr(false));
+  } else {
+    AttentionParts parts{*q, *k, *v, mask, scale, *causal != 0, offset, *leftWindow, *rightWindow,
+                         n.hasInput(6) ? n.getInput(6) : Value(), *softcap, *qkMode,
+                         *softmaxPrecision};
+    FailureOr<std::pair<Value, Value>> r = buildCompositeAttention(n, parts);
+    if (failed(r))
+      return failure();
+    y = r->first;
+    if (n.isOutputUsed(3))
+      n.setResult(3, r->second);
+  }
   if (threeD) {
     Value t = n.create<TransposeOp>(RankedTensorType::get({B, Sq, Hq, Dv}, et), y,
                                     b.getDenseI64ArrayAttr({0, 2, 1, 3}));

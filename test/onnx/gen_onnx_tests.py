@@ -412,10 +412,27 @@ def opsets25_28():
         [node("Range", ["s", "l", "d"], ["y"], name="range", stash_type=0)], [], [vi("y", H, None)],
         [const("s", np.array(1, np.float16)), const("l", np.array(3.5, np.float16)),
          const("d", np.array(0.5, np.float16))], opset=27))
-    save("error_attention_window", model(
-        [node("Attention", ["q", "k", "v"], ["y"], name="attn", left_window_size=4)],
+    # Attention beyond kiln.attention: the composite form (buildCompositeAttention). A sliding
+    # window (opset 25); softcap with qk_matmul_output (mode 3) and top-left causal with
+    # Sq != Sk; GQA with nonpad_kv_seqlen (an external cache); interleaved RotaryEmbedding.
+    save("attention_window", model(
+        [node("Attention", ["q", "k", "v"], ["y"], name="attn", left_window_size=1)],
         [vi("q", F, [1, 2, 3, 8]), vi("k", F, [1, 2, 3, 8]), vi("v", F, [1, 2, 3, 8])],
         [vi("y", F, None)], opset=25))
+    save("attention_softcap_causal", model(
+        [node("Attention", ["q", "k", "v"], ["y", "", "", "qk"], name="attn", softcap=2.0,
+              is_causal=1, qk_matmul_output_mode=3)],
+        [vi("q", F, [1, 2, 3, 8]), vi("k", F, [1, 2, 5, 8]), vi("v", F, [1, 2, 5, 8])],
+        [vi("y", F, None), vi("qk", F, None)], opset=24))
+    save("attention_nonpad", model(
+        [node("Attention", ["q", "k", "v", "", "", "", "lens"], ["y"], name="attn", is_causal=1)],
+        [vi("q", F, [2, 4, 1, 8]), vi("k", F, [2, 2, 6, 8]), vi("v", F, [2, 2, 6, 8]),
+         vi("lens", TensorProto.INT64, [2])], [vi("y", F, None)], opset=24))
+    save("rotary_interleaved", model(
+        [node("RotaryEmbedding", ["x", "cos", "sin", "pos"], ["y"], interleaved=1)],
+        [vi("x", F, [1, 2, 3, 8]), vi("pos", TensorProto.INT64, [1, 3])], [vi("y", F, None)],
+        [const("cos", np.cos(np.arange(32, dtype=np.float32).reshape(8, 4) / 7)),
+         const("sin", np.sin(np.arange(32, dtype=np.float32).reshape(8, 4) / 7))], opset=23))
 
 
 def empty_tensors():

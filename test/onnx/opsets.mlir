@@ -16,7 +16,10 @@
 // RUN: not kiln-compile %S/Inputs/error_opset29.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=OPSET29
 // RUN: not kiln-compile %S/Inputs/error_mod_float_fmod0.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=MOD27
 // RUN: not kiln-compile %S/Inputs/error_range_stash.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=STASH
-// RUN: not kiln-compile %S/Inputs/error_attention_window.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=WINDOW
+// RUN: kiln-compile %S/Inputs/attention_window.onnx --emit=graph | FileCheck %s --check-prefix=WINDOW
+// RUN: kiln-compile %S/Inputs/attention_softcap_causal.onnx --emit=graph | FileCheck %s --check-prefix=SOFTCAP
+// RUN: kiln-compile %S/Inputs/attention_nonpad.onnx --emit=graph | FileCheck %s --check-prefix=NONPAD
+// RUN: kiln-compile %S/Inputs/rotary_interleaved.onnx --emit=graph | FileCheck %s --check-prefix=ROPE-INTERLEAVED
 // RUN: not kiln-compile %S/Inputs/error_op_version.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=VERSION
 
 // Opset 7: Unsqueeze-1/Squeeze-1 (attribute axes), Slice-1 (attributes),
@@ -53,7 +56,30 @@
 // OPSET29: error: ONNX model '{{.*}}error_opset29.onnx': unsupported: opset 29 of the default domain (kiln imports opsets 7 to 28)
 // MOD27: error: node 'mod' (Mod, opset 27): fmod must be 1 for floating-point inputs before opset 28 (ONNX Mod)
 // STASH: error: node 'range' (Range, opset 27): unsupported: stash_type = 0 (accumulating in float16)
-// WINDOW: error: node 'attn' (Attention, opset 25): unsupported: left_window_size = 4 (a sliding window)
+// Attention that kiln.attention does not cover becomes the ONNX reference's ops
+// (values: the ONNX node tests, test/e2e/onnx_node_tests.py). A sliding window of
+// 1 to the left: a constant bias, -inf outside the band; no row is fully masked,
+// so no guard.
+// WINDOW-NOT: kiln.attention
+// WINDOW: kiln.constant dense<{{\[\[}}0.000000e+00, 0.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 0.000000e+00], [0xFF800000, 0.000000e+00, 0.000000e+00]]> : tensor<3x3xf32>
+// WINDOW: kiln.softmax
+// WINDOW-NOT: kiln.where
+// Softcap: 2 tanh(s / 2) before the causal bias (top-left: Sq 3, Sk 5); qk_matmul_output
+// mode 3 is the probabilities (no row is fully masked: no guard).
+// SOFTCAP-NOT: kiln.attention
+// SOFTCAP: kiln.tanh
+// SOFTCAP: %[[P:.+]] = kiln.softmax
+// SOFTCAP-NOT: kiln.where
+// SOFTCAP: return %{{.+}}, %[[P]]
+// nonpad_kv_seqlen: per-batch causal frontier and key padding from the run-time lengths;
+// GQA repeats each KV head (expand over a unit dim).
+// NONPAD: kiln.expand %{{.+}} : tensor<2x2x1x6x8xf32> -> tensor<2x2x2x6x8xf32>
+// NONPAD: kiln.greater_equal %{{.+}}, %{{.+}} : tensor<2x1x1xi64>, tensor<1x6xi64> -> tensor<2x1x6xi1>
+// NONPAD: kiln.less %{{.+}}, %{{.+}} : tensor<1x6xi64>, tensor<2x1xi64> -> tensor<2x6xi1>
+// Interleaved RotaryEmbedding: pairs (x[2i], x[2i+1]) as elementwise ops.
+// ROPE-INTERLEAVED-NOT: kiln.rotary
+// ROPE-INTERLEAVED: kiln.slice %{{.+}} {starts = array<i64: 0, 0, 0, 0, 1>, steps = array<i64: 1, 1, 1, 1, 1>} : tensor<1x2x3x4x2xf32> -> tensor<1x2x3x4x1xf32>
+// ROPE-INTERLEAVED: kiln.concat %{{.+}}, %{{.+}} {axis = 4 : i64} : tensor<1x2x3x4x1xf32>, tensor<1x2x3x4x1xf32> -> tensor<1x2x3x4x2xf32>
 // VERSION: error: node 'where' (Where, opset 8): unsupported: Where is not in opset 8 of the default domain (it first appears in opset 9)
 
 // RotaryEmbedding-23 becomes kiln.rotary (rotate-half) with cos/sin gathered by
