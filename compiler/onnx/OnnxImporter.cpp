@@ -607,6 +607,8 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index) 
   // field its type names. Then each attribute must be one the handler
   // understands.
   std::optional<int> maxOutputs = maxOutputsOf(node.op_type());
+  if (node.output_size() == 0)
+    return nodeError() << "has no outputs; every ONNX operator has at least one";
   if (maxOutputs && node.output_size() > *maxOutputs)
     return nodeError() << "has " << node.output_size() << " outputs; " << node.op_type()
                        << " has at most " << *maxOutputs;

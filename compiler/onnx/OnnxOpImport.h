@@ -153,7 +153,12 @@ public:
   unsigned getNumOutputs() const { return results.size(); }
   /// True if output `i` is named and consumed by a node or graph output.
   bool isOutputUsed(unsigned i) const { return i < outputUsed.size() && outputUsed[i]; }
-  void setResult(unsigned i, mlir::Value v) { results[i] = v; }
+  /// Sets output `i`. An optional output the node does not list (i past its
+  /// output count) is dropped: handlers may set every output they compute.
+  void setResult(unsigned i, mlir::Value v) {
+    if (i < results.size())
+      results[i] = v;
+  }
   llvm::ArrayRef<mlir::Value> getResults() const { return results; }
 
   //--- Attributes -------------------------------------------------------===//

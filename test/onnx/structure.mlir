@@ -12,6 +12,14 @@
 // RUN: not kiln-compile %S/Inputs/error_duplicate_initializer.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=DUP-INIT
 // DUP-INIT: error: initializer 'c' is listed twice in '{{.*}}error_duplicate_initializer.onnx' (a tensor name must be defined once)
 //
+// A node without outputs, and nodes listing fewer outputs than their handler
+// computes (found by fuzzing: the optional outputs were written past the end).
+// RUN: not kiln-compile %S/../fuzz/regressions/onnx/node-without-outputs-setresult.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=NO-OUTPUTS
+// NO-OUTPUTS: error: node 'relu_without_outputs' (Relu, opset 17): has no outputs; every ONNX operator has at least one
+// RUN: kiln-compile %S/../fuzz/regressions/onnx/layernorm-one-output-setresult.onnx --emit=kernels -o /dev/null
+// RUN: kiln-compile %S/../fuzz/regressions/onnx/attention23-setresult.onnx --emit=kernels -o /dev/null
+// RUN: kiln-compile %S/../fuzz/regressions/onnx/skip-layernorm-setresult.onnx --emit=kernels -o /dev/null
+//
 // RUN: not kiln-compile %S/Inputs/error_duplicate_attribute.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=DUP-ATTR
 // DUP-ATTR: error: node 'sm' (Softmax, opset 18): attribute 'axis' is given twice
 // RUN: not kiln-compile %S/Inputs/error_attribute_wrong_field.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=FIELD
