@@ -50,6 +50,8 @@ fi
 KILN_RUN="$(cd "$(dirname "$KILN_RUN")" && pwd)/$(basename "$KILN_RUN")"
 echo "compute-sanitizer: $SAN ($("$SAN" --version 2>&1 | grep -i version | head -1))"
 
+SANITIZER_EXCLUDED_TESTS="Soak.*:TensorParallel*:GpuSession.PtxSyntaxErrorReportsJitLog:"
+SANITIZER_EXCLUDED_TESTS+="GpuSession.MissingKernelIsReported:CudaGraphChain.BenchmarkCapturesBeforeTiming"
 status=0
 for tool in ${KILN_SANITIZE_TOOLS:-memcheck racecheck}; do
   dir="$LOGS/$tool"
@@ -75,18 +77,25 @@ EOF
     done
   fi
   if [[ -n "${KILN_GPU_TESTS:-}" ]]; then
+    # Left out: the soak and the 2-GPU tests (run on their own), two tests that make CUDA API
+    # calls fail on purpose (a PTX syntax error, a missing kernel: compute-sanitizer reports
+    # those API errors), and a timing bound that an instrumented run cannot meet.
     "$SAN" --tool "$tool" --error-exitcode 99 --print-limit 20 --log-file "$dir/gpu_tests.%p.log" \
-      "$KILN_GPU_TESTS" --gtest_filter=-Soak.*:TensorParallel* > "$dir/gpu_tests.log" 2>&1 ||
+      "$KILN_GPU_TESTS" --gtest_filter="-${SANITIZER_EXCLUDED_TESTS}" > "$dir/gpu_tests.log" 2>&1 ||
       { echo "$tool: kiln_runtime_gpu_tests FAILED"; status=1; }
     echo "$tool gpu tests: $(grep -E '^\[  (PASSED|FAILED)' "$dir/gpu_tests.log" | tr '\n' ' ')"
   fi
-  processes=$(ls "$dir"/*.log 2>/dev/null | xargs grep -l "ERROR SUMMARY" 2>/dev/null | wc -l)
-  errors=$(cat "$dir"/*.log 2>/dev/null | sed -n 's/.*ERROR SUMMARY: \([0-9]*\) error.*/\1/p' |
+  # memcheck ends each log with "ERROR SUMMARY: N errors", racecheck with
+  # "RACECHECK SUMMARY: N hazards displayed (E errors, W warnings)".
+  processes=$(ls "$dir"/*.log 2>/dev/null | xargs grep -lE "(ERROR|RACECHECK) SUMMARY" 2>/dev/null |
+              wc -l)
+  errors=$(cat "$dir"/*.log 2>/dev/null |
+           sed -nE 's/.*ERROR SUMMARY: ([0-9]+) error.*/\1/p; s/.*RACECHECK SUMMARY: .*\(([0-9]+) error.*/\1/p' |
            awk '{s += $1} END {print s + 0}')
   echo "compute-sanitizer $tool: $processes processes, $errors errors"
   ((errors == 0)) || status=1
   if ((errors > 0)); then
-    grep -l "ERROR SUMMARY: [1-9]" "$dir"/*.log | head -3 | while read -r f; do
+    grep -lE "ERROR SUMMARY: [1-9]|\([1-9][0-9]* errors" "$dir"/*.log | head -3 | while read -r f; do
       echo "--- $f"; head -40 "$f"; done
   fi
 done
