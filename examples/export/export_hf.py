@@ -12,6 +12,8 @@ here). Examples:
     export_hf.py gpt2  -o gpt2_tiny.onnx                      # tiny random GPT-2, dynamo
     export_hf.py bert  -o bert_tiny_legacy.onnx --exporter legacy
     export_hf.py llama -o llama_tiny.onnx
+    export_hf.py llama -o llama_tiny_fp16.onnx --dtype float16   # an fp16 export
+    export_hf.py opt -o opt_tiny.onnx; export_hf.py roberta -o roberta_tiny.onnx
     export_hf.py --pretrained gpt2 -o gpt2.onnx               # real weights from the HF hub
     export_hf.py gpt2 -o gpt2_wide.onnx --config n_embd=256,n_head=8,n_positions=512
 Large models: weights go to external data next to the .onnx (kiln-compile reads them in place).
@@ -33,6 +35,14 @@ TINY = {
     "llama": ("LlamaConfig", "LlamaModel",
               dict(vocab_size=1000, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
                    num_key_value_heads=2, intermediate_size=344, max_position_embeddings=128), False),
+    # OPT and RoBERTa compute position ids at run time: OPT from CumSum(attention_mask), RoBERTa
+    # from CumSum(input_ids != padding_idx).
+    "opt": ("OPTConfig", "OPTModel",
+            dict(vocab_size=1000, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
+                 ffn_dim=512, max_position_embeddings=128, word_embed_proj_dim=128), True),
+    "roberta": ("RobertaConfig", "RobertaModel",
+                dict(vocab_size=1000, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
+                     intermediate_size=512, max_position_embeddings=130, pad_token_id=1), True),
 }
 
 
@@ -98,11 +108,18 @@ def main(argv):
     p.add_argument("--config", type=parse_config, default={}, metavar="K=V[,K=V...]",
                    help="override fields of the tiny config (family models only)")
     p.add_argument("--seq", type=int, default=16, help="sequence length of the example input")
+    p.add_argument("--dtype", choices=["float32", "float16", "float32-from-float16"], default="float32",
+                   help="float16: export the model in half precision; float32-from-float16: a float32 "
+                        "model whose weights are those of the float16 one (a reference twin)")
     args = p.parse_args(argv)
     if not args.family and not args.pretrained:
-        p.error("give a family (gpt2, bert, llama) or --pretrained HF_ID")
+        p.error("give a family (%s) or --pretrained HF_ID" % ", ".join(sorted(TINY)))
 
     model, with_mask, vocab = build(args)
+    if args.dtype == "float16":
+        model = model.half()
+    elif args.dtype == "float32-from-float16":
+        model = model.half().float()
     model = LastHiddenState(model.eval(), with_mask)
     ids = torch.randint(0, vocab, (2, args.seq), dtype=torch.int64)
     example = (ids, torch.ones_like(ids)) if with_mask else (ids,)
@@ -122,7 +139,8 @@ def main(argv):
         else:
             torch.onnx.export(model, example, args.output, dynamo=False, opset_version=opset,
                               input_names=names, output_names=["last_hidden_state"], dynamic_axes=axes)
-    print("wrote %s (%s exporter, opset %d, inputs %s)" % (args.output, args.exporter, opset, ", ".join(names)))
+    print("wrote %s (%s exporter, opset %d, %s, inputs %s)" % (args.output, args.exporter, opset, args.dtype,
+                                                               ", ".join(names)))
     return 0
 
 

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Fresh transformers exports against onnxruntime: OPT, RoBERTa and an fp16-exported Llama.
+
+Exports tiny random-weight models from transformers configs with examples/export/export_hf.py
+(both torch.onnx exporters), compiles each with kiln-compile, runs it with kiln-run on fresh random
+inputs and compares with onnxruntime (CPU) on the same inputs:
+
+    max_rel_err = max|kiln - ref| / max|ref|     pass if <= tol (fp32 models 1e-4, fp16 1e-2)
+
+OPT takes its position ids from CumSum(attention_mask) and RoBERTa from CumSum(input_ids !=
+padding_idx), both run-time values. Models with an attention_mask run with an all-ones mask and a
+padded one (zeros at the tail of every second row). The fp16 Llama is compared with onnxruntime
+on its float32 twin (the same weights, rounded to fp16, in a float32 graph), since onnxruntime's
+CPU provider lacks fp16 kernels for some of the exported ops.
+
+Needs torch, transformers, onnx, onnxruntime and a GPU (exit 77 without one); the GPU machine has
+them. Usage:
+    fresh_exports.py --kiln-compile BIN/kiln-compile --kiln-run BIN/kiln-run --work DIR
+Prints one line per case and `fresh-exports: N passed, N failed`; exit 1 on any failure.
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+EXPORT = os.path.join(REPO, "examples", "export", "export_hf.py")
+
+# name: (family, exporter, dtype)
+MODELS = {
+    "opt_tiny_legacy": ("opt", "legacy", "float32"),
+    "opt_tiny_dynamo": ("opt", "dynamo", "float32"),
+    "roberta_tiny_legacy": ("roberta", "legacy", "float32"),
+    "roberta_tiny_dynamo": ("roberta", "dynamo", "float32"),
+    "llama_tiny_fp16_dynamo": ("llama", "dynamo", "float16"),
+    "llama_tiny_fp16_legacy": ("llama", "legacy", "float16"),
+}
+TOL = {"float32": 1e-4, "float16": 1e-2}
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def run(cmd, timeout=600):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+    return p.returncode, p.stdout
+
+
+def export(name, work):
+    family, exporter, dtype = MODELS[name]
+    path = os.path.join(work, name + ".onnx")
+    rc, out = run([sys.executable, EXPORT, family, "-o", path, "--exporter", exporter, "--dtype", dtype])
+    if rc:
+        return None, None, out
+    ref = path
+    if dtype == "float16":
+        ref = os.path.join(work, name + "_ref32.onnx")
+        rc, out2 = run([sys.executable, EXPORT, family, "-o", ref, "--exporter", exporter,
+                        "--dtype", "float32-from-float16"])
+        if rc:
+            return None, None, out + out2
+    return path, ref, out
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--kiln-compile", default=os.path.join(REPO, "build", "bin", "kiln-compile"))
+    p.add_argument("--kiln-run", default=os.path.join(REPO, "build", "bin", "kiln-run"))
+    p.add_argument("--work", required=True, help="folder for models, artifacts, inputs and outputs")
+    p.add_argument("--models", default=",".join(MODELS))
+    p.add_argument("--shapes", default="1x16,2x64")
+    p.add_argument("--seed", type=int, default=int(time.time()) % 100000)
+    args = p.parse_args(argv)
+    if not shutil.which("nvidia-smi"):
+        log("SKIP: no GPU")
+        return 77
+    import onnx
+    import onnxruntime as ort
+
+    os.makedirs(args.work, exist_ok=True)
+    rng = np.random.default_rng(args.seed)
+    log("fresh-exports: seed %d" % args.seed)
+    passed = failed = 0
+    for name in args.models.split(","):
+        t0 = time.time()
+        model, ref_model, text = export(name, args.work)
+        if not model:
+            log("%s: export FAILED\n%s" % (name, text[-3000:]))
+            failed += 1
+            continue
+        graph = onnx.load(model, load_external_data=False).graph
+        inputs = [i.name for i in graph.input]
+        opset = [o.version for o in onnx.load(model, load_external_data=False).opset_import if o.domain in ("", "ai.onnx")]
+        log("%s: exported in %.1f s (opset %s, %d nodes, inputs %s)" % (name, time.time() - t0, opset, len(graph.node),
+                                                                         ",".join(inputs)))
+        sess = ort.InferenceSession(ref_model, providers=["CPUExecutionProvider"])
+        tol = TOL[MODELS[name][2]]
+        for shape in args.shapes.split(","):
+            b, s = (int(x) for x in shape.split("x"))
+            art = os.path.join(args.work, "%s_%s.kiln" % (name, shape))
+            spec = ",".join("%s=%dx%d" % (n, b, s) for n in inputs)
+            t0 = time.time()
+            rc, out = run([args.kiln_compile, model, "-o", art, "--shape", spec])
+            if rc:
+                log("%s %s: compile FAILED\n%s" % (name, shape, out[-3000:]))
+                failed += 1
+                continue
+            compile_s = time.time() - t0
+            for mask in (["ones", "padded"] if "attention_mask" in inputs else ["-"]):
+                feeds = {}
+                for n in inputs:
+                    if n == "input_ids":
+                        feeds[n] = rng.integers(2, 1000, size=(b, s), dtype=np.int64)
+                    elif n == "attention_mask":
+                        m = np.ones((b, s), dtype=np.int64)
+                        if mask == "padded":
+                            m[1::2, s // 2:] = 0
+                        feeds[n] = m
+                    else:
+                        raise SystemExit("unexpected input %s" % n)
+                ref = sess.run(None, feeds)[0].astype(np.float64)
+                cmd = [args.kiln_run, art]
+                for n, v in feeds.items():
+                    f = os.path.join(args.work, "%s_%s_%s_%s.npy" % (name, shape, mask, n))
+                    np.save(f, v)
+                    cmd += ["--input", "%s=%s" % (n, f)]
+                outf = os.path.join(args.work, "%s_%s_%s_out.npy" % (name, shape, mask))
+                cmd += ["--output", "%s=%s" % (graph.output[0].name, outf)]
+                rc, out = run(cmd)
+                if rc:
+                    log("%s %s mask=%s: kiln-run FAILED\n%s" % (name, shape, mask, out[-3000:]))
+                    failed += 1
+                    continue
+                got = np.load(outf).astype(np.float64)
+                if got.shape != ref.shape or not np.isfinite(got).all():
+                    log("%s %s mask=%s: FAIL shape %s vs %s, finite %s" % (name, shape, mask, got.shape, ref.shape,
+                                                                         np.isfinite(got).all()))
+                    failed += 1
+                    continue
+                err = np.abs(got - ref).max() / max(np.abs(ref).max(), 1e-30)
+                ok = err <= tol
+                passed += ok
+                failed += not ok
+                log("%s %s mask=%s: max_rel_err %.2e (tol %.0e, compile %.2f s) %s" % (
+                    name, shape, mask, err, tol, compile_s, "PASS" if ok else "FAIL"))
+    log("fresh-exports: %d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
