@@ -15,10 +15,16 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 namespace kiln {
+
+/// One device copy of an artifact's weight segment (defined in Session.cpp).
+struct DeviceWeights;
 
 /// Device memory segment a BufferRef points into; values equal kiln.artifact.Segment.
 enum class Segment : uint8_t { Arena = 0, Weights = 1, Input = 2 };
@@ -118,6 +124,13 @@ struct kiln_artifact {
   uint64_t tpGroupHash = 0;
   /// Collectives in schedule order (non-decreasing beforeLaunch); empty for single-GPU artifacts.
   std::vector<kiln::CollectiveDesc> collectives;
+
+  /// The device copies of the weight segment, one per device (key: the CUdevice, i.e. the device
+  /// ordinal), shared by every session of this artifact on that device (Session.cpp). Weak: the
+  /// sessions own them, and the last session on a device frees its copy; the entry then expires
+  /// and the next session on that device uploads again. Guarded by weightUploadsMutex.
+  std::map<int, std::weak_ptr<kiln::DeviceWeights>> weightUploads;
+  std::mutex weightUploadsMutex;
 
   ~kiln_artifact();
 };

@@ -8,8 +8,10 @@
 //      PTX through the driver JIT (its error log goes into the status);
 //   4. resolve every launch's kernel; raise the dynamic shared memory limit where a launch needs
 //      more than the default 48 KiB;
-//   5. allocate the arena, the weight segment (uploaded once) and one buffer per input, and
-//      precompute each launch's argument array (segment base + offset);
+//   5. allocate the arena and one buffer per input; take the artifact's device copy of the weight
+//      segment for this device, uploading it if no other live session of the artifact on this
+//      device has (DeviceWeights: one refcounted upload per artifact and device, freed with the
+//      last session using it); precompute each launch's argument array (segment base + offset);
 //   6. tensor-parallel rank artifacts only: join the group (a non-blocking NCCL communicator,
 //      TensorParallel.h; NCCL itself was loaded before the driver, right after the tp_id check)
 //      and run each distinct collective shape once, so that NCCL sets up its connections here
@@ -25,6 +27,14 @@
 // all-reduces) into a CUDA graph on the session's own stream and instantiates it, and every run is
 // one cuGraphLaunch of that graph; otherwise one cuLaunchKernel / ncclAllReduce per entry.
 //
+// Bound buffers: kiln_session_bind_input points every kernel argument that reads an input at the
+// caller's device buffer instead of the session's own (argValues recomputed; an instantiated CUDA
+// graph is patched in place with cuGraphExecKernelNodeSetParams, on the kernel nodes that the
+// capture recorded per launch, or dropped and re-captured by the next run when that fails).
+// kiln_session_bind_output makes every run end with a stream-ordered device-to-device copy of the
+// output into the caller's buffer (outside the graph), so the kernels and the arena plan are
+// untouched whatever aliasing the plan has (views, outputs in the weights or an input).
+//
 // Waits: a single-GPU session blocks in cuStreamSynchronize / cuEventSynchronize. A
 // tensor-parallel session depends on its peers, so it polls instead (cuStreamQuery /
 // cuEventQuery, then ncclCommGetAsyncError, then a pause) and gives up after tp_timeout_ms: the
@@ -36,6 +46,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Session.h"
+
 #include "Artifact.h"
 #include "CudaSymbols.h"
 #include "DType.h"
@@ -46,6 +58,8 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <new>
 #include <utility>
 #include <vector>
@@ -79,12 +93,47 @@ private:
 };
 
 } // namespace
+
+/// The device copy of an artifact's weight segment on one device, shared by all sessions of the
+/// artifact on that device: each holds a shared_ptr, the artifact only a weak_ptr
+/// (kiln_artifact::weightUploads), so the copy is freed exactly once, when the last session using
+/// it is released, in whatever order sessions and the artifact are released. It keeps what the
+/// free needs: the driver's symbol table and a retained reference to the device's primary
+/// context (every session uses the primary context, so the copy is valid in all of them).
+struct DeviceWeights {
+  std::shared_ptr<const CudaSymbols> cu;
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  bool contextRetained = false;
+  /// Held by the session that uploads; others wait for it and then share the result.
+  std::mutex uploadMutex;
+  /// The weight segment on the device; 0 until uploaded (also after a failed upload, which the
+  /// next session retries).
+  CUdeviceptr pointer = 0;
+
+  DeviceWeights() = default;
+  DeviceWeights(const DeviceWeights &) = delete;
+  DeviceWeights &operator=(const DeviceWeights &) = delete;
+  ~DeviceWeights() {
+    if (!cu)
+      return;
+    if (pointer && context && cu->cuCtxPushCurrent(context) == CUDA_SUCCESS) {
+      cu->cuMemFree(pointer);
+      CUcontext popped;
+      cu->cuCtxPopCurrent(&popped);
+    }
+    if (contextRetained)
+      cu->cuDevicePrimaryCtxRelease(device);
+  }
+};
+
 } // namespace kiln
 
 /// The object behind kiln_session_t.
 struct kiln_session {
   kiln_artifact_t *artifact = nullptr;
-  std::unique_ptr<kiln::CudaSymbols> cu;
+  /// Shared with the DeviceWeights this session uses, which may outlive the session.
+  std::shared_ptr<kiln::CudaSymbols> cu;
   CUdevice device = 0;
   bool contextRetained = false;
   CUcontext context = nullptr;
@@ -96,13 +145,21 @@ struct kiln_session {
   /// One kernel per launch.
   std::vector<CUfunction> functions;
   CUdeviceptr arena = 0;
+  /// The weight segment: sharedWeights->pointer (0 when the artifact has no weights).
   CUdeviceptr weights = 0;
+  std::shared_ptr<kiln::DeviceWeights> sharedWeights;
+  /// The session's own input buffers.
   std::vector<CUdeviceptr> inputs;
-  /// Per input: whether the application has provided it (kiln_session_set_input, or
-  /// kiln_session_input_device_ptr for inputs it fills on the device); zero-size inputs are always
-  /// provided. A run, benchmark or profile refuses to start while any input is not, so it never
-  /// reads uninitialized device memory.
+  /// Per input: whether the application has provided the session's own buffer
+  /// (kiln_session_set_input[_async], or kiln_session_input_device_ptr for inputs it fills on the
+  /// device); zero-size inputs are always provided. A run, benchmark or profile refuses to start
+  /// while an input is neither provided nor bound, so it never reads uninitialized device memory.
   std::vector<bool> inputProvided;
+  /// Per input and per output: the caller's device buffer bound to it (kiln_session_bind_input /
+  /// _output), 0 when unbound. Launches read a bound input from the caller's buffer; a bound
+  /// output is copied into the caller's buffer at the end of every run.
+  std::vector<CUdeviceptr> boundInputs;
+  std::vector<CUdeviceptr> boundOutputs;
   /// Per launch: the argument values (device addresses) and the pointers to them that
   /// cuLaunchKernel takes as kernelParams.
   std::vector<std::vector<CUdeviceptr>> argValues;
@@ -111,13 +168,16 @@ struct kiln_session {
   bool useCudaGraph = true;
   /// The launch list captured and instantiated by the first run (null before it, and always
   /// without useCudaGraph). The graph bakes in the argument values above, i.e. the addresses of the
-  /// arena, weights and input buffers, which are session-owned and fixed for the session's life,
-  /// so it never goes stale. NOTE: if the API ever lets the caller bind its own device pointers
-  /// for inputs or outputs, argValues change with every binding and graphExec must then be
-  /// destroyed (cuGraphExecDestroy, after waiting for pending runs) and reset to null so that the
-  /// next run re-captures and re-instantiates it, or be patched with
-  /// cuGraphExecKernelNodeSetParams.
+  /// arena, weights and input buffers. Binding an input changes some of them: the kernel nodes of
+  /// the launches concerned are then patched with cuGraphExecKernelNodeSetParams (which affects
+  /// later launches of the graph only), or, when a launch's node is unknown or the patch fails, the
+  /// graph is dropped (dropGraph) and the next run captures it again.
   CUgraphExec graphExec = nullptr;
+  /// The captured graph graphExec was instantiated from, kept while graphExec lives because
+  /// cuGraphExecKernelNodeSetParams names nodes of it, and per launch its kernel node (null when
+  /// the capture could not tell it).
+  CUgraph graph = nullptr;
+  std::vector<CUgraphNode> graphNodes;
 
   /// Tensor-parallel sessions only (artifact world size > 1; null otherwise): the communicator
   /// of this rank, where it sits in its group, and per collective the device addresses of its
@@ -137,6 +197,18 @@ struct kiln_session {
 namespace kiln {
 namespace {
 kiln_status_t waitForRuns(kiln_session &session, const char *function);
+
+/// Destroys the session's CUDA graph, if any (an executable graph still running is freed by the
+/// driver when it finishes), so that the next run captures it again. Context must be current.
+void dropGraph(kiln_session &session) {
+  if (session.graphExec)
+    session.cu->cuGraphExecDestroy(session.graphExec);
+  if (session.graph)
+    session.cu->cuGraphDestroy(session.graph);
+  session.graphExec = nullptr;
+  session.graph = nullptr;
+  session.graphNodes.clear();
+}
 } // namespace
 } // namespace kiln
 
@@ -151,9 +223,7 @@ kiln_session::~kiln_session() {
         // The graph goes first: NCCL's teardown waits for every graph that captured its
         // collectives (a graph still running is freed when it finishes, which the abort below
         // makes happen).
-        if (graphExec)
-          cu->cuGraphExecDestroy(graphExec);
-        graphExec = nullptr;
+        kiln::dropGraph(*this);
         if (aborted)
           comm->abort();
         else
@@ -166,15 +236,15 @@ kiln_session::~kiln_session() {
         cu->cuStreamSynchronize(lastRunStream);
       if (stream)
         cu->cuStreamSynchronize(stream);
-      if (graphExec)
-        cu->cuGraphExecDestroy(graphExec);
+      kiln::dropGraph(*this);
       if (stream)
         cu->cuStreamDestroy(stream);
       for (CUdeviceptr input : inputs)
         if (input)
           cu->cuMemFree(input);
-      if (weights)
-        cu->cuMemFree(weights);
+      // The shared weights are freed here only if no other session of the artifact on this
+      // device uses them.
+      sharedWeights.reset();
       if (arena)
         cu->cuMemFree(arena);
       for (CUmodule module : modules)
@@ -182,6 +252,8 @@ kiln_session::~kiln_session() {
           cu->cuModuleUnload(module);
     }
   }
+  // Also when the context could not be made current (DeviceWeights makes its own current).
+  sharedWeights.reset();
   if (cu && contextRetained)
     cu->cuDevicePrimaryCtxRelease(device);
   kiln_artifact_release(artifact);
@@ -198,9 +270,19 @@ CUdeviceptr resolve(const kiln_session &session, const BufferRefDesc &ref) {
   case Segment::Weights:
     return session.weights + ref.offset;
   case Segment::Input:
-    return session.inputs[ref.index] + ref.offset;
+    return (session.boundInputs[ref.index] ? session.boundInputs[ref.index]
+                                           : session.inputs[ref.index]) +
+           ref.offset;
   }
   return 0;
+}
+
+/// Returns the device address output `index` is read from after a run: the caller's buffer when
+/// the output is bound, else its location in the session's segments.
+CUdeviceptr outputAddress(const kiln_session &session, size_t index) {
+  if (session.boundOutputs[index])
+    return session.boundOutputs[index];
+  return resolve(session, session.artifact->outputs[index].location);
 }
 
 /// Allocates `bytes` of device memory into `out` (0 bytes: no allocation, `out` = 0).
@@ -264,9 +346,7 @@ kiln_status_t loadModule(kiln_session &session, size_t index, uint32_t arch) {
 /// its communicator (NCCL kernels still waiting for a peer exit) and records `reason` for the
 /// FAILED_PRECONDITION of every later call. Context must be current.
 void markAborted(kiln_session &session, const std::string &reason) {
-  if (session.graphExec)
-    session.cu->cuGraphExecDestroy(session.graphExec);
-  session.graphExec = nullptr;
+  dropGraph(session);
   session.comm->abort();
   session.aborted = true;
   session.abortReason = reason;
@@ -409,15 +489,41 @@ kiln_status_t enqueueEntry(kiln_session &session, const ScheduleEntry &entry, CU
                           : enqueueLaunch(session, entry.index, stream);
 }
 
+/// While `stream` is capturing, returns the node just captured on it: after a kernel launch, the
+/// stream's capture dependency set is that one kernel node. Null when the driver says otherwise.
+CUgraphNode lastCapturedNode(const CudaSymbols &cu, CUstream stream) {
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  const CUgraphNode *dependencies = nullptr;
+  const CUgraphEdgeData *edges = nullptr;
+  size_t count = 0;
+  if (cu.cuStreamGetCaptureInfo(stream, &status, nullptr, nullptr, &dependencies, &edges,
+                                &count) != CUDA_SUCCESS ||
+      status != CU_STREAM_CAPTURE_STATUS_ACTIVE || count != 1 || !dependencies)
+    return nullptr;
+  return dependencies[0];
+}
+
 /// Enqueues the whole schedule (launches and collectives) on `stream`. Context must be current.
-kiln_status_t enqueueSchedule(kiln_session &session, CUstream stream) {
-  if (session.artifact->collectives.empty()) {
-    for (size_t i = 0; i < session.artifact->launches.size(); ++i)
-      KILN_RETURN_IF_ERROR(enqueueLaunch(session, i, stream));
+/// When `nodes` is given (`stream` is capturing), sets (*nodes)[i] to launch i's kernel node.
+kiln_status_t enqueueSchedule(kiln_session &session, CUstream stream,
+                              std::vector<CUgraphNode> *nodes = nullptr) {
+  const kiln_artifact &artifact = *session.artifact;
+  if (nodes)
+    nodes->assign(artifact.launches.size(), nullptr);
+  auto launch = [&](size_t i) -> kiln_status_t {
+    KILN_RETURN_IF_ERROR(enqueueLaunch(session, i, stream));
+    if (nodes)
+      (*nodes)[i] = lastCapturedNode(*session.cu, stream);
+    return nullptr;
+  };
+  if (artifact.collectives.empty()) {
+    for (size_t i = 0; i < artifact.launches.size(); ++i)
+      KILN_RETURN_IF_ERROR(launch(i));
     return nullptr;
   }
-  for (const ScheduleEntry &entry : scheduleOrder(*session.artifact))
-    KILN_RETURN_IF_ERROR(enqueueEntry(session, entry, stream));
+  for (const ScheduleEntry &entry : scheduleOrder(artifact))
+    KILN_RETURN_IF_ERROR(entry.collective ? enqueueCollective(session, entry.index, stream)
+                                          : launch(entry.index));
   return nullptr;
 }
 
@@ -446,11 +552,62 @@ kiln_status_t warmUpCollectives(kiln_session &session) {
   return waitStream(session, session.stream, "kiln_session_create");
 }
 
+/// Step 5's weights: sets session.sharedWeights and session.weights to the artifact's copy of its
+/// weight segment on the session's device, uploading it (from the mapped file, on the session's
+/// stream, waited for) when no live session of the artifact on this device holds one. Sessions
+/// created concurrently on one device upload once: the first takes the copy's upload mutex, the
+/// others wait for it and share the result. Context must be current.
+kiln_status_t acquireWeights(kiln_session &session) {
+  kiln_artifact &artifact = *session.artifact;
+  if (artifact.weights.size == 0)
+    return nullptr;
+  std::shared_ptr<DeviceWeights> shared;
+  {
+    std::lock_guard<std::mutex> lock(artifact.weightUploadsMutex);
+    std::weak_ptr<DeviceWeights> &slot = artifact.weightUploads[session.device];
+    shared = slot.lock();
+    if (!shared) {
+      shared = std::make_shared<DeviceWeights>();
+      shared->cu = session.cu;
+      shared->device = session.device;
+      slot = shared;
+    }
+  }
+  std::lock_guard<std::mutex> lock(shared->uploadMutex);
+  if (!shared->pointer) {
+    const CudaSymbols &cu = *session.cu;
+    if (!shared->contextRetained) {
+      KILN_CU_RETURN_IF_ERROR(cu, cuDevicePrimaryCtxRetain(&shared->context, session.device));
+      shared->contextRetained = true;
+    }
+    CUdeviceptr pointer = 0;
+    KILN_RETURN_IF_ERROR(allocate(cu, artifact.weights.size, "weight segment", pointer));
+    CUresult result = cu.cuMemcpyHtoDAsync(pointer, artifact.data + artifact.weights.offset,
+                                           static_cast<size_t>(artifact.weights.size),
+                                           session.stream);
+    if (result == CUDA_SUCCESS)
+      result = cu.cuStreamSynchronize(session.stream);
+    if (result != CUDA_SUCCESS) {
+      cu.cuMemFree(pointer);
+      return cu.makeError(result, "cuMemcpyHtoDAsync", __FILE__, __LINE__,
+                          formatString("while uploading the %llu-byte weight segment of '%s'",
+                                       static_cast<unsigned long long>(artifact.weights.size),
+                                       artifact.path.c_str()));
+    }
+    shared->pointer = pointer;
+  }
+  session.sharedWeights = std::move(shared);
+  session.weights = session.sharedWeights->pointer;
+  return nullptr;
+}
+
 /// Steps 1-7 of session creation (see the file comment). For a tensor-parallel artifact the
 /// caller has checked params.tp_id and created session.comm (NCCL loaded, not connected).
 kiln_status_t initialize(kiln_session &session, const kiln_session_params_t &params) {
   int ordinal = params.device_ordinal;
-  KILN_RETURN_IF_ERROR(CudaSymbols::load(kCudaDriverLibrary, session.cu));
+  std::unique_ptr<CudaSymbols> symbols;
+  KILN_RETURN_IF_ERROR(CudaSymbols::load(kCudaDriverLibrary, symbols));
+  session.cu = std::move(symbols);
   const CudaSymbols &cu = *session.cu;
   const kiln_artifact &artifact = *session.artifact;
 
@@ -521,21 +678,17 @@ kiln_status_t initialize(kiln_session &session, const kiln_session_params_t &par
     }
   }
 
-  // 5. Memory, weights upload, argument arrays.
+  // 5. Memory, the shared weights, argument arrays.
   KILN_RETURN_IF_ERROR(allocate(cu, artifact.arenaBytes, "activation arena", session.arena));
-  KILN_RETURN_IF_ERROR(allocate(cu, artifact.weights.size, "weight segment", session.weights));
   session.inputs.assign(artifact.inputs.size(), 0);
+  session.boundInputs.assign(artifact.inputs.size(), 0);
+  session.boundOutputs.assign(artifact.outputs.size(), 0);
   for (size_t i = 0; i < artifact.inputs.size(); ++i) {
     std::string what = "input '" + artifact.inputs[i].name + "'";
     KILN_RETURN_IF_ERROR(
         allocate(cu, artifact.inputs[i].byteSize, what.c_str(), session.inputs[i]));
   }
-  if (artifact.weights.size) {
-    KILN_CU_RETURN_IF_ERROR(
-        cu, cuMemcpyHtoDAsync(session.weights, artifact.data + artifact.weights.offset,
-                              static_cast<size_t>(artifact.weights.size), session.stream));
-    KILN_CU_RETURN_IF_ERROR(cu, cuStreamSynchronize(session.stream));
-  }
+  KILN_RETURN_IF_ERROR(acquireWeights(session));
   session.argValues.resize(artifact.launches.size());
   session.argPointers.resize(artifact.launches.size());
   for (size_t i = 0; i < artifact.launches.size(); ++i) {
@@ -580,7 +733,8 @@ kiln_status_t captureGraph(kiln_session &session) {
   const CudaSymbols &cu = *session.cu;
   KILN_CU_RETURN_IF_ERROR(
       cu, cuStreamBeginCapture(session.stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
-  kiln_status_t launchStatus = enqueueSchedule(session, session.stream);
+  std::vector<CUgraphNode> nodes;
+  kiln_status_t launchStatus = enqueueSchedule(session, session.stream, &nodes);
   CUgraph graph = nullptr;
   // The capture must be ended even after a failed launch, or the stream stays in capture mode.
   CUresult endResult = cu.cuStreamEndCapture(session.stream, &graph);
@@ -594,15 +748,19 @@ kiln_status_t captureGraph(kiln_session &session) {
                         "while capturing the launch list into a CUDA graph");
   CUgraphExec exec = nullptr;
   CUresult result = cu.cuGraphInstantiateWithFlags(&exec, graph, 0);
-  // The executable graph is independent of the graph it was instantiated from.
-  cu.cuGraphDestroy(graph);
-  if (result != CUDA_SUCCESS)
+  if (result != CUDA_SUCCESS) {
+    cu.cuGraphDestroy(graph);
     return cu.makeError(result, "cuGraphInstantiateWithFlags(&exec, graph, 0)", __FILE__, __LINE__,
                         formatString("while instantiating the CUDA graph of %zu launches and %zu "
                                      "collectives",
                                      session.artifact->launches.size(),
                                      session.artifact->collectives.size()));
+  }
+  // The executable graph is independent of `graph`, which is kept only for its node handles
+  // (patchGraph).
   session.graphExec = exec;
+  session.graph = graph;
+  session.graphNodes = std::move(nodes);
   return nullptr;
 }
 
@@ -613,13 +771,68 @@ kiln_status_t prepareRun(kiln_session &session) {
   return nullptr;
 }
 
-/// Enqueues one run on `stream`: one cuGraphLaunch, or the whole schedule. Context must be
-/// current and prepareRun must have succeeded (every caller prepares before its bookkeeping).
+/// Enqueues one run on `stream`: one cuGraphLaunch, or the whole schedule, then a
+/// device-to-device copy of every bound output into the caller's buffer. Context must be current
+/// and prepareRun must have succeeded (every caller prepares before its bookkeeping).
 kiln_status_t enqueueRun(kiln_session &session, CUstream stream) {
+  const CudaSymbols &cu = *session.cu;
   if (!session.useCudaGraph)
-    return enqueueSchedule(session, stream);
-  KILN_CU_RETURN_IF_ERROR(*session.cu, cuGraphLaunch(session.graphExec, stream));
+    KILN_RETURN_IF_ERROR(enqueueSchedule(session, stream));
+  else
+    KILN_CU_RETURN_IF_ERROR(cu, cuGraphLaunch(session.graphExec, stream));
+  const kiln_artifact &artifact = *session.artifact;
+  for (size_t o = 0; o < artifact.outputs.size(); ++o) {
+    const TensorDesc &output = artifact.outputs[o];
+    if (!session.boundOutputs[o] || output.byteSize == 0)
+      continue;
+    CUresult result =
+        cu.cuMemcpyDtoDAsync(session.boundOutputs[o], resolve(session, output.location),
+                             static_cast<size_t>(output.byteSize), stream);
+    if (result != CUDA_SUCCESS)
+      return cu.makeError(result, "cuMemcpyDtoDAsync", __FILE__, __LINE__,
+                          formatString("while copying output '%s' into the buffer bound to it",
+                                       output.name.c_str()));
+  }
   return nullptr;
+}
+
+/// Recomputes the argument values of every launch that reads input `input` (after a binding
+/// changed) and carries the change into the instantiated CUDA graph: each such launch's kernel
+/// node is patched with cuGraphExecKernelNodeSetParams (later launches of the graph use the new
+/// arguments; launches already enqueued keep theirs). When a launch's node is unknown or a patch
+/// fails, the graph is dropped and the next run captures it again. Context must be current.
+void updateInputArguments(kiln_session &session, size_t input) {
+  const kiln_artifact &artifact = *session.artifact;
+  for (size_t i = 0; i < artifact.launches.size(); ++i) {
+    const LaunchDesc &launch = artifact.launches[i];
+    bool changed = false;
+    for (size_t a = 0; a < launch.args.size(); ++a) {
+      const BufferRefDesc &ref = launch.args[a];
+      if (ref.segment != Segment::Input || ref.index != input)
+        continue;
+      CUdeviceptr value = resolve(session, ref);
+      changed |= session.argValues[i][a] != value;
+      session.argValues[i][a] = value;
+    }
+    if (!changed || !session.graphExec)
+      continue;
+    CUgraphNode node = i < session.graphNodes.size() ? session.graphNodes[i] : nullptr;
+    CUDA_KERNEL_NODE_PARAMS params;
+    std::memset(&params, 0, sizeof(params));
+    params.func = session.functions[i];
+    params.gridDimX = launch.grid[0];
+    params.gridDimY = launch.grid[1];
+    params.gridDimZ = launch.grid[2];
+    params.blockDimX = launch.block[0];
+    params.blockDimY = launch.block[1];
+    params.blockDimZ = launch.block[2];
+    params.sharedMemBytes = launch.sharedMemBytes;
+    params.kernelParams = session.argPointers[i].empty() ? nullptr : session.argPointers[i].data();
+    if (!node ||
+        session.cu->cuGraphExecKernelNodeSetParams(session.graphExec, node, &params) !=
+            CUDA_SUCCESS)
+      dropGraph(session);
+  }
 }
 
 /// Validates the session argument of every session call, and refuses aborted sessions.
@@ -650,15 +863,16 @@ kiln_status_t checkInputsProvided(const kiln_session &session, const char *funct
   std::string unset;
   size_t count = 0;
   for (size_t i = 0; i < session.inputProvided.size(); ++i) {
-    if (session.inputProvided[i])
+    if (session.inputProvided[i] || session.boundInputs[i])
       continue;
     unset += (count++ ? ", '" : "'") + session.artifact->inputs[i].name + "'";
   }
   if (count == 0)
     return nullptr;
   return makeStatusF(KILN_FAILED_PRECONDITION,
-                     "%s: %s %s %s never set; set every input with kiln_session_set_input (or write "
-                     "it through kiln_session_input_device_ptr) before running",
+                     "%s: %s %s %s never set; set every input with kiln_session_set_input, bind "
+                     "it with kiln_session_bind_input or write it through "
+                     "kiln_session_input_device_ptr before running",
                      function, count == 1 ? "input" : "inputs", unset.c_str(),
                      count == 1 ? "was" : "were");
 }
@@ -745,7 +959,93 @@ kiln_status_t profileSchedule(kiln_session &session, size_t iterations, float *o
   return nullptr;
 }
 
+/// Fails with KILN_FAILED_PRECONDITION when input `index` is bound to a caller's buffer: `function`
+/// (a kiln_session_set_input variant) would write the session's own buffer, which runs do not
+/// read while the binding lasts.
+kiln_status_t checkInputNotBound(const kiln_session &session, size_t index,
+                                 const char *function) {
+  if (!session.boundInputs[index])
+    return nullptr;
+  return makeStatusF(KILN_FAILED_PRECONDITION,
+                     "%s: input '%s' is bound to the caller's device buffer 0x%llx "
+                     "(kiln_session_bind_input), which runs read instead; write that buffer, or "
+                     "call kiln_session_unbind_input first",
+                     function, session.artifact->inputs[index].name.c_str(),
+                     static_cast<unsigned long long>(session.boundInputs[index]));
+}
+
+/// Checks with the driver that [devicePtr, devicePtr + bytes) lies in one device allocation
+/// (cuPointerGetAttribute: CU_POINTER_ATTRIBUTE_RANGE_START_ADDR and _RANGE_SIZE), so a host
+/// pointer or a too small buffer is an error here rather than a fault inside a kernel. `what` is
+/// "input 'x'" or "output 'y'". Context must be current.
+kiln_status_t checkDeviceRange(const kiln_session &session, uint64_t devicePtr, size_t bytes,
+                               const char *function, const std::string &what) {
+  if (bytes == 0)
+    return nullptr;
+  const CudaSymbols &cu = *session.cu;
+  CUdeviceptr start = 0;
+  size_t size = 0;
+  CUresult result = cu.cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                             static_cast<CUdeviceptr>(devicePtr));
+  if (result == CUDA_SUCCESS)
+    result = cu.cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+                                      static_cast<CUdeviceptr>(devicePtr));
+  if (result != CUDA_SUCCESS) {
+    const char *name = nullptr;
+    cu.cuGetErrorName(result, &name);
+    return makeStatusF(KILN_INVALID_ARGUMENT,
+                       "%s: %s: 0x%llx is not device memory known to the CUDA driver "
+                       "(cuPointerGetAttribute: %s); bind memory from cuMemAlloc, "
+                       "cuMemAllocAsync or a CUDA allocator",
+                       function, what.c_str(), static_cast<unsigned long long>(devicePtr),
+                       name ? name : "unknown error");
+  }
+  uint64_t end = static_cast<uint64_t>(start) + size;
+  if (devicePtr < start || end - devicePtr < bytes)
+    return makeStatusF(KILN_INVALID_ARGUMENT,
+                       "%s: %s needs %zu bytes at 0x%llx, but the device allocation holding it "
+                       "(0x%llx, %zu bytes) ends %llu bytes after that address",
+                       function, what.c_str(), bytes, static_cast<unsigned long long>(devicePtr),
+                       static_cast<unsigned long long>(start), size,
+                       static_cast<unsigned long long>(devicePtr < start ? 0 : end - devicePtr));
+  return nullptr;
+}
+
 } // namespace
+
+kiln_status_t checkBinding(const kiln_artifact &artifact, bool isInput, const char *name,
+                           uint64_t devicePtr, size_t bytes, const char *function,
+                           size_t &index) {
+  index = 0;
+  if (!name)
+    return makeStatusF(KILN_INVALID_ARGUMENT, "%s: name must be non-NULL", function);
+  KILN_RETURN_IF_ERROR(annotateStatus(isInput ? kiln_artifact_find_input(&artifact, name, &index)
+                                              : kiln_artifact_find_output(&artifact, name, &index),
+                                      std::string(function) + ": "));
+  const TensorDesc &tensor = isInput ? artifact.inputs[index] : artifact.outputs[index];
+  const char *kind = isInput ? "input" : "output";
+  if (bytes != tensor.byteSize)
+    return makeStatusF(KILN_INVALID_ARGUMENT,
+                       "%s: %s '%s' is %llu bytes (%s, %zu elements) but %zu bytes were given",
+                       function, kind, name, static_cast<unsigned long long>(tensor.byteSize),
+                       lookupDType(tensor.dtype)->name,
+                       static_cast<size_t>(tensor.byteSize / lookupDType(tensor.dtype)->byteSize),
+                       bytes);
+  if (devicePtr == 0)
+    return makeStatusF(KILN_INVALID_ARGUMENT,
+                       "%s: %s '%s': device_ptr is 0; to go back to the session's own buffer, "
+                       "call kiln_session_unbind_%s",
+                       function, kind, name, kind);
+  if (devicePtr % kBindingAlignment != 0)
+    return makeStatusF(KILN_INVALID_ARGUMENT,
+                       "%s: %s '%s': device pointer 0x%llx is not a multiple of %llu bytes; the "
+                       "kernels assume the alignment of the session's own buffers (cuMemAlloc "
+                       "returns such addresses)",
+                       function, kind, name, static_cast<unsigned long long>(devicePtr),
+                       static_cast<unsigned long long>(kBindingAlignment));
+  return nullptr;
+}
+
 } // namespace kiln
 
 using kiln::makeStatus;
@@ -824,6 +1124,7 @@ kiln_status_t kiln_session_set_input(kiln_session_t *session, const char *name,
   KILN_RETURN_IF_ERROR(kiln::checkSession(session, "kiln_session_set_input"));
   size_t index = 0;
   KILN_RETURN_IF_ERROR(kiln::lookupTensor(*session, /*isInput=*/true, name, bytes, true, index));
+  KILN_RETURN_IF_ERROR(kiln::checkInputNotBound(*session, index, "kiln_session_set_input"));
   if (bytes == 0)
     return nullptr;
   if (!host_data)
@@ -844,6 +1145,7 @@ kiln_status_t kiln_session_set_input_async(kiln_session_t *session, const char *
   KILN_RETURN_IF_ERROR(kiln::checkSession(session, function));
   size_t index = 0;
   KILN_RETURN_IF_ERROR(kiln::lookupTensor(*session, /*isInput=*/true, name, bytes, true, index));
+  KILN_RETURN_IF_ERROR(kiln::checkInputNotBound(*session, index, function));
   if (bytes == 0)
     return nullptr;
   if (!host_data)
@@ -873,7 +1175,7 @@ kiln_status_t kiln_session_get_output_async(kiln_session_t *session, const char 
   const kiln::CudaSymbols &cu = *session->cu;
   kiln::ContextScope scope(cu, session->context);
   KILN_RETURN_IF_ERROR(kiln::orderOnStream(*session, target, function));
-  CUdeviceptr source = kiln::resolve(*session, session->artifact->outputs[index].location);
+  CUdeviceptr source = kiln::outputAddress(*session, index);
   KILN_CU_RETURN_IF_ERROR(cu, cuMemcpyDtoHAsync(host_data, source, bytes, target));
   session->lastRunStream = target;
   return nullptr;
@@ -916,7 +1218,7 @@ kiln_status_t kiln_session_get_output(kiln_session_t *session, const char *name,
   const kiln::CudaSymbols &cu = *session->cu;
   kiln::ContextScope scope(cu, session->context);
   KILN_RETURN_IF_ERROR(kiln::waitForRuns(*session, "kiln_session_get_output"));
-  CUdeviceptr source = kiln::resolve(*session, session->artifact->outputs[index].location);
+  CUdeviceptr source = kiln::outputAddress(*session, index);
   KILN_CU_RETURN_IF_ERROR(cu, cuMemcpyDtoHAsync(host_data, source, bytes, session->stream));
   return kiln::waitStream(*session, session->stream, "kiln_session_get_output");
 }
@@ -931,6 +1233,11 @@ kiln_status_t kiln_session_input_device_ptr(kiln_session_t *session, const char 
                       "kiln_session_input_device_ptr: out_device_ptr is NULL");
   size_t index = 0;
   KILN_RETURN_IF_ERROR(kiln::lookupTensor(*session, /*isInput=*/true, name, 0, false, index));
+  if (session->boundInputs[index]) {
+    // Runs read the caller's buffer; the session's own one stays as it was.
+    *out_device_ptr = session->boundInputs[index];
+    return nullptr;
+  }
   *out_device_ptr = session->inputs[index];
   // The application fills the buffer itself from here on.
   session->inputProvided[index] = true;
@@ -947,7 +1254,73 @@ kiln_status_t kiln_session_output_device_ptr(kiln_session_t *session, const char
                       "kiln_session_output_device_ptr: out_device_ptr is NULL");
   size_t index = 0;
   KILN_RETURN_IF_ERROR(kiln::lookupTensor(*session, /*isInput=*/false, name, 0, false, index));
-  *out_device_ptr = kiln::resolve(*session, session->artifact->outputs[index].location);
+  *out_device_ptr = kiln::outputAddress(*session, index);
+  return nullptr;
+}
+
+kiln_status_t kiln_session_bind_input(kiln_session_t *session, const char *name,
+                                      uint64_t device_ptr, size_t bytes) {
+  const char *const function = "kiln_session_bind_input";
+  KILN_RETURN_IF_ERROR(kiln::checkSession(session, function));
+  size_t index = 0;
+  KILN_RETURN_IF_ERROR(
+      kiln::checkBinding(*session->artifact, /*isInput=*/true, name, device_ptr, bytes, function,
+                         index));
+  kiln::ContextScope scope(*session->cu, session->context);
+  KILN_RETURN_IF_ERROR(
+      kiln::checkDeviceRange(*session, device_ptr, bytes, function,
+                             "input '" + session->artifact->inputs[index].name + "'"));
+  session->boundInputs[index] = static_cast<CUdeviceptr>(device_ptr);
+  kiln::updateInputArguments(*session, index);
+  return nullptr;
+}
+
+kiln_status_t kiln_session_unbind_input(kiln_session_t *session, const char *name) {
+  const char *const function = "kiln_session_unbind_input";
+  KILN_RETURN_IF_ERROR(kiln::checkSession(session, function));
+  size_t index = 0;
+  KILN_RETURN_IF_ERROR(kiln::lookupTensor(*session, /*isInput=*/true, name, 0, false, index));
+  if (!session->boundInputs[index])
+    return nullptr;
+  kiln::ContextScope scope(*session->cu, session->context);
+  session->boundInputs[index] = 0;
+  kiln::updateInputArguments(*session, index);
+  return nullptr;
+}
+
+kiln_status_t kiln_session_bind_output(kiln_session_t *session, const char *name,
+                                       uint64_t device_ptr, size_t bytes) {
+  const char *const function = "kiln_session_bind_output";
+  KILN_RETURN_IF_ERROR(kiln::checkSession(session, function));
+  size_t index = 0;
+  KILN_RETURN_IF_ERROR(
+      kiln::checkBinding(*session->artifact, /*isInput=*/false, name, device_ptr, bytes, function,
+                         index));
+  kiln::ContextScope scope(*session->cu, session->context);
+  KILN_RETURN_IF_ERROR(
+      kiln::checkDeviceRange(*session, device_ptr, bytes, function,
+                             "output '" + session->artifact->outputs[index].name + "'"));
+  session->boundOutputs[index] = static_cast<CUdeviceptr>(device_ptr);
+  return nullptr;
+}
+
+kiln_status_t kiln_session_unbind_output(kiln_session_t *session, const char *name) {
+  KILN_RETURN_IF_ERROR(kiln::checkSession(session, "kiln_session_unbind_output"));
+  size_t index = 0;
+  KILN_RETURN_IF_ERROR(kiln::lookupTensor(*session, /*isInput=*/false, name, 0, false, index));
+  session->boundOutputs[index] = 0;
+  return nullptr;
+}
+
+kiln_status_t kiln_session_weights_device_ptr(const kiln_session_t *session,
+                                              uint64_t *out_device_ptr) {
+  if (out_device_ptr)
+    *out_device_ptr = 0;
+  if (!session || !out_device_ptr)
+    return makeStatus(KILN_INVALID_ARGUMENT,
+                      "kiln_session_weights_device_ptr: session and out_device_ptr must be "
+                      "non-NULL");
+  *out_device_ptr = session->weights;
   return nullptr;
 }
 

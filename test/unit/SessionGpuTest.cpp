@@ -155,8 +155,9 @@ void expectInputXUnset(kiln_status_t status, const char *function) {
   EXPECT_EQ(kiln_status_code(status), KILN_FAILED_PRECONDITION) << function;
   EXPECT_EQ(std::string(kiln_status_message(status)),
             std::string(function) +
-                ": input 'x' was never set; set every input with kiln_session_set_input (or "
-                "write it through kiln_session_input_device_ptr) before running");
+                ": input 'x' was never set; set every input with kiln_session_set_input, bind "
+                "it with kiln_session_bind_input or write it through "
+                "kiln_session_input_device_ptr before running");
   kiln_status_free(status);
 }
 

@@ -21,7 +21,13 @@
  *  - Parameter structs are initialized with their *_initialize() function and then modified, so
  *    fields added later get defaults.
  *  - Sizes are in bytes unless stated otherwise; shapes are int64 element counts, row-major.
- *  - A session may be used from one thread at a time; distinct sessions are independent.
+ *  - A session may be used from one thread at a time; distinct sessions are independent, also
+ *    when they share an artifact (from any threads).
+ *  - Sessions created from one kiln_artifact_t on one device share one device copy of its weights,
+ *    uploaded by the first of them and freed when the last of them is released.
+ *  - Device buffers the caller binds to inputs or outputs (kiln_session_bind_input / _output) stay
+ *    owned by the caller and must stay allocated until they are unbound, rebound or the session is
+ *    released, and until the runs using them have completed.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -325,7 +331,9 @@ kiln_status_t kiln_tp_id_from_string(const char *text, kiln_tp_id_t *out_id);
  * Session
  *===----------------------------------------------------------------------===*/
 
-/// An artifact instantiated on one device: loaded modules, arena, weights, input buffers.
+/// An artifact instantiated on one device: loaded modules, arena, input buffers, and a reference
+/// to the device copy of the weights that every session of the same kiln_artifact_t on the same
+/// device shares.
 typedef struct kiln_session kiln_session_t;
 
 /// Options of kiln_session_create.
@@ -364,8 +372,15 @@ void kiln_session_params_initialize(kiln_session_params_t *params);
 /// Creates a session: loads the CUDA driver (dlopen "libcuda.so.1"), initializes it, retains the
 /// device's primary context, loads every module (the cubin whose arch equals the device's compute
 /// capability major*10+minor, else the PTX through the JIT; a JIT failure's log is part of the
-/// message), resolves every kernel, allocates the arena, the weight segment (uploaded once) and
-/// one buffer per input. `params` may be NULL for defaults. Errors: KILN_UNAVAILABLE when the
+/// message), resolves every kernel, allocates the arena and one buffer per input, and takes the
+/// weights: sessions of one `artifact` handle on one device share one device copy of the weight
+/// segment. The first session on a device allocates and uploads it (concurrent creators on that
+/// device wait for that upload and share it), later ones reuse it, and it is freed when the last
+/// session using it is released, in any order of session and artifact releases (sessions hold the
+/// artifact). Kernels only read it. Sessions on different devices, and sessions of separately
+/// opened artifacts (two kiln_artifact_open calls of one file; the rank files of a tensor-parallel
+/// compile), have copies of their own. kiln_session_weights_device_ptr shows which copy a session
+/// uses. `params` may be NULL for defaults. Errors: KILN_UNAVAILABLE when the
 /// driver cannot be loaded or the device does not exist, KILN_CUDA_ERROR (call, file, line, driver
 /// error name and string), KILN_RESOURCE_EXHAUSTED when device memory runs out.
 ///
@@ -417,18 +432,20 @@ kiln_status_t kiln_session_set_input_async(kiln_session_t *session, const char *
 
 /// Enqueues the whole launch list, in order, on `stream` (a CUstream; NULL selects the session's
 /// own stream). Returns without waiting for completion.
-/// Every input must have been set first (kiln_session_set_input, or kiln_session_input_device_ptr
-/// for an input the application fills on the device; zero-size inputs need nothing): otherwise
-/// the call returns KILN_FAILED_PRECONDITION naming the inputs never set ("kiln_session_run: input
-/// 'input_ids' was never set; ..."), before any device work. kiln_session_benchmark,
+/// Every input must have been set first (kiln_session_set_input, kiln_session_bind_input, or
+/// kiln_session_input_device_ptr for an input the application fills on the device; zero-size
+/// inputs need nothing): otherwise the call returns KILN_FAILED_PRECONDITION naming the inputs
+/// never set ("kiln_session_run: input 'input_ids' was never set; ..."), before any device work.
+/// Outputs bound with kiln_session_bind_output are copied into their buffers at the end of the
+/// run, on `stream`. kiln_session_benchmark,
 /// kiln_session_profile and kiln_session_profile_collectives check the same.
 /// With use_cuda_graph, the first run (or benchmark) of the session captures the launch list into
 /// a CUDA graph and instantiates it, once. The capture always happens on the session's own
 /// non-blocking stream, whatever `stream` is (so `stream` may also be CU_STREAM_LEGACY or
 /// CU_STREAM_PER_THREAD, which cannot be captured); nothing executes during the capture. The
-/// graph is then launched on `stream`. The graph reads the session's fixed input buffers and
-/// arena, so new inputs set with kiln_session_set_input (or written through
-/// kiln_session_input_device_ptr) are picked up by every later run. A capture, instantiation or
+/// graph is then launched on `stream`. The graph reads the session's input buffers (or the bound
+/// ones, see kiln_session_bind_input) and arena, so new inputs set with kiln_session_set_input (or
+/// written through kiln_session_input_device_ptr) are picked up by every later run. A capture, instantiation or
 /// graph launch failure is returned as KILN_CUDA_ERROR naming the driver call.
 ///
 /// Tensor-parallel sessions: the schedule interleaves the kernel launches with the artifact's
@@ -474,14 +491,63 @@ kiln_status_t kiln_session_get_output_async(kiln_session_t *session, const char 
 /// Returns in `*out_device_ptr` the device address (a CUdeviceptr) of input `name`, for
 /// applications that fill inputs on the device themselves. Valid until the session is released.
 /// The input counts as set from then on (the application is responsible for writing it before
-/// the next run).
+/// the next run). For an input bound with kiln_session_bind_input it returns the bound buffer.
 kiln_status_t kiln_session_input_device_ptr(kiln_session_t *session, const char *name,
                                             uint64_t *out_device_ptr);
 
 /// Returns in `*out_device_ptr` the device address (a CUdeviceptr) where output `name` lives after
-/// a run. It may alias the arena, so it is valid only until the next run.
+/// a run. It may alias the arena, so it is valid only until the next run. For an output bound with
+/// kiln_session_bind_output it returns the bound buffer.
 kiln_status_t kiln_session_output_device_ptr(kiln_session_t *session, const char *name,
                                              uint64_t *out_device_ptr);
+
+/// Makes runs read input `name` from the caller's device buffer `device_ptr` (a CUdeviceptr)
+/// instead of the session's own buffer, with no copy: every kernel argument that reads the input
+/// points at `device_ptr` from the next run on. `bytes` must equal the input's byte_size,
+/// `device_ptr` must be non-zero and a multiple of 256 bytes (the alignment of the session's own
+/// buffers, which the kernels may assume), and [device_ptr, device_ptr + bytes) must lie in one
+/// device allocation the CUDA driver knows (cuPointerGetAttribute), accessible from the session's
+/// device; otherwise KILN_INVALID_ARGUMENT naming the input (KILN_NOT_FOUND for an unknown name),
+/// and nothing changes. A bound input counts as set (kiln_session_run). Binding again replaces the
+/// pointer; kiln_session_unbind_input returns to the session's own buffer (which keeps whatever
+/// was set into it before). While bound, kiln_session_set_input and _set_input_async return
+/// KILN_FAILED_PRECONDITION, and kiln_session_input_device_ptr returns `device_ptr`.
+/// With use_cuda_graph, an instantiated graph is updated in place (cuGraphExecKernelNodeSetParams
+/// on the kernels reading the input), so rebinding between runs costs no re-capture; runs already
+/// enqueued keep reading the buffer they were enqueued with. The caller writes the buffer in
+/// stream order before the run that reads it and keeps it allocated and unmodified until that run
+/// has completed. Bound buffers must not overlap one another.
+kiln_status_t kiln_session_bind_input(kiln_session_t *session, const char *name,
+                                      uint64_t device_ptr, size_t bytes);
+
+/// Undoes kiln_session_bind_input: runs read input `name` from the session's own buffer again (it
+/// counts as set only if it was set before the binding, or is set again). A no-op when the input
+/// is not bound. KILN_NOT_FOUND for an unknown name.
+kiln_status_t kiln_session_unbind_input(kiln_session_t *session, const char *name);
+
+/// Makes every run also deliver output `name` into the caller's device buffer `device_ptr` (a
+/// CUdeviceptr), so no kiln_session_get_output is needed: each kiln_session_run (and each run of
+/// kiln_session_benchmark) ends with a device-to-device copy (cuMemcpyDtoDAsync, byte_size bytes)
+/// from the output's location into `device_ptr` on the run's stream, after the run's last kernel;
+/// nothing goes through the host. (The kernels keep writing the output where the memory plan put
+/// it, often the arena, which other tensors share: the copy keeps that plan valid.)
+/// kiln_session_profile and _profile_collectives do not copy. The same checks as
+/// kiln_session_bind_input apply. kiln_session_get_output, _get_output_async and
+/// _output_device_ptr then read the bound buffer. Binding again replaces the pointer for later
+/// runs; kiln_session_unbind_output stops the copies.
+kiln_status_t kiln_session_bind_output(kiln_session_t *session, const char *name,
+                                       uint64_t device_ptr, size_t bytes);
+
+/// Undoes kiln_session_bind_output for later runs (a no-op when the output is not bound).
+/// KILN_NOT_FOUND for an unknown name.
+kiln_status_t kiln_session_unbind_output(kiln_session_t *session, const char *name);
+
+/// Returns in `*out_device_ptr` the device address (a CUdeviceptr) of the weight segment the
+/// session's kernels read: the same value for every session of one kiln_artifact_t on one device
+/// (see kiln_session_create), 0 when the artifact has no weights. KILN_INVALID_ARGUMENT for NULL
+/// arguments.
+kiln_status_t kiln_session_weights_device_ptr(const kiln_session_t *session,
+                                              uint64_t *out_device_ptr);
 
 /// Measures the latency of kiln_session_run with CUDA events on the session's stream (as a CUDA
 /// graph when use_cuda_graph is set; the graph is captured before the first timed run, so capture

@@ -174,6 +174,27 @@ public:
   Status getOutput(const char *name, void *data, size_t bytes) {
     return Status(kiln_session_get_output(handle, name, data, bytes));
   }
+  /// Runs read input `name` from the caller's device buffer `devicePtr` (a CUdeviceptr) of
+  /// `bytes` bytes, without copies (see kiln_session_bind_input).
+  Status bindInput(const char *name, uint64_t devicePtr, size_t bytes) {
+    return Status(kiln_session_bind_input(handle, name, devicePtr, bytes));
+  }
+  /// Runs read input `name` from the session's own buffer again.
+  Status unbindInput(const char *name) { return Status(kiln_session_unbind_input(handle, name)); }
+  /// Every run ends by copying output `name` into the caller's device buffer `devicePtr` (device
+  /// to device, stream-ordered; see kiln_session_bind_output).
+  Status bindOutput(const char *name, uint64_t devicePtr, size_t bytes) {
+    return Status(kiln_session_bind_output(handle, name, devicePtr, bytes));
+  }
+  /// Stops the copies into the buffer bound to output `name`.
+  Status unbindOutput(const char *name) {
+    return Status(kiln_session_unbind_output(handle, name));
+  }
+  /// The device address of the weight segment, shared by the sessions of one artifact on one
+  /// device (see kiln_session_weights_device_ptr).
+  Status weightsDevicePtr(uint64_t &devicePtr) const {
+    return Status(kiln_session_weights_device_ptr(handle, &devicePtr));
+  }
 
 private:
   kiln_session_t *handle = nullptr;
