@@ -1,8 +1,9 @@
 //===- CppApiTest.cpp - Tests of the C++ wrappers in kiln/runtime.hpp -----===//
 //
 // The RAII wrappers open, query and release artifacts (tensor-parallel queries included) and
-// propagate statuses; session creation without a GPU yields a status; the rank-file naming rule
-// shared by kiln-compile and kiln-run; group-id helpers.
+// propagate statuses; session creation without a GPU yields a status; the session's binding and
+// weight-pointer wrappers pass the C statuses through; the rank-file naming rule shared by
+// kiln-compile and kiln-run; group-id helpers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,6 +76,20 @@ TEST(CppApi, TpIdTextHelpers) {
   ASSERT_TRUE(kiln::tpIdFromString(text, parsed));
   EXPECT_EQ(parsed.bytes[5], 250);
   EXPECT_EQ(kiln::tpIdFromString("zz", parsed).code(), KILN_INVALID_ARGUMENT);
+}
+
+TEST(CppApi, SessionBindingWrappersPassStatusesThrough) {
+  // An empty Session wrapper holds NULL: every call returns the C API's INVALID_ARGUMENT.
+  kiln::Session session;
+  EXPECT_EQ(session.bindInput("x", 0x1000, 16).code(), KILN_INVALID_ARGUMENT);
+  EXPECT_EQ(session.unbindInput("x").code(), KILN_INVALID_ARGUMENT);
+  kiln::Status status = session.bindOutput("y", 0x1000, 16);
+  EXPECT_EQ(status.code(), KILN_INVALID_ARGUMENT);
+  EXPECT_STREQ(status.message(), "kiln_session_bind_output: session must be non-NULL");
+  EXPECT_EQ(session.unbindOutput("y").code(), KILN_INVALID_ARGUMENT);
+  uint64_t pointer = 9;
+  EXPECT_EQ(session.weightsDevicePtr(pointer).code(), KILN_INVALID_ARGUMENT);
+  EXPECT_EQ(pointer, 0u);
 }
 
 TEST(CppApi, OpenFailureCarriesStatus) {

@@ -3,13 +3,15 @@
 // kiln_session_create and the CUDA symbol loader on machines without a driver: the result must be
 // a clean status (never a crash), with the documented message. Also the argument checks that
 // fail before any driver call, tensor-parallel ones included (a rank artifact without a group id,
-// NCCL missing), the group id's text form and kiln_tp_id_create, and the poll Deadline.
+// NCCL missing), the group id's text form and kiln_tp_id_create, and the poll Deadline. The
+// argument checks of binding caller buffers (kiln::checkBinding) run here on real artifacts.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/runtime.h"
 
 #include "CudaSymbols.h"
+#include "Session.h"
 #if KILN_HAVE_NCCL
 #include "NcclSymbols.h"
 #endif
@@ -158,7 +160,130 @@ TEST(Session, CallsRejectNullSession) {
   EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
   EXPECT_EQ(pointer, 0u);
   kiln_status_free(status);
+  status = kiln_session_bind_input(nullptr, "x", 0x1000, 16);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  EXPECT_STREQ(kiln_status_message(status), "kiln_session_bind_input: session must be non-NULL");
+  kiln_status_free(status);
+  status = kiln_session_bind_output(nullptr, "y", 0x1000, 16);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  EXPECT_STREQ(kiln_status_message(status), "kiln_session_bind_output: session must be non-NULL");
+  kiln_status_free(status);
+  status = kiln_session_unbind_input(nullptr, "x");
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  EXPECT_STREQ(kiln_status_message(status), "kiln_session_unbind_input: session must be non-NULL");
+  kiln_status_free(status);
+  status = kiln_session_unbind_output(nullptr, "y");
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  EXPECT_STREQ(kiln_status_message(status),
+               "kiln_session_unbind_output: session must be non-NULL");
+  kiln_status_free(status);
+  pointer = 5;
+  status = kiln_session_weights_device_ptr(nullptr, &pointer);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  EXPECT_STREQ(kiln_status_message(status),
+               "kiln_session_weights_device_ptr: session and out_device_ptr must be non-NULL");
+  EXPECT_EQ(pointer, 0u) << "out_device_ptr must be zeroed on entry";
+  kiln_status_free(status);
   kiln_session_release(nullptr);
+}
+
+/// Opens the add model (input "x" f32[4], output "y" f32[4]) plus an empty input "none" f32[0];
+/// the caller releases it.
+kiln_artifact_t *openBindingArtifact() {
+  kiln::test::ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  auto none = std::make_unique<kiln::artifact::TensorDescT>();
+  none->name = "none";
+  none->dtype = kiln::artifact::DType::F32;
+  none->shape = {0};
+  builder.model.inputs.push_back(std::move(none));
+  std::string path = kiln::test::writeTempFile("bind.kiln", builder.build());
+  kiln_artifact_t *artifact = nullptr;
+  kiln_status_t status = kiln_artifact_open(path.c_str(), &artifact);
+  EXPECT_EQ(status, nullptr) << kiln_status_message(status);
+  kiln_status_free(status);
+  return artifact;
+}
+
+/// Expects kiln::checkBinding to fail with `code` and exactly `message`.
+void expectBindingError(const kiln_artifact_t *artifact, bool isInput, const char *name,
+                        uint64_t pointer, size_t bytes, kiln_status_code_t code,
+                        const std::string &message) {
+  size_t index = 7;
+  const char *function = isInput ? "kiln_session_bind_input" : "kiln_session_bind_output";
+  kiln_status_t status =
+      kiln::checkBinding(*artifact, isInput, name, pointer, bytes, function, index);
+  EXPECT_EQ(kiln_status_code(status), code) << kiln_status_message(status);
+  EXPECT_EQ(std::string(kiln_status_message(status)), message);
+  kiln_status_free(status);
+}
+
+TEST(SessionBinding, AcceptsMatchingAlignedBuffers) {
+  kiln_artifact_t *artifact = openBindingArtifact();
+  ASSERT_NE(artifact, nullptr);
+  size_t index = 7;
+  kiln_status_t status = kiln::checkBinding(*artifact, true, "x", 0x7f0000000000ull, 16,
+                                            "kiln_session_bind_input", index);
+  EXPECT_EQ(status, nullptr) << kiln_status_message(status);
+  EXPECT_EQ(index, 0u);
+  status = kiln::checkBinding(*artifact, true, "none", 0x100, 0, "kiln_session_bind_input", index);
+  EXPECT_EQ(status, nullptr) << kiln_status_message(status);
+  EXPECT_EQ(index, 1u);
+  status = kiln::checkBinding(*artifact, false, "y", kiln::kBindingAlignment * 3, 16,
+                              "kiln_session_bind_output", index);
+  EXPECT_EQ(status, nullptr) << kiln_status_message(status);
+  EXPECT_EQ(index, 0u);
+  kiln_artifact_release(artifact);
+}
+
+TEST(SessionBinding, SizeMismatchNamesTheTensor) {
+  kiln_artifact_t *artifact = openBindingArtifact();
+  ASSERT_NE(artifact, nullptr);
+  expectBindingError(artifact, true, "x", 0x1000, 12, KILN_INVALID_ARGUMENT,
+                     "kiln_session_bind_input: input 'x' is 16 bytes (f32, 4 elements) but 12 "
+                     "bytes were given");
+  expectBindingError(artifact, false, "y", 0x1000, 32, KILN_INVALID_ARGUMENT,
+                     "kiln_session_bind_output: output 'y' is 16 bytes (f32, 4 elements) but 32 "
+                     "bytes were given");
+  expectBindingError(artifact, true, "none", 0x1000, 4, KILN_INVALID_ARGUMENT,
+                     "kiln_session_bind_input: input 'none' is 0 bytes (f32, 0 elements) but 4 "
+                     "bytes were given");
+  kiln_artifact_release(artifact);
+}
+
+TEST(SessionBinding, NullAndMisalignedPointersAreRejected) {
+  kiln_artifact_t *artifact = openBindingArtifact();
+  ASSERT_NE(artifact, nullptr);
+  expectBindingError(artifact, true, "x", 0, 16, KILN_INVALID_ARGUMENT,
+                     "kiln_session_bind_input: input 'x': device_ptr is 0; to go back to the "
+                     "session's own buffer, call kiln_session_unbind_input");
+  expectBindingError(artifact, false, "y", 0, 16, KILN_INVALID_ARGUMENT,
+                     "kiln_session_bind_output: output 'y': device_ptr is 0; to go back to the "
+                     "session's own buffer, call kiln_session_unbind_output");
+  expectBindingError(artifact, true, "x", 0x1010, 16, KILN_INVALID_ARGUMENT,
+                     "kiln_session_bind_input: input 'x': device pointer 0x1010 is not a multiple "
+                     "of 256 bytes; the kernels assume the alignment of the session's own buffers "
+                     "(cuMemAlloc returns such addresses)");
+  expectBindingError(artifact, false, "y", 0x1080, 16, KILN_INVALID_ARGUMENT,
+                     "kiln_session_bind_output: output 'y': device pointer 0x1080 is not a "
+                     "multiple of 256 bytes; the kernels assume the alignment of the session's "
+                     "own buffers (cuMemAlloc returns such addresses)");
+  kiln_artifact_release(artifact);
+}
+
+TEST(SessionBinding, UnknownAndNullNames) {
+  kiln_artifact_t *artifact = openBindingArtifact();
+  ASSERT_NE(artifact, nullptr);
+  std::string path = kiln_artifact_path(artifact);
+  expectBindingError(artifact, true, "y", 0x1000, 16, KILN_NOT_FOUND,
+                     "kiln_session_bind_input: '" + path +
+                         "' has no input named 'y' (inputs: 'x', 'none')");
+  expectBindingError(artifact, false, "x", 0x1000, 16, KILN_NOT_FOUND,
+                     "kiln_session_bind_output: '" + path +
+                         "' has no output named 'x' (outputs: 'y')");
+  expectBindingError(artifact, true, nullptr, 0x1000, 16, KILN_INVALID_ARGUMENT,
+                     "kiln_session_bind_input: name must be non-NULL");
+  kiln_artifact_release(artifact);
 }
 
 TEST(Session, ParamsDefaults) {
