@@ -413,7 +413,8 @@ kiln_artifact_t *kiln_session_artifact(const kiln_session_t *session);
 /// input's byte_size (KILN_INVALID_ARGUMENT otherwise). Waits for earlier runs of the session
 /// first; returns once the copy has completed, so `host_data` may be reused immediately. A
 /// successful call marks the input as set (see kiln_session_run); it stays set for the session's
-/// life, so later runs reuse it.
+/// life, so later runs reuse it. KILN_FAILED_PRECONDITION while the input is bound to a caller's
+/// buffer (kiln_session_bind_input).
 kiln_status_t kiln_session_set_input(kiln_session_t *session, const char *name,
                                      const void *host_data, size_t bytes);
 
@@ -427,6 +428,7 @@ kiln_status_t kiln_session_set_input(kiln_session_t *session, const char *name,
 /// (KILN_INVALID_ARGUMENT otherwise); `host_data` NULL is KILN_INVALID_ARGUMENT. If the session's
 /// last run or asynchronous transfer went to a different stream, the call first waits for that
 /// stream (the input buffers are shared), as kiln_session_run does. The input counts as set.
+/// KILN_FAILED_PRECONDITION while the input is bound (kiln_session_bind_input).
 kiln_status_t kiln_session_set_input_async(kiln_session_t *session, const char *name,
                                            const void *host_data, size_t bytes, void *stream);
 
