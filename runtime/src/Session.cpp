@@ -496,8 +496,8 @@ CUgraphNode lastCapturedNode(const CudaSymbols &cu, CUstream stream) {
   const CUgraphNode *dependencies = nullptr;
   const CUgraphEdgeData *edges = nullptr;
   size_t count = 0;
-  if (cu.cuStreamGetCaptureInfo(stream, &status, nullptr, nullptr, &dependencies, &edges,
-                                &count) != CUDA_SUCCESS ||
+  if (cu.cuStreamGetCaptureInfo(stream, &status, nullptr, nullptr, &dependencies, &edges, &count) !=
+          CUDA_SUCCESS ||
       status != CU_STREAM_CAPTURE_STATUS_ACTIVE || count != 1 || !dependencies)
     return nullptr;
   return dependencies[0];
@@ -582,9 +582,9 @@ kiln_status_t acquireWeights(kiln_session &session) {
     }
     CUdeviceptr pointer = 0;
     KILN_RETURN_IF_ERROR(allocate(cu, artifact.weights.size, "weight segment", pointer));
-    CUresult result = cu.cuMemcpyHtoDAsync(pointer, artifact.data + artifact.weights.offset,
-                                           static_cast<size_t>(artifact.weights.size),
-                                           session.stream);
+    CUresult result =
+        cu.cuMemcpyHtoDAsync(pointer, artifact.data + artifact.weights.offset,
+                             static_cast<size_t>(artifact.weights.size), session.stream);
     if (result == CUDA_SUCCESS)
       result = cu.cuStreamSynchronize(session.stream);
     if (result != CUDA_SUCCESS) {
@@ -828,9 +828,8 @@ void updateInputArguments(kiln_session &session, size_t input) {
     params.blockDimZ = launch.block[2];
     params.sharedMemBytes = launch.sharedMemBytes;
     params.kernelParams = session.argPointers[i].empty() ? nullptr : session.argPointers[i].data();
-    if (!node ||
-        session.cu->cuGraphExecKernelNodeSetParams(session.graphExec, node, &params) !=
-            CUDA_SUCCESS)
+    if (!node || session.cu->cuGraphExecKernelNodeSetParams(session.graphExec, node, &params) !=
+                     CUDA_SUCCESS)
       dropGraph(session);
   }
 }
@@ -962,8 +961,7 @@ kiln_status_t profileSchedule(kiln_session &session, size_t iterations, float *o
 /// Fails with KILN_FAILED_PRECONDITION when input `index` is bound to a caller's buffer: `function`
 /// (a kiln_session_set_input variant) would write the session's own buffer, which runs do not
 /// read while the binding lasts.
-kiln_status_t checkInputNotBound(const kiln_session &session, size_t index,
-                                 const char *function) {
+kiln_status_t checkInputNotBound(const kiln_session &session, size_t index, const char *function) {
   if (!session.boundInputs[index])
     return nullptr;
   return makeStatusF(KILN_FAILED_PRECONDITION,
@@ -1014,8 +1012,7 @@ kiln_status_t checkDeviceRange(const kiln_session &session, uint64_t devicePtr, 
 } // namespace
 
 kiln_status_t checkBinding(const kiln_artifact &artifact, bool isInput, const char *name,
-                           uint64_t devicePtr, size_t bytes, const char *function,
-                           size_t &index) {
+                           uint64_t devicePtr, size_t bytes, const char *function, size_t &index) {
   index = 0;
   if (!name)
     return makeStatusF(KILN_INVALID_ARGUMENT, "%s: name must be non-NULL", function);
@@ -1025,12 +1022,11 @@ kiln_status_t checkBinding(const kiln_artifact &artifact, bool isInput, const ch
   const TensorDesc &tensor = isInput ? artifact.inputs[index] : artifact.outputs[index];
   const char *kind = isInput ? "input" : "output";
   if (bytes != tensor.byteSize)
-    return makeStatusF(KILN_INVALID_ARGUMENT,
-                       "%s: %s '%s' is %llu bytes (%s, %zu elements) but %zu bytes were given",
-                       function, kind, name, static_cast<unsigned long long>(tensor.byteSize),
-                       lookupDType(tensor.dtype)->name,
-                       static_cast<size_t>(tensor.byteSize / lookupDType(tensor.dtype)->byteSize),
-                       bytes);
+    return makeStatusF(
+        KILN_INVALID_ARGUMENT,
+        "%s: %s '%s' is %llu bytes (%s, %zu elements) but %zu bytes were given", function, kind,
+        name, static_cast<unsigned long long>(tensor.byteSize), lookupDType(tensor.dtype)->name,
+        static_cast<size_t>(tensor.byteSize / lookupDType(tensor.dtype)->byteSize), bytes);
   if (devicePtr == 0)
     return makeStatusF(KILN_INVALID_ARGUMENT,
                        "%s: %s '%s': device_ptr is 0; to go back to the session's own buffer, "
@@ -1263,9 +1259,8 @@ kiln_status_t kiln_session_bind_input(kiln_session_t *session, const char *name,
   const char *const function = "kiln_session_bind_input";
   KILN_RETURN_IF_ERROR(kiln::checkSession(session, function));
   size_t index = 0;
-  KILN_RETURN_IF_ERROR(
-      kiln::checkBinding(*session->artifact, /*isInput=*/true, name, device_ptr, bytes, function,
-                         index));
+  KILN_RETURN_IF_ERROR(kiln::checkBinding(*session->artifact, /*isInput=*/true, name, device_ptr,
+                                          bytes, function, index));
   kiln::ContextScope scope(*session->cu, session->context);
   KILN_RETURN_IF_ERROR(
       kiln::checkDeviceRange(*session, device_ptr, bytes, function,
@@ -1293,9 +1288,8 @@ kiln_status_t kiln_session_bind_output(kiln_session_t *session, const char *name
   const char *const function = "kiln_session_bind_output";
   KILN_RETURN_IF_ERROR(kiln::checkSession(session, function));
   size_t index = 0;
-  KILN_RETURN_IF_ERROR(
-      kiln::checkBinding(*session->artifact, /*isInput=*/false, name, device_ptr, bytes, function,
-                         index));
+  KILN_RETURN_IF_ERROR(kiln::checkBinding(*session->artifact, /*isInput=*/false, name, device_ptr,
+                                          bytes, function, index));
   kiln::ContextScope scope(*session->cu, session->context);
   KILN_RETURN_IF_ERROR(
       kiln::checkDeviceRange(*session, device_ptr, bytes, function,

@@ -28,8 +28,7 @@ constexpr uint64_t kBindingAlignment = 256;
 /// byte size, `devicePtr` 0 or not a multiple of kBindingAlignment (KILN_INVALID_ARGUMENT).
 /// Makes no driver call.
 kiln_status_t checkBinding(const kiln_artifact &artifact, bool isInput, const char *name,
-                           uint64_t devicePtr, size_t bytes, const char *function,
-                           size_t &index);
+                           uint64_t devicePtr, size_t bytes, const char *function, size_t &index);
 
 } // namespace kiln
 

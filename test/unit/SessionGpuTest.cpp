@@ -13,6 +13,7 @@
 #include "kiln/runtime.h"
 
 #include "TestArtifact.h"
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -20,7 +21,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
 #include <functional>
 #include <thread>
 #include <vector>
@@ -298,9 +298,7 @@ public:
   }
 
 private:
-  template <typename F> F sym(const char *name) {
-    return reinterpret_cast<F>(dlsym(lib, name));
-  }
+  template <typename F> F sym(const char *name) { return reinterpret_cast<F>(dlsym(lib, name)); }
   void *lib = nullptr;
   int device = 0;
   void *context = nullptr;
@@ -509,8 +507,7 @@ kiln_artifact_t *openBigWeightsAddModel() {
 }
 
 /// Creates a session of `artifact` on device 0 (arena poisoned, CUDA graph per `useGraph`).
-kiln_status_t createSession(kiln_artifact_t *artifact, kiln_session_t **session,
-                            int useGraph = 1) {
+kiln_status_t createSession(kiln_artifact_t *artifact, kiln_session_t **session, int useGraph = 1) {
   kiln_session_params_t params;
   kiln_session_params_initialize(&params);
   params.poison_arena = 1;

@@ -8,10 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Session.h"
+
 #include "kiln/runtime.h"
 
 #include "CudaSymbols.h"
-#include "Session.h"
 #if KILN_HAVE_NCCL
 #include "NcclSymbols.h"
 #endif
@@ -174,8 +175,7 @@ TEST(Session, CallsRejectNullSession) {
   kiln_status_free(status);
   status = kiln_session_unbind_output(nullptr, "y");
   EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
-  EXPECT_STREQ(kiln_status_message(status),
-               "kiln_session_unbind_output: session must be non-NULL");
+  EXPECT_STREQ(kiln_status_message(status), "kiln_session_unbind_output: session must be non-NULL");
   kiln_status_free(status);
   pointer = 5;
   status = kiln_session_weights_device_ptr(nullptr, &pointer);

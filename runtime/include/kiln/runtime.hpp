@@ -187,9 +187,7 @@ public:
     return Status(kiln_session_bind_output(handle, name, devicePtr, bytes));
   }
   /// Stops the copies into the buffer bound to output `name`.
-  Status unbindOutput(const char *name) {
-    return Status(kiln_session_unbind_output(handle, name));
-  }
+  Status unbindOutput(const char *name) { return Status(kiln_session_unbind_output(handle, name)); }
   /// The device address of the weight segment, shared by the sessions of one artifact on one
   /// device (see kiln_session_weights_device_ptr).
   Status weightsDevicePtr(uint64_t &devicePtr) const {
