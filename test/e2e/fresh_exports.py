@@ -20,6 +20,7 @@ Prints one line per case and `fresh-exports: N passed, N failed`; exit 1 on any 
 """
 
 import argparse
+import concurrent.futures
 import os
 import shutil
 import subprocess
@@ -56,6 +57,8 @@ def run(cmd, timeout=600):
 def export(name, work):
     family, exporter, dtype = MODELS[name]
     path = os.path.join(work, name + ".onnx")
+    if os.path.exists(path) and (dtype != "float16" or os.path.exists(os.path.join(work, name + "_ref32.onnx"))):
+        return path, path if dtype != "float16" else os.path.join(work, name + "_ref32.onnx"), "(exported before)"
     rc, out = run([sys.executable, EXPORT, family, "-o", path, "--exporter", exporter, "--dtype", dtype])
     if rc:
         return None, None, out
@@ -77,8 +80,10 @@ def main(argv):
     p.add_argument("--models", default=",".join(MODELS))
     p.add_argument("--shapes", default="1x16,2x64")
     p.add_argument("--seed", type=int, default=int(time.time()) % 100000)
+    p.add_argument("--dry-run", action="store_true",
+                   help="export, compile and compute the references, run nothing (no GPU needed)")
     args = p.parse_args(argv)
-    if not shutil.which("nvidia-smi"):
+    if not args.dry_run and not shutil.which("nvidia-smi"):
         log("SKIP: no GPU")
         return 77
     import onnx
@@ -88,9 +93,14 @@ def main(argv):
     rng = np.random.default_rng(args.seed)
     log("fresh-exports: seed %d" % args.seed)
     passed = failed = 0
-    for name in args.models.split(","):
-        t0 = time.time()
-        model, ref_model, text = export(name, args.work)
+    names = args.models.split(",")
+    # The exports are independent processes: run them side by side.
+    t0 = time.time()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(names)) as pool:
+        exported = dict(zip(names, pool.map(lambda n: export(n, args.work), names)))
+    log("fresh-exports: %d exports in %.1f s" % (len(names), time.time() - t0))
+    for name in names:
+        model, ref_model, text = exported[name]
         if not model:
             log("%s: export FAILED\n%s" % (name, text[-3000:]))
             failed += 1
@@ -98,8 +108,7 @@ def main(argv):
         graph = onnx.load(model, load_external_data=False).graph
         inputs = [i.name for i in graph.input]
         opset = [o.version for o in onnx.load(model, load_external_data=False).opset_import if o.domain in ("", "ai.onnx")]
-        log("%s: exported in %.1f s (opset %s, %d nodes, inputs %s)" % (name, time.time() - t0, opset, len(graph.node),
-                                                                         ",".join(inputs)))
+        log("%s: opset %s, %d nodes, inputs %s" % (name, opset, len(graph.node), ",".join(inputs)))
         sess = ort.InferenceSession(ref_model, providers=["CPUExecutionProvider"])
         tol = TOL[MODELS[name][2]]
         for shape in args.shapes.split(","):
@@ -133,6 +142,10 @@ def main(argv):
                     cmd += ["--input", "%s=%s" % (n, f)]
                 outf = os.path.join(args.work, "%s_%s_%s_out.npy" % (name, shape, mask))
                 cmd += ["--output", "%s=%s" % (graph.output[0].name, outf)]
+                if args.dry_run:
+                    log("%s %s mask=%s: compiled, reference %s; would run: %s" % (name, shape, mask, ref.shape,
+                                                                                " ".join(cmd)))
+                    continue
                 rc, out = run(cmd)
                 if rc:
                     log("%s %s mask=%s: kiln-run FAILED\n%s" % (name, shape, mask, out[-3000:]))
