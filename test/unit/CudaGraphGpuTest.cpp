@@ -3,14 +3,18 @@
 // kiln_session_params_t::use_cuda_graph: the same artifact run with and without the CUDA graph
 // must give bit-identical outputs, and a graph captured once must re-read the inputs on every run.
 // Uses a chain of add kernels built here and, when KILN_TEST_MODELS names compiled models
-// (colon-separated .kiln paths, e.g. gpt2 and llama), those too. Every test calls GTEST_SKIP()
-// when no driver or device is present.
+// (colon-separated .kiln paths, e.g. gpt2 and llama), those too; on those models also the two
+// sessions' shared weights and runs through caller-owned buffers (kiln_session_bind_input /
+// _output, rebinding between runs) against the host path. Every test calls GTEST_SKIP() when no
+// driver or device is present.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/runtime.h"
 
 #include "TestArtifact.h"
+#include "TestDriver.h"
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,7 +22,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
 #include <string>
 #include <vector>
 
@@ -232,8 +235,8 @@ TEST_F(CudaGraphChain, BenchmarkCapturesBeforeTiming) {
   std::vector<float> rest(graphMs + 1, graphMs + 20);
   std::nth_element(rest.begin(), rest.begin() + rest.size() / 2, rest.end());
   float median = rest[rest.size() / 2];
-  EXPECT_LE(graphMs[0], 3.0f * median + 0.05f) << "first timed run " << graphMs[0]
-                                                << " ms, median of the others " << median << " ms";
+  EXPECT_LE(graphMs[0], 3.0f * median + 0.05f)
+      << "first timed run " << graphMs[0] << " ms, median of the others " << median << " ms";
   // After a benchmark, runs still produce correct results.
   std::vector<uint8_t> out = runOnce(sessions.graph, {f32Bytes({1, 2, 3, 4})});
   EXPECT_EQ(f32At(out, 1), 2 + kChainLength * 20.0f);
@@ -381,6 +384,146 @@ TEST(CudaGraph, CompiledModelsGraphAndPlainAreBitIdentical) {
                 "(A[0]=%g B[0]=%g)\n",
                 path.c_str(), kiln_artifact_launch_count(artifact), plainA.size(),
                 floats ? f32At(plainA, 0) : 0.0f, floats ? f32At(plainB, 0) : 0.0f);
+  }
+}
+
+/// One set of caller-owned device buffers for every non-empty input and output of an artifact
+/// (0 for empty tensors), allocated by `buffers`.
+struct BoundSet {
+  std::vector<uint64_t> inputs, outputs;
+};
+
+/// Allocates a BoundSet for `artifact`; false when an allocation fails.
+bool allocateBoundSet(kiln_artifact_t *artifact, kiln::test::DeviceBuffers &buffers,
+                      BoundSet &set) {
+  kiln_tensor_info_t info;
+  for (size_t i = 0; i < kiln_artifact_input_count(artifact); ++i) {
+    if (kiln_artifact_input_info(artifact, i, &info))
+      return false;
+    set.inputs.push_back(info.byte_size ? buffers.allocate(info.byte_size) : 0);
+    if (info.byte_size && !set.inputs.back())
+      return false;
+  }
+  for (size_t i = 0; i < kiln_artifact_output_count(artifact); ++i) {
+    if (kiln_artifact_output_info(artifact, i, &info))
+      return false;
+    set.outputs.push_back(info.byte_size ? buffers.allocate(info.byte_size) : 0);
+    if (info.byte_size && !set.outputs.back())
+      return false;
+  }
+  return true;
+}
+
+/// Binds every non-empty input and output of `session` to `set`, runs, waits, and returns the
+/// outputs read back from the bound output buffers (concatenated in artifact order, as runOnce).
+/// The output buffers are filled with 0xEE bytes first, so an output the run does not deliver
+/// shows.
+std::vector<uint8_t> runBound(kiln_session_t *session, const kiln::test::DriverForTest &cu,
+                              const BoundSet &set) {
+  kiln_artifact_t *artifact = kiln_session_artifact(session);
+  kiln_tensor_info_t info;
+  for (size_t i = 0; i < set.inputs.size(); ++i) {
+    EXPECT_EQ(kiln_artifact_input_info(artifact, i, &info), nullptr);
+    if (!set.inputs[i])
+      continue;
+    kiln_status_t status = kiln_session_bind_input(session, info.name, set.inputs[i],
+                                                   static_cast<size_t>(info.byte_size));
+    EXPECT_EQ(status, nullptr) << kiln_status_message(status);
+    kiln_status_free(status);
+  }
+  for (size_t i = 0; i < set.outputs.size(); ++i) {
+    EXPECT_EQ(kiln_artifact_output_info(artifact, i, &info), nullptr);
+    if (!set.outputs[i])
+      continue;
+    std::vector<uint8_t> poison(static_cast<size_t>(info.byte_size), 0xEE);
+    EXPECT_EQ(cu.memcpyHtoD(set.outputs[i], poison.data(), poison.size()), 0);
+    kiln_status_t status = kiln_session_bind_output(session, info.name, set.outputs[i],
+                                                    static_cast<size_t>(info.byte_size));
+    EXPECT_EQ(status, nullptr) << kiln_status_message(status);
+    kiln_status_free(status);
+  }
+  kiln_status_t status = kiln_session_run(session, nullptr);
+  EXPECT_EQ(status, nullptr) << kiln_status_message(status);
+  kiln_status_free(status);
+  status = kiln_session_synchronize(session);
+  EXPECT_EQ(status, nullptr) << kiln_status_message(status);
+  kiln_status_free(status);
+  std::vector<uint8_t> all;
+  for (size_t i = 0; i < set.outputs.size(); ++i) {
+    EXPECT_EQ(kiln_artifact_output_info(artifact, i, &info), nullptr);
+    std::vector<uint8_t> bytes(static_cast<size_t>(info.byte_size), 0xEE);
+    if (set.outputs[i])
+      EXPECT_EQ(cu.memcpyDtoH(bytes.data(), set.outputs[i], bytes.size()), 0);
+    all.insert(all.end(), bytes.begin(), bytes.end());
+  }
+  return all;
+}
+
+/// Copies `inputs` (in artifact order) into the input buffers of `set`.
+void writeInputs(const kiln::test::DriverForTest &cu, const BoundSet &set,
+                 const std::vector<std::vector<uint8_t>> &inputs) {
+  for (size_t i = 0; i < set.inputs.size(); ++i)
+    if (set.inputs[i])
+      EXPECT_EQ(cu.memcpyHtoD(set.inputs[i], inputs[i].data(), inputs[i].size()), 0);
+}
+
+TEST(CudaGraph, CompiledModelsSharedWeightsAndBoundBuffersMatchTheHostPath) {
+  std::vector<std::string> models = testModels();
+  if (models.empty())
+    GTEST_SKIP() << "set KILN_TEST_MODELS=a.kiln:b.kiln to run compiled models";
+  kiln::test::DriverForTest cu;
+  if (!cu.ok())
+    GTEST_SKIP() << "no CUDA driver or device";
+  for (const std::string &path : models) {
+    SCOPED_TRACE(path);
+    Sessions sessions;
+    bool skip = false;
+    std::string why;
+    openBoth(path, sessions, skip, why);
+    if (skip)
+      GTEST_SKIP() << "no GPU: " << why;
+    ASSERT_NE(sessions.graph, nullptr);
+    ASSERT_NE(sessions.plain, nullptr);
+    kiln_artifact_t *artifact = sessions.artifact;
+
+    // The two sessions of one artifact on one device share the weights.
+    uint64_t graphWeights = 1, plainWeights = 2;
+    ASSERT_EQ(kiln_session_weights_device_ptr(sessions.graph, &graphWeights), nullptr);
+    ASSERT_EQ(kiln_session_weights_device_ptr(sessions.plain, &plainWeights), nullptr);
+    EXPECT_EQ(graphWeights, plainWeights);
+    EXPECT_EQ(graphWeights != 0, kiln_artifact_weights_bytes(artifact) != 0);
+
+    std::vector<std::vector<uint8_t>> inputsA, inputsB;
+    for (size_t i = 0; i < kiln_artifact_input_count(artifact); ++i) {
+      kiln_tensor_info_t info;
+      ASSERT_EQ(kiln_artifact_input_info(artifact, i, &info), nullptr);
+      inputsA.push_back(makeInput(info, 1));
+      inputsB.push_back(makeInput(info, 2));
+    }
+    // The host path (set_input / get_output) is the reference.
+    std::vector<uint8_t> hostA = runOnce(sessions.plain, inputsA);
+    std::vector<uint8_t> hostB = runOnce(sessions.plain, inputsB);
+    ASSERT_NE(firstDifference(hostA, hostB), -1) << "inputs A and B give identical outputs";
+    ASSERT_EQ(firstDifference(runOnce(sessions.graph, inputsA), hostA), -1);
+
+    kiln::test::DeviceBuffers buffers(cu);
+    BoundSet one, two;
+    ASSERT_TRUE(allocateBoundSet(artifact, buffers, one));
+    ASSERT_TRUE(allocateBoundSet(artifact, buffers, two));
+    writeInputs(cu, one, inputsA);
+    writeInputs(cu, two, inputsB);
+    for (kiln_session_t *session : {sessions.graph, sessions.plain}) {
+      const char *mode = session == sessions.graph ? "cuda graph" : "plain launches";
+      SCOPED_TRACE(mode);
+      EXPECT_EQ(firstDifference(runBound(session, cu, one), hostA), -1) << "bound set 1 (A)";
+      EXPECT_EQ(firstDifference(runBound(session, cu, two), hostB), -1) << "rebound to set 2 (B)";
+      EXPECT_EQ(firstDifference(runBound(session, cu, one), hostA), -1) << "back to set 1 (A)";
+      if (session == sessions.graph)
+        EXPECT_EQ(kiln_session_has_cuda_graph(session), 1);
+    }
+    std::printf("%s: shared weights at 0x%llx; bound input/output buffers == host path bit-exact, "
+                "rebinding between runs, graph and plain\n",
+                path.c_str(), static_cast<unsigned long long>(graphWeights));
   }
 }
 
