@@ -12,6 +12,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 
+#include <limits>
+
 namespace kiln {
 
 /// Storage and GEMM precision of a compilation (`--precision`).
@@ -197,6 +199,33 @@ struct MemoryPlan {
   int64_t arenaBytes = 0;        ///< size of the activation arena, bytes
   int64_t intermediateBytes = 0; ///< sum of all kernel result sizes, bytes
 };
+
+/// `lastUse` of a buffer that reaches the function's return: it lives to the
+/// end of the schedule.
+inline constexpr int64_t kLiveToEnd = std::numeric_limits<int64_t>::max();
+
+/// One activation buffer of a function after kiln-outline-kernels: result
+/// `resultIndex` of `kernel`, live from the kernel that defines it to the last
+/// kernel reading it or a view of it (a `kiln.reshape`, an in-place
+/// `kiln.all_reduce`). Schedule indices count `kiln.kernel` ops in program
+/// order (= launch indices of the artifact), inclusive.
+struct BufferLiveness {
+  KernelOp kernel;
+  unsigned resultIndex = 0;
+  int64_t bytes = 0;      ///< tensor bytes (elements x element size)
+  int64_t arenaBytes = 0; ///< bytes rounded up to the arena alignment (at least one alignment)
+  int64_t firstUse = 0;   ///< schedule index of the defining kernel
+  int64_t lastUse = 0;    ///< schedule index of the last reader, or kLiveToEnd
+  int64_t offset = -1;    ///< arena offset; set by planMemory only
+};
+
+/// Steps 1-2 of planMemory: the buffers of `func` in definition order with
+/// their liveness (offsets not set). Errors (diagnostic on the op): an
+/// alignment that is not a power of two or above 64 KiB, dynamic shapes, an
+/// op other than kernels, constants, reshape views, all-reduces and the return
+/// (outlining did not run), an all-reduce whose operand has other readers.
+mlir::FailureOr<llvm::SmallVector<BufferLiveness>> analyzeBufferLiveness(mlir::func::FuncOp func,
+                                                                         int64_t alignment);
 
 /// Plans the arena of `func`: liveness over kernel order, best-fit offsets
 /// aligned to `alignment` bytes; writes `arena_offsets` on each kernel.

@@ -474,8 +474,9 @@ def PlanMemory : Pass<"kiln-plan-memory", "mlir::func::FuncOp"> {
     results stay live to the end) and packs intervals into one activation
     arena with best-fit offset assignment, aligned to `alignment` bytes.
     Sets `arena_offsets` on every `kiln.kernel` and, on the function,
-    `kiln.arena_bytes` and `kiln.intermediate_bytes` (the sum of all kernel
-    result sizes, i.e. the arena size without reuse).
+    `kiln.arena_alignment`, `kiln.arena_bytes` and `kiln.intermediate_bytes`
+    (the sum of all kernel result sizes, i.e. the arena size without reuse).
+    The liveness analysis alone is `analyzeBufferLiveness` (passes/Passes.h).
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", /*default=*/"256",

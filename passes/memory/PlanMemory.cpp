@@ -15,7 +15,8 @@
 //      between live buffers that fits (best fit), else at the top.
 //
 // A buffer is never reused by the kernel that last reads it, so a kernel's
-// inputs and outputs never overlap.
+// inputs and outputs never overlap. Steps 1-2 are analyzeBufferLiveness(),
+// which the compile report (kiln-compile --report) reads as well.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,20 +37,11 @@ namespace kiln {
 using namespace mlir;
 using namespace kiln;
 
-namespace {
-struct Buffer {
-  KernelOp kernel;
-  unsigned resultIndex;
-  int64_t bytes;
-  int64_t start, end; // schedule indices, inclusive
-  int64_t offset = -1;
-};
-} // namespace
-
 /// Largest arena alignment accepted (bytes): a page; CUDA needs at most 256.
 static constexpr int64_t kMaxArenaAlignment = 1 << 16;
 
-FailureOr<MemoryPlan> kiln::planMemory(func::FuncOp func, int64_t alignment) {
+FailureOr<SmallVector<BufferLiveness>> kiln::analyzeBufferLiveness(func::FuncOp func,
+                                                                     int64_t alignment) {
   if (alignment <= 0 || !llvm::isPowerOf2_64(alignment))
     return mlir::emitError(func.getLoc()) << "arena alignment " << alignment
                                          << " is not a power of two";
@@ -58,7 +50,7 @@ FailureOr<MemoryPlan> kiln::planMemory(func::FuncOp func, int64_t alignment) {
                                          << kMaxArenaAlignment << " bytes";
   // Step 1: buffers and views.
   llvm::MapVector<Value, unsigned> bufferOf; // value (result or view) -> buffer
-  SmallVector<Buffer> buffers;
+  SmallVector<BufferLiveness> buffers;
   int64_t index = 0;
   for (Operation &op : func.getBody().front()) {
     if (auto kernel = dyn_cast<KernelOp>(op)) {
@@ -69,14 +61,14 @@ FailureOr<MemoryPlan> kiln::planMemory(func::FuncOp func, int64_t alignment) {
                                     << type << " (shapes are specialized at import)";
         int64_t bytes = type.getNumElements() * getElementByteSize(type.getElementType());
         bufferOf[r] = buffers.size();
-        buffers.push_back({kernel, unsigned(i),
+        buffers.push_back({kernel, unsigned(i), bytes,
                            int64_t(llvm::alignTo(std::max<int64_t>(bytes, 1), alignment)), index,
                            index});
       }
       // Step 2 (uses): extend the liveness of every buffer this kernel reads.
       for (Value in : kernel.getInputs())
         if (auto it = bufferOf.find(in); it != bufferOf.end())
-          buffers[it->second].end = std::max(buffers[it->second].end, index);
+          buffers[it->second].lastUse = std::max(buffers[it->second].lastUse, index);
       ++index;
       continue;
     }
@@ -102,7 +94,7 @@ FailureOr<MemoryPlan> kiln::planMemory(func::FuncOp func, int64_t alignment) {
     if (isa<func::ReturnOp>(op)) {
       for (Value v : op.getOperands())
         if (auto it = bufferOf.find(v); it != bufferOf.end())
-          buffers[it->second].end = std::numeric_limits<int64_t>::max();
+          buffers[it->second].lastUse = kLiveToEnd;
       continue;
     }
     return op.emitError() << "unsupported: memory planning expects only kernels, constants, "
@@ -110,38 +102,48 @@ FailureOr<MemoryPlan> kiln::planMemory(func::FuncOp func, int64_t alignment) {
                              "kiln-outline-kernels first";
   }
 
+  return buffers;
+}
+
+FailureOr<MemoryPlan> kiln::planMemory(func::FuncOp func, int64_t alignment) {
+  FailureOr<SmallVector<BufferLiveness>> analyzed = analyzeBufferLiveness(func, alignment);
+  if (failed(analyzed))
+    return failure();
+  SmallVector<BufferLiveness> &buffers = *analyzed;
+
   // Step 3: best-fit placement in definition order.
   MemoryPlan plan;
   SmallVector<unsigned> live;
   for (unsigned b = 0; b < buffers.size(); ++b) {
-    Buffer &buf = buffers[b];
-    llvm::erase_if(live, [&](unsigned o) { return buffers[o].end < buf.start; });
+    BufferLiveness &buf = buffers[b];
+    llvm::erase_if(live, [&](unsigned o) { return buffers[o].lastUse < buf.firstUse; });
     llvm::sort(live, [&](unsigned x, unsigned y) { return buffers[x].offset < buffers[y].offset; });
     int64_t bestOffset = -1, bestGap = std::numeric_limits<int64_t>::max(), cursor = 0;
     for (unsigned o : live) {
       int64_t gap = buffers[o].offset - cursor;
-      if (gap >= buf.bytes && gap < bestGap) {
+      if (gap >= buf.arenaBytes && gap < bestGap) {
         bestGap = gap;
         bestOffset = cursor;
       }
-      cursor = std::max(cursor, buffers[o].offset + buffers[o].bytes);
+      cursor = std::max(cursor, buffers[o].offset + buffers[o].arenaBytes);
     }
     buf.offset = bestOffset >= 0 ? bestOffset : cursor;
-    plan.arenaBytes = std::max(plan.arenaBytes, buf.offset + buf.bytes);
-    plan.intermediateBytes += buf.bytes;
+    plan.arenaBytes = std::max(plan.arenaBytes, buf.offset + buf.arenaBytes);
+    plan.intermediateBytes += buf.arenaBytes;
     live.push_back(b);
   }
 
   // Annotate kernels.
   Builder builder(func.getContext());
   llvm::MapVector<Operation *, SmallVector<int64_t>> offsets;
-  for (Buffer &buf : buffers) {
+  for (BufferLiveness &buf : buffers) {
     auto &v = offsets[buf.kernel];
     v.resize(buf.kernel.getNumResults(), -1);
     v[buf.resultIndex] = buf.offset;
   }
   for (auto &[op, v] : offsets)
     cast<KernelOp>(op).setArenaOffsets(v);
+  func->setAttr("kiln.arena_alignment", builder.getI64IntegerAttr(alignment));
   func->setAttr("kiln.arena_bytes", builder.getI64IntegerAttr(plan.arenaBytes));
   func->setAttr("kiln.intermediate_bytes", builder.getI64IntegerAttr(plan.intermediateBytes));
   LLVM_DEBUG(llvm::dbgs() << "arena " << plan.arenaBytes << " bytes for "

@@ -37,10 +37,11 @@ func.func @chain(%x: tensor<256xf32>) -> tensor<256xf32> {
 
 // A view extends the liveness of the buffer it aliases; the function result
 // stays live to the end. Sizes round up to the alignment.
+// The alignment is recorded for readers of the plan (kiln-compile --report).
 // CHECK-LABEL: func.func @view_liveness
-// CHECK-SAME: kiln.arena_bytes = 768 : i64, kiln.intermediate_bytes = 768 : i64
+// CHECK-SAME: kiln.arena_alignment = 256 : i64, kiln.arena_bytes = 768 : i64, kiln.intermediate_bytes = 768 : i64
 // ALIGN64-LABEL: func.func @view_liveness
-// ALIGN64-SAME: kiln.arena_bytes = 192 : i64, kiln.intermediate_bytes = 192 : i64
+// ALIGN64-SAME: kiln.arena_alignment = 64 : i64, kiln.arena_bytes = 192 : i64, kiln.intermediate_bytes = 192 : i64
 func.func @view_liveness(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<2x2xf32>) {
   // CHECK: @a({{.*}}) {arena_offsets = array<i64: 0>}
   %a = kiln.kernel @a(%x) : (tensor<4xf32>) -> tensor<4xf32> {
