@@ -121,6 +121,8 @@ public:
         weights.resize(llvm::alignTo(weights.size(), artifact::kBlobAlignment), '\0');
         it->second = weights.size();
         weights += constantBytes(dense);
+        if (observer && observer->onProgress)
+          observer->onProgress(weights.size(), std::max<uint64_t>(weights.size(), totalBytes));
       }
       return fb::CreateBufferRef(fbb, fb::Segment::Weights, 0, it->second, size);
     }
@@ -136,6 +138,9 @@ public:
   }
 
   std::string weights;
+  /// Progress reports while packing (may be null) and the expected total.
+  const ArtifactWriteObserver *observer = nullptr;
+  uint64_t totalBytes = 0;
 
 private:
   llvm::MapVector<Value, uint64_t> weightOffset;
@@ -254,12 +259,22 @@ bool kiln::isStandardOutput(StringRef path) {
 
 llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
                                                   ArrayRef<ArtifactModule> modules,
-                                                  ArrayRef<ArtifactLaunch> launches,
-                                                  StringRef path,
+                                                  ArrayRef<ArtifactLaunch> launches, StringRef path,
                                                   ArrayRef<ArtifactCollective> collectives,
-                                                  const ArtifactTensorParallel &tp) {
+                                                  const ArtifactTensorParallel &tp,
+                                                  const ArtifactWriteObserver *observer) {
+  auto step = [&](StringRef name) {
+    if (observer && observer->onStep)
+      observer->onStep(name);
+  };
   flatbuffers::FlatBufferBuilder fbb(1 << 16);
   BufferResolver resolver;
+  resolver.observer = observer;
+  // The weight segment holds the function's constants (each once, aligned):
+  // their sum is the total that packing progress is reported against.
+  for (ConstantOp constant : func.getBody().front().getOps<ConstantOp>())
+    resolver.totalBytes += llvm::alignTo(tensorBytes(constant.getType()), artifact::kBlobAlignment);
+  step("pack weights");
 
   // Blobs are laid out after the header in this order.
   std::string blobs;
@@ -291,24 +306,50 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
       args.push_back(*r);
     }
     std::vector<uint32_t> grid(l.grid.begin(), l.grid.end()), block(l.block.begin(), l.block.end());
-    fbLaunches.push_back(fb::CreateLaunchDirect(fbb, l.module, l.function.c_str(), &grid, &block,
-                                                l.sharedMemBytes, &args));
+    // The optional description fields are left out when empty (docs/artifact.md).
+    const LaunchMetadata &meta = l.metadata;
+    auto optionalString = [&](const std::string &text) {
+      return text.empty() ? flatbuffers::Offset<flatbuffers::String>() : fbb.CreateString(text);
+    };
+    auto optionalStrings = [&](const std::vector<std::string> &texts) {
+      return texts.empty() ? flatbuffers::Offset<
+                                 flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>>()
+                           : fbb.CreateVectorOfStrings(texts);
+    };
+    auto function = fbb.CreateString(l.function);
+    auto gridVec = fbb.CreateVector(grid);
+    auto blockVec = fbb.CreateVector(block);
+    auto argsVec = fbb.CreateVector(args);
+    auto name = optionalString(meta.name);
+    auto layer = optionalString(meta.layer);
+    auto ops = optionalStrings(meta.ops);
+    auto nodes = optionalStrings(meta.nodes);
+    fbLaunches.push_back(fb::CreateLaunch(
+        fbb, l.module, function, gridVec, blockVec, l.sharedMemBytes, argsVec, name, layer, ops,
+        nodes, meta.nodeCount, meta.cost.flops, meta.cost.bytesRead, meta.cost.bytesWritten));
   }
 
-  auto describe = [&](Type t, const std::string &name,
-                      flatbuffers::Offset<fb::BufferRef> loc) -> llvm::Expected<flatbuffers::Offset<fb::TensorDesc>> {
+  auto describe = [&](Type t, const std::string &name, flatbuffers::Offset<fb::BufferRef> loc,
+                      std::optional<InputValueRange> range =
+                          std::nullopt) -> llvm::Expected<flatbuffers::Offset<fb::TensorDesc>> {
     auto rt = cast<RankedTensorType>(t);
     auto dtype = toDType(rt.getElementType());
     if (!dtype)
       return dtype.takeError();
     std::vector<int64_t> shape(rt.getShape().begin(), rt.getShape().end());
-    return fb::CreateTensorDescDirect(fbb, name.c_str(), *dtype, &shape, loc);
+    fb::ValueRange fbRange(range ? range->min : 0, range ? range->max : 0);
+    return fb::CreateTensorDescDirect(fbb, name.c_str(), *dtype, &shape, loc,
+                                      range ? &fbRange : nullptr);
   };
   std::vector<flatbuffers::Offset<fb::TensorDesc>> inputs, outputs;
   for (BlockArgument arg : func.getArguments()) {
-    auto d = describe(arg.getType(), nameOf(func.getArgAttrDict(arg.getArgNumber()),
-                                            "input" + std::to_string(arg.getArgNumber())),
-                      0);
+    std::optional<InputValueRange> range;
+    if (isa<IntegerType>(cast<RankedTensorType>(arg.getType()).getElementType()))
+      range = indexInputRange(func, arg.getArgNumber());
+    auto d = describe(arg.getType(),
+                      nameOf(func.getArgAttrDict(arg.getArgNumber()),
+                             "input" + std::to_string(arg.getArgNumber())),
+                      0, range);
     if (!d)
       return d.takeError();
     inputs.push_back(*d);
@@ -374,6 +415,7 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
   uint64_t indexSize = fbb.GetSize();
   uint64_t fileSize = indexOffset + indexSize;
   std::string padding(indexOffset - artifact::kHeaderSize - blobs.size(), '\0');
+  step("checksum");
   // CRC-32 of file bytes [64, fileSize): blobs, padding, index (docs/artifact.md).
   uLong crc = crc32_z(0L, Z_NULL, 0);
   crc = crc32_z(crc, reinterpret_cast<const Bytef *>(blobs.data()), blobs.size());
@@ -385,9 +427,18 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
                            formatVersion),
       header);
 
+  step("write file");
   if (llvm::Error error = writeOutputFile(path, [&](llvm::raw_ostream &os) {
         os.write(reinterpret_cast<const char *>(header), sizeof(header));
-        os << blobs << padding;
+        // The blobs in 64 MiB pieces, reporting progress after each.
+        constexpr size_t kPiece = size_t(64) << 20;
+        for (size_t at = 0; at < blobs.size(); at += kPiece) {
+          os.write(blobs.data() + at, std::min(kPiece, blobs.size() - at));
+          if (observer && observer->onProgress)
+            observer->onProgress(sizeof(header) + at + std::min(kPiece, blobs.size() - at),
+                                 fileSize);
+        }
+        os << padding;
         os.write(reinterpret_cast<const char *>(fbb.GetBufferPointer()), indexSize);
       }))
     return std::move(error);

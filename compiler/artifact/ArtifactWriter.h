@@ -10,12 +10,14 @@
 #ifndef KILN_COMPILER_ARTIFACT_ARTIFACTWRITER_H
 #define KILN_COMPILER_ARTIFACT_ARTIFACTWRITER_H
 
+#include "compiler/artifact/LaunchMetadata.h"
 #include "compiler/codegen/Nvrtc.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/Error.h"
 
 #include <array>
+#include <functional>
 #include <string>
 
 namespace kiln {
@@ -34,6 +36,8 @@ struct ArtifactLaunch {
   std::array<unsigned, 3> grid = {1, 1, 1}, block = {1, 1, 1};
   unsigned sharedMemBytes = 0;
   llvm::SmallVector<mlir::Value> args;
+  /// Name, layer, fused ops, ONNX nodes and cost estimate (LaunchNamer::describe).
+  LaunchMetadata metadata;
 };
 
 /// One collective of the schedule: the result of a `kiln.all_reduce` (run in
@@ -57,6 +61,17 @@ struct ArtifactStats {
   uint64_t weightBytes = 0;
 };
 
+/// Observes writeArtifact's steps, for kiln-compile's phase times and progress
+/// display; each member may be empty. Called on the writing thread.
+struct ArtifactWriteObserver {
+  /// A step starts: "pack weights" (copying constants into the weight
+  /// segment), "checksum" (CRC-32 of the file), "write file", in this order.
+  std::function<void(llvm::StringRef step)> onStep;
+  /// Progress of the current step in bytes: `done` of `total` ("pack
+  /// weights": of the function's constants; "write file": of the file).
+  std::function<void(uint64_t done, uint64_t total)> onProgress;
+};
+
 /// Writes `func` (after kiln-plan-memory; arguments and results carry
 /// `kiln.name`) with `modules` and `launches` to `path`, with a CRC-32 of the
 /// file in the header. `path` is "-" or names stdout (isStandardOutput): the
@@ -68,12 +83,16 @@ struct ArtifactStats {
 /// constants nor planned kernel results, and I/O failures (naming `path`).
 /// With collectives (a tensor-parallel rank) the file has format_version 2
 /// and the TensorParallel table, else format_version 1 (docs/artifact.md).
+/// Each launch's metadata is written into its optional Launch fields, and
+/// integer inputs that index an embedding table get a value_range
+/// (indexInputRange).
 llvm::Expected<ArtifactStats> writeArtifact(mlir::func::FuncOp func,
                                             llvm::ArrayRef<ArtifactModule> modules,
                                             llvm::ArrayRef<ArtifactLaunch> launches,
                                             llvm::StringRef path,
                                             llvm::ArrayRef<ArtifactCollective> collectives = {},
-                                            const ArtifactTensorParallel &tp = {});
+                                            const ArtifactTensorParallel &tp = {},
+                                            const ArtifactWriteObserver *observer = nullptr);
 
 /// Returns true if `path` is "-" or names the same file (device and inode) as
 /// this process's standard output, e.g. /dev/stdout or the file stdout is

@@ -227,6 +227,7 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
           options.tensorParallel, options.inputPath.c_str());
   }
   codegen::EmitterRegistry registry = codegen::makeDefaultEmitterRegistry();
+  LaunchNamer namer(func);
   std::vector<std::string> functionSources;        // unique kernel bodies
   std::vector<std::vector<std::string>> usersOf;   // kiln.kernel names per function
   llvm::StringMap<unsigned> functionBySource;
@@ -267,6 +268,7 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
     launch.block = generated->block;
     launch.sharedMemBytes = generated->sharedMemBytes;
     launch.args = generated->args;
+    launch.metadata = namer.describe(kernel);
     launches.push_back(std::move(launch));
     launchFunction.push_back(it->second);
   }

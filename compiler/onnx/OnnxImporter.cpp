@@ -28,6 +28,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CheckedArithmetic.h"
@@ -561,13 +562,56 @@ FailureOr<Value> GraphImporter::lookup(StringRef name) {
   return v;
 }
 
+std::string kiln::onnxNodeScope(StringRef nodeName,
+                                ArrayRef<std::pair<std::string, std::string>> metadata) {
+  // 1. Dynamo exports: the innermost module of the name-scope list.
+  for (const auto &[key, value] : metadata) {
+    if (key != "pkg.torch.onnx.name_scopes")
+      continue;
+    // A Python list of quoted strings; module paths hold no quotes.
+    SmallVector<StringRef> entries;
+    StringRef rest = StringRef(value).trim();
+    if (!rest.consume_front("[") || !rest.consume_back("]"))
+      return std::string();
+    while (!(rest = rest.ltrim(" ,")).empty()) {
+      char quote = rest.front();
+      if (quote != '\'' && quote != '"')
+        return std::string();
+      size_t end = rest.find(quote, 1);
+      if (end == StringRef::npos)
+        return std::string();
+      entries.push_back(rest.slice(1, end));
+      rest = rest.drop_front(end + 1);
+    }
+    if (entries.size() < 3 || !entries.front().empty())
+      return std::string();
+    return entries[entries.size() - 2].str();
+  }
+  // 2. Legacy exports: "/a/b.0/c/Node" -> "a.b.0.c".
+  if (!nodeName.starts_with("/"))
+    return std::string();
+  SmallVector<StringRef> parts;
+  nodeName.drop_front().split(parts, '/', -1, /*KeepEmpty=*/false);
+  if (parts.size() < 2)
+    return std::string();
+  parts.pop_back();
+  return llvm::join(parts, ".");
+}
+
 LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index) {
   std::string displayName =
       node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
   // NameLoc(node name, NameLoc(op type, file)): later diagnostics (folding,
-  // size checks, memory planning) name both the node and its op type.
+  // size checks, memory planning) name both the node and its op type. The
+  // node's module scope, when it shows one, rides along as the metadata of a
+  // fused location around the file, so that kernels can be named after the
+  // model's layers (compiler/artifact/LaunchMetadata.h).
+  Location inner = fileLoc;
+  std::string scope = onnxNodeScope(node.name(), nodeMetadataProps(node));
+  if (!scope.empty())
+    inner = FusedLoc::get(&ctx, {fileLoc}, StringAttr::get(&ctx, scope));
   Location loc = NameLoc::get(StringAttr::get(&ctx, displayName),
-                              NameLoc::get(StringAttr::get(&ctx, node.op_type()), fileLoc));
+                              NameLoc::get(StringAttr::get(&ctx, node.op_type()), inner));
 
   // 1. Domain and op type: the default domain (its version is `opset`) or
   // com.microsoft (version 1, the only one onnxruntime defines).

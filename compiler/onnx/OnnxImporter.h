@@ -11,13 +11,17 @@
 #ifndef KILN_COMPILER_ONNX_ONNXIMPORTER_H
 #define KILN_COMPILER_ONNX_ONNXIMPORTER_H
 
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <string>
+#include <utility>
 
 namespace kiln {
 
@@ -36,9 +40,30 @@ llvm::Expected<InputShapes> parseShapeSpec(llvm::StringRef spec);
 /// name>"`. Loads the kiln and func dialects into `ctx`. Errors go through the
 /// MLIRContext diagnostic engine (located at the file, or at the node as
 /// `NameLoc(node, file:0:0)`) and the function returns nullptr.
+///
+/// Every op made from a node is located at
+///   NameLoc(node name, NameLoc(op type, file:0:0)), or, when the node shows
+///   the module it belongs to,
+///   NameLoc(node name, NameLoc(op type, fused<"scope">[file:0:0]))
+/// where "scope" is the dotted module path, e.g. "m.h.0.attn.c_attn" (see
+/// onnxNodeScope). compiler/artifact/LaunchMetadata.h reads these back.
 mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(mlir::MLIRContext &ctx,
                                                  llvm::StringRef path,
                                                  const InputShapes &shapes);
+
+/// The dotted module path ("scope") of an ONNX node, or "" when the node does
+/// not show one:
+///  - torch.onnx dynamo exports: the metadata entry
+///    "pkg.torch.onnx.name_scopes", a Python list literal such as
+///    "['', 'm', 'm.h.0', 'm.h.0.attn', 'view_1']" whose last entry is the FX
+///    node and the one before it the innermost module ("m.h.0.attn"); lists
+///    that do not start at the root module ('') give "";
+///  - legacy (TorchScript) exports: a node name with '/' separators such as
+///    "/encoder/layer.0/attention/self/MatMul" gives
+///    "encoder.layer.0.attention.self" (the last component is the node).
+/// `metadata` holds the node's metadata_props (key, value) entries.
+std::string onnxNodeScope(llvm::StringRef nodeName,
+                          llvm::ArrayRef<std::pair<std::string, std::string>> metadata);
 
 } // namespace kiln
 

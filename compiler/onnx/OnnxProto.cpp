@@ -10,6 +10,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/unknown_field_set.h>
 
 #include <climits>
 #include <exception>
@@ -37,4 +38,26 @@ bool kiln::parseModelProto(const void *data, size_t size, onnx::ModelProto &mode
     return false;
   }
   return true;
+}
+
+std::vector<std::pair<std::string, std::string>>
+kiln::nodeMetadataProps(const onnx::NodeProto &node) {
+  // NodeProto field 9: repeated StringStringEntryProto metadata_props (ONNX 1.16).
+  constexpr int kMetadataPropsField = 9;
+  std::vector<std::pair<std::string, std::string>> props;
+  try {
+    const google::protobuf::UnknownFieldSet &unknown = node.GetReflection()->GetUnknownFields(node);
+    for (int i = 0; i < unknown.field_count(); ++i) {
+      const google::protobuf::UnknownField &field = unknown.field(i);
+      if (field.number() != kMetadataPropsField ||
+          field.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
+        continue;
+      onnx::StringStringEntryProto entry;
+      if (entry.ParseFromString(field.length_delimited()))
+        props.emplace_back(entry.key(), entry.value());
+    }
+  } catch (...) {
+    // Metadata is optional: a malformed entry never fails the import.
+  }
+  return props;
 }

@@ -13,6 +13,8 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace kiln {
 
@@ -21,6 +23,14 @@ namespace kiln {
 /// bytes are not a complete, well-formed ModelProto. Never throws.
 bool parseModelProto(const void *data, size_t size, onnx::ModelProto &model,
                      std::string &error);
+
+/// Returns the `metadata_props` (key, value) entries of `node`, in file order.
+/// ONNX 1.16 added them to NodeProto as field 9; the protobuf schema kiln
+/// builds against predates that, so they arrive as unknown fields and are
+/// decoded here (entries that do not decode are skipped). torch.onnx's dynamo
+/// exporter stores the module path of each node in them
+/// ("pkg.torch.onnx.name_scopes"). Never throws.
+std::vector<std::pair<std::string, std::string>> nodeMetadataProps(const onnx::NodeProto &node);
 
 } // namespace kiln
 

@@ -257,6 +257,20 @@ kiln_status_t Verifier::checkTensor(const fb::TensorDesc *tensor, const std::str
     }
   }
   out.byteSize = bytes;
+  if (const fb::ValueRange *range = tensor->value_range()) {
+    if (isOutput || lookupDType(out.dtype)->isFloat || out.dtype == KILN_DTYPE_BOOL)
+      return fail(formatString("%s has a value_range, which only integer inputs may have (it "
+                               "is %s %s)",
+                               label.c_str(), kiln_dtype_name(out.dtype),
+                               isOutput ? "output" : "input"));
+    if (range->min() > range->max())
+      return fail(formatString("%s value_range [%lld, %lld] is empty (min > max)", label.c_str(),
+                               static_cast<long long>(range->min()),
+                               static_cast<long long>(range->max())));
+    out.hasValueRange = true;
+    out.valueMin = range->min();
+    out.valueMax = range->max();
+  }
   if (!isOutput)
     return nullptr;
   if (!tensor->location())
@@ -350,6 +364,24 @@ kiln_status_t Verifier::checkLaunch(const fb::Launch *launch, size_t number, Lau
       KILN_RETURN_IF_ERROR(checkBufferRef(
           args->Get(i), formatString("%s argument %u", what.c_str(), i), out.args[i]));
   }
+  // The optional description (the FlatBuffers verifier has checked the strings).
+  if (launch->name())
+    out.name = launch->name()->str();
+  if (launch->layer())
+    out.layer = launch->layer()->str();
+  if (const auto *ops = launch->ops())
+    for (flatbuffers::uoffset_t i = 0; i < ops->size(); ++i)
+      out.ops.push_back(ops->Get(i)->str());
+  if (const auto *nodes = launch->nodes())
+    for (flatbuffers::uoffset_t i = 0; i < nodes->size(); ++i)
+      out.nodes.push_back(nodes->Get(i)->str());
+  out.nodeCount = launch->node_count();
+  if (out.nodeCount < out.nodes.size())
+    return fail(formatString("%s: node_count %u is smaller than its %zu node names", what.c_str(),
+                             out.nodeCount, out.nodes.size()));
+  out.flops = launch->flops();
+  out.bytesRead = launch->bytes_read();
+  out.bytesWritten = launch->bytes_written();
   return nullptr;
 }
 
@@ -588,6 +620,17 @@ kiln_status_t verifyArtifact(const uint8_t *data, uint64_t size, kiln_artifact &
   return Verifier(data, size, artifact).run();
 }
 
+} // namespace kiln
+
+namespace kiln {
+namespace {
+/// The launch `index` of `artifact`, or nullptr when either is out of range.
+const LaunchDesc *findLaunch(const kiln_artifact_t *artifact, size_t index) {
+  if (!artifact || index >= artifact->launches.size())
+    return nullptr;
+  return &artifact->launches[index];
+}
+} // namespace
 } // namespace kiln
 
 extern "C" {
@@ -833,6 +876,82 @@ kiln_status_t kiln_artifact_launch_info(const kiln_artifact_t *artifact, size_t 
   }
   out_info->shared_mem_bytes = launch.sharedMemBytes;
   out_info->arg_count = launch.args.size();
+  return nullptr;
+}
+
+const char *kiln_artifact_launch_name(const kiln_artifact_t *artifact, size_t index) {
+  const kiln::LaunchDesc *launch = kiln::findLaunch(artifact, index);
+  return launch ? launch->name.c_str() : nullptr;
+}
+
+const char *kiln_artifact_launch_layer(const kiln_artifact_t *artifact, size_t index) {
+  const kiln::LaunchDesc *launch = kiln::findLaunch(artifact, index);
+  return launch ? launch->layer.c_str() : nullptr;
+}
+
+size_t kiln_artifact_launch_op_count(const kiln_artifact_t *artifact, size_t index) {
+  const kiln::LaunchDesc *launch = kiln::findLaunch(artifact, index);
+  return launch ? launch->ops.size() : 0;
+}
+
+const char *kiln_artifact_launch_op(const kiln_artifact_t *artifact, size_t index, size_t op) {
+  const kiln::LaunchDesc *launch = kiln::findLaunch(artifact, index);
+  return launch && op < launch->ops.size() ? launch->ops[op].c_str() : nullptr;
+}
+
+size_t kiln_artifact_launch_node_count(const kiln_artifact_t *artifact, size_t index) {
+  const kiln::LaunchDesc *launch = kiln::findLaunch(artifact, index);
+  return launch ? launch->nodes.size() : 0;
+}
+
+size_t kiln_artifact_launch_node_total(const kiln_artifact_t *artifact, size_t index) {
+  const kiln::LaunchDesc *launch = kiln::findLaunch(artifact, index);
+  return launch ? launch->nodeCount : 0;
+}
+
+const char *kiln_artifact_launch_node(const kiln_artifact_t *artifact, size_t index, size_t node) {
+  const kiln::LaunchDesc *launch = kiln::findLaunch(artifact, index);
+  return launch && node < launch->nodes.size() ? launch->nodes[node].c_str() : nullptr;
+}
+
+kiln_status_t kiln_artifact_launch_cost(const kiln_artifact_t *artifact, size_t index,
+                                        kiln_launch_cost_t *out_cost) {
+  if (out_cost)
+    *out_cost = kiln_launch_cost_t();
+  if (!artifact || !out_cost)
+    return kiln::makeStatus(KILN_INVALID_ARGUMENT,
+                            "kiln_artifact_launch_cost: artifact and out_cost must be non-NULL");
+  const kiln::LaunchDesc *launch = kiln::findLaunch(artifact, index);
+  if (!launch)
+    return kiln::makeStatusF(KILN_NOT_FOUND, "launch index %zu is out of range (%zu launches)",
+                             index, artifact->launches.size());
+  out_cost->flops = launch->flops;
+  out_cost->bytes_read = launch->bytesRead;
+  out_cost->bytes_written = launch->bytesWritten;
+  return nullptr;
+}
+
+kiln_status_t kiln_artifact_input_value_range(const kiln_artifact_t *artifact, size_t index,
+                                              int *out_has_range, int64_t *out_min,
+                                              int64_t *out_max) {
+  if (out_has_range)
+    *out_has_range = 0;
+  if (out_min)
+    *out_min = 0;
+  if (out_max)
+    *out_max = 0;
+  if (!artifact || !out_has_range || !out_min || !out_max)
+    return kiln::makeStatus(KILN_INVALID_ARGUMENT,
+                            "kiln_artifact_input_value_range: arguments must be non-NULL");
+  if (index >= artifact->inputs.size())
+    return kiln::makeStatusF(KILN_NOT_FOUND, "input index %zu is out of range (%zu inputs)", index,
+                             artifact->inputs.size());
+  const kiln::TensorDesc &input = artifact->inputs[index];
+  if (input.hasValueRange) {
+    *out_has_range = 1;
+    *out_min = input.valueMin;
+    *out_max = input.valueMax;
+  }
   return nullptr;
 }
 

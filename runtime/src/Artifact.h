@@ -44,13 +44,17 @@ struct BufferRefDesc {
   uint64_t size = 0;
 };
 
-/// A graph input or output; `location` is meaningful for outputs only.
+/// A graph input or output; `location` is meaningful for outputs only. `hasValueRange`: the
+/// artifact records the inclusive range [valueMin, valueMax] of an integer input's values.
 struct TensorDesc {
   std::string name;
   kiln_dtype_t dtype = KILN_DTYPE_F32;
   std::vector<int64_t> shape;
   uint64_t byteSize = 0;
   BufferRefDesc location;
+  bool hasValueRange = false;
+  int64_t valueMin = 0;
+  int64_t valueMax = 0;
 };
 
 /// SASS for one target; `arch` = major * 10 + minor.
@@ -74,6 +78,15 @@ struct LaunchDesc {
   uint32_t block[3] = {1, 1, 1};
   uint32_t sharedMemBytes = 0;
   std::vector<BufferRefDesc> args;
+  /// What the launch computes (optional Launch fields; empty / 0 in files without them).
+  std::string name;
+  std::string layer;
+  std::vector<std::string> ops;
+  std::vector<std::string> nodes;
+  uint32_t nodeCount = 0;
+  uint64_t flops = 0;
+  uint64_t bytesRead = 0;
+  uint64_t bytesWritten = 0;
 };
 
 /// Operation of a collective; values equal kiln.artifact.CollectiveKind.

@@ -912,13 +912,22 @@ struct EventSet {
   }
 };
 
-/// Shared body of kiln_session_profile and kiln_session_profile_collectives: one untimed
-/// warm-up run, then `iterations` runs of the schedule with plain launches (never the CUDA
-/// graph), an event before the first entry and after every entry; writes the median time of
-/// launch i to outLaunch[i] and of collective c to outCollective[c] (when non-NULL), in ms.
-/// Context must be current.
+/// Start and end (ms after the run's first event) of every launch and collective of the last
+/// profiled run, for kiln_session_profile_timeline; any pointer may be NULL.
+struct TimelineOut {
+  float *launchStart = nullptr, *launchEnd = nullptr;
+  float *collectiveStart = nullptr, *collectiveEnd = nullptr;
+};
+
+/// Shared body of kiln_session_profile, kiln_session_profile_collectives and
+/// kiln_session_profile_timeline: one untimed warm-up run, then `iterations` runs of the
+/// schedule with plain launches (never the CUDA graph), an event before the first entry and
+/// after every entry; writes the median time of launch i to outLaunch[i] and of collective c to
+/// outCollective[c] (when non-NULL), in ms, and the last run's timeline to `timeline` (when
+/// non-NULL). Context must be current.
 kiln_status_t profileSchedule(kiln_session &session, size_t iterations, float *outLaunch,
-                              float *outCollective, const char *function) {
+                              float *outCollective, const char *function,
+                              const TimelineOut *timeline = nullptr) {
   const CudaSymbols &cu = *session.cu;
   const kiln_artifact &artifact = *session.artifact;
   KILN_RETURN_IF_ERROR(waitForRuns(session, function));
@@ -946,6 +955,22 @@ kiln_status_t profileSchedule(kiln_session &session, size_t iterations, float *o
     for (size_t k = 0; k < order.size(); ++k)
       KILN_CU_RETURN_IF_ERROR(
           cu, cuEventElapsedTime(&samples[k][it], events.events[k], events.events[k + 1]));
+    if (timeline && it + 1 == iterations) {
+      // Entry k runs between events k and k + 1; times relative to event 0.
+      float start = 0;
+      for (size_t k = 0; k < order.size(); ++k) {
+        float end = 0;
+        KILN_CU_RETURN_IF_ERROR(cu,
+                                cuEventElapsedTime(&end, events.events[0], events.events[k + 1]));
+        float *starts = order[k].collective ? timeline->collectiveStart : timeline->launchStart;
+        float *ends = order[k].collective ? timeline->collectiveEnd : timeline->launchEnd;
+        if (starts)
+          starts[order[k].index] = start;
+        if (ends)
+          ends[order[k].index] = end;
+        start = end;
+      }
+    }
   }
   for (size_t k = 0; k < order.size(); ++k) {
     std::sort(samples[k].begin(), samples[k].end());
@@ -1394,6 +1419,38 @@ kiln_status_t kiln_session_profile(kiln_session_t *session, size_t iterations,
   KILN_RETURN_IF_ERROR(kiln::checkInputsProvided(*session, function));
   kiln::ContextScope scope(*session->cu, session->context);
   return kiln::profileSchedule(*session, iterations, out_ms_per_launch, nullptr, function);
+}
+
+kiln_status_t kiln_session_profile_timeline(kiln_session_t *session, float *out_launch_start_ms,
+                                            float *out_launch_end_ms,
+                                            float *out_collective_start_ms,
+                                            float *out_collective_end_ms) {
+  const char *const function = "kiln_session_profile_timeline";
+  KILN_RETURN_IF_ERROR(kiln::checkSession(session, function));
+  const size_t launches = session->artifact->launches.size();
+  const size_t collectives = session->artifact->collectives.size();
+  for (float *out : {out_launch_start_ms, out_launch_end_ms})
+    if (out)
+      std::memset(out, 0, launches * sizeof(float));
+  for (float *out : {out_collective_start_ms, out_collective_end_ms})
+    if (out)
+      std::memset(out, 0, collectives * sizeof(float));
+  if (!out_launch_start_ms || !out_launch_end_ms ||
+      (collectives > 0 && (!out_collective_start_ms || !out_collective_end_ms)))
+    return makeStatusF(KILN_INVALID_ARGUMENT,
+                       "%s: the launch start/end arrays must be non-NULL, and the collective "
+                       "start/end arrays too when the artifact has collectives (it has %zu)",
+                       function, collectives);
+  KILN_RETURN_IF_ERROR(kiln::checkInputsProvided(*session, function));
+  kiln::ContextScope scope(*session->cu, session->context);
+  std::vector<float> launchMs(launches), collectiveMs(collectives);
+  kiln::TimelineOut timeline;
+  timeline.launchStart = out_launch_start_ms;
+  timeline.launchEnd = out_launch_end_ms;
+  timeline.collectiveStart = out_collective_start_ms;
+  timeline.collectiveEnd = out_collective_end_ms;
+  return kiln::profileSchedule(*session, 1, launchMs.data(), collectiveMs.data(), function,
+                               &timeline);
 }
 
 } // extern "C"

@@ -2,7 +2,9 @@
 //
 // Runs kiln-run on the add model: output file contents, --compare pass (exit 0) and mismatch
 // (exit 1), the --bench latency line in both modes (CUDA graph and --no-cuda-graph) and equal
-// outputs in both. Skipped when kiln-run reports no driver or device.
+// outputs in both, a generated input (const:1) with --trace, --json with generated inputs, bench
+// and profile; and kiln_session_profile_timeline directly. Skipped when kiln-run reports no
+// driver or device.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +12,7 @@
 #include "TestArtifact.h"
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 
 namespace {
@@ -135,3 +138,80 @@ TEST_F(KilnRunGpu, NoCudaGraphGivesSameOutput) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Generated inputs, --json and --trace on a device.
+//===----------------------------------------------------------------------===//
+
+TEST_F(KilnRunGpu, ConstantInputRunsAndTraceHasTheKernel) {
+  std::string out = testing::TempDir() + "kiln_run_gpu_const_y.npy";
+  std::string trace = testing::TempDir() + "kiln_run_gpu_trace.json";
+  std::remove(trace.c_str());
+  kiln::test::CommandResult result =
+      run("'" + model + "' --input x=const:1 --output y='" + out + "' --trace '" + trace + "'");
+  if (skip)
+    GTEST_SKIP() << result.output;
+  ASSERT_EQ(result.exitCode, 0) << result.output;
+  EXPECT_NE(result.output.find("trace: wrote " + trace), std::string::npos) << result.output;
+  // y = x + weights = 1 + {10, 20, 30, 40}.
+  kiln::npy::NpyArray array;
+  std::string error;
+  ASSERT_TRUE(kiln::npy::readNpyFile(out, array, error)) << error;
+  float y[4];
+  std::memcpy(y, array.data.data(), 16);
+  EXPECT_EQ(y[0], 11.0f);
+  EXPECT_EQ(y[3], 41.0f);
+  std::vector<uint8_t> bytes;
+  FILE *file = std::fopen(trace.c_str(), "rb");
+  ASSERT_NE(file, nullptr);
+  char buffer[4096];
+  size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), file)) > 0)
+    bytes.insert(bytes.end(), buffer, buffer + n);
+  std::fclose(file);
+  std::string text(bytes.begin(), bytes.end());
+  EXPECT_EQ(text.rfind("{\"traceEvents\":[", 0), 0u) << text;
+  EXPECT_NE(text.find("\"name\":\"kiln_add\",\"cat\":\"kernel\",\"ph\":\"X\""), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("\"dur\":0,"), std::string::npos) << "a kernel takes time: " << text;
+}
+
+TEST_F(KilnRunGpu, JsonHasGeneratedInputsBenchAndProfile) {
+  kiln::test::CommandResult result =
+      run("'" + model + "' --inputs-generate random:3 --bench 5 --profile 3 --json");
+  if (skip)
+    GTEST_SKIP() << result.output;
+  ASSERT_EQ(result.exitCode, 0) << result.output;
+  for (const char *fragment :
+       {"{\"artifact\":{\"path\":", "\"generated_inputs\":{\"x\":\"random:3\"}", "\"bench\":{",
+        "\"p50_ms\":", "\"profile\":{\"iterations\":3", "\"layers\":[{\"layer\":\"\""})
+    EXPECT_NE(result.output.find(fragment), std::string::npos) << fragment << "\n" << result.output;
+  EXPECT_EQ(result.output.find("latency_ms"), std::string::npos) << "no text with --json";
+}
+
+TEST(SessionTimelineGpu, StartsAndEndsAreOrderedAndArgumentsChecked) {
+  kiln::test::ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  std::string path = kiln::test::writeTempFile("timeline.kiln", builder.build());
+  kiln_artifact_t *artifact = nullptr;
+  ASSERT_EQ(kiln_artifact_open(path.c_str(), &artifact), nullptr);
+  kiln_session_t *session = nullptr;
+  kiln_status_t status = kiln_session_create(artifact, nullptr, &session);
+  kiln_artifact_release(artifact);
+  if (status) {
+    std::string message = kiln_status_message(status);
+    kiln_status_free(status);
+    GTEST_SKIP() << message;
+  }
+  float x[4] = {1, 2, 3, 4};
+  ASSERT_EQ(kiln_session_set_input(session, "x", x, sizeof(x)), nullptr);
+  float start = -1, end = -1;
+  status = kiln_session_profile_timeline(session, &start, nullptr, nullptr, nullptr);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  kiln_status_free(status);
+  ASSERT_EQ(kiln_session_profile_timeline(session, &start, &end, nullptr, nullptr), nullptr);
+  EXPECT_EQ(start, 0.0f) << "the first launch starts at the run's first event";
+  EXPECT_GT(end, start);
+  EXPECT_LT(end, 1000.0f);
+  kiln_session_release(session);
+}

@@ -1,9 +1,11 @@
 //===- kiln-run.cpp - Run a .kiln artifact on .npy inputs -----------------===//
 //
 // The command-line runner: opens an artifact, prints its description (--info, no GPU needed),
-// feeds .npy inputs, runs once, writes/compares outputs and optionally measures latency with CUDA
-// events (--bench) and per-kernel time (--profile). Runs replay the schedule as a CUDA graph
-// unless --no-cuda-graph is given. Links only kiln_runtime and kiln_npy. Exit codes: 0 success /
+// feeds .npy or generated inputs (random, zeros, a constant), runs once, writes/compares outputs
+// and optionally measures latency with CUDA events (--bench) and per-kernel time (--profile,
+// with the model layer of each kernel and the time per layer), writes a Chrome trace of one run
+// (--trace) and everything as JSON (--json). Runs replay the schedule as a CUDA graph unless
+// --no-cuda-graph is given. Links only kiln_runtime and kiln_npy. Exit codes: 0 success /
 // all comparisons pass, 1 a comparison failed (or tensor-parallel ranks disagree), 2 usage, file
 // or runtime error. See docs/runtime.md.
 //
@@ -22,7 +24,10 @@
 
 #include "kiln/runtime.hpp"
 
+#include "InputGen.h"
+#include "JsonWriter.h"
 #include "Npy.h"
+#include "Report.h"
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -55,24 +60,39 @@ constexpr uint32_t kDefaultTpTimeoutMs = 300000;
 constexpr long kMaxTensorParallel = 1024;
 
 const char *const kUsage =
-    "usage: kiln-run MODEL.kiln [--info] [--input NAME=FILE.npy]... [--output NAME=FILE.npy]...\n"
-    "                [--compare NAME=REF.npy]... [--rtol R] [--atol A] [--bench N] [--profile N] "
-    "[--device N]\n"
-    "                [--no-cuda-graph] [--tensor-parallel N] [--tp-timeout MS]";
+    "usage: kiln-run MODEL.kiln [--info] [--json] [--input NAME=FILE.npy|GEN]... "
+    "[--inputs-generate GEN]\n"
+    "                [--output NAME=FILE.npy]... [--compare NAME=REF.npy]... [--rtol R] [--atol "
+    "A]\n"
+    "                [--bench N] [--profile N] [--trace FILE.json] [--device N] [--no-cuda-graph]\n"
+    "                [--tensor-parallel N] [--tp-timeout MS]\n"
+    "       GEN: random[:SEED] | zeros | const:V";
 
 const char *const kHelp =
     "Runs a .kiln artifact (from kiln-compile) on an NVIDIA GPU.\n"
     "  --info               print inputs, outputs, modules (PTX, SASS targets), kernels, arena\n"
     "                       and weight bytes, and a rank file's tensor-parallel group and\n"
     "                       collectives; needs no GPU\n"
+    "  --json               print the --info description (and the --compare, --bench and\n"
+    "                       --profile results) as one JSON object on stdout instead of text\n"
     "  --input NAME=F.npy   value of model input NAME (exact dtype and shape); every input needed\n"
+    "  --input NAME=GEN     generate input NAME instead: random (seed 0) or random:SEED (floats\n"
+    "                       uniform in [-1, 1); integer inputs inside the range the artifact\n"
+    "                       records, e.g. token ids below the embedding's row count, else 0/1;\n"
+    "                       bools 0/1), zeros, or const:V (every element V); a file named like\n"
+    "                       a generator is given as ./zeros\n"
+    "  --inputs-generate GEN generate every input that no --input gives (e.g. random:1)\n"
     "  --output NAME=F.npy  write output NAME after one run\n"
     "  --compare NAME=R.npy compare output NAME with a reference; exit 1 unless\n"
     "                       max_rel_err <= rtol or max_abs_err <= atol (and no NaN)\n"
     "  --rtol R, --atol A   tolerances of --compare (default 1e-4, 1e-5)\n"
     "  --bench N            time N runs (after 3 warm-up runs): latency p50/p90 in ms\n"
-    "  --profile N          per-kernel device time, median of N runs (and per collective for\n"
+    "  --profile N          per-kernel device time, median of N runs, with each kernel's model\n"
+    "                       layer and name, and the time per layer (and per collective for\n"
     "                       tensor-parallel models)\n"
+    "  --trace FILE.json    write a Chrome trace-event file of one profiled run (kernels,\n"
+    "                       layers and collectives as slices; open it in Perfetto or\n"
+    "                       chrome://tracing)\n"
     "  --device N           CUDA device ordinal (default 0; with --tensor-parallel, rank r uses\n"
     "                       device N + r)\n"
     "  --no-cuda-graph      launch kernels one by one instead of replaying a CUDA graph\n"
@@ -108,6 +128,13 @@ const char *const kHelp =
 struct Options {
   std::string model;
   bool info = false;
+  /// --json: the description and results as one JSON object on stdout.
+  bool json = false;
+  /// --trace FILE: Chrome trace-event JSON of one profiled run.
+  std::string trace;
+  /// --inputs-generate: the generator for every input no --input gives.
+  bool generateAll = false;
+  kiln::inputgen::Spec generateAllSpec;
   std::vector<std::pair<std::string, std::string>> inputs, outputs, compares;
   double rtol = 1e-4;
   double atol = 1e-5;
@@ -168,14 +195,26 @@ bool parseLong(const std::string &text, long min, long max, long &out) {
 }
 
 /// Parses argv into `options`; returns false after printing a usage error.
+/// Anything starting with '-' (but "-" itself) is an option, and one this
+/// tool does not know is an error naming it; after "--" every argument is
+/// the model.
 bool parseArgs(int argc, char **argv, Options &options) {
+  bool optionsEnded = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
+    if (!optionsEnded && (arg == "-h" || arg == "--help")) {
       std::printf("%s\n\n%s", kUsage, kHelp);
       std::exit(kExitOk);
     }
-    if (arg.rfind("--", 0) != 0) {
+    if (!optionsEnded && arg == "--") {
+      optionsEnded = true;
+      continue;
+    }
+    if (!optionsEnded && arg.size() > 1 && arg[0] == '-' && arg[1] != '-') {
+      usageError("unknown option '" + arg + "'");
+      return false;
+    }
+    if (optionsEnded || arg.rfind("--", 0) != 0) {
       if (!options.model.empty()) {
         usageError("unexpected argument '" + arg + "' (model already given: '" + options.model +
                    "')");
@@ -188,6 +227,10 @@ bool parseArgs(int argc, char **argv, Options &options) {
       options.info = true;
       continue;
     }
+    if (arg == "--json") {
+      options.json = true;
+      continue;
+    }
     if (arg == "--no-cuda-graph") {
       options.cudaGraph = false;
       continue;
@@ -197,9 +240,14 @@ bool parseArgs(int argc, char **argv, Options &options) {
     size_t eq = arg.find('=');
     if (eq != std::string::npos)
       flag = arg.substr(0, eq);
-    static const char *const kValueFlags[] = {
-        "--input",   "--output", "--compare",         "--rtol",      "--atol", "--bench",
-        "--profile", "--device", "--tensor-parallel", "--tp-timeout"};
+    if (flag == "--info" || flag == "--no-cuda-graph" || flag == "--help") {
+      usageError("option '" + flag + "' takes no value, got '" + arg + "'");
+      return false;
+    }
+    static const char *const kValueFlags[] = {"--input",      "--output", "--compare",
+                                              "--rtol",       "--atol",   "--bench",
+                                              "--profile",    "--device", "--tensor-parallel",
+                                              "--tp-timeout", "--trace",  "--inputs-generate"};
     if (std::find(std::begin(kValueFlags), std::end(kValueFlags), flag) == std::end(kValueFlags)) {
       usageError("unknown option '" + flag + "'");
       return false;
@@ -215,13 +263,31 @@ bool parseArgs(int argc, char **argv, Options &options) {
     std::pair<std::string, std::string> binding;
     if (flag == "--input" || flag == "--output" || flag == "--compare") {
       if (!splitBinding(value, binding)) {
-        usageError("option '" + flag + "' expects NAME=FILE.npy, got '" + value + "'");
+        usageError("option '" + flag + "' expects NAME=FILE.npy, got '" + value + "'" +
+                   (flag == "--input" ? " (or NAME=random[:SEED], NAME=zeros, NAME=const:V)" : ""));
         return false;
       }
       (flag == "--input"    ? options.inputs
        : flag == "--output" ? options.outputs
                             : options.compares)
           .push_back(binding);
+    } else if (flag == "--trace") {
+      if (value.empty()) {
+        usageError("option '--trace' expects a file name");
+        return false;
+      }
+      options.trace = value;
+    } else if (flag == "--inputs-generate") {
+      std::string error;
+      kiln::inputgen::ParseResult parsed =
+          kiln::inputgen::parseSpec(value, options.generateAllSpec, error);
+      if (parsed != kiln::inputgen::ParseResult::Spec) {
+        usageError("option '--inputs-generate' expects random, random:SEED, zeros or const:V, "
+                   "got '" +
+                   value + "'" + (error.empty() ? "" : " (" + error + ")"));
+        return false;
+      }
+      options.generateAll = true;
     } else if (flag == "--rtol" || flag == "--atol") {
       if (!parseDouble(value, flag == "--rtol" ? options.rtol : options.atol)) {
         usageError("option '" + flag + "' expects a non-negative number, got '" + value + "'");
@@ -309,8 +375,14 @@ void printInfo(const kiln_artifact_t *artifact) {
   std::printf("inputs: %zu\n", kiln_artifact_input_count(artifact));
   for (size_t i = 0; i < kiln_artifact_input_count(artifact); ++i) {
     kiln_status_free(kiln_artifact_input_info(artifact, i, &info));
-    std::printf("  %s: %s (%llu bytes)\n", info.name, describe(info).c_str(),
-                static_cast<unsigned long long>(info.byte_size));
+    int hasRange = 0;
+    int64_t lo = 0, hi = 0;
+    kiln_status_free(kiln_artifact_input_value_range(artifact, i, &hasRange, &lo, &hi));
+    std::string range = hasRange
+                            ? " values [" + std::to_string(lo) + ", " + std::to_string(hi) + "]"
+                            : std::string();
+    std::printf("  %s: %s (%llu bytes)%s\n", info.name, describe(info).c_str(),
+                static_cast<unsigned long long>(info.byte_size), range.c_str());
   }
   std::printf("outputs: %zu\n", kiln_artifact_output_count(artifact));
   for (size_t i = 0; i < kiln_artifact_output_count(artifact); ++i) {
@@ -340,6 +412,30 @@ void printInfo(const kiln_artifact_t *artifact) {
                 launch.function_name, launch.module_name, launch.grid[0], launch.grid[1],
                 launch.grid[2], launch.block[0], launch.block[1], launch.block[2],
                 launch.shared_mem_bytes, launch.arg_count);
+    // What it computes, when the artifact records it (older files do not).
+    const char *name = kiln_artifact_launch_name(artifact, i);
+    if (!name || !*name)
+      continue;
+    std::string ops;
+    for (size_t o = 0; o < kiln_artifact_launch_op_count(artifact, i); ++o)
+      ops += (o ? " " : "") + std::string(kiln_artifact_launch_op(artifact, i, o));
+    kiln_launch_cost_t cost;
+    kiln_status_free(kiln_artifact_launch_cost(artifact, i, &cost));
+    std::printf("      name: %s\n      layer: %s\n      ops: %s\n", name,
+                *kiln_artifact_launch_layer(artifact, i) ? kiln_artifact_launch_layer(artifact, i)
+                                                         : "-",
+                ops.c_str());
+    size_t stored = kiln_artifact_launch_node_count(artifact, i);
+    size_t total = kiln_artifact_launch_node_total(artifact, i);
+    std::string nodes;
+    for (size_t n = 0; n < stored; ++n)
+      nodes += (n ? ", " : "") + std::string(kiln_artifact_launch_node(artifact, i, n));
+    if (total > stored)
+      nodes += ", ... (" + std::to_string(total - stored) + " more)";
+    std::printf("      onnx nodes (%zu): %s\n", total, total ? nodes.c_str() : "-");
+    std::printf("      cost: %llu flop, %s read, %s written\n",
+                static_cast<unsigned long long>(cost.flops), formatBytes(cost.bytes_read).c_str(),
+                formatBytes(cost.bytes_written).c_str());
   }
   std::printf("arena_bytes: %llu\n",
               static_cast<unsigned long long>(kiln_artifact_arena_bytes(artifact)));
@@ -492,8 +588,10 @@ bool checkArray(const kiln::npy::NpyArray &array, const kiln_tensor_info_t &info
 
 /// The files of a run, read and checked against the artifact before the GPU is touched.
 struct RunFiles {
-  /// --input arrays by input name.
+  /// --input arrays by input name (read from files or generated).
   std::map<std::string, kiln::npy::NpyArray> inputs;
+  /// The generator of each generated input ("random:1"), by input name.
+  std::map<std::string, std::string> generated;
   /// --output paths by output name (checked writable).
   std::map<std::string, std::string> outputPaths;
   /// --compare references, in command-line order.
@@ -505,15 +603,46 @@ struct RunFiles {
 /// --compare references. Returns kExitOk, or kExitError after printing the error.
 int prepareFiles(const Options &options, kiln_artifact_t *artifact, bool reporting,
                  RunFiles &files) {
+  // Generates input `index` as `spec` says (inside the artifact's value range).
+  auto generateInput = [&](size_t index, const kiln::inputgen::Spec &spec) {
+    kiln_tensor_info_t info;
+    kiln_status_free(kiln_artifact_input_info(artifact, index, &info));
+    kiln::inputgen::Range range;
+    int known = 0;
+    kiln_status_free(
+        kiln_artifact_input_value_range(artifact, index, &known, &range.min, &range.max));
+    range.known = known != 0;
+    kiln::npy::NpyArray array;
+    array.dtype = info.dtype;
+    array.shape.assign(info.shape, info.shape + info.rank);
+    std::string error;
+    if (!kiln::inputgen::generate(spec, info.name, info.dtype, array.elementCount(), range,
+                                  array.data, error))
+      return fileError(error);
+    files.inputs[info.name] = std::move(array);
+    files.generated[info.name] = spec.text;
+    return kExitOk;
+  };
   for (const auto &[name, path] : options.inputs) {
     size_t index = 0;
     if (kiln_status_t status = kiln_artifact_find_input(artifact, name.c_str(), &index))
       return statusError(status);
     if (files.inputs.count(name))
       return usageError("input '" + name + "' given twice");
+    kiln::inputgen::Spec spec;
+    std::string error;
+    switch (kiln::inputgen::parseSpec(path, spec, error)) {
+    case kiln::inputgen::ParseResult::Error:
+      return usageError("--input " + name + "=" + path + ": " + error);
+    case kiln::inputgen::ParseResult::Spec:
+      if (int code = generateInput(index, spec))
+        return code;
+      continue;
+    case kiln::inputgen::ParseResult::NotASpec:
+      break;
+    }
     kiln_tensor_info_t info;
     kiln_status_free(kiln_artifact_input_info(artifact, index, &info));
-    std::string error;
     kiln::npy::NpyArray array;
     if (!kiln::npy::readNpyFile(path, array, error) ||
         !checkArray(array, info, "input", path, /*exactDType=*/true, error))
@@ -523,9 +652,25 @@ int prepareFiles(const Options &options, kiln_artifact_t *artifact, bool reporti
   for (size_t i = 0; i < kiln_artifact_input_count(artifact); ++i) {
     kiln_tensor_info_t info;
     kiln_status_free(kiln_artifact_input_info(artifact, i, &info));
-    if (!files.inputs.count(info.name))
-      return usageError(std::string("missing --input for '") + info.name + "' (" + describe(info) +
-                        ")");
+    if (files.inputs.count(info.name))
+      continue;
+    if (options.generateAll) {
+      if (int code = generateInput(i, options.generateAllSpec))
+        return code;
+      continue;
+    }
+    return usageError(std::string("missing --input for '") + info.name + "' (" + describe(info) +
+                      "); give NAME=FILE.npy, NAME=random[:SEED], or --inputs-generate random");
+  }
+  if (!options.trace.empty() && reporting) {
+    // Like --output: fail before the run when the trace cannot be written.
+    const std::string &path = options.trace;
+    std::string dir =
+        path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/') + 1);
+    bool writable = access(path.c_str(), F_OK) == 0 ? access(path.c_str(), W_OK) == 0
+                                                    : access(dir.c_str(), W_OK | X_OK) == 0;
+    if (!writable)
+      return fileError("cannot write --trace file '" + path + "': " + std::strerror(errno));
   }
   for (const auto &[name, path] : options.outputs) {
     size_t index = 0;
@@ -645,6 +790,17 @@ public:
     return kiln_session_profile(session, iterations, launchMs.data());
   }
 
+  /// --trace: the timeline of one profiled run (kiln_session_profile_timeline) in `timeline`.
+  kiln_status_t traceRun() {
+    timeline.launchStartMs.assign(kiln_artifact_launch_count(artifact), 0.0f);
+    timeline.launchEndMs.assign(kiln_artifact_launch_count(artifact), 0.0f);
+    timeline.collectiveStartMs.assign(kiln_artifact_collective_count(artifact), 0.0f);
+    timeline.collectiveEndMs.assign(kiln_artifact_collective_count(artifact), 0.0f);
+    return kiln_session_profile_timeline(
+        session, timeline.launchStartMs.data(), timeline.launchEndMs.data(),
+        timeline.collectiveStartMs.data(), timeline.collectiveEndMs.data());
+  }
+
   /// Releases the session (tensor-parallel: finalizes or aborts its communicator).
   void release() {
     kiln_session_release(session);
@@ -655,6 +811,7 @@ public:
   std::vector<float> benchMs;
   bool usedCudaGraph = false;
   std::vector<float> launchMs, collectiveMs;
+  kiln::report::Timeline timeline;
 
 private:
   kiln_artifact_t *artifact;
@@ -667,7 +824,8 @@ private:
 /// Returns kExitOk, kExitMismatch when a comparison failed, or kExitError after printing a write
 /// error.
 int reportOutputs(const Options &options, kiln_artifact_t *artifact, const RunFiles &files,
-                  const std::map<std::string, std::vector<uint8_t>> &outputs) {
+                  const std::map<std::string, std::vector<uint8_t>> &outputs,
+                  kiln::JsonWriter *json) {
   auto infoOf = [artifact](const std::string &name) {
     size_t index = 0;
     kiln_tensor_info_t info;
@@ -685,27 +843,60 @@ int reportOutputs(const Options &options, kiln_artifact_t *artifact, const RunFi
       return fileError(error);
   }
   int exitCode = kExitOk;
+  if (json && !files.references.empty()) {
+    json->key("compare");
+    json->beginArray();
+  }
   for (const auto &[name, reference] : files.references) {
     kiln_tensor_info_t info = infoOf(name);
     const std::vector<uint8_t> &buffer = outputs.at(name);
     Comparison result = compare(info.dtype, buffer.data(), reference.dtype, reference.data.data(),
                                 reference.elementCount(), options.rtol, options.atol);
+    if (!result.pass)
+      exitCode = kExitMismatch;
+    if (json) {
+      json->beginObject();
+      json->field("output", name);
+      json->field("max_abs_err", result.maxAbsErr);
+      json->field("max_rel_err", result.maxRelErr);
+      json->field("max_abs_ref", result.maxRef);
+      json->field("nan", static_cast<unsigned long long>(result.nanCount));
+      json->field("rtol", options.rtol);
+      json->field("atol", options.atol);
+      json->field("pass", result.pass);
+      json->endObject();
+      continue;
+    }
     std::printf("compare %s: max_abs_err=%.6g max_rel_err=%.6g max_abs_ref=%.6g nan=%llu "
                 "(rtol=%g atol=%g) %s\n",
                 name.c_str(), result.maxAbsErr, result.maxRelErr, result.maxRef,
                 static_cast<unsigned long long>(result.nanCount), options.rtol, options.atol,
                 result.pass ? "PASS" : "FAIL");
-    if (!result.pass)
-      exitCode = kExitMismatch;
   }
+  if (json && !files.references.empty())
+    json->endArray();
   return exitCode;
 }
 
-/// Prints the --bench line of `runner` ("tensor-parallel N" added when worldSize > 1).
-void reportBench(const RankRunner &runner, uint32_t worldSize) {
+/// Prints the --bench line of `runner` ("tensor-parallel N" added when worldSize > 1), or adds
+/// "bench" to `json`.
+void reportBench(const RankRunner &runner, uint32_t worldSize, kiln::JsonWriter *json) {
   std::string mode = runner.usedCudaGraph ? "cuda graph" : "kernel launches";
   if (worldSize > 1)
     mode += ", tensor-parallel " + std::to_string(worldSize);
+  if (json) {
+    json->key("bench");
+    json->beginObject();
+    json->field("iterations", static_cast<unsigned long long>(runner.benchMs.size()));
+    json->field("p50_ms", static_cast<double>(percentile(runner.benchMs, 0.5)));
+    json->field("p90_ms", static_cast<double>(percentile(runner.benchMs, 0.9)));
+    json->field("min_ms", static_cast<double>(runner.benchMs.front()));
+    json->field("max_ms", static_cast<double>(runner.benchMs.back()));
+    json->field("cuda_graph", runner.usedCudaGraph);
+    json->field("world_size", worldSize);
+    json->endObject();
+    return;
+  }
   std::printf("latency_ms p50=%.4f p90=%.4f (%zu iterations, %s)\n",
               percentile(runner.benchMs, 0.5), percentile(runner.benchMs, 0.9),
               runner.benchMs.size(), mode.c_str());
@@ -714,7 +905,8 @@ void reportBench(const RankRunner &runner, uint32_t worldSize) {
 /// Prints the --profile table of `runner`: one row per launch and, for tensor-parallel
 /// artifacts, one row per collective at its place in the schedule, the total, and a summary of
 /// the collectives' share.
-int reportProfile(const Options &options, kiln_artifact_t *artifact, const RankRunner &runner) {
+int reportProfile(const Options &options, kiln_artifact_t *artifact, const RankRunner &runner,
+                  kiln::JsonWriter *json) {
   size_t launches = kiln_artifact_launch_count(artifact);
   size_t collectives = kiln_artifact_collective_count(artifact);
   uint32_t worldSize = kiln_artifact_tp_world_size(artifact);
@@ -724,13 +916,60 @@ int reportProfile(const Options &options, kiln_artifact_t *artifact, const RankR
   for (float v : runner.collectiveMs)
     collectiveTotal += v;
   double total = launchTotal + collectiveTotal;
+  auto percent = [total](double ms) { return total > 0 ? 100.0 * ms / total : 0.0; };
+  std::vector<kiln::report::LayerTime> layers =
+      kiln::report::timePerLayer(artifact, runner.launchMs);
+  if (json) {
+    json->key("profile");
+    json->beginObject();
+    json->field("iterations", options.profile);
+    json->field("total_ms", total);
+    json->key("launches");
+    json->beginArray();
+    for (size_t i = 0; i < launches; ++i) {
+      json->beginObject();
+      json->field("index", static_cast<unsigned long long>(i));
+      json->field("name", kiln::report::launchLabel(artifact, i));
+      json->field("layer", kiln::report::launchLayer(artifact, i));
+      json->field("ms", static_cast<double>(runner.launchMs[i]));
+      json->field("percent", percent(runner.launchMs[i]));
+      json->endObject();
+    }
+    json->endArray();
+    json->key("layers");
+    json->beginArray();
+    for (const kiln::report::LayerTime &layer : layers) {
+      json->beginObject();
+      json->field("layer", layer.layer);
+      json->field("launches", static_cast<unsigned long long>(layer.launches));
+      json->field("ms", layer.ms);
+      json->field("percent", percent(layer.ms));
+      json->endObject();
+    }
+    json->endArray();
+    if (collectives > 0) {
+      json->key("collectives");
+      json->beginArray();
+      for (size_t c = 0; c < collectives; ++c) {
+        json->beginObject();
+        json->field("index", static_cast<unsigned long long>(c));
+        json->field("ms", static_cast<double>(runner.collectiveMs[c]));
+        json->field("percent", percent(runner.collectiveMs[c]));
+        json->endObject();
+      }
+      json->endArray();
+    }
+    json->endObject();
+    return kExitOk;
+  }
   if (worldSize > 1)
     std::printf("profile (median of %ld runs, plain launches, event-bracketed, rank %u of %u):\n",
                 options.profile, kiln_artifact_tp_rank(artifact), worldSize);
   else
     std::printf("profile (median of %ld runs, plain launches, event-bracketed):\n",
                 options.profile);
-  std::printf("  %4s  %-12s %-14s %-12s %9s %6s\n", "#", "function", "grid", "block", "us", "%");
+  std::printf("  %4s  %-12s %-14s %-12s %9s %6s  %s\n", "#", "function", "grid", "block", "us", "%",
+              "kernel");
   size_t c = 0;
   auto printCollectivesBefore = [&](size_t launch) -> kiln_status_t {
     kiln_collective_info_t info;
@@ -756,19 +995,51 @@ int reportProfile(const Options &options, kiln_artifact_t *artifact, const RankR
     char grid[48], block[48];
     std::snprintf(grid, sizeof(grid), "%ux%ux%u", info.grid[0], info.grid[1], info.grid[2]);
     std::snprintf(block, sizeof(block), "%ux%ux%u", info.block[0], info.block[1], info.block[2]);
-    std::printf("  %4zu  %-12s %-14s %-12s %9.2f %6.1f\n", i, info.function_name, grid, block,
-                runner.launchMs[i] * 1e3, total > 0 ? 100.0 * runner.launchMs[i] / total : 0.0);
+    const char *name = kiln_artifact_launch_name(artifact, i);
+    std::printf("  %4zu  %-12s %-14s %-12s %9.2f %6.1f  %s\n", i, info.function_name, grid, block,
+                runner.launchMs[i] * 1e3, percent(runner.launchMs[i]), name && *name ? name : "-");
   }
   if (kiln_status_t status = printCollectivesBefore(launches))
     return statusError(status);
+  // Time per layer, when the artifact names layers.
+  auto printLayers = [&] {
+    if (layers.size() == 1 && layers.front().layer.empty())
+      return;
+    std::printf("  per layer (sum of its kernels, largest first):\n");
+    std::printf("    %-32s %7s %9s %6s\n", "layer", "kernels", "us", "%");
+    for (const kiln::report::LayerTime &layer : layers)
+      std::printf("    %-32s %7zu %9.2f %6.1f\n",
+                  layer.layer.empty() ? "(no layer)" : layer.layer.c_str(), layer.launches,
+                  layer.ms * 1e3, percent(layer.ms));
+  };
   if (worldSize <= 1) {
     std::printf("  total %.2f us over %zu launches\n", total * 1e3, launches);
+    printLayers();
     return kExitOk;
   }
   std::printf("  total %.2f us over %zu launches and %zu collectives\n", total * 1e3, launches,
               collectives);
   std::printf("  collectives: %zu per run, %.4f ms per run, %.1f%% of the profiled total\n",
               collectives, collectiveTotal, total > 0 ? 100.0 * collectiveTotal / total : 0.0);
+  printLayers();
+  return kExitOk;
+}
+
+/// Writes the --trace file of `runner`'s timeline; prints where it went (or adds "trace" to
+/// `json`). Returns kExitOk or kExitError after printing the write error.
+int writeTrace(const Options &options, kiln_artifact_t *artifact, const RankRunner &runner,
+               kiln::JsonWriter *json) {
+  std::string document = kiln::report::chromeTrace(artifact, runner.timeline);
+  std::ofstream file(options.trace, std::ios::binary | std::ios::trunc);
+  file << document << "\n";
+  file.close();
+  if (!file)
+    return fileError("cannot write --trace file '" + options.trace + "': " + std::strerror(errno));
+  if (json)
+    json->field("trace", options.trace);
+  else
+    std::printf("trace: wrote %s (%zu kernels; open it in Perfetto, ui.perfetto.dev)\n",
+                options.trace.c_str(), runner.timeline.launchStartMs.size());
   return kExitOk;
 }
 
@@ -1058,7 +1329,39 @@ struct ArtifactRef {
 /// True when the options ask for a run (not only --info).
 bool wantsRun(const Options &options) {
   return !options.inputs.empty() || !options.outputs.empty() || !options.compares.empty() ||
-         options.bench > 0 || options.profile > 0;
+         options.bench > 0 || options.profile > 0 || options.generateAll || !options.trace.empty();
+}
+
+/// Starts the --json document of a run: {"artifact": ..., "generated_inputs": {...}; the run's
+/// reports add their keys and finishJson closes it.
+void startJson(kiln::JsonWriter &json, const kiln_artifact_t *artifact, const RunFiles *files) {
+  json.beginObject();
+  json.key("artifact");
+  kiln::report::writeArtifactJson(json, artifact);
+  if (files && !files->generated.empty()) {
+    json.key("generated_inputs");
+    json.beginObject();
+    for (const auto &[name, spec] : files->generated)
+      json.field(name, spec);
+    json.endObject();
+  }
+}
+
+/// Closes the --json document and prints it on stdout.
+void finishJson(kiln::JsonWriter &json) {
+  json.endObject();
+  std::printf("%s\n", json.str().c_str());
+}
+
+/// --info without a run: the text description, or with --json the JSON one.
+void describeArtifact(const Options &options, const kiln_artifact_t *artifact) {
+  if (!options.json) {
+    printInfo(artifact);
+    return;
+  }
+  kiln::JsonWriter json;
+  startJson(json, artifact, nullptr);
+  finishJson(json);
 }
 
 /// Runs one session in this process and reports as it goes: the single-GPU run, or one rank of
@@ -1066,7 +1369,7 @@ bool wantsRun(const Options &options) {
 /// but errors, prefixed with `errorPrefix`).
 int runOneSession(const Options &options, kiln_artifact_t *artifact, const RunFiles &files,
                   int device, const kiln_tp_id_t *tpId, IdSource *idSource, bool reporting,
-                  const std::string &errorPrefix) {
+                  const std::string &errorPrefix, kiln::JsonWriter *json) {
   RankRunner runner(artifact, options, files);
   kiln_status_t created = runner.create(device, tpId);
   // Rank 0 deletes the id file once its session exists (every rank has read the file then, since
@@ -1078,19 +1381,26 @@ int runOneSession(const Options &options, kiln_artifact_t *artifact, const RunFi
   if (kiln_status_t status =
           runner.run(reporting ? reportedOutputs(files) : std::vector<std::string>()))
     return statusError(status, errorPrefix);
-  int exitCode = reporting ? reportOutputs(options, artifact, files, runner.outputs) : kExitOk;
+  int exitCode =
+      reporting ? reportOutputs(options, artifact, files, runner.outputs, json) : kExitOk;
   if (exitCode == kExitError)
     return exitCode;
   if (options.bench > 0) {
     if (kiln_status_t status = runner.bench())
       return statusError(status, errorPrefix);
     if (reporting)
-      reportBench(runner, kiln_artifact_tp_world_size(artifact));
+      reportBench(runner, kiln_artifact_tp_world_size(artifact), json);
   }
   if (options.profile > 0) {
     if (kiln_status_t status = runner.profile())
       return statusError(status, errorPrefix);
-    if (reporting && reportProfile(options, artifact, runner) != kExitOk)
+    if (reporting && reportProfile(options, artifact, runner, json) != kExitOk)
+      return kExitError;
+  }
+  if (!options.trace.empty()) {
+    if (kiln_status_t status = runner.traceRun())
+      return statusError(status, errorPrefix);
+    if (reporting && writeTrace(options, artifact, runner, json) != kExitOk)
       return kExitError;
   }
   return exitCode;
@@ -1103,7 +1413,7 @@ int runProcessMode(const Options &options, kiln_artifact_t *artifact) {
   uint32_t worldSize = kiln_artifact_tp_world_size(artifact);
   bool reporting = rank == 0;
   std::string prefix = "rank " + std::to_string(rank) + ": ";
-  if (options.info && reporting)
+  if (options.info && reporting && !options.json)
     printInfo(artifact);
   RunFiles files;
   if (int code = prepareFiles(options, artifact, reporting, files))
@@ -1126,7 +1436,15 @@ int runProcessMode(const Options &options, kiln_artifact_t *artifact) {
       obtainGroupId(rank, worldSize, kiln_artifact_path(artifact), options.tpTimeoutMs, id, source);
   if (!error.empty())
     return fileError(error);
-  return runOneSession(options, artifact, files, device, &id, &source, reporting, prefix);
+  kiln::JsonWriter json;
+  bool writeJson = options.json && reporting;
+  if (writeJson)
+    startJson(json, artifact, &files);
+  int exitCode = runOneSession(options, artifact, files, device, &id, &source, reporting, prefix,
+                               writeJson ? &json : nullptr);
+  if (writeJson && exitCode != kExitError)
+    finishJson(json);
+  return exitCode;
 }
 
 /// Compares every rank's outputs with rank 0's, bit for bit; prints an error per differing
@@ -1204,11 +1522,14 @@ int runThreadsMode(const Options &options) {
     if (!error.empty())
       return fileError(error);
   }
-  if (options.info)
+  if (options.info && !options.json)
     for (const ArtifactRef &ref : artifacts)
       printInfo(ref.artifact);
-  if (!wantsRun(options))
+  if (!wantsRun(options)) {
+    if (options.json) // rank 0's description (the ranks share their signature)
+      describeArtifact(options, artifacts[0].artifact);
     return kExitOk;
+  }
 
   // 2. Files (against rank 0's signature, which every rank shares), then the group id.
   kiln_artifact_t *first = artifacts[0].artifact;
@@ -1242,6 +1563,8 @@ int runThreadsMode(const Options &options) {
         status = runner.bench();
       if (!status && options.profile > 0)
         status = runner.profile();
+      if (!status && !options.trace.empty())
+        status = runner.traceRun();
       runner.release();
       statuses[r] = status;
     });
@@ -1257,14 +1580,22 @@ int runThreadsMode(const Options &options) {
     return kExitError;
 
   // 4. Rank 0's results; every rank must agree with it.
-  int exitCode = reportOutputs(options, first, files, runners[0]->outputs);
+  kiln::JsonWriter jsonDocument;
+  kiln::JsonWriter *json = options.json ? &jsonDocument : nullptr;
+  if (json)
+    startJson(*json, first, &files);
+  int exitCode = reportOutputs(options, first, files, runners[0]->outputs, json);
   if (exitCode == kExitError)
     return exitCode;
   exitCode = std::max(exitCode, checkRanksAgree(first, runners));
   if (options.bench > 0)
-    reportBench(*runners[0], worldSize);
-  if (options.profile > 0 && reportProfile(options, first, *runners[0]) != kExitOk)
+    reportBench(*runners[0], worldSize, json);
+  if (options.profile > 0 && reportProfile(options, first, *runners[0], json) != kExitOk)
     return kExitError;
+  if (!options.trace.empty() && writeTrace(options, first, *runners[0], json) != kExitOk)
+    return kExitError;
+  if (json)
+    finishJson(*json);
   return exitCode;
 }
 
@@ -1273,9 +1604,9 @@ int runTool(int argc, char **argv) {
   Options options;
   if (!parseArgs(argc, argv, options))
     return kExitError;
-  if (!options.info && !wantsRun(options))
-    return usageError(
-        "nothing to do: give --info, or --input/--output/--compare/--bench/--profile");
+  if (!options.info && !options.json && !wantsRun(options))
+    return usageError("nothing to do: give --info or --json, or "
+                      "--input/--inputs-generate/--output/--compare/--bench/--profile/--trace");
   if (options.tensorParallel > 0)
     return runThreadsMode(options);
 
@@ -1293,7 +1624,7 @@ int runTool(int argc, char **argv) {
   if (model.artifact && kiln_artifact_tp_world_size(model.artifact) > 1) {
     // A rank file; the environment, when it gives a rank, must agree.
     if (!wantsRun(options)) {
-      printInfo(model.artifact);
+      describeArtifact(options, model.artifact);
       return kExitOk;
     }
     if (env.given) {
@@ -1327,7 +1658,7 @@ int runTool(int argc, char **argv) {
     if (!error.empty())
       return fileError(error);
     if (!wantsRun(options)) {
-      printInfo(rankFile.artifact);
+      describeArtifact(options, rankFile.artifact);
       return kExitOk;
     }
     return runProcessMode(options, rankFile.artifact);
@@ -1335,17 +1666,25 @@ int runTool(int argc, char **argv) {
 
   // Single GPU.
   kiln_artifact_t *artifact = model.artifact;
-  if (options.info)
-    printInfo(artifact);
-  if (!wantsRun(options))
+  if (!wantsRun(options)) {
+    describeArtifact(options, artifact);
     return kExitOk;
-  // 1. Read and validate every file before touching the GPU.
+  }
+  if (options.info && !options.json)
+    printInfo(artifact);
+  // 1. Read (or generate) and validate every input and file before touching the GPU.
   RunFiles files;
   if (int code = prepareFiles(options, artifact, /*reporting=*/true, files))
     return code;
-  // 2.-5. Session, one run, outputs, latency, per-kernel time.
-  return runOneSession(options, artifact, files, options.device, nullptr, nullptr,
-                       /*reporting=*/true, std::string());
+  // 2.-6. Session, one run, outputs, latency, per-kernel time, trace.
+  kiln::JsonWriter json;
+  if (options.json)
+    startJson(json, artifact, &files);
+  int exitCode = runOneSession(options, artifact, files, options.device, nullptr, nullptr,
+                               /*reporting=*/true, std::string(), options.json ? &json : nullptr);
+  if (options.json && exitCode != kExitError)
+    finishJson(json);
+  return exitCode;
 }
 
 } // namespace

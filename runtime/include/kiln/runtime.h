@@ -293,6 +293,61 @@ size_t kiln_artifact_launch_count(const kiln_artifact_t *artifact);
 kiln_status_t kiln_artifact_launch_info(const kiln_artifact_t *artifact, size_t index,
                                         kiln_launch_info_t *out_info);
 
+/* What a launch computes, for profilers and reports (docs/artifact.md, "Launch metadata").
+ * Artifacts written before these fields existed have none: the strings are "" and the counts 0,
+ * and tools print the function name (kiln_kN) instead. The getters below return NULL (strings)
+ * or 0 (counts) when `artifact` is NULL or an index is out of range; strings are owned by the
+ * artifact. */
+
+/// Readable name of launch `index`, "<layer>: <fused ops>" or "<fused ops>", e.g.
+/// "h.0.attn: matmul+add"; "" when the artifact does not name its launches.
+const char *kiln_artifact_launch_name(const kiln_artifact_t *artifact, size_t index);
+
+/// Model layer of launch `index`, e.g. "h.0.attn", "layer.1.attention", "ln_f"; "" when the
+/// ONNX nodes of the launch show no module path.
+const char *kiln_artifact_launch_layer(const kiln_artifact_t *artifact, size_t index);
+
+/// Number of kiln ops fused into launch `index` (0 when not recorded).
+size_t kiln_artifact_launch_op_count(const kiln_artifact_t *artifact, size_t index);
+
+/// Name of fused op `op` of launch `index` in program order ("matmul", "add", "layer_norm").
+const char *kiln_artifact_launch_op(const kiln_artifact_t *artifact, size_t index, size_t op);
+
+/// Number of ONNX node names stored for launch `index` (at most 32; see
+/// kiln_artifact_launch_node_total for the full count).
+size_t kiln_artifact_launch_node_count(const kiln_artifact_t *artifact, size_t index);
+
+/// Number of ONNX nodes launch `index` computes, including those whose names were not stored
+/// (>= kiln_artifact_launch_node_count).
+size_t kiln_artifact_launch_node_total(const kiln_artifact_t *artifact, size_t index);
+
+/// Name of stored ONNX node `node` of launch `index`, e.g. "/h.0/attn/MatMul", "node_MatMul_12".
+const char *kiln_artifact_launch_node(const kiln_artifact_t *artifact, size_t index, size_t node);
+
+/// The compiler's estimate of the work of one launch (0 in artifacts that do not record it).
+typedef struct kiln_launch_cost_t {
+  /// Floating-point operations (a multiply-add counts as 2).
+  uint64_t flops;
+  /// Compulsory bytes read from device memory: every operand once.
+  uint64_t bytes_read;
+  /// Bytes written: every result once.
+  uint64_t bytes_written;
+} kiln_launch_cost_t;
+
+/// Fills `out_cost` for launch `index`; KILN_NOT_FOUND if index >= launch count,
+/// KILN_INVALID_ARGUMENT for NULL pointers.
+kiln_status_t kiln_artifact_launch_cost(const kiln_artifact_t *artifact, size_t index,
+                                        kiln_launch_cost_t *out_cost);
+
+/// The inclusive range of values input `index` may hold, when the artifact records one: integer
+/// inputs that index an embedding table (Gather) get [0, rows - 1], so that generated token ids
+/// stay inside the table. `*out_has_range` is 1 and `*out_min`/`*out_max` are set when recorded,
+/// else 0 (and the bounds 0). KILN_NOT_FOUND if index >= input count, KILN_INVALID_ARGUMENT for
+/// NULL pointers.
+kiln_status_t kiln_artifact_input_value_range(const kiln_artifact_t *artifact, size_t index,
+                                              int *out_has_range, int64_t *out_min,
+                                              int64_t *out_max);
+
 /*===----------------------------------------------------------------------===*
  * Tensor parallelism
  *===----------------------------------------------------------------------===*/
@@ -581,6 +636,22 @@ kiln_status_t kiln_session_profile_collectives(kiln_session_t *session, size_t i
 /// collectives too; use kiln_session_profile_collectives to see them.
 kiln_status_t kiln_session_profile(kiln_session_t *session, size_t iterations,
                                    float *out_ms_per_launch);
+
+/// The timeline of one run, for traces (kiln-run --trace): after one untimed warm-up run, runs
+/// the schedule once with plain launches (never the CUDA graph), an event recorded before the
+/// first entry and after every entry (launches and collectives in execution order), and writes
+/// the start and end of launch i in milliseconds after the first event to
+/// `out_launch_start_ms[i]` and `out_launch_end_ms[i]` (the caller provides
+/// kiln_artifact_launch_count floats each), and likewise of collective c to
+/// `out_collective_start_ms[c]` / `out_collective_end_ms[c]` (kiln_artifact_collective_count
+/// floats each; may be NULL when the artifact has no collectives). An entry starts when the
+/// previous one ended, as the stream sees it. KILN_INVALID_ARGUMENT for NULL launch arrays or
+/// NULL collective arrays although the artifact has collectives; the input checks of
+/// kiln_session_profile apply. Tensor-parallel sessions: every rank must call it together.
+kiln_status_t kiln_session_profile_timeline(kiln_session_t *session, float *out_launch_start_ms,
+                                            float *out_launch_end_ms,
+                                            float *out_collective_start_ms,
+                                            float *out_collective_end_ms);
 
 #ifdef __cplusplus
 } /* extern "C" */
