@@ -244,6 +244,7 @@ def main():
     save_glu_rope_models(np.random.default_rng(2))
     save_long_row_norms(np.random.default_rng(3))
     save_nan_int_semantics()
+    save_report_names()
     save_int_dtypes()
     save("layer_norm_stats", [
         helper.make_node("LayerNormalization", ["x", "g", "beta"], ["y", "mean", "inv_std"], axis=-2,
@@ -528,6 +529,17 @@ def save_nan_int_semantics():
                                          (np.arange(60).reshape(3, 20) // 20 == 1),
                                          -np.inf, 0).astype(np.float32), "mask"),
     ])
+
+
+def save_report_names():
+    """Node and output names that need HTML escaping (kiln-compile --report, report.test)."""
+    w = np.linspace(-1, 1, 64, dtype=np.float32).reshape(8, 8)
+    save("report_names", [
+        helper.make_node("MatMul", ["x", "w"], ["m"], name='<b>MatMul & "co"</b>'),
+        helper.make_node("Tanh", ["m"], ["t"], name="'tanh'<i>"),
+        helper.make_node("Softmax", ["t"], ["out<&>"], name="<script>alert(1)</script>", axis=-1),
+    ], [f32("x", [2, 8])], [f32("out<&>", [2, 8])],
+        [numpy_helper.from_array(w, "w")])
 
 
 if __name__ == "__main__":
