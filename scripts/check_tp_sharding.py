@@ -137,7 +137,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         graph, raised = os.path.join(tmp, 'graph.mlir'), os.path.join(tmp, 'raised.mlir')
         shapes = sum([['--shape', s] for s in args.shape], [])
-        subprocess.run([os.path.join(bindir, 'kiln-compile'), args.model, '--emit=graph', '-o', graph] + shapes, check=True)
+        subprocess.run([os.path.join(bindir, 'kiln-compile'), args.model, '--emit=graph', '--print-constants', '-o', graph] + shapes, check=True)
         subprocess.run([os.path.join(bindir, 'kiln-opt'), graph, '--pass-pipeline=' + PRE, '-o', raised] + GENERIC, check=True)
         ranks = []
         for r in range(args.n):

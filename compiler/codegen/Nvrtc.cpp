@@ -118,7 +118,8 @@ llvm::Expected<unsigned> kiln::codegen::parseTarget(llvm::StringRef target) {
 llvm::Expected<std::vector<CompiledModule>>
 kiln::codegen::compileModules(llvm::ArrayRef<std::string> names,
                               llvm::ArrayRef<std::string> sources,
-                              llvm::ArrayRef<unsigned> targets, unsigned threads) {
+                              llvm::ArrayRef<unsigned> targets, unsigned threads,
+                              const std::function<void(size_t, size_t)> &onProgress) {
   assert(!targets.empty() && "no targets");
   assert(names.size() == sources.size() && "one name per source");
   std::vector<unsigned> sortedTargets(targets.begin(), targets.end());
@@ -134,6 +135,7 @@ kiln::codegen::compileModules(llvm::ArrayRef<std::string> names,
     else
       llvm::consumeError(std::move(e));
   };
+  size_t compilesDone = 0, compilesTotal = sources.size() * sortedTargets.size();
   auto compileModule = [&](size_t m) {
     for (unsigned arch : sortedTargets) {
       auto opts = baseOptions();
@@ -145,6 +147,10 @@ kiln::codegen::compileModules(llvm::ArrayRef<std::string> names,
       if (auto e = compileOnce(names[m], sources[m], opts, image.image, ptx))
         return record(std::move(e));
       modules[m].cubins.push_back(std::move(image));
+      if (onProgress) {
+        std::lock_guard<std::mutex> lock(errorMutex);
+        onProgress(++compilesDone, compilesTotal);
+      }
     }
   };
   // NVRTC's front end recurses over the source's nesting; a deep statement

@@ -14,6 +14,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,10 +39,13 @@ llvm::Expected<unsigned> parseTarget(llvm::StringRef target);
 /// Compiles `sources` (each a complete CUDA C++ translation unit that may
 /// include the embedded `kiln/*.cuh` headers) for every arch in `targets`
 /// (non-empty, e.g. {90}), on up to `threads` threads. The error carries
-/// the module name and NVRTC's log.
+/// the module name and NVRTC's log. `onProgress`, if set, is called after
+/// each NVRTC compilation (one per module and target) with the number done
+/// and the total, from the worker threads, one call at a time.
 llvm::Expected<std::vector<CompiledModule>>
 compileModules(llvm::ArrayRef<std::string> names, llvm::ArrayRef<std::string> sources,
-               llvm::ArrayRef<unsigned> targets, unsigned threads);
+               llvm::ArrayRef<unsigned> targets, unsigned threads,
+               const std::function<void(size_t done, size_t total)> &onProgress = {});
 
 /// The embedded device headers as (include name, text) pairs.
 llvm::ArrayRef<std::pair<const char *, const char *>> embeddedCudaHeaders();

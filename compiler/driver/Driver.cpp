@@ -1,12 +1,16 @@
 //===- Driver.cpp - the library behind kiln-compile -----------------------===//
 //
 // The compilation steps, in order:
-//   1. import the ONNX model with static shapes (compiler/onnx);
-//   2. run buildKilnPipeline (fold, fuse, outline, plan memory);
+//   1. import the ONNX model with static shapes (compiler/onnx), or parse a
+//      graph-level .mlir file and check that it is one;
+//   2. run buildKilnPipeline (fold, fuse, outline, plan memory), or the
+//      --pass-pipeline text;
 //   3. emit CUDA C++ per kernel; identical kernels are emitted once and the
 //      unique ones spread over one module per compile thread;
 //   4. compile modules with NVRTC (PTX + SASS per target) in parallel;
-//   5. write the artifact (compiler/artifact).
+//   5. write the artifact (compiler/artifact) and verify it.
+// Every step is timed as one or more named phases (CompileStats::phases),
+// which the progress reporter shows while they run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,7 +29,12 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -37,6 +46,8 @@
 
 #include <chrono>
 #include <cstring>
+#include <mutex>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace kiln;
@@ -54,10 +65,67 @@ llvm::Error writeFile(const std::string &path, const std::string &text) {
   os << text;
   return llvm::Error::success();
 }
+
+/// Times the phases of one compileModel call into CompileStats::phases (one
+/// entry per name, in first-run order; a phase run again, by the next
+/// tensor-parallel rank, adds to its entry) and shows them on the progress
+/// reporter. One phase runs at a time; starting one ends the previous.
+class PhaseClock {
+public:
+  PhaseClock(CompileStats &stats, ProgressReporter *progress)
+      : stats(stats), progress(progress) {}
+  ~PhaseClock() { stop(); }
+
+  /// Ends the running phase, if any, and starts `name`.
+  void start(llvm::StringRef name) {
+    stop();
+    current = name.str();
+    t0 = std::chrono::steady_clock::now();
+    if (progress)
+      progress->begin(name);
+  }
+
+  /// Ends the running phase, if any.
+  void stop() {
+    if (current.empty())
+      return;
+    double ms = msSince(t0);
+    auto it = llvm::find_if(stats.phases, [&](const CompilePhase &p) { return p.name == current; });
+    if (it == stats.phases.end())
+      stats.phases.push_back({current, ms});
+    else
+      it->ms += ms;
+    current.clear();
+    if (progress)
+      progress->end();
+  }
+
+  /// `done` of `total` `unit`s of the running phase are finished.
+  void update(uint64_t done, uint64_t total, llvm::StringRef unit) {
+    if (progress)
+      progress->update(done, total, unit);
+  }
+
+private:
+  CompileStats &stats;
+  ProgressReporter *progress;
+  std::string current;
+  std::chrono::steady_clock::time_point t0;
+};
+
+/// Total milliseconds of the phases named `name` (0 if none ran).
+double phaseMs(const CompileStats &stats, llvm::StringRef name) {
+  for (const CompilePhase &p : stats.phases)
+    if (p.name == name)
+      return p.ms;
+  return 0;
+}
 } // namespace
 
 /// The ONNX node, its op type and the file a location names (each may stay
 /// empty). The importer gives every node NameLoc(node, NameLoc(op type, file)).
+/// A position in a text file (a .mlir input: line > 0) is appended to
+/// `file` as ":line:col".
 static void describeLocation(Location loc, std::string &node, std::string &opType,
                              std::string &file) {
   loc->walk([&](Location l) {
@@ -67,8 +135,11 @@ static void describeLocation(Location loc, std::string &node, std::string &opTyp
       else if (opType.empty())
         opType = name.getName().str();
     }
-    if (auto flc = dyn_cast<FileLineColLoc>(l); flc && file.empty())
+    if (auto flc = dyn_cast<FileLineColLoc>(l); flc && file.empty()) {
       file = flc.getFilename().str();
+      if (flc.getLine() > 0)
+        file += ":" + std::to_string(flc.getLine()) + ":" + std::to_string(flc.getColumn());
+    }
     return WalkResult::advance();
   });
 }
@@ -159,6 +230,154 @@ void kiln::loadKilnDialects(MLIRContext &context) {
   context.loadDialect<KilnDialect, func::FuncDialect>();
 }
 
+void kiln::registerCompilerPasses() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    registerKilnPasses();
+    registerKilnPipelines();
+    mlir::registerCanonicalizerPass();
+    mlir::registerCSEPass();
+  });
+}
+
+/// Parses a --pass-pipeline text into `pm` (a manager on builtin.module):
+/// "builtin.module(P)" or just "P", where P is a pass list relative to the
+/// module ("func.func(cse),kiln-pipeline"). The error quotes the text and
+/// MLIR's message.
+static llvm::Error parseCustomPipeline(llvm::StringRef text, OpPassManager &pm) {
+  registerCompilerPasses();
+  llvm::StringRef passes = text.trim();
+  // Strip the anchor when its parenthesis closes at the very end.
+  if (passes.starts_with("builtin.module(") && passes.ends_with(")")) {
+    llvm::StringRef inner = passes.drop_front(strlen("builtin.module(")).drop_back();
+    int depth = 0;
+    bool balanced = true;
+    for (char c : inner) {
+      depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+      balanced &= depth >= 0;
+    }
+    if (balanced && depth == 0)
+      passes = inner;
+  }
+  std::string message;
+  llvm::raw_string_ostream errors(message);
+  if (failed(parsePassPipeline(passes, pm, errors)))
+    return llvm::createStringError("invalid --pass-pipeline '%s': %s", text.str().c_str(),
+                                   llvm::StringRef(message).trim().str().c_str());
+  return llvm::Error::success();
+}
+
+/// Fills `pm` with the pipeline of tensor-parallel rank `rank`: the
+/// --pass-pipeline text, else buildKilnPipeline with the options' settings.
+static llvm::Error buildPipeline(const CompileOptions &options, ArrayRef<unsigned> targets,
+                                 unsigned rank, OpPassManager &pm) {
+  if (!options.passPipeline.empty())
+    return parseCustomPipeline(options.passPipeline, pm);
+  KilnPipelineOptions pipelineOptions;
+  pipelineOptions.fuse = options.fuse;
+  pipelineOptions.precision = options.precision;
+  pipelineOptions.mmaTile = options.mmaTile;
+  // Hopper's wgmma only on request (--wgmma) and only with an sm_90 target
+  // (compiled as sm_90a there); the generated source keeps an mma.sync path
+  // for every other target. Off by default: inside whole models it measured
+  // slower than mma.sync on the H200 (docs/results.md), unlike in isolation.
+  pipelineOptions.wgmma = options.wgmma && llvm::is_contained(targets, 90u);
+  pipelineOptions.tpSize = options.tensorParallel;
+  pipelineOptions.tpRank = rank;
+  pipelineOptions.tpLoopback = options.tpLoopback;
+  buildKilnPipeline(pm, pipelineOptions);
+  return llvm::Error::success();
+}
+
+/// Prints `module` for --emit=graph/kernels, eliding elements attributes
+/// larger than options.elideElementsLargerThan (0: none).
+static void printModule(ModuleOp module, const CompileOptions &options, llvm::raw_ostream &os) {
+  OpPrintingFlags flags;
+  if (options.elideElementsLargerThan > 0)
+    flags.elideLargeElementsAttrs(options.elideElementsLargerThan);
+  module.print(os, flags);
+}
+
+/// Parses `path`, a .mlir file that should hold one graph-level function
+/// (what `kiln-compile --emit=graph --print-constants` prints), and checks
+/// that it is one: exactly one `func.func` with a body, no `kiln.kernel`
+/// (a later stage: --emit=kernels), static ranked tensor arguments and
+/// results, and no constant without its values (`dense_resource<__elided__>`
+/// from printing with elided constants, or a resource with no data). Errors
+/// are diagnostics (naming the file, and the line of the op when it has one).
+static OwningOpRef<ModuleOp> parseGraphFile(MLIRContext &context, llvm::StringRef path) {
+  Location fileLoc = FileLineColLoc::get(&context, path, 0, 0);
+  llvm::sys::fs::file_status status;
+  if (std::error_code ec = llvm::sys::fs::status(path, status)) {
+    emitError(fileLoc) << "cannot read '" << path << "': " << ec.message();
+    return nullptr;
+  }
+  if (!llvm::sys::fs::is_regular_file(status)) {
+    emitError(fileLoc) << "cannot read '" << path << "': not a regular file";
+    return nullptr;
+  }
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(path, &context);
+  if (!module)
+    return nullptr; // the parser reported the line
+  auto funcs = llvm::to_vector(module->getOps<func::FuncOp>());
+  if (funcs.size() != 1 || funcs.front().isExternal()) {
+    emitError(module->getLoc()) << "'" << path << "' holds " << funcs.size()
+                                << " functions with a body; kiln-compile takes one graph-level "
+                                   "function (what --emit=graph prints)";
+    return nullptr;
+  }
+  func::FuncOp func = funcs.front();
+  bool bad = false;
+  func.walk([&](KernelOp kernel) {
+    if (!bad)
+      kernel.emitError() << "'" << path
+                         << "' is not at graph level: it holds kiln.kernel ops (the output of "
+                            "--emit=kernels); kiln-compile continues from what --emit=graph "
+                            "prints";
+    bad = true;
+  });
+  if (bad)
+    return nullptr;
+  auto checkType = [&](Type type, llvm::StringRef what, unsigned index) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (tensor && tensor.hasStaticShape())
+      return true;
+    emitError(func.getLoc()) << "unsupported: " << what << " " << index << " of @"
+                             << func.getSymName() << " has type " << type
+                             << "; kiln compiles tensors of static shape only";
+    return false;
+  };
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes()))
+    if (!checkType(type, "argument", i))
+      return nullptr;
+  for (auto [i, type] : llvm::enumerate(func.getResultTypes()))
+    if (!checkType(type, "result", i))
+      return nullptr;
+  module->walk([&](Operation *op) {
+    for (NamedAttribute attr : op->getAttrs())
+      attr.getValue().walk([&](DenseResourceElementsAttr resource) {
+        if (bad)
+          return;
+        bad = true;
+        DenseResourceElementsHandle handle = resource.getRawHandle();
+        if (handle.getKey().starts_with("__elided__"))
+          op->emitError() << "the value of this " << op->getName()
+                          << " was elided when the file was printed "
+                             "(dense_resource<__elided__>); print the graph with "
+                             "`kiln-compile --emit=graph --print-constants`";
+        else if (!handle.getBlob())
+          op->emitError() << "the resource '" << handle.getKey() << "' of '"
+                          << attr.getName().getValue() << "' has no data in '" << path << "'";
+        else
+          op->emitError() << "unsupported: dense_resource constants ('" << handle.getKey()
+                          << "'); give the values inline as dense<...>";
+      });
+  });
+  if (bad)
+    return nullptr;
+  return module;
+}
+
 /// NVRTC results of the last rank, reused when the next rank's module sources
 /// are the same (they differ only if shapes differ between ranks).
 struct kiln::ModuleCache {
@@ -173,38 +392,38 @@ struct kiln::ModuleCache {
 static llvm::Error compileRank(MLIRContext &context, const CompileOptions &options,
                                ArrayRef<unsigned> targets, ModuleOp module, unsigned rank,
                                uint64_t groupHash, ModuleCache &cache, llvm::raw_ostream &os,
-                               CompileStats &stats) {
+                               CompileStats &stats, PhaseClock &clock) {
   // 2. Passes.
-  auto tPasses = std::chrono::steady_clock::now();
-  PassManager pm(&context);
-  KilnPipelineOptions pipelineOptions;
-  pipelineOptions.fuse = options.fuse;
-  pipelineOptions.precision = options.precision;
-  pipelineOptions.mmaTile = options.mmaTile;
-  // Hopper's wgmma only on request (--wgmma) and only with an sm_90 target
-  // (compiled as sm_90a there); the generated source keeps an mma.sync path
-  // for every other target. Off by default: inside whole models it measured
-  // slower than mma.sync on the H200 (docs/results.md), unlike in isolation.
-  pipelineOptions.wgmma = options.wgmma && llvm::is_contained(targets, 90u);
-  pipelineOptions.tpSize = options.tensorParallel;
-  pipelineOptions.tpRank = rank;
-  pipelineOptions.tpLoopback = options.tpLoopback;
-  buildKilnPipeline(pm, pipelineOptions);
+  clock.start("passes");
+  PassManager pm(&context, ModuleOp::getOperationName());
+  if (auto e = buildPipeline(options, targets, rank, pm))
+    return e;
   if (failed(pm.run(module)))
-    return llvm::createStringError("the kiln pass pipeline failed on '%s'",
+    return llvm::createStringError("the %s pass pipeline failed on '%s'",
+                                   options.passPipeline.empty() ? "kiln" : "--pass-pipeline",
                                    options.inputPath.c_str());
-  stats.passesMs += msSince(tPasses);
   if (options.emit == EmitKind::Kernels) {
+    clock.start("print mlir");
     if (options.tensorParallel > 1 && !options.tpLoopback)
       os << "// tensor-parallel rank " << rank << " of " << options.tensorParallel << "\n";
-    module.print(os);
+    printModule(module, options, os);
     return llvm::Error::success();
   }
 
   auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());
   if (funcs.size() != 1)
-    return llvm::createStringError("expected one function after import, found %zu", funcs.size());
+    return llvm::createStringError("expected one function after the pass pipeline, found %zu",
+                                   funcs.size());
   func::FuncOp func = funcs.front();
+  // A --pass-pipeline must end where the default one does: outlined kernels
+  // with tiles and an arena plan.
+  if (!func->hasAttr("kiln.arena_bytes"))
+    return llvm::createStringError(
+        "the --pass-pipeline did not plan memory (@%s has no kiln.arena_bytes): an artifact "
+        "needs the pipeline to end with kiln-outline-kernels, kiln-select-tiles and "
+        "kiln-plan-memory (`--emit=pipeline` prints the default pipeline), or use "
+        "--emit=kernels to see its output",
+        func.getSymName().str().c_str());
   // Rank files: the largest over the ranks (rank 0's arena can be larger, since its GEMMs before
   // an all-reduce also read the bias and residual).
   if (auto a = func->getAttrOfType<IntegerAttr>("kiln.arena_bytes"))
@@ -215,7 +434,7 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
   // 3. Codegen. Identical kernels (same source) are emitted once; the unique
   // kernels are spread over a few modules so NVRTC parses the shared device
   // headers a few times, not once per kernel, and modules compile in parallel.
-  auto tCodegen = std::chrono::steady_clock::now();
+  clock.start("codegen");
   if (options.tensorParallel > 1 && !options.tpLoopback) {
     bool any = false;
     func.walk([&](AllReduceOp) { any = true; });
@@ -299,22 +518,23 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
   stats.kernels = launches.size();
   stats.modules = numModules;
   stats.uniqueKernels = functionSources.size();
-  stats.codegenMs += msSince(tCodegen);
   stats.collectives = collectives.size();
 
   // 4. NVRTC.
-  auto tNvrtc = std::chrono::steady_clock::now();
+  clock.start("nvrtc");
   if (cache.sources != moduleSources) {
-    auto compiled = codegen::compileModules(moduleNames, moduleSources, targets, threads);
+    auto compiled = codegen::compileModules(
+        moduleNames, moduleSources, targets, threads,
+        [&](size_t done, size_t total) { clock.update(done, total, "compilations"); });
     if (!compiled)
       return compiled.takeError();
     cache.sources = moduleSources;
     cache.compiled = std::move(*compiled);
   }
   std::vector<codegen::CompiledModule> *compiled = &cache.compiled;
-  stats.nvrtcMs += msSince(tNvrtc);
 
   if (!options.dumpCudaDir.empty()) {
+    clock.start("dump cuda");
     // Rank files each get DIR/rank<r>/: their kernels differ (rank 0's GEMMs before an
     // all-reduce add the bias and residual, the other ranks' do not).
     llvm::SmallString<256> dir(options.dumpCudaDir);
@@ -345,11 +565,16 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
     tp.groupHash = groupHash;
     path = tpRankArtifactPath(options.outputPath, rank);
   }
-  auto written = writeArtifact(func, modules, launches, path, collectives, tp);
+  ArtifactWriteObserver observer;
+  observer.onStep = [&](llvm::StringRef step) { clock.start(step); };
+  observer.onProgress = [&](uint64_t done, uint64_t total) { clock.update(done, total, "bytes"); };
+  auto written = writeArtifact(func, modules, launches, path, collectives, tp, &observer);
   if (!written)
     return written.takeError();
+  clock.start("verify artifact");
   if (auto e = verifyWrittenArtifact(path))
     return e;
+  clock.stop();
   stats.weightBytes = written->weightBytes;
   stats.fileBytes = written->fileBytes;
   stats.files.push_back({path, written->fileBytes, written->weightBytes});
@@ -361,7 +586,17 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
                                                 llvm::raw_ostream &os) {
   auto t0 = std::chrono::steady_clock::now();
   CompileStats stats;
+  PhaseClock clock(stats, options.progress);
   loadKilnDialects(context);
+  auto finish = [&]() -> llvm::Expected<CompileStats> {
+    clock.stop();
+    stats.totalMs = msSince(t0);
+    stats.importMs = phaseMs(stats, "import") + phaseMs(stats, "parse mlir");
+    stats.passesMs = phaseMs(stats, "passes");
+    stats.codegenMs = phaseMs(stats, "codegen");
+    stats.nvrtcMs = phaseMs(stats, "nvrtc");
+    return stats;
+  };
 
   // Targets first: a bad --target should fail before any work.
   std::vector<unsigned> targets;
@@ -416,16 +651,54 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
         "--tensor-parallel %u: -o '%s' is a directory; give -o DIR/BASE.kiln, which writes "
         "DIR/BASE.rank0.kiln ... DIR/BASE.rank%u.kiln",
         options.tensorParallel, options.outputPath.c_str(), options.tensorParallel - 1);
+  const bool perRank = options.tensorParallel > 1 && !options.tpLoopback;
+  // Every file the compile will write must be writable before any work.
+  if (options.emit == EmitKind::Artifact && !options.outputPath.empty()) {
+    for (unsigned r = 0; r < (perRank ? options.tensorParallel : 1u); ++r)
+      if (auto e = checkOutputWritable(perRank ? tpRankArtifactPath(options.outputPath, r)
+                                               : options.outputPath))
+        return std::move(e);
+  }
+  bool mlirInput = llvm::sys::path::extension(options.inputPath) == ".mlir";
+  if (mlirInput && !options.shapeSpec.empty())
+    return llvm::createStringError("--shape applies to ONNX models; '%s' is a graph with static "
+                                   "shapes already",
+                                   options.inputPath.c_str());
 
-  // 1. Import.
-  auto shapes = parseShapeSpec(options.shapeSpec);
-  if (!shapes)
-    return shapes.takeError();
-  auto tImport = std::chrono::steady_clock::now();
-  OwningOpRef<ModuleOp> module = importOnnxFile(context, options.inputPath, *shapes);
-  if (!module)
-    return llvm::createStringError("failed to import '%s'", options.inputPath.c_str());
-  stats.importMs = msSince(tImport);
+  // The pipeline text is checked before the model is read.
+  if (!options.passPipeline.empty()) {
+    clock.start("parse pipeline");
+    PassManager pm(&context, ModuleOp::getOperationName());
+    if (auto e = parseCustomPipeline(options.passPipeline, pm))
+      return std::move(e);
+  }
+  if (options.emit == EmitKind::Pipeline) {
+    PassManager pm(&context, ModuleOp::getOperationName());
+    if (auto e = buildPipeline(options, targets, /*rank=*/0, pm))
+      return std::move(e);
+    pm.printAsTextualPipeline(os);
+    os << "\n";
+    return finish();
+  }
+
+  // 1. Import (or parse the .mlir graph).
+  OwningOpRef<ModuleOp> module;
+  if (mlirInput) {
+    clock.start("parse mlir");
+    module = parseGraphFile(context, options.inputPath);
+    if (!module)
+      return llvm::createStringError("failed to read the kiln graph in '%s'",
+                                     options.inputPath.c_str());
+  } else {
+    auto shapes = parseShapeSpec(options.shapeSpec);
+    if (!shapes)
+      return shapes.takeError();
+    clock.start("import");
+    module = importOnnxFile(context, options.inputPath, *shapes);
+    if (!module)
+      return llvm::createStringError("failed to import '%s'", options.inputPath.c_str());
+  }
+  clock.start("check sizes");
   if (failed(verifyTensorSizes(*module)))
     return llvm::createStringError("'%s' is too large at the given --shape",
                                    options.inputPath.c_str());
@@ -451,18 +724,18 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
     }
   }
   if (options.emit == EmitKind::Graph) {
-    module->print(os);
-    stats.totalMs = msSince(t0);
-    return stats;
+    clock.start("print mlir");
+    printModule(*module, options, os);
+    return finish();
   }
 
   // 2-5 once per rank: passes, codegen, NVRTC, artifact. Ranks have the same
   // kernels (only weights differ), so NVRTC output is reused across ranks.
   const unsigned tpSize = options.tensorParallel;
-  const bool perRank = tpSize > 1 && !options.tpLoopback;
   const unsigned numRanks = perRank ? tpSize : 1;
   uint64_t groupHash = 0;
   if (perRank && options.emit == EmitKind::Artifact) {
+    clock.start("hash model");
     auto file = llvm::MemoryBuffer::getFile(options.inputPath);
     if (!file)
       return llvm::createStringError(file.getError(), "cannot read '%s': %s",
@@ -483,9 +756,56 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
     OwningOpRef<ModuleOp> rankModule =
         rank + 1 < numRanks ? OwningOpRef<ModuleOp>(module->clone()) : std::move(module);
     if (auto e = compileRank(context, options, targets, *rankModule, rank, groupHash, nvrtcCache,
-                             os, stats))
+                             os, stats, clock))
       return std::move(e);
   }
-  stats.totalMs = msSince(t0);
-  return stats;
+  return finish();
+}
+
+llvm::Error kiln::checkOutputWritable(llvm::StringRef path) {
+  if (isStandardOutput(path))
+    return llvm::Error::success();
+  auto fail = [&](const llvm::Twine &why) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "cannot write '" + path + "': " + why);
+  };
+  if (path.empty())
+    return fail("the path is empty");
+  if (llvm::sys::path::is_separator(path.back()))
+    return fail("the path names a directory; give a file name");
+  llvm::SmallString<256> destination(path);
+  if (llvm::sys::fs::is_symlink_file(path)) {
+    llvm::SmallString<256> resolved;
+    if (!llvm::sys::fs::real_path(path, resolved))
+      destination = resolved;
+  }
+  llvm::sys::fs::file_status existing;
+  if (!llvm::sys::fs::status(destination, existing) && llvm::sys::fs::exists(existing)) {
+    if (llvm::sys::fs::is_directory(existing))
+      return fail("it is a directory");
+    // /dev/null, a FIFO: written in place (opening a FIFO here would signal
+    // end-of-file to its reader, so only the permission is checked).
+    if (!llvm::sys::fs::is_regular_file(existing)) {
+      if (::access(destination.c_str(), W_OK) != 0)
+        return fail(std::error_code(errno, std::generic_category()).message());
+      return llvm::Error::success();
+    }
+  }
+  llvm::StringRef parent = llvm::sys::path::parent_path(destination);
+  if (!parent.empty() && !llvm::sys::fs::is_directory(parent))
+    return fail("the directory '" + parent + "' does not exist");
+  // The writer's temporary file: creating it is exactly what must succeed.
+  int fd = -1;
+  llvm::SmallString<256> temp;
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(destination + ".tmp-%%%%%%", fd, temp))
+    return fail(ec.message());
+  ::close(fd);
+  llvm::sys::fs::remove(temp);
+  return llvm::Error::success();
+}
+
+std::string kiln::defaultArtifactPath(llvm::StringRef inputPath) {
+  llvm::SmallString<128> name(llvm::sys::path::filename(inputPath));
+  llvm::sys::path::replace_extension(name, ".kiln");
+  return name.str().str();
 }

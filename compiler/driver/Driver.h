@@ -1,14 +1,16 @@
 //===- Driver.h - the library behind kiln-compile -----------------*- C++ -*-===//
 //
-// compileModel() runs the whole compiler: import ONNX (shapes specialized),
-// run the kiln pass pipeline, generate CUDA C++ per kernel, compile it with
-// NVRTC and write the artifact. kiln-compile is a thin command-line shell.
+// compileModel() runs the whole compiler: import ONNX (shapes specialized) or
+// parse a graph-level .mlir file, run the kiln pass pipeline (or one given as
+// text), generate CUDA C++ per kernel, compile it with NVRTC and write the
+// artifact, timing every phase. kiln-compile is a thin command-line shell.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef KILN_COMPILER_DRIVER_DRIVER_H
 #define KILN_COMPILER_DRIVER_DRIVER_H
 
+#include "compiler/driver/Progress.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -26,12 +28,15 @@ namespace kiln {
 enum class EmitKind {
   Graph,    ///< imported kiln graph, before any pass (MLIR text)
   Kernels,  ///< after the pass pipeline (MLIR text)
+  Pipeline, ///< the textual pass pipeline that would run (nothing is read)
   Artifact, ///< the .kiln file (default)
 };
 
 /// Options of one compilation.
 struct CompileOptions {
-  std::string inputPath;            ///< model.onnx
+  /// model.onnx, or a .mlir file holding one graph-level `func.func` (what
+  /// --emit=graph prints, constants in full): parsed instead of imported.
+  std::string inputPath;
   std::string outputPath;           ///< model.kiln; "-" writes the artifact to stdout
   std::string shapeSpec;            ///< "input_ids=2x16,attention_mask=2x16"
   std::vector<std::string> targets = {"sm_90"}; ///< SASS targets; PTX for the lowest
@@ -49,6 +54,25 @@ struct CompileOptions {
   /// With tensorParallel > 1: one artifact at outputPath holding all N ranks'
   /// shards, a sum in place of each all-reduce (--tp-loopback; one GPU).
   bool tpLoopback = false;
+  /// A textual MLIR pass pipeline run instead of buildKilnPipeline
+  /// (--pass-pipeline), e.g. "builtin.module(func.func(cse),kiln-pipeline)";
+  /// the "builtin.module(...)" anchor may be left out. The pipeline
+  /// options above (fuse, precision, mmaTile, wgmma, tensorParallel) are
+  /// then not used: they are options of the pipeline text.
+  std::string passPipeline;
+  /// --emit=graph/kernels: elements attributes with more elements than this
+  /// print as `dense_resource<__elided__>` (MLIR's
+  /// --mlir-elide-elementsattrs-if-larger); 0 prints every one in full.
+  /// Elided text cannot be compiled again (the parser reports it).
+  int64_t elideElementsLargerThan = 16;
+  /// Shows phases while they run (not owned); null: no progress display.
+  ProgressReporter *progress = nullptr;
+};
+
+/// Wall time of one compile phase.
+struct CompilePhase {
+  std::string name; ///< "import", "passes", "codegen", "nvrtc", "pack weights", ...
+  double ms = 0;
 };
 
 /// One file written by compileModel.
@@ -69,6 +93,15 @@ struct CompileStats {
   uint64_t fileBytes = 0;         ///< of the last file written
   int64_t collectives = 0;        ///< all-reduces per rank
   std::vector<CompiledFile> files; ///< every artifact written, rank order
+  /// Every phase that ran, in the order each first ran, with its wall time;
+  /// tensor-parallel ranks add into the same entries. Names: "parse
+  /// pipeline", "import" (ONNX; "parse mlir" for .mlir input), "check sizes",
+  /// "hash model" (tensor-parallel group id), "passes", "print mlir"
+  /// (--emit=graph/kernels), "codegen", "nvrtc", "dump cuda", "pack
+  /// weights", "checksum", "write file", "verify artifact". totalMs minus
+  /// their sum is the time outside any phase (option checks; well under 1 ms).
+  std::vector<CompilePhase> phases;
+  /// Shorthands for the phases above (0 when a phase did not run).
   double importMs = 0, passesMs = 0, codegenMs = 0, nvrtcMs = 0, totalMs = 0;
 };
 
@@ -90,6 +123,23 @@ installModelDiagnosticHandler(mlir::MLIRContext &context, llvm::raw_ostream &os)
 
 /// Registers the dialects kiln needs in `context`.
 void loadKilnDialects(mlir::MLIRContext &context);
+
+/// Registers the passes and pipelines a --pass-pipeline text may name: every
+/// kiln pass, `kiln-pipeline`, `cse` and `canonicalize`. Idempotent.
+void registerCompilerPasses();
+
+/// Fails with "cannot write '<path>': <reason>" unless an artifact or MLIR
+/// text could be written to `path` as writeOutputFile writes it: stdout ("-")
+/// always can; an existing directory cannot; an existing non-regular file
+/// (/dev/null, a FIFO) needs write permission; otherwise a temporary file
+/// must be creatable next to `path` (it is removed again). Run before a
+/// compile, so that an unwritable -o fails in milliseconds, not at the end.
+llvm::Error checkOutputWritable(llvm::StringRef path);
+
+/// The artifact path kiln-compile writes when -o is not given: the model's
+/// file name with its extension replaced by ".kiln", in the current
+/// directory ("models/gpt2.onnx" -> "gpt2.kiln").
+std::string defaultArtifactPath(llvm::StringRef inputPath);
 
 } // namespace kiln
 

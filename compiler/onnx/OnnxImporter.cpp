@@ -157,14 +157,17 @@ static std::string checkAttributeFields(const onnx::AttributeProto &a) {
 
 Expected<InputShapes> kiln::parseShapeSpec(StringRef spec) {
   InputShapes shapes;
+  llvm::StringMap<StringRef> entryOf; // input name -> its entry, for "given twice"
+  StringRef entry;
+  // Quotes only the entry at fault, not the whole (joined) spec.
   auto error = [&](const Twine &msg) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "invalid shape spec '" + spec + "': " + msg);
+                                   "invalid --shape '" + entry + "': " + msg);
   };
   SmallVector<StringRef> entries;
   spec.split(entries, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
-  for (StringRef entry : entries) {
-    entry = entry.trim();
+  for (StringRef e : entries) {
+    entry = e.trim();
     auto [name, dims] = entry.split('=');
     name = name.trim();
     if (!entry.contains('='))
@@ -189,7 +192,8 @@ Expected<InputShapes> kiln::parseShapeSpec(StringRef spec) {
       }
     }
     if (!shapes.try_emplace(name, std::move(shape)).second)
-      return error("input '" + name + "' is given twice");
+      return error("input '" + name + "' is given twice (first as '" + entryOf[name] + "')");
+    entryOf[name] = entry;
   }
   return shapes;
 }
@@ -821,10 +825,15 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
 
   SmallVector<Type> argTypes;
   llvm::StringMap<std::pair<int64_t, std::string>> symbolValues; // dim_param -> (value, input)
+  // Every input's type is checked before giving up, so that all missing
+  // --shape values are reported at once.
+  bool inputsFailed = false;
   for (const onnx::ValueInfoProto *in : inputs) {
     FailureOr<RankedTensorType> type = getInputType(*in);
-    if (failed(type))
-      return nullptr;
+    if (failed(type)) {
+      inputsFailed = true;
+      continue;
+    }
     // The same symbolic dim (e.g. 'batch', 'seq') must get one value.
     if (in->type().tensor_type().has_shape()) {
       for (auto [i, d] : llvm::enumerate(in->type().tensor_type().shape().dim())) {
@@ -843,6 +852,8 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
     }
     argTypes.push_back(*type);
   }
+  if (inputsFailed)
+    return nullptr;
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
   builder.setInsertionPointToEnd(module->getBody());
   auto func = func::FuncOp::create(builder, fileLoc, "main",

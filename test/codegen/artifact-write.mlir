@@ -65,7 +65,7 @@
 // RUN: kiln-compile %S/Inputs/chain.onnx --shape x=2x8 -o /dev/null | FileCheck %s --check-prefix=DEV-NULL
 // DEV-NULL: wrote /dev/null (
 // RUN: not kiln-compile %S/Inputs/chain.onnx --shape x=2x8 -o %t 2>&1 | FileCheck %s --check-prefix=DIR
-// DIR: error: cannot open '{{.*}}' for writing: Is a directory
+// DIR: error: cannot write '{{.*}}': it is a directory
 
 // -o naming the input model (same path, a hard link, or stdout redirected into
 // it) is an error before anything is written; the model is unchanged.

@@ -146,7 +146,7 @@ def check_contrib(compile_, opt, passes):
         path = os.path.join(inputs_dir, m + ".onnx")
         sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
         feeds = {i.name: rng.standard_normal(i.shape).astype(np.float32) for i in sess.get_inputs()}
-        graph = subprocess.run([compile_, path, "--emit=graph"], capture_output=True, text=True,
+        graph = subprocess.run([compile_, path, "--emit=graph", "--print-constants"], capture_output=True, text=True,
                                check=True).stdout
         folded = subprocess.run([opt] + passes.split(), input=graph, capture_output=True, text=True,
                                 check=True).stdout
@@ -189,7 +189,7 @@ def main():
                 mask[0, s // 2:] = 0
                 feeds["attention_mask"] = mask
                 spec += f",attention_mask={b}x{s}"
-            graph = subprocess.run([compile_, path, "--shape", spec, "--emit=graph"],
+            graph = subprocess.run([compile_, path, "--shape", spec, "--emit=graph", "--print-constants"],
                                    capture_output=True, text=True, check=True).stdout
             folded = subprocess.run([opt] + args.passes.split(), input=graph,
                                     capture_output=True, text=True, check=True).stdout

@@ -16,7 +16,7 @@
 // UNKNOWN: error: --shape names 'z', which is not a graph input of '{{.*}}elementwise.onnx' (inputs: x, y)
 
 // RUN: not kiln-compile %S/Inputs/elementwise.onnx --shape x=2xa --emit=graph 2>&1 | FileCheck %s --check-prefix=SYNTAX
-// SYNTAX: invalid shape spec 'x=2xa': dim 'a' of 'x' is not a non-negative integer
+// SYNTAX: invalid --shape 'x=2xa': dim 'a' of 'x' is not a non-negative integer
 
 // RUN: not kiln-compile %S/Inputs/error_input_dtype.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=DTYPE
 // DTYPE: error: graph input 'd': unsupported: data type DOUBLE (kiln tensors are FLOAT, FLOAT16, BFLOAT16, INT64, INT32, INT16, INT8, UINT64, UINT32, UINT16, UINT8 or BOOL)
@@ -29,7 +29,7 @@
 // RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=0x16 --emit=graph 2>&1 | FileCheck %s --check-prefix=ZERO
 // ZERO: error: node 'node_view_3' (Reshape, opset 18): cannot reshape 'tensor<0x16x128xf32>' to [0, 16, -1, 32]: with zero elements the -1 dim is ambiguous (any size fits; onnxruntime and torch reject it too)
 // RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=9223372036854775807x2 --emit=graph 2>&1 | FileCheck %s --check-prefix=TOO-MANY
-// TOO-MANY: error: invalid shape spec 'input_ids=9223372036854775807x2': 'input_ids' has more than 2^40 elements
+// TOO-MANY: error: invalid --shape 'input_ids=9223372036854775807x2': 'input_ids' has more than 2^40 elements
 // RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape inputids=1x16 --emit=graph 2>&1 | FileCheck %s --check-prefix=MISSPELLED
 // MISSPELLED: error: --shape names 'inputids', which is not a graph input of '{{.*}}gpt2_tiny.onnx' (inputs: input_ids)
 // RUN: not kiln-compile %S/../codegen/Inputs/two_inputs.onnx --shape a=2x16,b=1x16 --emit=graph 2>&1 | FileCheck %s --check-prefix=SYMBOL

@@ -1,8 +1,8 @@
 // MatMul, Gemm, Softmax, LayerNormalization, reductions (compiler/onnx/OnnxMath.cpp).
-// RUN: kiln-compile %S/Inputs/math.onnx --emit=graph | FileCheck %s
-// RUN: kiln-compile %S/Inputs/layernorm_mean.onnx --emit=graph | FileCheck %s --check-prefix=LN-MEAN
-// RUN: kiln-compile %S/Inputs/reduce18.onnx --emit=graph | FileCheck %s --check-prefix=R18
-// RUN: kiln-compile %S/Inputs/reduce13.onnx --emit=graph | FileCheck %s --check-prefix=R13
+// RUN: kiln-compile %S/Inputs/math.onnx --emit=graph --print-constants | FileCheck %s
+// RUN: kiln-compile %S/Inputs/layernorm_mean.onnx --emit=graph --print-constants | FileCheck %s --check-prefix=LN-MEAN
+// RUN: kiln-compile %S/Inputs/reduce18.onnx --emit=graph --print-constants | FileCheck %s --check-prefix=R18
+// RUN: kiln-compile %S/Inputs/reduce13.onnx --emit=graph --print-constants | FileCheck %s --check-prefix=R13
 
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME: %[[A:[^:]+]]: tensor<2x3x4xf32> {kiln.name = "a"}, %[[V:[^:]+]]: tensor<4xf32> {kiln.name = "v"}, %[[M:[^:]+]]: tensor<3x4xf32> {kiln.name = "m"}, %[[MT:[^:]+]]: tensor<4x3xf32> {kiln.name = "mt"})

@@ -5,7 +5,7 @@
 // graph (GEMMs, norms, pointwise, the SDPA NaN guard `is_nan(softmax)`).
 // REQUIRES: models
 
-// RUN: kiln-compile %models/gpt2_tiny_dynamo.onnx --shape input_ids=2x16 --emit=graph \
+// RUN: kiln-compile %models/gpt2_tiny_dynamo.onnx --shape input_ids=2x16 --emit=graph --print-constants \
 // RUN:   | kiln-opt --kiln-fold-shape-subgraphs \
 // RUN:   | FileCheck %s --check-prefix=GPT2 --implicit-check-not=kiln.shape \
 // RUN:       --implicit-check-not=kiln.range --implicit-check-not=kiln.cumsum --implicit-check-not=kiln.gather_nd
@@ -15,7 +15,7 @@
 // GPT2-NEXT: %[[P:.+]] = kiln.softmax
 // GPT2-NEXT: kiln.is_nan %[[P]]
 
-// RUN: kiln-compile %models/llama_tiny_dynamo.onnx --shape input_ids=1x128 --emit=graph \
+// RUN: kiln-compile %models/llama_tiny_dynamo.onnx --shape input_ids=1x128 --emit=graph --print-constants \
 // RUN:   | kiln-opt --kiln-fold-shape-subgraphs \
 // RUN:   | FileCheck %s --check-prefix=LLAMA --implicit-check-not=kiln.shape \
 // RUN:       --implicit-check-not=kiln.range --implicit-check-not=kiln.cumsum --implicit-check-not=kiln.gather_nd
@@ -24,7 +24,7 @@
 // LLAMA: kiln.add %{{.+}}, %[[MASK]] : tensor<1x4x128x128xf32>, tensor<1x1x128x128xf32> -> tensor<1x4x128x128xf32>
 
 // For BERT the attention_mask path stays a runtime computation on the input.
-// RUN: kiln-compile %models/bert_tiny_dynamo.onnx --shape input_ids=2x16,attention_mask=2x16 --emit=graph \
+// RUN: kiln-compile %models/bert_tiny_dynamo.onnx --shape input_ids=2x16,attention_mask=2x16 --emit=graph --print-constants \
 // RUN:   | kiln-opt --kiln-fold-shape-subgraphs \
 // RUN:   | FileCheck %s --check-prefix=BERT --implicit-check-not=kiln.shape \
 // RUN:       --implicit-check-not=kiln.range --implicit-check-not=kiln.cumsum
@@ -34,7 +34,7 @@
 // BERT: kiln.gather_nd
 // BERT: kiln.where {{.*}} -> tensor<2x1x16x16xf32>
 
-// RUN: kiln-compile %models/bert_tiny_legacy.onnx --shape input_ids=2x128,attention_mask=2x128 --emit=graph \
+// RUN: kiln-compile %models/bert_tiny_legacy.onnx --shape input_ids=2x128,attention_mask=2x128 --emit=graph --print-constants \
 // RUN:   | kiln-opt --kiln-fold-shape-subgraphs \
 // RUN:   | FileCheck %s --check-prefix=LEGACY --implicit-check-not=kiln.shape \
 // RUN:       --implicit-check-not=kiln.range --implicit-check-not=kiln.cumsum --implicit-check-not=kiln.gather_nd

@@ -1,7 +1,7 @@
 // Data-movement ops (compiler/onnx/OnnxMovement.cpp).
-// RUN: kiln-compile %S/Inputs/movement.onnx --emit=graph | FileCheck %s
-// RUN: kiln-compile %S/Inputs/slice.onnx --emit=graph | FileCheck %s --check-prefix=SLICE
-// RUN: kiln-compile %S/Inputs/gather.onnx --shape ids=2x5 --emit=graph | FileCheck %s --check-prefix=GATHER
+// RUN: kiln-compile %S/Inputs/movement.onnx --emit=graph --print-constants | FileCheck %s
+// RUN: kiln-compile %S/Inputs/slice.onnx --emit=graph --print-constants | FileCheck %s --check-prefix=SLICE
+// RUN: kiln-compile %S/Inputs/gather.onnx --shape ids=2x5 --emit=graph --print-constants | FileCheck %s --check-prefix=GATHER
 
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME: %[[X:[^:]+]]: tensor<2x3x4xf32> {kiln.name = "x"}, %[[SQ:[^:]+]]: tensor<3x3xf32> {kiln.name = "sq"})

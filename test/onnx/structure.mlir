@@ -49,7 +49,7 @@
 // RUN: not kiln-compile %S/Inputs/error_initializer_dims_overflow.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=INIT-DIMS
 // INIT-DIMS: error: initializer 'c': tensor has more than 2^40 elements
 // RUN: not kiln-compile %S/Inputs/error_symbolic.onnx --shape x=4294967296x4294967296 --emit=graph 2>&1 | FileCheck %s --check-prefix=SHAPE
-// SHAPE: error: invalid shape spec 'x=4294967296x4294967296': 'x' has more than 2^40 elements
+// SHAPE: error: invalid --shape 'x=4294967296x4294967296': 'x' has more than 2^40 elements
 //
 // A FIFO never blocks kiln-compile or kiln-run: inputs are checked before
 // they are opened, outputs opened without waiting for a reader.

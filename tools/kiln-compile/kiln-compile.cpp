@@ -1,13 +1,16 @@
 //===- kiln-compile.cpp - ONNX model -> .kiln artifact ---------------------===//
 //
-// Command-line shell over kiln::compileModel(): parses options with llvm::cl,
-// prints a summary (kernel count, arena vs intermediate bytes, timings). With
-// `-o -` (or -o naming stdout) the artifact goes to stdout and the summary to
-// stderr.
+// Command-line shell over kiln::compileModel(): checks the options strictly
+// (kiln::checkCommandLine: an unknown option is an error) and parses them with
+// llvm::cl, shows progress on stderr, and prints a summary (files, kernel
+// count, arena vs intermediate bytes, the time of every phase). With `-o -`
+// (or -o naming stdout) the artifact goes to stdout and the summary to
+// stderr. Exit status: 0 success, 1 the compile failed, 2 a usage error.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/artifact/ArtifactWriter.h"
+#include "compiler/driver/CommandLine.h"
 #include "compiler/driver/Driver.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -27,10 +30,13 @@ using namespace llvm;
 
 static cl::OptionCategory kilnCategory("kiln-compile options");
 
-static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx>"), cl::Required,
-                                      cl::cat(kilnCategory));
-static cl::opt<std::string> outputPath("o", cl::desc("Output file: the artifact, or MLIR text with --emit=graph/kernels ('-' = stdout)"),
-                                       cl::value_desc("file"), cl::cat(kilnCategory));
+static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx | graph.mlir>"),
+                                      cl::Required, cl::cat(kilnCategory));
+static cl::opt<std::string> outputPath(
+    "o",
+    cl::desc("Output file: the artifact (default: the model's name with .kiln, in the current "
+             "directory), or MLIR text with --emit=graph/kernels (default: stdout); '-' = stdout"),
+    cl::value_desc("file"), cl::cat(kilnCategory));
 static cl::list<std::string>
     shapeSpecs("shape",
                cl::desc("Static shapes of symbolic inputs, e.g. input_ids=2x16,attention_mask=2x16 "
@@ -45,8 +51,39 @@ static cl::opt<kiln::EmitKind> emit(
     "emit", cl::desc("What to produce"), cl::init(kiln::EmitKind::Artifact),
     cl::values(clEnumValN(kiln::EmitKind::Graph, "graph", "imported kiln graph (MLIR)"),
                clEnumValN(kiln::EmitKind::Kernels, "kernels", "MLIR after the pass pipeline"),
+               clEnumValN(kiln::EmitKind::Pipeline, "pipeline",
+                          "the pass pipeline that would run, as text for --pass-pipeline"),
                clEnumValN(kiln::EmitKind::Artifact, "artifact", "the .kiln artifact (default)")),
     cl::cat(kilnCategory));
+static cl::opt<std::string> passPipeline(
+    "pass-pipeline",
+    cl::desc("Run this textual MLIR pass pipeline instead of the default one, e.g. "
+             "'builtin.module(func.func(kiln-fold-shape-subgraphs,my-pass),kiln-pipeline)'; "
+             "--emit=pipeline prints the default to start from (docs/passes.md)"),
+    cl::value_desc("pipeline"), cl::cat(kilnCategory));
+static cl::opt<bool> printConstants(
+    "print-constants",
+    cl::desc("--emit=graph/kernels: print every constant in full (default: constants of more "
+             "than 16 elements print as dense_resource<__elided__>, which cannot be compiled "
+             "again)"),
+    cl::cat(kilnCategory));
+static cl::opt<bool> quiet("quiet", cl::desc("Print no progress and no summary, only errors"),
+                           cl::cat(kilnCategory));
+enum class ProgressChoice { Auto, Bar, Lines, None };
+static cl::opt<ProgressChoice> progressChoice(
+    "progress", cl::desc("How to show the progress of long phases on stderr"),
+    cl::init(ProgressChoice::Auto),
+    cl::values(clEnumValN(ProgressChoice::Auto, "auto",
+                          "a bar on a terminal, plain lines otherwise (default)"),
+               clEnumValN(ProgressChoice::Bar, "bar", "one status line redrawn in place"),
+               clEnumValN(ProgressChoice::Lines, "lines",
+                          "a line when a phase has run 2 s, per tenth of its work, at its end"),
+               clEnumValN(ProgressChoice::None, "none", "nothing")),
+    cl::cat(kilnCategory));
+static cl::opt<unsigned> progressDelayMs(
+    "progress-delay-ms",
+    cl::desc("Show a phase once it has run this long (default: 2000 for lines, 300 for the bar)"),
+    cl::value_desc("ms"), cl::Hidden, cl::cat(kilnCategory));
 static cl::opt<kiln::Precision> precision(
     "precision",
     cl::desc("Storage and GEMM precision; graph inputs and outputs keep the model's types"),
@@ -108,7 +145,24 @@ int main(int argc, char **argv) {
        << " with --tensor-parallel)\n  built with LLVM/MLIR " << LLVM_VERSION_STRING
        << "\n";
   });
-  cl::ParseCommandLineOptions(argc, argv, "kiln-compile: ONNX model -> kiln artifact\n");
+  if (!kiln::checkCommandLine(argc, argv, "kiln-compile", errs()))
+    return 2;
+  if (!cl::ParseCommandLineOptions(argc, argv, "kiln-compile: ONNX model -> kiln artifact\n",
+                                   &errs()))
+    return 2;
+  auto usageError = [](const Twine &message) {
+    WithColor::error(errs(), "kiln-compile") << message << "\n";
+    return 2;
+  };
+  if (!passPipeline.empty()) {
+    // Those options configure the default pipeline; a pipeline text sets its own.
+    for (cl::Option *o : std::initializer_list<cl::Option *>{&noFuse, &precision, &mmaTile, &wgmma,
+                                                              &tensorParallel, &tpLoopback})
+      if (o->getNumOccurrences())
+        return usageError("--" + o->ArgStr + " configures the default pipeline and has no effect "
+                          "with --pass-pipeline; give it as a pass or pipeline option in the "
+                          "text, e.g. kiln-pipeline{precision=fp16}");
+  }
 
   kiln::CompileOptions options;
   options.inputPath = inputPath;
@@ -126,14 +180,12 @@ int main(int argc, char **argv) {
   options.threads = threads;
   options.tensorParallel = tensorParallel;
   options.tpLoopback = tpLoopback;
-  if (!dumpCuda.empty() && emit != kiln::EmitKind::Artifact) {
-    WithColor::error(errs(), "kiln-compile") << "--dump-cuda needs --emit=artifact (the default)\n";
-    return 2;
-  }
-  if (emit == kiln::EmitKind::Artifact && outputPath.empty()) {
-    WithColor::error(errs(), "kiln-compile") << "missing -o <file.kiln>\n";
-    return 2;
-  }
+  options.passPipeline = passPipeline;
+  options.elideElementsLargerThan = printConstants ? 0 : 16;
+  if (!dumpCuda.empty() && emit != kiln::EmitKind::Artifact)
+    return usageError("--dump-cuda needs --emit=artifact (the default)");
+  if (emit == kiln::EmitKind::Artifact && outputPath.empty())
+    outputPath = kiln::defaultArtifactPath(inputPath);
   // Checked before anything is opened or written: -o must not clobber the model.
   if (!outputPath.empty() && isSameFile(inputPath, outputPath)) {
     WithColor::error(errs(), "kiln-compile")
@@ -153,13 +205,39 @@ int main(int argc, char **argv) {
   // after a successful compile, so a failure leaves an existing -o file as it was.
   bool textToFile = emit != kiln::EmitKind::Artifact && !outputPath.empty() &&
                     !kiln::isStandardOutput(outputPath);
+  if (textToFile)
+    if (llvm::Error error = kiln::checkOutputWritable(outputPath))
+      return usageError(toString(std::move(error)));
   std::string text;
   raw_string_ostream textStream(text);
   mlir::MLIRContext context;
   auto diagHandler = kiln::installModelDiagnosticHandler(context, errs());
   raw_ostream &textSink = textToFile ? static_cast<raw_ostream &>(textStream) : outs();
+
+  kiln::ProgressMode mode = kiln::ProgressMode::None;
+  if (!quiet) {
+    switch (progressChoice) {
+    case ProgressChoice::Auto:
+      mode = ::isatty(STDERR_FILENO) ? kiln::ProgressMode::Bar : kiln::ProgressMode::Lines;
+      break;
+    case ProgressChoice::Bar:
+      mode = kiln::ProgressMode::Bar;
+      break;
+    case ProgressChoice::Lines:
+      mode = kiln::ProgressMode::Lines;
+      break;
+    case ProgressChoice::None:
+      break;
+    }
+  }
+  double delayMs = progressDelayMs.getNumOccurrences() ? double(progressDelayMs)
+                   : mode == kiln::ProgressMode::Bar   ? 300.0
+                                                       : 2000.0;
+  kiln::ProgressReporter progress(errs(), mode, "kiln-compile", delayMs);
+  options.progress = &progress;
   auto stats = kiln::compileModel(context, options, textSink);
   if (!stats) {
+    progress.end();
     WithColor::error(errs(), "kiln-compile") << toString(stats.takeError()) << "\n";
     return 1;
   }
@@ -173,6 +251,8 @@ int main(int argc, char **argv) {
     }
     return 0;
   }
+  if (quiet)
+    return 0;
   for (const kiln::CompiledFile &file : stats->files)
     summary << "wrote " << (artifactToStdout ? StringRef("<stdout>") : StringRef(file.path))
             << " (" << file.fileBytes << " bytes, weights " << file.weightBytes << " bytes)\n";
@@ -187,8 +267,14 @@ int main(int argc, char **argv) {
   summary << "arena bytes: " << stats->arenaBytes
           << " (sum of intermediate tensor bytes: " << stats->intermediateBytes
           << (tensorParallel > 1 && !tpLoopback ? "; the largest rank's" : "") << ")\n";
-  summary << format("compile time: %.1f ms (import %.1f, passes %.1f, codegen %.1f, nvrtc %.1f)\n",
-                    stats->totalMs, stats->importMs, stats->passesMs, stats->codegenMs,
-                    stats->nvrtcMs);
+  // Every phase, then the time outside them, so that the lines add up to the total.
+  summary << format("compile time: %.1f ms\n", stats->totalMs);
+  double phasesMs = 0;
+  for (const kiln::CompilePhase &phase : stats->phases) {
+    summary << format("  %-16s %10.1f ms\n", phase.name.c_str(), phase.ms);
+    phasesMs += phase.ms;
+  }
+  if (stats->totalMs - phasesMs >= 0.05)
+    summary << format("  %-16s %10.1f ms\n", "other", stats->totalMs - phasesMs);
   return 0;
 }

@@ -2,9 +2,12 @@
 //
 // `mlir-opt` for kiln: parses .mlir, runs any registered kiln pass or the
 // `kiln-pipeline` pass pipeline, prints the result. Used by the lit tests.
+// Options are checked strictly first (kiln::checkCommandLine): an unknown
+// option is an error, never a group of one-letter flags.
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/driver/CommandLine.h"
 #include "dialects/kiln/KilnDialect.h"
 #include "passes/Passes.h"
 #include "passes/Pipelines.h"
@@ -13,6 +16,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/raw_ostream.h"
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
@@ -21,6 +25,11 @@ int main(int argc, char **argv) {
   mlir::registerCSEPass();
   kiln::registerKilnPasses();
   kiln::registerKilnPipelines();
+  std::string helpHeader = mlir::registerCLIOptions("kiln optimizer driver\n", registry);
+  // parseCLIOptions registers the output file option `-o` itself.
+  if (!kiln::checkCommandLine(argc, argv, "kiln-opt", llvm::errs(), {"o"}))
+    return 1;
+  auto [inputFilename, outputFilename] = mlir::parseCLIOptions(argc, argv, helpHeader);
   return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "kiln optimizer driver\n", registry));
+      mlir::MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
 }

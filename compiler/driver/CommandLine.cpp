@@ -1,0 +1,83 @@
+//===- CommandLine.cpp - strict llvm::cl argument checking ----------------===//
+//
+// Looks every option argument up in cl::getRegisteredOptions() before
+// cl::ParseCommandLineOptions runs, so that an unknown option is an error
+// instead of a group of one-letter options (see CommandLine.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/driver/CommandLine.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace llvm;
+
+/// The registered options by name (LLVM 22: a DenseMap).
+using OptionMap = std::remove_reference_t<decltype(cl::getRegisteredOptions())>;
+
+/// The closest visible option name to `name` within a small edit distance
+/// (the alphabetically first of equally close ones), or "" when none is close.
+static std::string nearestOption(StringRef name, const OptionMap &options) {
+  unsigned best = std::max<unsigned>(2, name.size() / 3) + 1;
+  std::string nearest;
+  for (const auto &[key, option] : options) {
+    if (option->getOptionHiddenFlag() != cl::NotHidden || key.empty())
+      continue;
+    unsigned distance = name.edit_distance(key, /*AllowReplacements=*/true, best);
+    if (distance < best || (distance == best && !nearest.empty() && key < nearest)) {
+      best = distance;
+      nearest = key.str();
+    }
+  }
+  return nearest;
+}
+
+bool kiln::checkCommandLine(int argc, const char *const *argv, StringRef tool, raw_ostream &os,
+                            ArrayRef<StringRef> lateValueOptions) {
+  OptionMap &options = cl::getRegisteredOptions();
+  for (int i = 1; i < argc; ++i) {
+    StringRef arg = argv[i];
+    if (arg == "--")
+      break;
+    if (!arg.starts_with("-") || arg == "-")
+      continue;
+    StringRef name = arg.drop_front(arg.starts_with("--") ? 2 : 1);
+    bool hasValue = name.contains('=');
+    name = name.split('=').first;
+    // `-h` (llvm::cl's alias of --help) is a cl::DefaultOption, registered
+    // only inside ParseCommandLineOptions.
+    if (name == "h")
+      continue;
+    if (llvm::is_contained(lateValueOptions, name)) {
+      if (!hasValue)
+        ++i;
+      continue;
+    }
+    auto it = name.empty() ? options.end() : options.find(name);
+    if (it != options.end()) {
+      // "-o FILE": FILE is the option's value even when it starts with '-'.
+      const cl::Option *option = it->second;
+      if (!hasValue && option->getValueExpectedFlag() == cl::ValueRequired &&
+          !option->isPositional())
+        ++i;
+      continue;
+    }
+    // A cl::Prefix option takes the rest of the argument as its value (`-DX`).
+    bool prefixed = false;
+    for (size_t n = name.size(); n-- > 1 && !prefixed;) {
+      auto p = options.find(name.take_front(n));
+      prefixed = p != options.end() && (p->second->getFormattingFlag() == cl::Prefix ||
+                                         p->second->getFormattingFlag() == cl::AlwaysPrefix);
+    }
+    if (prefixed)
+      continue;
+    WithColor::error(os, tool) << "unknown option '" << arg << "'";
+    if (std::string nearest = nearestOption(name, options); !nearest.empty())
+      os << "; did you mean '" << (nearest.size() == 1 ? "-" : "--") << nearest << "'?";
+    os << " (" << tool << " --help lists the options)\n";
+    return false;
+  }
+  return true;
+}
