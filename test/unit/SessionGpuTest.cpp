@@ -627,6 +627,47 @@ TEST(SharedWeights, EightSessionsOnThreadsUploadOnceAndMatchASingleSession) {
 
 using kiln::test::DeviceBuffers;
 
+TEST(SharedWeights, SessionsOnTwoDevicesHaveACopyEach) {
+  kiln::test::ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  std::string path = kiln::test::writeTempFile("two_devices.kiln", builder.build());
+  kiln_artifact_t *artifact = nullptr;
+  ASSERT_EQ(kiln_artifact_open(path.c_str(), &artifact), nullptr);
+  kiln_session_params_t params;
+  kiln_session_params_initialize(&params);
+  params.poison_arena = 1;
+  kiln_session_t *first = nullptr, *second = nullptr, *again = nullptr;
+  kiln_status_t status = kiln_session_create(artifact, &params, &first);
+  if (kiln_status_code(status) == KILN_UNAVAILABLE) {
+    kiln_artifact_release(artifact);
+    CREATE_OR_SKIP(status);
+  }
+  ASSERT_EQ(status, nullptr) << kiln_status_message(status);
+  params.device_ordinal = 1;
+  status = kiln_session_create(artifact, &params, &second);
+  if (kiln_status_code(status) == KILN_UNAVAILABLE) {
+    std::string why = kiln_status_message(status);
+    kiln_status_free(status);
+    kiln_session_release(first);
+    kiln_artifact_release(artifact);
+    GTEST_SKIP() << "needs 2 GPUs: " << why;
+  }
+  ASSERT_EQ(status, nullptr) << kiln_status_message(status);
+  params.device_ordinal = 0;
+  ASSERT_EQ(kiln_session_create(artifact, &params, &again), nullptr);
+  kiln_artifact_release(artifact);
+  EXPECT_NE(weightsOf(first), weightsOf(second)) << "one copy per device";
+  EXPECT_EQ(weightsOf(first), weightsOf(again)) << "device 0's copy is shared";
+  runAndCheckAdd(first, 1.0f);
+  runAndCheckAdd(second, 2.0f);
+  // Releasing device 1's session leaves device 0's copy alone.
+  kiln_session_release(second);
+  runAndCheckAdd(first, 3.0f);
+  runAndCheckAdd(again, 4.0f);
+  kiln_session_release(first);
+  kiln_session_release(again);
+}
+
 /// Bound-buffer tests run with the CUDA graph (1) and with plain launches (0).
 class BoundBuffers : public testing::TestWithParam<int> {};
 
