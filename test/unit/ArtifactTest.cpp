@@ -337,6 +337,60 @@ TEST(ArtifactOpen, RejectsIndexWithoutIdentifier) {
   expectInvalid(bytes, "file identifier");
 }
 
+// Regression (UBSan, found by fuzzing): FlatBuffers aligns a vector's 4-byte length prefix, not its
+// elements, so an index whose shape-vector offset is moved by 4 bytes passes the FlatBuffers
+// verifier with 8-byte dims at an address that is 4 mod 8. The loader must read them without a
+// misaligned load (memcpy): here the shifted vector reads as rank 1 with dim N << 32. Under the
+// sanitizer build (scripts/sanitize.sh, in CI) a misaligned read aborts this test.
+TEST(ArtifactOpen, ShapeVectorWithMisalignedDimsIsReadSafely) {
+  ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  std::vector<int64_t> &dims = builder.model.inputs[0]->shape;
+  dims.insert(dims.begin(), 1); // [N] -> [1, N]: same bytes, rank 2
+  std::vector<uint8_t> bytes = builder.build();
+  ASSERT_EQ(openBytes(bytes).code, KILN_OK) << "the unedited file must open";
+  uint8_t *index = bytes.data() + builder.indexOffset();
+  const fb::Model *model = fb::GetModel(index);
+  ASSERT_NE(model->inputs(), nullptr);
+  const fb::TensorDesc *desc = model->inputs()->Get(0);
+  ASSERT_NE(desc->shape(), nullptr);
+  ASSERT_EQ(desc->shape()->size(), 2u);
+  const uint8_t *vector = reinterpret_cast<const uint8_t *>(desc->shape());
+  ASSERT_EQ(reinterpret_cast<uintptr_t>(vector + 4) % 8, 0u) << "elements start 8-byte aligned";
+  // A table field holds its vector's offset relative to the field itself: find the one 4-byte
+  // aligned slot of the index that points at the shape vector.
+  size_t field = 0, found = 0;
+  uint32_t relative = 0;
+  for (size_t q = builder.indexOffset(); q + 4 <= bytes.size(); q += 4) {
+    uint32_t value = 0;
+    std::memcpy(&value, &bytes[q], 4);
+    if (value != 0 && bytes.data() + q + value == vector) {
+      field = q;
+      relative = value;
+      ++found;
+    }
+  }
+  ASSERT_EQ(found, 1u) << "the shape vector's offset field";
+  relative += 4;
+  std::memcpy(&bytes[field], &relative, 4);
+  resealChecksum(bytes);
+  // Structurally the edited file is valid (a rank-1 input of N << 32 elements, no launch reads past
+  // its first N): it opens, and the dims are the bytes at the shifted place, copied out aligned.
+  std::string path = kiln::test::writeTempFile("misaligned-dims.kiln", bytes);
+  kiln_artifact_t *artifact = nullptr;
+  kiln_status_t status = kiln_artifact_open(path.c_str(), &artifact);
+  ASSERT_EQ(kiln_status_code(status), KILN_OK) << kiln_status_message(status);
+  kiln_status_free(status);
+  kiln_tensor_info_t info{};
+  status = kiln_artifact_input_info(artifact, 0, &info);
+  ASSERT_EQ(kiln_status_code(status), KILN_OK) << kiln_status_message(status);
+  kiln_status_free(status);
+  ASSERT_EQ(info.rank, 1u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(info.shape) % alignof(int64_t), 0u);
+  EXPECT_EQ(info.shape[0], kiln::test::kAddElements << 32);
+  kiln_artifact_release(artifact);
+}
+
 TEST(ArtifactOpen, RejectsCorruptFlatbuffer) {
   ArtifactBuilder builder;
   kiln::test::buildAddModel(builder);
