@@ -215,3 +215,19 @@ TEST(SessionTimelineGpu, StartsAndEndsAreOrderedAndArgumentsChecked) {
   EXPECT_LT(end, 1000.0f);
   kiln_session_release(session);
 }
+
+TEST_F(KilnRunGpu, ProfileRowsCarryNamesAndLayers) {
+  kiln::test::ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  builder.model.launches[0]->name = "h.3.attn: add";
+  builder.model.launches[0]->layer = "h.3.attn";
+  std::string named = kiln::test::writeTempFile("named_add.kiln", builder.build());
+  kiln::test::CommandResult result = run("'" + named + "' --inputs-generate random:1 --profile 3");
+  if (skip)
+    GTEST_SKIP() << result.output;
+  ASSERT_EQ(result.exitCode, 0) << result.output;
+  for (const char *fragment : {"  kernel\n", "  h.3.attn: add\n", "per layer (sum of its kernels",
+                               "    h.3.attn    "})
+    EXPECT_NE(result.output.find(fragment), std::string::npos) << fragment << "\n"
+                                                               << result.output;
+}
