@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/runtime.h"
+#include "kiln/runtime.hpp"
 
 #include "InputGen.h"
 #include "JsonWriter.h"
@@ -458,3 +459,16 @@ TEST_F(KilnRunGenerated, InfoPrintsNamesLayersAndRanges) {
 }
 
 } // namespace
+
+TEST(LaunchMetadataCpp, WrappersReturnStringsAndLists) {
+  std::string path = kiln::test::writeTempFile("cpp.kiln", describedFile());
+  kiln::Artifact artifact;
+  ASSERT_TRUE(kiln::Artifact::open(path, artifact).ok());
+  EXPECT_EQ(artifact.launchName(0), "h.0.attn: matmul+add");
+  EXPECT_EQ(artifact.launchLayer(0), "h.0.attn");
+  EXPECT_EQ(artifact.launchOps(0), (std::vector<std::string>{"matmul", "reshape", "add"}));
+  EXPECT_EQ(artifact.launchNodes(0),
+            (std::vector<std::string>{"/m/h.0/attn/MatMul", "/m/h.0/Add"}));
+  EXPECT_EQ(artifact.launchName(1), "");
+  EXPECT_TRUE(artifact.launchOps(1).empty());
+}

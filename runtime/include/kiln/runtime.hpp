@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace kiln {
 
@@ -123,6 +124,28 @@ public:
   size_t collectiveCount() const { return kiln_artifact_collective_count(handle); }
   Status collectiveInfo(size_t index, kiln_collective_info_t &info) const {
     return Status(kiln_artifact_collective_info(handle, index, &info));
+  }
+  /// What launch `index` computes (see kiln_artifact_launch_name): its readable name and layer
+  /// ("" when not recorded or out of range), fused op names and ONNX node names (empty then).
+  std::string launchName(size_t index) const {
+    const char *name = kiln_artifact_launch_name(handle, index);
+    return name ? name : "";
+  }
+  std::string launchLayer(size_t index) const {
+    const char *layer = kiln_artifact_launch_layer(handle, index);
+    return layer ? layer : "";
+  }
+  std::vector<std::string> launchOps(size_t index) const {
+    std::vector<std::string> ops;
+    for (size_t i = 0; i < kiln_artifact_launch_op_count(handle, index); ++i)
+      ops.push_back(kiln_artifact_launch_op(handle, index, i));
+    return ops;
+  }
+  std::vector<std::string> launchNodes(size_t index) const {
+    std::vector<std::string> nodes;
+    for (size_t i = 0; i < kiln_artifact_launch_node_count(handle, index); ++i)
+      nodes.push_back(kiln_artifact_launch_node(handle, index, i));
+    return nodes;
   }
 
 private:
