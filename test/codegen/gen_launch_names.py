@@ -5,6 +5,8 @@ their module path the way the two torch.onnx exporters do.
   launch_names_legacy.onnx  node names "/h.0/attn/MatMul" (TorchScript exporter)
   launch_names_dynamo.onnx  node names "node_MatMul_3" with metadata_props
                             "pkg.torch.onnx.name_scopes" (dynamo exporter)
+  launch_names_ranges.onnx  value ranges: int32 ids through a Cast into a 50-row table and
+                            directly into a 30-row one; an int64 mask that indexes nothing
 
 Both: token ids (int64 [1, 4]) index an embedding table of 50 rows, then per block a MatMul +
 Add (attention stand-in, "attn") and a MatMul + Tanh (MLP stand-in, "mlp"); a final
@@ -79,6 +81,35 @@ def save(style):
     onnx.save(model, os.path.join(HERE, f"launch_names_{style}.onnx"))
 
 
+def save_ranges():
+    """launch_names_ranges.onnx: int32 ids index a 50-row table through a Cast and a 30-row table
+    directly (range [0, 29], the smaller); an int64 mask only multiplies (no range)."""
+    rng = np.random.default_rng(4)
+    big = numpy_helper.from_array(rng.standard_normal([50, HIDDEN]).astype(np.float32), "big")
+    small = numpy_helper.from_array(rng.standard_normal([30, HIDDEN]).astype(np.float32), "small")
+    nodes = [
+        helper.make_node("Cast", ["ids"], ["ids64"], to=TensorProto.INT64),
+        helper.make_node("Gather", ["big", "ids64"], ["e1"], axis=0),
+        helper.make_node("Gather", ["small", "ids"], ["e2"], axis=0),
+        helper.make_node("Add", ["e1", "e2"], ["e"]),
+        helper.make_node("Cast", ["mask"], ["maskf"], to=TensorProto.FLOAT),
+        helper.make_node("Unsqueeze", ["maskf", "axes"], ["mask3"]),
+        helper.make_node("Mul", ["e", "mask3"], ["out"]),
+    ]
+    axes = numpy_helper.from_array(np.array([2], dtype=np.int64), "axes")
+    graph = helper.make_graph(
+        nodes, "launch_names_ranges",
+        [helper.make_tensor_value_info("ids", TensorProto.INT32, [1, 4]),
+         helper.make_tensor_value_info("mask", TensorProto.INT64, [1, 4])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 4, HIDDEN])],
+        [big, small, axes])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 10
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(HERE, "launch_names_ranges.onnx"))
+
+
 if __name__ == "__main__":
     save("legacy")
     save("dynamo")
+    save_ranges()

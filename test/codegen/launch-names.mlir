@@ -13,6 +13,10 @@
 // RUN: %python %S/check_launch_json.py %t/dynamo.json | FileCheck %s --check-prefix=JSON
 // RUN: kiln-run %t/legacy.kiln --json --info > %t/legacy.json
 // RUN: %python %S/check_launch_json.py %t/legacy.json | FileCheck %s --check-prefix=JSON
+// Value ranges through a Cast and over two tables (the smaller wins); nodes without a module
+// path give a launch without a layer, named by its ops.
+// RUN: kiln-compile %S/Inputs/launch_names_ranges.onnx -o %t/ranges.kiln > /dev/null
+// RUN: kiln-run %t/ranges.kiln --info | FileCheck %s --check-prefix=RANGES
 
 // INFO: input_ids: i64[1x4] (32 bytes) values [0, 49]
 // INFO: 0: kiln_k0
@@ -48,3 +52,13 @@
 // JSON-NEXT: LAUNCH 3 h.1.attn | h.1.attn: matmul+add | matmul,add | 2 | flops>0
 // JSON-NEXT: LAUNCH 4 h.1.mlp | h.1.mlp: matmul+tanh | matmul,tanh | 2 | flops>0
 // JSON-NEXT: LAUNCH 5 ln_f | ln_f: layer_norm | layer_norm | 1 | flops>0
+
+// RANGES: ids: i32[1x4] (16 bytes) values [0, 29]
+// RANGES-NEXT: mask: i64[1x4] (32 bytes){{$}}
+// RANGES: 0: kiln_k0
+// RANGES-NEXT: name: cast+gather+add+mul{{$}}
+// RANGES-NEXT: layer: -
+// RANGES-NEXT: ops: cast gather gather add cast reshape mul
+// RANGES-NEXT: onnx nodes (7): Cast_0, Gather_1, Gather_2, Add_3, Cast_4, Unsqueeze_5, Mul_6
+// The ids, the 4 gathered rows of each table (2 x 128 B) and the mask.
+// RANGES-NEXT: cost: 64 flop, 304 B read, 128 B written
