@@ -8,6 +8,7 @@
 #include "Report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -38,8 +39,9 @@ void writeTensor(JsonWriter &json, const kiln_tensor_info_t &info) {
   json.field("bytes", static_cast<unsigned long long>(info.byte_size));
 }
 
-/// Microseconds from milliseconds, for trace timestamps.
-double us(float ms) { return static_cast<double>(ms) * 1000.0; }
+/// Microseconds from milliseconds, for trace timestamps, rounded to nanoseconds (CUDA events
+/// resolve about half a microsecond; the rounding drops float noise such as 8.99999961).
+double us(float ms) { return std::round(static_cast<double>(ms) * 1e6) / 1e3; }
 
 } // namespace
 
