@@ -472,3 +472,12 @@ TEST(LaunchMetadataCpp, WrappersReturnStringsAndLists) {
   EXPECT_EQ(artifact.launchName(1), "");
   EXPECT_TRUE(artifact.launchOps(1).empty());
 }
+
+TEST(SessionTimeline, RejectsNullSession) {
+  float start = 1, end = 1;
+  kiln_status_t status = kiln_session_profile_timeline(nullptr, &start, &end, nullptr, nullptr);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  EXPECT_STREQ(kiln_status_message(status),
+               "kiln_session_profile_timeline: session must be non-NULL");
+  kiln_status_free(status);
+}
