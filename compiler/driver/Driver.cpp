@@ -74,7 +74,8 @@ class PhaseClock {
 public:
   PhaseClock(CompileStats &stats, ProgressReporter *progress)
       : stats(stats), progress(progress) {}
-  ~PhaseClock() { stop(); }
+  /// A phase still running here failed (an early return with an error).
+  ~PhaseClock() { stop(/*completed=*/false); }
 
   /// Ends the running phase, if any, and starts `name`.
   void start(llvm::StringRef name) {
@@ -85,8 +86,8 @@ public:
       progress->begin(name);
   }
 
-  /// Ends the running phase, if any.
-  void stop() {
+  /// Ends the running phase, if any; `completed` false: it failed.
+  void stop(bool completed = true) {
     if (current.empty())
       return;
     double ms = msSince(t0);
@@ -97,7 +98,7 @@ public:
       it->ms += ms;
     current.clear();
     if (progress)
-      progress->end();
+      progress->end(completed);
   }
 
   /// `done` of `total` `unit`s of the running phase are finished.

@@ -110,11 +110,11 @@ void ProgressReporter::refresh() {
   os.flush();
 }
 
-void ProgressReporter::end() {
+void ProgressReporter::end(bool completed) {
   std::lock_guard<std::mutex> lock(mutex);
   if (phase.empty())
     return;
-  if (mode == ProgressMode::Lines && (shown || elapsedMs() >= delayMs)) {
+  if (mode == ProgressMode::Lines && completed && (shown || elapsedMs() >= delayMs)) {
     if (!shown)
       os << tool << ": " << phase << "...\n";
     os << tool << ": " << phase << llvm::format(" done in %.1f s", elapsedMs() / 1000) << "\n";

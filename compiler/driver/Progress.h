@@ -54,8 +54,9 @@ public:
   void begin(llvm::StringRef phase);
   /// `done` of `total` units of the current phase are finished.
   void update(uint64_t done, uint64_t total, llvm::StringRef unit);
-  /// Ends the current phase (no-op without one).
-  void end();
+  /// Ends the current phase (no-op without one). `completed` false: the
+  /// phase failed; no "done" line is printed (the error follows).
+  void end(bool completed = true);
 
   ProgressMode getMode() const { return mode; }
 
