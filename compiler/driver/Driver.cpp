@@ -9,6 +9,8 @@
 //      unique ones spread over one module per compile thread;
 //   4. compile modules with NVRTC (PTX + SASS per target) in parallel;
 //   5. write the artifact (compiler/artifact) and verify it.
+//   6. with --report, write the compile report of each artifact
+//      (compiler/report: memory plan, launches, phase times).
 // Every step is timed as one or more named phases (CompileStats::phases),
 // which the progress reporter shows while they run.
 //
@@ -386,6 +388,35 @@ struct kiln::ModuleCache {
   std::vector<codegen::CompiledModule> compiled;
 };
 
+/// Completes the reports collected per rank (model, options, artifact path,
+/// phase times) and writes them under options.reportDir: index.html and
+/// report.json, or for tensor-parallel rank files rank<r>/ per rank plus an
+/// index.html linking them.
+static llvm::Error writeReports(const CompileOptions &options, CompileStats &stats) {
+  for (auto [i, report] : llvm::enumerate(stats.reports)) {
+    report.model = options.inputPath;
+    report.shapes = options.shapeSpec;
+    report.precision = stringifyPrecision(options.precision).str();
+    report.targets = options.targets;
+    if (i < stats.files.size())
+      report.artifact = isStandardOutput(stats.files[i].path) ? "<stdout>" : stats.files[i].path;
+    for (const CompilePhase &phase : stats.phases)
+      report.phases.push_back({phase.name, phase.ms});
+    report.totalMs = stats.totalMs;
+  }
+  if (stats.reports.size() == 1 && stats.reports.front().worldSize == 1)
+    return writeCompileReport(stats.reports.front(), options.reportDir);
+  for (const CompileReport &report : stats.reports) {
+    llvm::SmallString<256> dir(options.reportDir);
+    llvm::sys::path::append(dir, "rank" + std::to_string(report.rank));
+    if (auto e = prepareReportDirectory(dir))
+      return e;
+    if (auto e = writeCompileReport(report, dir))
+      return e;
+  }
+  return writeRankIndex(stats.reports, options.reportDir);
+}
+
 /// Steps 2-5 of compileModel for tensor-parallel rank `rank` (0 without
 /// tensor parallelism): runs the pipeline on `module`, generates and compiles
 /// the kernels (NVRTC output reused from `cache` when the sources match) and
@@ -520,6 +551,15 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
   stats.modules = numModules;
   stats.uniqueKernels = functionSources.size();
   stats.collectives = collectives.size();
+  if (!options.reportDir.empty()) {
+    auto report = collectCompileReport(func, launches, collectives);
+    if (!report)
+      return report.takeError();
+    report->rank = rank;
+    report->worldSize =
+        options.tensorParallel > 1 && !options.tpLoopback ? options.tensorParallel : 1;
+    stats.reports.push_back(std::move(*report));
+  }
 
   // 4. NVRTC.
   clock.start("nvrtc");
@@ -660,6 +700,14 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
                                                : options.outputPath))
         return std::move(e);
   }
+  // --report describes an artifact's launches and memory plan; its directory must be usable.
+  if (!options.reportDir.empty()) {
+    if (options.emit != EmitKind::Artifact)
+      return llvm::createStringError("--report needs --emit=artifact (the default): the report "
+                                     "shows the launches and memory plan of an artifact");
+    if (auto e = prepareReportDirectory(options.reportDir))
+      return std::move(e);
+  }
   bool mlirInput = llvm::sys::path::extension(options.inputPath) == ".mlir";
   if (mlirInput && !options.shapeSpec.empty())
     return llvm::createStringError("--shape applies to ONNX models; '%s' is a graph with static "
@@ -760,7 +808,12 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
                              os, stats, clock))
       return std::move(e);
   }
-  return finish();
+  auto result = finish();
+  if (!result || options.reportDir.empty())
+    return result;
+  if (auto e = writeReports(options, *result))
+    return std::move(e);
+  return result;
 }
 
 llvm::Error kiln::checkOutputWritable(llvm::StringRef path) {

@@ -11,6 +11,7 @@
 #define KILN_COMPILER_DRIVER_DRIVER_H
 
 #include "compiler/driver/Progress.h"
+#include "compiler/report/Report.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -67,6 +68,11 @@ struct CompileOptions {
   int64_t elideElementsLargerThan = 16;
   /// Shows phases while they run (not owned); null: no progress display.
   ProgressReporter *progress = nullptr;
+  /// --report: write the compile report (memory plan, kernel table, phase
+  /// times; docs/report.md) as DIR/index.html and DIR/report.json; with
+  /// tensor-parallel rank files one page per rank in DIR/rank<r>/ and an
+  /// index page. Needs EmitKind::Artifact. Empty: no report.
+  std::string reportDir;
 };
 
 /// Wall time of one compile phase.
@@ -101,6 +107,8 @@ struct CompileStats {
   /// weights", "checksum", "write file", "verify artifact". totalMs minus
   /// their sum is the time outside any phase (option checks; well under 1 ms).
   std::vector<CompilePhase> phases;
+  /// With CompileOptions::reportDir: the report of each artifact written, rank order.
+  std::vector<CompileReport> reports;
   /// Shorthands for the phases above (0 when a phase did not run).
   double importMs = 0, passesMs = 0, codegenMs = 0, nvrtcMs = 0, totalMs = 0;
 };

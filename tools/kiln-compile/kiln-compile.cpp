@@ -19,6 +19,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Config/llvm-config.h"
@@ -47,6 +48,11 @@ static cl::list<std::string> targets("target", cl::desc("SASS target(s), e.g. sm
 static cl::opt<std::string> dumpCuda("dump-cuda",
                                      cl::desc("Write each kernel module's CUDA C++ and PTX here"),
                                      cl::value_desc("dir"), cl::cat(kilnCategory));
+static cl::opt<std::string> reportDir(
+    "report",
+    cl::desc("Write a compile report here: index.html (the memory plan as a picture, the kernel "
+             "table with bytes and FLOPs, the compile phases) and report.json; see docs/report.md"),
+    cl::value_desc("dir"), cl::cat(kilnCategory));
 static cl::opt<kiln::EmitKind> emit(
     "emit", cl::desc("What to produce"), cl::init(kiln::EmitKind::Artifact),
     cl::values(clEnumValN(kiln::EmitKind::Graph, "graph", "imported kiln graph (MLIR)"),
@@ -172,6 +178,7 @@ int main(int argc, char **argv) {
   if (!targets.empty())
     options.targets.assign(targets.begin(), targets.end());
   options.dumpCudaDir = dumpCuda;
+  options.reportDir = reportDir;
   options.emit = emit;
   options.fuse = !noFuse;
   options.precision = precision;
@@ -184,6 +191,8 @@ int main(int argc, char **argv) {
   options.elideElementsLargerThan = printConstants ? 0 : 16;
   if (!dumpCuda.empty() && emit != kiln::EmitKind::Artifact)
     return usageError("--dump-cuda needs --emit=artifact (the default)");
+  if (reportDir.getNumOccurrences() && reportDir.empty())
+    return usageError("--report needs a directory name");
   if (emit == kiln::EmitKind::Artifact && outputPath.empty())
     outputPath = kiln::defaultArtifactPath(inputPath);
   // Checked before anything is opened or written: -o must not clobber the model.
@@ -256,6 +265,11 @@ int main(int argc, char **argv) {
   for (const kiln::CompiledFile &file : stats->files)
     summary << "wrote " << (artifactToStdout ? StringRef("<stdout>") : StringRef(file.path))
             << " (" << file.fileBytes << " bytes, weights " << file.weightBytes << " bytes)\n";
+  if (!reportDir.empty()) {
+    SmallString<256> page(reportDir.getValue());
+    sys::path::append(page, "index.html");
+    summary << "wrote report " << page << "\n";
+  }
   if (tensorParallel > 1)
     summary << "tensor parallel: " << tensorParallel.getValue()
             << (tpLoopback ? " ranks in one loopback artifact (sums for the all-reduces)"
