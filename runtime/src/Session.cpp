@@ -31,9 +31,12 @@
 // caller's device buffer instead of the session's own (argValues recomputed; an instantiated CUDA
 // graph is patched in place with cuGraphExecKernelNodeSetParams, on the kernel nodes that the
 // capture recorded per launch, or dropped and re-captured by the next run when that fails).
-// kiln_session_bind_output makes every run end with a stream-ordered device-to-device copy of the
-// output into the caller's buffer (outside the graph), so the kernels and the arena plan are
-// untouched whatever aliasing the plan has (views, outputs in the weights or an input).
+// kiln_session_bind_output moves the output's whole arena range into the caller's buffer when
+// planOutputRedirect allows it (every kernel argument in that range is redirected the same way,
+// graph nodes patched as for inputs), so the kernels write the output there directly; otherwise
+// (an output in the weights or an input, shared with another output or a collective, or only
+// partly covered by some argument) every run ends with a stream-ordered device-to-device copy of
+// the output into the caller's buffer, outside the graph.
 //
 // Waits: a single-GPU session blocks in cuStreamSynchronize / cuEventSynchronize. A
 // tensor-parallel session depends on its peers, so it polls instead (cuStreamQuery /
@@ -157,9 +160,13 @@ struct kiln_session {
   std::vector<bool> inputProvided;
   /// Per input and per output: the caller's device buffer bound to it (kiln_session_bind_input /
   /// _output), 0 when unbound. Launches read a bound input from the caller's buffer; a bound
-  /// output is copied into the caller's buffer at the end of every run.
+  /// output is written there by the kernels (outputRedirects) or copied there at the end of every
+  /// run.
   std::vector<CUdeviceptr> boundInputs;
   std::vector<CUdeviceptr> boundOutputs;
+  /// Per output: the kernel arguments moved into a bound buffer (kiln::planOutputRedirect), empty
+  /// when the output cannot be redirected and a bound buffer gets a copy instead.
+  std::vector<std::vector<kiln::ArgRedirect>> outputRedirects;
   /// Per launch: the argument values (device addresses) and the pointers to them that
   /// cuLaunchKernel takes as kernelParams.
   std::vector<std::vector<CUdeviceptr>> argValues;
@@ -703,6 +710,10 @@ kiln_status_t initialize(kiln_session &session, const kiln_session_params_t &par
     }
   }
 
+  session.outputRedirects.resize(artifact.outputs.size());
+  for (size_t o = 0; o < artifact.outputs.size(); ++o)
+    planOutputRedirect(artifact, o, session.outputRedirects[o]);
+
   // 6. Tensor parallelism: join the group, then set up NCCL's connections.
   if (session.comm) {
     session.collectivePointers.resize(artifact.collectives.size());
@@ -783,7 +794,8 @@ kiln_status_t enqueueRun(kiln_session &session, CUstream stream) {
   const kiln_artifact &artifact = *session.artifact;
   for (size_t o = 0; o < artifact.outputs.size(); ++o) {
     const TensorDesc &output = artifact.outputs[o];
-    if (!session.boundOutputs[o] || output.byteSize == 0)
+    // A redirected output was written into the bound buffer by the kernels themselves.
+    if (!session.boundOutputs[o] || output.byteSize == 0 || !session.outputRedirects[o].empty())
       continue;
     CUresult result =
         cu.cuMemcpyDtoDAsync(session.boundOutputs[o], resolve(session, output.location),
@@ -796,11 +808,34 @@ kiln_status_t enqueueRun(kiln_session &session, CUstream stream) {
   return nullptr;
 }
 
-/// Recomputes the argument values of every launch that reads input `input` (after a binding
-/// changed) and carries the change into the instantiated CUDA graph: each such launch's kernel
-/// node is patched with cuGraphExecKernelNodeSetParams (later launches of the graph use the new
-/// arguments; launches already enqueued keep theirs). When a launch's node is unknown or a patch
-/// fails, the graph is dropped and the next run captures it again. Context must be current.
+/// Carries the current argument values of launch `i` (argValues) into the instantiated CUDA graph,
+/// if any: its kernel node is patched with cuGraphExecKernelNodeSetParams (later launches of the
+/// graph use the new arguments; launches already enqueued keep theirs). When the launch's node is
+/// unknown or the patch fails, the graph is dropped and the next run captures it again. Context
+/// must be current.
+void patchLaunch(kiln_session &session, size_t i) {
+  if (!session.graphExec)
+    return;
+  const LaunchDesc &launch = session.artifact->launches[i];
+  CUgraphNode node = i < session.graphNodes.size() ? session.graphNodes[i] : nullptr;
+  CUDA_KERNEL_NODE_PARAMS params;
+  std::memset(&params, 0, sizeof(params));
+  params.func = session.functions[i];
+  params.gridDimX = launch.grid[0];
+  params.gridDimY = launch.grid[1];
+  params.gridDimZ = launch.grid[2];
+  params.blockDimX = launch.block[0];
+  params.blockDimY = launch.block[1];
+  params.blockDimZ = launch.block[2];
+  params.sharedMemBytes = launch.sharedMemBytes;
+  params.kernelParams = session.argPointers[i].empty() ? nullptr : session.argPointers[i].data();
+  if (!node ||
+      session.cu->cuGraphExecKernelNodeSetParams(session.graphExec, node, &params) != CUDA_SUCCESS)
+    dropGraph(session);
+}
+
+/// Recomputes the argument values of every launch that reads input `input` (after its binding
+/// changed) and patches the changed launches into the CUDA graph. Context must be current.
 void updateInputArguments(kiln_session &session, size_t input) {
   const kiln_artifact &artifact = *session.artifact;
   for (size_t i = 0; i < artifact.launches.size(); ++i) {
@@ -814,24 +849,29 @@ void updateInputArguments(kiln_session &session, size_t input) {
       changed |= session.argValues[i][a] != value;
       session.argValues[i][a] = value;
     }
-    if (!changed || !session.graphExec)
-      continue;
-    CUgraphNode node = i < session.graphNodes.size() ? session.graphNodes[i] : nullptr;
-    CUDA_KERNEL_NODE_PARAMS params;
-    std::memset(&params, 0, sizeof(params));
-    params.func = session.functions[i];
-    params.gridDimX = launch.grid[0];
-    params.gridDimY = launch.grid[1];
-    params.gridDimZ = launch.grid[2];
-    params.blockDimX = launch.block[0];
-    params.blockDimY = launch.block[1];
-    params.blockDimZ = launch.block[2];
-    params.sharedMemBytes = launch.sharedMemBytes;
-    params.kernelParams = session.argPointers[i].empty() ? nullptr : session.argPointers[i].data();
-    if (!node || session.cu->cuGraphExecKernelNodeSetParams(session.graphExec, node, &params) !=
-                     CUDA_SUCCESS)
-      dropGraph(session);
+    if (changed)
+      patchLaunch(session, i);
   }
+}
+
+/// Points the redirected arguments of output `output` (outputRedirects) at its bound buffer, or
+/// back into the arena when it is unbound, and patches the changed launches into the CUDA graph.
+/// Context must be current.
+void updateOutputArguments(kiln_session &session, size_t output) {
+  const kiln_artifact &artifact = *session.artifact;
+  const std::vector<ArgRedirect> &redirects = session.outputRedirects[output];
+  CUdeviceptr bound = session.boundOutputs[output];
+  std::vector<bool> changed(artifact.launches.size(), false);
+  for (const ArgRedirect &r : redirects) {
+    CUdeviceptr value =
+        bound ? bound + r.offset : resolve(session, artifact.launches[r.launch].args[r.arg]);
+    if (session.argValues[r.launch][r.arg] != value)
+      changed[r.launch] = true;
+    session.argValues[r.launch][r.arg] = value;
+  }
+  for (size_t i = 0; i < changed.size(); ++i)
+    if (changed[i])
+      patchLaunch(session, i);
 }
 
 /// Validates the session argument of every session call, and refuses aborted sessions.
@@ -1067,6 +1107,39 @@ kiln_status_t checkBinding(const kiln_artifact &artifact, bool isInput, const ch
   return nullptr;
 }
 
+bool planOutputRedirect(const kiln_artifact &artifact, size_t output,
+                        std::vector<ArgRedirect> &redirects) {
+  redirects.clear();
+  const BufferRefDesc &range = artifact.outputs[output].location;
+  if (range.segment != Segment::Arena || range.size == 0)
+    return false;
+  // Whether arena range `ref` shares a byte with the output's range.
+  auto overlaps = [&range](const BufferRefDesc &ref) {
+    return ref.segment == Segment::Arena && ref.size > 0 &&
+           ref.offset < range.offset + range.size && range.offset < ref.offset + ref.size;
+  };
+  for (size_t o = 0; o < artifact.outputs.size(); ++o)
+    if (o != output && overlaps(artifact.outputs[o].location))
+      return false;
+  for (const CollectiveDesc &collective : artifact.collectives)
+    if (overlaps(collective.input) || overlaps(collective.output))
+      return false;
+  for (size_t i = 0; i < artifact.launches.size(); ++i) {
+    const std::vector<BufferRefDesc> &args = artifact.launches[i].args;
+    for (size_t a = 0; a < args.size(); ++a) {
+      if (!overlaps(args[a]))
+        continue;
+      if (args[a].offset < range.offset ||
+          args[a].offset + args[a].size > range.offset + range.size) {
+        redirects.clear();
+        return false;
+      }
+      redirects.push_back({i, a, args[a].offset - range.offset});
+    }
+  }
+  return !redirects.empty();
+}
+
 } // namespace kiln
 
 using kiln::makeStatus;
@@ -1175,8 +1248,7 @@ kiln_status_t kiln_session_set_input_async(kiln_session_t *session, const char *
   const kiln::CudaSymbols &cu = *session->cu;
   kiln::ContextScope scope(cu, session->context);
   KILN_RETURN_IF_ERROR(kiln::orderOnStream(*session, target, function));
-  KILN_CU_RETURN_IF_ERROR(
-      cu, cuMemcpyHtoDAsync(session->inputs[index], host_data, bytes, target));
+  KILN_CU_RETURN_IF_ERROR(cu, cuMemcpyHtoDAsync(session->inputs[index], host_data, bytes, target));
   session->lastRunStream = target;
   session->inputProvided[index] = true;
   return nullptr;
@@ -1320,6 +1392,7 @@ kiln_status_t kiln_session_bind_output(kiln_session_t *session, const char *name
       kiln::checkDeviceRange(*session, device_ptr, bytes, function,
                              "output '" + session->artifact->outputs[index].name + "'"));
   session->boundOutputs[index] = static_cast<CUdeviceptr>(device_ptr);
+  kiln::updateOutputArguments(*session, index);
   return nullptr;
 }
 
@@ -1327,7 +1400,11 @@ kiln_status_t kiln_session_unbind_output(kiln_session_t *session, const char *na
   KILN_RETURN_IF_ERROR(kiln::checkSession(session, "kiln_session_unbind_output"));
   size_t index = 0;
   KILN_RETURN_IF_ERROR(kiln::lookupTensor(*session, /*isInput=*/false, name, 0, false, index));
+  if (!session->boundOutputs[index])
+    return nullptr;
+  kiln::ContextScope scope(*session->cu, session->context);
   session->boundOutputs[index] = 0;
+  kiln::updateOutputArguments(*session, index);
   return nullptr;
 }
 

@@ -1,8 +1,9 @@
 //===- Session.h - Internal checks of the session API -----------*- C++ -*-===//
 //
 // Declarations from Session.cpp that need no device: the argument checks of
-// kiln_session_bind_input / kiln_session_bind_output, which run before any driver call. Exposed
-// so that the runtime's unit tests check every binding error on machines without a GPU.
+// kiln_session_bind_input / kiln_session_bind_output, which run before any driver call, and the
+// analysis that decides whether a bound output is written by the kernels directly or copied.
+// Exposed so that the runtime's unit tests check them on machines without a GPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace kiln {
 
@@ -29,6 +31,26 @@ constexpr uint64_t kBindingAlignment = 256;
 /// Makes no driver call.
 kiln_status_t checkBinding(const kiln_artifact &artifact, bool isInput, const char *name,
                            uint64_t devicePtr, size_t bytes, const char *function, size_t &index);
+
+/// One kernel argument that lies inside an output's arena range: argument `arg` of launch
+/// `launch`, starting `offset` bytes after the output's first byte.
+struct ArgRedirect {
+  size_t launch = 0;
+  size_t arg = 0;
+  uint64_t offset = 0;
+};
+
+/// Decides whether a caller's buffer bound to output `output` of `artifact` can stand in for the
+/// output's arena range R during the whole run, so that the kernels write the output there
+/// directly: R must be in the arena and non-empty, no other output and no collective may touch any
+/// byte of R, and every kernel argument touching R must lie entirely inside it (arguments are
+/// whole tensors; those inside R, the output's own and those of tensors that used R at other
+/// times, are then moved into the caller's buffer together, so every access to a byte of R goes
+/// to the same byte of the buffer). On success returns true and fills `redirects` with those
+/// arguments; otherwise returns false with `redirects` empty, and a bound output is copied into
+/// the caller's buffer after each run instead. Makes no driver call.
+bool planOutputRedirect(const kiln_artifact &artifact, size_t output,
+                        std::vector<ArgRedirect> &redirects);
 
 } // namespace kiln
 

@@ -775,6 +775,54 @@ INSTANTIATE_TEST_SUITE_P(GraphAndPlain, BoundBuffers, testing::Values(1, 0),
                                              : std::string("PlainLaunches");
                          });
 
+TEST_F(GpuSession, BoundOutputsThatCannotBeWrittenInPlaceAreCopied) {
+  // The add model plus two outputs a bound buffer cannot stand in for (kiln::planOutputRedirect):
+  // "y_again" at y's own location (two outputs share the range) and "x_echo", the input itself.
+  kiln::test::ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  for (const char *name : {"y_again", "x_echo"}) {
+    auto output = std::make_unique<fb::TensorDescT>();
+    output->name = name;
+    output->dtype = fb::DType::F32;
+    output->shape = {kiln::test::kAddElements};
+    output->location = std::string(name) == "x_echo"
+                           ? kiln::test::makeRef(fb::Segment::Input, 0, 16, 0)
+                           : kiln::test::makeRef(fb::Segment::Arena, 0, 16);
+    builder.model.outputs.push_back(std::move(output));
+  }
+  CREATE_OR_SKIP(create(builder));
+  DriverForTest cu;
+  ASSERT_TRUE(cu.ok());
+  DeviceBuffers buffers(cu);
+  const char *names[3] = {"y", "y_again", "x_echo"};
+  uint64_t outputs[3];
+  const float nan4[4] = {std::nanf(""), std::nanf(""), std::nanf(""), std::nanf("")};
+  for (int o = 0; o < 3; ++o) {
+    outputs[o] = buffers.allocate(16);
+    ASSERT_NE(outputs[o], 0u);
+  }
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    const float x[4] = {float(round) + 0.5f, -1.0f, 2.0f, float(7 * round)};
+    ASSERT_EQ(kiln_session_set_input(session, "x", x, sizeof(x)), nullptr);
+    for (int o = 0; o < 3; ++o) {
+      ASSERT_EQ(cu.memcpyHtoD(outputs[o], nan4, sizeof(nan4)), 0);
+      kiln_status_t status = kiln_session_bind_output(session, names[o], outputs[o], 16);
+      ASSERT_EQ(status, nullptr) << kiln_status_message(status);
+    }
+    ASSERT_EQ(kiln_session_run(session, nullptr), nullptr);
+    ASSERT_EQ(kiln_session_synchronize(session), nullptr);
+    float y[3][4];
+    for (int o = 0; o < 3; ++o)
+      ASSERT_EQ(cu.memcpyDtoH(y[o], outputs[o], sizeof(y[o])), 0);
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_EQ(y[0][i], x[i] + 10.0f * float(i + 1)) << "y, element " << i;
+      EXPECT_EQ(y[1][i], y[0][i]) << "y_again, element " << i;
+      EXPECT_EQ(y[2][i], x[i]) << "x_echo, element " << i;
+    }
+  }
+}
+
 TEST_F(GpuSession, BoundInputCountsAsSetUntilUnbound) {
   kiln::test::ArtifactBuilder builder;
   kiln::test::buildAddModel(builder);

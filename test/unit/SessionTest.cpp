@@ -478,6 +478,148 @@ TEST(TensorParallelDeadline, ExpiresAfterItsTimeoutAndZeroNever) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(50));
 }
 
+/// Opens the artifact `builder` describes; the caller releases it.
+kiln_artifact_t *openBuilt(kiln::test::ArtifactBuilder &builder, const std::string &name) {
+  std::string path = kiln::test::writeTempFile(name, builder.build());
+  kiln_artifact_t *artifact = nullptr;
+  kiln_status_t status = kiln_artifact_open(path.c_str(), &artifact);
+  EXPECT_EQ(status, nullptr) << kiln_status_message(status);
+  kiln_status_free(status);
+  return artifact;
+}
+
+/// Appends a kiln_add launch of `a` + `b` into `y` to the model of `builder`.
+void addLaunch(kiln::test::ArtifactBuilder &builder, std::unique_ptr<kiln::artifact::BufferRefT> a,
+               std::unique_ptr<kiln::artifact::BufferRefT> b,
+               std::unique_ptr<kiln::artifact::BufferRefT> y) {
+  auto launch = std::make_unique<kiln::artifact::LaunchT>();
+  launch->module_ = 0;
+  launch->function = "kiln_add";
+  launch->grid = {1, 1, 1};
+  launch->block = {4, 1, 1};
+  launch->args.push_back(std::move(a));
+  launch->args.push_back(std::move(b));
+  launch->args.push_back(std::move(y));
+  builder.model.launches.push_back(std::move(launch));
+}
+
+namespace fbs = kiln::artifact;
+using kiln::test::makeRef;
+
+TEST(OutputRedirect, AddModelOutputIsWrittenInPlace) {
+  kiln::test::ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  kiln_artifact_t *artifact = openBuilt(builder, "redirect_add.kiln");
+  ASSERT_NE(artifact, nullptr);
+  std::vector<kiln::ArgRedirect> redirects;
+  EXPECT_TRUE(kiln::planOutputRedirect(*artifact, 0, redirects));
+  ASSERT_EQ(redirects.size(), 1u);
+  EXPECT_EQ(redirects[0].launch, 0u);
+  EXPECT_EQ(redirects[0].arg, 2u);
+  EXPECT_EQ(redirects[0].offset, 0u);
+  kiln_artifact_release(artifact);
+}
+
+TEST(OutputRedirect, TensorsInsideTheRangeMoveWithTheOutput) {
+  // y lives at arena [512, 528). Launch 0 writes t = x + w at 512 (an earlier tensor of y's
+  // range), launch 1 writes u = x + w at 528 (outside it), launch 2 writes y = t + w in place.
+  kiln::test::ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  fbs::ModelT &model = builder.model;
+  model.launches.clear();
+  addLaunch(builder, makeRef(fbs::Segment::Input, 0, 16), makeRef(fbs::Segment::Weights, 0, 16),
+            makeRef(fbs::Segment::Arena, 512, 16));
+  addLaunch(builder, makeRef(fbs::Segment::Input, 0, 16), makeRef(fbs::Segment::Weights, 0, 16),
+            makeRef(fbs::Segment::Arena, 528, 16));
+  addLaunch(builder, makeRef(fbs::Segment::Arena, 512, 16), makeRef(fbs::Segment::Weights, 0, 16),
+            makeRef(fbs::Segment::Arena, 512, 16));
+  model.outputs[0]->location = makeRef(fbs::Segment::Arena, 512, 16);
+  kiln_artifact_t *artifact = openBuilt(builder, "redirect_inside.kiln");
+  ASSERT_NE(artifact, nullptr);
+  std::vector<kiln::ArgRedirect> redirects;
+  EXPECT_TRUE(kiln::planOutputRedirect(*artifact, 0, redirects));
+  ASSERT_EQ(redirects.size(), 3u) << "launch 0's result, launch 2's operand and result";
+  EXPECT_EQ(redirects[0].launch, 0u);
+  EXPECT_EQ(redirects[0].arg, 2u);
+  EXPECT_EQ(redirects[1].launch, 2u);
+  EXPECT_EQ(redirects[1].arg, 0u);
+  EXPECT_EQ(redirects[2].launch, 2u);
+  EXPECT_EQ(redirects[2].arg, 2u);
+  for (const kiln::ArgRedirect &r : redirects)
+    EXPECT_EQ(r.offset, 0u);
+  kiln_artifact_release(artifact);
+}
+
+TEST(OutputRedirect, PartlyCoveredSharedOrNonArenaOutputsAreCopied) {
+  std::vector<kiln::ArgRedirect> redirects;
+  {
+    // An argument sticking out of the output's range (a 32-byte view over y and what follows).
+    kiln::test::ArtifactBuilder builder;
+    kiln::test::buildAddModel(builder);
+    addLaunch(builder, makeRef(fbs::Segment::Arena, 0, 32), makeRef(fbs::Segment::Weights, 0, 16),
+              makeRef(fbs::Segment::Arena, 256, 16));
+    kiln_artifact_t *artifact = openBuilt(builder, "redirect_partial.kiln");
+    ASSERT_NE(artifact, nullptr);
+    redirects.push_back({9, 9, 9});
+    EXPECT_FALSE(kiln::planOutputRedirect(*artifact, 0, redirects));
+    EXPECT_TRUE(redirects.empty());
+    kiln_artifact_release(artifact);
+  }
+  {
+    // Two outputs at the same location: redirecting one would leave the other stale.
+    kiln::test::ArtifactBuilder builder;
+    kiln::test::buildAddModel(builder);
+    auto again = std::make_unique<fbs::TensorDescT>();
+    again->name = "y_again";
+    again->dtype = fbs::DType::F32;
+    again->shape = {kiln::test::kAddElements};
+    again->location = makeRef(fbs::Segment::Arena, 0, 16);
+    builder.model.outputs.push_back(std::move(again));
+    kiln_artifact_t *artifact = openBuilt(builder, "redirect_twice.kiln");
+    ASSERT_NE(artifact, nullptr);
+    EXPECT_FALSE(kiln::planOutputRedirect(*artifact, 0, redirects));
+    EXPECT_FALSE(kiln::planOutputRedirect(*artifact, 1, redirects));
+    kiln_artifact_release(artifact);
+  }
+  {
+    // Outputs in the weights or in an input have no arena range to move.
+    kiln::test::ArtifactBuilder builder;
+    kiln::test::buildAddModel(builder);
+    builder.model.outputs[0]->location = makeRef(fbs::Segment::Weights, 0, 16);
+    auto echo = std::make_unique<fbs::TensorDescT>();
+    echo->name = "x_echo";
+    echo->dtype = fbs::DType::F32;
+    echo->shape = {kiln::test::kAddElements};
+    echo->location = makeRef(fbs::Segment::Input, 0, 16, 0);
+    builder.model.outputs.push_back(std::move(echo));
+    kiln_artifact_t *artifact = openBuilt(builder, "redirect_segments.kiln");
+    ASSERT_NE(artifact, nullptr);
+    EXPECT_FALSE(kiln::planOutputRedirect(*artifact, 0, redirects));
+    EXPECT_FALSE(kiln::planOutputRedirect(*artifact, 1, redirects));
+    kiln_artifact_release(artifact);
+  }
+}
+
+TEST(OutputRedirect, CollectivesOnTheOutputForceACopy) {
+  // The all-reduce model: the collective works in place on arena+0, y lives at arena+256.
+  kiln::test::ArtifactBuilder builder;
+  kiln::test::buildAllReduceModel(builder, 0, 2);
+  kiln_artifact_t *artifact = openBuilt(builder, "redirect_tp.rank0.kiln");
+  ASSERT_NE(artifact, nullptr);
+  std::vector<kiln::ArgRedirect> redirects;
+  EXPECT_TRUE(kiln::planOutputRedirect(*artifact, 0, redirects))
+      << "y does not meet the collective";
+  kiln_artifact_release(artifact);
+  // Moved onto the all-reduce's range, the output must be copied.
+  kiln::test::ArtifactBuilder onCollective;
+  kiln::test::buildAllReduceModel(onCollective, 0, 2);
+  onCollective.model.outputs[0]->location = makeRef(fbs::Segment::Arena, 0, 16);
+  artifact = openBuilt(onCollective, "redirect_tp_on.rank0.kiln");
+  ASSERT_NE(artifact, nullptr);
+  EXPECT_FALSE(kiln::planOutputRedirect(*artifact, 0, redirects));
+  kiln_artifact_release(artifact);
+}
+
 TEST(Session, HasCudaGraphOfNullIsZero) { EXPECT_EQ(kiln_session_has_cuda_graph(nullptr), 0); }
 
 } // namespace

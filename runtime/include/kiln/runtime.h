@@ -493,8 +493,8 @@ kiln_status_t kiln_session_set_input_async(kiln_session_t *session, const char *
 /// kiln_session_input_device_ptr for an input the application fills on the device; zero-size
 /// inputs need nothing): otherwise the call returns KILN_FAILED_PRECONDITION naming the inputs
 /// never set ("kiln_session_run: input 'input_ids' was never set; ..."), before any device work.
-/// Outputs bound with kiln_session_bind_output are copied into their buffers at the end of the
-/// run, on `stream`. kiln_session_benchmark,
+/// Outputs bound with kiln_session_bind_output are written into their buffers by the kernels or
+/// copied there at the end of the run, on `stream`. kiln_session_benchmark,
 /// kiln_session_profile and kiln_session_profile_collectives check the same.
 /// With use_cuda_graph, the first run (or benchmark) of the session captures the launch list into
 /// a CUDA graph and instantiates it, once. The capture always happens on the session's own
@@ -582,16 +582,20 @@ kiln_status_t kiln_session_bind_input(kiln_session_t *session, const char *name,
 /// is not bound. KILN_NOT_FOUND for an unknown name.
 kiln_status_t kiln_session_unbind_input(kiln_session_t *session, const char *name);
 
-/// Makes every run also deliver output `name` into the caller's device buffer `device_ptr` (a
-/// CUdeviceptr), so no kiln_session_get_output is needed: each kiln_session_run (and each run of
-/// kiln_session_benchmark) ends with a device-to-device copy (cuMemcpyDtoDAsync, byte_size bytes)
-/// from the output's location into `device_ptr` on the run's stream, after the run's last kernel;
-/// nothing goes through the host. (The kernels keep writing the output where the memory plan put
-/// it, often the arena, which other tensors share: the copy keeps that plan valid.)
-/// kiln_session_profile and _profile_collectives do not copy. The same checks as
+/// Makes every run deliver output `name` into the caller's device buffer `device_ptr` (a
+/// CUdeviceptr), so no kiln_session_get_output is needed, and nothing goes through the host. Where
+/// the memory plan allows it (the output has an arena range that no other output and no collective
+/// touches, and every kernel argument touching it lies inside it), the buffer stands in for that
+/// range: the kernels write the output there directly, and the buffer holds intermediate values
+/// during a run (with the CUDA graph, its kernel nodes are updated as for kiln_session_bind_input).
+/// Otherwise (an output in the weights or an input, sharing its range with another output or a
+/// collective, or only partly covered by some kernel argument) each kiln_session_run, and each run
+/// of kiln_session_benchmark, ends with a device-to-device copy (cuMemcpyDtoDAsync, byte_size
+/// bytes) into `device_ptr` on the run's stream; kiln_session_profile and _profile_collectives do
+/// not copy. Either way the buffer holds the output once the run has completed. The same checks as
 /// kiln_session_bind_input apply. kiln_session_get_output, _get_output_async and
 /// _output_device_ptr then read the bound buffer. Binding again replaces the pointer for later
-/// runs; kiln_session_unbind_output stops the copies.
+/// runs; kiln_session_unbind_output returns to the session's own memory.
 kiln_status_t kiln_session_bind_output(kiln_session_t *session, const char *name,
                                        uint64_t device_ptr, size_t bytes);
 
