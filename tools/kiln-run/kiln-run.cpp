@@ -933,6 +933,14 @@ int reportProfile(const Options &options, kiln_artifact_t *artifact, const RankR
       json->field("layer", kiln::report::launchLayer(artifact, i));
       json->field("ms", static_cast<double>(runner.launchMs[i]));
       json->field("percent", percent(runner.launchMs[i]));
+      kiln_launch_cost_t cost;
+      kiln_status_free(kiln_artifact_launch_cost(artifact, i, &cost));
+      double seconds = runner.launchMs[i] * 1e-3;
+      if (seconds > 0 && cost.bytes_read + cost.bytes_written > 0)
+        json->field("gb_per_s",
+                    static_cast<double>(cost.bytes_read + cost.bytes_written) / seconds * 1e-9);
+      if (seconds > 0 && cost.flops > 0)
+        json->field("tflop_per_s", static_cast<double>(cost.flops) / seconds * 1e-12);
       json->endObject();
     }
     json->endArray();
@@ -968,8 +976,8 @@ int reportProfile(const Options &options, kiln_artifact_t *artifact, const RankR
   else
     std::printf("profile (median of %ld runs, plain launches, event-bracketed):\n",
                 options.profile);
-  std::printf("  %4s  %-12s %-14s %-12s %9s %6s  %s\n", "#", "function", "grid", "block", "us", "%",
-              "kernel");
+  std::printf("  %4s  %-12s %-14s %-12s %9s %6s %8s %8s  %s\n", "#", "function", "grid", "block",
+              "us", "%", "GB/s", "TFLOP/s", "kernel");
   size_t c = 0;
   auto printCollectivesBefore = [&](size_t launch) -> kiln_status_t {
     kiln_collective_info_t info;
@@ -996,8 +1004,20 @@ int reportProfile(const Options &options, kiln_artifact_t *artifact, const RankR
     std::snprintf(grid, sizeof(grid), "%ux%ux%u", info.grid[0], info.grid[1], info.grid[2]);
     std::snprintf(block, sizeof(block), "%ux%ux%u", info.block[0], info.block[1], info.block[2]);
     const char *name = kiln_artifact_launch_name(artifact, i);
-    std::printf("  %4zu  %-12s %-14s %-12s %9.2f %6.1f  %s\n", i, info.function_name, grid, block,
-                runner.launchMs[i] * 1e3, percent(runner.launchMs[i]), name && *name ? name : "-");
+    // Achieved bandwidth and throughput from the compiler's estimates ("-" when not recorded).
+    kiln_launch_cost_t cost;
+    kiln_status_free(kiln_artifact_launch_cost(artifact, i, &cost));
+    char gbps[32] = "-", tflops[32] = "-";
+    double seconds = runner.launchMs[i] * 1e-3;
+    if (seconds > 0 && cost.bytes_read + cost.bytes_written > 0)
+      std::snprintf(gbps, sizeof(gbps), "%.1f",
+                    static_cast<double>(cost.bytes_read + cost.bytes_written) / seconds * 1e-9);
+    if (seconds > 0 && cost.flops > 0)
+      std::snprintf(tflops, sizeof(tflops), "%.2f",
+                    static_cast<double>(cost.flops) / seconds * 1e-12);
+    std::printf("  %4zu  %-12s %-14s %-12s %9.2f %6.1f %8s %8s  %s\n", i, info.function_name, grid,
+                block, runner.launchMs[i] * 1e3, percent(runner.launchMs[i]), gbps, tflops,
+                name && *name ? name : "-");
   }
   if (kiln_status_t status = printCollectivesBefore(launches))
     return statusError(status);
