@@ -21,7 +21,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -345,6 +348,28 @@ TEST(TensorParallelKilnRun, ThreadsModeRunsComparesBenchmarksAndProfiles) {
     EXPECT_EQ(readF32(output), kiln::test::allReduceModelExpected(x, 2));
     std::printf("%s\n", result.output.c_str());
   }
+}
+
+TEST(TensorParallelKilnRun, ThreadsModeTraceHasACollectivesTrack) {
+  std::string why = skipReason(2);
+  if (!why.empty())
+    GTEST_SKIP() << why;
+  RankArtifacts artifacts;
+  ASSERT_NO_FATAL_FAILURE(artifacts.create());
+  std::string trace = testing::TempDir() + "kiln_tp_threads_trace.json";
+  std::remove(trace.c_str());
+  kiln::test::CommandResult result = kiln::test::runKilnRun(
+      "--tensor-parallel 2 '" + artifacts.base + "' --inputs-generate random:1 --trace '" +
+      trace + "'");
+  ASSERT_EQ(result.exitCode, 0) << result.output;
+  std::ifstream file(trace);
+  std::stringstream text;
+  text << file.rdbuf();
+  for (const char *fragment :
+       {"(rank 0 of 2)", "\"name\":\"collectives\"",
+        "\"name\":\"all_reduce_sum\",\"cat\":\"collective\",\"ph\":\"X\"",
+        "\"name\":\"kiln_add\",\"cat\":\"kernel\""})
+    EXPECT_NE(text.str().find(fragment), std::string::npos) << fragment << "\n" << text.str();
 }
 
 TEST(TensorParallelKilnRun, ProcessModeTwoProcesses) {
