@@ -8,9 +8,11 @@
 //      the FlatBuffers index itself (file identifier + flatbuffers::Verifier);
 //   3. every blob (weights, PTX, cubins): inside the file, 256-byte aligned, not overlapping the
 //      header or the index, with overflow-checked arithmetic;
-//   4. inputs and outputs: names, dtypes, shapes, byte sizes (overflow checked), output locations;
+//   4. inputs and outputs: names, dtypes, shapes, byte sizes (overflow checked), output locations,
+//      value ranges (integer inputs only, min <= max);
 //   5. every launch: module index, function name, grid/block dimensions within CUDA limits, every
-//      argument's BufferRef inside its segment;
+//      argument's BufferRef inside its segment; the optional description (name, layer, ops, ONNX
+//      nodes with node_count >= their number, cost) is copied;
 //   6. tensor parallelism (format version 2): the TensorParallel table (world size >= 2, rank in
 //      range) and every collective (known kind, float dtype, count > 0, input and output arena
 //      ranges of exactly count elements, equal or disjoint, before_launch in range and sorted);
