@@ -10,6 +10,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/descriptor.h>
 #include <google/protobuf/unknown_field_set.h>
 
 #include <climits>
@@ -46,7 +47,24 @@ kiln::nodeMetadataProps(const onnx::NodeProto &node) {
   constexpr int kMetadataPropsField = 9;
   std::vector<std::pair<std::string, std::string>> props;
   try {
-    const google::protobuf::UnknownFieldSet &unknown = node.GetReflection()->GetUnknownFields(node);
+    const google::protobuf::Reflection *reflection = node.GetReflection();
+    // ONNX headers from 1.16 on know the field: read it through reflection (the same source
+    // builds against either schema).
+    if (const google::protobuf::FieldDescriptor *known =
+            node.GetDescriptor()->FindFieldByNumber(kMetadataPropsField);
+        known && known->is_repeated() &&
+        known->type() == google::protobuf::FieldDescriptor::TYPE_MESSAGE &&
+        known->message_type()->full_name() == "onnx.StringStringEntryProto") {
+      for (int i = 0; i < reflection->FieldSize(node, known); ++i) {
+        const google::protobuf::Message &entry = reflection->GetRepeatedMessage(node, known, i);
+        const google::protobuf::Descriptor *type = entry.GetDescriptor();
+        props.emplace_back(
+            entry.GetReflection()->GetString(entry, type->FindFieldByName("key")),
+            entry.GetReflection()->GetString(entry, type->FindFieldByName("value")));
+      }
+      return props;
+    }
+    const google::protobuf::UnknownFieldSet &unknown = reflection->GetUnknownFields(node);
     for (int i = 0; i < unknown.field_count(); ++i) {
       const google::protobuf::UnknownField &field = unknown.field(i);
       if (field.number() != kMetadataPropsField ||

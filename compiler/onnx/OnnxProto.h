@@ -25,9 +25,10 @@ bool parseModelProto(const void *data, size_t size, onnx::ModelProto &model,
                      std::string &error);
 
 /// Returns the `metadata_props` (key, value) entries of `node`, in file order.
-/// ONNX 1.16 added them to NodeProto as field 9; the protobuf schema kiln
-/// builds against predates that, so they arrive as unknown fields and are
-/// decoded here (entries that do not decode are skipped). torch.onnx's dynamo
+/// ONNX 1.16 added them to NodeProto as field 9; with an older protobuf schema
+/// (Debian 12's) they arrive as unknown fields and are decoded here (entries
+/// that do not decode are skipped), with a newer one they are read through
+/// reflection. torch.onnx's dynamo
 /// exporter stores the module path of each node in them
 /// ("pkg.torch.onnx.name_scopes"). Never throws.
 std::vector<std::pair<std::string, std::string>> nodeMetadataProps(const onnx::NodeProto &node);
