@@ -196,7 +196,10 @@ def kiln_profile(args, log, artifact, inputs, tag, tp=1):
         cmd += ["--input", "%s=%s" % (name, path)]
     rc, text, _ = run_logged(cmd, log.tool_log("profile-" + tag), RUN_TIMEOUT_S)
     profile_text = text
-    rows = re.findall(r"^\s+\d+\s+(\S+)\s+(\S+)\s+(\S+)\s+([0-9.]+)\s+[0-9.]+$", text, re.M)
+    # Rows: "#  function  grid  block  us  %  GB/s  TFLOP/s  kernel name" (the last three columns
+    # since kiln-run names kernels after the model; older kiln-run builds end at "%").
+    rows = re.findall(r"^\s+\d+\s+(\S+)\s+(\S+)\s+(\S+)\s+([0-9.]+)\s+[0-9.]+(?:\s+\S+\s+\S+\s+.*)?$",
+                      text, re.M)
     if rc != 0 or not rows:
         log("  kiln-run --profile FAILED (exit %d) for %s:\n%s" % (rc, tag, tail(text)))
         return
