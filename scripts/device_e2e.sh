@@ -32,7 +32,7 @@ fi
   nvidia-smi -L || echo "nvidia-smi -L failed"
   nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader || true
   "$PYTHON" -c 'import onnxruntime, numpy; print("onnxruntime", onnxruntime.__version__, "numpy", numpy.__version__)'
-  "$CARRY/bin/kiln-run" "$(ls "$CARRY"/artifacts/*.kiln | head -1)" --info 2>&1 | grep -v "^  [0-9]*: " || true
+  "$CARRY/bin/kiln-run" "$(ls "$CARRY"/artifacts/*.kiln | head -1)" --info 2>&1 | grep -v -e "^  [0-9]*: " -e "^      " || true
 } 2>&1 | tee "$LOGS/device-info.log"
 
 WORK="$(mktemp -d /tmp/kiln-e2e-XXXXXX)"

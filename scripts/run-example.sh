@@ -71,7 +71,7 @@ echo
 echo "== no GPU on this machine (nvidia-smi -L failed): compiled, not run"
 echo "   kernels:     ${kernels:-?}"
 echo "   arena bytes: ${arena:-?}"
-"$BUILD/bin/kiln-run" "$ART" --info 2>/dev/null | grep -v '^  [0-9]*: ' | sed 's/^/   /' || true
+"$BUILD/bin/kiln-run" "$ART" --info 2>/dev/null | grep -v -e '^  [0-9]*: ' -e '^      ' | sed 's/^/   /' || true
 cat <<MSG
 
 To run it on a machine with an NVIDIA GPU (driver only; no MLIR, no CUDA toolkit needed there):
