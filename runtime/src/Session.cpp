@@ -1064,13 +1064,14 @@ kiln_status_t checkDeviceRange(const kiln_session &session, uint64_t devicePtr, 
                        name ? name : "unknown error");
   }
   uint64_t end = static_cast<uint64_t>(start) + size;
-  if (devicePtr < start || end - devicePtr < bytes)
+  if (devicePtr < start || devicePtr >= end || end - devicePtr < bytes)
     return makeStatusF(KILN_INVALID_ARGUMENT,
                        "%s: %s needs %zu bytes at 0x%llx, but the device allocation holding it "
                        "(0x%llx, %zu bytes) ends %llu bytes after that address",
                        function, what.c_str(), bytes, static_cast<unsigned long long>(devicePtr),
                        static_cast<unsigned long long>(start), size,
-                       static_cast<unsigned long long>(devicePtr < start ? 0 : end - devicePtr));
+                       static_cast<unsigned long long>(
+                           devicePtr < start || devicePtr >= end ? 0 : end - devicePtr));
   return nullptr;
 }
 
