@@ -1023,7 +1023,7 @@ int reportProfile(const Options &options, kiln_artifact_t *artifact, const RankR
     return statusError(status);
   // Time per layer, when the artifact names layers.
   auto printLayers = [&] {
-    if (layers.size() == 1 && layers.front().layer.empty())
+    if (layers.empty() || (layers.size() == 1 && layers.front().layer.empty()))
       return;
     std::printf("  per layer (sum of its kernels, largest first):\n");
     std::printf("    %-32s %7s %9s %6s\n", "layer", "kernels", "us", "%");
