@@ -361,13 +361,24 @@ TEST(Report, ChromeTraceHasOneSlicePerKernelAndLayer) {
   std::string trace = kiln::report::chromeTrace(artifact, timeline);
   for (const char *fragment :
        {"{\"traceEvents\":[", "\"name\":\"process_name\"", "\"name\":\"kernels\"",
-        "\"name\":\"h.0.attn: matmul+add\",\"cat\":\"kernel\",\"ph\":\"X\",\"pid\":1,\"tid\":1,"
+        "\"name\":\"h.0.attn: matmul+add\",\"cat\":\"kernel\",\"ph\":\"X\",\"pid\":1,\"tid\":3,"
         "\"ts\":1",
         "\"dur\":3", "\"name\":\"h.0.attn\",\"cat\":\"layer\",\"ph\":\"X\"",
+        "\"name\":\"h.0\",\"cat\":\"block\",\"ph\":\"X\",\"pid\":1,\"tid\":1,",
         "\"ops\":\"matmul,reshape,add\"", "\"displayTimeUnit\":\"ns\"}"})
     EXPECT_NE(trace.find(fragment), std::string::npos) << fragment << "\n" << trace;
   EXPECT_EQ(trace.find("collectives"), std::string::npos) << "no collective track without any";
   kiln_artifact_release(artifact);
+}
+
+TEST(Report, BlockOfLayer) {
+  EXPECT_EQ(kiln::report::blockOf("h.3.attn"), "h.3");
+  EXPECT_EQ(kiln::report::blockOf("layers.10.mlp"), "layers.10");
+  EXPECT_EQ(kiln::report::blockOf("layer.1"), "layer.1");
+  EXPECT_EQ(kiln::report::blockOf("ln_f"), "ln_f");
+  EXPECT_EQ(kiln::report::blockOf("embeddings.LayerNorm"), "embeddings.LayerNorm");
+  EXPECT_EQ(kiln::report::blockOf("0.x"), "0.x") << "a number first is no list index";
+  EXPECT_EQ(kiln::report::blockOf(""), "");
 }
 
 TEST(Report, TimePerLayerSumsAndSortsLargestFirst) {

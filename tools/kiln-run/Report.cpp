@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 
 namespace kiln {
@@ -54,6 +55,23 @@ std::string launchLabel(const kiln_artifact_t *artifact, size_t index) {
   std::string function = status ? "?" : info.function_name;
   kiln_status_free(status);
   return function;
+}
+
+std::string blockOf(const std::string &layer) {
+  // "h.3.attn" -> "h.3": up to and including the first number after the first component.
+  size_t start = 0;
+  bool first = true;
+  while (start <= layer.size()) {
+    size_t end = layer.find('.', start);
+    if (end == std::string::npos)
+      end = layer.size();
+    std::string part = layer.substr(start, end - start);
+    if (!first && !part.empty() && part.find_first_not_of("0123456789") == std::string::npos)
+      return layer.substr(0, end);
+    first = false;
+    start = end + 1;
+  }
+  return layer;
 }
 
 std::string launchLayer(const kiln_artifact_t *artifact, size_t index) {
@@ -208,7 +226,8 @@ std::vector<LayerTime> timePerLayer(const kiln_artifact_t *artifact,
 }
 
 std::string chromeTrace(const kiln_artifact_t *artifact, const Timeline &timeline) {
-  constexpr int kKernels = 1, kLayers = 2, kCollectives = 3;
+  // Tracks top to bottom: blocks, layers, kernels, collectives.
+  constexpr int kBlocks = 1, kLayers = 2, kKernels = 3, kCollectives = 4;
   uint32_t worldSize = kiln_artifact_tp_world_size(artifact);
   int pid = static_cast<int>(kiln_artifact_tp_rank(artifact)) + 1;
   std::string process = std::string("kiln-run ") + kiln_artifact_path(artifact);
@@ -234,8 +253,9 @@ std::string chromeTrace(const kiln_artifact_t *artifact, const Timeline &timelin
     json.endObject();
   };
   metadata("process_name", 0, process);
-  metadata("thread_name", kKernels, "kernels");
+  metadata("thread_name", kBlocks, "blocks");
   metadata("thread_name", kLayers, "layers");
+  metadata("thread_name", kKernels, "kernels");
   if (!timeline.collectiveStartMs.empty())
     metadata("thread_name", kCollectives, "collectives");
   auto slice = [&](const std::string &name, const char *category, int tid, float startMs,
@@ -275,19 +295,24 @@ std::string chromeTrace(const kiln_artifact_t *artifact, const Timeline &timelin
     json.endObject();
     json.endObject();
   }
-  // Layers: consecutive launches of one layer form one slice.
-  for (size_t i = 0; i < launches;) {
-    std::string layer = launchLayer(artifact, i);
-    size_t j = i + 1;
-    while (j < launches && launchLayer(artifact, j) == layer)
-      ++j;
-    if (!layer.empty()) {
-      json.beginObject();
-      slice(layer, "layer", kLayers, timeline.launchStartMs[i], timeline.launchEndMs[j - 1]);
-      json.endObject();
+  // Layers and blocks: consecutive launches of one layer (block) form one slice.
+  auto groupSlices = [&](const std::function<std::string(size_t)> &groupOf, const char *category,
+                         int tid) {
+    for (size_t i = 0; i < launches;) {
+      std::string group = groupOf(i);
+      size_t j = i + 1;
+      while (j < launches && groupOf(j) == group)
+        ++j;
+      if (!group.empty()) {
+        json.beginObject();
+        slice(group, category, tid, timeline.launchStartMs[i], timeline.launchEndMs[j - 1]);
+        json.endObject();
+      }
+      i = j;
     }
-    i = j;
-  }
+  };
+  groupSlices([&](size_t i) { return launchLayer(artifact, i); }, "layer", kLayers);
+  groupSlices([&](size_t i) { return blockOf(launchLayer(artifact, i)); }, "block", kBlocks);
   size_t collectives = std::min(timeline.collectiveStartMs.size(), timeline.collectiveEndMs.size());
   kiln_collective_info_t collective;
   for (size_t c = 0; c < collectives; ++c) {

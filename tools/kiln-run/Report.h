@@ -27,6 +27,12 @@ std::string launchLabel(const kiln_artifact_t *artifact, size_t index);
 /// The layer of launch `index`, "" when none is recorded.
 std::string launchLayer(const kiln_artifact_t *artifact, size_t index);
 
+/// The repeated block a layer belongs to: the layer up to its first number after the first
+/// component ("h.3.attn" -> "h.3", "layers.0.mlp" -> "layers.0", "layer.1.attention" ->
+/// "layer.1"); layers without a number are their own block ("ln_f", "embeddings.LayerNorm");
+/// "" stays "".
+std::string blockOf(const std::string &layer);
+
 /// Writes the artifact description as one JSON object value: path, producer, arena_bytes,
 /// weights_bytes, inputs and outputs (name, dtype, shape, bytes; value_range [min, max] for
 /// inputs that record one), modules (name, ptx_bytes, sass [{arch, bytes}]), launches (index,
@@ -55,11 +61,12 @@ struct Timeline {
 };
 
 /// Returns a Chrome trace-event JSON document (the JSON object format: {"traceEvents": [...],
-/// "displayTimeUnit": "ns"}) of `timeline`: process "kiln-run <artifact>" with a "kernels"
-/// track holding one complete event (ph "X", ts/dur in microseconds) per launch, named by
-/// launchLabel, with args {index, function, layer, ops, grid, block, flops, bytes_read,
-/// bytes_written}; a "layers" track with one slice per run of consecutive launches of one
-/// layer; a "collectives" track with one slice per collective when there are any. Rank files
+/// "displayTimeUnit": "ns"}) of `timeline`: process "kiln-run <artifact>" with, top to bottom,
+/// a "blocks" track and a "layers" track with one slice per run of consecutive launches of one
+/// block (blockOf) or layer, a "kernels" track holding one complete event (ph "X", ts/dur in
+/// microseconds) per launch, named by launchLabel, with args {index, function, layer, ops, grid,
+/// block, flops, bytes_read, bytes_written}, and a "collectives" track with one slice per
+/// collective when there are any. Rank files
 /// name their rank in the process name (pid = rank + 1). The timeline's vectors must have one
 /// entry per launch / collective of `artifact`.
 std::string chromeTrace(const kiln_artifact_t *artifact, const Timeline &timeline);
