@@ -450,6 +450,16 @@ TEST_F(KilnRunGenerated, UnwritableTrace) {
               "cannot write --trace file '/nonexistent-dir/t.json'");
 }
 
+TEST_F(KilnRunGenerated, EmptyTraceName) {
+  expectError("'" + model + "' --inputs-generate random --trace=",
+              "option '--trace' expects a file name");
+}
+
+TEST_F(KilnRunGenerated, NonIntegerConstantForTokenIds) {
+  expectError("'" + model + "' --input x=zeros --input ids=const:2.5",
+              "input 'ids' (i64): 'const:2.5' is not a i64 value");
+}
+
 TEST_F(KilnRunGenerated, JsonDescribesWithoutGpu) {
   kiln::test::CommandResult result = kiln::test::runKilnRun("'" + model + "' --json 2>&1");
   EXPECT_EQ(result.exitCode, 0) << result.output;
