@@ -153,8 +153,8 @@ int main(int argc, char **argv) {
   });
   if (!kiln::checkCommandLine(argc, argv, "kiln-compile", errs()))
     return 2;
-  if (!cl::ParseCommandLineOptions(argc, argv, "kiln-compile: ONNX model -> kiln artifact\n",
-                                   &errs()))
+  if (!cl::ParseCommandLineOptions(
+          argc, argv, "kiln-compile: ONNX model (or kiln graph .mlir) -> kiln artifact\n", &errs()))
     return 2;
   auto usageError = [](const Twine &message) {
     WithColor::error(errs(), "kiln-compile") << message << "\n";
