@@ -240,7 +240,7 @@ bool parseArgs(int argc, char **argv, Options &options) {
     size_t eq = arg.find('=');
     if (eq != std::string::npos)
       flag = arg.substr(0, eq);
-    if (flag == "--info" || flag == "--no-cuda-graph" || flag == "--help") {
+    if (flag == "--info" || flag == "--json" || flag == "--no-cuda-graph" || flag == "--help") {
       usageError("option '" + flag + "' takes no value, got '" + arg + "'");
       return false;
     }
