@@ -276,6 +276,11 @@ struct Match {
   bool zeroMaskedRows = false;
   Operation *last = nullptr; // the op whose result kiln.attention replaces
   bool bshd = false;
+  /// Locations of the matched ops: the softmax first (diagnostics about the attention name its
+  /// node, as before), then in program order the Q·Kᵀ matmul, scale and mask ops, the P·V matmul
+  /// and the output transpose. kiln.attention carries all of them (a FusedLoc), so its kernel
+  /// lists every ONNX node it replaces.
+  SmallVector<Location> locs;
 };
 
 /// Matches the attention around `sm`; on a near miss returns the reason.
@@ -294,12 +299,14 @@ FailureOr<Match> matchAttention(SoftmaxOp sm, std::string &reason) {
   Value cur = sm.getInput();
   bool sawMask = false, scaledAfterMask = false;
   MatMulOp scores;
+  SmallVector<Location> chainLocs; // softmax back to the scores matmul
   while (true) {
     Operation *def = cur.getDefiningOp();
     if (!def) {
       reason = "the scores are not computed by a matmul";
       return failure();
     }
+    chainLocs.push_back(def->getLoc());
     if (!cur.hasOneUse()) {
       reason = "an intermediate score tensor has other users";
       return failure();
@@ -470,6 +477,11 @@ FailureOr<Match> matchAttention(SoftmaxOp sm, std::string &reason) {
         m.last = t;
         m.bshd = true;
       }
+  m.locs.push_back(sm.getLoc());
+  m.locs.append(chainLocs.rbegin(), chainLocs.rend());
+  m.locs.push_back(pv.getLoc());
+  if (m.last != pv)
+    m.locs.push_back(m.last->getLoc());
   Type et = st.getElementType();
   if (rtt(m.q).getElementType() != et || rtt(m.v).getElementType() != et ||
       (m.mask && rtt(m.mask).getElementType() != et)) {
@@ -513,7 +525,7 @@ void eraseDead(RewriterBase &rewriter, ArrayRef<Operation *> roots) {
 
 void rewrite(RewriterBase &rewriter, SoftmaxOp sm, Match &m) {
   rewriter.setInsertionPoint(m.last);
-  Location loc = sm.getLoc();
+  Location loc = FusedLoc::get(sm.getContext(), m.locs);
   auto st = rtt(sm.getResult());
   int64_t Sq = st.getDimSize(2), Sk = st.getDimSize(3);
   Value kFull = keyFromTransposed(rewriter, m.kt);
