@@ -74,24 +74,25 @@ int64_t tensorBytes(Type t) {
   return rt.getNumElements() * getElementByteSize(rt.getElementType());
 }
 
-/// Little-endian bytes of a constant (splats expanded, i1 as one byte each).
-std::string constantBytes(DenseElementsAttr attr) {
+/// Appends the little-endian bytes of a constant (splats expanded, i1 as one byte each) to `out`,
+/// in place: the weights of a large model are copied once here, not through a temporary.
+void appendConstantBytes(DenseElementsAttr attr, std::string &out) {
   Type et = attr.getElementType();
   int64_t n = attr.getNumElements();
-  std::string out;
   if (et.isInteger(1)) {
-    out.reserve(n);
+    out.reserve(out.size() + n);
     for (bool b : attr.getValues<bool>())
       out.push_back(b ? 1 : 0);
-    return out;
+    return;
   }
   ArrayRef<char> raw = attr.getRawData();
   if (attr.isSplat()) {
+    out.reserve(out.size() + size_t(n) * raw.size());
     for (int64_t i = 0; i < n; ++i)
       out.append(raw.data(), raw.size());
-    return out;
+    return;
   }
-  return std::string(raw.data(), raw.size());
+  out.append(raw.data(), raw.size());
 }
 
 /// Resolves function-level values to buffer references.
@@ -120,7 +121,7 @@ public:
       if (inserted) {
         weights.resize(llvm::alignTo(weights.size(), artifact::kBlobAlignment), '\0');
         it->second = weights.size();
-        weights += constantBytes(dense);
+        appendConstantBytes(dense, weights);
         if (observer && observer->onProgress)
           observer->onProgress(weights.size(), std::max<uint64_t>(weights.size(), totalBytes));
       }
@@ -275,6 +276,7 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
   for (ConstantOp constant : func.getBody().front().getOps<ConstantOp>())
     resolver.totalBytes += llvm::alignTo(tensorBytes(constant.getType()), artifact::kBlobAlignment);
   step("pack weights");
+  resolver.weights.reserve(resolver.totalBytes); // one allocation, no regrowth copies
 
   // Blobs are laid out after the header in this order.
   std::string blobs;
@@ -402,7 +404,13 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
                                ? artifact::kFormatVersionCollectives
                                : artifact::kOldestFormatVersion;
 
-  fb::Blob weights = addBlob(resolver.weights);
+  // The weights are the last blob. They stay in their own buffer (a copy of a large model's weights
+  // into `blobs` would cost as much as packing them): `blobs` ends with the padding before them.
+  const std::string &weightBytes = resolver.weights;
+  uint64_t weightsOffset = artifact::alignBlobOffset(artifact::kHeaderSize + blobs.size());
+  blobs.resize(weightsOffset - artifact::kHeaderSize, '\0');
+  fb::Blob weights(weightsOffset, weightBytes.size());
+  uint64_t blobsEnd = artifact::kHeaderSize + blobs.size() + weightBytes.size();
   uint64_t arenaBytes = 0;
   if (auto a = func->getAttrOfType<IntegerAttr>("kiln.arena_bytes"))
     arenaBytes = a.getInt();
@@ -411,14 +419,15 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
                                      tensorParallel ? &fbCollectives : nullptr);
   fb::FinishModelBuffer(fbb, model);
 
-  uint64_t indexOffset = llvm::alignTo(artifact::kHeaderSize + blobs.size(), artifact::kIndexAlignment);
+  uint64_t indexOffset = llvm::alignTo(blobsEnd, artifact::kIndexAlignment);
   uint64_t indexSize = fbb.GetSize();
   uint64_t fileSize = indexOffset + indexSize;
-  std::string padding(indexOffset - artifact::kHeaderSize - blobs.size(), '\0');
+  std::string padding(indexOffset - blobsEnd, '\0');
   step("checksum");
   // CRC-32 of file bytes [64, fileSize): blobs, padding, index (docs/artifact.md).
   uLong crc = crc32_z(0L, Z_NULL, 0);
   crc = crc32_z(crc, reinterpret_cast<const Bytef *>(blobs.data()), blobs.size());
+  crc = crc32_z(crc, reinterpret_cast<const Bytef *>(weightBytes.data()), weightBytes.size());
   crc = crc32_z(crc, reinterpret_cast<const Bytef *>(padding.data()), padding.size());
   crc = crc32_z(crc, fbb.GetBufferPointer(), indexSize);
   uint8_t header[artifact::kHeaderSize];
@@ -430,14 +439,18 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
   step("write file");
   if (llvm::Error error = writeOutputFile(path, [&](llvm::raw_ostream &os) {
         os.write(reinterpret_cast<const char *>(header), sizeof(header));
-        // The blobs in 64 MiB pieces, reporting progress after each.
+        // The blobs, then the weights, in 64 MiB pieces, reporting progress after each.
         constexpr size_t kPiece = size_t(64) << 20;
-        for (size_t at = 0; at < blobs.size(); at += kPiece) {
-          os.write(blobs.data() + at, std::min(kPiece, blobs.size() - at));
-          if (observer && observer->onProgress)
-            observer->onProgress(sizeof(header) + at + std::min(kPiece, blobs.size() - at),
-                                 fileSize);
-        }
+        uint64_t written = sizeof(header);
+        const std::string *parts[] = {&blobs, &weightBytes};
+        for (const std::string *part : parts)
+          for (size_t at = 0; at < part->size(); at += kPiece) {
+            size_t n = std::min(kPiece, part->size() - at);
+            os.write(part->data() + at, n);
+            written += n;
+            if (observer && observer->onProgress)
+              observer->onProgress(written, fileSize);
+          }
         os << padding;
         os.write(reinterpret_cast<const char *>(fbb.GetBufferPointer()), indexSize);
       }))
