@@ -49,6 +49,7 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <unistd.h>
 
 using namespace mlir;
@@ -456,6 +457,19 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
         "kiln-plan-memory (`--emit=pipeline` prints the default pipeline), or use "
         "--emit=kernels to see its output",
         func.getSymName().str().c_str());
+  // kiln.all_reduce ops need rank files and a communicator: only --tensor-parallel N writes
+  // those. A --pass-pipeline (or .mlir graph) that shards without it would give one artifact
+  // holding one rank's shard and no collectives, which would run and compute wrong values.
+  if (!(options.tensorParallel > 1 && !options.tpLoopback)) {
+    bool sharded = false;
+    func.walk([&](AllReduceOp) { sharded = true; });
+    if (sharded)
+      return llvm::createStringError(
+          "the pipeline left kiln.all_reduce ops (tensor-parallel sharding) in a single-GPU "
+          "compile: one artifact would hold one rank's shard and no collectives. Compile with "
+          "--tensor-parallel N (kiln-compile shards per rank and writes one file per rank), or "
+          "give kiln-pipeline tp-loopback=true to check the sharding on one GPU");
+  }
   // Rank files: the largest over the ranks (rank 0's arena can be larger, since its GEMMs before
   // an all-reduce also read the bias and residual).
   if (auto a = func->getAttrOfType<IntegerAttr>("kiln.arena_bytes"))
@@ -622,6 +636,8 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
   return llvm::Error::success();
 }
 
+char kiln::UsageError::ID = 0;
+
 llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
                                                 const CompileOptions &options,
                                                 llvm::raw_ostream &os) {
@@ -639,88 +655,106 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
     return stats;
   };
 
-  // Targets first: a bad --target should fail before any work.
+  // Everything the command line says is checked before the model is read. An error here names
+  // the option and is a UsageError (kiln-compile exits 2 for it, 1 for a failed compile).
   std::vector<unsigned> targets;
-  for (const std::string &t : options.targets) {
-    auto arch = codegen::parseTarget(t);
-    if (!arch)
-      return arch.takeError();
-    targets.push_back(*arch);
-  }
-  if (targets.empty())
-    return llvm::createStringError("no --target given");
-  // 16-bit storage and TF32 use tensor-core GEMMs and bf16 conversions that
-  // exist from sm_80 on.
-  if (options.precision != Precision::FP32)
-    for (unsigned arch : targets)
-      if (arch < 80)
-        return llvm::createStringError(
-            "--precision %s needs every --target to be sm_80 or newer (tensor-core GEMMs), "
-            "got sm_%u",
-            stringifyPrecision(options.precision).str().c_str(), arch);
-  if (options.wgmma && !llvm::is_contained(targets, 90u))
-    return llvm::createStringError("--wgmma needs sm_90 among the --target values (Hopper's "
-                                   "wgmma is built as sm_90a)");
-  // Likewise a malformed --mma-tile (kiln-select-tiles checks it again).
-  if (!options.mmaTile.empty() && failed(parseMmaTile(options.mmaTile)))
-    return llvm::createStringError(
-        "invalid --mma-tile '%s': expected BMxBNxBKxWMxWNxSTAGES with BM %% (16*WM) == 0, "
-        "BN %% (8*WN) == 0, BM, BN and BK each 16, 32 or a multiple of 64 (at most 1024), "
-        "32*WM*WN threads a multiple of BM/8, BN/8 and BK/8, 2 <= STAGES <= 64, WM*WN <= 32, "
-        "STAGES*(BM+BN)*BK*2 <= 227 KiB and at most 128 accumulators per thread "
-        "((BM/WM)*(BN/WN)/32), e.g. 128x128x32x2x4x4",
-        options.mmaTile.c_str());
-
-  if (options.tensorParallel < 1)
-    return llvm::createStringError("--tensor-parallel must be at least 1, got %u",
-                                   options.tensorParallel);
-  if (options.tpLoopback && options.tensorParallel < 2)
-    return llvm::createStringError(
-        "--tp-loopback needs --tensor-parallel N with N >= 2 (the number of ranks to simulate)");
-  if (options.tensorParallel > 1 && !options.tpLoopback && options.emit == EmitKind::Artifact &&
-      options.outputPath == "-")
-    return llvm::createStringError("--tensor-parallel %u writes one artifact per rank, which "
-                                   "cannot go to stdout; give -o BASE.kiln",
-                                   options.tensorParallel);
-  // A directory as -o would give '<dir>.rank0.kiln' beside it, or hidden '<dir>/.rank0.kiln'
-  // files with a trailing separator; a single-GPU compile fails there ("Is a directory").
-  if (options.tensorParallel > 1 && !options.tpLoopback && options.emit == EmitKind::Artifact &&
-      !options.outputPath.empty() &&
-      (llvm::sys::path::is_separator(options.outputPath.back()) ||
-       llvm::sys::fs::is_directory(options.outputPath)))
-    return llvm::createStringError(
-        "--tensor-parallel %u: -o '%s' is a directory; give -o DIR/BASE.kiln, which writes "
-        "DIR/BASE.rank0.kiln ... DIR/BASE.rank%u.kiln",
-        options.tensorParallel, options.outputPath.c_str(), options.tensorParallel - 1);
-  const bool perRank = options.tensorParallel > 1 && !options.tpLoopback;
-  // Every file the compile will write must be writable before any work.
-  if (options.emit == EmitKind::Artifact && !options.outputPath.empty()) {
-    for (unsigned r = 0; r < (perRank ? options.tensorParallel : 1u); ++r)
-      if (auto e = checkOutputWritable(perRank ? tpRankArtifactPath(options.outputPath, r)
-                                               : options.outputPath))
-        return std::move(e);
-  }
-  // --report describes an artifact's launches and memory plan; its directory must be usable.
-  if (!options.reportDir.empty()) {
-    if (options.emit != EmitKind::Artifact)
-      return llvm::createStringError("--report needs --emit=artifact (the default): the report "
-                                     "shows the launches and memory plan of an artifact");
-    if (auto e = prepareReportDirectory(options.reportDir))
-      return std::move(e);
-  }
   bool mlirInput = llvm::sys::path::extension(options.inputPath) == ".mlir";
-  if (mlirInput && !options.shapeSpec.empty())
-    return llvm::createStringError("--shape applies to ONNX models; '%s' is a graph with static "
-                                   "shapes already",
-                                   options.inputPath.c_str());
+  const bool perRank = options.tensorParallel > 1 && !options.tpLoopback;
+  std::optional<InputShapes> shapes;
+  auto checkOptions = [&]() -> llvm::Error {
+    // Targets first: a bad --target should fail before any work.
+    for (const std::string &t : options.targets) {
+      auto arch = codegen::parseTarget(t);
+      if (!arch)
+        return arch.takeError();
+      targets.push_back(*arch);
+    }
+    if (targets.empty())
+      return llvm::createStringError("no --target given");
+    // 16-bit storage and TF32 use tensor-core GEMMs and bf16 conversions that
+    // exist from sm_80 on.
+    if (options.precision != Precision::FP32)
+      for (unsigned arch : targets)
+        if (arch < 80)
+          return llvm::createStringError(
+              "--precision %s needs every --target to be sm_80 or newer (tensor-core GEMMs), "
+              "got sm_%u",
+              stringifyPrecision(options.precision).str().c_str(), arch);
+    if (options.wgmma && !llvm::is_contained(targets, 90u))
+      return llvm::createStringError("--wgmma needs sm_90 among the --target values (Hopper's "
+                                     "wgmma is built as sm_90a)");
+    // Likewise a malformed --mma-tile (kiln-select-tiles checks it again).
+    if (!options.mmaTile.empty() && failed(parseMmaTile(options.mmaTile)))
+      return llvm::createStringError(
+          "invalid --mma-tile '%s': expected BMxBNxBKxWMxWNxSTAGES with BM %% (16*WM) == 0, "
+          "BN %% (8*WN) == 0, BM, BN and BK each 16, 32 or a multiple of 64 (at most 1024), "
+          "32*WM*WN threads a multiple of BM/8, BN/8 and BK/8, 2 <= STAGES <= 64, WM*WN <= 32, "
+          "STAGES*(BM+BN)*BK*2 <= 227 KiB and at most 128 accumulators per thread "
+          "((BM/WM)*(BN/WN)/32), e.g. 128x128x32x2x4x4",
+          options.mmaTile.c_str());
 
-  // The pipeline text is checked before the model is read.
-  if (!options.passPipeline.empty()) {
-    clock.start("parse pipeline");
-    PassManager pm(&context, ModuleOp::getOperationName());
-    if (auto e = parseCustomPipeline(options.passPipeline, pm))
-      return std::move(e);
-  }
+    if (options.tensorParallel < 1)
+      return llvm::createStringError("--tensor-parallel must be at least 1, got %u",
+                                     options.tensorParallel);
+    if (options.tpLoopback && options.tensorParallel < 2)
+      return llvm::createStringError(
+          "--tp-loopback needs --tensor-parallel N with N >= 2 (the number of ranks to simulate)");
+    if (options.tensorParallel > 1 && !options.tpLoopback && options.emit == EmitKind::Artifact &&
+        options.outputPath == "-")
+      return llvm::createStringError("--tensor-parallel %u writes one artifact per rank, which "
+                                     "cannot go to stdout; give -o BASE.kiln",
+                                     options.tensorParallel);
+    // A directory as -o would give '<dir>.rank0.kiln' beside it, or hidden '<dir>/.rank0.kiln'
+    // files with a trailing separator; a single-GPU compile fails there ("Is a directory").
+    if (options.tensorParallel > 1 && !options.tpLoopback && options.emit == EmitKind::Artifact &&
+        !options.outputPath.empty() &&
+        (llvm::sys::path::is_separator(options.outputPath.back()) ||
+         llvm::sys::fs::is_directory(options.outputPath)))
+      return llvm::createStringError(
+          "--tensor-parallel %u: -o '%s' is a directory; give -o DIR/BASE.kiln, which writes "
+          "DIR/BASE.rank0.kiln ... DIR/BASE.rank%u.kiln",
+          options.tensorParallel, options.outputPath.c_str(), options.tensorParallel - 1);
+    // Every file the compile will write must be writable before any work.
+    if (options.emit == EmitKind::Artifact && !options.outputPath.empty()) {
+      for (unsigned r = 0; r < (perRank ? options.tensorParallel : 1u); ++r)
+        if (auto e = checkOutputWritable(perRank ? tpRankArtifactPath(options.outputPath, r)
+                                                 : options.outputPath))
+          return std::move(e);
+    }
+    // --report describes an artifact's launches and memory plan; its directory must be usable.
+    if (!options.reportDir.empty()) {
+      if (options.emit != EmitKind::Artifact)
+        return llvm::createStringError("--report needs --emit=artifact (the default): the report "
+                                       "shows the launches and memory plan of an artifact");
+      if (auto e = prepareReportDirectory(options.reportDir))
+        return std::move(e);
+    }
+    if (mlirInput && !options.shapeSpec.empty())
+      return llvm::createStringError("--shape applies to ONNX models; '%s' is a graph with static "
+                                     "shapes already",
+                                     options.inputPath.c_str());
+
+    // The pipeline text is checked before the model is read.
+    if (!options.passPipeline.empty()) {
+      clock.start("parse pipeline");
+      PassManager pm(&context, ModuleOp::getOperationName());
+      if (auto e = parseCustomPipeline(options.passPipeline, pm))
+        return std::move(e);
+    }
+    if (!options.dumpCudaDir.empty())
+      if (auto e = prepareReportDirectory(options.dumpCudaDir, "--dump-cuda"))
+        return e;
+    if (!mlirInput) {
+      auto parsed = parseShapeSpec(options.shapeSpec);
+      if (!parsed)
+        return parsed.takeError();
+      shapes = std::move(*parsed);
+    }
+    return llvm::Error::success();
+  };
+  if (llvm::Error e = checkOptions())
+    return llvm::make_error<UsageError>(llvm::toString(std::move(e)));
+
   if (options.emit == EmitKind::Pipeline) {
     PassManager pm(&context, ModuleOp::getOperationName());
     if (auto e = buildPipeline(options, targets, /*rank=*/0, pm))
@@ -739,9 +773,6 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
       return llvm::createStringError("failed to read the kiln graph in '%s'",
                                      options.inputPath.c_str());
   } else {
-    auto shapes = parseShapeSpec(options.shapeSpec);
-    if (!shapes)
-      return shapes.takeError();
     clock.start("import");
     module = importOnnxFile(context, options.inputPath, *shapes);
     if (!module)

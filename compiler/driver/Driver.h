@@ -136,6 +136,19 @@ void loadKilnDialects(mlir::MLIRContext &context);
 /// kiln pass, `kiln-pipeline`, `cse` and `canonicalize`. Idempotent.
 void registerCompilerPasses();
 
+/// An error in a command-line value (a bad --shape, --target or pipeline text, an unwritable
+/// output or directory, conflicting options), found before the model is read. compileModel
+/// returns it for every such check, so kiln-compile can exit 2 (usage) for these and 1 for a
+/// failed compile: `error.isA<UsageError>()`.
+class UsageError : public llvm::ErrorInfo<UsageError> {
+public:
+  static char ID;
+  explicit UsageError(std::string message) : message(std::move(message)) {}
+  void log(llvm::raw_ostream &os) const override { os << message; }
+  std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
+  std::string message;
+};
+
 /// Fails with "cannot write '<path>': <reason>" unless an artifact or MLIR
 /// text could be written to `path` as writeOutputFile writes it: stdout ("-")
 /// always can; an existing directory cannot; an existing non-regular file

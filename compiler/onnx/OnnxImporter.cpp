@@ -180,10 +180,15 @@ Expected<InputShapes> kiln::parseShapeSpec(StringRef spec) {
       SmallVector<StringRef> parts;
       dims.split(parts, 'x');
       uint64_t elements = 1;
-      for (StringRef part : parts) {
+      for (auto [i, part] : llvm::enumerate(parts)) {
         uint64_t d;
-        if (part.getAsInteger(10, d))
+        if (part.empty())
+          return error("dim " + Twine(i) + " of '" + name + "' is empty (expected DIMxDIM..., " +
+                       "e.g. 1x128)");
+        if (!llvm::all_of(part, llvm::isDigit))
           return error("dim '" + part + "' of '" + name + "' is not a non-negative integer");
+        if (part.getAsInteger(10, d))
+          return error("dim '" + part + "' of '" + name + "' is too large");
         std::optional<uint64_t> product = llvm::checkedMulUnsigned(elements, d);
         if (!product || *product > uint64_t(kMaxImportElements))
           return error("'" + name + "' has more than 2^40 elements");

@@ -632,23 +632,24 @@ void kiln::printCompileReportHtml(const CompileReport &r, llvm::raw_ostream &os)
   os << "<script>" << kScript << "</script>\n</body>\n</html>\n";
 }
 
-llvm::Error kiln::prepareReportDirectory(llvm::StringRef dir) {
+llvm::Error kiln::prepareReportDirectory(llvm::StringRef dir, llvm::StringRef option) {
+  std::string opt = option.str();
   if (dir.empty())
-    return llvm::createStringError("--report needs a directory name");
+    return llvm::createStringError("%s needs a directory name", opt.c_str());
   llvm::sys::fs::file_status status;
   if (!llvm::sys::fs::status(dir, status) && llvm::sys::fs::exists(status) &&
       !llvm::sys::fs::is_directory(status))
-    return llvm::createStringError("--report directory '%s' exists and is not a directory",
+    return llvm::createStringError("%s directory '%s' exists and is not a directory", opt.c_str(),
                                    dir.str().c_str());
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-    return llvm::createStringError(ec, "cannot create --report directory '%s': %s",
+    return llvm::createStringError(ec, "cannot create %s directory '%s': %s", opt.c_str(),
                                    dir.str().c_str(), ec.message().c_str());
   llvm::SmallString<256> probe(dir);
-  llvm::sys::path::append(probe, ".kiln-report-%%%%%%");
+  llvm::sys::path::append(probe, ".kiln-probe-%%%%%%");
   int fd = -1;
   llvm::SmallString<256> created;
   if (std::error_code ec = llvm::sys::fs::createUniqueFile(probe, fd, created))
-    return llvm::createStringError(ec, "cannot write into --report directory '%s': %s",
+    return llvm::createStringError(ec, "cannot write into %s directory '%s': %s", opt.c_str(),
                                    dir.str().c_str(), ec.message().c_str());
   llvm::sys::fs::closeFile(fd);
   llvm::sys::fs::remove(created);

@@ -112,9 +112,10 @@ void printCompileReportHtml(const CompileReport &report, llvm::raw_ostream &os);
 
 /// Creates `dir` (with parents) unless it exists, and checks that files can
 /// be created in it by creating and removing a temporary file. Errors name the
-/// directory and the reason: "--report directory 'x': Not a directory".
+/// option and the directory and the reason: "--report directory 'x' exists and
+/// is not a directory" (`option` is "--report", or "--dump-cuda" for that one).
 /// Run before a compile so that a bad directory fails in milliseconds.
-llvm::Error prepareReportDirectory(llvm::StringRef dir);
+llvm::Error prepareReportDirectory(llvm::StringRef dir, llvm::StringRef option = "--report");
 
 /// Writes `dir`/index.html and `dir`/report.json for `report` (each through a
 /// temporary file renamed into place). Errors name the file.

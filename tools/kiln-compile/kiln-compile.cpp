@@ -247,8 +247,12 @@ int main(int argc, char **argv) {
   auto stats = kiln::compileModel(context, options, textSink);
   if (!stats) {
     progress.end();
-    WithColor::error(errs(), "kiln-compile") << toString(stats.takeError()) << "\n";
-    return 1;
+    llvm::Error error = stats.takeError();
+    // A bad option value (found before the model is read) is a usage error, like an unknown
+    // option: exit 2. A model or compile failure: exit 1.
+    int status = error.isA<kiln::UsageError>() ? 2 : 1;
+    WithColor::error(errs(), "kiln-compile") << toString(std::move(error)) << "\n";
+    return status;
   }
   if (emit != kiln::EmitKind::Artifact) {
     if (textToFile) {
