@@ -641,7 +641,9 @@ llvm::Error kiln::prepareReportDirectory(llvm::StringRef dir, llvm::StringRef op
       !llvm::sys::fs::is_directory(status))
     return llvm::createStringError("%s directory '%s' exists and is not a directory", opt.c_str(),
                                    dir.str().c_str());
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+  // 0777 less the umask, like mkdir -p (LLVM's default leaves out "others").
+  if (std::error_code ec =
+          llvm::sys::fs::create_directories(dir, /*IgnoreExisting=*/true, llvm::sys::fs::all_all))
     return llvm::createStringError(ec, "cannot create %s directory '%s': %s", opt.c_str(),
                                    dir.str().c_str(), ec.message().c_str());
   llvm::SmallString<256> probe(dir);

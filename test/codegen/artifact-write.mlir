@@ -12,7 +12,7 @@
 // RUN: kiln-compile %S/Inputs/chain.onnx --shape x=2x8 -o - > %t/stdout.kiln 2> %t/stdout.summary
 // RUN: FileCheck %s --check-prefix=SUMMARY-STDOUT --input-file=%t/stdout.summary
 // SUMMARY-STDOUT: wrote <stdout> ({{[0-9]+}} bytes, weights
-// SUMMARY-STDOUT-NEXT: kernels: 1 (1 distinct, in 1 CUDA modules)
+// SUMMARY-STDOUT-NEXT: kernels: 1 (1 distinct, in 1 CUDA module)
 // RUN: cmp %t/file.kiln %t/stdout.kiln
 // RUN: kiln-run %t/stdout.kiln --info | FileCheck %s --check-prefix=INFO
 // INFO: artifact: {{.*}}stdout.kiln (producer 'kiln-compile')

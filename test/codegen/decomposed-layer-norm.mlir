@@ -17,4 +17,4 @@
 
 // CHECK: kiln::layerNormRow(in0 + row * 16LL, in1, in2, 16LL, __int_as_float(0x3727c5ac), [&](long long c, float v) {
 
-// SUMMARY: kernels: 1 (1 distinct, in 1 CUDA modules)
+// SUMMARY: kernels: 1 (1 distinct, in 1 CUDA module)

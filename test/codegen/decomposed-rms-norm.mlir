@@ -23,7 +23,7 @@
 // CHECK: (v < 0 ? 0 : v)
 // CHECK: out0[e] = t0;
 
-// SUMMARY: kernels: 1 (1 distinct, in 1 CUDA modules)
+// SUMMARY: kernels: 1 (1 distinct, in 1 CUDA module)
 
 // --precision fp16: the weight and the row are stored in fp16 (the f32 graph
 // input is converted by its own kernel, since a norm reads its input from

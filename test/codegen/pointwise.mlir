@@ -20,5 +20,5 @@
 // CHECK: const float [[M:t[0-9]+]] = ([[T]] * __int_as_float(0x3f000000));
 // CHECK: out0[i] = [[M]];
 
-// SUMMARY: kernels: 1 (1 distinct, in 1 CUDA modules)
+// SUMMARY: kernels: 1 (1 distinct, in 1 CUDA module)
 // SUMMARY: arena bytes: 256 (sum of intermediate tensor bytes: 256)

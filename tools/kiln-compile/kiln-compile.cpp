@@ -281,7 +281,7 @@ int main(int argc, char **argv) {
                                  " all-reduces per rank")
             << "\n";
   summary << "kernels: " << stats->kernels << " (" << stats->uniqueKernels << " distinct, in "
-          << stats->modules << " CUDA modules)\n";
+          << stats->modules << (stats->modules == 1 ? " CUDA module)\n" : " CUDA modules)\n");
   summary << "arena bytes: " << stats->arenaBytes
           << " (sum of intermediate tensor bytes: " << stats->intermediateBytes
           << (tensorParallel > 1 && !tpLoopback ? "; the largest rank's" : "") << ")\n";
