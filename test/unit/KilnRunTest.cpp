@@ -387,6 +387,41 @@ TEST_F(KilnRunTp, ThreadsModeChecksInputsAgainstRankZero) {
               "input 'x' expects f32[4], got f32[5]");
 }
 
+/// Adds input "ids" i64[4] with value range [0, 49] (token ids of a 50-row table) to a rank.
+void addTokenIds(uint32_t, kiln::artifact::ModelT &model) {
+  auto ids = std::make_unique<kiln::artifact::TensorDescT>();
+  ids->name = "ids";
+  ids->dtype = kiln::artifact::DType::I64;
+  ids->shape = {4};
+  ids->value_range = std::make_unique<kiln::artifact::ValueRange>(0, 49);
+  model.inputs.push_back(std::move(ids));
+}
+
+/// Writes ids.npy: i64[4] {0, 1, 2, 50}; returns its path.
+std::string writeOutsideIds() {
+  int64_t ids[4] = {0, 1, 2, 50};
+  std::vector<uint8_t> image;
+  std::string error;
+  EXPECT_TRUE(kiln::npy::encodeNpy(KILN_DTYPE_I64, {4}, ids, sizeof(ids), image, error)) << error;
+  return kiln::test::writeTempFile("ids_outside.npy", image);
+}
+
+TEST_F(KilnRunTp, ThreadsModeChecksValueRangesBeforeTheGroupForms) {
+  std::string base = writeRankFiles(2, addTokenIds);
+  std::string ids = writeOutsideIds();
+  expectError("--tensor-parallel 2 '" + base + "' --input x='" + input + "' --input ids='" + ids +
+                  "'",
+              "'" + ids + "': input 'ids' element [3] is 50, outside [0, 49]");
+}
+
+TEST_F(KilnRunTp, ProcessModeChecksValueRangesOnEveryRank) {
+  std::string base = writeRankFiles(2, addTokenIds);
+  std::string ids = writeOutsideIds();
+  // Rank 1 prints nothing but errors, and this one comes before the group id is looked for.
+  expectError("'" + rankPath(base, 1) + "' --input x='" + input + "' --input ids='" + ids + "'",
+              "'" + ids + "': input 'ids' element [3] is 50, outside [0, 49]");
+}
+
 TEST_F(KilnRunTp, ThreadsModeWithoutGpuReportsEveryRank) {
   std::string base = writeRankFiles(2);
   kiln::test::CommandResult result = runKilnRun("--tensor-parallel 2 '" + base + "' --input x='" +

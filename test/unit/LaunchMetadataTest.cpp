@@ -3,7 +3,7 @@
 // No GPU needed. The optional Launch description fields (name, layer, ops, ONNX nodes, cost) and
 // TensorDesc.value_range as the C API reads them back (and the verifier's checks of them); files
 // without them; kiln-run's input generator (InputGen.h: spec parsing, determinism, ranges,
-// errors, f16/bf16 rounding); the --json description and the Chrome trace document (Report.h);
+// errors, f16/bf16 rounding, the value-range check of inputs); the --json description and the Chrome trace document (Report.h);
 // and kiln-run's errors for generated inputs and --trace.
 //
 //===----------------------------------------------------------------------===//
@@ -13,6 +13,7 @@
 
 #include "InputGen.h"
 #include "JsonWriter.h"
+#include "Npy.h"
 #include "Report.h"
 #include "TestArtifact.h"
 #include <gtest/gtest.h>
@@ -288,6 +289,92 @@ TEST(InputGen, RejectsConstantsOutsideTheRangeOrType) {
   EXPECT_FALSE(gen::generate(spec, "flag", KILN_DTYPE_BOOL, 1, gen::Range(), bytes, error));
 }
 
+/// Little-endian bytes of `values` as `dtype` (an integer dtype of 1, 2, 4 or 8 bytes).
+std::vector<uint8_t> integerBytes(kiln_dtype_t dtype, const std::vector<int64_t> &values) {
+  size_t size = kiln_dtype_size(dtype);
+  std::vector<uint8_t> bytes(values.size() * size);
+  for (size_t i = 0; i < values.size(); ++i)
+    for (size_t b = 0; b < size; ++b)
+      bytes[i * size + b] = static_cast<uint8_t>(static_cast<uint64_t>(values[i]) >> (8 * b));
+  return bytes;
+}
+
+/// gen::checkValues of `values` (`dtype`, `shape`) against `range`; the error, "" when allowed.
+std::string checkError(kiln_dtype_t dtype, const std::vector<int64_t> &shape,
+                       const std::vector<int64_t> &values, const gen::Range &range) {
+  std::vector<uint8_t> bytes = integerBytes(dtype, values);
+  std::string error;
+  bool ok = gen::checkValues("ids", dtype, shape, bytes.data(), bytes.size(), range, error);
+  EXPECT_EQ(ok, error.empty()) << error;
+  return error;
+}
+
+TEST(InputGen, CheckValuesNamesTheFirstElementOutside) {
+  gen::Range table{true, 0, 49};
+  EXPECT_EQ(checkError(KILN_DTYPE_I64, {2, 3}, {0, 1, 2, 49, 70, 50}, table),
+            "input 'ids' element [1, 1] is 70, outside [0, 49], the values the artifact allows "
+            "(the input indexes a table of 50 entries; -50 to -1 count from the end); 2 of 6 "
+            "elements are outside");
+  EXPECT_EQ(checkError(KILN_DTYPE_I64, {3}, {0, 0, -51}, table),
+            "input 'ids' element [2] is -51, outside [0, 49], the values the artifact allows "
+            "(the input indexes a table of 50 entries; -50 to -1 count from the end); 1 of 3 "
+            "elements is outside");
+  // A scalar has no position.
+  EXPECT_EQ(checkError(KILN_DTYPE_I32, {}, {50}, table).rfind("input 'ids' is 50, outside", 0),
+            0u);
+}
+
+TEST(InputGen, CheckValuesAllowsTheTableAndNegativeIndicesFromTheEnd) {
+  gen::Range table{true, 0, 49};
+  for (kiln_dtype_t dtype : {KILN_DTYPE_I64, KILN_DTYPE_I32, KILN_DTYPE_I16, KILN_DTYPE_I8})
+    EXPECT_EQ(checkError(dtype, {4}, {0, 49, -1, -50}, table), "") << kiln_dtype_name(dtype);
+  // Narrow signed dtypes are sign-extended: i8 -51 is outside, i8 -50 is not.
+  EXPECT_NE(checkError(KILN_DTYPE_I8, {1}, {-51}, table), "");
+  EXPECT_NE(checkError(KILN_DTYPE_I16, {2}, {1, 50}, table), "");
+  // Unsigned dtypes are read unsigned: u8 255 is not -1, u64 2^63 is not negative.
+  EXPECT_EQ(checkError(KILN_DTYPE_U8, {1}, {255}, gen::Range{true, 0, 255}), "");
+  EXPECT_NE(checkError(KILN_DTYPE_U8, {1}, {255}, table).find(" is 255, outside"),
+            std::string::npos);
+  EXPECT_NE(checkError(KILN_DTYPE_U64, {1}, {INT64_MIN}, table).find(" is 9223372036854775808,"),
+            std::string::npos);
+  // A range that does not start at 0 is no table index: exactly [min, max].
+  gen::Range other{true, 5, 9};
+  EXPECT_EQ(checkError(KILN_DTYPE_I64, {2}, {5, 9}, other), "");
+  EXPECT_EQ(checkError(KILN_DTYPE_I64, {1}, {-1}, other),
+            "input 'ids' element [0] is -1, outside [5, 9], the values the artifact allows; 1 of 1 "
+            "elements is outside");
+  // The widest table: [0, 2^63 - 1] allows every i64.
+  EXPECT_EQ(checkError(KILN_DTYPE_I64, {2}, {INT64_MIN, INT64_MAX}, gen::Range{true, 0, INT64_MAX}),
+            "");
+}
+
+TEST(InputGen, CheckValuesSkipsUnrangedFloatAndBoolInputs) {
+  std::string error;
+  std::vector<uint8_t> big = integerBytes(KILN_DTYPE_I64, {1000000});
+  EXPECT_TRUE(gen::checkValues("m", KILN_DTYPE_I64, {1}, big.data(), big.size(), gen::Range(),
+                               error));
+  float f = 1e9f;
+  EXPECT_TRUE(gen::checkValues("x", KILN_DTYPE_F32, {1}, reinterpret_cast<uint8_t *>(&f), 4,
+                               gen::Range{true, 0, 1}, error));
+  uint8_t flag = 1;
+  EXPECT_TRUE(gen::checkValues("b", KILN_DTYPE_BOOL, {1}, &flag, 1, gen::Range{true, 0, 0}, error));
+  EXPECT_TRUE(error.empty()) << error;
+}
+
+TEST(InputGen, NegativeConstantsCountFromTheEnd) {
+  EXPECT_EQ(generateI64("const:-50", "ids", 2, gen::Range{true, 0, 49}),
+            (std::vector<int64_t>{-50, -50}));
+  gen::Spec spec;
+  std::string error;
+  std::vector<uint8_t> bytes;
+  gen::parseSpec("const:-51", spec, error);
+  EXPECT_FALSE(gen::generate(spec, "ids", KILN_DTYPE_I64, 1, gen::Range{true, 0, 49}, bytes, error));
+  EXPECT_NE(error.find("'const:-51' is outside [0, 49]"), std::string::npos) << error;
+  gen::parseSpec("const:4", spec, error);
+  EXPECT_FALSE(gen::generate(spec, "ids", KILN_DTYPE_I64, 1, gen::Range{true, 5, 9}, bytes, error))
+      << "a range not starting at 0 allows no negative or smaller value";
+}
+
 TEST(InputGen, RandomFloatsAreInMinusOneToOne) {
   gen::Spec spec;
   std::string error;
@@ -453,6 +540,19 @@ TEST_F(KilnRunGenerated, UnwritableTrace) {
 TEST_F(KilnRunGenerated, EmptyTraceName) {
   expectError("'" + model + "' --inputs-generate random --trace=",
               "option '--trace' expects a file name");
+}
+
+TEST_F(KilnRunGenerated, NpyTokenIdsOutsideTheEmbedding) {
+  int64_t ids[4] = {3, 49, 50, -51};
+  std::vector<uint8_t> image;
+  std::string error;
+  ASSERT_TRUE(kiln::npy::encodeNpy(KILN_DTYPE_I64, {4}, ids, sizeof(ids), image, error)) << error;
+  std::string path = kiln::test::writeTempFile("ids_bad.npy", image);
+  expectError("'" + model + "' --input x=zeros --input ids='" + path + "'",
+              "kiln-run: error: '" + path +
+                  "': input 'ids' element [2] is 50, outside [0, 49], the values the artifact "
+                  "allows (the input indexes a table of 50 entries; -50 to -1 count from the "
+                  "end); 2 of 4 elements are outside");
 }
 
 TEST_F(KilnRunGenerated, NonIntegerConstantForTokenIds) {

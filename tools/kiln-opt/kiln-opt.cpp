@@ -3,7 +3,8 @@
 // `mlir-opt` for kiln: parses .mlir, runs any registered kiln pass or the
 // `kiln-pipeline` pass pipeline, prints the result. Used by the lit tests.
 // Options are checked strictly first (kiln::checkCommandLine): an unknown
-// option is an error, never a group of one-letter flags.
+// option is an error, never a group of one-letter flags. --version prints
+// kiln's version and LLVM's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,8 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
 int main(int argc, char **argv) {
@@ -26,6 +29,11 @@ int main(int argc, char **argv) {
   kiln::registerKilnPasses();
   kiln::registerKilnPipelines();
   std::string helpHeader = mlir::registerCLIOptions("kiln optimizer driver\n", registry);
+  // --version: kiln's version first, as kiln-compile prints it, then LLVM's.
+  llvm::cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "kiln-opt " << KILN_VERSION << "\n  built with LLVM/MLIR " << LLVM_VERSION_STRING
+       << "\n";
+  });
   // parseCLIOptions registers the output file option `-o` itself.
   if (!kiln::checkCommandLine(argc, argv, "kiln-opt", llvm::errs(), {"o"}))
     return 1;

@@ -24,6 +24,8 @@
 
 #include "kiln/runtime.hpp"
 
+#include "ArtifactHeader.h"
+
 #include "InputGen.h"
 #include "JsonWriter.h"
 #include "Npy.h"
@@ -66,7 +68,8 @@ const char *const kUsage =
     "A]\n"
     "                [--bench N] [--profile N] [--trace FILE.json] [--device N] [--no-cuda-graph]\n"
     "                [--tensor-parallel N] [--tp-timeout MS]\n"
-    "       GEN: random[:SEED] | zeros | const:V";
+    "       GEN: random[:SEED] | zeros | const:V\n"
+    "       kiln-run --version | --help";
 
 const char *const kHelp =
     "Runs a .kiln artifact (from kiln-compile) on an NVIDIA GPU.\n"
@@ -75,7 +78,9 @@ const char *const kHelp =
     "                       collectives; needs no GPU\n"
     "  --json               print the --info description (and the --compare, --bench and\n"
     "                       --profile results) as one JSON object on stdout instead of text\n"
-    "  --input NAME=F.npy   value of model input NAME (exact dtype and shape); every input needed\n"
+    "  --input NAME=F.npy   value of model input NAME (exact dtype and shape; integers inside\n"
+    "                       the range the artifact records, e.g. token ids inside the\n"
+    "                       embedding: --info shows it); every input needed\n"
     "  --input NAME=GEN     generate input NAME instead: random (seed 0) or random:SEED (floats\n"
     "                       uniform in [-1, 1); integer inputs inside the range the artifact\n"
     "                       records, e.g. token ids below the embedding's row count, else 0/1;\n"
@@ -102,6 +107,9 @@ const char *const kHelp =
     "                       process, one thread and GPU per rank; rank 0's outputs are written\n"
     "                       and compared, and every rank's outputs must equal them bit for bit\n"
     "  --tp-timeout MS      longest wait for the other ranks, in ms (default 300000, 0 = forever)\n"
+    "  --version            print kiln's version and the artifact format versions this reads\n"
+    "\n"
+    "Options with one value may be given once; --input, --output and --compare once per name.\n"
     "\n"
     "Tensor parallelism with one process per rank (MPI, torchrun, job schedulers): give a rank\n"
     "file (MODEL.rank<R>.kiln) or MODEL.kiln with the rank in the environment:\n"
@@ -194,16 +202,32 @@ bool parseLong(const std::string &text, long min, long max, long &out) {
   return !text.empty() && *end == '\0' && errno == 0 && out >= min && out <= max;
 }
 
+/// Prints --version: "kiln-run 0.2.0 (reads artifact format versions 1 to 2)", the version of the
+/// runtime library (kiln_version()) and the artifact formats it reads; a second line names the
+/// headers' version when the library loaded is another one.
+void printVersion() {
+  std::printf("kiln-run %s (reads artifact format versions %u to %u)\n", kiln_version(),
+              kiln::artifact::kOldestFormatVersion, kiln::artifact::kFormatVersion);
+  if (std::strcmp(kiln_version(), KILN_VERSION_STRING) != 0)
+    std::printf("  built with the kiln %s runtime headers\n", KILN_VERSION_STRING);
+}
+
 /// Parses argv into `options`; returns false after printing a usage error.
 /// Anything starting with '-' (but "-" itself) is an option, and one this
 /// tool does not know is an error naming it; after "--" every argument is
 /// the model.
 bool parseArgs(int argc, char **argv, Options &options) {
   bool optionsEnded = false;
+  // The value of each single-value option seen so far.
+  std::map<std::string, std::string> singleValues;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (!optionsEnded && (arg == "-h" || arg == "--help")) {
       std::printf("%s\n\n%s", kUsage, kHelp);
+      std::exit(kExitOk);
+    }
+    if (!optionsEnded && arg == "--version") {
+      printVersion();
       std::exit(kExitOk);
     }
     if (!optionsEnded && arg == "--") {
@@ -240,7 +264,8 @@ bool parseArgs(int argc, char **argv, Options &options) {
     size_t eq = arg.find('=');
     if (eq != std::string::npos)
       flag = arg.substr(0, eq);
-    if (flag == "--info" || flag == "--json" || flag == "--no-cuda-graph" || flag == "--help") {
+    if (flag == "--info" || flag == "--json" || flag == "--no-cuda-graph" || flag == "--help" ||
+        flag == "--version") {
       usageError("option '" + flag + "' takes no value, got '" + arg + "'");
       return false;
     }
@@ -259,6 +284,16 @@ bool parseArgs(int argc, char **argv, Options &options) {
     } else {
       usageError("option '" + arg + "' needs a value");
       return false;
+    }
+    // Options with one value may be given once (not silently the last one wins); --input,
+    // --output and --compare may repeat, once per name (checked in prepareFiles).
+    if (flag != "--input" && flag != "--output" && flag != "--compare") {
+      auto [previous, first] = singleValues.emplace(flag, value);
+      if (!first) {
+        usageError("option '" + flag + "' given twice ('" + previous->second + "', then '" +
+                   value + "')");
+        return false;
+      }
     }
     std::pair<std::string, std::string> binding;
     if (flag == "--input" || flag == "--output" || flag == "--compare") {
@@ -662,6 +697,30 @@ int prepareFiles(const Options &options, kiln_artifact_t *artifact, bool reporti
     return usageError(std::string("missing --input for '") + info.name + "' (" + describe(info) +
                       "); give NAME=FILE.npy, NAME=random[:SEED], or --inputs-generate random");
   }
+  // Every integer input inside the range the artifact records (token ids inside the embedding
+  // table): the kernels do not check indices (an index outside reads a clamped row), the
+  // runtime does not scan inputs, so this is where a bad .npy is caught. Generated inputs are
+  // inside by construction and checked all the same.
+  for (size_t i = 0; i < kiln_artifact_input_count(artifact); ++i) {
+    kiln_tensor_info_t info;
+    kiln_status_free(kiln_artifact_input_info(artifact, i, &info));
+    kiln::inputgen::Range range;
+    int known = 0;
+    kiln_status_free(kiln_artifact_input_value_range(artifact, i, &known, &range.min, &range.max));
+    range.known = known != 0;
+    const kiln::npy::NpyArray &array = files.inputs.at(info.name);
+    std::string error;
+    if (kiln::inputgen::checkValues(info.name, info.dtype, array.shape, array.data.data(),
+                                    array.data.size(), range, error))
+      continue;
+    auto generated = files.generated.find(info.name);
+    if (generated != files.generated.end())
+      return fileError(error + " (generated by " + generated->second + ")");
+    for (const auto &[name, path] : options.inputs)
+      if (name == info.name)
+        return fileError("'" + path + "': " + error);
+    return fileError(error);
+  }
   if (!options.trace.empty() && reporting) {
     // Like --output: fail before the run when the trace cannot be written.
     const std::string &path = options.trace;
@@ -689,10 +748,13 @@ int prepareFiles(const Options &options, kiln_artifact_t *artifact, bool reporti
     if (!writable)
       return fileError("cannot write '" + path + "': " + std::strerror(errno));
   }
+  std::map<std::string, std::string> comparePaths;
   for (const auto &[name, path] : options.compares) {
     size_t index = 0;
     if (kiln_status_t status = kiln_artifact_find_output(artifact, name.c_str(), &index))
       return statusError(status);
+    if (!comparePaths.emplace(name, path).second)
+      return usageError("output '" + name + "' is given to --compare twice");
     if (!reporting)
       continue;
     kiln_tensor_info_t info;

@@ -343,7 +343,10 @@ kiln_status_t kiln_artifact_launch_cost(const kiln_artifact_t *artifact, size_t 
 /// inputs that index an embedding table (Gather) get [0, rows - 1], so that generated token ids
 /// stay inside the table. `*out_has_range` is 1 and `*out_min`/`*out_max` are set when recorded,
 /// else 0 (and the bounds 0). KILN_NOT_FOUND if index >= input count, KILN_INVALID_ARGUMENT for
-/// NULL pointers.
+/// NULL pointers. The runtime does not check inputs against it (kiln_session_set_input copies the
+/// bytes as they are, and a kernel reads an index outside the table as the nearest row): an
+/// application that takes token ids from outside checks them itself; kiln-run checks every
+/// input before its run (docs/runtime.md, kiln-run).
 kiln_status_t kiln_artifact_input_value_range(const kiln_artifact_t *artifact, size_t index,
                                               int *out_has_range, int64_t *out_min,
                                               int64_t *out_max);
