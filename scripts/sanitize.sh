@@ -85,7 +85,7 @@ JUNIT="$BUILD/Testing/kiln-ctest.xml"
 rm -f "$JUNIT"
 log "ctest --output-on-failure $*"
 set +e
-(cd "$BUILD" && ctest --output-on-failure --output-junit "$JUNIT" "$@")
+(cd "$BUILD" && ctest --output-on-failure --test-output-size-passed 262144 --output-junit "$JUNIT" "$@")
 rc=$?
 set -e
 if [[ -f "$JUNIT" ]]; then
