@@ -3,8 +3,8 @@
 // No GPU needed. The optional Launch description fields (name, layer, ops, ONNX nodes, cost) and
 // TensorDesc.value_range as the C API reads them back (and the verifier's checks of them); files
 // without them; kiln-run's input generator (InputGen.h: spec parsing, determinism, ranges,
-// errors, f16/bf16 rounding, the value-range check of inputs); the --json description and the Chrome trace document (Report.h);
-// and kiln-run's errors for generated inputs and --trace.
+// errors, f16/bf16 rounding, the value-range check of inputs); the --json description and the
+// Chrome trace document (Report.h); and kiln-run's errors for generated inputs and --trace.
 //
 //===----------------------------------------------------------------------===//
 
@@ -320,8 +320,7 @@ TEST(InputGen, CheckValuesNamesTheFirstElementOutside) {
             "(the input indexes a table of 50 entries; -50 to -1 count from the end); 1 of 3 "
             "elements is outside");
   // A scalar has no position.
-  EXPECT_EQ(checkError(KILN_DTYPE_I32, {}, {50}, table).rfind("input 'ids' is 50, outside", 0),
-            0u);
+  EXPECT_EQ(checkError(KILN_DTYPE_I32, {}, {50}, table).rfind("input 'ids' is 50, outside", 0), 0u);
 }
 
 TEST(InputGen, CheckValuesAllowsTheTableAndNegativeIndicesFromTheEnd) {
@@ -351,8 +350,8 @@ TEST(InputGen, CheckValuesAllowsTheTableAndNegativeIndicesFromTheEnd) {
 TEST(InputGen, CheckValuesSkipsUnrangedFloatAndBoolInputs) {
   std::string error;
   std::vector<uint8_t> big = integerBytes(KILN_DTYPE_I64, {1000000});
-  EXPECT_TRUE(gen::checkValues("m", KILN_DTYPE_I64, {1}, big.data(), big.size(), gen::Range(),
-                               error));
+  EXPECT_TRUE(
+      gen::checkValues("m", KILN_DTYPE_I64, {1}, big.data(), big.size(), gen::Range(), error));
   float f = 1e9f;
   EXPECT_TRUE(gen::checkValues("x", KILN_DTYPE_F32, {1}, reinterpret_cast<uint8_t *>(&f), 4,
                                gen::Range{true, 0, 1}, error));
@@ -368,7 +367,8 @@ TEST(InputGen, NegativeConstantsCountFromTheEnd) {
   std::string error;
   std::vector<uint8_t> bytes;
   gen::parseSpec("const:-51", spec, error);
-  EXPECT_FALSE(gen::generate(spec, "ids", KILN_DTYPE_I64, 1, gen::Range{true, 0, 49}, bytes, error));
+  EXPECT_FALSE(
+      gen::generate(spec, "ids", KILN_DTYPE_I64, 1, gen::Range{true, 0, 49}, bytes, error));
   EXPECT_NE(error.find("'const:-51' is outside [0, 49]"), std::string::npos) << error;
   gen::parseSpec("const:4", spec, error);
   EXPECT_FALSE(gen::generate(spec, "ids", KILN_DTYPE_I64, 1, gen::Range{true, 5, 9}, bytes, error))

@@ -31,8 +31,7 @@ int main(int argc, char **argv) {
   std::string helpHeader = mlir::registerCLIOptions("kiln optimizer driver\n", registry);
   // --version: kiln's version first, as kiln-compile prints it, then LLVM's.
   llvm::cl::SetVersionPrinter([](llvm::raw_ostream &os) {
-    os << "kiln-opt " << KILN_VERSION << "\n  built with LLVM/MLIR " << LLVM_VERSION_STRING
-       << "\n";
+    os << "kiln-opt " << KILN_VERSION << "\n  built with LLVM/MLIR " << LLVM_VERSION_STRING << "\n";
   });
   // parseCLIOptions registers the output file option `-o` itself.
   if (!kiln::checkCommandLine(argc, argv, "kiln-opt", llvm::errs(), {"o"}))

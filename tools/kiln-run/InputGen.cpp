@@ -278,8 +278,8 @@ bool checkValues(const std::string &name, kiln_dtype_t dtype, const std::vector<
   size_t elementSize = kiln_dtype_size(dtype);
   if (elementSize == 0)
     return true;
-  bool isUnsigned = dtype == KILN_DTYPE_U8 || dtype == KILN_DTYPE_U16 ||
-                    dtype == KILN_DTYPE_U32 || dtype == KILN_DTYPE_U64;
+  bool isUnsigned = dtype == KILN_DTYPE_U8 || dtype == KILN_DTYPE_U16 || dtype == KILN_DTYPE_U32 ||
+                    dtype == KILN_DTYPE_U64;
   // A table index range [0, R - 1] also allows R negative indices (from the end). In __int128
   // since R can be 2^63.
   __int128 lo = range.min, hi = range.max;
@@ -323,13 +323,13 @@ bool checkValues(const std::string &name, kiln_dtype_t dtype, const std::vector<
   std::string where;
   for (size_t d = 0; d < position.size(); ++d)
     where += (d ? ", " : "") + std::to_string(position[d]);
-  std::string valueText =
-      firstValue < 0 ? std::to_string(static_cast<int64_t>(firstValue))
-                     : std::to_string(static_cast<unsigned long long>(firstValue));
+  std::string valueText = firstValue < 0
+                              ? std::to_string(static_cast<int64_t>(firstValue))
+                              : std::to_string(static_cast<unsigned long long>(firstValue));
   std::string rows = std::to_string(static_cast<unsigned long long>(hi + 1));
   error = "input '" + name + "' " + (shape.empty() ? "" : "element [" + where + "] ") + "is " +
-          valueText + ", outside " +
-          formatRange(range.min, range.max) + ", the values the artifact allows" +
+          valueText + ", outside " + formatRange(range.min, range.max) +
+          ", the values the artifact allows" +
           (tableIndex ? " (the input indexes a table of " + rows + " entries; -" + rows +
                             " to -1 count from the end)"
                       : std::string()) +

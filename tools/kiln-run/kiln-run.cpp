@@ -25,7 +25,6 @@
 #include "kiln/runtime.hpp"
 
 #include "ArtifactHeader.h"
-
 #include "InputGen.h"
 #include "JsonWriter.h"
 #include "Npy.h"
@@ -290,8 +289,8 @@ bool parseArgs(int argc, char **argv, Options &options) {
     if (flag != "--input" && flag != "--output" && flag != "--compare") {
       auto [previous, first] = singleValues.emplace(flag, value);
       if (!first) {
-        usageError("option '" + flag + "' given twice ('" + previous->second + "', then '" +
-                   value + "')");
+        usageError("option '" + flag + "' given twice ('" + previous->second + "', then '" + value +
+                   "')");
         return false;
       }
     }
