@@ -215,11 +215,15 @@ LogicalResult traceColumns(ColumnPlan &plan, Value v, int64_t dim, const llvm::B
 }
 
 /// Fails when a value of `plan` is read by an op outside the plan other than
-/// `consumers`: that reader would see a shard where it expects the whole.
+/// `consumers`: that reader would see a shard where it expects the whole. A
+/// column-parallel GEMM of the plan reading a value of the plan fails too (its
+/// input must be whole: e.g. y = x + W2·x with x = tanh(W1·h) traced from y
+/// would cut W1's and W2's columns and feed W2 a shard).
 LogicalResult checkExclusive(ColumnPlan &plan, ArrayRef<Operation *> consumers) {
   llvm::DenseSet<Operation *> allowed(consumers.begin(), consumers.end());
   for (auto &entry : plan.values)
-    allowed.insert(entry.first.getDefiningOp());
+    if (!plan.gemms.contains(entry.first.getDefiningOp()))
+      allowed.insert(entry.first.getDefiningOp());
   for (auto &entry : plan.values)
     for (Operation *user : entry.first.getUsers())
       if (!allowed.contains(user)) {
