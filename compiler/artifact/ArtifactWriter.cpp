@@ -103,14 +103,7 @@ public:
                                                          Value v) {
     uint64_t size = tensorBytes(v.getType());
     // Views and in-place all-reduces share their operand's buffer.
-    while (true) {
-      if (auto view = v.getDefiningOp<ReshapeOp>())
-        v = view.getInput();
-      else if (auto reduce = v.getDefiningOp<AllReduceOp>())
-        v = reduce.getInput();
-      else
-        break;
-    }
+    v = viewSource(v);
     if (auto arg = dyn_cast<BlockArgument>(v))
       return fb::CreateBufferRef(fbb, fb::Segment::Input, arg.getArgNumber(), 0, size);
     if (auto constant = v.getDefiningOp<ConstantOp>()) {
@@ -173,6 +166,27 @@ std::error_code takeStreamError(llvm::raw_fd_ostream &os) {
 ///      failure the temporary file is removed and a previous file at `path`
 ///      stays as it was. A symbolic link is followed (its target is replaced).
 /// Errors name `path` (or stdout), never the temporary file.
+mlir::Value kiln::viewSource(mlir::Value v) {
+  while (true) {
+    if (auto view = v.getDefiningOp<ReshapeOp>())
+      v = view.getInput();
+    else if (auto reduce = v.getDefiningOp<AllReduceOp>())
+      v = reduce.getInput();
+    else
+      return v;
+  }
+}
+
+llvm::SmallString<256> kiln::outputDestination(llvm::StringRef path) {
+  llvm::SmallString<256> destination(path);
+  if (llvm::sys::fs::is_symlink_file(path)) {
+    llvm::SmallString<256> resolved;
+    if (!llvm::sys::fs::real_path(path, resolved))
+      destination = resolved;
+  }
+  return destination;
+}
+
 llvm::Error kiln::writeOutputFile(StringRef path,
                                   llvm::function_ref<void(llvm::raw_ostream &)> write) {
   auto writeError = [&](std::error_code ec) {
@@ -191,12 +205,7 @@ llvm::Error kiln::writeOutputFile(StringRef path,
     return llvm::Error::success();
   }
 
-  llvm::SmallString<256> destination(path);
-  if (llvm::sys::fs::is_symlink_file(path)) {
-    llvm::SmallString<256> resolved;
-    if (!llvm::sys::fs::real_path(path, resolved))
-      destination = resolved;
-  }
+  llvm::SmallString<256> destination = outputDestination(path);
   llvm::sys::fs::file_status existing;
   if (!llvm::sys::fs::status(destination, existing) && llvm::sys::fs::exists(existing) &&
       !llvm::sys::fs::is_regular_file(existing)) {

@@ -14,6 +14,7 @@
 #include "compiler/codegen/Nvrtc.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Error.h"
 
 #include <array>
@@ -98,6 +99,14 @@ llvm::Expected<ArtifactStats> writeArtifact(mlir::func::FuncOp func,
 /// this process's standard output, e.g. /dev/stdout or the file stdout is
 /// redirected to. False when either cannot be stat'ed.
 bool isStandardOutput(llvm::StringRef path);
+
+/// The value whose buffer `v` shares: `v` with its chain of views (kiln.reshape)
+/// and in-place all-reduces walked back to where the bytes are produced.
+mlir::Value viewSource(mlir::Value v);
+
+/// The file a write to `path` lands in: `path`, or the file a symbolic link
+/// `path` points to (resolved fully; `path` itself when that fails).
+llvm::SmallString<256> outputDestination(llvm::StringRef path);
 
 /// Writes the bytes that `write` produces to `path` the way writeArtifact
 /// does: stdout for "-" (or a path naming it), in place for an existing

@@ -858,12 +858,7 @@ llvm::Error kiln::checkOutputWritable(llvm::StringRef path) {
     return fail("the path is empty");
   if (llvm::sys::path::is_separator(path.back()))
     return fail("the path names a directory; give a file name");
-  llvm::SmallString<256> destination(path);
-  if (llvm::sys::fs::is_symlink_file(path)) {
-    llvm::SmallString<256> resolved;
-    if (!llvm::sys::fs::real_path(path, resolved))
-      destination = resolved;
-  }
+  llvm::SmallString<256> destination = outputDestination(path);
   llvm::sys::fs::file_status existing;
   if (!llvm::sys::fs::status(destination, existing) && llvm::sys::fs::exists(existing)) {
     if (llvm::sys::fs::is_directory(existing))

@@ -35,18 +35,6 @@ using namespace kiln;
 
 namespace {
 
-/// The value a view chain (reshapes, in-place all-reduces) starts from.
-Value viewSource(Value v) {
-  while (true) {
-    if (auto view = v.getDefiningOp<ReshapeOp>())
-      v = view.getInput();
-    else if (auto reduce = v.getDefiningOp<AllReduceOp>())
-      v = reduce.getInput();
-    else
-      return v;
-  }
-}
-
 std::string typeString(Type type) {
   std::string s;
   llvm::raw_string_ostream(s) << type;

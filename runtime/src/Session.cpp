@@ -1352,61 +1352,72 @@ kiln_status_t kiln_session_output_device_ptr(kiln_session_t *session, const char
   return nullptr;
 }
 
-kiln_status_t kiln_session_bind_input(kiln_session_t *session, const char *name,
-                                      uint64_t device_ptr, size_t bytes) {
-  const char *const function = "kiln_session_bind_input";
-  KILN_RETURN_IF_ERROR(kiln::checkSession(session, function));
+namespace kiln {
+namespace {
+
+/// kiln_session_bind_input/_output: checks the binding (name, size, alignment, the device range
+/// of the caller's allocation) before recording it and patching the arguments that read the
+/// tensor. `function` names the C entry point in errors.
+kiln_status_t bindTensor(kiln_session_t *session, bool isInput, const char *name,
+                         uint64_t device_ptr, size_t bytes, const char *function) {
+  KILN_RETURN_IF_ERROR(checkSession(session, function));
   size_t index = 0;
-  KILN_RETURN_IF_ERROR(kiln::checkBinding(*session->artifact, /*isInput=*/true, name, device_ptr,
-                                          bytes, function, index));
-  kiln::ContextScope scope(*session->cu, session->context);
   KILN_RETURN_IF_ERROR(
-      kiln::checkDeviceRange(*session, device_ptr, bytes, function,
-                             "input '" + session->artifact->inputs[index].name + "'"));
-  session->boundInputs[index] = static_cast<CUdeviceptr>(device_ptr);
-  kiln::updateInputArguments(*session, index);
+      checkBinding(*session->artifact, isInput, name, device_ptr, bytes, function, index));
+  ContextScope scope(*session->cu, session->context);
+  const std::string &tensor =
+      isInput ? session->artifact->inputs[index].name : session->artifact->outputs[index].name;
+  KILN_RETURN_IF_ERROR(checkDeviceRange(*session, device_ptr, bytes, function,
+                                        (isInput ? "input '" : "output '") + tensor + "'"));
+  if (isInput) {
+    session->boundInputs[index] = static_cast<CUdeviceptr>(device_ptr);
+    updateInputArguments(*session, index);
+  } else {
+    session->boundOutputs[index] = static_cast<CUdeviceptr>(device_ptr);
+    updateOutputArguments(*session, index);
+  }
   return nullptr;
 }
 
-kiln_status_t kiln_session_unbind_input(kiln_session_t *session, const char *name) {
-  const char *const function = "kiln_session_unbind_input";
-  KILN_RETURN_IF_ERROR(kiln::checkSession(session, function));
+/// kiln_session_unbind_input/_output: back to the session's own buffer (a no-op when unbound).
+kiln_status_t unbindTensor(kiln_session_t *session, bool isInput, const char *name,
+                           const char *function) {
+  KILN_RETURN_IF_ERROR(checkSession(session, function));
   size_t index = 0;
-  KILN_RETURN_IF_ERROR(kiln::lookupTensor(*session, /*isInput=*/true, name, 0, false, index));
-  if (!session->boundInputs[index])
+  KILN_RETURN_IF_ERROR(lookupTensor(*session, isInput, name, 0, false, index));
+  CUdeviceptr &bound = isInput ? session->boundInputs[index] : session->boundOutputs[index];
+  if (!bound)
     return nullptr;
-  kiln::ContextScope scope(*session->cu, session->context);
-  session->boundInputs[index] = 0;
-  kiln::updateInputArguments(*session, index);
+  ContextScope scope(*session->cu, session->context);
+  bound = 0;
+  if (isInput)
+    updateInputArguments(*session, index);
+  else
+    updateOutputArguments(*session, index);
   return nullptr;
+}
+
+} // namespace
+} // namespace kiln
+
+kiln_status_t kiln_session_bind_input(kiln_session_t *session, const char *name,
+                                      uint64_t device_ptr, size_t bytes) {
+  return kiln::bindTensor(session, /*isInput=*/true, name, device_ptr, bytes,
+                          "kiln_session_bind_input");
+}
+
+kiln_status_t kiln_session_unbind_input(kiln_session_t *session, const char *name) {
+  return kiln::unbindTensor(session, /*isInput=*/true, name, "kiln_session_unbind_input");
 }
 
 kiln_status_t kiln_session_bind_output(kiln_session_t *session, const char *name,
                                        uint64_t device_ptr, size_t bytes) {
-  const char *const function = "kiln_session_bind_output";
-  KILN_RETURN_IF_ERROR(kiln::checkSession(session, function));
-  size_t index = 0;
-  KILN_RETURN_IF_ERROR(kiln::checkBinding(*session->artifact, /*isInput=*/false, name, device_ptr,
-                                          bytes, function, index));
-  kiln::ContextScope scope(*session->cu, session->context);
-  KILN_RETURN_IF_ERROR(
-      kiln::checkDeviceRange(*session, device_ptr, bytes, function,
-                             "output '" + session->artifact->outputs[index].name + "'"));
-  session->boundOutputs[index] = static_cast<CUdeviceptr>(device_ptr);
-  kiln::updateOutputArguments(*session, index);
-  return nullptr;
+  return kiln::bindTensor(session, /*isInput=*/false, name, device_ptr, bytes,
+                          "kiln_session_bind_output");
 }
 
 kiln_status_t kiln_session_unbind_output(kiln_session_t *session, const char *name) {
-  KILN_RETURN_IF_ERROR(kiln::checkSession(session, "kiln_session_unbind_output"));
-  size_t index = 0;
-  KILN_RETURN_IF_ERROR(kiln::lookupTensor(*session, /*isInput=*/false, name, 0, false, index));
-  if (!session->boundOutputs[index])
-    return nullptr;
-  kiln::ContextScope scope(*session->cu, session->context);
-  session->boundOutputs[index] = 0;
-  kiln::updateOutputArguments(*session, index);
-  return nullptr;
+  return kiln::unbindTensor(session, /*isInput=*/false, name, "kiln_session_unbind_output");
 }
 
 kiln_status_t kiln_session_weights_device_ptr(const kiln_session_t *session,
