@@ -246,16 +246,23 @@ bool parseArgs(int argc, char **argv, Options &options) {
       options.model = arg;
       continue;
     }
-    if (arg == "--info") {
-      options.info = true;
-      continue;
-    }
-    if (arg == "--json") {
-      options.json = true;
-      continue;
-    }
-    if (arg == "--no-cuda-graph") {
-      options.cudaGraph = false;
+    // Flags without a value: each sets one member.
+    struct Flag {
+      const char *name;
+      bool Options::*member;
+      bool value;
+    };
+    static const Flag kFlags[] = {{"--info", &Options::info, true},
+                                  {"--json", &Options::json, true},
+                                  {"--no-cuda-graph", &Options::cudaGraph, false}};
+    auto findFlag = [&](const std::string &name) -> const Flag * {
+      for (const Flag &f : kFlags)
+        if (name == f.name)
+          return &f;
+      return nullptr;
+    };
+    if (const Flag *f = findFlag(arg)) {
+      options.*(f->member) = f->value;
       continue;
     }
     // Flags with a value: "--flag value" or "--flag=value".
@@ -263,8 +270,7 @@ bool parseArgs(int argc, char **argv, Options &options) {
     size_t eq = arg.find('=');
     if (eq != std::string::npos)
       flag = arg.substr(0, eq);
-    if (flag == "--info" || flag == "--json" || flag == "--no-cuda-graph" || flag == "--help" ||
-        flag == "--version") {
+    if (findFlag(flag) || flag == "--help" || flag == "--version") {
       usageError("option '" + flag + "' takes no value, got '" + arg + "'");
       return false;
     }
