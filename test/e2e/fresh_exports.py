@@ -9,7 +9,8 @@ inputs and compares with onnxruntime (CPU) on the same inputs:
 
 OPT takes its position ids from CumSum(attention_mask) and RoBERTa from CumSum(input_ids !=
 padding_idx), both run-time values. Models with an attention_mask run with an all-ones mask and a
-padded one (zeros at the tail of every second row). The fp16 Llama is compared with onnxruntime
+padded one (zeros at the tail of some rows). Inputs, the kiln-compile and kiln-run calls and the
+error metric are e2e_test.py's. The fp16 Llama is compared with onnxruntime
 on its float32 twin (the same weights, rounded to fp16, in a float32 graph), since onnxruntime's
 CPU provider lacks fp16 kernels for some of the exported ops.
 
@@ -28,6 +29,9 @@ import sys
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2e_test as e2e  # noqa: E402  (inputs, kiln-compile/kiln-run calls, the error metric)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -114,55 +118,34 @@ def main(argv):
         for shape in args.shapes.split(","):
             b, s = (int(x) for x in shape.split("x"))
             art = os.path.join(args.work, "%s_%s.kiln" % (name, shape))
-            spec = ",".join("%s=%dx%d" % (n, b, s) for n in inputs)
-            t0 = time.time()
-            rc, out = run([args.kiln_compile, model, "-o", art, "--shape", spec])
-            if rc:
+            ok, summary, out = e2e.compile_model(args.kiln_compile, model, inputs, b, s, art, target=None)
+            if not ok:
                 log("%s %s: compile FAILED\n%s" % (name, shape, out[-3000:]))
                 failed += 1
                 continue
-            compile_s = time.time() - t0
-            for mask in (["ones", "padded"] if "attention_mask" in inputs else ["-"]):
-                feeds = {}
-                for n in inputs:
-                    if n == "input_ids":
-                        feeds[n] = rng.integers(2, 1000, size=(b, s), dtype=np.int64)
-                    elif n == "attention_mask":
-                        m = np.ones((b, s), dtype=np.int64)
-                        if mask == "padded":
-                            m[1::2, s // 2:] = 0
-                        feeds[n] = m
-                    else:
-                        raise SystemExit("unexpected input %s" % n)
-                ref = sess.run(None, feeds)[0].astype(np.float64)
-                cmd = [args.kiln_run, art]
+            for padded in ([False, True] if "attention_mask" in inputs else [False]):
+                mask = "padded" if padded else ("ones" if "attention_mask" in inputs else "-")
+                feeds = e2e.make_inputs(rng, inputs, b, s, padded)
+                ref = sess.run(None, feeds)[0]
+                files = {}
                 for n, v in feeds.items():
-                    f = os.path.join(args.work, "%s_%s_%s_%s.npy" % (name, shape, mask, n))
-                    np.save(f, v)
-                    cmd += ["--input", "%s=%s" % (n, f)]
+                    files[n] = os.path.join(args.work, "%s_%s_%s_%s.npy" % (name, shape, mask, n))
+                    np.save(files[n], v)
                 outf = os.path.join(args.work, "%s_%s_%s_out.npy" % (name, shape, mask))
-                cmd += ["--output", "%s=%s" % (graph.output[0].name, outf)]
                 if args.dry_run:
-                    log("%s %s mask=%s: compiled, reference %s; would run: %s" % (name, shape, mask, ref.shape,
-                                                                                " ".join(cmd)))
+                    log("%s %s mask=%s: compiled, reference %s" % (name, shape, mask, ref.shape))
                     continue
-                rc, out = run(cmd)
+                rc, text = e2e.run_kiln(args.kiln_run, art, files, {graph.output[0].name: outf}, {}, tol)
                 if rc:
-                    log("%s %s mask=%s: kiln-run FAILED\n%s" % (name, shape, mask, out[-3000:]))
+                    log("%s %s mask=%s: kiln-run FAILED\n%s" % (name, shape, mask, text[-3000:]))
                     failed += 1
                     continue
-                got = np.load(outf).astype(np.float64)
-                if got.shape != ref.shape or not np.isfinite(got).all():
-                    log("%s %s mask=%s: FAIL shape %s vs %s, finite %s" % (name, shape, mask, got.shape, ref.shape,
-                                                                         np.isfinite(got).all()))
-                    failed += 1
-                    continue
-                err = np.abs(got - ref).max() / max(np.abs(ref).max(), 1e-30)
+                err = e2e.max_rel_err(np.load(outf), ref)
                 ok = err <= tol
                 passed += ok
                 failed += not ok
                 log("%s %s mask=%s: max_rel_err %.2e (tol %.0e, compile %.2f s) %s" % (
-                    name, shape, mask, err, tol, compile_s, "PASS" if ok else "FAIL"))
+                    name, shape, mask, err, tol, summary["wall_s"], "PASS" if ok else "FAIL"))
     log("fresh-exports: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
