@@ -1,0 +1,614 @@
+// gemm_sm90_test.cu - GPU test and benchmark of kiln::gemmSm90 (compiler/codegen/cuda/
+// gemm_sm90.cuh: TMA, warp-specialized wgmma, persistent tiles, cluster split-K; sm_90a).
+//
+// Correctness (default): for every kernel configuration below (persistent and split-K), f16
+// and bf16, operand layouts (A K-major or MN-major; B [K, N] MN-major or [N, K] K-major;
+// rank-3 batched operands and a rank-2 weight shared by the batch), plain and pair
+// epilogues, f16 / bf16 / fp32 outputs, and awkward shapes (M = 1, M and N not multiples of
+// the tile, K = 8, K not a multiple of 64, K = 0), the kernel's output (poisoned with NaN
+// before the launch) is compared with a host fp64 reference from the same rounded inputs
+// (random in [-1, 1], never zero): max|out - ref| / max|ref| <= 4e-3 (f16 out), 1.6e-2 (bf16),
+// 1e-3 (fp32 out from f16), and no NaN anywhere in range (an unwritten element). The
+// epilogue is out = 0.5 acc + bias[n] (pair: acc0 - 2 acc1 + bias[n]), so a wrong column
+// index in the epilogue shows.
+//
+// Benchmark (--bench): f16 C[M, N] = A[M, K] B, A row-major, B row-major [K, N] (the ONNX
+// MatMul weight) and [N, K], f16 out, the GEMM shapes of the real-size benchmark (GPT-2 124M
+// and BERT-base at 1x128 and 8x512, the 0.8B Llama at 1x128 and 4x512) and 8192^3; every
+// configuration and cublasGemmEx (CUBLAS_COMPUTE_32F) timed inside a CUDA graph of 20 launches
+// (median of 20 replays); prints the best configuration per shape against cuBLAS, checks it
+// against cuBLAS's output, and the geometric means of cuBLAS/kiln.
+//
+// Build: test/gpu/build_gemm_sm90_test.sh [OUT]; run OUT [--bench] [-v]. Needs an sm_90 device.
+#include "kiln/common.cuh"
+#include "kiln/gemm_sm90.cuh"
+
+#include "gpu_test_util.h"
+#include <cublas_v2.h>
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+using kiln_test::parallelFor;
+using kiln_test::timeGraph;
+
+//===----------------------------------------------------------------------===//
+// Tensor maps (what the kiln runtime encodes from the artifact's TensorMap entries)
+//===----------------------------------------------------------------------===//
+
+using EncodeFn = CUresult (*)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
+                              const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
+                              const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
+                              CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+EncodeFn encodeFn() {
+  static EncodeFn fn = [] {
+    void *p = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    CHECK_CUDA(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000,
+                                                cudaEnableDefault, &q));
+    if (!p || q != cudaDriverEntryPointSuccess) {
+      std::fprintf(stderr, "cuTensorMapEncodeTiled not found\n");
+      std::exit(2);
+    }
+    return reinterpret_cast<EncodeFn>(p);
+  }();
+  return fn;
+}
+
+/// A 16-bit tensor map over `ptr` with dims (innermost first), byte strides of dims 1.., box;
+/// swizzle 128B, zero fill. Rank = dims.size().
+kiln::TensorMap makeMap(const void *ptr, bool bf16, std::vector<uint64_t> dims,
+                        std::vector<uint64_t> strides, std::vector<uint32_t> box) {
+  static_assert(sizeof(CUtensorMap) == sizeof(kiln::TensorMap), "tensor map size");
+  CUtensorMap map;
+  std::vector<cuuint32_t> elementStrides(dims.size(), 1);
+  CUresult r = encodeFn()(
+      &map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+      cuuint32_t(dims.size()), const_cast<void *>(ptr), dims.data(), strides.data(), box.data(),
+      elementStrides.data(), CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    std::fprintf(stderr, "cuTensorMapEncodeTiled failed (%d): rank %zu dims", int(r), dims.size());
+    for (auto d : dims)
+      std::fprintf(stderr, " %llu", (unsigned long long)d);
+    std::fprintf(stderr, "\n");
+    std::exit(2);
+  }
+  kiln::TensorMap out;
+  std::memcpy(&out, &map, sizeof(map));
+  return out;
+}
+
+/// The map of an operand with `rows` rows (M for A, N for B), stored K-major ([batch?, rows,
+/// K] row-major) or MN-major ([batch?, K, rows]); box {64, tileRows} or {64, 64}.
+kiln::TensorMap operandMap(const void *ptr, bool bf16, bool kMajor, bool batched, int batch,
+                           int rows, int K, int tileRows) {
+  // K = 0 issues no copies; the map still needs positive extents.
+  const uint64_t k = K > 0 ? uint64_t(K) : 8;
+  const uint64_t inner = kMajor ? k : uint64_t(rows), outer = kMajor ? uint64_t(rows) : k;
+  std::vector<uint64_t> dims = {inner, outer}, strides = {inner * 2};
+  std::vector<uint32_t> box = {64, uint32_t(kMajor ? tileRows : 64)};
+  if (batched) {
+    dims.push_back(uint64_t(batch));
+    strides.push_back(inner * outer * 2);
+    box.push_back(1);
+  }
+  return makeMap(ptr, bf16, dims, strides, box);
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+template <typename T, typename OutT, int BM, int BN, int CW, int S, int SK, bool AK, int AR,
+          bool BK, int BR, bool PAIR>
+__global__ void __launch_bounds__(128 * (CW + 1), 1)
+    gemmKernel(const __grid_constant__ kiln::TensorMap tmA,
+               const __grid_constant__ kiln::TensorMap tmB, int M, int N, int K, int batch,
+               OutT *__restrict__ out, const float *__restrict__ bias) {
+  extern __shared__ __align__(1024) char smem[];
+  const kiln::sm90::TmaOperand<AK, AR> a{&tmA};
+  const kiln::sm90::TmaOperand<BK, BR> b{&tmB};
+  if constexpr (PAIR)
+    kiln::gemmSm90<T, OutT, BM, BN, CW, S, SK>(
+        M, N, K, batch, a, b, out,
+        kiln::makePairEpilogue(
+            [&](long long, int, int n, float a0, float a1) { return a0 - 2.0f * a1 + bias[n]; }),
+        smem);
+  else
+    kiln::gemmSm90<T, OutT, BM, BN, CW, S, SK>(
+        M, N, K, batch, a, b, out,
+        [&](long long, int, int n, float acc) { return 0.5f * acc + bias[n]; }, smem);
+}
+
+/// One kernel configuration.
+struct Config {
+  const char *name;
+  int bm, bn, consumers, stages, splitK;
+};
+
+const Config kConfigs[] = {
+    {"128x256 c2 s4", 128, 256, 2, 4, 1},    {"128x128 c2 s6", 128, 128, 2, 6, 1},
+    {"128x192 c2 s5", 128, 192, 2, 5, 1},    {"256x128 c2 s4", 256, 128, 2, 4, 1},
+    {"64x128 c1 s6", 64, 128, 1, 6, 1},      {"128x128 c2 s4 k2", 128, 128, 2, 4, 2},
+    {"128x128 c2 s4 k4", 128, 128, 2, 4, 4}, {"64x128 c1 s4 k2", 64, 128, 1, 4, 2},
+    {"64x128 c1 s4 k4", 64, 128, 1, 4, 4},   {"64x64 c1 s4 k4", 64, 64, 1, 4, 4},
+    {"64x64 c1 s4 k8", 64, 64, 1, 4, 8},
+};
+
+/// Operand / output variant of a launch.
+struct Variant {
+  bool bf16;
+  int out; // 0: same 16-bit type as the operands, 1: fp32
+  bool aK, bK;
+  bool aBatched, bBatched;
+  bool pair;
+};
+
+using KernelPtr = const void *;
+
+template <typename T, typename OutT, int BM, int BN, int CW, int S, int SK, bool AK, int AR,
+          bool BK, int BR, bool PAIR>
+KernelPtr kernelOf() {
+  return reinterpret_cast<KernelPtr>(&gemmKernel<T, OutT, BM, BN, CW, S, SK, AK, AR, BK, BR, PAIR>);
+}
+
+/// The kernel of config c for variant v. The correctness variants (layouts, batching, pair,
+/// types) are instantiated for two configurations (one persistent, one split-K) to bound the
+/// build time; every configuration gets the benchmark variant (f16, A K-major, B either way).
+template <int BM, int BN, int CW, int S, int SK, bool FULL> KernelPtr pick(const Variant &v) {
+  using kiln::bf16;
+  using kiln::f16;
+  if (!v.bf16 && v.out == 0 && v.aK && !v.aBatched && !v.bBatched && !v.pair)
+    return v.bK ? kernelOf<f16, f16, BM, BN, CW, S, SK, true, 2, true, 2, false>()
+                : kernelOf<f16, f16, BM, BN, CW, S, SK, true, 2, false, 2, false>();
+  if constexpr (!FULL)
+    return nullptr;
+  else {
+    if (v.bf16 && v.out == 0 && v.aK && !v.aBatched && !v.bBatched && !v.pair && !v.bK)
+      return kernelOf<bf16, bf16, BM, BN, CW, S, SK, true, 2, false, 2, false>();
+    if (!v.bf16 && v.out == 1 && v.aK && !v.aBatched && !v.bBatched && !v.pair && !v.bK)
+      return kernelOf<f16, float, BM, BN, CW, S, SK, true, 2, false, 2, false>();
+    if (!v.bf16 && v.out == 0 && !v.aK && !v.aBatched && !v.bBatched && !v.pair && v.bK)
+      return kernelOf<f16, f16, BM, BN, CW, S, SK, false, 2, true, 2, false>();
+    if (!v.bf16 && v.out == 0 && v.aK && v.aBatched && v.bBatched && !v.pair && !v.bK)
+      return kernelOf<f16, f16, BM, BN, CW, S, SK, true, 3, false, 3, false>();
+    if (!v.bf16 && v.out == 0 && v.aK && v.aBatched && !v.bBatched && !v.pair && !v.bK)
+      return kernelOf<f16, f16, BM, BN, CW, S, SK, true, 3, false, 2, false>();
+    if (!v.bf16 && v.out == 0 && v.aK && !v.aBatched && !v.bBatched && v.pair && !v.bK)
+      return kernelOf<f16, f16, BM, BN, CW, S, SK, true, 2, false, 2, true>();
+    return nullptr;
+  }
+}
+
+KernelPtr kernelFor(const Config &c, const Variant &v) {
+#define KILN_PICK(BM, BN, CW, S, SK, FULL)                                                         \
+  if (c.bm == BM && c.bn == BN && c.consumers == CW && c.stages == S && c.splitK == SK)            \
+    return pick<BM, BN, CW, S, SK, FULL>(v);
+  KILN_PICK(128, 256, 2, 4, 1, true)
+  KILN_PICK(128, 128, 2, 6, 1, false)
+  KILN_PICK(128, 192, 2, 5, 1, false)
+  KILN_PICK(256, 128, 2, 4, 1, false)
+  KILN_PICK(64, 128, 1, 6, 1, true)
+  KILN_PICK(128, 128, 2, 4, 2, false)
+  KILN_PICK(128, 128, 2, 4, 4, false)
+  KILN_PICK(64, 128, 1, 4, 2, false)
+  KILN_PICK(64, 128, 1, 4, 4, true)
+  KILN_PICK(64, 64, 1, 4, 4, false)
+  KILN_PICK(64, 64, 1, 4, 8, false)
+#undef KILN_PICK
+  return nullptr;
+}
+
+int smemBytes(const Config &c) {
+  return 1024 + c.stages * (c.bm + c.bn) * 128 + c.consumers * 64 * 40 * 4 + 2 * c.stages * 8;
+}
+
+/// Launches config c: persistent grid min(tiles, SMs), or tiles x splitK blocks in clusters
+/// of splitK.
+void launch(const Config &c, KernelPtr k, const kiln::TensorMap &ma, const kiln::TensorMap &mb,
+            int M, int N, int K, int batch, void *out, const float *bias, int numSMs,
+            cudaStream_t stream) {
+  const int tiles = ((M + c.bm - 1) / c.bm) * ((N + c.bn - 1) / c.bn) * batch;
+  if (tiles == 0)
+    return;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(c.splitK == 1 ? std::min(tiles, numSMs) : tiles * c.splitK);
+  cfg.blockDim = dim3(128 * (c.consumers + 1));
+  cfg.dynamicSmemBytes = size_t(smemBytes(c));
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  if (c.splitK > 1) {
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = unsigned(c.splitK);
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+  }
+  void *args[] = {const_cast<kiln::TensorMap *>(&ma),
+                  const_cast<kiln::TensorMap *>(&mb),
+                  &M,
+                  &N,
+                  &K,
+                  &batch,
+                  &out,
+                  const_cast<float **>(&bias)};
+  CHECK_CUDA(cudaLaunchKernelExC(&cfg, k, args));
+}
+
+void prepare(KernelPtr k, const Config &c) {
+  CHECK_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smemBytes(c)));
+  if (c.splitK > 1)
+    CHECK_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 0));
+}
+
+//===----------------------------------------------------------------------===//
+// Host data
+//===----------------------------------------------------------------------===//
+
+float fromBits(uint16_t b, bool bf16) {
+  if (bf16) {
+    uint32_t u = uint32_t(b) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  }
+  const uint32_t sign = (b >> 15) & 1, exp = (b >> 10) & 31, man = b & 1023;
+  float f;
+  if (exp == 0)
+    f = std::ldexp(float(man), -24);
+  else if (exp == 31)
+    f = man ? NAN : INFINITY;
+  else
+    f = std::ldexp(float(man | 1024), int(exp) - 25);
+  return sign ? -f : f;
+}
+uint16_t toBits(float f, bool bf16) {
+  if (bf16) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    u += 0x7fff + ((u >> 16) & 1);
+    return uint16_t(u >> 16);
+  }
+  // Round to nearest even through the exact decomposition (values here are in [-1, 1]).
+  const uint16_t sign = f < 0 ? 0x8000 : 0;
+  float a = std::fabs(f);
+  if (a < std::ldexp(1.0f, -14)) {
+    int m = int(std::nearbyint(std::ldexp(a, 24)));
+    return uint16_t(sign | m);
+  }
+  int e;
+  float m = std::frexp(a, &e); // a = m 2^e, m in [0.5, 1)
+  int mant = int(std::nearbyint(std::ldexp(m, 11)));
+  if (mant == 2048) {
+    mant = 1024;
+    ++e;
+  }
+  return uint16_t(sign | uint16_t((e + 14) << 10) | uint16_t(mant - 1024));
+}
+
+/// n random 16-bit values in [-1, 1] \ {0}.
+std::vector<uint16_t> randomBits(std::mt19937 &rng, size_t n, bool bf16) {
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<uint16_t> v(n);
+  for (auto &x : v) {
+    float f;
+    do
+      f = d(rng);
+    while (std::fabs(f) < 1e-3f);
+    x = toBits(f, bf16);
+  }
+  return v;
+}
+
+struct Shape {
+  int M, N, K, batch;
+};
+
+/// Runs one correctness case; returns true when it passes (prints a line when it fails or
+/// when verbose).
+bool runCase(const Config &c, const Variant &v, const Shape &s, std::mt19937 &rng, int numSMs,
+             bool verbose) {
+  KernelPtr k = kernelFor(c, v);
+  if (!k)
+    return true;
+  const int M = s.M, N = s.N, K = s.K, batch = s.batch;
+  // TMA rules: 16-byte aligned strides of the innermost dims.
+  if ((v.aK ? K : M) % 8 || (v.bK ? K : N) % 8 || (v.pair && N % 2))
+    return true;
+  prepare(k, c);
+  const size_t aN = size_t(v.aBatched ? batch : 1) * M * K,
+               bN = size_t(v.bBatched ? batch : 1) * N * K;
+  const int outCols = v.pair ? N / 2 : N;
+  const size_t cN = size_t(batch) * M * outCols;
+  auto aBits = randomBits(rng, aN, v.bf16), bBits = randomBits(rng, bN, v.bf16);
+  std::vector<float> bias(std::max(N, 1));
+  for (auto &x : bias)
+    x = std::uniform_real_distribution<float>(-1, 1)(rng);
+  void *dA, *dB, *dC;
+  float *dBias;
+  CHECK_CUDA(cudaMalloc(&dA, std::max<size_t>(aN, 1) * 2));
+  CHECK_CUDA(cudaMalloc(&dB, std::max<size_t>(bN, 1) * 2));
+  const int outBytes = v.out == 1 ? 4 : 2;
+  CHECK_CUDA(cudaMalloc(&dC, std::max<size_t>(cN, 1) * outBytes));
+  CHECK_CUDA(cudaMalloc(&dBias, bias.size() * 4));
+  CHECK_CUDA(cudaMemcpy(dA, aBits.data(), aN * 2, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(dB, bBits.data(), bN * 2, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(dBias, bias.data(), bias.size() * 4, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemset(dC, 0xff, std::max<size_t>(cN, 1) * outBytes)); // NaN poison
+  const auto ma = operandMap(dA, v.bf16, v.aK, v.aBatched, batch, M, K, c.bm);
+  const auto mb = operandMap(dB, v.bf16, v.bK, v.bBatched, batch, N, K, c.bn);
+  launch(c, k, ma, mb, M, N, K, batch, dC, dBias, numSMs, 0);
+  CHECK_CUDA(cudaGetLastError());
+  CHECK_CUDA(cudaDeviceSynchronize());
+  std::vector<uint8_t> outRaw(cN * outBytes);
+  CHECK_CUDA(cudaMemcpy(outRaw.data(), dC, cN * outBytes, cudaMemcpyDeviceToHost));
+
+  // fp64 reference.
+  std::vector<double> A(aN), B(bN);
+  for (size_t i = 0; i < aN; ++i)
+    A[i] = fromBits(aBits[i], v.bf16);
+  for (size_t i = 0; i < bN; ++i)
+    B[i] = fromBits(bBits[i], v.bf16);
+  std::vector<double> ref(cN);
+  parallelFor(batch * M, [&](int bm) {
+    const int b = bm / M, m = bm % M;
+    const size_t aOff = size_t(v.aBatched ? b : 0) * M * K;
+    const size_t bOff = size_t(v.bBatched ? b : 0) * N * K;
+    std::vector<double> row(N);
+    for (int n = 0; n < N; ++n) {
+      double sum = 0;
+      for (int kk = 0; kk < K; ++kk) {
+        const double x = v.aK ? A[aOff + size_t(m) * K + kk] : A[aOff + size_t(kk) * M + m];
+        const double y = v.bK ? B[bOff + size_t(n) * K + kk] : B[bOff + size_t(kk) * N + n];
+        sum += x * y;
+      }
+      row[n] = sum;
+    }
+    for (int n = 0; n < outCols; ++n)
+      ref[size_t(bm) * outCols + n] =
+          v.pair ? row[2 * n] - 2.0 * row[2 * n + 1] + bias[2 * n] : 0.5 * row[n] + bias[n];
+  });
+  double err = 0, mag = 0;
+  bool nan = false;
+  for (size_t i = 0; i < cN; ++i) {
+    double o;
+    if (v.out == 1) {
+      float f;
+      std::memcpy(&f, &outRaw[4 * i], 4);
+      o = f;
+    } else {
+      uint16_t b16;
+      std::memcpy(&b16, &outRaw[2 * i], 2);
+      o = fromBits(b16, v.bf16);
+    }
+    if (std::isnan(o))
+      nan = true;
+    err = std::max(err, std::fabs(o - ref[i]));
+    mag = std::max(mag, std::fabs(ref[i]));
+  }
+  const double rel = mag > 0 ? err / mag : err;
+  const double tol = v.out == 1 ? 1e-3 : v.bf16 ? 1.6e-2 : 4e-3;
+  const bool ok = !nan && rel <= tol;
+  if (!ok || verbose)
+    std::printf("%s %-18s %s A%s%s B%s%s %s out=%s M=%d N=%d K=%d batch=%d: rel %.2e%s\n",
+                ok ? "ok  " : "FAIL", c.name, v.bf16 ? "bf16" : "f16", v.aK ? "K" : "MN",
+                v.aBatched ? "3" : "2", v.bK ? "K" : "MN", v.bBatched ? "3" : "2",
+                v.pair ? "pair" : "plain", v.out == 1 ? "f32" : "16", M, N, K, batch, rel,
+                nan ? " NaN" : "");
+  for (void *p : {dA, dB, dC, (void *)dBias})
+    CHECK_CUDA(cudaFree(p));
+  return ok;
+}
+
+int runCorrectness(int numSMs, bool verbose) {
+  std::mt19937 rng(1234);
+  const Variant variants[] = {
+      {false, 0, true, false, false, false, false}, // f16, A K, B MN (ONNX MatMul)
+      {false, 0, true, true, false, false, false},  // B K-major
+      {true, 0, true, false, false, false, false},  // bf16
+      {false, 1, true, false, false, false, false}, // fp32 out
+      {false, 0, false, true, false, false, false}, // A MN-major
+      {false, 0, true, false, true, true, false},   // batched A and B
+      {false, 0, true, false, true, false, false},  // batched A, shared weight
+      {false, 0, true, false, false, false, true},  // pair epilogue
+  };
+  const Shape shapes[] = {{1, 64, 64, 1},      {130, 72, 40, 2},    {200, 264, 136, 3},
+                          {64, 256, 8, 1},     {257, 520, 1000, 2}, {128, 768, 768, 1},
+                          {512, 1024, 512, 2}, {96, 128, 0, 1},     {333, 200, 2048, 1}};
+  int passed = 0, failed = 0;
+  for (const Config &c : kConfigs)
+    for (const Variant &v : variants)
+      for (const Shape &s : shapes) {
+        if (!kernelFor(c, v))
+          continue;
+        if (runCase(c, v, s, rng, numSMs, verbose))
+          ++passed;
+        else
+          ++failed;
+      }
+  std::printf("gemm_sm90 correctness: %d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Benchmark
+//===----------------------------------------------------------------------===//
+
+/// max |x - y| / max |y| over two f16 device buffers of n elements.
+double relDiff(const void *x, const void *y, size_t n) {
+  std::vector<uint16_t> hx(n), hy(n);
+  CHECK_CUDA(cudaMemcpy(hx.data(), x, n * 2, cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(hy.data(), y, n * 2, cudaMemcpyDeviceToHost));
+  double err = 0, mag = 0;
+  for (size_t i = 0; i < n; ++i) {
+    double a = fromBits(hx[i], false), b = fromBits(hy[i], false);
+    if (std::isnan(a) || std::isnan(b))
+      return INFINITY;
+    err = std::max(err, std::fabs(a - b));
+    mag = std::max(mag, std::fabs(b));
+  }
+  return mag > 0 ? err / mag : err;
+}
+
+__global__ void biasZero(float *p, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    p[i] = 0.0f;
+}
+
+int runBench(int numSMs, bool verbose) {
+  struct BenchShape {
+    int M, N, K;
+    bool large;
+  };
+  const BenchShape shapes[] = {
+      {128, 2304, 768, false},  {128, 768, 768, false},   {128, 3072, 768, false},
+      {128, 768, 3072, false},  {128, 2048, 2048, false}, {128, 512, 2048, false},
+      {128, 5632, 2048, false}, {128, 2048, 5632, false}, {4096, 2304, 768, true},
+      {4096, 768, 768, true},   {4096, 3072, 768, true},  {4096, 768, 3072, true},
+      {2048, 2048, 2048, true}, {2048, 512, 2048, true},  {2048, 5632, 2048, true},
+      {2048, 2048, 5632, true}, {8192, 8192, 8192, true},
+  };
+  cudaStream_t stream;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cublasHandle_t handle;
+  CHECK_CUBLAS(cublasCreate(&handle));
+  CHECK_CUBLAS(cublasSetStream(handle, stream));
+  void *workspace = nullptr;
+  const size_t workspaceBytes = size_t(64) << 20;
+  CHECK_CUDA(cudaMalloc(&workspace, workspaceBytes));
+  CHECK_CUBLAS(cublasSetWorkspace(handle, workspace, workspaceBytes));
+  for (const Config &c : kConfigs)
+    for (bool bK : {false, true})
+      if (KernelPtr k = kernelFor(c, {false, 0, true, bK, false, false, false}))
+        prepare(k, c);
+
+  std::mt19937 rng(7);
+  int failures = 0;
+  double logAll = 0, logLarge = 0;
+  int nAll = 0, nLarge = 0;
+  double minRatio = 1e9;
+  std::printf("%-16s %-3s %-18s %9s %8s %10s %8s %12s %9s\n", "M x N x K", "B", "kiln config",
+              "kiln us", "TFLOP/s", "cuBLAS us", "TFLOP/s", "cuBLAS/kiln", "rel diff");
+  for (const BenchShape &s : shapes) {
+    const int M = s.M, N = s.N, K = s.K;
+    auto aBits = randomBits(rng, size_t(M) * K, false);
+    auto bBits = randomBits(rng, size_t(K) * N, false);
+    void *A, *B, *C, *Cref;
+    float *bias;
+    CHECK_CUDA(cudaMalloc(&A, aBits.size() * 2));
+    CHECK_CUDA(cudaMalloc(&B, bBits.size() * 2));
+    CHECK_CUDA(cudaMalloc(&C, size_t(M) * N * 2));
+    CHECK_CUDA(cudaMalloc(&Cref, size_t(M) * N * 2));
+    CHECK_CUDA(cudaMalloc(&bias, size_t(N) * 4));
+    biasZero<<<(N + 255) / 256, 256>>>(bias, N);
+    CHECK_CUDA(cudaMemcpy(A, aBits.data(), aBits.size() * 2, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(B, bBits.data(), bBits.size() * 2, cudaMemcpyHostToDevice));
+    for (bool bK : {false, true}) {
+      const float alpha = 0.5f, beta = 0.0f; // the kernels' epilogue is 0.5 acc + bias (0)
+      auto cublasLaunch = [&](cudaStream_t) {
+        CHECK_CUBLAS(cublasGemmEx(handle, bK ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, N, M, K,
+                                  &alpha, B, CUDA_R_16F, bK ? K : N, A, CUDA_R_16F, K, &beta, Cref,
+                                  CUDA_R_16F, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      };
+      cublasLaunch(stream);
+      CHECK_CUDA(cudaStreamSynchronize(stream));
+      const double cublasUs = timeGraph(stream, cublasLaunch);
+      const Config *best = nullptr;
+      double bestUs = 0;
+      for (const Config &c : kConfigs) {
+        KernelPtr k = kernelFor(c, {false, 0, true, bK, false, false, false});
+        const auto maC = operandMap(A, false, true, false, 1, M, K, c.bm);
+        const auto mbC = operandMap(B, false, bK, false, 1, N, K, c.bn);
+        launch(c, k, maC, mbC, M, N, K, 1, C, bias, numSMs, stream);
+        CHECK_CUDA(cudaStreamSynchronize(stream));
+        const double us = timeGraph(stream, [&](cudaStream_t st) {
+          launch(c, k, maC, mbC, M, N, K, 1, C, bias, numSMs, st);
+        });
+        if (verbose)
+          std::printf("    %-16s %-3s %-18s %9.2f %8.1f\n", "", bK ? "K" : "MN", c.name, us,
+                      2.0 * M * N * K / us * 1e-6);
+        if (!best || us < bestUs) {
+          best = &c;
+          bestUs = us;
+        }
+      }
+      CHECK_CUDA(cudaMemsetAsync(C, 0xff, size_t(M) * N * 2, stream));
+      {
+        KernelPtr k = kernelFor(*best, {false, 0, true, bK, false, false, false});
+        const auto maC = operandMap(A, false, true, false, 1, M, K, best->bm);
+        const auto mbC = operandMap(B, false, bK, false, 1, N, K, best->bn);
+        launch(*best, k, maC, mbC, M, N, K, 1, C, bias, numSMs, stream);
+      }
+      CHECK_CUDA(cudaStreamSynchronize(stream));
+      const double diff = relDiff(C, Cref, size_t(M) * N);
+      const bool ok = diff <= 5e-3;
+      failures += !ok;
+      const double ratio = cublasUs / bestUs;
+      if (!bK && M * 1.0 * N * K < 8192.0 * 8192 * 8192) {
+        logAll += std::log(ratio), ++nAll;
+        if (s.large)
+          logLarge += std::log(ratio), ++nLarge;
+        minRatio = std::min(minRatio, ratio);
+      }
+      char shape[40];
+      std::snprintf(shape, sizeof(shape), "%dx%dx%d", M, N, K);
+      const double flop = 2.0 * M * N * K;
+      std::printf("%-16s %-3s %-18s %9.2f %8.1f %10.2f %8.1f %12.3f %9.2e%s\n", shape,
+                  bK ? "K" : "MN", best->name, bestUs, flop / bestUs * 1e-6, cublasUs,
+                  flop / cublasUs * 1e-6, ratio, diff, ok ? "" : "  FAIL");
+    }
+    for (void *p : {A, B, C, Cref, (void *)bias})
+      CHECK_CUDA(cudaFree(p));
+  }
+  std::printf("B [K, N] (MN) shapes without 8192^3: geomean cuBLAS/kiln %.3f over %d, %.3f over "
+              "the %d large, min %.3f\n",
+              std::exp(logAll / std::max(nAll, 1)), nAll, std::exp(logLarge / std::max(nLarge, 1)),
+              nLarge, minRatio);
+  CHECK_CUBLAS(cublasDestroy(handle));
+  CHECK_CUDA(cudaFree(workspace));
+  CHECK_CUDA(cudaStreamDestroy(stream));
+  return failures ? 1 : 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  bool bench = false, verbose = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--bench")
+      bench = true;
+    else if (arg == "-v")
+      verbose = true;
+    else {
+      std::fprintf(stderr, "usage: %s [--bench] [-v]\n", argv[0]);
+      return 2;
+    }
+  }
+  int device = 0;
+  CHECK_CUDA(cudaGetDevice(&device));
+  cudaDeviceProp prop;
+  CHECK_CUDA(cudaGetDeviceProperties(&prop, device));
+  std::printf("device: %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor,
+              prop.multiProcessorCount);
+  if (prop.major != 9 || prop.minor != 0) {
+    std::fprintf(stderr, "this build targets sm_90a; the device is sm_%d%d\n", prop.major,
+                 prop.minor);
+    return 2;
+  }
+  return bench ? runBench(prop.multiProcessorCount, verbose)
+               : runCorrectness(prop.multiProcessorCount, verbose);
+}
