@@ -37,6 +37,17 @@ using namespace mlir;
 using namespace kiln;
 namespace fb = kiln::artifact;
 
+using TensorMapArg = codegen::GeneratedKernel::TensorMapArg;
+static_assert(static_cast<int>(TensorMapArg::Swizzle::None) ==
+                      static_cast<int>(fb::TensorMapSwizzle::None) &&
+                  static_cast<int>(TensorMapArg::Swizzle::B32) ==
+                      static_cast<int>(fb::TensorMapSwizzle::B32) &&
+                  static_cast<int>(TensorMapArg::Swizzle::B64) ==
+                      static_cast<int>(fb::TensorMapSwizzle::B64) &&
+                  static_cast<int>(TensorMapArg::Swizzle::B128) ==
+                      static_cast<int>(fb::TensorMapSwizzle::B128),
+              "TensorMapArg::Swizzle must equal kiln.artifact.TensorMapSwizzle");
+
 namespace {
 
 llvm::Expected<fb::DType> toDType(Type t) {
@@ -308,6 +319,7 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
   }
 
   std::vector<flatbuffers::Offset<fb::Launch>> fbLaunches;
+  bool anyTensorMaps = false;
   for (const ArtifactLaunch &l : launches) {
     std::vector<flatbuffers::Offset<fb::BufferRef>> args;
     for (Value v : l.args) {
@@ -316,6 +328,24 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
         return r.takeError();
       args.push_back(*r);
     }
+    // Tensor maps: the field stays absent when there are none, so such files are unchanged.
+    std::vector<flatbuffers::Offset<fb::TensorMap>> maps;
+    for (const TensorMapArg &map : l.tensorMaps) {
+      if (map.arg >= l.args.size())
+        return llvm::createStringError(
+            "internal error: tensor map %zu of kernel %s addresses argument %u of %zu", maps.size(),
+            l.function.c_str(), map.arg, l.args.size());
+      auto dtype = toDType(map.elementType);
+      if (!dtype)
+        return dtype.takeError();
+      std::vector<uint64_t> dims(map.dims.begin(), map.dims.end());
+      std::vector<uint64_t> strides(map.strides.begin(), map.strides.end());
+      std::vector<uint32_t> box(map.box.begin(), map.box.end());
+      maps.push_back(fb::CreateTensorMapDirect(fbb, map.arg, map.offsetBytes, *dtype, &dims,
+                                               &strides, &box,
+                                               static_cast<fb::TensorMapSwizzle>(map.swizzle)));
+    }
+    anyTensorMaps |= !maps.empty();
     std::vector<uint32_t> grid(l.grid.begin(), l.grid.end()), block(l.block.begin(), l.block.end());
     // The optional description fields are left out when empty (docs/artifact.md).
     const LaunchMetadata &meta = l.metadata;
@@ -335,9 +365,14 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
     auto layer = optionalString(meta.layer);
     auto ops = optionalStrings(meta.ops);
     auto nodes = optionalStrings(meta.nodes);
-    fbLaunches.push_back(fb::CreateLaunch(
-        fbb, l.module, function, gridVec, blockVec, l.sharedMemBytes, argsVec, name, layer, ops,
-        nodes, meta.nodeCount, meta.cost.flops, meta.cost.bytesRead, meta.cost.bytesWritten));
+    auto mapsVec =
+        maps.empty()
+            ? flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::TensorMap>>>()
+            : fbb.CreateVector(maps);
+    fbLaunches.push_back(fb::CreateLaunch(fbb, l.module, function, gridVec, blockVec,
+                                          l.sharedMemBytes, argsVec, name, layer, ops, nodes,
+                                          meta.nodeCount, meta.cost.flops, meta.cost.bytesRead,
+                                          meta.cost.bytesWritten, mapsVec));
   }
 
   auto describe = [&](Type t, const std::string &name, flatbuffers::Offset<fb::BufferRef> loc,
@@ -409,9 +444,8 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
   flatbuffers::Offset<fb::TensorParallel> fbTp;
   if (tensorParallel)
     fbTp = fb::CreateTensorParallel(fbb, tp.worldSize, tp.rank, tp.groupHash);
-  uint32_t formatVersion = tensorParallel || !collectives.empty()
-                               ? artifact::kFormatVersionCollectives
-                               : artifact::kOldestFormatVersion;
+  uint32_t formatVersion =
+      artifact::formatVersionFor(anyTensorMaps, tensorParallel || !collectives.empty());
 
   // The weights are the last blob. They stay in their own buffer (a copy of a large model's weights
   // into `blobs` would cost as much as packing them): `blobs` ends with the padding before them.

@@ -11,11 +11,12 @@
 #define KILN_COMPILER_ARTIFACT_ARTIFACTWRITER_H
 
 #include "compiler/artifact/LaunchMetadata.h"
+#include "compiler/codegen/KernelEmitter.h"
 #include "compiler/codegen/Nvrtc.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Error.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <array>
 #include <functional>
@@ -31,12 +32,15 @@ struct ArtifactModule {
 
 /// One launch of the schedule; `args` are function-level values (kernel
 /// operands and results), resolved to buffer references by the writer.
+/// `tensorMaps` (GeneratedKernel::tensorMaps) are the kernel's parameters
+/// after the pointers; each addresses the buffer of one of `args`.
 struct ArtifactLaunch {
   unsigned module = 0;
   std::string function;
   std::array<unsigned, 3> grid = {1, 1, 1}, block = {1, 1, 1};
   unsigned sharedMemBytes = 0;
   llvm::SmallVector<mlir::Value> args;
+  llvm::SmallVector<codegen::GeneratedKernel::TensorMapArg> tensorMaps;
   /// Name, layer, fused ops, ONNX nodes and cost estimate (LaunchNamer::describe).
   LaunchMetadata metadata;
 };
@@ -82,8 +86,10 @@ struct ArtifactWriteObserver {
 /// leaves a previous file at `path` untouched and no temporary file behind.
 /// Errors: unsupported element types, values that are neither inputs,
 /// constants nor planned kernel results, and I/O failures (naming `path`).
-/// With collectives (a tensor-parallel rank) the file has format_version 2
-/// and the TensorParallel table, else format_version 1 (docs/artifact.md).
+/// With tensor maps in any launch the file has format_version 3; else, with
+/// collectives (a tensor-parallel rank), format_version 2 and the
+/// TensorParallel table; else format_version 1 (artifact::formatVersionFor,
+/// docs/artifact.md).
 /// Each launch's metadata is written into its optional Launch fields, and
 /// integer inputs that index an embedding table get a value_range
 /// (indexInputRange).

@@ -1,11 +1,11 @@
 //===- KernelEmitter.h - kiln.kernel -> CUDA C++ ------------------*- C++ -*-===//
 //
 // Turns each `kiln.kernel` into one CUDA C++ `extern "C" __global__`
-// function, plus its launch shape and
-// the values bound to its pointer parameters. Emitters are registered per
-// anchor op type (GEMM, softmax, layer norm, reduce, ...) by one populate
-// function per op family; kernels whose body is only `KilnFusible` ops go to
-// the pointwise emitter.
+// function, plus its launch shape, the values bound to its pointer
+// parameters and the tensor maps (TMA descriptors) that follow them.
+// Emitters are registered per anchor op type (GEMM, softmax, layer norm,
+// reduce, ...) by one populate function per op family; kernels whose body is
+// only `KilnFusible` ops go to the pointwise emitter.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +18,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <array>
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -28,7 +29,10 @@ namespace kiln::codegen {
 /// (identical kernels are emitted once and share the function).
 inline constexpr const char *kKernelNamePlaceholder = "KILN_KERNEL_NAME";
 
-/// One generated kernel: CUDA C++ source and how to launch it.
+/// One generated kernel: CUDA C++ source and how to launch it. Its parameters
+/// are, in this order, one pointer per entry of `args`, then one
+/// `const __grid_constant__ kiln::TensorMap` (cuda/common.cuh) per entry of
+/// `tensorMaps`.
 struct GeneratedKernel {
   std::string source; ///< the kernel function, named kKernelNamePlaceholder
   std::array<unsigned, 3> grid = {1, 1, 1};
@@ -37,6 +41,25 @@ struct GeneratedKernel {
   /// Function-level values bound to the pointer parameters, in order:
   /// kernel operands (not inlined as literals) then kernel results.
   llvm::SmallVector<mlir::Value> args;
+
+  /// A CUDA tensor map (TMA descriptor, CUtensorMap) that the kernel takes by value as a
+  /// `const __grid_constant__ kiln::TensorMap` parameter after its pointer parameters. The
+  /// runtime encodes it with cuTensorMapEncodeTiled from the device address of args[arg] plus
+  /// offsetBytes (docs/artifact.md).
+  struct TensorMapArg {
+    unsigned arg = 0;                       ///< index into args: the buffer addressed
+    uint64_t offsetBytes = 0;               ///< byte offset of element (0, ..., 0) in it
+    mlir::Type elementType;                 ///< f16, bf16 or f32 (the format allows any dtype)
+    llvm::SmallVector<uint64_t, 5> dims;    ///< globalDim, innermost first (rank 1..5)
+    llvm::SmallVector<uint64_t, 4> strides; ///< globalStrides in bytes of dims 1..rank-1
+    llvm::SmallVector<uint32_t, 5> box;     ///< boxDim, one per dim, each 1..256
+    enum class Swizzle : uint8_t { None, B32, B64, B128 } swizzle = Swizzle::B128;
+  };
+  /// The tensor-map parameters, in parameter order (after every pointer).
+  /// Element strides (1), interleave (none), L2 promotion (256 B) and the
+  /// out-of-bounds fill (zeros) are fixed by the artifact format; the runtime
+  /// rejects maps that address bytes outside args[arg]'s buffer.
+  llvm::SmallVector<TensorMapArg> tensorMaps;
 };
 
 /// Emits the kernel for `kernel` whose body's compute op is `anchor`.

@@ -522,6 +522,18 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
       failedEmit = true;
       break;
     }
+    // The same for the whole parameter space once tensor maps (128 bytes each) follow.
+    uint64_t paramBytes =
+        artifact::kernelParamBytes(generated->args.size(), generated->tensorMaps.size());
+    if (paramBytes > artifact::kMaxKernelParamBytes) {
+      kernel.emitError() << "internal error: kernel @" << kernel.getSymName() << " passes "
+                         << paramBytes << " bytes of parameters (" << generated->args.size()
+                         << " pointers, " << generated->tensorMaps.size()
+                         << " tensor maps), more than the " << artifact::kMaxKernelParamBytes
+                         << " one launch may pass";
+      failedEmit = true;
+      break;
+    }
     auto [it, inserted] = functionBySource.try_emplace(generated->source, functionSources.size());
     if (inserted) {
       functionSources.push_back(generated->source);
@@ -533,6 +545,7 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
     launch.block = generated->block;
     launch.sharedMemBytes = generated->sharedMemBytes;
     launch.args = generated->args;
+    launch.tensorMaps = generated->tensorMaps;
     launch.metadata = namer.describe(kernel);
     launches.push_back(std::move(launch));
     launchFunction.push_back(it->second);

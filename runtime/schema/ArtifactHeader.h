@@ -24,16 +24,28 @@ constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'A', 'R', 'T', '\0'};
 /// [kOldestFormatVersion, kFormatVersion] (see docs/artifact.md, "Compatibility"). Compatible
 /// additions go into the FlatBuffers index as new optional fields (or into formerly reserved
 /// header bytes, like the checksum) and do not change this number. Version 2 added tensor-parallel
-/// collectives, which a version-1 reader must not ignore; kiln-compile writes version 2 only for
-/// artifacts that have collectives (kFormatVersionCollectives) and version 1 otherwise, so
-/// single-GPU artifacts stay readable by version-1 runtimes.
-constexpr uint32_t kFormatVersion = 2;
+/// collectives and version 3 tensor maps (TMA descriptors passed as kernel parameters), which
+/// older readers must not ignore; a writer records the oldest version that can hold what the file
+/// has (formatVersionFor), so files without them stay readable by older runtimes.
+constexpr uint32_t kFormatVersion = 3;
 
-/// Oldest format version this code reads: artifacts without collectives.
+/// Oldest format version this code reads: artifacts without collectives and tensor maps.
 constexpr uint32_t kOldestFormatVersion = 1;
 
 /// First format version whose index may hold `collectives` and `tensor_parallel`.
 constexpr uint32_t kFormatVersionCollectives = 2;
+
+/// First format version whose launches may hold `tensor_maps` (collectives are allowed too).
+constexpr uint32_t kFormatVersionTensorMaps = 3;
+
+/// The format_version a writer records for a file: kFormatVersionTensorMaps when any launch has
+/// tensor maps, else kFormatVersionCollectives when it has collectives or a tensor_parallel table,
+/// else kOldestFormatVersion. kiln-compile and the tests' artifact builder both use it.
+constexpr uint32_t formatVersionFor(bool hasTensorMaps, bool hasCollectivesOrTensorParallel) {
+  return hasTensorMaps                    ? kFormatVersionTensorMaps
+         : hasCollectivesOrTensorParallel ? kFormatVersionCollectives
+                                          : kOldestFormatVersion;
+}
 
 /// Size of the encoded header in bytes; also the value of the header's header_size field.
 constexpr uint32_t kHeaderSize = 64;
@@ -48,6 +60,24 @@ constexpr uint64_t kIndexAlignment = 8;
 /// CUDA device supports). The loader rejects launches with more; the compiler never writes one.
 constexpr size_t kMaxLaunchArgs = 512;
 
+/// Bytes of kernel parameters one launch may pass (the limit every CUDA device supports): its
+/// pointer arguments, 8 bytes each, then its tensor maps, each 64-byte aligned (kernelParamBytes).
+constexpr uint64_t kMaxKernelParamBytes = 4096;
+
+/// Size and alignment of one tensor map parameter (CUtensorMap, the device-side kiln::TensorMap).
+constexpr uint64_t kTensorMapBytes = 128;
+constexpr uint64_t kTensorMapAlignment = 64;
+
+/// Bytes of kernel parameter space a launch with `args` pointer arguments and `tensorMaps` tensor
+/// maps takes: the pointers, padding to 64 bytes, then 128 bytes per map. The caller keeps the
+/// counts small (args <= kMaxLaunchArgs, maps < 2^32), so nothing overflows.
+constexpr uint64_t kernelParamBytes(uint64_t args, uint64_t tensorMaps) {
+  return tensorMaps == 0
+             ? args * 8
+             : (args * 8 + kTensorMapAlignment - 1) / kTensorMapAlignment * kTensorMapAlignment +
+                   tensorMaps * kTensorMapBytes;
+}
+
 /// Values of the header's checksum_kind field.
 ///   kChecksumNone:  no checksum (files written before the checksum existed; readers accept them
 ///                   unverified).
@@ -60,7 +90,7 @@ constexpr uint32_t kChecksumCrc32 = 0x31435243;
 
 /// Decoded form of the 64-byte header. Byte layout (little-endian):
 ///   [0, 8)   magic          "KILNART\0"
-///   [8, 12)  formatVersion  u32, == kFormatVersion
+///   [8, 12)  formatVersion  u32, in [kOldestFormatVersion, kFormatVersion]
 ///   [12, 16) headerSize     u32, == kHeaderSize
 ///   [16, 24) indexOffset    u64, file offset of the FlatBuffers index (multiple of 8, >= 64)
 ///   [24, 32) indexSize      u64, byte size of the index

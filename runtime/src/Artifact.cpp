@@ -12,7 +12,10 @@
 //      value ranges (integer inputs only, min <= max);
 //   5. every launch: module index, function name, grid/block dimensions within CUDA limits, every
 //      argument's BufferRef inside its segment; the optional description (name, layer, ops, ONNX
-//      nodes with node_count >= their number, cost) is copied;
+//      nodes with node_count >= their number, cost) is copied; every tensor map (format version
+//      3): argument index, dtype, rank, dims, strides, box, swizzle and alignment as
+//      cuTensorMapEncodeTiled requires them, and every byte the map can address inside its
+//      argument's buffer (overflow checked), the kernel parameters within 4 KiB;
 //   6. tensor parallelism (format version 2): the TensorParallel table (world size >= 2, rank in
 //      range) and every collective (known kind, float dtype, count > 0, input and output arena
 //      ranges of exactly count elements, equal or disjoint, before_launch in range and sorted);
@@ -66,6 +69,18 @@ static_assert(static_cast<int>(fb::CollectiveKind::MAX) == 0 &&
                   static_cast<int>(fb::CollectiveKind::AllReduceSum) ==
                       static_cast<int>(kiln::CollectiveKind::AllReduceSum),
               "kiln::CollectiveKind must cover kiln.artifact.CollectiveKind");
+static_assert(static_cast<int>(fb::TensorMapSwizzle::MAX) == 3 &&
+                  static_cast<int>(fb::TensorMapSwizzle::None) ==
+                      static_cast<int>(kiln::TensorMapSwizzle::None) &&
+                  static_cast<int>(fb::TensorMapSwizzle::B32) ==
+                      static_cast<int>(kiln::TensorMapSwizzle::B32) &&
+                  static_cast<int>(fb::TensorMapSwizzle::B64) ==
+                      static_cast<int>(kiln::TensorMapSwizzle::B64) &&
+                  static_cast<int>(fb::TensorMapSwizzle::B128) ==
+                      static_cast<int>(kiln::TensorMapSwizzle::B128) &&
+                  KILN_TENSOR_MAP_SWIZZLE_NONE == 0 && KILN_TENSOR_MAP_SWIZZLE_32B == 1 &&
+                  KILN_TENSOR_MAP_SWIZZLE_64B == 2 && KILN_TENSOR_MAP_SWIZZLE_128B == 3,
+              "kiln::TensorMapSwizzle must equal kiln.artifact.TensorMapSwizzle");
 
 kiln_artifact::~kiln_artifact() {
   if (data)
@@ -83,6 +98,31 @@ constexpr uint32_t kMaxGridDim[3] = {0x7fffffffu, 65535, 65535};
 /// Returns true and sets `sum` if a + b does not overflow uint64.
 bool addOverflowFree(uint64_t a, uint64_t b, uint64_t &sum) {
   return !__builtin_add_overflow(a, b, &sum);
+}
+
+/// cuTensorMapEncodeTiled's limits (cuda.h): rank, dims, strides, box and the 16-byte alignment
+/// of the global address, the strides and the innermost box row.
+constexpr size_t kMaxTensorMapRank = 5;
+constexpr uint64_t kMaxTensorMapDim = uint64_t(1) << 32;
+constexpr uint64_t kTensorMapStrideLimit = uint64_t(1) << 40;
+constexpr uint32_t kMaxTensorMapBox = 256;
+constexpr uint64_t kTensorMapAlignment = 16;
+
+/// Element `i` of a vector of 8-byte scalars. The FlatBuffers verifier aligns a vector's length
+/// prefix (4 bytes), not its 8-byte elements: an edited index may place them at any 4-byte
+/// boundary, so each one is copied out, never dereferenced.
+template <typename T> T loadScalar(const flatbuffers::Vector<T> *vector, flatbuffers::uoffset_t i) {
+  T value;
+  std::memcpy(&value, vector->Data() + size_t(i) * sizeof(T), sizeof(value));
+  return flatbuffers::EndianScalar(value);
+}
+
+/// "64x128": the entries of `values` joined with 'x', for messages.
+template <typename T> std::string joinDims(const std::vector<T> &values) {
+  std::string text;
+  for (size_t i = 0; i < values.size(); ++i)
+    text += (i ? "x" : "") + std::to_string(values[i]);
+  return text;
 }
 
 /// Verifies the index of one artifact and collects it; `fail` formats errors with the file path.
@@ -118,6 +158,9 @@ private:
                           const std::string &what, uint32_t out[3]);
   /// Step 5: module index, function name, dimensions and arguments of one launch.
   kiln_status_t checkLaunch(const fb::Launch *launch, size_t number, LaunchDesc &out);
+  /// Step 5: one tensor map of launch `launch` (whose arguments are verified); `what` names it.
+  kiln_status_t checkTensorMap(const fb::TensorMap *map, const LaunchDesc &launch,
+                               const std::string &what, TensorMapDesc &out);
   /// Step 6: the TensorParallel table and the collectives (after the launches, whose count
   /// bounds before_launch).
   kiln_status_t checkTensorParallel(const fb::Model *model);
@@ -366,6 +409,28 @@ kiln_status_t Verifier::checkLaunch(const fb::Launch *launch, size_t number, Lau
       KILN_RETURN_IF_ERROR(checkBufferRef(
           args->Get(i), formatString("%s argument %u", what.c_str(), i), out.args[i]));
   }
+  if (const auto *maps = launch->tensor_maps(); maps && maps->size() > 0) {
+    if (formatVersion < kiln::artifact::kFormatVersionTensorMaps)
+      return fail(formatString("format version %u has tensor maps in %s, which need format "
+                               "version %u (a writer that emits tensor maps must mark the file "
+                               "version %u, or an older runtime would launch the kernel without "
+                               "them)",
+                               formatVersion, what.c_str(),
+                               kiln::artifact::kFormatVersionTensorMaps,
+                               kiln::artifact::kFormatVersionTensorMaps));
+    uint64_t paramBytes = kiln::artifact::kernelParamBytes(out.args.size(), maps->size());
+    if (paramBytes > kiln::artifact::kMaxKernelParamBytes)
+      return fail(formatString(
+          "%s passes %llu bytes of kernel parameters (%zu pointers, then %u "
+          "tensor maps of %llu bytes at 64-byte alignment), more than %llu",
+          what.c_str(), static_cast<unsigned long long>(paramBytes), out.args.size(), maps->size(),
+          static_cast<unsigned long long>(kiln::artifact::kTensorMapBytes),
+          static_cast<unsigned long long>(kiln::artifact::kMaxKernelParamBytes)));
+    out.tensorMaps.resize(maps->size());
+    for (flatbuffers::uoffset_t m = 0; m < maps->size(); ++m)
+      KILN_RETURN_IF_ERROR(checkTensorMap(
+          maps->Get(m), out, formatString("%s tensor map %u", what.c_str(), m), out.tensorMaps[m]));
+  }
   // The optional description (the FlatBuffers verifier has checked the strings).
   if (launch->name())
     out.name = launch->name()->str();
@@ -384,6 +449,119 @@ kiln_status_t Verifier::checkLaunch(const fb::Launch *launch, size_t number, Lau
   out.flops = launch->flops();
   out.bytesRead = launch->bytes_read();
   out.bytesWritten = launch->bytes_written();
+  return nullptr;
+}
+
+kiln_status_t Verifier::checkTensorMap(const fb::TensorMap *map, const LaunchDesc &launch,
+                                       const std::string &what, TensorMapDesc &out) {
+  // 1. The buffer, the element type and the rank.
+  out.arg = map->arg();
+  if (out.arg >= launch.args.size())
+    return fail(formatString("%s: arg %u is out of range (the launch has %zu arguments)",
+                             what.c_str(), out.arg, launch.args.size()));
+  unsigned dtype = static_cast<unsigned>(map->dtype());
+  if (!isValidDType(dtype))
+    return fail(formatString("%s has unknown dtype %u", what.c_str(), dtype));
+  out.dtype = static_cast<kiln_dtype_t>(dtype);
+  const DTypeInfo *info = lookupDType(out.dtype);
+  const uint64_t elementBytes = info->byteSize;
+  size_t rank = map->dims() ? map->dims()->size() : 0;
+  if (rank < 1 || rank > kMaxTensorMapRank)
+    return fail(formatString("%s has %zu dims; tensor maps have rank 1 to %zu", what.c_str(), rank,
+                             kMaxTensorMapRank));
+  size_t strideCount = map->strides() ? map->strides()->size() : 0;
+  if (strideCount != rank - 1)
+    return fail(formatString("%s has %zu strides for rank %zu; expected %zu (the byte strides of "
+                             "dims 1 to rank - 1)",
+                             what.c_str(), strideCount, rank, rank - 1));
+  size_t boxCount = map->box() ? map->box()->size() : 0;
+  if (boxCount != rank)
+    return fail(formatString("%s has %zu box entries for rank %zu; expected %zu", what.c_str(),
+                             boxCount, rank, rank));
+  // 2. Dims, strides (bytes of dims 1..rank-1; dim 0's is the element size) and box.
+  for (flatbuffers::uoffset_t i = 0; i < rank; ++i) {
+    uint64_t dim = loadScalar(map->dims(), i);
+    if (dim == 0 || dim > kMaxTensorMapDim)
+      return fail(formatString("%s: dims[%u] = %llu is outside [1, 2^32]", what.c_str(), i,
+                               static_cast<unsigned long long>(dim)));
+    out.dims.push_back(dim);
+  }
+  for (flatbuffers::uoffset_t i = 0; i + 1 < rank; ++i) {
+    uint64_t stride = loadScalar(map->strides(), i);
+    if (stride % kTensorMapAlignment != 0)
+      return fail(formatString("%s: strides[%u] = %llu bytes is not a multiple of 16", what.c_str(),
+                               i, static_cast<unsigned long long>(stride)));
+    if (stride >= kTensorMapStrideLimit)
+      return fail(formatString("%s: strides[%u] = %llu bytes is not below 2^40", what.c_str(), i,
+                               static_cast<unsigned long long>(stride)));
+    out.strides.push_back(stride);
+  }
+  for (flatbuffers::uoffset_t i = 0; i < rank; ++i) {
+    uint32_t box = map->box()->Get(i);
+    if (box == 0 || box > kMaxTensorMapBox)
+      return fail(formatString("%s: box[%u] = %u is outside [1, %u]", what.c_str(), i, box,
+                               kMaxTensorMapBox));
+    if (box > out.dims[i])
+      return fail(formatString("%s: box[%u] = %u exceeds dims[%u] = %llu", what.c_str(), i, box, i,
+                               static_cast<unsigned long long>(out.dims[i])));
+    out.box.push_back(box);
+  }
+  uint64_t rowBytes = out.box[0] * elementBytes;
+  if (rowBytes % kTensorMapAlignment != 0)
+    return fail(formatString("%s: box[0] = %u %s elements is %llu bytes, not a multiple of 16 "
+                             "(TMA copies the innermost box dimension in 16-byte units)",
+                             what.c_str(), out.box[0], info->name,
+                             static_cast<unsigned long long>(rowBytes)));
+  // 3. Swizzle.
+  unsigned swizzle = static_cast<unsigned>(map->swizzle());
+  if (swizzle > static_cast<unsigned>(fb::TensorMapSwizzle::MAX))
+    return fail(formatString("%s has unknown swizzle %u (this runtime knows 0 = none, 1 = 32B, "
+                             "2 = 64B, 3 = 128B)",
+                             what.c_str(), swizzle));
+  out.swizzle = static_cast<TensorMapSwizzle>(swizzle);
+  uint32_t span = tensorMapSwizzleBytes(out.swizzle);
+  if (span != 0 && rowBytes > span)
+    return fail(formatString("%s: box[0] = %u %s elements is %llu bytes, more than the %u-byte "
+                             "span of swizzle %s",
+                             what.c_str(), out.box[0], info->name,
+                             static_cast<unsigned long long>(rowBytes), span,
+                             tensorMapSwizzleName(out.swizzle)));
+  // 4. The global address: 16-byte aligned (segment bases are 256-byte aligned).
+  out.offset = map->offset();
+  if (out.offset % kTensorMapAlignment != 0)
+    return fail(formatString("%s: offset %llu is not a multiple of 16 (TMA needs a 16-byte "
+                             "aligned global address)",
+                             what.c_str(), static_cast<unsigned long long>(out.offset)));
+  const BufferRefDesc &buffer = launch.args[out.arg];
+  if (buffer.offset % kTensorMapAlignment != 0)
+    return fail(formatString("%s: argument %u starts at byte %llu of its segment, not a multiple "
+                             "of 16 (TMA needs a 16-byte aligned global address)",
+                             what.c_str(), out.arg,
+                             static_cast<unsigned long long>(buffer.offset)));
+  // 5. Every addressable byte inside the argument's buffer: the map reaches
+  //    offset + dims[0] * elementBytes + sum over i >= 1 of (dims[i] - 1) * strides[i - 1].
+  uint64_t end = 0;
+  bool overflow = __builtin_mul_overflow(out.dims[0], elementBytes, &end) ||
+                  !addOverflowFree(end, out.offset, end);
+  for (size_t i = 1; i < rank && !overflow; ++i) {
+    uint64_t extent = 0;
+    overflow = __builtin_mul_overflow(out.dims[i] - 1, out.strides[i - 1], &extent) ||
+               !addOverflowFree(end, extent, end);
+  }
+  if (overflow)
+    return fail(formatString("%s: the bytes it addresses (offset %llu, dims %s of %s, strides %s) "
+                             "overflow 64 bits",
+                             what.c_str(), static_cast<unsigned long long>(out.offset),
+                             joinDims(out.dims).c_str(), info->name,
+                             joinDims(out.strides).c_str()));
+  if (end > buffer.size)
+    return fail(formatString(
+        "%s addresses bytes [%llu, %llu) of argument %u, which is %llu "
+        "bytes (offset %llu, dims %s of %s, strides %s)",
+        what.c_str(), static_cast<unsigned long long>(out.offset),
+        static_cast<unsigned long long>(end), out.arg, static_cast<unsigned long long>(buffer.size),
+        static_cast<unsigned long long>(out.offset), joinDims(out.dims).c_str(), info->name,
+        out.strides.empty() ? "none" : joinDims(out.strides).c_str()));
   return nullptr;
 }
 
@@ -609,6 +787,34 @@ kiln_status_t findTensor(const std::vector<TensorDesc> &tensors, const char *kin
 }
 
 } // namespace
+
+const char *tensorMapSwizzleName(TensorMapSwizzle swizzle) {
+  switch (swizzle) {
+  case TensorMapSwizzle::None:
+    return "none";
+  case TensorMapSwizzle::B32:
+    return "32B";
+  case TensorMapSwizzle::B64:
+    return "64B";
+  case TensorMapSwizzle::B128:
+    return "128B";
+  }
+  return "unknown";
+}
+
+uint32_t tensorMapSwizzleBytes(TensorMapSwizzle swizzle) {
+  switch (swizzle) {
+  case TensorMapSwizzle::None:
+    return 0;
+  case TensorMapSwizzle::B32:
+    return 32;
+  case TensorMapSwizzle::B64:
+    return 64;
+  case TensorMapSwizzle::B128:
+    return 128;
+  }
+  return 0;
+}
 
 const char *collectiveKindName(CollectiveKind kind) {
   switch (kind) {
@@ -930,6 +1136,39 @@ kiln_status_t kiln_artifact_launch_cost(const kiln_artifact_t *artifact, size_t 
   out_cost->flops = launch->flops;
   out_cost->bytes_read = launch->bytesRead;
   out_cost->bytes_written = launch->bytesWritten;
+  return nullptr;
+}
+
+size_t kiln_artifact_launch_tensor_map_count(const kiln_artifact_t *artifact, size_t index) {
+  const kiln::LaunchDesc *launch = kiln::findLaunch(artifact, index);
+  return launch ? launch->tensorMaps.size() : 0;
+}
+
+kiln_status_t kiln_artifact_launch_tensor_map_info(const kiln_artifact_t *artifact, size_t index,
+                                                   size_t map, kiln_tensor_map_info_t *out_info) {
+  if (out_info)
+    *out_info = kiln_tensor_map_info_t();
+  if (!artifact || !out_info)
+    return kiln::makeStatus(
+        KILN_INVALID_ARGUMENT,
+        "kiln_artifact_launch_tensor_map_info: artifact and out_info must be non-NULL");
+  const kiln::LaunchDesc *launch = kiln::findLaunch(artifact, index);
+  if (!launch)
+    return kiln::makeStatusF(KILN_NOT_FOUND, "launch index %zu is out of range (%zu launches)",
+                             index, artifact->launches.size());
+  if (map >= launch->tensorMaps.size())
+    return kiln::makeStatusF(KILN_NOT_FOUND,
+                             "tensor map index %zu is out of range (launch %zu has %zu)", map,
+                             index, launch->tensorMaps.size());
+  const kiln::TensorMapDesc &desc = launch->tensorMaps[map];
+  out_info->arg = desc.arg;
+  out_info->offset_bytes = desc.offset;
+  out_info->dtype = desc.dtype;
+  out_info->rank = desc.dims.size();
+  out_info->dims = desc.dims.data();
+  out_info->strides = desc.strides.empty() ? nullptr : desc.strides.data();
+  out_info->box = desc.box.data();
+  out_info->swizzle = static_cast<kiln_tensor_map_swizzle_t>(desc.swizzle);
   return nullptr;
 }
 

@@ -70,6 +70,31 @@ struct ModuleDesc {
   std::vector<CubinDesc> cubins;
 };
 
+/// Shared-memory swizzle of a tensor map; values equal kiln.artifact.TensorMapSwizzle and
+/// kiln_tensor_map_swizzle_t (and CUtensorMapSwizzle's first four).
+enum class TensorMapSwizzle : uint8_t { None = 0, B32 = 1, B64 = 2, B128 = 3 };
+
+/// Returns "none", "32B", "64B" or "128B".
+const char *tensorMapSwizzleName(TensorMapSwizzle swizzle);
+
+/// Returns the swizzle span in bytes (32, 64, 128), or 0 for None.
+uint32_t tensorMapSwizzleBytes(TensorMapSwizzle swizzle);
+
+/// One verified tensor map of a launch (docs/artifact.md, "Tensor maps"): the runtime encodes it
+/// with cuTensorMapEncodeTiled for the device address of the launch's argument `arg` plus
+/// `offset`. Verified: rank = dims.size() in [1, 5], strides.size() = rank - 1, box.size() = rank,
+/// every byte it can address inside args[arg], and the driver's rules on dims, strides, box and
+/// alignment (so encoding fails only for reasons outside the file).
+struct TensorMapDesc {
+  uint32_t arg = 0;
+  uint64_t offset = 0;
+  kiln_dtype_t dtype = KILN_DTYPE_F16;
+  std::vector<uint64_t> dims;
+  std::vector<uint64_t> strides;
+  std::vector<uint32_t> box;
+  TensorMapSwizzle swizzle = TensorMapSwizzle::None;
+};
+
 /// One kernel launch of the schedule.
 struct LaunchDesc {
   uint32_t module = 0;
@@ -87,6 +112,8 @@ struct LaunchDesc {
   uint64_t flops = 0;
   uint64_t bytesRead = 0;
   uint64_t bytesWritten = 0;
+  /// Kernel parameters after the pointer arguments (format version 3; empty before).
+  std::vector<TensorMapDesc> tensorMaps;
 };
 
 /// Operation of a collective; values equal kiln.artifact.CollectiveKind.

@@ -1,7 +1,7 @@
 //===- CudaSymbols.cpp - dlopen of the CUDA driver ------------------------===//
 //
-// Loads libcuda.so.1 with dlopen and resolves the symbols of CudaSymbols.def, and formats driver
-// errors into statuses.
+// Loads libcuda.so.1 with dlopen and resolves the symbols of CudaSymbols.def (required ones must
+// exist, optional ones may be missing), and formats driver errors into statuses.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,7 +45,10 @@ kiln_status_t CudaSymbols::load(const char *library, std::unique_ptr<CudaSymbols
         "CUDA driver (%s) lacks symbol %s; the driver is older than the CUDA %d.%d "               \
         "API kiln was built against",                                                              \
         library, KILN_STRINGIZE(name), CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10);
+#define KILN_CU_OPTIONAL_SYMBOL(name)                                                              \
+  symbols->name = reinterpret_cast<decltype(symbols->name)>(::dlsym(handle, KILN_STRINGIZE(name)));
 #include "CudaSymbols.def"
+#undef KILN_CU_OPTIONAL_SYMBOL
 #undef KILN_CU_SYMBOL
   out = std::move(symbols);
   return nullptr;

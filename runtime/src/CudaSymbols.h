@@ -28,7 +28,8 @@ class CudaSymbols {
 public:
   /// Loads `library` (normally kCudaDriverLibrary) and resolves every symbol. Fails with
   /// KILN_UNAVAILABLE "CUDA driver not found (<library>): <dlerror>" when the library cannot be
-  /// loaded, or naming the first missing symbol (driver too old).
+  /// loaded, or naming the first missing required symbol (driver too old); a missing optional
+  /// symbol (KILN_CU_OPTIONAL_SYMBOL) stays null.
   static kiln_status_t load(const char *library, std::unique_ptr<CudaSymbols> &out);
 
   ~CudaSymbols();
@@ -36,7 +37,9 @@ public:
   CudaSymbols &operator=(const CudaSymbols &) = delete;
 
 #define KILN_CU_SYMBOL(name) decltype(&::name) name = nullptr;
+#define KILN_CU_OPTIONAL_SYMBOL(name) KILN_CU_SYMBOL(name)
 #include "CudaSymbols.def"
+#undef KILN_CU_OPTIONAL_SYMBOL
 #undef KILN_CU_SYMBOL
 
   /// Builds the status for a failed call: "<file>:<line>: <call> failed: <NAME> (<string>)" plus

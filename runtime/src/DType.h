@@ -1,8 +1,9 @@
 //===- DType.h - The kiln dtype table ---------------------------*- C++ -*-===//
 //
-// The one table that maps each kiln element type to its byte size, short name, NumPy descr and
-// NCCL data type (and says which types are floating point). Every other place (artifact
-// verification, the session and its collectives, kiln-run's .npy reader) asks this table.
+// The one table that maps each kiln element type to its byte size, short name, NumPy descr, NCCL
+// data type and CUDA tensor-map data type (and says which types are floating point). Every other
+// place (artifact verification, the session and its collectives, kiln-run's .npy reader) asks this
+// table.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +33,12 @@ struct DTypeInfo {
   /// has none (bool). Stored as a plain int so this table needs no nccl.h; TensorParallel.cpp
   /// checks the values against nccl.h at compile time.
   int ncclDataType;
+  /// The CUtensorMapDataType a tensor map of this type is encoded with (CU_TENSOR_MAP_DATA_TYPE_
+  /// FLOAT16 = 6, ...). TMA only copies bytes, so types without their own value use the unsigned
+  /// type of their size (i8 and bool: UINT8, i16: UINT16); the out-of-bounds fill (zeros) is the
+  /// same for all. A plain int so this table needs no cuda.h; Session.cpp checks the values
+  /// against cuda.h at compile time.
+  int tensorMapDataType;
 };
 
 /// DTypeInfo::ncclDataType of a type NCCL cannot reduce.

@@ -2,7 +2,8 @@
 //
 // Implements kiln_session_*: a session instantiates a verified artifact on one device.
 // Creation, in order:
-//   1. load the CUDA driver with dlopen (CudaSymbols), cuInit, find the device;
+//   1. load the CUDA driver with dlopen (CudaSymbols; an artifact with tensor maps needs its
+//      cuTensorMapEncodeTiled, CUDA 12.0+), cuInit, find the device;
 //   2. retain the device's primary context (made current only around each API call);
 //   3. load every module: the cubin whose arch equals the device's compute capability, else the
 //      PTX through the driver JIT (its error log goes into the status);
@@ -11,7 +12,9 @@
 //   5. allocate the arena and one buffer per input; take the artifact's device copy of the weight
 //      segment for this device, uploading it if no other live session of the artifact on this
 //      device has (DeviceWeights: one refcounted upload per artifact and device, freed with the
-//      last session using it); precompute each launch's argument array (segment base + offset);
+//      last session using it); precompute each launch's argument array (segment base + offset),
+//      then encode its tensor maps (cuTensorMapEncodeTiled on argument + map offset) into storage
+//      of the session and append pointers to them to the array;
 //   6. tensor-parallel rank artifacts only: join the group (a non-blocking NCCL communicator,
 //      TensorParallel.h; NCCL itself was loaded before the driver, right after the tp_id check)
 //      and run each distinct collective shape once, so that NCCL sets up its connections here
@@ -30,7 +33,9 @@
 // Bound buffers: kiln_session_bind_input points every kernel argument that reads an input at the
 // caller's device buffer instead of the session's own (argValues recomputed; an instantiated CUDA
 // graph is patched in place with cuGraphExecKernelNodeSetParams, on the kernel nodes that the
-// capture recorded per launch, or dropped and re-captured by the next run when that fails).
+// capture recorded per launch, or dropped and re-captured by the next run when that fails). Tensor
+// maps whose argument moves are re-encoded first, into temporaries, so a binding whose new address
+// a map cannot use (checkTensorMapBinding) or whose encoding fails changes nothing.
 // kiln_session_bind_output moves the output's whole arena range into the caller's buffer when
 // planOutputRedirect allows it (every kernel argument in that range is redirected the same way,
 // graph nodes patched as for inputs), so the kernels write the output there directly; otherwise
@@ -66,6 +71,23 @@
 #include <new>
 #include <utility>
 #include <vector>
+
+static_assert(CU_TENSOR_MAP_DATA_TYPE_UINT8 == 0 && CU_TENSOR_MAP_DATA_TYPE_UINT16 == 1 &&
+                  CU_TENSOR_MAP_DATA_TYPE_UINT32 == 2 && CU_TENSOR_MAP_DATA_TYPE_INT32 == 3 &&
+                  CU_TENSOR_MAP_DATA_TYPE_UINT64 == 4 && CU_TENSOR_MAP_DATA_TYPE_INT64 == 5 &&
+                  CU_TENSOR_MAP_DATA_TYPE_FLOAT16 == 6 && CU_TENSOR_MAP_DATA_TYPE_FLOAT32 == 7 &&
+                  CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 == 9,
+              "the CUtensorMapDataType values in DType.cpp's table differ from cuda.h");
+static_assert(CU_TENSOR_MAP_SWIZZLE_NONE == static_cast<int>(kiln::TensorMapSwizzle::None) &&
+                  CU_TENSOR_MAP_SWIZZLE_32B == static_cast<int>(kiln::TensorMapSwizzle::B32) &&
+                  CU_TENSOR_MAP_SWIZZLE_64B == static_cast<int>(kiln::TensorMapSwizzle::B64) &&
+                  CU_TENSOR_MAP_SWIZZLE_128B == static_cast<int>(kiln::TensorMapSwizzle::B128),
+              "kiln::TensorMapSwizzle must equal CUtensorMapSwizzle");
+// cuda.h of CUDA 13 aligns the host-side CUtensorMap to 128 bytes (64 before); the kernel
+// parameter itself is 64-byte aligned, and cuTensorMapEncodeTiled needs at least that.
+static_assert(sizeof(CUtensorMap) == kiln::artifact::kTensorMapBytes &&
+                  alignof(CUtensorMap) % kiln::artifact::kTensorMapAlignment == 0,
+              "CUtensorMap must hold the 128-byte, 64-byte aligned parameter the format describes");
 
 namespace kiln {
 namespace {
@@ -171,6 +193,11 @@ struct kiln_session {
   /// cuLaunchKernel takes as kernelParams.
   std::vector<std::vector<CUdeviceptr>> argValues;
   std::vector<std::vector<void *>> argPointers;
+  /// Per launch: its tensor maps, encoded for the current argument values (at least 64-byte
+  /// aligned, as cuTensorMapEncodeTiled needs; std::vector honours CUtensorMap's alignas).
+  /// argPointers[i] ends with pointers to them, after the argument values. Sized once at creation
+  /// and never resized, so those pointers stay valid; binding overwrites the maps in place.
+  std::vector<std::vector<CUtensorMap>> tensorMaps;
   /// kiln_session_params_t::use_cuda_graph.
   bool useCudaGraph = true;
   /// The launch list captured and instantiated by the first run (null before it, and always
@@ -290,6 +317,51 @@ CUdeviceptr outputAddress(const kiln_session &session, size_t index) {
   if (session.boundOutputs[index])
     return session.boundOutputs[index];
   return resolve(session, session.artifact->outputs[index].location);
+}
+
+/// Encodes tensor map `m` of launch `i` for its argument at device address `buffer` into `out`
+/// (cuTensorMapEncodeTiled with the parameters the format fixes: element strides 1, no
+/// interleave, L2 promotion 256 B, out-of-bounds elements read as zeros). A failure names the
+/// launch, the map and what was encoded. The caller checked cuTensorMapEncodeTiled is present.
+kiln_status_t encodeTensorMap(const kiln_session &session, size_t i, size_t m, CUdeviceptr buffer,
+                              CUtensorMap &out) {
+  const CudaSymbols &cu = *session.cu;
+  const LaunchDesc &launch = session.artifact->launches[i];
+  const TensorMapDesc &map = launch.tensorMaps[m];
+  // The verifier bounds the rank to [1, 5], strides to rank - 1 and box to rank entries.
+  cuuint64_t dims[5] = {}, strides[4] = {};
+  cuuint32_t box[5] = {}, elementStrides[5] = {1, 1, 1, 1, 1};
+  const size_t rank = map.dims.size();
+  for (size_t d = 0; d < rank; ++d) {
+    dims[d] = map.dims[d];
+    box[d] = map.box[d];
+  }
+  for (size_t d = 0; d + 1 < rank; ++d)
+    strides[d] = map.strides[d];
+  CUdeviceptr address = buffer + map.offset;
+  CUresult result = cu.cuTensorMapEncodeTiled(
+      &out, static_cast<CUtensorMapDataType>(lookupDType(map.dtype)->tensorMapDataType),
+      static_cast<cuuint32_t>(rank), reinterpret_cast<void *>(static_cast<uintptr_t>(address)),
+      dims, strides, box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      static_cast<CUtensorMapSwizzle>(map.swizzle), CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (result == CUDA_SUCCESS)
+    return nullptr;
+  auto join = [](const auto &values) {
+    std::string text;
+    for (size_t d = 0; d < values.size(); ++d)
+      text += (d ? "x" : "") + std::to_string(values[d]);
+    return text.empty() ? std::string("none") : text;
+  };
+  return cu.makeError(
+      result, "cuTensorMapEncodeTiled", __FILE__, __LINE__,
+      formatString("'%s': launch %zu ('%s') tensor map %zu: %s at 0x%llx (argument %u + %llu), "
+                   "dims %s, strides %s, box %s, swizzle %s",
+                   session.artifact->path.c_str(), i, launch.function.c_str(), m,
+                   lookupDType(map.dtype)->name, static_cast<unsigned long long>(address), map.arg,
+                   static_cast<unsigned long long>(map.offset), join(map.dims).c_str(),
+                   join(map.strides).c_str(), join(map.box).c_str(),
+                   tensorMapSwizzleName(map.swizzle)));
 }
 
 /// Allocates `bytes` of device memory into `out` (0 bytes: no allocation, `out` = 0).
@@ -617,6 +689,7 @@ kiln_status_t initialize(kiln_session &session, const kiln_session_params_t &par
   session.cu = std::move(symbols);
   const CudaSymbols &cu = *session.cu;
   const kiln_artifact &artifact = *session.artifact;
+  KILN_RETURN_IF_ERROR(checkTensorMapEncoder(artifact, cu.cuTensorMapEncodeTiled != nullptr));
 
   // 1. Driver and device.
   KILN_CU_RETURN_IF_ERROR(cu, cuInit(0));
@@ -698,15 +771,24 @@ kiln_status_t initialize(kiln_session &session, const kiln_session_params_t &par
   KILN_RETURN_IF_ERROR(acquireWeights(session));
   session.argValues.resize(artifact.launches.size());
   session.argPointers.resize(artifact.launches.size());
+  session.tensorMaps.resize(artifact.launches.size());
   for (size_t i = 0; i < artifact.launches.size(); ++i) {
     const LaunchDesc &launch = artifact.launches[i];
     std::vector<CUdeviceptr> &values = session.argValues[i];
     std::vector<void *> &pointers = session.argPointers[i];
+    std::vector<CUtensorMap> &maps = session.tensorMaps[i];
     values.resize(launch.args.size());
-    pointers.resize(launch.args.size());
+    maps.resize(launch.tensorMaps.size());
+    pointers.reserve(launch.args.size() + launch.tensorMaps.size());
     for (size_t a = 0; a < launch.args.size(); ++a) {
       values[a] = resolve(session, launch.args[a]);
-      pointers[a] = &values[a];
+      pointers.push_back(&values[a]);
+    }
+    // The kernel's parameters: the pointers, then the tensor maps (docs/artifact.md).
+    for (size_t m = 0; m < launch.tensorMaps.size(); ++m) {
+      KILN_RETURN_IF_ERROR(
+          encodeTensorMap(session, i, m, values[launch.tensorMaps[m].arg], maps[m]));
+      pointers.push_back(&maps[m]);
     }
   }
 
@@ -834,44 +916,96 @@ void patchLaunch(kiln_session &session, size_t i) {
     dropGraph(session);
 }
 
-/// Recomputes the argument values of every launch that reads input `input` (after its binding
-/// changed) and patches the changed launches into the CUDA graph. Context must be current.
-void updateInputArguments(kiln_session &session, size_t input) {
+/// The new argument values of one launch after a binding changed, and its tensor maps encoded for
+/// them (`maps`: map index and encoding, only the maps whose argument moved).
+struct LaunchUpdate {
+  size_t launch = 0;
+  std::vector<CUdeviceptr> values;
+  std::vector<std::pair<size_t, CUtensorMap>> maps;
+};
+
+/// Appends to `updates` every launch that reads input `input` with an argument whose value differs
+/// from argValues under the current binding.
+void inputUpdates(const kiln_session &session, size_t input, std::vector<LaunchUpdate> &updates) {
   const kiln_artifact &artifact = *session.artifact;
   for (size_t i = 0; i < artifact.launches.size(); ++i) {
     const LaunchDesc &launch = artifact.launches[i];
+    LaunchUpdate update;
+    update.launch = i;
+    update.values = session.argValues[i];
     bool changed = false;
     for (size_t a = 0; a < launch.args.size(); ++a) {
       const BufferRefDesc &ref = launch.args[a];
       if (ref.segment != Segment::Input || ref.index != input)
         continue;
-      CUdeviceptr value = resolve(session, ref);
-      changed |= session.argValues[i][a] != value;
-      session.argValues[i][a] = value;
+      update.values[a] = resolve(session, ref);
+      changed |= update.values[a] != session.argValues[i][a];
     }
     if (changed)
-      patchLaunch(session, i);
+      updates.push_back(std::move(update));
   }
 }
 
-/// Points the redirected arguments of output `output` (outputRedirects) at its bound buffer, or
-/// back into the arena when it is unbound, and patches the changed launches into the CUDA graph.
-/// Context must be current.
-void updateOutputArguments(kiln_session &session, size_t output) {
+/// Appends to `updates` every launch with a redirected argument of output `output`
+/// (outputRedirects) that moves: into the bound buffer, or back into the arena when unbound.
+void outputUpdates(const kiln_session &session, size_t output, std::vector<LaunchUpdate> &updates) {
   const kiln_artifact &artifact = *session.artifact;
-  const std::vector<ArgRedirect> &redirects = session.outputRedirects[output];
   CUdeviceptr bound = session.boundOutputs[output];
-  std::vector<bool> changed(artifact.launches.size(), false);
-  for (const ArgRedirect &r : redirects) {
+  std::vector<int> updateOf(artifact.launches.size(), -1);
+  for (const ArgRedirect &r : session.outputRedirects[output]) {
     CUdeviceptr value =
         bound ? bound + r.offset : resolve(session, artifact.launches[r.launch].args[r.arg]);
-    if (session.argValues[r.launch][r.arg] != value)
-      changed[r.launch] = true;
-    session.argValues[r.launch][r.arg] = value;
+    if (session.argValues[r.launch][r.arg] == value)
+      continue;
+    if (updateOf[r.launch] < 0) {
+      updateOf[r.launch] = static_cast<int>(updates.size());
+      LaunchUpdate update;
+      update.launch = r.launch;
+      update.values = session.argValues[r.launch];
+      updates.push_back(std::move(update));
+    }
+    updates[updateOf[r.launch]].values[r.arg] = value;
   }
-  for (size_t i = 0; i < changed.size(); ++i)
-    if (changed[i])
-      patchLaunch(session, i);
+}
+
+/// Points input (`isInput`) or output `index` at `bound`, the caller's buffer (0: the session's
+/// own memory again), and carries that into the launches: 1. the new argument values of the
+/// launches concerned; 2. their tensor maps whose argument moved, encoded into temporaries; 3.
+/// only when every encoding succeeded, the values and maps are stored and the launches patched
+/// into the CUDA graph. On failure the binding and everything else stay as they were. `what`
+/// ("kiln_session_bind_input: input 'x': ") prefixes errors. Context must be current.
+kiln_status_t rebind(kiln_session &session, bool isInput, size_t index, CUdeviceptr bound,
+                     const std::string &what) {
+  CUdeviceptr &slot = isInput ? session.boundInputs[index] : session.boundOutputs[index];
+  const CUdeviceptr previous = slot;
+  slot = bound; // resolve() and outputUpdates read the binding
+  std::vector<LaunchUpdate> updates;
+  if (isInput)
+    inputUpdates(session, index, updates);
+  else
+    outputUpdates(session, index, updates);
+  for (LaunchUpdate &update : updates) {
+    const LaunchDesc &launch = session.artifact->launches[update.launch];
+    for (size_t m = 0; m < launch.tensorMaps.size(); ++m) {
+      uint32_t arg = launch.tensorMaps[m].arg;
+      if (update.values[arg] == session.argValues[update.launch][arg])
+        continue;
+      update.maps.emplace_back(m, CUtensorMap());
+      if (kiln_status_t status = encodeTensorMap(session, update.launch, m, update.values[arg],
+                                                 update.maps.back().second)) {
+        slot = previous;
+        return annotateStatus(status, what);
+      }
+    }
+  }
+  for (const LaunchUpdate &update : updates) {
+    // In place: argPointers point into argValues and tensorMaps.
+    std::copy(update.values.begin(), update.values.end(), session.argValues[update.launch].begin());
+    for (const auto &[m, map] : update.maps)
+      session.tensorMaps[update.launch][m] = map;
+    patchLaunch(session, update.launch);
+  }
+  return nullptr;
 }
 
 /// Validates the session argument of every session call, and refuses aborted sessions.
@@ -1141,6 +1275,64 @@ bool planOutputRedirect(const kiln_artifact &artifact, size_t output,
   return !redirects.empty();
 }
 
+kiln_status_t checkTensorMapEncoder(const kiln_artifact &artifact, bool haveEncoder) {
+  if (haveEncoder)
+    return nullptr;
+  for (size_t i = 0; i < artifact.launches.size(); ++i) {
+    const LaunchDesc &launch = artifact.launches[i];
+    if (launch.tensorMaps.empty())
+      continue;
+    return makeStatusF(KILN_UNAVAILABLE,
+                       "'%s': launch %zu ('%s') takes %zu tensor map%s (TMA descriptors), which "
+                       "the runtime encodes with cuTensorMapEncodeTiled; this CUDA driver (%s) "
+                       "lacks it: it needs a CUDA 12.0 or newer driver",
+                       artifact.path.c_str(), i, launch.function.c_str(), launch.tensorMaps.size(),
+                       launch.tensorMaps.size() == 1 ? "" : "s", kCudaDriverLibrary);
+  }
+  return nullptr;
+}
+
+kiln_status_t checkTensorMapBinding(const kiln_artifact &artifact, bool isInput, size_t index,
+                                    uint64_t devicePtr, const std::vector<ArgRedirect> &redirects,
+                                    const char *function) {
+  const TensorDesc &tensor = isInput ? artifact.inputs[index] : artifact.outputs[index];
+  // Checks the maps of launch `i` on argument `arg`, which would start `argOffset` bytes after
+  // devicePtr.
+  auto check = [&](size_t i, size_t arg, uint64_t argOffset) -> kiln_status_t {
+    const LaunchDesc &launch = artifact.launches[i];
+    for (size_t m = 0; m < launch.tensorMaps.size(); ++m) {
+      const TensorMapDesc &map = launch.tensorMaps[m];
+      if (map.arg != arg)
+        continue;
+      uint64_t address = devicePtr + argOffset + map.offset;
+      if (address % kTensorMapAddressAlignment == 0)
+        continue;
+      return makeStatusF(KILN_INVALID_ARGUMENT,
+                         "%s: %s '%s': launch %zu ('%s') tensor map %zu would address 0x%llx "
+                         "(device pointer 0x%llx + %llu), which is not a multiple of %llu bytes "
+                         "as TMA requires",
+                         function, isInput ? "input" : "output", tensor.name.c_str(), i,
+                         launch.function.c_str(), m, static_cast<unsigned long long>(address),
+                         static_cast<unsigned long long>(devicePtr),
+                         static_cast<unsigned long long>(argOffset + map.offset),
+                         static_cast<unsigned long long>(kTensorMapAddressAlignment));
+    }
+    return nullptr;
+  };
+  if (!isInput) {
+    for (const ArgRedirect &r : redirects)
+      KILN_RETURN_IF_ERROR(check(r.launch, r.arg, r.offset));
+    return nullptr;
+  }
+  for (size_t i = 0; i < artifact.launches.size(); ++i) {
+    const std::vector<BufferRefDesc> &args = artifact.launches[i].args;
+    for (size_t a = 0; a < args.size(); ++a)
+      if (args[a].segment == Segment::Input && args[a].index == index)
+        KILN_RETURN_IF_ERROR(check(i, a, args[a].offset));
+  }
+  return nullptr;
+}
+
 } // namespace kiln
 
 using kiln::makeStatus;
@@ -1367,16 +1559,14 @@ kiln_status_t bindTensor(kiln_session_t *session, bool isInput, const char *name
   ContextScope scope(*session->cu, session->context);
   const std::string &tensor =
       isInput ? session->artifact->inputs[index].name : session->artifact->outputs[index].name;
-  KILN_RETURN_IF_ERROR(checkDeviceRange(*session, device_ptr, bytes, function,
-                                        (isInput ? "input '" : "output '") + tensor + "'"));
-  if (isInput) {
-    session->boundInputs[index] = static_cast<CUdeviceptr>(device_ptr);
-    updateInputArguments(*session, index);
-  } else {
-    session->boundOutputs[index] = static_cast<CUdeviceptr>(device_ptr);
-    updateOutputArguments(*session, index);
-  }
-  return nullptr;
+  std::string what = (isInput ? "input '" : "output '") + tensor + "'";
+  KILN_RETURN_IF_ERROR(checkDeviceRange(*session, device_ptr, bytes, function, what));
+  static const std::vector<ArgRedirect> kNoRedirects;
+  KILN_RETURN_IF_ERROR(
+      checkTensorMapBinding(*session->artifact, isInput, index, device_ptr,
+                            isInput ? kNoRedirects : session->outputRedirects[index], function));
+  return rebind(*session, isInput, index, static_cast<CUdeviceptr>(device_ptr),
+                std::string(function) + ": " + what + ": ");
 }
 
 /// kiln_session_unbind_input/_output: back to the session's own buffer (a no-op when unbound).
@@ -1389,12 +1579,10 @@ kiln_status_t unbindTensor(kiln_session_t *session, bool isInput, const char *na
   if (!bound)
     return nullptr;
   ContextScope scope(*session->cu, session->context);
-  bound = 0;
-  if (isInput)
-    updateInputArguments(*session, index);
-  else
-    updateOutputArguments(*session, index);
-  return nullptr;
+  const kiln_artifact &artifact = *session->artifact;
+  std::string what = std::string(function) + ": " + (isInput ? "input '" : "output '") +
+                     (isInput ? artifact.inputs[index].name : artifact.outputs[index].name) + "': ";
+  return rebind(*session, isInput, index, 0, what);
 }
 
 } // namespace

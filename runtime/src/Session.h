@@ -1,9 +1,10 @@
 //===- Session.h - Internal checks of the session API -----------*- C++ -*-===//
 //
 // Declarations from Session.cpp that need no device: the argument checks of
-// kiln_session_bind_input / kiln_session_bind_output, which run before any driver call, and the
-// analysis that decides whether a bound output is written by the kernels directly or copied.
-// Exposed so that the runtime's unit tests check them on machines without a GPU.
+// kiln_session_bind_input / kiln_session_bind_output, which run before any driver call, the
+// analysis that decides whether a bound output is written by the kernels directly or copied, and
+// the tensor-map checks (a driver that can encode them; bound addresses they can use). Exposed so
+// that the runtime's unit tests check them on machines without a GPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,6 +52,30 @@ struct ArgRedirect {
 /// the caller's buffer after each run instead. Makes no driver call.
 bool planOutputRedirect(const kiln_artifact &artifact, size_t output,
                         std::vector<ArgRedirect> &redirects);
+
+/// Alignment TMA needs of the global address a tensor map encodes (cuTensorMapEncodeTiled). The
+/// session's own buffers (kBindingAlignment) meet it together with the verified offsets, so only
+/// addresses that binding computes can miss it.
+constexpr uint64_t kTensorMapAddressAlignment = 16;
+static_assert(kBindingAlignment % kTensorMapAddressAlignment == 0,
+              "bound buffers must keep every verified tensor map address aligned");
+
+/// Checks that a session can encode the tensor maps of `artifact`: when `haveEncoder` is false (the
+/// driver lacks cuTensorMapEncodeTiled, i.e. is older than CUDA 12.0) and some launch has tensor
+/// maps, KILN_UNAVAILABLE naming the file and that launch. NULL for artifacts without tensor maps,
+/// whatever the driver. Makes no driver call.
+kiln_status_t checkTensorMapEncoder(const kiln_artifact &artifact, bool haveEncoder);
+
+/// Checks that binding `devicePtr` to input (`isInput`) or output `index` leaves every tensor map
+/// that would address it with a 16-byte aligned address: for an input, maps whose argument reads
+/// the input (address devicePtr + argument offset + map offset); for an output, maps whose
+/// argument is one of `redirects` (planOutputRedirect; address devicePtr + redirect offset + map
+/// offset). Otherwise KILN_INVALID_ARGUMENT "<function>: <input|output> '<name>': ..." naming the
+/// launch, the map and the address. Run after checkBinding has accepted `devicePtr`. Makes no
+/// driver call.
+kiln_status_t checkTensorMapBinding(const kiln_artifact &artifact, bool isInput, size_t index,
+                                    uint64_t devicePtr, const std::vector<ArgRedirect> &redirects,
+                                    const char *function);
 
 } // namespace kiln
 

@@ -247,11 +247,11 @@ TEST(ArtifactOpen, RejectsBadMagic) {
 
 TEST(ArtifactOpen, RejectsNewerFormatVersion) {
   std::vector<uint8_t> bytes = validFile();
-  bytes[8] = 3;
+  bytes[8] = 4;
   OpenResult result = openBytes(bytes);
   EXPECT_EQ(result.code, KILN_UNSUPPORTED_VERSION) << result.message;
-  EXPECT_NE(result.message.find("unsupported artifact format version 3: this runtime reads "
-                                "versions 1 to 2; recompile the model with a matching "
+  EXPECT_NE(result.message.find("unsupported artifact format version 4: this runtime reads "
+                                "versions 1 to 3; recompile the model with a matching "
                                 "kiln-compile"),
             std::string::npos)
       << result.message;

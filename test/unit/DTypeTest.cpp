@@ -1,7 +1,8 @@
 //===- DTypeTest.cpp - One test per row of the dtype table ----------------===//
 //
 // Checks every row of the runtime's dtype table (size, name, NumPy descr, descr round trip,
-// float-ness and NCCL data type, the latter against nccl.h when the runtime was built with it)
+// float-ness, NCCL data type against nccl.h when the runtime was built with it, and the CUDA
+// tensor-map data type against cuda.h)
 // against values written out independently here, plus the rejections of the descr parser.
 //
 //===----------------------------------------------------------------------===//
@@ -10,6 +11,7 @@
 
 #include "kiln/runtime.h"
 
+#include <cuda.h>
 #include <gtest/gtest.h>
 #if KILN_HAVE_NCCL
 #include <nccl.h>
@@ -28,7 +30,16 @@ struct ExpectedRow {
   bool isFloat;
   /// The ncclDataType_t value, or kiln::kNoNcclDataType.
   int ncclDataType;
+  /// The CUtensorMapDataType value.
+  int tensorMapDataType;
 };
+
+// cuda.h's CUtensorMapDataType values (TMA copies bytes: i8 and bool as UINT8, i16 as UINT16).
+constexpr int kTmF32 = CU_TENSOR_MAP_DATA_TYPE_FLOAT32, kTmF16 = CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+              kTmBf16 = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, kTmI64 = CU_TENSOR_MAP_DATA_TYPE_INT64,
+              kTmI32 = CU_TENSOR_MAP_DATA_TYPE_INT32, kTmU8 = CU_TENSOR_MAP_DATA_TYPE_UINT8,
+              kTmU16 = CU_TENSOR_MAP_DATA_TYPE_UINT16, kTmU32 = CU_TENSOR_MAP_DATA_TYPE_UINT32,
+              kTmU64 = CU_TENSOR_MAP_DATA_TYPE_UINT64;
 
 #if KILN_HAVE_NCCL
 constexpr int kNcclF32 = ncclFloat32, kNcclF16 = ncclFloat16, kNcclBf16 = ncclBfloat16,
@@ -55,22 +66,24 @@ TEST_P(DTypeRowTest, MatchesTable) {
   ASSERT_NE(info, nullptr);
   EXPECT_EQ(info->isFloat, row.isFloat);
   EXPECT_EQ(info->ncclDataType, row.ncclDataType);
+  EXPECT_EQ(info->tensorMapDataType, row.tensorMapDataType);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     AllDTypes, DTypeRowTest,
-    testing::Values(ExpectedRow{KILN_DTYPE_F32, 4, "f32", "<f4", true, kNcclF32},
-                    ExpectedRow{KILN_DTYPE_F16, 2, "f16", "<f2", true, kNcclF16},
-                    ExpectedRow{KILN_DTYPE_BF16, 2, "bf16", "|V2", true, kNcclBf16},
-                    ExpectedRow{KILN_DTYPE_I64, 8, "i64", "<i8", false, kNcclI64},
-                    ExpectedRow{KILN_DTYPE_I32, 4, "i32", "<i4", false, kNcclI32},
-                    ExpectedRow{KILN_DTYPE_I8, 1, "i8", "|i1", false, kNcclI8},
-                    ExpectedRow{KILN_DTYPE_U8, 1, "u8", "|u1", false, kNcclU8},
-                    ExpectedRow{KILN_DTYPE_BOOL, 1, "bool", "|b1", false, kiln::kNoNcclDataType},
-                    ExpectedRow{KILN_DTYPE_I16, 2, "i16", "<i2", false, kiln::kNoNcclDataType},
-                    ExpectedRow{KILN_DTYPE_U16, 2, "u16", "<u2", false, kiln::kNoNcclDataType},
-                    ExpectedRow{KILN_DTYPE_U32, 4, "u32", "<u4", false, kNcclU32},
-                    ExpectedRow{KILN_DTYPE_U64, 8, "u64", "<u8", false, kNcclU64}),
+    testing::Values(
+        ExpectedRow{KILN_DTYPE_F32, 4, "f32", "<f4", true, kNcclF32, kTmF32},
+        ExpectedRow{KILN_DTYPE_F16, 2, "f16", "<f2", true, kNcclF16, kTmF16},
+        ExpectedRow{KILN_DTYPE_BF16, 2, "bf16", "|V2", true, kNcclBf16, kTmBf16},
+        ExpectedRow{KILN_DTYPE_I64, 8, "i64", "<i8", false, kNcclI64, kTmI64},
+        ExpectedRow{KILN_DTYPE_I32, 4, "i32", "<i4", false, kNcclI32, kTmI32},
+        ExpectedRow{KILN_DTYPE_I8, 1, "i8", "|i1", false, kNcclI8, kTmU8},
+        ExpectedRow{KILN_DTYPE_U8, 1, "u8", "|u1", false, kNcclU8, kTmU8},
+        ExpectedRow{KILN_DTYPE_BOOL, 1, "bool", "|b1", false, kiln::kNoNcclDataType, kTmU8},
+        ExpectedRow{KILN_DTYPE_I16, 2, "i16", "<i2", false, kiln::kNoNcclDataType, kTmU16},
+        ExpectedRow{KILN_DTYPE_U16, 2, "u16", "<u2", false, kiln::kNoNcclDataType, kTmU16},
+        ExpectedRow{KILN_DTYPE_U32, 4, "u32", "<u4", false, kNcclU32, kTmU32},
+        ExpectedRow{KILN_DTYPE_U64, 8, "u64", "<u8", false, kNcclU64, kTmU64}),
     [](const testing::TestParamInfo<ExpectedRow> &info) { return std::string(info.param.name); });
 
 TEST(DType, TableCoversEveryEnumValue) {

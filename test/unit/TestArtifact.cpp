@@ -59,9 +59,12 @@ std::vector<uint8_t> ArtifactBuilder::build() {
       std::memcpy(file.data() + (*field)->offset(), bytes.data(), bytes.size());
   // The header goes in last: its checksum covers everything after it.
   uint32_t version = headerFormatVersion;
-  if (version == 0)
-    version = model.tensor_parallel || !model.collectives.empty() ? fb::kFormatVersionCollectives
-                                                                  : fb::kOldestFormatVersion;
+  if (version == 0) {
+    bool tensorMaps = false;
+    for (const auto &launch : model.launches)
+      tensorMaps |= !launch->tensor_maps.empty();
+    version = fb::formatVersionFor(tensorMaps, model.tensor_parallel || !model.collectives.empty());
+  }
   uint8_t header[fb::kHeaderSize];
   fb::encodeHeader(
       fb::makeHeader(indexOffset, fbb.GetSize(), fileSize, artifactCrc32(file), version), header);
@@ -186,6 +189,56 @@ void buildAddModel(ArtifactBuilder &builder,
   launch->args.push_back(makeRef(fb::Segment::Input, 0, bytes, 0));
   launch->args.push_back(makeRef(fb::Segment::Weights, 0, bytes));
   launch->args.push_back(makeRef(fb::Segment::Arena, 0, bytes));
+  model.launches.push_back(std::move(launch));
+}
+
+std::unique_ptr<fb::TensorMapT> makeTileMap(uint32_t arg, uint64_t rows, uint64_t cols,
+                                            uint64_t offset) {
+  auto map = std::make_unique<fb::TensorMapT>();
+  map->arg = arg;
+  map->offset = offset;
+  map->dtype = fb::DType::F16;
+  map->dims = {cols, rows};
+  map->strides = {cols * 2};
+  map->box = {static_cast<uint32_t>(kTmaTile), static_cast<uint32_t>(kTmaTile)};
+  map->swizzle = fb::TensorMapSwizzle::B128;
+  return map;
+}
+
+void buildTmaCopyModel(ArtifactBuilder &builder, const std::string &ptx) {
+  const uint64_t bytes = kTmaRows * kTmaCols * 2;
+  fb::ModelT &model = builder.model;
+  model.format_version = fb::kFormatVersionTensorMaps;
+  model.producer = "kiln unit test (tensor maps)";
+  model.arena_bytes = bytes;
+
+  auto input = std::make_unique<fb::TensorDescT>();
+  input->name = "x";
+  input->dtype = fb::DType::F16;
+  input->shape = {static_cast<int64_t>(kTmaRows), static_cast<int64_t>(kTmaCols)};
+  model.inputs.push_back(std::move(input));
+
+  auto output = std::make_unique<fb::TensorDescT>();
+  output->name = "y";
+  output->dtype = fb::DType::F16;
+  output->shape = {static_cast<int64_t>(kTmaRows), static_cast<int64_t>(kTmaCols)};
+  output->location = makeRef(fb::Segment::Arena, 0, bytes);
+  model.outputs.push_back(std::move(output));
+
+  auto module = std::make_unique<fb::ModuleT>();
+  module->name = "tma";
+  builder.setBlob(module->ptx, std::vector<uint8_t>(ptx.begin(), ptx.end()));
+  model.modules.push_back(std::move(module));
+
+  auto launch = std::make_unique<fb::LaunchT>();
+  launch->module_ = 0;
+  launch->function = "kiln_tma_copy";
+  launch->grid = {static_cast<uint32_t>(kTmaRows / kTmaTile), 1, 1};
+  launch->block = {128, 1, 1};
+  launch->args.push_back(makeRef(fb::Segment::Input, 0, bytes, 0));
+  launch->args.push_back(makeRef(fb::Segment::Arena, 0, bytes));
+  launch->tensor_maps.push_back(makeTileMap(0));
+  launch->tensor_maps.push_back(makeTileMap(1));
   model.launches.push_back(std::move(launch));
 }
 

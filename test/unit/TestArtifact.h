@@ -31,9 +31,11 @@ public:
   /// single-GPU models); buildAllReduceModel sets 2.
   kiln::artifact::ModelT model;
 
-  /// format_version written into the header; 0 (the default) applies kiln-compile's rule:
-  /// kFormatVersionCollectives when the model has a tensor_parallel table or collectives,
-  /// kOldestFormatVersion otherwise. Tests of the header/index mismatch set it explicitly.
+  /// format_version written into the header; 0 (the default) applies kiln-compile's rule
+  /// (kiln::artifact::formatVersionFor): kFormatVersionTensorMaps when a launch has tensor maps,
+  /// else kFormatVersionCollectives when the model has a tensor_parallel table or collectives,
+  /// else kOldestFormatVersion. Tests of the header/index mismatch set it explicitly. The index's
+  /// own format_version (model.format_version) is the caller's to set.
   uint32_t headerFormatVersion = 0;
 
   ArtifactBuilder() { model.format_version = kiln::artifact::kOldestFormatVersion; }
@@ -102,6 +104,24 @@ void buildAllReduceModel(ArtifactBuilder &builder, uint32_t rank, uint32_t world
 
 /// Expected output of the all-reduce model for input `x` (kAddElements values).
 std::vector<float> allReduceModelExpected(const std::vector<float> &x, uint32_t worldSize);
+
+/// Rows and columns of the TMA copy model's f16 matrices, and the side of one square tile.
+constexpr uint64_t kTmaRows = 128;
+constexpr uint64_t kTmaCols = 64;
+constexpr uint64_t kTmaTile = 64;
+
+/// Returns a tensor map over a row-major f16 matrix of `rows` x `cols` elements (dims {cols,
+/// rows}, innermost first; stride cols * 2 bytes), box kTmaTile x kTmaTile, swizzle 128B, on
+/// argument `arg` at byte `offset` of its buffer.
+std::unique_ptr<kiln::artifact::TensorMapT>
+makeTileMap(uint32_t arg, uint64_t rows = kTmaRows, uint64_t cols = kTmaCols, uint64_t offset = 0);
+
+/// Fills `builder` with the TMA copy model (format version 3): input "x" f16[128x64]; output "y"
+/// f16[128x64] at arena offset 0 (arena 16384 bytes); module "tma" whose PTX is `ptx`; one launch
+/// kiln_tma_copy(x, arena+0) with grid (2,1,1), block (128,1,1) and two tensor maps after the
+/// pointers, makeTileMap(0) over x and makeTileMap(1) over y. Block b copies rows [64b, 64b + 64)
+/// of x into y through the maps (test/unit/tma_copy_kernel.cu).
+void buildTmaCopyModel(ArtifactBuilder &builder, const std::string &ptx);
 
 /// Returns a BufferRefT with the given fields.
 std::unique_ptr<kiln::artifact::BufferRefT>

@@ -79,6 +79,20 @@ std::string launchLayer(const kiln_artifact_t *artifact, size_t index) {
   return layer ? layer : "";
 }
 
+const char *tensorMapSwizzleName(kiln_tensor_map_swizzle_t swizzle) {
+  switch (swizzle) {
+  case KILN_TENSOR_MAP_SWIZZLE_NONE:
+    return "none";
+  case KILN_TENSOR_MAP_SWIZZLE_32B:
+    return "32B";
+  case KILN_TENSOR_MAP_SWIZZLE_64B:
+    return "64B";
+  case KILN_TENSOR_MAP_SWIZZLE_128B:
+    return "128B";
+  }
+  return "?";
+}
+
 void writeArtifactJson(JsonWriter &json, const kiln_artifact_t *artifact) {
   json.beginObject();
   json.field("path", kiln_artifact_path(artifact));
@@ -175,6 +189,38 @@ void writeArtifactJson(JsonWriter &json, const kiln_artifact_t *artifact) {
     json.field("flops", static_cast<unsigned long long>(cost.flops));
     json.field("bytes_read", static_cast<unsigned long long>(cost.bytes_read));
     json.field("bytes_written", static_cast<unsigned long long>(cost.bytes_written));
+    // Tensor maps (format version 3) only where a launch has them.
+    size_t mapCount = kiln_artifact_launch_tensor_map_count(artifact, i);
+    if (mapCount > 0) {
+      json.key("tensor_maps");
+      json.beginArray();
+      for (size_t m = 0; m < mapCount; ++m) {
+        kiln_tensor_map_info_t map;
+        kiln_status_free(kiln_artifact_launch_tensor_map_info(artifact, i, m, &map));
+        json.beginObject();
+        json.field("arg", static_cast<unsigned long long>(map.arg));
+        json.field("offset", static_cast<unsigned long long>(map.offset_bytes));
+        json.field("dtype", kiln_dtype_name(map.dtype));
+        json.key("dims");
+        json.beginArray();
+        for (size_t d = 0; d < map.rank; ++d)
+          json.value(static_cast<unsigned long long>(map.dims[d]));
+        json.endArray();
+        json.key("strides");
+        json.beginArray();
+        for (size_t d = 0; d + 1 < map.rank; ++d)
+          json.value(static_cast<unsigned long long>(map.strides[d]));
+        json.endArray();
+        json.key("box");
+        json.beginArray();
+        for (size_t d = 0; d < map.rank; ++d)
+          json.value(static_cast<unsigned long long>(map.box[d]));
+        json.endArray();
+        json.field("swizzle", tensorMapSwizzleName(map.swizzle));
+        json.endObject();
+      }
+      json.endArray();
+    }
     json.endObject();
   }
   json.endArray();

@@ -33,11 +33,15 @@ std::string launchLayer(const kiln_artifact_t *artifact, size_t index);
 /// "" stays "".
 std::string blockOf(const std::string &layer);
 
+/// "128B": the name of a tensor map swizzle ("none", "32B", "64B", "128B"; "?" out of range).
+const char *tensorMapSwizzleName(kiln_tensor_map_swizzle_t swizzle);
+
 /// Writes the artifact description as one JSON object value: path, producer, arena_bytes,
 /// weights_bytes, inputs and outputs (name, dtype, shape, bytes; value_range [min, max] for
 /// inputs that record one), modules (name, ptx_bytes, sass [{arch, bytes}]), launches (index,
 /// function, module, grid, block, shared_mem_bytes, args, name, layer, ops, nodes, node_count,
-/// flops, bytes_read, bytes_written), and for rank files tensor_parallel {world_size, rank,
+/// flops, bytes_read, bytes_written; tensor_maps [{arg, offset, dtype, dims, strides, box,
+/// swizzle}] for launches that have them), and for rank files tensor_parallel {world_size, rank,
 /// group_hash} and collectives [{index, kind, dtype, count, before_launch}].
 void writeArtifactJson(JsonWriter &json, const kiln_artifact_t *artifact);
 

@@ -407,6 +407,19 @@ std::string describeCollective(const kiln_collective_info_t &info) {
          ")";
 }
 
+/// "arg 1 +0: f16 rank 2, dims 64x128, box 64x64, swizzle 128B": a tensor map as --info prints
+/// it (dims and box innermost first, as the artifact stores them).
+std::string describeTensorMap(const kiln_tensor_map_info_t &map) {
+  std::string dims, box;
+  for (size_t d = 0; d < map.rank; ++d) {
+    dims += (d ? "x" : "") + std::to_string(map.dims[d]);
+    box += (d ? "x" : "") + std::to_string(map.box[d]);
+  }
+  return "arg " + std::to_string(map.arg) + " +" + std::to_string(map.offset_bytes) + ": " +
+         kiln_dtype_name(map.dtype) + " rank " + std::to_string(map.rank) + ", dims " + dims +
+         ", box " + box + ", swizzle " + kiln::report::tensorMapSwizzleName(map.swizzle);
+}
+
 /// Prints the artifact description for --info.
 void printInfo(const kiln_artifact_t *artifact) {
   std::printf("artifact: %s (producer '%s')\n", kiln_artifact_path(artifact),
@@ -452,6 +465,12 @@ void printInfo(const kiln_artifact_t *artifact) {
                 launch.function_name, launch.module_name, launch.grid[0], launch.grid[1],
                 launch.grid[2], launch.block[0], launch.block[1], launch.block[2],
                 launch.shared_mem_bytes, launch.arg_count);
+    // Tensor maps (format version 3), one line each after the launch line.
+    for (size_t m = 0; m < kiln_artifact_launch_tensor_map_count(artifact, i); ++m) {
+      kiln_tensor_map_info_t map;
+      kiln_status_free(kiln_artifact_launch_tensor_map_info(artifact, i, m, &map));
+      std::printf("      tensor map %zu: %s\n", m, describeTensorMap(map).c_str());
+    }
     // What it computes, when the artifact records it (older files do not).
     const char *name = kiln_artifact_launch_name(artifact, i);
     if (!name || !*name)

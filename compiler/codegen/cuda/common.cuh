@@ -179,6 +179,17 @@ __device__ __forceinline__ float fmodSigned(float x, float y) {
   return r != 0.0f && ((r < 0.0f) != (y < 0.0f)) ? r + y : r;
 }
 
+/// A CUDA tensor map (TMA descriptor, the driver's CUtensorMap): 128 opaque
+/// bytes that the runtime encodes on the host with cuTensorMapEncodeTiled and
+/// passes by value. A kernel declares it after its pointer parameters as
+/// `const __grid_constant__ kiln::TensorMap tmap0` (grid constant, so its
+/// address is the parameter's own, as cp.async.bulk.tensor needs) and gives
+/// `&tmap0` to the TMA instructions (PTX ISA, "Tensor copy instructions").
+struct alignas(64) TensorMap {
+  unsigned long long opaque[16];
+};
+static_assert(sizeof(TensorMap) == 128, "a CUtensorMap is 128 bytes");
+
 /// Warp-wide maximum of a float (all 32 lanes active); NaN in any lane
 /// gives NaN, like the per-thread maxNaN (fmaxf would drop it).
 __device__ __forceinline__ float warpMax(float v) {

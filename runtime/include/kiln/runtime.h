@@ -67,7 +67,7 @@ typedef enum kiln_status_code_e {
   KILN_IO_ERROR = 3,
   /// The artifact file is malformed (header, index, blob or reference out of bounds).
   KILN_INVALID_ARTIFACT = 4,
-  /// The artifact's format_version is outside the range this runtime reads (1 and 2).
+  /// The artifact's format_version is outside the range this runtime reads (1 to 3).
   KILN_UNSUPPORTED_VERSION = 5,
   /// The CUDA driver or the requested device is not available.
   KILN_UNAVAILABLE = 6,
@@ -173,7 +173,8 @@ typedef struct kiln_launch_info_t {
   uint32_t block[3];
   /// Dynamic shared memory per block in bytes.
   uint32_t shared_mem_bytes;
-  /// Number of kernel arguments (each a device pointer).
+  /// Number of pointer arguments (each a device pointer). The kernel takes
+  /// kiln_artifact_launch_tensor_map_count tensor maps after them.
   size_t arg_count;
 } kiln_launch_info_t;
 
@@ -195,7 +196,9 @@ typedef struct kiln_module_info_t {
 /// in tensor-parallel rank files (format version 2), the tensor_parallel table (world size >= 2,
 /// rank below it) and every collective (known kind, f32/f16/bf16, count > 0, input and output
 /// arena ranges of exactly count elements, equal or disjoint, before_launch within the schedule
-/// and sorted); a version-1 file carrying either is invalid. On any problem returns
+/// and sorted); a version-1 file carrying either is invalid; and every tensor map (format version
+/// 3: rank, dims, strides, box, swizzle and alignment as the driver requires them, every
+/// addressable byte inside its argument's buffer). On any problem returns
 /// KILN_IO_ERROR, KILN_INVALID_ARTIFACT or KILN_UNSUPPORTED_VERSION with a message naming the
 /// file and the defect; no byte outside the file is ever read. On success `*out_artifact` holds a
 /// new reference.
@@ -338,6 +341,48 @@ typedef struct kiln_launch_cost_t {
 /// KILN_INVALID_ARGUMENT for NULL pointers.
 kiln_status_t kiln_artifact_launch_cost(const kiln_artifact_t *artifact, size_t index,
                                         kiln_launch_cost_t *out_cost);
+
+/// Shared-memory swizzle of a tensor map (CUtensorMapSwizzle's first four values): 16-byte chunks
+/// swizzled within a 32-, 64- or 128-byte span, or none.
+typedef enum kiln_tensor_map_swizzle_e {
+  KILN_TENSOR_MAP_SWIZZLE_NONE = 0,
+  KILN_TENSOR_MAP_SWIZZLE_32B = 1,
+  KILN_TENSOR_MAP_SWIZZLE_64B = 2,
+  KILN_TENSOR_MAP_SWIZZLE_128B = 3,
+} kiln_tensor_map_swizzle_t;
+
+/// One tensor map (TMA descriptor) a launch passes to its kernel after the pointer arguments
+/// (artifact format version 3; docs/artifact.md, "Tensor maps"). The session encodes it with
+/// cuTensorMapEncodeTiled for the device address of pointer argument `arg` plus `offset_bytes`,
+/// and again whenever binding moves that argument.
+typedef struct kiln_tensor_map_info_t {
+  /// The pointer argument whose buffer the map addresses (< kiln_launch_info_t::arg_count).
+  size_t arg;
+  /// Byte offset of element (0, ..., 0) in that buffer.
+  uint64_t offset_bytes;
+  /// Element type.
+  kiln_dtype_t dtype;
+  /// Number of dimensions, 1 to 5.
+  size_t rank;
+  /// `rank` dimension sizes in elements, innermost first (owned by the artifact).
+  const uint64_t *dims;
+  /// `rank - 1` byte strides of dims 1 to rank - 1 (owned by the artifact; NULL when rank is 1).
+  const uint64_t *strides;
+  /// `rank` box sizes in elements, the tile one TMA copy moves (owned by the artifact).
+  const uint32_t *box;
+  /// Shared-memory swizzle of the box.
+  kiln_tensor_map_swizzle_t swizzle;
+} kiln_tensor_map_info_t;
+
+/// Number of tensor maps launch `index` passes after its pointer arguments; 0 when `artifact` is
+/// NULL, the index is out of range, or the launch has none (every launch of a format version 1
+/// or 2 file).
+size_t kiln_artifact_launch_tensor_map_count(const kiln_artifact_t *artifact, size_t index);
+
+/// Fills `out_info` for tensor map `map` of launch `index`; KILN_NOT_FOUND if either index is out
+/// of range, KILN_INVALID_ARGUMENT for NULL pointers.
+kiln_status_t kiln_artifact_launch_tensor_map_info(const kiln_artifact_t *artifact, size_t index,
+                                                   size_t map, kiln_tensor_map_info_t *out_info);
 
 /// The inclusive range of values input `index` may hold, when the artifact records one: integer
 /// inputs that index an embedding table (Gather) get [0, rows - 1], so that generated token ids
@@ -577,6 +622,10 @@ kiln_status_t kiln_session_output_device_ptr(kiln_session_t *session, const char
 /// enqueued keep reading the buffer they were enqueued with. The caller writes the buffer in
 /// stream order before the run that reads it and keeps it allocated and unmodified until that run
 /// has completed. Bound buffers must not overlap one another.
+/// Launches that address the input through a tensor map (TMA; kiln_artifact_launch_tensor_map_info)
+/// get the map re-encoded for the new address before the graph is updated; an address a map
+/// cannot use (not 16-byte aligned) is KILN_INVALID_ARGUMENT naming the input and the launch, and
+/// a failed encoding is returned as KILN_CUDA_ERROR; either way nothing changes.
 kiln_status_t kiln_session_bind_input(kiln_session_t *session, const char *name,
                                       uint64_t device_ptr, size_t bytes);
 
@@ -598,7 +647,10 @@ kiln_status_t kiln_session_unbind_input(kiln_session_t *session, const char *nam
 /// not copy. Either way the buffer holds the output once the run has completed. The same checks as
 /// kiln_session_bind_input apply. kiln_session_get_output, _get_output_async and
 /// _output_device_ptr then read the bound buffer. Binding again replaces the pointer for later
-/// runs; kiln_session_unbind_output returns to the session's own memory.
+/// runs; kiln_session_unbind_output returns to the session's own memory. Tensor maps addressing
+/// the moved range are re-encoded as for kiln_session_bind_input, with the same errors (a map
+/// whose moved address would not be 16-byte aligned: KILN_INVALID_ARGUMENT naming the output and
+/// the launch, nothing changes).
 kiln_status_t kiln_session_bind_output(kiln_session_t *session, const char *name,
                                        uint64_t device_ptr, size_t bytes);
 
