@@ -38,6 +38,9 @@ namespace {
 
 bool verbose = false;
 
+/// Sum of the tensor-map fields read back, so that the reads are not optimized away.
+volatile uint64_t sink = 0;
+
 /// Drops `status`, printing it with KILN_FUZZ_VERBOSE.
 void drop(kiln_status_t status) {
   if (status && verbose)
@@ -84,6 +87,15 @@ void readBack(const kiln_artifact_t *a) {
   for (size_t i = 0, n = kiln_artifact_launch_count(a); i <= n; ++i) {
     kiln_launch_info_t info;
     drop(kiln_artifact_launch_info(a, i, &info));
+    // Tensor maps: read every entry of the arrays the info points at.
+    for (size_t m = 0, maps = kiln_artifact_launch_tensor_map_count(a, i); m <= maps; ++m) {
+      kiln_tensor_map_info_t map;
+      drop(kiln_artifact_launch_tensor_map_info(a, i, m, &map));
+      uint64_t sum = map.arg + map.offset_bytes;
+      for (size_t d = 0; d < map.rank; ++d)
+        sum += map.dims[d] + map.box[d] + (d + 1 < map.rank ? map.strides[d] : 0);
+      sink = sink + sum;
+    }
   }
   for (size_t i = 0, n = kiln_artifact_collective_count(a); i <= n; ++i) {
     kiln_collective_info_t info;

@@ -483,9 +483,12 @@ void kiln_session_params_initialize(kiln_session_params_t *params);
 /// artifact). Kernels only read it. Sessions on different devices, and sessions of separately
 /// opened artifacts (two kiln_artifact_open calls of one file; the rank files of a tensor-parallel
 /// compile), have copies of their own. kiln_session_weights_device_ptr shows which copy a session
-/// uses. `params` may be NULL for defaults. Errors: KILN_UNAVAILABLE when the
-/// driver cannot be loaded or the device does not exist, KILN_CUDA_ERROR (call, file, line, driver
-/// error name and string), KILN_RESOURCE_EXHAUSTED when device memory runs out.
+/// uses. Launches with tensor maps (kiln_artifact_launch_tensor_map_info) get them encoded here
+/// (cuTensorMapEncodeTiled) and passed after their pointer arguments. `params` may be NULL for
+/// defaults. Errors: KILN_UNAVAILABLE when the driver cannot be loaded, the device does not exist,
+/// or the artifact has tensor maps and the driver lacks cuTensorMapEncodeTiled (older than CUDA
+/// 12.0), KILN_CUDA_ERROR (call, file, line, driver error name and string; a failed tensor map
+/// encoding names the launch and the map), KILN_RESOURCE_EXHAUSTED when device memory runs out.
 ///
 /// Tensor-parallel rank artifacts (kiln_artifact_tp_world_size > 1): every rank of the group
 /// creates its session at about the same time (threads of one process or separate processes),
