@@ -501,9 +501,8 @@ kiln_status_t Verifier::checkTensorMap(const fb::TensorMap *map, const LaunchDes
     if (box == 0 || box > kMaxTensorMapBox)
       return fail(formatString("%s: box[%u] = %u is outside [1, %u]", what.c_str(), i, box,
                                kMaxTensorMapBox));
-    if (box > out.dims[i])
-      return fail(formatString("%s: box[%u] = %u exceeds dims[%u] = %llu", what.c_str(), i, box, i,
-                               static_cast<unsigned long long>(out.dims[i])));
+    // A box may be larger than its dim (a 128-row tile of a 1-row matrix): the TMA unit reads
+    // only inside dims and fills the rest of the box with zeros (checked on an H200).
     out.box.push_back(box);
   }
   uint64_t rowBytes = out.box[0] * elementBytes;
