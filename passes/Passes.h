@@ -8,7 +8,10 @@
 #ifndef KILN_PASSES_PASSES_H
 #define KILN_PASSES_PASSES_H
 
+#include "dialects/kiln/KernelPlan.h"
 #include "dialects/kiln/KilnOps.h"
+#include "dialects/kiln/KilnTarget.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 
@@ -16,19 +19,10 @@
 
 namespace kiln {
 
-/// Storage and GEMM precision of a compilation (`--precision`).
-enum class Precision { FP32, TF32, FP16, BF16 };
-
-/// Name of the function attribute recording the precision (a string:
-/// "fp32", "tf32", "fp16", "bf16"); codegen reads it.
-inline constexpr llvm::StringLiteral kPrecisionAttrName = "kiln.precision";
-
-/// The `--precision` spelling of `p`.
-llvm::StringRef stringifyPrecision(Precision p);
-
 /// Converts every f32 tensor of `func` to the storage type of `precision`
-/// (see AssignPrecision in Passes.td). Fails with a diagnostic when `func`
-/// already holds kernels.
+/// (`kiln::Precision`, KilnAttrs.td; see AssignPrecision in Passes.td) and
+/// records it as `#kiln.precision` on `func`. Fails with a diagnostic when
+/// `func` already holds kernels.
 mlir::LogicalResult assignPrecision(mlir::RewriterBase &rewriter, mlir::func::FuncOp func,
                                     Precision precision);
 
@@ -82,10 +76,6 @@ mlir::LogicalResult buildTensorParallelLoopback(mlir::RewriterBase &rewriter,
 using FusionControlFn = std::function<bool(mlir::Operation *producer, mlir::Operation *consumer)>;
 
 /// Knobs of pointwise fusion (see FusePointwise in Passes.td).
-/// Largest head dim (D and Dv) the attention kernels of cuda/attention.cuh
-/// take; kiln-raise-attention leaves larger ones unfused.
-inline constexpr int64_t kMaxAttentionHeadDim = 256;
-
 struct FusionOptions {
   unsigned maxOpsPerKernel = 64;
   /// A group stops growing before it reads more than this many distinct
@@ -101,22 +91,6 @@ struct FusionOptions {
 /// created.
 int64_t fusePointwiseChains(mlir::RewriterBase &rewriter, mlir::func::FuncOp func,
                             const FusionOptions &options, const FusionControlFn &control);
-
-/// True for fusible ops that read each operand at the result's own
-/// coordinates (up to broadcasting): pointwise math, compares, casts, where.
-bool isElementwise(mlir::Operation *op);
-
-/// A GEMM whose result Y (after same-shape elementwise ops `chain`, e.g. a
-/// bias add) is read only by the step-2 last-dim slices Y[..., 0::2] (`even`)
-/// and Y[..., 1::2] (`odd`): a gated unit laid out by kiln-interleave-glu.
-struct GluHalves {
-  mlir::Value y, even, odd;
-  llvm::SmallVector<mlir::Operation *> chain;
-};
-
-/// The gated-unit halves of `gemm`'s result, if it has that shape; shared by
-/// kiln-fuse-pointwise (pair-epilogue groups) and the GEMM code generator.
-std::optional<GluHalves> getGluHalves(mlir::Operation *gemm);
 
 /// The value of a one-element float constant (`kiln.constant` of any rank),
 /// if `v` is one.
@@ -137,62 +111,35 @@ mlir::FailureOr<KernelOp> outlineIntoKernel(mlir::RewriterBase &rewriter,
                                             llvm::ArrayRef<mlir::Operation *> ops,
                                             llvm::StringRef name);
 
-/// A GEMM tile: block tile BM x BN, K slice BK, per-thread micro-tile
-/// TM x TN, and KS groups of threads splitting each K slice (intra-block
-/// split-K); (BM/TM)*(BN/TN)*KS threads per block.
-struct GemmTile {
-  int64_t bm, bn, bk, tm, tn, ks;
-};
+/// Chooses the CUDA-core tile of an fp32 GEMM with `batch` x [M, N] outputs
+/// on `target` (see SelectTiles in Passes.td).
+GemmTileAttr selectGemmTile(int64_t m, int64_t n, int64_t batch, TargetAttr target);
 
-/// Name of the kernel attribute holding the chosen GemmTile as
-/// `array<i64: BM, BN, BK, TM, TN, KS>`.
-inline constexpr llvm::StringLiteral kGemmTileAttrName = "kiln.gemm_tile";
+/// Chooses the mma.sync tile of a 16-bit GEMM (or, with `tf32`, an fp32 GEMM
+/// on TF32 tensor cores) with `batch` x [M, N, K] on `target` by the
+/// estimated time of its waves; `reason` receives a one-line explanation
+/// (blocks, waves, estimate).
+MmaTileAttr selectMmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, TargetAttr target,
+                          std::string &reason, bool tf32 = false);
 
-/// Chooses the tile of a GEMM with `batch` x [M, N] outputs on `numSMs`
-/// multiprocessors (see SelectTiles in Passes.td).
-GemmTile selectGemmTile(int64_t m, int64_t n, int64_t batch, int64_t numSMs);
+/// Chooses the wgmma tile of a 16-bit GEMM like selectMmaTile; `target` must
+/// have wgmma tensor cores.
+WgmmaTileAttr selectWgmmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, TargetAttr target,
+                              std::string &reason);
 
-/// A tensor-core (mma.sync) GEMM tile: block tile BM x BN, K slice BK,
-/// WM x WN warps (each owns a (BM/WM) x (BN/WN) sub-tile), and a STAGES-deep
-/// cp.async shared-memory pipeline; 32*WM*WN threads and
-/// STAGES*(BM+BN)*BK*2 bytes of shared memory per block.
-struct MmaTile {
-  int64_t bm, bn, bk, wm, wn, stages;
-};
+/// Chooses the tile of the tensor-core attention kernel for `batch` x
+/// `heads` x `queries` query rows of head dim `headDim` on `target`: the
+/// largest query tile that still gives every SM a block; `reason` receives a
+/// one-line explanation.
+AttentionTileAttr selectAttentionTile(int64_t batch, int64_t heads, int64_t queries,
+                                      int64_t headDim, TargetAttr target, std::string &reason);
 
-/// Name of the kernel attribute holding the chosen MmaTile as
-/// `array<i64: BM, BN, BK, WM, WN, STAGES>` (16-bit GEMMs); codegen reads it.
-inline constexpr llvm::StringLiteral kMmaTileAttrName = "kiln.mma_tile";
-/// A Hopper wgmma GEMM tile: BM x BN block tile, BK = 64, WARPGROUPS
-/// warpgroups of 128 threads (each owns BM/WARPGROUPS rows), STAGES-deep
-/// cp.async pipeline (cuda/gemm_wgmma.cuh).
-struct WgmmaTile {
-  int64_t bm, bn, bk, warpgroups, stages;
-};
-
-/// Name of the kernel attribute holding the chosen WgmmaTile as
-/// `array<i64: BM, BN, BK, WARPGROUPS, STAGES>` (16-bit GEMMs for sm_90a).
-inline constexpr llvm::StringLiteral kWgmmaTileAttrName = "kiln.wgmma_tile";
-
-/// Chooses the wgmma tile of a 16-bit GEMM like selectMmaTile.
-WgmmaTile selectWgmmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t numSMs,
-                          std::string &reason);
-
-/// Name of the kernel attribute saying why kiln-select-tiles chose its tile.
-inline constexpr llvm::StringLiteral kTileReasonAttrName = "kiln.tile_reason";
-
-/// Chooses the MMA tile of a 16-bit GEMM (or, with `tf32`, an fp32 GEMM on
-/// TF32 tensor cores) with `batch` x [M, N, K] on `numSMs` multiprocessors
-/// by the estimated time of its waves; `reason` receives a one-line
-/// explanation (blocks, waves, estimate).
-MmaTile selectMmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t numSMs,
-                      std::string &reason, bool tf32 = false);
-
-/// Parses an MMA tile override "BMxBNxBKxWMxWNxSTAGES" (e.g. 128x128x32x2x4x4);
-/// fails for malformed or invalid tiles (BM % (16*WM), BN % (8*WN), BK % 16,
-/// STAGES >= 2, at most 32 warps, at most 227 KiB of shared memory, at most
-/// 128 fp32 accumulators per thread).
-mlir::FailureOr<MmaTile> parseMmaTile(llvm::StringRef spec);
+/// Parses an MMA tile override "BMxBNxBKxWMxWNxSTAGES" (e.g. 128x128x32x2x4x4)
+/// for 16-bit GEMMs on `target`: the six numbers, the rules of
+/// `#kiln.mma_tile` and the target's shared memory per block. Fails with the
+/// reason in `error`.
+mlir::FailureOr<MmaTileAttr> parseMmaTile(llvm::StringRef spec, TargetAttr target,
+                                          std::string &error);
 
 /// Result of memory planning for one function.
 struct MemoryPlan {

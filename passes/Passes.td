@@ -295,9 +295,9 @@ def AssignPrecision : Pass<"kiln-assign-precision", "mlir::func::FuncOp"> {
     fp32), so this pass only changes what is stored.
 
     `fp32` (default) changes nothing. `tf32` keeps f32 storage and records
-    `kiln.precision = "tf32"` on the function: GEMMs then run on the tensor
-    cores with TF32 operands. The chosen precision is recorded as
-    `kiln.precision` on the function in every case.
+    `kiln.precision = #kiln.precision<tf32>` on the function: GEMMs then run
+    on the tensor cores with TF32 operands. The chosen precision is recorded
+    as `kiln.precision = #kiln.precision<...>` on the function in every case.
 
     Precondition: runs before fusion (no `kiln.kernel` yet).
 
@@ -429,41 +429,58 @@ def OutlineKernels : Pass<"kiln-outline-kernels", "mlir::func::FuncOp"> {
 }
 
 def SelectTiles : Pass<"kiln-select-tiles", "mlir::func::FuncOp"> {
-  let summary = "Choose the tile shape and launch size of every GEMM kernel.";
+  let summary = "Choose the tile shape and launch size of every GEMM and attention kernel.";
   let description = [{
-    For each `kiln.kernel` anchored on `kiln.matmul`, picks the tile
-    `[BM, BN, BK, TM, TN, KS]` (block tile, K slice, per-thread micro-tile) from
-    the target's table (with KS, the number of thread groups splitting each
-    K slice) and writes it as `kiln.gemm_tile`. The cost model is
-    occupancy first: the largest block tile that still gives every SM a
-    block (`num-sms`), else the tile giving the most blocks. Small GEMMs
-    (transformer inference at batch 1) thus spread over more SMs instead of
-    running long K loops on a handful of them. Codegen reads the attribute.
+    Plans each `kiln.kernel` anchored on `kiln.matmul` or `kiln.attention`
+    for the module's `#kiln.target` (`kiln.target`, set by kiln-compile from
+    the first `--target`; the `sm_90` entry of the target table when the
+    module has none) and records the choice as a typed attribute that
+    codegen reads:
 
-    GEMMs on f16/bf16 operands run on the tensor cores (mma.sync) and get
-    `kiln.mma_tile = array<i64: BM, BN, BK, WM, WN, STAGES>` instead, chosen
-    by estimating the busiest SM's time for each candidate tile: waves x
-    co-resident blocks x tile area / the rate those blocks reach together
-    (per-tile constants for one block alone and for a full SM). The reason
-    (blocks, waves, estimate) is recorded as `kiln.tile_reason`, so
-    `--emit=kernels` shows why. `mma-tile` overrides the choice.
+    - fp32 GEMMs (CUDA cores): `kiln.gemm_tile = #kiln.gemm_tile<bm, bn, bk,
+      tm, tn, ks>` from a table of block tiles (64x64 down to 16x16, BK 32,
+      256 threads; ks thread groups split each K slice). Occupancy first:
+      the largest tile that still gives every SM a block (`sm_count`), else
+      the tile giving the most blocks, so the small GEMMs of batch-1
+      inference spread over more SMs instead of running long K loops on a
+      handful of them.
+    - f16/bf16 GEMMs, and fp32 GEMMs under `#kiln.precision<tf32>`:
+      `kiln.mma_tile = #kiln.mma_tile<bm, bn, bk, wm, wn, stages>` (mma.sync),
+      chosen by estimating the busiest SM's time for each candidate tile:
+      waves x co-resident blocks x tile area / the rate those blocks reach
+      together (per-tile constants for one block alone and for a full SM).
+      Tiles over the target's shared memory per block are skipped, and
+      co-resident blocks are capped by its shared memory per SM (sizes from
+      cuda/smem_sizes.h). `mma-tile` overrides the choice for 16-bit GEMMs.
+      With `wgmma` (the target must have wgmma tensor cores), 16-bit GEMMs
+      get `kiln.wgmma_tile = #kiln.wgmma_tile<bm, bn, bk, warpgroups,
+      stages>` by the same model.
+    - attention with 16-bit storage and D == Dv a multiple of 16:
+      `kiln.attention_tile = #kiln.attention_tile<warps, row_fragments,
+      key_tile>`, the largest query tile (16 x row_fragments x warps rows)
+      that still gives every SM a block.
+
+    Tensor-core choices also record why as `kiln.tile_reason` (blocks,
+    waves, estimate), so `--emit=kernels` shows it.
 
     ```mlir
-    %0 = kiln.kernel @k2_matmul(...) {kiln.gemm_tile = array<i64: 16, 16, 32, 2, 2, 4>} ...
-    %1 = kiln.kernel @k3_matmul(...) {kiln.mma_tile = array<i64: 128, 128, 32, 2, 4, 4>,
+    %0 = kiln.kernel @k2_matmul(...) {kiln.gemm_tile = #kiln.gemm_tile<bm = 16, bn = 16, bk = 32,
+           tm = 2, tn = 2, ks = 4>} ...
+    %1 = kiln.kernel @k3_matmul(...) {kiln.mma_tile = #kiln.mma_tile<bm = 128, bn = 128, bk = 32,
+           wm = 2, wn = 4, stages = 4>,
            kiln.tile_reason = "192 blocks on 132 SMs, 1 wave(s), est. ..."} ...
     ```
   }];
   let options = [
-    Option<"numSMs", "num-sms", "int64_t", /*default=*/"132",
-           "Streaming multiprocessors of the target (132 on H100/H200 SXM)">,
     Option<"wgmma", "wgmma", "bool", /*default=*/"false",
-           "16-bit GEMMs use Hopper wgmma tiles (`kiln.wgmma_tile`; the target list has sm_90, "
-           "compiled as sm_90a); an mma.sync path of the same block shape serves other targets">,
+           "16-bit GEMMs use Hopper wgmma tiles (`kiln.wgmma_tile`; needs a target with wgmma, "
+           "sm_90, compiled as sm_90a); an mma.sync path of the same block shape serves other "
+           "targets of the artifact">,
     Option<"mmaTile", "mma-tile", "std::string", /*default=*/"",
            "Use this MMA tile (BMxBNxBKxWMxWNxSTAGES) for every 16-bit GEMM instead of the "
            "cost model's choice (for experiments)">,
   ];
+  let dependentDialects = ["kiln::KilnDialect"];
 }
 
 def PlanMemory : Pass<"kiln-plan-memory", "mlir::func::FuncOp"> {

@@ -46,7 +46,6 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
     fpm.addPass(createFusePointwise());
   fpm.addPass(createOutlineKernels());
   SelectTilesOptions tileOptions;
-  tileOptions.numSMs = options.numSMs;
   tileOptions.mmaTile = options.mmaTile;
   tileOptions.wgmma = options.wgmma;
   fpm.addPass(createSelectTiles(tileOptions));

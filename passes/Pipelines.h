@@ -26,9 +26,6 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
                        clEnumValN(Precision::TF32, "tf32", "fp32 storage, TF32 GEMMs"),
                        clEnumValN(Precision::FP16, "fp16", "fp16 storage, fp32 accumulation"),
                        clEnumValN(Precision::BF16, "bf16", "bf16 storage, fp32 accumulation"))};
-  Option<int64_t> numSMs{*this, "num-sms",
-                         llvm::cl::desc("Multiprocessors of the target GPU (tile selection)"),
-                         llvm::cl::init(132)};
   Option<bool> wgmma{*this, "wgmma",
                      llvm::cl::desc("16-bit GEMMs use sm_90a wgmma tiles"), llvm::cl::init(false)};
   Option<std::string> mmaTile{*this, "mma-tile",

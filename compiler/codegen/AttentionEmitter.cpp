@@ -8,14 +8,16 @@
 //  - kiln::attentionSimt otherwise (fp32, odd head dims, operands behind other fused producers),
 //    reading operands through per-element loader lambdas.
 // The additive mask is read through a loader lambda in both (fused producers allowed). The
-// result is written [B, Hq, Sq, Dv] or [B, Sq, Hq, Dv] (`bshd_output`).
+// result is written [B, Hq, Sq, Dv] or [B, Sq, Hq, Dv] (`bshd_output`). The tensor-core tile is
+// kiln-select-tiles' `#kiln.attention_tile`; shared-memory sizes come from cuda/smem_sizes.h.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/codegen/ExprEmitter.h"
 #include "compiler/codegen/KernelEmitter.h"
 #include "compiler/codegen/StridedView.h"
-#include "passes/Passes.h"
+#include "compiler/codegen/cuda/smem_sizes.h"
+#include "dialects/kiln/KernelPlan.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -116,8 +118,13 @@ FailureOr<GeneratedKernel> emitAttention(KernelOp kernel, Operation *anchor) {
         .str();
   };
 
-  // Tensor cores: 16-bit storage, D == Dv multiple of 16, aligned unit-stride views.
-  if (isNarrowFloat(et) && D == Dv && D % 16 == 0) {
+  // Tensor cores: 16-bit storage, D == Dv multiple of 16 (kiln-select-tiles then chose a
+  // tile), aligned unit-stride views.
+  auto tile = kernel->getAttrOfType<AttentionTileAttr>(kAttentionTileAttrName);
+  if (isNarrowFloat(et) && D == Dv && D % 16 == 0 && !tile)
+    return kernel.emitError() << "attention kernel @" << kernel.getSymName() << " has no '"
+                              << kAttentionTileAttrName << "' (run kiln-select-tiles)";
+  if (tile && isNarrowFloat(et) && D == Dv && D % 16 == 0) {
     double tcScale = scale, vScale = 1.0;
     // A kiln.rotary on Q or K (fused prologue) is applied to the tiles in shared memory: the
     // tile is read from the rotary's input, and cos/sin through loader lambdas.
@@ -142,27 +149,8 @@ FailureOr<GeneratedKernel> emitAttention(KernelOp kernel, Operation *anchor) {
     auto k = tcTensor(kernel, kSource, passed, *storage, tcScale);
     auto v = tcTensor(kernel, op.getValue(), passed, *storage, vScale);
     if (succeeded(q) && succeeded(k) && succeeded(v) && vScale == 1.0) {
-      // Tile: the largest query tile that still gives every SM a block (132 on an H200).
-      // Head dims 65..128: 128 rows (4 warps x 2 row fragments, 32 keys: K/V shared-memory
-      // reads amortized over 32 rows per warp), else 64, else 32 rows. Up to 64: 64 rows, else
-      // 32 (2 row fragments measured slower there, test/bench/bench_attention.py). Above 128:
-      // one row fragment, 32 keys (registers).
-      struct Cfg {
-        int warps, mf, bn;
-      };
-      SmallVector<Cfg> cfgs;
-      if (D > 128)
-        cfgs = {{4, 1, 32}, {2, 1, 32}};
-      else
-        cfgs = D > 64 ? SmallVector<Cfg>{{4, 2, 32}, {4, 1, 64}, {2, 1, 64}}
-                      : SmallVector<Cfg>{{4, 1, 64}, {2, 1, 64}};
-      Cfg cfg = cfgs.back();
-      for (const Cfg &c : cfgs)
-        if ((Sq + 16 * c.mf * c.warps - 1) / (16 * c.mf * c.warps) * Hq * B >= 132) {
-          cfg = c;
-          break;
-        }
-      const int warps = cfg.warps, mf = cfg.mf, bn = cfg.bn, bm = 16 * mf * warps;
+      const int64_t warps = tile.getWarps(), mf = tile.getRowFragments(), bn = tile.getKeyTile(),
+                    bm = tile.getQueryTile();
       auto sig = buildSignature(kernel, passed, out.args, 32 * warps);
       if (failed(sig))
         return failure();
@@ -186,7 +174,7 @@ FailureOr<GeneratedKernel> emitAttention(KernelOp kernel, Operation *anchor) {
               .str();
       out.block = {unsigned(32 * warps), 1, 1};
       out.grid = {unsigned((Sq + bm - 1) / bm), unsigned(Hq), unsigned(B)};
-      out.sharedMemBytes = unsigned((bm + 3 * bn) * (D + 8) * 2);
+      out.sharedMemBytes = unsigned(smem_bytes::attentionTc(D, bm, bn));
       return out;
     }
   }
@@ -221,7 +209,7 @@ FailureOr<GeneratedKernel> emitAttention(KernelOp kernel, Operation *anchor) {
           .str();
   out.block = {unsigned(32 * warps), 1, 1};
   out.grid = {unsigned((Sq + warps - 1) / warps), unsigned(Hq), unsigned(B)};
-  out.sharedMemBytes = unsigned((32 * (D + 1) + 32 * (Dv + 1) + warps * D) * 4);
+  out.sharedMemBytes = unsigned(smem_bytes::attentionSimt(D, Dv, warps));
   return out;
 }
 

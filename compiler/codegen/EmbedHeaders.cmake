@@ -1,6 +1,6 @@
-# Writes OUTPUT: a C++ array of {include name, text} for every CUDA header in
-# HEADERS, so the device building blocks are embedded into kiln-compile.
-set(content "// Generated from compiler/codegen/cuda/*.cuh. Do not edit.\n")
+# Writes OUTPUT: a C++ array of {include name, text} for every device header in
+# HEADERS (cuda/*.cuh and cuda/*.h), so the device building blocks are embedded into kiln-compile.
+set(content "// Generated from compiler/codegen/cuda/*.cuh and *.h. Do not edit.\n")
 string(APPEND content "const std::pair<const char *, const char *> kEmbeddedHeaders[] = {\n")
 foreach(h ${HEADERS})
   get_filename_component(name ${h} NAME)

@@ -6,14 +6,18 @@
 // transposes, slices, scaling), and fused elementwise consumers are applied
 // to each accumulator in the epilogue (bias, activation, residual) before the
 // single store. A broadcast operand, such as a weight shared by every batch,
-// reads index 0 along broadcast dims.
+// reads index 0 along broadcast dims. The tile is kiln-select-tiles' typed
+// attribute (`#kiln.gemm_tile`, `#kiln.mma_tile`, `#kiln.wgmma_tile`, whose
+// verifiers hold the templates' rules); shared-memory sizes come from
+// cuda/smem_sizes.h, the header the templates use.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/codegen/ExprEmitter.h"
 #include "compiler/codegen/KernelEmitter.h"
 #include "compiler/codegen/StridedView.h"
-#include "passes/Passes.h"
+#include "compiler/codegen/cuda/smem_sizes.h"
+#include "dialects/kiln/KernelPlan.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -181,26 +185,16 @@ FailureOr<GeneratedKernel> emitMatMulTC(KernelOp kernel, MatMulOp mm) {
   auto b = cast<RankedTensorType>(mm.getRhs().getType());
   auto c = mm.getType();
   int64_t bm, bn, bk, wm, wn, stages;
-  std::optional<WgmmaTile> wgmma;
-  if (auto w = kernel->getAttrOfType<DenseI64ArrayAttr>(kWgmmaTileAttrName)) {
-    if (w.size() != 5 || w[2] != 64 || w[3] < 1 || w[0] % (64 * w[3]) || w[1] % 64 ||
-        w[1] > 256 || w[4] < 3)
-      return kernel.emitError() << "invalid '" << kWgmmaTileAttrName << "' on kernel @"
-                                << kernel.getSymName()
-                                << ": expected [BM, BN, 64, WARPGROUPS, STAGES] with BM a "
-                                   "multiple of 64 x WARPGROUPS, BN in 64..256 by 64, STAGES >= 3";
-    wgmma = WgmmaTile{w[0], w[1], w[2], w[3], w[4]};
-    // The mma.sync fallback: same block shape and threads, BK 32.
-    bm = w[0], bn = w[1], bk = 32, wm = 2, wn = 2 * w[3], stages = 3;
+  auto wgmma = kernel->getAttrOfType<WgmmaTileAttr>(kWgmmaTileAttrName);
+  if (wgmma) {
+    // The mma.sync path for other targets: same block shape and threads, BK 32.
+    bm = wgmma.getBm(), bn = wgmma.getBn(), bk = 32, wm = 2, wn = 2 * wgmma.getWarpgroups(),
+    stages = 3;
   } else {
-    auto tile = kernel->getAttrOfType<DenseI64ArrayAttr>(kMmaTileAttrName);
-    if (tile.size() != 6)
-      return kernel.emitError() << "invalid '" << kMmaTileAttrName << "' on kernel @"
-                                << kernel.getSymName() << ": expected 6 values";
-    bm = tile[0], bn = tile[1], bk = tile[2], wm = tile[3], wn = tile[4], stages = tile[5];
+    auto tile = kernel->getAttrOfType<MmaTileAttr>(kMmaTileAttrName);
+    bm = tile.getBm(), bn = tile.getBn(), bk = tile.getBk(), wm = tile.getWm(), wn = tile.getWn(),
+    stages = tile.getStages();
   }
-  if (bm % (16 * wm) || bn % (8 * wn) || bk % 16 || stages < 2 || wm * wn > 32)
-    return kernel.emitError() << "invalid MMA tile in kernel @" << kernel.getSymName();
   Type et = a.getElementType();
   // f32 operands reach here only with --precision tf32 (kiln-select-tiles).
   if (et != b.getElementType() || !(isNarrowFloat(et) || et.isF32()))
@@ -255,7 +249,7 @@ FailureOr<GeneratedKernel> emitMatMulTC(KernelOp kernel, MatMulOp mm) {
     epilogueDecl = "  auto epilogue = kiln::makePairEpilogue([&](int m, int n, float acc0, float "
                    "acc1) {\n" +
                    *body + "  });\n";
-    wgmma.reset(); // the wgmma template has no pair epilogue: mma.sync
+    wgmma = {}; // the wgmma template has no pair epilogue: mma.sync
   } else {
     auto body = epilogueBody(expr, mm, root, acc, M, N);
     if (failed(body))
@@ -273,8 +267,8 @@ FailureOr<GeneratedKernel> emitMatMulTC(KernelOp kernel, MatMulOp mm) {
     call = "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n" +
            llvm::formatv("  kiln::gemmTileWgmma<{0}, {1}, {2}, {3}, {4}, {5}>({6}, {7}, {8}, "
                          "blockIdx.y, blockIdx.x, opA, opB, epilogue, kiln_smem);\n",
-                         mmaType, wgmma->bm, wgmma->bn, wgmma->bk, wgmma->warpgroups,
-                         wgmma->stages, M, N, K)
+                         mmaType, wgmma.getBm(), wgmma.getBn(), wgmma.getBk(),
+                         wgmma.getWarpgroups(), wgmma.getStages(), M, N, K)
                .str() +
            "#else\n" + mmaCall + "#endif\n";
   out.source =
@@ -287,12 +281,12 @@ FailureOr<GeneratedKernel> emitMatMulTC(KernelOp kernel, MatMulOp mm) {
       "}\n";
   out.block = {threads, 1, 1};
   out.grid = {unsigned((N + bn - 1) / bn), unsigned((M + bm - 1) / bm), unsigned(batchCount)};
-  // Must match kiln::gemmTcSmemBytes (STAGES x (BM + BN) x BK 16-bit
-  // elements) and kiln::gemmWgmmaSmemBytes (the same plus 1 KiB of alignment
-  // slack, at least the fp32 epilogue tile BM x (BN + 8)).
-  int64_t smem = stages * (bm + bn) * bk * getElementByteSize(et);
+  // The sizes of both paths a wgmma kernel holds: the templates' own.
+  int64_t elemBytes = getElementByteSize(et);
+  int64_t smem = smem_bytes::gemmTc(elemBytes, bm, bn, bk, stages);
   if (wgmma)
-    smem = std::max({smem, wgmma->stages * (bm + bn) * wgmma->bk * 2 + 1024, bm * (bn + 8) * 4});
+    smem = std::max<int64_t>(smem, smem_bytes::gemmWgmma(elemBytes, wgmma.getBm(), wgmma.getBn(),
+                                                         wgmma.getBk(), wgmma.getStages()));
   out.sharedMemBytes = unsigned(smem);
   return out;
 }
@@ -334,20 +328,18 @@ FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
                               << ") exceeds 65535, the CUDA grid's z limit (one block row per "
                               << "batch); use a smaller --shape";
 
-  // Tensor cores when kiln-select-tiles chose an MMA or wgmma tile (16-bit operands).
-  if (kernel->hasAttr(kMmaTileAttrName) || kernel->hasAttr(kWgmmaTileAttrName))
+  // Tensor cores when kiln-select-tiles chose an MMA or wgmma tile (16-bit operands, or TF32).
+  if (tensorCores)
     return emitMatMulTC(kernel, mm);
 
   // The tile comes from kiln-select-tiles.
-  auto tileAttr = kernel->getAttrOfType<DenseI64ArrayAttr>(kGemmTileAttrName);
-  if (!tileAttr || tileAttr.size() != 6)
-    return kernel.emitError() << "GEMM kernel @" << kernel.getSymName() << " has no valid '"
+  auto tile = kernel->getAttrOfType<GemmTileAttr>(kGemmTileAttrName);
+  if (!tile)
+    return kernel.emitError() << "GEMM kernel @" << kernel.getSymName() << " has no '"
                               << kGemmTileAttrName << "' (run kiln-select-tiles)";
-  int64_t kBM = tileAttr[0], kBN = tileAttr[1], kBK = tileAttr[2], kTM = tileAttr[3],
-          kTN = tileAttr[4], kKS = tileAttr[5];
-  if (kBM % kTM || kBN % kTN || kKS < 1 || kBK % kKS || (kBM / kTM) * (kBN / kTN) * kKS > 1024)
-    return kernel.emitError() << "invalid GEMM tile in kernel @" << kernel.getSymName();
-  unsigned kThreads = unsigned((kBM / kTM) * (kBN / kTN) * kKS);
+  int64_t kBM = tile.getBm(), kBN = tile.getBn(), kBK = tile.getBk(), kTM = tile.getTm(),
+          kTN = tile.getTn(), kKS = tile.getKs();
+  unsigned kThreads = unsigned(tile.getThreads());
 
   GeneratedKernel out;
   ExprEmitter expr(kernel);

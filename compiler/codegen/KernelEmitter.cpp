@@ -7,6 +7,8 @@
 
 #include "compiler/codegen/KernelEmitter.h"
 
+#include "dialects/kiln/KilnTarget.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -184,7 +186,8 @@ std::string kiln::codegen::modulePrologue() {
          "#include \"kiln/attention.cuh\"\n\n";
 }
 
-unsigned kiln::codegen::gridFor(int64_t work, int64_t perBlock) {
+unsigned kiln::codegen::gridFor(KernelOp kernel, int64_t work, int64_t perBlock) {
   int64_t blocks = (work + perBlock - 1) / perBlock;
-  return unsigned(std::max<int64_t>(1, std::min<int64_t>(blocks, 132 * 32)));
+  int64_t cap = getTargetOrDefault(kernel).getSmCount() * 32;
+  return unsigned(std::max<int64_t>(1, std::min<int64_t>(blocks, cap)));
 }

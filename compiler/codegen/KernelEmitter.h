@@ -140,9 +140,10 @@ mlir::FailureOr<std::string> buildSignature(KernelOp kernel, llvm::ArrayRef<unsi
 /// the prologue followed by kernel functions.
 std::string modulePrologue();
 
-/// Grid size for `work` items at `perBlock` items per block, capped for
-/// grid-stride loops.
-unsigned gridFor(int64_t work, int64_t perBlock);
+/// Grid size of `kernel` for `work` items at `perBlock` items per block,
+/// capped for grid-stride loops at 32 blocks per SM of the kernel's
+/// `#kiln.target`.
+unsigned gridFor(KernelOp kernel, int64_t work, int64_t perBlock);
 
 } // namespace kiln::codegen
 

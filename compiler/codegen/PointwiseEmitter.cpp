@@ -49,7 +49,7 @@ FailureOr<GeneratedKernel> emitPointwise(KernelOp kernel, Operation *) {
   }
   out.source = *sig + " {\n" + loops + "}\n";
   out.block = {kThreads, 1, 1};
-  out.grid = {gridFor(maxElements, kThreads), 1, 1};
+  out.grid = {gridFor(kernel, maxElements, kThreads), 1, 1};
   return out;
 }
 

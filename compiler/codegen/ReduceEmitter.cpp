@@ -150,7 +150,7 @@ FailureOr<GeneratedKernel> emitReduce(KernelOp kernel, Operation *anchor) {
       llvm::formatv("    for (long long r = 0; r < {0}LL; ++r) {{\n", length).str() + loopBody +
       "    }\n    out0[o] = " + storeValue(resultType, finish) + ";\n  }\n}\n";
   out.block = {threads, 1, 1};
-  out.grid = {gridFor(rows, threads), 1, 1};
+  out.grid = {gridFor(kernel, rows, threads), 1, 1};
   return out;
 }
 
@@ -215,7 +215,7 @@ FailureOr<GeneratedKernel> emitCumSum(KernelOp kernel, Operation *anchor) {
           .str() +
       step + "    }\n  }\n}\n";
   out.block = {kThreads, 1, 1};
-  out.grid = {gridFor(outer * inner, kThreads), 1, 1};
+  out.grid = {gridFor(kernel, outer * inner, kThreads), 1, 1};
   return out;
 }
 
@@ -261,7 +261,7 @@ FailureOr<GeneratedKernel> emitArgReduce(KernelOp kernel, Operation *anchor) {
                     isFloat ? "kiln::ld(in0[base])" : "(" + acc + ")in0[base]", length, load, beats)
           .str();
   out.block = {kThreads, 1, 1};
-  out.grid = {gridFor(outer * inner, kThreads), 1, 1};
+  out.grid = {gridFor(kernel, outer * inner, kThreads), 1, 1};
   return out;
 }
 

@@ -22,7 +22,9 @@
 #include "compiler/codegen/KernelEmitter.h"
 #include "compiler/codegen/Nvrtc.h"
 #include "compiler/onnx/OnnxImporter.h"
+#include "dialects/kiln/KernelPlan.h"
 #include "dialects/kiln/KilnDialect.h"
+#include "dialects/kiln/KilnTarget.h"
 #include "passes/Pipelines.h"
 
 #include "ArtifactHeader.h"
@@ -281,11 +283,12 @@ static llvm::Error buildPipeline(const CompileOptions &options, ArrayRef<unsigne
   pipelineOptions.fuse = options.fuse;
   pipelineOptions.precision = options.precision;
   pipelineOptions.mmaTile = options.mmaTile;
-  // Hopper's wgmma only on request (--wgmma) and only with an sm_90 target
-  // (compiled as sm_90a there); the generated source keeps an mma.sync path
-  // for every other target. Off by default: inside whole models it measured
-  // slower than mma.sync on the H200 (docs/results.md), unlike in isolation.
-  pipelineOptions.wgmma = options.wgmma && llvm::is_contained(targets, 90u);
+  // Hopper's wgmma only on request (--wgmma, checked to have sm_90 as the
+  // first target, compiled as sm_90a there); the generated source keeps an
+  // mma.sync path for every other target. Off by default: inside whole models
+  // it measured slower than mma.sync on the H200 (docs/results.md), unlike in
+  // isolation.
+  pipelineOptions.wgmma = options.wgmma;
   pipelineOptions.tpSize = options.tensorParallel;
   pipelineOptions.tpRank = rank;
   pipelineOptions.tpLoopback = options.tpLoopback;
@@ -671,6 +674,7 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
   // Everything the command line says is checked before the model is read. An error here names
   // the option and is a UsageError (kiln-compile exits 2 for it, 1 for a failed compile).
   std::vector<unsigned> targets;
+  TargetAttr tilingTarget; // the first --target's entry of the target table
   bool mlirInput = llvm::sys::path::extension(options.inputPath) == ".mlir";
   const bool perRank = options.tensorParallel > 1 && !options.tpLoopback;
   std::optional<InputShapes> shapes;
@@ -684,6 +688,16 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
     }
     if (targets.empty())
       return llvm::createStringError("no --target given");
+    // The first target decides tiling and launch shapes (one launch list
+    // serves every target of the artifact).
+    std::string tilingName = "sm_" + std::to_string(targets.front());
+    FailureOr<TargetAttr> tiling = getTarget(&context, tilingName);
+    if (failed(tiling))
+      return llvm::createStringError(
+          "kiln's target table has no entry for %s, the first --target, whose numbers (SMs, "
+          "shared memory) decide tiling; it has %s: give one of them first",
+          tilingName.c_str(), getKnownTargetNames().c_str());
+    tilingTarget = *tiling;
     // 16-bit storage and TF32 use tensor-core GEMMs and bf16 conversions that
     // exist from sm_80 on.
     if (options.precision != Precision::FP32)
@@ -693,18 +707,18 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
               "--precision %s needs every --target to be sm_80 or newer (tensor-core GEMMs), "
               "got sm_%u",
               stringifyPrecision(options.precision).str().c_str(), arch);
-    if (options.wgmma && !llvm::is_contained(targets, 90u))
-      return llvm::createStringError("--wgmma needs sm_90 among the --target values (Hopper's "
-                                     "wgmma is built as sm_90a)");
+    if (options.wgmma && tilingTarget.getTensorCores() != TensorCores::Wgmma)
+      return llvm::createStringError("--wgmma needs sm_90 as the first --target (the first "
+                                     "target decides tiling; Hopper's wgmma is built as sm_90a), "
+                                     "got %s",
+                                     tilingName.c_str());
     // Likewise a malformed --mma-tile (kiln-select-tiles checks it again).
-    if (!options.mmaTile.empty() && failed(parseMmaTile(options.mmaTile)))
-      return llvm::createStringError(
-          "invalid --mma-tile '%s': expected BMxBNxBKxWMxWNxSTAGES with BM %% (16*WM) == 0, "
-          "BN %% (8*WN) == 0, BM, BN and BK each 16, 32 or a multiple of 64 (at most 1024), "
-          "32*WM*WN threads a multiple of BM/8, BN/8 and BK/8, 2 <= STAGES <= 64, WM*WN <= 32, "
-          "STAGES*(BM+BN)*BK*2 <= 227 KiB and at most 128 accumulators per thread "
-          "((BM/WM)*(BN/WN)/32), e.g. 128x128x32x2x4x4",
-          options.mmaTile.c_str());
+    if (!options.mmaTile.empty()) {
+      std::string error;
+      if (failed(parseMmaTile(options.mmaTile, tilingTarget, error)))
+        return llvm::createStringError("invalid --mma-tile '%s': %s", options.mmaTile.c_str(),
+                                       error.c_str());
+    }
 
     if (options.tensorParallel < 1)
       return llvm::createStringError("--tensor-parallel must be at least 1, got %u",
@@ -821,6 +835,9 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
     printModule(*module, options, os);
     return finish();
   }
+  // The kernel plan is made for the first target (a .mlir graph's own
+  // kiln.target gives way to --target).
+  (*module)->setAttr(kTargetAttrName, tilingTarget);
 
   // 2-5 once per rank: passes, codegen, NVRTC, artifact. Ranks have the same
   // kernels (only weights differ), so NVRTC output is reused across ranks.

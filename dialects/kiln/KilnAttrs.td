@@ -1,6 +1,13 @@
 //===- KilnAttrs.td - kiln dialect attributes --------------*- tablegen -*-===//
 //
-// Enum attributes of the kiln dialect.
+// Attributes of the kiln dialect: the reduce-kind enum of graph ops, and the
+// kernel plan that kiln-select-tiles writes and codegen reads -- the target
+// GPU (`#kiln.target`), the precision (`#kiln.precision`) and one typed tile
+// per kernel family (`#kiln.gemm_tile`, `#kiln.mma_tile`, `#kiln.wgmma_tile`,
+// `#kiln.attention_tile`). Each tile verifier holds the rules of its device
+// template in compiler/codegen/cuda/, once; rules that depend on the target
+// (shared memory per block) are checked where the target is known
+// (passes/tiling/SelectTiles.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,6 +16,10 @@
 
 include "KilnBase.td"
 include "mlir/IR/EnumAttr.td"
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
 
 def Kiln_ReduceKind : I32EnumAttr<"ReduceKind", "reduction combiner", [
     I32EnumAttrCase<"Sum", 0, "sum">,
@@ -22,6 +33,200 @@ def Kiln_ReduceKind : I32EnumAttr<"ReduceKind", "reduction combiner", [
 
 def Kiln_ReduceKindAttr : EnumAttr<Kiln_Dialect, Kiln_ReduceKind, "reduce_kind"> {
   let assemblyFormat = "`<` $value `>`";
+}
+
+def Kiln_Precision : I32EnumAttr<"Precision", "storage and GEMM precision", [
+    I32EnumAttrCase<"FP32", 0, "fp32">,
+    I32EnumAttrCase<"TF32", 1, "tf32">,
+    I32EnumAttrCase<"FP16", 2, "fp16">,
+    I32EnumAttrCase<"BF16", 3, "bf16">,
+  ]> {
+  let cppNamespace = "::kiln";
+  let genSpecializedAttr = 0;
+}
+
+def Kiln_PrecisionAttr : EnumAttr<Kiln_Dialect, Kiln_Precision, "precision"> {
+  let summary = "Storage and GEMM precision of a function (`--precision`).";
+  let description = [{
+    Set on the function by `kiln-assign-precision`: `fp32` (IEEE fp32 per
+    op), `tf32` (fp32 storage, GEMMs on TF32 tensor cores), `fp16` / `bf16`
+    (16-bit storage, fp32 accumulation). kiln-select-tiles and
+    kiln-fuse-pointwise read it.
+
+    ```mlir
+    func.func @f(...) attributes {kiln.precision = #kiln.precision<tf32>}
+    ```
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Kiln_TensorCores : I32EnumAttr<"TensorCores",
+    "the tensor-core instructions kiln's GEMM templates use on a target", [
+    I32EnumAttrCase<"None", 0, "none">,
+    I32EnumAttrCase<"MmaSync", 1, "mma_sync">,
+    I32EnumAttrCase<"Wgmma", 2, "wgmma">,
+  ]> {
+  let cppNamespace = "::kiln";
+  let genSpecializedAttr = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// The target
+//===----------------------------------------------------------------------===//
+
+class Kiln_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Kiln_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+def Kiln_TargetAttr : Kiln_Attr<"Target", "target"> {
+  let summary = "The GPU the kernel plan is made for.";
+  let description = [{
+    The numbers of one GPU that tile selection and launch shapes depend on.
+    `kiln-compile` sets it on the module from the first `--target`
+    (`kiln.target`); the entries come from the one target table,
+    `dialects/kiln/KilnTarget.cpp` (`kiln::getTarget`). Passes and codegen
+    read it with `kiln::getTargetOrDefault`, which gives the `sm_90` entry to
+    a module without one (lit tests).
+
+    - `name`: the `--target` spelling, e.g. `"sm_90"`;
+    - `arch`: the SM version, 90 for sm_90;
+    - `sm_count`: streaming multiprocessors of the reference GPU of the arch;
+    - `smem_per_block`: the most dynamic shared memory one block may opt in
+      to, bytes;
+    - `smem_per_sm`: shared memory of one SM, bytes (blocks per SM);
+    - `regs_per_sm`: 32-bit registers of one SM;
+    - `tensor_cores`: the newest tensor-core instructions kiln's GEMM
+      templates use there: `none` (before sm_80), `mma_sync` (sm_80+),
+      `wgmma` (sm_90, built as sm_90a).
+
+    ```mlir
+    module attributes {kiln.target = #kiln.target<name = "sm_90", arch = 90, sm_count = 132,
+        smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536,
+        tensor_cores = wgmma>} {}
+    ```
+  }];
+  let parameters = (ins
+    StringRefParameter<"target name">:$name,
+    "int64_t":$arch,
+    "int64_t":$sm_count,
+    "int64_t":$smem_per_block,
+    "int64_t":$smem_per_sm,
+    "int64_t":$regs_per_sm,
+    EnumParameter<Kiln_TensorCores>:$tensor_cores
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Tiles
+//===----------------------------------------------------------------------===//
+
+def Kiln_GemmTileAttr : Kiln_Attr<"GemmTile", "gemm_tile"> {
+  let summary = "Tile of an fp32 GEMM on CUDA cores (kiln::gemmTileF32, cuda/gemm.cuh).";
+  let description = [{
+    Block tile `bm` x `bn`, K slice `bk`, per-thread micro-tile `tm` x `tn`,
+    and `ks` groups of threads splitting each K slice (intra-block split-K):
+    (bm / tm) x (bn / tn) x ks threads per block, at most 1024.
+
+    ```mlir
+    kiln.kernel @k0_matmul(...) {kiln.gemm_tile = #kiln.gemm_tile<bm = 64, bn = 64, bk = 32,
+        tm = 4, tn = 4, ks = 1>} ...
+    ```
+  }];
+  let parameters = (ins "int64_t":$bm, "int64_t":$bn, "int64_t":$bk, "int64_t":$tm,
+                        "int64_t":$tn, "int64_t":$ks);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Threads per block: (bm / tm) x (bn / tn) x ks.
+    int64_t getThreads() const { return (getBm() / getTm()) * (getBn() / getTn()) * getKs(); }
+  }];
+}
+
+def Kiln_MmaTileAttr : Kiln_Attr<"MmaTile", "mma_tile"> {
+  let summary = "Tile of a tensor-core GEMM on mma.sync (kiln::gemmTileTC, cuda/gemm_tc.cuh).";
+  let description = [{
+    Block tile `bm` x `bn`, K slice `bk`, `wm` x `wn` warps (each owns a
+    (bm / wm) x (bn / wn) sub-tile), and a `stages`-deep cp.async
+    shared-memory pipeline: 32 x wm x wn threads per block and
+    `kiln::gemmTcSmemBytes` (cuda/smem_sizes.h) of dynamic shared memory.
+
+    The verifier holds gemm_tc.cuh's rules for every operand layout: bm a
+    multiple of 16 x wm, bn of 8 x wn; bm, bn and bk each 16, 32 or a
+    multiple of 64 (the swizzle's 16-byte chunks per tile line), at most
+    1024; 32 x wm x wn threads a multiple of bm / 8, bn / 8 and bk / 8 (whole
+    tile lines per copy step); 2 <= stages <= 64; wm x wn <= 32; at most 128
+    fp32 accumulators per thread ((bm / wm) x (bn / wn) / 32). Whether the
+    shared memory fits is the target's question (kiln-select-tiles).
+
+    ```mlir
+    kiln.kernel @k0_matmul(...) {kiln.mma_tile = #kiln.mma_tile<bm = 128, bn = 128, bk = 32,
+        wm = 2, wn = 4, stages = 4>} ...
+    ```
+  }];
+  let parameters = (ins "int64_t":$bm, "int64_t":$bn, "int64_t":$bk, "int64_t":$wm,
+                        "int64_t":$wn, "int64_t":$stages);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Threads per block: 32 x wm x wn.
+    int64_t getThreads() const { return 32 * getWm() * getWn(); }
+  }];
+}
+
+def Kiln_WgmmaTileAttr : Kiln_Attr<"WgmmaTile", "wgmma_tile"> {
+  let summary = "Tile of a Hopper wgmma GEMM (kiln::gemmTileWgmma, cuda/gemm_wgmma.cuh).";
+  let description = [{
+    Block tile `bm` x `bn`, K slice `bk` (64: one 128-byte swizzle line of
+    16-bit elements), `warpgroups` warpgroups of 128 threads (each owns
+    bm / warpgroups rows, a multiple of 64), and a `stages`-deep cp.async
+    pipeline (at least 3). bn is 64, 128, 192 or 256 (one wgmma n); at most
+    128 fp32 accumulators per thread. Shared memory: `kiln::gemmWgmmaSmemBytes`
+    (cuda/smem_sizes.h).
+
+    ```mlir
+    kiln.kernel @k0_matmul(...) {kiln.wgmma_tile = #kiln.wgmma_tile<bm = 128, bn = 256,
+        bk = 64, warpgroups = 2, stages = 4>} ...
+    ```
+  }];
+  let parameters = (ins "int64_t":$bm, "int64_t":$bn, "int64_t":$bk, "int64_t":$warpgroups,
+                        "int64_t":$stages);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Threads per block: 128 x warpgroups.
+    int64_t getThreads() const { return 128 * getWarpgroups(); }
+  }];
+}
+
+def Kiln_AttentionTileAttr : Kiln_Attr<"AttentionTile", "attention_tile"> {
+  let summary = "Tile of the tensor-core attention kernel (kiln::attentionTC, cuda/attention.cuh).";
+  let description = [{
+    A block of `warps` warps owns 16 x `row_fragments` x `warps` query rows
+    of one (batch, head), each warp 16 x row_fragments of them, and visits
+    the keys in tiles of `key_tile` (a multiple of 16). 32 x warps threads,
+    `kiln::attentionTcSmemBytes` (cuda/smem_sizes.h) of dynamic shared
+    memory. Set by kiln-select-tiles on attention kernels whose types allow
+    tensor cores (16-bit storage, D == Dv a multiple of 16); codegen uses it
+    when Q, K and V are aligned strided views, and the CUDA-core kernel
+    (kiln::attentionSimt, fixed shape) otherwise.
+
+    ```mlir
+    kiln.kernel @k3_attention(...) {kiln.attention_tile = #kiln.attention_tile<warps = 4,
+        row_fragments = 2, key_tile = 32>} ...
+    ```
+  }];
+  let parameters = (ins "int64_t":$warps, "int64_t":$row_fragments, "int64_t":$key_tile);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Query rows per block: 16 x row_fragments x warps.
+    int64_t getQueryTile() const { return 16 * getRowFragments() * getWarps(); }
+    /// Threads per block: 32 x warps.
+    int64_t getThreads() const { return 32 * getWarps(); }
+  }];
 }
 
 #endif // KILN_ATTRS_TD

@@ -30,8 +30,20 @@ def Kiln_Dialect : Dialect {
     Fusion groups graph ops into `kiln.kernel` regions; each region becomes
     one CUDA kernel. Memory planning annotates kernels with arena offsets.
     Codegen reads the kernel bodies and emits CUDA C++.
+
+    The *kernel plan* is IR too: the module carries the target GPU
+    (`kiln.target = #kiln.target<...>`, set by `kiln-compile` from the first
+    `--target`), the function its precision (`kiln.precision =
+    #kiln.precision<fp16>`), and each kernel the tile kiln-select-tiles chose
+    for it (`kiln.gemm_tile`, `kiln.mma_tile`, `kiln.wgmma_tile`,
+    `kiln.attention_tile`, with a `kiln.tile_reason` for people). These are
+    typed attributes with verifiers that hold the rules of the device
+    templates, so codegen reads typed getters and never re-checks them; the
+    dialect checks that each `kiln.*` plan attribute has its kind and that
+    tiles sit on kernels.
   }];
   let hasConstantMaterializer = 1;
+  let hasOperationAttrVerify = 1;
   let useDefaultAttributePrinterParser = 1;
 }
 

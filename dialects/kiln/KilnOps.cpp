@@ -42,6 +42,11 @@ int64_t kiln::getElementByteSize(Type type) {
   return (type.getIntOrFloatBitWidth() + 7) / 8;
 }
 
+bool kiln::isElementwise(Operation *op) {
+  return op->hasTrait<KilnFusible>() && !isa<ReshapeOp, TransposeOp, SliceOp, ConcatOp, ExpandOp,
+                                             GatherOp, GatherElementsOp, GatherNDOp, RotaryOp>(op);
+}
+
 std::string kiln::formatShape(ArrayRef<int64_t> shape) {
   std::string s = "[";
   llvm::interleave(

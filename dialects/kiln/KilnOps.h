@@ -44,6 +44,10 @@ std::string formatShape(llvm::ArrayRef<int64_t> shape);
 mlir::FailureOr<llvm::SmallVector<int64_t>>
 broadcastShapes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b);
 
+/// True for fusible ops that read each operand at the result's own
+/// coordinates (up to broadcasting): pointwise math, compares, casts, where.
+bool isElementwise(mlir::Operation *op);
+
 /// Size in bytes of one element of `type` (i1 is stored as one byte).
 int64_t getElementByteSize(mlir::Type type);
 

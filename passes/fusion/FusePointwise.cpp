@@ -86,12 +86,6 @@ FailureOr<KernelOp> kiln::outlineIntoKernel(RewriterBase &rewriter,
   return kernel;
 }
 
-bool kiln::isElementwise(Operation *op) {
-  return op->hasTrait<KilnFusible>() &&
-         !isa<ReshapeOp, TransposeOp, SliceOp, ConcatOp, ExpandOp, GatherOp, GatherElementsOp,
-              GatherNDOp, RotaryOp>(op);
-}
-
 /// Ops a GEMM prologue may recompute for every tile that reads an operand
 /// element: index remapping, and cheap arithmetic with scalar constants (the
 /// attention score scaling). Ops that read further tensors are excluded:
@@ -171,40 +165,6 @@ static bool isEpilogueGroup(Operation *anchor, const llvm::DenseMap<Operation *,
   return reachesRootElementwise({anchor->getResult(0)}, memberOf(groupOf, group));
 }
 
-std::optional<kiln::GluHalves> kiln::getGluHalves(Operation *gemm) {
-  auto type = cast<RankedTensorType>(gemm->getResult(0).getType());
-  if (type.getShape().back() % 2)
-    return std::nullopt;
-  GluHalves halves;
-  halves.y = gemm->getResult(0);
-  while (halves.y.hasOneUse()) {
-    Operation *u = *halves.y.getUsers().begin();
-    if (!isElementwise(u) || u->getNumResults() != 1 || u->getResult(0).getType() != type)
-      break;
-    halves.y = u->getResult(0);
-    halves.chain.push_back(u);
-  }
-  int64_t rank = type.getRank();
-  for (Operation *u : halves.y.getUsers()) {
-    auto s = dyn_cast<SliceOp>(u);
-    if (!s)
-      return std::nullopt;
-    int64_t start = s.getStarts().back();
-    Value &half = start == 0 ? halves.even : halves.odd;
-    if (s.getSteps().back() != 2 || start > 1 || half ||
-        cast<RankedTensorType>(s.getType()).getShape().back() != type.getShape().back() / 2)
-      return std::nullopt;
-    for (int64_t d = 0; d + 1 < rank; ++d)
-      if (s.getStarts()[d] != 0 || s.getSteps()[d] != 1 ||
-          cast<RankedTensorType>(s.getType()).getDimSize(d) != type.getDimSize(d))
-        return std::nullopt;
-    half = s.getResult();
-  }
-  if (!halves.even || !halves.odd)
-    return std::nullopt;
-  return halves;
-}
-
 /// True when `anchor` (a GEMM on the tensor cores: 16-bit, or f32 under
 /// --precision tf32) reaches `group` as a gated unit after
 /// kiln-interleave-glu (getGluHalves, every op on the way in the group) whose
@@ -215,11 +175,8 @@ static bool isPairEpilogueGroup(Operation *anchor,
                                 const llvm::DenseMap<Operation *, unsigned> &groupOf,
                                 unsigned group) {
   Type et = cast<RankedTensorType>(anchor->getResult(0).getType()).getElementType();
-  bool tensorCores = et.isF16() || et.isBF16();
-  if (et.isF32())
-    if (auto func = anchor->getParentOfType<func::FuncOp>())
-      if (auto p = func->getAttrOfType<StringAttr>(kPrecisionAttrName))
-        tensorCores = p.getValue() == "tf32";
+  bool tensorCores =
+      et.isF16() || et.isBF16() || (et.isF32() && getPrecision(anchor) == Precision::TF32);
   std::optional<GluHalves> halves = tensorCores ? getGluHalves(anchor) : std::nullopt;
   auto inGroup = memberOf(groupOf, group);
   if (!halves || !llvm::all_of(halves->chain, inGroup) ||

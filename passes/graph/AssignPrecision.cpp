@@ -28,20 +28,6 @@ namespace kiln {
 using namespace mlir;
 using namespace kiln;
 
-llvm::StringRef kiln::stringifyPrecision(Precision p) {
-  switch (p) {
-  case Precision::FP32:
-    return "fp32";
-  case Precision::TF32:
-    return "tf32";
-  case Precision::FP16:
-    return "fp16";
-  case Precision::BF16:
-    return "bf16";
-  }
-  llvm_unreachable("unknown precision");
-}
-
 namespace {
 
 /// `t` with an f32 element type replaced by `to`; other types unchanged.
@@ -117,7 +103,7 @@ FailureOr<ElementsAttr> narrowConstant(ElementsAttr attr, FloatType to) {
 LogicalResult kiln::assignPrecision(RewriterBase &rewriter, func::FuncOp func,
                                     Precision precision) {
   MLIRContext *ctx = func.getContext();
-  func->setAttr(kPrecisionAttrName, StringAttr::get(ctx, stringifyPrecision(precision)));
+  func->setAttr(kPrecisionAttrName, PrecisionAttr::get(ctx, precision));
   if (precision == Precision::FP32 || precision == Precision::TF32 || func.isExternal())
     return success();
   FloatType to = precision == Precision::FP16 ? FloatType(Float16Type::get(ctx))

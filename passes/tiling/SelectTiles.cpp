@@ -1,15 +1,25 @@
-//===- SelectTiles.cpp - GEMM tile selection ------------------------------===//
+//===- SelectTiles.cpp - GEMM and attention tile selection ----------------===//
 //
-// Chooses the tile of every GEMM kernel from a per-target table with an
-// occupancy-first cost model, and records it on the kernel for codegen.
+// Chooses the tile of every GEMM and attention kernel for the module's
+// `#kiln.target` (KilnTarget.cpp's table) with an occupancy-first cost
+// model, and records it on the kernel as a typed attribute
+// (`#kiln.gemm_tile`, `#kiln.mma_tile`, `#kiln.wgmma_tile`,
+// `#kiln.attention_tile`) with the reason, for codegen.
+//
+// The candidate tables list the tiles the device templates are tested with;
+// their cost-model constants were measured on an H200 (sm_90). The target
+// enters through its SM count, its shared memory per block (tiles that do
+// not fit are skipped) and per SM (co-resident blocks are capped by it);
+// shared-memory sizes are the device templates' own (cuda/smem_sizes.h).
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/codegen/cuda/smem_sizes.h"
 #include "passes/Passes.h"
 
-#include "mlir/IR/Builders.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "mlir/IR/Builders.h"
 
 #define DEBUG_TYPE "kiln-select-tiles"
 
@@ -21,39 +31,45 @@ namespace kiln {
 using namespace mlir;
 using namespace kiln;
 
-/// sm_90 tiles, largest first; each has 256 threads and BK = 32 (17 KB of
-/// shared memory for the largest). The smallest splits each K slice over 4
-/// thread groups, so a block's K loop is 4x shorter: the GEMMs of batch-1
-/// inference have too few output tiles to fill the GPU otherwise.
-static constexpr GemmTile kSm90Tiles[] = {
+namespace {
+
+/// Blocks `target` can keep on one SM when each uses `smemBytes` of dynamic
+/// shared memory, besides what the SM reserves per block (smem_per_sm less
+/// smem_per_block: 1 KiB on sm_80 and newer).
+int64_t blocksPerSmBySmem(TargetAttr target, int64_t smemBytes) {
+  int64_t reserved = target.getSmemPerSm() - target.getSmemPerBlock();
+  return target.getSmemPerSm() / (smemBytes + reserved);
+}
+
+/// CUDA-core GEMM tiles, largest first; each has 256 threads and BK = 32
+/// (17 KB of static shared memory for the largest). The smallest splits each
+/// K slice over 4 thread groups, so a block's K loop is 4x shorter: the
+/// GEMMs of batch-1 inference have too few output tiles to fill the GPU
+/// otherwise.
+struct GemmTileRow {
+  int64_t bm, bn, bk, tm, tn, ks;
+};
+constexpr GemmTileRow kGemmTiles[] = {
     {64, 64, 32, 4, 4, 1}, {32, 64, 32, 2, 4, 1}, {32, 32, 32, 2, 2, 1},
     {16, 32, 32, 1, 2, 1}, {16, 16, 32, 2, 2, 4},
 };
 
-GemmTile kiln::selectGemmTile(int64_t m, int64_t n, int64_t batch, int64_t numSMs) {
-  auto blocks = [&](const GemmTile &t) {
-    return ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn) * batch;
-  };
-  // Largest tile that still gives every SM a block; else the most blocks.
-  for (const GemmTile &t : kSm90Tiles)
-    if (blocks(t) >= numSMs)
-      return t;
-  return kSm90Tiles[std::size(kSm90Tiles) - 1];
-}
-
-namespace {
-/// An sm_90 mma.sync tile and the two numbers of its cost model: `single`,
-/// the fraction of an SM's tensor-core rate one block reaches alone (more
-/// warps hide more latency), and `cap`, the fraction several co-resident
-/// blocks reach (bigger tiles reuse each shared-memory byte more often).
-/// `occupancy` is blocks per SM by shared memory and registers.
+/// A tensor-core tile candidate and the two numbers of its cost model:
+/// `single`, the fraction of an SM's tensor-core rate one block reaches alone
+/// (more warps hide more latency), and `cap`, the fraction several
+/// co-resident blocks reach (bigger tiles reuse each shared-memory byte more
+/// often). `occupancy` is blocks per SM by registers and shared memory on
+/// sm_90; other targets cap it by their shared memory per SM.
+struct MmaRow {
+  int64_t bm, bn, bk, wm, wn, stages;
+};
 struct MmaCandidate {
-  MmaTile tile;
+  MmaRow tile;
   int64_t occupancy;
   double single, cap;
 };
 // Largest first: ties go to the larger tile (less re-read traffic).
-constexpr MmaCandidate kSm90MmaTiles[] = {
+constexpr MmaCandidate kMmaTiles[] = {
     {{128, 128, 32, 2, 4, 4}, 2, 0.60, 1.00}, {{128, 64, 32, 2, 2, 4}, 3, 0.40, 0.85},
     {{64, 128, 32, 2, 2, 4}, 3, 0.40, 0.85},  {{64, 64, 32, 2, 2, 4}, 4, 0.30, 0.70},
     {{32, 64, 64, 1, 2, 4}, 4, 0.15, 0.50},   {{32, 32, 64, 1, 2, 3}, 8, 0.10, 0.35},
@@ -61,51 +77,71 @@ constexpr MmaCandidate kSm90MmaTiles[] = {
 };
 /// TF32 tiles (fp32 operands, `--precision tf32`): 4-byte elements double
 /// the shared memory of each stage, so the 128x128 tile keeps 3 stages.
-constexpr MmaCandidate kSm90Tf32Tiles[] = {
+constexpr MmaCandidate kTf32Tiles[] = {
     {{128, 128, 32, 2, 4, 3}, 2, 0.60, 1.00}, {{128, 64, 32, 2, 2, 4}, 2, 0.40, 0.85},
     {{64, 128, 32, 2, 2, 4}, 2, 0.40, 0.85},  {{64, 64, 32, 2, 2, 4}, 3, 0.30, 0.70},
     {{32, 64, 64, 1, 2, 4}, 2, 0.15, 0.50},   {{32, 32, 64, 1, 2, 3}, 4, 0.10, 0.35},
     {{16, 64, 64, 1, 2, 4}, 2, 0.10, 0.35},
 };
-} // namespace
 
-namespace {
-/// An sm_90a wgmma tile with the same cost-model numbers as MmaCandidate.
-/// Only configurations that test/gpu/gemm_wgmma_test.cu covers are listed;
-/// the numbers follow its H200 benchmark (docs/results.md): 64x64 is best
-/// for the batch-1 GEMMs (M = 128), 128x192 / 128x256 for M in the thousands.
+/// A wgmma tile with the same cost-model numbers as MmaCandidate. Only
+/// configurations that test/gpu/gemm_wgmma_test.cu covers are listed; the
+/// numbers follow its H200 benchmark (docs/results.md): 64x64 is best for the
+/// batch-1 GEMMs (M = 128), 128x192 / 128x256 for M in the thousands.
+struct WgmmaRow {
+  int64_t bm, bn, bk, warpgroups, stages;
+};
 struct WgmmaCandidate {
-  WgmmaTile tile;
+  WgmmaRow tile;
   int64_t occupancy;
   double single, cap;
 };
-constexpr WgmmaCandidate kSm90WgmmaTiles[] = {
+constexpr WgmmaCandidate kWgmmaTiles[] = {
     {{128, 256, 64, 2, 4}, 1, 0.66, 0.66}, {{128, 192, 64, 2, 4}, 1, 0.62, 0.62},
     {{128, 128, 64, 2, 4}, 1, 0.55, 0.55}, {{128, 64, 64, 2, 4}, 2, 0.40, 0.55},
     {{64, 128, 64, 1, 4}, 2, 0.35, 0.55},  {{64, 64, 64, 1, 4}, 3, 0.25, 0.50},
 };
 
+int64_t smemBytes(const MmaRow &t, int64_t elemBytes) {
+  return smem_bytes::gemmTc(elemBytes, t.bm, t.bn, t.bk, t.stages);
+}
+int64_t smemBytes(const WgmmaRow &t, int64_t elemBytes) {
+  return smem_bytes::gemmWgmma(elemBytes, t.bm, t.bn, t.bk, t.stages);
+}
+
 /// Index of the candidate with the least estimated time for the busiest SM:
 /// waves x co-resident blocks x tile area / the rate those blocks reach
-/// together. K is the same for all tiles and drops out.
+/// together. K is the same for all tiles and drops out. Candidates whose
+/// shared memory exceeds the target's per-block limit are skipped.
 /// With K of at most two 64-wide slices (attention scores, K = head dim) the
 /// pipeline has nothing to overlap and the fused epilogue dominates: only
-/// tiles with two or more blocks per SM are considered, so epilogue memory
-/// latency overlaps across blocks.
+/// tiles with two or more blocks per SM are considered (when any has), so
+/// epilogue memory latency overlaps across blocks.
 template <typename Candidate, size_t N>
-size_t cheapestTile(const Candidate (&candidates)[N], int64_t m, int64_t n, int64_t k,
-                    int64_t batch, int64_t numSMs, std::string &reason) {
+size_t cheapestTile(const Candidate (&candidates)[N], int64_t elemBytes, int64_t m, int64_t n,
+                    int64_t k, int64_t batch, TargetAttr target, std::string &reason) {
+  const int64_t numSMs = target.getSmCount();
+  int64_t occupancy[N];
+  bool anyShared = false;
+  for (size_t i = 0; i < N; ++i) {
+    int64_t smem = smemBytes(candidates[i].tile, elemBytes);
+    occupancy[i] = smem > target.getSmemPerBlock()
+                       ? 0
+                       : std::min(candidates[i].occupancy, blocksPerSmBySmem(target, smem));
+    anyShared |= occupancy[i] >= 2;
+  }
+  const bool shortK = k <= 128 && anyShared;
   size_t best = N;
   double bestTime = 0;
   int64_t bestBlocks = 0, bestWaves = 0;
   for (size_t i = 0; i < N; ++i) {
     const Candidate &c = candidates[i];
-    if (k <= 128 && c.occupancy < 2)
+    if (occupancy[i] < 1 || (shortK && occupancy[i] < 2))
       continue;
     int64_t blocks = ((m + c.tile.bm - 1) / c.tile.bm) * ((n + c.tile.bn - 1) / c.tile.bn) * batch;
-    int64_t slots = numSMs * c.occupancy;
+    int64_t slots = numSMs * occupancy[i];
     int64_t waves = (blocks + slots - 1) / slots;
-    int64_t perSM = std::min(c.occupancy, (blocks + numSMs - 1) / numSMs);
+    int64_t perSM = std::min(occupancy[i], (blocks + numSMs - 1) / numSMs);
     double rate = std::min(c.cap, double(perSM) * c.single);
     double time = double(waves) * double(perSM) * double(c.tile.bm * c.tile.bn) / rate;
     if (best == N || time < bestTime) {
@@ -115,130 +151,235 @@ size_t cheapestTile(const Candidate (&candidates)[N], int64_t m, int64_t n, int6
       bestWaves = waves;
     }
   }
-  assert(best < N && "no tile candidate with occupancy >= 2");
-  reason = llvm::formatv("{0} blocks on {1} SMs, {2} wave(s), est. {3:F0} units (K={4}{5})",
-                         bestBlocks, numSMs, bestWaves, bestTime, k,
-                         k <= 128 ? ", short K: >= 2 blocks per SM" : "")
-               .str();
+  assert(best < N && "no tile candidate fits the target's shared memory");
+  reason =
+      llvm::formatv("{0} blocks on {1} SMs, {2} wave(s), est. {3:F0} units (K={4}{5})", bestBlocks,
+                    numSMs, bestWaves, bestTime, k, shortK ? ", short K: >= 2 blocks per SM" : "")
+          .str();
   return best;
 }
+
 } // namespace
 
-WgmmaTile kiln::selectWgmmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t numSMs,
-                                std::string &reason) {
-  return kSm90WgmmaTiles[cheapestTile(kSm90WgmmaTiles, m, n, k, batch, numSMs, reason)].tile;
+GemmTileAttr kiln::selectGemmTile(int64_t m, int64_t n, int64_t batch, TargetAttr target) {
+  auto blocks = [&](const GemmTileRow &t) {
+    return ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn) * batch;
+  };
+  // Largest tile that still gives every SM a block; else the most blocks.
+  const GemmTileRow *chosen = &kGemmTiles[std::size(kGemmTiles) - 1];
+  for (const GemmTileRow &t : kGemmTiles)
+    if (blocks(t) >= target.getSmCount()) {
+      chosen = &t;
+      break;
+    }
+  return GemmTileAttr::get(target.getContext(), chosen->bm, chosen->bn, chosen->bk, chosen->tm,
+                           chosen->tn, chosen->ks);
 }
 
-MmaTile kiln::selectMmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t numSMs,
-                            std::string &reason, bool tf32) {
-  if (tf32)
-    return kSm90Tf32Tiles[cheapestTile(kSm90Tf32Tiles, m, n, k, batch, numSMs, reason)].tile;
-  return kSm90MmaTiles[cheapestTile(kSm90MmaTiles, m, n, k, batch, numSMs, reason)].tile;
+WgmmaTileAttr kiln::selectWgmmaTile(int64_t m, int64_t n, int64_t k, int64_t batch,
+                                    TargetAttr target, std::string &reason) {
+  assert(target.getTensorCores() == TensorCores::Wgmma && "the target has no wgmma");
+  const WgmmaRow &t =
+      kWgmmaTiles[cheapestTile(kWgmmaTiles, 2, m, n, k, batch, target, reason)].tile;
+  return WgmmaTileAttr::get(target.getContext(), t.bm, t.bn, t.bk, t.warpgroups, t.stages);
 }
 
-FailureOr<MmaTile> kiln::parseMmaTile(StringRef spec) {
+MmaTileAttr kiln::selectMmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, TargetAttr target,
+                                std::string &reason, bool tf32) {
+  const MmaRow &t =
+      tf32 ? kTf32Tiles[cheapestTile(kTf32Tiles, 4, m, n, k, batch, target, reason)].tile
+           : kMmaTiles[cheapestTile(kMmaTiles, 2, m, n, k, batch, target, reason)].tile;
+  return MmaTileAttr::get(target.getContext(), t.bm, t.bn, t.bk, t.wm, t.wn, t.stages);
+}
+
+AttentionTileAttr kiln::selectAttentionTile(int64_t batch, int64_t heads, int64_t queries,
+                                            int64_t headDim, TargetAttr target,
+                                            std::string &reason) {
+  // Candidates, largest query tile first. Head dims 65..128: 128 rows (4
+  // warps x 2 row fragments, 32 keys: K/V shared-memory reads amortized over
+  // 32 rows per warp), else 64, else 32 rows. Up to 64: 64 rows, else 32 (2
+  // row fragments measured slower there, test/bench/bench_attention.py).
+  // Above 128: one row fragment, 32 keys (registers).
+  struct Cfg {
+    int64_t warps, rowFragments, keyTile;
+  };
+  SmallVector<Cfg> cfgs;
+  if (headDim > 128)
+    cfgs = {{4, 1, 32}, {2, 1, 32}};
+  else if (headDim > 64)
+    cfgs = {{4, 2, 32}, {4, 1, 64}, {2, 1, 64}};
+  else
+    cfgs = {{4, 1, 64}, {2, 1, 64}};
+  llvm::erase_if(cfgs, [&](const Cfg &c) {
+    int64_t bm = 16 * c.rowFragments * c.warps;
+    return smem_bytes::attentionTc(headDim, bm, c.keyTile) > target.getSmemPerBlock();
+  });
+  assert(!cfgs.empty() && "no attention tile fits the target's shared memory");
+  // The largest query tile that still gives every SM a block, else the smallest.
+  auto blocks = [&](const Cfg &c) {
+    int64_t bm = 16 * c.rowFragments * c.warps;
+    return (queries + bm - 1) / bm * heads * batch;
+  };
+  const Cfg *chosen = &cfgs.back();
+  for (const Cfg &c : cfgs)
+    if (blocks(c) >= target.getSmCount()) {
+      chosen = &c;
+      break;
+    }
+  auto tile = AttentionTileAttr::get(target.getContext(), chosen->warps, chosen->rowFragments,
+                                     chosen->keyTile);
+  reason = llvm::formatv("{0} blocks on {1} SMs, {2} query rows x {3} keys per tile{4}",
+                         blocks(*chosen), target.getSmCount(), tile.getQueryTile(), chosen->keyTile,
+                         blocks(*chosen) >= target.getSmCount()
+                             ? ""
+                             : " (fewer blocks than SMs: the smallest query tile)")
+               .str();
+  return tile;
+}
+
+FailureOr<MmaTileAttr> kiln::parseMmaTile(StringRef spec, TargetAttr target, std::string &error) {
   SmallVector<StringRef> parts;
   spec.split(parts, 'x');
-  if (parts.size() != 6)
-    return failure();
-  // Bounds first, so the arithmetic below cannot overflow: no valid tile has
-  // an extent over 1024, more than 32 warps along a side, or 64 stages.
-  constexpr int64_t kMax[6] = {1024, 1024, 1024, 32, 32, 64};
   int64_t v[6];
-  for (auto [i, p] : llvm::enumerate(parts))
-    if (p.getAsInteger(10, v[i]) || v[i] <= 0 || v[i] > kMax[i])
-      return failure();
-  MmaTile t{v[0], v[1], v[2], v[3], v[4], v[5]};
-  // cuda/gemm_tc.cuh's rules: tile lines of 16, 32 or a multiple of 64
-  // 16-bit elements (its swizzle), whole lines of 16-byte chunks per block.
-  auto lineOk = [](int64_t n) { return n == 16 || n == 32 || n % 64 == 0; };
-  int64_t threads = 32 * t.wm * t.wn;
-  if (t.bm % (16 * t.wm) || t.bn % (8 * t.wn) || !lineOk(t.bk) || !lineOk(t.bm) ||
-      !lineOk(t.bn) || t.stages < 2 || t.wm * t.wn > 32 ||
-      threads % (t.bk / 8) || threads % (t.bm / 8) || threads % (t.bn / 8) ||
-      t.stages * (t.bm + t.bn) * t.bk * 2 > 227 * 1024 ||
-      // Each thread holds (BM/WM) x (BN/WN) / 32 fp32 accumulators; beyond
-      // 128 they spill and NVRTC takes minutes.
-      (t.bm / t.wm) * (t.bn / t.wn) / 32 > 128)
+  bool ok = parts.size() == 6;
+  for (size_t i = 0; ok && i < 6; ++i)
+    ok = !parts[i].getAsInteger(10, v[i]);
+  if (!ok) {
+    error = "expected BMxBNxBKxWMxWNxSTAGES, six integers, e.g. 128x128x32x2x4x4";
     return failure();
-  return t;
+  }
+  MLIRContext *ctx = target.getContext();
+  // The tile rules are #kiln.mma_tile's verifier; its message is the reason.
+  std::string message;
+  auto emitError = [&]() { return mlir::emitError(UnknownLoc::get(ctx)); };
+  ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &diag) {
+    message = diag.str();
+    return success();
+  });
+  MmaTileAttr tile = MmaTileAttr::getChecked(emitError, ctx, v[0], v[1], v[2], v[3], v[4], v[5]);
+  if (!tile) {
+    error = message;
+    return failure();
+  }
+  int64_t smem = smem_bytes::gemmTc(2, v[0], v[1], v[2], v[5]);
+  if (smem > target.getSmemPerBlock()) {
+    error = llvm::formatv("its {0} bytes of shared memory (STAGES*(BM+BN)*BK*2) exceed {1}'s "
+                          "{2} bytes per block",
+                          smem, target.getName(), target.getSmemPerBlock())
+                .str();
+    return failure();
+  }
+  return tile;
 }
 
 namespace {
+
+/// The element type every operand of `op` has, or null when they differ.
+Type commonElementType(Operation *op) {
+  Type et;
+  for (Value v : op->getOperands()) {
+    Type t = cast<RankedTensorType>(v.getType()).getElementType();
+    if (et && t != et)
+      return {};
+    et = t;
+  }
+  return et;
+}
+
 struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
   using SelectTilesBase::SelectTilesBase;
+
+  /// Sets the tile of the GEMM kernel `kernel` (anchored on `matmul`).
+  LogicalResult selectForGemm(KernelOp kernel, MatMulOp matmul, TargetAttr target,
+                              std::optional<MmaTileAttr> override, bool tf32) {
+    ArrayRef<int64_t> shape = matmul.getType().getShape();
+    int64_t batch = 1;
+    for (int64_t d : shape.drop_back(2))
+      batch *= d;
+    int64_t m = shape[shape.size() - 2], n = shape.back();
+    int64_t k = cast<RankedTensorType>(matmul.getLhs().getType()).getShape().back();
+    Type et = commonElementType(matmul);
+    bool sixteenBit = et && (et.isF16() || et.isBF16());
+    bool tensorCores = sixteenBit || (tf32 && et && et.isF32());
+    if (tensorCores && target.getTensorCores() == TensorCores::None)
+      return kernel.emitError() << "unsupported: the " << et << " GEMM of kernel @"
+                                << kernel.getSymName()
+                                << " needs tensor cores (sm_80 or newer); the target is "
+                                << target.getName();
+    std::string reason;
+    if (sixteenBit && wgmma && !override) {
+      WgmmaTileAttr w = selectWgmmaTile(m, n, k, batch, target, reason);
+      kernel->setAttr(kWgmmaTileAttrName, w);
+    } else if (tensorCores) {
+      MmaTileAttr t = selectMmaTile(m, n, k, batch, target, reason, !sixteenBit);
+      if (sixteenBit && override) {
+        t = *override;
+        reason = "set by mma-tile";
+      }
+      kernel->setAttr(kMmaTileAttrName, t);
+      if (!sixteenBit)
+        reason = "tf32: " + reason;
+    } else {
+      GemmTileAttr t = selectGemmTile(m, n, batch, target);
+      LLVM_DEBUG(llvm::dbgs() << kernel.getSymName() << ": " << t << "\n");
+      kernel->setAttr(kGemmTileAttrName, t);
+      return success();
+    }
+    kernel->setAttr(kTileReasonAttrName, StringAttr::get(&getContext(), reason));
+    return success();
+  }
+
+  /// Sets the tensor-core tile of the attention kernel `kernel` when its
+  /// types allow the tensor-core kernel (16-bit storage, D == Dv a multiple
+  /// of 16); codegen falls back to the CUDA-core kernel otherwise.
+  void selectForAttention(KernelOp kernel, AttentionOp attention, TargetAttr target) {
+    auto q = cast<RankedTensorType>(attention.getQuery().getType());
+    auto v = cast<RankedTensorType>(attention.getValue().getType());
+    Type et = q.getElementType();
+    int64_t d = q.getDimSize(3);
+    if (!(et.isF16() || et.isBF16()) || target.getTensorCores() == TensorCores::None ||
+        d != v.getDimSize(3) || d % 16 || d > kMaxAttentionHeadDim)
+      return;
+    std::string reason;
+    AttentionTileAttr tile =
+        selectAttentionTile(q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), d, target, reason);
+    kernel->setAttr(kAttentionTileAttrName, tile);
+    kernel->setAttr(kTileReasonAttrName, StringAttr::get(&getContext(), reason));
+  }
+
   void runOnOperation() override {
-    if (numSMs <= 0) {
+    func::FuncOp func = getOperation();
+    TargetAttr target = getTargetOrDefault(func);
+    if (wgmma && target.getTensorCores() != TensorCores::Wgmma) {
       // An option error: report it at the function without dumping its IR.
-      mlir::emitError(getOperation().getLoc())
-          << "num-sms must be positive, got " << static_cast<int64_t>(numSMs);
+      mlir::emitError(func.getLoc())
+          << "wgmma=true needs a target with wgmma tensor cores (sm_90), but the target is "
+          << target.getName();
       return signalPassFailure();
     }
-    std::optional<MmaTile> override;
+    std::optional<MmaTileAttr> override;
     if (!mmaTile.empty()) {
-      FailureOr<MmaTile> t = parseMmaTile(mmaTile);
+      std::string error;
+      FailureOr<MmaTileAttr> t = parseMmaTile(mmaTile, target, error);
       if (failed(t)) {
-        mlir::emitError(getOperation().getLoc())
-            << "invalid mma-tile '" << mmaTile
-            << "': expected BMxBNxBKxWMxWNxSTAGES with BM % (16*WM) == 0, BN % (8*WN) == 0, "
-               "BM, BN and BK each 16, 32 or a multiple of 64 (at most 1024), 32*WM*WN threads a "
-               "multiple of BM/8, BN/8 and BK/8, 2 <= STAGES <= 64, WM*WN <= 32, "
-               "STAGES*(BM+BN)*BK*2 <= 227 KiB and at most 128 accumulators per thread "
-               "((BM/WM)*(BN/WN)/32)";
+        mlir::emitError(func.getLoc()) << "invalid mma-tile '" << mmaTile << "': " << error;
         return signalPassFailure();
       }
       override = *t;
     }
-    Builder builder(&getContext());
-    auto precision = getOperation()->getAttrOfType<StringAttr>(kPrecisionAttrName);
-    bool tf32 = precision && precision.getValue() == "tf32";
-    getOperation().walk([&](KernelOp kernel) {
-      MatMulOp matmul;
-      for (Operation &op : kernel.getBodyBlock())
-        if (auto mm = dyn_cast<MatMulOp>(op))
-          matmul = mm;
-      if (!matmul)
-        return;
-      ArrayRef<int64_t> shape = matmul.getType().getShape();
-      int64_t batch = 1;
-      for (int64_t d : shape.drop_back(2))
-        batch *= d;
-      int64_t m = shape[shape.size() - 2], n = shape.back();
-      auto lhs = cast<RankedTensorType>(matmul.getLhs().getType());
-      Type et = lhs.getElementType();
-      bool sameType = cast<RankedTensorType>(matmul.getRhs().getType()).getElementType() == et;
-      if (sameType && tf32 && et.isF32()) {
-        std::string reason;
-        MmaTile t = selectMmaTile(m, n, lhs.getShape().back(), batch, numSMs, reason, true);
-        kernel->setAttr(kMmaTileAttrName, builder.getDenseI64ArrayAttr(
-                                              {t.bm, t.bn, t.bk, t.wm, t.wn, t.stages}));
-        kernel->setAttr(kTileReasonAttrName, builder.getStringAttr("tf32: " + reason));
-        return;
+    bool tf32 = getPrecision(func) == Precision::TF32;
+    WalkResult result = func.walk([&](KernelOp kernel) {
+      for (Operation &op : kernel.getBodyBlock()) {
+        if (auto matmul = dyn_cast<MatMulOp>(op))
+          if (failed(selectForGemm(kernel, matmul, target, override, tf32)))
+            return WalkResult::interrupt();
+        if (auto attention = dyn_cast<AttentionOp>(op))
+          selectForAttention(kernel, attention, target);
       }
-      if ((et.isF16() || et.isBF16()) && sameType) {
-        std::string reason;
-        if (wgmma && !override) {
-          WgmmaTile w = selectWgmmaTile(m, n, lhs.getShape().back(), batch, numSMs, reason);
-          kernel->setAttr(kWgmmaTileAttrName,
-                          builder.getDenseI64ArrayAttr({w.bm, w.bn, w.bk, w.warpgroups, w.stages}));
-          kernel->setAttr(kTileReasonAttrName, builder.getStringAttr(reason));
-          return;
-        }
-        MmaTile t = selectMmaTile(m, n, lhs.getShape().back(), batch, numSMs, reason);
-        if (override) {
-          t = *override;
-          reason = "set by mma-tile";
-        }
-        kernel->setAttr(kMmaTileAttrName, builder.getDenseI64ArrayAttr(
-                                              {t.bm, t.bn, t.bk, t.wm, t.wn, t.stages}));
-        kernel->setAttr(kTileReasonAttrName, builder.getStringAttr(reason));
-        return;
-      }
-      GemmTile t = selectGemmTile(m, n, batch, numSMs);
-      LLVM_DEBUG(llvm::dbgs() << kernel.getSymName() << ": tile " << t.bm << "x" << t.bn << "\n");
-      kernel->setAttr(kGemmTileAttrName,
-                      builder.getDenseI64ArrayAttr({t.bm, t.bn, t.bk, t.tm, t.tn, t.ks}));
+      return WalkResult::advance();
     });
+    if (result.wasInterrupted())
+      signalPassFailure();
   }
 };
 } // namespace

@@ -43,9 +43,12 @@
 // WGMMA-NEXT: #endif
 // RUN: %if ptxas %{ for f in %t.wg/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.wg.cubin || exit 1; done %}
 
-// A malformed --mma-tile is an error naming the rules.
+// A malformed --mma-tile is an error naming the rule it breaks (#kiln.mma_tile's verifier), or
+// the first target's shared memory per block.
 // RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x16 --precision fp16 --mma-tile 100x100x32x2x2x4 -o %t.bad.kiln 2>&1 | FileCheck %s --check-prefix=BADTILE
-// BADTILE: kiln-compile: error: invalid --mma-tile '100x100x32x2x2x4': expected BMxBNxBKxWMxWNxSTAGES
+// BADTILE: kiln-compile: error: invalid --mma-tile '100x100x32x2x2x4': mma_tile bm (100) must be a multiple of 16 x wm (32) and bn (100) of 8 x wn (16)
+// RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x16 --precision fp16 --mma-tile 128x128x64x2x4x6 --target sm_86 -o %t.bad.kiln 2>&1 | FileCheck %s --check-prefix=BADSMEM
+// BADSMEM: kiln-compile: error: invalid --mma-tile '128x128x64x2x4x6': its 196608 bytes of shared memory (STAGES*(BM+BN)*BK*2) exceed sm_86's 101376 bytes per block
 
 // Tensor-core GEMMs and bf16 conversions need sm_80: an older target is
 // refused before any work.
@@ -62,6 +65,8 @@
 // RUN: kiln-compile %S/Inputs/f16_cast_relu.onnx --precision bf16 -o %t.kept.kiln 2>&1 | FileCheck %s --check-prefix=KEPT
 // KEPT: warning: the model already stores tensors as 'f16'; --precision bf16 converts only its f32 tensors, so 'f16' ones stay 'f16'
 
-// --wgmma without an sm_90 target would do nothing: it is an error.
+// --wgmma without sm_90 as the first target (which decides tiling) would do nothing: it is an
+// error, also when sm_90 comes later.
 // RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x16 --precision fp16 --wgmma --target sm_80 -o %t.wg80.kiln 2>&1 | FileCheck %s --check-prefix=WG80
-// WG80: kiln-compile: error: --wgmma needs sm_90 among the --target values (Hopper's wgmma is built as sm_90a)
+// RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x16 --precision fp16 --wgmma --target sm_80 --target sm_90 -o %t.wg80.kiln 2>&1 | FileCheck %s --check-prefix=WG80
+// WG80: kiln-compile: error: --wgmma needs sm_90 as the first --target (the first target decides tiling; Hopper's wgmma is built as sm_90a), got sm_80

@@ -281,3 +281,342 @@ func.func @all_reduce_type_changed(%x: tensor<2x8xf32>) {
   %0 = kiln.all_reduce %x : tensor<2x8xf32> -> tensor<2x8xf16>
   return
 }
+
+// -----
+
+// The kernel plan: #kiln.target, the tiles, and the dialect's check of the kiln.* plan attributes.
+
+// expected-error @+1 {{target name must not be empty}}
+module @target_empty_name attributes {kiln.target = #kiln.target<name = "", arch = 90, sm_count = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, tensor_cores = wgmma>} {}
+
+// -----
+
+// expected-error @+1 {{target arch must be an SM version such as 90, got 9}}
+module @target_bad_arch attributes {kiln.target = #kiln.target<name = "sm_90", arch = 9, sm_count = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, tensor_cores = wgmma>} {}
+
+// -----
+
+// expected-error @+1 {{target sm_count must be positive, got 0}}
+module @target_no_sms attributes {kiln.target = #kiln.target<name = "sm_90", arch = 90, sm_count = 0, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, tensor_cores = wgmma>} {}
+
+// -----
+
+// expected-error @+1 {{target smem_per_block (300000) must be positive and at most smem_per_sm (233472)}}
+module @target_smem_per_block_over_sm attributes {kiln.target = #kiln.target<name = "sm_90", arch = 90, sm_count = 132, smem_per_block = 300000, smem_per_sm = 233472, regs_per_sm = 65536, tensor_cores = wgmma>} {}
+
+// -----
+
+// expected-error @+1 {{target regs_per_sm must be positive, got 0}}
+module @target_no_regs attributes {kiln.target = #kiln.target<name = "sm_90", arch = 90, sm_count = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 0, tensor_cores = wgmma>} {}
+
+// -----
+
+// expected-error @+1 {{target tensor_cores = wgmma needs arch 90 (wgmma is sm_90a only), got 80}}
+module @target_wgmma_not_sm_90 attributes {kiln.target = #kiln.target<name = "sm_80", arch = 80, sm_count = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, tensor_cores = wgmma>} {}
+
+// -----
+
+// expected-error @+1 {{target tensor_cores = mma_sync needs arch 80 or newer (cp.async, bf16 mma), got 75}}
+module @target_mma_sync_before_sm_80 attributes {kiln.target = #kiln.target<name = "sm_75", arch = 75, sm_count = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, tensor_cores = mma_sync>} {}
+
+// -----
+
+func.func @gemm_tile_zero(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{gemm_tile extents must be positive, got bm = 64, bn = 64, bk = 32, tm = 0, tn = 4, ks = 1}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.gemm_tile = #kiln.gemm_tile<bm = 64, bn = 64, bk = 32, tm = 0, tn = 4, ks = 1>} : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32> {
+  ^bb0(%x: tensor<64x64xf32>, %y: tensor<64x64xf32>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+    kiln.yield %m : tensor<64x64xf32>
+  }
+  return %r : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @gemm_tile_micro_tile(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{gemm_tile micro-tile 3x4 must divide the block tile 64x64}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.gemm_tile = #kiln.gemm_tile<bm = 64, bn = 64, bk = 32, tm = 3, tn = 4, ks = 1>} : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32> {
+  ^bb0(%x: tensor<64x64xf32>, %y: tensor<64x64xf32>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+    kiln.yield %m : tensor<64x64xf32>
+  }
+  return %r : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @gemm_tile_split_k(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{gemm_tile bk (32) must split evenly over ks (3) thread groups}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.gemm_tile = #kiln.gemm_tile<bm = 16, bn = 16, bk = 32, tm = 2, tn = 2, ks = 3>} : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32> {
+  ^bb0(%x: tensor<64x64xf32>, %y: tensor<64x64xf32>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+    kiln.yield %m : tensor<64x64xf32>
+  }
+  return %r : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @gemm_tile_threads(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{gemm_tile needs 4096 threads per block, more than CUDA's 1024}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.gemm_tile = #kiln.gemm_tile<bm = 64, bn = 64, bk = 32, tm = 1, tn = 1, ks = 1>} : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32> {
+  ^bb0(%x: tensor<64x64xf32>, %y: tensor<64x64xf32>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+    kiln.yield %m : tensor<64x64xf32>
+  }
+  return %r : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @mma_tile_extent(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{mma_tile bm, bn and bk must be in 1..1024, got 2048, 64, 32}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.mma_tile = #kiln.mma_tile<bm = 2048, bn = 64, bk = 32, wm = 2, wn = 2, stages = 4>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @mma_tile_warps(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{mma_tile needs 1 to 32 warps (wm x wn), got 8 x 8}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.mma_tile = #kiln.mma_tile<bm = 128, bn = 128, bk = 32, wm = 8, wn = 8, stages = 4>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @mma_tile_stages(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{mma_tile stages must be in 2..64, got 1}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.mma_tile = #kiln.mma_tile<bm = 64, bn = 64, bk = 32, wm = 2, wn = 2, stages = 1>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @mma_tile_warp_tile(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{mma_tile bm (64) must be a multiple of 16 x wm (128) and bn (64) of 8 x wn (16)}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.mma_tile = #kiln.mma_tile<bm = 64, bn = 64, bk = 32, wm = 8, wn = 2, stages = 4>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @mma_tile_swizzle_line(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{mma_tile bm, bn and bk must each be 16, 32 or a multiple of 64, got 96, 64, 32}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.mma_tile = #kiln.mma_tile<bm = 96, bn = 64, bk = 32, wm = 2, wn = 2, stages = 4>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @mma_tile_copy_lines(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{mma_tile's 32 threads must be a multiple of bm/8 (128), bn/8 (8) and bk/8 (4)}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.mma_tile = #kiln.mma_tile<bm = 1024, bn = 64, bk = 32, wm = 1, wn = 1, stages = 2>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @mma_tile_accumulators(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{mma_tile needs 2048 fp32 accumulators per thread, more than 128}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.mma_tile = #kiln.mma_tile<bm = 256, bn = 256, bk = 16, wm = 1, wn = 1, stages = 2>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @wgmma_tile_bk(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{wgmma_tile bk must be 64 (one 128-byte swizzle line), got 32}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.wgmma_tile = #kiln.wgmma_tile<bm = 128, bn = 128, bk = 32, warpgroups = 2, stages = 4>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @wgmma_tile_bm(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{wgmma_tile bm (64) must be a multiple of 64 x warpgroups (2, 1..8)}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.wgmma_tile = #kiln.wgmma_tile<bm = 64, bn = 128, bk = 64, warpgroups = 2, stages = 4>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @wgmma_tile_bn(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{wgmma_tile bn must be 64, 128, 192 or 256, got 96}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.wgmma_tile = #kiln.wgmma_tile<bm = 128, bn = 96, bk = 64, warpgroups = 2, stages = 4>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @wgmma_tile_accumulators(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{wgmma_tile needs 512 fp32 accumulators per thread, more than 128}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.wgmma_tile = #kiln.wgmma_tile<bm = 256, bn = 256, bk = 64, warpgroups = 1, stages = 4>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @wgmma_tile_stages(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{wgmma_tile stages must be in 3..64, got 2}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.wgmma_tile = #kiln.wgmma_tile<bm = 128, bn = 128, bk = 64, warpgroups = 2, stages = 2>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @attention_tile_warps(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{attention_tile warps must be in 1..32, got 0}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.attention_tile = #kiln.attention_tile<warps = 0, row_fragments = 1, key_tile = 64>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @attention_tile_row_fragments(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{attention_tile row_fragments must be in 1..8, got 9}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.attention_tile = #kiln.attention_tile<warps = 4, row_fragments = 9, key_tile = 64>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @attention_tile_key_tile(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{attention_tile key_tile must be a multiple of 16 up to 256, got 40}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.attention_tile = #kiln.attention_tile<warps = 4, row_fragments = 1, key_tile = 40>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+// expected-error @+1 {{'kiln.target' must be a #kiln.target, got "sm_90"}}
+module @target_as_string attributes {kiln.target = "sm_90"} {}
+
+// -----
+
+// expected-error @+1 {{'kiln.precision' must be a #kiln.precision, got "tf32"}}
+func.func @precision_as_string() attributes {kiln.precision = "tf32"} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'kiln.tile_reason' must be a string, got 3 : i64}}
+func.func @tile_reason_not_string() attributes {kiln.tile_reason = 3} {
+  return
+}
+
+// -----
+
+func.func @gemm_tile_as_array(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{'kiln.gemm_tile' must be a #kiln.gemm_tile, got array<i64: 64, 64, 32, 4, 4, 1>}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.gemm_tile = array<i64: 64, 64, 32, 4, 4, 1>} : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32> {
+  ^bb0(%x: tensor<64x64xf32>, %y: tensor<64x64xf32>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+    kiln.yield %m : tensor<64x64xf32>
+  }
+  return %r : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @mma_tile_as_array(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{'kiln.mma_tile' must be a #kiln.mma_tile, got array<i64: 128, 128, 32, 2, 4, 4>}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.mma_tile = array<i64: 128, 128, 32, 2, 4, 4>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @wgmma_tile_is_mma_tile(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{'kiln.wgmma_tile' must be a #kiln.wgmma_tile, got #kiln.mma_tile<bm = 64, bn = 64, bk = 32, wm = 2, wn = 2, stages = 4>}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.wgmma_tile = #kiln.mma_tile<bm = 64, bn = 64, bk = 32, wm = 2, wn = 2, stages = 4>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @attention_tile_as_array(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{'kiln.attention_tile' must be a #kiln.attention_tile, got array<i64: 4, 2, 32>}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.attention_tile = array<i64: 4, 2, 32>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+// expected-error @+1 {{'kiln.mma_tile' belongs on a kiln.kernel, not on func.func}}
+func.func @tile_not_on_kernel() attributes {kiln.mma_tile = #kiln.mma_tile<bm = 64, bn = 64, bk = 32, wm = 2, wn = 2, stages = 4>} {
+  return
+}

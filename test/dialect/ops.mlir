@@ -78,3 +78,43 @@ func.func @all_reduce(%x: tensor<2x16x8xf32>) -> tensor<2x16x8xf32> {
   %y = kiln.all_reduce %x : tensor<2x16x8xf32> -> tensor<2x16x8xf32>
   return %y : tensor<2x16x8xf32>
 }
+
+// The kernel plan: the target on a module, the precision on a function, a
+// typed tile per kernel family and the reason as a string.
+// CHECK-LABEL: module @kernel_plan
+// CHECK-SAME: attributes {kiln.target = #kiln.target<name = "sm_90", arch = 90, sm_count = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, tensor_cores = wgmma>}
+module @kernel_plan attributes {kiln.target = #kiln.target<name = "sm_90", arch = 90, sm_count = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, tensor_cores = wgmma>} {
+  // CHECK-LABEL: func.func @tiles
+  // CHECK-SAME: attributes {kiln.precision = #kiln.precision<fp16>}
+  func.func @tiles(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>, %q: tensor<1x2x64x32xf16>) -> (tensor<64x64xf16>, tensor<64x64xf16>, tensor<1x2x64x32xf16>) attributes {kiln.precision = #kiln.precision<fp16>} {
+    // CHECK: kiln.kernel @k0_matmul(%{{.*}}, %{{.*}}) {kiln.mma_tile = #kiln.mma_tile<bm = 64, bn = 64, bk = 32, wm = 2, wn = 2, stages = 4>, kiln.tile_reason = "why"}
+    %0 = kiln.kernel @k0_matmul(%a, %b) {kiln.mma_tile = #kiln.mma_tile<bm = 64, bn = 64, bk = 32, wm = 2, wn = 2, stages = 4>, kiln.tile_reason = "why"} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+    ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+      %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+      kiln.yield %m : tensor<64x64xf16>
+    }
+    // CHECK: kiln.kernel @k1_matmul(%{{.*}}, %{{.*}}) {kiln.wgmma_tile = #kiln.wgmma_tile<bm = 64, bn = 64, bk = 64, warpgroups = 1, stages = 4>}
+    %1 = kiln.kernel @k1_matmul(%a, %b) {kiln.wgmma_tile = #kiln.wgmma_tile<bm = 64, bn = 64, bk = 64, warpgroups = 1, stages = 4>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+    ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+      %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+      kiln.yield %m : tensor<64x64xf16>
+    }
+    // CHECK: kiln.kernel @k2_attention(%{{.*}}) {kiln.attention_tile = #kiln.attention_tile<warps = 2, row_fragments = 1, key_tile = 64>}
+    %2 = kiln.kernel @k2_attention(%q) {kiln.attention_tile = #kiln.attention_tile<warps = 2, row_fragments = 1, key_tile = 64>} : (tensor<1x2x64x32xf16>) -> tensor<1x2x64x32xf16> {
+    ^bb0(%x: tensor<1x2x64x32xf16>):
+      %r = kiln.attention %x, %x, %x {bshd_output = false, causal = true, scale = 0.125 : f64, zero_masked_rows = false} : tensor<1x2x64x32xf16>, tensor<1x2x64x32xf16>, tensor<1x2x64x32xf16> -> tensor<1x2x64x32xf16>
+      kiln.yield %r : tensor<1x2x64x32xf16>
+    }
+    return %0, %1, %2 : tensor<64x64xf16>, tensor<64x64xf16>, tensor<1x2x64x32xf16>
+  }
+  // CHECK-LABEL: func.func @simt_tile
+  // CHECK: kiln.kernel @k0_matmul(%{{.*}}, %{{.*}}) {kiln.gemm_tile = #kiln.gemm_tile<bm = 16, bn = 16, bk = 32, tm = 2, tn = 2, ks = 4>}
+  func.func @simt_tile(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> attributes {kiln.precision = #kiln.precision<fp32>} {
+    %0 = kiln.kernel @k0_matmul(%a, %b) {kiln.gemm_tile = #kiln.gemm_tile<bm = 16, bn = 16, bk = 32, tm = 2, tn = 2, ks = 4>} : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32> {
+    ^bb0(%x: tensor<64x64xf32>, %y: tensor<64x64xf32>):
+      %m = kiln.matmul %x, %y : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+      kiln.yield %m : tensor<64x64xf32>
+    }
+    return %0 : tensor<64x64xf32>
+  }
+}

@@ -6,7 +6,7 @@
 // everything inside is stored in the new type.
 // CHECK-LABEL: func.func @linear
 // CHECK-SAME: (%[[X:.+]]: tensor<2x8xf32>) -> tensor<2x4xf32>
-// CHECK-SAME: kiln.precision = "fp16"
+// CHECK-SAME: kiln.precision = #kiln.precision<fp16>
 // CHECK-NEXT: %[[XH:.+]] = kiln.cast %[[X]] : tensor<2x8xf32> -> tensor<2x8xf16>
 // CHECK-NEXT: %[[W:.+]] = kiln.constant dense<{{.+}}> : tensor<8x4xf16>
 // CHECK-NEXT: %[[MM:.+]] = kiln.matmul %[[XH]], %[[W]] : tensor<2x8xf16>, tensor<8x4xf16> -> tensor<2x4xf16>
@@ -15,7 +15,7 @@
 // BF16-LABEL: func.func @linear
 // BF16: kiln.matmul %{{.+}}, %{{.+}} : tensor<2x8xbf16>, tensor<8x4xbf16> -> tensor<2x4xbf16>
 // FP32-LABEL: func.func @linear
-// FP32-SAME: kiln.precision = "fp32"
+// FP32-SAME: kiln.precision = #kiln.precision<fp32>
 // FP32-NEXT: kiln.constant dense<{{.+}}> : tensor<8x4xf32>
 func.func @linear(%x: tensor<2x8xf32>) -> tensor<2x4xf32> {
   %w = kiln.constant dense<0.5> : tensor<8x4xf32>

@@ -15,6 +15,7 @@
 #pragma once
 #include "kiln/common.cuh"
 #include "kiln/gemm_tc.cuh"
+#include "kiln/smem_sizes.h"
 
 namespace kiln {
 
@@ -122,7 +123,7 @@ __device__ __forceinline__ void ropeTile(char *tile, int row0, int limit, int b,
 /// Shared memory of attentionTC: the Q tile, two K stages and one V stage, rows padded by 16
 /// bytes (conflict-free ldmatrix for D = 64, 80, 96, 128).
 template <int D, int BM, int BN> __host__ __device__ constexpr int attentionTcSmemBytes() {
-  return (BM + 3 * BN) * (D + 8) * 2;
+  return int(smem_bytes::attentionTc(D, BM, BN));
 }
 
 /// Tensor-core attention for f16/bf16 storage (mma.sync m16n8k16, fp32 accumulation), one
@@ -357,7 +358,7 @@ __device__ __forceinline__ void attentionTC(const AttnTensor<T> &q, const AttnTe
 /// Shared memory of attentionSimt: K and V tiles of 32 keys (fp32, padded) and one query row per
 /// warp.
 template <int D, int DV, int WARPS> __host__ __device__ constexpr int attentionSimtSmemBytes() {
-  return (32 * (D + 1) + 32 * (DV + 1) + WARPS * D) * 4;
+  return int(smem_bytes::attentionSimt(D, DV, WARPS));
 }
 
 /// Attention on CUDA cores for any storage type and any operand view: one warp per query row,

@@ -27,6 +27,7 @@
 // it as an embedded named header.
 #pragma once
 #include "kiln/common.cuh"
+#include "kiln/smem_sizes.h"
 
 namespace kiln {
 
@@ -85,7 +86,7 @@ template <typename T, typename F> struct FnOperand {
 /// could).
 template <typename T, int BM, int BN, int BK, int STAGES, bool AKMajor, bool BKMajor>
 __host__ __device__ constexpr int gemmTcSmemBytes() {
-  return STAGES * (BM + BN) * BK * int(sizeof(T));
+  return int(smem_bytes::gemmTc(sizeof(T), BM, BN, BK, STAGES));
 }
 
 namespace tc {

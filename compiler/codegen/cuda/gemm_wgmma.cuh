@@ -41,6 +41,7 @@
 #pragma once
 #include "kiln/common.cuh"
 #include "kiln/gemm_tc.cuh"
+#include "kiln/smem_sizes.h"
 
 /// KILN_WGMMA_CPASYNC_PROXY_FENCE (default 1): issue fence.proxy.async.shared::cta after the
 /// cp.async copies of a slice have landed, as the PTX memory model asks for generic-proxy writes
@@ -60,10 +61,7 @@ namespace kiln {
 /// tile of BM x (BN + 8) floats, which reuses the same memory after the main loop.
 template <typename T, int BM, int BN, int BK, int STAGES>
 __host__ __device__ constexpr int gemmWgmmaSmemBytes() {
-  // The pipeline, or the fp32 epilogue tile [BM][BN + 8] that reuses it, whichever is larger.
-  return STAGES * (BM + BN) * BK * int(sizeof(T)) + 1024 > BM * (BN + 8) * 4
-             ? STAGES * (BM + BN) * BK * int(sizeof(T)) + 1024
-             : BM * (BN + 8) * 4;
+  return int(smem_bytes::gemmWgmma(sizeof(T), BM, BN, BK, STAGES));
 }
 
 namespace wg {

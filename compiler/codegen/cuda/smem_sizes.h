@@ -1,0 +1,64 @@
+// smem_sizes.h - dynamic shared memory of kiln's device templates, in bytes.
+//
+// One definition of each size, included by the device templates (gemm_tc.cuh, gemm_wgmma.cuh,
+// attention.cuh, through NVRTC as "kiln/smem_sizes.h") and by host C++ (the tile selection in
+// passes/tiling and the emitters in compiler/codegen), so the bytes a launch asks for are the
+// bytes the kernel uses -- as CUTLASS derives sizeof(SharedStorage) from the kernel itself.
+// Plain constexpr functions of integers in kiln::smem_bytes: no CUDA types, no includes;
+// element sizes are passed in bytes. The templates' own kiln::gemmTcSmemBytes<T, ...>() and the
+// like (used by test/gpu) call these.
+#pragma once
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define KILN_SMEM_HD __host__ __device__
+#else
+#define KILN_SMEM_HD
+#endif
+
+namespace kiln {
+namespace smem_bytes {
+
+/// kiln::gemmTileTC (gemm_tc.cuh): STAGES slices of the BM x BK A tile and the BN x BK B tile,
+/// `elemBytes`-byte elements (2 for f16/bf16, 4 for TF32), no padding (the swizzle does not
+/// depend on the operands' majorness).
+KILN_SMEM_HD constexpr long long gemmTc(long long elemBytes, long long bm, long long bn,
+                                        long long bk, long long stages) {
+  return stages * (bm + bn) * bk * elemBytes;
+}
+
+/// kiln::gemmTileWgmma (gemm_wgmma.cuh): the STAGES-deep pipeline as in gemmTc plus
+/// 1024 bytes of slack (the swizzled atoms start at 1024-byte aligned shared addresses and the
+/// kernel rounds its pointer up to one), or the fp32 epilogue tile BM x (BN + 8) that reuses the
+/// same memory after the main loop, whichever is larger.
+KILN_SMEM_HD constexpr long long gemmWgmma(long long elemBytes, long long bm, long long bn,
+                                           long long bk, long long stages) {
+  return gemmTc(elemBytes, bm, bn, bk, stages) + 1024 > bm * (bn + 8) * 4
+             ? gemmTc(elemBytes, bm, bn, bk, stages) + 1024
+             : bm * (bn + 8) * 4;
+}
+
+/// kiln::attentionTC (attention.cuh): the BM-row Q tile, two K stages and one V stage of BN keys,
+/// 16-bit elements, rows of D padded by 8 elements (16 bytes: conflict-free ldmatrix for D = 64,
+/// 80, 96, 128).
+KILN_SMEM_HD constexpr long long attentionTc(long long d, long long bm, long long bn) {
+  return (bm + 3 * bn) * (d + 8) * 2;
+}
+
+/// kiln::attentionSimt (attention.cuh): K and V tiles of 32 keys (fp32, rows padded by one
+/// element) and one query row of D per warp.
+KILN_SMEM_HD constexpr long long attentionSimt(long long d, long long dv, long long warps) {
+  return (32 * (d + 1) + 32 * (dv + 1) + warps * d) * 4;
+}
+
+/// kiln::gemmSm90 (gemm_sm90.cuh): 1024 bytes of alignment slack, STAGES stages of the BM x 64
+/// A tile and the BN x 64 B tile (16-bit, 128 bytes per row), an fp32 staging tile of 64 x 40
+/// floats per consumer warpgroup for the epilogue, and 2 x STAGES 8-byte mbarriers.
+KILN_SMEM_HD constexpr long long gemmSm90(long long bm, long long bn, long long stages,
+                                          long long consumers) {
+  return 1024 + stages * (bm + bn) * 128 + consumers * 64 * 40 * 4 + 2 * stages * 8;
+}
+
+} // namespace smem_bytes
+} // namespace kiln
+
+#undef KILN_SMEM_HD

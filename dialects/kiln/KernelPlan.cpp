@@ -1,0 +1,56 @@
+//===- KernelPlan.cpp - kernel-plan queries shared by passes and codegen --===//
+//
+// The precision of a function and the gated-unit (GLU) halves of a GEMM:
+// questions kiln-fuse-pointwise and kiln-select-tiles ask when they plan a
+// kernel and the GEMM code generator asks again when it emits it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/kiln/KernelPlan.h"
+
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+using namespace mlir;
+using namespace kiln;
+
+Precision kiln::getPrecision(Operation *op) {
+  Operation *func = isa<FunctionOpInterface>(op) ? op : op->getParentOfType<FunctionOpInterface>();
+  if (func)
+    if (auto p = func->getAttrOfType<PrecisionAttr>(kPrecisionAttrName))
+      return p.getValue();
+  return Precision::FP32;
+}
+
+std::optional<GluHalves> kiln::getGluHalves(Operation *gemm) {
+  auto type = cast<RankedTensorType>(gemm->getResult(0).getType());
+  if (type.getShape().back() % 2)
+    return std::nullopt;
+  GluHalves halves;
+  halves.y = gemm->getResult(0);
+  while (halves.y.hasOneUse()) {
+    Operation *u = *halves.y.getUsers().begin();
+    if (!isElementwise(u) || u->getNumResults() != 1 || u->getResult(0).getType() != type)
+      break;
+    halves.y = u->getResult(0);
+    halves.chain.push_back(u);
+  }
+  int64_t rank = type.getRank();
+  for (Operation *u : halves.y.getUsers()) {
+    auto s = dyn_cast<SliceOp>(u);
+    if (!s)
+      return std::nullopt;
+    int64_t start = s.getStarts().back();
+    Value &half = start == 0 ? halves.even : halves.odd;
+    if (s.getSteps().back() != 2 || start > 1 || half ||
+        cast<RankedTensorType>(s.getType()).getShape().back() != type.getShape().back() / 2)
+      return std::nullopt;
+    for (int64_t d = 0; d + 1 < rank; ++d)
+      if (s.getStarts()[d] != 0 || s.getSteps()[d] != 1 ||
+          cast<RankedTensorType>(s.getType()).getDimSize(d) != type.getDimSize(d))
+        return std::nullopt;
+    half = s.getResult();
+  }
+  if (!halves.even || !halves.odd)
+    return std::nullopt;
+  return halves;
+}

@@ -1,0 +1,57 @@
+//===- KernelPlan.h - the kernel plan passes write and codegen reads -*- C++ -*-===//
+//
+// The names of the discardable attributes that carry the kernel plan from
+// passes/ to codegen (their kinds are the typed attributes of KilnAttrs.td,
+// checked by KilnDialect::verifyOperationAttribute), typed getters for them,
+// and the IR queries both sides share. Codegen depends on this header and
+// KilnTarget.h, never on passes/.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_DIALECTS_KILN_KERNELPLAN_H
+#define KILN_DIALECTS_KILN_KERNELPLAN_H
+
+#include "dialects/kiln/KilnOps.h"
+
+#include <optional>
+
+namespace kiln {
+
+/// `#kiln.target` on the module (set by kiln-compile from the first --target).
+inline constexpr llvm::StringLiteral kTargetAttrName = "kiln.target";
+/// `#kiln.precision` on the function (set by kiln-assign-precision).
+inline constexpr llvm::StringLiteral kPrecisionAttrName = "kiln.precision";
+/// `#kiln.gemm_tile` on a kernel anchored on an fp32 `kiln.matmul` (CUDA cores).
+inline constexpr llvm::StringLiteral kGemmTileAttrName = "kiln.gemm_tile";
+/// `#kiln.mma_tile` on a kernel whose `kiln.matmul` runs on mma.sync.
+inline constexpr llvm::StringLiteral kMmaTileAttrName = "kiln.mma_tile";
+/// `#kiln.wgmma_tile` on a kernel whose 16-bit `kiln.matmul` runs on wgmma (sm_90a).
+inline constexpr llvm::StringLiteral kWgmmaTileAttrName = "kiln.wgmma_tile";
+/// `#kiln.attention_tile` on a kernel anchored on `kiln.attention` (tensor cores).
+inline constexpr llvm::StringLiteral kAttentionTileAttrName = "kiln.attention_tile";
+/// A string on a kernel saying why kiln-select-tiles chose its tile (prose for people).
+inline constexpr llvm::StringLiteral kTileReasonAttrName = "kiln.tile_reason";
+
+/// Largest head dim (D and Dv) the attention kernels of cuda/attention.cuh
+/// take; kiln-raise-attention leaves larger ones unfused.
+inline constexpr int64_t kMaxAttentionHeadDim = 256;
+
+/// The precision recorded on `op`'s function (or `op` itself, when it is the
+/// function); fp32 when there is none (before kiln-assign-precision).
+Precision getPrecision(mlir::Operation *op);
+
+/// A GEMM whose result Y (after same-shape elementwise ops `chain`, e.g. a
+/// bias add) is read only by the step-2 last-dim slices Y[..., 0::2] (`even`)
+/// and Y[..., 1::2] (`odd`): a gated unit laid out by kiln-interleave-glu.
+struct GluHalves {
+  mlir::Value y, even, odd;
+  llvm::SmallVector<mlir::Operation *> chain;
+};
+
+/// The gated-unit halves of `gemm`'s result, if it has that shape; shared by
+/// kiln-fuse-pointwise (pair-epilogue groups) and the GEMM code generator.
+std::optional<GluHalves> getGluHalves(mlir::Operation *gemm);
+
+} // namespace kiln
+
+#endif // KILN_DIALECTS_KILN_KERNELPLAN_H

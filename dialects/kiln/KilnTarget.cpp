@@ -1,0 +1,73 @@
+//===- KilnTarget.cpp - the target table ----------------------------------===//
+//
+// Every hardware number kiln plans with, per `--target`. Per-arch numbers
+// (shared memory, registers) are the CUDA C++ Programming Guide's
+// "Technical Specifications per Compute Capability" (the same as CCCL's
+// cuda/__device/arch_traits.h); on sm_80 and newer a block may opt in to the
+// SM's shared memory less the 1 KiB the driver reserves per block. The SM
+// count is a fact of one product, not of the arch; each row names the GPU it
+// is taken from. It steers the tile cost model and grid-stride launch
+// sizes only, so another GPU of the same arch runs the same artifact
+// correctly, perhaps with a less suited tile.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/kiln/KilnTarget.h"
+
+#include "dialects/kiln/KernelPlan.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+struct TargetRow {
+  const char *name;
+  int64_t arch, smCount, smemPerBlock, smemPerSm, regsPerSm;
+  TensorCores tensorCores;
+};
+
+constexpr int64_t kKiB = 1024;
+constexpr TargetRow kTargets[] = {
+    // T4: 40 SMs. kiln's tensor-core templates need sm_80 (cp.async, bf16 mma).
+    {"sm_75", 75, 40, 64 * kKiB, 64 * kKiB, 65536, TensorCores::None},
+    // A100 SXM: 108 SMs.
+    {"sm_80", 80, 108, 163 * kKiB, 164 * kKiB, 65536, TensorCores::MmaSync},
+    // A10: 72 SMs.
+    {"sm_86", 86, 72, 99 * kKiB, 100 * kKiB, 65536, TensorCores::MmaSync},
+    // L40S: 142 SMs.
+    {"sm_89", 89, 142, 99 * kKiB, 100 * kKiB, 65536, TensorCores::MmaSync},
+    // H100 / H200 SXM: 132 SMs. wgmma needs sm_90a code; kiln builds sm_90 as sm_90a.
+    {"sm_90", 90, 132, 227 * kKiB, 228 * kKiB, 65536, TensorCores::Wgmma},
+    {"sm_90a", 90, 132, 227 * kKiB, 228 * kKiB, 65536, TensorCores::Wgmma},
+    // B200: 148 SMs. Its tcgen05 MMAs have no kiln template; wgmma is sm_90a only.
+    {"sm_100", 100, 148, 227 * kKiB, 228 * kKiB, 65536, TensorCores::MmaSync},
+    // RTX 5090: 170 SMs.
+    {"sm_120", 120, 170, 99 * kKiB, 100 * kKiB, 65536, TensorCores::MmaSync},
+};
+} // namespace
+
+FailureOr<TargetAttr> kiln::getTarget(MLIRContext *context, StringRef name) {
+  for (const TargetRow &row : kTargets)
+    if (name == row.name)
+      return TargetAttr::get(context, row.name, row.arch, row.smCount, row.smemPerBlock,
+                             row.smemPerSm, row.regsPerSm, row.tensorCores);
+  return failure();
+}
+
+std::string kiln::getKnownTargetNames() {
+  std::string names;
+  for (const TargetRow &row : kTargets)
+    names += (names.empty() ? "" : ", ") + std::string(row.name);
+  return names;
+}
+
+TargetAttr kiln::getTargetOrDefault(Operation *op) {
+  for (Operation *p = op; p; p = p->getParentOp())
+    if (auto target = p->getAttrOfType<TargetAttr>(kTargetAttrName))
+      return target;
+  FailureOr<TargetAttr> target = getTarget(op->getContext(), kDefaultTargetName);
+  assert(succeeded(target) && "the default target is in the table");
+  return *target;
+}
