@@ -107,6 +107,8 @@ llvm::Expected<unsigned> kiln::codegen::parseTarget(llvm::StringRef target) {
     list += (list.empty() ? "sm_" : ", sm_") + std::to_string(a);
   llvm::StringRef digits = target;
   digits.consume_front("sm_");
+  if (digits == "90a") // what sm_90 builds as (wgmma)
+    digits = "90";
   unsigned arch;
   if (digits.getAsInteger(10, arch) ||
       (!supported.empty() && !llvm::is_contained(supported, int(arch))))

@@ -32,8 +32,9 @@ struct CompiledModule {
   std::vector<CubinImage> cubins; ///< one per distinct target, ascending
 };
 
-/// Parses "sm_90" / "90" into 90; the error names the bad spelling and the
-/// architectures this NVRTC supports.
+/// Parses "sm_90" / "90" (or "sm_90a": sm_90 modules build as sm_90a anyway)
+/// into 90; the error names the bad spelling and the architectures this NVRTC
+/// supports.
 llvm::Expected<unsigned> parseTarget(llvm::StringRef target);
 
 /// Compiles `sources` (each a complete CUDA C++ translation unit that may
