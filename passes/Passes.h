@@ -127,6 +127,13 @@ MmaTileAttr selectMmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, Target
 WgmmaTileAttr selectWgmmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, TargetAttr target,
                               std::string &reason);
 
+/// Chooses the tile of the Hopper TMA GEMM (cuda/gemm_sm90.cuh) of a 16-bit
+/// GEMM with `batch` x [M, N, K] by the cost model of its candidate table
+/// (constants fit to an H200); `target` must have wgmma tensor cores.
+/// `reason` gets blocks, waves and the estimate.
+Sm90GemmTileAttr selectSm90GemmTile(int64_t m, int64_t n, int64_t k, int64_t batch,
+                                    TargetAttr target, std::string &reason);
+
 /// Chooses the tile of the tensor-core attention kernel for `batch` x
 /// `heads` x `queries` query rows of head dim `headDim` on `target`: the
 /// largest query tile that still gives every SM a block; `reason` receives a

@@ -455,6 +455,18 @@ def SelectTiles : Pass<"kiln-select-tiles", "mlir::func::FuncOp"> {
       With `wgmma` (the target must have wgmma tensor cores), 16-bit GEMMs
       get `kiln.wgmma_tile = #kiln.wgmma_tile<bm, bn, bk, warpgroups,
       stages>` by the same model.
+    - f16/bf16 GEMMs on a target with wgmma tensor cores (sm_90), with
+      `sm90-gemm` (the default) and neither `wgmma` nor `mma-tile`:
+      `kiln.sm90_gemm_tile = #kiln.sm90_gemm_tile<bm, bn, consumers, stages,
+      split_k, pingpong>` for the TMA + warp-specialized wgmma GEMM
+      (cuda/gemm_sm90.cuh), beside the mma.sync tile that codegen uses when
+      TMA cannot read an operand. The candidate with the least estimated time
+      wins: waves x (a per-MAC cost x the tile's MACs per block + a per-wave
+      cost) + a fixed cost, waves = ceil(blocks / sm_count) (blocks = tiles x
+      split_k), with per-candidate constants fit to the H200 benchmark of
+      test/gpu/gemm_sm90_test.cu (docs/results.md). Split-K candidates
+      (clusters of 2..8 blocks sharing a tile's K) serve GEMMs with few
+      output tiles, such as batch-1 prefill (M = 128).
     - attention with 16-bit storage and D == Dv a multiple of 16:
       `kiln.attention_tile = #kiln.attention_tile<warps, row_fragments,
       key_tile>`, the largest query tile (16 x row_fragments x warps rows)
@@ -476,6 +488,10 @@ def SelectTiles : Pass<"kiln-select-tiles", "mlir::func::FuncOp"> {
            "16-bit GEMMs use Hopper wgmma tiles (`kiln.wgmma_tile`; needs a target with wgmma, "
            "sm_90, compiled as sm_90a); an mma.sync path of the same block shape serves other "
            "targets of the artifact">,
+    Option<"sm90Gemm", "sm90-gemm", "bool", /*default=*/"true",
+           "16-bit GEMMs on a target with wgmma (sm_90) get a `kiln.sm90_gemm_tile` for the "
+           "TMA + warp-specialized wgmma GEMM (the mma.sync tile stays beside it for operands "
+           "TMA cannot read); ignored on other targets and with `wgmma` or `mma-tile`">,
     Option<"mmaTile", "mma-tile", "std::string", /*default=*/"",
            "Use this MMA tile (BMxBNxBKxWMxWNxSTAGES) for every 16-bit GEMM instead of the "
            "cost model's choice (for experiments)">,

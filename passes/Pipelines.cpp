@@ -48,6 +48,7 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
   SelectTilesOptions tileOptions;
   tileOptions.mmaTile = options.mmaTile;
   tileOptions.wgmma = options.wgmma;
+  tileOptions.sm90Gemm = options.sm90Gemm;
   fpm.addPass(createSelectTiles(tileOptions));
   PlanMemoryOptions memOptions;
   memOptions.alignment = options.arenaAlignment;

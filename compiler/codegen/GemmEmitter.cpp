@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/codegen/ExprEmitter.h"
+#include "compiler/codegen/GemmSm90Emitter.h"
 #include "compiler/codegen/KernelEmitter.h"
 #include "compiler/codegen/StridedView.h"
 #include "compiler/codegen/cuda/smem_sizes.h"
@@ -47,12 +48,12 @@ FailureOr<std::string> operandLoader(ExprEmitter &expr, ArrayRef<std::string> ba
                                      const char *second, bool swap) {
   expr.beginBody("    ");
   std::string f = std::string("(long long)") + first, g = std::string("(long long)") + second;
-  auto v = expr.emitValue(operand, operandCoords(batchCoords, type.getShape(), swap ? g : f,
-                                                 swap ? f : g));
+  auto v = expr.emitValue(operand,
+                          operandCoords(batchCoords, type.getShape(), swap ? g : f, swap ? f : g));
   if (failed(v))
     return failure();
-  return llvm::formatv("[&](int {0}, int {1}) -> float {{\n{2}    return {3};\n  }", first,
-                       second, expr.getBody(), *v)
+  return llvm::formatv("[&](int {0}, int {1}) -> float {{\n{2}    return {3};\n  }", first, second,
+                       expr.getBody(), *v)
       .str();
 }
 
@@ -76,8 +77,8 @@ FailureOr<std::string> epilogueBody(ExprEmitter &expr, MatMulOp mm, Value root,
                                     const std::string &acc, int64_t M, int64_t N) {
   expr.overrideValue(mm.getResult(), acc);
   expr.beginBody("    ");
-  expr.line(llvm::formatv("const long long e = bz * {0}LL + (long long)m * {1}LL + n;", M * N, N)
-                .str());
+  expr.line(
+      llvm::formatv("const long long e = bz * {0}LL + (long long)m * {1}LL + n;", M * N, N).str());
   return storeRoot(expr, root);
 }
 
@@ -85,14 +86,14 @@ FailureOr<std::string> epilogueBody(ExprEmitter &expr, MatMulOp mm, Value root,
 /// (m, n + 1) from acc1 are the two halves of one gated unit; the kernel's
 /// root at linear index bz * M * N/2 + m * N/2 + n/2 is computed from them
 /// and stored once. Expects `m`, `n`, `bz`, `acc0`, `acc1` in scope.
-FailureOr<std::string> pairEpilogueBody(ExprEmitter &expr, MatMulOp mm,
-                                        const GluHalves &pair, Value root,
-                                        ArrayRef<std::string> batchCoords, const std::string &scale,
-                                        int64_t M, int64_t N) {
+FailureOr<std::string> pairEpilogueBody(ExprEmitter &expr, MatMulOp mm, const GluHalves &pair,
+                                        Value root, ArrayRef<std::string> batchCoords,
+                                        const std::string &scale, int64_t M, int64_t N) {
   expr.beginBody("    ");
   auto at = [&](const char *acc, const std::string &col) -> FailureOr<std::string> {
-    expr.overrideValue(mm.getResult(), scale.empty() ? std::string(acc)
-                                                     : "(" + std::string(acc) + " * " + scale + ")");
+    expr.overrideValue(mm.getResult(), scale.empty()
+                                           ? std::string(acc)
+                                           : "(" + std::string(acc) + " * " + scale + ")");
     ExprEmitter::Coords coords(batchCoords.begin(), batchCoords.end());
     coords.push_back("(long long)m");
     coords.push_back(col);
@@ -118,9 +119,8 @@ FailureOr<std::string> pairEpilogueBody(ExprEmitter &expr, MatMulOp mm,
 /// operand's view dims that run along the tile rows (M for A, N for B) and
 /// along K. Multiplies `scale` by the view's scalar factor.
 std::string tcOperand(KernelOp kernel, ExprEmitter &expr, Value operand, StringRef mmaType,
-                      ArrayRef<std::string> batchCoords, int64_t rowDim, int64_t kDim,
-                      int64_t rows, int64_t kExtent, StringRef name, const std::string &loader,
-                      double &scale) {
+                      ArrayRef<std::string> batchCoords, int64_t rowDim, int64_t kDim, int64_t rows,
+                      int64_t kExtent, StringRef name, const std::string &loader, double &scale) {
   auto fallback = [&] {
     return llvm::formatv("  auto {0}Fn = {1};\n  const kiln::FnOperand<{2}, decltype({0}Fn)> "
                          "{0}{{{0}Fn, {3}};\n",
@@ -198,9 +198,8 @@ FailureOr<GeneratedKernel> emitMatMulTC(KernelOp kernel, MatMulOp mm) {
   Type et = a.getElementType();
   // f32 operands reach here only with --precision tf32 (kiln-select-tiles).
   if (et != b.getElementType() || !(isNarrowFloat(et) || et.isF32()))
-    return kernel.emitError() << "unsupported: tensor-core GEMM on " << a.getElementType()
-                              << " x " << b.getElementType() << " in kernel @"
-                              << kernel.getSymName();
+    return kernel.emitError() << "unsupported: tensor-core GEMM on " << a.getElementType() << " x "
+                              << b.getElementType() << " in kernel @" << kernel.getSymName();
   std::string mmaType = *cudaStorageType(et);
   unsigned threads = unsigned(32 * wm * wn);
 
@@ -271,14 +270,13 @@ FailureOr<GeneratedKernel> emitMatMulTC(KernelOp kernel, MatMulOp mm) {
                          wgmma.getWarpgroups(), wgmma.getStages(), M, N, K)
                .str() +
            "#else\n" + mmaCall + "#endif\n";
-  out.source =
-      "// " +
-      llvm::formatv("[{0}x{1}] x [{1}x{2}], batch {3}, tensor cores ({4})\n", M, K, N, batchCount,
-                    wgmma ? "wgmma on sm_90a, else mma.sync" : "mma.sync")
-          .str() +
-      *sig + " {\n  extern __shared__ __align__(128) char kiln_smem[];\n" +
-      "  const long long bz = blockIdx.z;\n" + prologue + opA + opB + epilogueDecl + call +
-      "}\n";
+  out.source = "// " +
+               llvm::formatv("[{0}x{1}] x [{1}x{2}], batch {3}, tensor cores ({4})\n", M, K, N,
+                             batchCount, wgmma ? "wgmma on sm_90a, else mma.sync" : "mma.sync")
+                   .str() +
+               *sig + " {\n  extern __shared__ __align__(128) char kiln_smem[];\n" +
+               "  const long long bz = blockIdx.z;\n" + prologue + opA + opB + epilogueDecl + call +
+               "}\n";
   out.block = {threads, 1, 1};
   out.grid = {unsigned((N + bn - 1) / bn), unsigned((M + bm - 1) / bm), unsigned(batchCount)};
   // The sizes of both paths a wgmma kernel holds: the templates' own.
@@ -299,8 +297,8 @@ FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
   if (!isa<FloatType>(c.getElementType()))
     return kernel.emitError() << "unsupported: matmul on " << c.getElementType();
   if (kernel.getYield().getNumOperands() != 1)
-    return kernel.emitError() << "unsupported: GEMM kernel @" << kernel.getSymName()
-                              << " with " << kernel.getYield().getNumOperands() << " results";
+    return kernel.emitError() << "unsupported: GEMM kernel @" << kernel.getSymName() << " with "
+                              << kernel.getYield().getNumOperands() << " results";
   Value root = kernel.getYield().getValues()[0];
   bool pair = getGluHalves(mm).has_value();
   bool tensorCores = kernel->hasAttr(kMmaTileAttrName) || kernel->hasAttr(kWgmmaTileAttrName);
@@ -329,6 +327,15 @@ FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
                               << "batch); use a smaller --shape";
 
   // Tensor cores when kiln-select-tiles chose an MMA or wgmma tile (16-bit operands, or TF32).
+  // The Hopper TMA GEMM when kiln-select-tiles chose it and TMA can read both
+  // operands; the kernel's mma.sync tile otherwise.
+  if (auto sm90 = kernel->getAttrOfType<Sm90GemmTileAttr>(kSm90GemmTileAttrName)) {
+    FailureOr<std::optional<GeneratedKernel>> generated = emitMatMulSm90(kernel, mm, sm90);
+    if (failed(generated))
+      return failure();
+    if (*generated)
+      return std::move(**generated);
+  }
   if (tensorCores)
     return emitMatMulTC(kernel, mm);
 

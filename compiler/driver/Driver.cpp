@@ -25,12 +25,18 @@
 #include "dialects/kiln/KernelPlan.h"
 #include "dialects/kiln/KilnDialect.h"
 #include "dialects/kiln/KilnTarget.h"
-#include "passes/Pipelines.h"
-
-#include "ArtifactHeader.h"
 #include "kiln/runtime.h"
 #include "kiln/runtime.hpp"
+#include "passes/Pipelines.h"
 
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Threading.h"
+#include "llvm/Support/xxhash.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -39,20 +45,14 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringMap.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/xxhash.h"
-#include "llvm/Support/Threading.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MathExtras.h"
-#include "llvm/Support/Path.h"
+
+#include "ArtifactHeader.h"
+#include <unistd.h>
 
 #include <chrono>
 #include <cstring>
 #include <mutex>
 #include <optional>
-#include <unistd.h>
 
 using namespace mlir;
 using namespace kiln;
@@ -77,8 +77,7 @@ llvm::Error writeFile(const std::string &path, const std::string &text) {
 /// reporter. One phase runs at a time; starting one ends the previous.
 class PhaseClock {
 public:
-  PhaseClock(CompileStats &stats, ProgressReporter *progress)
-      : stats(stats), progress(progress) {}
+  PhaseClock(CompileStats &stats, ProgressReporter *progress) : stats(stats), progress(progress) {}
   /// A phase still running here failed (an early return with an error).
   ~PhaseClock() { stop(/*completed=*/false); }
 
@@ -173,7 +172,7 @@ kiln::installModelDiagnosticHandler(MLIRContext &context, llvm::raw_ostream &os)
     };
     StringRef severity = diag.getSeverity() == DiagnosticSeverity::Error     ? "error"
                          : diag.getSeverity() == DiagnosticSeverity::Warning ? "warning"
-                                                                              : "note";
+                                                                             : "note";
     print(diag, severity);
     for (Diagnostic &note : diag.getNotes())
       print(note, "note");
@@ -223,7 +222,8 @@ static LogicalResult verifyTensorSizes(ModuleOp module) {
         overflow |= d < 0 || llvm::MulOverflow(bytes, d, bytes);
       if (overflow || bytes > kMaxTensorBytes) {
         op->emitError() << "unsupported: tensor " << type << " is larger than the "
-                        << (kMaxTensorBytes >> 30) << " GiB kiln compiles; use smaller --shape values";
+                        << (kMaxTensorBytes >> 30)
+                        << " GiB kiln compiles; use smaller --shape values";
         return WalkResult::interrupt();
       }
     }
@@ -289,6 +289,10 @@ static llvm::Error buildPipeline(const CompileOptions &options, ArrayRef<unsigne
   // it measured slower than mma.sync on the H200 (docs/results.md), unlike in
   // isolation.
   pipelineOptions.wgmma = options.wgmma;
+  // The TMA GEMM's kernels exist for sm_90a alone (one launch list serves every
+  // target), so it needs every --target to be sm_90.
+  pipelineOptions.sm90Gemm =
+      options.sm90Gemm && llvm::all_of(targets, [](unsigned arch) { return arch == 90; });
   pipelineOptions.tpSize = options.tensorParallel;
   pipelineOptions.tpRank = rank;
   pipelineOptions.tpLoopback = options.tpLoopback;
@@ -496,8 +500,8 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
   }
   codegen::EmitterRegistry registry = codegen::makeDefaultEmitterRegistry();
   LaunchNamer namer(func);
-  std::vector<std::string> functionSources;        // unique kernel bodies
-  std::vector<std::vector<std::string>> usersOf;   // kiln.kernel names per function
+  std::vector<std::string> functionSources;      // unique kernel bodies
+  std::vector<std::vector<std::string>> usersOf; // kiln.kernel names per function
   llvm::StringMap<unsigned> functionBySource;
   std::vector<ArtifactLaunch> launches;
   std::vector<unsigned> launchFunction;
@@ -559,7 +563,8 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
   // The module count is fixed (not the machine's core count) so that the
   // same input gives a byte-identical artifact everywhere.
   constexpr size_t kMaxModules = 4;
-  unsigned threads = options.threads ? options.threads : llvm::hardware_concurrency().compute_thread_count();
+  unsigned threads =
+      options.threads ? options.threads : llvm::hardware_concurrency().compute_thread_count();
   size_t numModules = std::max<size_t>(1, std::min<size_t>(functionSources.size(), kMaxModules));
   std::vector<std::string> moduleNames, moduleSources(numModules, codegen::modulePrologue());
   for (size_t m = 0; m < numModules; ++m)
@@ -654,8 +659,7 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
 
 char kiln::UsageError::ID = 0;
 
-llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
-                                                const CompileOptions &options,
+llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const CompileOptions &options,
                                                 llvm::raw_ostream &os) {
   auto t0 = std::chrono::steady_clock::now();
   CompileStats stats;
@@ -815,9 +819,8 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
     Type narrow;
     module->walk([&](Operation *op) {
       for (Type t : op->getResultTypes())
-        if (auto tt = dyn_cast<RankedTensorType>(t); tt && !narrow &&
-                                                     (tt.getElementType().isF16() ||
-                                                      tt.getElementType().isBF16()))
+        if (auto tt = dyn_cast<RankedTensorType>(t);
+            tt && !narrow && (tt.getElementType().isF16() || tt.getElementType().isBF16()))
           narrow = tt.getElementType();
     });
     if (narrow) {
@@ -850,10 +853,10 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context,
     if (!file)
       return llvm::createStringError(file.getError(), "cannot read '%s': %s",
                                      options.inputPath.c_str(), file.getError().message().c_str());
-    std::string salt = options.shapeSpec + "|" + stringifyPrecision(options.precision).str() +
-                       "|" + std::to_string(tpSize) + "|" + llvm::join(options.targets, ",") +
-                       "|" + (options.fuse ? "fuse" : "nofuse") + "|" + options.mmaTile +
-                       (options.wgmma ? "|wgmma" : "");
+    std::string salt = options.shapeSpec + "|" + stringifyPrecision(options.precision).str() + "|" +
+                       std::to_string(tpSize) + "|" + llvm::join(options.targets, ",") + "|" +
+                       (options.fuse ? "fuse" : "nofuse") + "|" + options.mmaTile +
+                       (options.wgmma ? "|wgmma" : "") + (options.sm90Gemm ? "" : "|no-sm90-gemm");
     // The compiler itself is part of the group: rank files from two builds
     // (whose sharding or kernels may differ) must not run together.
     if (auto self = llvm::MemoryBuffer::getFile("/proc/self/exe"))

@@ -47,6 +47,9 @@ struct CompileOptions {
   Precision precision = Precision::FP32; ///< storage / GEMM precision (--precision)
   std::string mmaTile;              ///< MMA tile override for every 16-bit GEMM (--mma-tile)
   bool wgmma = false;               ///< Hopper wgmma GEMMs for sm_90 targets (--wgmma)
+  /// The Hopper TMA + warp-specialized wgmma GEMM for 16-bit GEMMs (--sm90-gemm, default on);
+  /// used only when every --target is sm_90 (its kernels exist for sm_90a alone).
+  bool sm90Gemm = true;
   unsigned threads = 0;             ///< NVRTC threads; 0 = hardware concurrency
   /// Tensor-parallel ranks N (--tensor-parallel): with N > 1 one artifact per
   /// rank, kiln::tpRankArtifactPath(outputPath, r) of kiln/runtime.hpp (the

@@ -27,6 +27,10 @@ inline constexpr llvm::StringLiteral kGemmTileAttrName = "kiln.gemm_tile";
 inline constexpr llvm::StringLiteral kMmaTileAttrName = "kiln.mma_tile";
 /// `#kiln.wgmma_tile` on a kernel whose 16-bit `kiln.matmul` runs on wgmma (sm_90a).
 inline constexpr llvm::StringLiteral kWgmmaTileAttrName = "kiln.wgmma_tile";
+/// `#kiln.sm90_gemm_tile` on a kernel whose 16-bit `kiln.matmul` runs on the Hopper TMA GEMM
+/// (cuda/gemm_sm90.cuh) when its operands are TMA-readable; the kernel then also carries the
+/// `#kiln.mma_tile` codegen uses otherwise.
+inline constexpr llvm::StringLiteral kSm90GemmTileAttrName = "kiln.sm90_gemm_tile";
 /// `#kiln.attention_tile` on a kernel anchored on `kiln.attention` (tensor cores).
 inline constexpr llvm::StringLiteral kAttentionTileAttrName = "kiln.attention_tile";
 /// A string on a kernel saying why kiln-select-tiles chose its tile (prose for people).

@@ -110,6 +110,36 @@ LogicalResult WgmmaTileAttr::verify(EmitErrorFn emitError, int64_t bm, int64_t b
   return success();
 }
 
+LogicalResult Sm90GemmTileAttr::verify(EmitErrorFn emitError, int64_t bm, int64_t bn,
+                                       int64_t consumers, int64_t stages, int64_t splitK,
+                                       bool pingpong) {
+  if (bn != 64 && bn != 128 && bn != 192 && bn != 256)
+    return emitError() << "sm90_gemm_tile bn must be 64, 128, 192 or 256, got " << bn;
+  if (consumers != 1 && consumers != 2)
+    return emitError() << "sm90_gemm_tile consumers must be 1 or 2, got " << consumers;
+  const int64_t rowsPerConsumer = pingpong ? bm : bm / consumers;
+  if (bm <= 0 || bm > 256 || bm % (pingpong ? 64 : 64 * consumers))
+    return emitError() << "sm90_gemm_tile bm (" << bm << ") must be a multiple of "
+                       << (pingpong ? 64 : 64 * consumers) << " (64 x "
+                       << (pingpong ? "1 with pingpong" : "consumers") << "), at most 256";
+  if (rowsPerConsumer / 64 * bn / 2 > 128)
+    return emitError() << "sm90_gemm_tile needs " << rowsPerConsumer / 64 * bn / 2
+                       << " fp32 accumulators per consumer thread, more than 128";
+  if (stages < 2 || stages > 32)
+    return emitError() << "sm90_gemm_tile stages must be in 2..32, got " << stages;
+  if (splitK < 1 || splitK > 8 || bm % (8 * splitK))
+    return emitError() << "sm90_gemm_tile split_k (" << splitK
+                       << ") must be in 1..8 (a portable cluster) and divide bm / 8 (" << bm / 8
+                       << ")";
+  if (splitK > 1 && bm * (bn + 8) * 4 > stages * (bm + bn) * 128)
+    return emitError() << "sm90_gemm_tile split-K partial tile of " << bm * (bn + 8) * 4
+                       << " bytes does not fit in the " << stages * (bm + bn) * 128
+                       << "-byte pipeline";
+  if (pingpong && (consumers != 2 || splitK != 1))
+    return emitError() << "sm90_gemm_tile pingpong needs consumers = 2 and split_k = 1";
+  return success();
+}
+
 LogicalResult AttentionTileAttr::verify(EmitErrorFn emitError, int64_t warps, int64_t rowFragments,
                                         int64_t keyTile) {
   if (warps < 1 || warps > 32)
@@ -143,6 +173,8 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op, NamedAttribut
     kind = expect(isa<MmaTileAttr>(attr.getValue()), "a #kiln.mma_tile");
   else if (name == kWgmmaTileAttrName)
     kind = expect(isa<WgmmaTileAttr>(attr.getValue()), "a #kiln.wgmma_tile");
+  else if (name == kSm90GemmTileAttrName)
+    kind = expect(isa<Sm90GemmTileAttr>(attr.getValue()), "a #kiln.sm90_gemm_tile");
   else if (name == kAttentionTileAttrName)
     kind = expect(isa<AttentionTileAttr>(attr.getValue()), "a #kiln.attention_tile");
   else

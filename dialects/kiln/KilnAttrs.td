@@ -201,6 +201,42 @@ def Kiln_WgmmaTileAttr : Kiln_Attr<"WgmmaTile", "wgmma_tile"> {
   }];
 }
 
+def Kiln_Sm90GemmTileAttr : Kiln_Attr<"Sm90GemmTile", "sm90_gemm_tile"> {
+  let summary = "Tile of the Hopper TMA + warp-specialized wgmma GEMM (kiln::gemmSm90, "
+                "cuda/gemm_sm90.cuh).";
+  let description = [{
+    Block tile `bm` x `bn` with K slices of 64, `consumers` wgmma warpgroups
+    after one TMA producer warpgroup (128 x (consumers + 1) threads), a
+    `stages`-deep TMA / mbarrier pipeline, `split_k` blocks of one cluster
+    sharing each tile's K (reduced through distributed shared memory; 1: a
+    persistent grid of at most one block per SM), and the consumer schedule:
+    `pingpong` (each consumer owns alternate tiles, so one's epilogue overlaps
+    the other's main loop) or cooperative (both share each tile). Shared
+    memory: `kiln::smem_bytes::gemmSm90` (cuda/smem_sizes.h).
+
+    The verifier holds gemm_sm90.cuh's rules: bn is 64, 128, 192 or 256 (one
+    wgmma n); consumers is 1 or 2; bm is a multiple of 64 x consumers (64
+    with pingpong), at most 256 (one TMA box); at most 128 fp32 accumulators
+    per consumer thread; stages >= 2; split_k in 1..8 dividing bm / 8, and
+    the split-K partial tile bm x (bn + 8) fp32 fits in the pipeline's
+    shared memory; pingpong needs 2 consumers and split_k = 1. Whether the
+    shared memory fits is the target's question (kiln-select-tiles).
+
+    ```mlir
+    kiln.kernel @k0_matmul(...) {kiln.sm90_gemm_tile = #kiln.sm90_gemm_tile<bm = 64, bn = 256,
+        consumers = 2, stages = 5, split_k = 1, pingpong = true>} ...
+    ```
+  }];
+  let parameters = (ins "int64_t":$bm, "int64_t":$bn, "int64_t":$consumers, "int64_t":$stages,
+                        "int64_t":$split_k, "bool":$pingpong);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Threads per block: 128 x (consumers + 1).
+    int64_t getThreads() const { return 128 * (getConsumers() + 1); }
+  }];
+}
+
 def Kiln_AttentionTileAttr : Kiln_Attr<"AttentionTile", "attention_tile"> {
   let summary = "Tile of the tensor-core attention kernel (kiln::attentionTC, cuda/attention.cuh).";
   let description = [{

@@ -102,6 +102,39 @@ constexpr WgmmaCandidate kWgmmaTiles[] = {
     {{64, 128, 64, 1, 4}, 2, 0.35, 0.55},  {{64, 64, 64, 1, 4}, 3, 0.25, 0.50},
 };
 
+/// A candidate of the Hopper TMA GEMM (kiln::gemmSm90) and its cost model:
+/// time = waves x (usPerMmac x the tile's multiply-adds per block / 1e6 +
+/// usPerWave) + usFixed, waves = ceil(blocks / SMs), blocks = tiles x split_k
+/// (a persistent block takes one tile per wave). The constants were fit by
+/// least squares to test/gpu/gemm_sm90_test.cu --bench on an H200 (132 SMs,
+/// 2026-12-01, docs/results.md): the 16 GEMM shapes of GPT-2, BERT and the
+/// 0.8B Llama at batch 1 x 128 and 8 x 512 (Llama 4 x 512). Over them the
+/// model's pick was within 2.2% of the fastest candidate (geometric mean)
+/// and 18% at worst. The cluster-multicast variants of the template
+/// measured slower on every shape and are not candidates.
+struct Sm90Candidate {
+  int64_t bm, bn, consumers, stages, splitK;
+  bool pingpong;
+  double usPerMmac, usPerWave, usFixed;
+};
+constexpr Sm90Candidate kSm90Tiles[] = {
+    {128, 256, 2, 4, 1, false, 0.3253, 8.83, -3.12},
+    {256, 128, 2, 4, 1, false, 0.3237, 8.79, -3.62},
+    {128, 192, 2, 5, 1, false, 0.3596, 5.73, -2.51},
+    {128, 128, 2, 6, 1, false, 0.3566, 3.73, -1.10},
+    {64, 256, 2, 5, 1, true, 0.3131, 2.43, 4.03},
+    {128, 128, 2, 6, 1, true, 0.3400, 2.46, 2.63},
+    {64, 192, 2, 6, 1, true, 0.4001, 1.46, 1.89},
+    {64, 128, 2, 8, 1, true, 0.4585, 1.20, 1.01},
+    {64, 128, 1, 6, 1, false, 0.4963, 2.45, -0.21},
+    {128, 128, 2, 4, 2, false, 0.4291, 4.82, -1.71},
+    {128, 128, 2, 4, 4, false, 0.4965, 4.59, -0.04},
+    {64, 128, 1, 4, 2, false, 0.5659, 2.11, 0.71},
+    {64, 128, 1, 4, 4, false, 0.6427, 2.02, 2.10},
+    {64, 64, 1, 4, 4, false, 0.8579, 1.55, 1.82},
+    {64, 64, 1, 4, 8, false, 1.0206, 1.66, 1.52},
+};
+
 int64_t smemBytes(const MmaRow &t, int64_t elemBytes) {
   return smem_bytes::gemmTc(elemBytes, t.bm, t.bn, t.bk, t.stages);
 }
@@ -182,6 +215,43 @@ WgmmaTileAttr kiln::selectWgmmaTile(int64_t m, int64_t n, int64_t k, int64_t bat
   const WgmmaRow &t =
       kWgmmaTiles[cheapestTile(kWgmmaTiles, 2, m, n, k, batch, target, reason)].tile;
   return WgmmaTileAttr::get(target.getContext(), t.bm, t.bn, t.bk, t.warpgroups, t.stages);
+}
+
+Sm90GemmTileAttr kiln::selectSm90GemmTile(int64_t m, int64_t n, int64_t k, int64_t batch,
+                                          TargetAttr target, std::string &reason) {
+  assert(target.getTensorCores() == TensorCores::Wgmma && "the target has no wgmma");
+  const int64_t sms = target.getSmCount();
+  const int64_t kSlices = (k + 63) / 64;
+  const Sm90Candidate *best = nullptr;
+  double bestTime = 0;
+  int64_t bestBlocks = 0, bestWaves = 0;
+  for (const Sm90Candidate &c : kSm90Tiles) {
+    if (smem_bytes::gemmSm90(c.bm, c.bn, c.stages, c.consumers) > target.getSmemPerBlock() ||
+        (c.splitK > 1 && kSlices < 2 * c.splitK)) // at least 2 K slices per block of a cluster
+      continue;
+    const int64_t tiles = ((m + c.bm - 1) / c.bm) * ((n + c.bn - 1) / c.bn) * batch;
+    const int64_t blocks = tiles * c.splitK;
+    const int64_t waves = (blocks + sms - 1) / sms;
+    const double mmac =
+        double(c.bm * c.bn) * double((kSlices + c.splitK - 1) / c.splitK * 64) / 1e6;
+    const double time = double(waves) * (c.usPerMmac * mmac + c.usPerWave) + c.usFixed;
+    if (!best || time < bestTime) {
+      best = &c;
+      bestTime = time;
+      bestBlocks = blocks;
+      bestWaves = waves;
+    }
+  }
+  if (!best) // K of one slice: the persistent candidates never skip
+    best = &kSm90Tiles[0];
+  reason =
+      llvm::formatv("{0} blocks{1} on {2} SMs, {3} wave(s), est. {4:F1} us (K={5})", bestBlocks,
+                    best->splitK > 1 ? " in clusters of " + std::to_string(best->splitK)
+                                     : std::string(" (persistent)"),
+                    sms, bestWaves, bestTime, k)
+          .str();
+  return Sm90GemmTileAttr::get(target.getContext(), best->bm, best->bn, best->consumers,
+                               best->stages, best->splitK, best->pingpong);
 }
 
 MmaTileAttr kiln::selectMmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, TargetAttr target,
@@ -310,6 +380,13 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
     if (sixteenBit && wgmma && !override) {
       WgmmaTileAttr w = selectWgmmaTile(m, n, k, batch, target, reason);
       kernel->setAttr(kWgmmaTileAttrName, w);
+    } else if (sixteenBit && sm90Gemm && !override &&
+               target.getTensorCores() == TensorCores::Wgmma) {
+      // The TMA GEMM, and the mma.sync tile for operands TMA cannot read.
+      std::string mmaReason;
+      kernel->setAttr(kSm90GemmTileAttrName, selectSm90GemmTile(m, n, k, batch, target, reason));
+      kernel->setAttr(kMmaTileAttrName, selectMmaTile(m, n, k, batch, target, mmaReason));
+      reason = "sm90: " + reason + "; mma.sync if TMA cannot read an operand: " + mmaReason;
     } else if (tensorCores) {
       MmaTileAttr t = selectMmaTile(m, n, k, batch, target, reason, !sixteenBit);
       if (sixteenBit && override) {

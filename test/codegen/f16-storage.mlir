@@ -7,20 +7,26 @@
 // CHECK: kiln::cvt<kiln::f16>(
 
 // --precision fp16 stores an f32 model in fp16; GEMMs run on the tensor
-// cores (kiln::gemmTileTC) and the f32 graph output is converted back.
+// cores (kiln::gemmSm90 on sm_90, its operands loaded by TMA; kiln::gemmTileTC
+// with --sm90-gemm=false) and the f32 graph output is converted back.
 // RUN: rm -rf %t.gpt2 && kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x16 --precision fp16 -o %t.gpt2.kiln --dump-cuda %t.gpt2
 // RUN: cat %t.gpt2/module*.cu | FileCheck %s --check-prefix=GPT2
-// GPT2-DAG: kiln::gemmTileTC<kiln::f16,
-// GPT2-DAG: kiln::StridedOperand<kiln::f16, true>
+// GPT2-DAG: kiln::gemmSm90<kiln::f16,
+// GPT2-DAG: kiln::sm90::TmaOperand<true, 2>
 // GPT2-DAG: kiln::layerNormRow(
 // GPT2-DAG: float *__restrict__ out0
 // GPT2-NOT: gemmTileF32
 // RUN: %if ptxas %{ for f in %t.gpt2/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.gpt2.cubin || exit 1; done %}
+// RUN: rm -rf %t.gpt2mma && kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x16 --precision fp16 --sm90-gemm=false -o %t.gpt2mma.kiln --dump-cuda %t.gpt2mma
+// RUN: cat %t.gpt2mma/module*.cu | FileCheck %s --check-prefix=GPT2-MMA
+// GPT2-MMA-DAG: kiln::gemmTileTC<kiln::f16,
+// GPT2-MMA-DAG: kiln::StridedOperand<kiln::f16, true>
+// GPT2-MMA-NOT: gemmSm90<
 
 // bf16 likewise.
 // RUN: rm -rf %t.bf16 && kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x16 --precision bf16 -o %t.bf16.kiln --dump-cuda %t.bf16
 // RUN: cat %t.bf16/module*.cu | FileCheck %s --check-prefix=BF16
-// BF16-DAG: kiln::gemmTileTC<kiln::bf16,
+// BF16-DAG: kiln::gemmSm90<kiln::bf16,
 // BF16-DAG: kiln::cvt<kiln::bf16>(
 // RUN: %if ptxas %{ for f in %t.bf16/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.bf16.cubin || exit 1; done %}
 

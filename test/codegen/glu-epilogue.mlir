@@ -8,7 +8,11 @@
 // fp16: the gate and up projections are one GEMM [16x32] x [32x128] (sibling fusion), its
 // columns interleaved, so each thread's accumulator pair (n, n + 1) holds gate and up of output
 // column n / 2: silu(acc0) * acc1 is computed in the epilogue and stored once ([2, 16, 64]; the
-// [.., 128] GEMM result is never written). Two kernels: gate/up and down.
+// [.., 128] GEMM result is never written). Two kernels: gate/up and down. The gate/up GEMM reads
+// the f32 input through a converting functor, which TMA cannot load, so it keeps the mma.sync
+// tile kiln-select-tiles records beside the Hopper one; the down GEMM's operands are f16 views
+// of parameters and it runs on kiln::gemmSm90 (TMA + wgmma): A is batched (a rank-3 tensor map
+// over the 2 batches), the weight is one rank-2 map shared by both.
 // RUN: rm -rf %t.mlp16 && kiln-compile %S/Inputs/swiglu_mlp.onnx --precision fp16 -o %t.mlp16.kiln --dump-cuda %t.mlp16 | FileCheck %s --check-prefix=MLP-PAIR-SUMMARY
 // RUN: cat %t.mlp16/module*.cu | FileCheck %s --check-prefix=MLP16
 // RUN: %if ptxas %{ for f in %t.mlp16/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.mlp16.cubin || exit 1; done %}
@@ -23,9 +27,12 @@
 // MLP16-NEXT: out0[e] = kiln::cvt<kiln::f16>([[H]]);
 // MLP16-NEXT: });
 // MLP16-NEXT: kiln::gemmTileTC<kiln::f16, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}>(16, 128, 32, blockIdx.y, blockIdx.x, opA, opB, epilogue, kiln_smem);
-// MLP16: // [16x64] x [64x32], batch 2, tensor cores
+// MLP16: // [16x64] x [64x32], batch 2, Hopper TMA + wgmma (gemm_sm90.cuh)
+// MLP16-NEXT: extern "C" __global__ void __launch_bounds__(384, 1) kiln_k1(const kiln::f16 *__restrict__ in0, const kiln::f16 *__restrict__ in1, float *__restrict__ out0, const __grid_constant__ kiln::TensorMap tmap0, const __grid_constant__ kiln::TensorMap tmap1)
 // MLP16-NOT: makePairEpilogue
-// MLP16: kiln::gemmTileTC<kiln::f16, {{.+}}>(16, 32, 64,
+// MLP16: const kiln::sm90::TmaOperand<true, 3> opA{&tmap0};
+// MLP16-NEXT: const kiln::sm90::TmaOperand<false, 2> opB{&tmap1};
+// MLP16: kiln::gemmSm90<kiln::f16, float, {{.+}}>(16, 32, 64, 2, opA, opB, out0, epilogue, kiln_smem);
 
 // The graph after the pipeline: the interleaved weight [32, 128] in fp16, the step-2 slices and
 // the SwiGLU inside the GEMM kernel, whose result is [2, 16, 64].

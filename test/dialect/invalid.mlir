@@ -620,3 +620,123 @@ func.func @attention_tile_as_array(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>)
 func.func @tile_not_on_kernel() attributes {kiln.mma_tile = #kiln.mma_tile<bm = 64, bn = 64, bk = 32, wm = 2, wn = 2, stages = 4>} {
   return
 }
+
+// -----
+
+func.func @sm90_bn(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{sm90_gemm_tile bn must be 64, 128, 192 or 256, got 96}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.sm90_gemm_tile = #kiln.sm90_gemm_tile<bm = 128, bn = 96, consumers = 2, stages = 4, split_k = 1, pingpong = false>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @sm90_consumers(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{sm90_gemm_tile consumers must be 1 or 2, got 3}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.sm90_gemm_tile = #kiln.sm90_gemm_tile<bm = 128, bn = 128, consumers = 3, stages = 4, split_k = 1, pingpong = false>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @sm90_bm(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{sm90_gemm_tile bm (64) must be a multiple of 128 (64 x consumers), at most 256}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.sm90_gemm_tile = #kiln.sm90_gemm_tile<bm = 64, bn = 128, consumers = 2, stages = 4, split_k = 1, pingpong = false>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @sm90_bm_pingpong(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{sm90_gemm_tile bm (96) must be a multiple of 64 (64 x 1 with pingpong), at most 256}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.sm90_gemm_tile = #kiln.sm90_gemm_tile<bm = 96, bn = 128, consumers = 2, stages = 4, split_k = 1, pingpong = true>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @sm90_accumulators(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{sm90_gemm_tile needs 256 fp32 accumulators per consumer thread, more than 128}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.sm90_gemm_tile = #kiln.sm90_gemm_tile<bm = 128, bn = 256, consumers = 1, stages = 4, split_k = 1, pingpong = false>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @sm90_stages(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{sm90_gemm_tile stages must be in 2..32, got 1}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.sm90_gemm_tile = #kiln.sm90_gemm_tile<bm = 128, bn = 128, consumers = 2, stages = 1, split_k = 1, pingpong = false>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @sm90_split_k(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{sm90_gemm_tile split_k (16) must be in 1..8 (a portable cluster) and divide bm / 8 (8)}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.sm90_gemm_tile = #kiln.sm90_gemm_tile<bm = 64, bn = 64, consumers = 1, stages = 4, split_k = 16, pingpong = false>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @sm90_split_k_smem(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{sm90_gemm_tile split-K partial tile of 135168 bytes does not fit in the 98304-byte pipeline}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.sm90_gemm_tile = #kiln.sm90_gemm_tile<bm = 128, bn = 256, consumers = 2, stages = 2, split_k = 2, pingpong = false>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @sm90_pingpong_split(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{sm90_gemm_tile pingpong needs consumers = 2 and split_k = 1}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.sm90_gemm_tile = #kiln.sm90_gemm_tile<bm = 64, bn = 128, consumers = 2, stages = 4, split_k = 2, pingpong = true>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @sm90_gemm_tile_as_array(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{'kiln.sm90_gemm_tile' must be a #kiln.sm90_gemm_tile, got array<i64: 128, 128>}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.sm90_gemm_tile = array<i64: 128, 128>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}

@@ -93,6 +93,12 @@ module @kernel_plan attributes {kiln.target = #kiln.target<name = "sm_90", arch 
       %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
       kiln.yield %m : tensor<64x64xf16>
     }
+    // CHECK: kiln.kernel @k1b_matmul(%{{.*}}, %{{.*}}) {kiln.mma_tile = #kiln.mma_tile<bm = 64, bn = 64, bk = 32, wm = 2, wn = 2, stages = 4>, kiln.sm90_gemm_tile = #kiln.sm90_gemm_tile<bm = 64, bn = 256, consumers = 2, stages = 5, split_k = 1, pingpong = true>}
+    %sm90 = kiln.kernel @k1b_matmul(%a, %b) {kiln.mma_tile = #kiln.mma_tile<bm = 64, bn = 64, bk = 32, wm = 2, wn = 2, stages = 4>, kiln.sm90_gemm_tile = #kiln.sm90_gemm_tile<bm = 64, bn = 256, consumers = 2, stages = 5, split_k = 1, pingpong = true>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+    ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+      %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+      kiln.yield %m : tensor<64x64xf16>
+    }
     // CHECK: kiln.kernel @k1_matmul(%{{.*}}, %{{.*}}) {kiln.wgmma_tile = #kiln.wgmma_tile<bm = 64, bn = 64, bk = 64, warpgroups = 1, stages = 4>}
     %1 = kiln.kernel @k1_matmul(%a, %b) {kiln.wgmma_tile = #kiln.wgmma_tile<bm = 64, bn = 64, bk = 64, warpgroups = 1, stages = 4>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
     ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):

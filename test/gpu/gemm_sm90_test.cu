@@ -239,7 +239,7 @@ KernelPtr kernelFor(const Config &c, const Variant &v) {
 }
 
 int smemBytes(const Config &c) {
-  return 1024 + c.stages * (c.bm + c.bn) * 128 + c.consumers * 64 * 40 * 4 + 2 * c.stages * 8;
+  return int(kiln::smem_bytes::gemmSm90(c.bm, c.bn, c.stages, c.consumers));
 }
 
 /// Launches config c: persistent grid min(tiles, SMs), or tiles x splitK blocks in clusters

@@ -1,4 +1,5 @@
-// RUN: kiln-opt %s --split-input-file --kiln-select-tiles | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-select-tiles=sm90-gemm=false | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-select-tiles | FileCheck %s --check-prefix=SM90
 // RUN: kiln-opt %s --split-input-file --kiln-select-tiles=wgmma=true | FileCheck %s --check-prefix=WGMMA
 // RUN: kiln-opt %s --split-input-file --kiln-select-tiles=mma-tile=64x64x32x2x2x3 | FileCheck %s --check-prefix=FORCED
 // RUN: not kiln-opt %s --split-input-file --kiln-select-tiles=mma-tile=128x128 2>&1 | FileCheck %s --check-prefix=BAD-FORMAT
@@ -22,6 +23,9 @@
 // CHECK-LABEL: func.func @large_f16
 // CHECK: kiln.mma_tile = #kiln.mma_tile<bm = 128, bn = 128, bk = 32, wm = 2, wn = 4, stages = 4>, kiln.tile_reason = "768 blocks on 132 SMs, 3 wave(s), est. {{[0-9]+}} units (K=768)"
 // CHECK-NOT: kiln.gemm_tile
+// By default on sm_90 the Hopper TMA GEMM's tile, with the mma.sync tile beside it.
+// SM90-LABEL: func.func @large_f16
+// SM90: kiln.mma_tile = #kiln.mma_tile<bm = 128, bn = 128, bk = 32, wm = 2, wn = 4, stages = 4>, kiln.sm90_gemm_tile = #kiln.sm90_gemm_tile<bm = 64, bn = 256, consumers = 2, stages = 5, split_k = 1, pingpong = true>, kiln.tile_reason = "sm90: 768 blocks (persistent) on 132 SMs, 6 wave(s), est. {{[0-9.]+}} us (K=768); mma.sync if TMA cannot read an operand: 768 blocks on 132 SMs, 3 wave(s), est. {{[0-9]+}} units (K=768)"
 // WGMMA-LABEL: func.func @large_f16
 // WGMMA: kiln.tile_reason = "{{.+}}", kiln.wgmma_tile = #kiln.wgmma_tile<bm = 128, bn = {{192|256}}, bk = 64, warpgroups = 2, stages = 4>
 // FORCED-LABEL: func.func @large_f16

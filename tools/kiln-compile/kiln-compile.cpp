@@ -13,18 +13,18 @@
 #include "compiler/driver/CommandLine.h"
 #include "compiler/driver/Driver.h"
 
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
-#include "llvm/Config/llvm-config.h"
-#include "ArtifactHeader.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
 
+#include "ArtifactHeader.h"
 #include <unistd.h>
 
 using namespace llvm;
@@ -111,8 +111,13 @@ static cl::opt<bool> wgmma(
     cl::desc("fp16/bf16 GEMMs use Hopper wgmma on sm_90 (built as sm_90a; mma.sync elsewhere). "
              "Experimental: slower than the default mma.sync inside whole models so far"),
     cl::cat(kilnCategory));
-static cl::opt<bool> noFuse("no-fuse", cl::desc("Disable pointwise fusion"),
-                            cl::cat(kilnCategory));
+static cl::opt<bool> sm90Gemm(
+    "sm90-gemm",
+    cl::desc("fp16/bf16 GEMMs use the Hopper TMA + warp-specialized wgmma GEMM when every "
+             "--target is sm_90 (default true; --sm90-gemm=false selects mma.sync, e.g. for A/B "
+             "timing)"),
+    cl::init(true), cl::cat(kilnCategory));
+static cl::opt<bool> noFuse("no-fuse", cl::desc("Disable pointwise fusion"), cl::cat(kilnCategory));
 static cl::opt<unsigned> tensorParallel(
     "tensor-parallel",
     cl::desc("Shard the model over N GPUs (Megatron-style: attention heads and MLP width "
@@ -146,10 +151,8 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(kilnCategory);
   cl::SetVersionPrinter([](raw_ostream &os) {
     os << "kiln-compile " << KILN_VERSION << " (artifact format "
-       << kiln::artifact::kOldestFormatVersion << ", "
-       << kiln::artifact::kFormatVersionCollectives
-       << " with --tensor-parallel)\n  built with LLVM/MLIR " << LLVM_VERSION_STRING
-       << "\n";
+       << kiln::artifact::kOldestFormatVersion << ", " << kiln::artifact::kFormatVersionCollectives
+       << " with --tensor-parallel)\n  built with LLVM/MLIR " << LLVM_VERSION_STRING << "\n";
   });
   if (!kiln::checkCommandLine(argc, argv, "kiln-compile", errs()))
     return 2;
@@ -162,10 +165,11 @@ int main(int argc, char **argv) {
   };
   if (!passPipeline.empty()) {
     // Those options configure the default pipeline; a pipeline text sets its own.
-    for (cl::Option *o : std::initializer_list<cl::Option *>{&noFuse, &precision, &mmaTile, &wgmma,
-                                                              &tensorParallel, &tpLoopback})
+    for (cl::Option *o : std::initializer_list<cl::Option *>{
+             &noFuse, &precision, &mmaTile, &wgmma, &sm90Gemm, &tensorParallel, &tpLoopback})
       if (o->getNumOccurrences())
-        return usageError("--" + o->ArgStr + " configures the default pipeline and has no effect "
+        return usageError("--" + o->ArgStr +
+                          " configures the default pipeline and has no effect "
                           "with --pass-pipeline; give it as a pass or pipeline option in the "
                           "text, e.g. kiln-pipeline{precision=fp16}");
   }
@@ -184,6 +188,7 @@ int main(int argc, char **argv) {
   options.precision = precision;
   options.mmaTile = mmaTile;
   options.wgmma = wgmma;
+  options.sm90Gemm = sm90Gemm;
   options.threads = threads;
   options.tensorParallel = tensorParallel;
   options.tpLoopback = tpLoopback;
@@ -267,8 +272,8 @@ int main(int argc, char **argv) {
   if (quiet)
     return 0;
   for (const kiln::CompiledFile &file : stats->files)
-    summary << "wrote " << (artifactToStdout ? StringRef("<stdout>") : StringRef(file.path))
-            << " (" << file.fileBytes << " bytes, weights " << file.weightBytes << " bytes)\n";
+    summary << "wrote " << (artifactToStdout ? StringRef("<stdout>") : StringRef(file.path)) << " ("
+            << file.fileBytes << " bytes, weights " << file.weightBytes << " bytes)\n";
   if (!reportDir.empty()) {
     SmallString<256> page(reportDir.getValue());
     sys::path::append(page, "index.html");
@@ -276,9 +281,9 @@ int main(int argc, char **argv) {
   }
   if (tensorParallel > 1)
     summary << "tensor parallel: " << tensorParallel.getValue()
-            << (tpLoopback ? " ranks in one loopback artifact (sums for the all-reduces)"
-                           : " ranks, " + std::to_string(stats->collectives) +
-                                 " all-reduces per rank")
+            << (tpLoopback
+                    ? " ranks in one loopback artifact (sums for the all-reduces)"
+                    : " ranks, " + std::to_string(stats->collectives) + " all-reduces per rank")
             << "\n";
   summary << "kernels: " << stats->kernels << " (" << stats->uniqueKernels << " distinct, in "
           << stats->modules << (stats->modules == 1 ? " CUDA module)\n" : " CUDA modules)\n");

@@ -59,15 +59,14 @@
 #pragma once
 #include "kiln/common.cuh"
 #include "kiln/gemm_wgmma.cuh"
+#include "kiln/smem_sizes.h"
 
 namespace kiln {
 
-/// Bytes of dynamic shared memory gemmSm90 needs: 1024 bytes of alignment slack, STAGES
-/// stages of the BM x 64 A tile and the BN x 64 B tile (16-bit), one fp32 staging tile of
-/// 64 x 40 floats per consumer warpgroup, and 2 x STAGES mbarriers.
+/// Bytes of dynamic shared memory gemmSm90 needs (smem_sizes.h, shared with the host code).
 template <int BM, int BN, int STAGES, int CONSUMERS>
 __host__ __device__ constexpr int gemmSm90SmemBytes() {
-  return 1024 + STAGES * (BM + BN) * 128 + CONSUMERS * 64 * 40 * 4 + 2 * STAGES * 8;
+  return int(smem_bytes::gemmSm90(BM, BN, STAGES, CONSUMERS));
 }
 
 namespace sm90 {
