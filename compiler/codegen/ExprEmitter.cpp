@@ -378,10 +378,19 @@ FailureOr<std::string> ExprEmitter::emitBinary(OpT op, ArrayRef<std::string> coo
           .Case([&](MulOp) { return infix("*"); })
           .Case([&](DivOp) { return infix("/"); })
           .Case([&](PowOp) {
-            // x^2 is the common case (RMSNorm, GELU-tanh). Integers: exact
-            // (kiln::ipow), never through floating point.
-            return f ? "powf(" + *a + ", " + *b + ")"
-                     : "kiln::ipow((long long)" + *a + ", (long long)" + *b + ")";
+            // x^2 and x^3 are the common cases (RMSNorm, GELU-tanh): products
+            // instead of powf's log/exp (which also handles what a small
+            // integer exponent never needs; NaN and +-inf come out the same).
+            // Integers: exact (kiln::ipow), never through floating point.
+            if (f) {
+              Type f32 = Float32Type::get(op.getContext());
+              if (*b == cudaLiteral(f32, 2.0, 0))
+                return "(" + *a + " * " + *a + ")";
+              if (*b == cudaLiteral(f32, 3.0, 0))
+                return "(" + *a + " * " + *a + " * " + *a + ")";
+              return "powf(" + *a + ", " + *b + ")";
+            }
+            return "kiln::ipow((long long)" + *a + ", (long long)" + *b + ")";
           })
           .Case([&](MaxOp) {
             return f ? "kiln::maxNaN(" + *a + ", " + *b + ")"
