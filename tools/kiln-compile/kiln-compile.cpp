@@ -152,7 +152,8 @@ int main(int argc, char **argv) {
   cl::SetVersionPrinter([](raw_ostream &os) {
     os << "kiln-compile " << KILN_VERSION << " (artifact format "
        << kiln::artifact::kOldestFormatVersion << ", " << kiln::artifact::kFormatVersionCollectives
-       << " with --tensor-parallel)\n  built with LLVM/MLIR " << LLVM_VERSION_STRING << "\n";
+       << " with --tensor-parallel, " << kiln::artifact::kFormatVersionTensorMaps
+       << " with TMA tensor maps)\n  built with LLVM/MLIR " << LLVM_VERSION_STRING << "\n";
   });
   if (!kiln::checkCommandLine(argc, argv, "kiln-compile", errs()))
     return 2;

@@ -201,7 +201,7 @@ bool parseLong(const std::string &text, long min, long max, long &out) {
   return !text.empty() && *end == '\0' && errno == 0 && out >= min && out <= max;
 }
 
-/// Prints --version: "kiln-run 0.2.0 (reads artifact format versions 1 to 2)", the version of the
+/// Prints --version: "kiln-run 0.3.0 (reads artifact format versions 1 to 3)", the version of the
 /// runtime library (kiln_version()) and the artifact formats it reads; a second line names the
 /// headers' version when the library loaded is another one.
 void printVersion() {
