@@ -287,46 +287,7 @@ void prepare(KernelPtr k, const Config &c) {
 // Host data
 //===----------------------------------------------------------------------===//
 
-float fromBits(uint16_t b, bool bf16) {
-  if (bf16) {
-    uint32_t u = uint32_t(b) << 16;
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f;
-  }
-  const uint32_t sign = (b >> 15) & 1, exp = (b >> 10) & 31, man = b & 1023;
-  float f;
-  if (exp == 0)
-    f = std::ldexp(float(man), -24);
-  else if (exp == 31)
-    f = man ? NAN : INFINITY;
-  else
-    f = std::ldexp(float(man | 1024), int(exp) - 25);
-  return sign ? -f : f;
-}
-uint16_t toBits(float f, bool bf16) {
-  if (bf16) {
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    u += 0x7fff + ((u >> 16) & 1);
-    return uint16_t(u >> 16);
-  }
-  // Round to nearest even through the exact decomposition (values here are in [-1, 1]).
-  const uint16_t sign = f < 0 ? 0x8000 : 0;
-  float a = std::fabs(f);
-  if (a < std::ldexp(1.0f, -14)) {
-    int m = int(std::nearbyint(std::ldexp(a, 24)));
-    return uint16_t(sign | m);
-  }
-  int e;
-  float m = std::frexp(a, &e); // a = m 2^e, m in [0.5, 1)
-  int mant = int(std::nearbyint(std::ldexp(m, 11)));
-  if (mant == 2048) {
-    mant = 1024;
-    ++e;
-  }
-  return uint16_t(sign | uint16_t((e + 14) << 10) | uint16_t(mant - 1024));
-}
+using kiln_test::halfBitsToFloat;
 
 /// n random 16-bit values in [-1, 1] \ {0}.
 std::vector<uint16_t> randomBits(std::mt19937 &rng, size_t n, bool bf16) {
@@ -337,7 +298,7 @@ std::vector<uint16_t> randomBits(std::mt19937 &rng, size_t n, bool bf16) {
     do
       f = d(rng);
     while (std::fabs(f) < 1e-3f);
-    x = toBits(f, bf16);
+    x = kiln_test::floatToHalfBits(f, bf16);
   }
   return v;
 }
@@ -388,9 +349,9 @@ bool runCase(const Config &c, const Variant &v, const Shape &s, std::mt19937 &rn
   // fp64 reference.
   std::vector<double> A(aN), B(bN);
   for (size_t i = 0; i < aN; ++i)
-    A[i] = fromBits(aBits[i], v.bf16);
+    A[i] = halfBitsToFloat(aBits[i], v.bf16);
   for (size_t i = 0; i < bN; ++i)
-    B[i] = fromBits(bBits[i], v.bf16);
+    B[i] = halfBitsToFloat(bBits[i], v.bf16);
   std::vector<double> ref(cN);
   parallelFor(batch * M, [&](int bm) {
     const int b = bm / M, m = bm % M;
@@ -421,7 +382,7 @@ bool runCase(const Config &c, const Variant &v, const Shape &s, std::mt19937 &rn
     } else {
       uint16_t b16;
       std::memcpy(&b16, &outRaw[2 * i], 2);
-      o = fromBits(b16, v.bf16);
+      o = halfBitsToFloat(b16, v.bf16);
     }
     if (std::isnan(o))
       nan = true;
@@ -475,22 +436,6 @@ int runCorrectness(int numSMs, bool verbose) {
 //===----------------------------------------------------------------------===//
 // Benchmark
 //===----------------------------------------------------------------------===//
-
-/// max |x - y| / max |y| over two f16 device buffers of n elements.
-double relDiff(const void *x, const void *y, size_t n) {
-  std::vector<uint16_t> hx(n), hy(n);
-  CHECK_CUDA(cudaMemcpy(hx.data(), x, n * 2, cudaMemcpyDeviceToHost));
-  CHECK_CUDA(cudaMemcpy(hy.data(), y, n * 2, cudaMemcpyDeviceToHost));
-  double err = 0, mag = 0;
-  for (size_t i = 0; i < n; ++i) {
-    double a = fromBits(hx[i], false), b = fromBits(hy[i], false);
-    if (std::isnan(a) || std::isnan(b))
-      return INFINITY;
-    err = std::max(err, std::fabs(a - b));
-    mag = std::max(mag, std::fabs(b));
-  }
-  return mag > 0 ? err / mag : err;
-}
 
 __global__ void biasZero(float *p, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -583,7 +528,7 @@ int runBench(int numSMs, bool verbose) {
         launch(*best, k, maC, mbC, M, N, K, 1, C, bias, numSMs, stream);
       }
       CHECK_CUDA(cudaStreamSynchronize(stream));
-      const double diff = relDiff(C, Cref, size_t(M) * N);
+      const double diff = kiln_test::relDiffF16(C, Cref, size_t(M) * N);
       const bool ok = diff <= 5e-3;
       failures += !ok;
       const double ratio = cublasUs / bestUs;
@@ -669,17 +614,9 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  int device = 0;
-  CHECK_CUDA(cudaGetDevice(&device));
   cudaDeviceProp prop;
-  CHECK_CUDA(cudaGetDeviceProperties(&prop, device));
-  std::printf("device: %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor,
-              prop.multiProcessorCount);
-  if (prop.major != 9 || prop.minor != 0) {
-    std::fprintf(stderr, "this build targets sm_90a; the device is sm_%d%d\n", prop.major,
-                 prop.minor);
+  if (!kiln_test::printDeviceIsSm90(prop))
     return 2;
-  }
   if (!one.empty())
     return runOne(one[0], std::stoi(one[1]), std::stoi(one[2]), std::stoi(one[3]), one.size() == 5,
                   prop.multiProcessorCount);

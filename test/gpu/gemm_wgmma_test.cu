@@ -25,12 +25,11 @@
 #include "kiln/common.cuh"
 #include "kiln/gemm_wgmma.cuh"
 
+#include "gpu_test_util.h"
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
-
-#include "gpu_test_util.h"
 
 #include <algorithm>
 #include <cmath>
@@ -180,28 +179,8 @@ std::vector<TestCase> allCases() {
 // Host data and reference
 //===----------------------------------------------------------------------===//
 
-uint16_t toBits(float x, bool bf16) {
-  uint16_t bits;
-  if (bf16) {
-    __nv_bfloat16 h = __float2bfloat16_rn(x);
-    std::memcpy(&bits, &h, 2);
-  } else {
-    __half h = __float2half_rn(x);
-    std::memcpy(&bits, &h, 2);
-  }
-  return bits;
-}
-float fromBits(uint16_t bits, bool bf16) {
-  if (bf16) {
-    uint32_t u = uint32_t(bits) << 16;
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f;
-  }
-  __half h;
-  std::memcpy(&h, &bits, 2);
-  return __half2float(h);
-}
+uint16_t toBits(float x, bool bf16) { return kiln_test::floatToHalfBits(x, bf16); }
+float fromBits(uint16_t bits, bool bf16) { return kiln_test::halfBitsToFloat(bits, bf16); }
 
 constexpr uint16_t kNaN16 = 0xffff;       // NaN in f16 and bf16: operand padding
 constexpr uint32_t kPoison = 0xffffffffu; // NaN in fp32: unwritten output
@@ -220,7 +199,6 @@ void randomOperand(std::mt19937 &rng, size_t n, bool bf16, std::vector<uint16_t>
     vals[i] = fromBits(bits[i], bf16);
   }
 }
-
 
 /// ref[m, n] = sum_k a[m, k] * bt[n, k] in fp64 (products of 16-bit values are exact).
 std::vector<double> reference(const std::vector<float> &a, const std::vector<float> &bt, int M,
@@ -450,23 +428,6 @@ void launchBench(const BenchConfig &c, bool bKMajor, int M, int N, int K, const 
   CHECK_CUDA(cudaGetLastError());
 }
 
-
-/// max |x - y| / max |y| over two f16 device buffers of n elements.
-double relDiff(const kiln::f16 *x, const kiln::f16 *y, size_t n) {
-  std::vector<uint16_t> hx(n), hy(n);
-  CHECK_CUDA(cudaMemcpy(hx.data(), x, n * 2, cudaMemcpyDeviceToHost));
-  CHECK_CUDA(cudaMemcpy(hy.data(), y, n * 2, cudaMemcpyDeviceToHost));
-  double err = 0, mag = 0;
-  for (size_t i = 0; i < n; ++i) {
-    double a = fromBits(hx[i], false), b = fromBits(hy[i], false);
-    if (std::isnan(a) || std::isnan(b))
-      return INFINITY;
-    err = std::max(err, std::fabs(a - b));
-    mag = std::max(mag, std::fabs(b));
-  }
-  return mag > 0 ? err / mag : err;
-}
-
 int runBench(bool verbose) {
   const Shape shapes[] = {{128, 2304, 768},   {128, 768, 768},    {128, 3072, 768},
                           {128, 768, 3072},   {4096, 2304, 768},  {4096, 768, 768},
@@ -537,7 +498,7 @@ int runBench(bool verbose) {
       CHECK_CUDA(cudaMemsetAsync(C, 0xff, size_t(M) * N * 2, stream));
       launchBench(*best, bKMajor, M, N, K, A, B, C, stream);
       CHECK_CUDA(cudaStreamSynchronize(stream));
-      const double diff = relDiff(C, Cref, size_t(M) * N);
+      const double diff = kiln_test::relDiffF16(C, Cref, size_t(M) * N);
       const bool ok = diff <= 5e-3; // both round to f16: about one f16 ulp of the largest output
       failures += !ok;
       char shape[32];
@@ -576,16 +537,8 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  int device = 0;
-  CHECK_CUDA(cudaGetDevice(&device));
   cudaDeviceProp prop;
-  CHECK_CUDA(cudaGetDeviceProperties(&prop, device));
-  std::printf("device: %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor,
-              prop.multiProcessorCount);
-  if (prop.major != 9 || prop.minor != 0) {
-    std::fprintf(stderr, "this build targets sm_90a; the device is sm_%d%d\n", prop.major,
-                 prop.minor);
+  if (!kiln_test::printDeviceIsSm90(prop))
     return 2;
-  }
   return bench ? runBench(verbose) : runCorrectness(quick, verbose);
 }

@@ -6,11 +6,16 @@
 #pragma once
 
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <thread>
 #include <vector>
@@ -83,6 +88,63 @@ double timeGraph(cudaStream_t stream, const std::function<void(cudaStream_t)> &l
   CHECK_CUDA(cudaGraphDestroy(graph));
   std::sort(ms.begin(), ms.end());
   return 0.5 * (ms[kReplays / 2 - 1] + ms[kReplays / 2]) * 1e3 / kLaunches;
+}
+
+/// The fp32 value of an f16 (bf16 with `bf16`) bit pattern.
+float halfBitsToFloat(uint16_t bits, bool bf16) {
+  if (bf16) {
+    __nv_bfloat16 h;
+    std::memcpy(&h, &bits, 2);
+    return __bfloat162float(h);
+  }
+  __half h;
+  std::memcpy(&h, &bits, 2);
+  return __half2float(h);
+}
+
+/// The f16 (bf16) bit pattern nearest to `x` (round to nearest even).
+uint16_t floatToHalfBits(float x, bool bf16) {
+  uint16_t bits;
+  if (bf16) {
+    __nv_bfloat16 h = __float2bfloat16_rn(x);
+    std::memcpy(&bits, &h, 2);
+  } else {
+    __half h = __float2half_rn(x);
+    std::memcpy(&bits, &h, 2);
+  }
+  return bits;
+}
+
+/// max |x - y| / max |y| over two f16 device buffers of n elements; inf when either holds a NaN.
+double relDiffF16(const void *x, const void *y, size_t n) {
+  std::vector<uint16_t> hx(n), hy(n);
+  CHECK_CUDA(cudaMemcpy(hx.data(), x, n * 2, cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(hy.data(), y, n * 2, cudaMemcpyDeviceToHost));
+  double err = 0, mag = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double a = halfBitsToFloat(hx[i], false), b = halfBitsToFloat(hy[i], false);
+    if (std::isnan(a) || std::isnan(b))
+      return INFINITY;
+    err = std::max(err, std::fabs(a - b));
+    mag = std::max(mag, std::fabs(b));
+  }
+  return mag > 0 ? err / mag : err;
+}
+
+/// Prints the current device into `prop`'s description; false (with a message on stderr) unless
+/// it is sm_90, the only architecture the sm_90a test builds run on.
+bool printDeviceIsSm90(cudaDeviceProp &prop) {
+  int device = 0;
+  CHECK_CUDA(cudaGetDevice(&device));
+  CHECK_CUDA(cudaGetDeviceProperties(&prop, device));
+  std::printf("device: %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor,
+              prop.multiProcessorCount);
+  if (prop.major != 9 || prop.minor != 0) {
+    std::fprintf(stderr, "this build targets sm_90a; the device is sm_%d%d\n", prop.major,
+                 prop.minor);
+    return false;
+  }
+  return true;
 }
 
 } // namespace kiln_test
