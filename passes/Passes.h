@@ -130,7 +130,8 @@ WgmmaTileAttr selectWgmmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, Ta
 /// Chooses the tile of the Hopper TMA GEMM (cuda/gemm_sm90.cuh) of a 16-bit
 /// GEMM with `batch` x [M, N, K] by the cost model of its candidate table
 /// (constants fit to an H200); `target` must have wgmma tensor cores.
-/// `reason` gets blocks, waves and the estimate.
+/// `reason` gets blocks, waves and the estimate. Null when no candidate fits
+/// the target's shared memory per block.
 Sm90GemmTileAttr selectSm90GemmTile(int64_t m, int64_t n, int64_t k, int64_t batch,
                                     TargetAttr target, std::string &reason);
 

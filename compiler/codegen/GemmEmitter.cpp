@@ -335,6 +335,14 @@ FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
       return failure();
     if (*generated)
       return std::move(**generated);
+    // Say in the source why the Hopper tile of the plan is not used.
+    FailureOr<GeneratedKernel> mma = emitMatMulTC(kernel, mm);
+    if (succeeded(mma))
+      mma->source = "// the Hopper GEMM tile is not used: TMA cannot read an operand (not a "
+                    "16-byte aligned strided view of a parameter of the MMA type), or the result "
+                    "is not a float tensor\n" +
+                    mma->source;
+    return mma;
   }
   if (tensorCores)
     return emitMatMulTC(kernel, mm);

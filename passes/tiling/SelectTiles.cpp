@@ -217,6 +217,18 @@ WgmmaTileAttr kiln::selectWgmmaTile(int64_t m, int64_t n, int64_t k, int64_t bat
   return WgmmaTileAttr::get(target.getContext(), t.bm, t.bn, t.bk, t.warpgroups, t.stages);
 }
 
+/// Whether any tensor-core GEMM candidate of the table in use (TF32 with
+/// `tf32`, wgmma with `wgmma`, else mma.sync) fits the target's shared memory
+/// per block.
+static bool anyTensorCoreTileFits(TargetAttr target, bool tf32, bool wgmma) {
+  auto fits = [&](const auto &table, int64_t elemBytes) {
+    return llvm::any_of(table, [&](const auto &c) {
+      return smemBytes(c.tile, elemBytes) <= target.getSmemPerBlock();
+    });
+  };
+  return tf32 ? fits(kTf32Tiles, 4) : wgmma ? fits(kWgmmaTiles, 2) : fits(kMmaTiles, 2);
+}
+
 Sm90GemmTileAttr kiln::selectSm90GemmTile(int64_t m, int64_t n, int64_t k, int64_t batch,
                                           TargetAttr target, std::string &reason) {
   assert(target.getTensorCores() == TensorCores::Wgmma && "the target has no wgmma");
@@ -242,8 +254,8 @@ Sm90GemmTileAttr kiln::selectSm90GemmTile(int64_t m, int64_t n, int64_t k, int64
       bestWaves = waves;
     }
   }
-  if (!best) // K of one slice: the persistent candidates never skip
-    best = &kSm90Tiles[0];
+  if (!best) // no candidate fits the target's shared memory per block
+    return {};
   reason =
       llvm::formatv("{0} blocks{1} on {2} SMs, {3} wave(s), est. {4:F1} us (K={5})", bestBlocks,
                     best->splitK > 1 ? " in clusters of " + std::to_string(best->splitK)
@@ -376,17 +388,33 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
                                 << kernel.getSymName()
                                 << " needs tensor cores (sm_80 or newer); the target is "
                                 << target.getName();
+    // A kernel planned before (a second kiln-select-tiles, a hand-written
+    // plan) is planned again from scratch: codegen prefers a Hopper tile
+    // when there is one, so a stale one must not survive.
+    for (StringRef name : {kGemmTileAttrName, kMmaTileAttrName, kWgmmaTileAttrName,
+                           kSm90GemmTileAttrName, kTileReasonAttrName})
+      kernel->removeAttr(name);
+    if (tensorCores &&
+        !anyTensorCoreTileFits(target, !sixteenBit, sixteenBit && wgmma && !override))
+      return kernel.emitError() << "unsupported: no tensor-core GEMM tile of kernel @"
+                                << kernel.getSymName() << " fits the " << target.getSmemPerBlock()
+                                << " bytes of shared memory per block of target "
+                                << target.getName();
     std::string reason;
     if (sixteenBit && wgmma && !override) {
       WgmmaTileAttr w = selectWgmmaTile(m, n, k, batch, target, reason);
       kernel->setAttr(kWgmmaTileAttrName, w);
     } else if (sixteenBit && sm90Gemm && !override &&
                target.getTensorCores() == TensorCores::Wgmma) {
-      // The TMA GEMM, and the mma.sync tile for operands TMA cannot read.
-      std::string mmaReason;
-      kernel->setAttr(kSm90GemmTileAttrName, selectSm90GemmTile(m, n, k, batch, target, reason));
-      kernel->setAttr(kMmaTileAttrName, selectMmaTile(m, n, k, batch, target, mmaReason));
-      reason = "sm90: " + reason + "; mma.sync if TMA cannot read an operand: " + mmaReason;
+      // The TMA GEMM (when a candidate fits the target's shared memory), and
+      // the mma.sync tile for operands TMA cannot read.
+      std::string sm90Reason;
+      Sm90GemmTileAttr sm90 = selectSm90GemmTile(m, n, k, batch, target, sm90Reason);
+      kernel->setAttr(kMmaTileAttrName, selectMmaTile(m, n, k, batch, target, reason));
+      if (sm90) {
+        kernel->setAttr(kSm90GemmTileAttrName, sm90);
+        reason = "sm90: " + sm90Reason + "; mma.sync if TMA cannot read an operand: " + reason;
+      }
     } else if (tensorCores) {
       MmaTileAttr t = selectMmaTile(m, n, k, batch, target, reason, !sixteenBit);
       if (sixteenBit && override) {
@@ -410,6 +438,8 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
   /// types allow the tensor-core kernel (16-bit storage, D == Dv a multiple
   /// of 16); codegen falls back to the CUDA-core kernel otherwise.
   void selectForAttention(KernelOp kernel, AttentionOp attention, TargetAttr target) {
+    kernel->removeAttr(kAttentionTileAttrName); // planned again from scratch
+    kernel->removeAttr(kTileReasonAttrName);
     auto q = cast<RankedTensorType>(attention.getQuery().getType());
     auto v = cast<RankedTensorType>(attention.getValue().getType());
     Type et = q.getElementType();

@@ -2,12 +2,14 @@
 """ptxas check: every PTX that kiln-compile emits must assemble with CUDA's ptxas.
 
 Compiles the shipped example (examples/models/gpt2_tiny.onnx) and each shared model that is present
-at a couple of shapes with `kiln-compile --dump-cuda DIR`, then runs
+at a couple of shapes and precisions (fp32, and fp16, whose GEMMs on sm_90 are the Hopper TMA +
+wgmma kernels) with `kiln-compile --dump-cuda DIR`, then runs
 `ptxas -arch=<target> -o /dev/null` on every DIR/*.ptx. No GPU needed. Fails on any compile or
 ptxas error, or when a compile emits no PTX at all; prints per-model counts.
 
 Usage: check_ptx.py --kiln-compile build/bin/kiln-compile [--cuda-home /usr/local/cuda]
-                    [--models-dir DIR] [--shapes 1x16,2x128] [--arch sm_90] [--work-dir DIR]
+                    [--models-dir DIR] [--shapes 1x16,2x128] [--precisions fp32,fp16]
+                    [--arch sm_90] [--work-dir DIR]
 """
 
 import argparse
@@ -61,6 +63,7 @@ def main(argv):
     p.add_argument("--models-dir",
                    default=os.environ.get("KILN_MODELS_DIR") or os.path.join(REPO, "..", "shared", "models"))
     p.add_argument("--shapes", default="1x16,2x128")
+    p.add_argument("--precisions", default="fp32,fp16", help="kiln-compile --precision values")
     p.add_argument("--arch", default="sm_90", help="ptxas -arch and kiln-compile --target")
     p.add_argument("--work-dir")
     args = p.parse_args(argv)
@@ -83,20 +86,21 @@ def main(argv):
         else:
             print("SKIP %s: not found in %s" % (name, os.path.abspath(args.models_dir)))
     shapes = [s for s in args.shapes.split(",") if s]
+    precisions = [p for p in args.precisions.split(",") if p]
 
     work = args.work_dir or tempfile.mkdtemp(prefix="kiln-ptxas-")
     os.makedirs(work, exist_ok=True)
     failures, total_ptx, total_entries, rows = 0, 0, 0, []
     for name, path in models:
         inputs = input_names(path)
-        for shape in shapes:
-            tag = "%s_%s" % (re.sub(r"\W+", "_", name).strip("_"), shape)
+        for shape, precision in [(s, p) for s in shapes for p in precisions]:
+            tag = "%s_%s_%s" % (re.sub(r"\W+", "_", name).strip("_"), shape, precision)
             dump = os.path.join(work, tag)
             shutil.rmtree(dump, ignore_errors=True)
             os.makedirs(dump)
             cmd = [args.kiln_compile, path, "-o", os.path.join(work, tag + ".kiln"),
                    "--shape", ",".join("%s=%s" % (i, shape) for i in inputs),
-                   "--target", args.arch, "--dump-cuda", dump]
+                   "--target", args.arch, "--precision", precision, "--dump-cuda", dump]
             try:
                 res = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
                 rc, text = res.returncode, res.stdout + res.stderr
@@ -104,13 +108,13 @@ def main(argv):
                 rc, text = -1, str(e)
             if rc != 0:
                 failures += 1
-                rows.append((name, shape, 0, 0, 0, "FAIL (kiln-compile exit %d)" % rc))
+                rows.append((name, shape + " " + precision, 0, 0, 0, "FAIL (kiln-compile exit %d)" % rc))
                 print("$ " + " ".join(cmd) + "\n" + text)
                 continue
             ptx_files = sorted(glob.glob(os.path.join(dump, "*.ptx")))
             if not ptx_files:
                 failures += 1
-                rows.append((name, shape, 0, 0, 0, "FAIL (no PTX in --dump-cuda dir)"))
+                rows.append((name, shape + " " + precision, 0, 0, 0, "FAIL (no PTX in --dump-cuda dir)"))
                 continue
             bad = 0
             entries = sum(count_entries(ptx) for ptx in ptx_files)
@@ -124,11 +128,11 @@ def main(argv):
                     print("ptxas -arch=%s FAILED on %s:\n%s%s" % (arch, ptx, r.stdout, r.stderr))
             total_ptx += len(ptx_files)
             failures += bad
-            rows.append((name, shape, len(ptx_files), entries, len(ptx_files) - bad, "ok" if not bad else "FAIL"))
+            rows.append((name, shape + " " + precision, len(ptx_files), entries, len(ptx_files) - bad, "ok" if not bad else "FAIL"))
 
-    print("%-22s %-7s %6s %8s %6s  %s" % ("model", "shape", "ptx", "kernels", "ok", "result"))
+    print("%-22s %-12s %6s %8s %6s  %s" % ("model", "shape", "ptx", "kernels", "ok", "result"))
     for row in rows:
-        print("%-22s %-7s %6d %8d %6d  %s" % row)
+        print("%-22s %-12s %6d %8d %6d  %s" % row)
     print("ptxas-check: %d PTX files (%d kernels) from %d compiles, %d failures (-arch=%s, dumps in %s)"
           % (total_ptx, total_entries, len(rows), failures, args.arch, work))
     return 1 if failures else 0

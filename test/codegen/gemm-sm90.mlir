@@ -30,8 +30,8 @@
 // RUN: kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=2x128 --precision fp16 --emit=kernels -o - | FileCheck %s --check-prefix=PLAN
 // PLAN: kiln.sm90_gemm_tile = #kiln.sm90_gemm_tile<bm = {{[0-9]+}}, bn = {{[0-9]+}}, consumers = {{[12]}}, stages = {{[0-9]+}}, split_k = {{[0-9]}}, pingpong = {{true|false}}>, kiln.tile_reason = "sm90: {{.+}}; mma.sync if TMA cannot read an operand: {{.+}}"
 // RUN: kiln-run %t.kiln --info | FileCheck %s --check-prefix=INFO
-// INFO: tensor map 0: arg 0 +0: f16 rank 2, dims 128x256, box 64x{{64|128}}, swizzle 128B
-// INFO-NEXT: tensor map 1: arg 1 +0: f16 rank 2, dims 384x128, box 64x64, swizzle 128B
+// INFO: tensor map 0: arg 0 +0: f16 rank 2, dims 128x256, strides 256, box 64x{{64|128}}, swizzle 128B
+// INFO-NEXT: tensor map 1: arg 1 +0: f16 rank 2, dims 384x128, strides 768, box 64x64, swizzle 128B
 
 // --sm90-gemm=false, and any target list with an architecture other than sm_90 (the kernels
 // exist for sm_90a alone), keep the mma.sync GEMM.

@@ -546,10 +546,10 @@ TEST(KilnRunTensorMap, InfoAndJsonDescribeTheMaps) {
   ASSERT_EQ(result.exitCode, 0) << result.output;
   EXPECT_NE(result.output.find("  0: kiln_tma_copy (module tma) grid=(2,1,1) block=(128,1,1) "
                                "smem=0 args=2\n"
-                               "      tensor map 0: arg 0 +0: f16 rank 2, dims 64x128, box "
-                               "64x64, swizzle 128B\n"
-                               "      tensor map 1: arg 1 +0: f16 rank 2, dims 64x128, box "
-                               "64x64, swizzle none\n"),
+                               "      tensor map 0: arg 0 +0: f16 rank 2, dims 64x128, strides "
+                               "128, box 64x64, swizzle 128B\n"
+                               "      tensor map 1: arg 1 +0: f16 rank 2, dims 64x128, strides "
+                               "128, box 64x64, swizzle none\n"),
             std::string::npos)
       << result.output;
   result = kiln::test::runKilnRun("'" + path + "' --info --json");

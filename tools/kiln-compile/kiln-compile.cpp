@@ -109,13 +109,14 @@ static cl::opt<std::string> mmaTile(
 static cl::opt<bool> wgmma(
     "wgmma",
     cl::desc("fp16/bf16 GEMMs use Hopper wgmma on sm_90 (built as sm_90a; mma.sync elsewhere). "
-             "Experimental: slower than the default mma.sync inside whole models so far"),
+             "Experimental (cp.async, no TMA): slower than the default inside whole models; takes "
+             "precedence over --sm90-gemm"),
     cl::cat(kilnCategory));
 static cl::opt<bool> sm90Gemm(
     "sm90-gemm",
     cl::desc("fp16/bf16 GEMMs use the Hopper TMA + warp-specialized wgmma GEMM when every "
              "--target is sm_90 (default true; --sm90-gemm=false selects mma.sync, e.g. for A/B "
-             "timing)"),
+             "timing; --wgmma and --mma-tile take precedence)"),
     cl::init(true), cl::cat(kilnCategory));
 static cl::opt<bool> noFuse("no-fuse", cl::desc("Disable pointwise fusion"), cl::cat(kilnCategory));
 static cl::opt<unsigned> tensorParallel(

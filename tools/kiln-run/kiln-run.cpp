@@ -407,17 +407,21 @@ std::string describeCollective(const kiln_collective_info_t &info) {
          ")";
 }
 
-/// "arg 1 +0: f16 rank 2, dims 64x128, box 64x64, swizzle 128B": a tensor map as --info prints
-/// it (dims and box innermost first, as the artifact stores them).
+/// "arg 1 +0: f16 rank 2, dims 64x128, strides 128, box 64x64, swizzle 128B": a tensor map as
+/// --info prints it (dims and box innermost first, byte strides of dims 1.., as the artifact
+/// stores them; a rank-1 map has no strides).
 std::string describeTensorMap(const kiln_tensor_map_info_t &map) {
-  std::string dims, box;
+  std::string dims, box, strides;
   for (size_t d = 0; d < map.rank; ++d) {
     dims += (d ? "x" : "") + std::to_string(map.dims[d]);
     box += (d ? "x" : "") + std::to_string(map.box[d]);
+    if (d > 0)
+      strides += (d > 1 ? "x" : "") + std::to_string(map.strides[d - 1]);
   }
   return "arg " + std::to_string(map.arg) + " +" + std::to_string(map.offset_bytes) + ": " +
          kiln_dtype_name(map.dtype) + " rank " + std::to_string(map.rank) + ", dims " + dims +
-         ", box " + box + ", swizzle " + kiln::report::tensorMapSwizzleName(map.swizzle);
+         (strides.empty() ? "" : ", strides " + strides) + ", box " + box + ", swizzle " +
+         kiln::report::tensorMapSwizzleName(map.swizzle);
 }
 
 /// Prints the artifact description for --info.
