@@ -9,7 +9,8 @@
 #   onnx:     test/onnx/Inputs, test/codegen/Inputs, examples/models and, when present, the shared
 #             models (${KILN_MODELS_DIR:-<repo>/../shared/models});
 #   artifact: a few artifacts compiled with kiln-compile (NVRTC, no GPU needed): small graphs in
-#             fp32 and fp16, GPT-2 tiny, and GPT-2 tiny's two tensor-parallel rank files (format 2).
+#             fp32 and fp16, GPT-2 tiny (fp32, and fp16 with TMA tensor maps: format 3), and GPT-2
+#             tiny's two tensor-parallel rank files (format 2).
 # New inputs go to <work>/corpus/<target> (kept between runs); a crash, sanitizer report, leak,
 # timeout or out-of-memory stops the target, leaves the input in <work>/crashes/<target>/ and
 # makes the script exit non-zero. Minimize one with
@@ -96,6 +97,8 @@ if [[ " ${TARGETS[*]} " == *" artifact "* ]]; then
     G="$ROOT/examples/models/gpt2_tiny.onnx"
     "$COMPILE" "$G" --shape input_ids=1x4 -o "$A/gpt2_tiny_1x4.kiln" >/dev/null || ok=0
     "$COMPILE" "$G" --shape input_ids=1x4 --tensor-parallel 2 -o "$A/gpt2_tiny_tp2.kiln" >/dev/null || ok=0
+    # fp16 on sm_90: Hopper GEMMs with TMA tensor maps (format 3)
+    "$COMPILE" "$G" --shape input_ids=1x4 --precision fp16 -o "$A/gpt2_tiny_1x4_fp16.kiln" >/dev/null || ok=0
     ((ok)) || die "kiln-compile failed on an artifact seed (see above)"
   fi
 fi
