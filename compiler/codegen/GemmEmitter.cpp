@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/codegen/ExprEmitter.h"
+#include "compiler/codegen/GemmEpilogue.h"
 #include "compiler/codegen/GemmSm90Emitter.h"
 #include "compiler/codegen/KernelEmitter.h"
 #include "compiler/codegen/StridedView.h"
@@ -57,60 +58,6 @@ FailureOr<std::string> operandLoader(ExprEmitter &expr, ArrayRef<std::string> ba
       .str();
 }
 
-/// Ends an epilogue body: the kernel's root at the linear index `e` (declared
-/// by the caller) computed and stored to out0 once.
-FailureOr<std::string> storeRoot(ExprEmitter &expr, Value root) {
-  auto rootType = cast<RankedTensorType>(root.getType());
-  ExprEmitter::Coords coords = expr.delinearize("e", rootType.getShape(), "c");
-  auto value = expr.emitValue(root, coords);
-  if (failed(value))
-    return failure();
-  expr.line("out0[e] = " + storeValue(rootType.getElementType(), *value) + ";");
-  return expr.getBody();
-}
-
-/// The epilogue body every GEMM path shares: the kernel's yielded value
-/// `root` at the accumulator's linear index `e` (fusion guarantees the path
-/// from the matmul never broadcasts it), with the matmul result replaced by
-/// `acc`, stored once. The body expects `m`, `n`, `bz` and `acc` in scope.
-FailureOr<std::string> epilogueBody(ExprEmitter &expr, MatMulOp mm, Value root,
-                                    const std::string &acc, int64_t M, int64_t N) {
-  expr.overrideValue(mm.getResult(), acc);
-  expr.beginBody("    ");
-  expr.line(
-      llvm::formatv("const long long e = bz * {0}LL + (long long)m * {1}LL + n;", M * N, N).str());
-  return storeRoot(expr, root);
-}
-
-/// The pair epilogue body (kiln::PairEpilogue): Y at (m, n) from acc0 and at
-/// (m, n + 1) from acc1 are the two halves of one gated unit; the kernel's
-/// root at linear index bz * M * N/2 + m * N/2 + n/2 is computed from them
-/// and stored once. Expects `m`, `n`, `bz`, `acc0`, `acc1` in scope.
-FailureOr<std::string> pairEpilogueBody(ExprEmitter &expr, MatMulOp mm, const GluHalves &pair,
-                                        Value root, ArrayRef<std::string> batchCoords,
-                                        const std::string &scale, int64_t M, int64_t N) {
-  expr.beginBody("    ");
-  auto at = [&](const char *acc, const std::string &col) -> FailureOr<std::string> {
-    expr.overrideValue(mm.getResult(), scale.empty()
-                                           ? std::string(acc)
-                                           : "(" + std::string(acc) + " * " + scale + ")");
-    ExprEmitter::Coords coords(batchCoords.begin(), batchCoords.end());
-    coords.push_back("(long long)m");
-    coords.push_back(col);
-    return expr.emitValue(pair.y, coords);
-  };
-  auto v0 = at("acc0", "(long long)n");
-  auto v1 = at("acc1", "((long long)n + 1)");
-  if (failed(v0) || failed(v1))
-    return failure();
-  expr.overrideValue(pair.even, *v0);
-  expr.overrideValue(pair.odd, *v1);
-  expr.line(llvm::formatv("const long long e = bz * {0}LL + (long long)m * {1}LL + (n >> 1);",
-                          M * (N / 2), N / 2)
-                .str());
-  return storeRoot(expr, root);
-}
-
 /// The CUDA initializer of one tensor-core GEMM operand `name` ("opA" or
 /// "opB"): a StridedOperand read with 16-byte cp.async when `operand` is a
 /// suitably aligned strided view of a parameter of the MMA type, else an
@@ -135,19 +82,11 @@ std::string tcOperand(KernelOp kernel, ExprEmitter &expr, Value operand, StringR
   if (failed(storage) || *storage != mmaType)
     return fallback();
   int64_t rank = view->shape.size();
-  int64_t rowStride = rows == 1 ? 0 : view->strides[rowDim];
-  int64_t kStride = kExtent == 1 ? 0 : view->strides[kDim];
-  bool kMajor;
-  int64_t ld;
-  if (kStride == 1 || kExtent == 1) {
-    kMajor = true;
-    ld = rowStride;
-  } else if (rowStride == 1 || rows == 1) {
-    kMajor = false;
-    ld = kStride;
-  } else {
+  FailureOr<GemmOperandLayout> layout = gemmOperandLayout(*view, rowDim, kDim, rows, kExtent);
+  if (failed(layout))
     return fallback();
-  }
+  const bool kMajor = layout->kMajor;
+  const int64_t ld = layout->ld;
   // 16-byte copies: 8 elements of 2 bytes (4 of fp32). Every address a copy
   // starts at must be 16-byte aligned (buffers are 256-byte aligned).
   const int64_t vec = 16 / getElementByteSize(paramType);
@@ -242,7 +181,9 @@ FailureOr<GeneratedKernel> emitMatMulTC(KernelOp kernel, MatMulOp mm) {
   std::optional<GluHalves> pair = getGluHalves(mm);
   std::string epilogueDecl;
   if (pair) {
-    auto body = pairEpilogueBody(expr, mm, *pair, root, batchCoords, scaleLiteral, M, N);
+    expr.beginBody("    ");
+    auto body = pairEpilogueBody(expr, mm, *pair, root, batchCoords, scaleLiteral, M, N,
+                                 GemmEpilogueEnd::Store);
     if (failed(body))
       return failure();
     epilogueDecl = "  auto epilogue = kiln::makePairEpilogue([&](int m, int n, float acc0, float "
@@ -250,7 +191,8 @@ FailureOr<GeneratedKernel> emitMatMulTC(KernelOp kernel, MatMulOp mm) {
                    *body + "  });\n";
     wgmma = {}; // the wgmma template has no pair epilogue: mma.sync
   } else {
-    auto body = epilogueBody(expr, mm, root, acc, M, N);
+    expr.beginBody("    ");
+    auto body = epilogueBody(expr, mm, root, acc, M, N, GemmEpilogueEnd::Store);
     if (failed(body))
       return failure();
     epilogueDecl = "  auto epilogue = [&](int m, int n, float acc) {\n" + *body + "  };\n";
@@ -375,7 +317,8 @@ FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
   if (failed(loadA) || failed(loadB))
     return failure();
 
-  auto epilogue = epilogueBody(expr, mm, root, "acc", M, N);
+  expr.beginBody("    ");
+  auto epilogue = epilogueBody(expr, mm, root, "acc", M, N, GemmEpilogueEnd::Store);
   if (failed(epilogue))
     return failure();
 

@@ -20,6 +20,7 @@
 #include "compiler/codegen/GemmSm90Emitter.h"
 
 #include "compiler/codegen/ExprEmitter.h"
+#include "compiler/codegen/GemmEpilogue.h"
 #include "compiler/codegen/StridedView.h"
 #include "compiler/codegen/cuda/smem_sizes.h"
 #include "dialects/kiln/KernelPlan.h"
@@ -43,7 +44,7 @@ struct TmaOperandPlan {
 /// Plans the tensor map of `operand` (A viewed as [batch..., rows, K] with
 /// rows = M, or B viewed as [batch..., K, rows] with rows = N): `rowDim` /
 /// `kDim` index the view's dims along the rows and along K; `boxRows` is the
-/// K-major box height (BM, or BN / cluster). `passed` lists the kernel
+/// K-major box height (BM or BN). `passed` lists the kernel
 /// operands that are parameters (their order is the args order). Multiplies
 /// `scale` by the view's scalar factor. std::nullopt when TMA cannot read it.
 std::optional<TmaOperandPlan> planOperand(KernelOp kernel, Value operand, Type mmaType,
@@ -62,19 +63,12 @@ std::optional<TmaOperandPlan> planOperand(KernelOp kernel, Value operand, Type m
     return std::nullopt;
   constexpr int64_t kElem = 2; // f16 / bf16
   const int64_t rank = int64_t(view->shape.size());
-  const int64_t rowStride = rows == 1 ? 0 : view->strides[rowDim];
-  const int64_t kStride = kExtent == 1 ? 0 : view->strides[kDim];
-  TmaOperandPlan plan;
-  int64_t ld;
-  if (kStride == 1 || (kExtent == 1 && rowStride != 1)) {
-    plan.kMajor = true;
-    ld = rowStride;
-  } else if (rowStride == 1 || rows == 1) {
-    plan.kMajor = false;
-    ld = kStride;
-  } else {
+  FailureOr<GemmOperandLayout> layout = gemmOperandLayout(*view, rowDim, kDim, rows, kExtent);
+  if (failed(layout))
     return std::nullopt;
-  }
+  TmaOperandPlan plan;
+  plan.kMajor = layout->kMajor;
+  int64_t ld = layout->ld;
   const int64_t inner = plan.kMajor ? kExtent : rows, outer = plan.kMajor ? rows : kExtent;
   // A size-1 outer dim has stride 0 in the view; the map needs a positive
   // 16-byte multiple (never stepped over).
@@ -180,52 +174,26 @@ kiln::codegen::emitMatMulSm90(KernelOp kernel, MatMulOp mm, Sm90GemmTileAttr til
     return failure();
 
   // Epilogue: a lambda of (flat batch, m, n, accumulator) returning the
-  // kernel's root value at that element, its batch coordinates delinearized
-  // inside (a persistent block visits several batches).
-  std::string acc = "acc";
+  // kernel's root value at that element (kiln::gemmSm90 stores it); a pair
+  // epilogue delinearizes its batch coordinates inside, since a persistent
+  // block visits several batches.
   std::string scaleLiteral =
       scale == 1.0 ? "" : cudaLiteral(Float32Type::get(kernel.getContext()), scale, 0);
-  if (!scaleLiteral.empty())
-    acc = "(acc * " + scaleLiteral + ")";
-  std::string epilogueDecl;
   expr.beginBody("    ");
-  ExprEmitter::Coords batchCoords = expr.delinearize("bz", batch, "b");
-  if (pair) {
-    auto at = [&](const char *accName, const std::string &col) -> FailureOr<std::string> {
-      expr.overrideValue(mm.getResult(), scaleLiteral.empty() ? std::string(accName)
-                                                              : "(" + std::string(accName) + " * " +
-                                                                    scaleLiteral + ")");
-      ExprEmitter::Coords coords(batchCoords.begin(), batchCoords.end());
-      coords.push_back("(long long)m");
-      coords.push_back(col);
-      return expr.emitValue(pair->y, coords);
-    };
-    auto v0 = at("acc0", "(long long)n");
-    auto v1 = at("acc1", "((long long)n + 1)");
-    if (failed(v0) || failed(v1))
-      return failure();
-    expr.overrideValue(pair->even, *v0);
-    expr.overrideValue(pair->odd, *v1);
-    expr.line(llvm::formatv("const long long e = bz * {0}LL + (long long)m * {1}LL + (n >> 1);",
-                            M * (N / 2), N / 2)
-                  .str());
-  } else {
-    expr.overrideValue(mm.getResult(), acc);
-    expr.line(llvm::formatv("const long long e = bz * {0}LL + (long long)m * {1}LL + n;", M * N, N)
-                  .str());
-  }
-  ExprEmitter::Coords coords = expr.delinearize("e", rootType.getShape(), "c");
-  auto value = expr.emitValue(root, coords);
-  if (failed(value))
+  FailureOr<std::string> body =
+      pair ? pairEpilogueBody(expr, mm, *pair, root, expr.delinearize("bz", batch, "b"),
+                              scaleLiteral, M, N, GemmEpilogueEnd::Return)
+           : epilogueBody(expr, mm, root,
+                          scaleLiteral.empty() ? "acc" : "(acc * " + scaleLiteral + ")", M, N,
+                          GemmEpilogueEnd::Return);
+  if (failed(body))
     return failure();
-  expr.line("return " + *value + ";");
-  if (pair)
-    epilogueDecl = "  auto epilogue = kiln::makePairEpilogue([&](long long bz, int m, int n, "
-                   "float acc0, float acc1) -> float {\n" +
-                   expr.getBody() + "  });\n";
-  else
-    epilogueDecl = "  auto epilogue = [&](long long bz, int m, int n, float acc) -> float {\n" +
-                   expr.getBody() + "  };\n";
+  std::string epilogueDecl =
+      pair ? "  auto epilogue = kiln::makePairEpilogue([&](long long bz, int m, int n, float acc0, "
+             "float acc1) -> float {\n" +
+                 *body + "  });\n"
+           : "  auto epilogue = [&](long long bz, int m, int n, float acc) -> float {\n" + *body +
+                 "  };\n";
 
   // Signature: __launch_bounds__(threads, 1) (setmaxnreg needs the register
   // cap of one block per SM), a cluster for split-K, the two tensor maps last.
@@ -256,7 +224,7 @@ kiln::codegen::emitMatMulSm90(KernelOp kernel, MatMulOp mm, Sm90GemmTileAttr til
                     planB->rank)
           .str() +
       epilogueDecl +
-      llvm::formatv("  kiln::gemmSm90<{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, 1>({8}, {9}, {10}, "
+      llvm::formatv("  kiln::gemmSm90<{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}>({8}, {9}, {10}, "
                     "{11}, opA, opB, out0, epilogue, kiln_smem);\n",
                     mmaType, outCuda, bm, bn, consumers, stages, splitK,
                     pingpong ? "true" : "false", M, N, K, batchCount)

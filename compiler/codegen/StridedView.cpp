@@ -119,8 +119,7 @@ FailureOr<StridedView> kiln::codegen::analyzeStridedView(KernelOp kernel, Value 
       v = n.getInput();
     } else if (auto m = dyn_cast<MulOp>(op)) {
       // Only a scalar factor: the other operand keeps the full shape.
-      if (auto c = scalarConstant(kernel, m.getRhs());
-          c && m.getLhs().getType() == m.getType()) {
+      if (auto c = scalarConstant(kernel, m.getRhs()); c && m.getLhs().getType() == m.getType()) {
         scale *= *c;
         v = m.getLhs();
       } else if (auto c = scalarConstant(kernel, m.getLhs());
@@ -174,4 +173,16 @@ FailureOr<StridedView> kiln::codegen::analyzeStridedView(KernelOp kernel, Value 
     }
   }
   return view;
+}
+
+FailureOr<GemmOperandLayout> kiln::codegen::gemmOperandLayout(const StridedView &view,
+                                                              int64_t rowDim, int64_t kDim,
+                                                              int64_t rows, int64_t kExtent) {
+  const int64_t rowStride = rows == 1 ? 0 : view.strides[rowDim];
+  const int64_t kStride = kExtent == 1 ? 0 : view.strides[kDim];
+  if (kStride == 1 || kExtent == 1)
+    return GemmOperandLayout{true, rowStride};
+  if (rowStride == 1 || rows == 1)
+    return GemmOperandLayout{false, kStride};
+  return failure();
 }

@@ -21,11 +21,11 @@ namespace kiln::codegen {
 /// `value` = scale * param[offset + sum(coords[d] * strides[d])], in elements
 /// of the parameter's type. Size-1 dims have stride 0.
 struct StridedView {
-  mlir::BlockArgument param;           ///< the kernel-body argument read
-  int64_t offset = 0;                  ///< elements
-  llvm::SmallVector<int64_t> shape;    ///< of the viewed value
-  llvm::SmallVector<int64_t> strides;  ///< elements; 0 for broadcast / size-1 dims
-  double scale = 1.0;                  ///< product of the scalar factors on the way
+  mlir::BlockArgument param;          ///< the kernel-body argument read
+  int64_t offset = 0;                 ///< elements
+  llvm::SmallVector<int64_t> shape;   ///< of the viewed value
+  llvm::SmallVector<int64_t> strides; ///< elements; 0 for broadcast / size-1 dims
+  double scale = 1.0;                 ///< product of the scalar factors on the way
 };
 
 /// Describes `v` (a value of `kernel`'s body) as a strided view of one kernel
@@ -35,6 +35,18 @@ struct StridedView {
 /// a reshape splits or merges non-contiguous dims, a slice steps, the element
 /// type changes, or the leaf is not a kernel operand.
 mlir::FailureOr<StridedView> analyzeStridedView(KernelOp kernel, mlir::Value v);
+
+/// The layout of `view` as a GEMM operand of `rows` x `kExtent` elements
+/// (`rowDim` / `kDim` index its dims along the rows and along K): K-major
+/// (unit stride along K, or K = 1) with `ld` the row stride, or MN-major
+/// (unit stride along the rows, or one row) with `ld` the K stride. A dim of
+/// extent 1 counts as stride 0. Failure when neither dim has unit stride.
+struct GemmOperandLayout {
+  bool kMajor;
+  int64_t ld; ///< elements
+};
+mlir::FailureOr<GemmOperandLayout> gemmOperandLayout(const StridedView &view, int64_t rowDim,
+                                                     int64_t kDim, int64_t rows, int64_t kExtent);
 
 } // namespace kiln::codegen
 

@@ -110,8 +110,7 @@ constexpr WgmmaCandidate kWgmmaTiles[] = {
 /// 2026-12-01, docs/results.md): the 16 GEMM shapes of GPT-2, BERT and the
 /// 0.8B Llama at batch 1 x 128 and 8 x 512 (Llama 4 x 512). Over them the
 /// model's pick was within 2.2% of the fastest candidate (geometric mean)
-/// and 18% at worst. The cluster-multicast variants of the template
-/// measured slower on every shape and are not candidates.
+/// and 18% at worst.
 struct Sm90Candidate {
   int64_t bm, bn, consumers, stages, splitK;
   bool pingpong;

@@ -15,14 +15,14 @@
 // CHECK-NEXT: const kiln::sm90::TmaOperand<false, 2> opB{&tmap1};
 // CHECK-NEXT: auto epilogue = [&](long long bz, int m, int n, float acc) -> float {
 // CHECK: return
-// CHECK: kiln::gemmSm90<kiln::f16, kiln::f16, {{[0-9]+}}, {{[0-9]+}}, {{[12]}}, {{[0-9]+}}, 1, {{true|false}}, 1>(256, 384, 128, 1, opA, opB, out0, epilogue, kiln_smem);
+// CHECK: kiln::gemmSm90<kiln::f16, kiln::f16, {{[0-9]+}}, {{[0-9]+}}, {{[12]}}, {{[0-9]+}}, 1, {{true|false}}>(256, 384, 128, 1, opA, opB, out0, epilogue, kiln_smem);
 
 // The MLP down projection [256x512] x [512x128] + residual: 8 output tiles of 64x64 on 132 SMs,
 // so split-K over a cluster of blocks; the residual is read in the epilogue.
 // CHECK-LABEL: // [256x512] x [512x128], batch 1, Hopper TMA + wgmma (gemm_sm90.cuh)
 // CHECK-NEXT: extern "C" __global__ void __launch_bounds__(256, 1) __cluster_dims__([[SPLIT:[2-8]]], 1, 1) kiln_k{{[0-9]+}}(
 // CHECK: kiln::ld(kiln::ldg(in2
-// CHECK: kiln::gemmSm90<kiln::f16, kiln::f16, 64, 64, 1, 4, [[SPLIT]], false, 1>(256, 128, 512, 1,
+// CHECK: kiln::gemmSm90<kiln::f16, kiln::f16, 64, 64, 1, 4, [[SPLIT]], false>(256, 128, 512, 1,
 
 // The tiles and the launches: kiln-select-tiles' choice with its reason, and kiln-run --info
 // lists each launch's tensor maps (A [256, 128] K-major, box 64 x BM; B the [128, 384] weight,

@@ -21,10 +21,6 @@
 //    tiles (alternate ones of the block), the two main loops take turns (two hardware
 //    barriers hand the tensor cores over), so one consumer's epilogue overlaps the other's
 //    main loop (CUTLASS's `KernelTmaWarpSpecializedPingpong`).
-//  * B multicast (CLUSTER_M == 2): the two blocks of a cluster compute vertically adjacent
-//    tiles; each loads half of the shared B tile and multicasts it into both blocks' stages
-//    (`.multicast::cluster`), and a stage is refilled once the consumers of both blocks have
-//    released it (remote mbarrier arrivals), halving B's L2 traffic.
 //  * Persistent tiles (SPLITK == 1). The grid is at most one block per SM; block i computes
 //    tiles i, i + gridDim.x, ... of the batch x M-tiles x N-tiles space, in a grouped order
 //    (GROUP_M = 8 M-tiles share each run of N-tiles, so the A rows and B columns that
@@ -62,12 +58,6 @@
 #include "kiln/smem_sizes.h"
 
 namespace kiln {
-
-/// Bytes of dynamic shared memory gemmSm90 needs (smem_sizes.h, shared with the host code).
-template <int BM, int BN, int STAGES, int CONSUMERS>
-__host__ __device__ constexpr int gemmSm90SmemBytes() {
-  return int(smem_bytes::gemmSm90(BM, BN, STAGES, CONSUMERS));
-}
 
 namespace sm90 {
 
@@ -112,32 +102,6 @@ __device__ __forceinline__ void tmaLoad(unsigned dst, const TensorMap *map, unsi
   asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
                " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
                "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
-               : "memory");
-}
-/// As tmaLoad, but the box lands at the same shared-memory offset in every block of the
-/// cluster named by `ctaMask` and completes on the mbarrier at `bar`'s offset in each of them.
-__device__ __forceinline__ void tmaLoadMulticast(unsigned dst, const TensorMap *map, unsigned bar,
-                                                 unsigned short ctaMask, int c0, int c1) {
-  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-               ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
-               "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar),
-               "h"(ctaMask)
-               : "memory");
-}
-__device__ __forceinline__ void tmaLoadMulticast(unsigned dst, const TensorMap *map, unsigned bar,
-                                                 unsigned short ctaMask, int c0, int c1, int c2) {
-  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
-               ".multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(dst),
-               "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar),
-               "h"(ctaMask)
-               : "memory");
-}
-/// Arrives on the mbarrier at shared::cta address `bar` of cluster block `rank` (release at
-/// cluster scope).
-__device__ __forceinline__ void mbarArriveCluster(unsigned bar, unsigned rank) {
-  asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-               "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
-               "r"(rank)
                : "memory");
 }
 __device__ __forceinline__ void prefetchTensorMap(const TensorMap *map) {
@@ -215,31 +179,6 @@ template <bool KMajor, int RANK> struct TmaOperand {
           tmaLoad(dst + j * 8192, map, bar, row0 + 64 * j, k0);
         else
           tmaLoad(dst + j * 8192, map, bar, row0 + 64 * j, k0, b);
-      }
-    }
-  }
-
-  /// Issues half `half` (0 or 1) of the copies of `load`, multicast to both blocks of a
-  /// 2-block cluster: K-major, rows half ROWS / 2 .. (the map's box is {64, ROWS / 2});
-  /// MN-major, the 64-row boxes half ROWS / 128 ...
-  template <int ROWS>
-  __device__ __forceinline__ void loadHalfMulticast(unsigned dst, unsigned bar, int row0, int k0,
-                                                    int b, int half) const {
-    if constexpr (KMajor) {
-      const unsigned off = unsigned(half * (ROWS / 2) * 128);
-      const int r = row0 + half * (ROWS / 2);
-      if constexpr (RANK == 2)
-        tmaLoadMulticast(dst + off, map, bar, 3, k0, r);
-      else
-        tmaLoadMulticast(dst + off, map, bar, 3, k0, r, b);
-    } else {
-#pragma unroll
-      for (int jj = 0; jj < ROWS / 128; ++jj) {
-        const int j = half * (ROWS / 128) + jj;
-        if constexpr (RANK == 2)
-          tmaLoadMulticast(dst + j * 8192, map, bar, 3, row0 + 64 * j, k0);
-        else
-          tmaLoadMulticast(dst + j * 8192, map, bar, 3, row0 + 64 * j, k0, b);
       }
     }
   }
@@ -349,13 +288,13 @@ __device__ __forceinline__ void epilogueRun(const Epilogue &epilogue, OutT *out,
 /// [batch?, N, K] (the K-major / MN-major choice is the operand's; 16-bit elements, swizzle
 /// 128B, box {64, BM} / {64, BN} when K-major, {64, 64} when MN-major).
 /// Launch: blockDim.x = 128 (CONSUMERS + 1); dynamic shared memory
-/// gemmSm90SmemBytes<BM, BN, STAGES, CONSUMERS>() bytes; SPLITK == 1: any gridDim.x >= 1
-/// (persistent: one block per SM is best), SPLITK > 1: gridDim.x = SPLITK x the number of
+/// smem_bytes::gemmSm90(BM, BN, STAGES, CONSUMERS) bytes (smem_sizes.h); SPLITK == 1: any gridDim.x
+/// >= 1 (persistent: one block per SM is best), SPLITK > 1: gridDim.x = SPLITK x the number of
 /// tiles. Rules (static_asserts): BN in {64, 128, 192, 256}; BM a multiple of 64 x CONSUMERS,
 /// at most 256; at most 128 accumulator registers per consumer thread; STAGES >= 2.
 /// Requires sm_90a; compiled for any other target the call traps.
 template <typename T, typename OutT, int BM, int BN, int CONSUMERS, int STAGES, int SPLITK,
-          bool PINGPONG, int CLUSTER_M, typename OpA, typename OpB, typename Epilogue>
+          bool PINGPONG, typename OpA, typename OpB, typename Epilogue>
 __device__ __forceinline__ void gemmSm90(int M, int N, int K, int batch, const OpA &a, const OpB &b,
                                          OutT *out, const Epilogue &epilogue, char *smem) {
   static_assert(tc::IsSame<T, f16>::value || tc::IsSame<T, bf16>::value,
@@ -363,9 +302,6 @@ __device__ __forceinline__ void gemmSm90(int M, int N, int K, int batch, const O
   static_assert(BN == 64 || BN == 128 || BN == 192 || BN == 256,
                 "gemmSm90: BN must be 64, 128, 192 or 256 (one wgmma n per warpgroup)");
   static_assert(CONSUMERS == 1 || CONSUMERS == 2, "gemmSm90: 1 or 2 consumer warpgroups");
-  static_assert(CLUSTER_M == 1 || (CLUSTER_M == 2 && SPLITK == 1 && BN % 128 == 0),
-                "gemmSm90: CLUSTER_M is 1, or 2 (B multicast) without split-K and with BN % 128 "
-                "== 0");
   static_assert(!PINGPONG || (CONSUMERS == 2 && SPLITK == 1),
                 "gemmSm90: ping-pong needs two consumers and no split-K");
   static_assert(BM % (64 * (PINGPONG ? 1 : CONSUMERS)) == 0 && BM <= 256,
@@ -384,6 +320,7 @@ __device__ __forceinline__ void gemmSm90(int M, int N, int K, int batch, const O
   constexpr int kStageA = BM * 128, kStageB = BN * 128;
   constexpr unsigned kStageBytes = unsigned(kStageA + kStageB);
   constexpr int kEpiPitch = 40; // floats per staging row: 32 columns + 8 (no bank conflicts)
+  constexpr int kPartialPitch = BN + 8; // floats per row of a split-K partial tile
   using DescA = wg::TileDesc<OpA::kKMajor, 64>;
   using DescB = wg::TileDesc<OpB::kKMajor, 64>;
 
@@ -400,32 +337,19 @@ __device__ __forceinline__ void gemmSm90(int M, int N, int K, int batch, const O
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       sm90::mbarInit(fullBar(s), 1);
-      // Consumer warps that release each stage, in every block of the cluster that reads it.
-      sm90::mbarInit(emptyBar(s), (PINGPONG ? 4 : CONSUMERS * 4) * CLUSTER_M);
+      sm90::mbarInit(emptyBar(s), PINGPONG ? 4 : CONSUMERS * 4); // consumer warps per stage
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  if constexpr (CLUSTER_M > 1)
-    sm90::clusterSync(); // the peer multicasts into this block's stages and barriers
-  else
-    __syncthreads();
+  __syncthreads();
 
-  // Work units: tiles, or with CLUSTER_M == 2 pairs of vertically adjacent tiles (one per
-  // block of the cluster, both reading the same B columns, which each block loads half of
-  // and multicasts to both).
   const int tilesM = (M + BM - 1) / BM, tilesN = (N + BN - 1) / BN;
-  const int unitsM = (tilesM + CLUSTER_M - 1) / CLUSTER_M;
-  const int numTiles = unitsM * tilesN * batch; // work units
+  const int numTiles = tilesM * tilesN * batch;
   const int kTiles = (K + 63) / 64;
-  const int mRank = CLUSTER_M == 1 ? 0 : int(sm90::clusterRank());
-  auto tileOf = [&](int t) {
-    sm90::TileCoord c = sm90::tileAt(t, unitsM, tilesN);
-    c.m = c.m * CLUSTER_M + mRank;
-    return c;
-  };
-  // Work of this block: units first, first + stride, ...; with split-K one tile and a K range.
-  const int first = SPLITK == 1 ? int(blockIdx.x) / CLUSTER_M : int(blockIdx.x) / SPLITK;
-  const int stride = SPLITK == 1 ? int(gridDim.x) / CLUSTER_M : numTiles;
+  auto tileOf = [&](int t) { return sm90::tileAt(t, tilesM, tilesN); };
+  // Work of this block: tiles first, first + stride, ...; with split-K one tile and a K range.
+  const int first = SPLITK == 1 ? int(blockIdx.x) : int(blockIdx.x) / SPLITK;
+  const int stride = SPLITK == 1 ? int(gridDim.x) : numTiles;
   const int split = SPLITK == 1 ? 0 : int(sm90::clusterRank());
   const int kBegin = kTiles * split / SPLITK, kEnd = kTiles * (split + 1) / SPLITK;
 
@@ -444,11 +368,7 @@ __device__ __forceinline__ void gemmSm90(int M, int N, int K, int batch, const O
           sm90::mbarWait(emptyBar(stage), phase ^ 1u);
           sm90::mbarArriveExpectTx(fullBar(stage), kStageBytes);
           a.template load<BM>(smemA + stage * kStageA, fullBar(stage), tc.m * BM, kt * 64, tc.b);
-          if constexpr (CLUSTER_M == 1)
-            b.template load<BN>(smemB + stage * kStageB, fullBar(stage), tc.n * BN, kt * 64, tc.b);
-          else
-            b.template loadHalfMulticast<BN>(smemB + stage * kStageB, fullBar(stage), tc.n * BN,
-                                             kt * 64, tc.b, mRank);
+          b.template load<BN>(smemB + stage * kStageB, fullBar(stage), tc.n * BN, kt * 64, tc.b);
           if (++stage == STAGES) {
             stage = 0;
             phase ^= 1u;
@@ -471,14 +391,6 @@ __device__ __forceinline__ void gemmSm90(int M, int N, int K, int batch, const O
     for (int mi = 0; mi < kMI; ++mi)
       descA[mi] = DescA::make(smemA + DescA::offset(rowBase + mi * 64, 0));
     const unsigned long long descB = DescB::make(smemB);
-    // Frees a stage for the producer of every block that writes into it.
-    auto release = [&](int s) {
-      if constexpr (CLUSTER_M == 1)
-        sm90::mbarArrive(emptyBar(s));
-      else
-        for (int q = 0; q < CLUSTER_M; ++q)
-          sm90::mbarArriveCluster(emptyBar(s), unsigned(q));
-    };
 
     // Ping-pong: consumer cw takes the block's tiles cw, cw + 2, ... Their K slices are the
     // ring positions (tile ordinal) x kTiles .. ; the two main loops run in turn (hardware
@@ -525,7 +437,7 @@ __device__ __forceinline__ void gemmSm90(int M, int N, int K, int batch, const O
         for (int mi = 0; mi < kMI; ++mi)
           wg::fenceOperands(acc[mi]);
         if (prev >= 0 && lane == 0)
-          release(prev);
+          sm90::mbarArrive(emptyBar(prev));
         prev = stage;
         if (++stage == STAGES) {
           stage = 0;
@@ -537,7 +449,7 @@ __device__ __forceinline__ void gemmSm90(int M, int N, int K, int batch, const O
       for (int mi = 0; mi < kMI; ++mi)
         wg::fenceOperands(acc[mi]);
       if (prev >= 0 && lane == 0)
-        release(prev);
+        sm90::mbarArrive(emptyBar(prev));
       if constexpr (PINGPONG) {
         if (t + stride < numTiles) // the other consumer has the next tile: let it start
           sm90::namedBarrierArrive(cw == 0 ? 3 : 4, 256);
@@ -551,9 +463,9 @@ __device__ __forceinline__ void gemmSm90(int M, int N, int K, int batch, const O
         // every thread takes 4 consecutive columns of one row, so the fused expression's loads
         // and the stores are row-contiguous across the warp. The chunk and row loops stay
         // rolled, so the fused expression is compiled 4 times (once per column of a run), not
-        // once per accumulator: unrolled over a 64x256 tile, a GELU epilogue was some 300 KB
-        // of SASS and ran from L2 (GPT-2 124M's MLP up: 200 us against 42 us for the bare
-        // GEMM). A chunk's accumulators are picked with compile-time indices (the unrolled
+        // once per accumulator: unrolled over a 64x256 tile, GPT-2's GELU-tanh epilogue made
+        // the kernel 252 KiB of SASS (27 KiB rolled) and ran from L2 (GPT-2 124M's MLP up:
+        // 200 us against 42 us for the bare GEMM on an H200). A chunk's accumulators are picked with compile-time indices (the unrolled
         // `if` below), so they stay in registers. (Applying the epilogue in the fragment
         // layout instead, with all of a thread's loads in flight at once, measured slower on
         // the H200: 4096x2304x768 41.9 us against 33.4 us.)
@@ -594,7 +506,6 @@ __device__ __forceinline__ void gemmSm90(int M, int N, int K, int batch, const O
       } else {
         // Split-K: park the partial tile [BM][BN + 8] in the (now idle) pipeline memory of
         // this block, once both consumers are done reading the stages.
-        constexpr int kPitch = BN + 8;
         float *partial = reinterpret_cast<float *>(smemBase);
         sm90::namedBarrier(1, 128 * CONSUMERS);
 #pragma unroll
@@ -604,7 +515,7 @@ __device__ __forceinline__ void gemmSm90(int M, int N, int K, int batch, const O
 #pragma unroll
             for (int half = 0; half < 2; ++half)
               *reinterpret_cast<float2 *>(
-                  partial + (cw * kWgRows + mi * 64 + fragRow + 8 * half) * kPitch + 8 * j +
+                  partial + (cw * kWgRows + mi * 64 + fragRow + 8 * half) * kPartialPitch + 8 * j +
                   fragCol) = make_float2(acc[mi][4 * j + 2 * half], acc[mi][4 * j + 2 * half + 1]);
       }
     }
@@ -613,7 +524,6 @@ __device__ __forceinline__ void gemmSm90(int M, int N, int K, int batch, const O
   if constexpr (SPLITK > 1) {
     // Reduce-scatter over the cluster: block `split` owns rows split * BM / SPLITK .. of the
     // tile, sums them over every block's partial tile and runs the epilogue for them.
-    constexpr int kPitch = BN + 8;
     constexpr int kRows = BM / SPLITK;
     sm90::clusterSync();
     if (wgIdx > 0 && first < numTiles) {
@@ -625,7 +535,7 @@ __device__ __forceinline__ void gemmSm90(int M, int N, int K, int batch, const O
         const int m = tc.m * BM + r, n = tc.n * BN + col;
         if (m >= M || n >= N)
           continue;
-        const unsigned addr = smemA + unsigned((r * kPitch + col) * 4);
+        const unsigned addr = smemA + unsigned((r * kPartialPitch + col) * 4);
         float s[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
         for (int q = 0; q < SPLITK; ++q) {
@@ -637,8 +547,6 @@ __device__ __forceinline__ void gemmSm90(int M, int N, int K, int batch, const O
     }
     sm90::clusterSync(); // no block leaves while another reads its shared memory
   }
-  if constexpr (CLUSTER_M > 1)
-    sm90::clusterSync(); // no block leaves while the peer may still multicast or arrive here
 #elif defined(__CUDA_ARCH__)
   // Not sm_90a: wgmma and setmaxnreg do not exist. The code generator never selects this.
   (void)M, (void)N, (void)K, (void)batch, (void)a, (void)b, (void)out, (void)epilogue, (void)smem;

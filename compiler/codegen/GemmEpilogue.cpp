@@ -1,0 +1,66 @@
+//===- GemmEpilogue.cpp - the fused epilogue of GEMM kernels --------------===//
+//
+// Implements GemmEpilogue.h: the fused epilogue of a GEMM kernel as the body
+// of the lambda every GEMM template calls per accumulator.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/codegen/GemmEpilogue.h"
+
+#include "compiler/codegen/KernelEmitter.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::codegen;
+
+/// Ends an epilogue body: the kernel's root at the linear index `e` (declared
+/// before) computed once, then stored to out0 or returned.
+static FailureOr<std::string> finishRoot(ExprEmitter &expr, Value root, GemmEpilogueEnd end) {
+  auto rootType = cast<RankedTensorType>(root.getType());
+  ExprEmitter::Coords coords = expr.delinearize("e", rootType.getShape(), "c");
+  auto value = expr.emitValue(root, coords);
+  if (failed(value))
+    return failure();
+  if (end == GemmEpilogueEnd::Store)
+    expr.line("out0[e] = " + storeValue(rootType.getElementType(), *value) + ";");
+  else
+    expr.line("return " + *value + ";");
+  return expr.getBody();
+}
+
+FailureOr<std::string> kiln::codegen::epilogueBody(ExprEmitter &expr, MatMulOp mm, Value root,
+                                                   const std::string &acc, int64_t M, int64_t N,
+                                                   GemmEpilogueEnd end) {
+  expr.overrideValue(mm.getResult(), acc);
+  expr.line(
+      llvm::formatv("const long long e = bz * {0}LL + (long long)m * {1}LL + n;", M * N, N).str());
+  return finishRoot(expr, root, end);
+}
+
+FailureOr<std::string> kiln::codegen::pairEpilogueBody(ExprEmitter &expr, MatMulOp mm,
+                                                       const GluHalves &pair, Value root,
+                                                       ArrayRef<std::string> batchCoords,
+                                                       const std::string &scale, int64_t M,
+                                                       int64_t N, GemmEpilogueEnd end) {
+  auto at = [&](const char *acc, const std::string &col) -> FailureOr<std::string> {
+    expr.overrideValue(mm.getResult(), scale.empty()
+                                           ? std::string(acc)
+                                           : "(" + std::string(acc) + " * " + scale + ")");
+    ExprEmitter::Coords coords(batchCoords.begin(), batchCoords.end());
+    coords.push_back("(long long)m");
+    coords.push_back(col);
+    return expr.emitValue(pair.y, coords);
+  };
+  auto v0 = at("acc0", "(long long)n");
+  auto v1 = at("acc1", "((long long)n + 1)");
+  if (failed(v0) || failed(v1))
+    return failure();
+  expr.overrideValue(pair.even, *v0);
+  expr.overrideValue(pair.odd, *v1);
+  expr.line(llvm::formatv("const long long e = bz * {0}LL + (long long)m * {1}LL + (n >> 1);",
+                          M * (N / 2), N / 2)
+                .str());
+  return finishRoot(expr, root, end);
+}
