@@ -2,10 +2,13 @@
 //
 // Row-wise ops, using the device functions in cuda/norm.cuh: softmax and
 // short normalized rows take one warp per row, four rows per 128-thread
-// block; layer norm and RMS norm over rows of kBlockRowMin elements or more
-// take one 256-thread block per row with the row in registers (a warp per
-// 2048-element row made 10 us kernels of only 32 blocks at Llama 1x128). Fused elementwise consumers run in the
-// epilogue on each normalized value before the single store.
+// block. Layer norm and RMS norm over f16/bf16/f32 rows that are a multiple
+// of 16 bytes and fit kVecMaxPerLane vectors per lane take one warp per row
+// with the row in registers, read and written with 16-byte vectors; other
+// rows of kBlockRowMin elements or more take one 256-thread block per row
+// with the row in registers (a warp per 2048-element row with scalar loads
+// made 10 us kernels of only 32 blocks at Llama 1x128). Fused elementwise
+// consumers run on each normalized value before the single store.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +28,12 @@ constexpr unsigned kRowsPerBlock = 4, kThreads = 32 * kRowsPerBlock;
 /// Normalized rows at least this long get a block per row; threads per block
 /// then, and the most row elements a thread holds in registers.
 constexpr int64_t kBlockRowMin = 512, kBlockRowThreads = 256, kBlockRowMaxPer = 32;
+
+/// Rows of f16/bf16/f32 whose length is a multiple of a 16-byte vector and at most this many
+/// vectors per lane take one warp per row with 16-byte loads and stores (the row in registers):
+/// GPT-2 124M's 768-wide fp16 layer norm at 8x512 took 16 us as a block per row with 2-byte
+/// loads, 5x its memory time (H200).
+constexpr int64_t kVecMaxPerLane = 8;
 
 /// Common body: computes `row`, returns early past the last row.
 std::string rowPrologue(int64_t rows) {
@@ -61,6 +70,46 @@ FailureOr<std::string> epilogueLambda(KernelOp kernel, ExprEmitter &expr, Operat
     return failure();
   expr.line("out0[e] = " + storeValue(rootType.getElementType(), *value) + ";");
   return "[&](long long c, float v) {\n" + expr.getBody() + "  }";
+}
+
+/// Builds the value lambda `[&](long long c, float v) -> OutT {...}` of the vectorized row
+/// kernels: `anchor`'s result replaced by `v`, the kernel's result at linear index `index`
+/// computed and returned as stored (OutT, the result's storage type), for the caller to store.
+FailureOr<std::string> valueLambda(KernelOp kernel, ExprEmitter &expr, Operation *anchor,
+                                   const std::string &index) {
+  if (kernel.getYield().getNumOperands() != 1)
+    return kernel.emitError() << "unsupported: row kernel @" << kernel.getSymName() << " with "
+                              << kernel.getYield().getNumOperands() << " results";
+  Value root = kernel.getYield().getValues()[0];
+  auto rootType = cast<RankedTensorType>(root.getType());
+  if (rootType.getNumElements() != cast<RankedTensorType>(anchor->getResult(0).getType()).getNumElements())
+    return kernel.emitError() << "unsupported: epilogue changes the element count in kernel @"
+                              << kernel.getSymName();
+  auto storage = cudaStorageType(rootType.getElementType());
+  if (failed(storage))
+    return kernel.emitError() << "unsupported: row kernel @" << kernel.getSymName()
+                              << " stores " << rootType.getElementType();
+  expr.overrideValue(anchor->getResult(0), "v");
+  expr.beginBody("    ");
+  expr.line("const long long e = " + index + ";");
+  ExprEmitter::Coords coords = expr.delinearize("e", rootType.getShape(), "c");
+  auto value = expr.emitValue(root, coords);
+  if (failed(value))
+    return failure();
+  expr.line("return " + storeValue(rootType.getElementType(), *value) + ";");
+  return "[&](long long c, float v) -> " + *storage + " {\n" + expr.getBody() + "  }";
+}
+
+/// Vectors of 16 bytes per lane when a row of D elements of `inType` fits one warp's registers
+/// (D a multiple of the vector, at most kVecMaxPerLane vectors per lane); 0 otherwise.
+int64_t vectorsPerLane(Type inType, int64_t D) {
+  if (!inType.isF16() && !inType.isBF16() && !inType.isF32())
+    return 0;
+  int64_t n = 16 / (inType.getIntOrFloatBitWidth() / 8);
+  if (D % n != 0)
+    return 0;
+  int64_t vpl = (D / n + 31) / 32;
+  return vpl <= kVecMaxPerLane ? vpl : 0;
 }
 
 /// `kiln.softmax` (+ epilogue) along any axis: kiln::softmaxRow per row.
@@ -101,12 +150,19 @@ FailureOr<GeneratedKernel> emitSoftmax(KernelOp kernel, Operation *anchor) {
   return out;
 }
 
+/// How a normalization kernel walks a row: one warp with scalar loads, one block with the row in
+/// registers, or one warp with 16-byte vectors in registers.
+struct RowNormPath {
+  enum Kind { Warp, Block, Vector } kind;
+  int64_t count; ///< Block: elements per thread; Vector: vectors per lane
+};
+
 /// Formats the device call of a normalization kernel from the pointer names
 /// of its parameters (`in<i>`, empty for an absent optional operand), the
-/// row length D, the epilogue lambda and `per`: 0 for the warp-per-row
-/// function, else the elements per thread of the block-per-row one.
+/// row length D, the epilogue lambda (a value lambda for the Vector path, which also passes
+/// `out0 + row * D`) and the path.
 using RowNormCall = llvm::function_ref<std::string(
-    ArrayRef<std::string> params, int64_t D, const std::string &epilogue, int64_t per)>;
+    ArrayRef<std::string> params, int64_t D, const std::string &epilogue, RowNormPath path)>;
 
 /// Shared by layer norm and RMS norm: one warp per row of the dims from
 /// `axis` on. `params` (input first, then scale, optional bias; null for an
@@ -141,21 +197,30 @@ FailureOr<GeneratedKernel> emitRowNorm(KernelOp kernel, Operation *anchor, Array
   for (int64_t d = axis; d < type.getRank(); ++d)
     D *= type.getDimSize(d);
   int64_t rows = type.getNumElements() / D;
-  // Long rows: a block per row, PER elements per thread in registers.
+  // Rows that fit a warp's registers as 16-byte vectors: a warp per row. Other long rows: a
+  // block per row, PER elements per thread in registers. Else a warp per row, scalar loads.
+  auto inType = cast<RankedTensorType>(params[0].getType()).getElementType();
+  int64_t vpl = vectorsPerLane(inType, D);
   int64_t per = (D + kBlockRowThreads - 1) / kBlockRowThreads;
-  bool blockPerRow = D >= kBlockRowMin && per <= kBlockRowMaxPer;
+  RowNormPath path{RowNormPath::Warp, 0};
+  if (vpl > 0)
+    path = {RowNormPath::Vector, vpl};
+  else if (D >= kBlockRowMin && per <= kBlockRowMaxPer)
+    path = {RowNormPath::Block, per};
+  bool blockPerRow = path.kind == RowNormPath::Block;
   unsigned threads = blockPerRow ? unsigned(kBlockRowThreads) : kThreads;
   auto sig = buildSignature(kernel, passed, out.args, threads);
   if (failed(sig))
     return failure();
-  auto epilogue = epilogueLambda(kernel, expr, anchor, llvm::formatv("row * {0}LL + c", D).str());
+  std::string index = llvm::formatv("row * {0}LL + c", D).str();
+  auto epilogue = path.kind == RowNormPath::Vector ? valueLambda(kernel, expr, anchor, index)
+                                                   : epilogueLambda(kernel, expr, anchor, index);
   if (failed(epilogue))
     return failure();
   std::string prologue =
       blockPerRow ? llvm::formatv("  const long long row = (long long)blockIdx.x;\n").str()
                   : rowPrologue(rows);
-  out.source =
-      *sig + " {\n" + prologue + call(names, D, *epilogue, blockPerRow ? per : 0) + "}\n";
+  out.source = *sig + " {\n" + prologue + call(names, D, *epilogue, path) + "}\n";
   out.block = {threads, 1, 1};
   out.grid = {blockPerRow ? unsigned(rows) : rowBlocks(rows), 1, 1};
   return out;
@@ -168,9 +233,16 @@ FailureOr<GeneratedKernel> emitLayerNorm(KernelOp kernel, Operation *anchor) {
       cudaLiteral(Float32Type::get(kernel.getContext()), ln.getEpsilon().convertToDouble(), 0);
   return emitRowNorm(
       kernel, anchor, {ln.getInput(), ln.getScale(), ln.getBias()}, ln.getAxis(),
-      [&](ArrayRef<std::string> p, int64_t D, const std::string &epilogue, int64_t per) {
+      [&](ArrayRef<std::string> p, int64_t D, const std::string &epilogue, RowNormPath path) {
         std::string bias = p[2].empty() ? "(const float *)nullptr" : p[2];
-        std::string fn = per ? llvm::formatv("layerNormRowBlock<{0}>", per).str() : "layerNormRow";
+        if (path.kind == RowNormPath::Vector)
+          return llvm::formatv("  kiln::layerNormRowVec<{6}>({0} + row * {1}LL, {2}, {3}, {1}LL, "
+                               "{4}, out0 + row * {1}LL, {5});\n",
+                               p[0], D, p[1], bias, eps, epilogue, path.count)
+              .str();
+        std::string fn = path.kind == RowNormPath::Block
+                             ? llvm::formatv("layerNormRowBlock<{0}>", path.count).str()
+                             : "layerNormRow";
         return llvm::formatv("  kiln::{6}({0} + row * {1}LL, {2}, {3}, {1}LL, {4}, {5});\n",
                              p[0], D, p[1], bias, eps, epilogue, fn)
             .str();
@@ -184,9 +256,15 @@ FailureOr<GeneratedKernel> emitRmsNorm(KernelOp kernel, Operation *anchor) {
       cudaLiteral(Float32Type::get(kernel.getContext()), rms.getEpsilon().convertToDouble(), 0);
   return emitRowNorm(kernel, anchor, {rms.getInput(), rms.getScale()}, rms.getAxis(),
                      [&](ArrayRef<std::string> p, int64_t D, const std::string &epilogue,
-                         int64_t per) {
-                       std::string fn =
-                           per ? llvm::formatv("rmsNormRowBlock<{0}>", per).str() : "rmsNormRow";
+                         RowNormPath path) {
+                       if (path.kind == RowNormPath::Vector)
+                         return llvm::formatv("  kiln::rmsNormRowVec<{5}>({0} + row * {1}LL, {2}, "
+                                              "{1}LL, {3}, out0 + row * {1}LL, {4});\n",
+                                              p[0], D, p[1], eps, epilogue, path.count)
+                             .str();
+                       std::string fn = path.kind == RowNormPath::Block
+                                            ? llvm::formatv("rmsNormRowBlock<{0}>", path.count).str()
+                                            : "rmsNormRow";
                        return llvm::formatv(
                                   "  kiln::{5}({0} + row * {1}LL, {2}, {1}LL, {3}, {4});\n", p[0],
                                   D, p[1], eps, epilogue, fn)

@@ -10,7 +10,9 @@
 //
 // Steps:
 //   1. Group kiln.matmul ops by (block, lhs) in program order, keeping those
-//      whose rhs is a rank-2 kiln.constant [K, N_i] with N_i % 8 == 0.
+//      whose rhs is a rank-2 kiln.constant [K, N_i] with N_i % 8 == 0 and
+//      whose result (or its bias add's) is not a function result (its slice
+//      would be a copy kernel).
 //   2. For each group of two or more (whose concatenated weight fits in
 //      kMaxSiblingWeightBytes), build the weight [K, sum N_i] at compile
 //      time and create the GEMM where the earliest sibling was: its lhs
@@ -126,6 +128,24 @@ SmallVector<AddOp> matchBiasAdds(ArrayRef<MatMulOp> siblings,
   return adds;
 }
 
+/// True when `matmul`'s result, or the result of an add that is its only user (a bias add the
+/// fused GEMM would absorb), is returned by the function: that sibling's slice of a fused GEMM
+/// would be a copy kernel of its own (20 GEMMs of one activation returned as graph outputs
+/// became one GEMM and 20 copies).
+bool feedsReturn(MatMulOp matmul) {
+  auto returned = [](Value v) {
+    return llvm::any_of(v.getUsers(),
+                        [](Operation *user) { return user->hasTrait<OpTrait::IsTerminator>(); });
+  };
+  Value result = matmul.getResult();
+  if (returned(result))
+    return true;
+  if (result.hasOneUse())
+    if (auto add = dyn_cast<AddOp>(*result.getUsers().begin()))
+      return returned(add.getResult());
+  return false;
+}
+
 } // namespace
 
 FailureOr<MatMulOp> kiln::fuseSiblingGemms(RewriterBase &rewriter, ArrayRef<MatMulOp> siblings) {
@@ -228,7 +248,7 @@ struct FuseSiblingGemmsPass : public kiln::impl::FuseSiblingGemmsBase<FuseSiblin
     // Step 1: candidate siblings by (block, lhs), in program order.
     llvm::MapVector<std::pair<Block *, Value>, SmallVector<MatMulOp>> groups;
     getOperation().walk([&](MatMulOp matmul) {
-      if (isSiblingCandidate(matmul))
+      if (isSiblingCandidate(matmul) && !feedsReturn(matmul))
         groups[{matmul->getBlock(), matmul.getLhs()}].push_back(matmul);
     });
     // Steps 2-4 for each group.

@@ -7,7 +7,7 @@
 // result leaves through an epilogue lambda (here a plain store).
 // CHECK-DAG: // [4x16] x [16x32], batch 2
 // CHECK-DAG: kiln::gemmTileF32<16, 16, 32, 2, 2, 4>(
-// CHECK-DAG: kiln::layerNormRow(in0 + row * 32LL, in1, in2, 32LL, __int_as_float(0x3727c5ac), [&](long long c, float v) {
+// CHECK-DAG: kiln::layerNormRowVec<1>(in0 + row * 32LL, in1, in2, 32LL, __int_as_float(0x3727c5ac), out0 + row * 32LL, [&](long long c, float v) -> float {
 // CHECK-DAG: kiln::softmaxRow(in0 + row * 32LL, 32LL, 1LL, [&](long long c, float v) {
 // CHECK-DAG: out0[e] = v;
 // CHECK-DAG: for (long long r = threadIdx.x & 31; r < 32LL; r += 32) {

@@ -15,6 +15,6 @@
 // IR-NOT: kiln.reduce
 // IR-NOT: kiln.sqrt
 
-// CHECK: kiln::layerNormRow(in0 + row * 16LL, in1, in2, 16LL, __int_as_float(0x3727c5ac), [&](long long c, float v) {
+// CHECK: kiln::layerNormRowVec<1>(in0 + row * 16LL, in1, in2, 16LL, __int_as_float(0x3727c5ac), out0 + row * 16LL, [&](long long c, float v) -> float {
 
 // SUMMARY: kernels: 1 (1 distinct, in 1 CUDA module)

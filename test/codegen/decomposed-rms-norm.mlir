@@ -19,15 +19,15 @@
 
 // CHECK: const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out0
 // CHECK: if (row >= 24LL)
-// CHECK: kiln::rmsNormRow(in0 + row * 64LL, in1, 64LL, __int_as_float(0x358637bd), [&](long long c, float v) {
+// CHECK: kiln::rmsNormRowVec<1>(in0 + row * 64LL, in1, 64LL, __int_as_float(0x358637bd), out0 + row * 64LL, [&](long long c, float v) -> float {
 // CHECK: (v < 0 ? 0 : v)
-// CHECK: out0[e] = t0;
+// CHECK: return t0;
 
 // SUMMARY: kernels: 1 (1 distinct, in 1 CUDA module)
 
 // --precision fp16: the weight and the row are stored in fp16 (the f32 graph
 // input is converted by its own kernel, since a norm reads its input from
-// memory); statistics stay fp32 in rmsNormRow, the f32 output is written
+// memory); statistics stay fp32 in rmsNormRowVec, the f32 output is written
 // from the epilogue.
 // RUN: rm -rf %t.fp16 && kiln-compile %S/Inputs/decomposed_rms_norm.onnx --shape x=3x8x64 --precision fp16 -o %t.fp16.kiln --dump-cuda %t.fp16 | FileCheck %s --check-prefix=FP16-SUMMARY
 // RUN: cat %t.fp16/module*.cu | FileCheck %s --check-prefix=FP16
@@ -35,7 +35,7 @@
 // FP16-SUMMARY: kernels: 2 (2 distinct
 // FP16: @k1_fused_rms_norm_relu_cast
 // FP16-NEXT: (const kiln::f16 *__restrict__ in0, const kiln::f16 *__restrict__ in1, float *__restrict__ out0)
-// FP16: kiln::rmsNormRow(in0 + row * 64LL, in1, 64LL, __int_as_float(0x358637bd), [&](long long c, float v) {
+// FP16: kiln::rmsNormRowVec<1>(in0 + row * 64LL, in1, 64LL, __int_as_float(0x358637bd), out0 + row * 64LL, [&](long long c, float v) -> float {
 
 // An fp16 export (Cast to f32 around the statistics, Cast back before the
 // f16 weight): the casts cancel, one kernel reads and writes f16.
@@ -45,5 +45,5 @@
 // F16-SUMMARY: kernels: 1 (1 distinct
 // F16: @k0_rms_norm
 // F16-NEXT: (const kiln::f16 *__restrict__ in0, const kiln::f16 *__restrict__ in1, kiln::f16 *__restrict__ out0)
-// F16: kiln::rmsNormRow(in0 + row * 64LL, in1, 64LL, __int_as_float(0x358637bd), [&](long long c, float v) {
-// F16: out0[e] = kiln::cvt<kiln::f16>(v);
+// F16: kiln::rmsNormRowVec<1>(in0 + row * 64LL, in1, 64LL, __int_as_float(0x358637bd), out0 + row * 64LL, [&](long long c, float v) -> kiln::f16 {
+// F16: return kiln::cvt<kiln::f16>(v);

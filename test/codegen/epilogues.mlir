@@ -10,5 +10,5 @@
 // CHECK-DAG: tanhf(
 // CHECK-DAG: kiln::softmaxRow(
 // CHECK-DAG: (v != v)
-// CHECK-DAG: kiln::layerNormRow(
+// CHECK-DAG: kiln::layerNormRowVec<1>(
 // CHECK-DAG: (v * __int_as_float(0x3f000000))

@@ -13,7 +13,7 @@
 // RUN: cat %t.gpt2/module*.cu | FileCheck %s --check-prefix=GPT2
 // GPT2-DAG: kiln::gemmSm90<kiln::f16,
 // GPT2-DAG: kiln::sm90::TmaOperand<true, 2>
-// GPT2-DAG: kiln::layerNormRow(
+// GPT2-DAG: kiln::layerNormRowVec<
 // GPT2-DAG: float *__restrict__ out0
 // GPT2-NOT: gemmTileF32
 // RUN: %if ptxas %{ for f in %t.gpt2/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.gpt2.cubin || exit 1; done %}

@@ -243,6 +243,7 @@ def main():
     save_attention_models(np.random.default_rng(1))
     save_glu_rope_models(np.random.default_rng(2))
     save_long_row_norms(np.random.default_rng(3))
+    save_odd_row_norms(np.random.default_rng(4))
     save_nan_int_semantics()
     save_report_names()
     save_int_dtypes()
@@ -445,6 +446,21 @@ def save_long_row_norms(rng):
         numpy_helper.from_array(np.array(1e-6, np.float32), "eps"),
         numpy_helper.from_array(rng.standard_normal(2048).astype(np.float32), "w"),
     ])
+
+
+def save_odd_row_norms(rng):
+    """Normalized rows that are not a whole number of 16-byte vectors: a LayerNorm over 770 (a
+    thread block per row) and an RMSNorm over 30 (a warp per row, element loads)
+    (test/codegen/long-row-norms.mlir)."""
+    save("odd_row_norms", [
+        helper.make_node("LayerNormalization", ["x", "g", "beta"], ["y"], axis=-1, epsilon=1e-5),
+        helper.make_node("RMSNormalization", ["z", "w"], ["v"], axis=-1, epsilon=1e-6),
+    ], [f32("x", ["batch", 4, 770]), f32("z", ["batch", 4, 30])],
+        [f32("y", ["batch", 4, 770]), f32("v", ["batch", 4, 30])], [
+        numpy_helper.from_array(rng.standard_normal(770).astype(np.float32), "g"),
+        numpy_helper.from_array(rng.standard_normal(770).astype(np.float32), "beta"),
+        numpy_helper.from_array(rng.standard_normal(30).astype(np.float32), "w"),
+    ], opset=23)
 
 
 def save_int_dtypes():

@@ -80,7 +80,10 @@ func.func @weight_values(%x: tensor<4x2xf16>) -> (tensor<4x8xf16>, tensor<4x8xf1
   %a = kiln.matmul %x, %w1 : tensor<4x2xf16>, tensor<2x8xf16> -> tensor<4x8xf16>
   %b = kiln.matmul %x, %w2 : tensor<4x2xf16>, tensor<2x8xf16> -> tensor<4x8xf16>
   %c = kiln.matmul %x, %w3 : tensor<4x2xf16>, tensor<2x8xf16> -> tensor<4x8xf16>
-  return %a, %b, %c : tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>
+  %an = kiln.neg %a : tensor<4x8xf16>
+  %bn = kiln.neg %b : tensor<4x8xf16>
+  %cn = kiln.neg %c : tensor<4x8xf16>
+  return %an, %bn, %cn : tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf16>
 }
 
 // -----
@@ -119,7 +122,9 @@ func.func @different_lhs(%x: tensor<16x128xf32>, %y: tensor<16x128xf32>) -> (ten
   %w2 = kiln.constant dense<0.2> : tensor<128x128xf32>
   %a = kiln.matmul %x, %w1 : tensor<16x128xf32>, tensor<128x128xf32> -> tensor<16x128xf32>
   %b = kiln.matmul %y, %w2 : tensor<16x128xf32>, tensor<128x128xf32> -> tensor<16x128xf32>
-  return %a, %b : tensor<16x128xf32>, tensor<16x128xf32>
+  %an = kiln.neg %a : tensor<16x128xf32>
+  %bn = kiln.neg %b : tensor<16x128xf32>
+  return %an, %bn : tensor<16x128xf32>, tensor<16x128xf32>
 }
 
 // -----
@@ -134,7 +139,9 @@ func.func @non_constant_rhs(%x: tensor<16x128xf32>, %w2: tensor<128x128xf32>) ->
   %w1 = kiln.constant dense<0.1> : tensor<128x128xf32>
   %a = kiln.matmul %x, %w1 : tensor<16x128xf32>, tensor<128x128xf32> -> tensor<16x128xf32>
   %b = kiln.matmul %x, %w2 : tensor<16x128xf32>, tensor<128x128xf32> -> tensor<16x128xf32>
-  return %a, %b : tensor<16x128xf32>, tensor<16x128xf32>
+  %an = kiln.neg %a : tensor<16x128xf32>
+  %bn = kiln.neg %b : tensor<16x128xf32>
+  return %an, %bn : tensor<16x128xf32>, tensor<16x128xf32>
 }
 
 // -----
@@ -150,7 +157,9 @@ func.func @n_not_multiple_of_8(%x: tensor<16x128xf32>) -> (tensor<16x12xf32>, te
   %w2 = kiln.constant dense<0.2> : tensor<128x12xf32>
   %a = kiln.matmul %x, %w1 : tensor<16x128xf32>, tensor<128x12xf32> -> tensor<16x12xf32>
   %b = kiln.matmul %x, %w2 : tensor<16x128xf32>, tensor<128x12xf32> -> tensor<16x12xf32>
-  return %a, %b : tensor<16x12xf32>, tensor<16x12xf32>
+  %an = kiln.neg %a : tensor<16x12xf32>
+  %bn = kiln.neg %b : tensor<16x12xf32>
+  return %an, %bn : tensor<16x12xf32>, tensor<16x12xf32>
 }
 
 // -----
@@ -166,5 +175,33 @@ func.func @weight_over_limit(%x: tensor<1x8192xf32>) -> (tensor<1x8192xf32>, ten
   %w2 = kiln.constant dense<0.2> : tensor<8192x8192xf32>
   %a = kiln.matmul %x, %w1 : tensor<1x8192xf32>, tensor<8192x8192xf32> -> tensor<1x8192xf32>
   %b = kiln.matmul %x, %w2 : tensor<1x8192xf32>, tensor<8192x8192xf32> -> tensor<1x8192xf32>
-  return %a, %b : tensor<1x8192xf32>, tensor<1x8192xf32>
+  %an = kiln.neg %a : tensor<1x8192xf32>
+  %bn = kiln.neg %b : tensor<1x8192xf32>
+  return %an, %bn : tensor<1x8192xf32>, tensor<1x8192xf32>
+}
+
+// -----
+
+// Siblings returned by the function (directly, or through the bias add the fused GEMM would
+// absorb) are not fused: their slices of a fused result would each be a copy kernel. The two
+// that feed other ops are.
+// CHECK-LABEL: func.func @returned_siblings
+// CHECK: kiln.matmul %arg0, %{{.+}} : tensor<16x128xf32>, tensor<128x128xf32> -> tensor<16x128xf32>
+// CHECK: kiln.matmul %arg0, %{{.+}} : tensor<16x128xf32>, tensor<128x64xf32> -> tensor<16x64xf32>
+// CHECK: kiln.matmul %arg0, %{{.+}} : tensor<16x128xf32>, tensor<128x256xf32> -> tensor<16x256xf32>
+// CHECK-NOT: kiln.matmul
+func.func @returned_siblings(%x: tensor<16x128xf32>) -> (tensor<16x128xf32>, tensor<16x64xf32>, tensor<16x128xf32>, tensor<16x128xf32>) {
+  %w1 = kiln.constant dense<0.1> : tensor<128x128xf32>
+  %w2 = kiln.constant dense<0.2> : tensor<128x64xf32>
+  %w3 = kiln.constant dense<0.3> : tensor<128x128xf32>
+  %w4 = kiln.constant dense<0.4> : tensor<128x128xf32>
+  %b2 = kiln.constant dense<0.5> : tensor<64xf32>
+  %a = kiln.matmul %x, %w1 : tensor<16x128xf32>, tensor<128x128xf32> -> tensor<16x128xf32>
+  %b = kiln.matmul %x, %w2 : tensor<16x128xf32>, tensor<128x64xf32> -> tensor<16x64xf32>
+  %bb = kiln.add %b, %b2 : tensor<16x64xf32>, tensor<64xf32> -> tensor<16x64xf32>
+  %c = kiln.matmul %x, %w3 : tensor<16x128xf32>, tensor<128x128xf32> -> tensor<16x128xf32>
+  %d = kiln.matmul %x, %w4 : tensor<16x128xf32>, tensor<128x128xf32> -> tensor<16x128xf32>
+  %cn = kiln.neg %c : tensor<16x128xf32>
+  %dn = kiln.neg %d : tensor<16x128xf32>
+  return %a, %bb, %cn, %dn : tensor<16x128xf32>, tensor<16x64xf32>, tensor<16x128xf32>, tensor<16x128xf32>
 }

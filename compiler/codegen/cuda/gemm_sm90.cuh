@@ -241,32 +241,50 @@ __device__ __forceinline__ void storePair(OutT *p, float v0, float v1, int count
 }
 
 /// Applies the epilogue to 4 consecutive accumulators of row m, columns n .. n + 3 (those
-/// below N), and stores the results: out[(b M + m) N + n ..], or for a pair epilogue
-/// out[((b M + m) N + n) / 2 ..] (f over column pairs (n, n + 1), n even).
-template <typename OutT, typename Epilogue>
-__device__ __forceinline__ void epilogueRun(const Epilogue &epilogue, OutT *out, long long b, int M,
-                                            int N, int m, int n, const float (&acc)[4]) {
-  const long long row = (b * M + m) * (long long)N;
+/// below N): v[0..4) for a plain epilogue, v[0..2) for a pair epilogue (f over column pairs
+/// (n, n + 1), n even). Loads only (the epilogue's reads of other tensors), no stores, so the
+/// caller can evaluate several runs before storing any and keep their loads in flight together.
+template <typename Epilogue>
+__device__ __forceinline__ void epilogueEval(const Epilogue &epilogue, long long b, int N, int m,
+                                             int n, const float (&acc)[4], float (&v)[4]) {
   if constexpr (IsPairEpilogue<Epilogue>::value) {
     // N is even (codegen's rule for pair epilogues), n is a multiple of 4.
-    float v[2];
 #pragma unroll
     for (int i = 0; i < 2; ++i)
       if (n + 2 * i < N)
         v[i] = epilogue.f(b, m, n + 2 * i, acc[2 * i], acc[2 * i + 1]);
-    const long long e = (row + n) >> 1;
-    const int count = min(2, (N - n) / 2);
-    storePair(out + e, v[0], v[1], count, count == 2 && (e & 1) == 0);
   } else {
-    float v[4];
 #pragma unroll
     for (int i = 0; i < 4; ++i)
       if (n + i < N)
         v[i] = epilogue(b, m, n + i, acc[i]);
+  }
+}
+
+/// Stores the values epilogueEval gave for row m, columns n .. n + 3: out[(b M + m) N + n ..],
+/// or for a pair epilogue out[((b M + m) N + n) / 2 ..]; one vector store when aligned.
+template <typename OutT, typename Epilogue>
+__device__ __forceinline__ void epilogueStore(OutT *out, long long b, int M, int N, int m, int n,
+                                              const float (&v)[4]) {
+  const long long row = (b * M + m) * (long long)N;
+  if constexpr (IsPairEpilogue<Epilogue>::value) {
+    const long long e = (row + n) >> 1;
+    const int count = min(2, (N - n) / 2);
+    storePair(out + e, v[0], v[1], count, count == 2 && (e & 1) == 0);
+  } else {
     const long long e = row + n;
     const int count = min(4, N - n);
     storeRun(out + e, v, count, count == 4 && (e & 3) == 0);
   }
+}
+
+/// epilogueEval then epilogueStore for one run of 4 columns.
+template <typename OutT, typename Epilogue>
+__device__ __forceinline__ void epilogueRun(const Epilogue &epilogue, OutT *out, long long b, int M,
+                                            int N, int m, int n, const float (&acc)[4]) {
+  float v[4];
+  epilogueEval(epilogue, b, N, m, n, acc, v);
+  epilogueStore<OutT, Epilogue>(out, b, M, N, m, n, v);
 }
 
 } // namespace sm90
@@ -461,12 +479,13 @@ __device__ __forceinline__ void gemmSm90(int M, int N, int K, int batch, const O
       if constexpr (SPLITK == 1) {
         // Epilogue: 32 columns at a time through this warpgroup's staging tile (fp32), then
         // every thread takes 4 consecutive columns of one row, so the fused expression's loads
-        // and the stores are row-contiguous across the warp. The chunk and row loops stay
-        // rolled, so the fused expression is compiled 4 times (once per column of a run), not
-        // once per accumulator: unrolled over a 64x256 tile, GPT-2's GELU-tanh epilogue made
-        // the kernel 252 KiB of SASS (27 KiB rolled) and ran from L2 (GPT-2 124M's MLP up:
-        // 200 us against 42 us for the bare GEMM on an H200). A chunk's accumulators are picked with compile-time indices (the unrolled
-        // `if` below), so they stay in registers. (Applying the epilogue in the fragment
+        // and the stores are row-contiguous across the warp. The chunk loop stays rolled, so
+        // the fused expression is compiled 16 times (a thread's 4 rows x 4 columns of a
+        // chunk), not once per accumulator: unrolled over a 64x256 tile, GPT-2's GELU-tanh
+        // epilogue made the kernel 252 KiB of SASS (27 KiB with the rows rolled too) and ran
+        // from L2 (GPT-2 124M's MLP up: 200 us against 42 us for the bare GEMM on an H200). A
+        // chunk's accumulators are picked with compile-time indices (the unrolled `if`
+        // below), so they stay in registers. (Applying the epilogue in the fragment
         // layout instead, with all of a thread's loads in flight at once, measured slower on
         // the H200: 4096x2304x768 41.9 us against 33.4 us.)
         float *stageTile =
@@ -490,16 +509,27 @@ __device__ __forceinline__ void gemmSm90(int M, int N, int K, int batch, const O
                                     acc[mi2][4 * (4 * c2 + jj) + 2 * half + 1]);
               }
           sm90::namedBarrier(1 + cw, 128);
+          // The thread's 4 rows x 4 columns of the chunk: all 16 epilogue values first, then
+          // the stores, so the epilogue's loads (a residual, a bias) of the 4 rows are in
+          // flight together. With the rows one after another (a rolled loop) each row waited
+          // out its own load latency, and one epilogue warp per scheduler could not hide it.
           const int n = tc.n * BN + 32 * c + col;
-#pragma unroll 1
+          const int mRow0 = tc.m * BM + rowBase + mi * 64 + (tid >> 3);
+          float vals[4][4];
+#pragma unroll
           for (int it = 0; it < 4; ++it) {
-            const int r = 16 * it + (tid >> 3);
-            const int m = tc.m * BM + rowBase + mi * 64 + r;
+            const int r = 16 * it + (tid >> 3), m = mRow0 + 16 * it;
             if (m < M && n < N) {
               const float4 v = *reinterpret_cast<const float4 *>(stageTile + r * kEpiPitch + col);
-              const float vals[4] = {v.x, v.y, v.z, v.w};
-              sm90::epilogueRun(epilogue, out, tc.b, M, N, m, n, vals);
+              const float a4[4] = {v.x, v.y, v.z, v.w};
+              sm90::epilogueEval(epilogue, tc.b, N, m, n, a4, vals[it]);
             }
+          }
+#pragma unroll
+          for (int it = 0; it < 4; ++it) {
+            const int m = mRow0 + 16 * it;
+            if (m < M && n < N)
+              sm90::epilogueStore<OutT, Epilogue>(out, tc.b, M, N, m, n, vals[it]);
           }
           sm90::namedBarrier(1 + cw, 128);
         }

@@ -89,6 +89,179 @@ __device__ __forceinline__ void rmsNormRow(const T *__restrict__ x, const TS *__
     epilogue(c, ld(x[c]) * rstd * ld(scale[c]));
 }
 
+namespace norm {
+
+/// Elements of T in one 16-byte vector.
+template <typename T> __host__ __device__ constexpr int vecElems() { return int(16 / sizeof(T)); }
+
+/// Loads the N = vecElems<T>() consecutive elements at p, widened to fp32: one 16-byte load
+/// when `vec` (p 16-byte aligned), else element by element.
+template <typename T>
+__device__ __forceinline__ void loadVec(const T *__restrict__ p, bool vec,
+                                        float (&v)[vecElems<T>()]) {
+  constexpr int N = vecElems<T>();
+  if (vec) {
+    const uint4 u = *reinterpret_cast<const uint4 *>(p);
+    const unsigned w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      if constexpr (sizeof(T) == 2) {
+        v[2 * i] = ld(T{static_cast<unsigned short>(w[i] & 0xffffu)});
+        v[2 * i + 1] = ld(T{static_cast<unsigned short>(w[i] >> 16)});
+      } else {
+        v[i] = __uint_as_float(w[i]);
+      }
+    }
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    v[i] = ld(p[i]);
+}
+
+/// Stores the N values o[0..N) at p: 16-byte stores when `vec` (p aligned to the run's bytes,
+/// at most 16) and the run is 8, 16 or 32 bytes, else element by element.
+template <typename OutT, int N>
+__device__ __forceinline__ void storeVec(OutT *__restrict__ p, bool vec, const OutT (&o)[N]) {
+  constexpr int kBytes = int(sizeof(OutT)) * N;
+  if constexpr (kBytes % 16 == 0) {
+    if (vec) {
+#pragma unroll
+      for (int i = 0; i < kBytes / 16; ++i)
+        reinterpret_cast<uint4 *>(p)[i] = reinterpret_cast<const uint4 *>(o)[i];
+      return;
+    }
+  } else if constexpr (kBytes == 8) {
+    if (vec) {
+      *reinterpret_cast<uint2 *>(p) = *reinterpret_cast<const uint2 *>(o);
+      return;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    p[i] = o[i];
+}
+
+/// True when p is a multiple of `bytes` (a power of two).
+template <typename P> __device__ __forceinline__ bool aligned(const P *p, unsigned bytes) {
+  return (reinterpret_cast<unsigned long long>(p) & (bytes - 1)) == 0;
+}
+
+/// Bytes one storeVec of N OutT needs its pointer aligned to (0: never vectorized).
+template <typename OutT, int N> __host__ __device__ constexpr unsigned storeAlign() {
+  return (sizeof(OutT) * N) % 16 == 0 ? 16u : (sizeof(OutT) * N == 8 ? 8u : 0u);
+}
+
+} // namespace norm
+
+/// LayerNorm over one row of length D with one warp per row and the row in registers, read
+/// with 16-byte loads: lane l holds the vectors l, l + 32, ... (VPL of them, N =
+/// vecElems<T>() elements each; D a multiple of N, at most 32 VPL N). Same arithmetic as
+/// layerNormRow (refined mean, biased variance, fp32). `value(c, y)` returns y[c] after the
+/// fused epilogue as stored (OutT); the N results of a vector leave with one store of 8..32
+/// bytes at out[c] (`out` is the row's output, contiguous along c). Unaligned pointers fall
+/// back to element loads and stores.
+template <int VPL, typename T, typename TS, typename TB, typename OutT, typename Value>
+__device__ __forceinline__ void layerNormRowVec(const T *__restrict__ x,
+                                                const TS *__restrict__ scale,
+                                                const TB *__restrict__ bias, long long D,
+                                                float eps, OutT *__restrict__ out, Value value) {
+  constexpr int N = norm::vecElems<T>();
+  const int lane = threadIdx.x & 31;
+  const bool vecIn = norm::aligned(x, 16);
+  constexpr unsigned kOutAlign = norm::storeAlign<OutT, N>();
+  const bool vecOut = kOutAlign != 0 && norm::aligned(out, kOutAlign);
+  float v[VPL][N];
+  float s = 0.0f;
+#pragma unroll
+  for (int i = 0; i < VPL; ++i) {
+    const long long c0 = (long long)(lane + 32 * i) * N;
+    if (c0 < D) {
+      norm::loadVec(x + c0, vecIn, v[i]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < N; ++j)
+        v[i][j] = 0.0f;
+    }
+#pragma unroll
+    for (int j = 0; j < N; ++j)
+      s += v[i][j];
+  }
+  const float mean0 = warpSum(s) / float(D);
+  float residual = 0.0f;
+#pragma unroll
+  for (int i = 0; i < VPL; ++i)
+    if ((long long)(lane + 32 * i) * N < D)
+#pragma unroll
+      for (int j = 0; j < N; ++j)
+        residual += v[i][j] - mean0;
+  const float mean = mean0 + warpSum(residual) / float(D);
+  float var = 0.0f;
+#pragma unroll
+  for (int i = 0; i < VPL; ++i)
+    if ((long long)(lane + 32 * i) * N < D)
+#pragma unroll
+      for (int j = 0; j < N; ++j) {
+        const float d = v[i][j] - mean;
+        var += d * d;
+      }
+  const float rstd = 1.0f / sqrtf(warpSum(var) / float(D) + eps);
+#pragma unroll
+  for (int i = 0; i < VPL; ++i) {
+    const long long c0 = (long long)(lane + 32 * i) * N;
+    if (c0 < D) {
+      alignas(16) OutT o[N];
+#pragma unroll
+      for (int j = 0; j < N; ++j) {
+        const float r = (v[i][j] - mean) * rstd * ld(scale[c0 + j]);
+        o[j] = value(c0 + j, bias ? r + ld(bias[c0 + j]) : r);
+      }
+      norm::storeVec(out + c0, vecOut, o);
+    }
+  }
+}
+
+/// RMSNorm over one row of length D, one warp per row with the row in registers (see
+/// layerNormRowVec for the layout, `value` and `out`); same arithmetic as rmsNormRow.
+template <int VPL, typename T, typename TS, typename OutT, typename Value>
+__device__ __forceinline__ void rmsNormRowVec(const T *__restrict__ x,
+                                              const TS *__restrict__ scale, long long D,
+                                              float eps, OutT *__restrict__ out, Value value) {
+  constexpr int N = norm::vecElems<T>();
+  const int lane = threadIdx.x & 31;
+  const bool vecIn = norm::aligned(x, 16);
+  constexpr unsigned kOutAlign = norm::storeAlign<OutT, N>();
+  const bool vecOut = kOutAlign != 0 && norm::aligned(out, kOutAlign);
+  float v[VPL][N];
+  float s = 0.0f;
+#pragma unroll
+  for (int i = 0; i < VPL; ++i) {
+    const long long c0 = (long long)(lane + 32 * i) * N;
+    if (c0 < D) {
+      norm::loadVec(x + c0, vecIn, v[i]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < N; ++j)
+        v[i][j] = 0.0f;
+    }
+#pragma unroll
+    for (int j = 0; j < N; ++j)
+      s += v[i][j] * v[i][j];
+  }
+  const float rstd = 1.0f / sqrtf(warpSum(s) / float(D) + eps);
+#pragma unroll
+  for (int i = 0; i < VPL; ++i) {
+    const long long c0 = (long long)(lane + 32 * i) * N;
+    if (c0 < D) {
+      alignas(16) OutT o[N];
+#pragma unroll
+      for (int j = 0; j < N; ++j)
+        o[j] = value(c0 + j, v[i][j] * rstd * ld(scale[c0 + j]));
+      norm::storeVec(out + c0, vecOut, o);
+    }
+  }
+}
+
 /// Sum of `v` over the thread block (blockDim.x a multiple of 32, at most
 /// 1024); every thread gets the total. Every thread of the block must call it.
 __device__ __forceinline__ float blockSum(float v) {
