@@ -16,10 +16,22 @@ using namespace kiln;
 using namespace kiln::codegen;
 
 /// Ends an epilogue body: the kernel's root at the linear index `e` (declared
-/// before) computed once, then stored to out0 or returned.
-static FailureOr<std::string> finishRoot(ExprEmitter &expr, Value root, GemmEpilogueEnd end) {
+/// before) computed once, then stored to out0 or returned. When the root's last dim is the
+/// row width `rowWidth` (> 0), its coordinates are those of the row `row` (a C expression:
+/// delinearized over the leading dims) and the column `col`: no division by the row width
+/// per element (a bias read at n, a residual at m * N + n).
+static FailureOr<std::string> finishRoot(ExprEmitter &expr, Value root, GemmEpilogueEnd end,
+                                         int64_t rowWidth = 0, const std::string &row = "",
+                                         const std::string &col = "") {
   auto rootType = cast<RankedTensorType>(root.getType());
-  ExprEmitter::Coords coords = expr.delinearize("e", rootType.getShape(), "c");
+  ExprEmitter::Coords coords;
+  if (rowWidth > 0 && rootType.getRank() >= 1 && rootType.getShape().back() == rowWidth) {
+    expr.line("const long long r = " + row + ";");
+    coords = expr.delinearize("r", rootType.getShape().drop_back(), "c");
+    coords.push_back(col);
+  } else {
+    coords = expr.delinearize("e", rootType.getShape(), "c");
+  }
   auto value = expr.emitValue(root, coords);
   if (failed(value))
     return failure();
@@ -36,7 +48,8 @@ FailureOr<std::string> kiln::codegen::epilogueBody(ExprEmitter &expr, MatMulOp m
   expr.overrideValue(mm.getResult(), acc);
   expr.line(
       llvm::formatv("const long long e = bz * {0}LL + (long long)m * {1}LL + n;", M * N, N).str());
-  return finishRoot(expr, root, end);
+  return finishRoot(expr, root, end, N, llvm::formatv("bz * {0}LL + (long long)m", M).str(),
+                    "(long long)n");
 }
 
 FailureOr<std::string> kiln::codegen::pairEpilogueBody(ExprEmitter &expr, MatMulOp mm,

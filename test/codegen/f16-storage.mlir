@@ -14,6 +14,10 @@
 // GPT2-DAG: kiln::gemmSm90<kiln::f16,
 // GPT2-DAG: kiln::sm90::TmaOperand<true, 2>
 // GPT2-DAG: kiln::layerNormRowVec<
+// GELU-tanh's 1 + tanh(u) as kiln::onePlusTanh; the epilogue reads its row coordinates from
+// the GEMM row (no division by the row width per element).
+// GPT2-DAG: kiln::onePlusTanh(
+// GPT2-DAG: const long long r = bz * 16LL + (long long)m;
 // GPT2-DAG: float *__restrict__ out0
 // GPT2-NOT: gemmTileF32
 // RUN: %if ptxas %{ for f in %t.gpt2/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.gpt2.cubin || exit 1; done %}

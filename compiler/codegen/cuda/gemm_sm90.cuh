@@ -208,10 +208,10 @@ __device__ __forceinline__ void storeRun(OutT *p, const float (&v)[4], int count
     if constexpr (sizeof(OutT) == 2) {
       const OutT o0 = cvt<OutT>(v[0]), o1 = cvt<OutT>(v[1]), o2 = cvt<OutT>(v[2]),
                  o3 = cvt<OutT>(v[3]);
-      uint2 packed;
-      packed.x = unsigned(o0.bits) | (unsigned(o1.bits) << 16);
-      packed.y = unsigned(o2.bits) | (unsigned(o3.bits) << 16);
-      *reinterpret_cast<uint2 *>(p) = packed;
+      // One 8-byte store (a plain uint2 store was split into two 4-byte ones).
+      const unsigned lo = unsigned(o0.bits) | (unsigned(o1.bits) << 16);
+      const unsigned hi = unsigned(o2.bits) | (unsigned(o3.bits) << 16);
+      asm volatile("st.global.v2.b32 [%0], {%1, %2};\n" ::"l"(p), "r"(lo), "r"(hi) : "memory");
     } else {
       *reinterpret_cast<float4 *>(p) = make_float4(v[0], v[1], v[2], v[3]);
     }
@@ -240,10 +240,13 @@ __device__ __forceinline__ void storePair(OutT *p, float v0, float v1, int count
     p[1] = cvt<OutT>(v1);
 }
 
-/// Applies the epilogue to 4 consecutive accumulators of row m, columns n .. n + 3 (those
-/// below N): v[0..4) for a plain epilogue, v[0..2) for a pair epilogue (f over column pairs
-/// (n, n + 1), n even). Loads only (the epilogue's reads of other tensors), no stores, so the
-/// caller can evaluate several runs before storing any and keep their loads in flight together.
+/// Applies the epilogue to 4 consecutive accumulators of row m (< M), columns n .. n + 3:
+/// v[0..4) for a plain epilogue, v[0..2) for a pair epilogue (f over column pairs (n, n + 1),
+/// n even). Columns at or past N are evaluated at column N - 1 (or N - 2 for a pair), a valid
+/// coordinate whose value the caller does not store, so there is no branch around the
+/// epilogue's loads. Loads only (the epilogue's reads of other tensors), no stores: the caller
+/// evaluates several runs before storing any and their loads are in flight together. (With a
+/// branch per column the loads stayed in separate basic blocks, one latency each.)
 template <typename Epilogue>
 __device__ __forceinline__ void epilogueEval(const Epilogue &epilogue, long long b, int N, int m,
                                              int n, const float (&acc)[4], float (&v)[4]) {
@@ -251,13 +254,11 @@ __device__ __forceinline__ void epilogueEval(const Epilogue &epilogue, long long
     // N is even (codegen's rule for pair epilogues), n is a multiple of 4.
 #pragma unroll
     for (int i = 0; i < 2; ++i)
-      if (n + 2 * i < N)
-        v[i] = epilogue.f(b, m, n + 2 * i, acc[2 * i], acc[2 * i + 1]);
+      v[i] = epilogue.f(b, m, min(n + 2 * i, N - 2), acc[2 * i], acc[2 * i + 1]);
   } else {
 #pragma unroll
     for (int i = 0; i < 4; ++i)
-      if (n + i < N)
-        v[i] = epilogue(b, m, n + i, acc[i]);
+      v[i] = epilogue(b, m, min(n + i, N - 1), acc[i]);
   }
 }
 
@@ -515,15 +516,14 @@ __device__ __forceinline__ void gemmSm90(int M, int N, int K, int batch, const O
           // out its own load latency, and one epilogue warp per scheduler could not hide it.
           const int n = tc.n * BN + 32 * c + col;
           const int mRow0 = tc.m * BM + rowBase + mi * 64 + (tid >> 3);
+          // Rows past M are evaluated at row M - 1 and not stored (no branch, see epilogueEval).
           float vals[4][4];
 #pragma unroll
           for (int it = 0; it < 4; ++it) {
-            const int r = 16 * it + (tid >> 3), m = mRow0 + 16 * it;
-            if (m < M && n < N) {
-              const float4 v = *reinterpret_cast<const float4 *>(stageTile + r * kEpiPitch + col);
-              const float a4[4] = {v.x, v.y, v.z, v.w};
-              sm90::epilogueEval(epilogue, tc.b, N, m, n, a4, vals[it]);
-            }
+            const int r = 16 * it + (tid >> 3), m = min(mRow0 + 16 * it, M - 1);
+            const float4 v = *reinterpret_cast<const float4 *>(stageTile + r * kEpiPitch + col);
+            const float a4[4] = {v.x, v.y, v.z, v.w};
+            sm90::epilogueEval(epilogue, tc.b, N, m, n, a4, vals[it]);
           }
 #pragma unroll
           for (int it = 0; it < 4; ++it) {
