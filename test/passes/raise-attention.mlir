@@ -648,3 +648,28 @@ func.func @causal_f16_lowest(%q: tensor<1x2x3x8xf16>, %k: tensor<1x2x3x8xf16>, %
   %o = kiln.matmul %p, %v : tensor<1x2x3x3xf16>, tensor<1x2x3x8xf16> -> tensor<1x2x3x8xf16>
   return %o : tensor<1x2x3x8xf16>
 }
+
+// -----
+
+// BERT's padding mask as the dynamo exporter builds it: Where(And(true [1, 1, S, 1],
+// keep [B, 1, 1, S]), 0, min) is [B, 1, S, S] but the same for every query. The attention's
+// mask is computed again without the query dim ([B, 1, 1, S]; the And with a splat true
+// drops out), so no kernel stores [B, 1, S, S] and attention reads one row per batch.
+// CHECK-LABEL: func.func @bert_dynamo_padding_mask
+// CHECK: %[[M:.+]] = kiln.where %arg3, %{{.+}}, %{{.+}} : tensor<2x1x1x4xi1>, tensor<f32>, tensor<f32> -> tensor<2x1x1x4xf32>
+// CHECK-NEXT: kiln.attention %arg0, %arg1, %arg2, %[[M]] {{.+}} : tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x1x1x4xf32> -> tensor<2x2x4x8xf32>
+func.func @bert_dynamo_padding_mask(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %keep: tensor<2x1x1x4xi1>) -> tensor<2x2x4x8xf32> {
+  %c = kiln.constant dense<0.353553385> : tensor<f32>
+  %zero = kiln.constant dense<0.0> : tensor<f32>
+  %min = kiln.constant dense<-3.40282347E+38> : tensor<f32>
+  %true = kiln.constant dense<true> : tensor<1x1x4x1xi1>
+  %both = kiln.and %true, %keep : tensor<1x1x4x1xi1>, tensor<2x1x1x4xi1> -> tensor<2x1x4x4xi1>
+  %mask = kiln.where %both, %zero, %min : tensor<2x1x4x4xi1>, tensor<f32>, tensor<f32> -> tensor<2x1x4x4xf32>
+  %kt = kiln.transpose %k {perm = array<i64: 0, 1, 3, 2>} : tensor<2x2x4x8xf32> -> tensor<2x2x8x4xf32>
+  %s = kiln.matmul %q, %kt : tensor<2x2x4x8xf32>, tensor<2x2x8x4xf32> -> tensor<2x2x4x4xf32>
+  %ss = kiln.mul %s, %c : tensor<2x2x4x4xf32>, tensor<f32> -> tensor<2x2x4x4xf32>
+  %sm = kiln.add %ss, %mask : tensor<2x2x4x4xf32>, tensor<2x1x4x4xf32> -> tensor<2x2x4x4xf32>
+  %p = kiln.softmax %sm {axis = 3 : i64} : tensor<2x2x4x4xf32>
+  %o = kiln.matmul %p, %v : tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32> -> tensor<2x2x4x8xf32>
+  return %o : tensor<2x2x4x8xf32>
+}
