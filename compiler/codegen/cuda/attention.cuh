@@ -118,45 +118,6 @@ __device__ __forceinline__ void ropeTile(char *tile, int row0, int limit, int b,
   }
 }
 
-/// The cos / sin table values a thread needs to rotate its pairs of one ROWS x D tile (the
-/// pairs ropeTile gives it), read into registers ahead of time: the K tile's values are loaded
-/// before the wait for the tile, so their L2 latency overlaps it instead of following it.
-/// Used when a thread has at most kMaxPairs pairs (64 keys x D 64 on 128 threads: 16).
-template <int ROWS, int D, int THREADS> struct RopeRegs {
-  static constexpr int H = D / 2, N = (ROWS * H + THREADS - 1) / THREADS, kMaxPairs = 16;
-  static constexpr bool kFits = N <= kMaxPairs;
-  float c0[N], s0[N], c1[N], s1[N];
-
-  template <typename R>
-  __device__ __forceinline__ void load(int row0, int limit, int b, int h, const R &rope) {
-#pragma unroll
-    for (int u = 0; u < N; ++u) {
-      const int e = threadIdx.x + u * THREADS;
-      const int r = e / H, d = e % H, pos = row0 + r;
-      const bool valid = e < ROWS * H && pos < limit;
-      c0[u] = valid ? rope.cos(b, h, pos, d) : 0.0f;
-      s0[u] = valid ? rope.sin(b, h, pos, d) : 0.0f;
-      c1[u] = valid ? rope.cos(b, h, pos, d + H) : 0.0f;
-      s1[u] = valid ? rope.sin(b, h, pos, d + H) : 0.0f;
-    }
-  }
-  /// Rotates the tile (same arithmetic and rounding as ropeTile).
-  template <typename T> __device__ __forceinline__ void apply(char *tile, int row0, int limit) const {
-    constexpr int P = D + 8;
-    T *t = reinterpret_cast<T *>(tile);
-#pragma unroll
-    for (int u = 0; u < N; ++u) {
-      const int e = threadIdx.x + u * THREADS;
-      const int r = e / H, d = e % H, pos = row0 + r;
-      if (e >= ROWS * H || pos >= limit)
-        continue;
-      const float x0 = ld(t[r * P + d]), x1 = ld(t[r * P + d + H]);
-      t[r * P + d] = cvt<T>(x0 * c0[u] - x1 * s0[u]);
-      t[r * P + d + H] = cvt<T>(x1 * c1[u] + x0 * s1[u]);
-    }
-  }
-};
-
 } // namespace attn
 
 /// Shared memory of attentionTC: the Q tile, two K stages and one V stage, rows padded by 16
@@ -236,12 +197,6 @@ __device__ __forceinline__ void attentionTC(const AttnTensor<T> &q, const AttnTe
     // [B, 1, Sq, Sk] padding mask in BERT exports) overlap the wait for K and the MMAs.
     // Read after the MMAs, each tile waited out their latency: BERT-base at 8x512 spent
     // 87 us per layer in attention against GPT-2's 32 (causal, no mask) on the H200.
-    // Likewise the RoPE tables of this K tile (Llama: each K tile is rotated in every block
-    // that reads it; loaded after the wait, the tables' latency came on top of it).
-    constexpr bool kRopeKRegs = !tc::IsSame<RK, NoRope>::value && attn::RopeRegs<BN, D, THREADS>::kFits;
-    attn::RopeRegs<BN, D, (kRopeKRegs ? THREADS : 1 << 20)> ropeKRegs;
-    if constexpr (kRopeKRegs)
-      ropeKRegs.load(n0, Sk, b, hk, ropeK);
     float mk[MF][NF][4];
     if constexpr (kMask) {
 #pragma unroll
@@ -260,9 +215,7 @@ __device__ __forceinline__ void attentionTC(const AttnTensor<T> &q, const AttnTe
     if constexpr (kRopeQ)
       if (t == 0)
         attn::ropeTile<T, BM, D, THREADS>(smem, m0, Sq, b, h, ropeQ);
-    if constexpr (kRopeKRegs)
-      ropeKRegs.template apply<T>(smem + BM * kPitch + (t & 1) * BN * kPitch, n0, Sk);
-    else if constexpr (kRopeK)
+    if constexpr (kRopeK)
       attn::ropeTile<T, BN, D, THREADS>(smem + BM * kPitch + (t & 1) * BN * kPitch, n0, Sk, b, hk,
                                         ropeK);
     if constexpr (kRopeQ || kRopeK)
