@@ -84,6 +84,11 @@ struct FusionOptions {
   bool fuseEpilogues = true;          ///< GEMM/softmax/layer-norm epilogues
   bool fuseReductionPrologues = true; ///< producers of a reduction's input
   bool fuseGemmPrologues = true;      ///< cheap producers of GEMM operands
+  /// A kiln.rotary on attention's key joins the attention kernel (each block rotates the K
+  /// tiles it reads); false: the rotary is its own pointwise kernel and attention reads the
+  /// rotated K from memory (the query's rotary is fused either way: each block rotates its Q
+  /// tile once).
+  bool fuseKeyRotary = true;
 };
 
 /// Groups fusible ops of `func` into `kiln.kernel` regions, with GEMMs,

@@ -42,8 +42,11 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
   fpm.addPass(createAssignPrecision(precisionOptions));
   // Bounded kernel parameters and code per concat, fused or not.
   fpm.addPass(createSplitWideConcats());
-  if (options.fuse)
-    fpm.addPass(createFusePointwise());
+  if (options.fuse) {
+    FusePointwiseOptions fuseOptions;
+    fuseOptions.fuseKeyRotary = options.fuseKeyRotary;
+    fpm.addPass(createFusePointwise(fuseOptions));
+  }
   fpm.addPass(createOutlineKernels());
   SelectTilesOptions tileOptions;
   tileOptions.mmaTile = options.mmaTile;

@@ -31,6 +31,9 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
   Option<bool> sm90Gemm{*this, "sm90-gemm",
                         llvm::cl::desc("16-bit GEMMs use the Hopper TMA GEMM on sm_90 targets"),
                         llvm::cl::init(true)};
+  Option<bool> fuseKeyRotary{
+      *this, "fuse-key-rotary",
+      llvm::cl::desc("Fuse attention's key rotary into the attention kernel"), llvm::cl::init(true)};
   Option<std::string> mmaTile{*this, "mma-tile",
                               llvm::cl::desc("MMA tile override BMxBNxBKxWMxWNxSTAGES"),
                               llvm::cl::init("")};

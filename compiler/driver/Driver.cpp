@@ -293,6 +293,7 @@ static llvm::Error buildPipeline(const CompileOptions &options, ArrayRef<unsigne
   // target), so it needs every --target to be sm_90.
   pipelineOptions.sm90Gemm =
       options.sm90Gemm && llvm::all_of(targets, [](unsigned arch) { return arch == 90; });
+  pipelineOptions.fuseKeyRotary = options.fuseKeyRotary;
   pipelineOptions.tpSize = options.tensorParallel;
   pipelineOptions.tpRank = rank;
   pipelineOptions.tpLoopback = options.tpLoopback;
@@ -856,7 +857,8 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
     std::string salt = options.shapeSpec + "|" + stringifyPrecision(options.precision).str() + "|" +
                        std::to_string(tpSize) + "|" + llvm::join(options.targets, ",") + "|" +
                        (options.fuse ? "fuse" : "nofuse") + "|" + options.mmaTile +
-                       (options.wgmma ? "|wgmma" : "") + (options.sm90Gemm ? "" : "|no-sm90-gemm");
+                       (options.wgmma ? "|wgmma" : "") + (options.sm90Gemm ? "" : "|no-sm90-gemm") +
+                       (options.fuseKeyRotary ? "" : "|key-rotary-kernel");
     // The compiler itself is part of the group: rank files from two builds
     // (whose sharding or kernels may differ) must not run together.
     if (auto self = llvm::MemoryBuffer::getFile("/proc/self/exe"))

@@ -50,6 +50,9 @@ struct CompileOptions {
   /// The Hopper TMA + warp-specialized wgmma GEMM for 16-bit GEMMs (--sm90-gemm, default on);
   /// used only when every --target is sm_90 (its kernels exist for sm_90a alone).
   bool sm90Gemm = true;
+  /// Attention's key rotary fused into the attention kernel (--attention-key-rotary=fused, the
+  /// default) or computed by its own kernel (=kernel).
+  bool fuseKeyRotary = true;
   unsigned threads = 0;             ///< NVRTC threads; 0 = hardware concurrency
   /// Tensor-parallel ranks N (--tensor-parallel): with N > 1 one artifact per
   /// rank, kiln::tpRankArtifactPath(outputPath, r) of kiln/runtime.hpp (the

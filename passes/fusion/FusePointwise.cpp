@@ -283,6 +283,12 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
     if (prologue && (!options.fuseGemmPrologues || !isCheapToRecompute(op) ||
                      (isa<ReshapeOp>(op) && isa<MatMulOp, AttentionOp>(user))))
       user = nullptr;
+    // Attention's key rotary as its own kernel on request: fused, every query block (and
+    // every query head of a GQA group) rotates each K tile it reads again.
+    if (!options.fuseKeyRotary && isa<RotaryOp>(op))
+      if (auto attention = dyn_cast_or_null<AttentionOp>(user);
+          attention && attention.getKey() == op->getResult(0))
+        user = nullptr;
     auto it = user ? groupOf.find(user) : groupOf.end();
     if (it != groupOf.end() && groups[it->second].size() < maxOpsPerKernel &&
         inputsFit(it->second, op) && control(op, user)) {
@@ -351,6 +357,7 @@ struct FusePointwisePass : public kiln::impl::FusePointwiseBase<FusePointwisePas
     options.fuseEpilogues = fuseEpilogues;
     options.fuseReductionPrologues = fuseReductionPrologues;
     options.fuseGemmPrologues = fuseGemmPrologues;
+    options.fuseKeyRotary = fuseKeyRotary;
     fusePointwiseChains(rewriter, getOperation(), options,
                         [](Operation *, Operation *) { return true; });
   }

@@ -118,6 +118,15 @@ static cl::opt<bool> sm90Gemm(
              "--target is sm_90 (default true; --sm90-gemm=false selects mma.sync, e.g. for A/B "
              "timing; --wgmma and --mma-tile take precedence)"),
     cl::init(true), cl::cat(kilnCategory));
+enum class KeyRotary { Fused, Kernel };
+static cl::opt<KeyRotary> keyRotary(
+    "attention-key-rotary",
+    cl::desc("Where a rotary embedding (RoPE) on attention's key is applied (for A/B timing)"),
+    cl::values(clEnumValN(KeyRotary::Fused, "fused",
+                          "in the attention kernel, on each K tile a block reads (default)"),
+               clEnumValN(KeyRotary::Kernel, "kernel",
+                          "by its own kernel, once per key; attention reads the rotated K")),
+    cl::init(KeyRotary::Fused), cl::cat(kilnCategory));
 static cl::opt<bool> noFuse("no-fuse", cl::desc("Disable pointwise fusion"), cl::cat(kilnCategory));
 static cl::opt<unsigned> tensorParallel(
     "tensor-parallel",
@@ -168,7 +177,8 @@ int main(int argc, char **argv) {
   if (!passPipeline.empty()) {
     // Those options configure the default pipeline; a pipeline text sets its own.
     for (cl::Option *o : std::initializer_list<cl::Option *>{
-             &noFuse, &precision, &mmaTile, &wgmma, &sm90Gemm, &tensorParallel, &tpLoopback})
+             &noFuse, &precision, &mmaTile, &wgmma, &sm90Gemm, &keyRotary, &tensorParallel,
+             &tpLoopback})
       if (o->getNumOccurrences())
         return usageError("--" + o->ArgStr +
                           " configures the default pipeline and has no effect "
@@ -191,6 +201,7 @@ int main(int argc, char **argv) {
   options.mmaTile = mmaTile;
   options.wgmma = wgmma;
   options.sm90Gemm = sm90Gemm;
+  options.fuseKeyRotary = keyRotary == KeyRotary::Fused;
   options.threads = threads;
   options.tensorParallel = tensorParallel;
   options.tpLoopback = tpLoopback;

@@ -1,0 +1,18 @@
+// RUN: rm -rf %t.fused %t.kernel
+// RUN: kiln-compile %S/Inputs/attention_rope.onnx --precision fp16 -o %t.fused.kiln --dump-cuda %t.fused
+// RUN: cat %t.fused/module*.cu | FileCheck %s --check-prefix=FUSED
+// RUN: kiln-compile %S/Inputs/attention_rope.onnx --precision fp16 --attention-key-rotary=kernel -o %t.kernel.kiln --dump-cuda %t.kernel
+// RUN: cat %t.kernel/module*.cu | FileCheck %s --check-prefix=KERNEL
+// RUN: %if ptxas %{ for f in %t.kernel/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.cubin || exit 1; done %}
+// RUN: not kiln-compile %S/Inputs/attention_rope.onnx --attention-key-rotary=kernel --pass-pipeline='builtin.module(kiln-pipeline)' -o %t.x.kiln 2>&1 | FileCheck %s --check-prefix=PIPELINE
+
+// attention_rope.onnx (Llama attention with RoPE, GQA). By default the rotary embeddings of Q and K are applied by the attention kernel to the
+// tiles in shared memory. --attention-key-rotary=kernel (for A/B timing) rotates K once, in a
+// pointwise kernel of its own, and attention reads the rotated K; Q stays fused.
+// FUSED: const auto ropeQ = kiln::makeRope(
+// FUSED: const auto ropeK = kiln::makeRope(
+// KERNEL-DAG: used by @k{{[0-9]+}}_fused_rotary_slice_transpose
+// KERNEL-DAG: const auto ropeQ = kiln::makeRope(
+// KERNEL-DAG: const auto ropeK = kiln::NoRope{};
+
+// PIPELINE: error: --attention-key-rotary configures the default pipeline and has no effect with --pass-pipeline
