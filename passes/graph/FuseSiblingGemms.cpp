@@ -37,6 +37,7 @@
 #include "mlir/IR/PatternMatch.h"
 
 #include <cstring>
+#include <functional>
 
 #define DEBUG_TYPE "kiln-fuse-sibling-gemms"
 
@@ -129,20 +130,25 @@ SmallVector<AddOp> matchBiasAdds(ArrayRef<MatMulOp> siblings,
 }
 
 /// True when `matmul`'s result, or the result of an add that is its only user (a bias add the
-/// fused GEMM would absorb), is returned by the function: that sibling's slice of a fused GEMM
+/// fused GEMM would absorb), is returned by the function (directly or through reshapes): that sibling's slice of a fused GEMM
 /// would be a copy kernel of its own (20 GEMMs of one activation returned as graph outputs
 /// became one GEMM and 20 copies).
 bool feedsReturn(MatMulOp matmul) {
-  auto returned = [](Value v) {
-    return llvm::any_of(v.getUsers(),
-                        [](Operation *user) { return user->hasTrait<OpTrait::IsTerminator>(); });
+  // Returned directly or through reshapes (views that move no data: the slice would still be
+  // copied into the output).
+  std::function<bool(Value, int)> returned = [&](Value v, int depth) {
+    return llvm::any_of(v.getUsers(), [&](Operation *user) {
+      if (user->hasTrait<OpTrait::IsTerminator>())
+        return true;
+      return depth < 8 && isa<ReshapeOp>(user) && returned(user->getResult(0), depth + 1);
+    });
   };
   Value result = matmul.getResult();
-  if (returned(result))
+  if (returned(result, 0))
     return true;
   if (result.hasOneUse())
     if (auto add = dyn_cast<AddOp>(*result.getUsers().begin()))
-      return returned(add.getResult());
+      return returned(add.getResult(), 0);
   return false;
 }
 
