@@ -128,9 +128,11 @@ MmaTileAttr selectMmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, Target
                           std::string &reason, bool tf32 = false);
 
 /// Chooses the wgmma tile of a 16-bit GEMM like selectMmaTile; `target` must
-/// have wgmma tensor cores.
+/// have wgmma tensor cores. With `mmaFallback` (the artifact also targets GPUs
+/// without wgmma, so each wgmma kernel's mma.sync path is compiled too) only
+/// tiles whose mma.sync path the cp.async loaders support are considered.
 WgmmaTileAttr selectWgmmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, TargetAttr target,
-                              std::string &reason);
+                              std::string &reason, bool mmaFallback = false);
 
 /// Chooses the tile of the Hopper TMA GEMM (cuda/gemm_sm90.cuh) of a 16-bit
 /// GEMM with `batch` x [M, N, K] by the cost model of its candidate table

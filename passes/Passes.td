@@ -491,6 +491,9 @@ def SelectTiles : Pass<"kiln-select-tiles", "mlir::func::FuncOp"> {
            "16-bit GEMMs use Hopper wgmma tiles (`kiln.wgmma_tile`; needs a target with wgmma, "
            "sm_90, compiled as sm_90a); an mma.sync path of the same block shape serves other "
            "targets of the artifact">,
+    Option<"wgmmaMmaFallback", "wgmma-mma-fallback", "bool", /*default=*/"false",
+           "With `wgmma`: the artifact also targets GPUs without wgmma, so each wgmma kernel's "
+           "mma.sync path is compiled too; only tiles that path supports are chosen">,
     Option<"sm90Gemm", "sm90-gemm", "bool", /*default=*/"true",
            "16-bit GEMMs on a target with wgmma (sm_90) get a `kiln.sm90_gemm_tile` for the "
            "TMA + warp-specialized wgmma GEMM (the mma.sync tile stays beside it for operands "

@@ -51,6 +51,7 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
   SelectTilesOptions tileOptions;
   tileOptions.mmaTile = options.mmaTile;
   tileOptions.wgmma = options.wgmma;
+  tileOptions.wgmmaMmaFallback = options.wgmmaMmaFallback;
   tileOptions.sm90Gemm = options.sm90Gemm;
   fpm.addPass(createSelectTiles(tileOptions));
   PlanMemoryOptions memOptions;

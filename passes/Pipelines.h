@@ -28,6 +28,10 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
                        clEnumValN(Precision::BF16, "bf16", "bf16 storage, fp32 accumulation"))};
   Option<bool> wgmma{*this, "wgmma",
                      llvm::cl::desc("16-bit GEMMs use sm_90a wgmma tiles"), llvm::cl::init(false)};
+  Option<bool> wgmmaMmaFallback{
+      *this, "wgmma-mma-fallback",
+      llvm::cl::desc("wgmma tiles also compile their mma.sync path (targets besides sm_90)"),
+      llvm::cl::init(false)};
   Option<bool> sm90Gemm{*this, "sm90-gemm",
                         llvm::cl::desc("16-bit GEMMs use the Hopper TMA GEMM on sm_90 targets"),
                         llvm::cl::init(true)};

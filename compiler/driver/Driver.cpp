@@ -289,6 +289,9 @@ static llvm::Error buildPipeline(const CompileOptions &options, ArrayRef<unsigne
   // it measured slower than mma.sync on the H200 (docs/results.md), unlike in
   // isolation.
   pipelineOptions.wgmma = options.wgmma;
+  // With targets besides sm_90 the wgmma kernels' mma.sync path is compiled as well.
+  pipelineOptions.wgmmaMmaFallback =
+      !llvm::all_of(targets, [](unsigned arch) { return arch == 90; });
   // The TMA GEMM's kernels exist for sm_90a alone (one launch list serves every
   // target), so it needs every --target to be sm_90.
   pipelineOptions.sm90Gemm =

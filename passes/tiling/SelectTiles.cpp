@@ -151,13 +151,14 @@ int64_t smemBytes(const WgmmaRow &t, int64_t elemBytes) {
 /// epilogue memory latency overlaps across blocks.
 template <typename Candidate, size_t N>
 size_t cheapestTile(const Candidate (&candidates)[N], int64_t elemBytes, int64_t m, int64_t n,
-                    int64_t k, int64_t batch, TargetAttr target, std::string &reason) {
+                    int64_t k, int64_t batch, TargetAttr target, std::string &reason,
+                    llvm::function_ref<bool(const Candidate &)> allowed = nullptr) {
   const int64_t numSMs = target.getSmCount();
   int64_t occupancy[N];
   bool anyShared = false;
   for (size_t i = 0; i < N; ++i) {
     int64_t smem = smemBytes(candidates[i].tile, elemBytes);
-    occupancy[i] = smem > target.getSmemPerBlock()
+    occupancy[i] = smem > target.getSmemPerBlock() || (allowed && !allowed(candidates[i]))
                        ? 0
                        : std::min(candidates[i].occupancy, blocksPerSmBySmem(target, smem));
     anyShared |= occupancy[i] >= 2;
@@ -209,10 +210,20 @@ GemmTileAttr kiln::selectGemmTile(int64_t m, int64_t n, int64_t batch, TargetAtt
 }
 
 WgmmaTileAttr kiln::selectWgmmaTile(int64_t m, int64_t n, int64_t k, int64_t batch,
-                                    TargetAttr target, std::string &reason) {
+                                    TargetAttr target, std::string &reason, bool mmaFallback) {
   assert(target.getTensorCores() == TensorCores::Wgmma && "the target has no wgmma");
+  // The mma.sync path of a wgmma tile (compiled when the artifact also targets GPUs without
+  // wgmma) keeps the block's 128 x warpgroups threads, and its cp.async loaders need the
+  // threads to cover whole tile lines of an MN-major operand (BM / 8 or BN / 8 chunks):
+  // 128 x 192 with 256 threads (24 chunks per line) does not compile there.
+  auto fallbackCompiles = [&](const WgmmaCandidate &c) {
+    int64_t threads = 128 * c.tile.warpgroups;
+    return !mmaFallback || (threads % (c.tile.bn / 8) == 0 && threads % (c.tile.bm / 8) == 0);
+  };
   const WgmmaRow &t =
-      kWgmmaTiles[cheapestTile(kWgmmaTiles, 2, m, n, k, batch, target, reason)].tile;
+      kWgmmaTiles[cheapestTile(kWgmmaTiles, 2, m, n, k, batch, target, reason,
+                               llvm::function_ref<bool(const WgmmaCandidate &)>(fallbackCompiles))]
+          .tile;
   return WgmmaTileAttr::get(target.getContext(), t.bm, t.bn, t.bk, t.warpgroups, t.stages);
 }
 
@@ -401,7 +412,7 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
                                 << target.getName();
     std::string reason;
     if (sixteenBit && wgmma && !override) {
-      WgmmaTileAttr w = selectWgmmaTile(m, n, k, batch, target, reason);
+      WgmmaTileAttr w = selectWgmmaTile(m, n, k, batch, target, reason, wgmmaMmaFallback);
       kernel->setAttr(kWgmmaTileAttrName, w);
     } else if (sixteenBit && sm90Gemm && !override &&
                target.getTensorCores() == TensorCores::Wgmma) {
