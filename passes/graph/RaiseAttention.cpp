@@ -664,6 +664,12 @@ void narrowMask(AttentionOp attention) {
   OpBuilder b(attention);
   Value narrowed = rebuildNarrow(b, mask, narrow);
   attention.getMaskMutable().assign(narrowed);
+  // The full-size chain, now unused, goes: left in place it would give its producers (the
+  // gather of the padding mask) a second reader, and fusion a kernel more.
+  if (Operation *def = mask.getDefiningOp(); def && mask.use_empty()) {
+    IRRewriter rewriter(attention->getContext());
+    eraseDead(rewriter, {def});
+  }
   LLVM_DEBUG(llvm::dbgs() << "narrowed the mask of " << attention << "\n");
 }
 

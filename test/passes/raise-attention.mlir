@@ -655,7 +655,9 @@ func.func @causal_f16_lowest(%q: tensor<1x2x3x8xf16>, %k: tensor<1x2x3x8xf16>, %
 // keep [B, 1, 1, S]), 0, min) is [B, 1, S, S] but the same for every query. The attention's
 // mask is computed again without the query dim ([B, 1, 1, S]; the And with a splat true
 // drops out), so no kernel stores [B, 1, S, S] and attention reads one row per batch.
+// The full-size And / Where are erased (the gather feeding the mask keeps one reader).
 // CHECK-LABEL: func.func @bert_dynamo_padding_mask
+// CHECK-NOT: kiln.and
 // CHECK: %[[M:.+]] = kiln.where %arg3, %{{.+}}, %{{.+}} : tensor<2x1x1x4xi1>, tensor<f32>, tensor<f32> -> tensor<2x1x1x4xf32>
 // CHECK-NEXT: kiln.attention %arg0, %arg1, %arg2, %[[M]] {{.+}} : tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x1x1x4xf32> -> tensor<2x2x4x8xf32>
 func.func @bert_dynamo_padding_mask(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %keep: tensor<2x1x1x4xi1>) -> tensor<2x2x4x8xf32> {
