@@ -133,10 +133,11 @@ __device__ __forceinline__ float warpSum(float v) {
 }
 
 /// 1 + tanh(x), computed as 2 / (1 + 2^(-2 x log2(e))): the (1 + tanh(u)) of GELU-tanh
-/// (0.5 x (1 + tanh(u)), GPT-2 and other exports) in four instructions instead of tanhf's
-/// two branch-free paths (about 25), and without the cancellation of 1 + tanh(x) for negative
-/// x. exp2f has 2 ulp, __fdividef 2 ulp for denominators below 2^126 (above, the result is 0,
-/// as 2 / d is then below 2^-125); +inf gives 2, -inf gives 0, NaN gives NaN.
+/// (0.5 x (1 + tanh(u)), GPT-2 and other exports) in four PTX instructions (mul, ex2.approx,
+/// add, div.approx) instead of tanhf's two branch-free paths (about 25), and without the
+/// cancellation of 1 + tanh(x) for negative x. exp2f has 2 ulp, __fdividef 2 ulp for
+/// denominators below 2^126 (above, the result is 0, as 2 / d is then below 2^-125); +inf gives
+/// 2, -inf gives 0, NaN gives NaN.
 __device__ __forceinline__ float onePlusTanh(float x) {
   return __fdividef(2.0f, 1.0f + exp2f(x * -2.88539008177792681472f));
 }
