@@ -46,13 +46,17 @@ std::string rowPrologue(int64_t rows) {
 /// Blocks of kRowsPerBlock rows covering `rows`.
 unsigned rowBlocks(int64_t rows) { return unsigned((rows + kRowsPerBlock - 1) / kRowsPerBlock); }
 
-/// Builds the epilogue lambda `[&](long long c, float v) {...}` storing the
-/// kernel's result at linear index `index` (a C expression over `row` and
-/// `c`), with `anchor`'s result
-/// replaced by `v`. Fusion guarantees the path to the yielded value never
+/// How a row kernel's epilogue lambda ends: it stores the kernel's result (`out0[e] = ...`), or
+/// returns it as stored (the vectorized norms, which store N values at once).
+enum class RowEnd { Store, Return };
+
+/// Builds the epilogue lambda `[&](long long c, float v) {...}` of a row kernel: `anchor`'s
+/// result replaced by `v`, the kernel's result at linear index `index` (a C expression over
+/// `row` and `c`) computed, then stored to out0 (RowEnd::Store) or returned in its storage type
+/// (RowEnd::Return, `-> OutT`). Fusion guarantees the path to the yielded value never
 /// broadcasts the anchor's result.
 FailureOr<std::string> epilogueLambda(KernelOp kernel, ExprEmitter &expr, Operation *anchor,
-                                      const std::string &index) {
+                                      const std::string &index, RowEnd end = RowEnd::Store) {
   if (kernel.getYield().getNumOperands() != 1)
     return kernel.emitError() << "unsupported: row kernel @" << kernel.getSymName() << " with "
                               << kernel.getYield().getNumOperands() << " results";
@@ -61,6 +65,14 @@ FailureOr<std::string> epilogueLambda(KernelOp kernel, ExprEmitter &expr, Operat
   if (rootType.getNumElements() != cast<RankedTensorType>(anchor->getResult(0).getType()).getNumElements())
     return kernel.emitError() << "unsupported: epilogue changes the element count in kernel @"
                               << kernel.getSymName();
+  std::string signature = "[&](long long c, float v)";
+  if (end == RowEnd::Return) {
+    auto storage = cudaStorageType(rootType.getElementType());
+    if (failed(storage))
+      return kernel.emitError() << "unsupported: row kernel @" << kernel.getSymName()
+                                << " stores " << rootType.getElementType();
+    signature += " -> " + *storage;
+  }
   expr.overrideValue(anchor->getResult(0), "v");
   expr.beginBody("    ");
   expr.line("const long long e = " + index + ";");
@@ -68,36 +80,9 @@ FailureOr<std::string> epilogueLambda(KernelOp kernel, ExprEmitter &expr, Operat
   auto value = expr.emitValue(root, coords);
   if (failed(value))
     return failure();
-  expr.line("out0[e] = " + storeValue(rootType.getElementType(), *value) + ";");
-  return "[&](long long c, float v) {\n" + expr.getBody() + "  }";
-}
-
-/// Builds the value lambda `[&](long long c, float v) -> OutT {...}` of the vectorized row
-/// kernels: `anchor`'s result replaced by `v`, the kernel's result at linear index `index`
-/// computed and returned as stored (OutT, the result's storage type), for the caller to store.
-FailureOr<std::string> valueLambda(KernelOp kernel, ExprEmitter &expr, Operation *anchor,
-                                   const std::string &index) {
-  if (kernel.getYield().getNumOperands() != 1)
-    return kernel.emitError() << "unsupported: row kernel @" << kernel.getSymName() << " with "
-                              << kernel.getYield().getNumOperands() << " results";
-  Value root = kernel.getYield().getValues()[0];
-  auto rootType = cast<RankedTensorType>(root.getType());
-  if (rootType.getNumElements() != cast<RankedTensorType>(anchor->getResult(0).getType()).getNumElements())
-    return kernel.emitError() << "unsupported: epilogue changes the element count in kernel @"
-                              << kernel.getSymName();
-  auto storage = cudaStorageType(rootType.getElementType());
-  if (failed(storage))
-    return kernel.emitError() << "unsupported: row kernel @" << kernel.getSymName()
-                              << " stores " << rootType.getElementType();
-  expr.overrideValue(anchor->getResult(0), "v");
-  expr.beginBody("    ");
-  expr.line("const long long e = " + index + ";");
-  ExprEmitter::Coords coords = expr.delinearize("e", rootType.getShape(), "c");
-  auto value = expr.emitValue(root, coords);
-  if (failed(value))
-    return failure();
-  expr.line("return " + storeValue(rootType.getElementType(), *value) + ";");
-  return "[&](long long c, float v) -> " + *storage + " {\n" + expr.getBody() + "  }";
+  std::string stored = storeValue(rootType.getElementType(), *value);
+  expr.line(end == RowEnd::Store ? "out0[e] = " + stored + ";" : "return " + stored + ";");
+  return signature + " {\n" + expr.getBody() + "  }";
 }
 
 /// Vectors of 16 bytes per lane when a row of D elements of `inType` fits one warp's registers
@@ -213,8 +198,8 @@ FailureOr<GeneratedKernel> emitRowNorm(KernelOp kernel, Operation *anchor, Array
   if (failed(sig))
     return failure();
   std::string index = llvm::formatv("row * {0}LL + c", D).str();
-  auto epilogue = path.kind == RowNormPath::Vector ? valueLambda(kernel, expr, anchor, index)
-                                                   : epilogueLambda(kernel, expr, anchor, index);
+  auto epilogue = epilogueLambda(kernel, expr, anchor, index,
+                                 path.kind == RowNormPath::Vector ? RowEnd::Return : RowEnd::Store);
   if (failed(epilogue))
     return failure();
   std::string prologue =

@@ -188,6 +188,9 @@ __device__ __forceinline__ void attentionTC(const AttnTensor<T> &q, const AttnTe
   const float sScale = kMask ? shape.scale : shape.scale * attn::kLog2e;
   const float eScale = kMask ? attn::kLog2e : 1.0f;
   const int wRow0 = m0 + warp * WR; // this thread's rows: wRow0 + 16 f + g (+ 8)
+  // Query row and key column of score element e of fragment (f, j) (m16n8 accumulator layout).
+  auto fragRow = [&](int f, int e) { return wRow0 + f * 16 + (e >> 1) * 8 + g; };
+  auto fragCol = [&](int n0, int j, int e) { return n0 + j * 8 + qd * 2 + (e & 1); };
 
   for (int t = 0; t < nTiles; ++t) {
     const int n0 = t * BN;
@@ -205,7 +208,7 @@ __device__ __forceinline__ void attentionTC(const AttnTensor<T> &q, const AttnTe
         for (int j = 0; j < NF; ++j)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
-            const int r = wRow0 + f * 16 + (e >> 1) * 8 + g, c = n0 + j * 8 + qd * 2 + (e & 1);
+            const int r = fragRow(f, e), c = fragCol(n0, j, e);
             mk[f][j][e] = r < Sq && c < Sk ? mask(b, h, r, c) : 0.0f;
           }
     }
@@ -273,7 +276,7 @@ __device__ __forceinline__ void attentionTC(const AttnTensor<T> &q, const AttnTe
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int ri = f * 2 + (e >> 1);
-          const int r = wRow0 + f * 16 + (e >> 1) * 8 + g, c = n0 + j * 8 + qd * 2 + (e & 1);
+          const int r = fragRow(f, e), c = fragCol(n0, j, e);
           float x = s[f][j][e] * sScale;
           if constexpr (kMask)
             x += mk[f][j][e];

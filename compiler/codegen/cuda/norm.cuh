@@ -152,6 +152,49 @@ template <typename OutT, int N> __host__ __device__ constexpr unsigned storeAlig
   return (sizeof(OutT) * N) % 16 == 0 ? 16u : (sizeof(OutT) * N == 8 ? 8u : 0u);
 }
 
+/// Loads the vectors of a row of D elements (D a multiple of N = vecElems<T>()) that lane l
+/// holds, l, l + 32, ... (VPL of them), widened to fp32 into v; zeros past D. 16-byte loads when
+/// x is 16-byte aligned, else element loads.
+template <int VPL, typename T>
+__device__ __forceinline__ void loadRowVec(const T *__restrict__ x, long long D,
+                                           float (&v)[VPL][vecElems<T>()]) {
+  constexpr int N = vecElems<T>();
+  const int lane = threadIdx.x & 31;
+  const bool vec = aligned(x, 16);
+#pragma unroll
+  for (int i = 0; i < VPL; ++i) {
+    const long long c0 = (long long)(lane + 32 * i) * N;
+    if (c0 < D) {
+      loadVec(x + c0, vec, v[i]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < N; ++j)
+        v[i][j] = 0.0f;
+    }
+  }
+}
+
+/// Stores f(c, v[i][j]) (an OutT) at out[c] for every element of the row the lane holds
+/// (loadRowVec's layout), N values with one storeVec when out is aligned for it.
+template <int VPL, int N, typename OutT, typename F>
+__device__ __forceinline__ void storeRowVec(OutT *__restrict__ out, long long D,
+                                            const float (&v)[VPL][N], F f) {
+  const int lane = threadIdx.x & 31;
+  constexpr unsigned kAlign = storeAlign<OutT, N>();
+  const bool vec = kAlign != 0 && aligned(out, kAlign);
+#pragma unroll
+  for (int i = 0; i < VPL; ++i) {
+    const long long c0 = (long long)(lane + 32 * i) * N;
+    if (c0 < D) {
+      alignas(16) OutT o[N];
+#pragma unroll
+      for (int j = 0; j < N; ++j)
+        o[j] = f(c0 + j, v[i][j]);
+      storeVec(out + c0, vec, o);
+    }
+  }
+}
+
 } // namespace norm
 
 /// LayerNorm over one row of length D with one warp per row and the row in registers, read
@@ -168,25 +211,14 @@ __device__ __forceinline__ void layerNormRowVec(const T *__restrict__ x,
                                                 float eps, OutT *__restrict__ out, Value value) {
   constexpr int N = norm::vecElems<T>();
   const int lane = threadIdx.x & 31;
-  const bool vecIn = norm::aligned(x, 16);
-  constexpr unsigned kOutAlign = norm::storeAlign<OutT, N>();
-  const bool vecOut = kOutAlign != 0 && norm::aligned(out, kOutAlign);
   float v[VPL][N];
+  norm::loadRowVec<VPL>(x, D, v);
   float s = 0.0f;
 #pragma unroll
-  for (int i = 0; i < VPL; ++i) {
-    const long long c0 = (long long)(lane + 32 * i) * N;
-    if (c0 < D) {
-      norm::loadVec(x + c0, vecIn, v[i]);
-    } else {
-#pragma unroll
-      for (int j = 0; j < N; ++j)
-        v[i][j] = 0.0f;
-    }
+  for (int i = 0; i < VPL; ++i)
 #pragma unroll
     for (int j = 0; j < N; ++j)
       s += v[i][j];
-  }
   const float mean0 = warpSum(s) / float(D);
   float residual = 0.0f;
 #pragma unroll
@@ -206,19 +238,10 @@ __device__ __forceinline__ void layerNormRowVec(const T *__restrict__ x,
         var += d * d;
       }
   const float rstd = 1.0f / sqrtf(warpSum(var) / float(D) + eps);
-#pragma unroll
-  for (int i = 0; i < VPL; ++i) {
-    const long long c0 = (long long)(lane + 32 * i) * N;
-    if (c0 < D) {
-      alignas(16) OutT o[N];
-#pragma unroll
-      for (int j = 0; j < N; ++j) {
-        const float r = (v[i][j] - mean) * rstd * ld(scale[c0 + j]);
-        o[j] = value(c0 + j, bias ? r + ld(bias[c0 + j]) : r);
-      }
-      norm::storeVec(out + c0, vecOut, o);
-    }
-  }
+  norm::storeRowVec(out, D, v, [&](long long c, float xc) {
+    const float r = (xc - mean) * rstd * ld(scale[c]);
+    return value(c, bias ? r + ld(bias[c]) : r);
+  });
 }
 
 /// RMSNorm over one row of length D, one warp per row with the row in registers (see
@@ -228,38 +251,17 @@ __device__ __forceinline__ void rmsNormRowVec(const T *__restrict__ x,
                                               const TS *__restrict__ scale, long long D,
                                               float eps, OutT *__restrict__ out, Value value) {
   constexpr int N = norm::vecElems<T>();
-  const int lane = threadIdx.x & 31;
-  const bool vecIn = norm::aligned(x, 16);
-  constexpr unsigned kOutAlign = norm::storeAlign<OutT, N>();
-  const bool vecOut = kOutAlign != 0 && norm::aligned(out, kOutAlign);
   float v[VPL][N];
+  norm::loadRowVec<VPL>(x, D, v);
   float s = 0.0f;
 #pragma unroll
-  for (int i = 0; i < VPL; ++i) {
-    const long long c0 = (long long)(lane + 32 * i) * N;
-    if (c0 < D) {
-      norm::loadVec(x + c0, vecIn, v[i]);
-    } else {
-#pragma unroll
-      for (int j = 0; j < N; ++j)
-        v[i][j] = 0.0f;
-    }
+  for (int i = 0; i < VPL; ++i)
 #pragma unroll
     for (int j = 0; j < N; ++j)
       s += v[i][j] * v[i][j];
-  }
   const float rstd = 1.0f / sqrtf(warpSum(s) / float(D) + eps);
-#pragma unroll
-  for (int i = 0; i < VPL; ++i) {
-    const long long c0 = (long long)(lane + 32 * i) * N;
-    if (c0 < D) {
-      alignas(16) OutT o[N];
-#pragma unroll
-      for (int j = 0; j < N; ++j)
-        o[j] = value(c0 + j, v[i][j] * rstd * ld(scale[c0 + j]));
-      norm::storeVec(out + c0, vecOut, o);
-    }
-  }
+  norm::storeRowVec(out, D, v,
+                    [&](long long c, float xc) { return value(c, xc * rstd * ld(scale[c])); });
 }
 
 /// Sum of `v` over the thread block (blockDim.x a multiple of 32, at most
