@@ -372,7 +372,8 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
     fbLaunches.push_back(fb::CreateLaunch(fbb, l.module, function, gridVec, blockVec,
                                           l.sharedMemBytes, argsVec, name, layer, ops, nodes,
                                           meta.nodeCount, meta.cost.flops, meta.cost.bytesRead,
-                                          meta.cost.bytesWritten, mapsVec));
+                                          meta.cost.bytesWritten, mapsVec,
+                                          l.programmaticLaunch));
   }
 
   auto describe = [&](Type t, const std::string &name, flatbuffers::Offset<fb::BufferRef> loc,

@@ -41,6 +41,8 @@ struct ArtifactLaunch {
   unsigned sharedMemBytes = 0;
   llvm::SmallVector<mlir::Value> args;
   llvm::SmallVector<codegen::GeneratedKernel::TensorMapArg> tensorMaps;
+  /// The kernel may be launched with programmatic stream serialization (GeneratedKernel).
+  bool programmaticLaunch = false;
   /// Name, layer, fused ops, ONNX nodes and cost estimate (LaunchNamer::describe).
   LaunchMetadata metadata;
 };

@@ -60,6 +60,9 @@ struct GeneratedKernel {
   /// out-of-bounds fill (zeros) are fixed by the artifact format; the runtime
   /// rejects maps that address bytes outside args[arg]'s buffer.
   llvm::SmallVector<TensorMapArg> tensorMaps;
+  /// The kernel starts with kiln::gridDependencySync() (cuda/common.cuh), so the runtime may
+  /// launch it with programmatic stream serialization (PDL). EmitterRegistry::emit sets it.
+  bool programmaticLaunch = false;
 };
 
 /// Emits the kernel for `kernel` whose body's compute op is `anchor`.
@@ -81,9 +84,12 @@ public:
   /// Chooses the emitter for `kernel`: the body's single non-fusible op, if
   /// any, selects an anchor emitter; a body of fusible ops goes to the
   /// pointwise emitter. Emits an `unsupported:` error for anything else.
+  /// The kernel's body then starts with kiln::gridDependencySync() and
+  /// `programmaticLaunch` is set (insertGridDependencySync).
   mlir::FailureOr<GeneratedKernel> emit(KernelOp kernel) const;
 
 private:
+  mlir::FailureOr<GeneratedKernel> emitUnsynchronized(KernelOp kernel) const;
   struct Anchor {
     EmitFn emit;
     bool acceptsFusedOps = false;
@@ -91,6 +97,11 @@ private:
   llvm::DenseMap<mlir::TypeID, Anchor> anchors;
   EmitFn pointwise;
 };
+
+/// Makes kiln::gridDependencySync() the first statement of `kernel`'s body (after the opening
+/// brace that follows the kKernelNamePlaceholder signature; signatures hold no braces) and sets
+/// `programmaticLaunch`. Returns false, changing nothing, when the source has no such body.
+bool insertGridDependencySync(GeneratedKernel &kernel);
 
 void populatePointwiseEmitter(EmitterRegistry &registry);
 void populateGemmEmitters(EmitterRegistry &registry);

@@ -557,6 +557,10 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
     launch.sharedMemBytes = generated->sharedMemBytes;
     launch.args = generated->args;
     launch.tensorMaps = generated->tensorMaps;
+    // The module's PTX comes from the lowest target; below sm_90 it lacks griddepcontrol.wait
+    // and a newer GPU that JIT-compiles it must not start the kernel early.
+    launch.programmaticLaunch =
+        generated->programmaticLaunch && *llvm::min_element(targets) >= 90;
     launch.metadata = namer.describe(kernel);
     launches.push_back(std::move(launch));
     launchFunction.push_back(it->second);

@@ -449,6 +449,7 @@ kiln_status_t Verifier::checkLaunch(const fb::Launch *launch, size_t number, Lau
   out.flops = launch->flops();
   out.bytesRead = launch->bytes_read();
   out.bytesWritten = launch->bytes_written();
+  out.programmaticLaunch = launch->programmatic_launch();
   return nullptr;
 }
 
@@ -1141,6 +1142,11 @@ kiln_status_t kiln_artifact_launch_cost(const kiln_artifact_t *artifact, size_t 
 size_t kiln_artifact_launch_tensor_map_count(const kiln_artifact_t *artifact, size_t index) {
   const kiln::LaunchDesc *launch = kiln::findLaunch(artifact, index);
   return launch ? launch->tensorMaps.size() : 0;
+}
+
+int kiln_artifact_launch_programmatic(const kiln_artifact_t *artifact, size_t index) {
+  const kiln::LaunchDesc *launch = kiln::findLaunch(artifact, index);
+  return launch && launch->programmaticLaunch ? 1 : 0;
 }
 
 kiln_status_t kiln_artifact_launch_tensor_map_info(const kiln_artifact_t *artifact, size_t index,

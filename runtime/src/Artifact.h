@@ -114,6 +114,9 @@ struct LaunchDesc {
   uint64_t bytesWritten = 0;
   /// Kernel parameters after the pointer arguments (format version 3; empty before).
   std::vector<TensorMapDesc> tensorMaps;
+  /// The kernel starts with griddepcontrol.wait, so it may be launched with programmatic stream
+  /// serialization (Launch.programmatic_launch; false in files without it).
+  bool programmaticLaunch = false;
 };
 
 /// Operation of a collective; values equal kiln.artifact.CollectiveKind.

@@ -63,6 +63,7 @@
 #include "TensorParallel.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -200,6 +201,11 @@ struct kiln_session {
   std::vector<std::vector<CUtensorMap>> tensorMaps;
   /// kiln_session_params_t::use_cuda_graph.
   bool useCudaGraph = true;
+  /// Launches marked programmatic_launch go through cuLaunchKernelEx with programmatic stream
+  /// serialization (PDL): set at creation when the device is sm_90 or newer, the driver has
+  /// cuLaunchKernelEx and CUDA 12.3 or newer, and the environment variable
+  /// KILN_PROGRAMMATIC_LAUNCH is not "0" (docs/runtime.md).
+  bool programmaticLaunch = false;
   /// The launch list captured and instantiated by the first run (null before it, and always
   /// without useCudaGraph). The graph bakes in the argument values above, i.e. the addresses of the
   /// arena, weights and input buffers. Binding an input changes some of them: the kernel nodes of
@@ -531,6 +537,30 @@ kiln_status_t enqueueCollective(kiln_session &session, size_t c, CUstream stream
 kiln_status_t enqueueLaunch(kiln_session &session, size_t i, CUstream stream) {
   const CudaSymbols &cu = *session.cu;
   const LaunchDesc &launch = session.artifact->launches[i];
+  if (launch.programmaticLaunch && session.programmaticLaunch) {
+    CUlaunchAttribute attribute = {};
+    attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attribute.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig config = {};
+    config.gridDimX = launch.grid[0];
+    config.gridDimY = launch.grid[1];
+    config.gridDimZ = launch.grid[2];
+    config.blockDimX = launch.block[0];
+    config.blockDimY = launch.block[1];
+    config.blockDimZ = launch.block[2];
+    config.sharedMemBytes = launch.sharedMemBytes;
+    config.hStream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    CUresult result = cu.cuLaunchKernelEx(
+        &config, session.functions[i],
+        session.argPointers[i].empty() ? nullptr : session.argPointers[i].data(), nullptr);
+    if (result != CUDA_SUCCESS)
+      return cu.makeError(result, "cuLaunchKernelEx", __FILE__, __LINE__,
+                          formatString("launch %zu ('%s', programmatic stream serialization)", i,
+                                       launch.function.c_str()));
+    return nullptr;
+  }
   CUresult result = cu.cuLaunchKernel(
       session.functions[i], launch.grid[0], launch.grid[1], launch.grid[2], launch.block[0],
       launch.block[1], launch.block[2], launch.sharedMemBytes, stream,
@@ -707,6 +737,13 @@ kiln_status_t initialize(kiln_session &session, const kiln_session_params_t &par
       cu,
       cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, session.device));
   uint32_t arch = static_cast<uint32_t>(major * 10 + minor);
+  {
+    int driverVersion = 0;
+    KILN_CU_RETURN_IF_ERROR(cu, cuDriverGetVersion(&driverVersion));
+    const char *pdl = std::getenv("KILN_PROGRAMMATIC_LAUNCH");
+    session.programmaticLaunch = major >= 9 && cu.cuLaunchKernelEx && driverVersion >= 12030 &&
+                                 !(pdl && std::string(pdl) == "0");
+  }
 
   // 2. Primary context.
   KILN_CU_RETURN_IF_ERROR(cu, cuDevicePrimaryCtxRetain(&session.context, session.device));

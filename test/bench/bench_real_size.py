@@ -45,6 +45,7 @@ import json
 import math
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -159,7 +160,7 @@ def kiln_compile(args, log, onnx_path, out_path, shape_spec, tag, taskset=None, 
     """kiln-compile onnx_path -> out_path (extra flags appended; `expect` is the file that must
     exist afterwards, default out_path); returns dict(ok, seconds, kernels, text)."""
     cmd = [args.kiln_compile, onnx_path, "-o", out_path, "--precision", args.precision,
-           "--target", args.target] + list(extra)
+           "--target", args.target] + shlex.split(args.kiln_flags) + list(extra)
     expect = expect or out_path
     if shape_spec:
         cmd += ["--shape", shape_spec]
@@ -890,6 +891,9 @@ def parse_args(argv):
     p.add_argument("--peer-attn", default="sdpa", choices=["sdpa", "eager"],
                    help="attention implementation of the PyTorch fp16 peers (default sdpa, HF's default)")
     p.add_argument("--target", default="sm_90")
+    p.add_argument("--kiln-flags", default="", metavar="FLAGS",
+                   help="more kiln-compile flags for every compile (A/B runs), e.g. "
+                        "'--attention-key-rotary=kernel'")
     p.add_argument("--work-dir", default=os.environ.get("KILN_BENCH_WORK", os.path.join(REPO, ".bench-work")),
                    help="exports (cached between runs) and temporary files")
     p.add_argument("--log-dir", default=os.environ.get("KILN_LOG_DIR", os.path.join(REPO, ".carry-bench", "logs")))
@@ -950,6 +954,8 @@ def main(argv):
     log("GPU %s; %s; %d CPU cores" % (gpu, versions(torch), os.cpu_count() or 0))
     log("kiln-compile %s; kiln-run %s; work dir %s; logs %s/%s{.log,.md,/}" % (
         args.kiln_compile, args.kiln_run, args.work_dir, args.log_dir, run))
+    log("kiln-compile flags: %s; KILN_PROGRAMMATIC_LAUNCH=%s" % (
+        args.kiln_flags or "(none)", os.environ.get("KILN_PROGRAMMATIC_LAUNCH", "(unset: on)")))
     cmdline = "test/bench/bench_real_size.py " + " ".join(argv)
     md = ["# %s" % run, "", "`%s`" % cmdline, "", "GPU %s; %s" % (gpu, versions(torch)), ""]
 

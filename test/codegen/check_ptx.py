@@ -7,6 +7,12 @@ wgmma kernels) with `kiln-compile --dump-cuda DIR`, then runs
 `ptxas -arch=<target> -o /dev/null` on every DIR/*.ptx. No GPU needed. Fails on any compile or
 ptxas error, or when a compile emits no PTX at all; prints per-model counts.
 
+Programmatic dependent launch: the runtime may start a kernel while the previous one still runs
+(docs/runtime.md), so every kernel must execute `griddepcontrol.wait` before its first access to
+global memory. With --arch sm_90 or newer the check fails any `.entry` whose first global or
+generic load, store, atomic or async copy comes before its first griddepcontrol.wait; below sm_90
+it fails any PTX that holds a griddepcontrol instruction (it does not exist there).
+
 Usage: check_ptx.py --kiln-compile build/bin/kiln-compile [--cuda-home /usr/local/cuda]
                     [--models-dir DIR] [--shapes 1x16,2x128] [--precisions fp32,fp16]
                     [--arch sm_90] [--work-dir DIR]
@@ -44,6 +50,47 @@ def count_entries(ptx_path):
     """Number of kernels (`.entry` directives) in a PTX file."""
     with open(ptx_path, errors="replace") as f:
         return sum(1 for line in f if re.match(r"\s*(\.visible\s+|\.weak\s+)?\.entry\s", line))
+
+
+# A memory instruction (optionally predicated): ld, st, atom, red, cp.async[.bulk], cp.reduce.async.
+MEMORY_OP = re.compile(r"^\s*(@!?%\w+\s+)?(ld|st|atom|red|cp\.async|cp\.reduce\.async|multimem)\b([\w.:]*)")
+NON_GLOBAL = re.compile(r"\.(shared|param|local|const)\b")
+
+
+def entries(ptx_path):
+    """[(name, [lines])] of each `.entry` of a PTX file, its lines up to the next `.entry`."""
+    out = []
+    with open(ptx_path, errors="replace") as f:
+        for line in f:
+            m = re.match(r"\s*(\.visible\s+|\.weak\s+)?\.entry\s+(\w+)", line)
+            if m:
+                out.append((m.group(2), []))
+            elif out:
+                out[-1][1].append(line)
+    return out
+
+
+def dependency_wait_errors(ptx_path, arch_number):
+    """Kernels of the file that break the griddepcontrol rule (see the module docstring)."""
+    errors = []
+    for name, lines in entries(ptx_path):
+        waited = False
+        for line in lines:
+            if "griddepcontrol" in line:
+                if arch_number < 90:
+                    errors.append("%s: %s below sm_90" % (name, line.strip()))
+                    break
+                if "griddepcontrol.wait" in line:
+                    waited = True
+                    break
+            m = MEMORY_OP.match(line)
+            if m and not NON_GLOBAL.search(m.group(3)) and arch_number >= 90:
+                errors.append("%s: '%s' before griddepcontrol.wait" % (name, line.strip()))
+                break
+        else:
+            if arch_number >= 90 and not waited:
+                errors.append("%s: no griddepcontrol.wait" % name)
+    return errors
 
 
 def ptx_target(ptx_path, default):
@@ -126,6 +173,11 @@ def main(argv):
                 if r.returncode != 0:
                     bad += 1
                     print("ptxas -arch=%s FAILED on %s:\n%s%s" % (arch, ptx, r.stdout, r.stderr))
+                    continue
+                wait_errors = dependency_wait_errors(ptx, int(re.sub(r"\D", "", arch)))
+                if wait_errors:
+                    bad += 1
+                    print("griddepcontrol rule broken in %s:\n  %s" % (ptx, "\n  ".join(wait_errors)))
             total_ptx += len(ptx_files)
             failures += bad
             rows.append((name, shape + " " + precision, len(ptx_files), entries, len(ptx_files) - bad, "ok" if not bad else "FAIL"))

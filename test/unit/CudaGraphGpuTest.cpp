@@ -78,6 +78,9 @@ kiln_status_t createSession(kiln_artifact_t *artifact, int useCudaGraph, kiln_se
 }
 
 /// Opens `path` and creates both sessions; sets `skip` (with the reason) when there is no GPU.
+/// The plain session is created with KILN_PROGRAMMATIC_LAUNCH=0 (every kernel in plain stream
+/// order), the graph session with the default (programmatic dependent launch on sm_90+), so
+/// "graph == plain" also checks that PDL changes no output bit.
 void openBoth(const std::string &path, Sessions &sessions, bool &skip, std::string &why) {
   skip = false;
   kiln_status_t status = kiln_artifact_open(path.c_str(), &sessions.artifact);
@@ -90,7 +93,14 @@ void openBoth(const std::string &path, Sessions &sessions, bool &skip, std::stri
     return;
   }
   ASSERT_EQ(status, nullptr) << kiln_status_message(status);
+  const char *previous = std::getenv("KILN_PROGRAMMATIC_LAUNCH");
+  std::string saved = previous ? previous : "";
+  setenv("KILN_PROGRAMMATIC_LAUNCH", "0", 1);
   status = createSession(sessions.artifact, 0, &sessions.plain);
+  if (previous)
+    setenv("KILN_PROGRAMMATIC_LAUNCH", saved.c_str(), 1);
+  else
+    unsetenv("KILN_PROGRAMMATIC_LAUNCH");
   ASSERT_EQ(status, nullptr) << kiln_status_message(status);
 }
 
@@ -380,9 +390,12 @@ TEST(CudaGraph, CompiledModelsGraphAndPlainAreBitIdentical) {
     EXPECT_EQ(firstDifference(graphB, plainB), -1) << "input B: graph and plain differ";
     EXPECT_EQ(firstDifference(graphA2, plainA), -1) << "input A again: graph and plain differ";
     size_t floats = plainA.size() / sizeof(float);
-    std::printf("%s: %zu launches, %zu output bytes, graph == plain bit-exact for 2 inputs "
-                "(A[0]=%g B[0]=%g)\n",
-                path.c_str(), kiln_artifact_launch_count(artifact), plainA.size(),
+    size_t programmatic = 0;
+    for (size_t i = 0; i < kiln_artifact_launch_count(artifact); ++i)
+      programmatic += size_t(kiln_artifact_launch_programmatic(artifact, i));
+    std::printf("%s: %zu launches (%zu programmatic), %zu output bytes, graph (PDL on sm_90+) == "
+                "plain (no PDL) bit-exact for 2 inputs (A[0]=%g B[0]=%g)\n",
+                path.c_str(), kiln_artifact_launch_count(artifact), programmatic, plainA.size(),
                 floats ? f32At(plainA, 0) : 0.0f, floats ? f32At(plainB, 0) : 0.0f);
   }
 }

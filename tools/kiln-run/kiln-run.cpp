@@ -465,10 +465,11 @@ void printInfo(const kiln_artifact_t *artifact) {
   kiln_launch_info_t launch;
   for (size_t i = 0; i < kiln_artifact_launch_count(artifact); ++i) {
     kiln_status_free(kiln_artifact_launch_info(artifact, i, &launch));
-    std::printf("  %zu: %s (module %s) grid=(%u,%u,%u) block=(%u,%u,%u) smem=%u args=%zu\n", i,
+    std::printf("  %zu: %s (module %s) grid=(%u,%u,%u) block=(%u,%u,%u) smem=%u args=%zu%s\n", i,
                 launch.function_name, launch.module_name, launch.grid[0], launch.grid[1],
                 launch.grid[2], launch.block[0], launch.block[1], launch.block[2],
-                launch.shared_mem_bytes, launch.arg_count);
+                launch.shared_mem_bytes, launch.arg_count,
+                kiln_artifact_launch_programmatic(artifact, i) ? " programmatic" : "");
     // Tensor maps (format version 3), one line each after the launch line.
     for (size_t m = 0; m < kiln_artifact_launch_tensor_map_count(artifact, i); ++m) {
       kiln_tensor_map_info_t map;

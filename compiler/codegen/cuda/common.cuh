@@ -22,6 +22,23 @@ struct bf16 {
   unsigned short bits;
 };
 
+/// Programmatic dependent launch (PDL; CUDA programming guide, "Programmatic Dependent Launch and
+/// Synchronization"; PTX ISA, griddepcontrol). Every generated kernel calls this first, before
+/// it touches global memory: `griddepcontrol.wait` returns once the grids this launch depends on
+/// have completed and their writes are visible, then `griddepcontrol.launch_dependents` lets the
+/// next launch of the stream start its blocks (they run up to their own wait) while this grid
+/// runs. The runtime launches such kernels with the programmatic stream serialization attribute
+/// (docs/runtime.md), so a kernel's launch latency and block scheduling overlap the previous
+/// kernel's tail instead of following it. Triggering only after the wait keeps at most two grids
+/// of a stream resident. Without the attribute, or below sm_90, both instructions are no-ops
+/// (below sm_90 they are not emitted).
+__device__ __forceinline__ void gridDependencySync() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 /// Widens a stored element to its compute type (fp32 for 16-bit floats).
 __device__ __forceinline__ float ld(float x) { return x; }
 __device__ __forceinline__ float ld(f16 x) {

@@ -379,6 +379,14 @@ typedef struct kiln_tensor_map_info_t {
 /// or 2 file).
 size_t kiln_artifact_launch_tensor_map_count(const kiln_artifact_t *artifact, size_t index);
 
+/// 1 when launch `index` may be launched with programmatic stream serialization (programmatic
+/// dependent launch, PDL): its kernel waits for the previous kernels of the stream itself
+/// (griddepcontrol.wait) before it touches global memory, so on sm_90+ the runtime lets it start
+/// while the previous kernel still runs. 0 otherwise, when `artifact` is NULL or the index is out
+/// of range (and for every launch of files written before kiln marked them). Sessions use it
+/// unless the environment variable KILN_PROGRAMMATIC_LAUNCH is "0" when they are created.
+int kiln_artifact_launch_programmatic(const kiln_artifact_t *artifact, size_t index);
+
 /// Fills `out_info` for tensor map `map` of launch `index`; KILN_NOT_FOUND if either index is out
 /// of range, KILN_INVALID_ARGUMENT for NULL pointers.
 kiln_status_t kiln_artifact_launch_tensor_map_info(const kiln_artifact_t *artifact, size_t index,

@@ -1,0 +1,21 @@
+// Programmatic dependent launch (PDL): every generated kernel starts with
+// kiln::gridDependencySync() (griddepcontrol.wait, then launch_dependents; cuda/common.cuh), and the
+// artifact marks its launches programmatic_launch, so that the runtime on sm_90+ lets each kernel
+// start while the previous one still runs (docs/runtime.md). The PTX of the lowest target is what
+// a newer GPU JIT-compiles: with an sm_80 target it has no griddepcontrol (the instruction does
+// not exist there), so no launch is marked. ptxas-check (check_ptx.py) checks the rule on the
+// PTX of every shared model: no global memory access before griddepcontrol.wait.
+// RUN: rm -rf %t && mkdir %t && kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x16 --precision fp16 -o %t/sm90.kiln --dump-cuda %t/sm90
+// RUN: %python %S/check_programmatic_launch.py kernels %t/sm90
+// RUN: kiln-run %t/sm90.kiln --info | FileCheck %s --check-prefix=SM90
+// RUN: kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x16 --precision fp16 --target sm_80 -o %t/sm80.kiln --dump-cuda %t/sm80
+// RUN: not grep -l griddepcontrol %t/sm80/module0.ptx
+// RUN: kiln-run %t/sm80.kiln --info | FileCheck %s --check-prefix=SM80
+// RUN: kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x16 --precision fp16 --target sm_90,sm_80 -o %t/both.kiln
+// RUN: kiln-run %t/both.kiln --info | FileCheck %s --check-prefix=SM80
+
+// SM90: 0: kiln_k{{[0-9]+}} (module module{{[0-9]}}) grid={{.*}} args={{[0-9]+}} programmatic
+// SM90-NOT: args={{[0-9]+}}{{$}}
+
+// SM80: 0: kiln_k{{[0-9]+}} (module module{{[0-9]}}) grid={{.*}} args={{[0-9]+}}{{$}}
+// SM80-NOT: programmatic
