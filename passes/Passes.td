@@ -412,9 +412,9 @@ def FusePointwise : Pass<"kiln-fuse-pointwise", "mlir::func::FuncOp"> {
            "Fuse the fusible producers of a reduction's input into its kernel">,
     Option<"fuseGemmPrologues", "fuse-gemm-prologues", "bool", /*default=*/"true",
            "Fuse cheap producers (transposes, slices, scaling) of GEMM operands into the GEMM">,
-    Option<"fuseKeyRotary", "fuse-key-rotary", "bool", /*default=*/"true",
-           "Fuse a kiln.rotary on attention's key into the attention kernel (false: its own "
-           "kernel; every query block otherwise rotates each K tile it reads)">,
+    Option<"fuseKeyRotary", "fuse-key-rotary", "bool", /*default=*/"false",
+           "Fuse a kiln.rotary on attention's key into the attention kernel (default false: "
+           "its own kernel; fused, every query block rotates each K tile it reads)">,
   ];
 }
 

@@ -37,7 +37,9 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
                         llvm::cl::init(true)};
   Option<bool> fuseKeyRotary{
       *this, "fuse-key-rotary",
-      llvm::cl::desc("Fuse attention's key rotary into the attention kernel"), llvm::cl::init(true)};
+      llvm::cl::desc("Fuse attention's key rotary into the attention kernel (default false: its "
+                     "own kernel, measured faster)"),
+      llvm::cl::init(false)};
   Option<std::string> mmaTile{*this, "mma-tile",
                               llvm::cl::desc("MMA tile override BMxBNxBKxWMxWNxSTAGES"),
                               llvm::cl::init("")};

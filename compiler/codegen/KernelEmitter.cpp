@@ -20,25 +20,21 @@ using namespace mlir;
 using namespace kiln;
 using namespace kiln::codegen;
 
-FailureOr<GeneratedKernel> EmitterRegistry::emit(KernelOp kernel) const {
-  FailureOr<GeneratedKernel> generated = emitUnsynchronized(kernel);
-  if (succeeded(generated) && !insertGridDependencySync(*generated))
-    return kernel.emitError() << "internal error: the CUDA source of kernel @"
-                              << kernel.getSymName() << " has no function body";
-  return generated;
-}
-
-bool kiln::codegen::insertGridDependencySync(GeneratedKernel &kernel) {
+bool kiln::codegen::insertGridDependencySync(GeneratedKernel &kernel, DependencySync sync) {
   size_t name = kernel.source.find(kKernelNamePlaceholder);
   size_t brace = name == std::string::npos ? name : kernel.source.find('{', name);
   if (brace == std::string::npos)
     return false;
-  kernel.source.insert(brace + 1, "\n  kiln::gridDependencySync();");
+  if (sync == DependencySync::None)
+    return true;
+  kernel.source.insert(brace + 1, sync == DependencySync::Wait
+                                      ? "\n  kiln::gridDependencyWait();"
+                                      : "\n  kiln::gridDependencySync();");
   kernel.programmaticLaunch = true;
   return true;
 }
 
-FailureOr<GeneratedKernel> EmitterRegistry::emitUnsynchronized(KernelOp kernel) const {
+FailureOr<GeneratedKernel> EmitterRegistry::emit(KernelOp kernel) const {
   Operation *anchor = nullptr;
   for (Operation &op : kernel.getBodyBlock().without_terminator()) {
     if (op.hasTrait<KilnFusible>())

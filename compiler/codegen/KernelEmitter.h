@@ -60,8 +60,9 @@ struct GeneratedKernel {
   /// out-of-bounds fill (zeros) are fixed by the artifact format; the runtime
   /// rejects maps that address bytes outside args[arg]'s buffer.
   llvm::SmallVector<TensorMapArg> tensorMaps;
-  /// The kernel starts with kiln::gridDependencySync() (cuda/common.cuh), so the runtime may
-  /// launch it with programmatic stream serialization (PDL). EmitterRegistry::emit sets it.
+  /// The kernel starts with kiln::gridDependencySync() or kiln::gridDependencyWait()
+  /// (cuda/common.cuh), so the runtime may launch it with programmatic stream serialization
+  /// (PDL). insertGridDependencySync sets it.
   bool programmaticLaunch = false;
 };
 
@@ -84,12 +85,9 @@ public:
   /// Chooses the emitter for `kernel`: the body's single non-fusible op, if
   /// any, selects an anchor emitter; a body of fusible ops goes to the
   /// pointwise emitter. Emits an `unsupported:` error for anything else.
-  /// The kernel's body then starts with kiln::gridDependencySync() and
-  /// `programmaticLaunch` is set (insertGridDependencySync).
   mlir::FailureOr<GeneratedKernel> emit(KernelOp kernel) const;
 
 private:
-  mlir::FailureOr<GeneratedKernel> emitUnsynchronized(KernelOp kernel) const;
   struct Anchor {
     EmitFn emit;
     bool acceptsFusedOps = false;
@@ -98,10 +96,19 @@ private:
   EmitFn pointwise;
 };
 
-/// Makes kiln::gridDependencySync() the first statement of `kernel`'s body (after the opening
-/// brace that follows the kKernelNamePlaceholder signature; signatures hold no braces) and sets
-/// `programmaticLaunch`. Returns false, changing nothing, when the source has no such body.
-bool insertGridDependencySync(GeneratedKernel &kernel);
+/// How a generated kernel synchronizes with the previous kernel of its stream under
+/// programmatic dependent launch (kiln-compile --programmatic-launch).
+enum class DependencySync {
+  None,          ///< nothing inserted; the launch is not marked (plain stream order)
+  Wait,          ///< kiln::gridDependencyWait(): the next launch starts as this grid's blocks exit
+  WaitThenTrigger ///< kiln::gridDependencySync(): the next launch may start right after the wait
+};
+
+/// Makes the call of `sync` the first statement of `kernel`'s body (after the opening brace that
+/// follows the kKernelNamePlaceholder signature; signatures hold no braces) and sets
+/// `programmaticLaunch` (DependencySync::None: changes nothing). Returns false, changing nothing,
+/// when the source has no such body.
+bool insertGridDependencySync(GeneratedKernel &kernel, DependencySync sync);
 
 void populatePointwiseEmitter(EmitterRegistry &registry);
 void populateGemmEmitters(EmitterRegistry &registry);

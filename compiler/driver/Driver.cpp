@@ -524,6 +524,20 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
       failedEmit = true;
       break;
     }
+    // Programmatic dependent launch needs griddepcontrol, which the module's PTX has only when
+    // the lowest target (the PTX a newer GPU JIT-compiles) is sm_90 or newer.
+    codegen::DependencySync sync = *llvm::min_element(targets) < 90 ? codegen::DependencySync::None
+                                   : options.programmaticLaunch == ProgrammaticLaunch::Early
+                                       ? codegen::DependencySync::WaitThenTrigger
+                                   : options.programmaticLaunch == ProgrammaticLaunch::AtExit
+                                       ? codegen::DependencySync::Wait
+                                       : codegen::DependencySync::None;
+    if (!codegen::insertGridDependencySync(*generated, sync)) {
+      kernel.emitError() << "internal error: the CUDA source of kernel @" << kernel.getSymName()
+                         << " has no function body";
+      failedEmit = true;
+      break;
+    }
     // kiln-split-wide-concats and fusion's operand bound keep kernels far
     // below the runtime's launch limit; a kernel past it is a compiler bug.
     if (generated->args.size() > artifact::kMaxLaunchArgs) {
@@ -557,10 +571,7 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
     launch.sharedMemBytes = generated->sharedMemBytes;
     launch.args = generated->args;
     launch.tensorMaps = generated->tensorMaps;
-    // The module's PTX comes from the lowest target; below sm_90 it lacks griddepcontrol.wait
-    // and a newer GPU that JIT-compiles it must not start the kernel early.
-    launch.programmaticLaunch =
-        generated->programmaticLaunch && *llvm::min_element(targets) >= 90;
+    launch.programmaticLaunch = generated->programmaticLaunch;
     launch.metadata = namer.describe(kernel);
     launches.push_back(std::move(launch));
     launchFunction.push_back(it->second);

@@ -34,6 +34,14 @@ enum class EmitKind {
 };
 
 /// Options of one compilation.
+/// Programmatic dependent launch of the generated kernels (kiln-compile --programmatic-launch;
+/// docs/runtime.md). Used only when the lowest target is sm_90 or newer.
+enum class ProgrammaticLaunch {
+  Off,    ///< plain stream order: no griddepcontrol, launches not marked
+  AtExit, ///< each kernel waits first; the next one may start as its blocks exit
+  Early   ///< each kernel waits, then lets the next one start at once
+};
+
 struct CompileOptions {
   /// model.onnx, or a .mlir file holding one graph-level `func.func` (what
   /// --emit=graph prints, constants in full): parsed instead of imported.
@@ -52,7 +60,9 @@ struct CompileOptions {
   bool sm90Gemm = true;
   /// Attention's key rotary fused into the attention kernel (--attention-key-rotary=fused, the
   /// default) or computed by its own kernel (=kernel).
-  bool fuseKeyRotary = true;
+  bool fuseKeyRotary = false;
+  /// --programmatic-launch.
+  ProgrammaticLaunch programmaticLaunch = ProgrammaticLaunch::AtExit;
   unsigned threads = 0;             ///< NVRTC threads; 0 = hardware concurrency
   /// Tensor-parallel ranks N (--tensor-parallel): with N > 1 one artifact per
   /// rank, kiln::tpRankArtifactPath(outputPath, r) of kiln/runtime.hpp (the

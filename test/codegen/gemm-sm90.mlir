@@ -10,7 +10,7 @@
 // The fused QKV projection [256x128] x [128x384] (no epilogue beyond the store).
 // CHECK-LABEL: // [256x128] x [128x384], batch 1, Hopper TMA + wgmma (gemm_sm90.cuh)
 // CHECK-NEXT: extern "C" __global__ void __launch_bounds__(384, 1) kiln_k{{[0-9]+}}(const kiln::f16 *__restrict__ in0, const kiln::f16 *__restrict__ in1, kiln::f16 *__restrict__ out0, const __grid_constant__ kiln::TensorMap tmap0, const __grid_constant__ kiln::TensorMap tmap1) {
-// CHECK-NEXT: kiln::gridDependencySync();
+// CHECK-NEXT: kiln::gridDependencyWait();
 // CHECK-NEXT: extern __shared__ __align__(1024) char kiln_smem[];
 // CHECK-NEXT: const kiln::sm90::TmaOperand<true, 2> opA{&tmap0};
 // CHECK-NEXT: const kiln::sm90::TmaOperand<false, 2> opB{&tmap1};

@@ -81,12 +81,13 @@
 // MLPTF32-NOT: makePairEpilogue
 // MLPTF32: kiln::gemmTileTC<float, {{.+}}>(16, 32, 64,
 
-// Rotary attention at fp16: Q and K are read from the QKV projection as strided views of the
+// Rotary attention at fp16 with --attention-key-rotary=fused (the default rotates K in a kernel
+// of its own: key-rotary-kernel.mlir): Q and K are read from the QKV projection as strided views of the
 // rotary inputs (the pre-rotation heads), and the rotation is applied to the tiles in shared
 // memory with cos/sin loaded through lambdas from the [1, 1, 16, 64] tables (in1, in2), the same
 // tables for Q and K (K rotated per key position, 2 KV heads). Three kernels: QKV projection,
 // attention, output projection.
-// RUN: rm -rf %t.rope16 && kiln-compile %S/Inputs/attention_rope.onnx --precision fp16 -o %t.rope16.kiln --dump-cuda %t.rope16 | FileCheck %s --check-prefix=ROPE-SUMMARY
+// RUN: rm -rf %t.rope16 && kiln-compile %S/Inputs/attention_rope.onnx --precision fp16 --attention-key-rotary=fused -o %t.rope16.kiln --dump-cuda %t.rope16 | FileCheck %s --check-prefix=ROPE-SUMMARY
 // RUN: cat %t.rope16/module*.cu | FileCheck %s --check-prefix=ROPE16
 // RUN: %if ptxas %{ for f in %t.rope16/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.rope16.cubin || exit 1; done %}
 // ROPE-SUMMARY: kernels: 3 (3 distinct
@@ -108,7 +109,7 @@
 // ROPE16-NOT: attentionSimt
 
 // The graph: both rotations raised and fused into the attention kernel as its Q and K.
-// RUN: kiln-compile %S/Inputs/attention_rope.onnx --precision fp16 --emit=kernels -o - | FileCheck %s --check-prefix=ROPE-IR
+// RUN: kiln-compile %S/Inputs/attention_rope.onnx --precision fp16 --attention-key-rotary=fused --emit=kernels -o - | FileCheck %s --check-prefix=ROPE-IR
 // ROPE-IR-NOT: kiln.softmax
 // ROPE-IR: %[[QR:.+]] = kiln.rotary %{{.+}}, %[[COS:[^,]+]], %[[SIN:[^ ]+]] : tensor<2x4x16x64xf16>, tensor<1x1x16x64xf16>, tensor<1x1x16x64xf16> -> tensor<2x4x16x64xf16>
 // ROPE-IR-NEXT: %[[KR:.+]] = kiln.rotary %{{.+}}, %[[COS]], %[[SIN]] : tensor<2x2x16x64xf16>, tensor<1x1x16x64xf16>, tensor<1x1x16x64xf16> -> tensor<2x2x16x64xf16>
@@ -118,7 +119,7 @@
 
 // fp32: the CUDA-core kernel; the rotation is evaluated per element in the Q and K loaders
 // (x * cos + (j < 32 ? -x[j + 32] : x[j - 32]) * sin).
-// RUN: rm -rf %t.rope32 && kiln-compile %S/Inputs/attention_rope.onnx -o %t.rope32.kiln --dump-cuda %t.rope32 | FileCheck %s --check-prefix=ROPE-SUMMARY
+// RUN: rm -rf %t.rope32 && kiln-compile %S/Inputs/attention_rope.onnx --attention-key-rotary=fused -o %t.rope32.kiln --dump-cuda %t.rope32 | FileCheck %s --check-prefix=ROPE-SUMMARY
 // RUN: cat %t.rope32/module*.cu | FileCheck %s --check-prefix=ROPE32
 // RUN: %if ptxas %{ for f in %t.rope32/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.rope32.cubin || exit 1; done %}
 // ROPE32: // attention [2x4x16x64] keys 16 (kv heads 2), causal, CUDA cores

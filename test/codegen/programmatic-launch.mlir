@@ -1,13 +1,20 @@
 // Programmatic dependent launch (PDL): every generated kernel starts with
-// kiln::gridDependencySync() (griddepcontrol.wait, then launch_dependents; cuda/common.cuh), and the
+// kiln::gridDependencyWait() (griddepcontrol.wait; cuda/common.cuh; --programmatic-launch=at-exit,
+// the default) or kiln::gridDependencySync() (wait, then launch_dependents; =early), and the
 // artifact marks its launches programmatic_launch, so that the runtime on sm_90+ lets each kernel
 // start while the previous one still runs (docs/runtime.md). The PTX of the lowest target is what
 // a newer GPU JIT-compiles: with an sm_80 target it has no griddepcontrol (the instruction does
 // not exist there), so no launch is marked. ptxas-check (check_ptx.py) checks the rule on the
 // PTX of every shared model: no global memory access before griddepcontrol.wait.
 // RUN: rm -rf %t && mkdir %t && kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x16 --precision fp16 -o %t/sm90.kiln --dump-cuda %t/sm90
-// RUN: %python %S/check_programmatic_launch.py kernels %t/sm90
+// RUN: %python %S/check_programmatic_launch.py kiln::gridDependencyWait %t/sm90
 // RUN: kiln-run %t/sm90.kiln --info | FileCheck %s --check-prefix=SM90
+// RUN: kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x16 --precision fp16 --programmatic-launch=early -o %t/early.kiln --dump-cuda %t/early
+// RUN: %python %S/check_programmatic_launch.py kiln::gridDependencySync %t/early
+// RUN: kiln-run %t/early.kiln --info | FileCheck %s --check-prefix=SM90
+// RUN: kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x16 --precision fp16 --programmatic-launch=off -o %t/off.kiln --dump-cuda %t/off
+// RUN: not grep -l griddepcontrol %t/off/module0.ptx
+// RUN: kiln-run %t/off.kiln --info | FileCheck %s --check-prefix=SM80
 // RUN: kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x16 --precision fp16 --target sm_80 -o %t/sm80.kiln --dump-cuda %t/sm80
 // RUN: not grep -l griddepcontrol %t/sm80/module0.ptx
 // RUN: kiln-run %t/sm80.kiln --info | FileCheck %s --check-prefix=SM80

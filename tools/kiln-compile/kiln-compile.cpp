@@ -123,10 +123,23 @@ static cl::opt<KeyRotary> keyRotary(
     "attention-key-rotary",
     cl::desc("Where a rotary embedding (RoPE) on attention's key is applied (for A/B timing)"),
     cl::values(clEnumValN(KeyRotary::Fused, "fused",
-                          "in the attention kernel, on each K tile a block reads (default)"),
+                          "in the attention kernel, on each K tile a block reads"),
                clEnumValN(KeyRotary::Kernel, "kernel",
-                          "by its own kernel, once per key; attention reads the rotated K")),
-    cl::init(KeyRotary::Fused), cl::cat(kilnCategory));
+                          "by its own kernel, once per key; attention reads the rotated K "
+                          "(default)")),
+    cl::init(KeyRotary::Kernel), cl::cat(kilnCategory));
+static cl::opt<kiln::ProgrammaticLaunch> programmaticLaunch(
+    "programmatic-launch",
+    cl::desc("Programmatic dependent launch (PDL) of the kernels on sm_90+ targets: each kernel "
+             "waits for the previous one itself (griddepcontrol.wait), so the runtime starts it "
+             "while the previous one still runs (docs/runtime.md)"),
+    cl::values(clEnumValN(kiln::ProgrammaticLaunch::AtExit, "at-exit",
+                          "wait; the next kernel starts as this one's blocks exit (default)"),
+               clEnumValN(kiln::ProgrammaticLaunch::Early, "early",
+                          "wait, then let the next kernel start at once (faster for short "
+                          "kernels, slower for long ones)"),
+               clEnumValN(kiln::ProgrammaticLaunch::Off, "off", "plain stream order")),
+    cl::init(kiln::ProgrammaticLaunch::AtExit), cl::cat(kilnCategory));
 static cl::opt<bool> noFuse("no-fuse", cl::desc("Disable pointwise fusion"), cl::cat(kilnCategory));
 static cl::opt<unsigned> tensorParallel(
     "tensor-parallel",
@@ -202,6 +215,7 @@ int main(int argc, char **argv) {
   options.wgmma = wgmma;
   options.sm90Gemm = sm90Gemm;
   options.fuseKeyRotary = keyRotary == KeyRotary::Fused;
+  options.programmaticLaunch = programmaticLaunch;
   options.threads = threads;
   options.tensorParallel = tensorParallel;
   options.tpLoopback = tpLoopback;

@@ -39,6 +39,15 @@ __device__ __forceinline__ void gridDependencySync() {
 #endif
 }
 
+/// gridDependencySync without the trigger (kiln-compile --programmatic-launch=at-exit): the next
+/// launch may start once every block of this grid has exited, before the grid's completion is
+/// flushed, so only that last step and the launch latency overlap.
+__device__ __forceinline__ void gridDependencyWait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /// Widens a stored element to its compute type (fp32 for 16-bit floats).
 __device__ __forceinline__ float ld(float x) { return x; }
 __device__ __forceinline__ float ld(f16 x) {
