@@ -247,6 +247,7 @@ def main():
     save_nan_int_semantics()
     save_report_names()
     save_int_dtypes()
+    save_gelu_erf(np.random.default_rng(5))
     save("layer_norm_stats", [
         helper.make_node("LayerNormalization", ["x", "g", "beta"], ["y", "mean", "inv_std"], axis=-2,
                          epsilon=1e-5),
@@ -461,6 +462,24 @@ def save_odd_row_norms(rng):
         numpy_helper.from_array(rng.standard_normal(770).astype(np.float32), "beta"),
         numpy_helper.from_array(rng.standard_normal(30).astype(np.float32), "w"),
     ], opset=23)
+
+
+def save_gelu_erf(rng):
+    """BERT's MLP up: MatMul + bias + exact GELU spelled as exporters write it,
+    0.5 x (1 + Erf(x / sqrt 2)) (gelu-erf.mlir)."""
+    w = numpy_helper.from_array((rng.standard_normal((64, 128)) / 8).astype(np.float32), "w")
+    bias = numpy_helper.from_array(rng.standard_normal(128).astype(np.float32), "bias")
+    c = lambda n, v: numpy_helper.from_array(np.array(v, dtype=np.float32), n)
+    save("gelu_erf", [
+        helper.make_node("MatMul", ["x", "w"], ["mm"]),
+        helper.make_node("Add", ["mm", "bias"], ["h"]),
+        helper.make_node("Div", ["h", "sqrt2"], ["u"]),
+        helper.make_node("Erf", ["u"], ["e"]),
+        helper.make_node("Add", ["e", "one"], ["e1"]),
+        helper.make_node("Mul", ["h", "e1"], ["g"]),
+        helper.make_node("Mul", ["g", "half"], ["y"]),
+    ], [f32("x", [2, 16, 64])], [f32("y", [2, 16, 128])],
+        [w, bias, c("sqrt2", 1.4142135381698608), c("one", 1.0), c("half", 0.5)])
 
 
 def save_int_dtypes():
