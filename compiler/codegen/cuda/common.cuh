@@ -176,9 +176,11 @@ __device__ __forceinline__ float onePlusTanh(float x) {
 /// erfc(-x) for x < 0. In fp32 the absolute error stays below 4e-7 and the relative error below
 /// 4e-6 for |x| <= 6 and 1e-5 wherever the result is at least 1e-30 (an fp32 emulation of these
 /// operations; the exponent's rounding grows with x^2; test/gpu/math_test.cu checks it on the
-/// GPU), while erff (about 25 PTX instructions on two paths) plus 1 is off by up to one fp32 ulp
-/// of 1 absolute, i.e. has no relative accuracy for x < -3. Here: about 15 FMA/ALU
-/// instructions, ex2 and one division.
+/// GPU), while erff plus 1 is off by up to one fp32 ulp of 1 absolute, i.e. has no relative
+/// accuracy for x < -3. Cost (PTX, nvcc 13 -O3, sm_90a): 18 FMA/ALU instructions, ex2.approx and
+/// div.approx, no branch; erff is 20 (9 selp choosing between its two polynomials, 7 fma,
+/// ex2.approx.ftz), so the gain in exact GELU is accuracy and, with it, the x / sqrt 2 that
+/// ExprEmitter turns into a multiplication (div.rn.f32 has a slow-path branch).
 /// +inf gives 2, -inf gives 0, NaN gives NaN.
 __device__ __forceinline__ float onePlusErf(float x) {
   const float z = fabsf(x);
