@@ -109,6 +109,11 @@ FailureOr<GeneratedKernel> emitAttention(KernelOp kernel, Operation *anchor) {
     if (failed(m))
       return failure();
     mask = *m;
+    // A mask of size 1 along the query dim (BERT's [B, 1, 1, S] padding mask) is the same for
+    // every query row: attentionTC then reads it once per key column of a fragment.
+    auto mt = cast<RankedTensorType>(op.getMask().getType());
+    if (mt.getRank() < 2 || mt.getDimSize(mt.getRank() - 2) == 1)
+      mask = "kiln::makeRowInvariantMask(" + mask + ")";
   }
   const char *causal = op.getCausal() ? "true" : "false";
   auto shapeInit = [&](double s) {

@@ -57,7 +57,9 @@
 // MASK32: // attention [2x2x16x16] keys 16 (kv heads 2), not causal, additive mask, CUDA cores
 // MASK32-NEXT: (const float *__restrict__ in0, const long long *__restrict__ in1, float *__restrict__ out0)
 // MASK32: const kiln::AttnShape shape{2, 2, 16, 16, __int_as_float(0x3e800000), false};
-// MASK32: auto mask = [&](long long b, long long h, long long i, long long j) -> float {
+// The mask has size 1 along the queries, so it is wrapped as row-invariant (attentionTC reads it
+// once per key column; attentionSimt just calls it).
+// MASK32: auto mask = kiln::makeRowInvariantMask([&](long long b, long long h, long long i, long long j) -> float {
 // MASK32-NEXT: const long long [[M:t[0-9]+]] = kiln::ldg(in1 + (b * 16LL + j));
 // MASK32-NEXT: const float [[MF:t[0-9]+]] = (float)([[M]]);
 // MASK32-NEXT: const float [[INV:t[0-9]+]] = (__int_as_float(0x3f800000) - [[MF]]);
@@ -74,7 +76,7 @@
 // MASK16-NEXT: const auto k = kiln::AttnTensor<kiln::f16>{in0 + 32LL, 1536LL, 16LL, 96LL};
 // MASK16-NEXT: const auto v = kiln::AttnTensor<kiln::f16>{in0 + 64LL, 1536LL, 16LL, 96LL};
 // MASK16-NEXT: const kiln::AttnOut<kiln::f16> o{out0, 512LL, 16LL, 32LL};
-// MASK16-NEXT: auto mask = [&](long long b, long long h, long long i, long long j) -> float {
+// MASK16-NEXT: auto mask = kiln::makeRowInvariantMask([&](long long b, long long h, long long i, long long j) -> float {
 // MASK16-NEXT: kiln::ldg(in1 + (b * 16LL + j));
 // MASK16: * __int_as_float(0xc77fe000));
 // MASK16: kiln::attentionTC<kiln::f16, 16, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, false>(q, k, v, mask, o, shape, kiln_smem

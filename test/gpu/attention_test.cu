@@ -4,7 +4,8 @@
 // Correctness (default): f16 and bf16 through the tensor-core kernel for head dims 64, 80, 96,
 // 128 (and 32), and fp32 through the CUDA-core kernel; causal and not; no mask, a padding mask
 // [B, 1, 1, Sk] of -inf (one batch fully masked: NaN rows, or zeros with zeroMaskedRows) and a
-// finite "min" mask (uniform softmax over masked keys); GQA (Hq 8 over Hkv 2) and MQA (Hkv 1);
+// finite "min" mask (uniform softmax over masked keys; the tensor-core kernel reads this one
+// through kiln::RowInvariantMask, once per key column); GQA (Hq 8 over Hkv 2) and MQA (Hkv 1);
 // Sq != Sk (decode Sq = 1, Sq < Sk) and lengths that are not tile multiples. Q is read from a
 // [B, Sq, Hq, D] buffer (as from a QKV projection), K and V from [B, Hkv, Sk, D], the output
 // written [B, Hq, Sq, D] into a NaN-poisoned buffer. Reference: fp64 on the host from the stored
@@ -195,7 +196,12 @@ bool runCase(const Case &c) {
     }
   } else {
     constexpr int W = 4, BM = 16 * MF * W, smem = kiln::attentionTcSmemBytes<D, BM, BN>();
-    if (c.mask) {
+    if (c.mask == 2) { // the finite padding mask through the row-invariant path
+      using RM = kiln::RowInvariantMask<PadMask>;
+      auto kern = c.causal ? tcKernel<KT, D, BN, W, MF, true, RM>
+                           : tcKernel<KT, D, BN, W, MF, false, RM>;
+      launch(kern, 32 * W, BM, smem, kiln::makeRowInvariantMask(pm));
+    } else if (c.mask) {
       auto kern = c.causal ? tcKernel<KT, D, BN, W, MF, true, PadMask>
                            : tcKernel<KT, D, BN, W, MF, false, PadMask>;
       launch(kern, 32 * W, BM, smem, pm);

@@ -33,6 +33,27 @@ template <typename T> struct AttnOut {
 /// A kernel without a mask tensor passes NoMask; otherwise the mask is a functor
 /// mask(b, h, i, j) -> float giving the additive mask broadcast to [B, Hq, Sq, Sk].
 struct NoMask {};
+/// A mask functor whose value does not depend on the query row (a [B, 1 or Hq, 1, Sk] padding
+/// mask): attentionTC reads it once per key column of a thread's score fragment instead of once
+/// per element (half the loads with one row fragment). f(b, h, i, j) is called with i = 0.
+template <typename F> struct RowInvariantMask {
+  F f;
+  __device__ __forceinline__ float operator()(long long b, long long h, long long i,
+                                              long long j) const {
+    return f(b, h, i, j);
+  }
+};
+template <typename F> __device__ __forceinline__ RowInvariantMask<F> makeRowInvariantMask(F f) {
+  return RowInvariantMask<F>{f};
+}
+namespace attn {
+template <typename M> struct IsRowInvariant {
+  static constexpr bool value = false;
+};
+template <typename F> struct IsRowInvariant<RowInvariantMask<F>> {
+  static constexpr bool value = true;
+};
+} // namespace attn
 /// No rotary embedding on Q (or K).
 struct NoRope {};
 /// Rotary embedding (rotate-half, kiln.rotary) applied to Q or K as the tiles arrive:
@@ -201,7 +222,21 @@ __device__ __forceinline__ void attentionTC(const AttnTensor<T> &q, const AttnTe
     // Read after the MMAs, each tile waited out their latency: BERT-base at 8x512 spent
     // 87 us per layer in attention against GPT-2's 32 (causal, no mask) on the H200.
     float mk[MF][NF][4];
-    if constexpr (kMask) {
+    if constexpr (kMask && attn::IsRowInvariant<M>::value) {
+      // One value per key column (elements e and e + 2 of a fragment share it).
+#pragma unroll
+      for (int j = 0; j < NF; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int c = fragCol(n0, j, e);
+          const float value = c < Sk ? mask(b, h, 0, c) : 0.0f;
+#pragma unroll
+          for (int f = 0; f < MF; ++f) {
+            mk[f][j][e] = fragRow(f, e) < Sq ? value : 0.0f;
+            mk[f][j][e + 2] = fragRow(f, e + 2) < Sq ? value : 0.0f;
+          }
+        }
+    } else if constexpr (kMask) {
 #pragma unroll
       for (int f = 0; f < MF; ++f)
 #pragma unroll
