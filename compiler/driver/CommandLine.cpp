@@ -9,6 +9,8 @@
 #include "compiler/driver/CommandLine.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/WithColor.h"
 
@@ -78,6 +80,38 @@ bool kiln::checkCommandLine(int argc, const char *const *argv, StringRef tool, r
       os << "; did you mean '" << (nearest.size() == 1 ? "-" : "--") << nearest << "'?";
     os << " (" << tool << " --help lists the options)\n";
     return false;
+  }
+  return true;
+}
+
+bool kiln::checkEnumValues(int argc, const char *const *argv, StringRef tool, raw_ostream &os,
+                           ArrayRef<EnumOption> enums) {
+  for (int i = 1; i < argc; ++i) {
+    StringRef arg = argv[i];
+    if (arg == "--")
+      break;
+    if (!arg.starts_with("-") || arg == "-")
+      continue;
+    auto [name, value] = arg.drop_front(arg.starts_with("--") ? 2 : 1).split('=');
+    bool hasValue = arg.contains('=');
+    const EnumOption *e = llvm::find_if(
+        enums, [&](const EnumOption &o) { return o.option->ArgStr == name; });
+    if (e == enums.end())
+      continue;
+    std::string expected = llvm::join(e->values, ", ");
+    if (!hasValue) {
+      if (i + 1 >= argc || (StringRef(argv[i + 1]).starts_with("-") && argv[i + 1] != StringRef("-"))) {
+        WithColor::error(os, tool) << "--" << name << " needs a value (one of: " << expected
+                                   << ")\n";
+        return false;
+      }
+      value = argv[++i];
+    }
+    if (!llvm::is_contained(e->values, value)) {
+      WithColor::error(os, tool) << "invalid value '" << value << "' for --" << name
+                                 << " (expected one of: " << expected << ")\n";
+      return false;
+    }
   }
   return true;
 }

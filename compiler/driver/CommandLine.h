@@ -13,7 +13,9 @@
 #define KILN_COMPILER_DRIVER_COMMANDLINE_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace kiln {
@@ -35,6 +37,29 @@ namespace kiln {
 bool checkCommandLine(int argc, const char *const *argv, llvm::StringRef tool,
                       llvm::raw_ostream &os,
                       llvm::ArrayRef<llvm::StringRef> lateValueOptions = {});
+
+/// An option whose value is one of a fixed set of names (a cl::opt<Enum> with cl::values).
+struct EnumOption {
+  const llvm::cl::Option *option;
+  llvm::SmallVector<llvm::StringRef> values;
+};
+
+/// The EnumOption of `option` (its values in declaration order).
+template <typename T> EnumOption enumOption(llvm::cl::opt<T> &option) {
+  EnumOption e{&option, {}};
+  for (unsigned i = 0; i < option.getParser().getNumOptions(); ++i)
+    e.values.push_back(option.getParser().getOption(i));
+  return e;
+}
+
+/// Checks the value of every occurrence of the `enums` options in `argv` (`--name=value` or
+/// `--name value`, up to a `--`), since llvm::cl's own messages for them ("Cannot find option
+/// named 'x'!", or a following option taken as the value) do not say what is expected. On the
+/// first bad one prints `<tool>: error: invalid value 'x' for --name (expected one of: a, b, c)`,
+/// or `--name needs a value (one of: a, b, c)` when the value is missing or is the next option,
+/// to `os` and returns false.
+bool checkEnumValues(int argc, const char *const *argv, llvm::StringRef tool,
+                     llvm::raw_ostream &os, llvm::ArrayRef<EnumOption> enums);
 
 } // namespace kiln
 

@@ -10,8 +10,9 @@ ptxas error, or when a compile emits no PTX at all; prints per-model counts.
 Programmatic dependent launch: the runtime may start a kernel while the previous one still runs
 (docs/runtime.md), so every kernel must execute `griddepcontrol.wait` before its first access to
 global memory. With --arch sm_90 or newer the check fails any `.entry` whose first global or
-generic load, store, atomic or async copy comes before its first griddepcontrol.wait; below sm_90
-it fails any PTX that holds a griddepcontrol instruction (it does not exist there).
+generic load, store, atomic or async copy (from global memory), or any call or branch, comes
+before its first griddepcontrol.wait; below sm_90 it fails any PTX that holds a griddepcontrol
+instruction (it does not exist there). --arch takes one architecture.
 
 Usage: check_ptx.py --kiln-compile build/bin/kiln-compile [--cuda-home /usr/local/cuda]
                     [--models-dir DIR] [--shapes 1x16,2x128] [--precisions fp32,fp16]
@@ -52,9 +53,20 @@ def count_entries(ptx_path):
         return sum(1 for line in f if re.match(r"\s*(\.visible\s+|\.weak\s+)?\.entry\s", line))
 
 
-# A memory instruction (optionally predicated): ld, st, atom, red, cp.async[.bulk], cp.reduce.async.
-MEMORY_OP = re.compile(r"^\s*(@!?%\w+\s+)?(ld|st|atom|red|cp\.async|cp\.reduce\.async|multimem)\b([\w.:]*)")
-NON_GLOBAL = re.compile(r"\.(shared|param|local|const)\b")
+# A memory instruction (optionally predicated): ld, ldu, st, atom, red, cp.async[.bulk],
+# cp.reduce.async, multimem. It may touch global memory when one of its state spaces is .global
+# (cp.async's source: cp.async.cg.shared.global, cp.async.bulk.tensor...shared::cluster.global) or
+# when it names none (generic addressing); only ld/st/atom/red confined to .shared, .param, .local
+# or .const are not.
+MEMORY_OP = re.compile(r"^\s*(@!?%\w+\s+)?(ld|ldu|st|atom|red|cp\.async|cp\.reduce\.async|multimem)\b([\w.:]*)")
+STATE_SPACE = re.compile(r"\.(global|shared|param|local|const)\b")
+# Control flow before the wait (a call or a branch) could reach an access the scan does not see.
+CONTROL = re.compile(r"^\s*(@!?%\w+\s+)?(call|bra)\b")
+
+
+def touches_global(qualifiers):
+    spaces = STATE_SPACE.findall(qualifiers)
+    return not spaces or "global" in spaces
 
 
 def entries(ptx_path):
@@ -84,7 +96,7 @@ def dependency_wait_errors(ptx_path, arch_number):
                     waited = True
                     break
             m = MEMORY_OP.match(line)
-            if m and not NON_GLOBAL.search(m.group(3)) and arch_number >= 90:
+            if arch_number >= 90 and ((m and touches_global(m.group(3))) or CONTROL.match(line)):
                 errors.append("%s: '%s' before griddepcontrol.wait" % (name, line.strip()))
                 break
         else:

@@ -20,6 +20,9 @@
 // RUN: kiln-run %t/sm80.kiln --info | FileCheck %s --check-prefix=SM80
 // RUN: kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x16 --precision fp16 --target sm_90,sm_80 -o %t/both.kiln
 // RUN: kiln-run %t/both.kiln --info | FileCheck %s --check-prefix=SM80
+// Asked for on such a target, it warns (and compiles in plain stream order).
+// RUN: kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x16 --programmatic-launch=early --target sm_90,sm_80 -o %t/warn.kiln 2>&1 | FileCheck %s --check-prefix=WARN
+// WARN: kiln-compile: warning: --programmatic-launch has no effect: target sm_80 is below sm_90 (no griddepcontrol there), so every kernel runs in plain stream order
 
 // SM90: 0: kiln_k{{[0-9]+}} (module module{{[0-9]}}) grid={{.*}} args={{[0-9]+}} programmatic
 // SM90-NOT: args={{[0-9]+}}{{$}}

@@ -178,7 +178,11 @@ int main(int argc, char **argv) {
        << " with --tensor-parallel, " << kiln::artifact::kFormatVersionTensorMaps
        << " with TMA tensor maps)\n  built with LLVM/MLIR " << LLVM_VERSION_STRING << "\n";
   });
-  if (!kiln::checkCommandLine(argc, argv, "kiln-compile", errs()))
+  if (!kiln::checkCommandLine(argc, argv, "kiln-compile", errs()) ||
+      !kiln::checkEnumValues(argc, argv, "kiln-compile", errs(),
+                             {kiln::enumOption(emit), kiln::enumOption(progressChoice),
+                              kiln::enumOption(precision), kiln::enumOption(keyRotary),
+                              kiln::enumOption(programmaticLaunch)}))
     return 2;
   if (!cl::ParseCommandLineOptions(
           argc, argv, "kiln-compile: ONNX model (or kiln graph .mlir) -> kiln artifact\n", &errs()))
@@ -188,15 +192,24 @@ int main(int argc, char **argv) {
     return 2;
   };
   if (!passPipeline.empty()) {
-    // Those options configure the default pipeline; a pipeline text sets its own.
-    for (cl::Option *o : std::initializer_list<cl::Option *>{
-             &noFuse, &precision, &mmaTile, &wgmma, &sm90Gemm, &keyRotary, &tensorParallel,
-             &tpLoopback})
+    // Those options configure the default pipeline; a pipeline text sets its own. Each with
+    // the kiln-pipeline option that does the same.
+    const std::pair<cl::Option *, const char *> pipelineOptions[] = {
+        {&noFuse, "fuse=false"},
+        {&precision, "precision=fp16"},
+        {&mmaTile, "mma-tile=128x128x32x2x4x4"},
+        {&wgmma, "wgmma=true"},
+        {&sm90Gemm, "sm90-gemm=false"},
+        {&keyRotary, "fuse-key-rotary=true (=fused) or fuse-key-rotary=false (=kernel)"},
+        {&tensorParallel, "tp-size=2 tp-rank=0"},
+        {&tpLoopback, "tp-loopback=true"}};
+    for (auto [o, pipelineOption] : pipelineOptions)
       if (o->getNumOccurrences())
         return usageError("--" + o->ArgStr +
                           " configures the default pipeline and has no effect "
-                          "with --pass-pipeline; give it as a pass or pipeline option in the "
-                          "text, e.g. kiln-pipeline{precision=fp16}");
+                          "with --pass-pipeline; give it as a pipeline option in the text: "
+                          "kiln-pipeline{" +
+                          pipelineOption + "}");
   }
 
   kiln::CompileOptions options;
@@ -216,6 +229,21 @@ int main(int argc, char **argv) {
   options.sm90Gemm = sm90Gemm;
   options.fuseKeyRotary = keyRotary == KeyRotary::Fused;
   options.programmaticLaunch = programmaticLaunch;
+  // Asked for explicitly but impossible: say so (the compile goes on, in plain stream order).
+  if (programmaticLaunch.getNumOccurrences() &&
+      programmaticLaunch != kiln::ProgrammaticLaunch::Off)
+    for (const std::string &t : options.targets) {
+      unsigned arch = 0;
+      if (StringRef(t).starts_with("sm_") &&
+          !StringRef(t).drop_front(3).take_while(llvm::isDigit).getAsInteger(10, arch) &&
+          arch < 90) {
+        WithColor::warning(errs(), "kiln-compile")
+            << "--programmatic-launch has no effect: target " << t
+            << " is below sm_90 (no griddepcontrol there), so every kernel runs in plain stream "
+               "order\n";
+        break;
+      }
+    }
   options.threads = threads;
   options.tensorParallel = tensorParallel;
   options.tpLoopback = tpLoopback;

@@ -23,15 +23,16 @@ struct bf16 {
 };
 
 /// Programmatic dependent launch (PDL; CUDA programming guide, "Programmatic Dependent Launch and
-/// Synchronization"; PTX ISA, griddepcontrol). Every generated kernel calls this first, before
-/// it touches global memory: `griddepcontrol.wait` returns once the grids this launch depends on
-/// have completed and their writes are visible, then `griddepcontrol.launch_dependents` lets the
-/// next launch of the stream start its blocks (they run up to their own wait) while this grid
-/// runs. The runtime launches such kernels with the programmatic stream serialization attribute
-/// (docs/runtime.md), so a kernel's launch latency and block scheduling overlap the previous
-/// kernel's tail instead of following it. Triggering only after the wait keeps at most two grids
-/// of a stream resident. Without the attribute, or below sm_90, both instructions are no-ops
-/// (below sm_90 they are not emitted).
+/// Synchronization"; PTX ISA, griddepcontrol). With kiln-compile --programmatic-launch=early a
+/// generated kernel calls this first, before it touches global memory (by default it calls
+/// gridDependencyWait below instead): `griddepcontrol.wait` returns once the grids this launch
+/// depends on have completed and their writes are visible, then
+/// `griddepcontrol.launch_dependents` lets the next launch of the stream start its blocks (they
+/// run up to their own wait) while this grid runs. The runtime launches such kernels with the
+/// programmatic stream serialization attribute (docs/runtime.md), so a kernel's launch latency and
+/// block scheduling overlap the previous kernel's tail instead of following it. Triggering only
+/// after the wait keeps at most two grids of a stream resident. Without the attribute both
+/// instructions are no-ops; below sm_90 they are not emitted.
 __device__ __forceinline__ void gridDependencySync() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -39,7 +40,8 @@ __device__ __forceinline__ void gridDependencySync() {
 #endif
 }
 
-/// gridDependencySync without the trigger (kiln-compile --programmatic-launch=at-exit): the next
+/// gridDependencySync without the trigger (kiln-compile --programmatic-launch=at-exit, the
+/// default; the first statement of every generated kernel then): the next
 /// launch may start once every block of this grid has exited, before the grid's completion is
 /// flushed, so only that last step and the launch latency overlap.
 __device__ __forceinline__ void gridDependencyWait() {
