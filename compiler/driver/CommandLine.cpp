@@ -36,18 +36,27 @@ static std::string nearestOption(StringRef name, const OptionMap &options) {
   return nearest;
 }
 
+/// For an option argument ("-name", "--name", "--name=value"): true, its name and whether it
+/// carries "=value". False for a positional argument, "-" and "--" (the caller stops at "--").
+static bool splitOptionArg(StringRef arg, StringRef &name, bool &hasValue) {
+  if (!arg.starts_with("-") || arg == "-" || arg == "--")
+    return false;
+  name = arg.drop_front(arg.starts_with("--") ? 2 : 1);
+  hasValue = name.contains('=');
+  name = name.split('=').first;
+  return true;
+}
+
 bool kiln::checkCommandLine(int argc, const char *const *argv, StringRef tool, raw_ostream &os,
                             ArrayRef<StringRef> lateValueOptions) {
   OptionMap &options = cl::getRegisteredOptions();
   for (int i = 1; i < argc; ++i) {
-    StringRef arg = argv[i];
+    StringRef arg = argv[i], name;
+    bool hasValue = false;
     if (arg == "--")
       break;
-    if (!arg.starts_with("-") || arg == "-")
+    if (!splitOptionArg(arg, name, hasValue))
       continue;
-    StringRef name = arg.drop_front(arg.starts_with("--") ? 2 : 1);
-    bool hasValue = name.contains('=');
-    name = name.split('=').first;
     // `-h` (llvm::cl's alias of --help) is a cl::DefaultOption, registered
     // only inside ParseCommandLineOptions.
     if (name == "h")
@@ -87,13 +96,13 @@ bool kiln::checkCommandLine(int argc, const char *const *argv, StringRef tool, r
 bool kiln::checkEnumValues(int argc, const char *const *argv, StringRef tool, raw_ostream &os,
                            ArrayRef<EnumOption> enums) {
   for (int i = 1; i < argc; ++i) {
-    StringRef arg = argv[i];
+    StringRef arg = argv[i], name;
+    bool hasValue = false;
     if (arg == "--")
       break;
-    if (!arg.starts_with("-") || arg == "-")
+    if (!splitOptionArg(arg, name, hasValue))
       continue;
-    auto [name, value] = arg.drop_front(arg.starts_with("--") ? 2 : 1).split('=');
-    bool hasValue = arg.contains('=');
+    StringRef value = hasValue ? arg.split('=').second : StringRef();
     const EnumOption *e = llvm::find_if(
         enums, [&](const EnumOption &o) { return o.option->ArgStr == name; });
     if (e == enums.end())

@@ -533,6 +533,18 @@ kiln_status_t enqueueCollective(kiln_session &session, size_t c, CUstream stream
   return makeStatus(KILN_INTERNAL, what + ": unhandled collective kind");
 }
 
+/// Copies `launch`'s grid, block and dynamic shared memory into a driver launch description
+/// (CUlaunchConfig or CUDA_KERNEL_NODE_PARAMS: the same member names).
+template <typename Params> void setLaunchShape(Params &params, const LaunchDesc &launch) {
+  params.gridDimX = launch.grid[0];
+  params.gridDimY = launch.grid[1];
+  params.gridDimZ = launch.grid[2];
+  params.blockDimX = launch.block[0];
+  params.blockDimY = launch.block[1];
+  params.blockDimZ = launch.block[2];
+  params.sharedMemBytes = launch.sharedMemBytes;
+}
+
 /// Enqueues launch number `i` on `stream`. Context must be current.
 kiln_status_t enqueueLaunch(kiln_session &session, size_t i, CUstream stream) {
   const CudaSymbols &cu = *session.cu;
@@ -542,13 +554,7 @@ kiln_status_t enqueueLaunch(kiln_session &session, size_t i, CUstream stream) {
     attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
     attribute.value.programmaticStreamSerializationAllowed = 1;
     CUlaunchConfig config = {};
-    config.gridDimX = launch.grid[0];
-    config.gridDimY = launch.grid[1];
-    config.gridDimZ = launch.grid[2];
-    config.blockDimX = launch.block[0];
-    config.blockDimY = launch.block[1];
-    config.blockDimZ = launch.block[2];
-    config.sharedMemBytes = launch.sharedMemBytes;
+    setLaunchShape(config, launch);
     config.hStream = stream;
     config.attrs = &attribute;
     config.numAttrs = 1;
@@ -940,13 +946,7 @@ void patchLaunch(kiln_session &session, size_t i) {
   CUDA_KERNEL_NODE_PARAMS params;
   std::memset(&params, 0, sizeof(params));
   params.func = session.functions[i];
-  params.gridDimX = launch.grid[0];
-  params.gridDimY = launch.grid[1];
-  params.gridDimZ = launch.grid[2];
-  params.blockDimX = launch.block[0];
-  params.blockDimY = launch.block[1];
-  params.blockDimZ = launch.block[2];
-  params.sharedMemBytes = launch.sharedMemBytes;
+  setLaunchShape(params, launch);
   params.kernelParams = session.argPointers[i].empty() ? nullptr : session.argPointers[i].data();
   if (!node ||
       session.cu->cuGraphExecKernelNodeSetParams(session.graphExec, node, &params) != CUDA_SUCCESS)

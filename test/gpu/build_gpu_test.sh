@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# build_gpu_test.sh - builds one standalone GPU test of the device headers (test/gpu/<NAME>.cu).
+#
+# Generated kernels include the device headers as "kiln/<name>.cuh"; this script gives nvcc that
+# layout through a temporary directory with a symlink kiln -> compiler/codegen/cuda.
+#
+#   test/gpu/build_gpu_test.sh NAME [OUT] [extra nvcc flags...]   (OUT defaults to build/NAME)
+# NAME: attention_test, gemm_tc_test, math_test (SASS for sm_${ARCH:-90}), gemm_wgmma_test,
+# gemm_sm90_test (sm_90a: wgmma, TMA); the GEMM tests link cuBLAS (their reference and peer).
+# The build_<NAME>.sh scripts beside it call it and say what each test does and how to run it.
+# Environment: NVCC (default: nvcc on PATH, else /usr/local/cuda/bin/nvcc), ARCH (default 90).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+name=${1:?usage: build_gpu_test.sh NAME [OUT] [nvcc flags...]}
+shift
+[[ -f "$root/test/gpu/$name.cu" ]] || { echo "build_gpu_test.sh: no test/gpu/$name.cu" >&2; exit 2; }
+out=${1:-$root/build/$name}
+shift $(( $# > 0 ? 1 : 0 ))
+nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+case "$name" in
+  gemm_sm90_test | gemm_wgmma_test) arch=90a ;;
+  *) arch=${ARCH:-90} ;;
+esac
+libs=()
+[[ "$name" == gemm_* ]] && libs=(-lcublas)
+inc=$(mktemp -d)
+trap 'rm -rf "$inc"' EXIT
+ln -s "$root/compiler/codegen/cuda" "$inc/kiln"
+mkdir -p "$(dirname "$out")"
+set -x
+"$nvcc" -std=c++17 -O3 -lineinfo -gencode=arch=compute_${arch},code=sm_${arch} -I"$inc" \
+  "$@" -o "$out" "$root/test/gpu/$name.cu" "${libs[@]}"
