@@ -105,8 +105,15 @@ bool kiln::checkEnumValues(int argc, const char *const *argv, StringRef tool, ra
     StringRef value = hasValue ? arg.split('=').second : StringRef();
     const EnumOption *e = llvm::find_if(
         enums, [&](const EnumOption &o) { return o.option->ArgStr == name; });
-    if (e == enums.end())
+    if (e == enums.end()) {
+      // "-o FILE": FILE is another option's value even when it looks like an option.
+      OptionMap &options = cl::getRegisteredOptions();
+      auto it = options.find(name);
+      if (!hasValue && it != options.end() &&
+          it->second->getValueExpectedFlag() == cl::ValueRequired && !it->second->isPositional())
+        ++i;
       continue;
+    }
     std::string expected = llvm::join(e->values, ", ");
     if (!hasValue) {
       if (i + 1 >= argc || (StringRef(argv[i + 1]).starts_with("-") && argv[i + 1] != StringRef("-"))) {

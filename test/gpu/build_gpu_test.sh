@@ -11,9 +11,14 @@
 # Environment: NVCC (default: nvcc on PATH, else /usr/local/cuda/bin/nvcc), ARCH (default 90).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-name=${1:?usage: build_gpu_test.sh NAME [OUT] [nvcc flags...]}
+names=$(cd "$root/test/gpu" && ls *.cu | sed 's/\.cu$//' | tr '\n' ' ')
+if [[ $# -lt 1 || -z "$1" || ! -f "$root/test/gpu/${1:-}.cu" ]]; then
+  echo "usage: test/gpu/build_gpu_test.sh NAME [OUT] [nvcc flags...]; NAME: one of ${names% }" >&2
+  [[ $# -ge 1 && -n "$1" ]] && echo "build_gpu_test.sh: no test/gpu/$1.cu" >&2
+  exit 2
+fi
+name=$1
 shift
-[[ -f "$root/test/gpu/$name.cu" ]] || { echo "build_gpu_test.sh: no test/gpu/$name.cu" >&2; exit 2; }
 out=${1:-$root/build/$name}
 shift $(( $# > 0 ? 1 : 0 ))
 nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
@@ -30,3 +35,4 @@ mkdir -p "$(dirname "$out")"
 set -x
 "$nvcc" -std=c++17 -O3 -lineinfo -gencode=arch=compute_${arch},code=sm_${arch} -I"$inc" \
   "$@" -o "$out" "$root/test/gpu/$name.cu" "${libs[@]}"
+{ set +x; } 2>/dev/null
