@@ -87,7 +87,7 @@ struct FusionOptions {
   /// A kiln.rotary on attention's key joins the attention kernel (each block rotates the K
   /// tiles it reads); false: the rotary is its own pointwise kernel and attention reads the
   /// rotated K from memory (the query's rotary is fused either way: each block rotates its Q
-  /// tile once). Default false: the 0.8B Llama at 4x512 ran 7.9% faster with the key rotary's
+  /// tile once). Default false: the 0.8B Llama at 4x512 ran 7.7% faster with the key rotary's
   /// own kernel on an H200 (docs/results.md, session 10).
   bool fuseKeyRotary = false;
 };

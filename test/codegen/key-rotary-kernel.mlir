@@ -10,7 +10,7 @@
 // K is rotated once, in a pointwise kernel of its own, and attention reads the rotated K; Q's
 // rotary stays fused (each block rotates its Q tile once in shared memory).
 // --attention-key-rotary=fused rotates each K tile in shared memory in every block that reads it
-// (7.9% slower on the 0.8B Llama at 4x512, H200, docs/results.md session 10).
+// (8% slower on the 0.8B Llama at 4x512, H200, docs/results.md session 10).
 // RUN: kiln-compile %S/Inputs/attention_rope.onnx --precision fp16 -o %t.default.kiln --dump-cuda %t.default
 // RUN: cat %t.default/module*.cu | FileCheck %s --check-prefix=KERNEL
 // FUSED: const auto ropeQ = kiln::makeRope(
