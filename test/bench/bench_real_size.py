@@ -877,6 +877,10 @@ def parse_args(argv):
                         "(a run without all three is for development; its table has gaps)")
     p.add_argument("--profile-top", type=int, default=15, help="functions listed per profile")
     p.add_argument("--gemm-repeat", type=int, default=GEMM_REPEAT, help="R: MatMuls per GEMM graph")
+    p.add_argument("--gemm-only", default="", metavar="LIST",
+                   help="GEMM mode: only the shapes whose label contains one of these comma-separated "
+                        "strings, e.g. '[4096x768]x[768x3072],128x[512x64]' (a development run: the "
+                        "geometric means then cover those shapes only)")
     p.add_argument("--gemm-io", choices=["fp16", "bf16", "fp32"], default=None,
                    help="tensor type of the GEMM ONNX graphs and of the cuBLAS peer (default: bf16 "
                         "with --precision bf16, else fp16; fp32: same values, kiln lowers them "
@@ -961,6 +965,13 @@ def main(argv):
 
     if args.gemm:
         shapes = gemm_shapes(args.models, args.quick)
+        if args.gemm_only:
+            wanted = [w.strip() for w in args.gemm_only.split(",") if w.strip()]
+            shapes = [s for s in shapes if any(w in gemm_label(s) for w in wanted)]
+            if not shapes:
+                log("--gemm-only %s matches none of the GEMM shapes (labels like "
+                    "[4096x768]x[768x3072] or 12x[128x64]x[64x128])" % args.gemm_only)
+                return EXIT_USAGE
         log("GEMM mode: %d distinct shapes, R = %d MatMuls per graph, kiln --precision %s, ONNX %s, "
             "%d timed runs" % (len(shapes), args.gemm_repeat, args.precision, args.gemm_io, args.iters))
         rows = bench_gemm(args, log, torch, shapes)
