@@ -176,9 +176,9 @@ def kiln_compile(args, log, onnx_path, out_path, shape_spec, tag, taskset=None, 
     return dict(ok=ok, seconds=seconds, kernels=int(m.group(1)) if m else None, text=text)
 
 
-def kiln_run(args, log, artifact, inputs, outputs, tag, iters, tp=1):
+def kiln_run(args, log, artifact, inputs, outputs, tag, iters, tp=1, env=None):
     """kiln-run with --input/--output and --bench iters (with tp > 1: --tensor-parallel tp over
-    the rank files of `artifact`); returns (p50 ms or nan, ok)."""
+    the rank files of `artifact`; `env`: more environment variables); returns (p50 ms or nan, ok)."""
     cmd = [args.kiln_run, artifact] + (["--tensor-parallel", str(tp)] if tp > 1 else [])
     for name, path in inputs.items():
         cmd += ["--input", "%s=%s" % (name, path)]
@@ -187,7 +187,8 @@ def kiln_run(args, log, artifact, inputs, outputs, tag, iters, tp=1):
             os.remove(path)  # a stale output must never pass
         cmd += ["--output", "%s=%s" % (name, path)]
     cmd += ["--bench", str(iters)]
-    rc, text, _ = run_logged(cmd, log.tool_log("run-" + tag), RUN_TIMEOUT_S)
+    rc, text, _ = run_logged(cmd, log.tool_log("run-" + tag), RUN_TIMEOUT_S,
+                             env=dict(os.environ, **env) if env else None)
     m = re.search(r"p50=([0-9.]+)", text)
     if rc != 0 or not m:
         log("  kiln-run FAILED (exit %d) for %s:\n%s" % (rc, tag, tail(text)))
@@ -773,7 +774,11 @@ def bench_gemm(args, log, torch, shapes):
                     np.save(a_path, to_bf16_bits(a).view("V2"))
                 else:
                     np.save(a_path, a.astype(np.float16 if io == "fp16" else np.float32))
-                p50, ok = kiln_run(args, log, art, {"A": a_path}, {"Y0": y_path}, tag, args.iters)
+                # Kernel against kernel: the R GEMMs of a graph are independent, so programmatic
+                # launch would overlap one GEMM's launch with the previous one's tail, which the
+                # cuBLAS graph does not do (--gemm-pdl keeps it).
+                p50, ok = kiln_run(args, log, art, {"A": a_path}, {"Y0": y_path}, tag, args.iters,
+                                   env=None if args.gemm_pdl else {"KILN_PROGRAMMATIC_LAUNCH": "0"})
                 if ok:
                     y0 = np.load(y_path)
                     y0 = from_bf16_bits(y0) if io == "bf16" else y0.astype(np.float32)
@@ -877,6 +882,9 @@ def parse_args(argv):
                         "(a run without all three is for development; its table has gaps)")
     p.add_argument("--profile-top", type=int, default=15, help="functions listed per profile")
     p.add_argument("--gemm-repeat", type=int, default=GEMM_REPEAT, help="R: MatMuls per GEMM graph")
+    p.add_argument("--gemm-pdl", action="store_true",
+                   help="GEMM mode: keep kiln's programmatic dependent launch (default: off there, "
+                        "KILN_PROGRAMMATIC_LAUNCH=0, so kernels are compared with cuBLAS's alone)")
     p.add_argument("--gemm-only", default="", metavar="LIST",
                    help="GEMM mode: only the shapes whose label contains one of these comma-separated "
                         "strings, e.g. '[4096x768]x[768x3072],128x[512x64]' (a development run: the "
@@ -973,7 +981,9 @@ def main(argv):
                     "[4096x768]x[768x3072] or 12x[128x64]x[64x128])" % args.gemm_only)
                 return EXIT_USAGE
         log("GEMM mode: %d distinct shapes, R = %d MatMuls per graph, kiln --precision %s, ONNX %s, "
-            "%d timed runs" % (len(shapes), args.gemm_repeat, args.precision, args.gemm_io, args.iters))
+            "%d timed runs, kiln programmatic launch %s" % (
+                len(shapes), args.gemm_repeat, args.precision, args.gemm_io, args.iters,
+                "on" if args.gemm_pdl else "off"))
         rows = bench_gemm(args, log, torch, shapes)
         text, md_rows, summary = gemm_table(rows)
         failed = [r for r in rows if r["result"] != "PASS" or not math.isfinite(r["cublas_us"])]
