@@ -19,11 +19,8 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
-#include <cstdio>
-#include <cstring>
 #include <functional>
 #include <map>
-#include <optional>
 #include <type_traits>
 
 using namespace mlir;
@@ -61,9 +58,10 @@ SmallVector<unsigned> ExprEmitter::bindOperands(llvm::function_ref<bool(unsigned
     DenseElementsAttr dense;
     if (mayInline(i) && matchPattern(in, m_Constant(&dense)) && dense.isSplat()) {
       Type et = dense.getElementType();
-      if (isa<FloatType>(et))
-        literal[arg] = cudaLiteral(et, dense.getSplatValue<APFloat>().convertToDouble(), 0);
-      else
+      if (isa<FloatType>(et)) {
+        floatLiteral[arg] = dense.getSplatValue<APFloat>().convertToDouble();
+        literal[arg] = cudaLiteral(et, floatLiteral[arg], 0);
+      } else
         literal[arg] = cudaLiteral(
             et, 0,
             et.isInteger(1)           ? int64_t(dense.getSplatValue<APInt>().getBoolValue())
@@ -367,28 +365,6 @@ FailureOr<std::string> ExprEmitter::emitUnary(OpT op, ArrayRef<std::string> coor
   return bind(op.getResult(), e);
 }
 
-/// For a float literal "__int_as_float(0xXXXXXXXX)" (cudaLiteral) of a finite nonzero value c
-/// whose reciprocal rounds to a normal fp32 number: the literal of 1 / c. Else nothing.
-static std::optional<std::string> reciprocalLiteral(const std::string &literal) {
-  unsigned bits = 0;
-  char check[40];
-  if (std::sscanf(literal.c_str(), "__int_as_float(0x%x)", &bits) != 1)
-    return std::nullopt;
-  std::snprintf(check, sizeof(check), "__int_as_float(0x%08x)", bits);
-  if (literal != check) // an expression that merely starts like a literal
-    return std::nullopt;
-  float c;
-  std::memcpy(&c, &bits, 4);
-  float r = float(1.0 / double(c));
-  if (!std::isfinite(c) || c == 0.0f || !std::isnormal(r))
-    return std::nullopt;
-  char buf[40];
-  unsigned rbits;
-  std::memcpy(&rbits, &r, 4);
-  std::snprintf(buf, sizeof(buf), "__int_as_float(0x%08x)", rbits);
-  return std::string(buf);
-}
-
 template <typename OpT>
 FailureOr<std::string> ExprEmitter::emitBinary(OpT op, ArrayRef<std::string> coords) {
   auto at = [&](Value v) { return emitValue(v, broadcastCoords(coords, tensorType(v).getShape())); };
@@ -438,9 +414,11 @@ FailureOr<std::string> ExprEmitter::emitBinary(OpT op, ArrayRef<std::string> coo
             // most 1.5 ulp from the correctly rounded quotient; exact for powers of two), one
             // FMUL instead of div.rn's reciprocal, refinement and slow-path check (exact GELU's
             // x / sqrt 2 sat in GEMM epilogues). Anything else stays a division.
-            if (f) {
-              if (auto r = reciprocalLiteral(*b))
-                return "(" + *a + " * " + *r + ")";
+            if (auto it = floatLiteral.find(op.getRhs()); f && it != floatLiteral.end()) {
+              float c = float(it->second), r = float(1.0 / double(c));
+              if (std::isfinite(c) && c != 0.0f && std::isnormal(r))
+                return "(" + *a + " * " +
+                       cudaLiteral(Float32Type::get(op.getContext()), r, 0) + ")";
             }
             return infix("/");
           })

@@ -76,6 +76,9 @@ private:
 
   KernelOp kernel;
   llvm::DenseMap<mlir::Value, std::string> literal, param, overrides;
+  /// The value of each float entry of `literal` (a splat constant operand), for rewrites that
+  /// need the number (a division by a constant becomes a multiplication by its reciprocal).
+  llvm::DenseMap<mlir::Value, double> floatLiteral;
   std::map<std::pair<void *, std::string>, std::string> memo;
   std::string body, indent;
   unsigned counter = 0;

@@ -20,16 +20,13 @@ using namespace mlir;
 using namespace kiln;
 using namespace kiln::codegen;
 
-bool kiln::codegen::insertGridDependencySync(GeneratedKernel &kernel, DependencySync sync) {
+bool kiln::codegen::insertGridDependencySync(GeneratedKernel &kernel, bool triggerEarly) {
   size_t name = kernel.source.find(kKernelNamePlaceholder);
   size_t brace = name == std::string::npos ? name : kernel.source.find('{', name);
   if (brace == std::string::npos)
     return false;
-  if (sync == DependencySync::None)
-    return true;
-  kernel.source.insert(brace + 1, sync == DependencySync::Wait
-                                      ? "\n  kiln::gridDependencyWait();"
-                                      : "\n  kiln::gridDependencySync();");
+  kernel.source.insert(brace + 1, triggerEarly ? "\n  kiln::gridDependencySync();"
+                                               : "\n  kiln::gridDependencyWait();");
   kernel.programmaticLaunch = true;
   return true;
 }

@@ -96,19 +96,13 @@ private:
   EmitFn pointwise;
 };
 
-/// How a generated kernel synchronizes with the previous kernel of its stream under
-/// programmatic dependent launch (kiln-compile --programmatic-launch).
-enum class DependencySync {
-  None,          ///< nothing inserted; the launch is not marked (plain stream order)
-  Wait,          ///< kiln::gridDependencyWait(): the next launch starts as this grid's blocks exit
-  WaitThenTrigger ///< kiln::gridDependencySync(): the next launch may start right after the wait
-};
-
-/// Makes the call of `sync` the first statement of `kernel`'s body (after the opening brace that
-/// follows the kKernelNamePlaceholder signature; signatures hold no braces) and sets
-/// `programmaticLaunch` (DependencySync::None: changes nothing). Returns false, changing nothing,
-/// when the source has no such body.
-bool insertGridDependencySync(GeneratedKernel &kernel, DependencySync sync);
+/// For programmatic dependent launch (kiln-compile --programmatic-launch): makes
+/// kiln::gridDependencyWait() (the next launch starts as this grid's blocks exit) or, with
+/// `triggerEarly`, kiln::gridDependencySync() (it may start right after the wait) the first
+/// statement of `kernel`'s body, after the opening brace that follows the kKernelNamePlaceholder
+/// signature (signatures hold no braces), and sets `programmaticLaunch`. Returns false, changing
+/// nothing, when the source has no such body.
+bool insertGridDependencySync(GeneratedKernel &kernel, bool triggerEarly);
 
 void populatePointwiseEmitter(EmitterRegistry &registry);
 void populateGemmEmitters(EmitterRegistry &registry);

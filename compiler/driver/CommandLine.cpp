@@ -36,27 +36,40 @@ static std::string nearestOption(StringRef name, const OptionMap &options) {
   return nearest;
 }
 
-/// For an option argument ("-name", "--name", "--name=value"): true, its name and whether it
-/// carries "=value". False for a positional argument, "-" and "--" (the caller stops at "--").
-static bool splitOptionArg(StringRef arg, StringRef &name, bool &hasValue) {
-  if (!arg.starts_with("-") || arg == "-" || arg == "--")
+/// Checks the value of enum option `e` at argv[i] (`=value` when `hasValue`, else the next
+/// argument, which then is consumed): one of its values, or an error naming them.
+static bool checkEnumValue(const kiln::EnumOption &e, StringRef arg, bool hasValue, int argc,
+                           const char *const *argv, int &i, StringRef tool, raw_ostream &os) {
+  StringRef name = e.option->ArgStr, value;
+  std::string expected = llvm::join(e.values, ", ");
+  if (hasValue) {
+    value = arg.split('=').second;
+  } else if (i + 1 >= argc ||
+             (StringRef(argv[i + 1]).starts_with("-") && argv[i + 1] != StringRef("-"))) {
+    WithColor::error(os, tool) << "--" << name << " needs a value (one of: " << expected << ")\n";
     return false;
-  name = arg.drop_front(arg.starts_with("--") ? 2 : 1);
-  hasValue = name.contains('=');
-  name = name.split('=').first;
-  return true;
+  } else {
+    value = argv[++i];
+  }
+  if (llvm::is_contained(e.values, value))
+    return true;
+  WithColor::error(os, tool) << "invalid value '" << value << "' for --" << name
+                             << " (expected one of: " << expected << ")\n";
+  return false;
 }
 
 bool kiln::checkCommandLine(int argc, const char *const *argv, StringRef tool, raw_ostream &os,
-                            ArrayRef<StringRef> lateValueOptions) {
+                            ArrayRef<StringRef> lateValueOptions, ArrayRef<EnumOption> enums) {
   OptionMap &options = cl::getRegisteredOptions();
   for (int i = 1; i < argc; ++i) {
-    StringRef arg = argv[i], name;
-    bool hasValue = false;
+    StringRef arg = argv[i];
     if (arg == "--")
       break;
-    if (!splitOptionArg(arg, name, hasValue))
+    if (!arg.starts_with("-") || arg == "-")
       continue;
+    StringRef name = arg.drop_front(arg.starts_with("--") ? 2 : 1);
+    bool hasValue = name.contains('=');
+    name = name.split('=').first;
     // `-h` (llvm::cl's alias of --help) is a cl::DefaultOption, registered
     // only inside ParseCommandLineOptions.
     if (name == "h")
@@ -68,8 +81,15 @@ bool kiln::checkCommandLine(int argc, const char *const *argv, StringRef tool, r
     }
     auto it = name.empty() ? options.end() : options.find(name);
     if (it != options.end()) {
-      // "-o FILE": FILE is the option's value even when it starts with '-'.
       const cl::Option *option = it->second;
+      if (const EnumOption *e =
+              llvm::find_if(enums, [&](const EnumOption &o) { return o.option == option; });
+          e != enums.end()) {
+        if (!checkEnumValue(*e, arg, hasValue, argc, argv, i, tool, os))
+          return false;
+        continue;
+      }
+      // "-o FILE": FILE is the option's value even when it starts with '-'.
       if (!hasValue && option->getValueExpectedFlag() == cl::ValueRequired &&
           !option->isPositional())
         ++i;
@@ -93,41 +113,3 @@ bool kiln::checkCommandLine(int argc, const char *const *argv, StringRef tool, r
   return true;
 }
 
-bool kiln::checkEnumValues(int argc, const char *const *argv, StringRef tool, raw_ostream &os,
-                           ArrayRef<EnumOption> enums) {
-  for (int i = 1; i < argc; ++i) {
-    StringRef arg = argv[i], name;
-    bool hasValue = false;
-    if (arg == "--")
-      break;
-    if (!splitOptionArg(arg, name, hasValue))
-      continue;
-    StringRef value = hasValue ? arg.split('=').second : StringRef();
-    const EnumOption *e = llvm::find_if(
-        enums, [&](const EnumOption &o) { return o.option->ArgStr == name; });
-    if (e == enums.end()) {
-      // "-o FILE": FILE is another option's value even when it looks like an option.
-      OptionMap &options = cl::getRegisteredOptions();
-      auto it = options.find(name);
-      if (!hasValue && it != options.end() &&
-          it->second->getValueExpectedFlag() == cl::ValueRequired && !it->second->isPositional())
-        ++i;
-      continue;
-    }
-    std::string expected = llvm::join(e->values, ", ");
-    if (!hasValue) {
-      if (i + 1 >= argc || (StringRef(argv[i + 1]).starts_with("-") && argv[i + 1] != StringRef("-"))) {
-        WithColor::error(os, tool) << "--" << name << " needs a value (one of: " << expected
-                                   << ")\n";
-        return false;
-      }
-      value = argv[++i];
-    }
-    if (!llvm::is_contained(e->values, value)) {
-      WithColor::error(os, tool) << "invalid value '" << value << "' for --" << name
-                                 << " (expected one of: " << expected << ")\n";
-      return false;
-    }
-  }
-  return true;
-}

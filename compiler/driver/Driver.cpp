@@ -289,13 +289,12 @@ static llvm::Error buildPipeline(const CompileOptions &options, ArrayRef<unsigne
   // it measured slower than mma.sync on the H200 (docs/results.md), unlike in
   // isolation.
   pipelineOptions.wgmma = options.wgmma;
+  const bool onlySm90 = llvm::all_of(targets, [](unsigned arch) { return arch == 90; });
   // With targets besides sm_90 the wgmma kernels' mma.sync path is compiled as well.
-  pipelineOptions.wgmmaMmaFallback =
-      !llvm::all_of(targets, [](unsigned arch) { return arch == 90; });
+  pipelineOptions.wgmmaMmaFallback = !onlySm90;
   // The TMA GEMM's kernels exist for sm_90a alone (one launch list serves every
   // target), so it needs every --target to be sm_90.
-  pipelineOptions.sm90Gemm =
-      options.sm90Gemm && llvm::all_of(targets, [](unsigned arch) { return arch == 90; });
+  pipelineOptions.sm90Gemm = options.sm90Gemm && onlySm90;
   pipelineOptions.fuseKeyRotary = options.fuseKeyRotary;
   pipelineOptions.tpSize = options.tensorParallel;
   pipelineOptions.tpRank = rank;
@@ -511,6 +510,10 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
   std::vector<unsigned> launchFunction;
   bool failedEmit = false;
   std::vector<ArtifactCollective> collectives;
+  // Programmatic dependent launch needs griddepcontrol, which the module's PTX has only when the
+  // lowest target (the PTX a newer GPU JIT-compiles) is sm_90 or newer.
+  const bool programmatic = options.programmaticLaunch != ProgrammaticLaunch::Off &&
+                            *llvm::min_element(targets) >= 90;
   for (Operation &op : func.getBody().front()) {
     if (auto reduce = dyn_cast<AllReduceOp>(op)) {
       collectives.push_back({reduce.getResult(), static_cast<unsigned>(launches.size())});
@@ -524,15 +527,9 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
       failedEmit = true;
       break;
     }
-    // Programmatic dependent launch needs griddepcontrol, which the module's PTX has only when
-    // the lowest target (the PTX a newer GPU JIT-compiles) is sm_90 or newer.
-    codegen::DependencySync sync = *llvm::min_element(targets) < 90 ? codegen::DependencySync::None
-                                   : options.programmaticLaunch == ProgrammaticLaunch::Early
-                                       ? codegen::DependencySync::WaitThenTrigger
-                                   : options.programmaticLaunch == ProgrammaticLaunch::AtExit
-                                       ? codegen::DependencySync::Wait
-                                       : codegen::DependencySync::None;
-    if (!codegen::insertGridDependencySync(*generated, sync)) {
+    if (programmatic &&
+        !codegen::insertGridDependencySync(
+            *generated, options.programmaticLaunch == ProgrammaticLaunch::Early)) {
       kernel.emitError() << "internal error: the CUDA source of kernel @" << kernel.getSymName()
                          << " has no function body";
       failedEmit = true;

@@ -904,8 +904,9 @@ def parse_args(argv):
                    help="attention implementation of the PyTorch fp16 peers (default sdpa, HF's default)")
     p.add_argument("--target", default="sm_90")
     p.add_argument("--kiln-flags", default="", metavar="FLAGS",
-                   help="more kiln-compile flags for every compile (A/B runs), e.g. "
-                        "'--attention-key-rotary=kernel'")
+                   help="more kiln-compile flags for every compile (A/B runs); give it with '=' "
+                        "since the value starts with '--', e.g. "
+                        "--kiln-flags=--attention-key-rotary=fused")
     p.add_argument("--work-dir", default=os.environ.get("KILN_BENCH_WORK", os.path.join(REPO, ".bench-work")),
                    help="exports (cached between runs) and temporary files")
     p.add_argument("--log-dir", default=os.environ.get("KILN_LOG_DIR", os.path.join(REPO, ".carry-bench", "logs")))

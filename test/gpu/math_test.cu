@@ -4,7 +4,7 @@
 // [-12, 12] (a dense grid plus +-1e-8 .. 10 logarithmically) and at +-inf and NaN.
 // Bounds: relative error <= 5e-6 where the reference is >= 1e-30 and |x| <= 6, <= 2e-5 where it
 // is >= 1e-30 (the exponent's rounding grows with x^2), absolute error <= 1e-6 everywhere;
-// 2 at +inf, 0 at -inf, NaN at NaN. (An fp32 emulation on the host gives 3.6e-6 / 7.3e-6 /
+// 2 at +inf, 0 at -inf, NaN at NaN. (test/gpu/emulate_math.py, an fp32 emulation on the host, gives 3.6e-6 / 7.3e-6 /
 // 3.7e-7 for onePlusErf and 9.2e-7 / 1.7e-6 / 1.8e-7 for onePlusTanh.) Prints the worst errors; exit 0 pass, 1 fail, 2 CUDA error.
 // Build: test/gpu/build_math_test.sh [OUT]; run OUT. Needs an NVIDIA GPU (any arch).
 #include "gpu_test_util.h"

@@ -178,11 +178,10 @@ int main(int argc, char **argv) {
        << " with --tensor-parallel, " << kiln::artifact::kFormatVersionTensorMaps
        << " with TMA tensor maps)\n  built with LLVM/MLIR " << LLVM_VERSION_STRING << "\n";
   });
-  if (!kiln::checkCommandLine(argc, argv, "kiln-compile", errs()) ||
-      !kiln::checkEnumValues(argc, argv, "kiln-compile", errs(),
-                             {kiln::enumOption(emit), kiln::enumOption(progressChoice),
-                              kiln::enumOption(precision), kiln::enumOption(keyRotary),
-                              kiln::enumOption(programmaticLaunch)}))
+  if (!kiln::checkCommandLine(argc, argv, "kiln-compile", errs(), {},
+                              {kiln::enumOption(emit), kiln::enumOption(progressChoice),
+                               kiln::enumOption(precision), kiln::enumOption(keyRotary),
+                               kiln::enumOption(programmaticLaunch)}))
     return 2;
   if (!cl::ParseCommandLineOptions(
           argc, argv, "kiln-compile: ONNX model (or kiln graph .mlir) -> kiln artifact\n", &errs()))

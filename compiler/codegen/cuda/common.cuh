@@ -176,10 +176,10 @@ __device__ __forceinline__ float onePlusTanh(float x) {
 /// polynomial (Press et al., Numerical Recipes in C, 2nd ed., section 6.2, erfcc: fractional
 /// error below 1.2e-7 for every z >= 0); then 1 + erf(x) is 2 - erfc(x) for x >= 0 and
 /// erfc(-x) for x < 0. In fp32 the absolute error stays below 4e-7 and the relative error below
-/// 4e-6 for |x| <= 6 and 1e-5 wherever the result is at least 1e-30 (an fp32 emulation of these
-/// operations; the exponent's rounding grows with x^2; test/gpu/math_test.cu checks it on the
-/// GPU), while erff plus 1 is off by up to one fp32 ulp of 1 absolute, i.e. has no relative
-/// accuracy for x < -3. Cost (PTX, nvcc 13 -O3, sm_90a): 18 FMA/ALU instructions, ex2.approx and
+/// 4e-6 for |x| <= 6 and 1e-5 wherever the result is at least 1e-30 (test/gpu/emulate_math.py,
+/// an fp32 emulation of these operations; the exponent's rounding grows with x^2;
+/// test/gpu/math_test.cu checks it on the GPU), while erff plus 1 is off by up to one fp32 ulp
+/// of 1 absolute, i.e. has no relative accuracy for x < -3. Cost (PTX, nvcc 13 -O3, sm_90a): 18 FMA/ALU instructions, ex2.approx and
 /// div.approx, no branch; erff is 20 (9 selp choosing between its two polynomials, 7 fma,
 /// ex2.approx.ftz), so the gain in exact GELU is accuracy and, with it, the x / sqrt 2 that
 /// ExprEmitter turns into a multiplication (div.rn.f32 has a slow-path branch).
