@@ -179,10 +179,12 @@ __device__ __forceinline__ float onePlusTanh(float x) {
 /// 4e-6 for |x| <= 6 and 1e-5 wherever the result is at least 1e-30 (test/gpu/emulate_math.py,
 /// an fp32 emulation of these operations; the exponent's rounding grows with x^2;
 /// test/gpu/math_test.cu checks it on the GPU), while erff plus 1 is off by up to one fp32 ulp
-/// of 1 absolute, i.e. has no relative accuracy for x < -3. Cost (PTX, nvcc 13 -O3, sm_90a): 18 FMA/ALU instructions, ex2.approx and
+/// of 1 absolute, i.e. has no relative accuracy for x < -3. Cost, counted in the PTX of a kernel
+/// y[i] = x * 0.5f * onePlusErf(x * 0.7071f) against one with 1.0f + erff(x / 1.4142f) (nvcc 13
+/// -O3 -arch=sm_90a -ptx, build machine, 2026-12-02): 18 FMA/ALU instructions, ex2.approx and
 /// div.approx, no branch; erff is 20 (9 selp choosing between its two polynomials, 7 fma,
-/// ex2.approx.ftz), so the gain in exact GELU is accuracy and, with it, the x / sqrt 2 that
-/// ExprEmitter turns into a multiplication (div.rn.f32 has a slow-path branch).
+/// ex2.approx.ftz) and the division a div.rn.f32 with a slow-path branch, so the gain in exact
+/// GELU is accuracy plus the x / sqrt 2 that ExprEmitter turns into a multiplication.
 /// +inf gives 2, -inf gives 0, NaN gives NaN.
 __device__ __forceinline__ float onePlusErf(float x) {
   const float z = fabsf(x);
