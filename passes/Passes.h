@@ -139,9 +139,11 @@ WgmmaTileAttr selectWgmmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, Ta
 /// GEMM with `batch` x [M, N, K] by the cost model of its candidate table
 /// (constants fit to an H200); `target` must have wgmma tensor cores.
 /// `reason` gets blocks, waves and the estimate. Null when no candidate fits
-/// the target's shared memory per block.
+/// the target's shared memory per block. With `rowStats` (a norm folded into
+/// the GEMM) only tiles without split-K, with the statistics' shared memory.
 Sm90GemmTileAttr selectSm90GemmTile(int64_t m, int64_t n, int64_t k, int64_t batch,
-                                    TargetAttr target, std::string &reason);
+                                    TargetAttr target, std::string &reason,
+                                    bool rowStats = false);
 
 /// Chooses the tile of the tensor-core attention kernel for `batch` x
 /// `heads` x `queries` query rows of head dim `headDim` on `target`: the

@@ -431,6 +431,37 @@ def OutlineKernels : Pass<"kiln-outline-kernels", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def FuseNormIntoGemm : Pass<"kiln-fuse-norm-into-gemm", "mlir::func::FuncOp"> {
+  let summary = "Fold a layer norm or RMS norm kernel into the Hopper GEMM kernels that read it.";
+  let description = [{
+    Runs on kernels (after `kiln-outline-kernels`). A kernel that is only a
+    `kiln.layer_norm` or `kiln.rms_norm` over the last dim (constant scale and
+    bias; reshapes after it allowed), whose every reader is a GEMM kernel that
+    uses it only as its matmul's lhs with a constant rank-2 weight W [K, N], is
+    removed: each GEMM reads the norm's input x instead, and
+
+      LN(x) W + ... = rstd (x W' - mean c) + b' + ...,
+      W' = diag(scale) W,  c = column sums of W',  b' = bias W,
+      RMS(x) W = rstd (x W'),
+
+    with W' (rounded to W's type), c and b' (fp32) folded at compile time
+    and `kiln.row_stats` giving each row's mean and rstd (Chan's pairwise
+    update, fp32). The Hopper GEMM (`kiln::gemmSm90`, ROWSTATS) computes the
+    statistics from the A tiles its consumers multiply, so x is read once and
+    the normalized tensor never reaches memory: one kernel and one
+    M x K write and read less per norm. Layer norm's `x W' - mean c` cancels
+    when |mean| is large against the row's spread; it is evaluated in fp32
+    from the fp32 accumulator.
+
+    Applies when the target has wgmma (sm_90), operands are f16 or bf16, K
+    and N are multiples of 8 (TMA's 16-byte strides), W is a dense constant
+    and W' stays finite; with `kiln-select-tiles`' sm90-gemm off, or the
+    experimental wgmma tile, it must not run (the pipeline leaves it out).
+    kiln-select-tiles then picks a tile without split-K.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def SelectTiles : Pass<"kiln-select-tiles", "mlir::func::FuncOp"> {
   let summary = "Choose the tile shape and launch size of every GEMM and attention kernel.";
   let description = [{

@@ -40,6 +40,12 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
       llvm::cl::desc("Fuse attention's key rotary into the attention kernel (default false: its "
                      "own kernel, measured faster)"),
       llvm::cl::init(false)};
+  Option<bool> fuseNormIntoGemm{
+      *this, "fuse-norm-into-gemm",
+      llvm::cl::desc("Fold a layer / RMS norm kernel into the Hopper GEMMs that read it "
+                     "(kiln-fuse-norm-into-gemm; with fuse and sm90-gemm, not with wgmma or "
+                     "mma-tile). Default false: measured slower on the H200 (docs/results.md)"),
+      llvm::cl::init(false)};
   Option<std::string> mmaTile{*this, "mma-tile",
                               llvm::cl::desc("MMA tile override BMxBNxBKxWMxWNxSTAGES"),
                               llvm::cl::init("")};

@@ -277,6 +277,11 @@ FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
       return failure();
     if (*generated)
       return std::move(**generated);
+    if (hasRowStats(kernel))
+      return kernel.emitError() << "unsupported: kernel @" << kernel.getSymName()
+                                << " holds kiln.row_stats (a norm folded into its GEMM), but TMA "
+                                   "cannot read its operands, and only the Hopper GEMM computes "
+                                   "row statistics";
     // Say in the source why the Hopper tile of the plan is not used.
     FailureOr<GeneratedKernel> mma = emitMatMulTC(kernel, mm);
     if (succeeded(mma))
@@ -286,6 +291,10 @@ FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
                     mma->source;
     return mma;
   }
+  if (hasRowStats(kernel))
+    return kernel.emitError() << "unsupported: kernel @" << kernel.getSymName()
+                              << " holds kiln.row_stats (a norm folded into its GEMM) but has no "
+                                 "Hopper GEMM tile; only the Hopper GEMM computes row statistics";
   if (tensorCores)
     return emitMatMulTC(kernel, mm);
 

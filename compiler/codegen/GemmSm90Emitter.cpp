@@ -128,6 +128,10 @@ std::optional<TmaOperandPlan> planOperand(KernelOp kernel, Value operand, Type m
 
 } // namespace
 
+bool kiln::codegen::hasRowStats(KernelOp kernel) {
+  return llvm::any_of(kernel.getBodyBlock(), [](Operation &op) { return isa<RowStatsOp>(op); });
+}
+
 FailureOr<std::optional<GeneratedKernel>>
 kiln::codegen::emitMatMulSm90(KernelOp kernel, MatMulOp mm, Sm90GemmTileAttr tile) {
   auto a = cast<RankedTensorType>(mm.getLhs().getType());
@@ -164,6 +168,22 @@ kiln::codegen::emitMatMulSm90(KernelOp kernel, MatMulOp mm, Sm90GemmTileAttr til
                            bn, passed, scale);
   if (!planA || !planB)
     return std::optional<GeneratedKernel>();
+  // A norm folded into this GEMM: the template computes the statistics of A's rows; the
+  // epilogue reads them as `rowMean` / `rowRstd` (every read is at the row being written:
+  // kiln-fuse-norm-into-gemm broadcasts the [..., M, 1] results along the columns only).
+  RowStatsOp rowStats;
+  for (Operation &op : kernel.getBodyBlock())
+    if (auto r = dyn_cast<RowStatsOp>(op))
+      rowStats = r;
+  if (rowStats) {
+    if (rowStats.getInput() != mm.getLhs() || !planA->kMajor || splitK != 1)
+      return kernel.emitError() << "unsupported: kiln.row_stats in kernel @"
+                                << kernel.getSymName()
+                                << " must read the GEMM's K-major lhs, without split-K";
+    expr.overrideValue(rowStats.getMean(), "rowMean");
+    expr.overrideValue(rowStats.getRstd(), "rowRstd");
+  }
+  const std::string statsParams = rowStats ? ", float rowMean, float rowRstd" : "";
   std::optional<GluHalves> pair = getGluHalves(mm);
   if (pair && N % 2)
     return std::optional<GeneratedKernel>();
@@ -190,10 +210,10 @@ kiln::codegen::emitMatMulSm90(KernelOp kernel, MatMulOp mm, Sm90GemmTileAttr til
     return failure();
   std::string epilogueDecl =
       pair ? "  auto epilogue = kiln::makePairEpilogue([&](long long bz, int m, int n, float acc0, "
-             "float acc1) -> float {\n" +
-                 *body + "  });\n"
-           : "  auto epilogue = [&](long long bz, int m, int n, float acc) -> float {\n" + *body +
-                 "  };\n";
+             "float acc1" +
+                 statsParams + ") -> float {\n" + *body + "  });\n"
+           : "  auto epilogue = [&](long long bz, int m, int n, float acc" + statsParams +
+                 ") -> float {\n" + *body + "  };\n";
 
   // Signature: __launch_bounds__(threads, 1) (setmaxnreg needs the register
   // cap of one block per SM), a cluster for split-K, the two tensor maps last.
@@ -224,10 +244,14 @@ kiln::codegen::emitMatMulSm90(KernelOp kernel, MatMulOp mm, Sm90GemmTileAttr til
                     planB->rank)
           .str() +
       epilogueDecl +
-      llvm::formatv("  kiln::gemmSm90<{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}>({8}, {9}, {10}, "
-                    "{11}, opA, opB, out0, epilogue, kiln_smem);\n",
+      llvm::formatv("  kiln::gemmSm90<{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}{12}>({8}, {9}, {10}, "
+                    "{11}, opA, opB, out0, epilogue, kiln_smem{13});\n",
                     mmaType, outCuda, bm, bn, consumers, stages, splitK,
-                    pingpong ? "true" : "false", M, N, K, batchCount)
+                    pingpong ? "true" : "false", M, N, K, batchCount,
+                    rowStats ? (rowStats.getRms() ? ", 2" : ", 1") : "",
+                    rowStats ? ", " + cudaLiteral(Float32Type::get(kernel.getContext()),
+                                                  rowStats.getEpsilon().convertToDouble(), 0)
+                             : std::string())
           .str() +
       "}\n";
 
@@ -241,6 +265,7 @@ kiln::codegen::emitMatMulSm90(KernelOp kernel, MatMulOp mm, Sm90GemmTileAttr til
                               << ") exceeds the CUDA grid's x limit; use a smaller --shape";
   out.grid = {unsigned(blocks), 1, 1};
   out.block = {threads, 1, 1};
-  out.sharedMemBytes = unsigned(smem_bytes::gemmSm90(bm, bn, stages, consumers));
+  out.sharedMemBytes =
+      unsigned(smem_bytes::gemmSm90(bm, bn, stages, consumers, bool(rowStats)));
   return std::optional<GeneratedKernel>(std::move(out));
 }

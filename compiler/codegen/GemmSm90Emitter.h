@@ -24,8 +24,13 @@ namespace kiln::codegen {
 /// parameter, or batch dims that are neither all broadcast nor one uniform
 /// stride), K is 0, or the root is not a float tensor: the caller then uses
 /// the kernel's mma.sync tile. Failure (with a diagnostic) for errors.
+/// A `kiln.row_stats` of the lhs in the body (a folded norm) becomes the
+/// template's ROWSTATS: the epilogue lambda takes the row's mean and rstd.
 mlir::FailureOr<std::optional<GeneratedKernel>> emitMatMulSm90(KernelOp kernel, MatMulOp mm,
                                                                Sm90GemmTileAttr tile);
+
+/// True when `kernel`'s body holds a `kiln.row_stats` (kiln-fuse-norm-into-gemm).
+bool hasRowStats(KernelOp kernel);
 
 } // namespace kiln::codegen
 

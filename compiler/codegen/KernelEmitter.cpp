@@ -34,7 +34,8 @@ bool kiln::codegen::insertGridDependencySync(GeneratedKernel &kernel, bool trigg
 FailureOr<GeneratedKernel> EmitterRegistry::emit(KernelOp kernel) const {
   Operation *anchor = nullptr;
   for (Operation &op : kernel.getBodyBlock().without_terminator()) {
-    if (op.hasTrait<KilnFusible>())
+    // kiln.row_stats is computed by the GEMM whose lhs it reads (kiln-fuse-norm-into-gemm).
+    if (op.hasTrait<KilnFusible>() || isa<RowStatsOp>(op))
       continue;
     if (anchor)
       return kernel.emitError() << "unsupported: kernel @" << kernel.getSymName()

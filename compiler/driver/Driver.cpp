@@ -296,6 +296,7 @@ static llvm::Error buildPipeline(const CompileOptions &options, ArrayRef<unsigne
   // target), so it needs every --target to be sm_90.
   pipelineOptions.sm90Gemm = options.sm90Gemm && onlySm90;
   pipelineOptions.fuseKeyRotary = options.fuseKeyRotary;
+  pipelineOptions.fuseNormIntoGemm = options.fuseNormIntoGemm;
   pipelineOptions.tpSize = options.tensorParallel;
   pipelineOptions.tpRank = rank;
   pipelineOptions.tpLoopback = options.tpLoopback;
@@ -873,7 +874,8 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
                        std::to_string(tpSize) + "|" + llvm::join(options.targets, ",") + "|" +
                        (options.fuse ? "fuse" : "nofuse") + "|" + options.mmaTile +
                        (options.wgmma ? "|wgmma" : "") + (options.sm90Gemm ? "" : "|no-sm90-gemm") +
-                       (options.fuseKeyRotary ? "" : "|key-rotary-kernel");
+                       (options.fuseKeyRotary ? "" : "|key-rotary-kernel") +
+                       (options.fuseNormIntoGemm ? "|norm-fused" : "");
     // The compiler itself is part of the group: rank files from two builds
     // (whose sharding or kernels may differ) must not run together.
     if (auto self = llvm::MemoryBuffer::getFile("/proc/self/exe"))

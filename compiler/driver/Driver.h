@@ -58,9 +58,12 @@ struct CompileOptions {
   /// The Hopper TMA + warp-specialized wgmma GEMM for 16-bit GEMMs (--sm90-gemm, default on);
   /// used only when every --target is sm_90 (its kernels exist for sm_90a alone).
   bool sm90Gemm = true;
-  /// Attention's key rotary fused into the attention kernel (--attention-key-rotary=fused, the
-  /// default) or computed by its own kernel (=kernel).
+  /// Attention's key rotary fused into the attention kernel (--attention-key-rotary=fused) or
+  /// computed by its own kernel (=kernel, the default).
   bool fuseKeyRotary = false;
+  /// A layer / RMS norm folded into the Hopper GEMMs that read it (--norm-into-gemm=fused) or
+  /// kept as its own kernel (=kernel, the default: the fold measured slower on the H200).
+  bool fuseNormIntoGemm = false;
   /// --programmatic-launch.
   ProgrammaticLaunch programmaticLaunch = ProgrammaticLaunch::AtExit;
   unsigned threads = 0;             ///< NVRTC threads; 0 = hardware concurrency

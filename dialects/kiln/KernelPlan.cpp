@@ -29,7 +29,9 @@ std::optional<GluHalves> kiln::getGluHalves(Operation *gemm) {
   halves.y = gemm->getResult(0);
   while (halves.y.hasOneUse()) {
     Operation *u = *halves.y.getUsers().begin();
-    if (!isElementwise(u) || u->getNumResults() != 1 || u->getResult(0).getType() != type)
+    // Same shape; the element type may change (a folded norm computes in f32 and casts back).
+    if (!isElementwise(u) || u->getNumResults() != 1 ||
+        cast<RankedTensorType>(u->getResult(0).getType()).getShape() != type.getShape())
       break;
     halves.y = u->getResult(0);
     halves.chain.push_back(u);

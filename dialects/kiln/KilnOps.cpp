@@ -405,6 +405,22 @@ LogicalResult RmsNormOp::verify() {
   return success();
 }
 
+/// Row statistics: [..., K] -> two [..., 1] f32 results.
+LogicalResult RowStatsOp::verify() {
+  auto in = rtt(getInput());
+  if (in.getRank() < 1)
+    return emitOpError() << "input must have rank >= 1";
+  SmallVector<int64_t> shape(in.getShape());
+  shape.back() = 1;
+  for (Value r : {getMean(), getRstd()})
+    if (rtt(r).getShape() != ArrayRef<int64_t>(shape) || !rtt(r).getElementType().isF32())
+      return emitOpError() << "results must be " << formatShape(shape) << " of f32, got "
+                           << r.getType();
+  if (!(getEpsilon().convertToFloat() >= 0.0f))
+    return emitOpError() << "epsilon must be >= 0";
+  return success();
+}
+
 LogicalResult AttentionOp::verify() {
   auto q = rtt(getQuery()), k = rtt(getKey()), v = rtt(getValue());
   if (q.getRank() != 4 || k.getRank() != 4 || v.getRank() != 4)

@@ -450,6 +450,27 @@ def Kiln_RmsNormOp : Kiln_Op<"rms_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Kiln_RowStatsOp : Kiln_Op<"row_stats", [Pure]> {
+  let summary = "Per-row statistics of a layer or RMS norm, folded into the GEMM that reads the row (kiln-fuse-norm-into-gemm).";
+  let description = [{
+    For every row of `input` (its last dim, K values) the mean and
+    `rstd = 1 / sqrt(var + epsilon)` (population variance), or with `rms`
+    mean 0 and `rstd = 1 / sqrt(mean(x^2) + epsilon)`; fp32 statistics, two f32
+    results `[..., 1]`. Created only by `kiln-fuse-norm-into-gemm`
+    inside a GEMM kernel whose matmul reads `input` as its lhs: the Hopper
+    GEMM computes the statistics from the A tiles it multiplies, and the
+    epilogue reads them at the row it is writing. No other kernel computes it.
+
+    ```mlir
+    %mean, %rstd = kiln.row_stats %x {epsilon = 1.0e-05 : f32, rms = false} : tensor<256x768xf16> -> tensor<256x1xf32>, tensor<256x1xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, F32Attr:$epsilon, BoolAttr:$rms);
+  let results = (outs Kiln_FloatTensor:$mean, Kiln_FloatTensor:$rstd);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($mean) `,` type($rstd)";
+  let hasVerifier = 1;
+}
+
 def Kiln_AttentionOp : Kiln_Op<"attention", [Pure]> {
   let summary = "Scaled dot-product attention softmax(scale * Q K^T + mask) V, fused (FlashAttention-2).";
   let description = [{

@@ -11,6 +11,8 @@
 
 #include "passes/Passes.h"
 
+#include "dialects/kiln/FloatBits.h"
+
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/Support/Debug.h"
@@ -36,41 +38,6 @@ Type narrowType(Type t, Type to) {
   if (!ranked || !ranked.getElementType().isF32())
     return t;
   return ranked.clone(to);
-}
-
-/// fp32 -> IEEE binary16 bits, rounded to nearest even; finite values beyond
-/// 65504 saturate to it, inf stays inf, NaN stays a (quiet) NaN.
-uint16_t toF16Bits(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, 4);
-  const uint32_t sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) // NaN
-    return uint16_t(sign | 0x7e00u | ((a >> 13) & 0x3ffu));
-  if (a == 0x7f800000u) // inf
-    return uint16_t(sign | 0x7c00u);
-  if (a >= 0x477fe000u) // >= 65504: saturate (RNE would give inf from 65520 on)
-    return uint16_t(sign | 0x7bffu);
-  if (a < 0x38800000u) { // below 2^-14: f16 subnormal (or zero), in units of 2^-24
-    float f;
-    std::memcpy(&f, &a, 4);
-    return uint16_t(sign | uint32_t(std::nearbyint(f * 16777216.0f))); // 1024 = min normal
-  }
-  uint32_t r = a - (112u << 23); // rebias the exponent (127 - 15)
-  r += 0xfffu + ((r >> 13) & 1u); // round to nearest even at bit 13
-  return uint16_t(sign | (r >> 13));
-}
-
-/// fp32 -> bfloat16 bits, rounded to nearest even; finite values beyond the
-/// bf16 range saturate to its largest finite value; NaN stays a quiet NaN.
-uint16_t toBF16Bits(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, 4);
-  if (std::isnan(x))
-    return uint16_t((u >> 16) | 0x40u);
-  uint16_t b = uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-  if ((b & 0x7f80u) == 0x7f80u && std::isfinite(x)) // rounded up to inf
-    b = uint16_t(((u >> 16) & 0x8000u) | 0x7f7fu);
-  return b;
 }
 
 /// The f32 constant `attr` converted to `to` (f16 or bf16) element by element

@@ -240,7 +240,7 @@ static bool anyTensorCoreTileFits(TargetAttr target, bool tf32, bool wgmma) {
 }
 
 Sm90GemmTileAttr kiln::selectSm90GemmTile(int64_t m, int64_t n, int64_t k, int64_t batch,
-                                          TargetAttr target, std::string &reason) {
+                                          TargetAttr target, std::string &reason, bool rowStats) {
   assert(target.getTensorCores() == TensorCores::Wgmma && "the target has no wgmma");
   const int64_t sms = target.getSmCount();
   const int64_t kSlices = (k + 63) / 64;
@@ -248,8 +248,11 @@ Sm90GemmTileAttr kiln::selectSm90GemmTile(int64_t m, int64_t n, int64_t k, int64
   double bestTime = 0;
   int64_t bestBlocks = 0, bestWaves = 0;
   for (const Sm90Candidate &c : kSm90Tiles) {
-    if (smem_bytes::gemmSm90(c.bm, c.bn, c.stages, c.consumers) > target.getSmemPerBlock() ||
-        (c.splitK > 1 && kSlices < 2 * c.splitK)) // at least 2 K slices per block of a cluster
+    if (smem_bytes::gemmSm90(c.bm, c.bn, c.stages, c.consumers, rowStats) >
+            target.getSmemPerBlock() ||
+        (c.splitK > 1 && kSlices < 2 * c.splitK) || // at least 2 K slices per block of a cluster
+        (rowStats && (c.splitK > 1 || c.bm > 128))) // row statistics: every K slice in one
+                                                     // block, at most 2 rows per stats thread
       continue;
     const int64_t tiles = ((m + c.bm - 1) / c.bm) * ((n + c.bn - 1) / c.bn) * batch;
     const int64_t blocks = tiles * c.splitK;
@@ -393,6 +396,17 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
     Type et = commonElementType(matmul);
     bool sixteenBit = et && (et.isF16() || et.isBF16());
     bool tensorCores = sixteenBit || (tf32 && et && et.isF32());
+    // A norm folded into this GEMM (kiln-fuse-norm-into-gemm): only the Hopper GEMM computes
+    // its row statistics.
+    const bool rowStats = llvm::any_of(kernel.getBodyBlock(),
+                                       [](Operation &op) { return isa<RowStatsOp>(op); });
+    if (rowStats && !(sixteenBit && sm90Gemm && !wgmma && !override &&
+                      target.getTensorCores() == TensorCores::Wgmma))
+      return kernel.emitError() << "unsupported: kernel @" << kernel.getSymName()
+                                << " holds kiln.row_stats (a norm folded into its GEMM), which "
+                                   "only the Hopper TMA GEMM computes (16-bit operands, an sm_90 "
+                                   "target, sm90-gemm on, no wgmma or mma-tile override); run "
+                                   "kiln-fuse-norm-into-gemm only there";
     if (tensorCores && target.getTensorCores() == TensorCores::None)
       return kernel.emitError() << "unsupported: the " << et << " GEMM of kernel @"
                                 << kernel.getSymName()
@@ -419,7 +433,11 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
       // The TMA GEMM (when a candidate fits the target's shared memory), and
       // the mma.sync tile for operands TMA cannot read.
       std::string sm90Reason;
-      Sm90GemmTileAttr sm90 = selectSm90GemmTile(m, n, k, batch, target, sm90Reason);
+      Sm90GemmTileAttr sm90 = selectSm90GemmTile(m, n, k, batch, target, sm90Reason, rowStats);
+      if (!sm90 && rowStats)
+        return kernel.emitError() << "unsupported: no Hopper GEMM tile with row statistics of "
+                                     "kernel @"
+                                  << kernel.getSymName() << " fits the target's shared memory";
       kernel->setAttr(kMmaTileAttrName, selectMmaTile(m, n, k, batch, target, reason));
       if (sm90) {
         kernel->setAttr(kSm90GemmTileAttrName, sm90);

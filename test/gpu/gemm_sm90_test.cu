@@ -11,6 +11,12 @@
 // 1e-3 (fp32 out from f16), and no NaN anywhere in range (an unwritten element). The
 // epilogue is out = 0.5 acc + bias[n] (pair: acc0 - 2 acc1 + bias[n]), so a wrong column
 // index in the epilogue shows.
+// Row statistics (ROWSTATS 1 / 2: a layer / RMS norm of A folded into the GEMM): fp32 out =
+// rstd_m (acc - mean_m colSum[n]) + bias[n] (pair: column n minus 2x column n + 1) against the
+// unfused fp64 norm-then-GEMM, on cooperative, ping-pong and one-consumer tiles with 64 and 128
+// rows per consumer, f16 and bf16, K = 768, 200, 72, small persistent grids (several tiles per
+// block), and A rows of N(0, 1), of a large offset (+-40 + N(0, 1), 40 + 0.25 N(0, 1)) and all
+// equal (variance 0): max|out - ref| / max|ref| <= 2e-3 (f16), 4e-3 (bf16), no NaN.
 //
 // Benchmark (--bench): f16 C[M, N] = A[M, K] B, A row-major, B row-major [K, N] (the ONNX
 // MatMul weight) and [N, K], f16 out, the GEMM shapes of the real-size benchmark (GPT-2 124M
@@ -35,6 +41,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -419,6 +426,219 @@ int runCorrectness(int numSMs, bool verbose) {
 }
 
 //===----------------------------------------------------------------------===//
+// Row statistics (ROWSTATS: a layer / RMS norm of A folded into the GEMM)
+//===----------------------------------------------------------------------===//
+
+/// The folded norm: out[m, n] = rstd_m (acc - mean_m colSum[n]) + bias[n], colSum[n] = sum_k
+/// B[k, n] (RMS: mean 0); pair: folded(n) - 2 folded(n + 1) + bias[n]. A [M, K], B [K, N], fp32
+/// out (only the accumulation and the statistics matter).
+template <typename T, int BM, int BN, int CW, int S, bool PP, int RS, bool PAIR>
+__global__ void __launch_bounds__(128 * (CW + 1), 1)
+    normGemmKernel(const __grid_constant__ kiln::TensorMap tmA,
+                   const __grid_constant__ kiln::TensorMap tmB, int M, int N, int K,
+                   float *__restrict__ out, const float *__restrict__ colSum,
+                   const float *__restrict__ bias, float eps) {
+  extern __shared__ __align__(1024) char smem[];
+  const kiln::sm90::TmaOperand<true, 2> a{&tmA};
+  const kiln::sm90::TmaOperand<false, 2> b{&tmB};
+  auto folded = [&](int n, float acc, float mean, float rstd) {
+    return rstd * (acc - mean * colSum[n]);
+  };
+  if constexpr (PAIR)
+    kiln::gemmSm90<T, float, BM, BN, CW, S, 1, PP, RS>(
+        M, N, K, 1, a, b, out,
+        kiln::makePairEpilogue(
+            [&](long long, int, int n, float a0, float a1, float mean, float rstd) {
+              return folded(n, a0, mean, rstd) - 2.0f * folded(n + 1, a1, mean, rstd) + bias[n];
+            }),
+        smem, eps);
+  else
+    kiln::gemmSm90<T, float, BM, BN, CW, S, 1, PP, RS>(
+        M, N, K, 1, a, b, out,
+        [&](long long, int, int n, float acc, float mean, float rstd) {
+          return folded(n, acc, mean, rstd) + bias[n];
+        },
+        smem, eps);
+}
+
+struct NormCase {
+  Config c;
+  int rowStats; // 1: layer norm, 2: RMS norm
+  bool bf16, pair;
+  KernelPtr kernel;
+};
+
+template <typename T, int BM, int BN, int CW, int S, bool PP, int RS, bool PAIR>
+NormCase normCase(const char *name) {
+  return {{name, BM, BN, CW, S, 1, PP},
+          RS,
+          std::is_same<T, kiln::bf16>::value,
+          PAIR,
+          reinterpret_cast<KernelPtr>(&normGemmKernel<T, BM, BN, CW, S, PP, RS, PAIR>)};
+}
+
+/// Row m of the tests' A: class 0 (m % 8 < 3) N(0, 1); class 1 (3..6) a large offset: +-40 +
+/// N(0, 1) or 40 + 0.25 N(0, 1) (a naive fp32 E[x^2] - E[x]^2 loses ~1e-2 of the output there);
+/// class 2 (7) all equal: 40, -1.25, 0.5 or 0 (variance 0, rstd = 1 / sqrt(eps)).
+int normRowClass(int m) { return m % 8 < 3 ? 0 : m % 8 < 7 ? 1 : 2; }
+double normRowValue(int m, std::mt19937 &rng) {
+  std::normal_distribution<double> nd;
+  switch (m % 8) {
+  case 3:
+    return 40 + nd(rng);
+  case 4:
+    return -40 + nd(rng);
+  case 5:
+  case 6:
+    return 40 + 0.25 * nd(rng);
+  case 7: {
+    const double c[4] = {40, -1.25, 0.5, 0};
+    return c[(m / 8) % 4];
+  }
+  default:
+    return nd(rng);
+  }
+}
+
+/// One ROWSTATS case on M x N x K (batch 1; grid: the persistent grid, 0 = min(tiles, SMs), a
+/// small one makes blocks (and both ping-pong consumers) take several tiles). B is random in
+/// k / 128 (k in [-128, 128] \ {0}), so the all-equal rows' acc - mean colSum[n] cancels exactly
+/// (rstd = 1 / sqrt(eps) amplifies any rounding there) and colSum is exact in fp32. Reference:
+/// the unfused norm in fp64, y = ((x - mean) / sqrt(var + eps)) B + bias (population variance;
+/// RMS: x / sqrt(mean(x^2) + eps)).
+bool runNormCase(const NormCase &nc, int M, int N, int K, int grid, std::mt19937 &rng, int numSMs,
+                 bool verbose) {
+  const Config &c = nc.c;
+  const bool bf16 = nc.bf16;
+  const float eps = nc.rowStats == 1 ? 1e-5f : 1e-6f;
+  const int smem = int(kiln::smem_bytes::gemmSm90(c.bm, c.bn, c.stages, c.consumers, true));
+  CHECK_CUDA(cudaFuncSetAttribute(nc.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  const int outCols = nc.pair ? N / 2 : N;
+  std::vector<uint16_t> aBits(size_t(M) * K), bBits(size_t(K) * N);
+  for (int m = 0; m < M; ++m)
+    for (int k = 0; k < K; ++k)
+      aBits[size_t(m) * K + k] = kiln_test::floatToHalfBits(float(normRowValue(m, rng)), bf16);
+  std::uniform_int_distribution<int> bd(-128, 127);
+  for (auto &x : bBits) {
+    const int q = bd(rng);
+    x = kiln_test::floatToHalfBits(float(q >= 0 ? q + 1 : q) / 128.0f, bf16);
+  }
+  std::vector<double> A(aBits.size()), B(bBits.size());
+  for (size_t i = 0; i < A.size(); ++i)
+    A[i] = halfBitsToFloat(aBits[i], bf16);
+  for (size_t i = 0; i < B.size(); ++i)
+    B[i] = halfBitsToFloat(bBits[i], bf16);
+  std::vector<float> colSum(N), bias(N);
+  for (int n = 0; n < N; ++n) {
+    double s = 0;
+    for (int k = 0; k < K; ++k)
+      s += B[size_t(k) * N + n];
+    colSum[n] = float(s);
+    bias[n] = std::uniform_real_distribution<float>(-1, 1)(rng);
+  }
+  void *dA, *dB;
+  float *dOut, *dColSum, *dBias;
+  CHECK_CUDA(cudaMalloc(&dA, aBits.size() * 2));
+  CHECK_CUDA(cudaMalloc(&dB, bBits.size() * 2));
+  CHECK_CUDA(cudaMalloc(&dOut, size_t(M) * outCols * 4));
+  CHECK_CUDA(cudaMalloc(&dColSum, size_t(N) * 4));
+  CHECK_CUDA(cudaMalloc(&dBias, size_t(N) * 4));
+  CHECK_CUDA(cudaMemcpy(dA, aBits.data(), aBits.size() * 2, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(dB, bBits.data(), bBits.size() * 2, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(dColSum, colSum.data(), size_t(N) * 4, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(dBias, bias.data(), size_t(N) * 4, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemset(dOut, 0xff, size_t(M) * outCols * 4)); // NaN poison
+  auto ma = operandMap(dA, bf16, true, false, 1, M, K, c.bm);
+  auto mb = operandMap(dB, bf16, false, false, 1, N, K, c.bn);
+  const int tiles = ((M + c.bm - 1) / c.bm) * ((N + c.bn - 1) / c.bn);
+  void *args[] = {&ma, &mb, &M, &N, &K, &dOut, &dColSum, &dBias, const_cast<float *>(&eps)};
+  CHECK_CUDA(cudaLaunchKernel(nc.kernel, dim3(std::min(tiles, grid > 0 ? grid : numSMs)),
+                              dim3(128 * (c.consumers + 1)), args, size_t(smem), 0));
+  CHECK_CUDA(cudaGetLastError());
+  CHECK_CUDA(cudaDeviceSynchronize());
+  std::vector<float> out(size_t(M) * outCols);
+  CHECK_CUDA(cudaMemcpy(out.data(), dOut, out.size() * 4, cudaMemcpyDeviceToHost));
+
+  std::vector<double> ref(out.size());
+  parallelFor(M, [&](int m) {
+    const double *x = &A[size_t(m) * K];
+    double mean = 0, var = 0;
+    if (nc.rowStats == 1) {
+      for (int k = 0; k < K; ++k)
+        mean += x[k];
+      mean /= K;
+    }
+    for (int k = 0; k < K; ++k)
+      var += (x[k] - mean) * (x[k] - mean); // RMS: mean 0, so mean(x^2)
+    var /= K;
+    const double rstd = 1.0 / std::sqrt(var + double(eps));
+    std::vector<double> y(N, 0.0);
+    for (int k = 0; k < K; ++k) {
+      const double z = (x[k] - mean) * rstd;
+      for (int n = 0; n < N; ++n)
+        y[n] += z * B[size_t(k) * N + n];
+    }
+    for (int j = 0; j < outCols; ++j)
+      ref[size_t(m) * outCols + j] =
+          nc.pair ? y[2 * j] - 2.0 * y[2 * j + 1] + bias[2 * j] : y[j] + bias[j];
+  });
+  double err[3] = {0, 0, 0}, mag = 0;
+  bool nan = false;
+  for (int m = 0; m < M; ++m)
+    for (int j = 0; j < outCols; ++j) {
+      const size_t i = size_t(m) * outCols + j;
+      nan |= std::isnan(out[i]);
+      double &e = err[normRowClass(m)];
+      e = std::max(e, std::fabs(out[i] - ref[i]));
+      mag = std::max(mag, std::fabs(ref[i]));
+    }
+  const double rel = std::max({err[0], err[1], err[2]}) / mag;
+  const double tol = bf16 ? 4e-3 : 2e-3;
+  const bool ok = !nan && rel <= tol;
+  if (!ok || verbose)
+    std::printf("%s %-14s %s %s%s M=%d N=%d K=%d grid=%d: rel %.2e (rows N(0,1) %.2e, offset "
+                "%.2e, all-equal %.2e)%s\n",
+                ok ? "ok  " : "FAIL", c.name, bf16 ? "bf16" : "f16",
+                nc.rowStats == 1 ? "layernorm" : "rmsnorm", nc.pair ? " pair" : "", M, N, K, grid,
+                rel, err[0] / mag, err[1] / mag, err[2] / mag, nan ? " NaN" : "");
+  for (void *p : {dA, dB, (void *)dOut, (void *)dColSum, (void *)dBias})
+    CHECK_CUDA(cudaFree(p));
+  return ok;
+}
+
+int runNormCorrectness(int numSMs, bool verbose) {
+  using kiln::bf16;
+  using kiln::f16;
+  const NormCase cases[] = {
+      // BM = 64 (one row per statistics thread) and 128 (two); 64 or 128 rows per consumer
+      normCase<f16, 128, 128, 2, 6, false, 1, false>("128x128 c2 s6"),
+      normCase<f16, 128, 128, 2, 6, false, 2, false>("128x128 c2 s6"),
+      normCase<f16, 128, 128, 2, 6, false, 2, true>("128x128 c2 s6"),
+      normCase<f16, 64, 128, 2, 8, true, 1, false>("64x128 pp s8"),
+      normCase<f16, 64, 128, 2, 8, true, 2, false>("64x128 pp s8"),
+      normCase<f16, 64, 128, 1, 6, false, 1, false>("64x128 c1 s6"),
+      normCase<bf16, 64, 128, 1, 6, false, 2, false>("64x128 c1 s6"),
+      normCase<f16, 128, 128, 2, 6, true, 1, false>("128x128 pp s6"),
+      normCase<f16, 128, 128, 2, 6, true, 2, false>("128x128 pp s6"),
+      normCase<bf16, 128, 192, 2, 5, false, 1, false>("128x192 c2 s5"),
+      normCase<f16, 64, 256, 2, 5, true, 1, false>("64x256 pp s5"),
+  };
+  struct NormShape {
+    int M, N, K, grid;
+  };
+  const NormShape shapes[] = {
+      {200, 384, 768, 0}, {300, 200, 72, 0}, {300, 384, 200, 3}, {200, 200, 768, 1}};
+  std::mt19937 rng(4321);
+  int passed = 0, failed = 0;
+  for (const NormCase &nc : cases)
+    for (const NormShape &s : shapes)
+      (runNormCase(nc, s.M, s.N, s.K, s.grid, rng, numSMs, verbose) ? passed : failed)++;
+  std::printf("gemm_sm90 row statistics (folded layer / RMS norm): %d passed, %d failed\n", passed,
+              failed);
+  return failed ? 1 : 0;
+}
+
+//===----------------------------------------------------------------------===//
 // Benchmark
 //===----------------------------------------------------------------------===//
 
@@ -605,6 +825,8 @@ int main(int argc, char **argv) {
   if (!one.empty())
     return runOne(one[0], std::stoi(one[1]), std::stoi(one[2]), std::stoi(one[3]), one.size() == 5,
                   prop.multiProcessorCount);
-  return bench ? runBench(prop.multiProcessorCount, verbose)
-               : runCorrectness(prop.multiProcessorCount, verbose);
+  if (bench)
+    return runBench(prop.multiProcessorCount, verbose);
+  const int rc = runCorrectness(prop.multiProcessorCount, verbose);
+  return runNormCorrectness(prop.multiProcessorCount, verbose) | rc;
 }

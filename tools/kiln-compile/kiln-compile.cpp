@@ -128,6 +128,18 @@ static cl::opt<KeyRotary> keyRotary(
                           "by its own kernel, once per key; attention reads the rotated K "
                           "(default)")),
     cl::init(KeyRotary::Kernel), cl::cat(kilnCategory));
+enum class NormIntoGemm { Fused, Kernel };
+static cl::opt<NormIntoGemm> normIntoGemm(
+    "norm-into-gemm",
+    cl::desc("Where a layer norm or RMS norm read only by GEMMs runs, on sm_90 targets with the "
+             "Hopper GEMM (for A/B timing)"),
+    cl::values(clEnumValN(NormIntoGemm::Fused, "fused",
+                          "folded into each GEMM: its weight scaled at compile time, the row "
+                          "statistics computed from the GEMM's A tiles (one kernel less per "
+                          "norm, but slower on the H200)"),
+               clEnumValN(NormIntoGemm::Kernel, "kernel",
+                          "by its own kernel, which writes the normalized tensor (default)")),
+    cl::init(NormIntoGemm::Kernel), cl::cat(kilnCategory));
 static cl::opt<kiln::ProgrammaticLaunch> programmaticLaunch(
     "programmatic-launch",
     cl::desc("Programmatic dependent launch (PDL) of the kernels on sm_90+ targets: each kernel "
@@ -181,6 +193,7 @@ int main(int argc, char **argv) {
   if (!kiln::checkCommandLine(argc, argv, "kiln-compile", errs(), {},
                               {kiln::enumOption(emit), kiln::enumOption(progressChoice),
                                kiln::enumOption(precision), kiln::enumOption(keyRotary),
+                               kiln::enumOption(normIntoGemm),
                                kiln::enumOption(programmaticLaunch)}))
     return 2;
   if (!cl::ParseCommandLineOptions(
@@ -200,6 +213,7 @@ int main(int argc, char **argv) {
         {&wgmma, "wgmma=true"},
         {&sm90Gemm, "sm90-gemm=false"},
         {&keyRotary, "fuse-key-rotary=true (=fused) or fuse-key-rotary=false (=kernel)"},
+        {&normIntoGemm, "fuse-norm-into-gemm=true (=fused) or fuse-norm-into-gemm=false (=kernel)"},
         {&tensorParallel, "tp-size=2 tp-rank=0"},
         {&tpLoopback, "tp-loopback=true"}};
     for (auto [o, pipelineOption] : pipelineOptions)
@@ -227,6 +241,7 @@ int main(int argc, char **argv) {
   options.wgmma = wgmma;
   options.sm90Gemm = sm90Gemm;
   options.fuseKeyRotary = keyRotary == KeyRotary::Fused;
+  options.fuseNormIntoGemm = normIntoGemm == NormIntoGemm::Fused;
   options.programmaticLaunch = programmaticLaunch;
   // Asked for explicitly but impossible: say so (the compile goes on, in plain stream order).
   if (programmaticLaunch.getNumOccurrences() &&

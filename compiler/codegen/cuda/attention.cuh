@@ -43,7 +43,8 @@ template <typename F> struct RowInvariantMask {
     return f(b, h, i, j);
   }
 };
-template <typename F> __device__ __forceinline__ RowInvariantMask<F> makeRowInvariantMask(F f) {
+template <typename F>
+__host__ __device__ __forceinline__ RowInvariantMask<F> makeRowInvariantMask(F f) {
   return RowInvariantMask<F>{f};
 }
 namespace attn {

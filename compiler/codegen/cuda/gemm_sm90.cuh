@@ -240,25 +240,54 @@ __device__ __forceinline__ void storePair(OutT *p, float v0, float v1, int count
     p[1] = cvt<OutT>(v1);
 }
 
+/// Row statistics of A (kiln.row_stats: a layer / RMS norm folded into the GEMM) handed to the
+/// epilogue: the mean and 1 / sqrt(var + eps) of row m (for an RMS norm mean is 0 and rstd is
+/// 1 / sqrt(mean(x^2) + eps)).
+struct RowStats {
+  float mean, rstd;
+};
+
+/// Calls the epilogue for one element (or one column pair): f(b, m, n, acc[, acc1]) or, when
+/// ROWSTATS, f(b, m, n, acc[, acc1], mean, rstd).
+template <int ROWSTATS, typename F>
+__device__ __forceinline__ float epilogueCall(const F &f, long long b, int m, int n, float acc,
+                                              RowStats rs) {
+  if constexpr (ROWSTATS != 0)
+    return f(b, m, n, acc, rs.mean, rs.rstd);
+  else
+    return f(b, m, n, acc);
+}
+template <int ROWSTATS, typename F>
+__device__ __forceinline__ float epilogueCall(const F &f, long long b, int m, int n, float acc0,
+                                              float acc1, RowStats rs) {
+  if constexpr (ROWSTATS != 0)
+    return f(b, m, n, acc0, acc1, rs.mean, rs.rstd);
+  else
+    return f(b, m, n, acc0, acc1);
+}
+
 /// Applies the epilogue to 4 consecutive accumulators of row m (< M), columns n .. n + 3:
 /// v[0..4) for a plain epilogue, v[0..2) for a pair epilogue (f over column pairs (n, n + 1),
 /// n even). Columns at or past N are evaluated at column N - 1 (or N - 2 for a pair), a valid
 /// coordinate whose value the caller does not store, so there is no branch around the
 /// epilogue's loads. Loads only (the epilogue's reads of other tensors), no stores: the caller
 /// evaluates several runs before storing any and their loads are in flight together. (With a
-/// branch per column the loads stayed in separate basic blocks, one latency each.)
-template <typename Epilogue>
+/// branch per column the loads stayed in separate basic blocks, one latency each.) `rs`: the
+/// row's statistics, passed on when ROWSTATS.
+template <int ROWSTATS = 0, typename Epilogue>
 __device__ __forceinline__ void epilogueEval(const Epilogue &epilogue, long long b, int N, int m,
-                                             int n, const float (&acc)[4], float (&v)[4]) {
+                                             int n, const float (&acc)[4], float (&v)[4],
+                                             RowStats rs = {}) {
   if constexpr (IsPairEpilogue<Epilogue>::value) {
     // N is even (codegen's rule for pair epilogues), n is a multiple of 4.
 #pragma unroll
     for (int i = 0; i < 2; ++i)
-      v[i] = epilogue.f(b, m, min(n + 2 * i, N - 2), acc[2 * i], acc[2 * i + 1]);
+      v[i] = epilogueCall<ROWSTATS>(epilogue.f, b, m, min(n + 2 * i, N - 2), acc[2 * i],
+                                    acc[2 * i + 1], rs);
   } else {
 #pragma unroll
     for (int i = 0; i < 4; ++i)
-      v[i] = epilogue(b, m, min(n + i, N - 1), acc[i]);
+      v[i] = epilogueCall<ROWSTATS>(epilogue, b, m, min(n + i, N - 1), acc[i], rs);
   }
 }
 
@@ -288,6 +317,94 @@ __device__ __forceinline__ void epilogueRun(const Epilogue &epilogue, OutT *out,
   epilogueStore<OutT, Epilogue>(out, b, M, N, m, n, v);
 }
 
+/// Row statistics of A computed by two warps of the producer warpgroup (warps 2 and 3: 64
+/// "statistics threads"), so that the consumers' main loops carry no extra work (computed
+/// by the consumers between wgmma issue and wait, GPT-2's fused QKV GEMM took 61 us instead
+/// of 34 on an H200). Statistics thread `st` owns rows st, st + 64, ... (< BM) of the tile and
+/// reads each full stage after the TMA has landed it, like a consumer; the stage's "empty"
+/// barrier counts its two warps. A K-major stage row is 128 contiguous bytes whose 16-byte
+/// chunks the 128-byte swizzle permutes (logical chunk = physical ^ (row % 8)), so a row's
+/// sums need no unswizzle, only each chunk's K-validity (the TMA zero-fills past K).
+/// ROWSTATS 1 (layer norm): sums of x - s and (x - s)^2 with the shift s = the row's first
+/// value, so a mean far from zero does not cancel the variance as E[x^2] - E[x]^2 would
+/// ("shifted data", Chan, Golub, LeVeque, "Algorithms for computing the sample variance",
+/// 1983); var = E[d^2] - E[d]^2 loses only what |mean - s| / stddev costs, about a factor of
+/// 2. ROWSTATS 2 (RMS norm): the sum of squares.
+template <typename T, int ROWSTATS, int BM> struct RowStatsWarps {
+  static constexpr int kThreads = 64;
+  static constexpr int kRows = BM / kThreads; // rows per statistics thread (1 or 2)
+  float shift[kRows], s1[kRows], s2[kRows];
+
+  static __device__ __forceinline__ void widen(unsigned w, float &lo, float &hi) {
+    if constexpr (tc::IsSame<T, bf16>::value) {
+      lo = __uint_as_float(w << 16);
+      hi = __uint_as_float(w & 0xffff0000u);
+    } else {
+      unsigned short l, h;
+      asm("mov.b32 {%0, %1}, %2;" : "=h"(l), "=h"(h) : "r"(w));
+      asm("cvt.f32.f16 %0, %1;" : "=f"(lo) : "h"(l));
+      asm("cvt.f32.f16 %0, %1;" : "=f"(hi) : "h"(h));
+    }
+  }
+
+  /// Adds the rows of this thread of the A stage at shared address `stageA` (K-major,
+  /// 128-byte swizzled, BM rows) holding k0 .. k0 + 63; `first`: the tile's first stage (the
+  /// shift is read, the sums start at 0).
+  __device__ __forceinline__ void add(unsigned stageA, int st, int k0, int K, bool first) {
+#pragma unroll
+    for (int i = 0; i < kRows; ++i) {
+      const int row = st + kThreads * i;
+      const unsigned rowAddr = stageA + unsigned(row) * 128u;
+      if (first) {
+        s1[i] = s2[i] = 0.f;
+        if constexpr (ROWSTATS == 1) { // the row's k = 0: logical chunk 0, element 0
+          unsigned short h;
+          asm volatile("ld.shared.u16 %0, [%1];\n" : "=h"(h) : "r"(rowAddr + 16u * unsigned(row & 7)));
+          float lo, hi;
+          widen(unsigned(h), lo, hi);
+          shift[i] = lo;
+        }
+      }
+      float a1 = 0.f, a2 = 0.f, b1 = 0.f, b2 = 0.f; // two chains per sum
+      // Two chunks' loads in flight: the producer warpgroup has 40 registers.
+#pragma unroll 2
+      for (int pc = 0; pc < 8; ++pc) {
+        unsigned w[4];
+        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+                     : "r"(rowAddr + 16u * unsigned(pc)));
+        const bool inside = k0 + 8 * (pc ^ (row & 7)) < K;
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          float lo, hi;
+          widen(w[q], lo, hi);
+          if constexpr (ROWSTATS == 2) { // zero-filled chunks add nothing
+            a2 = fmaf(lo, lo, a2);
+            b2 = fmaf(hi, hi, b2);
+          } else {
+            const float dl = inside ? lo - shift[i] : 0.f, dh = inside ? hi - shift[i] : 0.f;
+            a1 += dl, b1 += dh;
+            a2 = fmaf(dl, dl, a2);
+            b2 = fmaf(dh, dh, b2);
+          }
+        }
+      }
+      s1[i] += a1 + b1;
+      s2[i] += a2 + b2;
+    }
+  }
+
+  /// Row i's mean and 1 / sqrt(var + eps) (RMS: 0 and 1 / sqrt(mean(x^2) + eps)) over its K
+  /// (>= 1) values.
+  __device__ __forceinline__ RowStats finish(int i, int K, float eps) const {
+    const float inv = 1.f / float(K);
+    if constexpr (ROWSTATS == 2)
+      return {0.f, rsqrtf(s2[i] * inv + eps)};
+    const float d = s1[i] * inv;
+    return {shift[i] + d, rsqrtf(fmaxf(s2[i] * inv - d * d, 0.f) + eps)};
+  }
+};
+
 } // namespace sm90
 
 //===----------------------------------------------------------------------===//
@@ -311,11 +428,20 @@ __device__ __forceinline__ void epilogueRun(const Epilogue &epilogue, OutT *out,
 /// >= 1 (persistent: one block per SM is best), SPLITK > 1: gridDim.x = SPLITK x the number of
 /// tiles. Rules (static_asserts): BN in {64, 128, 192, 256}; BM a multiple of 64 x CONSUMERS,
 /// at most 256; at most 128 accumulator registers per consumer thread; STAGES >= 2.
+/// ROWSTATS (a layer norm (1) or RMS norm (2) of A folded into the GEMM, kiln.row_stats): two
+/// warps of the producer warpgroup (sm90::RowStatsWarps) also compute each A row's mean and
+/// 1 / sqrt(var + `eps`) (RMS: 0 and 1 / sqrt(mean(x^2) + `eps`)) over its K values from the
+/// stages the consumers multiply, into a double-buffered shared array (one buffer per tile
+/// ordinal parity, "stats full" / "stats empty" mbarriers), and the epilogue is called with
+/// them as two more arguments: f(b, m, n, acc, mean, rstd) (a pair epilogue: f(b, m, n, acc0,
+/// acc1, mean, rstd)). Needs SPLITK == 1 and a K-major A; shared memory
+/// smem_bytes::gemmSm90(BM, BN, STAGES, CONSUMERS, true); BM <= 128.
 /// Requires sm_90a; compiled for any other target the call traps.
 template <typename T, typename OutT, int BM, int BN, int CONSUMERS, int STAGES, int SPLITK,
-          bool PINGPONG, typename OpA, typename OpB, typename Epilogue>
+          bool PINGPONG, int ROWSTATS = 0, typename OpA, typename OpB, typename Epilogue>
 __device__ __forceinline__ void gemmSm90(int M, int N, int K, int batch, const OpA &a, const OpB &b,
-                                         OutT *out, const Epilogue &epilogue, char *smem) {
+                                         OutT *out, const Epilogue &epilogue, char *smem,
+                                         float eps = 0.f) {
   static_assert(tc::IsSame<T, f16>::value || tc::IsSame<T, bf16>::value,
                 "gemmSm90: T must be kiln::f16 or kiln::bf16");
   static_assert(BN == 64 || BN == 128 || BN == 192 || BN == 256,
@@ -329,6 +455,10 @@ __device__ __forceinline__ void gemmSm90(int M, int N, int K, int batch, const O
   static_assert((PINGPONG ? BM : BM / CONSUMERS) / 64 * BN / 2 <= 128,
                 "gemmSm90: more than 128 fp32 accumulator registers per thread");
   static_assert(STAGES >= 2, "gemmSm90: STAGES must be >= 2");
+  static_assert(ROWSTATS >= 0 && ROWSTATS <= 2, "gemmSm90: ROWSTATS is 0, 1 (layer) or 2 (RMS)");
+  static_assert(ROWSTATS == 0 || (SPLITK == 1 && OpA::kKMajor && BM <= 128),
+                "gemmSm90: row statistics need the whole K in one block, a K-major A and BM <= "
+                "128 (at most 2 rows per statistics thread, within the producer's registers)");
   static_assert(SPLITK >= 1 && SPLITK <= 8 && BM % (SPLITK * 8) == 0,
                 "gemmSm90: SPLITK in 1..8 (a portable cluster) dividing BM / 8");
   static_assert(SPLITK == 1 || BM * (BN + 8) * 4 <= STAGES * (BM + BN) * 128,
@@ -347,6 +477,11 @@ __device__ __forceinline__ void gemmSm90(int M, int N, int K, int batch, const O
   const unsigned smemB = smemA + STAGES * kStageA;
   const unsigned smemEpi = smemB + STAGES * kStageB;
   const unsigned bars = smemEpi + CONSUMERS * 64 * kEpiPitch * 4;
+  // Row statistics (ROWSTATS): "stats full" and "stats empty" mbarriers of the two buffers,
+  // then 2 x BM (mean, rstd) pairs.
+  auto statsFullBar = [&](int buf) { return bars + 16u * STAGES + 8u * unsigned(buf); };
+  auto statsEmptyBar = [&](int buf) { return bars + 16u * STAGES + 16u + 8u * unsigned(buf); };
+  const unsigned smemStats = bars + 16u * STAGES + 32u;
   auto fullBar = [&](int s) { return bars + 8u * unsigned(s); };
   auto emptyBar = [&](int s) { return bars + 8u * unsigned(STAGES + s); };
   char *smemBase = smem + (smemA - tc::smemAddr(smem)); // generic pointer of smemA
@@ -356,8 +491,14 @@ __device__ __forceinline__ void gemmSm90(int M, int N, int K, int batch, const O
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       sm90::mbarInit(fullBar(s), 1);
-      sm90::mbarInit(emptyBar(s), PINGPONG ? 4 : CONSUMERS * 4); // consumer warps per stage
+      // consumer warps per stage, and the two statistics warps
+      sm90::mbarInit(emptyBar(s), (PINGPONG ? 4 : CONSUMERS * 4) + (ROWSTATS != 0 ? 2 : 0));
     }
+    if constexpr (ROWSTATS != 0)
+      for (int buf = 0; buf < 2; ++buf) {
+        sm90::mbarInit(statsFullBar(buf), 2);                             // statistics warps
+        sm90::mbarInit(statsEmptyBar(buf), PINGPONG ? 4 : CONSUMERS * 4); // warps reading it
+      }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
@@ -395,6 +536,39 @@ __device__ __forceinline__ void gemmSm90(int M, int N, int K, int batch, const O
         }
       }
     }
+    if constexpr (ROWSTATS != 0) {
+      if (tid >= 64) { // warps 2 and 3: the row statistics of every tile of the block
+        const int st = tid - 64, lane = tid & 31;
+        float2 *statsTile = reinterpret_cast<float2 *>(smemBase + (smemStats - smemA));
+        sm90::RowStatsWarps<T, ROWSTATS, BM> stats;
+        int stage = 0;
+        unsigned phase = 0;
+        for (int t = first, ordinal = 0; t < numTiles; t += stride, ++ordinal) {
+          for (int kt = kBegin; kt < kEnd; ++kt) {
+            sm90::mbarWait(fullBar(stage), phase);
+            stats.add(smemA + stage * kStageA, st, kt * 64, K, kt == kBegin);
+            __syncwarp();
+            if (lane == 0)
+              sm90::mbarArrive(emptyBar(stage));
+            if (++stage == STAGES) {
+              stage = 0;
+              phase ^= 1u;
+            }
+          }
+          const int buf = ordinal & 1;
+          if (ordinal >= 2) // the consumers have read this buffer's tile ordinal - 2
+            sm90::mbarWait(statsEmptyBar(buf), unsigned((ordinal >> 1) - 1) & 1u);
+#pragma unroll
+          for (int i = 0; i < BM / 64; ++i) {
+            const sm90::RowStats rs = stats.finish(i, K, eps);
+            statsTile[buf * BM + st + 64 * i] = make_float2(rs.mean, rs.rstd);
+          }
+          __syncwarp();
+          if (lane == 0)
+            sm90::mbarArrive(statsFullBar(buf)); // release: the writes above
+        }
+      }
+    }
   } else {
     // Consumer warpgroups.
     if constexpr (CONSUMERS == 2)
@@ -410,6 +584,8 @@ __device__ __forceinline__ void gemmSm90(int M, int N, int K, int batch, const O
     for (int mi = 0; mi < kMI; ++mi)
       descA[mi] = DescA::make(smemA + DescA::offset(rowBase + mi * 64, 0));
     const unsigned long long descB = DescB::make(smemB);
+    // Row statistics (ROWSTATS): tile ordinal o's are in buffer o % 2 (BM pairs).
+    const float2 *statsTile = reinterpret_cast<const float2 *>(smemBase + (smemStats - smemA));
 
     // Ping-pong: consumer cw takes the block's tiles cw, cw + 2, ... Their K slices are the
     // ring positions (tile ordinal) x kTiles .. ; the two main loops run in turn (hardware
@@ -473,6 +649,9 @@ __device__ __forceinline__ void gemmSm90(int M, int N, int K, int batch, const O
         if (t + stride < numTiles) // the other consumer has the next tile: let it start
           sm90::namedBarrierArrive(cw == 0 ? 3 : 4, 256);
       }
+      const int statsBuf = ((t - first) / stride) & 1; // this tile's statistics buffer
+      if constexpr (ROWSTATS != 0)
+        sm90::mbarWait(statsFullBar(statsBuf), unsigned((t - first) / stride >> 1) & 1u);
 
       // Fragment coordinates (PTX ISA, wgmma .m64nNk16 D): thread holds rows 16 warp +
       // lane / 4 (+ 8) of each m64 block, columns 8 j + 2 (lane % 4) (+ 1).
@@ -523,7 +702,12 @@ __device__ __forceinline__ void gemmSm90(int M, int N, int K, int batch, const O
             const int r = 16 * it + (tid >> 3), m = min(mRow0 + 16 * it, M - 1);
             const float4 v = *reinterpret_cast<const float4 *>(stageTile + r * kEpiPitch + col);
             const float a4[4] = {v.x, v.y, v.z, v.w};
-            sm90::epilogueEval(epilogue, tc.b, N, m, n, a4, vals[it]);
+            sm90::RowStats rs{};
+            if constexpr (ROWSTATS != 0) {
+              const float2 st = statsTile[statsBuf * BM + rowBase + mi * 64 + r];
+              rs = {st.x, st.y};
+            }
+            sm90::epilogueEval<ROWSTATS>(epilogue, tc.b, N, m, n, a4, vals[it], rs);
           }
 #pragma unroll
           for (int it = 0; it < 4; ++it) {
@@ -533,6 +717,9 @@ __device__ __forceinline__ void gemmSm90(int M, int N, int K, int batch, const O
           }
           sm90::namedBarrier(1 + cw, 128);
         }
+        if constexpr (ROWSTATS != 0) // every thread of the warpgroup has read the statistics
+          if (lane == 0)
+            sm90::mbarArrive(statsEmptyBar(statsBuf));
       } else {
         // Split-K: park the partial tile [BM][BN + 8] in the (now idle) pipeline memory of
         // this block, once both consumers are done reading the stages.
@@ -579,7 +766,8 @@ __device__ __forceinline__ void gemmSm90(int M, int N, int K, int batch, const O
   }
 #elif defined(__CUDA_ARCH__)
   // Not sm_90a: wgmma and setmaxnreg do not exist. The code generator never selects this.
-  (void)M, (void)N, (void)K, (void)batch, (void)a, (void)b, (void)out, (void)epilogue, (void)smem;
+  (void)M, (void)N, (void)K, (void)batch, (void)a, (void)b, (void)out, (void)epilogue, (void)smem,
+      (void)eps;
   asm volatile("trap;");
 #endif
 }

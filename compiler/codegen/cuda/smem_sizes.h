@@ -52,10 +52,13 @@ KILN_SMEM_HD constexpr long long attentionSimt(long long d, long long dv, long l
 
 /// kiln::gemmSm90 (gemm_sm90.cuh): 1024 bytes of alignment slack, STAGES stages of the BM x 64
 /// A tile and the BN x 64 B tile (16-bit, 128 bytes per row), an fp32 staging tile of 64 x 40
-/// floats per consumer warpgroup for the epilogue, and 2 x STAGES 8-byte mbarriers.
+/// floats per consumer warpgroup for the epilogue, 2 x STAGES 8-byte mbarriers and, with row
+/// statistics (a norm folded into the GEMM), 4 more mbarriers and two buffers of BM (mean,
+/// rstd) float pairs.
 KILN_SMEM_HD constexpr long long gemmSm90(long long bm, long long bn, long long stages,
-                                          long long consumers) {
-  return 1024 + stages * (bm + bn) * 128 + consumers * 64 * 40 * 4 + 2 * stages * 8;
+                                          long long consumers, bool rowStats = false) {
+  return 1024 + stages * (bm + bn) * 128 + consumers * 64 * 40 * 4 + 2 * stages * 8 +
+         (rowStats ? 32 + 2 * bm * 8 : 0);
 }
 
 } // namespace smem_bytes
