@@ -48,6 +48,7 @@ struct NormKernel {
   float epsilon = 0;
   bool rms = false;
   RankedTensorType resultType;    ///< the kernel's result (x reshaped, same last dim)
+  mlir::Location location;        ///< the norm's (its ONNX node), for kiln.row_stats
 };
 
 /// The dense constant that kernel operand `arg` (a block argument of `kernel`)
@@ -90,9 +91,8 @@ std::optional<NormKernel> matchNormKernel(KernelOp kernel) {
   auto it = body.without_terminator().begin(), end = body.without_terminator().end();
   if (it == end)
     return std::nullopt;
-  NormKernel nk;
-  nk.kernel = kernel;
   Operation *norm = &*it;
+  NormKernel nk{kernel, {}, {}, {}, 0, false, {}, norm->getLoc()};
   Value x, scale, bias;
   int64_t axis;
   if (auto ln = dyn_cast<LayerNormOp>(norm)) {
@@ -246,7 +246,7 @@ void rewriteGemm(RewriterBase &rewriter, const NormKernel &nk, GemmUse &g, const
   auto statType = RankedTensorType::get(statShape, f32);
 
   rewriter.setInsertionPoint(mm);
-  auto stats = RowStatsOp::create(rewriter, loc, statType, statType, a,
+  auto stats = RowStatsOp::create(rewriter, nk.location, statType, statType, a,
                                   rewriter.getF32FloatAttr(nk.epsilon),
                                   rewriter.getBoolAttr(nk.rms));
   rewriter.modifyOpInPlace(mm, [&] { mm->setOperand(1, weight); });
