@@ -523,6 +523,16 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
     auto kernel = dyn_cast<KernelOp>(op);
     if (!kernel)
       continue;
+    // The Hopper GEMM exists for sm_90a alone (one launch list serves every target): a
+    // --pass-pipeline that kept sm90-gemm with other targets would fail in NVRTC.
+    if (kernel->hasAttr(kSm90GemmTileAttrName) &&
+        llvm::any_of(targets, [](unsigned arch) { return arch != 90; }))
+      return llvm::createStringError(
+          "kernel @%s has a Hopper GEMM tile (#kiln.sm90_gemm_tile), whose kernels exist for "
+          "sm_90 alone, but --target lists other architectures; give sm90-gemm=false in the "
+          "--pass-pipeline's kiln-pipeline{...} or kiln-select-tiles{...} options, or compile "
+          "for sm_90 only",
+          kernel.getSymName().str().c_str());
     auto generated = registry.emit(kernel);
     if (failed(generated)) {
       failedEmit = true;
@@ -599,9 +609,11 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
     launch.module = f % numModules;
     launch.function = functionName(f);
   }
-  stats.kernels = launches.size();
-  stats.modules = numModules;
-  stats.uniqueKernels = functionSources.size();
+  // With tensor parallelism the ranks' graphs may differ (e.g. a norm folded into a GEMM on one
+  // rank only): the largest rank's counts.
+  stats.kernels = std::max<int64_t>(stats.kernels, int64_t(launches.size()));
+  stats.modules = std::max<int64_t>(stats.modules, int64_t(numModules));
+  stats.uniqueKernels = std::max<int64_t>(stats.uniqueKernels, int64_t(functionSources.size()));
   stats.collectives = collectives.size();
   if (!options.reportDir.empty()) {
     auto report = collectCompileReport(func, launches, collectives);

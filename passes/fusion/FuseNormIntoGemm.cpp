@@ -106,7 +106,9 @@ std::optional<NormKernel> matchNormKernel(KernelOp kernel) {
     return std::nullopt;
   }
   auto xType = cast<RankedTensorType>(x.getType());
-  if (axis != xType.getRank() - 1 || !isSixteenBit(xType.getElementType()))
+  // kiln.row_stats needs epsilon >= 0 (a NaN or negative one stays in the norm kernel).
+  if (axis != xType.getRank() - 1 || !isSixteenBit(xType.getElementType()) ||
+      !(nk.epsilon >= 0.0f))
     return std::nullopt;
   auto xArg = dyn_cast<BlockArgument>(x);
   if (!xArg || xArg.getOwner() != &body)
@@ -161,7 +163,8 @@ std::optional<GemmUse> matchGemmUse(OpOperand &use, Type elementType) {
       return std::nullopt;
   auto rhs = dyn_cast<BlockArgument>(g.matmul.getRhs());
   g.weight = rhs ? constantOperand(kernel, rhs) : nullptr;
-  if (!g.weight)
+  // A uniform weight becomes a literal in the kernel, which TMA cannot read.
+  if (!g.weight || g.weight.isSplat())
     return std::nullopt;
   auto w = cast<RankedTensorType>(g.weight.getType());
   if (w.getRank() != 2 || w.getElementType() != elementType || w.getShape()[0] < 8 ||
@@ -314,7 +317,7 @@ struct FuseNormIntoGemmPass : public kiln::impl::FuseNormIntoGemmBase<FuseNormIn
       SmallVector<Folded> folded;
       for (GemmUse &g : uses) {
         FailureOr<Folded> f = fold(*nk, g.weight);
-        if (failed(f))
+        if (failed(f) || f->weight.isSplat()) // overflow, or uniform (a literal: no TMA)
           break;
         folded.push_back(*f);
       }

@@ -6,6 +6,10 @@
 // RUN: rm -rf %t.d && kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=2x128 --precision fp16 -o %t.kiln --dump-cuda %t.d
 // RUN: cat %t.d/module*.cu | FileCheck %s
 // RUN: %if ptxas %{ for f in %t.d/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.cubin || exit 1; done %}
+// A --pass-pipeline that keeps sm90-gemm (its default) with a target besides sm_90 is refused
+// before NVRTC, naming the kernel and the option that fixes it.
+// RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x8 --target sm_90,sm_80 --pass-pipeline='builtin.module(kiln-pipeline{precision=fp16})' -o %t.mixed.kiln 2>&1 | FileCheck %s --check-prefix=MIXED
+// MIXED: error: kernel @k{{[0-9]+}}_{{[a-z_]+}} has a Hopper GEMM tile (#kiln.sm90_gemm_tile), whose kernels exist for sm_90 alone, but --target lists other architectures; give sm90-gemm=false
 
 // The fused QKV projection [256x128] x [128x384] (no epilogue beyond the store).
 // CHECK-LABEL: // [256x128] x [128x384], batch 1, Hopper TMA + wgmma (gemm_sm90.cuh)

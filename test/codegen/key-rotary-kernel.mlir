@@ -19,4 +19,4 @@
 // KERNEL-DAG: const auto ropeQ = kiln::makeRope(
 // KERNEL-DAG: const auto ropeK = kiln::NoRope{};
 
-// PIPELINE: error: --attention-key-rotary configures the default pipeline and has no effect with --pass-pipeline; give it as a pipeline option in the text: kiln-pipeline{fuse-key-rotary=true (=fused) or fuse-key-rotary=false (=kernel)}
+// PIPELINE: error: --attention-key-rotary configures the default pipeline and has no effect with --pass-pipeline; give it as a pipeline option in the text: kiln-pipeline{fuse-key-rotary=false}

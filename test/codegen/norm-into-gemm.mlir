@@ -12,6 +12,8 @@
 // RUN: kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=2x128 --norm-into-gemm=fused --emit=kernels -o - | FileCheck %s --check-prefix=FP32
 // RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --norm-into-gemm=yes -o %t.bad.kiln 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --norm-into-gemm=fused --pass-pipeline='builtin.module(kiln-pipeline)' -o %t.bad.kiln 2>&1 | FileCheck %s --check-prefix=PIPELINE
+// RUN: kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x8 --precision fp16 --norm-into-gemm=fused --target sm_90,sm_80 -o %t.two.kiln 2>&1 | FileCheck %s --check-prefix=WARN-TARGET
+// RUN: kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x8 --precision fp16 --norm-into-gemm=fused --sm90-gemm=false -o %t.mma.kiln 2>&1 | FileCheck %s --check-prefix=WARN-MMA
 
 // SUMMARY: kernels: 12 (
 
@@ -37,4 +39,9 @@
 
 // BAD: invalid value 'yes' for --norm-into-gemm (expected one of: fused, kernel)
 
-// PIPELINE: --norm-into-gemm configures the default pipeline and has no effect with --pass-pipeline; give it as a pipeline option in the text: kiln-pipeline{fuse-norm-into-gemm=true (=fused) or fuse-norm-into-gemm=false (=kernel)}
+// PIPELINE: --norm-into-gemm configures the default pipeline and has no effect with --pass-pipeline; give it as a pipeline option in the text: kiln-pipeline{fuse-norm-into-gemm=true}
+
+// WARN-TARGET: warning: --norm-into-gemm=fused has no effect with target sm_80 (the Hopper GEMM needs every --target to be sm_90): only the Hopper TMA GEMM computes a folded norm's row statistics
+// WARN-TARGET: kernels: 16 (
+// WARN-MMA: warning: --norm-into-gemm=fused has no effect with --sm90-gemm=false
+// WARN-MMA: kernels: 16 (

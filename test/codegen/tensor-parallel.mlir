@@ -12,7 +12,7 @@
 // TP2: wrote {{.*}}g.rank0.kiln ({{[0-9]+}} bytes, weights 1303552 bytes)
 // TP2-NEXT: wrote {{.*}}g.rank1.kiln ({{[0-9]+}} bytes, weights 1303552 bytes)
 // TP2-NEXT: tensor parallel: 2 ranks, 4 all-reduces per rank
-// TP2-NEXT: kernels: 16 (8 distinct, in 4 CUDA modules)
+// TP2-NEXT: kernels: 16 (8 distinct, in 4 CUDA modules; the largest rank's)
 // TP2-NEXT: arena bytes: {{[0-9]+}} (sum of intermediate tensor bytes: {{[0-9]+}}; the largest rank's)
 // The summary's arena is the largest rank's: at N = 4, rank 0's (its GEMMs before an all-reduce
 // also read bias and residual) is larger than the last rank's.

@@ -65,8 +65,8 @@ func.func @layer_norm(%x: tensor<2x4x8xf16>) -> tensor<8x8xf16> {
 // CHECK: kiln.row_stats %{{.*}} {epsilon = 9.99999997E-7 : f32, rms = true}
 func.func @rms_norm_two_gemms(%x: tensor<16x16xbf16>) -> (tensor<16x8xbf16>, tensor<16x16xbf16>) {
   %g = kiln.constant dense<0.5> : tensor<16xbf16>
-  %wq = kiln.constant dense<1.0> : tensor<16x8xbf16>
-  %wkv = kiln.constant dense<2.0> : tensor<16x16xbf16>
+  %wq = kiln.constant dense<[[1.0, 1.5, 2.0, 2.5, 3.0, 1.0, 1.5, 2.0], [2.5, 3.0, 1.0, 1.5, 2.0, 2.5, 3.0, 1.0], [1.5, 2.0, 2.5, 3.0, 1.0, 1.5, 2.0, 2.5], [3.0, 1.0, 1.5, 2.0, 2.5, 3.0, 1.0, 1.5], [2.0, 2.5, 3.0, 1.0, 1.5, 2.0, 2.5, 3.0], [1.0, 1.5, 2.0, 2.5, 3.0, 1.0, 1.5, 2.0], [2.5, 3.0, 1.0, 1.5, 2.0, 2.5, 3.0, 1.0], [1.5, 2.0, 2.5, 3.0, 1.0, 1.5, 2.0, 2.5], [3.0, 1.0, 1.5, 2.0, 2.5, 3.0, 1.0, 1.5], [2.0, 2.5, 3.0, 1.0, 1.5, 2.0, 2.5, 3.0], [1.0, 1.5, 2.0, 2.5, 3.0, 1.0, 1.5, 2.0], [2.5, 3.0, 1.0, 1.5, 2.0, 2.5, 3.0, 1.0], [1.5, 2.0, 2.5, 3.0, 1.0, 1.5, 2.0, 2.5], [3.0, 1.0, 1.5, 2.0, 2.5, 3.0, 1.0, 1.5], [2.0, 2.5, 3.0, 1.0, 1.5, 2.0, 2.5, 3.0], [1.0, 1.5, 2.0, 2.5, 3.0, 1.0, 1.5, 2.0]]> : tensor<16x8xbf16>
+  %wkv = kiln.constant dense<[[2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0], [2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5], [3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0], [3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5], [4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0], [2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0], [2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5], [3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0], [3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5], [4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0], [2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0], [2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5], [3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0], [3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5], [4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0], [2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0, 2.5, 3.0, 3.5, 4.0, 2.0]]> : tensor<16x16xbf16>
   %n = kiln.kernel @k0_rms_norm(%x, %g) : (tensor<16x16xbf16>, tensor<16xbf16>) -> tensor<16x16xbf16> {
   ^bb0(%a0: tensor<16x16xbf16>, %a1: tensor<16xbf16>):
     %0 = kiln.rms_norm %a0, %a1 {axis = 1 : i64, epsilon = 1.0e-06 : f32} : tensor<16x16xbf16>, tensor<16xbf16> -> tensor<16x16xbf16>
@@ -94,7 +94,7 @@ func.func @rms_norm_two_gemms(%x: tensor<16x16xbf16>) -> (tensor<16x8xbf16>, ten
 // CHECK-NOT: kiln.row_stats
 func.func @also_residual(%x: tensor<8x8xf16>) -> (tensor<8x8xf16>, tensor<8x8xf16>) {
   %g = kiln.constant dense<1.0> : tensor<8xf16>
-  %w = kiln.constant dense<1.0> : tensor<8x8xf16>
+  %w = kiln.constant dense<[[1.0, 1.5, 2.0, 2.5, 3.0, 1.0, 1.5, 2.0], [2.5, 3.0, 1.0, 1.5, 2.0, 2.5, 3.0, 1.0], [1.5, 2.0, 2.5, 3.0, 1.0, 1.5, 2.0, 2.5], [3.0, 1.0, 1.5, 2.0, 2.5, 3.0, 1.0, 1.5], [2.0, 2.5, 3.0, 1.0, 1.5, 2.0, 2.5, 3.0], [1.0, 1.5, 2.0, 2.5, 3.0, 1.0, 1.5, 2.0], [2.5, 3.0, 1.0, 1.5, 2.0, 2.5, 3.0, 1.0], [1.5, 2.0, 2.5, 3.0, 1.0, 1.5, 2.0, 2.5]]> : tensor<8x8xf16>
   %n = kiln.kernel @k0_layer_norm(%x, %g) : (tensor<8x8xf16>, tensor<8xf16>) -> tensor<8x8xf16> {
   ^bb0(%a0: tensor<8x8xf16>, %a1: tensor<8xf16>):
     %0 = kiln.layer_norm %a0, %a1 {axis = 1 : i64, epsilon = 1.0e-05 : f32} : tensor<8x8xf16>, tensor<8xf16> -> tensor<8x8xf16>
@@ -124,8 +124,8 @@ func.func @not_eligible(%x: tensor<8x8xf16>, %wv: tensor<8x8xf16>, %x12: tensor<
   %g = kiln.constant dense<1.0> : tensor<8xf16>
   %g12 = kiln.constant dense<1.0> : tensor<12xf16>
   %big = kiln.constant dense<1000.0> : tensor<8xf16>
-  %w12 = kiln.constant dense<1.0> : tensor<12x8xf16>
-  %w = kiln.constant dense<100.0> : tensor<8x8xf16>
+  %w12 = kiln.constant dense<[[1.0, 1.5, 2.0, 2.5, 3.0, 1.0, 1.5, 2.0], [2.5, 3.0, 1.0, 1.5, 2.0, 2.5, 3.0, 1.0], [1.5, 2.0, 2.5, 3.0, 1.0, 1.5, 2.0, 2.5], [3.0, 1.0, 1.5, 2.0, 2.5, 3.0, 1.0, 1.5], [2.0, 2.5, 3.0, 1.0, 1.5, 2.0, 2.5, 3.0], [1.0, 1.5, 2.0, 2.5, 3.0, 1.0, 1.5, 2.0], [2.5, 3.0, 1.0, 1.5, 2.0, 2.5, 3.0, 1.0], [1.5, 2.0, 2.5, 3.0, 1.0, 1.5, 2.0, 2.5], [3.0, 1.0, 1.5, 2.0, 2.5, 3.0, 1.0, 1.5], [2.0, 2.5, 3.0, 1.0, 1.5, 2.0, 2.5, 3.0], [1.0, 1.5, 2.0, 2.5, 3.0, 1.0, 1.5, 2.0], [2.5, 3.0, 1.0, 1.5, 2.0, 2.5, 3.0, 1.0]]> : tensor<12x8xf16>
+  %w = kiln.constant dense<[[100.0, 100.5, 101.0, 101.5, 102.0, 100.0, 100.5, 101.0], [101.5, 102.0, 100.0, 100.5, 101.0, 101.5, 102.0, 100.0], [100.5, 101.0, 101.5, 102.0, 100.0, 100.5, 101.0, 101.5], [102.0, 100.0, 100.5, 101.0, 101.5, 102.0, 100.0, 100.5], [101.0, 101.5, 102.0, 100.0, 100.5, 101.0, 101.5, 102.0], [100.0, 100.5, 101.0, 101.5, 102.0, 100.0, 100.5, 101.0], [101.5, 102.0, 100.0, 100.5, 101.0, 101.5, 102.0, 100.0], [100.5, 101.0, 101.5, 102.0, 100.0, 100.5, 101.0, 101.5]]> : tensor<8x8xf16>
   %n = kiln.kernel @k0_layer_norm(%x, %g) : (tensor<8x8xf16>, tensor<8xf16>) -> tensor<8x8xf16> {
   ^bb0(%a0: tensor<8x8xf16>, %a1: tensor<8xf16>):
     %0 = kiln.layer_norm %a0, %a1 {axis = 1 : i64, epsilon = 1.0e-05 : f32} : tensor<8x8xf16>, tensor<8xf16> -> tensor<8x8xf16>
@@ -169,7 +169,7 @@ func.func @not_eligible(%x: tensor<8x8xf16>, %wv: tensor<8x8xf16>, %x12: tensor<
 module attributes {kiln.target = #kiln.target<name = "sm_80", arch = 80, sm_count = 108, smem_per_block = 166912, smem_per_sm = 167936, regs_per_sm = 65536, tensor_cores = mma_sync>} {
 func.func @sm_80(%x: tensor<8x8xf16>) -> tensor<8x8xf16> {
   %g = kiln.constant dense<1.0> : tensor<8xf16>
-  %w = kiln.constant dense<1.0> : tensor<8x8xf16>
+  %w = kiln.constant dense<[[1.0, 1.5, 2.0, 2.5, 3.0, 1.0, 1.5, 2.0], [2.5, 3.0, 1.0, 1.5, 2.0, 2.5, 3.0, 1.0], [1.5, 2.0, 2.5, 3.0, 1.0, 1.5, 2.0, 2.5], [3.0, 1.0, 1.5, 2.0, 2.5, 3.0, 1.0, 1.5], [2.0, 2.5, 3.0, 1.0, 1.5, 2.0, 2.5, 3.0], [1.0, 1.5, 2.0, 2.5, 3.0, 1.0, 1.5, 2.0], [2.5, 3.0, 1.0, 1.5, 2.0, 2.5, 3.0, 1.0], [1.5, 2.0, 2.5, 3.0, 1.0, 1.5, 2.0, 2.5]]> : tensor<8x8xf16>
   %n = kiln.kernel @k0_layer_norm(%x, %g) : (tensor<8x8xf16>, tensor<8xf16>) -> tensor<8x8xf16> {
   ^bb0(%a0: tensor<8x8xf16>, %a1: tensor<8xf16>):
     %0 = kiln.layer_norm %a0, %a1 {axis = 1 : i64, epsilon = 1.0e-05 : f32} : tensor<8x8xf16>, tensor<8xf16> -> tensor<8x8xf16>
@@ -182,4 +182,38 @@ func.func @sm_80(%x: tensor<8x8xf16>) -> tensor<8x8xf16> {
   }
   return %y : tensor<8x8xf16>
 }
+}
+
+// -----
+
+// Not folded: a uniform weight (kernels read a uniform constant as a literal, which TMA cannot
+// read), and a negative epsilon (kiln.row_stats needs epsilon >= 0).
+// CHECK-LABEL: func.func @uniform_weight_negative_epsilon
+// CHECK-COUNT-2: kiln.layer_norm
+// CHECK-NOT: kiln.row_stats
+func.func @uniform_weight_negative_epsilon(%x: tensor<8x8xf16>) -> (tensor<8x8xf16>, tensor<8x8xf16>) {
+  %g = kiln.constant dense<1.0> : tensor<8xf16>
+  %wu = kiln.constant dense<0.25> : tensor<8x8xf16>
+  %w = kiln.constant dense<[[1.0, 1.5, 2.0, 2.5, 3.0, 1.0, 1.5, 2.0], [2.5, 3.0, 1.0, 1.5, 2.0, 2.5, 3.0, 1.0], [1.5, 2.0, 2.5, 3.0, 1.0, 1.5, 2.0, 2.5], [3.0, 1.0, 1.5, 2.0, 2.5, 3.0, 1.0, 1.5], [2.0, 2.5, 3.0, 1.0, 1.5, 2.0, 2.5, 3.0], [1.0, 1.5, 2.0, 2.5, 3.0, 1.0, 1.5, 2.0], [2.5, 3.0, 1.0, 1.5, 2.0, 2.5, 3.0, 1.0], [1.5, 2.0, 2.5, 3.0, 1.0, 1.5, 2.0, 2.5]]> : tensor<8x8xf16>
+  %n = kiln.kernel @k0_layer_norm(%x, %g) : (tensor<8x8xf16>, tensor<8xf16>) -> tensor<8x8xf16> {
+  ^bb0(%a0: tensor<8x8xf16>, %a1: tensor<8xf16>):
+    %0 = kiln.layer_norm %a0, %a1 {axis = 1 : i64, epsilon = 1.0e-05 : f32} : tensor<8x8xf16>, tensor<8xf16> -> tensor<8x8xf16>
+    kiln.yield %0 : tensor<8x8xf16>
+  }
+  %y = kiln.kernel @k1_fused_matmul(%n, %wu) : (tensor<8x8xf16>, tensor<8x8xf16>) -> tensor<8x8xf16> {
+  ^bb0(%a0: tensor<8x8xf16>, %a1: tensor<8x8xf16>):
+    %0 = kiln.matmul %a0, %a1 : tensor<8x8xf16>, tensor<8x8xf16> -> tensor<8x8xf16>
+    kiln.yield %0 : tensor<8x8xf16>
+  }
+  %ne = kiln.kernel @k2_layer_norm(%x, %g) : (tensor<8x8xf16>, tensor<8xf16>) -> tensor<8x8xf16> {
+  ^bb0(%a0: tensor<8x8xf16>, %a1: tensor<8xf16>):
+    %0 = kiln.layer_norm %a0, %a1 {axis = 1 : i64, epsilon = -1.0e-05 : f32} : tensor<8x8xf16>, tensor<8xf16> -> tensor<8x8xf16>
+    kiln.yield %0 : tensor<8x8xf16>
+  }
+  %z = kiln.kernel @k3_fused_matmul(%ne, %w) : (tensor<8x8xf16>, tensor<8x8xf16>) -> tensor<8x8xf16> {
+  ^bb0(%a0: tensor<8x8xf16>, %a1: tensor<8x8xf16>):
+    %0 = kiln.matmul %a0, %a1 : tensor<8x8xf16>, tensor<8x8xf16> -> tensor<8x8xf16>
+    kiln.yield %0 : tensor<8x8xf16>
+  }
+  return %y, %z : tensor<8x8xf16>, tensor<8x8xf16>
 }

@@ -131,8 +131,8 @@ static cl::opt<KeyRotary> keyRotary(
 enum class NormIntoGemm { Fused, Kernel };
 static cl::opt<NormIntoGemm> normIntoGemm(
     "norm-into-gemm",
-    cl::desc("Where a layer norm or RMS norm read only by GEMMs runs, on sm_90 targets with the "
-             "Hopper GEMM (for A/B timing)"),
+    cl::desc("Where a layer norm or RMS norm read only by fp16/bf16 GEMMs runs, on sm_90 "
+             "targets with the Hopper GEMM (for A/B timing)"),
     cl::values(clEnumValN(NormIntoGemm::Fused, "fused",
                           "folded into each GEMM: its weight scaled at compile time, the row "
                           "statistics computed from the GEMM's A tiles (one kernel less per "
@@ -212,8 +212,10 @@ int main(int argc, char **argv) {
         {&mmaTile, "mma-tile=128x128x32x2x4x4"},
         {&wgmma, "wgmma=true"},
         {&sm90Gemm, "sm90-gemm=false"},
-        {&keyRotary, "fuse-key-rotary=true (=fused) or fuse-key-rotary=false (=kernel)"},
-        {&normIntoGemm, "fuse-norm-into-gemm=true (=fused) or fuse-norm-into-gemm=false (=kernel)"},
+        {&keyRotary, keyRotary == KeyRotary::Fused ? "fuse-key-rotary=true"
+                                                   : "fuse-key-rotary=false"},
+        {&normIntoGemm, normIntoGemm == NormIntoGemm::Fused ? "fuse-norm-into-gemm=true"
+                                                            : "fuse-norm-into-gemm=false"},
         {&tensorParallel, "tp-size=2 tp-rank=0"},
         {&tpLoopback, "tp-loopback=true"}};
     for (auto [o, pipelineOption] : pipelineOptions)
@@ -258,6 +260,28 @@ int main(int argc, char **argv) {
         break;
       }
     }
+  // Likewise a norm fold the options rule out (the pipeline leaves kiln-fuse-norm-into-gemm out).
+  if (normIntoGemm.getNumOccurrences() && normIntoGemm == NormIntoGemm::Fused) {
+    std::string why;
+    if (noFuse)
+      why = "--no-fuse";
+    else if (wgmma)
+      why = "--wgmma";
+    else if (!mmaTile.empty())
+      why = "--mma-tile";
+    else if (!sm90Gemm)
+      why = "--sm90-gemm=false";
+    else
+      for (const std::string &t : options.targets)
+        if (t != "sm_90" && t != "sm_90a") {
+          why = "target " + t + " (the Hopper GEMM needs every --target to be sm_90)";
+          break;
+        }
+    if (!why.empty())
+      WithColor::warning(errs(), "kiln-compile")
+          << "--norm-into-gemm=fused has no effect with " << why
+          << ": only the Hopper TMA GEMM computes a folded norm's row statistics\n";
+  }
   options.threads = threads;
   options.tensorParallel = tensorParallel;
   options.tpLoopback = tpLoopback;
@@ -355,7 +379,8 @@ int main(int argc, char **argv) {
                     : " ranks, " + std::to_string(stats->collectives) + " all-reduces per rank")
             << "\n";
   summary << "kernels: " << stats->kernels << " (" << stats->uniqueKernels << " distinct, in "
-          << stats->modules << (stats->modules == 1 ? " CUDA module)\n" : " CUDA modules)\n");
+          << stats->modules << (stats->modules == 1 ? " CUDA module" : " CUDA modules")
+          << (tensorParallel > 1 && !tpLoopback ? "; the largest rank's)\n" : ")\n");
   summary << "arena bytes: " << stats->arenaBytes
           << " (sum of intermediate tensor bytes: " << stats->intermediateBytes
           << (tensorParallel > 1 && !tpLoopback ? "; the largest rank's" : "") << ")\n";
