@@ -102,6 +102,10 @@ int64_t fusePointwiseChains(mlir::RewriterBase &rewriter, mlir::func::FuncOp fun
 /// if `v` is one.
 std::optional<double> getScalarFloatConstant(mlir::Value v);
 
+/// The dense value of `v` if it is a `kiln.constant` holding a
+/// DenseElementsAttr of a float type, else null.
+mlir::DenseElementsAttr denseFloatConstant(mlir::Value v);
+
 /// Replaces `concat`, when it has more than `maxInputs` (>= 2) operands, by
 /// a balanced tree of concats along the same axis with at most `maxInputs`
 /// operands each (see SplitWideConcats in Passes.td). Returns the concat

@@ -231,6 +231,14 @@ FailureOr<GeneratedKernel> emitMatMulTC(KernelOp kernel, MatMulOp mm) {
   return out;
 }
 
+/// The error for a kernel with a folded norm (kiln.row_stats) that cannot run on the Hopper
+/// GEMM, the only one that computes row statistics; `why` says what is missing.
+LogicalResult rowStatsNeedHopperGemm(KernelOp kernel, const char *why) {
+  return kernel.emitError() << "unsupported: kernel @" << kernel.getSymName()
+                            << " holds kiln.row_stats (a norm folded into its GEMM), but " << why
+                            << ", and only the Hopper GEMM computes row statistics";
+}
+
 FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
   auto mm = cast<MatMulOp>(anchor);
   auto a = cast<RankedTensorType>(mm.getLhs().getType());
@@ -277,11 +285,8 @@ FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
       return failure();
     if (*generated)
       return std::move(**generated);
-    if (hasRowStats(kernel))
-      return kernel.emitError() << "unsupported: kernel @" << kernel.getSymName()
-                                << " holds kiln.row_stats (a norm folded into its GEMM), but TMA "
-                                   "cannot read its operands, and only the Hopper GEMM computes "
-                                   "row statistics";
+    if (getRowStats(kernel))
+      return rowStatsNeedHopperGemm(kernel, "TMA cannot read its operands");
     // Say in the source why the Hopper tile of the plan is not used.
     FailureOr<GeneratedKernel> mma = emitMatMulTC(kernel, mm);
     if (succeeded(mma))
@@ -291,10 +296,8 @@ FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
                     mma->source;
     return mma;
   }
-  if (hasRowStats(kernel))
-    return kernel.emitError() << "unsupported: kernel @" << kernel.getSymName()
-                              << " holds kiln.row_stats (a norm folded into its GEMM) but has no "
-                                 "Hopper GEMM tile; only the Hopper GEMM computes row statistics";
+  if (getRowStats(kernel))
+    return rowStatsNeedHopperGemm(kernel, "it has no Hopper GEMM tile");
   if (tensorCores)
     return emitMatMulTC(kernel, mm);
 

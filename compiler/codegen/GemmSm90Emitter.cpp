@@ -128,10 +128,6 @@ std::optional<TmaOperandPlan> planOperand(KernelOp kernel, Value operand, Type m
 
 } // namespace
 
-bool kiln::codegen::hasRowStats(KernelOp kernel) {
-  return llvm::any_of(kernel.getBodyBlock(), [](Operation &op) { return isa<RowStatsOp>(op); });
-}
-
 FailureOr<std::optional<GeneratedKernel>>
 kiln::codegen::emitMatMulSm90(KernelOp kernel, MatMulOp mm, Sm90GemmTileAttr tile) {
   auto a = cast<RankedTensorType>(mm.getLhs().getType());
@@ -171,10 +167,7 @@ kiln::codegen::emitMatMulSm90(KernelOp kernel, MatMulOp mm, Sm90GemmTileAttr til
   // A norm folded into this GEMM: the template computes the statistics of A's rows; the
   // epilogue reads them as `rowMean` / `rowRstd` (every read is at the row being written:
   // kiln-fuse-norm-into-gemm broadcasts the [..., M, 1] results along the columns only).
-  RowStatsOp rowStats;
-  for (Operation &op : kernel.getBodyBlock())
-    if (auto r = dyn_cast<RowStatsOp>(op))
-      rowStats = r;
+  RowStatsOp rowStats = getRowStats(kernel);
   if (rowStats) {
     if (rowStats.getInput() != mm.getLhs() || !planA->kMajor || splitK != 1)
       return kernel.emitError() << "unsupported: kiln.row_stats in kernel @"

@@ -29,9 +29,6 @@ namespace kiln::codegen {
 mlir::FailureOr<std::optional<GeneratedKernel>> emitMatMulSm90(KernelOp kernel, MatMulOp mm,
                                                                Sm90GemmTileAttr tile);
 
-/// True when `kernel`'s body holds a `kiln.row_stats` (kiln-fuse-norm-into-gemm).
-bool hasRowStats(KernelOp kernel);
-
 } // namespace kiln::codegen
 
 #endif // KILN_COMPILER_CODEGEN_GEMMSM90EMITTER_H

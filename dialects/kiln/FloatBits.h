@@ -54,15 +54,11 @@ inline uint16_t toBF16Bits(float x) {
 /// IEEE binary16 bits -> fp32 (exact).
 inline float fromF16Bits(uint16_t h) {
   const uint32_t sign = uint32_t(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
-  float f;
   if (exp == 0) { // zero or subnormal: man x 2^-24
-    f = std::ldexp(float(man), -24);
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    u |= sign;
-    std::memcpy(&f, &u, 4);
-    return f;
+    const float f = std::ldexp(float(man), -24);
+    return sign ? -f : f;
   }
+  float f;
   const uint32_t u = exp == 31 ? sign | 0x7f800000u | (man << 13)
                                : sign | ((exp + 112u) << 23) | (man << 13);
   std::memcpy(&f, &u, 4);

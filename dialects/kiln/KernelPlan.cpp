@@ -21,6 +21,13 @@ Precision kiln::getPrecision(Operation *op) {
   return Precision::FP32;
 }
 
+RowStatsOp kiln::getRowStats(KernelOp kernel) {
+  for (Operation &op : kernel.getBodyBlock())
+    if (auto r = dyn_cast<RowStatsOp>(op))
+      return r;
+  return nullptr;
+}
+
 std::optional<GluHalves> kiln::getGluHalves(Operation *gemm) {
   auto type = cast<RankedTensorType>(gemm->getResult(0).getType());
   if (type.getShape().back() % 2)

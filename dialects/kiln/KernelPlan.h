@@ -56,6 +56,11 @@ struct GluHalves {
 /// kiln-fuse-pointwise (pair-epilogue groups) and the GEMM code generator.
 std::optional<GluHalves> getGluHalves(mlir::Operation *gemm);
 
+/// The `kiln.row_stats` in `kernel`'s body (a norm folded into its GEMM by
+/// kiln-fuse-norm-into-gemm), or null; shared by kiln-select-tiles (no split-K)
+/// and the GEMM code generator (only the Hopper GEMM computes it).
+RowStatsOp getRowStats(KernelOp kernel);
+
 } // namespace kiln
 
 #endif // KILN_DIALECTS_KILN_KERNELPLAN_H

@@ -49,16 +49,7 @@ namespace kiln {
 using namespace mlir;
 using namespace kiln;
 
-namespace {
-
-/// Width in elements of the slices the fused GEMM is cut into must be a
-/// multiple of this, so that each slice starts on a 16-byte boundary for
-/// 16-bit types (tensor-core operand loads read 8 elements at a time).
-constexpr int64_t kSliceMultiple = 8;
-
-/// The dense value of `v` if it is a `kiln.constant` holding a
-/// DenseElementsAttr of a float type.
-DenseElementsAttr denseFloatConstant(Value v) {
+DenseElementsAttr kiln::denseFloatConstant(Value v) {
   auto constant = v.getDefiningOp<ConstantOp>();
   if (!constant)
     return nullptr;
@@ -67,6 +58,14 @@ DenseElementsAttr denseFloatConstant(Value v) {
     return nullptr;
   return attr;
 }
+
+namespace {
+
+/// Width in elements of the slices the fused GEMM is cut into must be a
+/// multiple of this, so that each slice starts on a 16-byte boundary for
+/// 16-bit types (tensor-core operand loads read 8 elements at a time).
+constexpr int64_t kSliceMultiple = 8;
+
 
 /// True when `matmul` may join a sibling group: its rhs is a rank-2 float
 /// constant [K, N] with N a multiple of kSliceMultiple.

@@ -398,8 +398,7 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
     bool tensorCores = sixteenBit || (tf32 && et && et.isF32());
     // A norm folded into this GEMM (kiln-fuse-norm-into-gemm): only the Hopper GEMM computes
     // its row statistics.
-    const bool rowStats = llvm::any_of(kernel.getBodyBlock(),
-                                       [](Operation &op) { return isa<RowStatsOp>(op); });
+    const bool rowStats = bool(getRowStats(kernel));
     if (rowStats && !(sixteenBit && sm90Gemm && !wgmma && !override &&
                       target.getTensorCores() == TensorCores::Wgmma))
       return kernel.emitError() << "unsupported: kernel @" << kernel.getSymName()

@@ -335,16 +335,10 @@ template <typename T, int ROWSTATS, int BM> struct RowStatsWarps {
   static constexpr int kRows = BM / kThreads; // rows per statistics thread (1 or 2)
   float shift[kRows], s1[kRows], s2[kRows];
 
+  /// The two T of a 32-bit word, widened (kiln::ld).
   static __device__ __forceinline__ void widen(unsigned w, float &lo, float &hi) {
-    if constexpr (tc::IsSame<T, bf16>::value) {
-      lo = __uint_as_float(w << 16);
-      hi = __uint_as_float(w & 0xffff0000u);
-    } else {
-      unsigned short l, h;
-      asm("mov.b32 {%0, %1}, %2;" : "=h"(l), "=h"(h) : "r"(w));
-      asm("cvt.f32.f16 %0, %1;" : "=f"(lo) : "h"(l));
-      asm("cvt.f32.f16 %0, %1;" : "=f"(hi) : "h"(h));
-    }
+    lo = ld(T{static_cast<unsigned short>(w & 0xffffu)});
+    hi = ld(T{static_cast<unsigned short>(w >> 16)});
   }
 
   /// Adds the rows of this thread of the A stage at shared address `stageA` (K-major,
@@ -360,9 +354,7 @@ template <typename T, int ROWSTATS, int BM> struct RowStatsWarps {
         if constexpr (ROWSTATS == 1) { // the row's k = 0: logical chunk 0, element 0
           unsigned short h;
           asm volatile("ld.shared.u16 %0, [%1];\n" : "=h"(h) : "r"(rowAddr + 16u * unsigned(row & 7)));
-          float lo, hi;
-          widen(unsigned(h), lo, hi);
-          shift[i] = lo;
+          shift[i] = ld(T{h});
         }
       }
       float a1 = 0.f, a2 = 0.f, b1 = 0.f, b2 = 0.f; // two chains per sum
