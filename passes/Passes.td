@@ -331,6 +331,75 @@ def AssignPrecision : Pass<"kiln-assign-precision", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def BindGenerationInputs : Pass<"kiln-bind-generation-inputs", "mlir::func::FuncOp"> {
+  let summary = "Bind the inputs and outputs a KV-cache runtime owns, before folding.";
+  let description = [{
+    First half of compiling a generation step (`kiln-compile --kv-cache`;
+    docs/generation.md); `kiln-paged-kv-cache` is the second. The runtime
+    keeps every sequence's keys and values itself, so a Hugging Face export
+    with cache inputs and outputs is compiled with an empty past (the driver
+    gives `past_key_values.*` a past length of 0) and this pass:
+
+    - replaces an integer or bool `attention_mask` argument `[B, S]` by a
+      constant of ones (the runtime batches sequences of different lengths
+      through their lengths, not padding), so the causal mask folds;
+    - drops the `present.*` results (the cache the runtime owns replaces
+      them);
+    - erases arguments with zero elements (the empty past), once nothing
+      reads them.
+
+    An `attention_mask` of another shape (e.g. `[B, past + S]` with a
+    non-zero past) is an error naming it.
+
+    Before:
+    ```mlir
+    func.func @main(%ids: tensor<1x4xi64> {kiln.name = "input_ids"}, %m: tensor<1x4xi64> {kiln.name = "attention_mask"}) -> ...
+    ```
+    After: `%m` is gone; its uses read `kiln.constant dense<1> : tensor<1x4xi64>`.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
+def PagedKvCache : Pass<"kiln-paged-kv-cache", "mlir::func::FuncOp"> {
+  let summary = "Make causal attention append to and read from a paged KV cache (a generation step).";
+  let description = [{
+    Turns the graph of a decoder's forward pass over `S` new tokens into one
+    step of text generation with a KV cache the runtime owns (vLLM's
+    PagedAttention layout, Kwon et al. 2023). Every `kiln.attention` must be
+    causal self-attention over this step's tokens (`causal`, no mask,
+    `Sq == Sk`); each becomes
+
+    ```mlir
+    %kc1 = kiln.kv_cache_append %k, %kc, %table, %lens : ...
+    %vc1 = kiln.kv_cache_append %v, %vc, %table, %lens : ...
+    %o = kiln.paged_attention %q, %kc1, %vc1, %table, %lens {scale = ..., bshd_output = ...} : ...
+    ```
+
+    The function gains the arguments the runtime fills, each with a
+    `kiln.role`: `kv_cache.block_table` (`[B, MB]` i32, `MB` =
+    ceil(max-seq-len / block-size)), `kv_cache.seq_lens` (`[B]` i32) and,
+    per attention in program order, `kv_cache.<l>.key` / `.value`
+    (`[num-blocks, Hkv, block-size, D]` in the attention's element type;
+    num-blocks 0 means `B * MB`, room for every row at max-seq-len). The
+    model's `position_ids` argument gets the `position_ids` role. A model
+    without a `position_ids` input computes token positions from constants
+    inside the graph; such a plain export is refused with an error that says
+    how to export it, as is a non-causal or masked attention (an encoder).
+
+    Runs after kiln-assign-precision (the caches take the storage type) and
+    before fusion.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"16",
+           "Tokens per KV-cache block (a contiguous cache is one block of max-seq-len)">,
+    Option<"maxSeqLen", "max-seq-len", "int64_t", /*default=*/"0",
+           "Most tokens one sequence may hold (prompt and generated); required">,
+    Option<"numBlocks", "num-blocks", "int64_t", /*default=*/"0",
+           "Blocks in each layer's pool (0: batch * ceil(max-seq-len / block-size))">,
+  ];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def SplitWideConcats : Pass<"kiln-split-wide-concats", "mlir::func::FuncOp"> {
   let summary = "Split a `kiln.concat` of many operands into a tree of small ones.";
   let description = [{

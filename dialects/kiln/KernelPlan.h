@@ -21,6 +21,8 @@ namespace kiln {
 inline constexpr llvm::StringLiteral kTargetAttrName = "kiln.target";
 /// `#kiln.precision` on the function (set by kiln-assign-precision).
 inline constexpr llvm::StringLiteral kPrecisionAttrName = "kiln.precision";
+/// `#kiln.input_role` on a function argument the generation runtime fills (kiln-paged-kv-cache).
+inline constexpr llvm::StringLiteral kRoleAttrName = "kiln.role";
 /// `#kiln.gemm_tile` on a kernel anchored on an fp32 `kiln.matmul` (CUDA cores).
 inline constexpr llvm::StringLiteral kGemmTileAttrName = "kiln.gemm_tile";
 /// `#kiln.mma_tile` on a kernel whose `kiln.matmul` runs on mma.sync.

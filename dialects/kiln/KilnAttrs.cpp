@@ -185,3 +185,11 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op, NamedAttribut
     return op->emitError() << "'" << name << "' belongs on a kiln.kernel, not on " << op->getName();
   return success();
 }
+
+LogicalResult KilnDialect::verifyRegionArgAttribute(Operation *op, unsigned region, unsigned arg,
+                                                    NamedAttribute attr) {
+  if (attr.getName().getValue() == kRoleAttrName && !isa<InputRoleAttr>(attr.getValue()))
+    return op->emitError() << "'" << kRoleAttrName << "' of argument " << arg
+                           << " must be a #kiln.input_role, got " << attr.getValue();
+  return success();
+}

@@ -35,6 +35,35 @@ def Kiln_ReduceKindAttr : EnumAttr<Kiln_Dialect, Kiln_ReduceKind, "reduce_kind">
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Kiln_InputRole : I32EnumAttr<"InputRole", "role of a graph input in a generation step", [
+    I32EnumAttrCase<"KeyCache", 0, "key_cache">,
+    I32EnumAttrCase<"ValueCache", 1, "value_cache">,
+    I32EnumAttrCase<"BlockTable", 2, "block_table">,
+    I32EnumAttrCase<"SeqLens", 3, "seq_lens">,
+    I32EnumAttrCase<"PositionIds", 4, "position_ids">,
+  ]> {
+  let cppNamespace = "::kiln";
+  let genSpecializedAttr = 0;
+}
+
+def Kiln_InputRoleAttr : EnumAttr<Kiln_Dialect, Kiln_InputRole, "input_role"> {
+  let summary = "What the runtime's generation loop puts in a graph input (`kiln.role`).";
+  let description = [{
+    Set by `kiln-paged-kv-cache` on the function arguments it adds (and on
+    the model's `position_ids`): `key_cache` / `value_cache` (a pool of one
+    layer, `[blocks, Hkv, block size, D]`, written in place by
+    `kiln.kv_cache_append`), `block_table` (`[B, blocks per sequence]` i32),
+    `seq_lens` (`[B]` i32, tokens held before the step) and `position_ids`
+    (`[B, S]`, `seq_lens[b] + i`). The artifact records it per input
+    (docs/artifact.md), so a runtime knows which inputs it owns.
+
+    ```mlir
+    func.func @main(%kc: tensor<16x2x16x32xf16> {kiln.name = "kv_cache.0.key", kiln.role = #kiln.input_role<key_cache>}, ...)
+    ```
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
 def Kiln_Precision : I32EnumAttr<"Precision", "storage and GEMM precision", [
     I32EnumAttrCase<"FP32", 0, "fp32">,
     I32EnumAttrCase<"TF32", 1, "tf32">,

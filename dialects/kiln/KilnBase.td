@@ -44,6 +44,7 @@ def Kiln_Dialect : Dialect {
   }];
   let hasConstantMaterializer = 1;
   let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
   let useDefaultAttributePrinterParser = 1;
 }
 

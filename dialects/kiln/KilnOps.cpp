@@ -465,6 +465,70 @@ LogicalResult AttentionOp::verify() {
   return success();
 }
 
+/// Checks a paged cache `[NB, Hkv, BS, D]`, its block table `[B, MB]` and
+/// sequence lengths `[B]` against a step of `B` sequences with `Hkv` heads.
+static LogicalResult verifyPagedCache(Operation *op, StringRef what, RankedTensorType cache,
+                                      Value blockTable, Value seqLens, int64_t B, int64_t Hkv,
+                                      int64_t D) {
+  if (cache.getRank() != 4 || cache.getDimSize(1) != Hkv || cache.getDimSize(3) != D ||
+      cache.getDimSize(0) < 1 || cache.getDimSize(2) < 1)
+    return op->emitOpError() << what << " " << formatShape(cache.getShape())
+                             << " must be [blocks, " << Hkv << ", block size, " << D << "]";
+  auto table = rtt(blockTable), lens = rtt(seqLens);
+  if (table.getRank() != 2 || table.getDimSize(0) != B || table.getDimSize(1) < 1)
+    return op->emitOpError() << "block table " << formatShape(table.getShape())
+                             << " must be [" << B << ", blocks per sequence]";
+  if (lens.getRank() != 1 || lens.getDimSize(0) != B)
+    return op->emitOpError() << "sequence lengths " << formatShape(lens.getShape())
+                             << " must be [" << B << "]";
+  return success();
+}
+
+LogicalResult KvCacheAppendOp::verify() {
+  auto in = rtt(getNewValues()), cache = rtt(getCache());
+  if (in.getRank() != 4)
+    return emitOpError() << "new keys/values " << formatShape(in.getShape())
+                         << " must be rank 4 ([B, Hkv, S, D])";
+  if (cache.getElementType() != in.getElementType())
+    return emitOpError() << "cache and new keys/values must share one element type";
+  if (failed(verifyPagedCache(*this, "cache", cache, getBlockTable(), getSeqLens(),
+                              in.getDimSize(0), in.getDimSize(1), in.getDimSize(3))))
+    return failure();
+  if (getType() != cache)
+    return emitOpError() << "result type must be the cache's";
+  return success();
+}
+
+LogicalResult PagedAttentionOp::verify() {
+  auto q = rtt(getQuery()), k = rtt(getKeyCache()), v = rtt(getValueCache());
+  if (q.getRank() != 4)
+    return emitOpError() << "query " << formatShape(q.getShape()) << " must be rank 4 ([B, Hq, S, D])";
+  Type et = q.getElementType();
+  if (k.getElementType() != et || v.getElementType() != et || getType().getElementType() != et)
+    return emitOpError() << "query, caches and result must share one element type";
+  int64_t B = q.getDimSize(0), Hq = q.getDimSize(1), S = q.getDimSize(2), D = q.getDimSize(3);
+  if (k.getRank() != 4 || v.getRank() != 4)
+    return emitOpError() << "key and value caches must be rank 4 ([blocks, Hkv, block size, D])";
+  int64_t Hkv = k.getDimSize(1), Dv = v.getDimSize(3);
+  if (failed(verifyPagedCache(*this, "key cache", k, getBlockTable(), getSeqLens(), B, Hkv, D)) ||
+      failed(verifyPagedCache(*this, "value cache", v, getBlockTable(), getSeqLens(), B, Hkv, Dv)))
+    return failure();
+  if (v.getDimSize(0) != k.getDimSize(0) || v.getDimSize(2) != k.getDimSize(2))
+    return emitOpError() << "key cache " << formatShape(k.getShape()) << " and value cache "
+                         << formatShape(v.getShape()) << " must have the same blocks";
+  if (Hkv <= 0 || Hq % Hkv)
+    return emitOpError() << "query heads (" << Hq << ") must be a multiple of key/value heads ("
+                         << Hkv << ")";
+  SmallVector<int64_t> expect = getBshdOutput() ? SmallVector<int64_t>{B, S, Hq, Dv}
+                                                : SmallVector<int64_t>{B, Hq, S, Dv};
+  if (getType().getShape() != ArrayRef<int64_t>(expect))
+    return emitOpError() << "result shape " << formatShape(getType().getShape()) << " must be "
+                         << formatShape(expect);
+  if (!std::isfinite(getScale().convertToDouble()) || getScale().convertToDouble() == 0.0)
+    return emitOpError() << "scale must be finite and non-zero";
+  return success();
+}
+
 LogicalResult ArgReduceOp::verify() {
   auto in = rtt(getInput());
   auto out = rtt(getResult());

@@ -507,6 +507,67 @@ def Kiln_AttentionOp : Kiln_Op<"attention", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// KV cache (text generation)
+//===----------------------------------------------------------------------===//
+
+def Kiln_I32Tensor : RankedTensorOf<[I32]>;
+
+def Kiln_KvCacheAppendOp : Kiln_Op<"kv_cache_append", [Pure]> {
+  let summary = "Write a generation step's keys or values into a paged KV cache.";
+  let description = [{
+    `new: [B, Hkv, S, D]` holds this step's keys (or values) of `B`
+    sequences, `S` tokens each; `cache: [NB, Hkv, BS, D]` is a pool of `NB`
+    blocks of `BS` tokens (vLLM's PagedAttention layout: Kwon et al. 2023,
+    arXiv:2309.06180); `block_table: [B, MB]` (i32) maps a sequence's
+    logical block `t / BS` to a pool block; `seq_lens: [B]` (i32) counts the
+    tokens each sequence already holds before this step. Token `i` of
+    sequence `b` goes to position `p = seq_lens[b] + i`: block
+    `block_table[b, p / BS]`, row `p % BS`. The result is the pool after the
+    write; it lives in the same buffer as `cache` (the runtime owns the
+    pool: a graph input whose role says so), so the op costs `B*Hkv*S*D`
+    element writes, not a copy of the pool. Positions `p >= MB * BS` are
+    not written (the runtime refuses such a step before it runs).
+
+    ```mlir
+    %kc1 = kiln.kv_cache_append %k, %kc, %table, %lens : tensor<2x2x1x32xf16>, tensor<16x2x16x32xf16>, tensor<2x8xi32>, tensor<2xi32> -> tensor<16x2x16x32xf16>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$new_values, Kiln_FloatTensor:$cache,
+                       Kiln_I32Tensor:$block_table, Kiln_I32Tensor:$seq_lens);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$new_values `,` $cache `,` $block_table `,` $seq_lens attr-dict `:` type($new_values) `,` type($cache) `,` type($block_table) `,` type($seq_lens) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kiln_PagedAttentionOp : Kiln_Op<"paged_attention", [Pure]> {
+  let summary = "Causal attention of a generation step's queries over a paged KV cache.";
+  let description = [{
+    `query: [B, Hq, S, D]`, `key_cache: [NB, Hkv, BS, D]`,
+    `value_cache: [NB, Hkv, BS, Dv]`, `block_table: [B, MB]` (i32),
+    `seq_lens: [B]` (i32), as in `kiln.kv_cache_append`, whose results the
+    caches are: this step's keys and values are already in them. Query `i`
+    of sequence `b` sits at position `seq_lens[b] + i` and attends the cache
+    tokens `j <= seq_lens[b] + i` (causal), query head `h` reading key/value
+    head `h / (Hq / Hkv)`:
+    `out[b, h, i] = sum_j softmax_j(scale * q . k_j) v_j`, fp32 scores and
+    statistics. The time follows the valid length, not the cache capacity
+    (split-KV, FlashDecoding: Dao et al. 2023). The result is
+    `[B, Hq, S, Dv]`, or `[B, S, Hq, Dv]` with `bshd_output`.
+    `kiln-paged-kv-cache` makes this op from a causal `kiln.attention`.
+
+    ```mlir
+    %o = kiln.paged_attention %q, %kc1, %vc1, %table, %lens {scale = 0.125 : f64, bshd_output = true} : tensor<2x4x1x32xf16>, tensor<16x2x16x32xf16>, tensor<16x2x16x32xf16>, tensor<2x8xi32>, tensor<2xi32> -> tensor<2x1x4x32xf16>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$query, Kiln_FloatTensor:$key_cache,
+                       Kiln_FloatTensor:$value_cache, Kiln_I32Tensor:$block_table,
+                       Kiln_I32Tensor:$seq_lens, F64Attr:$scale, BoolAttr:$bshd_output);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$query `,` $key_cache `,` $value_cache `,` $block_table `,` $seq_lens attr-dict `:` type($query) `,` type($key_cache) `,` type($value_cache) `,` type($block_table) `,` type($seq_lens) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Collectives
 //===----------------------------------------------------------------------===//
 

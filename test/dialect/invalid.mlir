@@ -740,3 +740,58 @@ func.func @sm90_gemm_tile_as_array(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>)
   }
   return %r : tensor<64x64xf16>
 }
+
+// -----
+
+func.func @kv_cache_append_heads(%k: tensor<2x2x1x8xf16>, %c: tensor<6x4x16x8xf16>, %t: tensor<2x3xi32>, %l: tensor<2xi32>) {
+  // expected-error @+1 {{'kiln.kv_cache_append' op cache [6, 4, 16, 8] must be [blocks, 2, block size, 8]}}
+  %0 = kiln.kv_cache_append %k, %c, %t, %l : tensor<2x2x1x8xf16>, tensor<6x4x16x8xf16>, tensor<2x3xi32>, tensor<2xi32> -> tensor<6x4x16x8xf16>
+  return
+}
+
+// -----
+
+func.func @kv_cache_append_table(%k: tensor<2x2x1x8xf16>, %c: tensor<6x2x16x8xf16>, %t: tensor<1x3xi32>, %l: tensor<2xi32>) {
+  // expected-error @+1 {{'kiln.kv_cache_append' op block table [1, 3] must be [2, blocks per sequence]}}
+  %0 = kiln.kv_cache_append %k, %c, %t, %l : tensor<2x2x1x8xf16>, tensor<6x2x16x8xf16>, tensor<1x3xi32>, tensor<2xi32> -> tensor<6x2x16x8xf16>
+  return
+}
+
+// -----
+
+func.func @kv_cache_append_type(%k: tensor<2x2x1x8xf32>, %c: tensor<6x2x16x8xf16>, %t: tensor<2x3xi32>, %l: tensor<2xi32>) {
+  // expected-error @+1 {{'kiln.kv_cache_append' op cache and new keys/values must share one element type}}
+  %0 = kiln.kv_cache_append %k, %c, %t, %l : tensor<2x2x1x8xf32>, tensor<6x2x16x8xf16>, tensor<2x3xi32>, tensor<2xi32> -> tensor<6x2x16x8xf16>
+  return
+}
+
+// -----
+
+func.func @paged_attention_lens(%q: tensor<2x4x1x8xf16>, %c: tensor<6x2x16x8xf16>, %t: tensor<2x3xi32>, %l: tensor<3xi32>) {
+  // expected-error @+1 {{'kiln.paged_attention' op sequence lengths [3] must be [2]}}
+  %0 = kiln.paged_attention %q, %c, %c, %t, %l {scale = 1.0 : f64, bshd_output = false} : tensor<2x4x1x8xf16>, tensor<6x2x16x8xf16>, tensor<6x2x16x8xf16>, tensor<2x3xi32>, tensor<3xi32> -> tensor<2x4x1x8xf16>
+  return
+}
+
+// -----
+
+func.func @paged_attention_groups(%q: tensor<2x3x1x8xf16>, %c: tensor<6x2x16x8xf16>, %t: tensor<2x3xi32>, %l: tensor<2xi32>) {
+  // expected-error @+1 {{'kiln.paged_attention' op query heads (3) must be a multiple of key/value heads (2)}}
+  %0 = kiln.paged_attention %q, %c, %c, %t, %l {scale = 1.0 : f64, bshd_output = false} : tensor<2x3x1x8xf16>, tensor<6x2x16x8xf16>, tensor<6x2x16x8xf16>, tensor<2x3xi32>, tensor<2xi32> -> tensor<2x3x1x8xf16>
+  return
+}
+
+// -----
+
+func.func @paged_attention_result(%q: tensor<2x4x1x8xf16>, %c: tensor<6x2x16x8xf16>, %t: tensor<2x3xi32>, %l: tensor<2xi32>) {
+  // expected-error @+1 {{'kiln.paged_attention' op result shape [2, 4, 1, 8] must be [2, 1, 4, 8]}}
+  %0 = kiln.paged_attention %q, %c, %c, %t, %l {scale = 1.0 : f64, bshd_output = true} : tensor<2x4x1x8xf16>, tensor<6x2x16x8xf16>, tensor<6x2x16x8xf16>, tensor<2x3xi32>, tensor<2xi32> -> tensor<2x4x1x8xf16>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'kiln.role' of argument 0 must be a #kiln.input_role, got "seq_lens"}}
+func.func @bad_role(%l: tensor<2xi32> {kiln.role = "seq_lens"}) {
+  return
+}

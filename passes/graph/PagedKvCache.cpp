@@ -1,0 +1,225 @@
+//===- PagedKvCache.cpp - a decoder's forward pass as a generation step ---===//
+//
+// Two passes that compile a decoder for KV-cached generation
+// (docs/generation.md):
+//
+//  - kiln-bind-generation-inputs (before folding) binds what the runtime owns:
+//    `attention_mask` becomes ones, the `present.*` outputs go, the empty past
+//    inputs go;
+//  - kiln-paged-kv-cache (after precision assignment) rewrites each causal
+//    `kiln.attention` into `kiln.kv_cache_append` (keys, values) and
+//    `kiln.paged_attention`, and adds the cache pools, the block table and the
+//    sequence lengths as function arguments with a `kiln.role`.
+//
+// The cache layout is vLLM's PagedAttention (Kwon et al. 2023,
+// arXiv:2309.06180): per layer a pool of blocks [NB, Hkv, BS, D] and one
+// block table [B, MB] shared by all layers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "dialects/kiln/KernelPlan.h"
+#include "dialects/kiln/KilnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/BitVector.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_BINDGENERATIONINPUTS
+#define GEN_PASS_DEF_PAGEDKVCACHE
+#include "passes/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+RankedTensorType rtt(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+StringRef argName(func::FuncOp func, unsigned i) {
+  if (auto s = func.getArgAttrOfType<StringAttr>(i, "kiln.name"))
+    return s.getValue();
+  return "";
+}
+
+StringRef resultName(func::FuncOp func, unsigned i) {
+  if (auto s = func.getResultAttrOfType<StringAttr>(i, "kiln.name"))
+    return s.getValue();
+  return "";
+}
+
+/// Erases the results of `func` marked in `drop` (and the return operands).
+LogicalResult eraseResults(func::FuncOp func, const llvm::BitVector &drop) {
+  if (drop.none())
+    return success();
+  for (Block &block : func.getBody())
+    if (auto ret = dyn_cast<func::ReturnOp>(block.getTerminator()))
+      for (int i = static_cast<int>(drop.size()) - 1; i >= 0; --i)
+        if (drop.test(i))
+          ret->eraseOperand(i);
+  return func.eraseResults(drop);
+}
+
+struct BindGenerationInputs
+    : public kiln::impl::BindGenerationInputsBase<BindGenerationInputs> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    OpBuilder b(func.getBody());
+    int64_t batch = -1, seq = -1;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (argName(func, i) == "input_ids") {
+        auto t = dyn_cast<RankedTensorType>(func.getArgument(i).getType());
+        if (t && t.getRank() == 2)
+          batch = t.getDimSize(0), seq = t.getDimSize(1);
+      }
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      if (argName(func, i) != "attention_mask")
+        continue;
+      BlockArgument arg = func.getArgument(i);
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (!type || !(isa<IntegerType>(type.getElementType())) || type.getRank() != 2 ||
+          (batch >= 0 && (type.getDimSize(0) != batch || type.getDimSize(1) != seq))) {
+        func.emitError() << "kv-cache: input 'attention_mask' "
+                         << (type ? formatShape(type.getShape()) : std::string("(unranked)"))
+                         << " must be integer or bool [batch, seq] = [" << batch << ", " << seq
+                         << "] with an empty past; the runtime masks by sequence length";
+        return signalPassFailure();
+      }
+      Attribute one = type.getElementType().isInteger(1)
+                          ? Attribute(b.getBoolAttr(true))
+                          : Attribute(b.getIntegerAttr(type.getElementType(), 1));
+      Value ones = ConstantOp::create(b, arg.getLoc(), type,
+                                      DenseElementsAttr::get(type, ArrayRef<Attribute>{one}));
+      arg.replaceAllUsesWith(ones);
+    }
+    llvm::BitVector dropResults(func.getNumResults());
+    for (unsigned i = 0; i < func.getNumResults(); ++i)
+      if (resultName(func, i).starts_with("present"))
+        dropResults.set(i);
+    if (dropResults.all()) {
+      func.emitError() << "kv-cache: every output of the model is a 'present.*' cache output; "
+                          "nothing (e.g. logits) is left to compute";
+      return signalPassFailure();
+    }
+    if (failed(eraseResults(func, dropResults)))
+      return signalPassFailure();
+    // The now unread attention mask; the empty past inputs stay until
+    // kiln-eliminate-empty-tensors has replaced their uses, and
+    // kiln-paged-kv-cache erases them.
+    llvm::BitVector dropArgs(func.getNumArguments());
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (argName(func, i) == "attention_mask" && func.getArgument(i).use_empty())
+        dropArgs.set(i);
+    if (failed(func.eraseArguments(dropArgs)))
+      return signalPassFailure();
+  }
+};
+
+struct PagedKvCache : public kiln::impl::PagedKvCacheBase<PagedKvCache> {
+  using PagedKvCacheBase::PagedKvCacheBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    SmallVector<AttentionOp> attentions;
+    func.walk([&](AttentionOp op) { attentions.push_back(op); });
+    if (attentions.empty()) {
+      func.emitError() << "kv-cache: the model has no attention kiln could recognize, so there is "
+                          "nothing to cache (is it a decoder? see docs/generation.md)";
+      return signalPassFailure();
+    }
+    if (maxSeqLen <= 0 || blockSize <= 0 || numBlocks < 0) {
+      func.emitError() << "kv-cache: max-seq-len (" << maxSeqLen << ") and block-size ("
+                       << blockSize << ") must be positive, num-blocks (" << numBlocks
+                       << ") not negative";
+      return signalPassFailure();
+    }
+    // Every attention: causal self-attention over this step's tokens.
+    int64_t B = -1;
+    for (AttentionOp op : attentions) {
+      auto q = rtt(op.getQuery()), k = rtt(op.getKey());
+      if (!op.getCausal() || op.getMask() || q.getDimSize(2) != k.getDimSize(2)) {
+        op.emitError() << "kv-cache: attention " << formatShape(q.getShape()) << " x "
+                       << formatShape(k.getShape())
+                       << " is not causal self-attention over the step's tokens"
+                       << (op.getMask() ? " (it has a mask kiln could not fold into causal)" : "")
+                       << "; only a decoder's causal attention can use a KV cache";
+        return signalPassFailure();
+      }
+      if (B >= 0 && q.getDimSize(0) != B) {
+        op.emitError() << "kv-cache: attentions disagree on the batch size";
+        return signalPassFailure();
+      }
+      B = q.getDimSize(0);
+    }
+    // Token positions must come from the runtime.
+    std::optional<unsigned> positions;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (argName(func, i) == "position_ids")
+        positions = i;
+    if (!positions) {
+      func.emitError()
+          << "kv-cache: the model has no 'position_ids' input, so its token positions are "
+             "computed inside the graph and would restart at 0 in every step; export it with "
+             "position_ids (e.g. examples/export/export_hf.py --task causal-lm --with-past)";
+      return signalPassFailure();
+    }
+
+    MLIRContext *ctx = func.getContext();
+    Builder b(ctx);
+    const int64_t maxLen = maxSeqLen, BS = blockSize, blocks = numBlocks;
+    int64_t MB = (maxLen + BS - 1) / BS;
+    int64_t NB = blocks > 0 ? blocks : B * MB;
+    auto i32 = b.getI32Type();
+    auto addArg = [&](RankedTensorType type, StringRef name, InputRole role) -> BlockArgument {
+      unsigned index = func.getNumArguments();
+      NamedAttribute attrs[] = {b.getNamedAttr("kiln.name", b.getStringAttr(name)),
+                                b.getNamedAttr(kRoleAttrName, InputRoleAttr::get(ctx, role))};
+      if (failed(func.insertArgument(index, type, b.getDictionaryAttr(attrs), func.getLoc())))
+        return nullptr;
+      return func.getArgument(index);
+    };
+    func.setArgAttr(*positions, kRoleAttrName, InputRoleAttr::get(ctx, InputRole::PositionIds));
+    Value table = addArg(RankedTensorType::get({B, MB}, i32), "kv_cache.block_table",
+                         InputRole::BlockTable);
+    Value lens = addArg(RankedTensorType::get({B}, i32), "kv_cache.seq_lens", InputRole::SeqLens);
+    if (!table || !lens)
+      return signalPassFailure();
+
+    for (auto [layer, op] : llvm::enumerate(attentions)) {
+      auto k = rtt(op.getKey()), v = rtt(op.getValue());
+      Type et = k.getElementType();
+      auto kType = RankedTensorType::get({NB, k.getDimSize(1), BS, k.getDimSize(3)}, et);
+      auto vType = RankedTensorType::get({NB, v.getDimSize(1), BS, v.getDimSize(3)}, et);
+      std::string prefix = "kv_cache." + std::to_string(layer);
+      Value kc = addArg(kType, prefix + ".key", InputRole::KeyCache);
+      Value vc = addArg(vType, prefix + ".value", InputRole::ValueCache);
+      if (!kc || !vc)
+        return signalPassFailure();
+      OpBuilder ob(op);
+      Location loc = op.getLoc();
+      Value kc1 = KvCacheAppendOp::create(ob, loc, kType, op.getKey(), kc, table, lens);
+      Value vc1 = KvCacheAppendOp::create(ob, loc, vType, op.getValue(), vc, table, lens);
+      Value out = PagedAttentionOp::create(ob, loc, op.getType(), op.getQuery(), kc1, vc1, table,
+                                           lens, op.getScaleAttr(), op.getBshdOutputAttr());
+      op.getResult().replaceAllUsesWith(out);
+      op.erase();
+    }
+    // The empty past inputs (kiln-eliminate-empty-tensors replaced their uses).
+    llvm::BitVector dropArgs(func.getNumArguments());
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      auto t = dyn_cast<RankedTensorType>(func.getArgument(i).getType());
+      if (t && t.getNumElements() == 0 && func.getArgument(i).use_empty())
+        dropArgs.set(i);
+    }
+    if (failed(func.eraseArguments(dropArgs)))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
