@@ -367,7 +367,9 @@ def PagedKvCache : Pass<"kiln-paged-kv-cache", "mlir::func::FuncOp"> {
     step of text generation with a KV cache the runtime owns (vLLM's
     PagedAttention layout, Kwon et al. 2023). Every `kiln.attention` must be
     causal self-attention over this step's tokens (`causal`, no mask,
-    `Sq == Sk`); each becomes
+    `Sq == Sk`; at `S = 1` every unmasked attention qualifies, since one
+    token sees only itself: kiln-compile first checks the model at two
+    tokens); each becomes
 
     ```mlir
     %kc1 = kiln.kv_cache_append %k, %kc, %table, %lens : ...

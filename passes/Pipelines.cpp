@@ -14,6 +14,8 @@ using namespace mlir;
 
 void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &options) {
   OpPassManager &fpm = pm.nest<func::FuncOp>();
+  if (options.kvCache)
+    fpm.addPass(createBindGenerationInputs());
   fpm.addPass(createEliminateEmptyTensors());
   fpm.addPass(createFoldShapeSubgraphs());
   fpm.addPass(createCSEPass());
@@ -25,10 +27,12 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
     fpm.addPass(createInterleaveGlu());
     fpm.addPass(createCSEPass());
   }
+  if (!options.fuse && options.kvCache)
+    fpm.addPass(createRaiseAttention()); // the KV cache replaces kiln.attention
   if (options.tpSize > 1) {
     // Sharding finds attention through kiln.attention, so it is raised even
     // without fusion.
-    if (!options.fuse)
+    if (!options.fuse && !options.kvCache)
       fpm.addPass(createRaiseAttention());
     ShardTensorParallelOptions shardOptions;
     shardOptions.tpSize = options.tpSize;
@@ -40,6 +44,13 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
   AssignPrecisionOptions precisionOptions;
   precisionOptions.precision = options.precision;
   fpm.addPass(createAssignPrecision(precisionOptions));
+  if (options.kvCache) {
+    PagedKvCacheOptions cacheOptions;
+    cacheOptions.maxSeqLen = options.maxSeqLen;
+    cacheOptions.blockSize = options.kvBlockSize;
+    cacheOptions.numBlocks = options.kvBlocks;
+    fpm.addPass(createPagedKvCache(cacheOptions));
+  }
   // Bounded kernel parameters and code per concat, fused or not.
   fpm.addPass(createSplitWideConcats());
   if (options.fuse) {

@@ -57,6 +57,21 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
   Option<bool> tpLoopback{*this, "tp-loopback",
                           llvm::cl::desc("All N ranks in one graph, a sum for each all-reduce"),
                           llvm::cl::init(false)};
+  Option<bool> kvCache{*this, "kv-cache",
+                       llvm::cl::desc("Compile a generation step over a paged KV cache the "
+                                      "runtime owns (kiln-bind-generation-inputs, "
+                                      "kiln-paged-kv-cache; docs/generation.md)"),
+                       llvm::cl::init(false)};
+  Option<int64_t> maxSeqLen{*this, "max-seq-len",
+                            llvm::cl::desc("kv-cache: most tokens per sequence"),
+                            llvm::cl::init(0)};
+  Option<int64_t> kvBlockSize{*this, "kv-block-size",
+                              llvm::cl::desc("kv-cache: tokens per cache block"),
+                              llvm::cl::init(16)};
+  Option<int64_t> kvBlocks{*this, "kv-blocks",
+                           llvm::cl::desc("kv-cache: blocks per layer pool (0: batch x "
+                                          "ceil(max-seq-len / kv-block-size))"),
+                           llvm::cl::init(0)};
   Option<int64_t> arenaAlignment{*this, "arena-alignment",
                                  llvm::cl::desc("Arena buffer alignment in bytes"),
                                  llvm::cl::init(256)};

@@ -24,9 +24,11 @@
 #include "compiler/onnx/OnnxImporter.h"
 #include "dialects/kiln/KernelPlan.h"
 #include "dialects/kiln/KilnDialect.h"
+#include "dialects/kiln/KilnOps.h"
 #include "dialects/kiln/KilnTarget.h"
 #include "kiln/runtime.h"
 #include "kiln/runtime.hpp"
+#include "passes/Passes.h"
 #include "passes/Pipelines.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -300,6 +302,10 @@ static llvm::Error buildPipeline(const CompileOptions &options, ArrayRef<unsigne
   pipelineOptions.tpSize = options.tensorParallel;
   pipelineOptions.tpRank = rank;
   pipelineOptions.tpLoopback = options.tpLoopback;
+  pipelineOptions.kvCache = options.kvCache;
+  pipelineOptions.maxSeqLen = options.maxSeqLen;
+  pipelineOptions.kvBlockSize = options.kvBlockSize;
+  pipelineOptions.kvBlocks = options.kvBlocks;
   buildKilnPipeline(pm, pipelineOptions);
   return llvm::Error::success();
 }
@@ -688,6 +694,48 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
 
 char kiln::UsageError::ID = 0;
 
+
+/// --kv-cache with a one-token step (decode): a single token attends only to
+/// itself, so the graph at S = 1 cannot show whether attention is causal (a
+/// decoder) or bidirectional (an encoder such as BERT, which has no KV-cache
+/// form). Imports the model again at [B, 2], raises attention and requires
+/// every kiln.attention to be causal. Errors name the attention's node.
+static llvm::Error checkCausalAtTwoTokens(MLIRContext &context, StringRef path,
+                                          const InputShapes &shapes) {
+  InputShapes probe = shapes;
+  probe["input_ids"][1] = 2;
+  ImportOptions importOptions;
+  importOptions.emptyPast = true;
+  OwningOpRef<ModuleOp> module = importOnnxFile(context, path, probe, importOptions);
+  if (!module)
+    return llvm::createStringError("failed to import '%s' at 2 tokens (to check that its "
+                                   "attention is causal)",
+                                   path.str().c_str());
+  PassManager pm(&context, ModuleOp::getOperationName());
+  OpPassManager &fpm = pm.nest<func::FuncOp>();
+  fpm.addPass(createBindGenerationInputs());
+  fpm.addPass(createEliminateEmptyTensors());
+  fpm.addPass(createFoldShapeSubgraphs());
+  fpm.addPass(createCSEPass());
+  fpm.addPass(createRaiseAttention());
+  if (failed(pm.run(*module)))
+    return llvm::createStringError("the kv-cache check of '%s' at 2 tokens failed",
+                                   path.str().c_str());
+  bool ok = true;
+  module->walk([&](AttentionOp op) {
+    if (ok && (!op.getCausal() || op.getMask())) {
+      op.emitError() << "kv-cache: at 2 tokens this attention is not causal"
+                     << (op.getMask() ? " (it has a mask kiln could not fold into causal)" : "")
+                     << "; only a decoder's causal self-attention can use a KV cache";
+      ok = false;
+    }
+  });
+  if (!ok)
+    return llvm::createStringError("'%s' is not a decoder kiln can compile with --kv-cache",
+                                   path.str().c_str());
+  return llvm::Error::success();
+}
+
 llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const CompileOptions &options,
                                                 llvm::raw_ostream &os) {
   auto t0 = std::chrono::steady_clock::now();
@@ -834,9 +882,20 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
                                      options.inputPath.c_str());
   } else {
     clock.start("import");
-    module = importOnnxFile(context, options.inputPath, *shapes);
+    ImportOptions importOptions;
+    importOptions.emptyPast = options.kvCache;
+    module = importOnnxFile(context, options.inputPath, *shapes, importOptions);
     if (!module)
       return llvm::createStringError("failed to import '%s'", options.inputPath.c_str());
+  }
+  if (options.kvCache && !mlirInput) {
+    // At one token every attention looks causal (and bidirectional): decide at two.
+    auto ids = shapes->find("input_ids");
+    if (ids != shapes->end() && ids->second.size() == 2 && ids->second[1] == 1) {
+      clock.start("kv-cache: causal check at 2 tokens");
+      if (auto e = checkCausalAtTwoTokens(context, options.inputPath, *shapes))
+        return std::move(e);
+    }
   }
   clock.start("check sizes");
   if (failed(verifyTensorSizes(*module)))

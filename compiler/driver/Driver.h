@@ -64,6 +64,14 @@ struct CompileOptions {
   /// A layer / RMS norm folded into the Hopper GEMMs that read it (--norm-into-gemm=fused) or
   /// kept as its own kernel (=kernel, the default: the fold measured slower on the H200).
   bool fuseNormIntoGemm = false;
+  /// One generation step over a paged KV cache the runtime owns (--kv-cache; docs/generation.md):
+  /// the importer compiles an empty past, kiln-bind-generation-inputs and kiln-paged-kv-cache
+  /// run. maxSeqLen (> 0 with kvCache) bounds a sequence; kvBlockSize tokens per block;
+  /// kvBlocks per layer pool (0: batch x ceil(maxSeqLen / kvBlockSize)).
+  bool kvCache = false;
+  int64_t maxSeqLen = 0;
+  int64_t kvBlockSize = 16;
+  int64_t kvBlocks = 0;
   /// --programmatic-launch.
   ProgrammaticLaunch programmaticLaunch = ProgrammaticLaunch::AtExit;
   unsigned threads = 0;             ///< NVRTC threads; 0 = hardware concurrency

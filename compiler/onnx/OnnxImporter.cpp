@@ -905,8 +905,41 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   return module;
 }
 
+/// The shapes of a generation step's cache inputs that --shape leaves out
+/// (ImportOptions::emptyPast): `past_key_values.*` / `past.*` rank-4 inputs
+/// [B, Hkv, 0, D] (Hkv and D from the file), `attention_mask` and
+/// `position_ids` [B, S], with [B, S] the given shape of `input_ids`.
+static InputShapes withEmptyPast(const onnx::ModelProto &model, const InputShapes &shapes) {
+  InputShapes out = shapes;
+  auto ids = shapes.find("input_ids");
+  if (ids == shapes.end() || ids->second.size() != 2)
+    return out; // the importer's own errors name what is missing
+  int64_t B = ids->second[0], S = ids->second[1];
+  llvm::StringSet<> initializers;
+  for (const onnx::TensorProto &t : model.graph().initializer())
+    initializers.insert(t.name());
+  for (const onnx::ValueInfoProto &in : model.graph().input()) {
+    StringRef name = in.name();
+    if (out.count(name) || initializers.contains(name) || !in.type().has_tensor_type() ||
+        !in.type().tensor_type().has_shape())
+      continue;
+    const auto &dims = in.type().tensor_type().shape().dim();
+    if ((name.starts_with("past_key_values.") || name.starts_with("past.")) && dims.size() == 4) {
+      SmallVector<int64_t> shape = {B, -1, 0, -1};
+      for (int i : {1, 3})
+        if (dims[i].has_dim_value())
+          shape[i] = dims[i].dim_value();
+      if (shape[1] >= 0 && shape[3] >= 0)
+        out[name] = shape; // symbolic heads or head size: the importer asks for --shape
+    } else if ((name == "attention_mask" || name == "position_ids") && dims.size() == 2) {
+      out[name] = {B, S};
+    }
+  }
+  return out;
+}
+
 OwningOpRef<ModuleOp> kiln::importOnnxFile(MLIRContext &ctx, StringRef path,
-                                           const InputShapes &shapes) {
+                                           const InputShapes &shapes, const ImportOptions &options) {
   ctx.loadDialect<KilnDialect, func::FuncDialect>();
   Location fileLoc = FileLineColLoc::get(&ctx, path, 0, 0);
 
@@ -938,6 +971,10 @@ OwningOpRef<ModuleOp> kiln::importOnnxFile(MLIRContext &ctx, StringRef path,
                        << model.ir_version() << " (kiln reads IR versions " << kMinIrVersion
                        << " to " << kMaxIrVersion << ")";
     return nullptr;
+  }
+  if (options.emptyPast) {
+    InputShapes completed = withEmptyPast(model, shapes);
+    return GraphImporter(ctx, path, model, completed).run();
   }
   return GraphImporter(ctx, path, model, shapes).run();
 }

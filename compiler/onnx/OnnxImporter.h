@@ -47,9 +47,20 @@ llvm::Expected<InputShapes> parseShapeSpec(llvm::StringRef spec);
 ///   NameLoc(node name, NameLoc(op type, fused<"scope">[file:0:0]))
 /// where "scope" is the dotted module path, e.g. "m.h.0.attn.c_attn" (see
 /// onnxNodeScope). compiler/artifact/LaunchMetadata.h reads these back.
+/// How a model is imported beyond its shapes.
+///   emptyPast: compile a generation step whose KV cache the runtime owns
+///   (kiln-compile --kv-cache): inputs --shape leaves out get their shapes from
+///   `input_ids` [B, S]: `past_key_values.*` / `past.*` [B, Hkv, 0, D] (an
+///   empty past; Hkv and D from the file), `attention_mask` and `position_ids`
+///   [B, S].
+struct ImportOptions {
+  bool emptyPast = false;
+};
+
 mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(mlir::MLIRContext &ctx,
                                                  llvm::StringRef path,
-                                                 const InputShapes &shapes);
+                                                 const InputShapes &shapes,
+                                                 const ImportOptions &options = {});
 
 /// The dotted module path ("scope") of an ONNX node, or "" when the node does
 /// not show one:

@@ -143,7 +143,10 @@ struct PagedKvCache : public kiln::impl::PagedKvCacheBase<PagedKvCache> {
     int64_t B = -1;
     for (AttentionOp op : attentions) {
       auto q = rtt(op.getQuery()), k = rtt(op.getKey());
-      if (!op.getCausal() || op.getMask() || q.getDimSize(2) != k.getDimSize(2)) {
+      // One token attends only to itself: causal and bidirectional look the
+      // same (kiln-compile decides at two tokens first).
+      bool causal = op.getCausal() || q.getDimSize(2) == 1;
+      if (!causal || op.getMask() || q.getDimSize(2) != k.getDimSize(2)) {
         op.emitError() << "kv-cache: attention " << formatShape(q.getShape()) << " x "
                        << formatShape(k.getShape())
                        << " is not causal self-attention over the step's tokens"

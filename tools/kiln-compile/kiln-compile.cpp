@@ -164,6 +164,24 @@ static cl::opt<bool> tpLoopback(
     cl::desc("With --tensor-parallel N: write one artifact (-o) that runs all N ranks' shards "
              "on one GPU, a sum standing in for each all-reduce (checks the sharding)"),
     cl::cat(kilnCategory));
+static cl::opt<bool> kvCache(
+    "kv-cache",
+    cl::desc("Compile one step of text generation over a paged KV cache the runtime owns: "
+             "--shape input_ids=BxS gives the step (S = 1: decode); a Hugging Face export's "
+             "past_key_values.* inputs are compiled empty, attention_mask and present.* are "
+             "dropped; needs --max-seq-len (docs/generation.md)"),
+    cl::cat(kilnCategory));
+static cl::opt<int64_t> maxSeqLen("max-seq-len",
+                                  cl::desc("--kv-cache: most tokens one sequence may hold"),
+                                  cl::value_desc("N"), cl::init(0), cl::cat(kilnCategory));
+static cl::opt<int64_t> kvBlockSize("kv-block-size",
+                                    cl::desc("--kv-cache: tokens per cache block (default 16)"),
+                                    cl::value_desc("N"), cl::init(16), cl::cat(kilnCategory));
+static cl::opt<int64_t> kvBlocks(
+    "kv-blocks",
+    cl::desc("--kv-cache: blocks in each layer's cache pool (default: batch x "
+             "ceil(max-seq-len / kv-block-size), every row at --max-seq-len)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(kilnCategory));
 static cl::opt<unsigned> threads("j", cl::desc("NVRTC compile threads (0 = all cores)"),
                                  cl::init(0), cl::cat(kilnCategory));
 
@@ -217,7 +235,11 @@ int main(int argc, char **argv) {
         {&normIntoGemm, normIntoGemm == NormIntoGemm::Fused ? "fuse-norm-into-gemm=true"
                                                             : "fuse-norm-into-gemm=false"},
         {&tensorParallel, "tp-size=2 tp-rank=0"},
-        {&tpLoopback, "tp-loopback=true"}};
+        {&tpLoopback, "tp-loopback=true"},
+        {&kvCache, "kv-cache=true max-seq-len=2048"},
+        {&maxSeqLen, "kv-cache=true max-seq-len=2048"},
+        {&kvBlockSize, "kv-block-size=16"},
+        {&kvBlocks, "kv-blocks=0"}};
     for (auto [o, pipelineOption] : pipelineOptions)
       if (o->getNumOccurrences())
         return usageError("--" + o->ArgStr +
@@ -282,6 +304,20 @@ int main(int argc, char **argv) {
           << "--norm-into-gemm=fused has no effect with " << why
           << ": only the Hopper TMA GEMM computes a folded norm's row statistics\n";
   }
+  if (kvCache) {
+    if (maxSeqLen <= 0)
+      return usageError("--kv-cache needs --max-seq-len N (N > 0): the most tokens, prompt and "
+                        "generated, that one sequence may hold");
+    if (kvBlockSize <= 0 || kvBlocks < 0)
+      return usageError("--kv-block-size must be positive and --kv-blocks not negative");
+  } else if (maxSeqLen.getNumOccurrences() || kvBlockSize.getNumOccurrences() ||
+             kvBlocks.getNumOccurrences()) {
+    return usageError("--max-seq-len, --kv-block-size and --kv-blocks apply to --kv-cache");
+  }
+  options.kvCache = kvCache;
+  options.maxSeqLen = maxSeqLen;
+  options.kvBlockSize = kvBlockSize;
+  options.kvBlocks = kvBlocks;
   options.threads = threads;
   options.tensorParallel = tensorParallel;
   options.tpLoopback = tpLoopback;

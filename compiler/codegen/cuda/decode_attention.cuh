@@ -1,0 +1,821 @@
+// decode_attention.cuh - attention of a generation step over a paged KV cache, split-KV.
+//
+// The building block of KV-cached text generation: kvCacheAppend writes the step's new keys and
+// values into the cache, then decodeAttentionPartial and decodeAttentionReduce compute
+//
+//   out[b, h, i, :] = sum_j softmax_j(scale * dot(q[b, h, i, :], K[b, g, j, :])) * V[b, g, j, :]
+//   over the cache tokens j < seqLens[b] + i + 1,   g = h / (Hq / Hkv)   (grouped-query attention)
+//
+// for the q_len new tokens i of each sequence (q_len = 1 in plain decoding; a few with
+// speculative decoding or chunked prefill): token seqLens[b] + i sees the whole history and the
+// new tokens up to itself (causal).
+//
+// Cache layout (one layer; the vLLM PagedAttention layout, Kwon et al., "Efficient Memory
+// Management for Large Language Model Serving with PagedAttention", SOSP 2023, arXiv:2309.06180):
+//  - a K pool and a V pool, each [numBlocks, Hkv, blockSize, D] of T (float, f16, bf16), unit
+//    stride along D: token slot s of pool block p, kv head g, is row ((p * Hkv + g) * blockSize
+//    + s) of D elements;
+//  - a block table, int32 [B, maxBlocksPerSeq]: logical block n of sequence b (its tokens
+//    n * blockSize .. (n + 1) * blockSize - 1) lives in pool block blockTable[b, n];
+//  - seqLens, int32 [B]: the tokens of each sequence already in the cache BEFORE this step.
+// Token t of sequence b is slot t % blockSize of pool block blockTable[b, t / blockSize]. The
+// capacity of a sequence is maxBlocksPerSeq * blockSize tokens. blockSize is a run-time value,
+// any integer >= 1 (powers of two take a shift instead of a division); a contiguous cache is
+// one block per sequence with blockSize = capacity.
+//
+// Split-KV (Flash-Decoding: Dao, Haziza, Massa, Sizov, "Flash-Decoding for long-context
+// inference", 2023, https://crfm.stanford.edu/2023/10/12/flashdecoding.html). With one query row
+// per head there is too little work per (sequence, head) to fill the GPU, so the keys of each
+// (b, g) are cut into `splits` chunks handled by different blocks. Each block runs the online
+// softmax of FlashAttention-2 (Dao 2023, arXiv:2307.08691) over its chunk and leaves a partial
+// (row maximum m, row sum l, unnormalized accumulator acc) in an fp32 workspace; the reduce
+// kernel rescales and sums the partials: M = max_s m_s, out = sum_s 2^(m_s - M) acc_s /
+// sum_s 2^(m_s - M) l_s (scores in log2 units). When a sequence needs one split, its block
+// writes the normalized output itself and the reducer skips it.
+//
+// The launch is fixed when a CUDA graph is captured, the valid length is not: the grid holds
+// `maxSplits` split slots per (b, g) (sized on the host for the capacity), and each block derives
+// the partition from seqLens[b] at run time (decode::partition): chunks of whole 64-key (f16 /
+// bf16) or 32-key (fp32) tiles, at least kMinSplitKeys keys each, as many as needed to stay
+// within maxSplits. Blocks whose slot lies past the valid length return at once, so the time
+// follows the valid length, not the capacity; the reducer recomputes the same partition to know
+// how many slots hold data.
+//
+// One block handles all query rows of one KV group (the Hq / Hkv heads x q_len new tokens: GQA
+// reads each K/V tile once per group, as FlashInfer's tensor-core decode does; Ye et al. 2025,
+// arXiv:2501.01005). K and V tiles stream through a multi-stage cp.async pipeline (16-byte
+// copies, each key row D contiguous elements, so a warp reads whole rows); the 4 warps split the
+// keys of each tile (and the rows, when the group has more than 16 (8) rows) and are merged
+// through shared memory at the end. f16/bf16: scores and P V on tensor cores (mma.sync
+// m16n8k16, rows padded to 16, fp32 accumulation, P rounded to T for the P V product as in
+// FlashAttention-2); fp32: CUDA cores in fp32. Scores, statistics and sums are fp32 throughout.
+//
+// This header has two parts. The first, kiln::decode's constexpr sizing (tiles, shared memory,
+// workspace, grids, the split partition) has no CUDA types, so host C++ (the memory planner and
+// the launcher) includes this file and computes exactly what the kernels use. The second, the
+// device code, is compiled only by nvcc and NVRTC (__CUDACC__ / __CUDACC_RTC__) and needs
+// nothing but kiln/attention.cuh (and through it kiln/common.cuh, kiln/gemm_tc.cuh).
+#pragma once
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define KILN_DECODE_HD __host__ __device__
+#else
+#define KILN_DECODE_HD
+#endif
+
+namespace kiln {
+namespace decode {
+
+//===----------------------------------------------------------------------===//
+// Sizing shared by host and device (plain constexpr integer functions)
+//===----------------------------------------------------------------------===//
+
+/// Warps (and threads) of a decodeAttentionPartial or decodeAttentionReduce block.
+constexpr int kWarps = 4;
+constexpr int kThreads = 32 * kWarps;
+/// Threads of a kvCacheAppend block.
+constexpr int kAppendThreads = 256;
+/// The smallest chunk of keys a split gets (a block's fixed costs, loading Q and writing a
+/// partial, then stay small against its K/V traffic).
+constexpr int kMinSplitKeys = 128;
+/// Blocks of decodeAttentionPartial per SM that recommendedMaxSplits aims at (two waves of two
+/// resident blocks: enough bytes in flight to approach the HBM bandwidth).
+constexpr int kTargetBlocksPerSm = 4;
+
+/// Query rows one warp owns: 16 (one m16 MMA tile, f16/bf16, `elemBytes` = 2) or 8 (fp32).
+KILN_DECODE_HD constexpr int rowsPerWarp(int elemBytes) { return elemBytes == 2 ? 16 : 8; }
+/// Keys a warp handles per step: 16 (two n8 MMA tiles) or 8 (fp32: 4 lanes per key).
+KILN_DECODE_HD constexpr int keysPerStep(int elemBytes) { return elemBytes == 2 ? 16 : 8; }
+/// Keys per pipeline tile (one tile = one K and one V stage).
+KILN_DECODE_HD constexpr int tileKeys(int elemBytes) { return elemBytes == 2 ? 64 : 32; }
+/// Pipeline stages (tiles in shared memory at once): 3, or 2 for head dims above 128 (the Q
+/// tile of 64 rows and three stages would pass the 227 KiB a block may have).
+KILN_DECODE_HD constexpr int stages(int /*elemBytes*/, int d) { return d > 128 ? 2 : 3; }
+/// Row pitch of the K and V tiles in elements: D + 8 for 16-bit types (16 bytes of padding:
+/// conflict-free ldmatrix), for fp32 D rounded to 16 mod 32 words (a quarter warp reads two
+/// keys x four 16-byte columns, eight distinct bank groups).
+KILN_DECODE_HD constexpr int kvPitch(int elemBytes, int d) {
+  return elemBytes == 2 ? d + 8 : d + (48 - d % 32) % 32;
+}
+/// Row pitch of the Q tile in elements (fp32 rows are read as broadcasts: no padding).
+KILN_DECODE_HD constexpr int qPitch(int elemBytes, int d) { return elemBytes == 2 ? d + 8 : d; }
+/// Query rows of one (b, g) group a block handles at most: 64 (f16/bf16) or 32 (fp32).
+KILN_DECODE_HD constexpr int rowsPerBlock(int elemBytes) { return kWarps * rowsPerWarp(elemBytes); }
+/// Blocks per (b, g, split) along the rows: ceil(groupRows / rowsPerBlock), groupRows =
+/// (Hq / Hkv) * qLen. More than one only for large groups times q_len; they read the same chunk
+/// at the same time (adjacent blockIdx.x), mostly from L2.
+KILN_DECODE_HD constexpr int rowBlocks(int elemBytes, int groupRows) {
+  return (groupRows + rowsPerBlock(elemBytes) - 1) / rowsPerBlock(elemBytes);
+}
+/// Rows of the block's Q tile: min(groupRows, rowsPerBlock) rounded up to whole warps' rows.
+KILN_DECODE_HD constexpr int qTileRows(int elemBytes, int groupRows) {
+  return ((groupRows < rowsPerBlock(elemBytes) ? groupRows : rowsPerBlock(elemBytes)) +
+          rowsPerWarp(elemBytes) - 1) /
+         rowsPerWarp(elemBytes) * rowsPerWarp(elemBytes);
+}
+/// Bytes of the K/V pipeline: stages x (K tile + V tile).
+KILN_DECODE_HD constexpr long long pipelineBytes(int elemBytes, int d) {
+  return (long long)stages(elemBytes, d) * 2 * tileKeys(elemBytes) * kvPitch(elemBytes, d) *
+         elemBytes;
+}
+/// Bytes of the end-of-chunk merge of the warps (fp32 m, l and acc of every warp's rows); it
+/// reuses the pipeline's memory.
+KILN_DECODE_HD constexpr long long mergeBytes(int elemBytes, int d) {
+  return (long long)kWarps * rowsPerWarp(elemBytes) * (d + 2) * 4;
+}
+/// Dynamic shared memory of decodeAttentionPartial in bytes: the Q tile, the pipeline (or the
+/// merge buffers, whichever is larger) and, for fp32, one 8 x 8 probability tile per warp. Above
+/// 48 KiB the launcher raises cudaFuncAttributeMaxDynamicSharedMemorySize.
+KILN_DECODE_HD constexpr long long smemBytes(int elemBytes, int d, int groupRows) {
+  return (long long)qTileRows(elemBytes, groupRows) * qPitch(elemBytes, d) * elemBytes +
+         (pipelineBytes(elemBytes, d) > mergeBytes(elemBytes, d) ? pipelineBytes(elemBytes, d)
+                                                                  : mergeBytes(elemBytes, d)) +
+         (elemBytes == 2 ? 0 : kWarps * 8 * 8 * 4);
+}
+
+/// Bytes of the fp32 workspace between the two kernels: for each output row (b, h, i) and split
+/// slot, D accumulator values and the pair (m, l). Layout: acc [B * Hq * qLen, maxSplits, D],
+/// then ml [B * Hq * qLen, maxSplits, 2]. Only the slots a sequence uses are written and read;
+/// nothing needs zeroing.
+KILN_DECODE_HD constexpr long long workspaceBytes(int batch, int qHeads, int qLen, int maxSplits,
+                                                  int d) {
+  return (long long)batch * qHeads * qLen * maxSplits * (d + 2) * 4;
+}
+
+/// Keys the last new token of a sequence sees: seqLen + qLen (seqLen clamped to [0, capacity]),
+/// at most the capacity (rows past it are not in the cache; the runtime refuses that case).
+KILN_DECODE_HD constexpr int validKeys(int seqLen, int qLen, int capacity) {
+  const long long s = seqLen < 0 ? 0 : seqLen > capacity ? capacity : seqLen;
+  return s + qLen < capacity ? int(s + qLen) : capacity;
+}
+
+/// A sequence's split partition: chunks of `chunk` keys (whole tiles), `splits` of them.
+struct Partition {
+  int chunk, splits;
+};
+/// The partition of `keys` valid keys into at most `maxSplits` chunks of whole tiles of at
+/// least kMinSplitKeys keys: the fewest tiles per chunk that fit in maxSplits chunks. Computed
+/// the same way by each partial block (which split slots have work) and by the reducer (how many
+/// slots hold data).
+KILN_DECODE_HD constexpr Partition partition(int keys, int maxSplits, int elemBytes) {
+  const int tk = tileKeys(elemBytes), minTiles = kMinSplitKeys / tileKeys(elemBytes);
+  const int tiles = (keys + tk - 1) / tk, slots = maxSplits < 1 ? 1 : maxSplits;
+  int perSplit = (tiles + slots - 1) / slots;
+  perSplit = perSplit < minTiles ? minTiles : perSplit;
+  const int chunk = perSplit * tk;
+  return {chunk, keys <= chunk ? 1 : (keys + chunk - 1) / chunk};
+}
+
+/// The split slots to size the grid and the workspace with, for a cache of `capacity` tokens
+/// per sequence: enough blocks for kTargetBlocksPerSm per SM on `smCount` SMs, and no more than
+/// the capacity can use (ceil(capacity / kMinSplitKeys)); at least 1, at most 65535 (the grid's
+/// z limit).
+KILN_DECODE_HD constexpr int recommendedMaxSplits(int batch, int kvHeads, int groupRows,
+                                                  int capacity, int smCount, int elemBytes) {
+  const long long groups = (long long)batch * kvHeads * rowBlocks(elemBytes, groupRows);
+  const long long target = (long long)kTargetBlocksPerSm * smCount;
+  long long s = (target + groups - 1) / groups;
+  const long long most = ((long long)capacity + kMinSplitKeys - 1) / kMinSplitKeys;
+  s = s < most ? s : most;
+  s = s < 65535 ? s : 65535;
+  return s < 1 ? 1 : int(s);
+}
+
+/// Grid dimensions (no CUDA types): launch as dim3(x, y, z).
+struct Grid {
+  int x, y, z;
+};
+/// Grid of decodeAttentionPartial: x = Hkv * rowBlocks (row block fastest), y = B, z =
+/// maxSplits (so the slots that have work come first and the empty ones at the tail).
+KILN_DECODE_HD constexpr Grid partialGrid(int batch, int qHeads, int kvHeads, int qLen,
+                                          int maxSplits, int elemBytes) {
+  return {kvHeads * rowBlocks(elemBytes, qHeads / kvHeads * qLen), batch, maxSplits};
+}
+/// Grid of decodeAttentionReduce: one warp per output row (b, h, i), kWarps rows per block.
+KILN_DECODE_HD constexpr Grid reduceGrid(int batch, int qHeads, int qLen) {
+  return {int(((long long)batch * qHeads * qLen + kWarps - 1) / kWarps), 1, 1};
+}
+/// Grid of kvCacheAppend (kAppendThreads per block, one thread per 16 bytes of a new K and V
+/// row; the kernel loops when the grid is smaller).
+KILN_DECODE_HD constexpr Grid appendGrid(int batch, int kvHeads, int qLen, int d, int elemBytes) {
+  const long long n = (long long)batch * kvHeads * qLen * (d * elemBytes / 16);
+  const long long blocks = (n + kAppendThreads - 1) / kAppendThreads;
+  return {int(blocks < 1 ? 1 : blocks > 65536 ? 65536 : blocks), 1, 1};
+}
+
+} // namespace decode
+} // namespace kiln
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#include "kiln/attention.cuh"
+
+namespace kiln {
+
+/// One layer's paged KV cache (layout in the file comment). Pointers are device pointers; the
+/// pools are written only by kvCacheAppend.
+template <typename T> struct PagedKvCache {
+  T *k;                  ///< K pool [numBlocks, Hkv, blockSize, D], 16-byte aligned
+  T *v;                  ///< V pool [numBlocks, Hkv, blockSize, D], 16-byte aligned
+  const int *blockTable; ///< int32 [B, maxBlocksPerSeq]: pool block of each logical block
+  const int *seqLens;    ///< int32 [B]: tokens cached before this step's new ones
+  int blockSize;         ///< tokens per block, >= 1
+  int maxBlocksPerSeq;   ///< row length of blockTable; capacity = maxBlocksPerSeq * blockSize
+};
+
+/// Shapes and scalars of one decode step (the same values for the three functions).
+struct DecodeShape {
+  int batch;     ///< B, sequences in the step
+  int qHeads;    ///< Hq, a multiple of kvHeads
+  int kvHeads;   ///< Hkv
+  int qLen;      ///< new tokens per sequence (1 in plain decoding), >= 1
+  int maxSplits; ///< split slots per (b, g): the grid's z and the workspace's sizing
+  float scale;   ///< multiplies dot(q, k) (usually 1 / sqrt(D))
+};
+
+namespace decode {
+
+template <bool B, typename X, typename Y> struct Conditional {
+  using type = X;
+};
+template <typename X, typename Y> struct Conditional<false, X, Y> {
+  using type = Y;
+};
+
+/// Compile-time configuration of the decode kernels for storage type T and head dim D.
+template <typename T, int D> struct Config {
+  static constexpr int kElem = int(sizeof(T));
+  static constexpr bool kTensorCores = kElem == 2;
+  static constexpr int kRowsPerWarp = rowsPerWarp(kElem);
+  static constexpr int kKeysPerStep = keysPerStep(kElem);
+  static constexpr int kTileKeys = tileKeys(kElem);
+  static constexpr int kStages = stages(kElem, D);
+  static constexpr int kPitch = kvPitch(kElem, D);
+  static constexpr int kQPitch = qPitch(kElem, D);
+  static constexpr int kChunkElems = 16 / kElem;  ///< elements per 16-byte copy
+  static constexpr int kChunksPerRow = D / kChunkElems;
+  static_assert(kElem == 2 || kElem == 4, "T is f16, bf16 or float");
+  static_assert(D % 16 == 0 && D >= 16 && D <= 256, "head dim: a multiple of 16, at most 256");
+  static_assert(mergeBytes(kElem, D) <= pipelineBytes(kElem, D),
+                "the warps' merge buffers reuse the pipeline's shared memory");
+  static_assert(smemBytes(kElem, D, rowsPerBlock(kElem)) <= 227 * 1024,
+                "shared memory past the 227 KiB of one block on sm_90");
+};
+
+/// Where a sequence's tokens live: the element offset of token j's row of kv head g in a pool
+/// (the PagedAttention address ((blockTable[b, j / bs] * Hkv + g) * bs + j % bs) * D).
+struct TokenAddr {
+  const int *table; ///< the sequence's block-table row
+  int blockSize;
+  int shift; ///< log2(blockSize) when it is a power of two, else -1
+  int kvHeads;
+
+  __device__ __forceinline__ long long offset(int j, int g, int d) const {
+    int n, slot;
+    if (shift >= 0) {
+      n = j >> shift;
+      slot = j & (blockSize - 1);
+    } else {
+      n = j / blockSize;
+      slot = j - n * blockSize;
+    }
+    const long long block = ldg(table + n);
+    return ((block * kvHeads + g) * blockSize + slot) * d;
+  }
+};
+template <typename T>
+__device__ __forceinline__ TokenAddr makeTokenAddr(const PagedKvCache<T> &cache, int b,
+                                                   int kvHeads) {
+  const int bs = cache.blockSize;
+  return {cache.blockTable + (long long)b * cache.maxBlocksPerSeq, bs,
+          (bs & (bs - 1)) == 0 ? __ffs(bs) - 1 : -1, kvHeads};
+}
+
+/// 16-byte read-only global load and global store (ld.global.nc.v4 / st.global.v4).
+__device__ __forceinline__ void ldg16(const void *p, unsigned (&v)[4]) {
+  asm("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
+      : "l"(p));
+}
+__device__ __forceinline__ void stg16(void *p, const unsigned (&v)[4]) {
+  asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v[0]), "r"(v[1]),
+               "r"(v[2]), "r"(v[3])
+               : "memory");
+}
+
+/// Stores four consecutive fp32 values as T (8 or 16 bytes; p aligned to that).
+template <typename T> __device__ __forceinline__ void store4(T *p, float4 v);
+template <> __device__ __forceinline__ void store4<float>(float *p, float4 v) {
+  *reinterpret_cast<float4 *>(p) = v;
+}
+template <> __device__ __forceinline__ void store4<f16>(f16 *p, float4 v) {
+  *reinterpret_cast<uint2 *>(p) = make_uint2(attn::pack2<f16>(v.x, v.y), attn::pack2<f16>(v.z, v.w));
+}
+template <> __device__ __forceinline__ void store4<bf16>(bf16 *p, float4 v) {
+  *reinterpret_cast<uint2 *>(p) =
+      make_uint2(attn::pack2<bf16>(v.x, v.y), attn::pack2<bf16>(v.z, v.w));
+}
+
+__device__ __forceinline__ float4 fma4(float w, float4 x, float4 acc) {
+  return make_float4(fmaf(w, x.x, acc.x), fmaf(w, x.y, acc.y), fmaf(w, x.z, acc.z),
+                     fmaf(w, x.w, acc.w));
+}
+
+/// One warp's share of a chunk on tensor cores (f16/bf16): 16 query rows (one m16 tile) against
+/// steps of 16 keys. S = Q K^T with mma.m16n8k16 (Q and K fragments by ldmatrix), the online
+/// softmax in log2 units on the m16n8 accumulator layout (thread t holds rows t/4 and t/4 + 8),
+/// then O += P V with P taken straight from the score registers as the A fragment (FlashAttention-2;
+/// PTX ISA, "Matrix fragments for mma.m16n8k16").
+template <typename T, int D> struct TcWarp {
+  static constexpr int kQPitchBytes = Config<T, D>::kQPitch * 2;
+  static constexpr int kPitchBytes = Config<T, D>::kPitch * 2;
+  float m[2], l[2], o[D / 8][4];
+  int limit[2]; ///< keys [0, limit) visible to this thread's two rows within the chunk
+
+  __device__ __forceinline__ void init(int limit0, int limit1) {
+    limit[0] = limit0, limit[1] = limit1;
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+      m[i] = attn::negInf(), l[i] = 0.0f;
+#pragma unroll
+    for (int d = 0; d < D / 8; ++d)
+      o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
+  }
+
+  /// Keys [key0, key0 + 16): `q` is the warp's first Q row, `k` and `v` the first K and V rows
+  /// of the step in shared memory; sScale = scale * log2(e).
+  __device__ __forceinline__ void step(const char *q, const char *k, const char *v, float *,
+                                       int key0, float sScale, int) {
+    const int lane = threadIdx.x & 31, qd = lane & 3;
+    const unsigned sQ = tc::smemAddr(q), sK = tc::smemAddr(k), sV = tc::smemAddr(v);
+    float s[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      unsigned a[4], bf[4];
+      tc::ldsmX4<false>(sQ + (lane & 15) * kQPitchBytes + (kk * 16 + (lane >> 4) * 8) * 2, a);
+      tc::ldsmX4<false>(sK + ((lane & 7) + (lane >> 4) * 8) * kPitchBytes +
+                            (kk * 16 + ((lane >> 3) & 1) * 8) * 2,
+                        bf);
+      const unsigned b0[2] = {bf[0], bf[1]}, b1[2] = {bf[2], bf[3]};
+      tc::Mma<T>::run(s[0], a, b0);
+      tc::Mma<T>::run(s[1], a, b1);
+    }
+    // Scale into log2 units, mask keys past each row's limit, online softmax.
+    float tileMax[2] = {attn::negInf(), attn::negInf()};
+#pragma unroll
+    for (int j = 0; j < 2; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int c = key0 + j * 8 + qd * 2 + (e & 1);
+        const float x = c < limit[e >> 1] ? s[j][e] * sScale : attn::negInf();
+        s[j][e] = x;
+        tileMax[e >> 1] = fmaxf(tileMax[e >> 1], x);
+      }
+    float mUse[2], alpha[2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      tileMax[i] = fmaxf(tileMax[i], __shfl_xor_sync(0xffffffffu, tileMax[i], 1));
+      tileMax[i] = fmaxf(tileMax[i], __shfl_xor_sync(0xffffffffu, tileMax[i], 2));
+      const float mNew = fmaxf(m[i], tileMax[i]);
+      mUse[i] = mNew == attn::negInf() ? 0.0f : mNew; // nothing visible yet: p = 0, not NaN
+      alpha[i] = exp2f(m[i] - mUse[i]);
+      m[i] = mNew;
+    }
+    float p[2][4];
+#pragma unroll
+    for (int j = 0; j < 2; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        p[j][e] = exp2f(s[j][e] - mUse[e >> 1]);
+    l[0] = l[0] * alpha[0] + (p[0][0] + p[0][1] + p[1][0] + p[1][1]);
+    l[1] = l[1] * alpha[1] + (p[0][2] + p[0][3] + p[1][2] + p[1][3]);
+    // The m16n8 accumulators of keys 0-7 and 8-15 form the m16k16 A fragment of P.
+    const unsigned a[4] = {attn::pack2<T>(p[0][0], p[0][1]), attn::pack2<T>(p[0][2], p[0][3]),
+                           attn::pack2<T>(p[1][0], p[1][1]), attn::pack2<T>(p[1][2], p[1][3])};
+#pragma unroll
+    for (int d = 0; d < D / 8; d += 2) {
+      unsigned bf[4];
+      tc::ldsmX4<true>(sV + (lane & 15) * kPitchBytes + (d * 8 + (lane >> 4) * 8) * 2, bf);
+      const unsigned b0[2] = {bf[0], bf[1]}, b1[2] = {bf[2], bf[3]};
+      o[d][0] *= alpha[0], o[d][1] *= alpha[0], o[d][2] *= alpha[1], o[d][3] *= alpha[1];
+      o[d + 1][0] *= alpha[0], o[d + 1][1] *= alpha[0];
+      o[d + 1][2] *= alpha[1], o[d + 1][3] *= alpha[1];
+      tc::Mma<T>::run(o[d], a, b0);
+      tc::Mma<T>::run(o[d + 1], a, b1);
+    }
+  }
+
+  /// Leaves the warp's 16 rows in the merge buffers: m[16], l[16] and acc[16][D] (fp32).
+  __device__ __forceinline__ void store(float *mOut, float *lOut, float *acc) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, qd = lane & 3;
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      l[i] += __shfl_xor_sync(0xffffffffu, l[i], 1);
+      l[i] += __shfl_xor_sync(0xffffffffu, l[i], 2);
+    }
+    if (qd == 0) {
+      mOut[g] = m[0], mOut[g + 8] = m[1];
+      lOut[g] = l[0], lOut[g + 8] = l[1];
+    }
+#pragma unroll
+    for (int d = 0; d < D / 8; ++d) {
+      *reinterpret_cast<float2 *>(acc + g * D + d * 8 + qd * 2) = make_float2(o[d][0], o[d][1]);
+      *reinterpret_cast<float2 *>(acc + (g + 8) * D + d * 8 + qd * 2) =
+          make_float2(o[d][2], o[d][3]);
+    }
+  }
+};
+
+/// One warp's share of a chunk on CUDA cores (fp32): 8 query rows against steps of 8 keys. For
+/// the scores lane t takes key t/4 and every fourth 16-byte column from t%4 (K held in
+/// registers, Q rows read as shared-memory broadcasts, two shuffles finish each dot product);
+/// for P V lane t owns output columns 4t.. (+128), with the step's 8 V rows in registers and P
+/// read back from a per-warp 8 x 8 shared tile.
+template <int D> struct SimtWarp {
+  static constexpr int R = 8;                   ///< rows
+  static constexpr int KC = D / 16;             ///< 16-byte K columns per lane in the scores
+  static constexpr int OC = (D / 4 + 31) / 32;  ///< 16-byte output columns per lane
+  static constexpr int kPitch = Config<float, D>::kPitch;
+  float m[R], l[R];
+  float4 o[R][OC];
+  int limit[R];
+
+  __device__ __forceinline__ void init(const int (&limits)[R]) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      limit[r] = limits[r], m[r] = attn::negInf(), l[r] = 0.0f;
+#pragma unroll
+      for (int x = 0; x < OC; ++x)
+        o[r][x] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+  }
+
+  /// Keys [key0, key0 + 8) for the warp's first `rows` rows; `pTile` is the warp's 8 x 8 scratch.
+  __device__ __forceinline__ void step(const char *qc, const char *kc, const char *vc,
+                                       float *pTile, int key0, float sScale, int rows) {
+    const float *q = reinterpret_cast<const float *>(qc);
+    const float *k = reinterpret_cast<const float *>(kc);
+    const float *v = reinterpret_cast<const float *>(vc);
+    const int lane = threadIdx.x & 31, key = lane >> 2, part = lane & 3;
+    float4 kr[KC];
+#pragma unroll
+    for (int u = 0; u < KC; ++u)
+      kr[u] = *reinterpret_cast<const float4 *>(k + key * kPitch + (part + 4 * u) * 4);
+    float s[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      s[r] = attn::negInf();
+      if (r >= rows) // warp-uniform
+        continue;
+      float acc = 0.0f;
+#pragma unroll
+      for (int u = 0; u < KC; ++u) {
+        const float4 x = *reinterpret_cast<const float4 *>(q + r * D + (part + 4 * u) * 4);
+        acc = fmaf(x.x, kr[u].x, acc);
+        acc = fmaf(x.y, kr[u].y, acc);
+        acc = fmaf(x.z, kr[u].z, acc);
+        acc = fmaf(x.w, kr[u].w, acc);
+      }
+      acc += __shfl_xor_sync(0xffffffffu, acc, 1);
+      acc += __shfl_xor_sync(0xffffffffu, acc, 2);
+      if (key0 + key < limit[r])
+        s[r] = acc * sScale;
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      if (r >= rows)
+        continue;
+      float tileMax = s[r];
+      tileMax = fmaxf(tileMax, __shfl_xor_sync(0xffffffffu, tileMax, 4));
+      tileMax = fmaxf(tileMax, __shfl_xor_sync(0xffffffffu, tileMax, 8));
+      tileMax = fmaxf(tileMax, __shfl_xor_sync(0xffffffffu, tileMax, 16));
+      const float mNew = fmaxf(m[r], tileMax);
+      const float mUse = mNew == attn::negInf() ? 0.0f : mNew;
+      const float alpha = exp2f(m[r] - mUse);
+      const float p = exp2f(s[r] - mUse);
+      m[r] = mNew;
+      l[r] = l[r] * alpha + p; // this lane's key only; summed over the 8 keys in store()
+#pragma unroll
+      for (int x = 0; x < OC; ++x)
+        o[r][x] = make_float4(o[r][x].x * alpha, o[r][x].y * alpha, o[r][x].z * alpha,
+                              o[r][x].w * alpha);
+      if (part == 0)
+        pTile[r * 8 + key] = p;
+    }
+    __syncwarp();
+    float4 vr[8][OC];
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int x = 0; x < OC; ++x) {
+        const int col = (lane + 32 * x) * 4;
+        vr[j][x] = col < D ? *reinterpret_cast<const float4 *>(v + j * kPitch + col)
+                           : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      if (r >= rows)
+        continue;
+      const float4 p0 = *reinterpret_cast<const float4 *>(pTile + r * 8);
+      const float4 p1 = *reinterpret_cast<const float4 *>(pTile + r * 8 + 4);
+      const float pr[8] = {p0.x, p0.y, p0.z, p0.w, p1.x, p1.y, p1.z, p1.w};
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+#pragma unroll
+        for (int x = 0; x < OC; ++x)
+          o[r][x] = fma4(pr[j], vr[j][x], o[r][x]);
+    }
+    __syncwarp(); // pTile is rewritten by the next step
+  }
+
+  /// Leaves the warp's 8 rows in the merge buffers: m[8], l[8] and acc[8][D] (fp32).
+  __device__ __forceinline__ void store(float *mOut, float *lOut, float *acc) {
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      float sum = l[r];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 4);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 8);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 16);
+      if (lane == 0)
+        mOut[r] = m[r], lOut[r] = sum;
+#pragma unroll
+      for (int x = 0; x < OC; ++x) {
+        const int col = (lane + 32 * x) * 4;
+        if (col < D)
+          *reinterpret_cast<float4 *>(acc + r * D + col) = o[r][x];
+      }
+    }
+  }
+};
+
+} // namespace decode
+
+/// Writes this step's new keys and values into the paged cache (vLLM PagedAttention layout, see
+/// the file comment): for b < B, g < Hkv, i < qLen, the rows kNew[b, g, i, :] and
+/// vNew[b, g, i, :] go to token position seqLens[b] + i of sequence b, i.e. slot
+/// (seqLens[b] + i) % blockSize of pool block blockTable[b, (seqLens[b] + i) / blockSize].
+/// Rows whose position is at or past the capacity (maxBlocksPerSeq * blockSize) are not written.
+/// kNew, vNew: [B, Hkv, qLen, D] views of T (any strides in elements: bshd or bhsd), unit stride
+/// along D. Copies are 16 bytes: pointers 16-byte aligned, strides multiples of 16 / sizeof(T)
+/// elements (the code generator checks it). seqLens is read, not advanced (the runtime adds
+/// qLen after the step). Launch: decode::appendGrid blocks of decode::kAppendThreads threads
+/// (any 1-D grid works: the kernel strides over the rows), before decodeAttentionPartial.
+template <typename T, int D>
+__device__ __forceinline__ void kvCacheAppend(const AttnTensor<T> &kNew, const AttnTensor<T> &vNew,
+                                              const PagedKvCache<T> &cache,
+                                              const DecodeShape &shape) {
+  using C = decode::Config<T, D>;
+  constexpr int CPR = C::kChunksPerRow, CE = C::kChunkElems;
+  const int qLen = shape.qLen, Hkv = shape.kvHeads;
+  const long long capacity = (long long)cache.maxBlocksPerSeq * cache.blockSize;
+  const long long total = (long long)shape.batch * Hkv * qLen * CPR;
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += stride) {
+    const int ch = int(e % CPR);
+    long long row = e / CPR;
+    const int i = int(row % qLen);
+    row /= qLen;
+    const int g = int(row % Hkv), b = int(row / Hkv);
+    const long long pos = (long long)ldg(cache.seqLens + b) + i;
+    if (pos < 0 || pos >= capacity)
+      continue;
+    const decode::TokenAddr addr = decode::makeTokenAddr(cache, b, Hkv);
+    const long long dst = addr.offset(int(pos), g, D) + ch * CE;
+    unsigned kx[4], vx[4];
+    decode::ldg16(kNew.ptr + b * kNew.sb + g * kNew.sh + i * kNew.ss + ch * CE, kx);
+    decode::ldg16(vNew.ptr + b * vNew.sb + g * vNew.sh + i * vNew.ss + ch * CE, vx);
+    decode::stg16(cache.k + dst, kx);
+    decode::stg16(cache.v + dst, vx);
+  }
+}
+
+/// Split-KV decode attention, first kernel (Flash-Decoding's partial pass): block (x, y, z) =
+/// (kv head g * rowBlocks + row block, batch b, split slot) computes, for the query rows of KV
+/// group g (heads g * Hq/Hkv .. (g + 1) * Hq/Hkv - 1 times the qLen new tokens; row r = head-in-
+/// group * qLen + i), the online-softmax partial over its chunk of cache tokens, with each row
+/// seeing tokens j < seqLens[b] + i + 1 only (the new tokens, already appended by kvCacheAppend,
+/// are causal). Slots past the sequence's partition (decode::partition of its valid length)
+/// return at once. The partial goes to `workspace` (fp32, decode::workspaceBytes, layout there;
+/// m and l in log2 units), or, when the sequence has a single split, the normalized row goes
+/// straight to `out`.
+///  q:   [B, Hq, qLen, D] view of T (bshd or bhsd strides, unit stride along D); pointer and
+///       strides multiples of 16 / sizeof(T) elements (16-byte cp.async).
+///  out: [B, Hq, qLen, D] of T, same constraints (written here or by decodeAttentionReduce).
+///  T: f16, bf16 (tensor cores) or float (CUDA cores); D a multiple of 16 up to 256 (64, 80,
+///  96, 128, 256 ...); Hq / Hkv and qLen at run time.
+/// Launch: grid decode::partialGrid, decode::kThreads threads (__launch_bounds__ with it),
+/// decode::smemBytes(sizeof(T), D, Hq / Hkv * qLen) bytes of dynamic shared memory (`smem`,
+/// 16-byte aligned). Then decodeAttentionReduce with the same shape.
+template <typename T, int D>
+__device__ __forceinline__ void decodeAttentionPartial(const AttnTensor<T> &q,
+                                                       const PagedKvCache<T> &cache,
+                                                       const AttnOut<T> &out, float *workspace,
+                                                       const DecodeShape &shape, char *smem) {
+  using C = decode::Config<T, D>;
+  constexpr int W = decode::kWarps, THREADS = decode::kThreads, RPW = C::kRowsPerWarp;
+  constexpr int BN = C::kTileKeys, KS = C::kKeysPerStep, STAGES = C::kStages;
+  constexpr int CPR = C::kChunksPerRow, CE = C::kChunkElems, E = C::kElem;
+  constexpr int kPitchBytes = C::kPitch * E, kTileBytes = BN * kPitchBytes;
+  static_assert(W == 4, "the warp layout below assumes 4 warps");
+  static_assert(BN % (KS * W) == 0, "a tile gives every warp whole steps");
+  using Warp = typename decode::Conditional<C::kTensorCores, decode::TcWarp<T, D>,
+                                        decode::SimtWarp<D>>::type;
+
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int qLen = shape.qLen, Hq = shape.qHeads, G = Hq / shape.kvHeads, R = G * qLen;
+  const int nRowBlocks = decode::rowBlocks(E, R);
+  const int rb = int(blockIdx.x) % nRowBlocks, g = int(blockIdx.x) / nRowBlocks;
+  const int b = blockIdx.y, split = blockIdx.z;
+
+  // 1. The sequence's partition; slots past it have no work.
+  const int capacity = cache.maxBlocksPerSeq * cache.blockSize;
+  const int seqRaw = ldg(cache.seqLens + b);
+  const int seqLen = seqRaw < 0 ? 0 : seqRaw > capacity ? capacity : seqRaw;
+  const int keys = decode::validKeys(seqLen, qLen, capacity);
+  const decode::Partition part = decode::partition(keys, shape.maxSplits, E);
+  if (split >= part.splits)
+    return;
+  const int k0 = split * part.chunk, k1 = min(k0 + part.chunk, keys);
+  const int nTiles = (k1 - k0 + BN - 1) / BN;
+  const int row0 = rb * decode::rowsPerBlock(E), rows = min(R - row0, decode::rowsPerBlock(E));
+  const int qRows = decode::qTileRows(E, R);
+
+  char *sQ = smem;
+  char *sPipe = smem + qRows * C::kQPitch * E; // K stage s at s * tile, V stage s after the Ks
+  float *sP = reinterpret_cast<float *>(sPipe + decode::pipelineBytes(E, D));
+  const decode::TokenAddr addr = decode::makeTokenAddr(cache, b, shape.kvHeads);
+
+  // 2. The Q rows (zero-filled past `rows`), in the first cp.async group with tile 0.
+  for (int c = tid; c < qRows * CPR; c += THREADS) {
+    const int rr = c / CPR, ch = c % CPR, r = row0 + rr;
+    const bool valid = rr < rows;
+    const T *src = valid ? q.ptr + b * q.sb + (long long)(g * G + r / qLen) * q.sh +
+                               (long long)(r % qLen) * q.ss + ch * CE
+                         : q.ptr;
+    tc::cpAsync16(tc::smemAddr(sQ + rr * C::kQPitch * E + ch * 16), src, valid);
+  }
+  // K and V rows [n0, n0 + BN) of the chunk into pipeline stage `st` (zero past k1: neither
+  // the block table nor the pools are read there).
+  auto loadTile = [&](int t, int st) {
+    const int n0 = k0 + t * BN;
+    const unsigned dK = tc::smemAddr(sPipe + st * kTileBytes);
+    const unsigned dV = tc::smemAddr(sPipe + (STAGES + st) * kTileBytes);
+#pragma unroll
+    for (int it = 0; it < (BN * CPR + THREADS - 1) / THREADS; ++it) {
+      const int c = tid + it * THREADS;
+      if (BN * CPR % THREADS != 0 && c >= BN * CPR)
+        break;
+      const int r = c / CPR, ch = c % CPR, j = n0 + r;
+      const bool valid = j < k1;
+      const long long off = valid ? addr.offset(j, g, D) + ch * CE : 0;
+      tc::cpAsync16(dK + r * kPitchBytes + ch * 16, cache.k + off, valid);
+      tc::cpAsync16(dV + r * kPitchBytes + ch * 16, cache.v + off, valid);
+    }
+  };
+
+  // 3. Warp layout: WR row tiles of RPW rows x WK key groups (warp = wk * WR + wr); a row tile's
+  //    WK warps take every WK-th step of each tile.
+  const int rowTiles = (rows + RPW - 1) / RPW;
+  const int WR = rowTiles <= 1 ? 1 : rowTiles <= 2 ? 2 : 4, WK = W / WR;
+  const int wr = warp % WR, wk = warp / WR;
+  const int warpRows = max(0, min(RPW, rows - wr * RPW));
+  // Keys visible to block row rr within the chunk: [k0, min(k1, seqLen + i + 1)).
+  auto rowLimit = [&](int rr) {
+    return rr < rows ? min(k1, min(seqLen + (row0 + rr) % qLen + 1, capacity)) : k1;
+  };
+  Warp acc;
+  if constexpr (C::kTensorCores) {
+    const int g8 = lane >> 2;
+    acc.init(rowLimit(wr * RPW + g8), rowLimit(wr * RPW + g8 + 8));
+  } else {
+    int limits[RPW];
+#pragma unroll
+    for (int r = 0; r < RPW; ++r)
+      limits[r] = rowLimit(wr * RPW + r);
+    acc.init(limits);
+  }
+  const float sScale = shape.scale * attn::kLog2e;
+
+  // 4. The multistage pipeline (as gemm_tc.cuh): STAGES - 1 tiles in flight while one is used.
+#pragma unroll
+  for (int t = 0; t < STAGES - 1; ++t) {
+    if (t < nTiles)
+      loadTile(t, t);
+    tc::cpAsyncCommit();
+  }
+  for (int t = 0; t < nTiles; ++t) {
+    tc::cpAsyncWait<STAGES - 2>(); // tile t (and Q) landed for this thread
+    __syncthreads();               // ... for all threads; tile t - 1's stage is free
+    if (t + STAGES - 1 < nTiles)
+      loadTile(t + STAGES - 1, (t + STAGES - 1) % STAGES);
+    tc::cpAsyncCommit();
+    if (warpRows > 0) {
+      const int st = t % STAGES, n0 = k0 + t * BN;
+      const char *kTile = sPipe + st * kTileBytes, *vTile = sPipe + (STAGES + st) * kTileBytes;
+      for (int s = wk; s < BN / KS && n0 + s * KS < k1; s += WK)
+        acc.step(sQ + wr * RPW * C::kQPitch * E, kTile + s * KS * kPitchBytes,
+                 vTile + s * KS * kPitchBytes, sP + warp * 64, n0 + s * KS, sScale, warpRows);
+    }
+  }
+  tc::cpAsyncWait<0>();
+  __syncthreads(); // the pipeline's memory becomes the merge buffers
+
+  // 5. Merge the WK warps of each row tile, then write the partial (or the final row).
+  float *mBuf = reinterpret_cast<float *>(sPipe), *lBuf = mBuf + W * RPW, *accBuf = lBuf + W * RPW;
+  acc.store(mBuf + warp * RPW, lBuf + warp * RPW, accBuf + warp * RPW * D);
+  __syncthreads();
+  const long long rowsTotal = (long long)shape.batch * Hq * qLen;
+  float2 *ml = reinterpret_cast<float2 *>(workspace + rowsTotal * shape.maxSplits * D);
+  for (int e = tid; e < rows * (D / 4); e += THREADS) {
+    const int rr = e / (D / 4), col = e % (D / 4) * 4;
+    const int tr = rr / RPW, lr = rr % RPW;
+    float mMax = attn::negInf();
+    for (int w = tr; w < W; w += WR)
+      mMax = fmaxf(mMax, mBuf[w * RPW + lr]);
+    const float mUse = mMax == attn::negInf() ? 0.0f : mMax; // no key visible in this chunk
+    float lSum = 0.0f;
+    float4 a = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int w = tr; w < W; w += WR) {
+      const float f = exp2f(mBuf[w * RPW + lr] - mUse);
+      lSum = fmaf(f, lBuf[w * RPW + lr], lSum);
+      a = decode::fma4(f, *reinterpret_cast<const float4 *>(accBuf + (w * RPW + lr) * D + col), a);
+    }
+    const int r = row0 + rr, h = g * G + r / qLen, i = r % qLen;
+    if (part.splits == 1) {
+      const float inv = 1.0f / lSum;
+      decode::store4(out.ptr + b * out.sb + h * out.sh + i * out.ss + col,
+                     make_float4(a.x * inv, a.y * inv, a.z * inv, a.w * inv));
+    } else {
+      const long long slot = (((long long)b * Hq + h) * qLen + i) * shape.maxSplits + split;
+      *reinterpret_cast<float4 *>(workspace + slot * D + col) = a;
+      if (col == 0)
+        ml[slot] = make_float2(mMax, lSum);
+    }
+  }
+}
+
+/// Split-KV decode attention, second kernel (Flash-Decoding's reduction): one warp per output
+/// row (b, h, i) combines the partials of the split slots its sequence used (decode::partition
+/// of seqLens[b], as in decodeAttentionPartial): M = max_s m_s, out = sum_s 2^(m_s - M) acc_s /
+/// sum_s 2^(m_s - M) l_s, stored as T to out [B, Hq, qLen, D] (strides as for the partial
+/// kernel). Sequences with a single split were finished by the partial kernel and are skipped.
+/// Launch: grid decode::reduceGrid, decode::kThreads threads, no shared memory, after
+/// decodeAttentionPartial with the same cache, workspace and shape.
+template <typename T, int D>
+__device__ __forceinline__ void decodeAttentionReduce(const PagedKvCache<T> &cache,
+                                                      const float *workspace,
+                                                      const AttnOut<T> &out,
+                                                      const DecodeShape &shape) {
+  constexpr int C4 = D / 4, PER = (C4 + 31) / 32;
+  const int lane = threadIdx.x & 31;
+  const long long row = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+  const long long rowsTotal = (long long)shape.batch * shape.qHeads * shape.qLen;
+  if (row >= rowsTotal)
+    return;
+  const int i = int(row % shape.qLen), h = int(row / shape.qLen % shape.qHeads);
+  const int b = int(row / ((long long)shape.qLen * shape.qHeads));
+  const int capacity = cache.maxBlocksPerSeq * cache.blockSize;
+  const int keys = decode::validKeys(ldg(cache.seqLens + b), shape.qLen, capacity);
+  const int n = decode::partition(keys, shape.maxSplits, int(sizeof(T))).splits;
+  if (n <= 1)
+    return;
+  const float2 *ml =
+      reinterpret_cast<const float2 *>(workspace + rowsTotal * shape.maxSplits * D) +
+      row * shape.maxSplits;
+  const float *acc = workspace + row * shape.maxSplits * D;
+  float mMax = attn::negInf();
+  for (int s = lane; s < n; s += 32)
+    mMax = fmaxf(mMax, ml[s].x);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+    mMax = fmaxf(mMax, __shfl_xor_sync(0xffffffffu, mMax, o));
+  // Split 0 holds key 0, which every row sees: mMax is finite.
+  float lSum = 0.0f;
+  for (int s = lane; s < n; s += 32)
+    lSum += ml[s].y * exp2f(ml[s].x - mMax);
+  lSum = warpSum(lSum);
+  float4 a[PER];
+#pragma unroll
+  for (int x = 0; x < PER; ++x)
+    a[x] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll 4
+  for (int s = 0; s < n; ++s) {
+    const float f = exp2f(ml[s].x - mMax);
+#pragma unroll
+    for (int x = 0; x < PER; ++x)
+      if (lane + 32 * x < C4)
+        a[x] = decode::fma4(f, reinterpret_cast<const float4 *>(acc + (long long)s * D)[lane + 32 * x],
+                            a[x]);
+  }
+  const float inv = 1.0f / lSum;
+#pragma unroll
+  for (int x = 0; x < PER; ++x)
+    if (lane + 32 * x < C4)
+      decode::store4(out.ptr + b * out.sb + h * out.sh + i * out.ss + (lane + 32 * x) * 4,
+                     make_float4(a[x].x * inv, a[x].y * inv, a[x].z * inv, a[x].w * inv));
+}
+
+} // namespace kiln
+#endif // __CUDACC__ || __CUDACC_RTC__
+
+#undef KILN_DECODE_HD
