@@ -16,6 +16,8 @@
 
 #include "compiler/artifact/ArtifactWriter.h"
 
+#include "dialects/kiln/KernelPlan.h"
+
 #include "dialects/kiln/KilnOps.h"
 
 #include "ArtifactHeader.h"
@@ -183,6 +185,9 @@ mlir::Value kiln::viewSource(mlir::Value v) {
       v = view.getInput();
     else if (auto reduce = v.getDefiningOp<AllReduceOp>())
       v = reduce.getInput();
+    else if (auto kernel = v.getDefiningOp<KernelOp>();
+             kernel && getInPlaceInput(kernel, cast<OpResult>(v).getResultNumber()))
+      v = kernel.getInputs()[*getInPlaceInput(kernel, cast<OpResult>(v).getResultNumber())];
     else
       return v;
   }
@@ -377,8 +382,9 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
   }
 
   auto describe = [&](Type t, const std::string &name, flatbuffers::Offset<fb::BufferRef> loc,
-                      std::optional<InputValueRange> range =
-                          std::nullopt) -> llvm::Expected<flatbuffers::Offset<fb::TensorDesc>> {
+                      std::optional<InputValueRange> range = std::nullopt,
+                      fb::InputRole role =
+                          fb::InputRole::Data) -> llvm::Expected<flatbuffers::Offset<fb::TensorDesc>> {
     auto rt = cast<RankedTensorType>(t);
     auto dtype = toDType(rt.getElementType());
     if (!dtype)
@@ -386,17 +392,20 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
     std::vector<int64_t> shape(rt.getShape().begin(), rt.getShape().end());
     fb::ValueRange fbRange(range ? range->min : 0, range ? range->max : 0);
     return fb::CreateTensorDescDirect(fbb, name.c_str(), *dtype, &shape, loc,
-                                      range ? &fbRange : nullptr);
+                                      range ? &fbRange : nullptr, role);
   };
   std::vector<flatbuffers::Offset<fb::TensorDesc>> inputs, outputs;
   for (BlockArgument arg : func.getArguments()) {
     std::optional<InputValueRange> range;
     if (isa<IntegerType>(cast<RankedTensorType>(arg.getType()).getElementType()))
       range = indexInputRange(func, arg.getArgNumber());
+    fb::InputRole role = fb::InputRole::Data;
+    if (auto r = func.getArgAttrOfType<InputRoleAttr>(arg.getArgNumber(), kRoleAttrName))
+      role = static_cast<fb::InputRole>(static_cast<int>(r.getValue()) + 1);
     auto d = describe(arg.getType(),
                       nameOf(func.getArgAttrDict(arg.getArgNumber()),
                              "input" + std::to_string(arg.getArgNumber())),
-                      0, range);
+                      0, range, role);
     if (!d)
       return d.takeError();
     inputs.push_back(*d);

@@ -63,3 +63,16 @@ std::optional<GluHalves> kiln::getGluHalves(Operation *gemm) {
     return std::nullopt;
   return halves;
 }
+
+std::optional<unsigned> kiln::getInPlaceInput(KernelOp kernel, unsigned resultIndex) {
+  auto yield = dyn_cast<YieldOp>(kernel.getBody().front().getTerminator());
+  if (!yield || resultIndex >= yield.getNumOperands())
+    return std::nullopt;
+  auto append = yield.getOperand(resultIndex).getDefiningOp<KvCacheAppendOp>();
+  if (!append)
+    return std::nullopt;
+  auto arg = dyn_cast<BlockArgument>(append.getCache());
+  if (!arg || arg.getOwner() != &kernel.getBody().front())
+    return std::nullopt;
+  return arg.getArgNumber();
+}

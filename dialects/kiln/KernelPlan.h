@@ -63,6 +63,12 @@ std::optional<GluHalves> getGluHalves(mlir::Operation *gemm);
 /// and the GEMM code generator (only the Hopper GEMM computes it).
 RowStatsOp getRowStats(KernelOp kernel);
 
+/// The kernel input that result `resultIndex` of `kernel` is written into in
+/// place, or none: a result yielded by `kiln.kv_cache_append` is the cache
+/// operand's buffer (a runtime-owned graph input), not a new arena buffer.
+/// kiln-plan-memory and the artifact writer both follow it.
+std::optional<unsigned> getInPlaceInput(KernelOp kernel, unsigned resultIndex);
+
 } // namespace kiln
 
 #endif // KILN_DIALECTS_KILN_KERNELPLAN_H

@@ -22,6 +22,8 @@
 
 #include "passes/Passes.h"
 
+#include "dialects/kiln/KernelPlan.h"
+
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/Debug.h"
@@ -55,6 +57,14 @@ FailureOr<SmallVector<BufferLiveness>> kiln::analyzeBufferLiveness(func::FuncOp 
   for (Operation &op : func.getBody().front()) {
     if (auto kernel = dyn_cast<KernelOp>(op)) {
       for (auto [i, r] : llvm::enumerate(kernel.getResults())) {
+        if (std::optional<unsigned> input = getInPlaceInput(kernel, i)) {
+          // Written in place into a runtime-owned graph input (a KV cache).
+          Value in = kernel.getInputs()[*input];
+          if (!isa<BlockArgument>(in))
+            return kernel.emitError() << "unsupported: a KV cache append must write into a "
+                                         "graph input (the runtime's cache), got a kernel result";
+          continue;
+        }
         auto type = cast<RankedTensorType>(r.getType());
         if (!type.hasStaticShape())
           return kernel.emitError() << "unsupported: memory planning needs static shapes, got "

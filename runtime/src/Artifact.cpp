@@ -316,6 +316,12 @@ kiln_status_t Verifier::checkTensor(const fb::TensorDesc *tensor, const std::str
     out.valueMin = range->min();
     out.valueMax = range->max();
   }
+  if (!isOutput) {
+    // Roles a reader does not know (appended later) read as Data.
+    auto role = static_cast<unsigned>(tensor->role());
+    out.role = role <= KILN_INPUT_ROLE_POSITION_IDS ? static_cast<kiln_input_role_t>(role)
+                                                    : KILN_INPUT_ROLE_DATA;
+  }
   if (!isOutput)
     return nullptr;
   if (!tensor->location())
@@ -1198,6 +1204,20 @@ kiln_status_t kiln_artifact_input_value_range(const kiln_artifact_t *artifact, s
     *out_min = input.valueMin;
     *out_max = input.valueMax;
   }
+  return nullptr;
+}
+
+kiln_status_t kiln_artifact_input_role(const kiln_artifact_t *artifact, size_t index,
+                                      kiln_input_role_t *out_role) {
+  if (out_role)
+    *out_role = KILN_INPUT_ROLE_DATA;
+  if (!artifact || !out_role)
+    return kiln::makeStatus(KILN_INVALID_ARGUMENT,
+                            "kiln_artifact_input_role: arguments must be non-NULL");
+  if (index >= artifact->inputs.size())
+    return kiln::makeStatusF(KILN_NOT_FOUND, "input index %zu is out of range (%zu inputs)", index,
+                             artifact->inputs.size());
+  *out_role = artifact->inputs[index].role;
   return nullptr;
 }
 

@@ -55,6 +55,8 @@ struct TensorDesc {
   bool hasValueRange = false;
   int64_t valueMin = 0;
   int64_t valueMax = 0;
+  /// Inputs only: what a generation runtime puts there (KILN_INPUT_ROLE_DATA: the application).
+  kiln_input_role_t role = KILN_INPUT_ROLE_DATA;
 };
 
 /// SASS for one target; `arch` = major * 10 + minor.

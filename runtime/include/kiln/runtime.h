@@ -392,6 +392,24 @@ int kiln_artifact_launch_programmatic(const kiln_artifact_t *artifact, size_t in
 kiln_status_t kiln_artifact_launch_tensor_map_info(const kiln_artifact_t *artifact, size_t index,
                                                    size_t map, kiln_tensor_map_info_t *out_info);
 
+/// What a generation runtime puts in a graph input (artifacts of `kiln-compile --kv-cache`;
+/// docs/generation.md). Values follow kiln_artifact.fbs's InputRole.
+typedef enum kiln_input_role_e {
+  KILN_INPUT_ROLE_DATA = 0,         ///< the application's (token ids, ...)
+  KILN_INPUT_ROLE_KEY_CACHE = 1,    ///< one layer's key pool [blocks, kv_heads, block_size, head_dim]
+  KILN_INPUT_ROLE_VALUE_CACHE = 2,  ///< one layer's value pool, same layout
+  KILN_INPUT_ROLE_BLOCK_TABLE = 3,  ///< int32 [batch, blocks per sequence]
+  KILN_INPUT_ROLE_SEQ_LENS = 4,     ///< int32 [batch]: tokens held before the step
+  KILN_INPUT_ROLE_POSITION_IDS = 5, ///< [batch, seq]: seq_lens[b] + i
+} kiln_input_role_t;
+
+/// The role of input `index`: KILN_INPUT_ROLE_DATA for every input of an artifact compiled
+/// without --kv-cache (and for roles this runtime does not know). KILN_NOT_FOUND if index >=
+/// input count, KILN_INVALID_ARGUMENT for NULL pointers. The cache pools are written in place by
+/// kiln_session_run: they are state that the caller keeps between steps.
+kiln_status_t kiln_artifact_input_role(const kiln_artifact_t *artifact, size_t index,
+                                      kiln_input_role_t *out_role);
+
 /// The inclusive range of values input `index` may hold, when the artifact records one: integer
 /// inputs that index an embedding table (Gather) get [0, rows - 1], so that generated token ids
 /// stay inside the table. `*out_has_range` is 1 and `*out_min`/`*out_max` are set when recorded,
