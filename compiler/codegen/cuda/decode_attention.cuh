@@ -50,6 +50,13 @@
 // m16n8k16, rows padded to 16, fp32 accumulation, P rounded to T for the P V product as in
 // FlashAttention-2); fp32: CUDA cores in fp32. Scores, statistics and sums are fp32 throughout.
 //
+// Measured on the H200 (test/gpu/decode_attention_test.cu; f16, D = 128, Hq / Hkv = 32 / 8,
+// block size 16, q_len 1, partial + reduce in a CUDA graph, K/V working set past the L2): B = 8
+// at 4096 tokens 43.8 us (3.06 TB/s of K and V read), at 16384 tokens 3.75 TB/s; B = 1 at 4096
+// tokens 15.2 us, at 32768 2.9 TB/s; B = 1 at 1024 tokens 9.3 us with a capacity of 2048 and
+// 9.6 us with 8192. Short steps are latency-bound: the chain seqLens -> block table -> first
+// tiles, and the second launch, cost about 9 us.
+//
 // This header has two parts. The first, kiln::decode's constexpr sizing (tiles, shared memory,
 // workspace, grids, the split partition) has no CUDA types, so host C++ (the memory planner and
 // the launcher) includes this file and computes exactly what the kernels use. The second, the
@@ -76,11 +83,11 @@ constexpr int kThreads = 32 * kWarps;
 /// Threads of a kvCacheAppend block.
 constexpr int kAppendThreads = 256;
 /// The smallest chunk of keys a split gets (a block's fixed costs, loading Q and writing a
-/// partial, then stay small against its K/V traffic).
+/// partial, then stay small against its K/V traffic). 256 was measured slower at 1024 tokens
+/// (B = 1: 12.1 us against 9.3) and faster at 4096 (14.1 us against 15.2).
 constexpr int kMinSplitKeys = 128;
-/// Blocks of decodeAttentionPartial per SM that recommendedMaxSplits aims at (two waves of two
-/// resident blocks: enough bytes in flight to approach the HBM bandwidth).
-constexpr int kTargetBlocksPerSm = 4;
+/// Shared memory of one SM on sm_90 (228 KiB), the default of residentBlocks' argument.
+constexpr long long kSm90SmemPerSm = 228 * 1024;
 
 /// Query rows one warp owns: 16 (one m16 MMA tile, f16/bf16, `elemBytes` = 2) or 8 (fp32).
 KILN_DECODE_HD constexpr int rowsPerWarp(int elemBytes) { return elemBytes == 2 ? 16 : 8; }
@@ -166,15 +173,30 @@ KILN_DECODE_HD constexpr Partition partition(int keys, int maxSplits, int elemBy
   return {chunk, keys <= chunk ? 1 : (keys + chunk - 1) / chunk};
 }
 
+/// Blocks of decodeAttentionPartial one SM holds at once as its shared memory allows
+/// (`smemPerSm` bytes, 1 KiB of it reserved per block by the driver), at most 3 (the register
+/// limit: 128 threads of up to 160 registers). Registers are not known before the kernel is
+/// compiled; for D > 128 (about 240 registers) and fp32 the shared memory allows one block
+/// anyway.
+KILN_DECODE_HD constexpr int residentBlocks(int elemBytes, int d, int groupRows,
+                                            long long smemPerSm = kSm90SmemPerSm) {
+  const long long n = smemPerSm / (smemBytes(elemBytes, d, groupRows) + 1024);
+  return n < 1 ? 1 : n > 3 ? 3 : int(n);
+}
+
 /// The split slots to size the grid and the workspace with, for a cache of `capacity` tokens
-/// per sequence: enough blocks for kTargetBlocksPerSm per SM on `smCount` SMs, and no more than
-/// the capacity can use (ceil(capacity / kMinSplitKeys)); at least 1, at most 65535 (the grid's
-/// z limit).
+/// per sequence on `smCount` SMs: as many as fill one wave of resident blocks (residentBlocks
+/// per SM; a second wave would pay each block's start-up latency chain -- seqLens, block table,
+/// first tiles -- twice), and no more than the capacity can use (ceil(capacity /
+/// kMinSplitKeys)); at least 1, at most 65535 (the grid's z limit). Measured on the H200 (f16,
+/// D = 128, Hq/Hkv = 32/8, B = 8, 4096 tokens; test/gpu/decode_attention_test.cu): 4 slots (one
+/// wave of 2 blocks per SM) 43.8 us, 8 slots 48.7 us, 16 slots 57.5 us, 2 slots 60.9 us.
 KILN_DECODE_HD constexpr int recommendedMaxSplits(int batch, int kvHeads, int groupRows,
-                                                  int capacity, int smCount, int elemBytes) {
+                                                  int capacity, int smCount, int elemBytes,
+                                                  int d, long long smemPerSm = kSm90SmemPerSm) {
   const long long groups = (long long)batch * kvHeads * rowBlocks(elemBytes, groupRows);
-  const long long target = (long long)kTargetBlocksPerSm * smCount;
-  long long s = (target + groups - 1) / groups;
+  const long long wave = (long long)residentBlocks(elemBytes, d, groupRows, smemPerSm) * smCount;
+  long long s = wave / groups;
   const long long most = ((long long)capacity + kMinSplitKeys - 1) / kMinSplitKeys;
   s = s < most ? s : most;
   s = s < 65535 ? s : 65535;
@@ -269,6 +291,7 @@ struct TokenAddr {
   int shift; ///< log2(blockSize) when it is a power of two, else -1
   int kvHeads;
 
+  /// The element offset of token j's row of kv head g (head dim d elements per row).
   __device__ __forceinline__ long long offset(int j, int g, int d) const {
     int n, slot;
     if (shift >= 0) {
@@ -655,7 +678,9 @@ __device__ __forceinline__ void decodeAttentionPartial(const AttnTensor<T> &q,
     tc::cpAsync16(tc::smemAddr(sQ + rr * C::kQPitch * E + ch * 16), src, valid);
   }
   // K and V rows [n0, n0 + BN) of the chunk into pipeline stage `st` (zero past k1: neither
-  // the block table nor the pools are read there).
+  // the block table nor the pools are read there). Each copy reads its row's block-table entry
+  // itself (mostly L1 hits); prefetching the entries a tile ahead into registers was measured
+  // slower on the H200 (3.04 -> 2.88 TB/s at B = 8, L = 4096).
   auto loadTile = [&](int t, int st) {
     const int n0 = k0 + t * BN;
     const unsigned dK = tc::smemAddr(sPipe + st * kTileBytes);

@@ -1,0 +1,606 @@
+// decode_attention_test.cu - GPU test and timing of kiln::kvCacheAppend,
+// kiln::decodeAttentionPartial and kiln::decodeAttentionReduce
+// (compiler/codegen/cuda/decode_attention.cuh): attention of a generation step over a paged KV
+// cache with split-KV.
+//
+// Correctness (every run): f16, bf16 and fp32 at head dims 64, 128 (every combination below) and
+// 96 / 80 / 256 (fewer); Hq / Hkv = 4/4, 8/2, 32/8 (and MQA 8/1, GPT-2's 12/12); block sizes 16,
+// 64, 256, a contiguous cache (one block per sequence, blockSize = capacity, not a power of two),
+// and 1, 7, 100; q_len 1 and 5 (and 3, 16); one batch of sequences with cached lengths 0, 1, 17,
+// 255, 1000 and 4096 per launch; the split slots as recommendedMaxSplits gives them for the
+// device's SM count, and 1, 3 and 7. Each case:
+//  1. fills both pools with a NaN sentinel, writes the cached tokens through a block table of
+//     shuffled pool blocks (spare pool blocks stay unreferenced), runs kvCacheAppend with
+//     k_new / v_new in bshd or bhsd strides, and compares the whole pools bit for bit with the
+//     expected ones: the new rows in exactly their slots, every other slot unchanged (a row past
+//     the capacity, in the overflow case, is not written);
+//  2. runs the partial and reduce kernels with the output and the workspace NaN-poisoned (plus a
+//     guard after each that must stay untouched) and compares with an fp64 host reference built
+//     from the logical sequences, not the pools. A case fails when max|out - ref| / max|ref|
+//     exceeds 1e-4 (fp32) or 1e-2 (f16, bf16), or any output is NaN.
+// One PASS/FAIL line per case, then a summary; exit 1 on any failure, 77 without a GPU.
+//
+// Timing (after the cases; --timing runs only it, --no-timing skips it; not asserted): f16,
+// D = 128, Hq = 32, Hkv = 8 (Llama-3-8B's attention), blockSize 16, q_len 1. (a) valid length
+// 1024 with caches of capacity 2048 and 8192 (the time should not change); (b) batch 1 and 8 at
+// valid length 4096: GB/s = bytes of K and V read / time. Each launch of the CUDA graph (20
+// launches, median of 20 replays; gpu_test_util.h) uses the next of several layers' caches, so
+// the K/V working set is at least 4x the L2 and the numbers are HBM numbers, as in a real model.
+//
+// Build and run: test/gpu/build_decode_attention_test.sh [OUT]; OUT [--timing | --no-timing].
+#include "kiln/decode_attention.cuh"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "gpu_test_util.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+using namespace kiln_test;
+
+namespace {
+
+template <typename T, int D>
+__global__ void __launch_bounds__(kiln::decode::kAppendThreads)
+    appendKernel(kiln::AttnTensor<T> kNew, kiln::AttnTensor<T> vNew, kiln::PagedKvCache<T> cache,
+                 kiln::DecodeShape shape) {
+  kiln::kvCacheAppend<T, D>(kNew, vNew, cache, shape);
+}
+
+template <typename T, int D>
+__global__ void __launch_bounds__(kiln::decode::kThreads)
+    partialKernel(kiln::AttnTensor<T> q, kiln::PagedKvCache<T> cache, kiln::AttnOut<T> out,
+                  float *workspace, kiln::DecodeShape shape) {
+  extern __shared__ __align__(16) char smem[];
+  kiln::decodeAttentionPartial<T, D>(q, cache, out, workspace, shape, smem);
+}
+
+template <typename T, int D>
+__global__ void __launch_bounds__(kiln::decode::kThreads)
+    reduceKernel(kiln::PagedKvCache<T> cache, const float *workspace, kiln::AttnOut<T> out,
+                 kiln::DecodeShape shape) {
+  kiln::decodeAttentionReduce<T, D>(cache, workspace, out, shape);
+}
+
+template <typename T> float roundTo(float x);
+template <> float roundTo<__half>(float x) { return __half2float(__float2half_rn(x)); }
+template <> float roundTo<__nv_bfloat16>(float x) {
+  return __bfloat162float(__float2bfloat16_rn(x));
+}
+template <> float roundTo<float>(float x) { return x; }
+template <typename T> T toT(float x);
+template <> __half toT<__half>(float x) { return __float2half_rn(x); }
+template <> __nv_bfloat16 toT<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+template <> float toT<float>(float x) { return x; }
+template <typename T> float fromT(T x);
+template <> float fromT<__half>(__half x) { return __half2float(x); }
+template <> float fromT<__nv_bfloat16>(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <> float fromT<float>(float x) { return x; }
+
+template <typename T> struct KilnType;
+template <> struct KilnType<__half> { using type = kiln::f16; };
+template <> struct KilnType<__nv_bfloat16> { using type = kiln::bf16; };
+template <> struct KilnType<float> { using type = float; };
+
+template <typename T> const char *typeName() {
+  return std::is_same<T, __half>::value ? "f16" : std::is_same<T, float>::value ? "fp32" : "bf16";
+}
+
+/// A NaN with a payload no computation produces, marking pool slots nobody may write.
+template <typename T> T sentinel();
+template <> __half sentinel<__half>() {
+  __half_raw r;
+  r.x = 0x7d5a;
+  return __half(r);
+}
+template <> __nv_bfloat16 sentinel<__nv_bfloat16>() {
+  __nv_bfloat16_raw r;
+  r.x = 0x7f9a;
+  return __nv_bfloat16(r);
+}
+template <> float sentinel<float>() {
+  const uint32_t bits = 0x7fa5a5a5u;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+/// Launches of the three kernels for one storage type and head dim (as a generated launcher
+/// would make them, with the sizes from kiln::decode).
+template <typename KT, int D> struct Launch {
+  static constexpr int kElem = int(sizeof(KT));
+
+  /// Raises the partial kernel's dynamic shared-memory limit (once, before any graph capture).
+  static void prepare() {
+    const long long most = kiln::decode::smemBytes(kElem, D, kiln::decode::rowsPerBlock(kElem));
+    CHECK_CUDA(cudaFuncSetAttribute(partialKernel<KT, D>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, int(most)));
+  }
+  static void append(const kiln::AttnTensor<KT> &k, const kiln::AttnTensor<KT> &v,
+                     const kiln::PagedKvCache<KT> &cache, const kiln::DecodeShape &s,
+                     cudaStream_t stream) {
+    const kiln::decode::Grid g = kiln::decode::appendGrid(s.batch, s.kvHeads, s.qLen, D, kElem);
+    appendKernel<KT, D><<<g.x, kiln::decode::kAppendThreads, 0, stream>>>(k, v, cache, s);
+  }
+  static void attention(const kiln::AttnTensor<KT> &q, const kiln::PagedKvCache<KT> &cache,
+                        const kiln::AttnOut<KT> &out, float *workspace,
+                        const kiln::DecodeShape &s, cudaStream_t stream) {
+    const int groupRows = s.qHeads / s.kvHeads * s.qLen;
+    const kiln::decode::Grid pg =
+        kiln::decode::partialGrid(s.batch, s.qHeads, s.kvHeads, s.qLen, s.maxSplits, kElem);
+    const int smem = int(kiln::decode::smemBytes(kElem, D, groupRows));
+    partialKernel<KT, D><<<dim3(pg.x, pg.y, pg.z), kiln::decode::kThreads, smem, stream>>>(
+        q, cache, out, workspace, s);
+    const kiln::decode::Grid rg = kiln::decode::reduceGrid(s.batch, s.qHeads, s.qLen);
+    reduceKernel<KT, D><<<rg.x, kiln::decode::kThreads, 0, stream>>>(cache, workspace, out, s);
+  }
+};
+
+/// Strides (sb, sh, ss) of a [B, H, S, D] tensor stored bshd ([B, S, H, D]) or bhsd.
+struct Strides {
+  long long sb, sh, ss;
+};
+Strides stridesOf(bool bshd, int H, int S, int D) {
+  if (bshd)
+    return {(long long)S * H * D, D, (long long)H * D};
+  return {(long long)H * S * D, (long long)S * D, D};
+}
+
+struct Case {
+  int hq, hkv;
+  int blockSize; ///< 0: contiguous (one block per sequence, blockSize = capacity)
+  int qLen;
+  std::vector<int> seqLens;
+  int maxSplits = 0; ///< 0: recommendedMaxSplits for the device
+  bool bshd = true;  ///< q, k_new, v_new bshd (the output then bhsd), else the other way round
+  int capacity = 0;  ///< 0: the longest sequence + qLen + 40 (rounded up to whole blocks)
+};
+
+/// Runs one case; true when it passes.
+template <typename T, int D> bool runCase(const Case &c, int smCount) {
+  using KT = typename KilnType<T>::type;
+  using L = Launch<KT, D>;
+  const int B = int(c.seqLens.size()), Hq = c.hq, Hkv = c.hkv, qLen = c.qLen, G = Hq / Hkv;
+  const int maxSeq = *std::max_element(c.seqLens.begin(), c.seqLens.end());
+  int capacity = c.capacity ? c.capacity : maxSeq + qLen + 40;
+  int bs, maxBlocks;
+  if (c.blockSize == 0) {
+    bs = capacity, maxBlocks = 1;
+  } else {
+    bs = c.blockSize, maxBlocks = (capacity + bs - 1) / bs, capacity = maxBlocks * bs;
+  }
+  const int numBlocks = B * maxBlocks + 3; // 3 spare blocks, never referenced
+  const int maxSplits =
+      c.maxSplits ? c.maxSplits
+                  : kiln::decode::recommendedMaxSplits(B, Hkv, G * qLen, capacity, smCount,
+                                                       int(sizeof(KT)), D);
+  std::mt19937 rng(unsigned(B * 7919 + Hq * 131 + Hkv * 31 + bs * 7 + qLen * 3 + D + maxSplits +
+                            int(sizeof(T)) + c.bshd));
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+
+  // Logical sequences: keys and values of positions [0, seqLen + qLen) per (b, g); the last
+  // qLen are this step's new tokens.
+  std::vector<std::vector<float>> kSeq(B), vSeq(B);
+  for (int b = 0; b < B; ++b) {
+    const size_t n = size_t(Hkv) * (c.seqLens[b] + qLen) * D;
+    kSeq[b].resize(n), vSeq[b].resize(n);
+    for (auto &x : kSeq[b]) x = roundTo<T>(dist(rng));
+    for (auto &x : vSeq[b]) x = roundTo<T>(dist(rng));
+  }
+  auto seqAt = [&](const std::vector<float> &s, int b, int g, int j) {
+    return &s[(size_t(g) * (c.seqLens[b] + qLen) + j) * D];
+  };
+  std::vector<float> q(size_t(B) * Hq * qLen * D);
+  for (auto &x : q) x = roundTo<T>(dist(rng));
+
+  // Block table: the sequences' logical blocks on shuffled pool blocks.
+  std::vector<int> perm(numBlocks);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), rng);
+  std::vector<int> table(size_t(B) * maxBlocks);
+  for (size_t e = 0; e < table.size(); ++e)
+    table[e] = perm[e];
+  auto slotOf = [&](int b, int g, int j) {
+    return ((size_t(table[size_t(b) * maxBlocks + j / bs]) * Hkv + g) * bs + j % bs) * D;
+  };
+  // Pools: sentinel everywhere, then the cached tokens (kPool, vPool: what the test uploads);
+  // kExpect, vExpect add this step's tokens inside the capacity (what kvCacheAppend must leave).
+  const size_t poolElems = size_t(numBlocks) * Hkv * bs * D;
+  std::vector<T> kPool(poolElems, sentinel<T>()), vPool(poolElems, sentinel<T>());
+  auto writeTokens = [&](std::vector<T> &kp, std::vector<T> &vp, bool withNew) {
+    for (int b = 0; b < B; ++b)
+      for (int g = 0; g < Hkv; ++g)
+        for (int j = 0; j < std::min(c.seqLens[b] + (withNew ? qLen : 0), capacity); ++j) {
+          const size_t slot = slotOf(b, g, j);
+          for (int d = 0; d < D; ++d) {
+            kp[slot + d] = toT<T>(seqAt(kSeq[b], b, g, j)[d]);
+            vp[slot + d] = toT<T>(seqAt(vSeq[b], b, g, j)[d]);
+          }
+        }
+  };
+  writeTokens(kPool, vPool, false);
+  std::vector<T> kExpect = kPool, vExpect = vPool;
+  writeTokens(kExpect, vExpect, true);
+
+  // Device buffers: q and k_new / v_new in the case's layout, the output in the other.
+  const Strides qs = stridesOf(c.bshd, Hq, qLen, D), ns = stridesOf(c.bshd, Hkv, qLen, D);
+  const Strides os = stridesOf(!c.bshd, Hq, qLen, D);
+  std::vector<T> hq(q.size()), hk(size_t(B) * Hkv * qLen * D), hv(hk.size());
+  for (int b = 0; b < B; ++b) {
+    for (int h = 0; h < Hq; ++h)
+      for (int i = 0; i < qLen; ++i)
+        for (int d = 0; d < D; ++d)
+          hq[b * qs.sb + h * qs.sh + i * qs.ss + d] =
+              toT<T>(q[((size_t(b) * Hq + h) * qLen + i) * D + d]);
+    for (int g = 0; g < Hkv; ++g)
+      for (int i = 0; i < qLen; ++i)
+        for (int d = 0; d < D; ++d) {
+          hk[b * ns.sb + g * ns.sh + i * ns.ss + d] =
+              toT<T>(seqAt(kSeq[b], b, g, c.seqLens[b] + i)[d]);
+          hv[b * ns.sb + g * ns.sh + i * ns.ss + d] =
+              toT<T>(seqAt(vSeq[b], b, g, c.seqLens[b] + i)[d]);
+        }
+  }
+  auto upload = [](const void *h, size_t bytes) {
+    void *d;
+    CHECK_CUDA(cudaMalloc(&d, bytes));
+    CHECK_CUDA(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice));
+    return d;
+  };
+  T *dq = (T *)upload(hq.data(), hq.size() * sizeof(T));
+  T *dkNew = (T *)upload(hk.data(), hk.size() * sizeof(T));
+  T *dvNew = (T *)upload(hv.data(), hv.size() * sizeof(T));
+  T *dkPool = (T *)upload(kPool.data(), poolElems * sizeof(T));
+  T *dvPool = (T *)upload(vPool.data(), poolElems * sizeof(T));
+  int *dTable = (int *)upload(table.data(), table.size() * sizeof(int));
+  int *dSeq = (int *)upload(c.seqLens.data(), B * sizeof(int));
+  constexpr size_t kGuard = 4096; // bytes after the output and the workspace that stay poisoned
+  const size_t outBytes = q.size() * sizeof(T);
+  const size_t wsBytes = size_t(kiln::decode::workspaceBytes(B, Hq, qLen, maxSplits, D));
+  T *dOut;
+  float *dWs;
+  CHECK_CUDA(cudaMalloc(&dOut, outBytes + kGuard));
+  CHECK_CUDA(cudaMalloc(&dWs, wsBytes + kGuard));
+  CHECK_CUDA(cudaMemset(dOut, 0xff, outBytes + kGuard)); // NaN in every type
+  CHECK_CUDA(cudaMemset(dWs, 0xff, wsBytes + kGuard));
+
+  kiln::PagedKvCache<KT> cache{(KT *)dkPool, (KT *)dvPool, dTable, dSeq, bs, maxBlocks};
+  kiln::DecodeShape shape{B, Hq, Hkv, qLen, maxSplits, float(1.0 / std::sqrt(double(D)))};
+  kiln::AttnTensor<KT> aq{(const KT *)dq, qs.sb, qs.sh, qs.ss};
+  kiln::AttnTensor<KT> ak{(const KT *)dkNew, ns.sb, ns.sh, ns.ss};
+  kiln::AttnTensor<KT> av{(const KT *)dvNew, ns.sb, ns.sh, ns.ss};
+  kiln::AttnOut<KT> ao{(KT *)dOut, os.sb, os.sh, os.ss};
+  L::prepare();
+  L::append(ak, av, cache, shape, 0);
+  CHECK_CUDA(cudaGetLastError());
+  L::attention(aq, cache, ao, dWs, shape, 0);
+  CHECK_CUDA(cudaGetLastError());
+  CHECK_CUDA(cudaDeviceSynchronize());
+
+  // 1. The pools, bit for bit.
+  size_t poolBad = 0;
+  long long firstBad = -1;
+  for (int which = 0; which < 2; ++which) {
+    std::vector<T> got(poolElems);
+    CHECK_CUDA(cudaMemcpy(got.data(), which ? dvPool : dkPool, poolElems * sizeof(T),
+                          cudaMemcpyDeviceToHost));
+    const std::vector<T> &want = which ? vExpect : kExpect;
+    for (size_t e = 0; e < poolElems; ++e)
+      if (std::memcmp(&got[e], &want[e], sizeof(T)) != 0) {
+        if (firstBad < 0)
+          firstBad = (long long)e;
+        ++poolBad;
+      }
+  }
+
+  // 2. The attention output against the fp64 reference.
+  const double scale = 1.0 / std::sqrt(double(D));
+  std::vector<double> ref(q.size());
+  parallelFor(B * Hq * qLen, [&](int row) {
+    const int i = row % qLen, h = row / qLen % Hq, b = row / (qLen * Hq), g = h / G;
+    const int keys = std::min(c.seqLens[b] + i + 1, capacity);
+    const float *qr = &q[size_t(row) * D];
+    std::vector<double> s(keys);
+    double mx = -INFINITY;
+    for (int j = 0; j < keys; ++j) {
+      const float *kr = seqAt(kSeq[b], b, g, j);
+      double dot = 0;
+      for (int d = 0; d < D; ++d)
+        dot += double(qr[d]) * kr[d];
+      s[j] = dot * scale;
+      mx = std::max(mx, s[j]);
+    }
+    double l = 0;
+    for (int j = 0; j < keys; ++j)
+      l += (s[j] = std::exp(s[j] - mx));
+    for (int d = 0; d < D; ++d) {
+      double acc = 0;
+      for (int j = 0; j < keys; ++j)
+        acc += s[j] * seqAt(vSeq[b], b, g, j)[d];
+      ref[size_t(row) * D + d] = acc / l;
+    }
+  });
+  std::vector<T> out(q.size());
+  CHECK_CUDA(cudaMemcpy(out.data(), dOut, outBytes, cudaMemcpyDeviceToHost));
+  double maxErr = 0, maxRef = 1e-30;
+  size_t nans = 0;
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < Hq; ++h)
+      for (int i = 0; i < qLen; ++i)
+        for (int d = 0; d < D; ++d) {
+          const double r = ref[((size_t(b) * Hq + h) * qLen + i) * D + d];
+          const float x = fromT<T>(out[b * os.sb + h * os.sh + i * os.ss + d]);
+          if (std::isnan(x)) {
+            ++nans;
+            continue;
+          }
+          maxErr = std::max(maxErr, std::fabs(x - r));
+          maxRef = std::max(maxRef, std::fabs(r));
+        }
+  // The guards after the output and the workspace stay 0xff.
+  size_t guardBad = 0;
+  for (int which = 0; which < 2; ++which) {
+    std::vector<unsigned char> guard(kGuard);
+    CHECK_CUDA(cudaMemcpy(guard.data(), which ? (char *)dWs + wsBytes : (char *)dOut + outBytes,
+                          kGuard, cudaMemcpyDeviceToHost));
+    for (unsigned char x : guard)
+      guardBad += x != 0xff;
+  }
+
+  const double tol = std::is_same<T, float>::value ? 1e-4 : 1e-2;
+  const bool ok = poolBad == 0 && nans == 0 && guardBad == 0 && maxErr / maxRef <= tol;
+  std::string lens;
+  for (int s : c.seqLens)
+    lens += (lens.empty() ? "" : ",") + std::to_string(s);
+  std::printf("%s %-4s D=%3d Hq=%2d Hkv=%2d bs=%4d%s cap=%4d qLen=%2d %s splits<=%2d lens=%s  "
+              "rel err %.2e  nan %zu  pool mismatches %zu",
+              ok ? "PASS" : "FAIL", typeName<T>(), D, Hq, Hkv, bs, c.blockSize ? "" : "(contig)",
+              capacity, qLen, c.bshd ? "bshd" : "bhsd", maxSplits, lens.c_str(), maxErr / maxRef,
+              nans, poolBad);
+  if (firstBad >= 0)
+    std::printf(" (first at element %lld)", firstBad % (long long)poolElems);
+  if (guardBad)
+    std::printf("  guard bytes overwritten %zu", guardBad);
+  std::printf("\n");
+  cudaFree(dq), cudaFree(dkNew), cudaFree(dvNew), cudaFree(dkPool), cudaFree(dvPool);
+  cudaFree(dTable), cudaFree(dSeq), cudaFree(dOut), cudaFree(dWs);
+  return ok;
+}
+
+template <typename T, int D> int runAll(const std::vector<Case> &cases, int smCount) {
+  int failed = 0;
+  for (const Case &c : cases)
+    failed += !runCase<T, D>(c, smCount);
+  return failed;
+}
+
+/// Every (heads, block size, q_len) combination of the brief, on the mixed-length batch.
+std::vector<Case> fullCases() {
+  const std::vector<int> lens = {0, 1, 17, 255, 1000, 4096};
+  std::vector<Case> cases;
+  bool bshd = true;
+  for (auto [hq, hkv] : {std::pair{4, 4}, std::pair{8, 2}, std::pair{32, 8}})
+    for (int bs : {16, 64, 256, 0})
+      for (int qLen : {1, 5}) {
+        Case c{hq, hkv, bs, qLen, lens};
+        c.bshd = bshd, bshd = !bshd;
+        cases.push_back(c);
+      }
+  return cases;
+}
+
+/// A few layouts for the other head dims.
+std::vector<Case> shortCases() {
+  const std::vector<int> lens = {0, 1, 17, 255, 1000, 4096};
+  std::vector<Case> cases = {{8, 2, 16, 1, lens}, {8, 2, 0, 5, lens}, {32, 8, 64, 5, lens}};
+  cases[1].bshd = false;
+  return cases;
+}
+
+/// Edge cases: split counts, odd block sizes, the capacity overflow, many rows per group.
+std::vector<Case> edgeCases() {
+  const std::vector<int> lens = {0, 1, 17, 255, 1000, 4096};
+  std::vector<Case> cases;
+  Case c{8, 2, 16, 5, lens};
+  c.maxSplits = 1; // every sequence in one split: the partial kernel writes the output
+  cases.push_back(c);
+  c.maxSplits = 3, c.bshd = false;
+  cases.push_back(c);
+  c = Case{32, 8, 7, 1, lens};
+  c.maxSplits = 7;
+  cases.push_back(c);
+  cases.push_back(Case{4, 4, 100, 5, lens});
+  cases.push_back(Case{8, 2, 1, 5, {0, 3, 130, 700}});
+  // Overflow: 1000 + 5 passes the capacity of 1003: rows 3 and 4 are not written and the
+  // reference clamps their keys to the capacity.
+  c = Case{8, 2, 16, 5, {1000, 5, 998}};
+  c.capacity = 1003, c.blockSize = 0;
+  cases.push_back(c);
+  c.blockSize = 17, c.capacity = 1003; // 59 blocks of 17 = 1003 tokens
+  cases.push_back(c);
+  cases.push_back(Case{32, 8, 16, 16, {0, 33, 500, 2000}}); // 64 rows per group
+  cases.push_back(Case{8, 1, 16, 16, {0, 33, 500, 2000}});  // MQA, 128 rows per group
+  cases.push_back(Case{8, 1, 64, 5, {7, 3000}});            // MQA, 40 rows (3 row tiles)
+  cases.push_back(Case{12, 12, 16, 3, {1, 64, 1023}});      // GPT-2-like
+  std::vector<int> many(16);
+  for (int b = 0; b < 16; ++b)
+    many[b] = (b * 977) % 3001;
+  cases.push_back(Case{32, 8, 16, 1, many});
+  return cases;
+}
+
+/// Allocates `layers` caches of one layout and times the attention (partial + reduce) over
+/// them; prints one line.
+template <typename T, int D>
+void timeCase(const char *what, int B, int Hq, int Hkv, int blockSize, int validLen, int capacity,
+              int smCount, size_t l2Bytes, cudaStream_t stream, int slots = 0) {
+  using KT = typename KilnType<T>::type;
+  using L = Launch<KT, D>;
+  const int qLen = 1, bs = blockSize ? blockSize : capacity;
+  const int maxBlocks = (capacity + bs - 1) / bs;
+  const size_t kvBytes = size_t(B) * Hkv * validLen * D * 2 * sizeof(T); // K and V read per launch
+  const size_t poolElems = size_t(B) * maxBlocks * Hkv * bs * D;
+  const int layers = int(std::min<size_t>(32, std::max<size_t>(1, (4 * l2Bytes + kvBytes - 1) /
+                                                                       kvBytes)));
+  const int maxSplits =
+      slots ? slots
+            : kiln::decode::recommendedMaxSplits(B, Hkv, Hq / Hkv * qLen, capacity, smCount,
+                                                 int(sizeof(KT)), D);
+  std::mt19937 rng(5);
+  std::vector<int> table(size_t(B) * maxBlocks), seqLens(B, validLen - qLen);
+  std::iota(table.begin(), table.end(), 0);
+  std::shuffle(table.begin(), table.end(), rng);
+  int *dTable, *dSeq;
+  CHECK_CUDA(cudaMalloc(&dTable, table.size() * sizeof(int)));
+  CHECK_CUDA(cudaMalloc(&dSeq, B * sizeof(int)));
+  CHECK_CUDA(cudaMemcpy(dTable, table.data(), table.size() * sizeof(int), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(dSeq, seqLens.data(), B * sizeof(int), cudaMemcpyHostToDevice));
+  std::vector<kiln::PagedKvCache<KT>> caches(layers);
+  for (auto &c : caches) {
+    KT *k, *v;
+    CHECK_CUDA(cudaMalloc(&k, poolElems * sizeof(T)));
+    CHECK_CUDA(cudaMalloc(&v, poolElems * sizeof(T)));
+    CHECK_CUDA(cudaMemset(k, 0x11, poolElems * sizeof(T)));
+    CHECK_CUDA(cudaMemset(v, 0x22, poolElems * sizeof(T)));
+    c = {k, v, dTable, dSeq, bs, maxBlocks};
+  }
+  KT *q, *out;
+  float *ws;
+  CHECK_CUDA(cudaMalloc(&q, size_t(B) * Hq * D * sizeof(T)));
+  CHECK_CUDA(cudaMalloc(&out, size_t(B) * Hq * D * sizeof(T)));
+  CHECK_CUDA(cudaMemset(q, 0x11, size_t(B) * Hq * D * sizeof(T)));
+  CHECK_CUDA(
+      cudaMalloc(&ws, size_t(kiln::decode::workspaceBytes(B, Hq, qLen, maxSplits, D))));
+  kiln::DecodeShape shape{B, Hq, Hkv, qLen, maxSplits, float(1.0 / std::sqrt(double(D)))};
+  kiln::AttnTensor<KT> aq{q, (long long)Hq * D, D, D};
+  kiln::AttnOut<KT> ao{out, (long long)Hq * D, D, D};
+  L::prepare();
+  int next = 0;
+  const double us = timeGraph(stream, [&](cudaStream_t s) {
+    L::attention(aq, caches[next++ % layers], ao, ws, shape, s);
+  });
+  CHECK_CUDA(cudaGetLastError());
+  const int splits =
+      kiln::decode::partition(kiln::decode::validKeys(validLen - qLen, qLen, capacity), maxSplits,
+                              int(sizeof(KT)))
+          .splits;
+  std::printf("time %-22s %-4s D=%d B=%d Hq=%d Hkv=%d bs=%d L=%d cap=%d slots=%d splits=%d "
+              "layers=%d: %7.2f us  %7.1f GB/s\n",
+              what, typeName<T>(), D, B, Hq, Hkv, bs, validLen, capacity, maxSplits, splits,
+              layers, us, kvBytes / us * 1e-3);
+  for (auto &c : caches)
+    cudaFree(c.k), cudaFree(c.v);
+  cudaFree(dTable), cudaFree(dSeq), cudaFree(q), cudaFree(out), cudaFree(ws);
+}
+
+/// Times kvCacheAppend for one step of batch B (q_len 1).
+template <typename T, int D>
+void timeAppend(int B, int Hkv, int capacity, cudaStream_t stream) {
+  using KT = typename KilnType<T>::type;
+  const int bs = 16, maxBlocks = capacity / bs, qLen = 1;
+  const size_t poolElems = size_t(B) * maxBlocks * Hkv * bs * D;
+  std::vector<int> table(size_t(B) * maxBlocks), seqLens(B, capacity / 2);
+  std::iota(table.begin(), table.end(), 0);
+  int *dTable, *dSeq;
+  KT *k, *v, *kn;
+  CHECK_CUDA(cudaMalloc(&dTable, table.size() * sizeof(int)));
+  CHECK_CUDA(cudaMalloc(&dSeq, B * sizeof(int)));
+  CHECK_CUDA(cudaMemcpy(dTable, table.data(), table.size() * sizeof(int), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(dSeq, seqLens.data(), B * sizeof(int), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMalloc(&k, poolElems * sizeof(T)));
+  CHECK_CUDA(cudaMalloc(&v, poolElems * sizeof(T)));
+  CHECK_CUDA(cudaMalloc(&kn, size_t(B) * Hkv * D * sizeof(T)));
+  CHECK_CUDA(cudaMemset(kn, 0, size_t(B) * Hkv * D * sizeof(T)));
+  kiln::PagedKvCache<KT> cache{k, v, dTable, dSeq, bs, maxBlocks};
+  kiln::DecodeShape shape{B, Hkv, Hkv, qLen, 1, 1.0f};
+  kiln::AttnTensor<KT> an{kn, (long long)Hkv * D, D, D};
+  const double us = timeGraph(stream, [&](cudaStream_t s) {
+    Launch<KT, D>::append(an, an, cache, shape, s);
+  });
+  CHECK_CUDA(cudaGetLastError());
+  std::printf("time %-22s %-4s D=%d B=%d Hkv=%d: %7.2f us\n", "kvCacheAppend", typeName<T>(), D,
+              B, Hkv, us);
+  cudaFree(dTable), cudaFree(dSeq), cudaFree(k), cudaFree(v), cudaFree(kn);
+}
+
+void runTiming(int smCount, size_t l2Bytes) {
+  cudaStream_t stream;
+  CHECK_CUDA(cudaStreamCreate(&stream));
+  std::printf("# time: attention = partial + reduce kernels, median over CUDA-graph replays of "
+              "20 launches; GB/s = K+V bytes read / time\n");
+  // (a) The time follows the valid length, not the capacity.
+  timeCase<__half, 128>("L1024-cap2048", 1, 32, 8, 16, 1024, 2048, smCount, l2Bytes, stream);
+  timeCase<__half, 128>("L1024-cap8192", 1, 32, 8, 16, 1024, 8192, smCount, l2Bytes, stream);
+  timeCase<__half, 128>("L1024-cap8192-b8", 8, 32, 8, 16, 1024, 8192, smCount, l2Bytes, stream);
+  timeCase<__half, 128>("L1024-cap2048-b8", 8, 32, 8, 16, 1024, 2048, smCount, l2Bytes, stream);
+  // (b) Bandwidth at 4096 tokens (and longer), and how it depends on the layout and the split
+  // slots (the recommended ones fill one wave of resident blocks; the grid's other slots
+  // return at once).
+  timeCase<__half, 128>("L4096-b1", 1, 32, 8, 16, 4096, 8192, smCount, l2Bytes, stream);
+  timeCase<__half, 128>("L4096-b8", 8, 32, 8, 16, 4096, 8192, smCount, l2Bytes, stream);
+  timeCase<__half, 128>("L4096-b8-contig", 8, 32, 8, 0, 4096, 4096, smCount, l2Bytes, stream);
+  timeCase<__half, 128>("L4096-b8-bs256", 8, 32, 8, 256, 4096, 8192, smCount, l2Bytes, stream);
+  timeCase<__nv_bfloat16, 128>("L4096-b8", 8, 32, 8, 16, 4096, 8192, smCount, l2Bytes, stream);
+  timeCase<float, 128>("L4096-b8", 8, 32, 8, 16, 4096, 8192, smCount, l2Bytes, stream);
+  timeCase<__half, 64>("L4096-b8-gpt2", 8, 12, 12, 16, 4096, 8192, smCount, l2Bytes, stream);
+  timeCase<__half, 128>("L32768-b1", 1, 32, 8, 16, 32768, 32768, smCount, l2Bytes, stream);
+  timeCase<__half, 128>("L16384-b8", 8, 32, 8, 16, 16384, 16384, smCount, l2Bytes, stream);
+  for (int slots : {2, 8, 9, 16})
+    timeCase<__half, 128>("L4096-b8-slots", 8, 32, 8, 16, 4096, 8192, smCount, l2Bytes, stream,
+                          slots);
+  for (int slots : {16, 64})
+    timeCase<__half, 128>("L4096-b1-slots", 1, 32, 8, 16, 4096, 8192, smCount, l2Bytes, stream,
+                          slots);
+  timeAppend<__half, 128>(8, 8, 8192, stream);
+  CHECK_CUDA(cudaStreamDestroy(stream));
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  const bool timingOnly = argc > 1 && std::strcmp(argv[1], "--timing") == 0;
+  const bool noTiming = argc > 1 && std::strcmp(argv[1], "--no-timing") == 0;
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("SKIP: no CUDA device\n");
+    return 77;
+  }
+  cudaDeviceProp prop;
+  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  std::printf("device: %s (sm_%d%d, %d SMs, %d MiB L2)\n", prop.name, prop.major, prop.minor,
+              prop.multiProcessorCount, prop.l2CacheSize >> 20);
+  const int sms = prop.multiProcessorCount;
+  int failed = 0, total = 0;
+  if (!timingOnly) {
+    const std::vector<Case> full = fullCases(), few = shortCases(), edge = edgeCases();
+    auto count = [&](int f, size_t n) { failed += f, total += int(n); };
+    count(runAll<__half, 128>(full, sms), full.size());
+    count(runAll<__nv_bfloat16, 128>(full, sms), full.size());
+    count(runAll<float, 128>(full, sms), full.size());
+    count(runAll<__half, 64>(full, sms), full.size());
+    count(runAll<__nv_bfloat16, 64>(full, sms), full.size());
+    count(runAll<float, 64>(full, sms), full.size());
+    count(runAll<__half, 96>(few, sms), few.size());
+    count(runAll<__nv_bfloat16, 80>(few, sms), few.size());
+    count(runAll<float, 96>(few, sms), few.size());
+    count(runAll<__half, 256>(few, sms), few.size());
+    count(runAll<float, 256>(few, sms), few.size());
+    count(runAll<__half, 128>(edge, sms), edge.size());
+    count(runAll<__nv_bfloat16, 64>(edge, sms), edge.size());
+    count(runAll<float, 128>(edge, sms), edge.size());
+    std::printf("%s: %d of %d cases failed\n", failed ? "FAILED" : "OK", failed, total);
+  }
+  if (!noTiming)
+    runTiming(sms, size_t(prop.l2CacheSize));
+  return failed ? 1 : 0;
+}
