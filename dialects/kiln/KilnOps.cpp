@@ -421,6 +421,21 @@ LogicalResult RowStatsOp::verify() {
   return success();
 }
 
+/// The checks `kiln.attention` and `kiln.paged_attention` share: the result is
+/// [B, Hq, S, Dv] ([B, S, Hq, Dv] with bshd_output) and the scale is finite and non-zero.
+static LogicalResult verifyAttentionResult(Operation *op, RankedTensorType result, int64_t B,
+                                           int64_t Hq, int64_t S, int64_t Dv, bool bshd,
+                                           APFloat scale) {
+  SmallVector<int64_t> expect =
+      bshd ? SmallVector<int64_t>{B, S, Hq, Dv} : SmallVector<int64_t>{B, Hq, S, Dv};
+  if (result.getShape() != ArrayRef<int64_t>(expect))
+    return op->emitOpError() << "result shape " << formatShape(result.getShape())
+                             << " must be " << formatShape(expect);
+  if (!std::isfinite(scale.convertToDouble()) || scale.convertToDouble() == 0.0)
+    return op->emitOpError() << "scale must be finite and non-zero";
+  return success();
+}
+
 LogicalResult AttentionOp::verify() {
   auto q = rtt(getQuery()), k = rtt(getKey()), v = rtt(getValue());
   if (q.getRank() != 4 || k.getRank() != 4 || v.getRank() != 4)
@@ -455,14 +470,7 @@ LogicalResult AttentionOp::verify() {
                              << formatShape(full);
     }
   }
-  SmallVector<int64_t> expect = getBshdOutput() ? SmallVector<int64_t>{B, Sq, Hq, Dv}
-                                                : SmallVector<int64_t>{B, Hq, Sq, Dv};
-  if (getType().getShape() != ArrayRef<int64_t>(expect))
-    return emitOpError() << "result shape " << formatShape(getType().getShape()) << " must be "
-                         << formatShape(expect);
-  if (!std::isfinite(getScale().convertToDouble()) || getScale().convertToDouble() == 0.0)
-    return emitOpError() << "scale must be finite and non-zero";
-  return success();
+  return verifyAttentionResult(*this, getType(), B, Hq, Sq, Dv, getBshdOutput(), getScale());
 }
 
 /// Checks a paged cache `[NB, Hkv, BS, D]`, its block table `[B, MB]` and
@@ -519,14 +527,7 @@ LogicalResult PagedAttentionOp::verify() {
   if (Hkv <= 0 || Hq % Hkv)
     return emitOpError() << "query heads (" << Hq << ") must be a multiple of key/value heads ("
                          << Hkv << ")";
-  SmallVector<int64_t> expect = getBshdOutput() ? SmallVector<int64_t>{B, S, Hq, Dv}
-                                                : SmallVector<int64_t>{B, Hq, S, Dv};
-  if (getType().getShape() != ArrayRef<int64_t>(expect))
-    return emitOpError() << "result shape " << formatShape(getType().getShape()) << " must be "
-                         << formatShape(expect);
-  if (!std::isfinite(getScale().convertToDouble()) || getScale().convertToDouble() == 0.0)
-    return emitOpError() << "scale must be finite and non-zero";
-  return success();
+  return verifyAttentionResult(*this, getType(), B, Hq, S, Dv, getBshdOutput(), getScale());
 }
 
 LogicalResult ArgReduceOp::verify() {

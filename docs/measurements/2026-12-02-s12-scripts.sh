@@ -6,3 +6,6 @@
 L=/tmp/logs; mkdir -p $L; S=$OUT/summary.txt; date -u > $S
 KILN_LOG_DIR=$L/gb timeout 250 scripts/bench_real_size.sh --models gpt2,bert --profile 20 --profile-top 8 > $L/gb.txt 2>&1; echo "gpt2,bert rc=$?" >> $S
 KILN_LOG_DIR=$L/ll timeout 320 scripts/bench_real_size.sh --models llama > $L/ll.txt 2>&1; echo "llama rc=$?" >> $S
+
+# ---- run 2 (the decode-attention header's author, after several tuning runs): correctness and timing
+test/gpu/build_decode_attention_test.sh /tmp/dat && /tmp/dat

@@ -72,21 +72,6 @@ __global__ void __launch_bounds__(kiln::decode::kThreads)
   kiln::decodeAttentionReduce<T, D>(cache, workspace, out, shape);
 }
 
-template <typename T> float roundTo(float x);
-template <> float roundTo<__half>(float x) { return __half2float(__float2half_rn(x)); }
-template <> float roundTo<__nv_bfloat16>(float x) {
-  return __bfloat162float(__float2bfloat16_rn(x));
-}
-template <> float roundTo<float>(float x) { return x; }
-template <typename T> T toT(float x);
-template <> __half toT<__half>(float x) { return __float2half_rn(x); }
-template <> __nv_bfloat16 toT<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
-template <> float toT<float>(float x) { return x; }
-template <typename T> float fromT(T x);
-template <> float fromT<__half>(__half x) { return __half2float(x); }
-template <> float fromT<__nv_bfloat16>(__nv_bfloat16 x) { return __bfloat162float(x); }
-template <> float fromT<float>(float x) { return x; }
-
 template <typename T> struct KilnType;
 template <> struct KilnType<__half> { using type = kiln::f16; };
 template <> struct KilnType<__nv_bfloat16> { using type = kiln::bf16; };

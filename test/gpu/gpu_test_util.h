@@ -148,3 +148,21 @@ bool printDeviceIsSm90(cudaDeviceProp &prop) {
 }
 
 } // namespace kiln_test
+
+/// Host conversions between float and a test's element type T (__half, __nv_bfloat16, float):
+/// roundTo<T>(x) is x rounded to T and back (round to nearest even), toT<T> converts, fromT<T>
+/// widens. Shared by the attention and decode-attention tests.
+template <typename T> float roundTo(float x);
+template <> inline float roundTo<__half>(float x) { return __half2float(__float2half_rn(x)); }
+template <> inline float roundTo<__nv_bfloat16>(float x) {
+  return __bfloat162float(__float2bfloat16_rn(x));
+}
+template <> inline float roundTo<float>(float x) { return x; }
+template <typename T> T toT(float x);
+template <> inline __half toT<__half>(float x) { return __float2half_rn(x); }
+template <> inline __nv_bfloat16 toT<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+template <> inline float toT<float>(float x) { return x; }
+template <typename T> float fromT(T x);
+template <> inline float fromT<__half>(__half x) { return __half2float(x); }
+template <> inline float fromT<__nv_bfloat16>(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <> inline float fromT<float>(float x) { return x; }
