@@ -152,6 +152,9 @@ struct Case {
 };
 
 /// Runs one case; true when it passes.
+/// Shared memory per SM of the device (the compiler passes #kiln.target's smem_per_sm).
+static long long gSmemPerSm = 0;
+
 template <typename T, int D> bool runCase(const Case &c, int smCount) {
   using KT = typename KilnType<T>::type;
   using L = Launch<KT, D>;
@@ -168,7 +171,7 @@ template <typename T, int D> bool runCase(const Case &c, int smCount) {
   const int maxSplits =
       c.maxSplits ? c.maxSplits
                   : kiln::decode::recommendedMaxSplits(B, Hkv, G * qLen, capacity, smCount,
-                                                       int(sizeof(KT)), D);
+                                                       int(sizeof(KT)), D, gSmemPerSm);
   std::mt19937 rng(unsigned(B * 7919 + Hq * 131 + Hkv * 31 + bs * 7 + qLen * 3 + D + maxSplits +
                             int(sizeof(T)) + c.bshd));
   std::normal_distribution<float> dist(0.0f, 1.0f);
@@ -440,7 +443,7 @@ void timeCase(const char *what, int B, int Hq, int Hkv, int blockSize, int valid
   const int maxSplits =
       slots ? slots
             : kiln::decode::recommendedMaxSplits(B, Hkv, Hq / Hkv * qLen, capacity, smCount,
-                                                 int(sizeof(KT)), D);
+                                                 int(sizeof(KT)), D, gSmemPerSm);
   std::mt19937 rng(5);
   std::vector<int> table(size_t(B) * maxBlocks), seqLens(B, validLen - qLen);
   std::iota(table.begin(), table.end(), 0);
@@ -565,6 +568,7 @@ int main(int argc, char **argv) {
   std::printf("device: %s (sm_%d%d, %d SMs, %d MiB L2)\n", prop.name, prop.major, prop.minor,
               prop.multiProcessorCount, prop.l2CacheSize >> 20);
   const int sms = prop.multiProcessorCount;
+  gSmemPerSm = (long long)prop.sharedMemPerMultiprocessor;
   int failed = 0, total = 0;
   if (!timingOnly) {
     const std::vector<Case> full = fullCases(), few = shortCases(), edge = edgeCases();

@@ -86,8 +86,6 @@ constexpr int kAppendThreads = 256;
 /// partial, then stay small against its K/V traffic). 256 was measured slower at 1024 tokens
 /// (B = 1: 12.1 us against 9.3) and faster at 4096 (14.1 us against 15.2).
 constexpr int kMinSplitKeys = 128;
-/// Shared memory of one SM on sm_90 (228 KiB), the default of residentBlocks' argument.
-constexpr long long kSm90SmemPerSm = 228 * 1024;
 
 /// Query rows one warp owns: 16 (one m16 MMA tile, f16/bf16, `elemBytes` = 2) or 8 (fp32).
 KILN_DECODE_HD constexpr int rowsPerWarp(int elemBytes) { return elemBytes == 2 ? 16 : 8; }
@@ -179,7 +177,7 @@ KILN_DECODE_HD constexpr Partition partition(int keys, int maxSplits, int elemBy
 /// compiled; for D > 128 (about 240 registers) and fp32 the shared memory allows one block
 /// anyway.
 KILN_DECODE_HD constexpr int residentBlocks(int elemBytes, int d, int groupRows,
-                                            long long smemPerSm = kSm90SmemPerSm) {
+                                            long long smemPerSm) {
   const long long n = smemPerSm / (smemBytes(elemBytes, d, groupRows) + 1024);
   return n < 1 ? 1 : n > 3 ? 3 : int(n);
 }
@@ -193,7 +191,7 @@ KILN_DECODE_HD constexpr int residentBlocks(int elemBytes, int d, int groupRows,
 /// wave of 2 blocks per SM) 43.8 us, 8 slots 48.7 us, 16 slots 57.5 us, 2 slots 60.9 us.
 KILN_DECODE_HD constexpr int recommendedMaxSplits(int batch, int kvHeads, int groupRows,
                                                   int capacity, int smCount, int elemBytes,
-                                                  int d, long long smemPerSm = kSm90SmemPerSm) {
+                                                  int d, long long smemPerSm) {
   const long long groups = (long long)batch * kvHeads * rowBlocks(elemBytes, groupRows);
   const long long wave = (long long)residentBlocks(elemBytes, d, groupRows, smemPerSm) * smCount;
   long long s = wave / groups;
