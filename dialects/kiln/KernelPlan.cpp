@@ -68,10 +68,12 @@ std::optional<unsigned> kiln::getInPlaceInput(KernelOp kernel, unsigned resultIn
   auto yield = dyn_cast<YieldOp>(kernel.getBody().front().getTerminator());
   if (!yield || resultIndex >= yield.getNumOperands())
     return std::nullopt;
-  auto append = yield.getOperand(resultIndex).getDefiningOp<KvCacheAppendOp>();
+  auto result = dyn_cast<OpResult>(yield.getOperand(resultIndex));
+  auto append = result ? dyn_cast<KvCacheAppendOp>(result.getOwner()) : KvCacheAppendOp();
   if (!append)
     return std::nullopt;
-  auto arg = dyn_cast<BlockArgument>(append.getCache());
+  Value cache = result.getResultNumber() == 0 ? append.getKeyCache() : append.getValueCache();
+  auto arg = dyn_cast<BlockArgument>(cache);
   if (!arg || arg.getOwner() != &kernel.getBody().front())
     return std::nullopt;
   return arg.getArgNumber();

@@ -493,17 +493,29 @@ static LogicalResult verifyPagedCache(Operation *op, StringRef what, RankedTenso
 }
 
 LogicalResult KvCacheAppendOp::verify() {
-  auto in = rtt(getNewValues()), cache = rtt(getCache());
-  if (in.getRank() != 4)
-    return emitOpError() << "new keys/values " << formatShape(in.getShape())
-                         << " must be rank 4 ([B, Hkv, S, D])";
-  if (cache.getElementType() != in.getElementType())
-    return emitOpError() << "cache and new keys/values must share one element type";
-  if (failed(verifyPagedCache(*this, "cache", cache, getBlockTable(), getSeqLens(),
-                              in.getDimSize(0), in.getDimSize(1), in.getDimSize(3))))
+  auto k = rtt(getKeys()), v = rtt(getValues());
+  auto kc = rtt(getKeyCache()), vc = rtt(getValueCache());
+  if (k.getRank() != 4 || v.getRank() != 4)
+    return emitOpError() << "new keys " << formatShape(k.getShape()) << " and values "
+                         << formatShape(v.getShape()) << " must be rank 4 ([B, Hkv, S, D])";
+  if (v.getDimSize(0) != k.getDimSize(0) || v.getDimSize(1) != k.getDimSize(1) ||
+      v.getDimSize(2) != k.getDimSize(2))
+    return emitOpError() << "new values " << formatShape(v.getShape())
+                         << " do not match new keys " << formatShape(k.getShape());
+  Type et = k.getElementType();
+  if (v.getElementType() != et || kc.getElementType() != et || vc.getElementType() != et)
+    return emitOpError() << "caches and new keys/values must share one element type";
+  int64_t B = k.getDimSize(0), Hkv = k.getDimSize(1);
+  if (failed(verifyPagedCache(*this, "key cache", kc, getBlockTable(), getSeqLens(), B, Hkv,
+                              k.getDimSize(3))) ||
+      failed(verifyPagedCache(*this, "value cache", vc, getBlockTable(), getSeqLens(), B, Hkv,
+                              v.getDimSize(3))))
     return failure();
-  if (getType() != cache)
-    return emitOpError() << "result type must be the cache's";
+  if (kc.getDimSize(0) != vc.getDimSize(0) || kc.getDimSize(2) != vc.getDimSize(2))
+    return emitOpError() << "key cache " << formatShape(kc.getShape()) << " and value cache "
+                         << formatShape(vc.getShape()) << " must have the same blocks";
+  if (getKeyResult().getType() != kc || getValueResult().getType() != vc)
+    return emitOpError() << "result types must be the caches'";
   return success();
 }
 

@@ -513,29 +513,32 @@ def Kiln_AttentionOp : Kiln_Op<"attention", [Pure]> {
 def Kiln_I32Tensor : RankedTensorOf<[I32]>;
 
 def Kiln_KvCacheAppendOp : Kiln_Op<"kv_cache_append", [Pure]> {
-  let summary = "Write a generation step's keys or values into a paged KV cache.";
+  let summary = "Write a generation step's keys and values into a layer's paged KV cache.";
   let description = [{
-    `new: [B, Hkv, S, D]` holds this step's keys (or values) of `B`
-    sequences, `S` tokens each; `cache: [NB, Hkv, BS, D]` is a pool of `NB`
-    blocks of `BS` tokens (vLLM's PagedAttention layout: Kwon et al. 2023,
-    arXiv:2309.06180); `block_table: [B, MB]` (i32) maps a sequence's
-    logical block `t / BS` to a pool block; `seq_lens: [B]` (i32) counts the
-    tokens each sequence already holds before this step. Token `i` of
-    sequence `b` goes to position `p = seq_lens[b] + i`: block
-    `block_table[b, p / BS]`, row `p % BS`. The result is the pool after the
-    write; it lives in the same buffer as `cache` (the runtime owns the
-    pool: a graph input whose role says so), so the op costs `B*Hkv*S*D`
-    element writes, not a copy of the pool. Positions `p >= MB * BS` are
-    not written (the runtime refuses such a step before it runs).
+    `keys: [B, Hkv, S, D]` and `values: [B, Hkv, S, Dv]` hold this step's
+    keys and values of `B` sequences, `S` tokens each; `key_cache:
+    [NB, Hkv, BS, D]` and `value_cache: [NB, Hkv, BS, Dv]` are one layer's
+    pools of `NB` blocks of `BS` tokens (vLLM's PagedAttention layout: Kwon
+    et al. 2023, arXiv:2309.06180); `block_table: [B, MB]` (i32) maps a
+    sequence's logical block `t / BS` to a pool block; `seq_lens: [B]` (i32)
+    counts the tokens each sequence already holds before this step. Token
+    `i` of sequence `b` goes to position `p = seq_lens[b] + i`: block
+    `block_table[b, p / BS]`, row `p % BS`. The results are the pools after
+    the write; they live in the same buffers as the cache operands (the
+    runtime owns the pools: graph inputs whose role says so), so the op
+    costs `B*Hkv*S*(D+Dv)` element writes, not a copy of the pools.
+    Positions `p >= MB * BS` are not written (the runtime refuses such a
+    step before it runs).
 
     ```mlir
-    %kc1 = kiln.kv_cache_append %k, %kc, %table, %lens : tensor<2x2x1x32xf16>, tensor<16x2x16x32xf16>, tensor<2x8xi32>, tensor<2xi32> -> tensor<16x2x16x32xf16>
+    %kc1, %vc1 = kiln.kv_cache_append %k, %v, %kc, %vc, %table, %lens : tensor<2x2x1x32xf16>, tensor<2x2x1x32xf16>, tensor<16x2x16x32xf16>, tensor<16x2x16x32xf16>, tensor<2x8xi32>, tensor<2xi32> -> tensor<16x2x16x32xf16>, tensor<16x2x16x32xf16>
     ```
   }];
-  let arguments = (ins Kiln_FloatTensor:$new_values, Kiln_FloatTensor:$cache,
+  let arguments = (ins Kiln_FloatTensor:$keys, Kiln_FloatTensor:$values,
+                       Kiln_FloatTensor:$key_cache, Kiln_FloatTensor:$value_cache,
                        Kiln_I32Tensor:$block_table, Kiln_I32Tensor:$seq_lens);
-  let results = (outs Kiln_FloatTensor:$result);
-  let assemblyFormat = "$new_values `,` $cache `,` $block_table `,` $seq_lens attr-dict `:` type($new_values) `,` type($cache) `,` type($block_table) `,` type($seq_lens) `->` type($result)";
+  let results = (outs Kiln_FloatTensor:$key_result, Kiln_FloatTensor:$value_result);
+  let assemblyFormat = "$keys `,` $values `,` $key_cache `,` $value_cache `,` $block_table `,` $seq_lens attr-dict `:` type($keys) `,` type($values) `,` type($key_cache) `,` type($value_cache) `,` type($block_table) `,` type($seq_lens) `->` type($key_result) `,` type($value_result)";
   let hasVerifier = 1;
 }
 

@@ -7,7 +7,7 @@
 //    `attention_mask` becomes ones, the `present.*` outputs go, the empty past
 //    inputs go;
 //  - kiln-paged-kv-cache (after precision assignment) rewrites each causal
-//    `kiln.attention` into `kiln.kv_cache_append` (keys, values) and
+//    `kiln.attention` into `kiln.kv_cache_append` (keys and values) and
 //    `kiln.paged_attention`, and adds the cache pools, the block table and the
 //    sequence lengths as function arguments with a `kiln.role`.
 //
@@ -206,9 +206,10 @@ struct PagedKvCache : public kiln::impl::PagedKvCacheBase<PagedKvCache> {
         return signalPassFailure();
       OpBuilder ob(op);
       Location loc = op.getLoc();
-      Value kc1 = KvCacheAppendOp::create(ob, loc, kType, op.getKey(), kc, table, lens);
-      Value vc1 = KvCacheAppendOp::create(ob, loc, vType, op.getValue(), vc, table, lens);
-      Value out = PagedAttentionOp::create(ob, loc, op.getType(), op.getQuery(), kc1, vc1, table,
+      auto append = KvCacheAppendOp::create(ob, loc, kType, vType, op.getKey(), op.getValue(), kc,
+                                            vc, table, lens);
+      Value out = PagedAttentionOp::create(ob, loc, op.getType(), op.getQuery(),
+                                           append.getKeyResult(), append.getValueResult(), table,
                                            lens, op.getScaleAttr(), op.getBshdOutputAttr());
       op.getResult().replaceAllUsesWith(out);
       op.erase();

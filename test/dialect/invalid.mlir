@@ -744,8 +744,8 @@ func.func @sm90_gemm_tile_as_array(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>)
 // -----
 
 func.func @kv_cache_append_heads(%k: tensor<2x2x1x8xf16>, %c: tensor<6x4x16x8xf16>, %t: tensor<2x3xi32>, %l: tensor<2xi32>) {
-  // expected-error @+1 {{'kiln.kv_cache_append' op cache [6, 4, 16, 8] must be [blocks, 2, block size, 8]}}
-  %0 = kiln.kv_cache_append %k, %c, %t, %l : tensor<2x2x1x8xf16>, tensor<6x4x16x8xf16>, tensor<2x3xi32>, tensor<2xi32> -> tensor<6x4x16x8xf16>
+  // expected-error @+1 {{'kiln.kv_cache_append' op key cache [6, 4, 16, 8] must be [blocks, 2, block size, 8]}}
+  %0:2 = kiln.kv_cache_append %k, %k, %c, %c, %t, %l : tensor<2x2x1x8xf16>, tensor<2x2x1x8xf16>, tensor<6x4x16x8xf16>, tensor<6x4x16x8xf16>, tensor<2x3xi32>, tensor<2xi32> -> tensor<6x4x16x8xf16>, tensor<6x4x16x8xf16>
   return
 }
 
@@ -753,15 +753,23 @@ func.func @kv_cache_append_heads(%k: tensor<2x2x1x8xf16>, %c: tensor<6x4x16x8xf1
 
 func.func @kv_cache_append_table(%k: tensor<2x2x1x8xf16>, %c: tensor<6x2x16x8xf16>, %t: tensor<1x3xi32>, %l: tensor<2xi32>) {
   // expected-error @+1 {{'kiln.kv_cache_append' op block table [1, 3] must be [2, blocks per sequence]}}
-  %0 = kiln.kv_cache_append %k, %c, %t, %l : tensor<2x2x1x8xf16>, tensor<6x2x16x8xf16>, tensor<1x3xi32>, tensor<2xi32> -> tensor<6x2x16x8xf16>
+  %0:2 = kiln.kv_cache_append %k, %k, %c, %c, %t, %l : tensor<2x2x1x8xf16>, tensor<2x2x1x8xf16>, tensor<6x2x16x8xf16>, tensor<6x2x16x8xf16>, tensor<1x3xi32>, tensor<2xi32> -> tensor<6x2x16x8xf16>, tensor<6x2x16x8xf16>
   return
 }
 
 // -----
 
 func.func @kv_cache_append_type(%k: tensor<2x2x1x8xf32>, %c: tensor<6x2x16x8xf16>, %t: tensor<2x3xi32>, %l: tensor<2xi32>) {
-  // expected-error @+1 {{'kiln.kv_cache_append' op cache and new keys/values must share one element type}}
-  %0 = kiln.kv_cache_append %k, %c, %t, %l : tensor<2x2x1x8xf32>, tensor<6x2x16x8xf16>, tensor<2x3xi32>, tensor<2xi32> -> tensor<6x2x16x8xf16>
+  // expected-error @+1 {{'kiln.kv_cache_append' op caches and new keys/values must share one element type}}
+  %0:2 = kiln.kv_cache_append %k, %k, %c, %c, %t, %l : tensor<2x2x1x8xf32>, tensor<2x2x1x8xf32>, tensor<6x2x16x8xf16>, tensor<6x2x16x8xf16>, tensor<2x3xi32>, tensor<2xi32> -> tensor<6x2x16x8xf16>, tensor<6x2x16x8xf16>
+  return
+}
+
+// -----
+
+func.func @kv_cache_append_values(%k: tensor<2x2x1x8xf16>, %v: tensor<2x2x3x8xf16>, %c: tensor<6x2x16x8xf16>, %t: tensor<2x3xi32>, %l: tensor<2xi32>) {
+  // expected-error @+1 {{'kiln.kv_cache_append' op new values [2, 2, 3, 8] do not match new keys [2, 2, 1, 8]}}
+  %0:2 = kiln.kv_cache_append %k, %v, %c, %c, %t, %l : tensor<2x2x1x8xf16>, tensor<2x2x3x8xf16>, tensor<6x2x16x8xf16>, tensor<6x2x16x8xf16>, tensor<2x3xi32>, tensor<2xi32> -> tensor<6x2x16x8xf16>, tensor<6x2x16x8xf16>
   return
 }
 

@@ -19,8 +19,7 @@
 // CHECK-SAME: -> (tensor<2x3x4x8xf16> {kiln.name = "logits"})
 // CHECK-NOT: past_key_values
 // CHECK-NOT: attention_mask
-// CHECK: %[[KC1:.*]] = kiln.kv_cache_append %[[K]], %[[KC]], %[[TABLE]], %[[LENS]]
-// CHECK: %[[VC1:.*]] = kiln.kv_cache_append %[[V]], %[[VC]], %[[TABLE]], %[[LENS]]
+// CHECK: %[[KC1:[^,]*]], %[[VC1:[^ ]*]] = kiln.kv_cache_append %[[K]], %[[V]], %[[KC]], %[[VC]], %[[TABLE]], %[[LENS]]
 // CHECK: %[[O:.*]] = kiln.paged_attention %[[Q]], %[[KC1]], %[[VC1]], %[[TABLE]], %[[LENS]] {bshd_output = true, scale = 0.35355339059327373 : f64}
 // CHECK: return %[[O]]
 // BLOCKS-LABEL: func.func @step
