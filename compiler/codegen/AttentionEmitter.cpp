@@ -27,29 +27,6 @@ using namespace kiln::codegen;
 
 namespace {
 
-/// The tensor-core kernel's view of a [B, H, S, D] operand: `AttnTensor<T>{param + offset, sb,
-/// sh, ss}`, with the view's scalar factor multiplied into `scale`; failure (no diagnostic) when
-/// the operand is not a 16-byte aligned strided view with unit stride along D.
-FailureOr<std::string> tcTensor(KernelOp kernel, Value operand, ArrayRef<unsigned> passed,
-                                const std::string &type, double &scale) {
-  FailureOr<StridedView> view = analyzeStridedView(kernel, operand);
-  if (failed(view) || view->shape.size() != 4 ||
-      !llvm::is_contained(passed, view->param.getArgNumber()))
-    return failure();
-  if (view->strides[3] != 1 || view->offset % 8)
-    return failure();
-  for (int d = 0; d < 3; ++d)
-    if (view->strides[d] % 8)
-      return failure();
-  scale *= view->scale;
-  std::string ptr = "in" + std::to_string(view->param.getArgNumber());
-  if (view->offset)
-    ptr += " + " + std::to_string(view->offset) + "LL";
-  return llvm::formatv("kiln::AttnTensor<{0}>{{{1}, {2}LL, {3}LL, {4}LL}", type, ptr,
-                       view->strides[0], view->strides[1], view->strides[2])
-      .str();
-}
-
 /// A loader lambda `[&](long long b, long long h, long long i, long long j) -> float` evaluating
 /// `operand` (rank <= 4, broadcast into the 4 coordinates) through its fused producers.
 FailureOr<std::string> loader4(ExprEmitter &expr, Value operand) {
@@ -150,9 +127,9 @@ FailureOr<GeneratedKernel> emitAttention(KernelOp kernel, Operation *anchor) {
     auto ropeK = rope(op.getKey(), kSource);
     if (failed(ropeQ) || failed(ropeK))
       return failure();
-    auto q = tcTensor(kernel, qSource, passed, *storage, tcScale);
-    auto k = tcTensor(kernel, kSource, passed, *storage, tcScale);
-    auto v = tcTensor(kernel, op.getValue(), passed, *storage, vScale);
+    auto q = attnTensorView(kernel, qSource, passed, *storage, tcScale);
+    auto k = attnTensorView(kernel, kSource, passed, *storage, tcScale);
+    auto v = attnTensorView(kernel, op.getValue(), passed, *storage, vScale);
     if (succeeded(q) && succeeded(k) && succeeded(v) && vScale == 1.0) {
       const int64_t warps = tile.getWarps(), mf = tile.getRowFragments(), bn = tile.getKeyTile(),
                     bm = tile.getQueryTile();

@@ -83,6 +83,7 @@ EmitterRegistry kiln::codegen::makeDefaultEmitterRegistry() {
   populateNormEmitters(registry);
   populateReduceEmitters(registry);
   populateAttentionEmitters(registry);
+  populateDecodeAttentionEmitters(registry);
   return registry;
 }
 
@@ -196,7 +197,8 @@ std::string kiln::codegen::modulePrologue() {
          "#include \"kiln/gemm_wgmma.cuh\"\n"
          "#include \"kiln/gemm_sm90.cuh\"\n"
          "#include \"kiln/norm.cuh\"\n"
-         "#include \"kiln/attention.cuh\"\n\n";
+         "#include \"kiln/attention.cuh\"\n"
+         "#include \"kiln/decode_attention.cuh\"\n\n";
 }
 
 unsigned kiln::codegen::gridFor(KernelOp kernel, int64_t work, int64_t perBlock) {

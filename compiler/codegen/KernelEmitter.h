@@ -109,6 +109,7 @@ void populateGemmEmitters(EmitterRegistry &registry);
 void populateNormEmitters(EmitterRegistry &registry);
 void populateReduceEmitters(EmitterRegistry &registry);
 void populateAttentionEmitters(EmitterRegistry &registry);
+void populateDecodeAttentionEmitters(EmitterRegistry &registry);
 
 /// Registry with every emitter kiln has.
 EmitterRegistry makeDefaultEmitterRegistry();

@@ -9,6 +9,7 @@
 #include "compiler/codegen/StridedView.h"
 
 #include "mlir/IR/Matchers.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace kiln;
@@ -185,4 +186,25 @@ FailureOr<GemmOperandLayout> kiln::codegen::gemmOperandLayout(const StridedView 
   if (rowStride == 1 || rows == 1)
     return GemmOperandLayout{false, kStride};
   return failure();
+}
+
+FailureOr<std::string> kiln::codegen::attnTensorView(KernelOp kernel, Value operand,
+                                                     ArrayRef<unsigned> passed,
+                                                     const std::string &type, double &scale) {
+  FailureOr<StridedView> view = analyzeStridedView(kernel, operand);
+  if (failed(view) || view->shape.size() != 4 ||
+      !llvm::is_contained(passed, view->param.getArgNumber()))
+    return failure();
+  if (view->strides[3] != 1 || view->offset % 8)
+    return failure();
+  for (int d = 0; d < 3; ++d)
+    if (view->strides[d] % 8)
+      return failure();
+  scale *= view->scale;
+  std::string ptr = "in" + std::to_string(view->param.getArgNumber());
+  if (view->offset)
+    ptr += " + " + std::to_string(view->offset) + "LL";
+  return llvm::formatv("kiln::AttnTensor<{0}>{{{1}, {2}LL, {3}LL, {4}LL}", type, ptr,
+                       view->strides[0], view->strides[1], view->strides[2])
+      .str();
 }

@@ -36,6 +36,15 @@ struct StridedView {
 /// type changes, or the leaf is not a kernel operand.
 mlir::FailureOr<StridedView> analyzeStridedView(KernelOp kernel, mlir::Value v);
 
+/// `operand` (a [B, H, S, D] value of `kernel`'s body) as the device-side `kiln::AttnTensor<type>
+/// {in<p> + offset, sb, sh, ss}` (cuda/attention.cuh) that the attention kernels read with
+/// 16-byte copies: a strided view of a passed kernel parameter `p` (one of `passed`) with unit
+/// stride along D and offset and strides multiples of 8 elements. The view's scalar factor is
+/// multiplied into `scale`. Failure (no diagnostic) otherwise.
+mlir::FailureOr<std::string> attnTensorView(KernelOp kernel, mlir::Value operand,
+                                            llvm::ArrayRef<unsigned> passed,
+                                            const std::string &type, double &scale);
+
 /// The layout of `view` as a GEMM operand of `rows` x `kExtent` elements
 /// (`rowDim` / `kDim` index its dims along the rows and along K): K-major
 /// (unit stride along K, or K = 1) with `ld` the row stride, or MN-major

@@ -1431,8 +1431,12 @@ kiln_status_t kiln_session_create(kiln_artifact_t *artifact, const kiln_session_
     return status;
   }
   session->inputProvided.resize(artifact->inputs.size());
+  // A KV-cache pool is state the step itself writes before it reads (slots below seq_lens):
+  // it needs no value from the application.
   for (size_t i = 0; i < artifact->inputs.size(); ++i)
-    session->inputProvided[i] = artifact->inputs[i].byteSize == 0;
+    session->inputProvided[i] = artifact->inputs[i].byteSize == 0 ||
+                                artifact->inputs[i].role == KILN_INPUT_ROLE_KEY_CACHE ||
+                                artifact->inputs[i].role == KILN_INPUT_ROLE_VALUE_CACHE;
   *out_session = session;
   return nullptr;
 }

@@ -406,7 +406,9 @@ typedef enum kiln_input_role_e {
 /// The role of input `index`: KILN_INPUT_ROLE_DATA for every input of an artifact compiled
 /// without --kv-cache (and for roles this runtime does not know). KILN_NOT_FOUND if index >=
 /// input count, KILN_INVALID_ARGUMENT for NULL pointers. The cache pools are written in place by
-/// kiln_session_run: they are state that the caller keeps between steps.
+/// kiln_session_run: they are state that the caller keeps between steps, and count as set from
+/// the session's start (a step reads only the slots below seq_lens, which it or an earlier step
+/// wrote).
 kiln_status_t kiln_artifact_input_role(const kiln_artifact_t *artifact, size_t index,
                                       kiln_input_role_t *out_role);
 

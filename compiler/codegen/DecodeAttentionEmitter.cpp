@@ -1,0 +1,195 @@
+//===- DecodeAttentionEmitter.cpp - KV-cache kernels of a generation step -===//
+//
+// The kernels of kiln-paged-kv-cache's ops, one launch each, from
+// cuda/decode_attention.cuh:
+//  - `kiln.kv_cache_append` -> kiln::kvCacheAppend: this step's keys and
+//    values (strided views of kernel parameters, bshd or bhsd) into the
+//    layer's pools, in place (the results are the cache inputs' buffers);
+//  - `kiln.paged_attention` -> kiln::decodeAttentionPartial with one split
+//    slot per (sequence, KV group): the block writes the normalized rows
+//    itself, so no workspace and no reduce launch are needed. Split-KV (more
+//    slots, the reduce kernel) needs two launches per kernel and a workspace,
+//    which the launch list does not have yet (docs/generation.md).
+// The cache layout is read from the types: pools [NB, Hkv, BS, D], block
+// table [B, MB].
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/codegen/ExprEmitter.h"
+#include "compiler/codegen/KernelEmitter.h"
+#include "compiler/codegen/StridedView.h"
+#include "compiler/codegen/cuda/decode_attention.cuh"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::codegen;
+
+namespace {
+
+RankedTensorType rtt(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+/// The kernel-parameter number of a body value that is a kernel operand
+/// itself (the cache pools, block table and lengths are never fused), or
+/// failure with a diagnostic naming `what`.
+FailureOr<unsigned> paramOf(KernelOp kernel, Value v, StringRef what) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg || arg.getOwner() != &kernel.getBody().front())
+    return kernel.emitError() << "unsupported: the " << what << " of kernel @"
+                              << kernel.getSymName() << " is computed inside the kernel";
+  return arg.getArgNumber();
+}
+
+/// Element type checks both ops share: f16, bf16 or f32 storage; D a multiple
+/// of 16 up to 256 (cuda/decode_attention.cuh's Config).
+LogicalResult checkHeadDim(KernelOp kernel, Type et, int64_t D, int64_t Dv) {
+  if (!isa<FloatType>(et) || failed(cudaStorageType(et)))
+    return kernel.emitError() << "unsupported: KV cache of " << et << " in kernel @"
+                              << kernel.getSymName();
+  if (D != Dv || D % 16 || D > 256)
+    return kernel.emitError() << "unsupported: KV cache head dims D=" << D << ", Dv=" << Dv
+                              << " in kernel @" << kernel.getSymName()
+                              << " (the decode kernels take D == Dv, a multiple of 16 up to 256)";
+  return success();
+}
+
+/// `kiln::PagedKvCache<T>{k, v, table, lens, blockSize, maxBlocksPerSeq}` over
+/// the pools `k`/`v` (pointer expressions), the table and the lengths params.
+std::string cacheInit(const std::string &type, const std::string &k, const std::string &v,
+                      unsigned table, unsigned lens, RankedTensorType pool,
+                      RankedTensorType tableType) {
+  return llvm::formatv("  const kiln::PagedKvCache<{0}> cache{{{1}, {2}, in{3}, in{4}, {5}, {6}};\n",
+                       type, k, v, table, lens, pool.getDimSize(2), tableType.getDimSize(1))
+      .str();
+}
+
+FailureOr<GeneratedKernel> emitKvCacheAppend(KernelOp kernel, Operation *anchor) {
+  auto op = cast<KvCacheAppendOp>(anchor);
+  auto kt = rtt(op.getKeys()), vt = rtt(op.getValues());
+  auto pool = rtt(op.getKeyCache()), tableType = rtt(op.getBlockTable());
+  Type et = kt.getElementType();
+  const int64_t B = kt.getDimSize(0), Hkv = kt.getDimSize(1), S = kt.getDimSize(2),
+                D = kt.getDimSize(3);
+  if (failed(checkHeadDim(kernel, et, D, vt.getDimSize(3))))
+    return failure();
+  auto yield = kernel.getYield().getValues();
+  if (yield.size() != 2 || yield[0] != op.getKeyResult() || yield[1] != op.getValueResult())
+    return kernel.emitError() << "unsupported: KV cache append kernel @" << kernel.getSymName()
+                              << " with other results";
+  auto table = paramOf(kernel, op.getBlockTable(), "block table");
+  auto lens = paramOf(kernel, op.getSeqLens(), "sequence lengths");
+  auto kc = paramOf(kernel, op.getKeyCache(), "key cache");
+  auto vc = paramOf(kernel, op.getValueCache(), "value cache");
+  if (failed(table) || failed(lens) || failed(kc) || failed(vc))
+    return failure();
+  std::string type = *cudaStorageType(et);
+
+  GeneratedKernel out;
+  ExprEmitter expr(kernel);
+  // The pools are written through the results (the same buffers); the cache
+  // operands are not passed.
+  SmallVector<unsigned> passed =
+      expr.bindOperands([&](unsigned i) { return i != *kc && i != *vc; });
+  double kScale = 1.0, vScale = 1.0;
+  auto k = attnTensorView(kernel, op.getKeys(), passed, type, kScale);
+  auto v = attnTensorView(kernel, op.getValues(), passed, type, vScale);
+  if (failed(k) || failed(v) || kScale != 1.0 || vScale != 1.0)
+    return kernel.emitError() << "unsupported: the new keys/values of kernel @"
+                              << kernel.getSymName()
+                              << " are not 16-byte aligned strided views of kernel operands";
+  auto sig = buildSignature(kernel, passed, out.args, decode::kAppendThreads);
+  if (failed(sig))
+    return failure();
+  out.source =
+      llvm::formatv("// KV cache append [{0}x{1}x{2}x{3}], blocks of {4} tokens, {5} per "
+                    "sequence\n",
+                    B, Hkv, S, D, pool.getDimSize(2), tableType.getDimSize(1))
+          .str() +
+      *sig + " {\n  const auto k = " + *k + ";\n  const auto v = " + *v + ";\n" +
+      cacheInit(type, "out0", "out1", *table, *lens, pool, tableType) +
+      llvm::formatv("  const kiln::DecodeShape shape{{{0}, {1}, {1}, {2}, 1, 1.0f};\n", B, Hkv, S)
+          .str() +
+      llvm::formatv("  kiln::kvCacheAppend<{0}, {1}>(k, v, cache, shape);\n}\n", type, D).str();
+  decode::Grid grid = decode::appendGrid(int(B), int(Hkv), int(S), int(D),
+                                         int(getElementByteSize(et)));
+  out.grid = {unsigned(grid.x), unsigned(grid.y), unsigned(grid.z)};
+  out.block = {unsigned(decode::kAppendThreads), 1, 1};
+  return out;
+}
+
+FailureOr<GeneratedKernel> emitPagedAttention(KernelOp kernel, Operation *anchor) {
+  auto op = cast<PagedAttentionOp>(anchor);
+  if (kernel.getYield().getNumOperands() != 1 ||
+      kernel.getYield().getValues()[0] != op.getResult())
+    return kernel.emitError() << "unsupported: paged attention kernel @" << kernel.getSymName()
+                              << " with fused consumers (an epilogue)";
+  auto qt = rtt(op.getQuery()), pool = rtt(op.getKeyCache()),
+       tableType = rtt(op.getBlockTable());
+  Type et = qt.getElementType();
+  const int64_t B = qt.getDimSize(0), Hq = qt.getDimSize(1), S = qt.getDimSize(2),
+                D = qt.getDimSize(3), Hkv = pool.getDimSize(1),
+                Dv = rtt(op.getValueCache()).getDimSize(3);
+  if (failed(checkHeadDim(kernel, et, D, Dv)))
+    return failure();
+  if (B > 65535 || Hkv * S * Hq > INT32_MAX)
+    return kernel.emitError() << "unsupported: paged attention of batch " << B << " in kernel @"
+                              << kernel.getSymName() << " exceeds the CUDA grid limits";
+  auto table = paramOf(kernel, op.getBlockTable(), "block table");
+  auto lens = paramOf(kernel, op.getSeqLens(), "sequence lengths");
+  auto kc = paramOf(kernel, op.getKeyCache(), "key cache");
+  auto vc = paramOf(kernel, op.getValueCache(), "value cache");
+  if (failed(table) || failed(lens) || failed(kc) || failed(vc))
+    return failure();
+  std::string type = *cudaStorageType(et);
+
+  GeneratedKernel out;
+  ExprEmitter expr(kernel);
+  SmallVector<unsigned> passed = expr.bindOperands([](unsigned) { return true; });
+  double scale = op.getScale().convertToDouble();
+  auto q = attnTensorView(kernel, op.getQuery(), passed, type, scale);
+  if (failed(q))
+    return kernel.emitError() << "unsupported: the query of kernel @" << kernel.getSymName()
+                              << " is not a 16-byte aligned strided view of a kernel operand";
+  int64_t osb = Hq * S * Dv, osh, oss;
+  if (op.getBshdOutput())
+    osh = Dv, oss = Hq * Dv;
+  else
+    osh = S * Dv, oss = Dv;
+  auto sig = buildSignature(kernel, passed, out.args, decode::kThreads);
+  if (failed(sig))
+    return failure();
+  // The pools are read-only here; PagedKvCache holds them as T * for kvCacheAppend.
+  std::string k = llvm::formatv("const_cast<{0} *>(in{1})", type, *kc).str();
+  std::string v = llvm::formatv("const_cast<{0} *>(in{1})", type, *vc).str();
+  const int elemBytes = int(getElementByteSize(et));
+  out.source =
+      llvm::formatv("// paged attention [{0}x{1}x{2}x{3}] (kv heads {4}), blocks of {5} tokens, "
+                    "{6} per sequence, one split per KV group\n",
+                    B, Hq, S, D, Hkv, pool.getDimSize(2), tableType.getDimSize(1))
+          .str() +
+      *sig + " {\n  extern __shared__ __align__(128) char kiln_smem[];\n  const auto q = " + *q +
+      ";\n" + cacheInit(type, k, v, *table, *lens, pool, tableType) +
+      llvm::formatv("  const kiln::AttnOut<{0}> o{{out0, {1}LL, {2}LL, {3}LL};\n", type, osb, osh,
+                    oss)
+          .str() +
+      llvm::formatv("  const kiln::DecodeShape shape{{{0}, {1}, {2}, {3}, 1, {4}};\n", B, Hq, Hkv,
+                    S, cudaLiteral(Float32Type::get(kernel.getContext()), scale, 0))
+          .str() +
+      llvm::formatv("  kiln::decodeAttentionPartial<{0}, {1}>(q, cache, o, nullptr, shape, "
+                    "kiln_smem);\n}\n",
+                    type, D)
+          .str();
+  decode::Grid grid = decode::partialGrid(int(B), int(Hq), int(Hkv), int(S), 1, elemBytes);
+  out.grid = {unsigned(grid.x), unsigned(grid.y), unsigned(grid.z)};
+  out.block = {unsigned(decode::kThreads), 1, 1};
+  out.sharedMemBytes = unsigned(decode::smemBytes(elemBytes, int(D), int(Hq / Hkv * S)));
+  return out;
+}
+
+} // namespace
+
+void kiln::codegen::populateDecodeAttentionEmitters(EmitterRegistry &registry) {
+  registry.addAnchor<KvCacheAppendOp>(emitKvCacheAppend);
+  registry.addAnchor<PagedAttentionOp>(emitPagedAttention);
+}

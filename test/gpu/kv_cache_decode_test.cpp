@@ -1,0 +1,197 @@
+// kv_cache_decode_test.cpp - a `kiln-compile --kv-cache` decode step (S = 1) run token by token
+// through the runtime's C API against a reference forward pass.
+//
+//   kv_cache_decode_test STEP.kiln TOKENS.i64 LOGITS.f32 [--tol 1e-4]
+//
+// TOKENS.i64: T int64 token ids (little-endian); LOGITS.f32: T x V float32, the logits of a full
+// forward pass over the T tokens (row t: the logits after token t). The artifact's batch B may be
+// 1 or more: every row decodes the same tokens, row r starting r steps later (its first r steps
+// are idle: it holds 0 tokens and re-reads token 0 at position 0 each step, then restarts), so
+// one batched step mixes sequences of different lengths. Each layer's cache is the artifact's
+// KV-cache inputs, which the steps write in place; the block table gives row r the pool blocks
+// r, r + B, r + 2B, ... (interleaved, not contiguous). Every row's logits at every real step are
+// compared with the reference: max |err| / max |ref| <= tol, and the argmax must agree wherever
+// the reference's top-2 margin exceeds 2 * tol * max |ref|. Prints one line per step and a
+// summary; exit 0 pass, 1 fail, 2 usage or runtime error, 77 no GPU.
+#include "kiln/runtime.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+bool ok(kiln_status_t s, const char *what) {
+  if (!s)
+    return true;
+  std::fprintf(stderr, "kv_cache_decode_test: %s: [%s] %s\n", what,
+               kiln_status_code_name(kiln_status_code(s)), kiln_status_message(s));
+  kiln_status_free(s);
+  return false;
+}
+
+template <typename T> bool readFile(const char *path, std::vector<T> &out) {
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
+  if (!f)
+    return false;
+  const std::streamsize n = f.tellg();
+  if (n <= 0 || n % std::streamsize(sizeof(T)))
+    return false;
+  out.resize(size_t(n) / sizeof(T));
+  f.seekg(0);
+  return bool(f.read(reinterpret_cast<char *>(out.data()), n));
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: kv_cache_decode_test STEP.kiln TOKENS.i64 LOGITS.f32 [--tol X]\n");
+    return 2;
+  }
+  double tol = 1e-4;
+  for (int i = 4; i + 1 < argc; ++i)
+    if (!std::strcmp(argv[i], "--tol"))
+      tol = std::atof(argv[i + 1]);
+  std::vector<int64_t> tokens;
+  std::vector<float> ref;
+  if (!readFile(argv[2], tokens) || !readFile(argv[3], ref) || ref.size() % tokens.size()) {
+    std::fprintf(stderr, "kv_cache_decode_test: cannot read %s / %s (or sizes disagree)\n",
+                 argv[2], argv[3]);
+    return 2;
+  }
+  const size_t T = tokens.size(), V = ref.size() / T;
+
+  kiln_artifact_t *artifact = nullptr;
+  if (!ok(kiln_artifact_open(argv[1], &artifact), "open"))
+    return 2;
+  kiln_session_params_t params;
+  kiln_session_params_initialize(&params);
+  kiln_session_t *session = nullptr;
+  kiln_status_t created = kiln_session_create(artifact, &params, &session);
+  if (created && kiln_status_code(created) == KILN_UNAVAILABLE) {
+    std::printf("kv_cache_decode_test: no GPU (%s)\n", kiln_status_message(created));
+    kiln_status_free(created);
+    return 77;
+  }
+  if (!ok(created, "session"))
+    return 2;
+
+  // The step's inputs by role.
+  std::string ids, positions, table, lens, logits = "logits";
+  int64_t B = 0, maxBlocks = 0, poolBlocks = 0;
+  for (size_t i = 0; i < kiln_artifact_input_count(artifact); ++i) {
+    kiln_tensor_info_t info;
+    kiln_input_role_t role;
+    if (!ok(kiln_artifact_input_info(artifact, i, &info), "input info") ||
+        !ok(kiln_artifact_input_role(artifact, i, &role), "input role"))
+      return 2;
+    if (role == KILN_INPUT_ROLE_DATA && !std::strcmp(info.name, "input_ids"))
+      ids = info.name, B = info.shape[0];
+    else if (role == KILN_INPUT_ROLE_POSITION_IDS)
+      positions = info.name;
+    else if (role == KILN_INPUT_ROLE_BLOCK_TABLE)
+      table = info.name, maxBlocks = info.shape[1];
+    else if (role == KILN_INPUT_ROLE_SEQ_LENS)
+      lens = info.name;
+    else if (role == KILN_INPUT_ROLE_KEY_CACHE)
+      poolBlocks = info.shape[0];
+  }
+  if (ids.empty() || positions.empty() || table.empty() || lens.empty() || !poolBlocks) {
+    std::fprintf(stderr, "kv_cache_decode_test: %s is not a --kv-cache step\n", argv[1]);
+    return 2;
+  }
+  kiln_tensor_info_t out;
+  size_t outIndex = 0;
+  if (!ok(kiln_artifact_find_output(artifact, logits.c_str(), &outIndex), "logits") ||
+      !ok(kiln_artifact_output_info(artifact, outIndex, &out), "logits info"))
+    return 2;
+  if (out.dtype != KILN_DTYPE_F32 || out.byte_size != size_t(B) * V * sizeof(float)) {
+    std::fprintf(stderr, "kv_cache_decode_test: logits must be f32 [%lld, 1, %zu]\n",
+                 (long long)B, V);
+    return 2;
+  }
+  if (poolBlocks < B * maxBlocks) {
+    std::fprintf(stderr, "kv_cache_decode_test: the pool (%lld blocks) is smaller than batch x "
+                         "blocks per sequence\n",
+                 (long long)poolBlocks);
+    return 2;
+  }
+  // Row r gets pool blocks r, r + B, r + 2B, ...
+  std::vector<int32_t> blockTable(size_t(B * maxBlocks));
+  for (int64_t r = 0; r < B; ++r)
+    for (int64_t n = 0; n < maxBlocks; ++n)
+      blockTable[size_t(r * maxBlocks + n)] = int32_t(n * B + r);
+  if (!ok(kiln_session_set_input(session, table.c_str(), blockTable.data(),
+                                 blockTable.size() * sizeof(int32_t)),
+          "block table"))
+    return 2;
+
+  std::vector<int64_t> stepIds(static_cast<size_t>(B)), stepPos(static_cast<size_t>(B));
+  std::vector<int32_t> stepLens(static_cast<size_t>(B));
+  std::vector<float> got(size_t(B) * V);
+  double worst = 0;
+  int failures = 0, checked = 0;
+  for (size_t step = 0; step < T + size_t(B) - 1; ++step) {
+    for (int64_t r = 0; r < B; ++r) {
+      // Row r is r steps late; before its start it re-reads token 0 at position 0.
+      const int64_t t = std::max<int64_t>(0, int64_t(step) - r);
+      stepIds[size_t(r)] = tokens[size_t(std::min<int64_t>(t, int64_t(T) - 1))];
+      stepPos[size_t(r)] = std::min<int64_t>(t, int64_t(T) - 1);
+      stepLens[size_t(r)] = int32_t(stepPos[size_t(r)]);
+    }
+    if (!ok(kiln_session_set_input(session, ids.c_str(), stepIds.data(), stepIds.size() * 8),
+            "input_ids") ||
+        !ok(kiln_session_set_input(session, positions.c_str(), stepPos.data(),
+                                   stepPos.size() * 8),
+            "position_ids") ||
+        !ok(kiln_session_set_input(session, lens.c_str(), stepLens.data(), stepLens.size() * 4),
+            "seq_lens") ||
+        !ok(kiln_session_run(session, nullptr), "run") ||
+        !ok(kiln_session_get_output(session, logits.c_str(), got.data(), got.size() * 4),
+            "logits"))
+      return 2;
+    for (int64_t r = 0; r < B; ++r) {
+      const int64_t t = int64_t(step) - r;
+      if (t < 0 || t >= int64_t(T))
+        continue; // idle (not started, or finished and repeating its last token)
+      const float *want = ref.data() + size_t(t) * V, *have = got.data() + size_t(r) * V;
+      double maxRef = 0, maxErr = 0;
+      size_t argWant = 0, argHave = 0;
+      for (size_t v = 0; v < V; ++v) {
+        maxRef = std::max(maxRef, double(std::fabs(want[v])));
+        maxErr = std::max(maxErr, double(std::fabs(double(want[v]) - have[v])));
+        if (!(std::fabs(double(have[v])) < 1e30))
+          maxErr = INFINITY;
+        if (want[v] > want[argWant])
+          argWant = v;
+        if (have[v] > have[argHave])
+          argHave = v;
+      }
+      double second = -INFINITY;
+      for (size_t v = 0; v < V; ++v)
+        if (v != argWant)
+          second = std::max(second, double(want[v]));
+      const double rel = maxErr / std::max(maxRef, 1e-30);
+      const bool margin = want[argWant] - second > 2 * tol * maxRef;
+      const bool pass = rel <= tol && (!margin || argHave == argWant);
+      worst = std::max(worst, rel);
+      ++checked;
+      failures += !pass;
+      std::printf("%s step %2zu row %lld position %2lld: rel err %.2e, argmax %zu (ref %zu)\n",
+                  pass ? "PASS" : "FAIL", step, (long long)r, (long long)t, rel, argHave,
+                  argWant);
+    }
+  }
+  std::printf("%s: %d of %d row-steps failed; worst rel err %.2e (tol %.1e), batch %lld, %zu "
+              "tokens\n",
+              failures ? "FAIL" : "OK", failures, checked, worst, tol, (long long)B, T);
+  kiln_session_release(session);
+  kiln_artifact_release(artifact);
+  return failures ? 1 : 0;
+}
