@@ -19,6 +19,7 @@
 #include "compiler/driver/Driver.h"
 
 #include "compiler/artifact/ArtifactWriter.h"
+#include "compiler/artifact/LaunchMetadata.h"
 #include "compiler/codegen/KernelEmitter.h"
 #include "compiler/codegen/Nvrtc.h"
 #include "compiler/onnx/OnnxImporter.h"
@@ -494,6 +495,22 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
   if (auto a = func->getAttrOfType<IntegerAttr>("kiln.intermediate_bytes"))
     stats.intermediateBytes = std::max<int64_t>(stats.intermediateBytes, a.getInt());
 
+  // A KV-cache step's positions index the model's position table (GPT-2's learned positions):
+  // a sequence longer than the table would read past it.
+  if (options.kvCache)
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      auto role = func.getArgAttrOfType<InputRoleAttr>(i, kRoleAttrName);
+      if (!role || role.getValue() != InputRole::PositionIds)
+        continue;
+      if (std::optional<InputValueRange> range = indexInputRange(func, i);
+          range && range->max < options.maxSeqLen - 1)
+        return llvm::createStringError(
+            "--max-seq-len %lld: '%s' indexes a position table of %lld rows, so a sequence may "
+            "hold at most %lld tokens; lower --max-seq-len",
+            (long long)options.maxSeqLen, options.inputPath.c_str(), (long long)range->max + 1,
+            (long long)range->max + 1);
+    }
+
   // 3. Codegen. Identical kernels (same source) are emitted once; the unique
   // kernels are spread over a few modules so NVRTC parses the shared device
   // headers a few times, not once per kernel, and modules compile in parallel.
@@ -704,6 +721,10 @@ static llvm::Error checkCausalAtTwoTokens(MLIRContext &context, StringRef path,
                                           const InputShapes &shapes) {
   InputShapes probe = shapes;
   probe["input_ids"][1] = 2;
+  // Shaped from input_ids again (ImportOptions::emptyPast): a [B, 1] the user gave would
+  // contradict the probe's two tokens.
+  probe.erase("attention_mask");
+  probe.erase("position_ids");
   ImportOptions importOptions;
   importOptions.emptyPast = true;
   OwningOpRef<ModuleOp> module = importOnnxFile(context, path, probe, importOptions);
@@ -895,6 +916,8 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
       clock.start("kv-cache: causal check at 2 tokens");
       if (auto e = checkCausalAtTwoTokens(context, options.inputPath, *shapes))
         return std::move(e);
+      for (auto func : module->getOps<func::FuncOp>())
+        func->setAttr(kCausalCheckedAttrName, UnitAttr::get(&context));
     }
   }
   clock.start("check sizes");

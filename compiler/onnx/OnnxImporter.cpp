@@ -909,8 +909,18 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
 /// (ImportOptions::emptyPast): `past_key_values.*` / `past.*` rank-4 inputs
 /// [B, Hkv, 0, D] (Hkv and D from the file), `attention_mask` and
 /// `position_ids` [B, S], with [B, S] the given shape of `input_ids`.
-static InputShapes withEmptyPast(const onnx::ModelProto &model, const InputShapes &shapes) {
+static FailureOr<InputShapes> withEmptyPast(const onnx::ModelProto &model,
+                                            const InputShapes &shapes, Location fileLoc) {
   InputShapes out = shapes;
+  for (const auto &entry : shapes) {
+    StringRef name = entry.getKey();
+    if ((name.starts_with("past_key_values.") || name.starts_with("past.")) &&
+        entry.getValue().size() == 4 && entry.getValue()[2] != 0)
+      return emitError(fileLoc) << "--kv-cache compiles '" << name
+                                << "' with an empty past (the runtime owns the cache), but --shape "
+                                   "gives it past length "
+                                << entry.getValue()[2] << "; leave its --shape out";
+  }
   auto ids = shapes.find("input_ids");
   if (ids == shapes.end() || ids->second.size() != 2)
     return out; // the importer's own errors name what is missing
@@ -973,8 +983,10 @@ OwningOpRef<ModuleOp> kiln::importOnnxFile(MLIRContext &ctx, StringRef path,
     return nullptr;
   }
   if (options.emptyPast) {
-    InputShapes completed = withEmptyPast(model, shapes);
-    return GraphImporter(ctx, path, model, completed).run();
+    FailureOr<InputShapes> completed = withEmptyPast(model, shapes, fileLoc);
+    if (failed(completed))
+      return nullptr;
+    return GraphImporter(ctx, path, model, *completed).run();
   }
   return GraphImporter(ctx, path, model, shapes).run();
 }

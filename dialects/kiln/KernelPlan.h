@@ -23,6 +23,10 @@ inline constexpr llvm::StringLiteral kTargetAttrName = "kiln.target";
 inline constexpr llvm::StringLiteral kPrecisionAttrName = "kiln.precision";
 /// `#kiln.input_role` on a function argument the generation runtime fills (kiln-paged-kv-cache).
 inline constexpr llvm::StringLiteral kRoleAttrName = "kiln.role";
+/// A unit attribute on the function: kiln-compile --kv-cache imported the model at two tokens
+/// and found every attention causal, so kiln-paged-kv-cache may take the unmasked attention of a
+/// one-token step (which looks the same causal or not) as causal.
+inline constexpr llvm::StringLiteral kCausalCheckedAttrName = "kiln.causal_checked";
 /// `#kiln.gemm_tile` on a kernel anchored on an fp32 `kiln.matmul` (CUDA cores).
 inline constexpr llvm::StringLiteral kGemmTileAttrName = "kiln.gemm_tile";
 /// `#kiln.mma_tile` on a kernel whose `kiln.matmul` runs on mma.sync.

@@ -25,6 +25,9 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/BitVector.h"
 
+#include <algorithm>
+#include <limits>
+
 namespace kiln {
 #define GEN_PASS_DEF_BINDGENERATIONINPUTS
 #define GEN_PASS_DEF_PAGEDKVCACHE
@@ -81,12 +84,12 @@ struct BindGenerationInputs
         continue;
       BlockArgument arg = func.getArgument(i);
       auto type = dyn_cast<RankedTensorType>(arg.getType());
-      if (!type || !(isa<IntegerType>(type.getElementType())) || type.getRank() != 2 ||
+      if (!type || !type.hasStaticShape() || !isa<IntegerType>(type.getElementType()) ||
+          type.getRank() != 2 ||
           (batch >= 0 && (type.getDimSize(0) != batch || type.getDimSize(1) != seq))) {
-        func.emitError() << "kv-cache: input 'attention_mask' "
-                         << (type ? formatShape(type.getShape()) : std::string("(unranked)"))
-                         << " must be integer or bool [batch, seq] = [" << batch << ", " << seq
-                         << "] with an empty past; the runtime masks by sequence length";
+        func.emitError() << "kv-cache: input 'attention_mask' " << arg.getType()
+                         << " must be a static integer or bool [batch, seq] = [" << batch << ", "
+                         << seq << "] with an empty past; the runtime masks by sequence length";
         return signalPassFailure();
       }
       Attribute one = type.getElementType().isInteger(1)
@@ -100,7 +103,7 @@ struct BindGenerationInputs
     for (unsigned i = 0; i < func.getNumResults(); ++i)
       if (resultName(func, i).starts_with("present"))
         dropResults.set(i);
-    if (dropResults.all()) {
+    if (func.getNumResults() > 0 && dropResults.all()) {
       func.emitError() << "kv-cache: every output of the model is a 'present.*' cache output; "
                           "nothing (e.g. logits) is left to compute";
       return signalPassFailure();
@@ -133,25 +136,50 @@ struct PagedKvCache : public kiln::impl::PagedKvCacheBase<PagedKvCache> {
                           "nothing to cache (is it a decoder? see docs/generation.md)";
       return signalPassFailure();
     }
-    if (maxSeqLen <= 0 || blockSize <= 0 || numBlocks < 0) {
-      func.emitError() << "kv-cache: max-seq-len (" << maxSeqLen << ") and block-size ("
-                       << blockSize << ") must be positive, num-blocks (" << numBlocks
-                       << ") not negative";
+    const int64_t maxLen = maxSeqLen, BS = blockSize, blocks = numBlocks;
+    // Positions and block indices are int32 in the kernels and the block table.
+    constexpr int64_t kMaxTokens = std::numeric_limits<int32_t>::max();
+    if (maxLen <= 0 || maxLen > kMaxTokens || BS <= 0 || BS > maxLen || blocks < 0 ||
+        blocks > kMaxTokens) {
+      func.emitError() << "kv-cache: max-seq-len (" << maxLen << ") must be in [1, " << kMaxTokens
+                       << "], block-size (" << BS << ") in [1, max-seq-len] and num-blocks ("
+                       << blocks << ") in [0, " << kMaxTokens << "]";
       return signalPassFailure();
     }
-    // Every attention: causal self-attention over this step's tokens.
-    int64_t B = -1;
+    // Every attention: causal self-attention over this step's tokens, static shapes.
+    const bool checkedCausal = func->hasAttr(kCausalCheckedAttrName);
+    int64_t B = -1, S = -1;
     for (AttentionOp op : attentions) {
       auto q = rtt(op.getQuery()), k = rtt(op.getKey());
-      // One token attends only to itself: causal and bidirectional look the
-      // same (kiln-compile decides at two tokens first).
-      bool causal = op.getCausal() || q.getDimSize(2) == 1;
-      if (!causal || op.getMask() || q.getDimSize(2) != k.getDimSize(2)) {
-        op.emitError() << "kv-cache: attention " << formatShape(q.getShape()) << " x "
-                       << formatShape(k.getShape())
-                       << " is not causal self-attention over the step's tokens"
-                       << (op.getMask() ? " (it has a mask kiln could not fold into causal)" : "")
-                       << "; only a decoder's causal attention can use a KV cache";
+      if (!q.hasStaticShape() || !k.hasStaticShape() || !rtt(op.getValue()).hasStaticShape()) {
+        op.emitError() << "kv-cache: attention " << q << " x " << k
+                       << " has dynamic shapes; a generation step has static shapes";
+        return signalPassFailure();
+      }
+      // One token attends only to itself: causal and bidirectional look the same, so at S = 1
+      // only kiln-compile's check at two tokens (kCausalCheckedAttrName) tells them apart.
+      bool oneToken = q.getDimSize(2) == 1 && k.getDimSize(2) == 1;
+      if (oneToken && !op.getCausal() && !op.getMask() && !checkedCausal) {
+        op.emitError() << "kv-cache: at one token kiln cannot tell causal from bidirectional "
+                          "attention; compile the ONNX model with kiln-compile --kv-cache, "
+                          "which checks it at two tokens, or a step of two or more tokens";
+        return signalPassFailure();
+      }
+      if (!(op.getCausal() || oneToken) || op.getMask() || q.getDimSize(2) != k.getDimSize(2)) {
+        auto diag = op.emitError() << "kv-cache: attention " << formatShape(q.getShape()) << " x "
+                                   << formatShape(k.getShape())
+                                   << " is not causal self-attention over the step's tokens";
+        if (Value m = op.getMask()) {
+          int64_t B0 = q.getDimSize(0), S0 = q.getDimSize(2);
+          if (!m.getDefiningOp<ConstantOp>() && S0 > 0 && B0 * S0 > kMaxFoldElements / S0)
+            diag << " (its mask " << formatShape(rtt(m).getShape())
+                 << " is computed at run time: kiln folds mask subgraphs of at most "
+                 << kMaxFoldElements << " elements into constants, and recognizes causal ones; "
+                 << "compile a step with fewer tokens)";
+          else
+            diag << " (it has a mask kiln could not fold into causal)";
+        }
+        diag << "; only a decoder's causal attention can use a KV cache";
         return signalPassFailure();
       }
       if (B >= 0 && q.getDimSize(0) != B) {
@@ -159,6 +187,26 @@ struct PagedKvCache : public kiln::impl::PagedKvCacheBase<PagedKvCache> {
         return signalPassFailure();
       }
       B = q.getDimSize(0);
+      S = q.getDimSize(2);
+    }
+    const int64_t MB = (maxLen + BS - 1) / BS;
+    if (S > maxLen) {
+      func.emitError() << "kv-cache: a step of " << S << " tokens does not fit in max-seq-len "
+                       << maxLen;
+      return signalPassFailure();
+    }
+    if (B > kMaxTokens / MB) {
+      func.emitError() << "kv-cache: batch " << B << " x " << MB
+                       << " blocks per sequence exceeds the int32 block table";
+      return signalPassFailure();
+    }
+    const int64_t NB = blocks > 0 ? blocks : B * MB;
+    const int64_t stepBlocks = B * ((S + BS - 1) / BS);
+    if (NB < stepBlocks) {
+      func.emitError() << "kv-cache: num-blocks " << NB << " cannot hold one step (" << B
+                       << " sequences of " << S << " tokens in blocks of " << BS << " need "
+                       << stepBlocks << ")";
+      return signalPassFailure();
     }
     // Token positions must come from the runtime.
     std::optional<unsigned> positions;
@@ -175,9 +223,6 @@ struct PagedKvCache : public kiln::impl::PagedKvCacheBase<PagedKvCache> {
 
     MLIRContext *ctx = func.getContext();
     Builder b(ctx);
-    const int64_t maxLen = maxSeqLen, BS = blockSize, blocks = numBlocks;
-    int64_t MB = (maxLen + BS - 1) / BS;
-    int64_t NB = blocks > 0 ? blocks : B * MB;
     auto i32 = b.getI32Type();
     auto addArg = [&](RankedTensorType type, StringRef name, InputRole role) -> BlockArgument {
       unsigned index = func.getNumArguments();
@@ -199,6 +244,15 @@ struct PagedKvCache : public kiln::impl::PagedKvCacheBase<PagedKvCache> {
       Type et = k.getElementType();
       auto kType = RankedTensorType::get({NB, k.getDimSize(1), BS, k.getDimSize(3)}, et);
       auto vType = RankedTensorType::get({NB, v.getDimSize(1), BS, v.getDimSize(3)}, et);
+      // The pools obey the size limit every tensor of kiln does (kiln-compile checks it on import,
+      // before these exist).
+      constexpr int64_t kMaxElements = int64_t(1) << 40;
+      if (NB > kMaxElements / (k.getDimSize(1) * BS * std::max(k.getDimSize(3), v.getDimSize(3)))) {
+        op.emitError() << "kv-cache: a pool of " << NB << " blocks of " << BS << " tokens x "
+                       << k.getDimSize(1) << " heads x " << k.getDimSize(3)
+                       << " has more than 2^40 elements; lower num-blocks, max-seq-len or the batch";
+        return signalPassFailure();
+      }
       std::string prefix = "kv_cache." + std::to_string(layer);
       Value kc = addArg(kType, prefix + ".key", InputRole::KeyCache);
       Value vc = addArg(vType, prefix + ".value", InputRole::ValueCache);

@@ -80,7 +80,7 @@ func.func @no_attention(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 // An attention mask that covers a past (the past was not compiled empty).
-// expected-error @+1 {{kv-cache: input 'attention_mask' [1, 9] must be integer or bool [batch, seq] = [1, 4] with an empty past; the runtime masks by sequence length}}
+// expected-error @+1 {{kv-cache: input 'attention_mask' 'tensor<1x9xi64>' must be a static integer or bool [batch, seq] = [1, 4] with an empty past; the runtime masks by sequence length}}
 func.func @long_mask(%ids: tensor<1x4xi64> {kiln.name = "input_ids"}, %m: tensor<1x9xi64> {kiln.name = "attention_mask"}) -> tensor<1x4xi64> {
   return %ids : tensor<1x4xi64>
 }
@@ -90,4 +90,34 @@ func.func @long_mask(%ids: tensor<1x4xi64> {kiln.name = "input_ids"}, %m: tensor
 // expected-error @+1 {{kv-cache: every output of the model is a 'present.*' cache output; nothing (e.g. logits) is left to compute}}
 func.func @only_present(%k: tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32> {kiln.name = "present.0.key"}) {
   return %k : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// A one-token step cannot show whether attention is causal: without kiln-compile's check at two
+// tokens (the function's kiln.causal_checked) the pass refuses it.
+func.func @one_token_unchecked(%pos: tensor<1x1xi64> {kiln.name = "position_ids"}, %q: tensor<1x2x1x16xf32>) -> tensor<1x2x1x16xf32> {
+  // expected-error @+1 {{kv-cache: at one token kiln cannot tell causal from bidirectional attention; compile the ONNX model with kiln-compile --kv-cache, which checks it at two tokens, or a step of two or more tokens}}
+  %o = kiln.attention %q, %q, %q {scale = 1.0 : f64, causal = false, zero_masked_rows = false, bshd_output = false} : tensor<1x2x1x16xf32>, tensor<1x2x1x16xf32>, tensor<1x2x1x16xf32> -> tensor<1x2x1x16xf32>
+  return %o : tensor<1x2x1x16xf32>
+}
+
+// -----
+
+// With the check done, the same step is cached.
+// CHECK-LABEL: func.func @one_token_checked
+// CHECK: kiln.kv_cache_append
+// CHECK: kiln.paged_attention
+func.func @one_token_checked(%pos: tensor<1x1xi64> {kiln.name = "position_ids"}, %q: tensor<1x2x1x16xf32>) -> tensor<1x2x1x16xf32> attributes {kiln.causal_checked} {
+  %o = kiln.attention %q, %q, %q {scale = 1.0 : f64, causal = false, zero_masked_rows = false, bshd_output = false} : tensor<1x2x1x16xf32>, tensor<1x2x1x16xf32>, tensor<1x2x1x16xf32> -> tensor<1x2x1x16xf32>
+  return %o : tensor<1x2x1x16xf32>
+}
+
+// -----
+
+// Sizes: a step longer than max-seq-len (40) cannot be cached.
+func.func @step_too_long(%pos: tensor<1x48xi64> {kiln.name = "position_ids"}, %q: tensor<1x2x48x16xf32>) -> tensor<1x2x48x16xf32> {
+  // expected-error @-1 {{kv-cache: a step of 48 tokens does not fit in max-seq-len 40}}
+  %o = kiln.attention %q, %q, %q {scale = 1.0 : f64, causal = true, zero_masked_rows = false, bshd_output = false} : tensor<1x2x48x16xf32>, tensor<1x2x48x16xf32>, tensor<1x2x48x16xf32> -> tensor<1x2x48x16xf32>
+  return %o : tensor<1x2x48x16xf32>
 }

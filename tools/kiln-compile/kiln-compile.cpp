@@ -169,7 +169,9 @@ static cl::opt<bool> kvCache(
     cl::desc("Compile one step of text generation over a paged KV cache the runtime owns: "
              "--shape input_ids=BxS gives the step (S = 1: decode); a Hugging Face export's "
              "past_key_values.* inputs are compiled empty, attention_mask and present.* are "
-             "dropped; needs --max-seq-len (docs/generation.md)"),
+             "dropped; needs --max-seq-len (docs/generation.md). With --pass-pipeline it "
+             "shapes and checks the import only: give kiln-pipeline{kv-cache=true "
+             "max-seq-len=N} in the text"),
     cl::cat(kilnCategory));
 static cl::opt<int64_t> maxSeqLen("max-seq-len",
                                   cl::desc("--kv-cache: most tokens one sequence may hold"),
@@ -236,7 +238,6 @@ int main(int argc, char **argv) {
                                                             : "fuse-norm-into-gemm=false"},
         {&tensorParallel, "tp-size=2 tp-rank=0"},
         {&tpLoopback, "tp-loopback=true"},
-        {&kvCache, "kv-cache=true max-seq-len=2048"},
         {&maxSeqLen, "kv-cache=true max-seq-len=2048"},
         {&kvBlockSize, "kv-block-size=16"},
         {&kvBlocks, "kv-blocks=0"}};
@@ -304,14 +305,14 @@ int main(int argc, char **argv) {
           << "--norm-into-gemm=fused has no effect with " << why
           << ": only the Hopper TMA GEMM computes a folded norm's row statistics\n";
   }
-  if (kvCache) {
+  if (kvCache && passPipeline.empty()) {
     if (maxSeqLen <= 0)
       return usageError("--kv-cache needs --max-seq-len N (N > 0): the most tokens, prompt and "
                         "generated, that one sequence may hold");
     if (kvBlockSize <= 0 || kvBlocks < 0)
       return usageError("--kv-block-size must be positive and --kv-blocks not negative");
-  } else if (maxSeqLen.getNumOccurrences() || kvBlockSize.getNumOccurrences() ||
-             kvBlocks.getNumOccurrences()) {
+  } else if (!kvCache && (maxSeqLen.getNumOccurrences() || kvBlockSize.getNumOccurrences() ||
+                          kvBlocks.getNumOccurrences())) {
     return usageError("--max-seq-len, --kv-block-size and --kv-blocks apply to --kv-cache");
   }
   options.kvCache = kvCache;
