@@ -12,6 +12,7 @@ top-2 margin is clear. Exit 0 all pass, 1 a failure, 77 no GPU (found at the fir
 """
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -33,6 +34,12 @@ def main(argv):
     p.add_argument("--kiln-compile", required=True)
     p.add_argument("--decode-test", required=True, help="the kv_cache_decode_test binary")
     args = p.parse_args(argv)
+    # Like the other GPU tests: no compiling when nvidia-smi lists no GPU. A machine with a driver
+    # library but no device still gets here; the decode binary then exits 77 at the first case.
+    smi = shutil.which("nvidia-smi")
+    if not smi or "GPU" not in subprocess.run([smi, "-L"], capture_output=True, text=True).stdout:
+        print("SKIP: no GPU (nvidia-smi -L lists none)")
+        return 77
     failed = passed = 0
     with tempfile.TemporaryDirectory() as work:
         for m in EXPORTS:
@@ -56,7 +63,7 @@ def main(argv):
                 last = (r.stdout.strip().splitlines() or [""])[-1]
                 if r.returncode == 77:
                     # No GPU: the first step artifact shows it; compiling the rest would only cost time.
-                    print("SKIP (no GPU): %s" % r.stdout.strip())
+                    print("SKIP: no GPU (%s)" % r.stdout.strip())
                     return 77
                 elif r.returncode == 0:
                     passed += 1

@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -47,8 +48,16 @@ template <typename T> bool readFile(const char *path, std::vector<T> &out) {
   return bool(f.read(reinterpret_cast<char *>(out.data()), n));
 }
 
+struct ArtifactRelease {
+  void operator()(kiln_artifact_t *a) const { kiln_artifact_release(a); }
+};
+struct SessionRelease {
+  void operator()(kiln_session_t *s) const { kiln_session_release(s); }
+};
+
 } // namespace
 
+// Every exit releases the artifact and the session (the sanitizer build checks for leaks).
 int main(int argc, char **argv) {
   if (argc < 4) {
     std::fprintf(stderr, "usage: kv_cache_decode_test STEP.kiln TOKENS.i64 LOGITS.f32 [--tol X]\n");
@@ -70,10 +79,12 @@ int main(int argc, char **argv) {
   kiln_artifact_t *artifact = nullptr;
   if (!ok(kiln_artifact_open(argv[1], &artifact), "open"))
     return 2;
+  std::unique_ptr<kiln_artifact_t, ArtifactRelease> artifactHolder(artifact);
   kiln_session_params_t params;
   kiln_session_params_initialize(&params);
   kiln_session_t *session = nullptr;
   kiln_status_t created = kiln_session_create(artifact, &params, &session);
+  std::unique_ptr<kiln_session_t, SessionRelease> sessionHolder(session);
   if (created && kiln_status_code(created) == KILN_UNAVAILABLE) {
     std::printf("kv_cache_decode_test: no GPU (%s)\n", kiln_status_message(created));
     kiln_status_free(created);
@@ -191,7 +202,5 @@ int main(int argc, char **argv) {
   std::printf("%s: %d of %d row-steps failed; worst rel err %.2e (tol %.1e), batch %lld, %zu "
               "tokens\n",
               failures ? "FAIL" : "OK", failures, checked, worst, tol, (long long)B, T);
-  kiln_session_release(session);
-  kiln_artifact_release(artifact);
   return failures ? 1 : 0;
 }
