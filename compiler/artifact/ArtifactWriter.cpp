@@ -25,6 +25,7 @@
 
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Signals.h"
@@ -125,9 +126,28 @@ public:
         return llvm::createStringError("unsupported: constant without dense elements");
       auto [it, inserted] = weightOffset.try_emplace(v, 0);
       if (inserted) {
-        weights.resize(llvm::alignTo(weights.size(), artifact::kBlobAlignment), '\0');
-        it->second = weights.size();
+        uint64_t begin = llvm::alignTo(weights.size(), artifact::kBlobAlignment);
+        weights.resize(begin, '\0');
         appendConstantBytes(dense, weights);
+        // Programs after the first share the weight segment: a constant whose bytes are
+        // already there (the same weight, imported again at another shape) is stored once.
+        StringRef bytes(weights.data() + begin, weights.size() - begin);
+        uint64_t hash = llvm::xxh3_64bits(bytes);
+        std::optional<uint64_t> found;
+        if (shareByContent)
+          for (uint64_t offset : byContent.lookup(hash))
+            if (weights.compare(offset, bytes.size(), bytes.data(), bytes.size()) == 0 &&
+                offset + bytes.size() <= begin) {
+              found = offset;
+              break;
+            }
+        if (found) {
+          weights.resize(begin);
+          it->second = *found;
+        } else {
+          it->second = begin;
+          byContent[hash].push_back(begin);
+        }
         if (observer && observer->onProgress)
           observer->onProgress(weights.size(), std::max<uint64_t>(weights.size(), totalBytes));
       }
@@ -148,9 +168,13 @@ public:
   /// Progress reports while packing (may be null) and the expected total.
   const ArtifactWriteObserver *observer = nullptr;
   uint64_t totalBytes = 0;
+  /// Set while resolving programs after the first: constants reuse equal bytes already packed.
+  bool shareByContent = false;
 
 private:
   llvm::MapVector<Value, uint64_t> weightOffset;
+  /// Offsets of packed constants by the xxh3 hash of their bytes.
+  llvm::DenseMap<uint64_t, llvm::SmallVector<uint64_t, 1>> byContent;
 };
 
 std::string nameOf(DictionaryAttr attrs, const std::string &fallback) {
@@ -289,6 +313,35 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
                                                   ArrayRef<ArtifactCollective> collectives,
                                                   const ArtifactTensorParallel &tp,
                                                   const ArtifactWriteObserver *observer) {
+  ArtifactProgram program{"", func, launches};
+  return writeArtifact(ArrayRef<ArtifactProgram>(program), modules, path, collectives, tp,
+                       observer);
+}
+
+namespace {
+/// One program's tables in the index being built.
+struct ProgramTables {
+  std::vector<flatbuffers::Offset<fb::Launch>> launches;
+  std::vector<flatbuffers::Offset<fb::TensorDesc>> inputs, outputs;
+  uint64_t arenaBytes = 0;
+  bool anyTensorMaps = false;
+};
+} // namespace
+
+llvm::Expected<ArtifactStats> kiln::writeArtifact(ArrayRef<ArtifactProgram> programs,
+                                                  ArrayRef<ArtifactModule> modules, StringRef path,
+                                                  ArrayRef<ArtifactCollective> collectives,
+                                                  const ArtifactTensorParallel &tp,
+                                                  const ArtifactWriteObserver *observer) {
+  if (programs.empty())
+    return llvm::createStringError("internal error: an artifact needs at least one program");
+  if (programs.size() > 1 && (!collectives.empty() || tp.worldSize > 1))
+    return llvm::createStringError("internal error: a tensor-parallel artifact has one program");
+  llvm::StringSet<> programNames;
+  for (const ArtifactProgram &p : programs)
+    if (programs.size() > 1 && (p.name.empty() || !programNames.insert(p.name).second))
+      return llvm::createStringError("internal error: program name '%s' is empty or repeated",
+                                     p.name.c_str());
   auto step = [&](StringRef name) {
     if (observer && observer->onStep)
       observer->onStep(name);
@@ -296,10 +349,12 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
   flatbuffers::FlatBufferBuilder fbb(1 << 16);
   BufferResolver resolver;
   resolver.observer = observer;
-  // The weight segment holds the function's constants (each once, aligned):
+  // The weight segment holds the functions' constants (each once, aligned):
   // their sum is the total that packing progress is reported against.
-  for (ConstantOp constant : func.getBody().front().getOps<ConstantOp>())
-    resolver.totalBytes += llvm::alignTo(tensorBytes(constant.getType()), artifact::kBlobAlignment);
+  for (const ArtifactProgram &p : programs)
+    for (ConstantOp constant : func::FuncOp(p.func).getBody().front().getOps<ConstantOp>())
+      resolver.totalBytes +=
+          llvm::alignTo(tensorBytes(constant.getType()), artifact::kBlobAlignment);
   step("pack weights");
   resolver.weights.reserve(resolver.totalBytes); // one allocation, no regrowth copies
 
@@ -323,9 +378,12 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
     fbModules.push_back(fb::CreateModuleDirect(fbb, m.name.c_str(), &ptx, &cubins));
   }
 
-  std::vector<flatbuffers::Offset<fb::Launch>> fbLaunches;
-  bool anyTensorMaps = false;
-  for (const ArtifactLaunch &l : launches) {
+  auto buildProgram = [&](const ArtifactProgram &program) -> llvm::Expected<ProgramTables> {
+  func::FuncOp func = program.func;
+  ProgramTables tables;
+  std::vector<flatbuffers::Offset<fb::Launch>> &fbLaunches = tables.launches;
+  bool &anyTensorMaps = tables.anyTensorMaps;
+  for (const ArtifactLaunch &l : program.launches) {
     std::vector<flatbuffers::Offset<fb::BufferRef>> args;
     for (Value v : l.args) {
       auto r = resolver.ref(fbb, v);
@@ -394,7 +452,7 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
     return fb::CreateTensorDescDirect(fbb, name.c_str(), *dtype, &shape, loc,
                                       range ? &fbRange : nullptr, role);
   };
-  std::vector<flatbuffers::Offset<fb::TensorDesc>> inputs, outputs;
+  std::vector<flatbuffers::Offset<fb::TensorDesc>> &inputs = tables.inputs, &outputs = tables.outputs;
   for (BlockArgument arg : func.getArguments()) {
     std::optional<InputValueRange> range;
     if (isa<IntegerType>(cast<RankedTensorType>(arg.getType()).getElementType()))
@@ -436,6 +494,20 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
       return d.takeError();
     outputs.push_back(*d);
   }
+  if (auto a = func->getAttrOfType<IntegerAttr>("kiln.arena_bytes"))
+    tables.arenaBytes = a.getInt();
+  return tables;
+  };
+
+  std::vector<ProgramTables> tables;
+  for (const ArtifactProgram &program : programs) {
+    resolver.shareByContent = !tables.empty();
+    auto built = buildProgram(program);
+    if (!built)
+      return built.takeError();
+    tables.push_back(std::move(*built));
+  }
+  bool anyTensorMaps = llvm::any_of(tables, [](const ProgramTables &t) { return t.anyTensorMaps; });
 
   std::vector<flatbuffers::Offset<fb::Collective>> fbCollectives;
   for (const ArtifactCollective &c : collectives) {
@@ -464,12 +536,17 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(func::FuncOp func,
   blobs.resize(weightsOffset - artifact::kHeaderSize, '\0');
   fb::Blob weights(weightsOffset, weightBytes.size());
   uint64_t blobsEnd = artifact::kHeaderSize + blobs.size() + weightBytes.size();
-  uint64_t arenaBytes = 0;
-  if (auto a = func->getAttrOfType<IntegerAttr>("kiln.arena_bytes"))
-    arenaBytes = a.getInt();
-  auto model = fb::CreateModelDirect(fbb, formatVersion, "kiln-compile", arenaBytes, &weights,
-                                     &inputs, &outputs, &fbModules, &fbLaunches, fbTp,
-                                     tensorParallel ? &fbCollectives : nullptr);
+  std::vector<flatbuffers::Offset<fb::Program>> fbPrograms;
+  for (size_t p = 1; p < programs.size(); ++p)
+    fbPrograms.push_back(fb::CreateProgramDirect(fbb, programs[p].name.c_str(),
+                                                 tables[p].arenaBytes, &tables[p].inputs,
+                                                 &tables[p].outputs, &tables[p].launches));
+  ProgramTables &main = tables.front();
+  auto model = fb::CreateModelDirect(
+      fbb, formatVersion, "kiln-compile", main.arenaBytes, &weights, &main.inputs, &main.outputs,
+      &fbModules, &main.launches, fbTp, tensorParallel ? &fbCollectives : nullptr,
+      programs.size() > 1 ? programs.front().name.c_str() : nullptr,
+      programs.size() > 1 ? &fbPrograms : nullptr);
   fb::FinishModelBuffer(fbb, model);
 
   uint64_t indexOffset = llvm::alignTo(blobsEnd, artifact::kIndexAlignment);

@@ -62,6 +62,16 @@ struct ArtifactTensorParallel {
   uint64_t groupHash = 0; ///< equal in every rank file of one compile
 };
 
+/// One program of an artifact: a planned, code-generated function and its launches. An artifact
+/// with several programs (kiln-compile --kv-cache with a --shape range: one per step shape) shares
+/// modules and the weight segment among them; `name` names the program ("decode_b4") and must be
+/// unique, and is unused (may be empty) when the artifact has one program.
+struct ArtifactProgram {
+  std::string name;
+  mlir::func::FuncOp func;
+  llvm::ArrayRef<ArtifactLaunch> launches;
+};
+
 /// Sizes of what was written, for the compiler's summary.
 struct ArtifactStats {
   uint64_t fileBytes = 0;
@@ -98,6 +108,19 @@ struct ArtifactWriteObserver {
 llvm::Expected<ArtifactStats> writeArtifact(mlir::func::FuncOp func,
                                             llvm::ArrayRef<ArtifactModule> modules,
                                             llvm::ArrayRef<ArtifactLaunch> launches,
+                                            llvm::StringRef path,
+                                            llvm::ArrayRef<ArtifactCollective> collectives = {},
+                                            const ArtifactTensorParallel &tp = {},
+                                            const ArtifactWriteObserver *observer = nullptr);
+
+/// Writes an artifact of one or more programs (ArtifactProgram) to `path` as the overload above
+/// does. Program 0 fills the Model's own tables; programs 1..n-1 go to Model.programs
+/// (docs/artifact.md, "Programs"). The weight segment holds every program's constants, a
+/// constant of a later program whose bytes equal one already packed stored once. `collectives`
+/// and `tp` belong to program 0; a tensor-parallel artifact must have one program (an internal
+/// error otherwise, as are empty or repeated names with several programs).
+llvm::Expected<ArtifactStats> writeArtifact(llvm::ArrayRef<ArtifactProgram> programs,
+                                            llvm::ArrayRef<ArtifactModule> modules,
                                             llvm::StringRef path,
                                             llvm::ArrayRef<ArtifactCollective> collectives = {},
                                             const ArtifactTensorParallel &tp = {},

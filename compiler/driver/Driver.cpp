@@ -440,10 +440,29 @@ static llvm::Error writeReports(const CompileOptions &options, CompileStats &sta
 /// tensor parallelism): runs the pipeline on `module`, generates and compiles
 /// the kernels (NVRTC output reused from `cache` when the sources match) and
 /// writes the artifact; adds to `stats`.
+namespace {
+/// One program of the artifact being compiled: its imported module and its name ("" when the
+/// artifact has one program).
+struct ProgramModule {
+  std::string name;
+  ModuleOp module;
+};
+} // namespace
+
 static llvm::Error compileRank(MLIRContext &context, const CompileOptions &options,
-                               ArrayRef<unsigned> targets, ModuleOp module, unsigned rank,
-                               uint64_t groupHash, ModuleCache &cache, llvm::raw_ostream &os,
-                               CompileStats &stats, PhaseClock &clock) {
+                               ArrayRef<unsigned> targets, ArrayRef<ProgramModule> programs,
+                               unsigned rank, uint64_t groupHash, ModuleCache &cache,
+                               llvm::raw_ostream &os, CompileStats &stats, PhaseClock &clock) {
+  codegen::EmitterRegistry registry = codegen::makeDefaultEmitterRegistry();
+  std::vector<std::string> functionSources;      // unique kernel bodies, over every program
+  std::vector<std::vector<std::string>> usersOf; // kiln.kernel names per function
+  llvm::StringMap<unsigned> functionBySource;
+  std::vector<func::FuncOp> programFuncs;
+  std::vector<std::vector<ArtifactLaunch>> programLaunches;
+  std::vector<std::vector<unsigned>> programLaunchFunctions;
+  std::vector<ArtifactCollective> collectives;
+  for (const ProgramModule &program : programs) {
+  ModuleOp module = program.module;
   // 2. Passes.
   clock.start("passes");
   PassManager pm(&context, ModuleOp::getOperationName());
@@ -457,8 +476,10 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
     clock.start("print mlir");
     if (options.tensorParallel > 1 && !options.tpLoopback)
       os << "// tensor-parallel rank " << rank << " of " << options.tensorParallel << "\n";
+    if (!program.name.empty())
+      os << "// program " << program.name << "\n";
     printModule(module, options, os);
-    return llvm::Error::success();
+    continue;
   }
 
   auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());
@@ -511,7 +532,7 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
             (long long)range->max + 1);
     }
 
-  // 3. Codegen. Identical kernels (same source) are emitted once; the unique
+  // 3. Codegen. Identical kernels (same source, in any program) are emitted once; the unique
   // kernels are spread over a few modules so NVRTC parses the shared device
   // headers a few times, not once per kernel, and modules compile in parallel.
   clock.start("codegen");
@@ -525,15 +546,11 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
           "--tensor-parallel",
           options.tensorParallel, options.inputPath.c_str());
   }
-  codegen::EmitterRegistry registry = codegen::makeDefaultEmitterRegistry();
   LaunchNamer namer(func);
-  std::vector<std::string> functionSources;      // unique kernel bodies
-  std::vector<std::vector<std::string>> usersOf; // kiln.kernel names per function
-  llvm::StringMap<unsigned> functionBySource;
-  std::vector<ArtifactLaunch> launches;
-  std::vector<unsigned> launchFunction;
+  std::vector<ArtifactLaunch> &launches = programLaunches.emplace_back();
+  std::vector<unsigned> &launchFunction = programLaunchFunctions.emplace_back();
+  programFuncs.push_back(func);
   bool failedEmit = false;
-  std::vector<ArtifactCollective> collectives;
   // Programmatic dependent launch needs griddepcontrol, which the module's PTX has only when the
   // lowest target (the PTX a newer GPU JIT-compiles) is sm_90 or newer.
   const bool programmatic = options.programmaticLaunch != ProgrammaticLaunch::Off &&
@@ -595,7 +612,9 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
       functionSources.push_back(generated->source);
       usersOf.emplace_back();
     }
-    usersOf[it->second].push_back(kernel.getSymName().str());
+    usersOf[it->second].push_back(program.name.empty()
+                                      ? kernel.getSymName().str()
+                                      : program.name + ":" + kernel.getSymName().str());
     ArtifactLaunch launch;
     launch.grid = generated->grid;
     launch.block = generated->block;
@@ -608,8 +627,15 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
     launchFunction.push_back(it->second);
   }
   if (failedEmit)
-    return llvm::createStringError("CUDA code generation failed for '%s'",
-                                   options.inputPath.c_str());
+    return llvm::createStringError("CUDA code generation failed for '%s'%s",
+                                   options.inputPath.c_str(),
+                                   program.name.empty()
+                                       ? ""
+                                       : (" (program " + program.name + ")").c_str());
+  stats.kernels = std::max<int64_t>(stats.kernels, int64_t(launches.size()));
+  } // programs
+  if (options.emit == EmitKind::Kernels)
+    return llvm::Error::success();
   // The module count is fixed (not the machine's core count) so that the
   // same input gives a byte-identical artifact everywhere.
   constexpr size_t kMaxModules = 4;
@@ -628,18 +654,19 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
     std::string &module = moduleSources[f % numModules];
     module += "// used by @" + llvm::join(usersOf[f], ", @") + "\n" + text + "\n";
   }
-  for (auto [launch, f] : llvm::zip(launches, launchFunction)) {
-    launch.module = f % numModules;
-    launch.function = functionName(f);
-  }
+  for (auto [launches, launchFunction] : llvm::zip(programLaunches, programLaunchFunctions))
+    for (auto [launch, f] : llvm::zip(launches, launchFunction)) {
+      launch.module = f % numModules;
+      launch.function = functionName(f);
+    }
   // With tensor parallelism the ranks' graphs may differ (e.g. a norm folded into a GEMM on one
-  // rank only): the largest rank's counts.
-  stats.kernels = std::max<int64_t>(stats.kernels, int64_t(launches.size()));
+  // rank only): the largest rank's counts (and the largest program's kernels).
   stats.modules = std::max<int64_t>(stats.modules, int64_t(numModules));
   stats.uniqueKernels = std::max<int64_t>(stats.uniqueKernels, int64_t(functionSources.size()));
   stats.collectives = collectives.size();
   if (!options.reportDir.empty()) {
-    auto report = collectCompileReport(func, launches, collectives);
+    // The report shows program 0 (the only one, except for --kv-cache step buckets).
+    auto report = collectCompileReport(programFuncs.front(), programLaunches.front(), collectives);
     if (!report)
       return report.takeError();
     report->rank = rank;
@@ -696,7 +723,10 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
   ArtifactWriteObserver observer;
   observer.onStep = [&](llvm::StringRef step) { clock.start(step); };
   observer.onProgress = [&](uint64_t done, uint64_t total) { clock.update(done, total, "bytes"); };
-  auto written = writeArtifact(func, modules, launches, path, collectives, tp, &observer);
+  std::vector<ArtifactProgram> artifactPrograms;
+  for (size_t p = 0; p < programs.size(); ++p)
+    artifactPrograms.push_back({programs[p].name, programFuncs[p], programLaunches[p]});
+  auto written = writeArtifact(artifactPrograms, modules, path, collectives, tp, &observer);
   if (!written)
     return written.takeError();
   clock.start("verify artifact");
@@ -710,6 +740,65 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
 }
 
 char kiln::UsageError::ID = 0;
+
+llvm::Expected<std::optional<StepShapeRanges>> kiln::parseStepShapeRanges(llvm::StringRef spec) {
+  if (!spec.contains(".."))
+    return std::nullopt;
+  auto bad = [&](const llvm::Twine &why) {
+    return llvm::createStringError("invalid --shape '%s': %s", spec.str().c_str(),
+                                   why.str().c_str());
+  };
+  auto [name, dims] = spec.trim().split('=');
+  if (name.trim() != "input_ids" || dims.contains(','))
+    return bad("a range is given for input_ids alone, as input_ids=B0..B1xS0..S1 (batch and "
+               "tokens per step); --kv-cache shapes attention_mask and position_ids itself");
+  llvm::SmallVector<llvm::StringRef> parts;
+  dims.split(parts, 'x');
+  if (parts.size() != 2)
+    return bad("input_ids has two dims, batch x tokens (e.g. input_ids=1..8x1..2048)");
+  int64_t bounds[2][2];
+  for (int d = 0; d < 2; ++d) {
+    auto [lo, hi] = parts[d].split("..");
+    if (hi.empty() && !parts[d].contains(".."))
+      hi = lo;
+    if (lo.trim().getAsInteger(10, bounds[d][0]) || hi.trim().getAsInteger(10, bounds[d][1]))
+      return bad("'" + parts[d] + "' is not a number or a range a..b of numbers");
+    if (bounds[d][0] < 1 || bounds[d][0] > bounds[d][1])
+      return bad("'" + parts[d] + "' must satisfy 1 <= min <= max");
+  }
+  constexpr int64_t kMaxBatch = 1024;
+  if (bounds[0][1] > kMaxBatch)
+    return bad("a batch range up to " + llvm::Twine(bounds[0][1]) + " is past " +
+               llvm::Twine(kMaxBatch));
+  StepShapeRanges ranges;
+  ranges.minBatch = bounds[0][0];
+  ranges.maxBatch = bounds[0][1];
+  ranges.minTokens = bounds[1][0];
+  ranges.maxTokens = bounds[1][1];
+  return ranges;
+}
+
+std::vector<StepProgram> kiln::planStepPrograms(const StepShapeRanges &ranges) {
+  std::vector<StepProgram> programs;
+  auto add = [&](int64_t batch, int64_t tokens, std::string name) {
+    programs.push_back({std::move(name),
+                        "input_ids=" + std::to_string(batch) + "x" + std::to_string(tokens),
+                        batch, tokens});
+  };
+  for (int64_t b = ranges.minBatch; b <= ranges.maxBatch;) {
+    add(b, 1, "decode_b" + std::to_string(b));
+    if (b == ranges.maxBatch)
+      break;
+    b = std::min(ranges.maxBatch, int64_t(llvm::PowerOf2Ceil(uint64_t(b) + 1)));
+  }
+  if (ranges.maxTokens > 1) {
+    int64_t chunk = std::min(ranges.maxTokens, kPrefillChunk);
+    add(1, chunk, "prefill_b1_s" + std::to_string(chunk));
+    if (chunk > kSmallPrefillChunk)
+      add(1, kSmallPrefillChunk, "prefill_b1_s" + std::to_string(kSmallPrefillChunk));
+  }
+  return programs;
+}
 
 
 /// --kv-cache with a one-token step (decode): a single token attends only to
@@ -780,6 +869,9 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
   bool mlirInput = llvm::sys::path::extension(options.inputPath) == ".mlir";
   const bool perRank = options.tensorParallel > 1 && !options.tpLoopback;
   std::optional<InputShapes> shapes;
+  // --kv-cache with a --shape range: the programs (step shapes) to compile, program 0 first;
+  // empty for one static shape.
+  std::vector<StepProgram> stepPrograms;
   auto checkOptions = [&]() -> llvm::Error {
     // Targets first: a bad --target should fail before any work.
     for (const std::string &t : options.targets) {
@@ -874,10 +966,29 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
       if (auto e = prepareReportDirectory(options.dumpCudaDir, "--dump-cuda"))
         return e;
     if (!mlirInput) {
-      auto parsed = parseShapeSpec(options.shapeSpec);
-      if (!parsed)
-        return parsed.takeError();
-      shapes = std::move(*parsed);
+      auto ranges = parseStepShapeRanges(options.shapeSpec);
+      if (!ranges)
+        return ranges.takeError();
+      if (*ranges) {
+        if (!options.kvCache)
+          return llvm::createStringError(
+              "--shape '%s' gives a range, which needs --kv-cache (a range compiles one program "
+              "per generation step shape); other models take one static shape",
+              options.shapeSpec.c_str());
+        if (options.tensorParallel > 1)
+          return llvm::createStringError("--shape with a range (several programs) and "
+                                         "--tensor-parallel cannot be combined yet");
+        stepPrograms = planStepPrograms(**ranges);
+        auto parsed = parseShapeSpec(stepPrograms.front().shapeSpec);
+        if (!parsed)
+          return parsed.takeError();
+        shapes = std::move(*parsed);
+      } else {
+        auto parsed = parseShapeSpec(options.shapeSpec);
+        if (!parsed)
+          return parsed.takeError();
+        shapes = std::move(*parsed);
+      }
     }
     return llvm::Error::success();
   };
@@ -909,6 +1020,22 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
     if (!module)
       return llvm::createStringError("failed to import '%s'", options.inputPath.c_str());
   }
+  // Programs 1..n-1 of a --shape range, each imported at its own step shape.
+  std::vector<OwningOpRef<ModuleOp>> moreModules;
+  for (size_t p = 1; p < stepPrograms.size(); ++p) {
+    auto programShapes = parseShapeSpec(stepPrograms[p].shapeSpec);
+    if (!programShapes)
+      return programShapes.takeError();
+    ImportOptions importOptions;
+    importOptions.emptyPast = true;
+    moreModules.push_back(
+        importOnnxFile(context, options.inputPath, *programShapes, importOptions));
+    if (!moreModules.back())
+      return llvm::createStringError("failed to import '%s' at --shape %s (program %s)",
+                                     options.inputPath.c_str(),
+                                     stepPrograms[p].shapeSpec.c_str(),
+                                     stepPrograms[p].name.c_str());
+  }
   if (options.kvCache && !mlirInput) {
     // At one token every attention looks causal (and bidirectional): decide at two.
     auto ids = shapes->find("input_ids");
@@ -918,12 +1045,21 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
         return std::move(e);
       for (auto func : module->getOps<func::FuncOp>())
         func->setAttr(kCausalCheckedAttrName, UnitAttr::get(&context));
+      for (OwningOpRef<ModuleOp> &more : moreModules)
+        for (auto func : more->getOps<func::FuncOp>())
+          func->setAttr(kCausalCheckedAttrName, UnitAttr::get(&context));
     }
   }
   clock.start("check sizes");
   if (failed(verifyTensorSizes(*module)))
     return llvm::createStringError("'%s' is too large at the given --shape",
                                    options.inputPath.c_str());
+  for (size_t p = 0; p < moreModules.size(); ++p)
+    if (failed(verifyTensorSizes(*moreModules[p])))
+      return llvm::createStringError("'%s' is too large at --shape %s (program %s)",
+                                     options.inputPath.c_str(),
+                                     stepPrograms[p + 1].shapeSpec.c_str(),
+                                     stepPrograms[p + 1].name.c_str());
   // A model that already stores f16/bf16 tensors (an fp16 export) needs the
   // same sm_80 features as --precision fp16, whatever --precision says.
   if (unsigned oldest = *llvm::min_element(targets); oldest < 80) {
@@ -952,6 +1088,19 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
   // The kernel plan is made for the first target (a .mlir graph's own
   // kiln.target gives way to --target).
   (*module)->setAttr(kTargetAttrName, tilingTarget);
+  for (OwningOpRef<ModuleOp> &more : moreModules)
+    (*more)->setAttr(kTargetAttrName, tilingTarget);
+  // Every program's pools have the same shape: blocks for the largest batch (and one spare
+  // block, where the runtime points the rows that pad a batch bucket).
+  CompileOptions programOptions = options;
+  if (!stepPrograms.empty() && options.kvBlocks == 0 && options.maxSeqLen > 0 &&
+      options.kvBlockSize > 0) {
+    int64_t maxBatch = 0;
+    for (const StepProgram &p : stepPrograms)
+      maxBatch = std::max(maxBatch, p.batch);
+    programOptions.kvBlocks =
+        maxBatch * llvm::divideCeil(options.maxSeqLen, options.kvBlockSize) + 1;
+  }
 
   // 2-5 once per rank: passes, codegen, NVRTC, artifact. Ranks have the same
   // kernels (only weights differ), so NVRTC output is reused across ranks.
@@ -981,9 +1130,15 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
     // The last rank consumes the imported module; earlier ranks work on clones.
     OwningOpRef<ModuleOp> rankModule =
         rank + 1 < numRanks ? OwningOpRef<ModuleOp>(module->clone()) : std::move(module);
-    if (auto e = compileRank(context, options, targets, *rankModule, rank, groupHash, nvrtcCache,
-                             os, stats, clock))
+    std::vector<ProgramModule> programs = {
+        {stepPrograms.empty() ? "" : stepPrograms.front().name, *rankModule}};
+    for (size_t p = 1; p < stepPrograms.size(); ++p)
+      programs.push_back({stepPrograms[p].name, *moreModules[p - 1]});
+    if (auto e = compileRank(context, programOptions, targets, programs, rank, groupHash,
+                             nvrtcCache, os, stats, clock))
       return std::move(e);
+    for (const StepProgram &p : stepPrograms)
+      stats.programs.push_back(p.name);
   }
   auto result = finish();
   if (!result || options.reportDir.empty())

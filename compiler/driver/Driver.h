@@ -20,6 +20,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -136,9 +137,44 @@ struct CompileStats {
   std::vector<CompilePhase> phases;
   /// With CompileOptions::reportDir: the report of each artifact written, rank order.
   std::vector<CompileReport> reports;
+  /// Names of the programs of a --kv-cache artifact compiled from a --shape range (program 0
+  /// first); empty for an artifact of one program.
+  std::vector<std::string> programs;
   /// Shorthands for the phases above (0 when a phase did not run).
   double importMs = 0, passesMs = 0, codegenMs = 0, nvrtcMs = 0, totalMs = 0;
 };
+
+/// A `--shape` whose `input_ids` dims are ranges, "input_ids=1..8x1..2048": batch and step
+/// length (tokens per step) bounds, each min <= max.
+struct StepShapeRanges {
+  int64_t minBatch = 1, maxBatch = 1, minTokens = 1, maxTokens = 1;
+};
+
+/// Parses `spec` when some dim in it is a range `a..b`: then it must be exactly
+/// `input_ids=B0..B1xS0..S1` (a plain number n is n..n), 1 <= min <= max for both dims, and the
+/// result holds the bounds. Returns std::nullopt for a spec without ranges (parseShapeSpec reads
+/// those) and an error naming the spec for any other use of `..`.
+llvm::Expected<std::optional<StepShapeRanges>> parseStepShapeRanges(llvm::StringRef spec);
+
+/// One program (step shape) of a --kv-cache artifact compiled from a --shape range.
+struct StepProgram {
+  std::string name;      ///< "decode_b4", "prefill_b1_s256"
+  std::string shapeSpec; ///< "input_ids=4x1"
+  int64_t batch = 1, tokens = 1;
+};
+
+/// The programs kiln compiles for `ranges` (docs/generation.md, "Programs"), program 0 first:
+///   decode (1 token per step) at batches minBatch, then powers of two above it, up to and
+///   including maxBatch: "decode_b<B>";
+///   when maxTokens > 1, prefill chunks of one sequence: S = min(maxTokens, kPrefillChunk), and
+///   kSmallPrefillChunk when S is larger: "prefill_b1_s<S>". A prompt of P tokens runs as chunks
+///   of the largest size while they fit, then chunks of the smaller size (the last one padded).
+/// At most 4 + 2 = 6 programs for a batch range within 1..8.
+std::vector<StepProgram> planStepPrograms(const StepShapeRanges &ranges);
+
+/// Largest and smaller prefill chunk (tokens per prefill step) of planStepPrograms.
+constexpr int64_t kPrefillChunk = 256;
+constexpr int64_t kSmallPrefillChunk = 32;
 
 /// NVRTC output shared between the ranks of one compileModel call.
 struct ModuleCache;

@@ -83,7 +83,7 @@ static_assert(static_cast<int>(fb::TensorMapSwizzle::MAX) == 3 &&
               "kiln::TensorMapSwizzle must equal kiln.artifact.TensorMapSwizzle");
 
 kiln_artifact::~kiln_artifact() {
-  if (data)
+  if (data && !owner)
     munmap(const_cast<uint8_t *>(data), static_cast<size_t>(size));
 }
 
@@ -164,6 +164,13 @@ private:
   /// Step 6: the TensorParallel table and the collectives (after the launches, whose count
   /// bounds before_launch).
   kiln_status_t checkTensorParallel(const fb::Model *model);
+  /// Steps 4-5 for one program: its inputs, outputs and launches, filled into `artifact`.
+  kiln_status_t checkProgramTables(
+      const flatbuffers::Vector<flatbuffers::Offset<fb::TensorDesc>> *inputs,
+      const flatbuffers::Vector<flatbuffers::Offset<fb::TensorDesc>> *outputs,
+      const flatbuffers::Vector<flatbuffers::Offset<fb::Launch>> *launches);
+  /// Step 7: Model.programs (programs 1..n-1), each into its own kiln_artifact (Artifact.h).
+  kiln_status_t checkPrograms(const fb::Model *model);
   /// Step 6: one collective; `previous` is collective number - 1 (null for the first).
   kiln_status_t checkCollective(const fb::Collective *collective, size_t number,
                                 const CollectiveDesc *previous, CollectiveDesc &out);
@@ -617,9 +624,24 @@ kiln_status_t Verifier::run() {
     }
   }
 
+  // 4-5. Inputs, outputs and launches.
+  KILN_RETURN_IF_ERROR(checkProgramTables(model->inputs(), model->outputs(), model->launches()));
+
+  // 6. Tensor parallelism.
+  KILN_RETURN_IF_ERROR(checkTensorParallel(model));
+
+  // 7. Programs 1..n-1: each verified as the Model's own tables are, against its own inputs and
+  // arena and the shared modules and weights.
+  return checkPrograms(model);
+}
+
+kiln_status_t Verifier::checkProgramTables(
+    const flatbuffers::Vector<flatbuffers::Offset<fb::TensorDesc>> *inputs,
+    const flatbuffers::Vector<flatbuffers::Offset<fb::TensorDesc>> *outputs,
+    const flatbuffers::Vector<flatbuffers::Offset<fb::Launch>> *launches) {
   // 4. Inputs, then outputs (their locations may refer to inputs).
   std::set<std::string> names;
-  if (const auto *inputs = model->inputs()) {
+  if (inputs) {
     artifact.inputs.resize(inputs->size());
     for (flatbuffers::uoffset_t i = 0; i < inputs->size(); ++i) {
       KILN_RETURN_IF_ERROR(checkTensor(inputs->Get(i), formatString("input %u", i),
@@ -629,7 +651,7 @@ kiln_status_t Verifier::run() {
     }
   }
   names.clear();
-  if (const auto *outputs = model->outputs()) {
+  if (outputs) {
     artifact.outputs.resize(outputs->size());
     for (flatbuffers::uoffset_t i = 0; i < outputs->size(); ++i) {
       KILN_RETURN_IF_ERROR(checkTensor(outputs->Get(i), formatString("output %u", i),
@@ -640,14 +662,66 @@ kiln_status_t Verifier::run() {
   }
 
   // 5. Launches.
-  if (const auto *launches = model->launches()) {
+  if (launches) {
     artifact.launches.resize(launches->size());
     for (flatbuffers::uoffset_t i = 0; i < launches->size(); ++i)
       KILN_RETURN_IF_ERROR(checkLaunch(launches->Get(i), i, artifact.launches[i]));
   }
+  return nullptr;
+}
 
-  // 6. Tensor parallelism.
-  return checkTensorParallel(model);
+kiln_status_t Verifier::checkPrograms(const fb::Model *model) {
+  const auto *programs = model->programs();
+  if (!programs || programs->size() == 0) {
+    if (model->program_name())
+      return fail("program_name is set but the artifact has no further programs");
+    return nullptr;
+  }
+  if (artifact.tpWorldSize > 1 || !artifact.collectives.empty())
+    return fail("a tensor-parallel artifact has programs; it may have one program only");
+  if (!model->program_name() || model->program_name()->size() == 0)
+    return fail("the artifact has programs but program 0 has no program_name");
+  artifact.programName = model->program_name()->str();
+  std::set<std::string> programNames = {artifact.programName};
+  artifact.programs.resize(programs->size());
+  for (flatbuffers::uoffset_t p = 0; p < programs->size(); ++p) {
+    const fb::Program *program = programs->Get(p);
+    auto view = std::make_unique<kiln_artifact>();
+    view->owner = &artifact;
+    view->path = artifact.path;
+    view->data = artifact.data ? artifact.data : data;
+    view->size = artifact.data ? artifact.size : size;
+    view->formatVersion = artifact.formatVersion;
+    view->producer = artifact.producer;
+    view->weights = artifact.weights;
+    view->modules = artifact.modules;
+    view->programName = program->name()->str();
+    view->arenaBytes = program->arena_bytes();
+    if (view->programName.empty())
+      return fail(formatString("program %u has an empty name", p + 1));
+    if (!programNames.insert(view->programName).second)
+      return fail(formatString("program %u repeats the name '%s'", p + 1,
+                               view->programName.c_str()));
+    // The checks below read and fill the program's own tables.
+    Verifier inner(data, size, *view);
+    inner.formatVersion = formatVersion;
+    inner.indexBegin = indexBegin;
+    inner.indexEnd = indexEnd;
+    kiln_status_t status = inner.checkProgramTables(program->inputs(), program->outputs(),
+                                                    program->launches());
+    if (status) {
+      std::string message = kiln_status_message(status);
+      kiln_status_free(status);
+      // "'<path>': invalid artifact: <what>" -> name the program in <what>.
+      const std::string marker = "invalid artifact: ";
+      size_t at = message.find(marker);
+      std::string what = at == std::string::npos ? message : message.substr(at + marker.size());
+      return fail(formatString("program %u ('%s'): %s", p + 1, view->programName.c_str(),
+                               what.c_str()));
+    }
+    artifact.programs[p] = std::move(view);
+  }
+  return nullptr;
 }
 
 kiln_status_t Verifier::checkTensorParallel(const fb::Model *model) {
@@ -906,13 +980,75 @@ kiln_status_t kiln_artifact_open(const char *path, kiln_artifact_t **out_artifac
 }
 
 void kiln_artifact_retain(kiln_artifact_t *artifact) {
+  if (artifact && artifact->owner)
+    artifact = artifact->owner;
   if (artifact)
     artifact->refCount.fetch_add(1, std::memory_order_relaxed);
 }
 
 void kiln_artifact_release(kiln_artifact_t *artifact) {
+  if (artifact && artifact->owner)
+    artifact = artifact->owner;
   if (artifact && artifact->refCount.fetch_sub(1, std::memory_order_acq_rel) == 1)
     delete artifact;
+}
+
+size_t kiln_artifact_program_count(const kiln_artifact_t *artifact) {
+  if (!artifact)
+    return 0;
+  const kiln_artifact_t *owner = artifact->owner ? artifact->owner : artifact;
+  return 1 + owner->programs.size();
+}
+
+const char *kiln_artifact_program_name(const kiln_artifact_t *artifact) {
+  return artifact ? artifact->programName.c_str() : "";
+}
+
+kiln_status_t kiln_artifact_program(kiln_artifact_t *artifact, size_t index,
+                                    kiln_artifact_t **out_program) {
+  if (out_program)
+    *out_program = nullptr;
+  if (!artifact || !out_program)
+    return kiln::makeStatus(KILN_INVALID_ARGUMENT,
+                            "kiln_artifact_program: artifact and out_program must be non-NULL");
+  kiln_artifact_t *owner = artifact->owner ? artifact->owner : artifact;
+  if (index > owner->programs.size())
+    return kiln::makeStatusF(KILN_NOT_FOUND,
+                             "'%s': program index %zu is out of range (%zu program%s)",
+                             owner->path.c_str(), index, owner->programs.size() + 1,
+                             owner->programs.empty() ? "" : "s");
+  kiln_artifact_t *program = index == 0 ? owner : owner->programs[index - 1].get();
+  kiln_artifact_retain(program);
+  *out_program = program;
+  return nullptr;
+}
+
+kiln_status_t kiln_artifact_find_program(kiln_artifact_t *artifact, const char *name,
+                                         kiln_artifact_t **out_program) {
+  if (out_program)
+    *out_program = nullptr;
+  if (!artifact || !name || !out_program)
+    return kiln::makeStatus(
+        KILN_INVALID_ARGUMENT,
+        "kiln_artifact_find_program: artifact, name and out_program must be non-NULL");
+  kiln_artifact_t *owner = artifact->owner ? artifact->owner : artifact;
+  std::string names;
+  for (size_t i = 0; i <= owner->programs.size(); ++i) {
+    kiln_artifact_t *program = i == 0 ? owner : owner->programs[i - 1].get();
+    if (program->programName == name) {
+      kiln_artifact_retain(program);
+      *out_program = program;
+      return nullptr;
+    }
+    names += (i ? ", '" : "'") + program->programName + "'";
+  }
+  if (owner->programs.empty())
+    return kiln::makeStatusF(KILN_NOT_FOUND,
+                             "'%s' has one unnamed program (compiled for one shape); there is "
+                             "no program '%s'",
+                             owner->path.c_str(), name);
+  return kiln::makeStatusF(KILN_NOT_FOUND, "'%s' has no program '%s'; its programs: %s",
+                           owner->path.c_str(), name, names.c_str());
 }
 
 const char *kiln_artifact_path(const kiln_artifact_t *artifact) {

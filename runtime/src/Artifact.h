@@ -170,6 +170,16 @@ struct kiln_artifact {
   /// Collectives in schedule order (non-decreasing beforeLaunch); empty for single-GPU artifacts.
   std::vector<kiln::CollectiveDesc> collectives;
 
+  /// Programs (kiln.artifact.Program): this object is program 0, named `programName` ("" in an
+  /// artifact of one program); `programs` holds programs 1..n-1 (only in the artifact
+  /// kiln_artifact_open returned). A program object shares the mapping, modules and weights of
+  /// that artifact, its `owner`: its reference count is the owner's (kiln_artifact_retain and
+  /// _release on a program act on the owner) and sessions of every program share the owner's
+  /// weight uploads. `owner` is null in the owner itself.
+  std::string programName;
+  std::vector<std::unique_ptr<kiln_artifact>> programs;
+  kiln_artifact *owner = nullptr;
+
   /// The device copies of the weight segment, one per device (key: the CUdevice, i.e. the device
   /// ordinal), shared by every session of this artifact on that device (Session.cpp). Weak: the
   /// sessions own them, and the last session on a device frees its copy; the entry then expires

@@ -678,8 +678,10 @@ kiln_status_t acquireWeights(kiln_session &session) {
     return nullptr;
   std::shared_ptr<DeviceWeights> shared;
   {
-    std::lock_guard<std::mutex> lock(artifact.weightUploadsMutex);
-    std::weak_ptr<DeviceWeights> &slot = artifact.weightUploads[session.device];
+    // Every program of an artifact shares its owner's uploads (one weight segment).
+    kiln_artifact &owner = artifact.owner ? *artifact.owner : artifact;
+    std::lock_guard<std::mutex> lock(owner.weightUploadsMutex);
+    std::weak_ptr<DeviceWeights> &slot = owner.weightUploads[session.device];
     shared = slot.lock();
     if (!shared) {
       shared = std::make_shared<DeviceWeights>();

@@ -6,7 +6,12 @@ For each export and precision: `kiln-compile --kv-cache` a decode step (1x1 with
 test/gpu/kv_cache_decode_test.cpp decodes the 13 tokens of the export's .ref.npz token by token
 and compares every step's logits with torch's full forward over the same tokens (`full_logits`):
 max|err| / max|ref| <= 1e-4 (fp32), 1e-2 (fp16), 3e-2 (bf16), argmax equal where the reference's
-top-2 margin is clear. Exit 0 all pass, 1 a failure, 77 no GPU (found at the first case), 2 setup error.
+top-2 margin is clear. Then, with --programs-test, each export compiled once with a --shape range
+(input_ids=1..2x1..32: programs decode_b1, decode_b2, prefill_b1_s32) runs as a generation loop
+(test/gpu/kv_cache_programs_test.cpp): the 5 prompt tokens prefilled in chunks of 3 through
+prefill_b1_s32, the rest decoded through decode_b1, the last token again through decode_b2 with a
+padding row, all programs sharing one set of pools. Exit 0 all pass, 1 a failure, 77 no GPU (found
+at the first case), 2 setup error.
 
     kv_cache_decode_test.py --kiln-compile build/bin/kiln-compile --decode-test build/test/kv_cache_decode_test
 """
@@ -22,6 +27,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = os.path.join(HERE, "..", "models")
 EXPORTS = ["llama_tiny_causal_past_dynamo", "gpt2_tiny_causal_past_dynamo", "llama_tiny_causal_past_legacy"]
+# Programs (--shape ranges): (name, precision, tolerance).
+PROGRAM_VARIANTS = [("programs-fp32", "fp32", 1e-4), ("programs-fp16", "fp16", 1e-2)]
 # (name, precision, --shape, block size, tolerance)
 VARIANTS = [("fp32-b1", "fp32", "1x1", 16, 1e-4), ("fp32-b3", "fp32", "3x1", 4, 1e-4),
             ("fp32-contig", "fp32", "2x1", 64, 1e-4), ("fp16-b1", "fp16", "1x1", 16, 1e-2),
@@ -33,6 +40,8 @@ def main(argv):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--kiln-compile", required=True)
     p.add_argument("--decode-test", required=True, help="the kv_cache_decode_test binary")
+    p.add_argument("--programs-test", help="the kv_cache_programs_test binary (runs the programs "
+                   "of a --shape range artifact)")
     args = p.parse_args(argv)
     # Like the other GPU tests: no compiling when nvidia-smi lists no GPU. A machine with a driver
     # library but no device still gets here; the decode binary then exits 77 at the first case.
@@ -71,6 +80,27 @@ def main(argv):
                 else:
                     failed += 1
                     print("FAIL %s %s (exit %d): %s\n%s" % (m, name, r.returncode, last, r.stderr))
+            for name, precision, tol in PROGRAM_VARIANTS if args.programs_test else []:
+                artifact = os.path.join(work, "%s-%s.kiln" % (m, name))
+                c = subprocess.run([args.kiln_compile, os.path.join(MODELS, m + ".onnx"), "--kv-cache",
+                                    "--max-seq-len", "64", "--shape", "input_ids=1..2x1..32",
+                                    "--precision", precision, "-o", artifact, "--quiet"],
+                                   capture_output=True, text=True)
+                if c.returncode:
+                    print("FAIL %s %s: kiln-compile exit %d\n%s" % (m, name, c.returncode, c.stderr))
+                    failed += 1
+                    continue
+                prompt = str(ref["input_ids"].shape[1])
+                r = subprocess.run([args.programs_test, artifact, tokens, logits, prompt, "--tol",
+                                    str(tol), "--chunk", "3"], capture_output=True, text=True)
+                last = (r.stdout.strip().splitlines() or [""])[-1]
+                if r.returncode == 0:
+                    passed += 1
+                    print("PASS %s %s: %s" % (m, name, last))
+                else:
+                    failed += 1
+                    print("FAIL %s %s (exit %d): %s\n%s\n%s" % (m, name, r.returncode, last,
+                                                             r.stdout, r.stderr))
     print("kv-cache decode: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

@@ -1030,3 +1030,136 @@ TEST(ArtifactRobustness, ByteFlipsInHeaderAndIndexNeverCrash) {
 }
 
 } // namespace
+
+// ---- Programs (Model.programs: one per generation step shape) -------------------------------
+
+namespace {
+/// The add model with a second program "twice" (the same kernel on an 8-element input, arena
+/// 2048) and program 0 named "once"; `mutate` then edits the index.
+std::vector<uint8_t> twoProgramFile(const std::function<void(fb::ModelT &)> &mutate = {}) {
+  ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  fb::ModelT &model = builder.model;
+  model.program_name = "once";
+  auto program = std::make_unique<fb::ProgramT>();
+  program->name = "twice";
+  program->arena_bytes = 2048;
+  auto input = std::make_unique<fb::TensorDescT>();
+  input->name = "x";
+  input->dtype = fb::DType::F32;
+  input->shape = {2, 4};
+  program->inputs.push_back(std::move(input));
+  auto output = std::make_unique<fb::TensorDescT>();
+  output->name = "y";
+  output->dtype = fb::DType::F32;
+  output->shape = {2, 4};
+  output->location = kiln::test::makeRef(fb::Segment::Arena, 1024, 32);
+  program->outputs.push_back(std::move(output));
+  for (uint64_t half = 0; half < 2; ++half) {
+    auto launch = std::make_unique<fb::LaunchT>();
+    launch->module_ = 0;
+    launch->function = "kiln_add";
+    launch->grid = {1, 1, 1};
+    launch->block = {4, 1, 1};
+    launch->args.push_back(kiln::test::makeRef(fb::Segment::Input, 16 * half, 16, 0));
+    launch->args.push_back(kiln::test::makeRef(fb::Segment::Weights, 0, 16));
+    launch->args.push_back(kiln::test::makeRef(fb::Segment::Arena, 1024 + 16 * half, 16));
+    program->launches.push_back(std::move(launch));
+  }
+  model.programs.push_back(std::move(program));
+  if (mutate)
+    mutate(model);
+  return builder.build();
+}
+} // namespace
+
+TEST(ArtifactPrograms, OneShapeArtifactHasOneUnnamedProgram) {
+  std::string path = kiln::test::writeTempFile("one-program.kiln", validFile());
+  kiln_artifact_t *artifact = nullptr;
+  ASSERT_EQ(kiln_artifact_open(path.c_str(), &artifact), nullptr);
+  EXPECT_EQ(kiln_artifact_program_count(artifact), 1u);
+  EXPECT_STREQ(kiln_artifact_program_name(artifact), "");
+  kiln_artifact_t *program = nullptr;
+  ASSERT_EQ(kiln_artifact_program(artifact, 0, &program), nullptr);
+  EXPECT_EQ(program, artifact);
+  kiln_artifact_release(program);
+  kiln_status_t status = kiln_artifact_program(artifact, 1, &program);
+  EXPECT_EQ(kiln_status_code(status), KILN_NOT_FOUND);
+  EXPECT_NE(std::string(kiln_status_message(status)).find("program index 1 is out of range (1 "
+                                                          "program)"),
+            std::string::npos)
+      << kiln_status_message(status);
+  EXPECT_EQ(program, nullptr);
+  kiln_status_free(status);
+  status = kiln_artifact_find_program(artifact, "decode_b1", &program);
+  EXPECT_EQ(kiln_status_code(status), KILN_NOT_FOUND);
+  EXPECT_NE(std::string(kiln_status_message(status)).find("one unnamed program"),
+            std::string::npos)
+      << kiln_status_message(status);
+  kiln_status_free(status);
+  EXPECT_EQ(kiln_status_code(kiln_artifact_find_program(nullptr, "x", &program)),
+            KILN_INVALID_ARGUMENT);
+  kiln_artifact_release(artifact);
+  EXPECT_EQ(kiln_artifact_program_count(nullptr), 0u);
+  EXPECT_STREQ(kiln_artifact_program_name(nullptr), "");
+}
+
+TEST(ArtifactPrograms, EachProgramIsAnArtifactThatKeepsTheFileAlive) {
+  std::string path = kiln::test::writeTempFile("two-programs.kiln", twoProgramFile());
+  kiln_artifact_t *artifact = nullptr;
+  kiln_status_t status = kiln_artifact_open(path.c_str(), &artifact);
+  ASSERT_EQ(status, nullptr) << kiln_status_message(status);
+  EXPECT_EQ(kiln_artifact_program_count(artifact), 2u);
+  EXPECT_STREQ(kiln_artifact_program_name(artifact), "once");
+  kiln_artifact_t *twice = nullptr;
+  ASSERT_EQ(kiln_artifact_find_program(artifact, "twice", &twice), nullptr);
+  kiln_artifact_t *byIndex = nullptr;
+  ASSERT_EQ(kiln_artifact_program(artifact, 1, &byIndex), nullptr);
+  EXPECT_EQ(byIndex, twice);
+  kiln_artifact_release(byIndex);
+  // The owner goes first: the program handle keeps the mapping and every table alive.
+  kiln_artifact_release(artifact);
+  EXPECT_STREQ(kiln_artifact_program_name(twice), "twice");
+  EXPECT_EQ(kiln_artifact_program_count(twice), 2u);
+  EXPECT_EQ(kiln_artifact_arena_bytes(twice), 2048u);
+  EXPECT_EQ(kiln_artifact_weights_bytes(twice), 16u);
+  EXPECT_EQ(kiln_artifact_module_count(twice), 1u);
+  EXPECT_EQ(kiln_artifact_launch_count(twice), 2u);
+  kiln_tensor_info_t info;
+  ASSERT_EQ(kiln_artifact_input_info(twice, 0, &info), nullptr);
+  EXPECT_STREQ(info.name, "x");
+  ASSERT_EQ(info.rank, 2u);
+  EXPECT_EQ(info.byte_size, 32u);
+  kiln_artifact_t *once = nullptr;
+  status = kiln_artifact_find_program(twice, "nope", &once);
+  EXPECT_EQ(kiln_status_code(status), KILN_NOT_FOUND);
+  EXPECT_NE(std::string(kiln_status_message(status)).find("its programs: 'once', 'twice'"),
+            std::string::npos)
+      << kiln_status_message(status);
+  kiln_status_free(status);
+  ASSERT_EQ(kiln_artifact_program(twice, 0, &once), nullptr);
+  EXPECT_EQ(kiln_artifact_launch_count(once), 1u);
+  kiln_artifact_release(twice);
+  EXPECT_EQ(kiln_artifact_input_count(once), 1u);
+  kiln_artifact_release(once);
+}
+
+TEST(ArtifactPrograms, RejectsBadPrograms) {
+  expectInvalid(twoProgramFile([](fb::ModelT &m) { m.program_name.clear(); }),
+                "program 0 has no program_name");
+  expectInvalid(mutatedFile([](fb::ModelT &m) { m.program_name = "lonely"; }),
+                "program_name is set but the artifact has no further programs");
+  expectInvalid(twoProgramFile([](fb::ModelT &m) { m.programs[0]->name = "once"; }),
+                "program 1 repeats the name 'once'");
+  expectInvalid(twoProgramFile([](fb::ModelT &m) { m.programs[0]->name.clear(); }),
+                "program 1 has an empty name");
+  // A program's references are checked against its own inputs and arena.
+  expectInvalid(twoProgramFile([](fb::ModelT &m) { m.programs[0]->arena_bytes = 1024; }),
+                "program 1 ('twice'): ");
+  expectInvalid(twoProgramFile([](fb::ModelT &m) {
+                  m.programs[0]->launches[1]->args[0]->index = 3;
+                }),
+                "program 1 ('twice'): ");
+  expectInvalid(twoProgramFile([](fb::ModelT &m) { m.programs[0]->launches[0]->module_ = 7; }),
+                "program 1 ('twice'): ");
+}

@@ -404,6 +404,9 @@ int main(int argc, char **argv) {
   for (const kiln::CompiledFile &file : stats->files)
     summary << "wrote " << (artifactToStdout ? StringRef("<stdout>") : StringRef(file.path)) << " ("
             << file.fileBytes << " bytes, weights " << file.weightBytes << " bytes)\n";
+  if (!stats->programs.empty())
+    summary << "programs: " << stats->programs.size() << " ("
+            << llvm::join(stats->programs, ", ") << "; kernels: of the largest program)\n";
   if (!reportDir.empty()) {
     SmallString<256> page(reportDir.getValue());
     sys::path::append(page, "index.html");

@@ -66,7 +66,7 @@ const char *const kUsage =
     "                [--output NAME=FILE.npy]... [--compare NAME=REF.npy]... [--rtol R] [--atol "
     "A]\n"
     "                [--bench N] [--profile N] [--trace FILE.json] [--device N] [--no-cuda-graph]\n"
-    "                [--tensor-parallel N] [--tp-timeout MS]\n"
+    "                [--tensor-parallel N] [--tp-timeout MS] [--program NAME]\n"
     "       GEN: random[:SEED] | zeros | const:V\n"
     "       kiln-run --version | --help";
 
@@ -97,6 +97,9 @@ const char *const kHelp =
     "  --trace FILE.json    write a Chrome trace-event file of one profiled run (kernels,\n"
     "                       layers and collectives as slices; open it in Perfetto or\n"
     "                       chrome://tracing)\n"
+    "  --program NAME       the program of a multi-program artifact (kiln-compile --kv-cache\n"
+    "                       with a --shape range: one program per step shape; --info lists\n"
+    "                       them) to describe or run; default: program 0\n"
     "  --device N           CUDA device ordinal (default 0; with --tensor-parallel, rank r uses\n"
     "                       device N + r)\n"
     "  --no-cuda-graph      launch kernels one by one instead of replaying a CUDA graph\n"
@@ -139,6 +142,8 @@ struct Options {
   bool json = false;
   /// --trace FILE: Chrome trace-event JSON of one profiled run.
   std::string trace;
+  /// --program NAME: the program of a multi-program artifact to describe or run ("": program 0).
+  std::string program;
   /// --inputs-generate: the generator for every input no --input gives.
   bool generateAll = false;
   kiln::inputgen::Spec generateAllSpec;
@@ -277,7 +282,8 @@ bool parseArgs(int argc, char **argv, Options &options) {
     static const char *const kValueFlags[] = {"--input",      "--output", "--compare",
                                               "--rtol",       "--atol",   "--bench",
                                               "--profile",    "--device", "--tensor-parallel",
-                                              "--tp-timeout", "--trace",  "--inputs-generate"};
+                                              "--tp-timeout", "--trace",  "--inputs-generate",
+                                              "--program"};
     if (std::find(std::begin(kValueFlags), std::end(kValueFlags), flag) == std::end(kValueFlags)) {
       usageError("unknown option '" + flag + "'");
       return false;
@@ -311,6 +317,12 @@ bool parseArgs(int argc, char **argv, Options &options) {
        : flag == "--output" ? options.outputs
                             : options.compares)
           .push_back(binding);
+    } else if (flag == "--program") {
+      if (value.empty()) {
+        usageError("option '--program' expects a program name (kiln-run MODEL --info lists them)");
+        return false;
+      }
+      options.program = value;
     } else if (flag == "--trace") {
       if (value.empty()) {
         usageError("option '--trace' expects a file name");
@@ -428,6 +440,32 @@ std::string describeTensorMap(const kiln_tensor_map_info_t &map) {
 void printInfo(const kiln_artifact_t *artifact) {
   std::printf("artifact: %s (producer '%s')\n", kiln_artifact_path(artifact),
               kiln_artifact_producer(artifact));
+  if (size_t count = kiln_artifact_program_count(artifact); count > 1) {
+    // Every program, with its input_ids shape and arena; this description is of one of them.
+    std::printf("programs: %zu (described: '%s'; kiln-run --program NAME)\n", count,
+                kiln_artifact_program_name(artifact));
+    for (size_t p = 0; p < count; ++p) {
+      kiln_artifact_t *program = nullptr;
+      if (kiln_status_t status =
+              kiln_artifact_program(const_cast<kiln_artifact_t *>(artifact), p, &program)) {
+        kiln_status_free(status);
+        continue;
+      }
+      std::string shape;
+      size_t index = 0;
+      kiln_tensor_info_t ids;
+      if (kiln_status_t status = kiln_artifact_find_input(program, "input_ids", &index))
+        kiln_status_free(status);
+      else if (kiln_status_t status = kiln_artifact_input_info(program, index, &ids))
+        kiln_status_free(status);
+      else
+        shape = ", input_ids " + describe(ids);
+      std::printf("  %zu: %s (%zu launches%s, arena %llu bytes)\n", p,
+                  kiln_artifact_program_name(program), kiln_artifact_launch_count(program),
+                  shape.c_str(), static_cast<unsigned long long>(kiln_artifact_arena_bytes(program)));
+      kiln_artifact_release(program);
+    }
+  }
   kiln_tensor_info_t info;
   std::printf("inputs: %zu\n", kiln_artifact_input_count(artifact));
   for (size_t i = 0; i < kiln_artifact_input_count(artifact); ++i) {
@@ -1775,8 +1813,15 @@ int runTool(int argc, char **argv) {
     return runProcessMode(options, rankFile.artifact);
   }
 
-  // Single GPU.
+  // Single GPU: program 0, or the --program asked for.
   kiln_artifact_t *artifact = model.artifact;
+  ArtifactRef program;
+  if (!options.program.empty()) {
+    if (kiln_status_t status =
+            kiln_artifact_find_program(model.artifact, options.program.c_str(), &program.artifact))
+      return statusError(status);
+    artifact = program.artifact;
+  }
   if (!wantsRun(options)) {
     describeArtifact(options, artifact);
     return kExitOk;

@@ -392,6 +392,34 @@ int kiln_artifact_launch_programmatic(const kiln_artifact_t *artifact, size_t in
 kiln_status_t kiln_artifact_launch_tensor_map_info(const kiln_artifact_t *artifact, size_t index,
                                                    size_t map, kiln_tensor_map_info_t *out_info);
 
+/// Programs. An artifact of `kiln-compile --kv-cache --shape input_ids=B0..B1xS0..S1` holds
+/// several programs, one per generation step shape ("decode_b1", "decode_b4",
+/// "prefill_b1_s256"; docs/generation.md), that share the file, the kernels and the weights; any
+/// other artifact holds one unnamed program. The kiln_artifact_t that kiln_artifact_open returns
+/// is program 0. A program is itself a kiln_artifact_t: every kiln_artifact_* query on it
+/// describes that program's inputs, outputs and launches, and kiln_session_create on it runs that
+/// program (sessions of programs of one artifact on one device share one upload of the weights;
+/// each has its own arena). kiln_artifact_retain / kiln_artifact_release on a program act on the
+/// whole artifact, which lives while any program handle or session holds it.
+
+/// Number of programs (>= 1; 0 for NULL).
+size_t kiln_artifact_program_count(const kiln_artifact_t *artifact);
+
+/// The program's name: "" in an artifact of one program; "" for NULL. Valid while the artifact
+/// lives.
+const char *kiln_artifact_program_name(const kiln_artifact_t *artifact);
+
+/// Program `index` (0 .. kiln_artifact_program_count - 1) of the artifact `artifact` belongs to,
+/// retained: release it with kiln_artifact_release. KILN_NOT_FOUND when index is out of range,
+/// KILN_INVALID_ARGUMENT for NULL pointers; *out_program is NULL on error.
+kiln_status_t kiln_artifact_program(kiln_artifact_t *artifact, size_t index,
+                                    kiln_artifact_t **out_program);
+
+/// The program named `name`, retained (kiln_artifact_release). KILN_NOT_FOUND listing the
+/// program names when there is none, KILN_INVALID_ARGUMENT for NULL pointers.
+kiln_status_t kiln_artifact_find_program(kiln_artifact_t *artifact, const char *name,
+                                         kiln_artifact_t **out_program);
+
 /// What a generation runtime puts in a graph input (artifacts of `kiln-compile --kv-cache`;
 /// docs/generation.md). Values follow kiln_artifact.fbs's InputRole.
 typedef enum kiln_input_role_e {
