@@ -71,6 +71,8 @@ MODELS = {
                                                "pv": (1, 2, 0, 4)},
     # uint8/int8/int16/uint32/uint64 in kernels and in the constant folder (numpy reference).
     "int_dtypes": {"a": (3, 16), "b": (3, 16), "c": (3, 16), "d": (3, 16), "e": (3, 16)},
+    # A node list out of topological order (the importer sorts it).
+    "../../onnx/Inputs/unsorted_nodes": {"x": (2, 3)},
     # Attention-23: GQA with past key/value and a bool mask; 3-D causal with head counts.
     "../../onnx/Inputs/attention23": {"q": (2, 4, 3, 8), "k": (2, 2, 3, 8), "v": (2, 2, 3, 8),
                                       "pk": (2, 2, 2, 8), "pv": (2, 2, 2, 8), "q3": (2, 4, 16),
