@@ -29,6 +29,7 @@ MODELS = {
     "anchors": {"x": (2, 4, 16)},
     "epilogues": {"x": (3, 8, 16)},
     "passthrough": {"x": (2, 3)},
+    "passthrough_same_name": {"x": (2, 3), "y": (2, 3)},  # outputs named like their inputs
     "reductions": {"x": (3, 8, 16)},
     "softmax_axis": {"x": (3, 6, 5)},
     "decomposed_layer_norm": {"x": (3, 8, 16)},
