@@ -471,17 +471,27 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(ArrayRef<ArtifactProgram> prog
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   if (ret.getNumOperands() == 0)
     return llvm::createStringError("the model has no outputs; nothing to compile");
-  // Names must be unique among inputs and outputs (the runtime binds by name).
-  llvm::StringSet<> names;
-  for (BlockArgument arg : func.getArguments())
-    names.insert(nameOf(func.getArgAttrDict(arg.getArgNumber()),
-                        "input" + std::to_string(arg.getArgNumber())));
+  // Names must be unique among the inputs and among the outputs: the runtime binds each by
+  // name, inputs and outputs through separate calls (kiln_session_set_input/get_output,
+  // kiln_artifact_find_input/_output), so an output may carry an input's name. Such an output is
+  // the input passed through (ONNX allows a graph output to be a graph input): its location is
+  // the input, as for an input returned under another name (Identity), and the runtime copies
+  // the input's values into the output's buffer.
+  llvm::StringSet<> inputNames, outputNames;
+  for (BlockArgument arg : func.getArguments()) {
+    std::string name =
+        nameOf(func.getArgAttrDict(arg.getArgNumber()), "input" + std::to_string(arg.getArgNumber()));
+    if (!inputNames.insert(name).second)
+      return llvm::createStringError(
+          "graph input '%s' is listed twice; kiln binds inputs by name, so each may be listed once",
+          name.c_str());
+  }
   for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
     std::string name = nameOf(func.getResultAttrDict(i), "output" + std::to_string(i));
-    if (!names.insert(name).second)
+    if (!outputNames.insert(name).second)
       return llvm::createStringError(
-          "graph output '%s' is listed twice or is also a graph input; kiln binds tensors by "
-          "name, so names must be unique",
+          "graph output '%s' is listed twice; kiln binds outputs by name, so each may be listed "
+          "once",
           name.c_str());
   }
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {

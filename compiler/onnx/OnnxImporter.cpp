@@ -1,21 +1,26 @@
 //===- OnnxImporter.cpp - ONNX model -> kiln dialect ----------------------===//
 //
 // The graph importer: loads the model file, checks the opset, specializes
-// graph input types with --shape, then imports the nodes in (topological)
-// file order through the op table filled by the per-family files, and
-// returns the graph outputs from `func.func @main`.
+// graph input types with --shape, orders the nodes topologically (file order
+// where it already is one), imports them through the op table filled by the
+// per-family files, and returns the graph outputs from `func.func @main`.
 //
 // Steps of importOnnxFile:
 //   1. read and parse the file (OnnxProto.cpp), reject what is not a model;
 //   2. find the default-domain opset (kMinOpset..kMaxOpset accepted);
 //   3. give each graph input a static type (dims from the file, `dim_param`s
 //      from InputShapes) and create the function;
-//   4. import each node: resolve operands (initializers become
+//   4. order the nodes so that each comes after the producers of its
+//      operands (sortNodes: stable, a cycle is an error naming its nodes);
+//      then import each node: resolve operands (initializers become
 //      `kiln.constant` on first use), find the handler by domain (default or
 //      com.microsoft) and op type, check attributes, run the handler, record
 //      its results;
 //   5. return the graph outputs, checking them against their declared types;
 //   6. erase constants left unused by folding, verify the module.
+//
+// Only the main graph is imported: subgraphs (If/Loop/Scan bodies) belong to
+// control-flow ops, which kiln does not import (unsupported operators).
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +38,9 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/Path.h"
+
+#include <functional>
+#include <queue>
 
 using namespace mlir;
 using namespace kiln;
@@ -459,6 +467,24 @@ public:
 private:
   LogicalResult checkOpsets();
   FailureOr<RankedTensorType> getInputType(const onnx::ValueInfoProto &input);
+  /// The indices of the graph's nodes in an order where every node follows
+  /// the nodes that produce its operands: the file order where that already
+  /// holds (ONNX requires it, but exporters and graph editors do not always
+  /// keep it, and onnxruntime sorts too). Among the nodes whose operands are
+  /// all available, the one that comes first in the file is taken next, so a
+  /// sorted graph keeps its order exactly. Also rejects a tensor defined by
+  /// two nodes. Fails, after an error naming the nodes of one cycle, when the
+  /// nodes depend on each other in a cycle.
+  FailureOr<SmallVector<int>> sortNodes();
+  /// The name diagnostics use for node `index`: its own, or `<OpType>_<index>`
+  /// (`index` is its position in the file).
+  std::string displayNameOf(int index) const;
+  /// The location of node `index`: NameLoc(display name, NameLoc(op type,
+  /// file or fused module scope)).
+  Location nodeLocation(int index);
+  /// The version of the node's domain the model imports (the default
+  /// domain's opset; 0 when the model does not import the node's domain).
+  int64_t domainVersionOf(const onnx::NodeProto &node) const;
   LogicalResult importNode(const onnx::NodeProto &node, int index);
   LogicalResult checkOutputType(const onnx::ValueInfoProto &output, Value value);
   /// The value named `name`: a node result, graph input or initializer
@@ -475,10 +501,9 @@ private:
   TensorLoader tensors;
   int64_t opset = 0;
   llvm::StringMap<Value> values;
-  /// Tensor name -> the node that defines it (display name), to reject a
-  /// second definition.
-  llvm::StringMap<std::string> producers;
   llvm::StringMap<const onnx::TensorProto *> initializers;
+  /// Graph inputs that are not initializers (the function's arguments).
+  llvm::StringSet<> argumentNames;
   llvm::StringSet<> usedNames;
 };
 
@@ -607,9 +632,13 @@ std::string kiln::onnxNodeScope(StringRef nodeName,
   return llvm::join(parts, ".");
 }
 
-LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index) {
-  std::string displayName =
-      node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
+std::string GraphImporter::displayNameOf(int index) const {
+  const onnx::NodeProto &node = graph.node(index);
+  return node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
+}
+
+Location GraphImporter::nodeLocation(int index) {
+  const onnx::NodeProto &node = graph.node(index);
   // NameLoc(node name, NameLoc(op type, file)): later diagnostics (folding,
   // size checks, memory planning) name both the node and its op type. The
   // node's module scope, when it shows one, rides along as the metadata of a
@@ -619,17 +648,135 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index) 
   std::string scope = onnxNodeScope(node.name(), nodeMetadataProps(node));
   if (!scope.empty())
     inner = FusedLoc::get(&ctx, {fileLoc}, StringAttr::get(&ctx, scope));
-  Location loc = NameLoc::get(StringAttr::get(&ctx, displayName),
-                              NameLoc::get(StringAttr::get(&ctx, node.op_type()), inner));
+  return NameLoc::get(StringAttr::get(&ctx, displayNameOf(index)),
+                      NameLoc::get(StringAttr::get(&ctx, node.op_type()), inner));
+}
+
+int64_t GraphImporter::domainVersionOf(const onnx::NodeProto &node) const {
+  if (node.domain().empty() || node.domain() == "ai.onnx")
+    return opset;
+  int64_t version = 0;
+  for (const onnx::OperatorSetIdProto &id : model.opset_import())
+    if (id.domain() == node.domain())
+      version = id.version();
+  return version;
+}
+
+FailureOr<SmallVector<int>> GraphImporter::sortNodes() {
+  int n = graph.node_size();
+  // 1. The node that defines each tensor, in file order; a second definition
+  // is an error (ONNX graphs are in SSA form).
+  llvm::StringMap<int> producerOf;
+  for (int i = 0; i < n; ++i) {
+    for (const std::string &name : graph.node(i).output()) {
+      if (name.empty())
+        continue;
+      auto [it, inserted] = producerOf.try_emplace(name, i);
+      if (!inserted)
+        return emitNodeError(nodeLocation(i), displayNameOf(i), graph.node(i),
+                             domainVersionOf(graph.node(i)))
+               << "output '" << name << "' is already produced by node '"
+               << displayNameOf(it->second) << "' (a tensor name must be defined once)";
+    }
+  }
+
+  // 2. Node i waits for the producers of its operands. Graph inputs and
+  // initializers are available from the start; a node output of the same name
+  // is an error importNode reports, as is an operand that nothing defines.
+  auto producerOfOperand = [&](StringRef name) -> int {
+    if (name.empty() || argumentNames.contains(name) || initializers.contains(name))
+      return -1;
+    auto it = producerOf.find(name);
+    return it == producerOf.end() ? -1 : it->second;
+  };
+  SmallVector<SmallVector<int>> users(n);
+  SmallVector<int> waiting(n, 0);
+  for (int i = 0; i < n; ++i) {
+    SmallVector<int> producers;
+    for (const std::string &name : graph.node(i).input())
+      if (int p = producerOfOperand(name); p >= 0)
+        producers.push_back(p);
+    llvm::sort(producers);
+    producers.erase(llvm::unique(producers), producers.end());
+    for (int p : producers)
+      users[p].push_back(i);
+    waiting[i] = int(producers.size());
+  }
+
+  // 3. Kahn's algorithm, always taking the ready node that comes first in the
+  // file: a graph that is already sorted keeps its order exactly.
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (int i = 0; i < n; ++i)
+    if (waiting[i] == 0)
+      ready.push(i);
+  SmallVector<int> order;
+  order.reserve(n);
+  while (!ready.empty()) {
+    int i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (int u : users[i])
+      if (--waiting[u] == 0)
+        ready.push(u);
+  }
+  if (int(order.size()) == n)
+    return order;
+
+  // 4. The nodes left wait on each other. Each has an operand produced by
+  // another node left: following those operands from the first node left
+  // comes back to a node already on the walk, which closes a cycle.
+  SmallVector<int> walk;
+  SmallVector<StringRef> walkReads; // walkReads[k]: the tensor walk[k] reads of walk[k + 1]
+  llvm::DenseMap<int, int> positionOnWalk;
+  int cur = int(llvm::find_if(waiting, [](int w) { return w > 0; }) - waiting.begin());
+  while (!positionOnWalk.count(cur)) {
+    positionOnWalk[cur] = int(walk.size());
+    walk.push_back(cur);
+    for (const std::string &name : graph.node(cur).input()) {
+      int p = producerOfOperand(name);
+      if (p >= 0 && waiting[p] > 0) {
+        walkReads.push_back(name);
+        cur = p;
+        break;
+      }
+    }
+    assert(walkReads.size() == walk.size() && "a node left by Kahn's algorithm waits on another");
+  }
+  // The cycle in data-flow order.
+  int start = positionOnWalk[cur];
+  SmallVector<int> flow(llvm::reverse(ArrayRef<int>(walk).drop_front(start)));
+  SmallVector<StringRef> reads(ArrayRef<StringRef>(walkReads).drop_front(start));
+  size_t m = flow.size();
+  auto describe = [&](int i) {
+    return "'" + displayNameOf(i) + "' (" + graph.node(i).op_type() + ")";
+  };
+  InFlightDiagnostic diag = emitError(fileLoc);
+  diag << "the graph of '" << path << "' has a cycle (ONNX graphs are acyclic): ";
+  if (m == 1)
+    return diag << "node " << describe(flow[0]) << " reads its own output '" << reads[0] << "'";
+  // Starting at the node that comes first in the file, at most kMaxCycleNodes
+  // edges; flow[k] feeds flow[k + 1] the tensor reads[m - 1 - (k + 1) % m].
+  constexpr size_t kMaxCycleNodes = 8;
+  size_t first = llvm::min_element(flow) - flow.begin();
+  diag << "node " << describe(flow[first]);
+  for (size_t j = 0; j < m && j < kMaxCycleNodes; ++j) {
+    size_t k = (first + j) % m;
+    diag << (j ? ", which" : "") << " feeds '" << reads[m - 1 - (k + 1) % m] << "' to "
+         << describe(flow[(k + 1) % m]);
+  }
+  if (m > kMaxCycleNodes)
+    diag << ", ... (" << m << " nodes in the cycle)";
+  return diag;
+}
+
+LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index) {
+  std::string displayName = displayNameOf(index);
+  Location loc = nodeLocation(index);
 
   // 1. Domain and op type: the default domain (its version is `opset`) or
   // com.microsoft (version 1, the only one onnxruntime defines).
   bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
-  int64_t version = defaultDomain ? opset : 0;
-  if (!defaultDomain)
-    for (const onnx::OperatorSetIdProto &id : model.opset_import())
-      if (id.domain() == node.domain())
-        version = id.version();
+  int64_t version = domainVersionOf(node);
   auto nodeError = [&]() { return emitNodeError(loc, displayName, node, version); };
   const OpImporter *importer = nullptr;
   if (defaultDomain)
@@ -691,24 +838,23 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index) 
     if (failed(v))
       return failure();
     if (!*v)
-      return nodeError() << "operand '" << name << "' is not defined before the node";
+      return nodeError() << "operand '" << name
+                         << "' is not defined: no graph input, initializer or node output has "
+                            "that name";
     inputs.push_back(*v);
   }
   SmallVector<bool> outputUsed;
   for (const std::string &name : node.output())
     outputUsed.push_back(!name.empty() && usedNames.contains(name));
-  // ONNX graphs are in SSA form: every tensor name is defined once.
+  // ONNX graphs are in SSA form: every tensor name is defined once (a second
+  // node output of the same name was rejected by sortNodes).
   for (const std::string &name : node.output()) {
     if (name.empty())
       continue;
-    if (auto it = producers.find(name); it != producers.end())
-      return nodeError() << "output '" << name << "' is already produced by node '" << it->second
-                         << "' (a tensor name must be defined once)";
-    if (values.count(name) && !producers.count(name))
+    if (argumentNames.contains(name))
       return nodeError() << "output '" << name << "' is also a graph input";
     if (initializers.count(name))
       return nodeError() << "output '" << name << "' is also an initializer";
-    producers[name] = displayName;
   }
 
   // 4. The handler.
@@ -809,15 +955,14 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   // naming no input is reported first: it is usually a misspelling, and the
   // real input then lacks its shape.
   SmallVector<const onnx::ValueInfoProto *> inputs;
-  llvm::StringSet<> inputNames;
   for (const onnx::ValueInfoProto &in : graph.input()) {
     if (initializers.contains(in.name()))
       continue;
-    inputNames.insert(in.name());
+    argumentNames.insert(in.name());
     inputs.push_back(&in);
   }
   for (const auto &entry : shapes) {
-    if (inputNames.contains(entry.getKey()))
+    if (argumentNames.contains(entry.getKey()))
       continue;
     InFlightDiagnostic diag = emitError(fileLoc)
                               << "--shape names '" << entry.getKey()
@@ -870,9 +1015,13 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   }
   builder.setInsertionPointToEnd(body);
 
-  // Nodes, in file order (ONNX requires a topological order).
-  for (auto [i, node] : llvm::enumerate(graph.node()))
-    if (failed(importNode(node, i)))
+  // Nodes, each after the producers of its operands (file order where it
+  // already is such an order).
+  FailureOr<SmallVector<int>> order = sortNodes();
+  if (failed(order))
+    return nullptr;
+  for (int i : *order)
+    if (failed(importNode(graph.node(i), i)))
       return nullptr;
 
   // Outputs.

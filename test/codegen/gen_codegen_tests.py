@@ -140,6 +140,12 @@ def main():
     ], [f32("x", [2, 3])], [f32("same", [2, 3]), f32("const", [3]), f32("relu", [2, 3])], [
         numpy_helper.from_array(np.array([1, 2, 3], np.float32), "c"),
     ])
+    # Graph outputs that are graph inputs under their own names (onnxruntime accepts them):
+    # located at the inputs, like the Identity pass-through above.
+    save("passthrough_same_name", [
+        helper.make_node("Relu", ["x"], ["relu"]),
+    ], [f32("x", [2, 3]), f32("y", [2, 3])], [f32("y", [2, 3]), f32("relu", [2, 3]),
+                                              f32("x", [2, 3])])
     # Graphs that import but that codegen does not support yet: each must stop
     # kiln-compile with an `unsupported:` error naming the kernel or op.
     # CumSum on run-time values: floats (inclusive; exclusive and reversed) and OPT/RoBERTa's

@@ -29,6 +29,7 @@ MODELS = {
     "anchors": {"x": (2, 4, 16)},
     "epilogues": {"x": (3, 8, 16)},
     "passthrough": {"x": (2, 3)},
+    "passthrough_same_name": {"x": (2, 3), "y": (2, 3)},  # outputs named like their inputs
     "reductions": {"x": (3, 8, 16)},
     "softmax_axis": {"x": (3, 6, 5)},
     "decomposed_layer_norm": {"x": (3, 8, 16)},
@@ -71,6 +72,8 @@ MODELS = {
                                                "pv": (1, 2, 0, 4)},
     # uint8/int8/int16/uint32/uint64 in kernels and in the constant folder (numpy reference).
     "int_dtypes": {"a": (3, 16), "b": (3, 16), "c": (3, 16), "d": (3, 16), "e": (3, 16)},
+    # A node list out of topological order (the importer sorts it).
+    "../../onnx/Inputs/unsorted_nodes": {"x": (2, 3)},
     # Attention-23: GQA with past key/value and a bool mask; 3-D causal with head counts.
     "../../onnx/Inputs/attention23": {"q": (2, 4, 3, 8), "k": (2, 2, 3, 8), "v": (2, 2, 3, 8),
                                       "pk": (2, 2, 2, 8), "pv": (2, 2, 2, 8), "q3": (2, 4, 16),

@@ -32,7 +32,7 @@
 // INIT: error: initializer 'c': unsupported: data type DOUBLE (kiln tensors are FLOAT, FLOAT16, BFLOAT16, INT64, INT32, INT16, INT8, UINT64, UINT32, UINT16, UINT8 or BOOL)
 
 // RUN: not kiln-compile %S/Inputs/error_undefined_input.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=UNDEF
-// UNDEF: error: node 'add' (Add, opset 18): operand 'nope' is not defined before the node
+// UNDEF: error: node 'add' (Add, opset 18): operand 'nope' is not defined: no graph input, initializer or node output has that name
 
 // RUN: not kiln-compile %S/Inputs/error_output_type.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=OUTPUT
 // OUTPUT: error: graph output 'y': declared dim 1 = 4 but kiln computed 'tensor<2x3xf32>'

@@ -683,6 +683,52 @@ def contrib():
         [x], y, [weight("scale", [8])]))
 
 
+def unsorted_graphs():
+    """Node lists out of topological order (onnxruntime sorts them; so does kiln, keeping the
+    file order where it is valid) and graphs whose nodes form a cycle: unsorted.mlir."""
+    x = [vi("x", F, [2, 3])]
+    y = [vi("y", F, None)]
+    # Every node before its producers: a Constant after its user, a Split whose two outputs feed
+    # different nodes, an initializer and a graph input read directly.
+    save("unsorted_nodes", model([
+        node("Mul", ["sum", "half"], ["y"], name="mul"),
+        node("Add", ["left", "right"], ["sum"], name="add"),
+        node("Constant", [], ["half"], name="half", value=numpy_helper.from_array(
+            np.float32(0.5))),
+        node("Tanh", ["b"], ["right"], name="tanh"),
+        node("Relu", ["a"], ["left"], name="relu"),
+        node("Split", ["xc"], ["a", "b"], name="split", axis=1, num_outputs=2),
+        node("Concat", ["x", "c"], ["xc"], name="concat", axis=1),
+    ], x, y, [const("c", np.array([[1.0], [-2.0]], np.float32))]))
+    # Independent nodes keep their file order: exp, neg, then add (which reads both).
+    save("unsorted_stable", model([
+        node("Add", ["a", "b"], ["y"], name="add"),
+        node("Exp", ["x"], ["b"], name="exp"),
+        node("Neg", ["x"], ["a"], name="neg"),
+    ], x, y))
+    # Two nodes that read each other's outputs.
+    save("error_cycle", model([
+        node("Relu", ["z"], ["w"], name="relu"),
+        node("Neg", ["w"], ["z"], name="neg"),
+        node("Add", ["x", "w"], ["y"], name="add"),
+    ], x, y))
+    # A node that reads its own output.
+    save("error_cycle_self", model([node("Add", ["x", "s"], ["s"], name="acc"),
+                                    node("Identity", ["s"], ["y"], name="out")], x, y))
+    # A three-node cycle behind a node that only reads it: the error names the cycle's nodes.
+    save("error_cycle_three", model([
+        node("Identity", ["c3"], ["y"], name="out"),
+        node("Relu", ["x"], ["p"], name="n0"),
+        node("Add", ["p", "c3"], ["c1"], name="n1"),
+        node("Neg", ["c1"], ["c2"], name="n2"),
+        node("Exp", ["c2"], ["c3"], name="n3"),
+    ], x, y))
+    # A cycle of ten nodes: the error lists eight and counts them all.
+    save("error_cycle_long", model(
+        [node("Neg", ["t%d" % ((i + 9) % 10)], ["t%d" % i], name="n%d" % i) for i in range(10)] +
+        [node("Identity", ["t9"], ["y"], name="out")], x, y))
+
+
 def structure_checks():
     """Invalid models that onnx.checker and onnxruntime reject, and sizes that overflow int64
     (issue Reliability): test/onnx/structure.mlir."""
@@ -752,6 +798,6 @@ if __name__ == "__main__":
     for gen in [elementwise, logic, gelu, folding, shape_ops, runtime_cumsum, movement, slices,
                 gathers, math, reduce18, reduce13, external_data, old_and_new_opsets,
                 rotary_embedding, derived_ops, activations, arg_reduce, mod, opsets25_28, empty_tensors, attention23, errors, review_fixes, contrib,
-                broken_files, structure_checks]:
+                broken_files, structure_checks, unsorted_graphs]:
         gen()
     print("wrote", OUT)

@@ -197,4 +197,33 @@ TEST_F(ArtifactWriterTest, MapOfAnElementTypeTheFormatLacksIsUnsupported) {
   EXPECT_EQ(error, "unsupported: element type f64 in the artifact");
 }
 
+TEST_F(ArtifactWriterTest, AnOutputMayCarryTheNameOfTheInputItPassesThrough) {
+  // ONNX allows a graph output that is a graph input: the function returns x as "x". Inputs and
+  // outputs are looked up separately, and the output is located at the input.
+  func.setResultAttr(0, "kiln.name", mlir::StringAttr::get(&context, "x"));
+  std::string path = write("same_name.kiln");
+  ASSERT_FALSE(path.empty());
+  kiln_artifact_t *artifact = nullptr;
+  kiln_status_t status = kiln_artifact_open(path.c_str(), &artifact);
+  ASSERT_EQ(status, nullptr) << kiln_status_message(status);
+  size_t index = 99;
+  ASSERT_EQ(kiln_artifact_find_input(artifact, "x", &index), nullptr);
+  EXPECT_EQ(index, 0u);
+  index = 99;
+  ASSERT_EQ(kiln_artifact_find_output(artifact, "x", &index), nullptr);
+  EXPECT_EQ(index, 0u);
+  kiln_artifact_release(artifact);
+
+  std::ifstream file(path, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  kiln::artifact::ArtifactHeader header =
+      kiln::artifact::decodeHeader(reinterpret_cast<const uint8_t *>(bytes.data()));
+  const kiln::artifact::Model *model = kiln::artifact::GetModel(bytes.data() + header.indexOffset);
+  ASSERT_EQ(model->outputs()->size(), 1u);
+  const kiln::artifact::BufferRef *location = model->outputs()->Get(0)->location();
+  EXPECT_EQ(location->segment(), kiln::artifact::Segment::Input);
+  EXPECT_EQ(location->index(), 0u);
+  EXPECT_EQ(location->size(), 128u * 64u * 2u);
+}
+
 } // namespace
