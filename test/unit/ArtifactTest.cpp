@@ -1097,8 +1097,9 @@ TEST(ArtifactPrograms, OneShapeArtifactHasOneUnnamedProgram) {
             std::string::npos)
       << kiln_status_message(status);
   kiln_status_free(status);
-  EXPECT_EQ(kiln_status_code(kiln_artifact_find_program(nullptr, "x", &program)),
-            KILN_INVALID_ARGUMENT);
+  status = kiln_artifact_find_program(nullptr, "x", &program);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  kiln_status_free(status);
   kiln_artifact_release(artifact);
   EXPECT_EQ(kiln_artifact_program_count(nullptr), 0u);
   EXPECT_STREQ(kiln_artifact_program_name(nullptr), "");
