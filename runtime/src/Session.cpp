@@ -1552,6 +1552,29 @@ kiln_status_t kiln_session_get_output(kiln_session_t *session, const char *name,
   return kiln::waitStream(*session, session->stream, "kiln_session_get_output");
 }
 
+kiln_status_t kiln_session_get_output_range(kiln_session_t *session, const char *name,
+                                            size_t offset, void *host_data, size_t bytes) {
+  KILN_RETURN_IF_ERROR(kiln::checkSession(session, "kiln_session_get_output_range"));
+  size_t index = 0;
+  KILN_RETURN_IF_ERROR(kiln::lookupTensor(*session, /*isInput=*/false, name, 0, false, index));
+  const uint64_t size = session->artifact->outputs[index].byteSize;
+  if (offset > size || bytes > size - offset)
+    return makeStatusF(KILN_INVALID_ARGUMENT,
+                       "kiln_session_get_output_range: bytes [%zu, %zu + %zu) are not inside "
+                       "output '%s' (%llu bytes)",
+                       offset, offset, bytes, name, static_cast<unsigned long long>(size));
+  if (bytes == 0)
+    return nullptr;
+  if (!host_data)
+    return makeStatus(KILN_INVALID_ARGUMENT, "kiln_session_get_output_range: host_data is NULL");
+  const kiln::CudaSymbols &cu = *session->cu;
+  kiln::ContextScope scope(cu, session->context);
+  KILN_RETURN_IF_ERROR(kiln::waitForRuns(*session, "kiln_session_get_output_range"));
+  CUdeviceptr source = kiln::outputAddress(*session, index) + offset;
+  KILN_CU_RETURN_IF_ERROR(cu, cuMemcpyDtoHAsync(host_data, source, bytes, session->stream));
+  return kiln::waitStream(*session, session->stream, "kiln_session_get_output_range");
+}
+
 kiln_status_t kiln_session_input_device_ptr(kiln_session_t *session, const char *name,
                                             uint64_t *out_device_ptr) {
   if (out_device_ptr)

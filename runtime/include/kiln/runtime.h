@@ -640,6 +640,13 @@ kiln_status_t kiln_session_synchronize(kiln_session_t *session);
 kiln_status_t kiln_session_get_output(kiln_session_t *session, const char *name, void *host_data,
                                       size_t bytes);
 
+/// Waits for the session's work, then copies bytes [offset, offset + bytes) of output `name` into
+/// `host_data`: part of an output, e.g. the last row of a prefill chunk's logits. The range must
+/// lie inside the output (KILN_INVALID_ARGUMENT naming the output, its size and the range
+/// otherwise); `bytes` 0 copies nothing; `host_data` NULL with bytes > 0 is KILN_INVALID_ARGUMENT.
+kiln_status_t kiln_session_get_output_range(kiln_session_t *session, const char *name,
+                                            size_t offset, void *host_data, size_t bytes);
+
 /// Stream-ordered kiln_session_get_output: enqueues the copy of output `name` into `host_data` on
 /// `stream` (a CUstream; NULL selects the session's own stream) and returns without waiting; after
 /// a kiln_session_run on the same stream it copies that run's result. `host_data` should be
@@ -770,6 +777,115 @@ kiln_status_t kiln_session_profile_timeline(kiln_session_t *session, float *out_
                                             float *out_launch_end_ms,
                                             float *out_collective_start_ms,
                                             float *out_collective_end_ms);
+
+/* ---- Generation (docs/generation.md, "Runtime API") ----------------------------------------
+ *
+ * A generator runs the programs of a `kiln-compile --kv-cache` artifact as a text-generation loop:
+ * it owns the KV cache (each layer's pools, allocated once and shared by every program's session),
+ * hands out its blocks to sequences, prefills each prompt in chunks through the prefill programs,
+ * then decodes all sequences together, one token per step, through the smallest decode program
+ * whose batch holds them (extra rows are padding that writes into a spare block), and picks each
+ * next token (greedy or sampled) until a stop token, the token limit, or cancellation.
+ * An artifact of one program works too: a decode step of batch B (B sequences at most; prompts
+ * then go through it one token per step). Sampling runs on the host from the logits row of each
+ * sequence (V floats per step and sequence are copied back). */
+
+/// A generator (kiln_generator_create); not thread-safe: one kiln_generate at a time.
+typedef struct kiln_generator kiln_generator_t;
+
+/// How the next token is picked from a sequence's logits.
+///   temperature <= 0: greedy (argmax; ties give the lowest id); otherwise softmax(logits /
+///   temperature), restricted to the top_k largest (top_k 0: all) and then to the smallest set of
+///   the most likely tokens whose probability sums to at least top_p (top_p >= 1: all; nucleus
+///   sampling, Holtzman et al. 2020, arXiv:1904.09751), renormalized and sampled with a generator
+///   seeded by `seed` (the same seed, logits and parameters give the same tokens on every
+///   platform: std::mt19937_64 and a fixed algorithm).
+typedef struct kiln_sampling_params_t {
+  float temperature;
+  int32_t top_k;
+  float top_p;
+  uint64_t seed;
+} kiln_sampling_params_t;
+
+/// Sets greedy decoding: temperature 0, top_k 0, top_p 1, seed 0.
+void kiln_sampling_params_initialize(kiln_sampling_params_t *params);
+
+/// One sequence to generate: its prompt (token ids, prompt_length >= 1), at most max_new_tokens
+/// new tokens (>= 1), the ids that end it (the stop token is kept as its last token), and how
+/// tokens are picked.
+typedef struct kiln_generate_request_t {
+  const int64_t *prompt;
+  size_t prompt_length;
+  size_t max_new_tokens;
+  const int64_t *stop_tokens;
+  size_t stop_token_count;
+  kiln_sampling_params_t sampling;
+} kiln_generate_request_t;
+
+/// Why a sequence ended.
+typedef enum kiln_finish_reason_e {
+  KILN_FINISH_LENGTH = 0,    ///< max_new_tokens generated
+  KILN_FINISH_STOP = 1,      ///< a stop token was generated (it is the last token)
+  KILN_FINISH_CANCELLED = 2, ///< the callback returned non-zero
+} kiln_finish_reason_t;
+
+/// The outcome of one request. `tokens` is the caller's array of the request's max_new_tokens
+/// entries; kiln_generate writes `length` of them.
+typedef struct kiln_generate_result_t {
+  int64_t *tokens;
+  size_t length;
+  kiln_finish_reason_t finish_reason;
+  double time_to_first_token_ms; ///< from the kiln_generate call to this sequence's first token
+} kiln_generate_result_t;
+
+/// Called once per generated token, in order (sequence = index of the request), from the calling
+/// thread. Returning non-zero cancels the whole kiln_generate call after this token: every
+/// unfinished sequence ends with KILN_FINISH_CANCELLED.
+typedef int (*kiln_token_callback_t)(void *user_data, size_t sequence, int64_t token);
+
+/// Timings of the last kiln_generate (host wall-clock, each step waited for).
+typedef struct kiln_generate_stats_t {
+  double prefill_ms;       ///< all prompts' prefill steps
+  size_t prefill_steps;
+  double decode_ms;        ///< all decode steps
+  size_t decode_steps;
+  double decode_step_p50_ms, decode_step_p99_ms;
+  size_t generated_tokens; ///< over all sequences
+} kiln_generate_stats_t;
+
+/// Creates a generator for `artifact` (any program of a --kv-cache artifact; the generator uses
+/// all of the file's programs) on CUDA device `device_ordinal`: one session per program, the
+/// first program's KV-cache pools bound into the others. Errors: KILN_INVALID_ARGUMENT for NULL
+/// pointers, an artifact without KV-cache inputs (not compiled with --kv-cache), or programs
+/// whose pools differ; KILN_UNAVAILABLE without a GPU; what kiln_session_create returns.
+kiln_status_t kiln_generator_create(kiln_artifact_t *artifact, int device_ordinal,
+                                    kiln_generator_t **out_generator);
+
+/// Releases the generator, its sessions and its cache. NULL is ignored.
+void kiln_generator_release(kiln_generator_t *generator);
+
+/// The most sequences one kiln_generate takes (the largest decode batch), and the most tokens a
+/// sequence may hold (prompt + new tokens - 1 <= this; the compiled --max-seq-len rounded to
+/// whole blocks). 0 for NULL.
+size_t kiln_generator_max_batch(const kiln_generator_t *generator);
+size_t kiln_generator_max_seq_len(const kiln_generator_t *generator);
+
+/// Generates for `count` requests (1 .. kiln_generator_max_batch) together and fills
+/// results[0 .. count). Everything is checked before any device work, and a refused call changes
+/// nothing (KILN_INVALID_ARGUMENT naming the request): NULL arrays, an empty prompt, zero
+/// max_new_tokens, prompt_length + max_new_tokens - 1 above kiln_generator_max_seq_len (a prompt
+/// longer than the compiled range), a token id outside the embedding (the artifact's recorded
+/// range), too many requests; KILN_RESOURCE_EXHAUSTED when the cache's free blocks cannot hold
+/// every request at its longest. The cache is empty again when the call returns. `callback` may
+/// be NULL.
+kiln_status_t kiln_generate(kiln_generator_t *generator, const kiln_generate_request_t *requests,
+                            size_t count, kiln_generate_result_t *results,
+                            kiln_token_callback_t callback, void *user_data);
+
+/// The timings of the generator's last successful kiln_generate (zeros before the first).
+/// KILN_INVALID_ARGUMENT for NULL pointers.
+kiln_status_t kiln_generator_last_stats(const kiln_generator_t *generator,
+                                        kiln_generate_stats_t *out_stats);
 
 #ifdef __cplusplus
 } /* extern "C" */

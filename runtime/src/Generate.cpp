@@ -1,0 +1,682 @@
+//===- Generate.cpp - The text-generation loop (kiln_generate) ------------===//
+//
+// A kiln_generator holds one session per program of a --kv-cache artifact. The first program's
+// session owns the KV-cache pools (its own input buffers); every other session binds them, so all
+// programs read and write one cache. kiln_generate checks every request, reserves each
+// sequence's blocks for its longest extent, prefills the prompts one after another
+// (planPrefill's chunks), then decodes the unfinished sequences together, one token per step,
+// through the smallest decode program that holds them (pickDecodeStep), sampling each next token
+// on the host from the sequence's logits row (sampleToken). Host-side planning is in
+// Generate.h; docs/generation.md describes the loop.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Generate.h"
+
+#include "DType.h"
+#include "Status.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+using kiln::makeStatus;
+using kiln::makeStatusF;
+
+namespace kiln::generate {
+
+std::optional<size_t> pickDecodeStep(const std::vector<StepShape> &steps, int64_t active) {
+  std::optional<size_t> best;
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (steps[i].tokens == 1 && steps[i].batch >= active &&
+        (!best || steps[i].batch < steps[*best].batch))
+      best = i;
+  return best;
+}
+
+std::vector<PrefillChunk> planPrefill(const std::vector<StepShape> &steps, int64_t promptLength,
+                                      int64_t capacity) {
+  std::vector<PrefillChunk> plan;
+  if (promptLength < 1 || promptLength > capacity)
+    return plan;
+  // Prefill steps of one sequence, largest first (ties: lowest index).
+  std::vector<size_t> prefill;
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (steps[i].batch == 1 && steps[i].tokens > 1)
+      prefill.push_back(i);
+  std::stable_sort(prefill.begin(), prefill.end(),
+                   [&](size_t a, size_t b) { return steps[a].tokens > steps[b].tokens; });
+  std::optional<size_t> single = pickDecodeStep(steps, 1);
+  for (int64_t start = 0; start < promptLength;) {
+    const int64_t rest = promptLength - start;
+    auto fits = [&](size_t s) { return start + steps[s].tokens <= capacity; };
+    std::optional<size_t> chosen;
+    // 1. The largest step the rest fills completely.
+    for (size_t s : prefill)
+      if (steps[s].tokens <= rest && fits(s)) {
+        chosen = s;
+        break;
+      }
+    // 2. The smallest step that holds the rest (padded).
+    if (!chosen)
+      for (auto it = prefill.rbegin(); it != prefill.rend(); ++it)
+        if (steps[*it].tokens >= rest && fits(*it)) {
+          chosen = *it;
+          break;
+        }
+    // 3. The largest step that fits the cache, partly filled; 4. one token per step.
+    if (!chosen)
+      for (size_t s : prefill)
+        if (fits(s)) {
+          chosen = s;
+          break;
+        }
+    if (!chosen)
+      chosen = single;
+    if (!chosen)
+      return {};
+    const int64_t n = std::min(rest, steps[*chosen].tokens);
+    plan.push_back({*chosen, start, n});
+    start += n;
+  }
+  return plan;
+}
+
+BlockAllocator::BlockAllocator(int64_t poolBlocks, int64_t blockSize)
+    : spare_(static_cast<int32_t>(std::max<int64_t>(poolBlocks, 1) - 1)),
+      blockSize_(std::max<int64_t>(blockSize, 1)) {
+  for (int64_t b = poolBlocks - 2; b >= 0; --b)
+    free_.push_back(static_cast<int32_t>(b));
+}
+
+bool BlockAllocator::reserve(std::vector<int32_t> &blocks, int64_t tokens) {
+  const int64_t need = (std::max<int64_t>(tokens, 0) + blockSize_ - 1) / blockSize_;
+  const int64_t more = need - static_cast<int64_t>(blocks.size());
+  if (more <= 0)
+    return true;
+  if (more > freeBlocks())
+    return false;
+  for (int64_t i = 0; i < more; ++i) {
+    blocks.push_back(free_.back());
+    free_.pop_back();
+  }
+  return true;
+}
+
+void BlockAllocator::release(std::vector<int32_t> &blocks) {
+  // Returned in reverse, so the next reserve hands out the same ids in the same order.
+  for (auto it = blocks.rbegin(); it != blocks.rend(); ++it)
+    free_.push_back(*it);
+  blocks.clear();
+}
+
+namespace {
+/// NaN sorts below every number (it can never be picked unless every logit is NaN).
+double key(float v) { return std::isnan(v) ? -std::numeric_limits<double>::infinity() : v; }
+
+/// A double uniform in [0, 1) from the top 53 bits of one draw: the same on every platform
+/// (std::uniform_real_distribution is not).
+double uniform01(std::mt19937_64 &rng) { return double(rng() >> 11) * 0x1.0p-53; }
+} // namespace
+
+int64_t sampleToken(const float *logits, size_t vocab, const kiln_sampling_params_t &params,
+                    std::mt19937_64 &rng) {
+  if (vocab == 0)
+    return 0;
+  if (!(params.temperature > 0)) {
+    size_t best = 0;
+    for (size_t v = 1; v < vocab; ++v)
+      if (key(logits[v]) > key(logits[best]))
+        best = v;
+    return static_cast<int64_t>(best);
+  }
+  // Candidates in descending order of logit (ties: lower id first) when top-k or top-p needs an
+  // order; all tokens in id order otherwise.
+  std::vector<uint32_t> order(vocab);
+  std::iota(order.begin(), order.end(), 0u);
+  const bool restrictK = params.top_k > 0 && size_t(params.top_k) < vocab;
+  const bool restrictP = params.top_p < 1.0f;
+  auto before = [&](uint32_t a, uint32_t b) {
+    double ka = key(logits[a]), kb = key(logits[b]);
+    return ka > kb || (ka == kb && a < b);
+  };
+  size_t count = vocab;
+  if (restrictK) {
+    count = size_t(params.top_k);
+    std::partial_sort(order.begin(), order.begin() + count, order.end(), before);
+    order.resize(count);
+  } else if (restrictP) {
+    std::sort(order.begin(), order.end(), before);
+  }
+  double top = -std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < count; ++i)
+    top = std::max(top, key(logits[order[i]]));
+  if (!std::isfinite(top))
+    return static_cast<int64_t>(order[0]);
+  std::vector<double> weight(count);
+  double total = 0;
+  for (size_t i = 0; i < count; ++i) {
+    weight[i] = std::exp((key(logits[order[i]]) - top) / double(params.temperature));
+    total += weight[i];
+  }
+  if (restrictP) {
+    // The smallest prefix (in descending probability) whose mass reaches top_p; at least one.
+    const double target = std::max(0.0, double(params.top_p)) * total;
+    double mass = 0;
+    size_t keep = 0;
+    while (keep < count) {
+      mass += weight[keep++];
+      if (mass >= target)
+        break;
+    }
+    count = std::max<size_t>(keep, 1);
+    total = 0;
+    for (size_t i = 0; i < count; ++i)
+      total += weight[i];
+  }
+  double u = uniform01(rng) * total;
+  for (size_t i = 0; i < count; ++i) {
+    if (u < weight[i])
+      return static_cast<int64_t>(order[i]);
+    u -= weight[i];
+  }
+  return static_cast<int64_t>(order[count - 1]);
+}
+
+double percentile(std::vector<double> values, double p) {
+  if (values.empty())
+    return 0;
+  std::sort(values.begin(), values.end());
+  double rank = std::ceil(std::clamp(p, 0.0, 100.0) / 100.0 * double(values.size()));
+  size_t index = rank < 1 ? 0 : size_t(rank) - 1;
+  return values[std::min(index, values.size() - 1)];
+}
+
+} // namespace kiln::generate
+
+using namespace kiln::generate;
+
+/// The object behind kiln_generator_t.
+struct kiln_generator {
+  /// One program: its handle, session and the names of its step inputs.
+  struct Program {
+    kiln_artifact_t *artifact = nullptr;
+    kiln_session_t *session = nullptr;
+    std::string name, ids, positions, table, lens, logits;
+    std::vector<std::string> pools;
+    int64_t batch = 0, tokens = 0, maxBlocks = 0, poolBlocks = 0, blockSize = 0;
+    size_t vocab = 0;
+    kiln_dtype_t logitsDtype = KILN_DTYPE_F32;
+  };
+  kiln_artifact_t *file = nullptr;
+  std::vector<Program> programs;
+  std::vector<StepShape> steps;
+  size_t maxBatch = 0;
+  int64_t maxSeqLen = 0;
+  bool hasIdRange = false;
+  int64_t idMin = 0, idMax = 0;
+  kiln_generate_stats_t stats{};
+
+  ~kiln_generator() {
+    // The first session owns the pools the others bind: it goes last.
+    for (size_t i = programs.size(); i-- > 0;) {
+      kiln_session_release(programs[i].session);
+      kiln_artifact_release(programs[i].artifact);
+    }
+    kiln_artifact_release(file);
+  }
+};
+
+namespace {
+
+/// Fills `program` from the artifact handle it holds. An error names the program.
+kiln_status_t describeProgram(kiln_generator::Program &program) {
+  const kiln_artifact_t *a = program.artifact;
+  program.name = kiln_artifact_program_name(a);
+  const std::string what = program.name.empty() ? std::string("the artifact")
+                                                 : "program '" + program.name + "'";
+  for (size_t i = 0; i < kiln_artifact_input_count(a); ++i) {
+    kiln_tensor_info_t info;
+    kiln_input_role_t role;
+    KILN_RETURN_IF_ERROR(kiln_artifact_input_info(a, i, &info));
+    KILN_RETURN_IF_ERROR(kiln_artifact_input_role(a, i, &role));
+    switch (role) {
+    case KILN_INPUT_ROLE_DATA:
+      if (!std::strcmp(info.name, "input_ids") && info.rank == 2)
+        program.ids = info.name, program.batch = info.shape[0], program.tokens = info.shape[1];
+      else if (info.byte_size != 0)
+        return makeStatusF(KILN_INVALID_ARGUMENT,
+                           "kiln_generator_create: %s has input '%s', which a generation step "
+                           "does not fill (a --kv-cache step takes input_ids and the KV-cache "
+                           "inputs)",
+                           what.c_str(), info.name);
+      break;
+    case KILN_INPUT_ROLE_POSITION_IDS:
+      program.positions = info.name;
+      break;
+    case KILN_INPUT_ROLE_BLOCK_TABLE:
+      program.table = info.name;
+      program.maxBlocks = info.rank == 2 ? info.shape[1] : 0;
+      break;
+    case KILN_INPUT_ROLE_SEQ_LENS:
+      program.lens = info.name;
+      break;
+    case KILN_INPUT_ROLE_KEY_CACHE:
+    case KILN_INPUT_ROLE_VALUE_CACHE:
+      program.pools.push_back(info.name);
+      if (info.rank == 4)
+        program.poolBlocks = info.shape[0], program.blockSize = info.shape[2];
+      break;
+    }
+  }
+  if (program.ids.empty() || program.positions.empty() || program.table.empty() ||
+      program.lens.empty() || program.pools.empty() || program.maxBlocks < 1 ||
+      program.poolBlocks < 2 || program.blockSize < 1)
+    return makeStatusF(KILN_INVALID_ARGUMENT,
+                       "kiln_generator_create: %s of '%s' is not a generation step with a KV "
+                       "cache (compile the model with kiln-compile --kv-cache)",
+                       what.c_str(), kiln_artifact_path(a));
+  size_t outputIndex = 0;
+  if (kiln_artifact_output_count(a) == 1)
+    outputIndex = 0;
+  else
+    KILN_RETURN_IF_ERROR(kiln_artifact_find_output(a, "logits", &outputIndex));
+  kiln_tensor_info_t out;
+  KILN_RETURN_IF_ERROR(kiln_artifact_output_info(a, outputIndex, &out));
+  if (out.rank != 3 || out.shape[0] != program.batch || out.shape[1] != program.tokens ||
+      (out.dtype != KILN_DTYPE_F32 && out.dtype != KILN_DTYPE_F16 &&
+       out.dtype != KILN_DTYPE_BF16))
+    return makeStatusF(KILN_INVALID_ARGUMENT,
+                       "kiln_generator_create: %s's output '%s' is not logits [batch, tokens, "
+                       "vocab] of f32, f16 or bf16",
+                       what.c_str(), out.name);
+  program.logits = out.name;
+  program.vocab = size_t(out.shape[2]);
+  program.logitsDtype = out.dtype;
+  return nullptr;
+}
+
+float toFloat(const uint8_t *p, kiln_dtype_t dtype) {
+  if (dtype == KILN_DTYPE_F32) {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  if (dtype == KILN_DTYPE_BF16) {
+    uint32_t bits = uint32_t(h) << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  }
+  // IEEE half -> float.
+  const uint32_t sign = uint32_t(h >> 15) << 31, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+  uint32_t bits;
+  if (exponent == 0x1f)
+    bits = sign | 0x7f800000u | (mantissa << 13);
+  else if (exponent != 0)
+    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  else if (mantissa == 0)
+    bits = sign;
+  else {
+    // Subnormal: normalize.
+    uint32_t m = mantissa, e = 113;
+    while (!(m & 0x400))
+      m <<= 1, --e;
+    bits = sign | (e << 23) | ((m & 0x3ff) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+/// Runs one step of `program`: row r takes ids/positions [r * tokens, (r + 1) * tokens), lens[r]
+/// and table row r.
+kiln_status_t runStep(kiln_generator::Program &program, const std::vector<int64_t> &ids,
+                      const std::vector<int64_t> &positions, const std::vector<int32_t> &lens,
+                      const std::vector<int32_t> &table) {
+  kiln_session_t *s = program.session;
+  KILN_RETURN_IF_ERROR(kiln_session_set_input(s, program.ids.c_str(), ids.data(), ids.size() * 8));
+  KILN_RETURN_IF_ERROR(kiln_session_set_input(s, program.positions.c_str(), positions.data(),
+                                              positions.size() * 8));
+  KILN_RETURN_IF_ERROR(
+      kiln_session_set_input(s, program.lens.c_str(), lens.data(), lens.size() * 4));
+  KILN_RETURN_IF_ERROR(
+      kiln_session_set_input(s, program.table.c_str(), table.data(), table.size() * 4));
+  return kiln_session_run(s, nullptr);
+}
+
+/// Reads logits rows [row, row + rows) (flattened batch x tokens) of `program`'s last step as
+/// floats into `out` (rows x vocab).
+kiln_status_t readLogits(kiln_generator::Program &program, size_t row, size_t rows,
+                         std::vector<float> &out) {
+  const size_t element = kiln_dtype_size(program.logitsDtype);
+  std::vector<uint8_t> bytes(rows * program.vocab * element);
+  KILN_RETURN_IF_ERROR(kiln_session_get_output_range(program.session, program.logits.c_str(),
+                                                     row * program.vocab * element, bytes.data(),
+                                                     bytes.size()));
+  out.resize(rows * program.vocab);
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = toFloat(bytes.data() + i * element, program.logitsDtype);
+  return nullptr;
+}
+
+using Clock = std::chrono::steady_clock;
+double msBetween(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+/// One sequence of a kiln_generate call.
+struct Sequence {
+  std::vector<int32_t> blocks;
+  std::mt19937_64 rng;
+  int64_t cached = 0;    ///< tokens in the cache
+  int64_t lastToken = 0; ///< the newest token, not yet in the cache
+  bool finished = false;
+};
+
+} // namespace
+
+extern "C" {
+
+void kiln_sampling_params_initialize(kiln_sampling_params_t *params) {
+  if (!params)
+    return;
+  params->temperature = 0;
+  params->top_k = 0;
+  params->top_p = 1;
+  params->seed = 0;
+}
+
+kiln_status_t kiln_generator_create(kiln_artifact_t *artifact, int device_ordinal,
+                                    kiln_generator_t **out_generator) {
+  if (out_generator)
+    *out_generator = nullptr;
+  if (!artifact || !out_generator)
+    return makeStatus(KILN_INVALID_ARGUMENT,
+                      "kiln_generator_create: artifact and out_generator must be non-NULL");
+  std::unique_ptr<kiln_generator> g(new (std::nothrow) kiln_generator());
+  if (!g)
+    return makeStatus(KILN_RESOURCE_EXHAUSTED, "out of host memory");
+  KILN_RETURN_IF_ERROR(kiln_artifact_program(artifact, 0, &g->file));
+  const size_t count = kiln_artifact_program_count(g->file);
+  g->programs.resize(count);
+  for (size_t p = 0; p < count; ++p) {
+    kiln_generator::Program &program = g->programs[p];
+    KILN_RETURN_IF_ERROR(kiln_artifact_program(g->file, p, &program.artifact));
+    KILN_RETURN_IF_ERROR(describeProgram(program));
+    const kiln_generator::Program &first = g->programs[0];
+    if (program.pools != first.pools || program.poolBlocks != first.poolBlocks ||
+        program.blockSize != first.blockSize || program.maxBlocks != first.maxBlocks ||
+        program.vocab != first.vocab)
+      return makeStatusF(KILN_INVALID_ARGUMENT,
+                         "kiln_generator_create: program '%s' of '%s' has other KV-cache pools, "
+                         "block table or vocabulary than program '%s'; the programs of one "
+                         "generator share one cache",
+                         program.name.c_str(), kiln_artifact_path(g->file), first.name.c_str());
+    g->steps.push_back({p, program.batch, program.tokens});
+    if (program.tokens == 1)
+      g->maxBatch = std::max(g->maxBatch, size_t(program.batch));
+  }
+  if (g->maxBatch == 0)
+    return makeStatusF(KILN_INVALID_ARGUMENT,
+                       "kiln_generator_create: '%s' has no decode program (one token per step)",
+                       kiln_artifact_path(g->file));
+  kiln_generator::Program &first = g->programs[0];
+  g->maxSeqLen = first.maxBlocks * first.blockSize;
+  size_t idIndex = 0;
+  if (!kiln_artifact_find_input(first.artifact, first.ids.c_str(), &idIndex)) {
+    int has = 0;
+    kiln_status_free(
+        kiln_artifact_input_value_range(first.artifact, idIndex, &has, &g->idMin, &g->idMax));
+    g->hasIdRange = has != 0;
+  }
+  // Sessions; the first one's pools are everyone's.
+  for (kiln_generator::Program &program : g->programs) {
+    kiln_session_params_t params;
+    kiln_session_params_initialize(&params);
+    params.device_ordinal = device_ordinal;
+    KILN_RETURN_IF_ERROR(kiln_session_create(program.artifact, &params, &program.session));
+  }
+  for (const std::string &pool : first.pools) {
+    uint64_t pointer = 0;
+    size_t index = 0;
+    kiln_tensor_info_t info;
+    KILN_RETURN_IF_ERROR(kiln_session_input_device_ptr(first.session, pool.c_str(), &pointer));
+    KILN_RETURN_IF_ERROR(kiln_artifact_find_input(first.artifact, pool.c_str(), &index));
+    KILN_RETURN_IF_ERROR(kiln_artifact_input_info(first.artifact, index, &info));
+    for (size_t p = 1; p < g->programs.size(); ++p)
+      KILN_RETURN_IF_ERROR(kiln_session_bind_input(g->programs[p].session, pool.c_str(), pointer,
+                                                   info.byte_size));
+  }
+  *out_generator = g.release();
+  return nullptr;
+}
+
+void kiln_generator_release(kiln_generator_t *generator) { delete generator; }
+
+size_t kiln_generator_max_batch(const kiln_generator_t *generator) {
+  return generator ? generator->maxBatch : 0;
+}
+
+size_t kiln_generator_max_seq_len(const kiln_generator_t *generator) {
+  return generator ? size_t(generator->maxSeqLen) : 0;
+}
+
+kiln_status_t kiln_generator_last_stats(const kiln_generator_t *generator,
+                                        kiln_generate_stats_t *out_stats) {
+  if (!generator || !out_stats)
+    return makeStatus(KILN_INVALID_ARGUMENT,
+                      "kiln_generator_last_stats: generator and out_stats must be non-NULL");
+  *out_stats = generator->stats;
+  return nullptr;
+}
+
+kiln_status_t kiln_generate(kiln_generator_t *g, const kiln_generate_request_t *requests,
+                            size_t count, kiln_generate_result_t *results,
+                            kiln_token_callback_t callback, void *user_data) {
+  const auto t0 = Clock::now();
+  if (!g || !requests || !results)
+    return makeStatus(KILN_INVALID_ARGUMENT,
+                      "kiln_generate: generator, requests and results must be non-NULL");
+  if (count < 1 || count > g->maxBatch)
+    return makeStatusF(KILN_INVALID_ARGUMENT,
+                       "kiln_generate: %zu requests; this generator takes 1 to %zu (the largest "
+                       "decode batch it was compiled for)",
+                       count, g->maxBatch);
+  // 1. Every check before any device work.
+  const kiln_generator::Program &first = g->programs[0];
+  BlockAllocator allocator(first.poolBlocks, first.blockSize);
+  std::vector<std::vector<PrefillChunk>> plans(count);
+  int64_t blocksNeeded = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const kiln_generate_request_t &r = requests[i];
+    if (!r.prompt || r.prompt_length < 1)
+      return makeStatusF(KILN_INVALID_ARGUMENT, "kiln_generate: request %zu has no prompt", i);
+    if (r.max_new_tokens < 1)
+      return makeStatusF(KILN_INVALID_ARGUMENT,
+                         "kiln_generate: request %zu asks for 0 new tokens (max_new_tokens >= 1)",
+                         i);
+    if (!results[i].tokens)
+      return makeStatusF(KILN_INVALID_ARGUMENT,
+                         "kiln_generate: results[%zu].tokens is NULL (an array of the request's "
+                         "max_new_tokens ids)",
+                         i);
+    if (r.stop_token_count && !r.stop_tokens)
+      return makeStatusF(KILN_INVALID_ARGUMENT,
+                         "kiln_generate: request %zu has %zu stop tokens but stop_tokens is NULL",
+                         i, r.stop_token_count);
+    const uint64_t longest = uint64_t(r.prompt_length) + uint64_t(r.max_new_tokens) - 1;
+    if (longest > uint64_t(g->maxSeqLen))
+      return makeStatusF(KILN_INVALID_ARGUMENT,
+                         "kiln_generate: request %zu needs %llu tokens (prompt %zu + %zu new - 1) "
+                         "but a sequence holds at most %lld (kiln-compile --max-seq-len)",
+                         i, static_cast<unsigned long long>(longest), r.prompt_length,
+                         r.max_new_tokens, static_cast<long long>(g->maxSeqLen));
+    if (g->hasIdRange)
+      for (size_t t = 0; t < r.prompt_length; ++t)
+        if (r.prompt[t] < g->idMin || r.prompt[t] > g->idMax)
+          return makeStatusF(KILN_INVALID_ARGUMENT,
+                             "kiln_generate: request %zu: prompt token %zu is %lld, outside the "
+                             "model's token ids [%lld, %lld]",
+                             i, t, static_cast<long long>(r.prompt[t]),
+                             static_cast<long long>(g->idMin), static_cast<long long>(g->idMax));
+    plans[i] = planPrefill(g->steps, int64_t(r.prompt_length), g->maxSeqLen);
+    if (plans[i].empty())
+      return makeStatusF(KILN_INVALID_ARGUMENT,
+                         "kiln_generate: request %zu: no program can prefill its %zu tokens", i,
+                         r.prompt_length);
+    int64_t extent = int64_t(longest);
+    for (const PrefillChunk &c : plans[i])
+      extent = std::max(extent, c.start + g->steps[c.step].tokens);
+    blocksNeeded += (extent + first.blockSize - 1) / first.blockSize;
+  }
+  if (blocksNeeded > allocator.freeBlocks())
+    return makeStatusF(KILN_RESOURCE_EXHAUSTED,
+                       "kiln_generate: the KV cache has %lld free blocks of %lld tokens; these %zu "
+                       "requests need %lld at their longest",
+                       static_cast<long long>(allocator.freeBlocks()),
+                       static_cast<long long>(first.blockSize), count,
+                       static_cast<long long>(blocksNeeded));
+
+  // 2. Blocks and state.
+  std::vector<Sequence> seqs(count);
+  for (size_t i = 0; i < count; ++i) {
+    const kiln_generate_request_t &r = requests[i];
+    int64_t extent = int64_t(r.prompt_length + r.max_new_tokens - 1);
+    for (const PrefillChunk &c : plans[i])
+      extent = std::max(extent, c.start + g->steps[c.step].tokens);
+    allocator.reserve(seqs[i].blocks, extent); // checked above
+    seqs[i].rng.seed(r.sampling.seed);
+    results[i].length = 0;
+    results[i].finish_reason = KILN_FINISH_LENGTH;
+    results[i].time_to_first_token_ms = 0;
+  }
+  struct Release {
+    BlockAllocator &allocator;
+    std::vector<Sequence> &seqs;
+    ~Release() {
+      for (Sequence &s : seqs)
+        allocator.release(s.blocks);
+    }
+  } release{allocator, seqs};
+  const int64_t maxBlocks = first.maxBlocks;
+  const int32_t spare = allocator.spare();
+  auto tableRow = [&](const Sequence &s, std::vector<int32_t> &table, size_t row) {
+    std::fill(table.begin() + row * maxBlocks, table.begin() + (row + 1) * maxBlocks, spare);
+    std::copy(s.blocks.begin(), s.blocks.end(), table.begin() + row * maxBlocks);
+  };
+  bool cancelled = false;
+  kiln_generate_stats_t stats{};
+  // Records token `token` for sequence i; false when the sequence (or the call) ends with it.
+  auto emit = [&](size_t i, int64_t token) {
+    kiln_generate_result_t &res = results[i];
+    const kiln_generate_request_t &r = requests[i];
+    if (res.length == 0)
+      res.time_to_first_token_ms = msBetween(t0, Clock::now());
+    res.tokens[res.length++] = token;
+    ++stats.generated_tokens;
+    seqs[i].lastToken = token;
+    if (std::find(r.stop_tokens, r.stop_tokens + r.stop_token_count, token) !=
+        r.stop_tokens + r.stop_token_count) {
+      res.finish_reason = KILN_FINISH_STOP;
+      seqs[i].finished = true;
+    } else if (res.length >= r.max_new_tokens) {
+      res.finish_reason = KILN_FINISH_LENGTH;
+      seqs[i].finished = true;
+    }
+    if (callback && callback(user_data, i, token))
+      cancelled = true;
+  };
+  auto cancelRest = [&]() {
+    for (size_t i = 0; i < count; ++i)
+      if (!seqs[i].finished) {
+        seqs[i].finished = true;
+        results[i].finish_reason = KILN_FINISH_CANCELLED;
+      }
+  };
+
+  // 3. Prefill, one sequence at a time.
+  std::vector<float> logits;
+  const auto prefillStart = Clock::now();
+  for (size_t i = 0; i < count && !cancelled; ++i) {
+    const kiln_generate_request_t &r = requests[i];
+    for (const PrefillChunk &c : plans[i]) {
+      kiln_generator::Program &p = g->programs[g->steps[c.step].program];
+      const size_t B = size_t(p.batch), S = size_t(p.tokens);
+      const int64_t pad = r.prompt[c.start + c.tokens - 1];
+      std::vector<int64_t> ids(B * S, pad), positions(B * S, 0);
+      std::vector<int32_t> lens(B, 0), table(B * size_t(maxBlocks), spare);
+      for (size_t t = 0; t < S; ++t)
+        positions[t] = c.start + std::min<int64_t>(int64_t(t), c.tokens - 1);
+      for (int64_t t = 0; t < c.tokens; ++t)
+        ids[size_t(t)] = r.prompt[c.start + t];
+      lens[0] = int32_t(c.start);
+      tableRow(seqs[i], table, 0);
+      KILN_RETURN_IF_ERROR(runStep(p, ids, positions, lens, table));
+      ++stats.prefill_steps;
+      if (c.start + c.tokens == int64_t(r.prompt_length)) {
+        KILN_RETURN_IF_ERROR(readLogits(p, size_t(c.tokens - 1), 1, logits));
+        seqs[i].cached = int64_t(r.prompt_length);
+        emit(i, sampleToken(logits.data(), p.vocab, r.sampling, seqs[i].rng));
+      }
+    }
+  }
+  stats.prefill_ms = msBetween(prefillStart, Clock::now());
+  if (cancelled)
+    cancelRest();
+
+  // 4. Decode the unfinished sequences together.
+  std::vector<double> stepMs;
+  while (true) {
+    std::vector<size_t> active;
+    for (size_t i = 0; i < count; ++i)
+      if (!seqs[i].finished)
+        active.push_back(i);
+    if (active.empty())
+      break;
+    std::optional<size_t> step = pickDecodeStep(g->steps, int64_t(active.size()));
+    if (!step) // count <= maxBatch was checked
+      return makeStatus(KILN_INTERNAL, "kiln_generate: no decode program for the batch");
+    kiln_generator::Program &p = g->programs[g->steps[*step].program];
+    const size_t B = size_t(p.batch);
+    std::vector<int64_t> ids(B, requests[active[0]].prompt[0]), positions(B, 0);
+    std::vector<int32_t> lens(B, 0), table(B * size_t(maxBlocks), spare);
+    for (size_t row = 0; row < active.size(); ++row) {
+      Sequence &s = seqs[active[row]];
+      ids[row] = s.lastToken;
+      positions[row] = s.cached;
+      lens[row] = int32_t(s.cached);
+      tableRow(s, table, row);
+    }
+    const auto stepStart = Clock::now();
+    KILN_RETURN_IF_ERROR(runStep(p, ids, positions, lens, table));
+    KILN_RETURN_IF_ERROR(readLogits(p, 0, active.size(), logits));
+    stepMs.push_back(msBetween(stepStart, Clock::now()));
+    for (size_t row = 0; row < active.size(); ++row) {
+      const size_t i = active[row];
+      ++seqs[i].cached;
+      emit(i, sampleToken(logits.data() + row * p.vocab, p.vocab, requests[i].sampling,
+                          seqs[i].rng));
+      if (cancelled)
+        break;
+    }
+    if (cancelled)
+      cancelRest();
+  }
+  stats.decode_steps = stepMs.size();
+  stats.decode_ms = std::accumulate(stepMs.begin(), stepMs.end(), 0.0);
+  stats.decode_step_p50_ms = percentile(stepMs, 50);
+  stats.decode_step_p99_ms = percentile(stepMs, 99);
+  g->stats = stats;
+  return nullptr;
+}
+
+} // extern "C"

@@ -1,0 +1,83 @@
+//===- Generate.h - Host-side planning of the generation loop ---*- C++ -*-===//
+//
+// The parts of kiln_generate that need no device, exposed for the runtime's unit tests: which
+// program runs a step, how a prompt is cut into prefill chunks, the KV cache's block allocator,
+// and the token sampler. Generate.cpp drives the sessions with them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_SRC_GENERATE_H
+#define KILN_RUNTIME_SRC_GENERATE_H
+
+#include "kiln/runtime.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace kiln::generate {
+
+/// One program of a --kv-cache artifact as the loop sees it: input_ids [batch, tokens].
+struct StepShape {
+  size_t program = 0; ///< index of the program in the artifact
+  int64_t batch = 1;
+  int64_t tokens = 1;
+};
+
+/// The decode program (tokens == 1) with the smallest batch >= `active`; ties: the lowest index.
+/// std::nullopt when no decode program holds `active` sequences.
+std::optional<size_t> pickDecodeStep(const std::vector<StepShape> &steps, int64_t active);
+
+/// One prefill step of a plan: the step (index into the `steps` given to planPrefill), the first
+/// prompt token it covers, and how many real tokens it carries (<= the step's tokens; the rest
+/// of the step's tokens are padding).
+struct PrefillChunk {
+  size_t step = 0;
+  int64_t start = 0;
+  int64_t tokens = 0;
+};
+
+/// Cuts a prompt of `promptLength` tokens into steps run one after another on one sequence:
+/// while the rest of the prompt fills the largest step of batch 1 (tokens > 1), that step;
+/// then the smallest step of batch 1 that holds the rest, padded (padding writes the slots after
+/// the real tokens, which the next steps overwrite); a chunk is only used when its padded end
+/// stays within `capacity` tokens (the sequence's cache), else smaller steps, down to one token
+/// per step through the decode step of batch 1 (or, without one, the smallest decode step, with
+/// padding rows). Empty when promptLength < 1 or no step can run the prompt.
+std::vector<PrefillChunk> planPrefill(const std::vector<StepShape> &steps, int64_t promptLength,
+                                      int64_t capacity);
+
+/// The cache's blocks: [0, poolBlocks - 1) are handed out, the last one is the spare that
+/// padding rows and unused block-table entries point at.
+class BlockAllocator {
+public:
+  BlockAllocator(int64_t poolBlocks, int64_t blockSize);
+  /// Grows `blocks` (a sequence's blocks in logical order) to hold `tokens` tokens. False, with
+  /// `blocks` unchanged, when the free blocks do not suffice.
+  bool reserve(std::vector<int32_t> &blocks, int64_t tokens);
+  /// Returns every block of `blocks` and clears it.
+  void release(std::vector<int32_t> &blocks);
+  int64_t freeBlocks() const { return static_cast<int64_t>(free_.size()); }
+  int32_t spare() const { return spare_; }
+  int64_t blockSize() const { return blockSize_; }
+
+private:
+  std::vector<int32_t> free_; ///< a stack; the lowest ids are handed out first
+  int32_t spare_ = 0;
+  int64_t blockSize_ = 1;
+};
+
+/// Picks the next token from `logits` (V floats) per kiln_sampling_params_t's rule; `rng` is the
+/// sequence's generator (seeded once with the request's seed). Greedy draws no random number.
+int64_t sampleToken(const float *logits, size_t vocab, const kiln_sampling_params_t &params,
+                    std::mt19937_64 &rng);
+
+/// The p-th percentile (0..100, nearest rank) of `values`; 0 when empty.
+double percentile(std::vector<double> values, double p);
+
+} // namespace kiln::generate
+
+#endif // KILN_RUNTIME_SRC_GENERATE_H

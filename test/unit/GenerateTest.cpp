@@ -1,0 +1,191 @@
+// GenerateTest.cpp - the host-side parts of kiln_generate (runtime/src/Generate.h): which program
+// runs a step, prefill chunking, the cache's block allocator, the sampler, and the argument
+// checks of the generation API that come before any device work. The loop itself runs on a GPU
+// (test/gpu/kv_cache_programs_test.cpp and kiln-run --generate).
+#include "Generate.h"
+#include "kiln/runtime.h"
+
+#include "TestArtifact.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace kiln::generate;
+
+namespace {
+/// The programs kiln-compile makes for --shape input_ids=1..8x1..2048: decode_b1, _b2, _b4, _b8,
+/// prefill_b1_s256, prefill_b1_s32.
+std::vector<StepShape> defaultSteps() {
+  return {{0, 1, 1}, {1, 2, 1}, {2, 4, 1}, {3, 8, 1}, {4, 1, 256}, {5, 1, 32}};
+}
+
+std::string describe(const std::vector<PrefillChunk> &plan,
+                     const std::vector<StepShape> &steps) {
+  std::string text;
+  for (const PrefillChunk &c : plan)
+    text += (text.empty() ? "" : " ") + std::to_string(steps[c.step].tokens) + ":" +
+            std::to_string(c.start) + "+" + std::to_string(c.tokens);
+  return text;
+}
+} // namespace
+
+TEST(GeneratePlan, DecodeStepIsTheSmallestBatchThatHoldsTheSequences) {
+  auto steps = defaultSteps();
+  EXPECT_EQ(pickDecodeStep(steps, 1), 0u);
+  EXPECT_EQ(pickDecodeStep(steps, 2), 1u);
+  EXPECT_EQ(pickDecodeStep(steps, 3), 2u);
+  EXPECT_EQ(pickDecodeStep(steps, 5), 3u);
+  EXPECT_EQ(pickDecodeStep(steps, 8), 3u);
+  EXPECT_EQ(pickDecodeStep(steps, 9), std::nullopt);
+}
+
+TEST(GeneratePlan, PrefillUsesLargeChunksThenPadsTheLastSmallOne) {
+  auto steps = defaultSteps();
+  EXPECT_EQ(describe(planPrefill(steps, 1, 2048), steps), "32:0+1");
+  EXPECT_EQ(describe(planPrefill(steps, 32, 2048), steps), "32:0+32");
+  EXPECT_EQ(describe(planPrefill(steps, 100, 2048), steps), "32:0+32 32:32+32 32:64+32 32:96+4");
+  EXPECT_EQ(describe(planPrefill(steps, 300, 2048), steps), "256:0+256 32:256+32 32:288+12");
+  EXPECT_EQ(describe(planPrefill(steps, 512, 2048), steps), "256:0+256 256:256+256");
+  // Near the end of the cache a padded chunk must not reach past it: smaller steps, then one
+  // token per step.
+  EXPECT_EQ(describe(planPrefill(steps, 40, 40), steps), "32:0+32 1:32+1 1:33+1 1:34+1 1:35+1 "
+                                                         "1:36+1 1:37+1 1:38+1 1:39+1");
+  EXPECT_TRUE(planPrefill(steps, 0, 2048).empty());
+  EXPECT_TRUE(planPrefill(steps, 41, 40).empty());
+}
+
+TEST(GeneratePlan, WithoutPrefillProgramsPromptsGoOneTokenPerStep) {
+  std::vector<StepShape> decodeOnly = {{0, 1, 1}};
+  EXPECT_EQ(describe(planPrefill(decodeOnly, 3, 64), decodeOnly), "1:0+1 1:1+1 1:2+1");
+  // A single artifact of batch 4 only: its decode step, with padding rows.
+  std::vector<StepShape> batch4 = {{0, 4, 1}};
+  EXPECT_EQ(describe(planPrefill(batch4, 2, 64), batch4), "1:0+1 1:1+1");
+  // Prefill only: a padded last chunk while the cache holds it, else no plan.
+  std::vector<StepShape> prefillOnly = {{0, 1, 16}};
+  EXPECT_EQ(describe(planPrefill(prefillOnly, 20, 64), prefillOnly), "16:0+16 16:16+4");
+  EXPECT_TRUE(planPrefill(prefillOnly, 20, 20).empty()) << "no step fits the last 4 tokens";
+}
+
+TEST(GenerateBlocks, ReservesInOrderKeepsTheSpareAndRefusesWhenFull) {
+  BlockAllocator blocks(/*poolBlocks=*/5, /*blockSize=*/16);
+  EXPECT_EQ(blocks.spare(), 4);
+  EXPECT_EQ(blocks.freeBlocks(), 4);
+  std::vector<int32_t> a, b;
+  EXPECT_TRUE(blocks.reserve(a, 17));
+  EXPECT_EQ(a, (std::vector<int32_t>{0, 1}));
+  EXPECT_TRUE(blocks.reserve(a, 32)); // already held
+  EXPECT_EQ(a.size(), 2u);
+  EXPECT_FALSE(blocks.reserve(b, 2 * 16 + 1)) << "the two free blocks hold 32 tokens";
+  EXPECT_TRUE(b.empty());
+  EXPECT_TRUE(blocks.reserve(b, 32));
+  EXPECT_EQ(b, (std::vector<int32_t>{2, 3}));
+  EXPECT_EQ(blocks.freeBlocks(), 0);
+  blocks.release(a);
+  EXPECT_TRUE(a.empty());
+  EXPECT_EQ(blocks.freeBlocks(), 2);
+  std::vector<int32_t> c;
+  EXPECT_TRUE(blocks.reserve(c, 20));
+  EXPECT_EQ(c, (std::vector<int32_t>{0, 1}));
+}
+
+TEST(GenerateSample, GreedyIsTheFirstLargestAndIgnoresNaN) {
+  std::mt19937_64 rng(1);
+  kiln_sampling_params_t greedy;
+  kiln_sampling_params_initialize(&greedy);
+  EXPECT_EQ(greedy.temperature, 0.0f);
+  EXPECT_EQ(greedy.top_p, 1.0f);
+  std::vector<float> logits = {0.5f, 2.0f, NAN, 2.0f, -1.0f};
+  EXPECT_EQ(sampleToken(logits.data(), logits.size(), greedy, rng), 1);
+  std::vector<float> nanFirst = {NAN, -3.0f, -2.0f};
+  EXPECT_EQ(sampleToken(nanFirst.data(), nanFirst.size(), greedy, rng), 2);
+  // top_k 1 and a tiny top_p give the argmax at any temperature.
+  kiln_sampling_params_t k1 = greedy;
+  k1.temperature = 5.0f;
+  k1.top_k = 1;
+  kiln_sampling_params_t p0 = greedy;
+  p0.temperature = 5.0f;
+  p0.top_p = 1e-6f;
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(sampleToken(logits.data(), logits.size(), k1, rng), 1);
+    EXPECT_EQ(sampleToken(logits.data(), logits.size(), p0, rng), 1);
+  }
+}
+
+TEST(GenerateSample, SamplingFollowsTheSoftmaxAndTheSeed) {
+  // logits log(1), log(2), log(3), log(4): probabilities 0.1 .. 0.4 at temperature 1.
+  std::vector<float> logits = {0.0f, std::log(2.0f), std::log(3.0f), std::log(4.0f)};
+  kiln_sampling_params_t params;
+  kiln_sampling_params_initialize(&params);
+  params.temperature = 1.0f;
+  std::mt19937_64 rng(42);
+  std::map<int64_t, int> counts;
+  const int draws = 20000;
+  for (int i = 0; i < draws; ++i)
+    ++counts[sampleToken(logits.data(), logits.size(), params, rng)];
+  for (int64_t t = 0; t < 4; ++t)
+    EXPECT_NEAR(counts[t] / double(draws), (t + 1) / 10.0, 0.015) << "token " << t;
+  // top_k 2 keeps tokens 3 and 2 (4/7 and 3/7); top_p 0.65 keeps 3 and 2 as well (0.4 + 0.3).
+  for (auto [k, p] : {std::pair<int, float>{2, 1.0f}, {0, 0.65f}}) {
+    params.top_k = k;
+    params.top_p = p;
+    counts.clear();
+    for (int i = 0; i < draws; ++i)
+      ++counts[sampleToken(logits.data(), logits.size(), params, rng)];
+    EXPECT_EQ(counts[0] + counts[1], 0) << "top_k " << k << " top_p " << p;
+    EXPECT_NEAR(counts[3] / double(draws), 4.0 / 7.0, 0.015) << "top_k " << k << " top_p " << p;
+  }
+  // The same seed gives the same tokens.
+  params.top_k = 0;
+  params.top_p = 1.0f;
+  std::mt19937_64 a(7), b(7);
+  for (int i = 0; i < 100; ++i)
+    EXPECT_EQ(sampleToken(logits.data(), logits.size(), params, a),
+              sampleToken(logits.data(), logits.size(), params, b));
+}
+
+TEST(GenerateSample, PercentileIsNearestRank) {
+  EXPECT_EQ(percentile({}, 50), 0.0);
+  EXPECT_EQ(percentile({3, 1, 2}, 50), 2.0);
+  EXPECT_EQ(percentile({1, 2, 3, 4}, 50), 2.0);
+  EXPECT_EQ(percentile({1, 2, 3, 4}, 99), 4.0);
+  EXPECT_EQ(percentile({5}, 0), 5.0);
+}
+
+TEST(GenerateApi, RefusesNullArgumentsAndArtifactsWithoutACache) {
+  kiln_generator_t *generator = reinterpret_cast<kiln_generator_t *>(0x1);
+  kiln_status_t status = kiln_generator_create(nullptr, 0, &generator);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  EXPECT_EQ(generator, nullptr);
+  kiln_status_free(status);
+
+  kiln::test::ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  std::string path = kiln::test::writeTempFile("generate-add.kiln", builder.build());
+  kiln_artifact_t *artifact = nullptr;
+  ASSERT_EQ(kiln_artifact_open(path.c_str(), &artifact), nullptr);
+  status = kiln_generator_create(artifact, 0, &generator);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(kiln_status_message(status))
+                .find("has input 'x', which a generation step does not fill"),
+            std::string::npos)
+      << kiln_status_message(status);
+  EXPECT_EQ(generator, nullptr);
+  kiln_status_free(status);
+  kiln_artifact_release(artifact);
+
+  status = kiln_generate(nullptr, nullptr, 1, nullptr, nullptr, nullptr);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  kiln_status_free(status);
+  kiln_generate_stats_t stats;
+  status = kiln_generator_last_stats(nullptr, &stats);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  kiln_status_free(status);
+  EXPECT_EQ(kiln_generator_max_batch(nullptr), 0u);
+  EXPECT_EQ(kiln_generator_max_seq_len(nullptr), 0u);
+  kiln_generator_release(nullptr);
+  kiln_sampling_params_initialize(nullptr);
+}
