@@ -239,8 +239,9 @@ namespace {
 kiln_status_t describeProgram(kiln_generator::Program &program) {
   const kiln_artifact_t *a = program.artifact;
   program.name = kiln_artifact_program_name(a);
-  const std::string what = program.name.empty() ? std::string("the artifact")
-                                                 : "program '" + program.name + "'";
+  const std::string what =
+      program.name.empty() ? "'" + std::string(kiln_artifact_path(a)) + "'"
+                           : "program '" + program.name + "' of '" + kiln_artifact_path(a) + "'";
   for (size_t i = 0; i < kiln_artifact_input_count(a); ++i) {
     kiln_tensor_info_t info;
     kiln_input_role_t role;
@@ -279,9 +280,9 @@ kiln_status_t describeProgram(kiln_generator::Program &program) {
       program.lens.empty() || program.pools.empty() || program.maxBlocks < 1 ||
       program.poolBlocks < 2 || program.blockSize < 1)
     return makeStatusF(KILN_INVALID_ARGUMENT,
-                       "kiln_generator_create: %s of '%s' is not a generation step with a KV "
-                       "cache (compile the model with kiln-compile --kv-cache)",
-                       what.c_str(), kiln_artifact_path(a));
+                       "kiln_generator_create: %s is not a generation step with a KV cache "
+                       "(compile the model with kiln-compile --kv-cache)",
+                       what.c_str());
   size_t outputIndex = 0;
   if (kiln_artifact_output_count(a) == 1)
     outputIndex = 0;

@@ -10,7 +10,10 @@ top-2 margin is clear. Then, with --programs-test, each export compiled once wit
 (input_ids=1..2x1..32: programs decode_b1, decode_b2, prefill_b1_s32) runs as a generation loop
 (test/gpu/kv_cache_programs_test.cpp): the 5 prompt tokens prefilled in chunks of 3 through
 prefill_b1_s32, the rest decoded through decode_b1, the last token again through decode_b2 with a
-padding row, all programs sharing one set of pools. Exit 0 all pass, 1 a failure, 77 no GPU (found
+padding row, all programs sharing one set of pools; and with --kiln-run, `kiln-run --generate 9
+--batch 2` (kiln_generate) on that artifact must give torch's greedy tokens (`greedy_ids`, from
+transformers' generate) in both rows, up to the first step whose top-2 margin is within the
+tolerance. Exit 0 all pass, 1 a failure, 77 no GPU (found
 at the first case), 2 setup error.
 
     kv_cache_decode_test.py --kiln-compile build/bin/kiln-compile --decode-test build/test/kv_cache_decode_test
@@ -36,12 +39,48 @@ VARIANTS = [("fp32-b1", "fp32", "1x1", 16, 1e-4), ("fp32-b3", "fp32", "3x1", 4, 
             ("bf16-b3", "bf16", "3x1", 4, 3e-2)]
 
 
+def check_generate(kiln_run, artifact, ref, tol, work):
+    """kiln-run --generate (greedy, 2 copies of the prompt) against torch's greedy tokens.
+
+    Step j's token is argmax of full_logits[prompt - 1 + j]; it must match wherever that row's top-2
+    margin exceeds 2 * tol * max|row|, and checking stops after the first step where it need not.
+    Returns (ok, detail)."""
+    import json
+    prompt = ref["input_ids"][0]
+    want = ref["greedy_ids"][0]
+    ids = os.path.join(work, "prompt.npy")
+    np.save(ids, prompt.astype(np.int64))
+    r = subprocess.run([kiln_run, artifact, "--generate", str(len(want)), "--prompt-ids", ids,
+                        "--batch", "2", "--json"], capture_output=True, text=True)
+    if r.returncode:
+        return False, "kiln-run exit %d: %s" % (r.returncode, r.stderr.strip())
+    out = json.loads(r.stdout)
+    rows = [s["tokens"] for s in out["sequences"]]
+    if rows[0] != rows[1]:
+        return False, "the two rows differ: %s vs %s" % (rows[0], rows[1])
+    full = ref["full_logits"][0]
+    for j, token in enumerate(want):
+        row = full[len(prompt) - 1 + j]
+        top2 = np.sort(row)[-2:]
+        clear = top2[1] - top2[0] > 2 * tol * np.abs(row).max()
+        if j >= len(rows[0]):
+            return False, "%d tokens, expected %d" % (len(rows[0]), len(want))
+        if rows[0][j] != token:
+            if clear:
+                return False, "token %d is %d, torch's greedy %d (tokens %s)" % (
+                    j, rows[0][j], token, rows[0])
+            return True, "%d tokens equal torch's greedy ones, then a near tie" % j
+    return True, "%d tokens equal torch's greedy ones in both rows; decode %.0f tokens/s" % (
+        len(want), out["decode_tokens_per_s"])
+
+
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--kiln-compile", required=True)
     p.add_argument("--decode-test", required=True, help="the kv_cache_decode_test binary")
     p.add_argument("--programs-test", help="the kv_cache_programs_test binary (runs the programs "
                    "of a --shape range artifact)")
+    p.add_argument("--kiln-run", help="kiln-run, for --generate on the --shape range artifacts")
     args = p.parse_args(argv)
     # Like the other GPU tests: no compiling when nvidia-smi lists no GPU. A machine with a driver
     # library but no device still gets here; the decode binary then exits 77 at the first case.
@@ -101,6 +140,11 @@ def main(argv):
                     failed += 1
                     print("FAIL %s %s (exit %d): %s\n%s\n%s" % (m, name, r.returncode, last,
                                                              r.stdout, r.stderr))
+                if args.kiln_run:
+                    ok, detail = check_generate(args.kiln_run, artifact, ref, tol, work)
+                    passed += ok
+                    failed += not ok
+                    print("%s %s %s generate: %s" % ("PASS" if ok else "FAIL", m, name, detail))
     print("kv-cache decode: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -67,6 +68,8 @@ const char *const kUsage =
     "A]\n"
     "                [--bench N] [--profile N] [--trace FILE.json] [--device N] [--no-cuda-graph]\n"
     "                [--tensor-parallel N] [--tp-timeout MS] [--program NAME]\n"
+    "       kiln-run STEPS.kiln --generate N --prompt-ids IDS.npy [--batch B] [--temperature T]\n"
+    "                [--top-k K] [--top-p P] [--seed S] [--stop-ids A,B,...] [--json]\n"
     "       GEN: random[:SEED] | zeros | const:V\n"
     "       kiln-run --version | --help";
 
@@ -97,6 +100,15 @@ const char *const kHelp =
     "  --trace FILE.json    write a Chrome trace-event file of one profiled run (kernels,\n"
     "                       layers and collectives as slices; open it in Perfetto or\n"
     "                       chrome://tracing)\n"
+    "  --generate N         generate up to N tokens per sequence with a --kv-cache artifact:\n"
+    "                       prefill the prompts, decode them together, print the tokens, the\n"
+    "                       time to first token, decode tokens/s and per-step p50/p99\n"
+    "  --prompt-ids F.npy   the prompt(s) of --generate: integer ids [P] or [B, P]\n"
+    "  --batch B            --generate: B copies of a [P] prompt (default 1)\n"
+    "  --temperature T, --top-k K, --top-p P, --seed S\n"
+    "                       --generate sampling (default greedy: T 0); top-k 0 and top-p 1 keep\n"
+    "                       every token\n"
+    "  --stop-ids A,B,...   --generate: token ids that end a sequence (kept as its last token)\n"
     "  --program NAME       the program of a multi-program artifact (kiln-compile --kv-cache\n"
     "                       with a --shape range: one program per step shape; --info lists\n"
     "                       them) to describe or run; default: program 0\n"
@@ -144,6 +156,13 @@ struct Options {
   std::string trace;
   /// --program NAME: the program of a multi-program artifact to describe or run ("": program 0).
   std::string program;
+  /// --generate N (0: no generation) and its options.
+  long generate = 0;
+  std::string promptIds;
+  long batch = 0; ///< --batch (0: not given)
+  double temperature = 0, topP = 1;
+  long topK = 0, seed = 0;
+  std::vector<int64_t> stopIds;
   /// --inputs-generate: the generator for every input no --input gives.
   bool generateAll = false;
   kiln::inputgen::Spec generateAllSpec;
@@ -283,7 +302,9 @@ bool parseArgs(int argc, char **argv, Options &options) {
                                               "--rtol",       "--atol",   "--bench",
                                               "--profile",    "--device", "--tensor-parallel",
                                               "--tp-timeout", "--trace",  "--inputs-generate",
-                                              "--program"};
+                                              "--program", "--generate", "--prompt-ids",
+                                              "--batch", "--temperature", "--top-k", "--top-p",
+                                              "--seed", "--stop-ids"};
     if (std::find(std::begin(kValueFlags), std::end(kValueFlags), flag) == std::end(kValueFlags)) {
       usageError("unknown option '" + flag + "'");
       return false;
@@ -317,6 +338,52 @@ bool parseArgs(int argc, char **argv, Options &options) {
        : flag == "--output" ? options.outputs
                             : options.compares)
           .push_back(binding);
+    } else if (flag == "--generate") {
+      if (!parseLong(value, 1, 1 << 20, options.generate)) {
+        usageError("option '--generate' expects a token count in [1, 1048576], got '" + value +
+                   "'");
+        return false;
+      }
+    } else if (flag == "--prompt-ids") {
+      if (value.empty()) {
+        usageError("option '--prompt-ids' expects a .npy file of token ids");
+        return false;
+      }
+      options.promptIds = value;
+    } else if (flag == "--batch") {
+      if (!parseLong(value, 1, 4096, options.batch)) {
+        usageError("option '--batch' expects a count in [1, 4096], got '" + value + "'");
+        return false;
+      }
+    } else if (flag == "--temperature" || flag == "--top-p") {
+      double &out = flag == "--temperature" ? options.temperature : options.topP;
+      if (!parseDouble(value, out) || out < 0 || (flag == "--top-p" && out > 1)) {
+        usageError("option '" + flag + "' expects a number " +
+                   (flag == "--top-p" ? "in [0, 1]" : ">= 0") + ", got '" + value + "'");
+        return false;
+      }
+    } else if (flag == "--top-k") {
+      if (!parseLong(value, 0, 1L << 30, options.topK)) {
+        usageError("option '--top-k' expects a count >= 0 (0: every token), got '" + value + "'");
+        return false;
+      }
+    } else if (flag == "--seed") {
+      if (!parseLong(value, 0, LONG_MAX, options.seed)) {
+        usageError("option '--seed' expects a number >= 0, got '" + value + "'");
+        return false;
+      }
+    } else if (flag == "--stop-ids") {
+      std::stringstream list(value);
+      std::string item;
+      long id = 0;
+      while (std::getline(list, item, ','))
+        if (!parseLong(item, LONG_MIN, LONG_MAX, id)) {
+          usageError("option '--stop-ids' expects token ids separated by commas, got '" + value +
+                     "'");
+          return false;
+        } else {
+          options.stopIds.push_back(id);
+        }
     } else if (flag == "--program") {
       if (value.empty()) {
         usageError("option '--program' expects a program name (kiln-run MODEL --info lists them)");
@@ -1748,14 +1815,146 @@ int runThreadsMode(const Options &options) {
   return exitCode;
 }
 
+/// --generate: prefill the prompts of --prompt-ids, decode up to --generate tokens each through
+/// kiln_generate, print the tokens and the timings (or, with --json, one JSON object).
+int runGenerate(const Options &options) {
+  kiln::npy::NpyArray prompts;
+  std::string error;
+  if (!kiln::npy::readNpyFile(options.promptIds, prompts, error))
+    return fileError(error);
+  if ((prompts.shape.size() != 1 && prompts.shape.size() != 2) ||
+      (prompts.dtype != KILN_DTYPE_I64 && prompts.dtype != KILN_DTYPE_I32) ||
+      prompts.elementCount() == 0)
+    return fileError("'" + options.promptIds + "': --prompt-ids needs integer (int64 or int32) " +
+                     "token ids of shape [P] or [B, P] with P >= 1, got " +
+                     kiln_dtype_name(prompts.dtype) + " [" +
+                     kiln::npy::formatShape(prompts.shape.data(), prompts.shape.size()) + "]");
+  if (prompts.shape.size() == 2 && options.batch > 0)
+    return usageError("--batch copies a [P] prompt; '" + options.promptIds + "' already has " +
+                      std::to_string(prompts.shape[0]) + " prompts");
+  const size_t rows = prompts.shape.size() == 2 ? size_t(prompts.shape[0])
+                                                : size_t(std::max<long>(options.batch, 1));
+  const size_t length = size_t(prompts.shape.back());
+  std::vector<int64_t> ids(rows * length);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t t = 0; t < length; ++t) {
+      const size_t source = prompts.shape.size() == 2 ? r * length + t : t;
+      if (prompts.dtype == KILN_DTYPE_I64)
+        std::memcpy(&ids[r * length + t], prompts.data.data() + source * 8, 8);
+      else {
+        int32_t v;
+        std::memcpy(&v, prompts.data.data() + source * 4, 4);
+        ids[r * length + t] = v;
+      }
+    }
+
+  ArtifactRef model;
+  if (kiln_status_t status = kiln_artifact_open(options.model.c_str(), &model.artifact))
+    return statusError(status);
+  kiln_generator_t *generator = nullptr;
+  if (kiln_status_t status = kiln_generator_create(model.artifact, options.device, &generator))
+    return statusError(status);
+  std::unique_ptr<kiln_generator_t, void (*)(kiln_generator_t *)> holder(generator,
+                                                                        kiln_generator_release);
+  std::vector<kiln_generate_request_t> requests(rows);
+  std::vector<kiln_generate_result_t> results(rows);
+  std::vector<std::vector<int64_t>> tokens(rows, std::vector<int64_t>(size_t(options.generate)));
+  for (size_t r = 0; r < rows; ++r) {
+    kiln_generate_request_t &q = requests[r];
+    q.prompt = ids.data() + r * length;
+    q.prompt_length = length;
+    q.max_new_tokens = size_t(options.generate);
+    q.stop_tokens = options.stopIds.data();
+    q.stop_token_count = options.stopIds.size();
+    kiln_sampling_params_initialize(&q.sampling);
+    q.sampling.temperature = float(options.temperature);
+    q.sampling.top_k = int32_t(options.topK);
+    q.sampling.top_p = float(options.topP);
+    q.sampling.seed = uint64_t(options.seed) + r;
+    results[r].tokens = tokens[r].data();
+  }
+  if (kiln_status_t status = kiln_generate(generator, requests.data(), rows, results.data(),
+                                           nullptr, nullptr))
+    return statusError(status);
+  kiln_generate_stats_t stats;
+  if (kiln_status_t status = kiln_generator_last_stats(generator, &stats))
+    return statusError(status);
+  static const char *const kReasons[] = {"length", "stop", "cancelled"};
+  double ttft = 0;
+  for (const kiln_generate_result_t &res : results)
+    ttft = std::max(ttft, res.time_to_first_token_ms);
+  // Decode throughput: tokens the decode steps produced (each sequence's first token comes from
+  // its prefill) over the decode time.
+  const size_t decodeTokens = stats.generated_tokens - rows;
+  const double tokensPerSecond = stats.decode_ms > 0 ? decodeTokens / (stats.decode_ms / 1e3) : 0;
+  if (options.json) {
+    kiln::JsonWriter json;
+    json.beginObject();
+    json.key("sequences");
+    json.beginArray();
+    for (size_t r = 0; r < rows; ++r) {
+      json.beginObject();
+      json.key("tokens");
+      json.beginArray();
+      for (size_t t = 0; t < results[r].length; ++t)
+        json.value(static_cast<long long>(tokens[r][t]));
+      json.endArray();
+      json.key("finish_reason");
+      json.value(kReasons[results[r].finish_reason]);
+      json.key("time_to_first_token_ms");
+      json.value(results[r].time_to_first_token_ms);
+      json.endObject();
+    }
+    json.endArray();
+    json.key("prefill_ms");
+    json.value(stats.prefill_ms);
+    json.key("decode_steps");
+    json.value(static_cast<long long>(stats.decode_steps));
+    json.key("decode_tokens_per_s");
+    json.value(tokensPerSecond);
+    json.key("decode_step_p50_ms");
+    json.value(stats.decode_step_p50_ms);
+    json.key("decode_step_p99_ms");
+    json.value(stats.decode_step_p99_ms);
+    json.endObject();
+    std::printf("%s\n", json.str().c_str());
+    return kExitOk;
+  }
+  for (size_t r = 0; r < rows; ++r) {
+    std::printf("sequence %zu (%zu tokens, %s):", r, results[r].length,
+                kReasons[results[r].finish_reason]);
+    for (size_t t = 0; t < results[r].length; ++t)
+      std::printf(" %lld", static_cast<long long>(tokens[r][t]));
+    std::printf("\n");
+  }
+  std::printf("time to first token: %.3f ms (prompt %zu tokens x %zu, prefill %.3f ms in %zu "
+              "steps)\n",
+              ttft, length, rows, stats.prefill_ms, stats.prefill_steps);
+  std::printf("decode: %zu steps, %.1f tokens/s (batch %zu), step p50 %.3f ms, p99 %.3f ms\n",
+              stats.decode_steps, tokensPerSecond, rows, stats.decode_step_p50_ms,
+              stats.decode_step_p99_ms);
+  return kExitOk;
+}
+
 /// The whole tool; returns the exit code.
 int runTool(int argc, char **argv) {
   Options options;
   if (!parseArgs(argc, argv, options))
     return kExitError;
+  if (options.generate > 0 || !options.promptIds.empty() || options.batch > 0) {
+    if (options.generate == 0 || options.promptIds.empty())
+      return usageError("--generate N and --prompt-ids IDS.npy go together (--batch and the "
+                        "sampling options only with them)");
+    if (wantsRun(options) || options.tensorParallel > 0 || !options.program.empty())
+      return usageError("--generate runs every program of a --kv-cache artifact; it takes no "
+                        "--input/--output/--compare/--bench/--profile/--trace, --program or "
+                        "--tensor-parallel");
+    return runGenerate(options);
+  }
   if (!options.info && !options.json && !wantsRun(options))
     return usageError("nothing to do: give --info or --json, or "
-                      "--input/--inputs-generate/--output/--compare/--bench/--profile/--trace");
+                      "--input/--inputs-generate/--output/--compare/--bench/--profile/--trace, "
+                      "or --generate");
   if (options.tensorParallel > 0)
     return runThreadsMode(options);
 
