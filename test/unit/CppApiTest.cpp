@@ -104,3 +104,34 @@ TEST(CppApi, OpenFailureCarriesStatus) {
 }
 
 } // namespace
+
+TEST(CppApi, ProgramsAndGeneratorWrappersPassStatusesThrough) {
+  kiln::test::ArtifactBuilder builder;
+  kiln::test::buildAddModel(builder);
+  std::string path = kiln::test::writeTempFile("cpp-generate.kiln", builder.build());
+  kiln::Artifact artifact;
+  ASSERT_TRUE(kiln::Artifact::open(path, artifact).ok());
+  EXPECT_EQ(artifact.programCount(), 1u);
+  EXPECT_EQ(artifact.programName(), "");
+  kiln::Artifact program;
+  ASSERT_TRUE(artifact.program(0, program).ok());
+  EXPECT_EQ(program.get(), artifact.get());
+  kiln::Status missing = artifact.findProgram("decode_b1", program);
+  EXPECT_EQ(missing.code(), KILN_NOT_FOUND);
+  EXPECT_NE(std::string(missing.message()).find("one unnamed program"), std::string::npos) << missing.message();
+
+  kiln::Generator generator;
+  kiln::Status status = kiln::Generator::create(artifact, 0, generator);
+  EXPECT_EQ(status.code(), KILN_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(status.message()).find("which a generation step does not fill"), std::string::npos)
+      << status.message();
+  EXPECT_EQ(generator.get(), nullptr);
+  std::vector<kiln::GenerateResult> results;
+  kiln::GenerateRequest request;
+  request.prompt = {1, 2};
+  status = generator.generate({request}, results);
+  EXPECT_EQ(status.code(), KILN_INVALID_ARGUMENT);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_TRUE(results[0].tokens.empty());
+  EXPECT_EQ(generator.maxBatch(), 0u);
+}

@@ -14,6 +14,7 @@
 #include "kiln/runtime.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -148,6 +149,25 @@ public:
     return nodes;
   }
 
+  /// Programs (see kiln_artifact_program_count): their count, this one's name ("" in an
+  /// artifact of one program), and program `index` / `name` as an Artifact of its own.
+  size_t programCount() const { return kiln_artifact_program_count(handle); }
+  std::string programName() const { return kiln_artifact_program_name(handle); }
+  Status program(size_t index, Artifact &out) const {
+    Artifact program;
+    Status status(kiln_artifact_program(handle, index, &program.handle));
+    if (status.ok())
+      out = std::move(program);
+    return status;
+  }
+  Status findProgram(const std::string &name, Artifact &out) const {
+    Artifact program;
+    Status status(kiln_artifact_find_program(handle, name.c_str(), &program.handle));
+    if (status.ok())
+      out = std::move(program);
+    return status;
+  }
+
 private:
   kiln_artifact_t *handle = nullptr;
 };
@@ -219,6 +239,89 @@ public:
 
 private:
   kiln_session_t *handle = nullptr;
+};
+
+/// One sequence for Generator::generate: the prompt, at most `maxNewTokens` new tokens, the ids
+/// that end it, and how tokens are picked (greedy by default; see kiln_sampling_params_t).
+struct GenerateRequest {
+  std::vector<int64_t> prompt;
+  size_t maxNewTokens = 1;
+  std::vector<int64_t> stopTokens;
+  kiln_sampling_params_t sampling = {0.0f, 0, 1.0f, 0};
+};
+
+/// What Generator::generate produced for one request.
+struct GenerateResult {
+  std::vector<int64_t> tokens;
+  kiln_finish_reason_t finishReason = KILN_FINISH_LENGTH;
+  double timeToFirstTokenMs = 0;
+};
+
+/// Owning wrapper of a generator (kiln_generator_create): the text-generation loop over the
+/// programs of a --kv-cache artifact.
+class Generator {
+public:
+  Generator() = default;
+  Generator(Generator &&other) noexcept : handle(std::exchange(other.handle, nullptr)) {}
+  Generator &operator=(Generator &&other) noexcept {
+    std::swap(handle, other.handle);
+    return *this;
+  }
+  Generator(const Generator &) = delete;
+  Generator &operator=(const Generator &) = delete;
+  ~Generator() { kiln_generator_release(handle); }
+
+  /// A generator for `artifact`'s programs on CUDA device `device` (see kiln_generator_create).
+  static Status create(const Artifact &artifact, int device, Generator &out) {
+    Generator generator;
+    Status status(kiln_generator_create(artifact.get(), device, &generator.handle));
+    if (status.ok())
+      out = std::move(generator);
+    return status;
+  }
+
+  /// The C handle (borrowed).
+  kiln_generator_t *get() const { return handle; }
+  size_t maxBatch() const { return kiln_generator_max_batch(handle); }
+  size_t maxSeqLen() const { return kiln_generator_max_seq_len(handle); }
+
+  /// Generates for every request together (see kiln_generate); `onToken(sequence, token)`
+  /// streams each token and returns true to cancel.
+  Status generate(const std::vector<GenerateRequest> &requests,
+                  std::vector<GenerateResult> &results,
+                  const std::function<bool(size_t, int64_t)> &onToken = {}) {
+    std::vector<kiln_generate_request_t> c(requests.size());
+    std::vector<kiln_generate_result_t> r(requests.size());
+    results.assign(requests.size(), GenerateResult());
+    for (size_t i = 0; i < requests.size(); ++i) {
+      const GenerateRequest &q = requests[i];
+      c[i] = {q.prompt.data(), q.prompt.size(),     q.maxNewTokens,
+              q.stopTokens.data(), q.stopTokens.size(), q.sampling};
+      results[i].tokens.resize(q.maxNewTokens);
+      r[i].tokens = results[i].tokens.data();
+    }
+    auto trampoline = [](void *user, size_t sequence, int64_t token) -> int {
+      return (*static_cast<const std::function<bool(size_t, int64_t)> *>(user))(sequence, token)
+                 ? 1
+                 : 0;
+    };
+    Status status(kiln_generate(handle, c.data(), c.size(), r.data(),
+                                onToken ? +trampoline : nullptr,
+                                const_cast<std::function<bool(size_t, int64_t)> *>(&onToken)));
+    for (size_t i = 0; i < requests.size(); ++i) {
+      results[i].tokens.resize(status.ok() ? r[i].length : 0);
+      results[i].finishReason = r[i].finish_reason;
+      results[i].timeToFirstTokenMs = r[i].time_to_first_token_ms;
+    }
+    return status;
+  }
+  /// The timings of the last generate.
+  Status lastStats(kiln_generate_stats_t &stats) const {
+    return Status(kiln_generator_last_stats(handle, &stats));
+  }
+
+private:
+  kiln_generator_t *handle = nullptr;
 };
 
 } // namespace kiln
