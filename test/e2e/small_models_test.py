@@ -72,6 +72,10 @@ MODELS = {
                                                "pv": (1, 2, 0, 4)},
     # uint8/int8/int16/uint32/uint64 in kernels and in the constant folder (numpy reference).
     "int_dtypes": {"a": (3, 16), "b": (3, 16), "c": (3, 16), "d": (3, 16), "e": (3, 16)},
+    # Attention-24 qk_matmul_output modes 0-3 with softcap and an additive mask (mode 0: the
+    # scaled Q K^T before softcap, as the spec's function body and onnxruntime have it).
+    "../../onnx/Inputs/attention_qk_modes": {"q": (1, 2, 3, 8), "k": (1, 2, 5, 8),
+                                             "v": (1, 2, 5, 8), "m": (3, 5)},
     # A node list out of topological order (the importer sorts it).
     "../../onnx/Inputs/unsorted_nodes": {"x": (2, 3)},
     # Attention-23: GQA with past key/value and a bool mask; 3-D causal with head counts.

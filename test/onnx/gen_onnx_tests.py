@@ -424,6 +424,16 @@ def opsets25_28():
               is_causal=1, qk_matmul_output_mode=3)],
         [vi("q", F, [1, 2, 3, 8]), vi("k", F, [1, 2, 5, 8]), vi("v", F, [1, 2, 5, 8])],
         [vi("y", F, None), vi("qk", F, None)], opset=24))
+    # qk_matmul_output in each mode with softcap and an additive mask, as the spec's function
+    # body defines it: 0 the scaled Q K^T (before softcap), 1 softcapped, 2 softcapped plus the
+    # mask, 3 the probabilities (the ONNX reference evaluator softcaps mode 0 too).
+    save("attention_qk_modes", model(
+        [node("Attention", ["q", "k", "v", "m"], ["y%d" % mode, "", "", "qk%d" % mode],
+              name="attn%d" % mode, softcap=1.5, qk_matmul_output_mode=mode)
+         for mode in range(4)],
+        [vi("q", F, [1, 2, 3, 8]), vi("k", F, [1, 2, 5, 8]), vi("v", F, [1, 2, 5, 8]),
+         vi("m", F, [3, 5])],
+        [vi("y0", F, None)] + [vi("qk%d" % mode, F, None) for mode in range(4)], opset=24))
     save("attention_nonpad", model(
         [node("Attention", ["q", "k", "v", "", "", "", "lens"], ["y"], name="attn", is_causal=1)],
         [vi("q", F, [2, 4, 1, 8]), vi("k", F, [2, 2, 6, 8]), vi("v", F, [2, 2, 6, 8]),
