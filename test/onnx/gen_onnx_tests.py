@@ -13,6 +13,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+import cast_values
+
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs")
 F, I64, I32, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.INT32, TensorProto.BOOL
 INT64_MAX = np.iinfo(np.int64).max
@@ -445,6 +447,29 @@ def opsets25_28():
          const("sin", np.sin(np.arange(32, dtype=np.float32).reshape(8, 4) / 7))], opset=23))
 
 
+def cast_rounding():
+    """Casts to bfloat16 and float16 (cast-rounding.mlir; values on a GPU: small_models_test.py).
+    The graph input x goes through the kernels; the initializer c, holding the same special
+    values, is folded at import: both must round as IEEE 754 (nearest even, overflow to inf)."""
+    BF, H = TensorProto.BFLOAT16, TensorProto.FLOAT16
+    nodes = []
+    for src in ("x", "c"):
+        nodes += [
+            node("Cast", [src], [src + "_bf16"], to=BF), node("Cast", [src + "_bf16"],
+                                                             [src + "_via_bf16"], to=F),
+            node("Cast", [src], [src + "_f16"], to=H), node("Cast", [src + "_f16"],
+                                                           [src + "_via_f16"], to=F),
+            node("Cast", [src + "_f16"], [src + "_f16_bf16"], to=BF),
+            node("Cast", [src + "_f16_bf16"], [src + "_via_f16_bf16"], to=F),
+        ]
+    outs = []
+    for src in ("x", "c"):
+        outs += [vi(src + "_via_bf16", F, None), vi(src + "_via_f16", F, None),
+                 vi(src + "_f16", H, None), vi(src + "_via_f16_bf16", F, None)]
+    save("cast_rounding", model(nodes, [vi("x", F, ["n"])], outs,
+                                [const("c", cast_values.special_values())]))
+
+
 def empty_tensors():
     """Zero-size dims (kiln-eliminate-empty-tensors): an empty past KV cache concatenated with the
     new key, an empty Concat operand, reductions over an empty axis (sum 0, mean NaN, max -inf /
@@ -808,6 +833,6 @@ if __name__ == "__main__":
     for gen in [elementwise, logic, gelu, folding, shape_ops, runtime_cumsum, movement, slices,
                 gathers, math, reduce18, reduce13, external_data, old_and_new_opsets,
                 rotary_embedding, derived_ops, activations, arg_reduce, mod, opsets25_28, empty_tensors, attention23, errors, review_fixes, contrib,
-                broken_files, structure_checks, unsorted_graphs]:
+                broken_files, structure_checks, unsorted_graphs, cast_rounding]:
         gen()
     print("wrote", OUT)
