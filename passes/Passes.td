@@ -288,11 +288,14 @@ def AssignPrecision : Pass<"kiln-assign-precision", "mlir::func::FuncOp"> {
     even and saturating (a finite value never becomes inf, so an additive mask
     of -1e12 or the f32 minimum stays the most negative finite value); every
     other op's f32 result changes type in place; casts to f32 become casts to
-    the new type. The function's own inputs and outputs keep the model's
-    types: f32 arguments are cast on entry, results cast back before the
-    return. Kernels compute in fp32 registers whatever the storage type
-    (GEMMs accumulate in fp32; norm, softmax and reduction statistics are
-    fp32), so this pass only changes what is stored.
+    the new type, saturating like every 16-bit store (`saturate_finite`: the
+    model asked for f32, so ONNX Cast's overflow to inf does not apply). The
+    function's own inputs and outputs keep the model's types: f32 arguments
+    are cast on entry (saturating), results cast back before the return; a
+    model's own cast of an f32 argument keeps reading the argument, so it
+    rounds the exact value once. Kernels compute in fp32 registers whatever
+    the storage type (GEMMs accumulate in fp32; norm, softmax and reduction
+    statistics are fp32), so this pass only changes what is stored.
 
     `fp32` (default) changes nothing. `tf32` keeps f32 storage and records
     `kiln.precision = #kiln.precision<tf32>` on the function: GEMMs then run
@@ -312,7 +315,7 @@ def AssignPrecision : Pass<"kiln-assign-precision", "mlir::func::FuncOp"> {
     After:
     ```mlir
     func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
-      %0 = kiln.cast %x : tensor<4xf32> -> tensor<4xf16>
+      %0 = kiln.cast %x {saturate_finite} : tensor<4xf32> -> tensor<4xf16>
       %c = kiln.constant dense<-6.550400e+04> : tensor<4xf16>
       %y = kiln.add %0, %c : tensor<4xf16>, tensor<4xf16> -> tensor<4xf16>
       %1 = kiln.cast %y : tensor<4xf16> -> tensor<4xf32>

@@ -348,12 +348,20 @@ FailureOr<std::string> ExprEmitter::emitUnary(OpT op, ArrayRef<std::string> coor
           .Case([&](SinOp) { return "sinf(" + *x + ")"; })
           .Case([&](NotOp) { return "(!" + *x + ")"; })
           .Case([&](IsNaNOp) { return "(" + *x + " != " + *x + ")"; })
-          .Case([&](CastOp) {
+          .Case([&](CastOp cast) {
             if (outT.isInteger(1))
               return "(" + *x + " != 0)";
-            // A cast to a 16-bit float rounds (and saturates) like a store.
-            if (isNarrowFloat(outT))
-              return "kiln::ld(" + storeValue(outT, "(float)(" + *x + ")") + ")";
+            // A cast to a 16-bit float rounds to nearest even and, as ONNX Cast, overflows to
+            // inf (kiln::castRn); the compiler's own precision casts (saturate_finite) saturate
+            // like a store. The value then stays in an fp32 register, exactly representable in
+            // the 16-bit type, so a later cast back to f32 is exact.
+            if (isNarrowFloat(outT)) {
+              std::string narrow = cast.getSaturateFinite()
+                                       ? storeValue(outT, "(float)(" + *x + ")")
+                                       : "kiln::castRn<" + *cudaStorageType(outT) + ">((float)(" +
+                                             *x + "))";
+              return "kiln::ld(" + narrow + ")";
+            }
             return "(" + *cudaScalarType(outT) + ")(" + *x + ")";
           })
           .Default([](Operation *) { return std::string(); });

@@ -468,8 +468,9 @@ Value broadcastWhere(NodeImporter &n, Value cond, Value x, Value y) {
 /// attn_mask, the causal frontier (key j visible to query i iff j <= i + offset), the sliding
 /// window (i + offset - left <= j <= i + offset + right) and the nonpad_kv_seqlen padding; softmax
 /// in softmax_precision; rows whose bias is all -inf are 0; times V. Returns Y [B, Hq, Sq, Dv]
-/// and qk_matmul_output [B, Hq, Sq, Sk] (mode 0/1: the softcapped scores, 2: with the bias,
-/// 3: the probabilities). Used where kiln.attention does not apply (softcap, windows,
+/// and qk_matmul_output [B, Hq, Sq, Sk] as the spec's function body defines it (mode 0: the
+/// scaled Q K^T before softcap, 1: after softcap, 2: softcapped plus the bias, 3: the
+/// probabilities). Used where kiln.attention does not apply (softcap, windows,
 /// qk_matmul_output, nonpad_kv_seqlen, a causal mask that is not bottom-right aligned);
 /// kiln-raise-attention may still fuse the plain parts.
 FailureOr<std::pair<Value, Value>> buildCompositeAttention(NodeImporter &n,
@@ -497,12 +498,17 @@ FailureOr<std::pair<Value, Value>> buildCompositeAttention(NodeImporter &n,
                                    b.getDenseI64ArrayAttr({0, 1, 3, 2}));
   auto scoreType = RankedTensorType::get({B, Hq, Sq, Sk}, et);
   Value scores = n.create<MatMulOp>(scoreType, qs, kT);
+  // Mode 0 is the scaled Q K^T itself, before softcap: the spec's function body returns
+  // QKAttnWeight there (the reference evaluator, onnx/reference/ops/op_attention.py, returns the
+  // softcapped scores instead; onnxruntime follows the function body).
+  Value qkOut = scores;
   if (p.softcap > 0.0f) {
     Value t = n.create<TanhOp>(scoreType, broadcastBinary<MulOp>(
                                               n, scores, n.createScalar(et, 1.0 / p.softcap)));
     scores = broadcastBinary<MulOp>(n, t, n.createScalar(et, p.softcap));
   }
-  Value qkOut = scores;
+  if (p.qkMode == 1)
+    qkOut = scores;
 
   // The additive bias.
   Value bias = p.mask;

@@ -115,12 +115,21 @@ struct HostTensor {
     Type elem = type.getElementType();
     int64_t n = type.getNumElements();
     if (auto ft = dyn_cast<FloatType>(elem)) {
+      // One rounding to nearest even, as the GPU's cvt.rn and ONNX Cast: a float source is
+      // exact in double (f32, f16 and bf16 values all are), an integer source converts
+      // directly (through double it would round twice beyond 2^53). Overflow gives inf.
       SmallVector<APFloat> vals;
       vals.reserve(n);
       for (int64_t k = 0; k < n; ++k) {
-        APFloat v(srcIsFloat ? getF(k) : double(getI(k)));
-        bool loses;
-        v.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &loses);
+        APFloat v(ft.getFloatSemantics());
+        if (srcIsFloat) {
+          v = APFloat(getF(k));
+          bool loses;
+          v.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &loses);
+        } else {
+          v.convertFromAPInt(APInt(64, uint64_t(getI(k)), /*isSigned=*/true), /*IsSigned=*/true,
+                             APFloat::rmNearestTiesToEven);
+        }
         vals.push_back(v);
       }
       return DenseElementsAttr::get(type, vals);
@@ -372,13 +381,26 @@ OpFoldResult IsNaNOp::fold(FoldAdaptor a) {
 }
 
 OpFoldResult CastOp::fold(FoldAdaptor a) {
+  // Only a cast between equal types is an identity; casts that narrow and widen again round
+  // (a pair of them is never folded away). Constants round to nearest even (HostTensor::write).
   if (getInput().getType() == getType())
     return getInput();
   bool srcFloat = isa<FloatType>(getInput().getType().getElementType());
+  // saturate_finite: a finite value past the largest finite result becomes that value (then
+  // rounding keeps it); f16's 65504 is the only limit an int64 can pass.
+  double limit = std::numeric_limits<double>::infinity();
+  if (auto ft = dyn_cast<FloatType>(getType().getElementType()); ft && getSaturateFinite())
+    limit = APFloat::getLargest(ft.getFloatSemantics()).convertToDouble();
   return foldElementwise(
       *this, {a.getInput()},
       [&](ArrayRef<const HostTensor *> t, ArrayRef<int64_t> idx) {
-        return std::make_pair(t[0]->getF(idx[0]), t[0]->getI(idx[0]));
+        double f = t[0]->getF(idx[0]);
+        int64_t i = t[0]->getI(idx[0]);
+        if (std::isfinite(f) && std::fabs(f) > limit) {
+          f = std::copysign(limit, f);
+          i = toInt64(f);
+        }
+        return std::make_pair(f, i);
       },
       srcFloat);
 }

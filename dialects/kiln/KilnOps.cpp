@@ -339,6 +339,13 @@ LogicalResult MatMulOp::verify() {
   return success();
 }
 
+LogicalResult CastOp::verify() {
+  Type out = getType().getElementType();
+  if (getSaturateFinite() && !isa<FloatType>(out))
+    return emitOpError() << "'saturate_finite' needs a floating-point result, got " << out;
+  return success();
+}
+
 LogicalResult SoftmaxOp::verify() {
   return checkAxis(*this, getAxis(), getType().getRank());
 }

@@ -139,15 +139,29 @@ def Kiln_CastOp : Kiln_Op<"cast", [Pure, SameOperandsAndResultShape, Kiln_Fusibl
   let description = [{
     Converts each element to the result element type: float to integer
     truncates toward zero, anything to i1 is `x != 0`, i1 to numbers is 0/1.
+    A conversion to a narrower float (f32 to f16 or bf16, f16 to bf16, ...)
+    rounds to nearest even as IEEE 754 does: a finite value half an ulp or
+    more past the largest finite value becomes an infinity (f32 65520.0 is
+    f16 inf, 65519.99 is 65504), infinities and NaN stay. A cast is an
+    identity only between equal types: two casts that narrow and widen again
+    round the value and are never folded away.
+
+    With `saturate_finite` (set by the compiler's own precision conversions,
+    never by the ONNX importer) a finite value that would overflow becomes the
+    largest finite value of its sign instead, the rule 16-bit results are
+    stored by: an additive mask of -1e9 stays a large finite negative number
+    in f16. Only a floating-point result may carry it.
 
     ```mlir
     %f = kiln.cast %m : tensor<2x16xi64> -> tensor<2x16xf32>
+    %h = kiln.cast %x {saturate_finite} : tensor<2x16xf32> -> tensor<2x16xf16>
     ```
   }];
-  let arguments = (ins Kiln_Tensor:$input);
+  let arguments = (ins Kiln_Tensor:$input, UnitAttr:$saturate_finite);
   let results = (outs Kiln_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasFolder = 1;
+  let hasVerifier = 1;
 }
 
 class Kiln_BinaryOp<string mnemonic, string what, list<Trait> traits = []>

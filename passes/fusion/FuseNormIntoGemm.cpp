@@ -266,7 +266,8 @@ void rewriteGemm(RewriterBase &rewriter, const NormKernel &nk, GemmUse &g, const
   z = MulOp::create(rewriter, loc, y32Type, z, stats.getRstd());
   if (bias)
     z = AddOp::create(rewriter, loc, y32Type, z, bias);
-  Value normalized = CastOp::create(rewriter, loc, yType, z);
+  // The norm's result type: rounded and saturated as the norm kernel would have stored it.
+  Value normalized = CastOp::create(rewriter, loc, yType, z, /*saturate_finite=*/true);
   rewriter.replaceAllUsesExcept(mm.getResult(), normalized, y32);
 
   // The original weight argument, if nothing else reads it.

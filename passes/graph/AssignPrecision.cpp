@@ -79,14 +79,21 @@ LogicalResult kiln::assignPrecision(RewriterBase &rewriter, func::FuncOp func,
     return func.emitError() << "kiln-assign-precision must run before fusion (found kiln.kernel)";
   Block &entry = func.getBody().front();
 
-  // 1. Arguments keep their types; f32 ones are cast on entry.
+  // 1. Arguments keep their types; f32 ones are cast on entry. The model's own casts of an
+  //    argument to another type keep reading the f32 argument: they convert its exact value
+  //    once, as ONNX Cast does (through the 16-bit copy, f32 -> bf16 would round twice under
+  //    fp16 storage, and f32 -> int64 would truncate a rounded value).
   rewriter.setInsertionPointToStart(&entry);
   for (BlockArgument arg : entry.getArguments()) {
     Type narrow = narrowType(arg.getType(), to);
-    if (narrow == arg.getType() || arg.use_empty())
+    auto readsExactValue = [](OpOperand &use) { return isa<CastOp>(use.getOwner()); };
+    if (narrow == arg.getType() || llvm::all_of(arg.getUses(), readsExactValue))
       continue;
-    auto cast = CastOp::create(rewriter, arg.getLoc(), narrow, arg);
-    rewriter.replaceAllUsesExcept(arg, cast.getResult(), cast);
+    // Saturating, like the constants and every 16-bit store (a -1e9 mask stays finite).
+    auto cast = CastOp::create(rewriter, arg.getLoc(), narrow, arg, /*saturate_finite=*/true);
+    rewriter.replaceUsesWithIf(arg, cast.getResult(), [&](OpOperand &use) {
+      return use.getOwner() != cast && !readsExactValue(use);
+    });
   }
 
   // 2. Every f32 result inside the body becomes `to`; constants convert.
@@ -117,8 +124,15 @@ LogicalResult kiln::assignPrecision(RewriterBase &rewriter, func::FuncOp func,
     }
     for (OpResult r : op->getResults()) {
       Type narrow = narrowType(r.getType(), to);
-      if (narrow != r.getType())
-        rewriter.modifyOpInPlace(op, [&] { r.setType(narrow); });
+      if (narrow == r.getType())
+        continue;
+      rewriter.modifyOpInPlace(op, [&] {
+        r.setType(narrow);
+        // A model's cast to f32 now rounds to `to` because of this pass: it stores by the
+        // storage rule (saturating), not by ONNX Cast's overflow to inf.
+        if (auto c = dyn_cast<CastOp>(op))
+          c.setSaturateFinite(true);
+      });
     }
     return WalkResult::advance();
   });

@@ -142,3 +142,67 @@ func.func @mod_fmod() -> (tensor<4xi64>, tensor<4xi64>) {
   %f = kiln.fmod %a, %b : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
   return %m, %f : tensor<4xi64>, tensor<4xi64>
 }
+
+// -----
+
+// A cast that narrows and one that widens again round the value: the pair is
+// never folded into an identity (only a cast between equal types is one).
+// CHECK-LABEL: func.func @cast_pair_kept
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32>)
+// CHECK-NEXT: %[[B:.+]] = kiln.cast %[[X]] : tensor<4xf32> -> tensor<4xbf16>
+// CHECK-NEXT: %[[Y:.+]] = kiln.cast %[[B]] : tensor<4xbf16> -> tensor<4xf32>
+// CHECK-NEXT: %[[H:.+]] = kiln.cast %[[X]] : tensor<4xf32> -> tensor<4xf16>
+// CHECK-NEXT: %[[Z:.+]] = kiln.cast %[[H]] : tensor<4xf16> -> tensor<4xf32>
+// CHECK-NEXT: return %[[Y]], %[[Z]], %[[X]]
+func.func @cast_pair_kept(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %b = kiln.cast %x : tensor<4xf32> -> tensor<4xbf16>
+  %y = kiln.cast %b : tensor<4xbf16> -> tensor<4xf32>
+  %h = kiln.cast %x : tensor<4xf32> -> tensor<4xf16>
+  %z = kiln.cast %h : tensor<4xf16> -> tensor<4xf32>
+  %same = kiln.cast %x : tensor<4xf32> -> tensor<4xf32>
+  return %y, %z, %same : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Casts of constants to f16 round to nearest even (1 + 2^-11 is a tie and
+// stays 1, 1 + 3 * 2^-11 goes up to 1 + 2^-9) and overflow to inf from half
+// an ulp past 65504 on (65519.99 -> 65504, 65520 -> inf); inf and NaN stay.
+// With saturate_finite a finite value becomes +-65504 instead.
+// CHECK-LABEL: func.func @cast_constant_to_f16
+// CHECK-DAG: kiln.constant dense<[1.000000e+00, 1.001950e+00, 6.550400e+04, 0x7C00, 0xFC00, 0x7C00, 0x7E00]> : tensor<7xf16>
+// CHECK-DAG: kiln.constant dense<[1.000000e+00, 1.001950e+00, 6.550400e+04, 6.550400e+04, -6.550400e+04, 0x7C00, 0x7E00]> : tensor<7xf16>
+func.func @cast_constant_to_f16() -> (tensor<7xf16>, tensor<7xf16>) {
+  %c = kiln.constant dense<[1.00048828125, 1.00146484375, 65519.99, 65520.0, -65520.0, 0x7F800000, 0x7FC00000]> : tensor<7xf32>
+  %h = kiln.cast %c : tensor<7xf32> -> tensor<7xf16>
+  %s = kiln.cast %c {saturate_finite} : tensor<7xf32> -> tensor<7xf16>
+  return %h, %s : tensor<7xf16>, tensor<7xf16>
+}
+
+// -----
+
+// To bf16: ties to even (1 + 2^-8 stays 1, 1 + 3 * 2^-8 goes up to
+// 1 + 2^-6); half an ulp past the largest finite bf16 (0x7F7F8000) is inf,
+// just below it (0x7F7F7FFF) the largest finite value (3.389530e+38); a
+// subnormal rounds like any other value (0x00018000 is a tie between bf16
+// 0x0001 and 0x0002 and goes to the even 0x0002 = 2^-132).
+// CHECK-LABEL: func.func @cast_constant_to_bf16
+// CHECK: kiln.constant dense<[1.000000e+00, 1.015630e+00, 0x7F80, 3.389530e+38, 0xFF80, 1.836710e-40]> : tensor<6xbf16>
+func.func @cast_constant_to_bf16() -> tensor<6xbf16> {
+  %c = kiln.constant dense<[1.00390625, 1.01171875, 0x7F7F8000, 0x7F7F7FFF, 0xFF7F8000, 0x00018000]> : tensor<6xf32>
+  %b = kiln.cast %c : tensor<6xf32> -> tensor<6xbf16>
+  return %b : tensor<6xbf16>
+}
+
+// -----
+
+// An int64 converts to f32 with one rounding: 2^60 + 2^36 + 1 is just above
+// the midpoint of two f32 neighbours and rounds up to 2^60 + 2^37 (through
+// double it would first become the midpoint, then round to even: 2^60).
+// CHECK-LABEL: func.func @cast_constant_int_to_f32
+// CHECK: kiln.constant dense<1.15292164E+18> : tensor<1xf32>
+func.func @cast_constant_int_to_f32() -> tensor<1xf32> {
+  %c = kiln.constant dense<1152921573326323713> : tensor<1xi64>
+  %f = kiln.cast %c : tensor<1xi64> -> tensor<1xf32>
+  return %f : tensor<1xf32>
+}

@@ -168,6 +168,14 @@ func.func @gather_nd_rank(%d: tensor<4x4xf32>, %i: tensor<2x3xi64>) {
 
 // -----
 
+func.func @cast_saturate_integer(%a: tensor<8xf32>) {
+  // expected-error @+1 {{'kiln.cast' op 'saturate_finite' needs a floating-point result, got 'i32'}}
+  %0 = kiln.cast %a {saturate_finite} : tensor<8xf32> -> tensor<8xi32>
+  return
+}
+
+// -----
+
 func.func @kernel_yield_types(%a: tensor<8xf32>) -> tensor<8xf32> {
   // expected-error @+1 {{'kiln.kernel' op yielded types do not match the result types}}
   %r = kiln.kernel @k(%a) : (tensor<8xf32>) -> tensor<8xf32> {

@@ -34,6 +34,8 @@ func.func @graph_ops(%x: tensor<2x16x128xf32>, %ids: tensor<2x16xi64>, %table: t
   %cc = kiln.concat %c, %s {axis = 0 : i64} : tensor<1xi64>, tensor<2xi64> -> tensor<3xi64>
   // CHECK: kiln.cast %{{.*}} : tensor<2x16xi1> -> tensor<2x16xf32>
   %mf = kiln.cast %m : tensor<2x16xi1> -> tensor<2x16xf32>
+  // CHECK: kiln.cast %{{.*}} {saturate_finite} : tensor<2x16xf32> -> tensor<2x16xf16>
+  %mh = kiln.cast %mf {saturate_finite} : tensor<2x16xf32> -> tensor<2x16xf16>
   // CHECK: kiln.expand %{{.*}} : tensor<2x16xf32> -> tensor<2x4x2x16xf32>
   %ex = kiln.expand %mf : tensor<2x16xf32> -> tensor<2x4x2x16xf32>
   // CHECK: kiln.where %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x16xi1>, tensor<2x16xf32>, tensor<2x16xf32> -> tensor<2x16xf32>

@@ -22,6 +22,9 @@ import numpy as np
 from e2e_test import has_gpu  # one GPU check for every GPU test script
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "onnx"))
+import cast_values  # noqa: E402  (special float32 values and IEEE cast references, numpy only)
+
 INPUTS = os.path.join(HERE, "..", "codegen", "Inputs")
 # model -> {input: shape}
 MODELS = {
@@ -72,6 +75,13 @@ MODELS = {
                                                "pv": (1, 2, 0, 4)},
     # uint8/int8/int16/uint32/uint64 in kernels and in the constant folder (numpy reference).
     "int_dtypes": {"a": (3, 16), "b": (3, 16), "c": (3, 16), "d": (3, 16), "e": (3, 16)},
+    # Attention-24 qk_matmul_output modes 0-3 with softcap and an additive mask (mode 0: the
+    # scaled Q K^T before softcap, as the spec's function body and onnxruntime have it).
+    "../../onnx/Inputs/attention_qk_modes": {"q": (1, 2, 3, 8), "k": (1, 2, 5, 8),
+                                             "v": (1, 2, 5, 8), "m": (3, 5)},
+    # Casts to bf16 and fp16 and back (ties, limits, subnormals, inf, NaN, then random values of
+    # every magnitude), in kernels (input x) and folded at import (initializer c): bit-exact.
+    "../../onnx/Inputs/cast_rounding": {"x": (4096,)},
     # A node list out of topological order (the importer sorts it).
     "../../onnx/Inputs/unsorted_nodes": {"x": (2, 3)},
     # Attention-23: GQA with past key/value and a bool mask; 3-D causal with head counts.
@@ -121,9 +131,25 @@ def int_dtypes_ref(f):
                 d + np.uint32(4000000000), np.maximum(d, np.uint32(3000000000)),
                 np.maximum(e, np.uint64(2**63 + 5)), e - np.uint64(1), np.argmax(e, axis=1)]
 
+# Float inputs drawn otherwise than as standard normals: model -> {input: fn(rng, shape)}.
+VALUE_INPUTS = {"../../onnx/Inputs/cast_rounding":
+                {"x": lambda rng, shape: cast_values.wide_values(rng, shape[0])}}
+# Models whose float outputs must equal the reference exactly (NaN where it has NaN, the sign of
+# zero included), not within a tolerance.
+EXACT = {"../../onnx/Inputs/cast_rounding"}
+
+
+def cast_rounding_ref(f):
+    """cast_rounding.onnx: the casts of x, then those of the initializer c (the special values)."""
+    x, c = cast_values.references(f["x"]), cast_values.references(cast_values.special_values())
+    order = ["via_bf16", "via_f16", "f16", "via_f16_bf16"]
+    return [x[k] for k in order] + [c[k] for k in order]
+
+
 # numpy references (onnxruntime's NaN propagation is not specified): model -> feeds -> outputs.
 NUMPY_REFS = {
     "max_nan": lambda f: [np.max(f["x"], axis=-1)],
+    "../../onnx/Inputs/cast_rounding": cast_rounding_ref,
     "int_dtypes": int_dtypes_ref,
     "../../onnx/Inputs/empty_tensors": lambda f: [
         2 * f["k"], np.concatenate([f["x"], f["x"]], axis=1), np.zeros(2, np.float32),
@@ -191,6 +217,8 @@ def main():
                 feeds[k] = rng.integers(0, high, size=inputs[k], dtype=np.int64)
             for k, (dtype, low, high) in TYPED_INPUTS.get(name, {}).items():
                 feeds[k] = rng.integers(low, high, size=inputs[k], dtype=dtype)
+            for k, draw in VALUE_INPUTS.get(name, {}).items():
+                feeds[k] = draw(rng, inputs[k])
             if name in TYPED_INPUTS:
                 feeds["e"][0, :3] = [0, 2**63 + 5, 2**64 - 1]  # the wrap and the sign bit
             for k, index in NAN_INPUTS.get(name, []):
@@ -230,6 +258,13 @@ def main():
                     ok = False  # the planted NaNs must reach the output
                 if np.issubdtype(ref.dtype, np.integer):
                     ok = out.dtype == ref.dtype and np.array_equal(out, ref)  # integers: exact
+                if name in EXACT:
+                    bad = cast_values.mismatches(out, ref)
+                    ok = bad.size == 0
+                    if bad.size:
+                        print(f"{base:12s} {o:10s} {bad.size} elements differ, e.g. " + ", ".join(
+                            f"[{i}] {out.reshape(-1)[i]!r} (want {ref.reshape(-1)[i]!r})"
+                            for i in bad[:4]))
                 failures += not ok
                 print(f"{base:12s} {o:10s} max_rel_err={err:.3e} {'ok' if ok else 'FAIL'}")
     print("PASS" if failures == 0 else f"FAIL ({failures})")

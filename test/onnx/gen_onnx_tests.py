@@ -13,6 +13,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+import cast_values
+
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs")
 F, I64, I32, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.INT32, TensorProto.BOOL
 INT64_MAX = np.iinfo(np.int64).max
@@ -424,6 +426,16 @@ def opsets25_28():
               is_causal=1, qk_matmul_output_mode=3)],
         [vi("q", F, [1, 2, 3, 8]), vi("k", F, [1, 2, 5, 8]), vi("v", F, [1, 2, 5, 8])],
         [vi("y", F, None), vi("qk", F, None)], opset=24))
+    # qk_matmul_output in each mode with softcap and an additive mask, as the spec's function
+    # body defines it: 0 the scaled Q K^T (before softcap), 1 softcapped, 2 softcapped plus the
+    # mask, 3 the probabilities (the ONNX reference evaluator softcaps mode 0 too).
+    save("attention_qk_modes", model(
+        [node("Attention", ["q", "k", "v", "m"], ["y%d" % mode, "", "", "qk%d" % mode],
+              name="attn%d" % mode, softcap=1.5, qk_matmul_output_mode=mode)
+         for mode in range(4)],
+        [vi("q", F, [1, 2, 3, 8]), vi("k", F, [1, 2, 5, 8]), vi("v", F, [1, 2, 5, 8]),
+         vi("m", F, [3, 5])],
+        [vi("y0", F, None)] + [vi("qk%d" % mode, F, None) for mode in range(4)], opset=24))
     save("attention_nonpad", model(
         [node("Attention", ["q", "k", "v", "", "", "", "lens"], ["y"], name="attn", is_causal=1)],
         [vi("q", F, [2, 4, 1, 8]), vi("k", F, [2, 2, 6, 8]), vi("v", F, [2, 2, 6, 8]),
@@ -433,6 +445,29 @@ def opsets25_28():
         [vi("x", F, [1, 2, 3, 8]), vi("pos", TensorProto.INT64, [1, 3])], [vi("y", F, None)],
         [const("cos", np.cos(np.arange(32, dtype=np.float32).reshape(8, 4) / 7)),
          const("sin", np.sin(np.arange(32, dtype=np.float32).reshape(8, 4) / 7))], opset=23))
+
+
+def cast_rounding():
+    """Casts to bfloat16 and float16 (cast-rounding.mlir; values on a GPU: small_models_test.py).
+    The graph input x goes through the kernels; the initializer c, holding the same special
+    values, is folded at import: both must round as IEEE 754 (nearest even, overflow to inf)."""
+    BF, H = TensorProto.BFLOAT16, TensorProto.FLOAT16
+    nodes = []
+    for src in ("x", "c"):
+        nodes += [
+            node("Cast", [src], [src + "_bf16"], to=BF), node("Cast", [src + "_bf16"],
+                                                             [src + "_via_bf16"], to=F),
+            node("Cast", [src], [src + "_f16"], to=H), node("Cast", [src + "_f16"],
+                                                           [src + "_via_f16"], to=F),
+            node("Cast", [src + "_f16"], [src + "_f16_bf16"], to=BF),
+            node("Cast", [src + "_f16_bf16"], [src + "_via_f16_bf16"], to=F),
+        ]
+    outs = []
+    for src in ("x", "c"):
+        outs += [vi(src + "_via_bf16", F, None), vi(src + "_via_f16", F, None),
+                 vi(src + "_f16", H, None), vi(src + "_via_f16_bf16", F, None)]
+    save("cast_rounding", model(nodes, [vi("x", F, ["n"])], outs,
+                                [const("c", cast_values.special_values())]))
 
 
 def empty_tensors():
@@ -798,6 +833,6 @@ if __name__ == "__main__":
     for gen in [elementwise, logic, gelu, folding, shape_ops, runtime_cumsum, movement, slices,
                 gathers, math, reduce18, reduce13, external_data, old_and_new_opsets,
                 rotary_embedding, derived_ops, activations, arg_reduce, mod, opsets25_28, empty_tensors, attention23, errors, review_fixes, contrib,
-                broken_files, structure_checks, unsorted_graphs]:
+                broken_files, structure_checks, unsorted_graphs, cast_rounding]:
         gen()
     print("wrote", OUT)

@@ -18,6 +18,7 @@
 // RUN: not kiln-compile %S/Inputs/error_range_stash.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=STASH
 // RUN: kiln-compile %S/Inputs/attention_window.onnx --emit=graph | FileCheck %s --check-prefix=WINDOW
 // RUN: kiln-compile %S/Inputs/attention_softcap_causal.onnx --emit=graph | FileCheck %s --check-prefix=SOFTCAP
+// RUN: kiln-compile %S/Inputs/attention_qk_modes.onnx --emit=graph | FileCheck %s --check-prefix=QKMODES
 // RUN: kiln-compile %S/Inputs/attention_nonpad.onnx --emit=graph | FileCheck %s --check-prefix=NONPAD
 // RUN: kiln-compile %S/Inputs/rotary_interleaved.onnx --emit=graph | FileCheck %s --check-prefix=ROPE-INTERLEAVED
 // RUN: not kiln-compile %S/Inputs/error_op_version.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=VERSION
@@ -71,6 +72,25 @@
 // SOFTCAP: %[[P:.+]] = kiln.softmax
 // SOFTCAP-NOT: kiln.where
 // SOFTCAP: return %{{.+}}, %[[P]]
+
+// qk_matmul_output as the spec's function body defines it, with softcap 1.5 and
+// an additive mask: mode 0 is the scaled Q K^T before softcap (the ONNX
+// reference evaluator softcaps it; onnxruntime does not), mode 1 the
+// softcapped scores, mode 2 those plus the mask, mode 3 the probabilities.
+// QKMODES-LABEL: func.func @main
+// QKMODES: %[[M0:.+]] = kiln.matmul
+// QKMODES: kiln.tanh
+// QKMODES: %[[Y0:.+]] = kiln.matmul %{{.+}}, %arg2
+// QKMODES: kiln.matmul
+// QKMODES: %[[T1:.+]] = kiln.tanh
+// QKMODES-NEXT: %[[CAP:.+]] = kiln.constant dense<1.500000e+00>
+// QKMODES-NEXT: %[[C1:.+]] = kiln.mul %[[T1]], %[[CAP]]
+// QKMODES: kiln.tanh
+// QKMODES: %[[A2:.+]] = kiln.add %{{.+}}, %arg3
+// QKMODES: kiln.tanh
+// QKMODES: kiln.softmax
+// QKMODES: %[[P3:.+]] = kiln.where
+// QKMODES: return %[[Y0]], %[[M0]], %[[C1]], %[[A2]], %[[P3]] :
 // nonpad_kv_seqlen: per-batch causal frontier and key padding from the run-time lengths;
 // GQA repeats each KV head (expand over a unit dim).
 // NONPAD: kiln.expand %{{.+}} : tensor<2x2x1x6x8xf32> -> tensor<2x2x2x6x8xf32>

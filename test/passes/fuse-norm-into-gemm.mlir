@@ -25,7 +25,7 @@
 // CHECK: %[[Z:.*]] = kiln.sub %[[Y32]], %[[T]]
 // CHECK: %[[Z2:.*]] = kiln.mul %[[Z]], %[[RSTD]]
 // CHECK: %[[Z3:.*]] = kiln.add %[[Z2]], %[[BA]]
-// CHECK: %[[N:.*]] = kiln.cast %[[Z3]] : tensor<8x8xf32> -> tensor<8x8xf16>
+// CHECK: %[[N:.*]] = kiln.cast %[[Z3]] {saturate_finite} : tensor<8x8xf32> -> tensor<8x8xf16>
 // CHECK: kiln.add %[[N]], %{{.*}} : tensor<8x8xf16>, tensor<8xf16>
 // TILES-LABEL: func.func @layer_norm
 // TILES: kiln.sm90_gemm_tile = #kiln.sm90_gemm_tile<bm = {{(64|128)}}, bn = {{[0-9]+}}, consumers = {{[12]}}, stages = {{[0-9]+}}, split_k = 1,

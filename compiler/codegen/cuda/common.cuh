@@ -152,6 +152,23 @@ template <> __device__ __forceinline__ bf16 cvt<bf16>(float x) {
   return r;
 }
 
+/// ONNX Cast of an fp32 value to a 16-bit float (IEEE 754 convertFormat): rounds to nearest
+/// even, and a finite value half an ulp or more past the largest finite one becomes an infinity
+/// (fp16: 65520.0f gives inf, 65519.99f gives 65504); infinities and NaN stay. PTX ISA, cvt:
+/// without .satfinite, .rn conversions to f16/bf16 overflow to infinity. Unlike cvt<T>, the
+/// storage rule above, which saturates.
+template <typename T> __device__ __forceinline__ T castRn(float x);
+template <> __device__ __forceinline__ f16 castRn<f16>(float x) {
+  f16 r;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r.bits) : "f"(x));
+  return r;
+}
+template <> __device__ __forceinline__ bf16 castRn<bf16>(float x) {
+  bf16 r;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r.bits) : "f"(x));
+  return r;
+}
+
 /// Warp-wide sum of a float through shuffles (all 32 lanes active).
 __device__ __forceinline__ float warpSum(float v) {
 #pragma unroll
