@@ -807,6 +807,7 @@ std::vector<StepProgram> kiln::planStepPrograms(const StepShapeRanges &ranges) {
 /// form). Imports the model again at [B, 2], raises attention and requires
 /// every kiln.attention to be causal. Errors name the attention's node.
 static llvm::Error checkCausalAtTwoTokens(MLIRContext &context, StringRef path,
+                                          const onnx::ModelProto &model,
                                           const InputShapes &shapes) {
   InputShapes probe = shapes;
   probe["input_ids"][1] = 2;
@@ -816,7 +817,7 @@ static llvm::Error checkCausalAtTwoTokens(MLIRContext &context, StringRef path,
   probe.erase("position_ids");
   ImportOptions importOptions;
   importOptions.emptyPast = true;
-  OwningOpRef<ModuleOp> module = importOnnxFile(context, path, probe, importOptions);
+  OwningOpRef<ModuleOp> module = importOnnxModel(context, path, model, probe, importOptions);
   if (!module)
     return llvm::createStringError("failed to import '%s' at 2 tokens (to check that its "
                                    "attention is causal)",
@@ -1006,6 +1007,7 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
 
   // 1. Import (or parse the .mlir graph).
   OwningOpRef<ModuleOp> module;
+  std::shared_ptr<const onnx::ModelProto> onnxModel; // the parsed file, while imports need it
   if (mlirInput) {
     clock.start("parse mlir");
     module = parseGraphFile(context, options.inputPath);
@@ -1014,9 +1016,14 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
                                      options.inputPath.c_str());
   } else {
     clock.start("import");
+    // Read once: the programs of a --shape range and the two-token causal check import the
+    // same file again at other shapes.
+    onnxModel = loadOnnxModel(context, options.inputPath);
+    if (!onnxModel)
+      return llvm::createStringError("failed to import '%s'", options.inputPath.c_str());
     ImportOptions importOptions;
     importOptions.emptyPast = options.kvCache;
-    module = importOnnxFile(context, options.inputPath, *shapes, importOptions);
+    module = importOnnxModel(context, options.inputPath, *onnxModel, *shapes, importOptions);
     if (!module)
       return llvm::createStringError("failed to import '%s'", options.inputPath.c_str());
   }
@@ -1028,8 +1035,8 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
       return programShapes.takeError();
     ImportOptions importOptions;
     importOptions.emptyPast = true;
-    moreModules.push_back(
-        importOnnxFile(context, options.inputPath, *programShapes, importOptions));
+    moreModules.push_back(importOnnxModel(context, options.inputPath, *onnxModel,
+                                          *programShapes, importOptions));
     if (!moreModules.back())
       return llvm::createStringError("failed to import '%s' at --shape %s (program %s)",
                                      options.inputPath.c_str(),
@@ -1041,7 +1048,7 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
     auto ids = shapes->find("input_ids");
     if (ids != shapes->end() && ids->second.size() == 2 && ids->second[1] == 1) {
       clock.start("kv-cache: causal check at 2 tokens");
-      if (auto e = checkCausalAtTwoTokens(context, options.inputPath, *shapes))
+      if (auto e = checkCausalAtTwoTokens(context, options.inputPath, *onnxModel, *shapes))
         return std::move(e);
       for (auto func : module->getOps<func::FuncOp>())
         func->setAttr(kCausalCheckedAttrName, UnitAttr::get(&context));
@@ -1050,6 +1057,7 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
           func->setAttr(kCausalCheckedAttrName, UnitAttr::get(&context));
     }
   }
+  onnxModel.reset(); // every import is done: the file's bytes are in the modules now
   clock.start("check sizes");
   if (failed(verifyTensorSizes(*module)))
     return llvm::createStringError("'%s' is too large at the given --shape",

@@ -1099,6 +1099,13 @@ static FailureOr<InputShapes> withEmptyPast(const onnx::ModelProto &model,
 
 OwningOpRef<ModuleOp> kiln::importOnnxFile(MLIRContext &ctx, StringRef path,
                                            const InputShapes &shapes, const ImportOptions &options) {
+  std::shared_ptr<const onnx::ModelProto> model = loadOnnxModel(ctx, path);
+  if (!model)
+    return nullptr;
+  return importOnnxModel(ctx, path, *model, shapes, options);
+}
+
+std::shared_ptr<const onnx::ModelProto> kiln::loadOnnxModel(MLIRContext &ctx, StringRef path) {
   ctx.loadDialect<KilnDialect, func::FuncDialect>();
   Location fileLoc = FileLineColLoc::get(&ctx, path, 0, 0);
 
@@ -1113,24 +1120,33 @@ OwningOpRef<ModuleOp> kiln::importOnnxFile(MLIRContext &ctx, StringRef path,
                        << "': " << buffer.getError().message();
     return nullptr;
   }
-  onnx::ModelProto model;
+  auto model = std::make_shared<onnx::ModelProto>();
   std::string parseError;
-  if (!parseModelProto((*buffer)->getBufferStart(), (*buffer)->getBufferSize(), model,
+  if (!parseModelProto((*buffer)->getBufferStart(), (*buffer)->getBufferSize(), *model,
                        parseError)) {
     emitError(fileLoc) << "cannot read ONNX model '" << path << "': " << parseError;
     return nullptr;
   }
-  if (!model.has_graph() || model.ir_version() <= 0) {
+  if (!model->has_graph() || model->ir_version() <= 0) {
     emitError(fileLoc) << "cannot read ONNX model '" << path
                        << "': not an ONNX model (no ir_version or graph)";
     return nullptr;
   }
-  if (model.ir_version() < kMinIrVersion || model.ir_version() > kMaxIrVersion) {
+  if (model->ir_version() < kMinIrVersion || model->ir_version() > kMaxIrVersion) {
     emitError(fileLoc) << "cannot read ONNX model '" << path << "': unsupported ir_version "
-                       << model.ir_version() << " (kiln reads IR versions " << kMinIrVersion
+                       << model->ir_version() << " (kiln reads IR versions " << kMinIrVersion
                        << " to " << kMaxIrVersion << ")";
     return nullptr;
   }
+  return model;
+}
+
+OwningOpRef<ModuleOp> kiln::importOnnxModel(MLIRContext &ctx, StringRef path,
+                                            const onnx::ModelProto &model,
+                                            const InputShapes &shapes,
+                                            const ImportOptions &options) {
+  ctx.loadDialect<KilnDialect, func::FuncDialect>();
+  Location fileLoc = FileLineColLoc::get(&ctx, path, 0, 0);
   if (options.emptyPast) {
     FailureOr<InputShapes> completed = withEmptyPast(model, shapes, fileLoc);
     if (failed(completed))

@@ -20,8 +20,13 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <memory>
 #include <string>
 #include <utility>
+
+namespace onnx {
+class ModelProto;
+} // namespace onnx
 
 namespace kiln {
 
@@ -61,6 +66,19 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(mlir::MLIRContext &ctx,
                                                  llvm::StringRef path,
                                                  const InputShapes &shapes,
                                                  const ImportOptions &options = {});
+
+/// Reads, parses and checks the ONNX model file at `path` (the first half of importOnnxFile), so
+/// that it can be imported at several shapes without reading it again (kiln-compile's programs
+/// and its two-token causal check). Errors go through the diagnostic engine as importOnnxFile's
+/// do; returns nullptr then. External data is read at import, relative to `path`.
+std::shared_ptr<const onnx::ModelProto> loadOnnxModel(mlir::MLIRContext &ctx,
+                                                      llvm::StringRef path);
+
+/// Imports `model`, read from `path` by loadOnnxModel, as importOnnxFile does.
+mlir::OwningOpRef<mlir::ModuleOp> importOnnxModel(mlir::MLIRContext &ctx, llvm::StringRef path,
+                                                  const onnx::ModelProto &model,
+                                                  const InputShapes &shapes,
+                                                  const ImportOptions &options = {});
 
 /// The dotted module path ("scope") of an ONNX node, or "" when the node does
 /// not show one:
