@@ -979,6 +979,17 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
         if (options.tensorParallel > 1)
           return llvm::createStringError("--shape with a range (several programs) and "
                                          "--tensor-parallel cannot be combined yet");
+        if (!options.passPipeline.empty())
+          return llvm::createStringError(
+              "--shape with a range and --pass-pipeline cannot be combined: the programs' "
+              "KV-cache pools must have one shape, which kiln-compile sets in its own pipeline "
+              "(compile one shape per artifact with a --pass-pipeline)");
+        if (options.maxSeqLen > 0 && (*ranges)->maxTokens > options.maxSeqLen)
+          return llvm::createStringError(
+              "--shape '%s' asks for steps of up to %lld tokens, more than --max-seq-len %lld "
+              "holds; lower the range's tokens to at most %lld",
+              options.shapeSpec.c_str(), (long long)(*ranges)->maxTokens,
+              (long long)options.maxSeqLen, (long long)options.maxSeqLen);
         stepPrograms = planStepPrograms(**ranges);
         auto parsed = parseShapeSpec(stepPrograms.front().shapeSpec);
         if (!parsed)

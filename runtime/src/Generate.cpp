@@ -88,10 +88,10 @@ std::vector<PrefillChunk> planPrefill(const std::vector<StepShape> &steps, int64
   return plan;
 }
 
-BlockAllocator::BlockAllocator(int64_t poolBlocks, int64_t blockSize)
-    : spare_(static_cast<int32_t>(std::max<int64_t>(poolBlocks, 1) - 1)),
+BlockAllocator::BlockAllocator(int64_t poolBlocks, int64_t blockSize, bool reserveSpare)
+    : spare_(reserveSpare && poolBlocks > 0 ? static_cast<int32_t>(poolBlocks - 1) : -1),
       blockSize_(std::max<int64_t>(blockSize, 1)) {
-  for (int64_t b = poolBlocks - 2; b >= 0; --b)
+  for (int64_t b = poolBlocks - (spare_ >= 0 ? 2 : 1); b >= 0; --b)
     free_.push_back(static_cast<int32_t>(b));
 }
 
@@ -221,6 +221,8 @@ struct kiln_generator {
   int64_t maxSeqLen = 0;
   bool hasIdRange = false;
   int64_t idMin = 0, idMax = 0;
+  /// The pool's last block is kept free for padding rows (see describeGenerator).
+  bool spareInPool = false;
   kiln_generate_stats_t stats{};
 
   ~kiln_generator() {
@@ -278,7 +280,7 @@ kiln_status_t describeProgram(kiln_generator::Program &program) {
   }
   if (program.ids.empty() || program.positions.empty() || program.table.empty() ||
       program.lens.empty() || program.pools.empty() || program.maxBlocks < 1 ||
-      program.poolBlocks < 2 || program.blockSize < 1)
+      program.poolBlocks < 1 || program.blockSize < 1)
     return makeStatusF(KILN_INVALID_ARGUMENT,
                        "kiln_generator_create: %s is not a generation step with a KV cache "
                        "(compile the model with kiln-compile --kv-cache)",
@@ -383,6 +385,9 @@ struct Sequence {
   bool finished = false;
 };
 
+/// Fills everything of `g` but the sessions from `artifact`'s programs (no device work).
+kiln_status_t describeGenerator(kiln_artifact_t *artifact, kiln_generator &g);
+
 } // namespace
 
 extern "C" {
@@ -406,6 +411,52 @@ kiln_status_t kiln_generator_create(kiln_artifact_t *artifact, int device_ordina
   std::unique_ptr<kiln_generator> g(new (std::nothrow) kiln_generator());
   if (!g)
     return makeStatus(KILN_RESOURCE_EXHAUSTED, "out of host memory");
+  KILN_RETURN_IF_ERROR(describeGenerator(artifact, *g));
+  kiln_generator::Program &first = g->programs[0];
+  // Sessions; the first one's pools are everyone's.
+  for (kiln_generator::Program &program : g->programs) {
+    kiln_session_params_t params;
+    kiln_session_params_initialize(&params);
+    params.device_ordinal = device_ordinal;
+    KILN_RETURN_IF_ERROR(kiln_session_create(program.artifact, &params, &program.session));
+  }
+  for (const std::string &pool : first.pools) {
+    uint64_t pointer = 0;
+    size_t index = 0;
+    kiln_tensor_info_t info;
+    KILN_RETURN_IF_ERROR(kiln_session_input_device_ptr(first.session, pool.c_str(), &pointer));
+    KILN_RETURN_IF_ERROR(kiln_artifact_find_input(first.artifact, pool.c_str(), &index));
+    KILN_RETURN_IF_ERROR(kiln_artifact_input_info(first.artifact, index, &info));
+    for (size_t p = 1; p < g->programs.size(); ++p)
+      KILN_RETURN_IF_ERROR(kiln_session_bind_input(g->programs[p].session, pool.c_str(), pointer,
+                                                   info.byte_size));
+  }
+  *out_generator = g.release();
+  return nullptr;
+}
+
+kiln_status_t kiln_generator_limits(kiln_artifact_t *artifact, size_t *out_max_batch,
+                                    size_t *out_max_seq_len, int *out_has_id_range,
+                                    int64_t *out_id_min, int64_t *out_id_max) {
+  if (!artifact || !out_max_batch || !out_max_seq_len || !out_has_id_range || !out_id_min ||
+      !out_id_max)
+    return makeStatus(KILN_INVALID_ARGUMENT,
+                      "kiln_generator_limits: artifact and the out pointers must be non-NULL");
+  kiln_generator g;
+  KILN_RETURN_IF_ERROR(describeGenerator(artifact, g));
+  *out_max_batch = g.maxBatch;
+  *out_max_seq_len = size_t(g.maxSeqLen);
+  *out_has_id_range = g.hasIdRange ? 1 : 0;
+  *out_id_min = g.idMin;
+  *out_id_max = g.idMax;
+  return nullptr;
+}
+
+} // extern "C"
+
+namespace {
+kiln_status_t describeGenerator(kiln_artifact_t *artifact, kiln_generator &generator) {
+  kiln_generator *g = &generator;
   KILN_RETURN_IF_ERROR(kiln_artifact_program(artifact, 0, &g->file));
   const size_t count = kiln_artifact_program_count(g->file);
   g->programs.resize(count);
@@ -431,35 +482,31 @@ kiln_status_t kiln_generator_create(kiln_artifact_t *artifact, int device_ordina
                        "kiln_generator_create: '%s' has no decode program (one token per step)",
                        kiln_artifact_path(g->file));
   kiln_generator::Program &first = g->programs[0];
+  // A sequence holds what its block-table row addresses, and no more positions than the model's
+  // position table has rows (GPT-2's learned positions; recorded as position_ids' value range).
   g->maxSeqLen = first.maxBlocks * first.blockSize;
-  size_t idIndex = 0;
-  if (!kiln_artifact_find_input(first.artifact, first.ids.c_str(), &idIndex)) {
+  size_t index = 0;
+  if (!kiln_artifact_find_input(first.artifact, first.positions.c_str(), &index)) {
+    int has = 0;
+    int64_t lo = 0, hi = 0;
+    kiln_status_free(kiln_artifact_input_value_range(first.artifact, index, &has, &lo, &hi));
+    if (has)
+      g->maxSeqLen = std::min(g->maxSeqLen, hi + 1);
+  }
+  if (!kiln_artifact_find_input(first.artifact, first.ids.c_str(), &index)) {
     int has = 0;
     kiln_status_free(
-        kiln_artifact_input_value_range(first.artifact, idIndex, &has, &g->idMin, &g->idMax));
+        kiln_artifact_input_value_range(first.artifact, index, &has, &g->idMin, &g->idMax));
     g->hasIdRange = has != 0;
   }
-  // Sessions; the first one's pools are everyone's.
-  for (kiln_generator::Program &program : g->programs) {
-    kiln_session_params_t params;
-    kiln_session_params_initialize(&params);
-    params.device_ordinal = device_ordinal;
-    KILN_RETURN_IF_ERROR(kiln_session_create(program.artifact, &params, &program.session));
-  }
-  for (const std::string &pool : first.pools) {
-    uint64_t pointer = 0;
-    size_t index = 0;
-    kiln_tensor_info_t info;
-    KILN_RETURN_IF_ERROR(kiln_session_input_device_ptr(first.session, pool.c_str(), &pointer));
-    KILN_RETURN_IF_ERROR(kiln_artifact_find_input(first.artifact, pool.c_str(), &index));
-    KILN_RETURN_IF_ERROR(kiln_artifact_input_info(first.artifact, index, &info));
-    for (size_t p = 1; p < g->programs.size(); ++p)
-      KILN_RETURN_IF_ERROR(kiln_session_bind_input(g->programs[p].session, pool.c_str(), pointer,
-                                                   info.byte_size));
-  }
-  *out_generator = g.release();
+  // A spare block for padding rows when the pool has one beyond every row's blocks (kiln-compile
+  // --shape ranges add it); otherwise kiln_generate borrows a free block when it pads.
+  g->spareInPool = first.poolBlocks > int64_t(g->maxBatch) * first.maxBlocks;
   return nullptr;
 }
+} // namespace
+
+extern "C" {
 
 void kiln_generator_release(kiln_generator_t *generator) { delete generator; }
 
@@ -494,7 +541,7 @@ kiln_status_t kiln_generate(kiln_generator_t *g, const kiln_generate_request_t *
                        count, g->maxBatch);
   // 1. Every check before any device work.
   const kiln_generator::Program &first = g->programs[0];
-  BlockAllocator allocator(first.poolBlocks, first.blockSize);
+  BlockAllocator allocator(first.poolBlocks, first.blockSize, g->spareInPool);
   std::vector<std::vector<PrefillChunk>> plans(count);
   int64_t blocksNeeded = 0;
   for (size_t i = 0; i < count; ++i) {
@@ -539,6 +586,15 @@ kiln_status_t kiln_generate(kiln_generator_t *g, const kiln_generate_request_t *
       extent = std::max(extent, c.start + g->steps[c.step].tokens);
     blocksNeeded += (extent + first.blockSize - 1) / first.blockSize;
   }
+  // Steps with more rows than sequences pad; without a spare block in the pool the padding rows
+  // write into a free block borrowed for the call.
+  bool pads = false;
+  for (size_t i = 0; i < count; ++i)
+    for (const PrefillChunk &c : plans[i])
+      pads |= g->steps[c.step].batch > 1;
+  pads |= g->steps[*pickDecodeStep(g->steps, 1)].batch > 1 || count > 1;
+  const bool borrow = pads && allocator.spare() < 0;
+  blocksNeeded += borrow ? 1 : 0;
   if (blocksNeeded > allocator.freeBlocks())
     return makeStatusF(KILN_RESOURCE_EXHAUSTED,
                        "kiln_generate: the KV cache has %lld free blocks of %lld tokens; these %zu "
@@ -568,8 +624,14 @@ kiln_status_t kiln_generate(kiln_generator_t *g, const kiln_generate_request_t *
         allocator.release(s.blocks);
     }
   } release{allocator, seqs};
+  (void)release;
   const int64_t maxBlocks = first.maxBlocks;
-  const int32_t spare = allocator.spare();
+  // Where padding rows and unused block-table entries point: the spare block, a borrowed one,
+  // or (no padding) block 0, which nothing reads through an unused entry.
+  std::vector<int32_t> borrowed;
+  if (borrow)
+    allocator.reserve(borrowed, 1); // counted in blocksNeeded
+  const int32_t spare = allocator.spare() >= 0 ? allocator.spare() : borrow ? borrowed[0] : 0;
   auto tableRow = [&](const Sequence &s, std::vector<int32_t> &table, size_t row) {
     std::fill(table.begin() + row * maxBlocks, table.begin() + (row + 1) * maxBlocks, spare);
     std::copy(s.blocks.begin(), s.blocks.end(), table.begin() + row * maxBlocks);

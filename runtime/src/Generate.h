@@ -50,11 +50,12 @@ struct PrefillChunk {
 std::vector<PrefillChunk> planPrefill(const std::vector<StepShape> &steps, int64_t promptLength,
                                       int64_t capacity);
 
-/// The cache's blocks: [0, poolBlocks - 1) are handed out, the last one is the spare that
-/// padding rows and unused block-table entries point at.
+/// The cache's blocks, handed out lowest id first. With `reserveSpare` the last block is kept
+/// as the spare that padding rows and unused block-table entries point at (spare() is its id);
+/// without, every block is handed out and spare() is -1.
 class BlockAllocator {
 public:
-  BlockAllocator(int64_t poolBlocks, int64_t blockSize);
+  BlockAllocator(int64_t poolBlocks, int64_t blockSize, bool reserveSpare = true);
   /// Grows `blocks` (a sequence's blocks in logical order) to hold `tokens` tokens. False, with
   /// `blocks` unchanged, when the free blocks do not suffice.
   bool reserve(std::vector<int32_t> &blocks, int64_t tokens);

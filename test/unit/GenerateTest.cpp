@@ -92,6 +92,16 @@ TEST(GenerateBlocks, ReservesInOrderKeepsTheSpareAndRefusesWhenFull) {
   EXPECT_EQ(c, (std::vector<int32_t>{0, 1}));
 }
 
+TEST(GenerateBlocks, WithoutASpareEveryBlockIsHandedOut) {
+  // A pool of exactly batch x blocks-per-sequence (kiln-compile --shape BxS) keeps no spare.
+  BlockAllocator blocks(/*poolBlocks=*/4, /*blockSize=*/16, /*reserveSpare=*/false);
+  EXPECT_EQ(blocks.spare(), -1);
+  EXPECT_EQ(blocks.freeBlocks(), 4);
+  std::vector<int32_t> a;
+  EXPECT_TRUE(blocks.reserve(a, 64));
+  EXPECT_EQ(a, (std::vector<int32_t>{0, 1, 2, 3}));
+}
+
 TEST(GenerateSample, GreedyIsTheFirstLargestAndIgnoresNaN) {
   std::mt19937_64 rng(1);
   kiln_sampling_params_t greedy;

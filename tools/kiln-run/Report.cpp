@@ -100,6 +100,26 @@ void writeArtifactJson(JsonWriter &json, const kiln_artifact_t *artifact) {
   json.field("arena_bytes", static_cast<unsigned long long>(kiln_artifact_arena_bytes(artifact)));
   json.field("weights_bytes",
              static_cast<unsigned long long>(kiln_artifact_weights_bytes(artifact)));
+  // Programs (kiln-compile --kv-cache with a --shape range): this description's and every one.
+  json.field("program", kiln_artifact_program_name(artifact));
+  json.key("programs");
+  json.beginArray();
+  for (size_t p = 0; p < kiln_artifact_program_count(artifact); ++p) {
+    kiln_artifact_t *program = nullptr;
+    if (kiln_status_t status =
+            kiln_artifact_program(const_cast<kiln_artifact_t *>(artifact), p, &program)) {
+      kiln_status_free(status);
+      continue;
+    }
+    json.beginObject();
+    json.field("name", kiln_artifact_program_name(program));
+    json.field("launches", static_cast<unsigned long long>(kiln_artifact_launch_count(program)));
+    json.field("arena_bytes",
+               static_cast<unsigned long long>(kiln_artifact_arena_bytes(program)));
+    json.endObject();
+    kiln_artifact_release(program);
+  }
+  json.endArray();
 
   kiln_tensor_info_t info;
   json.key("inputs");

@@ -1835,6 +1835,27 @@ int runGenerate(const Options &options) {
   const size_t rows = prompts.shape.size() == 2 ? size_t(prompts.shape[0])
                                                 : size_t(std::max<long>(options.batch, 1));
   const size_t length = size_t(prompts.shape.back());
+
+  // What the artifact takes, checked before anything is allocated or the GPU is touched.
+  ArtifactRef model;
+  if (kiln_status_t status = kiln_artifact_open(options.model.c_str(), &model.artifact))
+    return statusError(status);
+  size_t maxBatch = 0, maxSeqLen = 0;
+  int hasIdRange = 0;
+  int64_t idMin = 0, idMax = 0;
+  if (kiln_status_t status = kiln_generator_limits(model.artifact, &maxBatch, &maxSeqLen,
+                                                   &hasIdRange, &idMin, &idMax))
+    return statusError(status);
+  if (rows > maxBatch)
+    return fileError("'" + options.promptIds + "' and --batch give " + std::to_string(rows) +
+                     " sequences; '" + options.model + "' decodes at most " +
+                     std::to_string(maxBatch) + " together");
+  if (length + size_t(options.generate) - 1 > maxSeqLen)
+    return fileError("'" + options.promptIds + "': a prompt of " + std::to_string(length) +
+                     " tokens and --generate " + std::to_string(options.generate) + " need " +
+                     std::to_string(length + size_t(options.generate) - 1) +
+                     " tokens of cache; '" + options.model + "' holds " +
+                     std::to_string(maxSeqLen) + " per sequence");
   std::vector<int64_t> ids(rows * length);
   for (size_t r = 0; r < rows; ++r)
     for (size_t t = 0; t < length; ++t) {
@@ -1846,11 +1867,13 @@ int runGenerate(const Options &options) {
         std::memcpy(&v, prompts.data.data() + source * 4, 4);
         ids[r * length + t] = v;
       }
+      if (hasIdRange && (ids[r * length + t] < idMin || ids[r * length + t] > idMax))
+        return fileError("'" + options.promptIds + "': token " + std::to_string(t) +
+                         " of prompt " + std::to_string(r) + " is " +
+                         std::to_string(ids[r * length + t]) + ", outside the model's ids [" +
+                         std::to_string(idMin) + ", " + std::to_string(idMax) + "]");
     }
 
-  ArtifactRef model;
-  if (kiln_status_t status = kiln_artifact_open(options.model.c_str(), &model.artifact))
-    return statusError(status);
   kiln_generator_t *generator = nullptr;
   if (kiln_status_t status = kiln_generator_create(model.artifact, options.device, &generator))
     return statusError(status);
@@ -1941,20 +1964,26 @@ int runTool(int argc, char **argv) {
   Options options;
   if (!parseArgs(argc, argv, options))
     return kExitError;
-  if (options.generate > 0 || !options.promptIds.empty() || options.batch > 0) {
+  const bool samplingGiven = options.temperature != 0 || options.topP != 1 || options.topK != 0 ||
+                            options.seed != 0 || !options.stopIds.empty();
+  if (options.generate > 0 || !options.promptIds.empty() || options.batch > 0 || samplingGiven) {
     if (options.generate == 0 || options.promptIds.empty())
       return usageError("--generate N and --prompt-ids IDS.npy go together (--batch and the "
                         "sampling options only with them)");
-    if (wantsRun(options) || options.tensorParallel > 0 || !options.program.empty())
+    if (wantsRun(options) || options.tensorParallel > 0 || !options.program.empty() ||
+        options.info)
       return usageError("--generate runs every program of a --kv-cache artifact; it takes no "
-                        "--input/--output/--compare/--bench/--profile/--trace, --program or "
-                        "--tensor-parallel");
+                        "--input/--output/--compare/--bench/--profile/--trace, --info, --program "
+                        "or --tensor-parallel");
     return runGenerate(options);
   }
   if (!options.info && !options.json && !wantsRun(options))
     return usageError("nothing to do: give --info or --json, or "
                       "--input/--inputs-generate/--output/--compare/--bench/--profile/--trace, "
                       "or --generate");
+  if (options.tensorParallel > 0 && !options.program.empty())
+    return usageError("--program picks a program of a multi-program artifact; tensor-parallel "
+                      "rank files have one program");
   if (options.tensorParallel > 0)
     return runThreadsMode(options);
 
@@ -1969,6 +1998,11 @@ int runTool(int argc, char **argv) {
   if (modelExists || !env.given || env.worldSize == 1)
     if (kiln_status_t status = kiln_artifact_open(options.model.c_str(), &model.artifact))
       return statusError(status);
+  if (!options.program.empty() &&
+      ((model.artifact && kiln_artifact_tp_world_size(model.artifact) > 1) ||
+       (env.given && env.worldSize > 1)))
+    return usageError("--program picks a program of a multi-program artifact; tensor-parallel "
+                      "rank files have one program");
   if (model.artifact && kiln_artifact_tp_world_size(model.artifact) > 1) {
     // A rank file; the environment, when it gives a rank, must agree.
     if (!wantsRun(options)) {

@@ -787,7 +787,7 @@ kiln_status_t kiln_session_profile_timeline(kiln_session_t *session, float *out_
  * whose batch holds them (extra rows are padding that writes into a spare block), and picks each
  * next token (greedy or sampled) until a stop token, the token limit, or cancellation.
  * An artifact of one program works too: a decode step of batch B (B sequences at most; prompts
- * then go through it one token per step). Sampling runs on the host from the logits row of each
+ * then go through it one token per step; rows it pads write into a free block it borrows). Sampling runs on the host from the logits row of each
  * sequence (V floats per step and sequence are copied back). */
 
 /// A generator (kiln_generator_create); not thread-safe: one kiln_generate at a time.
@@ -861,12 +861,21 @@ typedef struct kiln_generate_stats_t {
 kiln_status_t kiln_generator_create(kiln_artifact_t *artifact, int device_ordinal,
                                     kiln_generator_t **out_generator);
 
+/// What kiln_generate accepts from `artifact`'s programs, without a GPU (for checks before
+/// kiln_generator_create): the largest number of sequences, the most tokens a sequence may hold
+/// (kiln_generator_max_seq_len), and the token ids the embedding takes (*out_has_id_range 0: not
+/// recorded). Errors as kiln_generator_create's before it creates sessions.
+kiln_status_t kiln_generator_limits(kiln_artifact_t *artifact, size_t *out_max_batch,
+                                    size_t *out_max_seq_len, int *out_has_id_range,
+                                    int64_t *out_id_min, int64_t *out_id_max);
+
 /// Releases the generator, its sessions and its cache. NULL is ignored.
 void kiln_generator_release(kiln_generator_t *generator);
 
 /// The most sequences one kiln_generate takes (the largest decode batch), and the most tokens a
-/// sequence may hold (prompt + new tokens - 1 <= this; the compiled --max-seq-len rounded to
-/// whole blocks). 0 for NULL.
+/// sequence may hold (prompt + new tokens - 1 <= this): what the block table addresses (the
+/// compiled --max-seq-len rounded up to whole blocks), and no more than the model's position
+/// table when the artifact records one (GPT-2's learned positions). 0 for NULL.
 size_t kiln_generator_max_batch(const kiln_generator_t *generator);
 size_t kiln_generator_max_seq_len(const kiln_generator_t *generator);
 
