@@ -88,6 +88,13 @@ MODELS = {
     "../../onnx/Inputs/attention23": {"q": (2, 4, 3, 8), "k": (2, 2, 3, 8), "v": (2, 2, 3, 8),
                                       "pk": (2, 2, 2, 8), "pv": (2, 2, 2, 8), "q3": (2, 4, 16),
                                       "k3": (2, 4, 16), "v3": (2, 4, 16)},
+    # Pad: constant (initializer, default and run-time value), reflect, edge on opset-18 axes,
+    # wrap, negative pads that crop; Pad-2 attributes; bool/int64/float16; pads wider than
+    # the axis (numpy.pad's reference: onnxruntime refuses them).
+    "../../onnx/Inputs/pad": {"x": (2, 3, 4), "v": ()},
+    "../../onnx/Inputs/pad_opset7": {"x": (2, 3, 4)},
+    "../../onnx/Inputs/pad_opset24": {"x": (2, 3, 4)},
+    "../../onnx/Inputs/pad_wide": {"x": (2, 3, 4)},
 }
 # Input elements set to NaN before the run: model -> [(input, index)]. Outputs are then
 # compared NaN for NaN (each NaN must stay NaN, nothing else may become NaN).
@@ -159,6 +166,8 @@ NUMPY_REFS = {
         np.zeros((2, 0), np.float32)],
     "../../onnx/Inputs/attention_empty_past": lambda f: [
         softmax_ref(0.5 * f["q"] @ np.swapaxes(f["k"], -1, -2)) @ f["v"], f["k"], f["v"]],
+    "../../onnx/Inputs/pad_wide": lambda f: [
+        np.pad(f["x"], ((0, 0), (5, 4), (0, 0)), mode) for mode in ("reflect", "wrap")],
     "../../onnx/Inputs/opset28_ops": lambda f: [
         np.mod(f["x"], np.array([0.7, -0.3, 1.5, -2.0, 0.25], np.float32)) +
         np.array([1, 1.5, 2, 2.5, 3], np.float32)],
