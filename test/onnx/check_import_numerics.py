@@ -137,8 +137,8 @@ MODELS = ["gpt2_tiny_dynamo", "bert_tiny_dynamo", "bert_tiny_legacy", "llama_tin
 # compared; inputs are random normals, all fixed-shape float32.
 CONTRIB_MODELS = ["contrib_skip_layer_norm", "contrib_skip_simplified_layer_norm",
                   "contrib_simplified_layer_norm", "contrib_gelu"]
-# --pad-einsum: Pad (every mode, opsets 7, 19 and 24).
-PAD_EINSUM_MODELS = ["pad", "pad_opset7", "pad_opset24", "pad_wide"]
+# --pad-einsum: Pad (every mode, opsets 7, 19 and 24) and Einsum (float and int64 forms).
+PAD_EINSUM_MODELS = ["pad", "pad_opset7", "pad_opset24", "pad_wide", "einsum"]
 # Models whose reference is the ONNX reference evaluator (onnxruntime refuses Pad's reflect and
 # wrap wider than the axis; numpy.pad repeats them).
 REFERENCE_EVALUATOR = {"pad_wide"}

@@ -44,7 +44,7 @@ def node(op, ins, outs, name=None, **attrs):
     return helper.make_node(op, ins, outs, name=name or outs[0], **attrs)
 
 
-# --- Pad -----------------------------------------------------------------------------------
+# --- Pad and Einsum -------------------------------------------------------------------------
 
 def pads():
     """Pad in every mode: pads and constant_value as initializers, a run-time constant_value,
@@ -118,6 +118,73 @@ def pads():
     save("error_pad_table", pad(["x", "p"], inits=[P("p", [0, 0, 2 ** 24, 0, 0, 0])],
                                 mode="reflect"))
     save("error_pad_huge", pad(["x", "p"], inits=[P("p", [0, 0, 2 ** 62, 0, 0, 0])]))
+
+
+def einsums():
+    """Einsum: batched matmul, transpose, reduction, diagonal, trace, outer product, ellipsis
+    with a size-1 batch dim, implicit outputs, spaces, integers, three operands; bf16."""
+    inputs = [vi("a", F, [2, 3, 4]), vi("b", F, [2, 4, 5]), vi("m", F, [4, 4]), vi("v", F, [3]),
+              vi("e1", F, [1, 3, 4]), vi("e2", F, [5, 4, 6]), vi("w", F, [3, 4])]
+    E = lambda ins, out, eq: node("Einsum", ins, [out], equation=eq)
+    nodes = [
+        E(["a", "b"], "bmm", "bij,bjk->bik"),
+        E(["m"], "transpose", "ij->ji"),
+        E(["m"], "row_sum", "ij->i"),
+        E(["m"], "diagonal", "ii->i"),
+        E(["m"], "trace", "ii"),
+        E(["v", "w"], "outer", "i,jk->ijk"),
+        E(["e1", "e2"], "ellipsis", "...ij,...jk->...ik"),
+        E(["a", "b"], "implicit", "b i j , b j k"),
+        E(["a"], "sum_all", "bij->"),
+        E(["a", "w"], "contract_two", "bij,ij->b"),
+        E(["w", "m", "b"], "chain", "ij,jk,bkl->bil"),
+        E(["a", "w"], "broadcast_mul", "bij,ij->bij"),
+        E(["e1", "e2"], "label_broadcast", "bij,bjk->bik"),  # b: 1 against 5 broadcasts
+        node("Cast", ["m"], ["mi"], to=I64),
+        E(["mi", "mi"], "int_matmul", "ij,jk->ik"),
+        E(["e1"], "ellipsis_transpose", "...ij->...ji"),
+    ]
+    outs = [vi(o.output[0], I64 if o.output[0] == "int_matmul" else F, None)
+            for o in nodes if o.output[0] != "mi"]
+    save("einsum", model(nodes, inputs, outs, opset=18))
+    BF = TensorProto.BFLOAT16
+    save("einsum_bf16", model([
+        node("Cast", ["a"], ["a16"], to=BF), node("Cast", ["b"], ["b16"], to=BF),
+        node("Cast", ["m"], ["m16"], to=BF),
+        E(["a16", "b16"], "bmm16", "bij,bjk->bik"),
+        E(["m16"], "diag16", "ii->i"),
+        E(["m16", "m16"], "outer16", "ij,kl->ijkl"),
+        E(["a16"], "sum16", "bij->j"),
+        node("Cast", ["bmm16"], ["bmm"], to=F), node("Cast", ["diag16"], ["diagonal"], to=F),
+        node("Cast", ["outer16"], ["outer"], to=F), node("Cast", ["sum16"], ["sum"], to=F),
+    ], inputs[:3], [vi(o, F, None) for o in ["bmm", "diagonal", "outer", "sum"]], opset=18))
+
+    y = [vi("y", F, None)]
+    ein = lambda ins, inputs, opset=18, **a: model(
+        [node("Einsum", ins, ["y"], name="einsum", **a)], inputs, y, opset=opset)
+    m = [vi("m", F, [4, 4])]
+    save("error_einsum_equation", ein(["m"], m, equation="ij->j.i"))
+    save("error_einsum_char", ein(["m"], m, equation="i1->i"))
+    save("error_einsum_two_ellipses", ein(["m"], m, equation="......->"))
+    save("error_einsum_two_outputs", ein(["m"], m, equation="ij->i->j"))
+    save("error_einsum_terms", ein(["m"], m, equation="ij,jk->ik"))
+    save("error_einsum_rank", ein(["m"], m, equation="ijk->i"))
+    save("error_einsum_ellipsis_rank", ein(["m"], m, equation="...ijk->i"))
+    save("error_einsum_size", ein(["m", "v"], m + [vi("v", F, [3])], equation="ij,j->i"))
+    save("error_einsum_broadcast", ein(["a", "b"], [vi("a", F, [2, 4]), vi("b", F, [3, 4])],
+                                       equation="...i,...i->..."))
+    save("error_einsum_output_label", ein(["m"], m, equation="ij->k"))
+    save("error_einsum_output_ellipsis", ein(["e"], [vi("e", F, [2, 3])], equation="...i->i"))
+    save("error_einsum_diagonal_size", ein(["e"], [vi("e", F, [1, 3])], equation="ii->i"))
+    save("error_einsum_output_repeat", ein(["m"], m, equation="ij->ii"))
+    save("error_einsum_bool", ein(["c"], [vi("c", B, [2])], equation="i->"))
+    save("error_einsum_types", ein(["m", "n"], m + [vi("n", I64, [4])], equation="ij,j->i"))
+    save("error_einsum_no_equation", ein(["m"], m))
+    save("error_einsum_no_operands", ein([], [], equation="->"))
+    save("error_einsum_empty_operand", ein(["m", ""], m, equation="ij,j->i"))
+    save("error_einsum_opset", ein(["m"], m, opset=11, equation="ij->ji"))
+    save("error_einsum_huge", ein(["v", "v", "v"], [vi("v", F, [2 ** 14])],
+                                  equation="i,j,k->ijk"))
 
 
 # --- elementwise ----------------------------------------------------------------------------
@@ -610,7 +677,7 @@ def errors():
     save("error_contrib_op", model(
         [helper.make_node("Attention", ["x"], ["y"], name="Attention_3", domain="com.microsoft")],
         x, y, extra_opsets=[("com.microsoft", 1)]))
-    save("error_unknown_op", model([node("Einsum", ["x"], ["y"], name="einsum", equation="ij->ji")],
+    save("error_unknown_op", model([node("NonMaxSuppression", ["x"], ["y"], name="nms")],
                                    x, y))
     save("error_attribute", model([node("Softmax", ["x"], ["y"], name="sm", foo=1)], x, y))
     save("error_opset", model([node("Relu", ["x"], ["y"])], x, y, opset=6))
@@ -909,6 +976,6 @@ if __name__ == "__main__":
     for gen in [elementwise, logic, gelu, folding, shape_ops, runtime_cumsum, movement, slices,
                 gathers, math, reduce18, reduce13, external_data, old_and_new_opsets,
                 rotary_embedding, derived_ops, activations, arg_reduce, mod, opsets25_28, empty_tensors, attention23, errors, review_fixes, contrib,
-                broken_files, structure_checks, unsorted_graphs, cast_rounding, pads]:
+                broken_files, structure_checks, unsorted_graphs, cast_rounding, pads, einsums]:
         gen()
     print("wrote", OUT)
