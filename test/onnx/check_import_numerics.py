@@ -42,6 +42,10 @@ def parse_dense(body, dims, dt):
         bits = np.array([int(body, 16)], dtype=np.uint64)
         a = bits.astype({np.float32: np.uint32, np.float16: np.uint16}[dt]).view(dt)[0]
         return np.full(dims, a, dt)
+    # Inside a list MLIR prints non-finite floats as their bits (0xFF800000 is -inf in f32).
+    if dt in (np.float32, np.float16):
+        bits_t = {np.float32: np.uint32, np.float16: np.uint16}[dt]
+        body = re.sub(r"0x[0-9A-Fa-f]+", lambda m: repr(float(np.array([int(m.group(0), 16)], bits_t).view(dt)[0])), body)
     v = eval(body.replace("true", "True").replace("false", "False").replace("inf", "float('inf')").replace("nan", "float('nan')"))
     a = np.array(v, dtype=dt)
     return np.broadcast_to(a, dims).copy() if a.ndim == 0 else a.reshape(dims)
