@@ -123,9 +123,7 @@ struct Labeled {
   /// The value's ranked tensor type.
   RankedTensorType type() const { return cast<RankedTensorType>(value.getType()); }
   /// The size of the (first) dim labelled `l`, which must be present.
-  int64_t dim(Label l) const {
-    return type().getDimSize(llvm::find(labels, l) - labels.begin());
-  }
+  int64_t dim(Label l) const { return type().getDimSize(llvm::find(labels, l) - labels.begin()); }
   /// True if a dim is labelled `l`.
   bool has(Label l) const { return llvm::is_contained(labels, l); }
 };
@@ -247,8 +245,9 @@ Labeled EinsumLowering::sumOut(Labeled t, ArrayRef<Label> labels) {
   if (axes.empty())
     return t;
   Builder &b = n.getBuilder();
-  Value v = n.create<ReduceOp>(type.clone(shape), ReduceKindAttr::get(n.getContext(), ReduceKind::Sum),
-                               t.value, b.getDenseI64ArrayAttr(axes), b.getBoolAttr(false));
+  Value v =
+      n.create<ReduceOp>(type.clone(shape), ReduceKindAttr::get(n.getContext(), ReduceKind::Sum),
+                         t.value, b.getDenseI64ArrayAttr(axes), b.getBoolAttr(false));
   return {v, kept};
 }
 
@@ -366,9 +365,9 @@ LogicalResult EinsumLowering::run() {
     const Term &t = eq->inputs[i];
     int64_t rank = n.getInputType(i).getRank(), letters = t.letters.size();
     if (t.ellipsisAt < 0 ? rank != letters : rank < letters)
-      return n.emitError() << "term '" << t.text << "' of operand "
-                           << i << " does not fit its type " << n.getInputType(i)
-                           << " (equation '" << equation << "')";
+      return n.emitError() << "term '" << t.text << "' of operand " << i
+                           << " does not fit its type " << n.getInputType(i) << " (equation '"
+                           << equation << "')";
     if (t.ellipsisAt >= 0)
       ellipsisRank = std::max(ellipsisRank, rank - letters);
   }
@@ -393,8 +392,7 @@ LogicalResult EinsumLowering::run() {
       int64_t firstSize = type.getDimSize(first - op.labels.begin());
       if (firstSize != size)
         return n.emitError() << labelName(l) << " repeats in operand " << i << " with sizes "
-                             << firstSize << " and " << size << " (equation '" << equation
-                             << "')";
+                             << firstSize << " and " << size << " (equation '" << equation << "')";
       // Across operands a size-1 dim broadcasts (numpy and onnxruntime), for
       // letters as for the dims under `...`.
       auto [it, inserted] = sizes.try_emplace(l, size);
@@ -420,10 +418,10 @@ LogicalResult EinsumLowering::run() {
   if (eq->output) {
     const Term &t = *eq->output;
     if (t.ellipsisAt < 0 && ellipsisRank > 0)
-      return n.emitError() << "the output term '" << t.text << "' has no '...' but the inputs' '...' "
-                           << "covers " << ellipsisRank
-                           << " dims (equation '" << equation << "'; numpy and onnxruntime refuse "
-                           << "it too)";
+      return n.emitError() << "the output term '" << t.text
+                           << "' has no '...' but the inputs' '...' covers " << ellipsisRank
+                           << " dims (equation '" << equation
+                           << "'; numpy and onnxruntime refuse it too)";
     for (int64_t j = 0; j <= (int64_t)t.letters.size(); ++j) {
       if (j == t.ellipsisAt)
         appendEllipsis();

@@ -540,8 +540,8 @@ FailureOr<Value> padFillValue(NodeImporter &n, Type elementType) {
     return n.createScalar(elementType, 0.0);
   auto type = n.getInputType(2);
   if (type.getElementType() != elementType || type.getNumElements() != 1)
-    return n.emitError() << "constant_value must be one element of the data's type "
-                         << elementType << ", got " << type;
+    return n.emitError() << "constant_value must be one element of the data's type " << elementType
+                         << ", got " << type;
   return n.createReshape(n.getInput(2), {});
 }
 
@@ -556,8 +556,7 @@ LogicalResult importPad(NodeImporter &n) {
   for (const char *name : {"pads", "value"})
     if (!attrForm && n.findAttr(name))
       return n.emitUnsupported(Twine("attribute '") + name + "' (an operand since opset 11)");
-  if (failed(attrForm ? n.checkNumInputs(1, 1)
-                      : n.checkNumInputs(2, n.getOpset() >= 18 ? 4 : 3)))
+  if (failed(attrForm ? n.checkNumInputs(1, 1) : n.checkNumInputs(2, n.getOpset() >= 18 ? 4 : 3)))
     return failure();
   auto type = n.getInputType(0);
   int64_t rank = type.getRank();
@@ -585,8 +584,7 @@ LogicalResult importPad(NodeImporter &n) {
     if (failed(a))
       return failure();
     if (!*a)
-      return n.emitError() << "needs the 'pads' attribute (Pad-2, opset " << n.getOpset()
-                           << ")";
+      return n.emitError() << "needs the 'pads' attribute (Pad-2, opset " << n.getOpset() << ")";
     pads = **a;
   } else {
     if (n.getInputType(1).getRank() != 1)
@@ -639,10 +637,9 @@ LogicalResult importPad(NodeImporter &n) {
     if (cropBefore == 0 && cropAfter == 0)
       continue;
     // -cropBefore - cropAfter cannot overflow unless a pad is INT64_MIN.
-    if (cropBefore < -shape[d] || cropAfter < -shape[d] ||
-        -cropBefore > shape[d] + cropAfter)
-      return n.emitError() << "pads " << formatShape(pads) << " crop more than the "
-                           << shape[d] << " elements of dim " << d << " of " << type;
+    if (cropBefore < -shape[d] || cropAfter < -shape[d] || -cropBefore > shape[d] + cropAfter)
+      return n.emitError() << "pads " << formatShape(pads) << " crop more than the " << shape[d]
+                           << " elements of dim " << d << " of " << type;
     crops = true;
     starts[d] = -cropBefore;
     shape[d] += cropBefore + cropAfter;
