@@ -63,7 +63,7 @@ static int64_t firstOpsetOf(llvm::StringRef opType) {
       .Case("Expand", 8)
       .Cases({"ThresholdedRelu", "Sign", "Mod"}, 10)
       .Cases({"Range", "CumSum", "GatherElements", "GatherND"}, 11)
-      .Cases({"LessOrEqual", "GreaterOrEqual", "Celu"}, 12)
+      .Cases({"LessOrEqual", "GreaterOrEqual", "Celu", "Einsum"}, 12)
       .Cases({"HardSwish", "Trilu"}, 14)
       .Case("CastLike", 15)
       .Case("LayerNormalization", 17)
@@ -245,6 +245,7 @@ static const OpRegistries &getOpRegistries() {
     registerShapeOps(r.onnx);
     registerMovementOps(r.onnx);
     registerMathOps(r.onnx);
+    registerEinsumOps(r.onnx);
     registerContribOps(r.onnx, r.microsoft);
     return r;
   }();

@@ -2,15 +2,18 @@
 //
 // Reshape, Squeeze, Unsqueeze, Flatten (all -> kiln.reshape), Transpose,
 // Slice and Split (-> kiln.slice), Concat, Expand, Tile (reshape + expand +
-// reshape), Trilu (a constant mask + kiln.where), Gather, GatherElements and
-// GatherND. Shape-determining operands (shape, axes, starts/ends, split
-// sizes, repeats, k) must be constants after shape specialization.
+// reshape), Trilu (a constant mask + kiln.where), Pad (kiln.slice for
+// negative pads, then per axis kiln.concat with a filled block or kiln.gather
+// with constant indices), Gather, GatherElements and GatherND.
+// Shape-determining operands (shape, axes, starts/ends, split sizes, repeats,
+// k, pads) must be constants after shape specialization.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/onnx/OnnxOpImport.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
 #include <numeric>
@@ -493,6 +496,211 @@ LogicalResult importTrilu(NodeImporter &n) {
   return success();
 }
 
+/// The modes of ONNX Pad (`mode` attribute).
+enum class PadMode { Constant, Reflect, Edge, Wrap };
+
+/// Largest padded axis, in elements, that the edge, reflect and wrap modes
+/// build an index table for (2^24 int64 indices = 128 MiB of constant).
+constexpr int64_t kMaxPadIndexTable = int64_t(1) << 24;
+
+/// The position in [0, dim) that the edge, reflect or wrap mode reads for
+/// position `src` of an axis of size `dim` > 0 (src < 0 or >= dim lie in the
+/// padding). Reflect repeats with period 2 (dim - 1), as numpy.pad does for
+/// pads wider than the axis.
+int64_t padSourceIndex(PadMode mode, int64_t src, int64_t dim) {
+  auto floorMod = [](int64_t a, int64_t m) { return ((a % m) + m) % m; };
+  switch (mode) {
+  case PadMode::Edge:
+    return std::clamp<int64_t>(src, 0, dim - 1);
+  case PadMode::Wrap:
+    return floorMod(src, dim);
+  case PadMode::Reflect: {
+    if (dim == 1)
+      return 0;
+    int64_t period = 2 * (dim - 1), m = floorMod(src, period);
+    return m < dim ? m : period - m;
+  }
+  case PadMode::Constant:
+    break;
+  }
+  llvm_unreachable("constant mode reads no source index");
+}
+
+/// The fill value of a constant-mode Pad as a 0-d tensor of `elementType`:
+/// the `value` attribute before opset 11, else operand 2 (a constant or a
+/// run-time scalar), else 0.
+FailureOr<Value> padFillValue(NodeImporter &n, Type elementType) {
+  if (n.getOpset() < 11) {
+    FailureOr<float> value = n.getFloatAttr("value", 0.0f);
+    if (failed(value))
+      return failure();
+    return n.createScalar(elementType, *value);
+  }
+  if (!n.hasInput(2))
+    return n.createScalar(elementType, 0.0);
+  auto type = n.getInputType(2);
+  if (type.getElementType() != elementType || type.getNumElements() != 1)
+    return n.emitError() << "constant_value must be one element of the data's type " << elementType
+                         << ", got " << type;
+  return n.createReshape(n.getInput(2), {});
+}
+
+/// Pad(data, pads, constant_value?, axes?) with `mode` (opsets 2-10: the
+/// `pads` and `value` attributes). Lowered in two steps:
+///  1. negative pads crop: one kiln.slice over all axes;
+///  2. per padded axis, constant mode concatenates the fill value expanded
+///     to the pad blocks; edge, reflect and wrap gather the axis with a
+///     constant index table (padSourceIndex).
+LogicalResult importPad(NodeImporter &n) {
+  bool attrForm = n.getOpset() < 11;
+  for (const char *name : {"pads", "value"})
+    if (!attrForm && n.findAttr(name))
+      return n.emitUnsupported(Twine("attribute '") + name + "' (an operand since opset 11)");
+  if (failed(attrForm ? n.checkNumInputs(1, 1) : n.checkNumInputs(2, n.getOpset() >= 18 ? 4 : 3)))
+    return failure();
+  auto type = n.getInputType(0);
+  int64_t rank = type.getRank();
+
+  FailureOr<std::string> modeName = n.getStringAttr("mode", "constant");
+  if (failed(modeName))
+    return failure();
+  int mode = llvm::StringSwitch<int>(*modeName)
+                 .Case("constant", int(PadMode::Constant))
+                 .Case("reflect", int(PadMode::Reflect))
+                 .Case("edge", int(PadMode::Edge))
+                 .Case("wrap", int(PadMode::Wrap))
+                 .Default(-1);
+  if (mode < 0)
+    return n.emitUnsupported("mode '" + *modeName +
+                             "' (Pad's modes are constant, reflect, edge and wrap)");
+  PadMode padMode = PadMode(mode);
+  if (padMode == PadMode::Wrap && n.getOpset() < 19)
+    return n.emitError() << "mode 'wrap' first appears in Pad-19 (the model imports opset "
+                         << n.getOpset() << ")";
+
+  SmallVector<int64_t> pads;
+  if (attrForm) {
+    FailureOr<std::optional<SmallVector<int64_t>>> a = n.getIntsAttr("pads");
+    if (failed(a))
+      return failure();
+    if (!*a)
+      return n.emitError() << "needs the 'pads' attribute (Pad-2, opset " << n.getOpset() << ")";
+    pads = **a;
+  } else {
+    if (n.getInputType(1).getRank() != 1)
+      return n.emitError() << "'pads' must be a 1-D tensor, got " << n.getInputType(1);
+    FailureOr<SmallVector<int64_t>> v = n.getConstantInts(1, "pads");
+    if (failed(v))
+      return failure();
+    pads = *v;
+  }
+  SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  if (n.hasInput(3)) {
+    FailureOr<SmallVector<int64_t>> given = n.getConstantInts(3, "axes");
+    if (failed(given))
+      return failure();
+    axes.clear();
+    for (int64_t a : *given) {
+      FailureOr<int64_t> axis = n.normalizeAxis(a, rank);
+      if (failed(axis))
+        return failure();
+      if (llvm::is_contained(axes, *axis))
+        return n.emitError() << "axes " << formatShape(*given) << " repeat an axis";
+      axes.push_back(*axis);
+    }
+  }
+  if (pads.size() != 2 * axes.size())
+    return n.emitError() << "pads " << formatShape(pads) << " must hold 2 values per padded axis ("
+                         << 2 * axes.size() << " for " << axes.size() << " axes)";
+  SmallVector<int64_t> before(rank, 0), after(rank, 0);
+  for (auto [i, axis] : llvm::enumerate(axes)) {
+    before[axis] = pads[i];
+    after[axis] = pads[i + axes.size()];
+  }
+
+  Value fill;
+  if (padMode == PadMode::Constant) {
+    FailureOr<Value> v = padFillValue(n, type.getElementType());
+    if (failed(v))
+      return failure();
+    fill = *v;
+  }
+
+  // 1. Negative pads crop (onnxruntime's semantics; numpy.pad, the ONNX
+  //    reference, rejects them).
+  Builder &b = n.getBuilder();
+  Value v = n.getInput(0);
+  SmallVector<int64_t> starts(rank, 0), shape(type.getShape());
+  bool crops = false;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t cropBefore = before[d] < 0 ? before[d] : 0, cropAfter = after[d] < 0 ? after[d] : 0;
+    if (cropBefore == 0 && cropAfter == 0)
+      continue;
+    // -cropBefore - cropAfter cannot overflow unless a pad is INT64_MIN.
+    if (cropBefore < -shape[d] || cropAfter < -shape[d] || -cropBefore > shape[d] + cropAfter)
+      return n.emitError() << "pads " << formatShape(pads) << " crop more than the " << shape[d]
+                           << " elements of dim " << d << " of " << type;
+    crops = true;
+    starts[d] = -cropBefore;
+    shape[d] += cropBefore + cropAfter;
+    if (shape[d] == 0)
+      starts[d] = 0;
+  }
+  if (crops)
+    v = n.create<SliceOp>(type.clone(shape), v, b.getDenseI64ArrayAttr(starts),
+                          b.getDenseI64ArrayAttr(SmallVector<int64_t>(rank, 1)));
+
+  // 2. Positive pads, one axis at a time.
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t lo = std::max<int64_t>(before[d], 0), hi = std::max<int64_t>(after[d], 0);
+    if (lo == 0 && hi == 0)
+      continue;
+    int64_t dim = shape[d];
+    std::optional<int64_t> padded = llvm::checkedAdd(dim, lo);
+    if (padded)
+      padded = llvm::checkedAdd(*padded, hi);
+    SmallVector<int64_t> outShape(shape);
+    if (padded)
+      outShape[d] = *padded;
+    if (!padded || !checkedElementCount(outShape))
+      return n.emitError() << "pads " << formatShape(pads) << " of " << type
+                           << " give more than 2^40 elements";
+    if (padMode == PadMode::Constant) {
+      SmallVector<Value> parts;
+      auto block = [&](int64_t size) {
+        SmallVector<int64_t> blockShape(shape);
+        blockShape[d] = size;
+        Value one = n.createReshape(fill, SmallVector<int64_t>(rank, 1));
+        parts.push_back(n.create<ExpandOp>(type.clone(blockShape), one));
+      };
+      if (lo > 0)
+        block(lo);
+      parts.push_back(v);
+      if (hi > 0)
+        block(hi);
+      v = n.create<ConcatOp>(type.clone(outShape), parts, b.getI64IntegerAttr(d));
+    } else {
+      if (dim == 0)
+        return n.emitError() << "cannot pad dim " << d << " of size 0 in mode '" << *modeName
+                             << "' (it has no elements to repeat)";
+      if (*padded > kMaxPadIndexTable)
+        return n.emitUnsupported("mode '" + *modeName + "' padding dim " + Twine(d) + " to " +
+                                 Twine(*padded) +
+                                 " elements (kiln's index table is limited to 2^24)");
+      SmallVector<int64_t> indices;
+      indices.reserve(*padded);
+      for (int64_t j = 0; j < *padded; ++j)
+        indices.push_back(padSourceIndex(padMode, j - lo, dim));
+      Value table = n.createConstant(DenseElementsAttr::get(
+          getTensorType({*padded}, b.getI64Type()), ArrayRef<int64_t>(indices)));
+      v = n.create<GatherOp>(type.clone(outShape), v, table, b.getI64IntegerAttr(d));
+    }
+    shape = outShape;
+  }
+  n.setResult(0, v);
+  return success();
+}
+
 /// Checks that operand 1 holds int32/int64 indices.
 LogicalResult checkIndices(NodeImporter &n) {
   Type elem = n.getInputType(1).getElementType();
@@ -571,6 +779,7 @@ void onnx_import::registerMovementOps(OpRegistry &r) {
   r.add("Expand", importExpand);
   r.add("Tile", importTile);
   r.add("Trilu", importTrilu, {"upper"});
+  r.add("Pad", importPad, {"mode", "pads", "value"});
   r.add("Gather", importGather, {"axis"});
   r.add("GatherElements", importGatherElements, {"axis"});
   r.add("GatherND", importGatherND, {"batch_dims"});

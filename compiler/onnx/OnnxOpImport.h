@@ -105,6 +105,8 @@ void registerElementwiseOps(OpRegistry &registry);
 void registerShapeOps(OpRegistry &registry);
 void registerMovementOps(OpRegistry &registry);
 void registerMathOps(OpRegistry &registry);
+/// Einsum (OnnxEinsum.cpp).
+void registerEinsumOps(OpRegistry &registry);
 /// onnxruntime's contrib ops (OnnxContrib.cpp): the com.microsoft domain and
 /// the one it defines in the default domain (SimplifiedLayerNormalization).
 void registerContribOps(OpRegistry &defaultDomain, OpRegistry &microsoftDomain);

@@ -5,7 +5,7 @@
 // CONTRIB: error: node 'Attention_3' (com.microsoft::Attention, opset 1): unsupported operator
 
 // RUN: not kiln-compile %S/Inputs/error_unknown_op.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=UNKNOWN-OP
-// UNKNOWN-OP: error: node 'einsum' (Einsum, opset 18): unsupported operator
+// UNKNOWN-OP: error: node 'nms' (NonMaxSuppression, opset 18): unsupported operator
 
 // RUN: not kiln-compile %S/Inputs/error_attribute.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=ATTR
 // ATTR: error: node 'sm' (Softmax, opset 18): unsupported: attribute 'foo'

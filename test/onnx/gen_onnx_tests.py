@@ -44,6 +44,149 @@ def node(op, ins, outs, name=None, **attrs):
     return helper.make_node(op, ins, outs, name=name or outs[0], **attrs)
 
 
+# --- Pad and Einsum -------------------------------------------------------------------------
+
+def pads():
+    """Pad in every mode: pads and constant_value as initializers, a run-time constant_value,
+    opset-18 axes, negative pads that crop, opset 19's wrap; Pad-2's attributes (opset 7)."""
+    x = [vi("x", F, [2, 3, 4]), vi("v", F, [])]
+    P = lambda name, v: const(name, np.array(v, np.int64))
+    nodes = [
+        # constant 1.5; pads [begin0, begin1, begin2, end0, end1, end2], -1 crops dim 2's end.
+        node("Pad", ["x", "p_const", "one_half"], ["constant"]),
+        # no constant_value: 0.
+        node("Pad", ["x", "p_zero"], ["zero"]),
+        # run-time constant_value (a graph input).
+        node("Pad", ["x", "p_zero", "v"], ["runtime_value"]),
+        node("Pad", ["x", "p_reflect"], ["reflect"], mode="reflect"),
+        node("Pad", ["x", "p_edge", "", "axes_last"], ["edge_axes"], mode="edge"),
+        node("Pad", ["x", "p_wrap"], ["wrap"], mode="wrap"),
+        # edge with crops on both sides of dim 1 and a pad on dim 2.
+        node("Pad", ["x", "p_crop"], ["edge_crop"], mode="edge"),
+    ]
+    inits = [P("p_const", [0, 1, 2, 1, 0, -1]), const("one_half", np.float32(1.5)),
+             P("p_zero", [1, 0, 0, 0, 0, 2]), P("p_reflect", [1, 2, 0, 0, 1, 3]),
+             P("p_edge", [2, 3]), const("axes_last", np.array([-1], np.int64)),
+             P("p_wrap", [0, 1, 3, 1, 2, 4]), P("p_crop", [0, -1, 1, 0, -1, 0])]
+    outs = [vi(o.output[0], F, None) for o in nodes]
+    save("pad", model(nodes, x, outs, inits, opset=19))
+    # Pads wider than the axis: numpy.pad's (the ONNX reference's) repeated reflection and
+    # wrap; onnxruntime refuses them.
+    save("pad_wide", model([
+        node("Pad", ["x", "p_wide", "", "axes_1"], ["reflect_wide"], mode="reflect"),
+        node("Pad", ["x", "p_wide", "", "axes_1"], ["wrap_wide"], mode="wrap"),
+    ], x[:1], [vi("reflect_wide", F, None), vi("wrap_wide", F, None)],
+        [P("p_wide", [5, 4]), const("axes_1", np.array([1], np.int64))], opset=19))
+    # Pad-2: pads and value as attributes.
+    save("pad_opset7", model([
+        node("Pad", ["x"], ["reflect"], mode="reflect", pads=[0, 1, 1, 1, 2, 0]),
+        node("Pad", ["x"], ["constant"], pads=[1, 0, 0, 0, 0, 1], value=7.0),
+    ], x[:1], [vi("reflect", F, None), vi("constant", F, None)], opset=7))
+    # Pad-24 in a model of opset 24: a bool tensor (edge), float16 and int64 constants.
+    save("pad_opset24", model([
+        node("Cast", ["x"], ["xi"], to=I64),
+        node("Pad", ["xi", "p", "i_value"], ["constant_int"]),
+        node("Greater", ["x", "zero"], ["b"]),
+        node("Pad", ["b", "p"], ["edge_bool"], mode="edge"),
+        node("Cast", ["x"], ["h"], to=TensorProto.FLOAT16),
+        node("Pad", ["h", "p", "h_value"], ["constant_f16"]),
+    ], x[:1], [vi("constant_int", I64, None), vi("edge_bool", B, None),
+               vi("constant_f16", TensorProto.FLOAT16, None)],
+        [const("zero", np.float32(0)), P("p", [1, 0, 1, 0, 2, 1]), const("i_value", np.int64(-7)),
+         const("h_value", np.float16(-2.5))], opset=24))
+
+    # Errors, each naming the node.
+    y = [vi("y", F, None)]
+    xi = x[:1]
+    pad = lambda ins, opset=19, inits=(), inputs=xi, **a: model(
+        [node("Pad", ins, ["y"], name="pad", **a)], inputs, y, inits, opset=opset)
+    save("error_pad_runtime_pads", pad(["x", "p"], inputs=xi + [vi("p", I64, [6])]))
+    save("error_pad_mode", pad(["x", "p"], inits=[P("p", [0] * 6)], mode="symmetric"))
+    save("error_pad_wrap18", pad(["x", "p"], opset=18, inits=[P("p", [0] * 6)], mode="wrap"))
+    save("error_pad_attribute", pad(["x", "p"], inits=[P("p", [0] * 6)], pads=[0] * 6))
+    save("error_pad_no_pads", pad(["x"], opset=7))
+    save("error_pad_count", pad(["x", "p"], inits=[P("p", [1, 1, 1, 1])]))
+    save("error_pad_rank", pad(["x", "p"], inits=[P("p", [[0] * 6])]))
+    save("error_pad_crop", pad(["x", "p"], inits=[P("p", [0, -2, 0, 0, -2, 0])]))
+    save("error_pad_axes", pad(["x", "p", "", "a"], inits=[P("p", [1, 1, 1, 1]),
+                                                            P("a", [0, -3])]))
+    save("error_pad_axis_range", pad(["x", "p", "", "a"], inits=[P("p", [1, 1]), P("a", [3])]))
+    save("error_pad_value_type", pad(["x", "p", "c"], inits=[P("p", [0] * 6),
+                                                              const("c", np.int64(1))]))
+    save("error_pad_empty_edge", pad(["x", "p"], inputs=[vi("x", F, [2, 0])],
+                                     inits=[P("p", [0, 1, 0, 1])], mode="edge"))
+    save("error_pad_table", pad(["x", "p"], inits=[P("p", [0, 0, 2 ** 24, 0, 0, 0])],
+                                mode="reflect"))
+    save("error_pad_huge", pad(["x", "p"], inits=[P("p", [0, 0, 2 ** 62, 0, 0, 0])]))
+
+
+def einsums():
+    """Einsum: batched matmul, transpose, reduction, diagonal, trace, outer product, ellipsis
+    with a size-1 batch dim, implicit outputs, spaces, integers, three operands; bf16."""
+    inputs = [vi("a", F, [2, 3, 4]), vi("b", F, [2, 4, 5]), vi("m", F, [4, 4]), vi("v", F, [3]),
+              vi("e1", F, [1, 3, 4]), vi("e2", F, [5, 4, 6]), vi("w", F, [3, 4])]
+    E = lambda ins, out, eq: node("Einsum", ins, [out], equation=eq)
+    nodes = [
+        E(["a", "b"], "bmm", "bij,bjk->bik"),
+        E(["m"], "transpose", "ij->ji"),
+        E(["m"], "row_sum", "ij->i"),
+        E(["m"], "diagonal", "ii->i"),
+        E(["m"], "trace", "ii"),
+        E(["v", "w"], "outer", "i,jk->ijk"),
+        E(["e1", "e2"], "ellipsis", "...ij,...jk->...ik"),
+        E(["a", "b"], "implicit", "b i j , b j k"),
+        E(["a"], "sum_all", "bij->"),
+        E(["a", "w"], "contract_two", "bij,ij->b"),
+        E(["w", "m", "b"], "chain", "ij,jk,bkl->bil"),
+        E(["a", "w"], "broadcast_mul", "bij,ij->bij"),
+        E(["e1", "e2"], "label_broadcast", "bij,bjk->bik"),  # b: 1 against 5 broadcasts
+        node("Cast", ["m"], ["mi"], to=I64),
+        E(["mi", "mi"], "int_matmul", "ij,jk->ik"),
+        E(["e1"], "ellipsis_transpose", "...ij->...ji"),
+    ]
+    outs = [vi(o.output[0], I64 if o.output[0] == "int_matmul" else F, None)
+            for o in nodes if o.output[0] != "mi"]
+    save("einsum", model(nodes, inputs, outs, opset=18))
+    BF = TensorProto.BFLOAT16
+    save("einsum_bf16", model([
+        node("Cast", ["a"], ["a16"], to=BF), node("Cast", ["b"], ["b16"], to=BF),
+        node("Cast", ["m"], ["m16"], to=BF),
+        E(["a16", "b16"], "bmm16", "bij,bjk->bik"),
+        E(["m16"], "diag16", "ii->i"),
+        E(["m16", "m16"], "outer16", "ij,kl->ijkl"),
+        E(["a16"], "sum16", "bij->j"),
+        node("Cast", ["bmm16"], ["bmm"], to=F), node("Cast", ["diag16"], ["diagonal"], to=F),
+        node("Cast", ["outer16"], ["outer"], to=F), node("Cast", ["sum16"], ["sum"], to=F),
+    ], inputs[:3], [vi(o, F, None) for o in ["bmm", "diagonal", "outer", "sum"]], opset=18))
+
+    y = [vi("y", F, None)]
+    ein = lambda ins, inputs, opset=18, **a: model(
+        [node("Einsum", ins, ["y"], name="einsum", **a)], inputs, y, opset=opset)
+    m = [vi("m", F, [4, 4])]
+    save("error_einsum_equation", ein(["m"], m, equation="ij->j.i"))
+    save("error_einsum_char", ein(["m"], m, equation="i1->i"))
+    save("error_einsum_two_ellipses", ein(["m"], m, equation="......->"))
+    save("error_einsum_two_outputs", ein(["m"], m, equation="ij->i->j"))
+    save("error_einsum_terms", ein(["m"], m, equation="ij,jk->ik"))
+    save("error_einsum_rank", ein(["m"], m, equation="ijk->i"))
+    save("error_einsum_ellipsis_rank", ein(["m"], m, equation="...ijk->i"))
+    save("error_einsum_size", ein(["m", "v"], m + [vi("v", F, [3])], equation="ij,j->i"))
+    save("error_einsum_broadcast", ein(["a", "b"], [vi("a", F, [2, 4]), vi("b", F, [3, 4])],
+                                       equation="...i,...i->..."))
+    save("error_einsum_output_label", ein(["m"], m, equation="ij->k"))
+    save("error_einsum_output_ellipsis", ein(["e"], [vi("e", F, [2, 3])], equation="...i->i"))
+    save("error_einsum_diagonal_size", ein(["e"], [vi("e", F, [1, 3])], equation="ii->i"))
+    save("error_einsum_output_repeat", ein(["m"], m, equation="ij->ii"))
+    save("error_einsum_bool", ein(["c"], [vi("c", B, [2])], equation="i->"))
+    save("error_einsum_types", ein(["m", "n"], m + [vi("n", I64, [4])], equation="ij,j->i"))
+    save("error_einsum_no_equation", ein(["m"], m))
+    save("error_einsum_no_operands", ein([], [], equation="->"))
+    save("error_einsum_empty_operand", ein(["m", ""], m, equation="ij,j->i"))
+    save("error_einsum_opset", ein(["m"], m, opset=11, equation="ij->ji"))
+    save("error_einsum_huge", ein(["v", "v", "v"], [vi("v", F, [2 ** 14])],
+                                  equation="i,j,k->ijk"))
+
+
 # --- elementwise ----------------------------------------------------------------------------
 
 def elementwise():
@@ -534,7 +677,7 @@ def errors():
     save("error_contrib_op", model(
         [helper.make_node("Attention", ["x"], ["y"], name="Attention_3", domain="com.microsoft")],
         x, y, extra_opsets=[("com.microsoft", 1)]))
-    save("error_unknown_op", model([node("Einsum", ["x"], ["y"], name="einsum", equation="ij->ji")],
+    save("error_unknown_op", model([node("NonMaxSuppression", ["x"], ["y"], name="nms")],
                                    x, y))
     save("error_attribute", model([node("Softmax", ["x"], ["y"], name="sm", foo=1)], x, y))
     save("error_opset", model([node("Relu", ["x"], ["y"])], x, y, opset=6))
@@ -833,6 +976,6 @@ if __name__ == "__main__":
     for gen in [elementwise, logic, gelu, folding, shape_ops, runtime_cumsum, movement, slices,
                 gathers, math, reduce18, reduce13, external_data, old_and_new_opsets,
                 rotary_embedding, derived_ops, activations, arg_reduce, mod, opsets25_28, empty_tensors, attention23, errors, review_fixes, contrib,
-                broken_files, structure_checks, unsorted_graphs, cast_rounding]:
+                broken_files, structure_checks, unsorted_graphs, cast_rounding, pads, einsums]:
         gen()
     print("wrote", OUT)
