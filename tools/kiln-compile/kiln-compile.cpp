@@ -41,7 +41,8 @@ static cl::opt<std::string> outputPath(
 static cl::list<std::string>
     shapeSpecs("shape",
                cl::desc("Static shapes of symbolic inputs, e.g. input_ids=2x16,attention_mask=2x16 "
-                        "(may be repeated)"),
+                        "(may be repeated); with --kv-cache, input_ids=1..8x1..2048 compiles "
+                        "one program per step shape"),
                cl::value_desc("name=AxB,..."), cl::cat(kilnCategory));
 static cl::list<std::string> targets("target", cl::desc("SASS target(s), e.g. sm_90 (default)"),
                                      cl::CommaSeparated, cl::cat(kilnCategory));
