@@ -334,7 +334,11 @@ Labeled EinsumLowering::contract(Labeled a, Labeled b, ArrayRef<Label> keep) {
   };
   SmallVector<int64_t> mulShape(outShape);
   llvm::append_range(mulShape, dims(a, contracted));
-  Value v = n.create<MulOp>(RankedTensorType::get(mulShape, et), spread(a), spread(b));
+  // One statement each: the order of the ops they create must not depend on the C++ compiler's
+  // order of evaluating call arguments (it is unspecified).
+  Value lhs = spread(a);
+  Value rhs = spread(b);
+  Value v = n.create<MulOp>(RankedTensorType::get(mulShape, et), lhs, rhs);
   return sumOut({v, all}, contracted);
 }
 

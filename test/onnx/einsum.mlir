@@ -22,8 +22,8 @@
 // CHECK: %[[D2:.+]] = kiln.slice %{{.+}} {starts = array<i64: 0>, steps = array<i64: 5>} : tensor<16xf32> -> tensor<4xf32>
 // CHECK: %[[TRACE:.+]] = kiln.reduce <sum> %[[D2]] {axes = array<i64: 0>, keep_dims = false} : tensor<4xf32> -> tensor<f32>
 // i,jk->ijk: an outer product is a broadcast multiply.
-// CHECK: %[[WO:.+]] = kiln.reshape %[[W]] : tensor<3x4xf32> -> tensor<1x3x4xf32>
 // CHECK: %[[VO:.+]] = kiln.reshape %[[V]] : tensor<3xf32> -> tensor<3x1x1xf32>
+// CHECK: %[[WO:.+]] = kiln.reshape %[[W]] : tensor<3x4xf32> -> tensor<1x3x4xf32>
 // CHECK: %[[OUTER:.+]] = kiln.mul %[[VO]], %[[WO]] : tensor<3x1x1xf32>, tensor<1x3x4xf32> -> tensor<3x3x4xf32>
 // ...ij,...jk->...ik: the size-1 batch dim broadcasts in the matmul.
 // CHECK: %[[ELL:.+]] = kiln.matmul %[[E1]], %[[E2]] : tensor<1x3x4xf32>, tensor<5x4x6xf32> -> tensor<5x3x6xf32>
