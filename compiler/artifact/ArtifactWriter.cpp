@@ -177,6 +177,32 @@ private:
   llvm::DenseMap<uint64_t, llvm::SmallVector<uint64_t, 1>> byContent;
 };
 
+/// The values a KV-cache step's block table and sequence lengths may hold (kiln-compile
+/// --kv-cache): block ids [0, pool blocks - 1]; lengths [0, blocks per sequence x block size -
+/// tokens per step], so that the step's tokens stay inside the sequence's blocks. std::nullopt
+/// when the function lacks the inputs these come from.
+std::optional<InputValueRange> generationInputRange(func::FuncOp func, fb::InputRole role) {
+  int64_t poolBlocks = -1, blockSize = -1, maxBlocks = -1, tokens = -1;
+  for (BlockArgument arg : func.getArguments()) {
+    auto r = func.getArgAttrOfType<InputRoleAttr>(arg.getArgNumber(), kRoleAttrName);
+    auto shape = cast<RankedTensorType>(arg.getType()).getShape();
+    if (!r)
+      continue;
+    if (r.getValue() == InputRole::KeyCache && shape.size() == 4)
+      poolBlocks = shape[0], blockSize = shape[2];
+    else if (r.getValue() == InputRole::BlockTable && shape.size() == 2)
+      maxBlocks = shape[1];
+    else if (r.getValue() == InputRole::PositionIds && shape.size() == 2)
+      tokens = shape[1];
+  }
+  if (role == fb::InputRole::BlockTable && poolBlocks > 0)
+    return InputValueRange{0, poolBlocks - 1};
+  if (role == fb::InputRole::SeqLens && blockSize > 0 && maxBlocks > 0 && tokens > 0 &&
+      maxBlocks * blockSize >= tokens)
+    return InputValueRange{0, maxBlocks * blockSize - tokens};
+  return std::nullopt;
+}
+
 std::string nameOf(DictionaryAttr attrs, const std::string &fallback) {
   if (attrs)
     if (auto s = attrs.getAs<StringAttr>("kiln.name"))
@@ -460,6 +486,8 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(ArrayRef<ArtifactProgram> prog
     fb::InputRole role = fb::InputRole::Data;
     if (auto r = func.getArgAttrOfType<InputRoleAttr>(arg.getArgNumber(), kRoleAttrName))
       role = static_cast<fb::InputRole>(static_cast<int>(r.getValue()) + 1);
+    if (!range && (role == fb::InputRole::BlockTable || role == fb::InputRole::SeqLens))
+      range = generationInputRange(func, role);
     auto d = describe(arg.getType(),
                       nameOf(func.getArgAttrDict(arg.getArgNumber()),
                              "input" + std::to_string(arg.getArgNumber())),

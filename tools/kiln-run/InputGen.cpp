@@ -233,13 +233,15 @@ bool generate(const Spec &spec, const std::string &name, kiln_dtype_t dtype, uin
       return false;
     }
     // A table index range [0, R - 1] also allows -R to -1 (from the end), as checkValues does.
-    long double allowedLo = range.min == 0 ? -static_cast<long double>(range.max) - 1 : range.min;
+    const bool tableIndex = range.fromEnd && range.min == 0;
+    long double allowedLo = tableIndex ? -static_cast<long double>(range.max) - 1 : range.min;
     if (range.known && !isBool &&
         (static_cast<long double>(v) < allowedLo || static_cast<long double>(v) > range.max)) {
       error = "input '" + name + "': '" + spec.text + "' is outside " +
-              formatRange(range.min, range.max) +
-              ", the values the artifact allows (the input indexes a table of " +
-              std::to_string(range.max - range.min + 1) + " entries)";
+              formatRange(range.min, range.max) + ", the values the artifact allows" +
+              (tableIndex ? " (the input indexes a table of " +
+                                std::to_string(range.max - range.min + 1) + " entries)"
+                          : std::string());
       return false;
     }
     // In range for the dtype (checked above), so both conversions are defined.
@@ -283,7 +285,7 @@ bool checkValues(const std::string &name, kiln_dtype_t dtype, const std::vector<
   // A table index range [0, R - 1] also allows R negative indices (from the end). In __int128
   // since R can be 2^63.
   __int128 lo = range.min, hi = range.max;
-  bool tableIndex = range.min == 0;
+  bool tableIndex = range.fromEnd && range.min == 0;
   if (tableIndex)
     lo = -(hi + 1);
   uint64_t count = bytes / elementSize, outside = 0, first = 0;

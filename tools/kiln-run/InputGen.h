@@ -56,6 +56,10 @@ struct Range {
   bool known = false;
   int64_t min = 0;
   int64_t max = 0;
+  /// A range [0, R - 1] of an input that indexes a table (Gather), which also takes -R .. -1
+  /// (counted from the end). False for a KV-cache step's block table and lengths, whose range
+  /// is all they take.
+  bool fromEnd = true;
 };
 
 /// Fills `out` with `count` elements of `dtype` (little-endian) as `spec` says. `name` is the

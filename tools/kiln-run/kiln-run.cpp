@@ -503,6 +503,14 @@ std::string describeTensorMap(const kiln_tensor_map_info_t &map) {
          kiln::report::tensorMapSwizzleName(map.swizzle);
 }
 
+/// Whether input `index`'s value range is that of a table index (which also takes -R .. -1):
+/// every input but a --kv-cache step's block table, lengths and positions.
+bool isTableIndex(const kiln_artifact_t *artifact, size_t index) {
+  kiln_input_role_t role = KILN_INPUT_ROLE_DATA;
+  kiln_status_free(kiln_artifact_input_role(artifact, index, &role));
+  return role == KILN_INPUT_ROLE_DATA;
+}
+
 /// Prints the artifact description for --info.
 void printInfo(const kiln_artifact_t *artifact) {
   std::printf("artifact: %s (producer '%s')\n", kiln_artifact_path(artifact),
@@ -781,6 +789,7 @@ int prepareFiles(const Options &options, kiln_artifact_t *artifact, bool reporti
     kiln_status_free(
         kiln_artifact_input_value_range(artifact, index, &known, &range.min, &range.max));
     range.known = known != 0;
+    range.fromEnd = isTableIndex(artifact, index);
     kiln::npy::NpyArray array;
     array.dtype = info.dtype;
     array.shape.assign(info.shape, info.shape + info.rank);
@@ -842,6 +851,7 @@ int prepareFiles(const Options &options, kiln_artifact_t *artifact, bool reporti
     int known = 0;
     kiln_status_free(kiln_artifact_input_value_range(artifact, i, &known, &range.min, &range.max));
     range.known = known != 0;
+    range.fromEnd = isTableIndex(artifact, i);
     const kiln::npy::NpyArray &array = files.inputs.at(info.name);
     std::string error;
     if (kiln::inputgen::checkValues(info.name, info.dtype, array.shape, array.data.data(),
