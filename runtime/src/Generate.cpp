@@ -543,6 +543,7 @@ kiln_status_t kiln_generate(kiln_generator_t *g, const kiln_generate_request_t *
   const kiln_generator::Program &first = g->programs[0];
   BlockAllocator allocator(first.poolBlocks, first.blockSize, g->spareInPool);
   std::vector<std::vector<PrefillChunk>> plans(count);
+  std::vector<int64_t> extents(count);
   int64_t blocksNeeded = 0;
   for (size_t i = 0; i < count; ++i) {
     const kiln_generate_request_t &r = requests[i];
@@ -581,10 +582,11 @@ kiln_status_t kiln_generate(kiln_generator_t *g, const kiln_generate_request_t *
       return makeStatusF(KILN_INVALID_ARGUMENT,
                          "kiln_generate: request %zu: no program can prefill its %zu tokens", i,
                          r.prompt_length);
-    int64_t extent = int64_t(longest);
+    // The most slots the sequence writes: its longest length, or a padded chunk's end.
+    extents[i] = int64_t(longest);
     for (const PrefillChunk &c : plans[i])
-      extent = std::max(extent, c.start + g->steps[c.step].tokens);
-    blocksNeeded += (extent + first.blockSize - 1) / first.blockSize;
+      extents[i] = std::max(extents[i], c.start + g->steps[c.step].tokens);
+    blocksNeeded += (extents[i] + first.blockSize - 1) / first.blockSize;
   }
   // Steps with more rows than sequences pad; without a spare block in the pool the padding rows
   // write into a free block borrowed for the call.
@@ -607,10 +609,7 @@ kiln_status_t kiln_generate(kiln_generator_t *g, const kiln_generate_request_t *
   std::vector<Sequence> seqs(count);
   for (size_t i = 0; i < count; ++i) {
     const kiln_generate_request_t &r = requests[i];
-    int64_t extent = int64_t(r.prompt_length + r.max_new_tokens - 1);
-    for (const PrefillChunk &c : plans[i])
-      extent = std::max(extent, c.start + g->steps[c.step].tokens);
-    allocator.reserve(seqs[i].blocks, extent); // checked above
+    allocator.reserve(seqs[i].blocks, extents[i]); // checked above
     seqs[i].rng.seed(r.sampling.seed);
     results[i].length = 0;
     results[i].finish_reason = KILN_FINISH_LENGTH;

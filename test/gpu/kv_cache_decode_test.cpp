@@ -14,6 +14,7 @@
 // the reference's top-2 margin exceeds 2 * tol * max |ref|. Prints one line per step and a
 // summary; exit 0 pass, 1 fail, 2 usage or runtime error, 77 no GPU.
 #include "kiln/runtime.h"
+#include "kv_cache_test_util.h"
 
 #include <algorithm>
 #include <cmath>
@@ -26,35 +27,10 @@
 #include <vector>
 
 namespace {
-
-bool ok(kiln_status_t s, const char *what) {
-  if (!s)
-    return true;
-  std::fprintf(stderr, "kv_cache_decode_test: %s: [%s] %s\n", what,
-               kiln_status_code_name(kiln_status_code(s)), kiln_status_message(s));
-  kiln_status_free(s);
-  return false;
-}
-
-template <typename T> bool readFile(const char *path, std::vector<T> &out) {
-  std::ifstream f(path, std::ios::binary | std::ios::ate);
-  if (!f)
-    return false;
-  const std::streamsize n = f.tellg();
-  if (n <= 0 || n % std::streamsize(sizeof(T)))
-    return false;
-  out.resize(size_t(n) / sizeof(T));
-  f.seekg(0);
-  return bool(f.read(reinterpret_cast<char *>(out.data()), n));
-}
-
-struct ArtifactRelease {
-  void operator()(kiln_artifact_t *a) const { kiln_artifact_release(a); }
-};
-struct SessionRelease {
-  void operator()(kiln_session_t *s) const { kiln_session_release(s); }
-};
-
+bool ok(kiln_status_t s, const char *what) { return kvtest::ok(s, "kv_cache_decode_test", what); }
+using kvtest::ArtifactRelease;
+using kvtest::SessionRelease;
+using kvtest::readFile;
 } // namespace
 
 // Every exit releases the artifact and the session (the sanitizer build checks for leaks).
@@ -172,25 +148,10 @@ int main(int argc, char **argv) {
       if (t < 0 || t >= int64_t(T))
         continue; // idle (not started, or finished and repeating its last token)
       const float *want = ref.data() + size_t(t) * V, *have = got.data() + size_t(r) * V;
-      double maxRef = 0, maxErr = 0;
-      size_t argWant = 0, argHave = 0;
-      for (size_t v = 0; v < V; ++v) {
-        maxRef = std::max(maxRef, double(std::fabs(want[v])));
-        maxErr = std::max(maxErr, double(std::fabs(double(want[v]) - have[v])));
-        if (!(std::fabs(double(have[v])) < 1e30))
-          maxErr = INFINITY;
-        if (want[v] > want[argWant])
-          argWant = v;
-        if (have[v] > have[argHave])
-          argHave = v;
-      }
-      double second = -INFINITY;
-      for (size_t v = 0; v < V; ++v)
-        if (v != argWant)
-          second = std::max(second, double(want[v]));
-      const double rel = maxErr / std::max(maxRef, 1e-30);
-      const bool margin = want[argWant] - second > 2 * tol * maxRef;
-      const bool pass = rel <= tol && (!margin || argHave == argWant);
+      const kvtest::RowCheck c = kvtest::compareRow(have, want, V, tol);
+      const double rel = c.rel;
+      const bool pass = c.pass;
+      const size_t argHave = c.argHave, argWant = c.argWant;
       worst = std::max(worst, rel);
       ++checked;
       failures += !pass;

@@ -21,6 +21,7 @@
 // equal where the reference's top-2 margin exceeds 2 * tol * max |ref|. Exit 0 pass, 1 fail, 2
 // usage or runtime error, 77 no GPU.
 #include "kiln/runtime.h"
+#include "kv_cache_test_util.h"
 
 #include <algorithm>
 #include <cmath>
@@ -34,35 +35,10 @@
 
 namespace {
 
-bool ok(kiln_status_t s, const char *what) {
-  if (!s)
-    return true;
-  std::fprintf(stderr, "kv_cache_programs_test: %s: [%s] %s\n", what,
-               kiln_status_code_name(kiln_status_code(s)), kiln_status_message(s));
-  kiln_status_free(s);
-  return false;
-}
-
-template <typename T> bool readFile(const char *path, std::vector<T> &out) {
-  std::ifstream f(path, std::ios::binary | std::ios::ate);
-  if (!f)
-    return false;
-  const std::streamsize n = f.tellg();
-  if (n <= 0 || n % std::streamsize(sizeof(T)))
-    return false;
-  out.resize(size_t(n) / sizeof(T));
-  f.seekg(0);
-  return bool(f.read(reinterpret_cast<char *>(out.data()), n));
-}
-
-struct ArtifactRelease {
-  void operator()(kiln_artifact_t *a) const { kiln_artifact_release(a); }
-};
-struct SessionRelease {
-  void operator()(kiln_session_t *s) const { kiln_session_release(s); }
-};
-using ArtifactPtr = std::unique_ptr<kiln_artifact_t, ArtifactRelease>;
-using SessionPtr = std::unique_ptr<kiln_session_t, SessionRelease>;
+bool ok(kiln_status_t s, const char *what) { return kvtest::ok(s, "kv_cache_programs_test", what); }
+using kvtest::ArtifactPtr;
+using kvtest::readFile;
+using kvtest::SessionPtr;
 
 /// One program and its session, with its inputs found by role.
 struct Step {
@@ -132,23 +108,10 @@ struct Checker {
   /// Compares V logits `have` with the reference row `want`.
   void check(const char *what, long long position, const float *have, const float *want,
              size_t V) {
-    double maxRef = 0, maxErr = 0;
-    size_t argWant = 0, argHave = 0;
-    for (size_t v = 0; v < V; ++v) {
-      maxRef = std::max(maxRef, double(std::fabs(want[v])));
-      maxErr = std::max(maxErr, double(std::fabs(double(want[v]) - have[v])));
-      if (!(std::fabs(double(have[v])) < 1e30))
-        maxErr = INFINITY;
-      argWant = want[v] > want[argWant] ? v : argWant;
-      argHave = have[v] > have[argHave] ? v : argHave;
-    }
-    double second = -INFINITY;
-    for (size_t v = 0; v < V; ++v)
-      if (v != argWant)
-        second = std::max(second, double(want[v]));
-    const double rel = maxErr / std::max(maxRef, 1e-30);
-    const bool margin = want[argWant] - second > 2 * tol * maxRef;
-    const bool pass = rel <= tol && (!margin || argHave == argWant);
+    const kvtest::RowCheck c = kvtest::compareRow(have, want, V, tol);
+    const double rel = c.rel;
+    const bool pass = c.pass;
+    const size_t argHave = c.argHave, argWant = c.argWant;
     worst = std::max(worst, rel);
     ++checked;
     failures += !pass;
