@@ -8,6 +8,7 @@
 # starts, logs the machine, then runs test/bench/bench_real_size.py with every argument:
 #   scripts/bench_real_size.sh [--models gpt2,bert,llama] [--precision fp16] [--iters 50]
 #                              [--gemm] [--quick]
+#   scripts/bench_real_size.sh --setup-only    # only steps 1-2; prints the kiln-compile wrapper's path
 # Logs go to $KILN_LOG_DIR (default .carry-bench/logs): bench-device-info.log, bench-console.log
 # (everything printed, warnings included; both appended), and from the Python script <run>.log,
 # <run>.md and <run>/ (every export, kiln-compile and kiln-run output).
@@ -30,7 +31,7 @@ fail_setup() {
   exit 2
 }
 
-for need in "$CARRY/bin/kiln-compile" "$CARRY/bin/kiln-run" "$CARRY/lib" "$CARRY/MANIFEST"; do
+for need in "$CARRY/bin/kiln-compile.xz" "$CARRY/bin/kiln-run" "$CARRY/lib" "$CARRY/MANIFEST"; do
   [[ -e "$need" ]] || fail_setup "missing $need - run scripts/prepare_bench_carry.sh on the build machine and carry .carry-bench/"
 done
 if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L 2>/dev/null | grep -q GPU; then
@@ -38,7 +39,7 @@ if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L 2>/dev/null | grep -q G
   exit 77
 fi
 mkdir -p "$LOGS" "$WORK" || fail_setup "cannot create $LOGS or $WORK"
-chmod +x "$CARRY/bin/kiln-compile" "$CARRY/bin/kiln-run"
+chmod +x "$CARRY/bin/kiln-run"
 
 # 1. The carried libraries, unpacked once per MANIFEST into a temporary folder.
 stamp="$(sha256sum "$CARRY/MANIFEST" | cut -c1-12)"
@@ -46,8 +47,9 @@ LIBDIR="${TMPDIR:-/tmp}/kiln-bench-lib-$stamp"
 if [[ ! -f "$LIBDIR/.complete" ]]; then
   rm -rf "$LIBDIR"
   mkdir -p "$LIBDIR" || fail_setup "cannot create $LIBDIR"
-  for packed in "$CARRY"/lib/*.xz; do
+  for packed in "$CARRY"/lib/*.xz "$CARRY/bin/kiln-compile.xz"; do
     lib="$LIBDIR/$(basename "$packed" .xz)"
+    [[ "$packed" == */bin/* ]] && lib="$LIBDIR/kiln-compile.bin"
     if command -v xz >/dev/null; then
       xz -dc "$packed" >"$lib" || fail_setup "cannot unpack $packed"
     else # python3's lzma reads .xz too
@@ -60,6 +62,7 @@ if [[ ! -f "$LIBDIR/.complete" ]]; then
     [[ "$soname" == \#* || -z "$soname" ]] && continue
     echo "$sum  $LIBDIR/$soname"
   done <"$CARRY/MANIFEST" | sha256sum --quiet -c - || fail_setup "unpacked libraries do not match $CARRY/MANIFEST"
+  chmod +x "$LIBDIR/kiln-compile.bin"
   touch "$LIBDIR/.complete"
 fi
 
@@ -69,13 +72,18 @@ KILN_COMPILE="$LIBDIR/kiln-compile"
 LD_PATH="$LIBDIR:$CUDA_HOME/lib64:$CUDA_HOME/lib:$CUDA_HOME/targets/x86_64-linux/lib"
 cat >"$KILN_COMPILE" <<EOF
 #!/bin/sh
-LD_LIBRARY_PATH="$LD_PATH\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}" exec "$CARRY/bin/kiln-compile" "\$@"
+unset LD_BIND_NOW # the carried libz3 is an empty stand-in (scripts/prepare_bench_carry.sh)
+LD_LIBRARY_PATH="$LD_PATH\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}" exec "$LIBDIR/kiln-compile.bin" "\$@"
 EOF
 chmod +x "$KILN_COMPILE"
-missing="$(LD_LIBRARY_PATH="$LD_PATH" ldd "$CARRY/bin/kiln-compile" | grep "not found")"
+missing="$(LD_LIBRARY_PATH="$LD_PATH" ldd "$LIBDIR/kiln-compile.bin" | grep "not found")"
 [[ -z "$missing" ]] || fail_setup "kiln-compile still lacks libraries here:
 $missing"
 "$KILN_COMPILE" --version >/dev/null 2>&1 || fail_setup "kiln-compile does not start: $("$KILN_COMPILE" --version 2>&1 | tail -3)"
+if [[ "${1:-}" == --setup-only ]]; then
+  echo "$KILN_COMPILE"
+  exit 0
+fi
 
 # 3. The machine, for the log.
 {
@@ -85,7 +93,7 @@ $missing"
   "$PYTHON" -c 'import torch, transformers, onnx, numpy; print("torch", torch.__version__, "cuda", torch.version.cuda, "| transformers", transformers.__version__, "| onnx", onnx.__version__, "| numpy", numpy.__version__)' 2>&1
   "$KILN_COMPILE" --version 2>&1
   grep '^#' "$CARRY/MANIFEST"
-  echo "carried libraries in $LIBDIR; NVRTC: $(LD_LIBRARY_PATH="$LD_PATH" ldd "$CARRY/bin/kiln-compile" | awk '/nvrtc/ {print $3}')"
+  echo "carried libraries in $LIBDIR; NVRTC: $(LD_LIBRARY_PATH="$LD_PATH" ldd "$LIBDIR/kiln-compile.bin" | awk '/nvrtc/ {print $3}')"
   df -h "$WORK" | tail -1
 } 2>&1 | tee -a "$LOGS/bench-device-info.log"
 
