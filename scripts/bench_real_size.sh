@@ -9,6 +9,7 @@
 #   scripts/bench_real_size.sh [--models gpt2,bert,llama] [--precision fp16] [--iters 50]
 #                              [--gemm] [--quick]
 #   scripts/bench_real_size.sh --setup-only    # only steps 1-2; prints the kiln-compile wrapper's path
+#   scripts/bench_real_size.sh --generate [ARGS] # text generation instead: test/bench/bench_generate.py
 # Logs go to $KILN_LOG_DIR (default .carry-bench/logs): bench-device-info.log, bench-console.log
 # (everything printed, warnings included; both appended), and from the Python script <run>.log,
 # <run>.md and <run>/ (every export, kiln-compile and kiln-run output).
@@ -98,7 +99,12 @@ fi
 } 2>&1 | tee -a "$LOGS/bench-device-info.log"
 
 # 4. The benchmark.
-"$PYTHON" "$ROOT/test/bench/bench_real_size.py" --kiln-compile "$KILN_COMPILE" \
+BENCH="$ROOT/test/bench/bench_real_size.py"
+if [[ "${1:-}" == --generate ]]; then
+  shift
+  BENCH="$ROOT/test/bench/bench_generate.py"
+fi
+"$PYTHON" "$BENCH" --kiln-compile "$KILN_COMPILE" \
   --kiln-run "$CARRY/bin/kiln-run" --work-dir "$WORK" --log-dir "$LOGS" "$@" 2>&1 |
   tee -a "$LOGS/bench-console.log"
 rc=${PIPESTATUS[0]}

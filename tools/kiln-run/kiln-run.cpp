@@ -69,7 +69,7 @@ const char *const kUsage =
     "                [--bench N] [--profile N] [--trace FILE.json] [--device N] [--no-cuda-graph]\n"
     "                [--tensor-parallel N] [--tp-timeout MS] [--program NAME]\n"
     "       kiln-run STEPS.kiln --generate N --prompt-ids IDS.npy [--batch B] [--temperature T]\n"
-    "                [--top-k K] [--top-p P] [--seed S] [--stop-ids A,B,...] [--json]\n"
+    "                [--top-k K] [--top-p P] [--seed S] [--stop-ids A,B,...] [--warmup W] [--json]\n"
     "       GEN: random[:SEED] | zeros | const:V\n"
     "       kiln-run --version | --help";
 
@@ -109,6 +109,8 @@ const char *const kHelp =
     "                       --generate sampling (default greedy: T 0); top-k 0 and top-p 1 keep\n"
     "                       every token\n"
     "  --stop-ids A,B,...   --generate: token ids that end a sequence (kept as its last token)\n"
+    "  --warmup W           --generate: run the whole generation W times first, untimed (CUDA\n"
+    "                       graph capture, first touches); the timings printed are the last run's\n"
     "  --program NAME       the program of a multi-program artifact (kiln-compile --kv-cache\n"
     "                       with a --shape range: one program per step shape; --info lists\n"
     "                       them) to describe or run; default: program 0\n"
@@ -158,6 +160,8 @@ struct Options {
   std::string program;
   /// --generate N (0: no generation) and its options.
   long generate = 0;
+  /// --warmup W: untimed whole generations before the timed one.
+  long warmup = 0;
   std::string promptIds;
   long batch = 0; ///< --batch (0: not given)
   double temperature = 0, topP = 1;
@@ -304,7 +308,7 @@ bool parseArgs(int argc, char **argv, Options &options) {
                                               "--tp-timeout", "--trace",  "--inputs-generate",
                                               "--program", "--generate", "--prompt-ids",
                                               "--batch", "--temperature", "--top-k", "--top-p",
-                                              "--seed", "--stop-ids"};
+                                              "--seed", "--stop-ids", "--warmup"};
     if (std::find(std::begin(kValueFlags), std::end(kValueFlags), flag) == std::end(kValueFlags)) {
       usageError("unknown option '" + flag + "'");
       return false;
@@ -342,6 +346,11 @@ bool parseArgs(int argc, char **argv, Options &options) {
       if (!parseLong(value, 1, 1 << 20, options.generate)) {
         usageError("option '--generate' expects a token count in [1, 1048576], got '" + value +
                    "'");
+        return false;
+      }
+    } else if (flag == "--warmup") {
+      if (!parseLong(value, 0, 1000, options.warmup)) {
+        usageError("option '--warmup' expects a run count in [0, 1000], got '" + value + "'");
         return false;
       }
     } else if (flag == "--prompt-ids") {
@@ -1906,9 +1915,10 @@ int runGenerate(const Options &options) {
     q.sampling.seed = uint64_t(options.seed) + r;
     results[r].tokens = tokens[r].data();
   }
-  if (kiln_status_t status = kiln_generate(generator, requests.data(), rows, results.data(),
-                                           nullptr, nullptr))
-    return statusError(status);
+  for (long run = 0; run <= options.warmup; ++run)
+    if (kiln_status_t status = kiln_generate(generator, requests.data(), rows, results.data(),
+                                             nullptr, nullptr))
+      return statusError(status);
   kiln_generate_stats_t stats;
   if (kiln_status_t status = kiln_generator_last_stats(generator, &stats))
     return statusError(status);
@@ -1975,11 +1985,11 @@ int runTool(int argc, char **argv) {
   if (!parseArgs(argc, argv, options))
     return kExitError;
   const bool samplingGiven = options.temperature != 0 || options.topP != 1 || options.topK != 0 ||
-                            options.seed != 0 || !options.stopIds.empty();
+                            options.seed != 0 || !options.stopIds.empty() || options.warmup != 0;
   if (options.generate > 0 || !options.promptIds.empty() || options.batch > 0 || samplingGiven) {
     if (options.generate == 0 || options.promptIds.empty())
-      return usageError("--generate N and --prompt-ids IDS.npy go together (--batch and the "
-                        "sampling options only with them)");
+      return usageError("--generate N and --prompt-ids IDS.npy go together (--batch, --warmup and "
+                        "the sampling options only with them)");
     if (wantsRun(options) || options.tensorParallel > 0 || !options.program.empty() ||
         options.info)
       return usageError("--generate runs every program of a --kv-cache artifact; it takes no "
