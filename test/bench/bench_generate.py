@@ -58,9 +58,10 @@ RUN_TIMEOUT_S = 600
 
 def export(args, log):
     """The with-past export (cached by its config); returns the .onnx path or None."""
-    folder = os.path.join(args.work_dir, "export-llama-gen")
+    tag = "llama-gen" + ("-l%d" % args.layers if args.layers else "")
+    folder = os.path.join(args.work_dir, "export-" + tag)
     path = os.path.join(folder, "llama_gen.onnx")
-    stamp_path = os.path.join(args.work_dir, "export-llama-gen.stamp.json")
+    stamp_path = os.path.join(args.work_dir, "export-%s.stamp.json" % tag)
     want = dict(config=CONFIG, seed=0, task="causal-lm-with-past")
     if os.path.isfile(path) and os.path.isfile(stamp_path):
         with open(stamp_path, encoding="utf-8") as f:
@@ -104,7 +105,7 @@ def compile_programs(args, log, onnx_path):
         return None, {}
     rc, info_text, _ = brs.run_logged([args.kiln_run, out, "--info", "--json"], log.tool_log("info"), 60)
     info = json.loads(info_text[info_text.index("{"):]) if rc == 0 and "{" in info_text else {}
-    names = [p.get("name", "?") for p in info.get("programs", [])]
+    names = [p.get("name", "?") for p in info.get("artifact", {}).get("programs", [])]
     log.step("compiled in %.1f s: %d programs (%s), %.0f MB" % (
         seconds, len(names), ", ".join(names), os.path.getsize(out) / 1e6))
     return out, dict(seconds=seconds, programs=names, summary=text)
@@ -216,7 +217,14 @@ def main(argv):
     p.add_argument("--new-tokens", type=int, default=256)
     p.add_argument("--peers", default="eager,static_compile,forward_ro",
                    help="PyTorch peers to time: eager, static_compile, forward_ro")
+    p.add_argument("--layers", type=int, help="override num_hidden_layers (a development run: the "
+                   "per-layer kernels at real width, exported and compiled in seconds)")
+    p.add_argument("--profile", type=int, default=0, metavar="N",
+                   help="also kiln-run --profile N of every decode program (random lengths and "
+                        "block tables inside their ranges); the table goes to the log")
     args = p.parse_args(argv)
+    if args.layers:
+        CONFIG["num_hidden_layers"] = args.layers
     args.prompts = [int(x) for x in args.prompts.split(",")]
     args.batches = [int(x) for x in args.batches.split(",")]
     args.peers = [x for x in args.peers.split(",") if x]
@@ -254,6 +262,19 @@ def main(argv):
         log.step("kiln P=%d B=%d: TTFT %.2f ms, decode %.1f tokens/s, step p50 %.3f ms p99 %.3f ms" % (
             n, b, out["ttft_ms"], out["decode_tokens_per_s"], out["decode_step_p50_ms"],
             out["decode_step_p99_ms"]))
+
+    if args.profile and artifact:
+        for name in compiled.get("programs", []):
+            if not name.startswith("decode_"):
+                continue
+            cmd = [args.kiln_run, artifact, "--program", name, "--inputs-generate", "random:1",
+                   "--profile", str(args.profile)]
+            rc, text, _ = brs.run_logged(cmd, log.tool_log("profile-" + name), RUN_TIMEOUT_S)
+            log.step("kiln-run --program %s --profile %d (exit %d):" % (name, args.profile, rc))
+            for line in text.strip().splitlines()[:60]:
+                log("    " + line)
+    if not args.peers:
+        return EXIT_FAIL if failed else 0
 
     # PyTorch.
     import export_hf
