@@ -149,6 +149,12 @@ Sm90GemmTileAttr selectSm90GemmTile(int64_t m, int64_t n, int64_t k, int64_t bat
                                     TargetAttr target, std::string &reason,
                                     bool rowStats = false);
 
+/// Chooses the split-K of kiln::gemmSkinny (cuda/gemm_skinny.cuh) for `rows` x [K] x [K, N]:
+/// the least number of cluster blocks sharing 64 columns that gives every SM of `target` two
+/// blocks, at most 8, keeping at least 128 K rows per block. `reason` gets the block count.
+SkinnyGemmTileAttr selectSkinnyGemmTile(int64_t rows, int64_t n, int64_t k, TargetAttr target,
+                                        std::string &reason);
+
 /// Chooses the tile of the tensor-core attention kernel for `batch` x
 /// `heads` x `queries` query rows of head dim `headDim` on `target`: the
 /// largest query tile that still gives every SM a block; `reason` receives a

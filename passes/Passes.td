@@ -574,6 +574,15 @@ def SelectTiles : Pass<"kiln-select-tiles", "mlir::func::FuncOp"> {
       test/gpu/gemm_sm90_test.cu (docs/results.md). Split-K candidates
       (clusters of 2..8 blocks sharing a tile's K) serve GEMMs with few
       output tiles, such as batch-1 prefill (M = 128).
+    - beside those, with `skinny-gemm` (the default), a GEMM of at most 16
+      rows in all (M, times the batch when the weight is shared by the
+      batch: a decode step), N a multiple of 4, K >= 64 and no folded norm:
+      `kiln.skinny_gemm_tile = #kiln.skinny_gemm_tile<rows, split_k>` for
+      kiln::gemmSkinny (cuda/gemm_skinny.cuh), which reads the weight once
+      at memory bandwidth. split_k (blocks of one cluster sharing 64 columns)
+      is the least that gives every SM two blocks, at most 8, with at least
+      128 K rows per block. Codegen uses it when the weight is a row-major,
+      8-byte aligned parameter shared by every batch.
     - attention with 16-bit storage and D == Dv a multiple of 16:
       `kiln.attention_tile = #kiln.attention_tile<warps, row_fragments,
       key_tile>`, the largest query tile (16 x row_fragments x warps rows)
@@ -602,6 +611,9 @@ def SelectTiles : Pass<"kiln-select-tiles", "mlir::func::FuncOp"> {
            "16-bit GEMMs on a target with wgmma (sm_90) get a `kiln.sm90_gemm_tile` for the "
            "TMA + warp-specialized wgmma GEMM (the mma.sync tile stays beside it for operands "
            "TMA cannot read); ignored on other targets and with `wgmma` or `mma-tile`">,
+    Option<"skinnyGemm", "skinny-gemm", "bool", /*default=*/"true",
+           "With `sm90-gemm`: 16-bit GEMMs of at most 16 rows in all (decode steps) also get a "
+           "`kiln.skinny_gemm_tile` (kiln::gemmSkinny, the weight read once)">,
     Option<"mmaTile", "mma-tile", "std::string", /*default=*/"",
            "Use this MMA tile (BMxBNxBKxWMxWNxSTAGES) for every 16-bit GEMM instead of the "
            "cost model's choice (for experiments)">,

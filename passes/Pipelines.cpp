@@ -68,6 +68,7 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
   tileOptions.wgmma = options.wgmma;
   tileOptions.wgmmaMmaFallback = options.wgmmaMmaFallback;
   tileOptions.sm90Gemm = options.sm90Gemm;
+  tileOptions.skinnyGemm = options.skinnyGemm;
   fpm.addPass(createSelectTiles(tileOptions));
   PlanMemoryOptions memOptions;
   memOptions.alignment = options.arenaAlignment;

@@ -35,6 +35,11 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
   Option<bool> sm90Gemm{*this, "sm90-gemm",
                         llvm::cl::desc("16-bit GEMMs use the Hopper TMA GEMM on sm_90 targets"),
                         llvm::cl::init(true)};
+  Option<bool> skinnyGemm{
+      *this, "skinny-gemm",
+      llvm::cl::desc("With sm90-gemm: GEMMs of at most 16 rows (decode steps) read their weight "
+                     "once with kiln::gemmSkinny"),
+      llvm::cl::init(true)};
   Option<bool> fuseKeyRotary{
       *this, "fuse-key-rotary",
       llvm::cl::desc("Fuse attention's key rotary into the attention kernel (default false: its "

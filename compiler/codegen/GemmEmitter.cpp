@@ -239,6 +239,131 @@ LogicalResult rowStatsNeedHopperGemm(KernelOp kernel, const char *why) {
                             << ", and only the Hopper GEMM computes row statistics";
 }
 
+/// `kiln.matmul` of at most 16 rows in all with a `#kiln.skinny_gemm_tile` -> one launch of
+/// kiln::gemmSkinny (cuda/gemm_skinny.cuh): R = batch x M rows (the batch folds into the rows, as
+/// the weight is shared by it), 64 columns per block of 256 threads, split_k blocks per cluster.
+/// A is read through a per-element loader (any fused producer); B must be a row-major view of a
+/// 16-bit parameter of the operand type, shared by every batch, with 8-byte aligned rows and
+/// N % 4 == 0. Returns std::nullopt, without a diagnostic, when B is not such a view (the
+/// caller then uses the kernel's other tiles); failure (with a diagnostic) for errors.
+FailureOr<std::optional<GeneratedKernel>> emitMatMulSkinny(KernelOp kernel, MatMulOp mm,
+                                                           SkinnyGemmTileAttr tile) {
+  auto a = cast<RankedTensorType>(mm.getLhs().getType());
+  auto b = cast<RankedTensorType>(mm.getRhs().getType());
+  auto c = mm.getType();
+  Type et = a.getElementType();
+  if (et != b.getElementType() || !isNarrowFloat(et))
+    return std::optional<GeneratedKernel>();
+  const int64_t M = a.getShape()[a.getRank() - 2], K = a.getShape().back(), N = b.getShape().back();
+  ArrayRef<int64_t> batch = c.getShape().drop_back(2);
+  int64_t batchCount = 1;
+  for (int64_t d : batch)
+    batchCount *= d;
+  const int64_t rows = tile.getRows(), splitK = tile.getSplitK();
+  if (batchCount * M != rows || N % 4 || K < 1 || getRowStats(kernel))
+    return std::optional<GeneratedKernel>();
+  std::optional<GluHalves> pair = getGluHalves(mm);
+
+  // B: a row-major (N contiguous) view of a parameter of the operand type, every batch dim
+  // broadcast, 8-byte aligned rows (4 elements of 2 bytes).
+  FailureOr<StridedView> view = analyzeStridedView(kernel, mm.getRhs());
+  if (failed(view) ||
+      cast<RankedTensorType>(view->param.getType()).getElementType() != et)
+    return std::optional<GeneratedKernel>();
+  const int64_t rank = int64_t(view->shape.size());
+  FailureOr<GemmOperandLayout> layout = gemmOperandLayout(*view, rank - 1, rank - 2, N, K);
+  if (failed(layout) || layout->kMajor)
+    return std::optional<GeneratedKernel>();
+  int64_t ld = layout->ld;
+  if (K == 1)
+    ld = N; // a single row: the stride is never stepped over
+  if (ld % 4 || view->offset % 4)
+    return std::optional<GeneratedKernel>();
+  for (int64_t d = 0; d + 2 < rank; ++d)
+    if (view->shape[d] != 1 && view->strides[d] != 0)
+      return std::optional<GeneratedKernel>();
+
+  GeneratedKernel out;
+  ExprEmitter expr(kernel);
+  SmallVector<unsigned> passed = expr.bindOperands([](unsigned) { return true; });
+  if (!llvm::is_contained(passed, view->param.getArgNumber()))
+    return std::optional<GeneratedKernel>(); // inlined as a literal: no pointer to stream
+  constexpr unsigned kThreads = 256;
+  auto sig = buildSignature(kernel, passed, out.args, kThreads);
+  if (failed(sig))
+    return failure();
+  Value root = kernel.getYield().getValues()[0];
+  const std::string rowSplit =
+      llvm::formatv("    const long long bz = skinnyRow / {0};\n    const int m = int(skinnyRow % {0});\n",
+                    M)
+          .str();
+
+  // A: row r of the R rows is row m of batch bz.
+  expr.beginBody("    ");
+  ExprEmitter::Coords aBatch = expr.delinearize("bz", batch, "b");
+  FailureOr<std::string> aValue =
+      expr.emitValue(mm.getLhs(), operandCoords(aBatch, a.getShape(), "(long long)m",
+                                                "(long long)k"));
+  if (failed(aValue))
+    return failure();
+  std::string loaderDecl = "  auto loadA = [&](int skinnyRow, int k) -> float {\n" + rowSplit +
+                           expr.getBody() + "    return " + *aValue + ";\n  };\n";
+
+  // Epilogue: stores the kernel's root at (bz, m, n); a scalar factor of B's view scales the
+  // accumulator.
+  const double scale = view->scale;
+  std::string scaleLiteral =
+      scale == 1.0 ? "" : cudaLiteral(Float32Type::get(kernel.getContext()), scale, 0);
+  expr.beginBody("    ");
+  FailureOr<std::string> body =
+      pair ? pairEpilogueBody(expr, mm, *pair, root, expr.delinearize("bz", batch, "b"),
+                              scaleLiteral, M, N, GemmEpilogueEnd::Store)
+           : epilogueBody(expr, mm, root,
+                          scaleLiteral.empty() ? "acc" : "(acc * " + scaleLiteral + ")", M, N,
+                          GemmEpilogueEnd::Store);
+  if (failed(body))
+    return failure();
+  std::string epilogueDecl =
+      pair ? "  auto epilogue = kiln::makePairEpilogue([&](int skinnyRow, int n, float acc0, "
+             "float acc1) "
+             "{\n" + rowSplit + *body + "  });\n"
+           : "  auto epilogue = [&](int skinnyRow, int n, float acc) {\n" + rowSplit + *body + "  };\n";
+
+  std::string signature = *sig;
+  if (splitK > 1) {
+    std::string bounds = "__launch_bounds__(" + std::to_string(kThreads) + ")";
+    size_t pos = signature.find(bounds);
+    assert(pos != std::string::npos && "buildSignature writes __launch_bounds__(threads)");
+    signature.insert(pos + bounds.size(),
+                     " __cluster_dims__(" + std::to_string(splitK) + ", 1, 1)");
+  }
+  const std::string param = "in" + std::to_string(view->param.getArgNumber());
+  const std::string bPtr =
+      view->offset ? param + " + " + std::to_string(view->offset) + "LL" : param;
+  const std::string mmaType = *cudaStorageType(et);
+  out.source =
+      "// " +
+      llvm::formatv("[{0}x{1}] x [{1}x{2}], batch {3}: {4} rows, few-row GEMM "
+                    "(gemm_skinny.cuh), split-K {5}\n",
+                    M, K, N, batchCount, rows, splitK)
+          .str() +
+      signature + " {\n  extern __shared__ __align__(16) char kiln_smem[];\n" + loaderDecl +
+      epilogueDecl +
+      llvm::formatv("  kiln::gemmSkinny<{0}, {1}, {2}>({3}, {4}, loadA, {5}, {6}LL, epilogue, "
+                    "kiln_smem);\n",
+                    mmaType, rows, splitK, N, K, bPtr, ld)
+          .str() +
+      "}\n";
+  const int64_t blocks = (N + 63) / 64 * splitK;
+  if (blocks > INT32_MAX)
+    return kernel.emitError() << "unsupported: few-row GEMM of N=" << N
+                              << " exceeds the CUDA grid's x limit";
+  out.grid = {unsigned(blocks), 1, 1};
+  out.block = {kThreads, 1, 1};
+  out.sharedMemBytes = unsigned(smem_bytes::gemmSkinny(rows));
+  return std::optional<GeneratedKernel>(std::move(out));
+}
+
 FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
   auto mm = cast<MatMulOp>(anchor);
   auto a = cast<RankedTensorType>(mm.getLhs().getType());
@@ -276,6 +401,14 @@ FailureOr<GeneratedKernel> emitMatMul(KernelOp kernel, Operation *anchor) {
                               << ") exceeds 65535, the CUDA grid's z limit (one block row per "
                               << "batch); use a smaller --shape";
 
+  // A decode step's GEMM: the few-row kernel when the weight is a row-major parameter.
+  if (auto skinny = kernel->getAttrOfType<SkinnyGemmTileAttr>(kSkinnyGemmTileAttrName)) {
+    FailureOr<std::optional<GeneratedKernel>> generated = emitMatMulSkinny(kernel, mm, skinny);
+    if (failed(generated))
+      return failure();
+    if (*generated)
+      return std::move(**generated);
+  }
   // Tensor cores when kiln-select-tiles chose an MMA or wgmma tile (16-bit operands, or TF32).
   // The Hopper TMA GEMM when kiln-select-tiles chose it and TMA can read both
   // operands; the kernel's mma.sync tile otherwise.

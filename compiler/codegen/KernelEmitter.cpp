@@ -196,6 +196,7 @@ std::string kiln::codegen::modulePrologue() {
          "#include \"kiln/gemm_tc.cuh\"\n"
          "#include \"kiln/gemm_wgmma.cuh\"\n"
          "#include \"kiln/gemm_sm90.cuh\"\n"
+         "#include \"kiln/gemm_skinny.cuh\"\n"
          "#include \"kiln/norm.cuh\"\n"
          "#include \"kiln/attention.cuh\"\n"
          "#include \"kiln/decode_attention.cuh\"\n\n";

@@ -298,6 +298,7 @@ static llvm::Error buildPipeline(const CompileOptions &options, ArrayRef<unsigne
   // The TMA GEMM's kernels exist for sm_90a alone (one launch list serves every
   // target), so it needs every --target to be sm_90.
   pipelineOptions.sm90Gemm = options.sm90Gemm && onlySm90;
+  pipelineOptions.skinnyGemm = options.skinnyGemm;
   pipelineOptions.fuseKeyRotary = options.fuseKeyRotary;
   pipelineOptions.fuseNormIntoGemm = options.fuseNormIntoGemm;
   pipelineOptions.tpSize = options.tensorParallel;

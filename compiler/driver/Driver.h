@@ -59,6 +59,9 @@ struct CompileOptions {
   /// The Hopper TMA + warp-specialized wgmma GEMM for 16-bit GEMMs (--sm90-gemm, default on);
   /// used only when every --target is sm_90 (its kernels exist for sm_90a alone).
   bool sm90Gemm = true;
+  /// GEMMs of at most 16 rows (decode steps) on kiln::gemmSkinny, with sm90Gemm (--skinny-gemm,
+  /// default on).
+  bool skinnyGemm = true;
   /// Attention's key rotary fused into the attention kernel (--attention-key-rotary=fused) or
   /// computed by its own kernel (=kernel, the default).
   bool fuseKeyRotary = false;

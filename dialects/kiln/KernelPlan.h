@@ -37,6 +37,10 @@ inline constexpr llvm::StringLiteral kWgmmaTileAttrName = "kiln.wgmma_tile";
 /// (cuda/gemm_sm90.cuh) when its operands are TMA-readable; the kernel then also carries the
 /// `#kiln.mma_tile` codegen uses otherwise.
 inline constexpr llvm::StringLiteral kSm90GemmTileAttrName = "kiln.sm90_gemm_tile";
+/// `#kiln.skinny_gemm_tile` on a kernel whose 16-bit `kiln.matmul` has at most 16 rows in all
+/// (a decode step): kiln::gemmSkinny (cuda/gemm_skinny.cuh) when the weight is a row-major
+/// parameter shared by the batch; the kernel also carries its Hopper and mma.sync tiles.
+inline constexpr llvm::StringLiteral kSkinnyGemmTileAttrName = "kiln.skinny_gemm_tile";
 /// `#kiln.attention_tile` on a kernel anchored on `kiln.attention` (tensor cores).
 inline constexpr llvm::StringLiteral kAttentionTileAttrName = "kiln.attention_tile";
 /// A string on a kernel saying why kiln-select-tiles chose its tile (prose for people).

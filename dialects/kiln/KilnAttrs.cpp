@@ -140,6 +140,15 @@ LogicalResult Sm90GemmTileAttr::verify(EmitErrorFn emitError, int64_t bm, int64_
   return success();
 }
 
+LogicalResult SkinnyGemmTileAttr::verify(EmitErrorFn emitError, int64_t rows, int64_t splitK) {
+  if (rows < 1 || rows > 16)
+    return emitError() << "skinny_gemm_tile rows must be in 1..16, got " << rows;
+  if (splitK < 1 || splitK > 8)
+    return emitError() << "skinny_gemm_tile split_k must be in 1..8 (a portable cluster), got "
+                       << splitK;
+  return success();
+}
+
 LogicalResult AttentionTileAttr::verify(EmitErrorFn emitError, int64_t warps, int64_t rowFragments,
                                         int64_t keyTile) {
   if (warps < 1 || warps > 32)
@@ -175,6 +184,8 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op, NamedAttribut
     kind = expect(isa<WgmmaTileAttr>(attr.getValue()), "a #kiln.wgmma_tile");
   else if (name == kSm90GemmTileAttrName)
     kind = expect(isa<Sm90GemmTileAttr>(attr.getValue()), "a #kiln.sm90_gemm_tile");
+  else if (name == kSkinnyGemmTileAttrName)
+    kind = expect(isa<SkinnyGemmTileAttr>(attr.getValue()), "a #kiln.skinny_gemm_tile");
   else if (name == kAttentionTileAttrName)
     kind = expect(isa<AttentionTileAttr>(attr.getValue()), "a #kiln.attention_tile");
   else

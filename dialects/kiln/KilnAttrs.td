@@ -266,6 +266,33 @@ def Kiln_Sm90GemmTileAttr : Kiln_Attr<"Sm90GemmTile", "sm90_gemm_tile"> {
   }];
 }
 
+def Kiln_SkinnyGemmTileAttr : Kiln_Attr<"SkinnyGemmTile", "skinny_gemm_tile"> {
+  let summary = "Plan of the few-row GEMM that streams its weight once (kiln::gemmSkinny, "
+                "cuda/gemm_skinny.cuh).";
+  let description = [{
+    A GEMM of `rows` rows in all (M times the batch, when the weight is
+    shared by the batch: the tokens of a decode step) against a row-major
+    16-bit weight, on the CUDA cores: 256 threads per block own 64 columns,
+    and the `split_k` blocks of one thread-block cluster share them and split
+    K, reducing their partial sums over distributed shared memory. Shared
+    memory: `kiln::smem_bytes::gemmSkinny(rows)` (cuda/smem_sizes.h).
+    kiln-select-tiles sets it beside the `#kiln.sm90_gemm_tile` and
+    `#kiln.mma_tile` of the same kernel; codegen uses it when the weight is
+    a suitably aligned row-major parameter shared by every batch.
+
+    The verifier holds gemm_skinny.cuh's rules: rows in 1..16, split_k in
+    1..8 (a portable cluster).
+
+    ```mlir
+    kiln.kernel @k4_matmul(...) {kiln.skinny_gemm_tile = #kiln.skinny_gemm_tile<rows = 8,
+        split_k = 4>} ...
+    ```
+  }];
+  let parameters = (ins "int64_t":$rows, "int64_t":$split_k);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def Kiln_AttentionTileAttr : Kiln_Attr<"AttentionTile", "attention_tile"> {
   let summary = "Tile of the tensor-core attention kernel (kiln::attentionTC, cuda/attention.cuh).";
   let description = [{

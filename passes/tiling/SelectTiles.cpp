@@ -18,6 +18,8 @@
 #include "passes/Passes.h"
 
 #include "llvm/Support/Debug.h"
+
+#include <algorithm>
 #include "llvm/Support/FormatVariadic.h"
 #include "mlir/IR/Builders.h"
 
@@ -279,6 +281,20 @@ Sm90GemmTileAttr kiln::selectSm90GemmTile(int64_t m, int64_t n, int64_t k, int64
                                best->stages, best->splitK, best->pingpong);
 }
 
+SkinnyGemmTileAttr kiln::selectSkinnyGemmTile(int64_t rows, int64_t n, int64_t k,
+                                              TargetAttr target, std::string &reason) {
+  const int64_t sms = target.getSmCount();
+  const int64_t columnTiles = (n + 63) / 64;
+  int64_t splitK = std::clamp<int64_t>((2 * sms + columnTiles - 1) / columnTiles, 1, 8);
+  while (splitK > 1 && k / splitK < 128)
+    --splitK;
+  reason = llvm::formatv("skinny: {0} rows, {1} column tiles x split-K {2} = {3} blocks on {4} "
+                         "SMs, the weight read once (K={5})",
+                         rows, columnTiles, splitK, columnTiles * splitK, sms, k)
+               .str();
+  return SkinnyGemmTileAttr::get(target.getContext(), rows, splitK);
+}
+
 MmaTileAttr kiln::selectMmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, TargetAttr target,
                                 std::string &reason, bool tf32) {
   const MmaRow &t =
@@ -415,7 +431,7 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
     // plan) is planned again from scratch: codegen prefers a Hopper tile
     // when there is one, so a stale one must not survive.
     for (StringRef name : {kGemmTileAttrName, kMmaTileAttrName, kWgmmaTileAttrName,
-                           kSm90GemmTileAttrName, kTileReasonAttrName})
+                           kSm90GemmTileAttrName, kSkinnyGemmTileAttrName, kTileReasonAttrName})
       kernel->removeAttr(name);
     if (tensorCores &&
         !anyTensorCoreTileFits(target, !sixteenBit, sixteenBit && wgmma && !override))
@@ -441,6 +457,20 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
       if (sm90) {
         kernel->setAttr(kSm90GemmTileAttrName, sm90);
         reason = "sm90: " + sm90Reason + "; mma.sync if TMA cannot read an operand: " + reason;
+      }
+      // A decode step's GEMM: few rows in all (the batch folds into the rows when the weight
+      // is shared by it), read at memory bandwidth by kiln::gemmSkinny.
+      ArrayRef<int64_t> rhsShape =
+          cast<RankedTensorType>(matmul.getRhs().getType()).getShape();
+      int64_t rhsBatch = 1;
+      for (int64_t d : rhsShape.drop_back(2))
+        rhsBatch *= d;
+      const int64_t rows = rhsBatch == 1 ? batch * m : (batch == 1 ? m : 0);
+      if (skinnyGemm && !rowStats && rows >= 1 && rows <= 16 && n % 4 == 0 && k >= 64) {
+        std::string skinnyReason;
+        kernel->setAttr(kSkinnyGemmTileAttrName,
+                        selectSkinnyGemmTile(rows, n, k, target, skinnyReason));
+        reason = skinnyReason + "; " + reason;
       }
     } else if (tensorCores) {
       MmaTileAttr t = selectMmaTile(m, n, k, batch, target, reason, !sixteenBit);

@@ -8,8 +8,9 @@
 
 // --precision fp16 stores an f32 model in fp16; GEMMs run on the tensor
 // cores (kiln::gemmSm90 on sm_90, its operands loaded by TMA; kiln::gemmTileTC
-// with --sm90-gemm=false) and the f32 graph output is converted back.
-// RUN: rm -rf %t.gpt2 && kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x16 --precision fp16 -o %t.gpt2.kiln --dump-cuda %t.gpt2
+// with --sm90-gemm=false) and the f32 graph output is converted back. (At 1x16, 16 rows, the
+// GEMMs would take the few-row kernel, skinny-gemm.mlir: --skinny-gemm=false keeps them here.)
+// RUN: rm -rf %t.gpt2 && kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x16 --precision fp16 --skinny-gemm=false -o %t.gpt2.kiln --dump-cuda %t.gpt2
 // RUN: cat %t.gpt2/module*.cu | FileCheck %s --check-prefix=GPT2
 // GPT2-DAG: kiln::gemmSm90<kiln::f16,
 // GPT2-DAG: kiln::sm90::TmaOperand<true, 2>
@@ -27,10 +28,10 @@
 // GPT2-MMA-DAG: kiln::StridedOperand<kiln::f16, true>
 // GPT2-MMA-NOT: gemmSm90<
 
-// bf16 likewise.
+// bf16 likewise; at 1x16 (16 rows) the GEMMs take the few-row kernel in bf16.
 // RUN: rm -rf %t.bf16 && kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x16 --precision bf16 -o %t.bf16.kiln --dump-cuda %t.bf16
 // RUN: cat %t.bf16/module*.cu | FileCheck %s --check-prefix=BF16
-// BF16-DAG: kiln::gemmSm90<kiln::bf16,
+// BF16-DAG: kiln::gemmSkinny<kiln::bf16, 16,
 // BF16-DAG: kiln::cvt<kiln::bf16>(
 // RUN: %if ptxas %{ for f in %t.bf16/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.bf16.cubin || exit 1; done %}
 

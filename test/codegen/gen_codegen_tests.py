@@ -254,6 +254,7 @@ def main():
     save_report_names()
     save_int_dtypes()
     save_gelu_erf(np.random.default_rng(5))
+    save_skinny_gemms(np.random.default_rng(6))
     save("layer_norm_stats", [
         helper.make_node("LayerNormalization", ["x", "g", "beta"], ["y", "mean", "inv_std"], axis=-2,
                          epsilon=1e-5),
@@ -581,6 +582,36 @@ def save_report_names():
         helper.make_node("Softmax", ["t"], ["out<&>"], name="<script>alert(1)</script>", axis=-1),
     ], [f32("x", [2, 8])], [f32("out<&>", [2, 8])],
         [numpy_helper.from_array(w, "w")])
+
+
+def save_skinny_gemms(rng):
+    """GEMMs of few rows (decode steps) for kiln::gemmSkinny (skinny-gemm.mlir, and on a GPU
+    small_models_test.py at fp16): 16 rows, K = 300 (not a multiple of 16: the last block's
+    share is short), N = 200 (a partial column tile), bias + Relu; a batch of 3 single rows
+    against a weight shared by the batch (rows fold to 3) with a residual, K = 2048 and N = 64
+    (one column tile: split-K 8); one row, K = 1024, scaled by 0.5; and a weight that is a graph
+    input read transposed (K-major), which the few-row kernel does not take (codegen falls back
+    to the Hopper GEMM)."""
+    f32c = lambda name, values: numpy_helper.from_array(np.asarray(values, np.float32), name)
+    save("skinny_gemms", [
+        helper.make_node("MatMul", ["x1", "w1"], ["m1"]),
+        helper.make_node("Add", ["m1", "b1"], ["a1"]),
+        helper.make_node("Relu", ["a1"], ["y1"]),
+        helper.make_node("MatMul", ["x2", "w2"], ["m2"]),
+        helper.make_node("Add", ["m2", "r2"], ["y2"]),
+        helper.make_node("MatMul", ["x3", "w3"], ["m3"]),
+        helper.make_node("Mul", ["m3", "half"], ["y3"]),
+        helper.make_node("Transpose", ["w4"], ["w4t"], perm=[1, 0]),
+        helper.make_node("MatMul", ["x4", "w4t"], ["y4"]),
+    ], [f32("x1", [16, 300]), f32("x2", [3, 1, 2048]), f32("r2", [3, 1, 64]), f32("x3", [1, 1024]),
+        f32("x4", [2, 128]), f32("w4", [96, 128])],
+        [f32("y1", [16, 200]), f32("y2", [3, 1, 64]), f32("y3", [1, 128]), f32("y4", [2, 96])], [
+        f32c("w1", rng.standard_normal((300, 200)) * 0.06),
+        f32c("b1", rng.standard_normal(200) * 0.1),
+        f32c("w2", rng.standard_normal((2048, 64)) * 0.02),
+        f32c("w3", rng.standard_normal((1024, 128)) * 0.03),
+        f32c("half", 0.5),
+    ])
 
 
 if __name__ == "__main__":

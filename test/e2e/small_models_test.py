@@ -5,7 +5,8 @@ Each model exercises one kernel family: a fused pointwise chain, one kernel per 
 layer norm, softmax, reduce), epilogues on all three anchors, and outputs that are not kernel
 results (an input passed through, a constant). Inputs are fresh random normals (seed printed);
 outputs are poisoned by kiln-run before fetching. Pass if max|out-ref|/max|ref| <= 1e-5 for every
-output (fp32 throughout, short reductions).
+output (fp32 throughout, short reductions; the few models compiled --precision fp16 or bf16 have
+their own tolerance).
 
   small_models_test.py --kiln-run BIN (--kiln-compile BIN | --artifacts DIR) [--compile-only DIR]
 
@@ -100,7 +101,14 @@ MODELS = {
     "../../onnx/Inputs/einsum": {"a": (2, 3, 4), "b": (2, 4, 5), "m": (4, 4), "v": (3,),
                                  "e1": (1, 3, 4), "e2": (5, 4, 6), "w": (3, 4)},
     "../../onnx/Inputs/einsum_bf16": {"a": (2, 3, 4), "b": (2, 4, 5), "m": (4, 4)},
+    # GEMMs of few rows (decode steps) on kiln::gemmSkinny, compiled --precision fp16: 16 rows
+    # with split-K 2, a batch of 3 rows sharing a weight (split-K 8), one row, and a K-major
+    # weight that falls back to the Hopper / mma.sync GEMM.
+    "skinny_gemms": {"x1": (16, 300), "x2": (3, 1, 2048), "r2": (3, 1, 64), "x3": (1, 1024),
+                     "x4": (2, 128), "w4": (96, 128)},
 }
+# kiln-compile --precision per model (default fp32).
+PRECISION = {"skinny_gemms": "fp16"}
 # Input elements set to NaN before the run: model -> [(input, index)]. Outputs are then
 # compared NaN for NaN (each NaN must stay NaN, nothing else may become NaN).
 NAN_INPUTS = {"max_nan": [("x", (0, 1, 37)), ("x", (2, 3, 5))],
@@ -169,7 +177,7 @@ def einsum_bf16_ref(f):
 
 # Models compared with a wider max_rel_err than 1e-5: bf16 results are rounded to 8 bits of
 # mantissa, so a different summation order can move an element by one bf16 ulp (2^-8).
-TOLERANCE = {"../../onnx/Inputs/einsum_bf16": 1e-2}
+TOLERANCE = {"../../onnx/Inputs/einsum_bf16": 1e-2, "skinny_gemms": 1e-2}
 
 
 # numpy references (onnxruntime's NaN propagation is not specified): model -> feeds -> outputs.
@@ -219,7 +227,8 @@ def main():
         for name, inputs in MODELS.items():
             out = os.path.join(args.compile_only, os.path.basename(name) + ".kiln")
             subprocess.run([args.kiln_compile, os.path.join(args.models_dir, name + ".onnx"),
-                            "--shape", shape_spec(inputs), "-o", out], check=True, stdout=subprocess.DEVNULL)
+                            "--shape", shape_spec(inputs), "-o", out,
+                            "--precision", PRECISION.get(name, "fp32")], check=True, stdout=subprocess.DEVNULL)
         print(f"compiled {len(MODELS)} small models into {args.compile_only}")
         return 0
     if not args.kiln_run or not (args.kiln_compile or args.artifacts):
@@ -239,7 +248,8 @@ def main():
             base = os.path.basename(name)  # files in tmp / --artifacts: the model's base name
             art = os.path.join(args.artifacts or tmp, base + ".kiln")
             if not args.artifacts:
-                subprocess.run([args.kiln_compile, model, "--shape", shape_spec(inputs), "-o", art],
+                subprocess.run([args.kiln_compile, model, "--shape", shape_spec(inputs), "-o", art,
+                                "--precision", PRECISION.get(name, "fp32")],
                                check=True, stdout=subprocess.DEVNULL)
             feeds = {k: rng.standard_normal(v).astype(np.float32) for k, v in inputs.items()}
             for k, high in INT_INPUTS.get(name, {}).items():

@@ -119,6 +119,12 @@ static cl::opt<bool> sm90Gemm(
              "--target is sm_90 (default true; --sm90-gemm=false selects mma.sync, e.g. for A/B "
              "timing; --wgmma and --mma-tile take precedence)"),
     cl::init(true), cl::cat(kilnCategory));
+static cl::opt<bool> skinnyGemm(
+    "skinny-gemm",
+    cl::desc("fp16/bf16 GEMMs of at most 16 rows in all (decode steps) read their weight once "
+             "with the few-row GEMM when the Hopper GEMM is on (default true; "
+             "--skinny-gemm=false for A/B timing)"),
+    cl::init(true), cl::cat(kilnCategory));
 enum class KeyRotary { Fused, Kernel };
 static cl::opt<KeyRotary> keyRotary(
     "attention-key-rotary",
@@ -233,6 +239,7 @@ int main(int argc, char **argv) {
         {&mmaTile, "mma-tile=128x128x32x2x4x4"},
         {&wgmma, "wgmma=true"},
         {&sm90Gemm, "sm90-gemm=false"},
+        {&skinnyGemm, "skinny-gemm=false"},
         {&keyRotary, keyRotary == KeyRotary::Fused ? "fuse-key-rotary=true"
                                                    : "fuse-key-rotary=false"},
         {&normIntoGemm, normIntoGemm == NormIntoGemm::Fused ? "fuse-norm-into-gemm=true"
@@ -266,6 +273,7 @@ int main(int argc, char **argv) {
   options.mmaTile = mmaTile;
   options.wgmma = wgmma;
   options.sm90Gemm = sm90Gemm;
+  options.skinnyGemm = skinnyGemm;
   options.fuseKeyRotary = keyRotary == KeyRotary::Fused;
   options.fuseNormIntoGemm = normIntoGemm == NormIntoGemm::Fused;
   options.programmaticLaunch = programmaticLaunch;

@@ -61,6 +61,14 @@ KILN_SMEM_HD constexpr long long gemmSm90(long long bm, long long bn, long long 
          (rowStats ? 32 + 2 * bm * 8 : 0);
 }
 
+/// kiln::gemmSkinny (gemm_skinny.cuh): K rows of A staged per pass, as fp32.
+constexpr long long kSkinnyChunk = 512;
+/// kiln::gemmSkinny with `rows` rows: the A chunk (kSkinnyChunk x rows floats), reused for the
+/// 8 warps' partial sums (8 x rows x 64 floats), then the block's rows x 64 partial.
+KILN_SMEM_HD constexpr long long gemmSkinny(long long rows) {
+  return ((kSkinnyChunk > 8 * 64 ? kSkinnyChunk : 8 * 64) + 64) * rows * 4;
+}
+
 } // namespace smem_bytes
 } // namespace kiln
 

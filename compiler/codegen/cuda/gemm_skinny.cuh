@@ -1,0 +1,207 @@
+// gemm_skinny.cuh - GEMMs of a few rows (decode steps) that stream the weight once.
+//
+// kiln::gemmSkinny computes C[R, N] = A[R, K] x B[K, N] for R <= 16 rows (the tokens of a decode
+// step, batch x 1, flattened when B is shared by the batch) with B row-major (N contiguous: the
+// layout of exported Linear weights). Such a GEMM moves R x K + K x N elements and does R x N x K
+// multiply-adds: it is bound by reading B, so the kernel is built to read every element of B
+// exactly once, in full 128-byte lines, with many loads in flight per SM, and to do its few
+// multiply-adds on the CUDA cores in fp32 (at R = 16 the FMA rate and the H200's bandwidth are
+// about even; tensor cores would pad R to 16 rows and add a shared-memory round trip for B).
+//
+// Work split (256 threads, 64 columns per block):
+//  - blockIdx.x / SPLITK picks 64 columns n0..n0+63; the SPLITK blocks of one thread-block cluster
+//    (__cluster_dims__(SPLITK, 1, 1), set by the code generator) share them and split K;
+//  - thread t owns columns n0 + 4 (t % 16) .. +3 and every 16th K row from t / 16: a warp reads
+//    two whole 128-byte lines of B per 8-byte load, and each thread keeps kUnroll loads in flight;
+//  - A is staged in shared memory as fp32, kChunk K rows at a time, transposed ([k][r]) so one
+//    thread reads the R values of its row k in a row;
+//  - the 16 row groups' partial sums are reduced by a warp shuffle and through shared memory into
+//    one R x 64 partial per block; with SPLITK > 1 the cluster's blocks then sum each other's
+//    partials over distributed shared memory (ld.shared::cluster) in rank order (the result does
+//    not depend on which block sums), each block finishing a share of the column pairs.
+// The fused epilogue gets every accumulator once: epilogue(r, n, acc), or with a PairEpilogue
+// f(r, n, acc[r][n], acc[r][n + 1]) for even n (gated units with interleaved gate/up columns).
+//
+// Preconditions, checked by the code generator: 1 <= R <= 16, 1 <= SPLITK <= 8, N % 4 == 0, B
+// and ldb such that every row's 4-column group is 8-byte aligned (B 8-byte aligned, ldb % 4 == 0);
+// the block has kThreads threads and smem_bytes::gemmSkinny(R) bytes of dynamic shared memory.
+#pragma once
+
+namespace kiln {
+
+namespace skinny {
+
+constexpr int kThreads = 256;
+/// Columns per block: 16 threads x 4 columns (one 128-byte line of a 16-bit B row).
+constexpr int kCols = 64;
+/// K rows one pass of the block reads (256 threads / 16 per row).
+constexpr int kRowGroups = 16;
+/// B loads each thread keeps in flight.
+constexpr int kUnroll = 8;
+
+/// 8 bytes of B (4 columns), read once: no L1 allocation.
+__device__ __forceinline__ uint2 ldStream8(const void *p) {
+  uint2 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];"
+               : "=r"(v.x), "=r"(v.y)
+               : "l"(p));
+  return v;
+}
+
+/// The 4 values of an 8-byte group of f16 / bf16 as floats.
+__device__ __forceinline__ void widen4(uint2 v, f16, float (&b)[4]) {
+  b[0] = ld(f16{static_cast<unsigned short>(v.x & 0xffffu)});
+  b[1] = ld(f16{static_cast<unsigned short>(v.x >> 16)});
+  b[2] = ld(f16{static_cast<unsigned short>(v.y & 0xffffu)});
+  b[3] = ld(f16{static_cast<unsigned short>(v.y >> 16)});
+}
+__device__ __forceinline__ void widen4(uint2 v, bf16, float (&b)[4]) {
+  b[0] = __uint_as_float(v.x << 16);
+  b[1] = __uint_as_float(v.x & 0xffff0000u);
+  b[2] = __uint_as_float(v.y << 16);
+  b[3] = __uint_as_float(v.y & 0xffff0000u);
+}
+
+/// Two floats of cluster block `rank`'s shared memory at the shared::cta address `addr` there.
+__device__ __forceinline__ float2 ldClusterF2(unsigned addr, unsigned rank) {
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(addr), "r"(rank));
+  float2 v;
+  asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];\n"
+               : "=f"(v.x), "=f"(v.y)
+               : "r"(remote)
+               : "memory");
+  return v;
+}
+
+} // namespace skinny
+
+/// C = A x B for R rows (see the top of this file). `loadA(r, k)` returns A[r, k] as a float
+/// (any fused producer; called once per element per block), `B` points at B[0, 0] of a row-major
+/// [K, N] weight with row stride `ldb` elements, `epilogue` consumes the accumulators, `smem` is
+/// the block's dynamic shared memory (smem_bytes::gemmSkinny(R) bytes). The grid is
+/// ceil(N / 64) x SPLITK blocks along x.
+template <typename T, int R, int SPLITK, typename LoadA, typename Epilogue>
+__device__ __forceinline__ void gemmSkinny(int N, int K, const LoadA &loadA,
+                                           const T *__restrict__ B, long long ldb,
+                                           const Epilogue &epilogue, char *smem) {
+  static_assert(R >= 1 && R <= 16, "gemmSkinny: 1..16 rows");
+  static_assert(SPLITK >= 1 && SPLITK <= 8, "gemmSkinny: SPLITK in 1..8 (a portable cluster)");
+  using namespace skinny;
+  constexpr int kChunk = int(smem_bytes::kSkinnyChunk);
+  const int tid = threadIdx.x;
+  int split = 0;
+  if constexpr (SPLITK > 1)
+    split = int(sm90::clusterRank());
+  const int n0 = int(blockIdx.x / SPLITK) * kCols;
+  const int cg = tid & 15, rg = tid >> 4;
+  const int n = n0 + 4 * cg;
+  const bool colIn = n < N; // N % 4 == 0: the whole group is in or out
+  // This block's K rows: a multiple of 16 per block, the last block takes the rest.
+  const int kPer = ((K + SPLITK - 1) / SPLITK + kRowGroups - 1) / kRowGroups * kRowGroups;
+  const int kBegin = split * kPer;
+  const int kEnd = min(K, kBegin + kPer);
+
+  float *As = reinterpret_cast<float *>(smem); // [kChunk][R]
+  float acc[R][4];
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int c = 0; c < 4; ++c)
+      acc[r][c] = 0.f;
+  T tag{};
+  for (int c0 = kBegin; c0 < kEnd; c0 += kChunk) {
+    const int rows = min(kChunk, kEnd - c0);
+    __syncthreads(); // the previous chunk is consumed
+    for (int i = tid; i < rows * R; i += kThreads)
+      As[i] = loadA(i % R, c0 + i / R);
+    __syncthreads();
+    const T *bRow = B + (long long)c0 * ldb + n;
+    for (int j0 = rg; j0 < rows; j0 += kRowGroups * kUnroll) {
+      uint2 v[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int kk = j0 + kRowGroups * u;
+        v[u] = colIn && kk < rows ? ldStream8(bRow + (long long)kk * ldb) : make_uint2(0u, 0u);
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int kk = j0 + kRowGroups * u;
+        if (kk >= rows)
+          break;
+        float b[4];
+        widen4(v[u], tag, b);
+        const float *a = As + kk * R;
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+          const float ar = a[r];
+#pragma unroll
+          for (int c = 0; c < 4; ++c)
+            acc[r][c] = fmaf(ar, b[c], acc[r][c]);
+        }
+      }
+    }
+  }
+
+  // Row groups 2w and 2w + 1 share warp w: fold them, then the 8 warps through shared memory.
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int c = 0; c < 4; ++c)
+      acc[r][c] += __shfl_xor_sync(0xffffffffu, acc[r][c], 16);
+  __syncthreads(); // As is no longer read
+  static_assert(kChunk >= 8 * kCols, "the A chunk's space holds the 8 warps' partials");
+  float *red = reinterpret_cast<float *>(smem); // [8][R][kCols]
+  float *part = red + kChunk * R;               // [R][kCols]: this block's partial
+  if ((tid & 16) == 0) {
+    const int w = tid >> 5;
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int c = 0; c < 4; ++c)
+        red[(w * R + r) * kCols + 4 * cg + c] = acc[r][c];
+  }
+  __syncthreads();
+  for (int i = tid; i < R * kCols; i += kThreads) {
+    float s = 0.f;
+#pragma unroll
+    for (int w = 0; w < 8; ++w)
+      s += red[w * R * kCols + i];
+    part[i] = s;
+  }
+  if constexpr (SPLITK > 1)
+    sm90::clusterSync(); // every block's partial is written and visible to the cluster
+  else
+    __syncthreads();
+
+  // Column pairs: block `split` finishes pairs split, split + SPLITK, ... (over its threads).
+  constexpr int kPairs = R * kCols / 2;
+  for (int p = split + SPLITK * tid; p < kPairs; p += SPLITK * kThreads) {
+    const int r = p / (kCols / 2), c = 2 * (p % (kCols / 2));
+    const int col = n0 + c;
+    if (col >= N)
+      continue;
+    float2 s = make_float2(0.f, 0.f);
+    if constexpr (SPLITK > 1) {
+      const unsigned addr = tc::smemAddr(part + r * kCols + c);
+#pragma unroll
+      for (int q = 0; q < SPLITK; ++q) {
+        const float2 v = ldClusterF2(addr, unsigned(q));
+        s.x += v.x;
+        s.y += v.y;
+      }
+    } else {
+      s = *reinterpret_cast<const float2 *>(part + r * kCols + c);
+    }
+    if constexpr (IsPairEpilogue<Epilogue>::value) {
+      epilogue.f(r, col, s.x, s.y);
+    } else {
+      epilogue(r, col, s.x);
+      epilogue(r, col + 1, s.y);
+    }
+  }
+  if constexpr (SPLITK > 1)
+    sm90::clusterSync(); // no block leaves while another reads its shared memory
+}
+
+} // namespace kiln

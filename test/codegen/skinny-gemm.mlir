@@ -1,0 +1,45 @@
+// The few-row GEMM (cuda/gemm_skinny.cuh) in generated code: on an sm_90 target kiln-select-tiles
+// gives a 16-bit GEMM of at most 16 rows in all a #kiln.skinny_gemm_tile, and the GEMM emitter
+// calls kiln::gemmSkinny with a per-element A loader (here it also rounds the fp32 input to
+// fp16), the row-major weight's pointer and row stride, and the fused epilogue; 256 threads, a
+// cluster of split-K blocks when there is more than one. The model (gen_codegen_tests.py):
+// 16 x [300] x [300, 200] + bias, Relu; 3 x [1, 2048] x [2048, 64] + residual (the batch of a
+// shared weight folds into 3 rows); [1, 1024] x [1024, 128] x 0.5; and a graph-input weight read
+// transposed (K-major), which the few-row kernel does not take.
+// RUN: rm -rf %t.d && kiln-compile %S/Inputs/skinny_gemms.onnx --precision fp16 -o %t.kiln --dump-cuda %t.d --quiet
+// RUN: cat %t.d/module*.cu | FileCheck %s
+// RUN: %if ptxas %{ for f in %t.d/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.cubin || exit 1; done %}
+// --skinny-gemm=false leaves every GEMM to the Hopper / mma.sync kernels.
+// RUN: rm -rf %t.off && kiln-compile %S/Inputs/skinny_gemms.onnx --precision fp16 --skinny-gemm=false -o %t.off.kiln --dump-cuda %t.off --quiet
+// RUN: cat %t.off/module*.cu | FileCheck %s --check-prefix=OFF
+// OFF-NOT: gemmSkinny
+// The tile and its reason (--emit=kernels), and the attribute's verifier.
+// RUN: kiln-compile %S/Inputs/skinny_gemms.onnx --precision fp16 --emit=kernels | FileCheck %s --check-prefix=PLAN
+// PLAN: kiln.skinny_gemm_tile = #kiln.skinny_gemm_tile<rows = 16, split_k = 2>
+// PLAN-SAME: kiln.tile_reason = "skinny: 16 rows, 4 column tiles x split-K 2 = 8 blocks on 132 SMs, the weight read once (K=300); sm90:
+// RUN: not kiln-opt %s --split-input-file 2>&1 | FileCheck %s --check-prefix=VERIFY
+
+// CHECK-LABEL: // [16x300] x [300x200], batch 1: 16 rows, few-row GEMM (gemm_skinny.cuh), split-K 2
+// CHECK-NEXT: extern "C" __global__ void __launch_bounds__(256) __cluster_dims__(2, 1, 1) kiln_k{{[0-9]+}}(
+// CHECK: auto loadA = [&](int skinnyRow, int k) -> float {
+// CHECK: kiln::cvt<kiln::f16>
+// CHECK: auto epilogue = [&](int skinnyRow, int n, float acc) {
+// CHECK: kiln::gemmSkinny<kiln::f16, 16, 2>(200, 300, loadA, in{{[0-9]+}}, 200LL, epilogue, kiln_smem);
+
+// CHECK-LABEL: // [1x2048] x [2048x64], batch 3: 3 rows, few-row GEMM (gemm_skinny.cuh), split-K 8
+// CHECK: __cluster_dims__(8, 1, 1)
+// CHECK: kiln::gemmSkinny<kiln::f16, 3, 8>(64, 2048, loadA, in{{[0-9]+}}, 64LL, epilogue, kiln_smem);
+
+// CHECK-LABEL: // [1x1024] x [1024x128], batch 1: 1 rows, few-row GEMM (gemm_skinny.cuh), split-K 8
+// CHECK: kiln::gemmSkinny<kiln::f16, 1, 8>(128, 1024,
+
+// CHECK-LABEL: // [2x128] x [128x96], batch 1, tensor cores
+// CHECK-NOT: gemmSkinny
+
+func.func private @rows_out_of_range() attributes {test.tile = #kiln.skinny_gemm_tile<rows = 17, split_k = 1>}
+// VERIFY: skinny_gemm_tile rows must be in 1..16, got 17
+
+// -----
+
+func.func private @split_out_of_range() attributes {test.tile = #kiln.skinny_gemm_tile<rows = 4, split_k = 9>}
+// VERIFY: skinny_gemm_tile split_k must be in 1..8 (a portable cluster), got 9
