@@ -217,6 +217,8 @@ def main(argv):
     p.add_argument("--new-tokens", type=int, default=256)
     p.add_argument("--peers", default="eager,static_compile,forward_ro",
                    help="PyTorch peers to time: eager, static_compile, forward_ro")
+    p.add_argument("--peer-prompts", help="time the PyTorch generate peers only at these prompt "
+                   "lengths (comma-separated; default: every --prompts)")
     p.add_argument("--layers", type=int, help="override num_hidden_layers (a development run: the "
                    "per-layer kernels at real width, exported and compiled in seconds)")
     p.add_argument("--profile", type=int, default=0, metavar="N",
@@ -228,6 +230,8 @@ def main(argv):
     args.prompts = [int(x) for x in args.prompts.split(",")]
     args.batches = [int(x) for x in args.batches.split(",")]
     args.peers = [x for x in args.peers.split(",") if x]
+    args.peer_prompts = ([int(x) for x in args.peer_prompts.split(",")] if args.peer_prompts
+                         else args.prompts)
     from e2e_test import has_gpu
 
     if not has_gpu():
@@ -289,6 +293,8 @@ def main(argv):
         if peer not in args.peers:
             continue
         for n, b in cases:
+            if n not in args.peer_prompts:
+                continue
             ids = torch.tensor(prompts[n], device="cuda").repeat(b, 1)
             try:
                 t0 = time.time()
