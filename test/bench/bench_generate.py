@@ -94,11 +94,12 @@ def compile_programs(args, log, onnx_path):
     max_len = max(args.prompts) + args.new_tokens
     shape = "input_ids=1..%dx1..%d" % (max(args.batches), max(args.prompts))
     cmd = [args.kiln_compile, onnx_path, "-o", out, "--kv-cache", "--max-seq-len", str(max_len),
-           "--shape", shape, "--precision", args.precision, "--target", "sm_90"]
+           "--shape", shape, "--precision", args.precision, "--target", "sm_90"] + \
+        brs.shlex.split(args.kiln_flags)
     if os.path.exists(out):
         os.remove(out)
-    log.step("kiln-compile --kv-cache --max-seq-len %d --shape %s --precision %s" % (
-        max_len, shape, args.precision))
+    log.step("kiln-compile --kv-cache --max-seq-len %d --shape %s --precision %s %s" % (
+        max_len, shape, args.precision, args.kiln_flags))
     rc, text, seconds = brs.run_logged(cmd, log.tool_log("compile"), brs.COMPILE_TIMEOUT_S * 3)
     if rc != 0 or not os.path.isfile(out):
         log("  kiln-compile FAILED (exit %d):\n%s" % (rc, brs.tail(text)))
@@ -219,6 +220,8 @@ def main(argv):
                    help="PyTorch peers to time: eager, static_compile, forward_ro")
     p.add_argument("--peer-prompts", help="time the PyTorch generate peers only at these prompt "
                    "lengths (comma-separated; default: every --prompts)")
+    p.add_argument("--kiln-flags", default="", help="more kiln-compile flags (an A/B run, e.g. "
+                   "--skinny-gemm=false)")
     p.add_argument("--layers", type=int, help="override num_hidden_layers (a development run: the "
                    "per-layer kernels at real width, exported and compiled in seconds)")
     p.add_argument("--profile", type=int, default=0, metavar="N",
