@@ -107,9 +107,10 @@ MODELS = {
     "skinny_gemms": {"x1": (16, 300), "x2": (3, 1, 2048), "r2": (3, 1, 64), "x3": (1, 1024),
                      "x4": (2, 128), "w4": (96, 128)},
     # com.microsoft MatMulNBits, dequantized at import into a constant weight: 4-bit with packed
-    # zero points, 4-bit with the default zero point and a bias, 8-bit with block_size 16 (K = 80,
-    # a partial last block); float16 with float16 zero points on 4 rows (the few-row GEMM).
-    "../../onnx/Inputs/matmul_nbits": {"a": (2, 3, 80), "a2": (5, 80)},
+    # zero points, 4-bit with the default zero point and a bias, 8-bit with block_size 16, 2-bit
+    # with float zero points on a 1-D A (K = 80, a partial last block); float16 with float16 zero
+    # points and a bias on 4 rows (the few-row GEMM).
+    "../../onnx/Inputs/matmul_nbits": {"a": (2, 3, 80), "a2": (5, 80), "a3": (80,)},
     "../../onnx/Inputs/matmul_nbits_fp16": {"a": (1, 4, 80)},
 }
 # kiln-compile --precision per model (default fp32).

@@ -934,20 +934,24 @@ def matmul_nbits():
 
     # 4-bit with packed uint8 zero points (3 blocks: 2 bytes per column) and flat scales; 4-bit
     # without zero points (8) with [N, k_blocks] scales and a bias; 8-bit with block_size 16 and
-    # packed zero points on a 2-D A. accuracy_level 1 (fp32): onnxruntime computes level 4 with
-    # A quantized to int8, ~1e-2 from the exact product kiln computes.
+    # packed zero points on a 2-D A; 2-bit with float zero points and block_size 64 on a 1-D A.
+    # accuracy_level 1 (fp32): onnxruntime computes level 4 with A quantized to int8, ~1e-2
+    # from the exact product kiln computes.
     m = model([
         nbits(["a", "b4", "s4", "zp4"], ["y_zp"], "nbits_zp", accuracy_level=1),
         nbits(["a", "b4", "s4x2", "", "", "bias"], ["y_bias"], "nbits_bias"),
         nbits(["a2", "b8", "s8", "zp8"], ["y_8bit"], "nbits_8bit", bits=8, block_size=16),
-    ], [vi("a", F, [2, 3, 80]), vi("a2", F, [5, 80])],
-        [vi(o, F, None) for o in ["y_zp", "y_bias", "y_8bit"]],
+        nbits(["a3", "b2", "s2", "zp2"], ["y_2bit"], "nbits_2bit", bits=2, block_size=64),
+    ], [vi("a", F, [2, 3, 80]), vi("a2", F, [5, 80]), vi("a3", F, [80])],
+        [vi(o, F, None) for o in ["y_zp", "y_bias", "y_8bit", "y_2bit"]],
         [const("b4", codes(48, 80, 4, 32)), const("s4", scales(48 * 3)),
          const("zp4", rng.integers(0, 256, 48 * 2, dtype=np.uint8)),
          const("s4x2", scales(48 * 3).reshape(48, 3)),
          const("bias", rng.standard_normal(48).astype(np.float32)),
          const("b8", codes(48, 80, 8, 16)), const("s8", scales(48 * 5) / 16),
-         const("zp8", rng.integers(100, 156, 48 * 5, dtype=np.uint8))],
+         const("zp8", rng.integers(100, 156, 48 * 5, dtype=np.uint8)),
+         const("b2", codes(48, 80, 2, 64)), const("s2", scales(48 * 2)),
+         const("zp2", (rng.random(48 * 2) * 4).astype(np.float32))],
         opset=21, extra_opsets=ms)
     check_nbits_reference(m)
     save("matmul_nbits", m)

@@ -11,9 +11,10 @@
 // The first weights W[0, 0..3] are gen_onnx_tests.py's nbits_dequantize (checked against
 // onnxruntime there): 4-bit with packed uint8 zero points (0.10106839, -0.16530423), 4-bit
 // with the default zero point 8 (-0.10178681, -0.04521804), 8-bit with block_size 16
-// (-0.11972526, 0.06650264).
+// (-0.11972526, 0.06650264), 2-bit with float zero points and block_size 64 (-0.05277408,
+// -0.08601395) on a 1-D A, which is [1, K] for the kiln.matmul.
 // CHECK-LABEL: func.func @main(
-// CHECK-SAME: %[[A:[^:]+]]: tensor<2x3x80xf32> {kiln.name = "a"}, %[[A2:[^:]+]]: tensor<5x80xf32> {kiln.name = "a2"})
+// CHECK-SAME: %[[A:[^:]+]]: tensor<2x3x80xf32> {kiln.name = "a"}, %[[A2:[^:]+]]: tensor<5x80xf32> {kiln.name = "a2"}, %[[A3:[^:]+]]: tensor<80xf32> {kiln.name = "a3"})
 // CHECK: %[[W4:.+]] = kiln.constant dense<"0xF2FCCE3D834529BE{{[0-9A-F]+}}"> : tensor<80x48xf32>
 // CHECK: %[[Y:.+]] = kiln.matmul %[[A]], %[[W4]] : tensor<2x3x80xf32>, tensor<80x48xf32> -> tensor<2x3x48xf32>
 // CHECK: %[[BIAS:.+]] = kiln.constant dense<[{{.+}}]> : tensor<48xf32>
@@ -22,15 +23,19 @@
 // CHECK: %[[YB:.+]] = kiln.add %[[P]], %[[BIAS]] : tensor<2x3x48xf32>, tensor<48xf32> -> tensor<2x3x48xf32>
 // CHECK: %[[W8:.+]] = kiln.constant dense<"0x8432F5BD8932883D{{[0-9A-F]+}}"> : tensor<80x48xf32>
 // CHECK: %[[Y8:.+]] = kiln.matmul %[[A2]], %[[W8]] : tensor<5x80xf32>, tensor<80x48xf32> -> tensor<5x48xf32>
-// CHECK: return %[[Y]], %[[YB]], %[[Y8]] :
+// CHECK: %[[W2:.+]] = kiln.constant dense<"0xA22958BD1528B0BD{{[0-9A-F]+}}"> : tensor<80x48xf32>
+// CHECK: %[[A3R:.+]] = kiln.reshape %[[A3]] : tensor<80xf32> -> tensor<1x80xf32>
+// CHECK: %[[P2:.+]] = kiln.matmul %[[A3R]], %[[W2]] : tensor<1x80xf32>, tensor<80x48xf32> -> tensor<1x48xf32>
+// CHECK: %[[Y2:.+]] = kiln.reshape %[[P2]] : tensor<1x48xf32> -> tensor<48xf32>
+// CHECK: return %[[Y]], %[[YB]], %[[Y8]], %[[Y2]] :
 // No uint8 codes or zero points are left in the graph.
 // NO-CODES-NOT: ui8
 
-// float16: W in f16 (0.0338, 0.02301 with float16 zero points), the bias added after.
+// float16: W in f16 (-0.4004, 0.2666 with float16 zero points), the bias added after.
 // FP16-LABEL: func.func @main(
 // FP16-SAME: %[[A:[^:]+]]: tensor<1x4x80xf16> {kiln.name = "a"}
 // FP16-DAG: %[[BIAS:.+]] = kiln.constant dense<{{.+}}> : tensor<48xf16>
-// FP16-DAG: %[[W:.+]] = kiln.constant dense<"0x5428E425{{[0-9A-F]+}}"> : tensor<80x48xf16>
+// FP16-DAG: %[[W:.+]] = kiln.constant dense<"0x68B64434{{[0-9A-F]+}}"> : tensor<80x48xf16>
 // FP16: %[[P:.+]] = kiln.matmul %[[A]], %[[W]] : tensor<1x4x80xf16>, tensor<80x48xf16> -> tensor<1x4x48xf16>
 // FP16: %[[Y:.+]] = kiln.add %[[P]], %[[BIAS]] : tensor<1x4x48xf16>, tensor<48xf16> -> tensor<1x4x48xf16>
 // FP16: return %[[Y]]
