@@ -985,6 +985,11 @@ def matmul_nbits():
     error("zero_points_type", ["a", "b", "s", "zp"], [b, s, const("zp", np.zeros(48 * 3, np.int8))])
     error("bias_shape", ["a", "b", "s", "", "", "bias"],
           [b, s, const("bias", np.zeros(80, np.float32))])
+    error("b_type", ["a", "b", "s"], [const("b", np.zeros((48, 3, 16), np.int8)), s])
+    error("n", ["a", "b", "s"], [b, s], n=0)
+    save("error_matmul_nbits_no_k", model([
+        helper.make_node("MatMulNBits", ["a", "b", "s"], ["y"], name="mm", domain="com.microsoft",
+                         N=48, block_size=32)], a, y, [b, s], opset=21, extra_opsets=ms))
     error("dynamic_b", ["a", "b", "s"], [s], inputs=a + [vi("b", TensorProto.UINT8, [48, 3, 16])])
     error("dynamic_scales", ["a", "b", "s"], [b], inputs=a + [vi("s", F, [48 * 3])])
 

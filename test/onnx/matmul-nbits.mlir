@@ -45,6 +45,10 @@
 // FP16-KERNELS-NOT: kiln.kernel
 
 // Errors.
+// RUN: not kiln-compile %S/Inputs/error_matmul_nbits_no_k.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=NO-K
+// NO-K: error: node 'mm' (com.microsoft::MatMulNBits, opset 1): attribute 'K' is required
+// RUN: not kiln-compile %S/Inputs/error_matmul_nbits_n.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=N
+// N: error: node 'mm' (com.microsoft::MatMulNBits, opset 1): K 80 and N 0 must be positive (W is [K, N])
 // RUN: not kiln-compile %S/Inputs/error_matmul_nbits_bits.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=BITS
 // BITS: error: node 'mm' (com.microsoft::MatMulNBits, opset 1): unsupported: bits 3 (kiln imports 2-, 4- and 8-bit weights, as onnxruntime does)
 // RUN: not kiln-compile %S/Inputs/error_matmul_nbits_block_size.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=BLOCK
@@ -53,6 +57,8 @@
 // K: error: node 'mm' (com.microsoft::MatMulNBits, opset 1): A 'tensor<2x64xf32>' must have K = 80 as its last dim
 // RUN: not kiln-compile %S/Inputs/error_matmul_nbits_g_idx.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=GIDX
 // GIDX: error: node 'mm' (com.microsoft::MatMulNBits, opset 1): unsupported: g_idx (input 4, the deprecated per-row block index of act-order GPTQ exports); quantize without act-order or export without g_idx
+// RUN: not kiln-compile %S/Inputs/error_matmul_nbits_b_type.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=B-TYPE
+// B-TYPE: error: node 'mm' (com.microsoft::MatMulNBits, opset 1): B 'tensor<48x3x16xi8>' must be uint8
 // RUN: not kiln-compile %S/Inputs/error_matmul_nbits_b_shape.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=B-SHAPE
 // B-SHAPE: error: node 'mm' (com.microsoft::MatMulNBits, opset 1): B 'tensor<48x2x16xui8>' must have shape [N, k_blocks, blob_size] = [48, 3, 16] (N = 48, K = 80, block_size = 32, bits = 4)
 // RUN: not kiln-compile %S/Inputs/error_matmul_nbits_scales_shape.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=SCALES-SHAPE
