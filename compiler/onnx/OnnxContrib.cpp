@@ -15,9 +15,10 @@
 // with their neighbours. The residual sum input + skip (+ bias) is a
 // kiln.add before the norm, as in the unfused graph.
 //
-// Any other com.microsoft op is an "unsupported operator" error naming the
-// node (OnnxImporter.cpp); the fused attention ops get a hint to export the
-// standard ONNX form instead.
+// MatMulNBits (the block-quantized weight-only GEMM) has its own file,
+// OnnxMatMulNBits.cpp. Any other com.microsoft op is an "unsupported
+// operator" error naming the node (OnnxImporter.cpp); the fused attention ops
+// get a hint to export the standard ONNX form instead.
 //
 //===----------------------------------------------------------------------===//
 

@@ -247,6 +247,7 @@ static const OpRegistries &getOpRegistries() {
     registerMathOps(r.onnx);
     registerEinsumOps(r.onnx);
     registerContribOps(r.onnx, r.microsoft);
+    registerMatMulNBits(r.microsoft);
     return r;
   }();
   return registries;

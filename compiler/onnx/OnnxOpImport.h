@@ -2,7 +2,7 @@
 //
 // Internal interface between the graph importer (OnnxImporter.cpp) and the
 // per-op-family import files (OnnxElementwise.cpp, OnnxShapeOps.cpp,
-// OnnxMovement.cpp, OnnxMath.cpp, OnnxContrib.cpp). A handler receives a
+// OnnxMovement.cpp, OnnxMath.cpp, OnnxContrib.cpp, OnnxMatMulNBits.cpp). A handler receives a
 // NodeImporter for one ONNX node: resolved operand values with static types,
 // typed attribute accessors, constant-operand accessors and diagnostics that
 // name the node.
@@ -110,6 +110,8 @@ void registerEinsumOps(OpRegistry &registry);
 /// onnxruntime's contrib ops (OnnxContrib.cpp): the com.microsoft domain and
 /// the one it defines in the default domain (SimplifiedLayerNormalization).
 void registerContribOps(OpRegistry &defaultDomain, OpRegistry &microsoftDomain);
+/// com.microsoft MatMulNBits, dequantized at import (OnnxMatMulNBits.cpp).
+void registerMatMulNBits(OpRegistry &microsoftDomain);
 
 /// What a handler sees of one ONNX node. Created by the graph importer with
 /// the operands already resolved (absent optional operands are null).

@@ -106,6 +106,12 @@ MODELS = {
     # weight that falls back to the Hopper / mma.sync GEMM.
     "skinny_gemms": {"x1": (16, 300), "x2": (3, 1, 2048), "r2": (3, 1, 64), "x3": (1, 1024),
                      "x4": (2, 128), "w4": (96, 128)},
+    # com.microsoft MatMulNBits, dequantized at import into a constant weight: 4-bit with packed
+    # zero points, 4-bit with the default zero point and a bias, 8-bit with block_size 16, 2-bit
+    # with float zero points on a 1-D A (K = 80, a partial last block); float16 with float16 zero
+    # points and a bias on 4 rows (the few-row GEMM).
+    "../../onnx/Inputs/matmul_nbits": {"a": (2, 3, 80), "a2": (5, 80), "a3": (80,)},
+    "../../onnx/Inputs/matmul_nbits_fp16": {"a": (1, 4, 80)},
 }
 # kiln-compile --precision per model (default fp32).
 PRECISION = {"skinny_gemms": "fp16"}
@@ -153,7 +159,9 @@ def int_dtypes_ref(f):
 
 # Float inputs drawn otherwise than as standard normals: model -> {input: fn(rng, shape)}.
 VALUE_INPUTS = {"../../onnx/Inputs/cast_rounding":
-                {"x": lambda rng, shape: cast_values.wide_values(rng, shape[0])}}
+                {"x": lambda rng, shape: cast_values.wide_values(rng, shape[0])},
+                "../../onnx/Inputs/matmul_nbits_fp16":  # a float16 graph input
+                {"a": lambda rng, shape: rng.standard_normal(shape).astype(np.float16)}}
 # Models whose float outputs must equal the reference exactly (NaN where it has NaN, the sign of
 # zero included), not within a tolerance.
 EXACT = {"../../onnx/Inputs/cast_rounding"}
@@ -177,7 +185,8 @@ def einsum_bf16_ref(f):
 
 # Models compared with a wider max_rel_err than 1e-5: bf16 results are rounded to 8 bits of
 # mantissa, so a different summation order can move an element by one bf16 ulp (2^-8).
-TOLERANCE = {"../../onnx/Inputs/einsum_bf16": 1e-2, "skinny_gemms": 1e-2}
+TOLERANCE = {"../../onnx/Inputs/einsum_bf16": 1e-2, "skinny_gemms": 1e-2,
+             "../../onnx/Inputs/matmul_nbits_fp16": 1e-2}
 
 
 # numpy references (onnxruntime's NaN propagation is not specified): model -> feeds -> outputs.

@@ -861,6 +861,139 @@ def contrib():
         [x], y, [weight("scale", [8])]))
 
 
+def nbits_unpack(packed, bits, count):
+    """[rows, bytes] uint8 -> [rows, count] codes of `bits` bits, low bits first."""
+    codes = [(packed >> (bits * i)) & ((1 << bits) - 1) for i in range(8 // bits)]
+    return np.stack(codes, axis=-1).reshape(packed.shape[0], -1)[:, :count]
+
+
+def nbits_dequantize(b, scales, zero_points, k, n, bits, block_size):
+    """MatMulNBits' weight W [K, N] in float32: (q - zp) * scale per block of K, with
+    zero_points None (2^(bits-1)), packed uint8 or float (one per block)."""
+    k_blocks = -(-k // block_size)
+    q = nbits_unpack(b.reshape(n, -1), bits, k_blocks * block_size).astype(np.float32)
+    s = np.asarray(scales, np.float32).reshape(n, k_blocks)
+    if zero_points is None:
+        z = np.full((n, k_blocks), 2 ** (bits - 1), np.float32)
+    elif zero_points.dtype == np.uint8:
+        z = nbits_unpack(zero_points.reshape(n, -1), bits, k_blocks).astype(np.float32)
+    else:
+        z = zero_points.astype(np.float32).reshape(n, k_blocks)
+    w = (q - np.repeat(z, block_size, axis=1)) * np.repeat(s, block_size, axis=1)
+    return w[:, :k].T
+
+
+def check_nbits_reference(m):
+    """Each MatMulNBits node of `m` (one per output, input A a graph input, the rest
+    initializers) against nbits_dequantize + numpy matmul through onnxruntime on CPU, when
+    onnxruntime is installed: the reference semantics of test/onnx/matmul-nbits.mlir."""
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        return
+    rng = np.random.default_rng(5)
+    inits = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
+    feeds = {}
+    for i in m.graph.input:
+        dt = helper.tensor_dtype_to_np_dtype(i.type.tensor_type.elem_type)
+        shape = [d.dim_value for d in i.type.tensor_type.shape.dim]
+        feeds[i.name] = rng.standard_normal(shape).astype(dt)
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    outs = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+    for nd in m.graph.node:
+        at = {a.name: helper.get_attribute_value(a) for a in nd.attribute}
+        ins = list(nd.input) + [""] * (6 - len(nd.input))
+        w = nbits_dequantize(inits[ins[1]], inits[ins[2]], inits.get(ins[3]), at["K"], at["N"],
+                             at.get("bits", 4), at["block_size"])
+        a = feeds[ins[0]]
+        ref = a.astype(np.float64) @ w.astype(a.dtype).astype(np.float64)
+        if ins[5]:
+            ref = ref + inits[ins[5]]
+        err = np.linalg.norm(outs[nd.output[0]] - ref) / np.linalg.norm(ref)
+        assert err < (1e-5 if a.dtype == np.float32 else 2e-3), (nd.name, err)
+
+
+def matmul_nbits():
+    """com.microsoft MatMulNBits (onnxruntime-genai's 4-bit weights), dequantized at import
+    (matmul-nbits.mlir; values: check_import_numerics.py --contrib and small_models_test.py):
+    K = 80 with block_size 32, so the last block is partial (padded codes), and its errors."""
+    ms = [("com.microsoft", 1)]
+    rng = np.random.default_rng(17)
+    H = TensorProto.FLOAT16
+
+    def codes(n, k, bits, block_size):
+        k_blocks = -(-k // block_size)
+        return rng.integers(0, 256, (n, k_blocks, block_size * bits // 8), dtype=np.uint8)
+
+    def scales(count, dtype=np.float32):
+        return (rng.random(count) * 0.05 + 0.01).astype(dtype)
+
+    def nbits(ins, outs, name, k=80, n=48, bits=4, block_size=32, **attrs):
+        return helper.make_node("MatMulNBits", ins, outs, name=name, domain="com.microsoft",
+                                K=k, N=n, bits=bits, block_size=block_size, **attrs)
+
+    # 4-bit with packed uint8 zero points (3 blocks: 2 bytes per column) and flat scales; 4-bit
+    # without zero points (8) with [N, k_blocks] scales and a bias; 8-bit with block_size 16 and
+    # packed zero points on a 2-D A; 2-bit with float zero points and block_size 64 on a 1-D A.
+    # accuracy_level 1 (fp32): onnxruntime computes level 4 with A quantized to int8, ~1e-2
+    # from the exact product kiln computes.
+    m = model([
+        nbits(["a", "b4", "s4", "zp4"], ["y_zp"], "nbits_zp", accuracy_level=1),
+        nbits(["a", "b4", "s4x2", "", "", "bias"], ["y_bias"], "nbits_bias"),
+        nbits(["a2", "b8", "s8", "zp8"], ["y_8bit"], "nbits_8bit", bits=8, block_size=16),
+        nbits(["a3", "b2", "s2", "zp2"], ["y_2bit"], "nbits_2bit", bits=2, block_size=64),
+    ], [vi("a", F, [2, 3, 80]), vi("a2", F, [5, 80]), vi("a3", F, [80])],
+        [vi(o, F, None) for o in ["y_zp", "y_bias", "y_8bit", "y_2bit"]],
+        [const("b4", codes(48, 80, 4, 32)), const("s4", scales(48 * 3)),
+         const("zp4", rng.integers(0, 256, 48 * 2, dtype=np.uint8)),
+         const("s4x2", scales(48 * 3).reshape(48, 3)),
+         const("bias", rng.standard_normal(48).astype(np.float32)),
+         const("b8", codes(48, 80, 8, 16)), const("s8", scales(48 * 5) / 16),
+         const("zp8", rng.integers(100, 156, 48 * 5, dtype=np.uint8)),
+         const("b2", codes(48, 80, 2, 64)), const("s2", scales(48 * 2)),
+         const("zp2", (rng.random(48 * 2) * 4).astype(np.float32))],
+        opset=21, extra_opsets=ms)
+    check_nbits_reference(m)
+    save("matmul_nbits", m)
+    # float16: zero points of A's type (one per block), a bias, 4 rows (a decode-sized GEMM).
+    m = model([nbits(["a", "b", "s", "zp", "", "bias"], ["y"], "nbits_fp16")],
+              [vi("a", H, [1, 4, 80])], [vi("y", H, None)],
+              [const("b", codes(48, 80, 4, 32)), const("s", scales(48 * 3, np.float16)),
+               const("zp", (rng.random(48 * 3) * 16).astype(np.float16)),
+               const("bias", rng.standard_normal(48).astype(np.float16))],
+              opset=21, extra_opsets=ms)
+    check_nbits_reference(m)
+    save("matmul_nbits_fp16", m)
+
+    # Errors: one node 'mm' each, A [2, 80] unless said.
+    a, y = [vi("a", F, [2, 80])], [vi("y", F, None)]
+
+    def error(name, ins, inits, inputs=a, **attrs):
+        save("error_matmul_nbits_" + name, model([nbits(ins, ["y"], "mm", **attrs)], inputs, y,
+                                                 inits, opset=21, extra_opsets=ms))
+
+    b, s = const("b", codes(48, 80, 4, 32)), const("s", scales(48 * 3))
+    error("bits", ["a", "b", "s"], [b, s], bits=3)
+    error("block_size", ["a", "b", "s"], [b, s], block_size=24)
+    error("g_idx", ["a", "b", "s", "", "g"], [b, s, const("g", np.zeros(80, np.int32))])
+    error("k", ["a", "b", "s"], [b, s], inputs=[vi("a", F, [2, 64])])
+    error("b_shape", ["a", "b", "s"], [const("b", codes(48, 64, 4, 32)), s])
+    error("scales_shape", ["a", "b", "s"], [b, const("s", scales(48 * 2))])
+    error("scales_type", ["a", "b", "s"], [b, const("s", scales(48 * 3, np.float16))])
+    error("zero_points_shape", ["a", "b", "s", "zp"],
+          [b, s, const("zp", np.full(48 * 3, 0x88, np.uint8))])
+    error("zero_points_type", ["a", "b", "s", "zp"], [b, s, const("zp", np.zeros(48 * 3, np.int8))])
+    error("bias_shape", ["a", "b", "s", "", "", "bias"],
+          [b, s, const("bias", np.zeros(80, np.float32))])
+    error("b_type", ["a", "b", "s"], [const("b", np.zeros((48, 3, 16), np.int8)), s])
+    error("n", ["a", "b", "s"], [b, s], n=0)
+    save("error_matmul_nbits_no_k", model([
+        helper.make_node("MatMulNBits", ["a", "b", "s"], ["y"], name="mm", domain="com.microsoft",
+                         N=48, block_size=32)], a, y, [b, s], opset=21, extra_opsets=ms))
+    error("dynamic_b", ["a", "b", "s"], [s], inputs=a + [vi("b", TensorProto.UINT8, [48, 3, 16])])
+    error("dynamic_scales", ["a", "b", "s"], [b], inputs=a + [vi("s", F, [48 * 3])])
+
+
 def unsorted_graphs():
     """Node lists out of topological order (onnxruntime sorts them; so does kiln, keeping the
     file order where it is valid) and graphs whose nodes form a cycle: unsorted.mlir."""
@@ -976,6 +1109,7 @@ if __name__ == "__main__":
     for gen in [elementwise, logic, gelu, folding, shape_ops, runtime_cumsum, movement, slices,
                 gathers, math, reduce18, reduce13, external_data, old_and_new_opsets,
                 rotary_embedding, derived_ops, activations, arg_reduce, mod, opsets25_28, empty_tensors, attention23, errors, review_fixes, contrib,
+                matmul_nbits,
                 broken_files, structure_checks, unsorted_graphs, cast_rounding, pads, einsums]:
         gen()
     print("wrote", OUT)
