@@ -452,6 +452,37 @@ kiln_status_t kiln_generator_limits(kiln_artifact_t *artifact, size_t *out_max_b
   return nullptr;
 }
 
+kiln_status_t kiln_generator_prefill_waste(kiln_artifact_t *artifact, size_t max_prompt_length,
+                                           double *out_mean_waste, double *out_token_waste) {
+  if (!artifact || !out_mean_waste || !out_token_waste)
+    return makeStatus(KILN_INVALID_ARGUMENT, "kiln_generator_prefill_waste: artifact and the out "
+                                             "pointers must be non-NULL");
+  kiln_generator g;
+  KILN_RETURN_IF_ERROR(describeGenerator(artifact, g));
+  const int64_t longest = max_prompt_length ? int64_t(max_prompt_length) : g.maxSeqLen;
+  if (longest > g.maxSeqLen)
+    return makeStatusF(KILN_INVALID_ARGUMENT,
+                       "kiln_generator_prefill_waste: prompts of up to %zu tokens, but a "
+                       "sequence of '%s' holds %lld",
+                       max_prompt_length, kiln_artifact_path(g.file),
+                       static_cast<long long>(g.maxSeqLen));
+  double meanSum = 0, padded = 0, run = 0;
+  for (int64_t p = 1; p <= longest; ++p) {
+    int64_t tokensRun = 0;
+    for (const kiln::generate::PrefillChunk &c :
+         kiln::generate::planPrefill(g.steps, p, g.maxSeqLen))
+      tokensRun += g.steps[c.step].tokens;
+    if (tokensRun < p) // no plan: cannot happen with a decode program, which takes 1 token
+      tokensRun = p;
+    meanSum += double(tokensRun - p) / double(tokensRun);
+    padded += double(tokensRun - p);
+    run += double(tokensRun);
+  }
+  *out_mean_waste = longest > 0 ? meanSum / double(longest) : 0;
+  *out_token_waste = run > 0 ? padded / run : 0;
+  return nullptr;
+}
+
 } // extern "C"
 
 namespace {

@@ -185,6 +185,15 @@ TEST(GenerateApi, RefusesNullArgumentsAndArtifactsWithoutACache) {
       << kiln_status_message(status);
   EXPECT_EQ(generator, nullptr);
   kiln_status_free(status);
+  // The prefill padding needs a generation artifact too, and its out pointers.
+  double mean = -1, tokens = -1;
+  status = kiln_generator_prefill_waste(artifact, 0, &mean, &tokens);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  kiln_status_free(status);
+  status = kiln_generator_prefill_waste(artifact, 0, nullptr, &tokens);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(kiln_status_message(status)).find("must be non-NULL"), std::string::npos);
+  kiln_status_free(status);
   kiln_artifact_release(artifact);
 
   status = kiln_generate(nullptr, nullptr, 1, nullptr, nullptr, nullptr);

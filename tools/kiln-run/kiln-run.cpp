@@ -549,6 +549,22 @@ void printInfo(const kiln_artifact_t *artifact) {
                   shape.c_str(), static_cast<unsigned long long>(kiln_artifact_arena_bytes(program)));
       kiln_artifact_release(program);
     }
+    // A generation artifact: the padding its prefill programs add over every prompt length.
+    double meanWaste = 0, tokenWaste = 0;
+    size_t maxBatch = 0, maxSeqLen = 0;
+    int hasIds = 0;
+    int64_t idMin = 0, idMax = 0;
+    kiln_artifact_t *mutableArtifact = const_cast<kiln_artifact_t *>(artifact);
+    if (kiln_status_t status = kiln_generator_limits(mutableArtifact, &maxBatch, &maxSeqLen,
+                                                     &hasIds, &idMin, &idMax))
+      kiln_status_free(status);
+    else if (kiln_status_t status =
+                 kiln_generator_prefill_waste(mutableArtifact, 0, &meanWaste, &tokenWaste))
+      kiln_status_free(status);
+    else
+      std::printf("generation: up to %zu sequences of %zu tokens; prefill padding over prompts "
+                  "1..%zu: mean %.1f%% per prompt, %.1f%% of the tokens run\n",
+                  maxBatch, maxSeqLen, maxSeqLen, 100 * meanWaste, 100 * tokenWaste);
   }
   kiln_tensor_info_t info;
   std::printf("inputs: %zu\n", kiln_artifact_input_count(artifact));

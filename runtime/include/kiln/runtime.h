@@ -869,6 +869,15 @@ kiln_status_t kiln_generator_limits(kiln_artifact_t *artifact, size_t *out_max_b
                                     size_t *out_max_seq_len, int *out_has_id_range,
                                     int64_t *out_id_min, int64_t *out_id_max);
 
+/// The padding the prefill programs of `artifact` add (no GPU): for every prompt length P in
+/// 1..max_prompt_length (0: the most tokens a sequence may hold), the prompt is cut into chunks
+/// as kiln_generate cuts it, and the padded tokens over the tokens run give P's waste.
+/// *out_mean_waste is the mean over P of that fraction, *out_token_waste all padded tokens over
+/// all tokens run. Errors: KILN_INVALID_ARGUMENT for NULL pointers, max_prompt_length larger
+/// than a sequence holds, or as kiln_generator_limits.
+kiln_status_t kiln_generator_prefill_waste(kiln_artifact_t *artifact, size_t max_prompt_length,
+                                           double *out_mean_waste, double *out_token_waste);
+
 /// Releases the generator, its sessions and its cache. NULL is ignored.
 void kiln_generator_release(kiln_generator_t *generator);
 
