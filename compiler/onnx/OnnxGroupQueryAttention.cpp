@@ -37,6 +37,8 @@
 
 #include "compiler/onnx/OnnxOpImport.h"
 
+#include "mlir/IR/Matchers.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -140,6 +142,10 @@ LogicalResult checkFullRows(NodeImporter &n, int64_t batch, int64_t past, int64_
     return n.emitError() << "seqlens_k " << st << " must be int32 [batch_size] = [" << batch << "]";
   if (!tt.getElementType().isInteger(32) || tt.getNumElements() != 1 || tt.getRank() > 1)
     return n.emitError() << "total_sequence_length " << tt << " must be an int32 scalar";
+  if (!matchPattern(n.getInput(kSeqlensK), m_Constant()))
+    return n.emitUnsupported(
+        "seqlens_k is computed at run time; kiln needs it constant after shape specialization "
+        "(every batch row full: past + new tokens), padded batches are not supported yet");
   FailureOr<SmallVector<int64_t>> seqlens = n.getConstantInts(kSeqlensK, "seqlens_k");
   if (failed(seqlens))
     return failure();

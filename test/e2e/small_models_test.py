@@ -114,7 +114,7 @@ MODELS = {
     "../../onnx/Inputs/matmul_nbits_fp16": {"a": (1, 4, 80)},
     # com.microsoft GroupQueryAttention (4 query, 2 KV heads): a first prompt (S = 3, no past,
     # scale 0.3), a decode step after a past of 4 and a 3-token chunk after a past of 4 (batch
-    # 1), head size 8; do_rotary (rotate-half on the three forms, interleaved full and partial
+    # 1; causal and not), head size 8; do_rotary (rotate-half on the three forms, interleaved full and partial
     # on a decode step), head size 32; softcap, local windows on the prompt and the chunk,
     # packed QKV on a decode step.
     "../../onnx/Inputs/gqa": {"qp": (2, 3, 32), "kp": (2, 3, 16), "vp": (2, 3, 16),

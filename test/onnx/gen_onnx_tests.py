@@ -1128,13 +1128,15 @@ def group_query_attention():
     def three(suffix):
         return ["y_" + suffix, "present_k_" + suffix, "present_v_" + suffix]
 
-    # Present = Concat(past, new) in BNSH; the prompt with scale 0.3.
+    # Present = Concat(past, new) in BNSH; the prompt with scale 0.3; the chunk also with
+    # causal 0 (every key visible).
     m = model([
         gqa(ins("p", past=False), three("p"), "gqa_prompt", scale=0.3),
         gqa(ins("d"), three("d"), "gqa_decode"),
         gqa(ins("c"), three("c"), "gqa_chunk"),
-    ], prompt + decode + chunk, outs(*[o for s in "pdc" for o in three(s)]), lens, opset=21,
-        extra_opsets=ms)
+        gqa(ins("c"), three("all"), "gqa_not_causal", causal=0),
+    ], prompt + decode + chunk, outs(*[o for s in ["p", "d", "c", "all"] for o in three(s)]), lens,
+        opset=21, extra_opsets=ms)
     check_gqa_reference(m)
     save("gqa", m)
     # do_rotary at positions P..P+S-1, head size 32 (onnxruntime's rotation needs a multiple of
@@ -1193,7 +1195,7 @@ def group_query_attention():
     error("position_ids", names=ins("d") + ["", "", "pos"],
           inputs=decode + [vi("pos", I64, [B, 1])])
     error("key_only", names=["qd", "kd", "", "pkd", "pvd", "seqlens_kd", "totald"])
-    error("query_shape", inputs=[vi("qd", F, [B, 1, 20])] + decode[1:])
+    error("query_shape", inputs=[vi("qd", F, [B, 1, 18])] + decode[1:])
     error("past_shape", inputs=decode[:3] + [vi("pkd", F, [B, Hq, P, D]),
                                              vi("pvd", F, [B, Hq, P, D])])
     error("no_cos", do_rotary=1)
