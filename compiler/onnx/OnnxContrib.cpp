@@ -15,10 +15,11 @@
 // with their neighbours. The residual sum input + skip (+ bias) is a
 // kiln.add before the norm, as in the unfused graph.
 //
-// MatMulNBits (the block-quantized weight-only GEMM) has its own file,
-// OnnxMatMulNBits.cpp. Any other com.microsoft op is an "unsupported
-// operator" error naming the node (OnnxImporter.cpp); the fused attention ops
-// get a hint to export the standard ONNX form instead.
+// MatMulNBits (the block-quantized weight-only GEMM) and GroupQueryAttention
+// have their own files, OnnxMatMulNBits.cpp and OnnxGroupQueryAttention.cpp.
+// Any other com.microsoft op is an "unsupported operator" error naming the
+// node (OnnxImporter.cpp); the other fused attention ops get a hint to export
+// the standard ONNX form instead.
 //
 //===----------------------------------------------------------------------===//
 

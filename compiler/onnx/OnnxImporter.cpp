@@ -91,7 +91,9 @@ static std::optional<int> maxOutputsOf(StringRef opType) {
       .Case("Dropout", 2)
       .Case("SimplifiedLayerNormalization", 2)
       .Case("LayerNormalization", 3)
-      .Cases({"Attention", "SkipLayerNormalization", "SkipSimplifiedLayerNormalization"}, 4)
+      .Cases({"Attention", "GroupQueryAttention", "SkipLayerNormalization",
+              "SkipSimplifiedLayerNormalization"},
+             4)
       .Default(1);
 }
 
@@ -248,6 +250,7 @@ static const OpRegistries &getOpRegistries() {
     registerEinsumOps(r.onnx);
     registerContribOps(r.onnx, r.microsoft);
     registerMatMulNBits(r.microsoft);
+    registerGroupQueryAttention(r.microsoft);
     return r;
   }();
   return registries;
@@ -257,8 +260,8 @@ static const OpRegistries &getOpRegistries() {
 /// attention ops get a hint to export the standard form instead.
 static std::string unsupportedMicrosoftOpReason(StringRef opType) {
   static constexpr llvm::StringLiteral kAttentionOps[] = {
-      "Attention",       "MultiHeadAttention",         "GroupQueryAttention",
-      "PackedAttention", "PackedMultiHeadAttention",   "DecoderMaskedSelfAttention",
+      "Attention",       "MultiHeadAttention",       "PackedAttention",
+      "PackedMultiHeadAttention", "DecoderMaskedSelfAttention",
       "SparseAttention", "DecoderMaskedMultiHeadAttention"};
   if (!llvm::is_contained(kAttentionOps, opType))
     return "";

@@ -307,13 +307,79 @@ LogicalResult importRmsNorm(NodeImporter &n) {
   return success();
 }
 
+} // namespace
+
+/// Rotary embedding of x [B, H, S, D] on its first R = 2 * cos.dim(2) columns with cos/sin
+/// [N, S, R/2] (N = B, or 1 shared by the batch): the pairs (x[2i], x[2i+1]) rotate by angle i
+/// as elementwise ops when `interleaved`; otherwise kiln.rotary (rotate-half) with cos/sin =
+/// concat(c, c) broadcast over the heads. The other D - R columns pass through.
+Value onnx_import::buildRotary(NodeImporter &n, Value x, Value cosHalf, Value sinHalf,
+                               bool interleaved) {
+  auto xt = cast<RankedTensorType>(x.getType());
+  auto ct = cast<RankedTensorType>(cosHalf.getType());
+  Type et = xt.getElementType();
+  int64_t B = xt.getDimSize(0), H = xt.getDimSize(1), S = xt.getDimSize(2), D = xt.getDimSize(3);
+  int64_t N = ct.getDimSize(0), R = 2 * ct.getDimSize(2);
+  assert(ct.getRank() == 3 && (N == B || N == 1) && ct.getDimSize(1) == S && R <= D &&
+         "rotary caches must be [B or 1, S, R/2] with R <= D");
+  Builder &b = n.getBuilder();
+  // Interleaved: [N, 1, S, R/2]. Rotate-half: concat(c, c) along the last dim, [N, 1, S, R];
+  // either broadcasts over the heads.
+  auto cache = [&](Value c) -> Value {
+    if (interleaved)
+      return n.createReshape(c, {N, 1, S, R / 2});
+    Value full = n.create<ConcatOp>(RankedTensorType::get({N, S, R}, et), ValueRange{c, c},
+                                    b.getI64IntegerAttr(2));
+    return n.createReshape(full, {N, 1, S, R});
+  };
+  Value cos = cache(cosHalf), sin = cache(sinHalf);
+  auto bhsr = RankedTensorType::get({B, H, S, R}, et);
+  Value rot = x;
+  Value rest;
+  if (R < D) {
+    rot = n.create<SliceOp>(bhsr, x, b.getDenseI64ArrayAttr({0, 0, 0, 0}),
+                            b.getDenseI64ArrayAttr({1, 1, 1, 1}));
+    rest = n.create<SliceOp>(RankedTensorType::get({B, H, S, D - R}, et), x,
+                             b.getDenseI64ArrayAttr({0, 0, 0, R}),
+                             b.getDenseI64ArrayAttr({1, 1, 1, 1}));
+  }
+  Value y;
+  if (interleaved) {
+    // Pairs (x[2i], x[2i+1]) rotate by angle i: [B, H, S, R/2, 2] split into even and odd.
+    auto half = RankedTensorType::get({B, H, S, R / 2}, et);
+    auto pairs = RankedTensorType::get({B, H, S, R / 2, 1}, et);
+    Value x5 = n.createReshape(rot, {B, H, S, R / 2, 2});
+    auto lane = [&](int64_t k) {
+      Value l = n.create<SliceOp>(pairs, x5, b.getDenseI64ArrayAttr({0, 0, 0, 0, k}),
+                                  b.getDenseI64ArrayAttr({1, 1, 1, 1, 1}));
+      return n.createReshape(l, half.getShape());
+    };
+    Value even = lane(0), odd = lane(1);
+    auto mul = [&](Value a, Value c) { return n.create<MulOp>(half, a, c); };
+    Value e2 = n.create<SubOp>(half, mul(even, cos), mul(odd, sin));
+    Value o2 = n.create<AddOp>(half, mul(even, sin), mul(odd, cos));
+    Value cat = n.create<ConcatOp>(RankedTensorType::get({B, H, S, R / 2, 2}, et),
+                                   ValueRange{n.createReshape(e2, pairs.getShape()),
+                                              n.createReshape(o2, pairs.getShape())},
+                                   b.getI64IntegerAttr(4));
+    y = n.createReshape(cat, bhsr.getShape());
+  } else {
+    y = n.create<RotaryOp>(bhsr, rot, cos, sin);
+  }
+  if (rest)
+    y = n.create<ConcatOp>(xt, ValueRange{y, rest}, b.getI64IntegerAttr(3));
+  return y;
+}
+
+namespace {
+
 /// RotaryEmbedding-23 (opset 23+); interleaved = 1 rotates the pairs (x[2i], x[2i+1]) by the
 /// angle of i as elementwise ops; the rotate-half form (interleaved = 0):
 /// X [B, H, S, D] or [B, S, H*D] (num_heads), cos/sin caches [P, R/2]
 /// gathered by position_ids [B, S] (or given as [B, S, R/2] without them),
 /// R = rotary_embedding_dim (0: D). Becomes kiln.rotary on the first R
 /// columns with cos/sin = concat(cache, cache) broadcast over the heads; the
-/// other D - R columns pass through.
+/// other D - R columns pass through (buildRotary).
 LogicalResult importRotaryEmbedding(NodeImporter &n) {
   if (failed(n.checkNumInputs(3, 4)) || failed(n.checkFloat(0)))
     return failure();
@@ -331,10 +397,7 @@ LogicalResult importRotaryEmbedding(NodeImporter &n) {
       !n.getInputType(3).getElementType().isInteger(32))
     return n.emitError() << "position_ids " << n.getInputType(3) << " must be an integer tensor";
   int64_t B = type.getDimSize(0);
-  SmallVector<int64_t> bhsd;
-  if (type.getRank() == 4) {
-    bhsd = llvm::to_vector(type.getShape());
-  } else if (type.getRank() == 3) {
+  if (type.getRank() == 3) {
     if (*numHeads <= 0 || type.getDimSize(2) % *numHeads != 0)
       return n.emitError() << "a 3-D input " << type << " needs num_heads dividing its last dim, got "
                            << *numHeads;
@@ -343,9 +406,9 @@ LogicalResult importRotaryEmbedding(NodeImporter &n) {
     Value v = n.createReshape(x, {B, S, H, D});
     x = n.create<TransposeOp>(RankedTensorType::get({B, H, S, D}, et), v,
                               n.getBuilder().getDenseI64ArrayAttr({0, 2, 1, 3}));
-    bhsd = {B, H, S, D};
   }
-  int64_t H = bhsd[1], S = bhsd[2], D = bhsd[3];
+  auto bhsd = cast<RankedTensorType>(x.getType());
+  int64_t H = bhsd.getDimSize(1), S = bhsd.getDimSize(2), D = bhsd.getDimSize(3);
   int64_t R = *rotaryDim ? *rotaryDim : D;
   if (R <= 0 || R > D || R % 2 != 0)
     return n.emitError() << "rotary_embedding_dim " << R << " must be even and at most the head size "
@@ -363,19 +426,13 @@ LogicalResult importRotaryEmbedding(NodeImporter &n) {
           ids.getDimSize(0) != B || ids.getDimSize(1) != S)
         return n.emitError() << "with position_ids " << ids << " the caches must be [P, " << R / 2
                              << "], got " << t;
-      c = n.create<GatherOp>(RankedTensorType::get({B, S, R / 2}, et), c, n.getInput(3),
-                             n.getBuilder().getI64IntegerAttr(0));
-    } else if (t.getShape() != ArrayRef<int64_t>{B, S, R / 2}) {
+      return n.create<GatherOp>(RankedTensorType::get({B, S, R / 2}, et), c, n.getInput(3),
+                                n.getBuilder().getI64IntegerAttr(0));
+    }
+    if (t.getShape() != ArrayRef<int64_t>{B, S, R / 2})
       return n.emitError() << "without position_ids the caches must be [" << B << ", " << S << ", "
                            << R / 2 << "], got " << t;
-    }
-    // Interleaved: [B, 1, S, R/2]. Rotate-half: concat(c, c) along the last dim, [B, 1, S, R];
-    // either broadcasts over the heads.
-    if (*interleaved)
-      return n.createReshape(c, {B, 1, S, R / 2});
-    Value full = n.create<ConcatOp>(RankedTensorType::get({B, S, R}, et), ValueRange{c, c},
-                                    n.getBuilder().getI64IntegerAttr(2));
-    return n.createReshape(full, {B, 1, S, R});
+    return c;
   };
   FailureOr<Value> cos = cache(1);
   if (failed(cos))
@@ -383,66 +440,15 @@ LogicalResult importRotaryEmbedding(NodeImporter &n) {
   FailureOr<Value> sin = cache(2);
   if (failed(sin))
     return failure();
-  auto bhsr = RankedTensorType::get({B, H, S, R}, et);
-  Builder &b = n.getBuilder();
-  Value rot = x;
-  Value rest;
-  if (R < D) {
-    rot = n.create<SliceOp>(bhsr, x, b.getDenseI64ArrayAttr({0, 0, 0, 0}),
-                            b.getDenseI64ArrayAttr({1, 1, 1, 1}));
-    rest = n.create<SliceOp>(RankedTensorType::get({B, H, S, D - R}, et), x,
-                             b.getDenseI64ArrayAttr({0, 0, 0, R}),
-                             b.getDenseI64ArrayAttr({1, 1, 1, 1}));
-  }
-  Value y;
-  if (*interleaved) {
-    // Pairs (x[2i], x[2i+1]) rotate by angle i: [B, H, S, R/2, 2] split into even and odd.
-    auto half = RankedTensorType::get({B, H, S, R / 2}, et);
-    auto pairs = RankedTensorType::get({B, H, S, R / 2, 1}, et);
-    Value x5 = n.createReshape(rot, {B, H, S, R / 2, 2});
-    auto lane = [&](int64_t k) {
-      Value l = n.create<SliceOp>(pairs, x5, b.getDenseI64ArrayAttr({0, 0, 0, 0, k}),
-                                  b.getDenseI64ArrayAttr({1, 1, 1, 1, 1}));
-      return n.createReshape(l, half.getShape());
-    };
-    Value even = lane(0), odd = lane(1);
-    auto mul = [&](Value a, Value c) { return n.create<MulOp>(half, a, c); };
-    Value e2 = n.create<SubOp>(half, mul(even, *cos), mul(odd, *sin));
-    Value o2 = n.create<AddOp>(half, mul(even, *sin), mul(odd, *cos));
-    Value cat = n.create<ConcatOp>(RankedTensorType::get({B, H, S, R / 2, 2}, et),
-                                   ValueRange{n.createReshape(e2, pairs.getShape()),
-                                              n.createReshape(o2, pairs.getShape())},
-                                   b.getI64IntegerAttr(4));
-    y = n.createReshape(cat, bhsr.getShape());
-  } else {
-    y = n.create<RotaryOp>(bhsr, rot, *cos, *sin);
-  }
-  if (rest)
-    y = n.create<ConcatOp>(RankedTensorType::get(bhsd, et), ValueRange{y, rest},
-                           b.getI64IntegerAttr(3));
+  Value y = buildRotary(n, x, *cos, *sin, *interleaved != 0);
   if (type.getRank() == 3) {
     Value t = n.create<TransposeOp>(RankedTensorType::get({B, S, H, D}, et), y,
-                                    b.getDenseI64ArrayAttr({0, 2, 1, 3}));
+                                    n.getBuilder().getDenseI64ArrayAttr({0, 2, 1, 3}));
     y = n.createReshape(t, type.getShape());
   }
   n.setResult(0, y);
   return success();
 }
-
-/// An ONNX Attention node after head splitting and the KV-cache concatenation, for the composite
-/// form: q [B, Hq, Sq, D], k [B, Hkv, Sk, D], v [B, Hkv, Sk, Dv] of one float type; mask an
-/// additive bias broadcastable to [B, Hq, Sq, Sk] (or null); the causal and sliding-window
-/// frontier offset (the past length), or nonpad (int64 [B]: per-batch valid key counts, offset
-/// nonpad[b] - Sq); softcap 0 for none; qkMode and softmaxPrecision as the ONNX attributes.
-struct AttentionParts {
-  Value q, k, v, mask;
-  double scale;
-  bool causal;
-  int64_t offset, leftWindow, rightWindow;
-  Value nonpad;
-  float softcap;
-  int64_t qkMode, softmaxPrecision;
-};
 
 /// `OpTy(lhs, rhs)` with numpy broadcasting; the result has `elem` (default: lhs's type).
 template <typename OpTy>
@@ -462,6 +468,8 @@ Value broadcastWhere(NodeImporter &n, Value cond, Value x, Value y) {
                            cond, x, y);
 }
 
+} // namespace
+
 /// ONNX Attention (opset 23-25) as ops, following the ONNX reference implementation
 /// (onnx/reference/ops/op_attention.py): KV heads repeated for GQA (h0, h0, h1, h1, ...);
 /// scores = (Q sqrt(scale)) (K sqrt(scale))^T; softcap * tanh(scores / softcap); plus the bias:
@@ -473,8 +481,8 @@ Value broadcastWhere(NodeImporter &n, Value cond, Value x, Value y) {
 /// probabilities). Used where kiln.attention does not apply (softcap, windows,
 /// qk_matmul_output, nonpad_kv_seqlen, a causal mask that is not bottom-right aligned);
 /// kiln-raise-attention may still fuse the plain parts.
-FailureOr<std::pair<Value, Value>> buildCompositeAttention(NodeImporter &n,
-                                                          const AttentionParts &p) {
+FailureOr<std::pair<Value, Value>>
+onnx_import::buildCompositeAttention(NodeImporter &n, const AttentionParts &p) {
   Builder &b = n.getBuilder();
   auto qt = cast<RankedTensorType>(p.q.getType()), kt = cast<RankedTensorType>(p.k.getType()),
        vt = cast<RankedTensorType>(p.v.getType());
@@ -616,6 +624,8 @@ FailureOr<std::pair<Value, Value>> buildCompositeAttention(NodeImporter &n,
   Value y = n.create<MatMulOp>(RankedTensorType::get({B, Hq, Sq, Dv}, et), probs, v);
   return std::make_pair(y, qkOut);
 }
+
+namespace {
 
 /// Attention-23/24/25 (opset 23+). Q [B, Hq, Sq, D] and K/V [B, Hkv, Sk, D/Dv], or 3-D
 /// [B, S, H*D] with q_num_heads / kv_num_heads; past_key/past_value are concatenated in front of

@@ -2,7 +2,8 @@
 //
 // Internal interface between the graph importer (OnnxImporter.cpp) and the
 // per-op-family import files (OnnxElementwise.cpp, OnnxShapeOps.cpp,
-// OnnxMovement.cpp, OnnxMath.cpp, OnnxContrib.cpp, OnnxMatMulNBits.cpp). A handler receives a
+// OnnxMovement.cpp, OnnxMath.cpp, OnnxContrib.cpp, OnnxMatMulNBits.cpp,
+// OnnxGroupQueryAttention.cpp). A handler receives a
 // NodeImporter for one ONNX node: resolved operand values with static types,
 // typed attribute accessors, constant-operand accessors and diagnostics that
 // name the node.
@@ -30,6 +31,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace kiln::onnx_import {
 
@@ -112,6 +114,8 @@ void registerEinsumOps(OpRegistry &registry);
 void registerContribOps(OpRegistry &defaultDomain, OpRegistry &microsoftDomain);
 /// com.microsoft MatMulNBits, dequantized at import (OnnxMatMulNBits.cpp).
 void registerMatMulNBits(OpRegistry &microsoftDomain);
+/// com.microsoft GroupQueryAttention as kiln.attention (OnnxGroupQueryAttention.cpp).
+void registerGroupQueryAttention(OpRegistry &microsoftDomain);
 
 /// What a handler sees of one ONNX node. Created by the graph importer with
 /// the operands already resolved (absent optional operands are null).
@@ -278,6 +282,36 @@ NormResults buildRmsNorm(NodeImporter &node, mlir::Value x, mlir::Value scale, i
 /// 0.5 x (1 + erf(x / sqrt 2)), or with `tanhApproximation`
 /// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). (OnnxElementwise.cpp)
 mlir::Value buildGelu(NodeImporter &node, mlir::Value x, bool tanhApproximation);
+
+/// Rotary embedding of x [B, H, S, D] on its first R = 2 * cos.dim(2) columns, with
+/// cosHalf/sinHalf [N, S, R/2] (N = B, or 1 for one table shared by the batch) of x's element
+/// type and R <= D even (the caller checks): kiln.rotary with concat(c, c) caches (rotate-half),
+/// or elementwise ops on the pairs (x[2i], x[2i+1]) when `interleaved`; the last D - R columns
+/// pass through. The IR RotaryEmbedding-23 gives. (OnnxMath.cpp)
+mlir::Value buildRotary(NodeImporter &node, mlir::Value x, mlir::Value cosHalf,
+                        mlir::Value sinHalf, bool interleaved);
+
+/// An attention after head splitting and the KV-cache concatenation, for the composite form:
+/// q [B, Hq, Sq, D], k [B, Hkv, Sk, D], v [B, Hkv, Sk, Dv] of one float type; mask an
+/// additive bias broadcastable to [B, Hq, Sq, Sk] (or null); the causal and sliding-window
+/// frontier offset (the past length), or nonpad (int64 [B]: per-batch valid key counts, offset
+/// nonpad[b] - Sq); softcap 0 for none; qkMode and softmaxPrecision as ONNX Attention's
+/// attributes (0 for the plain output).
+struct AttentionParts {
+  mlir::Value q, k, v, mask;
+  double scale;
+  bool causal;
+  int64_t offset, leftWindow, rightWindow;
+  mlir::Value nonpad;
+  float softcap;
+  int64_t qkMode, softmaxPrecision;
+};
+
+/// Attention as separate ops (matmul, softcap, additive bias of the causal/window/padding
+/// masks, softmax, matmul), for the forms kiln.attention does not cover; returns the output
+/// [B, Hq, Sq, Dv] and the qk_matmul_output of `qkMode`. (OnnxMath.cpp)
+mlir::FailureOr<std::pair<mlir::Value, mlir::Value>>
+buildCompositeAttention(NodeImporter &node, const AttentionParts &parts);
 
 /// Largest element count of any tensor the importer builds: 2^40, far above
 /// the 128 GiB kiln-compile accepts and far below int64 overflow, so element

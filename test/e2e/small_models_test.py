@@ -112,6 +112,26 @@ MODELS = {
     # points and a bias on 4 rows (the few-row GEMM).
     "../../onnx/Inputs/matmul_nbits": {"a": (2, 3, 80), "a2": (5, 80), "a3": (80,)},
     "../../onnx/Inputs/matmul_nbits_fp16": {"a": (1, 4, 80)},
+    # com.microsoft GroupQueryAttention (4 query, 2 KV heads): a first prompt (S = 3, no past,
+    # scale 0.3), a decode step after a past of 4 and a 3-token chunk after a past of 4 (batch
+    # 1; causal and not), head size 8; do_rotary (rotate-half on the three forms, interleaved full and partial
+    # on a decode step), head size 32; softcap, local windows on the prompt and the chunk,
+    # packed QKV on a decode step.
+    "../../onnx/Inputs/gqa": {"qp": (2, 3, 32), "kp": (2, 3, 16), "vp": (2, 3, 16),
+                              "qd": (2, 1, 32), "kd": (2, 1, 16), "vd": (2, 1, 16),
+                              "pkd": (2, 2, 4, 8), "pvd": (2, 2, 4, 8),
+                              "qc": (1, 3, 32), "kc": (1, 3, 16), "vc": (1, 3, 16),
+                              "pkc": (1, 2, 4, 8), "pvc": (1, 2, 4, 8)},
+    "../../onnx/Inputs/gqa_rotary": {"qz": (2, 3, 128), "kz": (2, 3, 64), "vz": (2, 3, 64),
+                                     "qw": (2, 1, 128), "kw": (2, 1, 64), "vw": (2, 1, 64),
+                                     "pkw": (2, 2, 4, 32), "pvw": (2, 2, 4, 32),
+                                     "qx": (1, 3, 128), "kx": (1, 3, 64), "vx": (1, 3, 64),
+                                     "pkx": (1, 2, 4, 32), "pvx": (1, 2, 4, 32)},
+    "../../onnx/Inputs/gqa_softcap_window_packed": {
+        "qp": (2, 3, 32), "kp": (2, 3, 16), "vp": (2, 3, 16),
+        "qd": (2, 1, 32), "kd": (2, 1, 16), "vd": (2, 1, 16), "pkd": (2, 2, 4, 8),
+        "pvd": (2, 2, 4, 8), "qc": (1, 3, 32), "kc": (1, 3, 16), "vc": (1, 3, 16),
+        "pkc": (1, 2, 4, 8), "pvc": (1, 2, 4, 8), "qkv": (2, 1, 64)},
 }
 # kiln-compile --precision per model (default fp32).
 PRECISION = {"skinny_gemms": "fp16"}

@@ -126,6 +126,21 @@ def run(text, inputs):
             elif op == "rms_norm":
                 x = a[0]; ax = int(attrs["axis"]); axes = tuple(range(ax, x.ndim)); eps = float(attrs["epsilon"])
                 r = x / np.sqrt((x * x).mean(axis=axes, keepdims=True) + eps) * a[1]
+            elif op == "attention":
+                q, k, v = (x.astype(np.float64) for x in a[:3]); g = q.shape[1] // k.shape[1]
+                k, v = np.repeat(k, g, axis=1), np.repeat(v, g, axis=1)
+                sc = q @ k.swapaxes(-1, -2) * float(attrs["scale"])
+                if len(a) > 3: sc = sc + a[3]
+                sq, sk = sc.shape[-2:]
+                if attrs["causal"] == "true":
+                    sc = np.where(np.arange(sk)[None, :] <= np.arange(sq)[:, None] + sk - sq, sc, -np.inf)
+                e = np.exp(sc - sc.max(axis=-1, keepdims=True)); pr = e / e.sum(axis=-1, keepdims=True)
+                if attrs["zero_masked_rows"] == "true": pr = np.where(np.isnan(pr), 0, pr)
+                r = pr @ v
+                if attrs["bshd_output"] == "true": r = r.transpose(0, 2, 1, 3)
+            elif op == "rotary":
+                x, c, sn = a; h = x.shape[-1] // 2
+                r = x * c + np.concatenate([-x[..., h:], x[..., :h]], axis=-1) * sn
             elif op == "reduce":
                 f = {"mean": np.mean, "sum": np.sum, "max": np.max}[kind]
                 r = f(a[0], axis=tuple(attrs["axes"]), keepdims=attrs["keep_dims"] == "true")
@@ -142,7 +157,7 @@ MODELS = ["gpt2_tiny_dynamo", "bert_tiny_dynamo", "bert_tiny_legacy", "llama_tin
 # compared; inputs are random normals of each input's type, all fixed-shape float32 or float16.
 CONTRIB_MODELS = ["contrib_skip_layer_norm", "contrib_skip_simplified_layer_norm",
                   "contrib_simplified_layer_norm", "contrib_gelu", "matmul_nbits",
-                  "matmul_nbits_fp16"]
+                  "matmul_nbits_fp16", "gqa", "gqa_rotary", "gqa_softcap_window_packed"]
 # Relative-error bound per model where 1e-5 does not apply: float16 storage (the dequantized
 # weight and the output rounded to fp16; onnxruntime rounds differently).
 TOLERANCE = {"matmul_nbits_fp16": 2e-3}

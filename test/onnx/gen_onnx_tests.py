@@ -820,7 +820,7 @@ def contrib():
 
     # Errors.
     y = [vi("y", F, None)]
-    for op in ["MultiHeadAttention", "GroupQueryAttention"]:
+    for op in ["MultiHeadAttention"]:
         save("error_contrib_" + op.lower(), model([msnode(op, ["x"], ["y"], name="attn")], [x], y,
                                                  extra_opsets=ms))
     save("error_contrib_unknown", model([msnode("QuickGelu", ["x"], ["y"], name="qg")], [x], y,
@@ -994,6 +994,221 @@ def matmul_nbits():
     error("dynamic_scales", ["a", "b", "s"], [b], inputs=a + [vi("s", F, [48 * 3])])
 
 
+def gqa_reference(q, k, v, past_k, past_v, num_heads, kv_num_heads, scale=0.0, softcap=0.0,
+                  local_window_size=-1, causal=1, cos=None, sin=None, interleaved=0):
+    """com.microsoft GroupQueryAttention with full rows (seqlens_k[b] = P + S - 1) in float64,
+    as onnxruntime's CPU kernel computes it: (output [B, S, Hq*D], present_key, present_value).
+    Packed QKV when k is None."""
+    q, B, S = q.astype(np.float64), q.shape[0], q.shape[1]
+    if k is None:
+        D = q.shape[2] // (num_heads + 2 * kv_num_heads)
+        q, k, v = np.split(q, [num_heads * D, (num_heads + kv_num_heads) * D], axis=2)
+    D = q.shape[2] // num_heads
+    P = 0 if past_k is None else past_k.shape[2]
+
+    def heads(x, h):
+        return x.astype(np.float64).reshape(B, S, h, D).transpose(0, 2, 1, 3)
+
+    q4, k4, v4 = heads(q, num_heads), heads(k, kv_num_heads), heads(v, kv_num_heads)
+    if cos is not None:
+        c, s = cos[P:P + S].astype(np.float64), sin[P:P + S].astype(np.float64)
+        R = 2 * c.shape[1]
+
+        def rotate(x):
+            xr = x[..., :R]
+            if interleaved:
+                e, o = xr[..., 0::2], xr[..., 1::2]
+                y = np.stack([e * c - o * s, e * s + o * c], axis=-1).reshape(xr.shape)
+            else:
+                h1, h2 = xr[..., :R // 2], xr[..., R // 2:]
+                y = np.concatenate([h1 * c - h2 * s, h2 * c + h1 * s], axis=-1)
+            return np.concatenate([y, x[..., R:]], axis=-1)
+
+        q4, k4 = rotate(q4), rotate(k4)
+    if P:
+        k4 = np.concatenate([past_k.astype(np.float64), k4], axis=2)
+        v4 = np.concatenate([past_v.astype(np.float64), v4], axis=2)
+    group = num_heads // kv_num_heads
+    kr, vr = np.repeat(k4, group, axis=1), np.repeat(v4, group, axis=1)
+    scores = q4 @ kr.transpose(0, 1, 3, 2) * (scale or 1 / np.sqrt(D))
+    if softcap:
+        scores = softcap * np.tanh(scores / softcap)
+    pos = P + np.arange(S)[:, None]
+    j = np.arange(P + S)[None, :]
+    allowed = np.ones((S, P + S), bool)
+    if causal:
+        allowed &= j <= pos
+    if local_window_size >= 0:  # the query and the local_window_size - 1 keys before it
+        allowed &= pos - j < local_window_size
+    scores = np.where(allowed, scores, -np.inf)
+    p = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    p /= p.sum(axis=-1, keepdims=True)
+    out = (p @ vr).transpose(0, 2, 1, 3).reshape(B, S, num_heads * D)
+    return out, k4, v4
+
+
+def check_gqa_reference(m):
+    """Each GroupQueryAttention node of `m` (float32 graph inputs, the rest initializers)
+    against gqa_reference through onnxruntime on CPU, when onnxruntime is installed: the
+    reference semantics of test/onnx/group-query-attention.mlir."""
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        return
+    rng = np.random.default_rng(5)
+    inits = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
+    feeds = {}
+    for i in m.graph.input:
+        shape = [d.dim_value for d in i.type.tensor_type.shape.dim]
+        feeds[i.name] = rng.standard_normal(shape).astype(np.float32)
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    outs = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+    values = {**inits, **feeds}
+    for nd in m.graph.node:
+        at = {a.name: helper.get_attribute_value(a) for a in nd.attribute}
+        ins = [values.get(name) if name else None for name in list(nd.input) + [""] * 9]
+        refs = gqa_reference(ins[0], ins[1], ins[2], ins[3], ins[4], at["num_heads"],
+                             at["kv_num_heads"], at.get("scale", 0.0), at.get("softcap", 0.0),
+                             at.get("local_window_size", -1), at.get("causal", 1),
+                             ins[7] if at.get("do_rotary") else None,
+                             ins[8] if at.get("do_rotary") else None,
+                             at.get("rotary_interleaved", 0))
+        for name, ref in zip(nd.output, refs):
+            if name:
+                err = np.linalg.norm(outs[name] - ref) / np.linalg.norm(ref)
+                assert err < 1e-5, (nd.name, name, err)
+
+
+def group_query_attention():
+    """com.microsoft GroupQueryAttention (onnxruntime-genai's attention with a KV cache) as
+    kiln.attention (group-query-attention.mlir; values: check_import_numerics.py --contrib and
+    small_models_test.py): B = 2, S = 3, 4 query and 2 KV heads of size 8, a past of 4 and of
+    0, each checked against gqa_reference through onnxruntime; and its errors."""
+    ms = [("com.microsoft", 1)]
+    rng = np.random.default_rng(23)
+    B, S, Hq, Hkv, D, P, MAX = 2, 3, 4, 2, 8, 4, 16
+
+    def gqa(ins, outs, name, **attrs):
+        attrs = {"num_heads": Hq, "kv_num_heads": Hkv, **attrs}
+        return helper.make_node("GroupQueryAttention", ins, outs, name=name,
+                                domain="com.microsoft", **attrs)
+
+    def lengths(past, seq, suffix, batch=B):
+        return [const("seqlens_k" + suffix, np.full(batch, past + seq - 1, np.int32)),
+                const("total" + suffix, np.array(past + seq, np.int32))]
+
+    def ins(suffix, past=True, caches=()):
+        names = ["q" + suffix, "k" + suffix, "v" + suffix]
+        names += ["pk" + suffix, "pv" + suffix] if past else ["", ""]
+        return names + ["seqlens_k" + suffix, "total" + suffix] + list(caches)
+
+    # The three forms, each with its own inputs: a first prompt (S = 3, no past: suffix "p"),
+    # a decode step (S = 1 after a past of 4: "d") and a prefill chunk after a past of 4
+    # (onnxruntime takes it for batch 1 only: "c").
+    def inputs(suffix, batch, seq, past, d=D):
+        vs = [vi("q" + suffix, F, [batch, seq, Hq * d]), vi("k" + suffix, F, [batch, seq, Hkv * d]),
+              vi("v" + suffix, F, [batch, seq, Hkv * d])]
+        if past:
+            vs += [vi("pk" + suffix, F, [batch, Hkv, past, d]),
+                   vi("pv" + suffix, F, [batch, Hkv, past, d])]
+        return vs
+
+    prompt, decode, chunk = inputs("p", B, S, 0), inputs("d", B, 1, P), inputs("c", 1, S, P)
+    lens = lengths(0, S, "p") + lengths(P, 1, "d") + lengths(P, S, "c", batch=1)
+    caches = [const("cos32", rng.standard_normal((MAX, 16)).astype(np.float32)),
+              const("sin32", rng.standard_normal((MAX, 16)).astype(np.float32)),
+              const("cos16", rng.standard_normal((MAX, 8)).astype(np.float32)),
+              const("sin16", rng.standard_normal((MAX, 8)).astype(np.float32))]
+
+    def outs(*names):
+        return [vi(n, F, None) for n in names]
+
+    # Every node lists its three outputs: onnxruntime 1.30's CPU kernel computes a wrong output
+    # when present_key/present_value are left out (onnxruntime-genai's models list them).
+    def three(suffix):
+        return ["y_" + suffix, "present_k_" + suffix, "present_v_" + suffix]
+
+    # Present = Concat(past, new) in BNSH; the prompt with scale 0.3; the chunk also with
+    # causal 0 (every key visible).
+    m = model([
+        gqa(ins("p", past=False), three("p"), "gqa_prompt", scale=0.3),
+        gqa(ins("d"), three("d"), "gqa_decode"),
+        gqa(ins("c"), three("c"), "gqa_chunk"),
+        gqa(ins("c"), three("all"), "gqa_not_causal", causal=0),
+    ], prompt + decode + chunk, outs(*[o for s in ["p", "d", "c", "all"] for o in three(s)]), lens,
+        opset=21, extra_opsets=ms)
+    check_gqa_reference(m)
+    save("gqa", m)
+    # do_rotary at positions P..P+S-1, head size 32 (onnxruntime's rotation needs a multiple of
+    # 16): rotate-half on the prompt, a decode step and a prefill chunk; interleaved, full and
+    # with a partial rotary dim (16 of 32), on a decode step.
+    m = model([
+        gqa(ins("z", past=False, caches=["cos32", "sin32"]), three("z"), "gqa_rotary_prompt",
+            do_rotary=1),
+        gqa(ins("w", caches=["cos32", "sin32"]), three("w"), "gqa_rotary_decode", do_rotary=1),
+        gqa(ins("x", caches=["cos32", "sin32"]), three("x"), "gqa_rotary_chunk", do_rotary=1),
+        gqa(ins("w", caches=["cos32", "sin32"]), three("wi"), "gqa_rotary_interleaved",
+            do_rotary=1, rotary_interleaved=1),
+        gqa(ins("w", caches=["cos16", "sin16"]), three("w16"), "gqa_rotary_partial", do_rotary=1,
+            rotary_interleaved=1),
+    ], inputs("z", B, S, 0, d=32) + inputs("w", B, 1, P, d=32) + inputs("x", 1, S, P, d=32),
+        outs(*[o for s in ["z", "w", "x", "wi", "w16"] for o in three(s)]),
+        lengths(0, S, "z") + lengths(P, 1, "w") + lengths(P, S, "x", batch=1) + caches,
+        opset=21, extra_opsets=ms)
+    check_gqa_reference(m)
+    save("gqa_rotary", m)
+    # softcap; a local window (onnxruntime's CPU kernel: the query and the
+    # local_window_size - 1 keys before it) on the prompt and a chunk; packed QKV.
+    qkv = [vi("qkv", F, [B, 1, (Hq + 2 * Hkv) * D])]
+    m = model([
+        gqa(ins("d"), three("softcap"), "gqa_softcap", softcap=2.0),
+        gqa(ins("p", past=False), three("window_p"), "gqa_window_prompt", local_window_size=2),
+        gqa(ins("c"), three("window_c"), "gqa_window_chunk", local_window_size=3),
+        gqa(["qkv", "", "", "pkd", "pvd", "seqlens_kd", "totald"], three("packed"), "gqa_packed"),
+    ], prompt + decode + chunk + qkv,
+        outs(*[o for s in ["softcap", "window_p", "window_c", "packed"] for o in three(s)]), lens,
+        opset=21, extra_opsets=ms)
+    check_gqa_reference(m)
+    save("gqa_softcap_window_packed", m)
+
+    # Errors: one node 'gqa' each, a decode step after a past of 4 unless said.
+    def error(name, names=None, inputs=decode, inits=None, outputs=("y",), **attrs):
+        save("error_gqa_" + name, model(
+            [gqa(names or ins("d"), list(outputs), "gqa", **attrs)], list(inputs),
+            outs(*[o for o in outputs if o]), lengths(P, 1, "d") if inits is None else inits,
+            opset=21, extra_opsets=ms))
+
+    error("padded", inits=[const("seqlens_kd", np.array([4, 2], np.int32)),
+                           const("totald", np.array(5, np.int32))])
+    error("total", inits=[const("seqlens_kd", np.full(B, 4, np.int32)),
+                          const("totald", np.array(9, np.int32))])
+    error("dynamic_seqlens", inputs=decode + [vi("seqlens_kd", I32, [B])],
+          inits=lengths(P, 1, "d")[1:])
+    error("seqlens_type", inits=[const("seqlens_kd", np.full(B, 4, np.int64)),
+                                 const("totald", np.array(5, np.int32))])
+    error("heads", kv_num_heads=3)
+    error("window_not_causal", local_window_size=2, causal=0)
+    error("window_zero", local_window_size=0)
+    error("smooth_softmax", smooth_softmax=1)
+    error("qk_output", qk_output=1)
+    error("quantized", k_quant_type="PER_TENSOR")
+    error("position_ids", names=ins("d") + ["", "", "pos"],
+          inputs=decode + [vi("pos", I64, [B, 1])])
+    error("key_only", names=["qd", "kd", "", "pkd", "pvd", "seqlens_kd", "totald"])
+    error("query_shape", inputs=[vi("qd", F, [B, 1, 18])] + decode[1:])
+    error("past_shape", inputs=decode[:3] + [vi("pkd", F, [B, Hq, P, D]),
+                                             vi("pvd", F, [B, Hq, P, D])])
+    error("no_cos", do_rotary=1)
+    error("cos_short", names=ins("d", caches=["cos", "sin"]), do_rotary=1,
+          inits=lengths(P, 1, "d") + [const("cos", np.ones((4, D // 2), np.float32)),
+                                      const("sin", np.ones((4, D // 2), np.float32))])
+    error("no_seqlens", names=ins("d")[:5], inits=[])
+    save("error_gqa_no_num_heads", model([
+        helper.make_node("GroupQueryAttention", ins("d"), ["y"], name="gqa",
+                         domain="com.microsoft", kv_num_heads=Hkv)],
+        decode, outs("y"), lengths(P, 1, "d"), opset=21, extra_opsets=ms))
+
+
 def unsorted_graphs():
     """Node lists out of topological order (onnxruntime sorts them; so does kiln, keeping the
     file order where it is valid) and graphs whose nodes form a cycle: unsorted.mlir."""
@@ -1109,7 +1324,7 @@ if __name__ == "__main__":
     for gen in [elementwise, logic, gelu, folding, shape_ops, runtime_cumsum, movement, slices,
                 gathers, math, reduce18, reduce13, external_data, old_and_new_opsets,
                 rotary_embedding, derived_ops, activations, arg_reduce, mod, opsets25_28, empty_tensors, attention23, errors, review_fixes, contrib,
-                matmul_nbits,
+                matmul_nbits, group_query_attention,
                 broken_files, structure_checks, unsorted_graphs, cast_rounding, pads, einsums]:
         gen()
     print("wrote", OUT)

@@ -105,7 +105,7 @@
 // RotaryEmbedding-23 becomes kiln.rotary (rotate-half) with cos/sin gathered by
 // the position ids and doubled to the rotated width, broadcast over the heads.
 // ROPE4: %[[C:.+]] = kiln.gather %{{.+}}, %arg1 {axis = 0 : i64} : tensor<16x4xf32>, tensor<2x5xi64> -> tensor<2x5x4xf32>
-// ROPE4-NEXT: kiln.concat %[[C]], %[[C]] {axis = 2 : i64} : tensor<2x5x4xf32>, tensor<2x5x4xf32> -> tensor<2x5x8xf32>
+// ROPE4: kiln.concat %[[C]], %[[C]] {axis = 2 : i64} : tensor<2x5x4xf32>, tensor<2x5x4xf32> -> tensor<2x5x8xf32>
 // ROPE4: kiln.rotary %arg0, %{{.+}}, %{{.+}} : tensor<2x3x5x8xf32>, tensor<2x1x5x8xf32>, tensor<2x1x5x8xf32> -> tensor<2x3x5x8xf32>
 // A 3-D input is split into heads; only the first rotary_embedding_dim (4)
 // columns of each head rotate, the rest pass through.
