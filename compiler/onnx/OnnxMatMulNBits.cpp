@@ -79,8 +79,8 @@ FailureOr<NBitsShape> getNBitsShape(NodeImporter &n) {
                          << kMaxBlockSize;
   if (*k <= 0 || *nDim <= 0 || !checkedElementCount({*k, *nDim}))
     return n.emitError() << "K " << *k << " and N " << *nDim << " must be positive (W is [K, N])";
-  NBitsShape s{
-      *k, *nDim, *bits, *blockSize, llvm::divideCeil(*k, *blockSize), *blockSize * *bits / 8};
+  const int64_t kBlocks = static_cast<int64_t>(llvm::divideCeil(*k, *blockSize));
+  NBitsShape s{*k, *nDim, *bits, *blockSize, kBlocks, *blockSize * *bits / 8};
   return s;
 }
 
