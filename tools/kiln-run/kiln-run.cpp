@@ -559,9 +559,11 @@ void printInfo(const kiln_artifact_t *artifact) {
                                                      &hasIds, &idMin, &idMax))
       kiln_status_free(status);
     else if (kiln_status_t status =
-                 kiln_generator_prefill_waste(mutableArtifact, 0, &meanWaste, &tokenWaste))
+                 kiln_generator_prefill_waste(mutableArtifact, 0, &meanWaste, &tokenWaste)) {
+      std::printf("generation: up to %zu sequences of %zu tokens; prefill padding not known: %s\n",
+                  maxBatch, maxSeqLen, kiln_status_message(status));
       kiln_status_free(status);
-    else
+    } else
       std::printf("generation: up to %zu sequences of %zu tokens; prefill padding over prompts "
                   "1..%zu: mean %.1f%% per prompt, %.1f%% of the tokens run\n",
                   maxBatch, maxSeqLen, maxSeqLen, 100 * meanWaste, 100 * tokenWaste);
