@@ -311,16 +311,9 @@ FailureOr<std::optional<GeneratedKernel>> emitMatMulSkinny(KernelOp kernel, MatM
 
   // Epilogue: stores the kernel's root at (bz, m, n); a scalar factor of B's view scales the
   // accumulator.
-  const double scale = view->scale;
-  std::string scaleLiteral =
-      scale == 1.0 ? "" : cudaLiteral(Float32Type::get(kernel.getContext()), scale, 0);
   expr.beginBody("    ");
-  FailureOr<std::string> body =
-      pair ? pairEpilogueBody(expr, mm, *pair, root, expr.delinearize("bz", batch, "b"),
-                              scaleLiteral, M, N, GemmEpilogueEnd::Store)
-           : epilogueBody(expr, mm, root,
-                          scaleLiteral.empty() ? "acc" : "(acc * " + scaleLiteral + ")", M, N,
-                          GemmEpilogueEnd::Store);
+  FailureOr<std::string> body = batchedEpilogueBody(expr, mm, pair, root, batch, view->scale, M,
+                                                    N, GemmEpilogueEnd::Store);
   if (failed(body))
     return failure();
   std::string epilogueDecl =

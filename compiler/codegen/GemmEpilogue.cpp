@@ -77,3 +77,17 @@ FailureOr<std::string> kiln::codegen::pairEpilogueBody(ExprEmitter &expr, MatMul
                 .str());
   return finishRoot(expr, root, end);
 }
+
+FailureOr<std::string> kiln::codegen::batchedEpilogueBody(ExprEmitter &expr, MatMulOp mm,
+                                                          const std::optional<GluHalves> &pair,
+                                                          Value root, ArrayRef<int64_t> batch,
+                                                          double scale, int64_t M, int64_t N,
+                                                          GemmEpilogueEnd end) {
+  const std::string scaleLiteral =
+      scale == 1.0 ? "" : cudaLiteral(Float32Type::get(mm.getContext()), scale, 0);
+  if (pair)
+    return pairEpilogueBody(expr, mm, *pair, root, expr.delinearize("bz", batch, "b"),
+                            scaleLiteral, M, N, end);
+  return epilogueBody(expr, mm, root, scaleLiteral.empty() ? "acc" : "(acc * " + scaleLiteral + ")",
+                      M, N, end);
+}

@@ -43,6 +43,16 @@ mlir::FailureOr<std::string> pairEpilogueBody(ExprEmitter &expr, MatMulOp mm, co
                                               const std::string &scale, int64_t M, int64_t N,
                                               GemmEpilogueEnd end);
 
+/// The epilogue of a kernel that delinearizes the batch from `bz` inside its body (the Hopper
+/// and few-row GEMMs): pairEpilogueBody for a gated-unit pair, else epilogueBody, with the
+/// accumulator(s) times `scale` (a scalar factor taken off an operand view; 1: none). Appended
+/// like those; expects `m`, `n`, `bz` and `acc` (pair: `acc0`, `acc1`) in scope.
+mlir::FailureOr<std::string> batchedEpilogueBody(ExprEmitter &expr, MatMulOp mm,
+                                                 const std::optional<GluHalves> &pair,
+                                                 mlir::Value root, llvm::ArrayRef<int64_t> batch,
+                                                 double scale, int64_t M, int64_t N,
+                                                 GemmEpilogueEnd end);
+
 } // namespace kiln::codegen
 
 #endif // KILN_COMPILER_CODEGEN_GEMMEPILOGUE_H

@@ -190,15 +190,9 @@ kiln::codegen::emitMatMulSm90(KernelOp kernel, MatMulOp mm, Sm90GemmTileAttr til
   // kernel's root value at that element (kiln::gemmSm90 stores it); a pair
   // epilogue delinearizes its batch coordinates inside, since a persistent
   // block visits several batches.
-  std::string scaleLiteral =
-      scale == 1.0 ? "" : cudaLiteral(Float32Type::get(kernel.getContext()), scale, 0);
   expr.beginBody("    ");
-  FailureOr<std::string> body =
-      pair ? pairEpilogueBody(expr, mm, *pair, root, expr.delinearize("bz", batch, "b"),
-                              scaleLiteral, M, N, GemmEpilogueEnd::Return)
-           : epilogueBody(expr, mm, root,
-                          scaleLiteral.empty() ? "acc" : "(acc * " + scaleLiteral + ")", M, N,
-                          GemmEpilogueEnd::Return);
+  FailureOr<std::string> body = batchedEpilogueBody(expr, mm, pair, root, batch, scale, M, N,
+                                                    GemmEpilogueEnd::Return);
   if (failed(body))
     return failure();
   std::string epilogueDecl =

@@ -202,10 +202,6 @@ def leading_equal(a, b):
     return n
 
 
-def fmt(v, spec="%.2f"):
-    return "-" if v is None or (isinstance(v, float) and not np.isfinite(v)) else spec % v
-
-
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--kiln-compile", required=True)
@@ -347,10 +343,10 @@ def main(argv):
             frac = step_bytes(model, b, ctx) / (k["decode_step_p50_ms"] / 1e3) / (bandwidth * 1e9)
         equal = leading_equal(k["sequences"][0]["tokens"], e[0]) if k and e else None
         md.append("| %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            n, b, fmt(k and k["ttft_ms"]), fmt(k and k["decode_tokens_per_s"], "%.1f"),
-            "%s / %s" % (fmt(k and k["decode_step_p50_ms"], "%.3f"), fmt(k and k["decode_step_p99_ms"], "%.3f")),
-            fmt(frac), fmt(e and e[1]), fmt(e and e[2], "%.1f"), fmt(s and s[1]), fmt(s and s[2], "%.1f"),
-            fmt(k["decode_tokens_per_s"] / s[2] if k and s else None),
+            n, b, brs.fmt(k and k["ttft_ms"], "%.2f"), brs.fmt(k and k["decode_tokens_per_s"], "%.1f"),
+            "%s / %s" % (brs.fmt(k and k["decode_step_p50_ms"], "%.3f"), brs.fmt(k and k["decode_step_p99_ms"], "%.3f")),
+            brs.fmt(frac, "%.2f"), brs.fmt(e and e[1], "%.2f"), brs.fmt(e and e[2], "%.1f"), brs.fmt(s and s[1], "%.2f"), brs.fmt(s and s[2], "%.1f"),
+            brs.fmt(k["decode_tokens_per_s"] / s[2] if k and s else None, "%.2f"),
             "-" if equal is None else str(equal)))
     lines = [""]
     for n in args.prompts:

@@ -883,14 +883,13 @@ def nbits_dequantize(b, scales, zero_points, k, n, bits, block_size):
     return w[:, :k].T
 
 
-def check_nbits_reference(m):
-    """Each MatMulNBits node of `m` (one per output, input A a graph input, the rest
-    initializers) against nbits_dequantize + numpy matmul through onnxruntime on CPU, when
-    onnxruntime is installed: the reference semantics of test/onnx/matmul-nbits.mlir."""
+def run_with_onnxruntime(m):
+    """(initializers, feeds, outputs by name) of one onnxruntime CPU run of `m` on random normal
+    inputs of their declared types and shapes (seed 5), or None without onnxruntime."""
     try:
         import onnxruntime as ort
     except ImportError:
-        return
+        return None
     rng = np.random.default_rng(5)
     inits = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
     feeds = {}
@@ -899,7 +898,17 @@ def check_nbits_reference(m):
         shape = [d.dim_value for d in i.type.tensor_type.shape.dim]
         feeds[i.name] = rng.standard_normal(shape).astype(dt)
     sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
-    outs = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+    return inits, feeds, dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+
+
+def check_nbits_reference(m):
+    """Each MatMulNBits node of `m` (one per output, input A a graph input, the rest
+    initializers) against nbits_dequantize + numpy matmul through onnxruntime on CPU, when
+    onnxruntime is installed: the reference semantics of test/onnx/matmul-nbits.mlir."""
+    run = run_with_onnxruntime(m)
+    if run is None:
+        return
+    inits, feeds, outs = run
     for nd in m.graph.node:
         at = {a.name: helper.get_attribute_value(a) for a in nd.attribute}
         ins = list(nd.input) + [""] * (6 - len(nd.input))
@@ -1051,18 +1060,10 @@ def check_gqa_reference(m):
     """Each GroupQueryAttention node of `m` (float32 graph inputs, the rest initializers)
     against gqa_reference through onnxruntime on CPU, when onnxruntime is installed: the
     reference semantics of test/onnx/group-query-attention.mlir."""
-    try:
-        import onnxruntime as ort
-    except ImportError:
+    run = run_with_onnxruntime(m)
+    if run is None:
         return
-    rng = np.random.default_rng(5)
-    inits = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
-    feeds = {}
-    for i in m.graph.input:
-        shape = [d.dim_value for d in i.type.tensor_type.shape.dim]
-        feeds[i.name] = rng.standard_normal(shape).astype(np.float32)
-    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
-    outs = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+    inits, feeds, outs = run
     values = {**inits, **feeds}
     for nd in m.graph.node:
         at = {a.name: helper.get_attribute_value(a) for a in nd.attribute}
