@@ -20,6 +20,7 @@
 #include "compiler/codegen/StridedView.h"
 #include "compiler/codegen/cuda/smem_sizes.h"
 #include "dialects/kiln/KernelPlan.h"
+#include "dialects/kiln/KilnTarget.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -334,20 +335,37 @@ FailureOr<std::optional<GeneratedKernel>> emitMatMulSkinny(KernelOp kernel, MatM
   const std::string bPtr =
       view->offset ? param + " + " + std::to_string(view->offset) + "LL" : param;
   const std::string mmaType = *cudaStorageType(et);
+  const int64_t blocks = (N + 63) / 64 * splitK;
+  // Before the grid-dependency wait: warm L2 with the first rows of each block's share of B,
+  // the whole grid within half of the target's L2 (gemmSkinnyPrefetchB); the wait follows.
+  constexpr int64_t kLineBytes = 128, kSkinnyRowGroups = 16;
+  const int64_t kPer =
+      ((K + splitK - 1) / splitK + kSkinnyRowGroups - 1) / kSkinnyRowGroups * kSkinnyRowGroups;
+  const int64_t l2Bytes = getTargetOrDefault(kernel).getL2Bytes();
+  const int64_t prefetchRows =
+      std::min<int64_t>({kPer, l2Bytes / 2 / (blocks * kLineBytes), 8 * int64_t(kThreads)});
+  std::string prefetch;
+  if (prefetchRows > 0) {
+    const bool aligned = (ld * 2) % kLineBytes == 0 && (view->offset * 2) % kLineBytes == 0;
+    prefetch = llvm::formatv("  kiln::gemmSkinnyPrefetchB<{0}, {1}, {2}, {3}>({4}, {5}, {6}, "
+                             "{7}LL, {8});\n",
+                             mmaType, splitK, (prefetchRows + kThreads - 1) / kThreads,
+                             aligned ? "true" : "false", N, K, bPtr, ld, prefetchRows)
+                   .str();
+  }
   out.source =
       "// " +
       llvm::formatv("[{0}x{1}] x [{1}x{2}], batch {3}: {4} rows, few-row GEMM "
                     "(gemm_skinny.cuh), split-K {5}\n",
                     M, K, N, batchCount, rows, splitK)
           .str() +
-      signature + " {\n  extern __shared__ __align__(16) char kiln_smem[];\n" + loaderDecl +
-      epilogueDecl +
+      signature + " {\n  extern __shared__ __align__(16) char kiln_smem[];\n" + prefetch + "  " +
+      kGridDependencyPlaceholder + "\n" + loaderDecl + epilogueDecl +
       llvm::formatv("  kiln::gemmSkinny<{0}, {1}, {2}>({3}, {4}, loadA, {5}, {6}LL, epilogue, "
                     "kiln_smem);\n",
                     mmaType, rows, splitK, N, K, bPtr, ld)
           .str() +
       "}\n";
-  const int64_t blocks = (N + 63) / 64 * splitK;
   if (blocks > INT32_MAX)
     return kernel.emitError() << "unsupported: few-row GEMM of N=" << N
                               << " exceeds the CUDA grid's x limit";

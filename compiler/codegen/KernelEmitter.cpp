@@ -21,6 +21,13 @@ using namespace kiln;
 using namespace kiln::codegen;
 
 bool kiln::codegen::insertGridDependencySync(GeneratedKernel &kernel, bool triggerEarly) {
+  const char *call =
+      triggerEarly ? "kiln::gridDependencySync();" : "kiln::gridDependencyWait();";
+  if (size_t at = kernel.source.find(kGridDependencyPlaceholder); at != std::string::npos) {
+    kernel.source.replace(at, std::strlen(kGridDependencyPlaceholder), call);
+    kernel.programmaticLaunch = true;
+    return true;
+  }
   size_t name = kernel.source.find(kKernelNamePlaceholder);
   size_t brace = name == std::string::npos ? name : kernel.source.find('{', name);
   if (brace == std::string::npos)

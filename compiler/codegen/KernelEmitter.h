@@ -29,6 +29,12 @@ namespace kiln::codegen {
 /// (identical kernels are emitted once and share the function).
 inline constexpr const char *kKernelNamePlaceholder = "KILN_KERNEL_NAME";
 
+/// Where a kernel that does work before its grid-dependency wait wants the wait: a comment the
+/// driver replaces with kiln::gridDependencyWait() / gridDependencySync() (insertGridDependencySync)
+/// and otherwise leaves as a comment. Only what may run while the previous kernel still writes
+/// goes before it: L2 prefetches of weights (gemm_skinny.cuh), never a load or store.
+inline constexpr const char *kGridDependencyPlaceholder = "/* kiln: grid dependency */";
+
 /// One generated kernel: CUDA C++ source and how to launch it. Its parameters
 /// are, in this order, one pointer per entry of `args`, then one
 /// `const __grid_constant__ kiln::TensorMap` (cuda/common.cuh) per entry of
@@ -100,8 +106,9 @@ private:
 /// kiln::gridDependencyWait() (the next launch starts as this grid's blocks exit) or, with
 /// `triggerEarly`, kiln::gridDependencySync() (it may start right after the wait) the first
 /// statement of `kernel`'s body, after the opening brace that follows the kKernelNamePlaceholder
-/// signature (signatures hold no braces), and sets `programmaticLaunch`. Returns false, changing
-/// nothing, when the source has no such body.
+/// signature (signatures hold no braces), and sets `programmaticLaunch`; a kernel holding
+/// kGridDependencyPlaceholder gets the call there instead. Returns false, changing nothing, when
+/// the source has no such body.
 bool insertGridDependencySync(GeneratedKernel &kernel, bool triggerEarly);
 
 void populatePointwiseEmitter(EmitterRegistry &registry);

@@ -437,6 +437,20 @@ static llvm::Error writeReports(const CompileOptions &options, CompileStats &sta
   return writeRankIndex(stats.reports, options.reportDir);
 }
 
+/// The most rows (the product of all dims but the last of the result) of any kiln.matmul in
+/// `func`'s kernels; 0 without one.
+static int64_t largestGemmRows(func::FuncOp func) {
+  int64_t rows = 0;
+  func.walk([&](MatMulOp mm) {
+    ArrayRef<int64_t> shape = mm.getType().getShape();
+    int64_t r = 1;
+    for (int64_t d : shape.drop_back())
+      r *= d;
+    rows = std::max(rows, r);
+  });
+  return rows;
+}
+
 /// Steps 2-5 of compileModel for tensor-parallel rank `rank` (0 without
 /// tensor parallelism): runs the pipeline on `module`, generates and compiles
 /// the kernels (NVRTC output reused from `cache` when the sources match) and
@@ -556,6 +570,10 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
   // lowest target (the PTX a newer GPU JIT-compiles) is sm_90 or newer.
   const bool programmatic = options.programmaticLaunch != ProgrammaticLaunch::Off &&
                             *llvm::min_element(targets) >= 90;
+  const bool triggerEarly =
+      options.programmaticLaunch == ProgrammaticLaunch::Early ||
+      (options.programmaticLaunch == ProgrammaticLaunch::Auto &&
+       largestGemmRows(func) <= kEarlyLaunchMaxRows);
   for (Operation &op : func.getBody().front()) {
     if (auto reduce = dyn_cast<AllReduceOp>(op)) {
       collectives.push_back({reduce.getResult(), static_cast<unsigned>(launches.size())});
@@ -581,7 +599,7 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
     }
     if (programmatic &&
         !codegen::insertGridDependencySync(
-            *generated, options.programmaticLaunch == ProgrammaticLaunch::Early)) {
+            *generated, triggerEarly)) {
       kernel.emitError() << "internal error: the CUDA source of kernel @" << kernel.getSymName()
                          << " has no function body";
       failedEmit = true;

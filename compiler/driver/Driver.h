@@ -40,8 +40,15 @@ enum class EmitKind {
 enum class ProgrammaticLaunch {
   Off,    ///< plain stream order: no griddepcontrol, launches not marked
   AtExit, ///< each kernel waits first; the next one may start as its blocks exit
-  Early   ///< each kernel waits, then lets the next one start at once
+  Early,  ///< each kernel waits, then lets the next one start at once
+  /// Early in a program whose GEMMs have at most kEarlyLaunchMaxRows rows (decode steps, small
+  /// prefill chunks, batch-1 runs of a few hundred tokens: short kernels), AtExit elsewhere.
+  Auto
 };
+
+/// The most GEMM rows (tokens of a step) for which ProgrammaticLaunch::Auto triggers early. On
+/// the H200 early was 6% faster than at-exit at 1x128 and 4% slower at 8x512 (docs/results.md).
+inline constexpr int64_t kEarlyLaunchMaxRows = 256;
 
 struct CompileOptions {
   /// model.onnx, or a .mlir file holding one graph-level `func.func` (what
@@ -77,7 +84,7 @@ struct CompileOptions {
   int64_t kvBlockSize = 16;
   int64_t kvBlocks = 0;
   /// --programmatic-launch.
-  ProgrammaticLaunch programmaticLaunch = ProgrammaticLaunch::AtExit;
+  ProgrammaticLaunch programmaticLaunch = ProgrammaticLaunch::Auto;
   unsigned threads = 0;             ///< NVRTC threads; 0 = hardware concurrency
   /// Tensor-parallel ranks N (--tensor-parallel): with N > 1 one artifact per
   /// rank, kiln::tpRankArtifactPath(outputPath, r) of kiln/runtime.hpp (the

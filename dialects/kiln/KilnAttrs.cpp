@@ -27,7 +27,7 @@ bool isSwizzleLine(int64_t n) { return n == 16 || n == 32 || (n > 0 && n % 64 ==
 
 LogicalResult TargetAttr::verify(EmitErrorFn emitError, StringRef name, int64_t arch,
                                  int64_t smCount, int64_t smemPerBlock, int64_t smemPerSm,
-                                 int64_t regsPerSm, TensorCores tensorCores) {
+                                 int64_t regsPerSm, int64_t l2Bytes, TensorCores tensorCores) {
   if (name.empty())
     return emitError() << "target name must not be empty";
   if (arch < 10)
@@ -39,6 +39,8 @@ LogicalResult TargetAttr::verify(EmitErrorFn emitError, StringRef name, int64_t 
                        << ") must be positive and at most smem_per_sm (" << smemPerSm << ")";
   if (regsPerSm <= 0)
     return emitError() << "target regs_per_sm must be positive, got " << regsPerSm;
+  if (l2Bytes < 0)
+    return emitError() << "target l2_bytes must not be negative, got " << l2Bytes;
   if (tensorCores == TensorCores::Wgmma && arch != 90)
     return emitError() << "target tensor_cores = wgmma needs arch 90 (wgmma is sm_90a only), got "
                        << arch;

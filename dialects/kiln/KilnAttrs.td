@@ -125,6 +125,9 @@ def Kiln_TargetAttr : Kiln_Attr<"Target", "target"> {
       to, bytes;
     - `smem_per_sm`: shared memory of one SM, bytes (blocks per SM);
     - `regs_per_sm`: 32-bit registers of one SM;
+    - `l2_bytes`: the L2 cache of the reference GPU, bytes (how much of the
+      next weight a decode GEMM may prefetch; 0, the default when a
+      hand-written target omits it, prefetches nothing);
     - `tensor_cores`: the newest tensor-core instructions kiln's GEMM
       templates use there: `none` (before sm_80), `mma_sync` (sm_80+),
       `wgmma` (sm_90, built as sm_90a).
@@ -132,7 +135,7 @@ def Kiln_TargetAttr : Kiln_Attr<"Target", "target"> {
     ```mlir
     module attributes {kiln.target = #kiln.target<name = "sm_90", arch = 90, sm_count = 132,
         smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536,
-        tensor_cores = wgmma>} {}
+        l2_bytes = 52428800, tensor_cores = wgmma>} {}
     ```
   }];
   let parameters = (ins
@@ -142,6 +145,7 @@ def Kiln_TargetAttr : Kiln_Attr<"Target", "target"> {
     "int64_t":$smem_per_block,
     "int64_t":$smem_per_sm,
     "int64_t":$regs_per_sm,
+    DefaultValuedParameter<"int64_t", "0">:$l2_bytes,
     EnumParameter<Kiln_TensorCores>:$tensor_cores
   );
   let assemblyFormat = "`<` struct(params) `>`";

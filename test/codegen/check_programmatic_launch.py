@@ -1,5 +1,7 @@
 """Used by programmatic-launch.mlir: every `__global__` function of the dumped CUDA modules in DIR
-opens with CALL() (kiln::gridDependencyWait or kiln::gridDependencySync), and there is at least one.
+calls CALL() (kiln::gridDependencyWait or kiln::gridDependencySync) as its first statement, or,
+in a few-row GEMM, after nothing but its shared-memory declaration and its L2 prefetch of the
+weight (kiln::gemmSkinnyPrefetchB); and there is at least one kernel.
 
 Usage: check_programmatic_launch.py CALL DIR
 """
@@ -7,14 +9,24 @@ import glob
 import re
 import sys
 
+# Statements allowed before the wait: they touch no global memory (a prefetch reads nothing into
+# registers; check_ptx.py checks the PTX of every shared model the same way).
+BEFORE_WAIT = ("extern __shared__", "kiln::gemmSkinnyPrefetchB<")
+
 call, folder = sys.argv[1], sys.argv[2]
-kernels = 0
+kernels = prefetching = 0
 for path in sorted(glob.glob(folder + "/module*.cu")):
     text = open(path).read()
-    for m in re.finditer(r'extern "C" __global__[^{]*\{\n(.*)\n', text):
+    for m in re.finditer(r'extern "C" __global__[^{]*\{\n', text):
         kernels += 1
-        if m.group(1).strip() != call + "();":
-            sys.exit("%s: kernel body starts with %r, not %s();" % (path, m.group(1), call))
+        body = text[m.end():].splitlines()
+        i = 0
+        while i < len(body) and body[i].strip().startswith(BEFORE_WAIT):
+            prefetching += body[i].strip().startswith(BEFORE_WAIT[1])
+            i += 1
+        if i == len(body) or body[i].strip() != call + "();":
+            sys.exit("%s: kernel body has %r where %s(); belongs" % (
+                path, body[i] if i < len(body) else "", call))
 if kernels == 0:
     sys.exit("no kernels in %s" % folder)
-print("%d kernels start with %s()" % (kernels, call))
+print("%d kernels call %s() first (%d after an L2 prefetch)" % (kernels, call, prefetching))

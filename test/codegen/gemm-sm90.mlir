@@ -2,7 +2,8 @@
 // gives 16-bit GEMMs a #kiln.sm90_gemm_tile, and the GEMM emitter calls kiln::gemmSm90 with two
 // tensor maps (A, then B) after the pointer parameters, __launch_bounds__(threads, 1), a cluster
 // for split-K, and a persistent grid of at most one block per SM. GPT-2 tiny at 2x128, fp16:
-// M = 256 (batch x sequence, flattened), hidden 128, MLP 512.
+// M = 256 (batch x sequence, flattened), hidden 128, MLP 512; 256 rows is short enough for
+// --programmatic-launch=auto to trigger the next launch early (kiln::gridDependencySync).
 // RUN: rm -rf %t.d && kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=2x128 --precision fp16 -o %t.kiln --dump-cuda %t.d
 // RUN: cat %t.d/module*.cu | FileCheck %s
 // RUN: %if ptxas %{ for f in %t.d/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.cubin || exit 1; done %}
@@ -14,7 +15,7 @@
 // The fused QKV projection [256x128] x [128x384] (no epilogue beyond the store).
 // CHECK-LABEL: // [256x128] x [128x384], batch 1, Hopper TMA + wgmma (gemm_sm90.cuh)
 // CHECK-NEXT: extern "C" __global__ void __launch_bounds__(384, 1) kiln_k{{[0-9]+}}(const kiln::f16 *__restrict__ in0, const kiln::f16 *__restrict__ in1, kiln::f16 *__restrict__ out0, const __grid_constant__ kiln::TensorMap tmap0, const __grid_constant__ kiln::TensorMap tmap1) {
-// CHECK-NEXT: kiln::gridDependencyWait();
+// CHECK-NEXT: kiln::gridDependencySync();
 // CHECK-NEXT: extern __shared__ __align__(1024) char kiln_smem[];
 // CHECK-NEXT: const kiln::sm90::TmaOperand<true, 2> opA{&tmap0};
 // CHECK-NEXT: const kiln::sm90::TmaOperand<false, 2> opB{&tmap1};

@@ -10,6 +10,12 @@
 // RUN: cat %t.d/module*.cu | FileCheck %s
 // RUN: %if ptxas %{ for f in %t.d/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.cubin || exit 1; done %}
 // --skinny-gemm=false leaves every GEMM to the Hopper / mma.sync kernels.
+// Without programmatic launch the wait's place stays a comment.
+// RUN: rm -rf %t.plain && kiln-compile %S/Inputs/skinny_gemms.onnx --precision fp16 --programmatic-launch=off -o %t.plain.kiln --dump-cuda %t.plain --quiet
+// RUN: cat %t.plain/module*.cu | FileCheck %s --check-prefix=PLAIN
+// PLAIN: kiln::gemmSkinnyPrefetchB<kiln::f16, 2, 1, false>
+// PLAIN-NEXT: /* kiln: grid dependency */
+// PLAIN-NOT: gridDependency
 // RUN: rm -rf %t.off && kiln-compile %S/Inputs/skinny_gemms.onnx --precision fp16 --skinny-gemm=false -o %t.off.kiln --dump-cuda %t.off --quiet
 // RUN: cat %t.off/module*.cu | FileCheck %s --check-prefix=OFF
 // OFF-NOT: gemmSkinny
@@ -21,6 +27,11 @@
 
 // CHECK-LABEL: // [16x300] x [300x200], batch 1: 16 rows, few-row GEMM (gemm_skinny.cuh), split-K 2
 // CHECK-NEXT: extern "C" __global__ void __launch_bounds__(256) __cluster_dims__(2, 1, 1) kiln_k{{[0-9]+}}(
+// Before the grid-dependency wait, each block warms L2 with its share of the weight: 160 K rows
+// of 64 columns (its whole split-K slice; a 400-byte row stride, so two lines per row).
+// CHECK-NEXT: extern __shared__ __align__(16) char kiln_smem[];
+// CHECK-NEXT: kiln::gemmSkinnyPrefetchB<kiln::f16, 2, 1, false>(200, 300, in{{[0-9]+}}, 200LL, 160);
+// CHECK-NEXT: kiln::gridDependencySync();
 // CHECK: auto loadA = [&](int skinnyRow, int k) -> float {
 // CHECK: kiln::cvt<kiln::f16>
 // CHECK: auto epilogue = [&](int skinnyRow, int n, float acc) {
@@ -28,6 +39,7 @@
 
 // CHECK-LABEL: // [1x2048] x [2048x64], batch 3: 3 rows, few-row GEMM (gemm_skinny.cuh), split-K 8
 // CHECK: __cluster_dims__(8, 1, 1)
+// CHECK: kiln::gemmSkinnyPrefetchB<kiln::f16, 8, 1, true>(64, 2048, in{{[0-9]+}}, 64LL, 256);
 // CHECK: kiln::gemmSkinny<kiln::f16, 3, 8>(64, 2048, loadA, in{{[0-9]+}}, 64LL, epilogue, kiln_smem);
 
 // CHECK-LABEL: // [1x1024] x [1024x128], batch 1: 1 rows, few-row GEMM (gemm_skinny.cuh), split-K 8

@@ -319,6 +319,11 @@ module @target_no_regs attributes {kiln.target = #kiln.target<name = "sm_90", ar
 
 // -----
 
+// expected-error @+1 {{target l2_bytes must not be negative, got -1}}
+module @target_negative_l2 attributes {kiln.target = #kiln.target<name = "sm_90", arch = 90, sm_count = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, l2_bytes = -1, tensor_cores = wgmma>} {}
+
+// -----
+
 // expected-error @+1 {{target tensor_cores = wgmma needs arch 90 (wgmma is sm_90a only), got 80}}
 module @target_wgmma_not_sm_90 attributes {kiln.target = #kiln.target<name = "sm_80", arch = 80, sm_count = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, tensor_cores = wgmma>} {}
 

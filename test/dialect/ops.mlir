@@ -84,8 +84,8 @@ func.func @all_reduce(%x: tensor<2x16x8xf32>) -> tensor<2x16x8xf32> {
 // The kernel plan: the target on a module, the precision on a function, a
 // typed tile per kernel family and the reason as a string.
 // CHECK-LABEL: module @kernel_plan
-// CHECK-SAME: attributes {kiln.target = #kiln.target<name = "sm_90", arch = 90, sm_count = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, tensor_cores = wgmma>}
-module @kernel_plan attributes {kiln.target = #kiln.target<name = "sm_90", arch = 90, sm_count = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, tensor_cores = wgmma>} {
+// CHECK-SAME: attributes {kiln.target = #kiln.target<name = "sm_90", arch = 90, sm_count = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, l2_bytes = 52428800, tensor_cores = wgmma>}
+module @kernel_plan attributes {kiln.target = #kiln.target<name = "sm_90", arch = 90, sm_count = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, l2_bytes = 52428800, tensor_cores = wgmma>} {
   // CHECK-LABEL: func.func @tiles
   // CHECK-SAME: attributes {kiln.precision = #kiln.precision<fp16>}
   func.func @tiles(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>, %q: tensor<1x2x64x32xf16>) -> (tensor<64x64xf16>, tensor<64x64xf16>, tensor<1x2x64x32xf16>) attributes {kiln.precision = #kiln.precision<fp16>} {

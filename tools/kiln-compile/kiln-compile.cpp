@@ -152,13 +152,16 @@ static cl::opt<kiln::ProgrammaticLaunch> programmaticLaunch(
     cl::desc("Programmatic dependent launch (PDL) of the kernels on sm_90+ targets: each kernel "
              "waits for the previous one itself (griddepcontrol.wait), so the runtime starts it "
              "while the previous one still runs (docs/runtime.md)"),
-    cl::values(clEnumValN(kiln::ProgrammaticLaunch::AtExit, "at-exit",
-                          "wait; the next kernel starts as this one's blocks exit (default)"),
+    cl::values(clEnumValN(kiln::ProgrammaticLaunch::Auto, "auto",
+                          "early in programs whose GEMMs have at most 256 rows (decode steps, "
+                          "short prefill), at-exit elsewhere (default)"),
+               clEnumValN(kiln::ProgrammaticLaunch::AtExit, "at-exit",
+                          "wait; the next kernel starts as this one's blocks exit"),
                clEnumValN(kiln::ProgrammaticLaunch::Early, "early",
                           "wait, then let the next kernel start at once (faster for short "
                           "kernels, slower for long ones)"),
                clEnumValN(kiln::ProgrammaticLaunch::Off, "off", "plain stream order")),
-    cl::init(kiln::ProgrammaticLaunch::AtExit), cl::cat(kilnCategory));
+    cl::init(kiln::ProgrammaticLaunch::Auto), cl::cat(kilnCategory));
 static cl::opt<bool> noFuse("no-fuse", cl::desc("Disable pointwise fusion"), cl::cat(kilnCategory));
 static cl::opt<unsigned> tensorParallel(
     "tensor-parallel",

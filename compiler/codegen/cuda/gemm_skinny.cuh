@@ -74,7 +74,55 @@ __device__ __forceinline__ float2 ldClusterF2(unsigned addr, unsigned rank) {
   return v;
 }
 
+/// The K rows [first, second) cluster block `split` of SPLITK reads: a multiple of 16 rows per
+/// block, the last block takes the rest (empty when K is short).
+template <int SPLITK> __device__ __forceinline__ int2 kSlice(int K, int split) {
+  const int kPer = ((K + SPLITK - 1) / SPLITK + kRowGroups - 1) / kRowGroups * kRowGroups;
+  const int begin = split * kPer;
+  return make_int2(begin, min(K, begin + kPer));
+}
+
+/// prefetch.global.L2 of the line holding `p` when `pred`, as one predicated instruction (no
+/// branch: it runs before griddepcontrol.wait, where the ptxas check allows no control flow).
+__device__ __forceinline__ void prefetchL2If(const void *p, bool pred) {
+  asm volatile("{\n .reg .pred p;\n setp.ne.u32 p, %1, 0;\n @p prefetch.global.L2 [%0];\n}\n"
+               :
+               : "l"(p), "r"(unsigned(pred)));
+}
+
 } // namespace skinny
+
+/// Warms L2 with the first `rows` K rows of this block's share of B (its 64 columns of the K
+/// rows gemmSkinny will read, in the order it reads them), PER_THREAD rows per thread: thread t
+/// takes rows t, t + 256, ... of the slice. Meant to run before griddepcontrol.wait: a decode
+/// step's weights do not depend on the previous kernel, so with programmatic dependent launch the
+/// prefetch overlaps the previous kernel and the GEMM's own loads then hit L2. A prefetch moves
+/// nothing into registers and L2 is the point of coherence, so it is safe even when B is written
+/// by the previous kernel. ALIGNED: the 64 columns of a row lie in one 128-byte line (B, ldb
+/// and the view offset 128-byte aligned); otherwise the line of the last column is fetched too.
+/// The code generator sizes `rows` so the whole grid's prefetch stays within half of the
+/// target's L2 (KilnTarget.cpp), so the lines are still there when the loads come.
+template <typename T, int SPLITK, int PER_THREAD, bool ALIGNED>
+__device__ __forceinline__ void gemmSkinnyPrefetchB(int N, int K, const T *__restrict__ B,
+                                                    long long ldb, int rows) {
+  using namespace skinny;
+  int split = 0;
+  if constexpr (SPLITK > 1)
+    split = int(sm90::clusterRank());
+  const int n0 = int(blockIdx.x / SPLITK) * kCols;
+  const int nLast = min(n0 + kCols, N) - 1;
+  const int2 slice = kSlice<SPLITK>(K, split);
+  const int end = min(slice.y, slice.x + rows);
+#pragma unroll
+  for (int i = 0; i < PER_THREAD; ++i) {
+    const int k = slice.x + int(threadIdx.x) + kThreads * i;
+    const bool in = k < end;
+    const T *row = B + (long long)(in ? k : slice.x) * ldb;
+    prefetchL2If(row + n0, in);
+    if constexpr (!ALIGNED)
+      prefetchL2If(row + nLast, in);
+  }
+}
 
 /// C = A x B for R rows (see the top of this file). `loadA(r, k)` returns A[r, k] as a float
 /// (any fused producer; called once per element per block), `B` points at B[0, 0] of a row-major
@@ -97,10 +145,8 @@ __device__ __forceinline__ void gemmSkinny(int N, int K, const LoadA &loadA,
   const int cg = tid & 15, rg = tid >> 4;
   const int n = n0 + 4 * cg;
   const bool colIn = n < N; // N % 4 == 0: the whole group is in or out
-  // This block's K rows: a multiple of 16 per block, the last block takes the rest.
-  const int kPer = ((K + SPLITK - 1) / SPLITK + kRowGroups - 1) / kRowGroups * kRowGroups;
-  const int kBegin = split * kPer;
-  const int kEnd = min(K, kBegin + kPer);
+  const int2 slice = kSlice<SPLITK>(K, split);
+  const int kBegin = slice.x, kEnd = slice.y;
 
   float *As = reinterpret_cast<float *>(smem); // [kChunk][R]
   float acc[R][4];
