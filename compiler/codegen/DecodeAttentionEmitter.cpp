@@ -64,6 +64,30 @@ std::string cacheInit(const std::string &type, const std::string &k, const std::
       .str();
 }
 
+/// `operand` ([B, H, S, D] in `kernel`'s body) as a source of the decode templates: the
+/// `kiln::AttnTensor` view (16-byte copies; attnTensorView, its scalar factor multiplied into
+/// `scale`) when `operand` is one and `scale` may change or the factor is 1, else a
+/// `kiln::makeElemFn` lambda (b, h, i, d) -> float that evaluates the fused producers (a rotary
+/// of a slice of the QKV GEMM's output) per element. Failure, with a diagnostic, for producers
+/// codegen cannot evaluate.
+FailureOr<std::string> decodeSource(KernelOp kernel, ExprEmitter &expr, Value operand,
+                                    ArrayRef<unsigned> passed, const std::string &type,
+                                    double &scale, bool scaleMayChange) {
+  double viewScale = 1.0;
+  FailureOr<std::string> view = attnTensorView(kernel, operand, passed, type, viewScale);
+  if (succeeded(view) && (scaleMayChange || viewScale == 1.0)) {
+    scale *= viewScale;
+    return *view;
+  }
+  expr.beginBody("      ");
+  FailureOr<std::string> value =
+      expr.emitValue(operand, {"b", "h", "i", "d"});
+  if (failed(value))
+    return failure();
+  return "kiln::makeElemFn([&](long long b, long long h, long long i, long long d) -> float {\n" +
+         expr.getBody() + "      return " + *value + ";\n    })";
+}
+
 FailureOr<GeneratedKernel> emitKvCacheAppend(KernelOp kernel, Operation *anchor) {
   auto op = cast<KvCacheAppendOp>(anchor);
   auto kt = rtt(op.getKeys()), vt = rtt(op.getValues());
@@ -92,12 +116,12 @@ FailureOr<GeneratedKernel> emitKvCacheAppend(KernelOp kernel, Operation *anchor)
   SmallVector<unsigned> passed =
       expr.bindOperands([&](unsigned i) { return i != *kc && i != *vc; });
   double kScale = 1.0, vScale = 1.0;
-  auto k = attnTensorView(kernel, op.getKeys(), passed, type, kScale);
-  auto v = attnTensorView(kernel, op.getValues(), passed, type, vScale);
-  if (failed(k) || failed(v) || kScale != 1.0 || vScale != 1.0)
-    return kernel.emitError() << "unsupported: the new keys/values of kernel @"
-                              << kernel.getSymName()
-                              << " are not 16-byte aligned strided views of kernel operands";
+  auto k = decodeSource(kernel, expr, op.getKeys(), passed, type, kScale, false);
+  if (failed(k))
+    return failure();
+  auto v = decodeSource(kernel, expr, op.getValues(), passed, type, vScale, false);
+  if (failed(v))
+    return failure();
   auto sig = buildSignature(kernel, passed, out.args, decode::kAppendThreads);
   if (failed(sig))
     return failure();
@@ -147,10 +171,9 @@ FailureOr<GeneratedKernel> emitPagedAttention(KernelOp kernel, Operation *anchor
   ExprEmitter expr(kernel);
   SmallVector<unsigned> passed = expr.bindOperands([](unsigned) { return true; });
   double scale = op.getScale().convertToDouble();
-  auto q = attnTensorView(kernel, op.getQuery(), passed, type, scale);
+  auto q = decodeSource(kernel, expr, op.getQuery(), passed, type, scale, true);
   if (failed(q))
-    return kernel.emitError() << "unsupported: the query of kernel @" << kernel.getSymName()
-                              << " is not a 16-byte aligned strided view of a kernel operand";
+    return failure();
   int64_t osb = Hq * S * Dv, osh, oss;
   if (op.getBshdOutput())
     osh = Dv, oss = Hq * Dv;
@@ -190,6 +213,6 @@ FailureOr<GeneratedKernel> emitPagedAttention(KernelOp kernel, Operation *anchor
 } // namespace
 
 void kiln::codegen::populateDecodeAttentionEmitters(EmitterRegistry &registry) {
-  registry.addAnchor<KvCacheAppendOp>(emitKvCacheAppend);
-  registry.addAnchor<PagedAttentionOp>(emitPagedAttention);
+  registry.addAnchor<KvCacheAppendOp>(emitKvCacheAppend, /*acceptsFusedOps=*/true);
+  registry.addAnchor<PagedAttentionOp>(emitPagedAttention, /*acceptsFusedOps=*/true);
 }

@@ -241,9 +241,12 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
         continue;
       }
     }
-    if (isa<MatMulOp, AttentionOp>(op) && options.fuseGemmPrologues && !groupOf.count(op)) {
+    if (isa<MatMulOp, AttentionOp, KvCacheAppendOp, PagedAttentionOp>(op) &&
+        options.fuseGemmPrologues && !groupOf.count(op)) {
       // A GEMM without an epilogue still anchors a group for its prologue;
-      // attention anchors one for the views of Q, K and V.
+      // attention anchors one for the views of Q, K and V; a decode step's
+      // cache append and paged attention for the views and rotary of the new
+      // keys / values and of the query (each element is computed once there).
       startGroup(op, /*anchored=*/true);
       continue;
     }
@@ -275,14 +278,28 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
     }
     // GEMM operands are re-read by every column (row) tile: only ops that
     // are cheap to recompute join as a GEMM prologue.
-    bool prologue = user && (isa<MatMulOp, AttentionOp>(user) || gemmPrologue.contains(user));
-    if (user && !user->hasTrait<KilnFusible>() && !isa<ReduceOp, MatMulOp, AttentionOp>(user))
+    bool prologue = user && (isa<MatMulOp, AttentionOp, KvCacheAppendOp, PagedAttentionOp>(user) ||
+                             gemmPrologue.contains(user));
+    if (user && !user->hasTrait<KilnFusible>() &&
+        !isa<ReduceOp, MatMulOp, AttentionOp, KvCacheAppendOp, PagedAttentionOp>(user))
       user = nullptr;
     // A reshape read directly by the GEMM stays a view: it moves no data,
     // so fusing it would only add index arithmetic to the operand loads.
-    if (prologue && (!options.fuseGemmPrologues || !isCheapToRecompute(op) ||
-                     (isa<ReshapeOp>(op) && isa<MatMulOp, AttentionOp>(user))))
+    if (prologue &&
+        (!options.fuseGemmPrologues || !isCheapToRecompute(op) ||
+         (isa<ReshapeOp>(op) &&
+          isa<MatMulOp, AttentionOp, KvCacheAppendOp, PagedAttentionOp>(user))))
       user = nullptr;
+    // Only the new keys / values of a cache append and the query of a paged attention take
+    // fused producers: the pools, block table and lengths are read in place.
+    if (prologue && user)
+      if ((isa<KvCacheAppendOp>(user) &&
+           !llvm::is_contained({cast<KvCacheAppendOp>(user).getKeys(),
+                                cast<KvCacheAppendOp>(user).getValues()},
+                               op->getResult(0))) ||
+          (isa<PagedAttentionOp>(user) &&
+           cast<PagedAttentionOp>(user).getQuery() != op->getResult(0)))
+        user = nullptr;
     // Attention's key rotary as its own kernel on request: fused, every query block (and
     // every query head of a GQA group) rotates each K tile it reads again.
     if (!options.fuseKeyRotary && isa<RotaryOp>(op))

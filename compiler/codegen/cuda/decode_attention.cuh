@@ -252,7 +252,23 @@ struct DecodeShape {
   float scale;   ///< multiplies dot(q, k) (usually 1 / sqrt(D))
 };
 
+/// A [B, H, S, D] operand of the decode kernels computed element by element by fused producers
+/// (the rotary of a slice of the QKV GEMM's output, kiln-fuse-pointwise): f(b, h, i, d) -> float,
+/// rounded to the storage type where it is stored. The kernels take it wherever they take an
+/// AttnTensor view.
+template <typename F> struct ElemFn {
+  F f;
+};
+template <typename F> __device__ __forceinline__ ElemFn<F> makeElemFn(F f) { return ElemFn<F>{f}; }
+
 namespace decode {
+
+template <typename X> struct IsAttnTensor {
+  static constexpr bool value = false;
+};
+template <typename T> struct IsAttnTensor<AttnTensor<T>> {
+  static constexpr bool value = true;
+};
 
 template <bool B, typename X, typename Y> struct Conditional {
   using type = X;
@@ -321,6 +337,29 @@ __device__ __forceinline__ void stg16(void *p, const unsigned (&v)[4]) {
   asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v[0]), "r"(v[1]),
                "r"(v[2]), "r"(v[3])
                : "memory");
+}
+
+/// The 16 bytes (16 / sizeof(T) elements from d0) of row (b, h, i) of a decode operand: a view,
+/// read with one 16-byte load, or an ElemFn, evaluated per element and rounded to T.
+template <typename T>
+__device__ __forceinline__ void loadChunk16(const AttnTensor<T> &t, long long b, long long h,
+                                            long long i, int d0, unsigned (&x)[4]) {
+  ldg16(t.ptr + b * t.sb + h * t.sh + i * t.ss + d0, x);
+}
+template <typename T, typename F>
+__device__ __forceinline__ void loadChunk16(const ElemFn<F> &t, long long b, long long h,
+                                            long long i, int d0, unsigned (&x)[4]) {
+  constexpr int CE = 16 / int(sizeof(T));
+  union {
+    T e[CE];
+    unsigned u[4];
+  } v;
+#pragma unroll
+  for (int j = 0; j < CE; ++j)
+    v.e[j] = cvt<T>(t.f(b, h, i, (long long)(d0 + j)));
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+    x[j] = v.u[j];
 }
 
 /// Stores four consecutive fp32 values as T (8 or 16 bytes; p aligned to that).
@@ -581,8 +620,8 @@ template <int D> struct SimtWarp {
 /// elements (the code generator checks it). seqLens is read, not advanced (the runtime adds
 /// qLen after the step). Launch: decode::appendGrid blocks of decode::kAppendThreads threads
 /// (any 1-D grid works: the kernel strides over the rows), before decodeAttentionPartial.
-template <typename T, int D>
-__device__ __forceinline__ void kvCacheAppend(const AttnTensor<T> &kNew, const AttnTensor<T> &vNew,
+template <typename T, int D, typename KSrc, typename VSrc>
+__device__ __forceinline__ void kvCacheAppend(const KSrc &kNew, const VSrc &vNew,
                                               const PagedKvCache<T> &cache,
                                               const DecodeShape &shape) {
   using C = decode::Config<T, D>;
@@ -603,8 +642,8 @@ __device__ __forceinline__ void kvCacheAppend(const AttnTensor<T> &kNew, const A
     const decode::TokenAddr addr = decode::makeTokenAddr(cache, b, Hkv);
     const long long dst = addr.offset(int(pos), g, D) + ch * CE;
     unsigned kx[4], vx[4];
-    decode::ldg16(kNew.ptr + b * kNew.sb + g * kNew.sh + i * kNew.ss + ch * CE, kx);
-    decode::ldg16(vNew.ptr + b * vNew.sb + g * vNew.sh + i * vNew.ss + ch * CE, vx);
+    decode::loadChunk16<T>(kNew, b, g, i, ch * CE, kx);
+    decode::loadChunk16<T>(vNew, b, g, i, ch * CE, vx);
     decode::stg16(cache.k + dst, kx);
     decode::stg16(cache.v + dst, vx);
   }
@@ -627,8 +666,8 @@ __device__ __forceinline__ void kvCacheAppend(const AttnTensor<T> &kNew, const A
 /// Launch: grid decode::partialGrid, decode::kThreads threads (__launch_bounds__ with it),
 /// decode::smemBytes(sizeof(T), D, Hq / Hkv * qLen) bytes of dynamic shared memory (`smem`,
 /// 16-byte aligned). Then decodeAttentionReduce with the same shape.
-template <typename T, int D>
-__device__ __forceinline__ void decodeAttentionPartial(const AttnTensor<T> &q,
+template <typename T, int D, typename QSrc>
+__device__ __forceinline__ void decodeAttentionPartial(const QSrc &q,
                                                        const PagedKvCache<T> &cache,
                                                        const AttnOut<T> &out, float *workspace,
                                                        const DecodeShape &shape, char *smem) {
@@ -670,10 +709,18 @@ __device__ __forceinline__ void decodeAttentionPartial(const AttnTensor<T> &q,
   for (int c = tid; c < qRows * CPR; c += THREADS) {
     const int rr = c / CPR, ch = c % CPR, r = row0 + rr;
     const bool valid = rr < rows;
-    const T *src = valid ? q.ptr + b * q.sb + (long long)(g * G + r / qLen) * q.sh +
-                               (long long)(r % qLen) * q.ss + ch * CE
-                         : q.ptr;
-    tc::cpAsync16(tc::smemAddr(sQ + rr * C::kQPitch * E + ch * 16), src, valid);
+    if constexpr (decode::IsAttnTensor<QSrc>::value) {
+      const T *src = valid ? q.ptr + b * q.sb + (long long)(g * G + r / qLen) * q.sh +
+                                 (long long)(r % qLen) * q.ss + ch * CE
+                           : q.ptr;
+      tc::cpAsync16(tc::smemAddr(sQ + rr * C::kQPitch * E + ch * 16), src, valid);
+    } else { // computed here (a fused rotary): plain stores, visible after the loop's barrier
+      unsigned x[4] = {0u, 0u, 0u, 0u};
+      if (valid)
+        decode::loadChunk16<T>(q, b, g * G + r / qLen, r % qLen, ch * CE, x);
+      *reinterpret_cast<uint4 *>(sQ + rr * C::kQPitch * E + ch * 16) =
+          make_uint4(x[0], x[1], x[2], x[3]);
+    }
   }
   // K and V rows [n0, n0 + BN) of the chunk into pipeline stage `st` (zero past k1: neither
   // the block table nor the pools are read there). Each copy reads its row's block-table entry
