@@ -247,6 +247,27 @@ FailureOr<GeneratedKernel> emitArgReduce(KernelOp kernel, Operation *anchor) {
                       (arg.getSelectLastIndex() ? "= " : " ") + "best";
   if (isFloat) // a NaN wins once and then stays
     beats = "(best == best) && (v != v || " + beats + ")";
+  // Long contiguous rows (a decode step's greedy token over a vocabulary): a block per row
+  // (kiln::argReduceRow, norm.cuh), with the same result as the scan below.
+  constexpr int64_t kBlockRowLength = 256;
+  if (inner == 1 && length >= kBlockRowLength) {
+    if (outer > INT32_MAX)
+      return kernel.emitError() << "unsupported: arg_reduce over " << outer
+                                << " rows exceeds the CUDA grid's x limit";
+    std::string rowLoad = isFloat ? "kiln::ld(in0[base + k])" : "(" + acc + ")in0[base + k]";
+    out.source =
+        *sig + " {\n" +
+        llvm::formatv("  const long long base = (long long)blockIdx.x * {0}LL;\n"
+                      "  kiln::argReduceRow<{1}, {2}, {3}, {4}>([&](long long k) {{ return {5}; }, "
+                      "{0}LL, out0 + blockIdx.x);\n}\n",
+                      length, acc, isMax ? "true" : "false",
+                      arg.getSelectLastIndex() ? "true" : "false", isFloat ? "true" : "false",
+                      rowLoad)
+            .str();
+    out.block = {kThreads, 1, 1};
+    out.grid = {unsigned(std::max<int64_t>(1, outer)), 1, 1};
+    return out;
+  }
   out.source =
       *sig + " {\n" +
       llvm::formatv("  for (long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x; o < "

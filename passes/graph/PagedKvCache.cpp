@@ -277,6 +277,38 @@ struct PagedKvCache : public kiln::impl::PagedKvCacheBase<PagedKvCache> {
     }
     if (failed(func.eraseArguments(dropArgs)))
       return signalPassFailure();
+    addNextTokenResult(func);
+  }
+
+  /// A decode step (one token per sequence) whose `logits` result is [B, 1, V] also returns
+  /// `next_token`, i64 [B, 1]: the greedy token of each row (the first maximum; kiln.arg_reduce's
+  /// NaN rule), so that greedy generation reads B integers back instead of B x V logits.
+  static void addNextTokenResult(func::FuncOp func) {
+    auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
+    for (unsigned i = 0; i < func.getNumResults(); ++i) {
+      auto name = func.getResultAttrOfType<StringAttr>(i, "kiln.name");
+      auto type = dyn_cast<RankedTensorType>(func.getResultTypes()[i]);
+      if (!name || name.getValue() != "logits" || !type || type.getRank() != 3 ||
+          type.getDimSize(1) != 1 || !isa<FloatType>(type.getElementType()))
+        continue;
+      for (unsigned j = 0; j < func.getNumResults(); ++j)
+        if (auto other = func.getResultAttrOfType<StringAttr>(j, "kiln.name");
+            other && other.getValue() == "next_token")
+          return; // the model has one of its own
+      OpBuilder b(ret);
+      auto tokenType = RankedTensorType::get({type.getDimSize(0), 1},
+                                             b.getIntegerType(64));
+      Value token = ArgReduceOp::create(b, ret.getLoc(), tokenType, ReduceKind::Max,
+                                        ret.getOperand(i), /*axis=*/2, /*keep_dims=*/false,
+                                        /*select_last_index=*/false);
+      ret->insertOperands(ret.getNumOperands(), token);
+      unsigned index = func.getNumResults();
+      if (failed(func.insertResult(index, tokenType,
+                                   b.getDictionaryAttr(b.getNamedAttr(
+                                       "kiln.name", b.getStringAttr("next_token"))))))
+        return;
+      return;
+    }
   }
 };
 

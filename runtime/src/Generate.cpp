@@ -5,8 +5,10 @@
 // programs read and write one cache. kiln_generate checks every request, reserves each
 // sequence's blocks for its longest extent, prefills the prompts one after another
 // (planPrefill's chunks), then decodes the unfinished sequences together, one token per step,
-// through the smallest decode program that holds them (pickDecodeStep), sampling each next token
-// on the host from the sequence's logits row (sampleToken). Host-side planning is in
+// through the smallest decode program that holds them (pickDecodeStep). A step whose rows are
+// all greedy reads the decode program's `next_token` output (the argmax the compiler adds on the
+// GPU: B integers back instead of B x vocab logits); otherwise each next token is sampled on the
+// host from the sequence's logits row (sampleToken). Host-side planning is in
 // Generate.h; docs/generation.md describes the loop.
 //
 //===----------------------------------------------------------------------===//
@@ -209,6 +211,9 @@ struct kiln_generator {
     kiln_artifact_t *artifact = nullptr;
     kiln_session_t *session = nullptr;
     std::string name, ids, positions, table, lens, logits;
+    /// The compiler's greedy token per row (i64 [batch, 1], kiln-paged-kv-cache's
+    /// `next_token`) in decode programs, or empty: greedy steps read it instead of the logits.
+    std::string nextToken;
     std::vector<std::string> pools;
     int64_t batch = 0, tokens = 0, maxBlocks = 0, poolBlocks = 0, blockSize = 0;
     size_t vocab = 0;
@@ -302,6 +307,13 @@ kiln_status_t describeProgram(kiln_generator::Program &program) {
   program.logits = out.name;
   program.vocab = size_t(out.shape[2]);
   program.logitsDtype = out.dtype;
+  size_t tokenIndex = 0;
+  kiln_tensor_info_t token;
+  if (kiln_artifact_output_count(a) > 1 &&
+      kiln_artifact_find_output(a, "next_token", &tokenIndex) == nullptr &&
+      kiln_artifact_output_info(a, tokenIndex, &token) == nullptr && token.rank == 2 &&
+      token.shape[0] == program.batch && token.shape[1] == 1 && token.dtype == KILN_DTYPE_I64)
+    program.nextToken = token.name;
   return nullptr;
 }
 
@@ -728,6 +740,7 @@ kiln_status_t kiln_generate(kiln_generator_t *g, const kiln_generate_request_t *
 
   // 4. Decode the unfinished sequences together.
   std::vector<double> stepMs;
+  std::vector<int64_t> tokens(count);
   while (true) {
     std::vector<size_t> active;
     for (size_t i = 0; i < count; ++i)
@@ -749,15 +762,25 @@ kiln_status_t kiln_generate(kiln_generator_t *g, const kiln_generate_request_t *
       lens[row] = int32_t(s.cached);
       tableRow(s, table, row);
     }
+    // Every row greedy and the program computes the greedy token: read B integers back, not
+    // B x vocab logits (the same token: the first maximum).
+    const bool greedy = !p.nextToken.empty() && std::all_of(active.begin(), active.end(), [&](size_t i) {
+      return !(requests[i].sampling.temperature > 0);
+    });
     const auto stepStart = Clock::now();
     KILN_RETURN_IF_ERROR(runStep(p, ids, positions, lens, table));
-    KILN_RETURN_IF_ERROR(readLogits(p, 0, active.size(), logits));
+    if (greedy)
+      KILN_RETURN_IF_ERROR(kiln_session_get_output_range(p.session, p.nextToken.c_str(), 0,
+                                                         tokens.data(), active.size() * 8));
+    else
+      KILN_RETURN_IF_ERROR(readLogits(p, 0, active.size(), logits));
     stepMs.push_back(msBetween(stepStart, Clock::now()));
     for (size_t row = 0; row < active.size(); ++row) {
       const size_t i = active[row];
       ++seqs[i].cached;
-      emit(i, sampleToken(logits.data() + row * p.vocab, p.vocab, requests[i].sampling,
-                          seqs[i].rng));
+      emit(i, greedy ? tokens[row]
+                     : sampleToken(logits.data() + row * p.vocab, p.vocab, requests[i].sampling,
+                                   seqs[i].rng));
       if (cancelled)
         break;
     }

@@ -522,6 +522,22 @@ def arg_reduce():
                                  vi("rmin", F, None)], [const("axes", np.array([2], np.int64))]))
 
 
+def arg_reduce_rows():
+    """ArgMax/ArgMin over long rows (300 >= 256: one block per row, kiln::argReduceRow) with
+    many ties (2x truncated to integers): the first index, the last with select_last_index, and on int64."""
+    F, I = TensorProto.FLOAT, TensorProto.INT64
+    save("arg_reduce_rows", model([
+        node("Mul", ["x", "two"], ["x2"]),
+        node("Cast", ["x2"], ["ri"], to=I),  # truncation: small integers, many ties
+        node("Cast", ["ri"], ["r"], to=F),
+        node("ArgMax", ["r"], ["amax"], axis=1, keepdims=0),
+        node("ArgMax", ["r"], ["amax_last"], axis=-1, keepdims=1, select_last_index=1),
+        node("ArgMin", ["r"], ["amin"], axis=1, keepdims=0),
+        node("ArgMax", ["ri"], ["amax_int"], axis=1, keepdims=0),
+    ], [vi("x", F, [4, 300])], [vi("amax", I, None), vi("amax_last", I, None), vi("amin", I, None),
+                                vi("amax_int", I, None)], [const("two", np.array(2, np.float32))]))
+
+
 def mod():
     """Mod-13: integers with fmod 0 (the divisor's sign) and 1 (C), floats with fmod 1."""
     F, I = TensorProto.FLOAT, TensorProto.INT64
@@ -1324,7 +1340,7 @@ if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     for gen in [elementwise, logic, gelu, folding, shape_ops, runtime_cumsum, movement, slices,
                 gathers, math, reduce18, reduce13, external_data, old_and_new_opsets,
-                rotary_embedding, derived_ops, activations, arg_reduce, mod, opsets25_28, empty_tensors, attention23, errors, review_fixes, contrib,
+                rotary_embedding, derived_ops, activations, arg_reduce, arg_reduce_rows, mod, opsets25_28, empty_tensors, attention23, errors, review_fixes, contrib,
                 matmul_nbits, group_query_attention,
                 broken_files, structure_checks, unsorted_graphs, cast_rounding, pads, einsums]:
         gen()

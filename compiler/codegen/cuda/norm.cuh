@@ -344,3 +344,74 @@ __device__ __forceinline__ void rmsNormRowBlock(const T *__restrict__ x,
 }
 
 } // namespace kiln
+
+namespace kiln {
+
+namespace argreduce {
+/// True when candidate (v, i) replaces (best, bi) in an arg-reduce over one row, whatever order
+/// the two were visited in: the result is what a sequential scan from index 0 gives (the first
+/// extreme, or the last with SELECT_LAST; for floats the first NaN wins over everything). An
+/// index below 0 marks "no element yet".
+template <typename ACC, bool MAX, bool SELECT_LAST, bool FLOAT>
+__device__ __forceinline__ bool beats(ACC v, long long i, ACC best, long long bi) {
+  if (i < 0)
+    return false;
+  if (bi < 0)
+    return true;
+  if constexpr (FLOAT) {
+    const bool vNaN = v != v, bNaN = best != best;
+    if (vNaN || bNaN)
+      return vNaN && (!bNaN || i < bi);
+  }
+  if (v != best)
+    return MAX ? v > best : v < best;
+  return SELECT_LAST ? i > bi : i < bi;
+}
+} // namespace argreduce
+
+/// ArgMax / ArgMin of one row of `n` elements by a whole block (blockDim.x a multiple of 32, at
+/// most 1024): `load(k)` returns element k as ACC (float for floating types, long long for
+/// integers); thread 0 writes the index to *out. The same index as the sequential scan of
+/// ReduceEmitter's one-thread-per-row kernel (argreduce::beats). Used for long rows (a decode
+/// step's greedy token over the vocabulary), where one thread per row would scan tens of
+/// thousands of elements alone.
+template <typename ACC, bool MAX, bool SELECT_LAST, bool FLOAT, typename Load>
+__device__ __forceinline__ void argReduceRow(const Load &load, long long n, long long *out) {
+  using argreduce::beats;
+  ACC best = ACC(0);
+  long long bi = -1;
+  for (long long k = threadIdx.x; k < n; k += blockDim.x) {
+    const ACC v = load(k);
+    if (beats<ACC, MAX, SELECT_LAST, FLOAT>(v, k, best, bi)) {
+      best = v;
+      bi = k;
+    }
+  }
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    const ACC v = __shfl_xor_sync(0xffffffffu, best, offset);
+    const long long i = __shfl_xor_sync(0xffffffffu, bi, offset);
+    if (beats<ACC, MAX, SELECT_LAST, FLOAT>(v, i, best, bi)) {
+      best = v;
+      bi = i;
+    }
+  }
+  __shared__ ACC sBest[32];
+  __shared__ long long sIndex[32];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+  if (lane == 0) {
+    sBest[warp] = best;
+    sIndex[warp] = bi;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < warps; ++w)
+      if (beats<ACC, MAX, SELECT_LAST, FLOAT>(sBest[w], sIndex[w], best, bi)) {
+        best = sBest[w];
+        bi = sIndex[w];
+      }
+    *out = bi < 0 ? 0 : bi;
+  }
+}
+
+} // namespace kiln
