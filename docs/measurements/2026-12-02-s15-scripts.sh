@@ -1,0 +1,12 @@
+# Session 15 (2026-12-02), one NVIDIA H200. Build machine, before each GPU call:
+#   KILN_SKIP_BUILD=1 scripts/prepare_bench_carry.sh
+#   cp build/test/kv_cache_decode_test build/test/kv_cache_programs_test build/test/unit/kiln_runtime_gpu_tests .carry-gpu/
+# GPU machine, carrying .carry-bench and .carry-gpu; logs under /tmp/kl, copied here.
+# run 1 (compiler at 757b3a1: early launch in decode programs, L2 prefetch, fused rotary/append):
+#   the same 2-layer benchmark three times in one call, A/B/A on --programmatic-launch:
+L=/tmp/kl
+for v in auto:--programmatic-launch=auto at-exit:--programmatic-launch=at-exit auto2:--programmatic-launch=auto; do
+  n=${v%%:*}; f=${v#*:}
+  KILN_LOG_DIR=$L/$n timeout 170 scripts/bench_real_size.sh --generate --layers 2 --peers "" --prompts 128,1024 --kiln-flags="$f"
+done
+KILN_LOG_DIR=$L/checks timeout 220 scripts/device_checks.sh kv-cache small-models
