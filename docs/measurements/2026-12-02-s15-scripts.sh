@@ -10,3 +10,10 @@ for v in auto:--programmatic-launch=auto at-exit:--programmatic-launch=at-exit a
   KILN_LOG_DIR=$L/$n timeout 170 scripts/bench_real_size.sh --generate --layers 2 --peers "" --prompts 128,1024 --kiln-flags="$f"
 done
 KILN_LOG_DIR=$L/checks timeout 220 scripts/device_checks.sh kv-cache small-models
+# run 2 (compiler at dc7268c: run 1 + the decode programs' next_token read by greedy steps), on an
+#   NVIDIA H100 80GB HBM3 (the H200 was refused three times), one call:
+KILN_LOG_DIR=$L/checks timeout 200 scripts/device_checks.sh kv-cache small-models
+KILN_LOG_DIR=$L/full timeout 380 scripts/bench_real_size.sh --generate --peers ""
+# run 3, the next call on the same warm machine (the export and the artifact of run 2 reused:
+#   bench_generate.py's stamps), the kiln cases again and every peer:
+KILN_LOG_DIR=$L/peers timeout 560 scripts/bench_real_size.sh --generate --peers static_compile,forward_ro,eager
