@@ -44,6 +44,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/OperationSupport.h"
+#include "mlir/IR/Threading.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -476,17 +477,32 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
   std::vector<std::vector<ArtifactLaunch>> programLaunches;
   std::vector<std::vector<unsigned>> programLaunchFunctions;
   std::vector<ArtifactCollective> collectives;
+  // 2. Passes: program 0 first (it loads the dialects the pipeline needs), then the others in
+  // parallel on the context's thread pool (each program is its own module; diagnostics come out
+  // in program order). The first program that fails is reported.
+  clock.start("passes");
+  std::vector<std::unique_ptr<PassManager>> managers;
+  for (size_t p = 0; p < programs.size(); ++p) {
+    managers.push_back(std::make_unique<PassManager>(&context, ModuleOp::getOperationName()));
+    if (auto e = buildPipeline(options, targets, rank, *managers.back()))
+      return e;
+  }
+  std::vector<char> passed(programs.size(), 0);
+  if (!programs.empty())
+    passed[0] = succeeded(managers[0]->run(programs[0].module));
+  if (passed[0])
+    mlir::parallelFor(&context, 1, programs.size(), [&](size_t p) {
+      passed[p] = succeeded(managers[p]->run(programs[p].module));
+    });
+  for (size_t p = 0; p < programs.size(); ++p)
+    if (!passed[p])
+      return llvm::createStringError(
+          "the %s pass pipeline failed on '%s'%s",
+          options.passPipeline.empty() ? "kiln" : "--pass-pipeline", options.inputPath.c_str(),
+          programs[p].name.empty() ? "" : (" (program " + programs[p].name + ")").c_str());
+  managers.clear();
   for (const ProgramModule &program : programs) {
   ModuleOp module = program.module;
-  // 2. Passes.
-  clock.start("passes");
-  PassManager pm(&context, ModuleOp::getOperationName());
-  if (auto e = buildPipeline(options, targets, rank, pm))
-    return e;
-  if (failed(pm.run(module)))
-    return llvm::createStringError("the %s pass pipeline failed on '%s'",
-                                   options.passPipeline.empty() ? "kiln" : "--pass-pipeline",
-                                   options.inputPath.c_str());
   if (options.emit == EmitKind::Kernels) {
     clock.start("print mlir");
     if (options.tensorParallel > 1 && !options.tpLoopback)
@@ -1057,22 +1073,29 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
     if (!module)
       return llvm::createStringError("failed to import '%s'", options.inputPath.c_str());
   }
-  // Programs 1..n-1 of a --shape range, each imported at its own step shape.
-  std::vector<OwningOpRef<ModuleOp>> moreModules;
+  // Programs 1..n-1 of a --shape range, each imported at its own step shape, in parallel
+  // (the context's thread pool; diagnostics come out in program order).
+  std::vector<OwningOpRef<ModuleOp>> moreModules(stepPrograms.empty() ? 0
+                                                                      : stepPrograms.size() - 1);
+  std::vector<InputShapes> moreShapes;
   for (size_t p = 1; p < stepPrograms.size(); ++p) {
     auto programShapes = parseShapeSpec(stepPrograms[p].shapeSpec);
     if (!programShapes)
       return programShapes.takeError();
+    moreShapes.push_back(std::move(*programShapes));
+  }
+  mlir::parallelFor(&context, 0, moreModules.size(), [&](size_t p) {
     ImportOptions importOptions;
     importOptions.emptyPast = true;
-    moreModules.push_back(importOnnxModel(context, options.inputPath, *onnxModel,
-                                          *programShapes, importOptions));
-    if (!moreModules.back())
+    moreModules[p] = importOnnxModel(context, options.inputPath, *onnxModel, moreShapes[p],
+                                     importOptions);
+  });
+  for (size_t p = 0; p < moreModules.size(); ++p)
+    if (!moreModules[p])
       return llvm::createStringError("failed to import '%s' at --shape %s (program %s)",
                                      options.inputPath.c_str(),
-                                     stepPrograms[p].shapeSpec.c_str(),
-                                     stepPrograms[p].name.c_str());
-  }
+                                     stepPrograms[p + 1].shapeSpec.c_str(),
+                                     stepPrograms[p + 1].name.c_str());
   if (options.kvCache && !mlirInput) {
     // At one token every attention looks causal (and bidirectional): decide at two.
     auto ids = shapes->find("input_ids");
