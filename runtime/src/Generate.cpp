@@ -42,8 +42,10 @@ std::optional<size_t> pickDecodeStep(const std::vector<StepShape> &steps, int64_
   return best;
 }
 
-std::vector<PrefillChunk> planPrefill(const std::vector<StepShape> &steps, int64_t promptLength,
-                                      int64_t capacity) {
+namespace {
+/// planPrefill's plan from prompt token `first` on (the caller accounts for the chunks before).
+std::vector<PrefillChunk> planPrefillFrom(const std::vector<StepShape> &steps,
+                                          int64_t promptLength, int64_t capacity, int64_t first) {
   std::vector<PrefillChunk> plan;
   if (promptLength < 1 || promptLength > capacity)
     return plan;
@@ -55,7 +57,7 @@ std::vector<PrefillChunk> planPrefill(const std::vector<StepShape> &steps, int64
   std::stable_sort(prefill.begin(), prefill.end(),
                    [&](size_t a, size_t b) { return steps[a].tokens > steps[b].tokens; });
   std::optional<size_t> single = pickDecodeStep(steps, 1);
-  for (int64_t start = 0; start < promptLength;) {
+  for (int64_t start = first; start < promptLength;) {
     const int64_t rest = promptLength - start;
     auto fits = [&](size_t s) { return start + steps[s].tokens <= capacity; };
     std::optional<size_t> chosen;
@@ -88,6 +90,31 @@ std::vector<PrefillChunk> planPrefill(const std::vector<StepShape> &steps, int64
     start += n;
   }
   return plan;
+}
+} // namespace
+
+std::vector<PrefillChunk> planPrefill(const std::vector<StepShape> &steps, int64_t promptLength,
+                                      int64_t capacity) {
+  return planPrefillFrom(steps, promptLength, capacity, 0);
+}
+
+int64_t prefillTokensRun(const std::vector<StepShape> &steps, int64_t promptLength,
+                         int64_t capacity) {
+  if (promptLength < 1 || promptLength > capacity)
+    return 0;
+  int64_t largest = 0;
+  for (const StepShape &s : steps)
+    if (s.batch == 1 && s.tokens > 1)
+      largest = std::max(largest, s.tokens);
+  const int64_t leading = largest > 0 ? promptLength / largest * largest : 0;
+  const std::vector<PrefillChunk> rest =
+      planPrefillFrom(steps, promptLength, capacity, leading);
+  if (rest.empty() && leading < promptLength)
+    return 0;
+  int64_t run = leading;
+  for (const PrefillChunk &c : rest)
+    run += steps[c.step].tokens;
+  return run;
 }
 
 BlockAllocator::BlockAllocator(int64_t poolBlocks, int64_t blockSize, bool reserveSpare)
@@ -480,10 +507,7 @@ kiln_status_t kiln_generator_prefill_waste(kiln_artifact_t *artifact, size_t max
                        static_cast<long long>(g.maxSeqLen));
   double meanSum = 0, padded = 0, run = 0;
   for (int64_t p = 1; p <= longest; ++p) {
-    int64_t tokensRun = 0;
-    for (const kiln::generate::PrefillChunk &c :
-         kiln::generate::planPrefill(g.steps, p, g.maxSeqLen))
-      tokensRun += g.steps[c.step].tokens;
+    int64_t tokensRun = kiln::generate::prefillTokensRun(g.steps, p, g.maxSeqLen);
     if (tokensRun < p) // no plan: cannot happen with a decode program, which takes 1 token
       tokensRun = p;
     meanSum += double(tokensRun - p) / double(tokensRun);

@@ -50,6 +50,14 @@ struct PrefillChunk {
 std::vector<PrefillChunk> planPrefill(const std::vector<StepShape> &steps, int64_t promptLength,
                                       int64_t capacity);
 
+/// The tokens planPrefill's plan runs (its steps' sizes, padding included), 0 when there is no
+/// plan, in time independent of `promptLength`: every plan starts with floor(promptLength / L)
+/// chunks of the largest prefill step L (the rest fills each one, and a prompt that fits its
+/// sequence leaves room for it), so only the plan of the rest is built.
+/// kiln_generator_prefill_waste sums it over every prompt length up to the capacity.
+int64_t prefillTokensRun(const std::vector<StepShape> &steps, int64_t promptLength,
+                         int64_t capacity);
+
 /// The cache's blocks, handed out lowest id first. With `reserveSpare` the last block is kept
 /// as the spare that padding rows and unused block-table entries point at (spare() is its id);
 /// without, every block is handed out and spare() is -1.

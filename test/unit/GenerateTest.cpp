@@ -58,6 +58,24 @@ TEST(GeneratePlan, PrefillUsesLargeChunksThenPadsTheLastSmallOne) {
   EXPECT_TRUE(planPrefill(steps, 41, 40).empty());
 }
 
+// prefillTokensRun (what kiln_generator_prefill_waste sums over every prompt length, so that
+// --info stays fast for a --max-seq-len of millions) equals the plan's tokens for every prompt,
+// near the end of the cache too, and without prefill programs.
+TEST(GeneratePlan, TokensRunMatchesThePlanForEveryPrompt) {
+  auto steps = defaultSteps();
+  std::vector<StepShape> decodeOnly = {{0, 1, 1}, {1, 2, 1}};
+  std::vector<StepShape> oneChunk = {{0, 1, 1}, {1, 1, 48}};
+  for (const auto *set : {&steps, &decodeOnly, &oneChunk})
+    for (int64_t capacity : {int64_t(1), int64_t(40), int64_t(300), int64_t(2304)})
+      for (int64_t p = 0; p <= capacity + 1; ++p) {
+        int64_t planned = 0;
+        for (const PrefillChunk &c : planPrefill(*set, p, capacity))
+          planned += (*set)[c.step].tokens;
+        ASSERT_EQ(prefillTokensRun(*set, p, capacity), planned)
+            << "prompt " << p << ", capacity " << capacity << ", " << set->size() << " steps";
+      }
+}
+
 TEST(GeneratePlan, WithoutPrefillProgramsPromptsGoOneTokenPerStep) {
   std::vector<StepShape> decodeOnly = {{0, 1, 1}};
   EXPECT_EQ(describe(planPrefill(decodeOnly, 3, 64), decodeOnly), "1:0+1 1:1+1 1:2+1");
