@@ -17,3 +17,6 @@ KILN_LOG_DIR=$L/full timeout 380 scripts/bench_real_size.sh --generate --peers "
 # run 3, the next call on the same warm machine (the export and the artifact of run 2 reused:
 #   bench_generate.py's stamps), the kiln cases again and every peer:
 KILN_LOG_DIR=$L/peers timeout 560 scripts/bench_real_size.sh --generate --peers static_compile,forward_ro,eager
+# run 4 (compiler at the prefill-waste fix, after the parallel import and passes), on an H200:
+KILN_LOG_DIR=$L/checks timeout 100 scripts/device_checks.sh kv-cache
+KILN_LOG_DIR=$L/l2 timeout 110 scripts/bench_real_size.sh --generate --layers 2 --peers "" --prompts 128,1024
