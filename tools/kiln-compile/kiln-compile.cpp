@@ -187,7 +187,8 @@ static cl::opt<int64_t> maxSeqLen("max-seq-len",
                                   cl::desc("--kv-cache: most tokens one sequence may hold"),
                                   cl::value_desc("N"), cl::init(0), cl::cat(kilnCategory));
 static cl::opt<int64_t> kvBlockSize("kv-block-size",
-                                    cl::desc("--kv-cache: tokens per cache block (default 16)"),
+                                    cl::desc("--kv-cache: tokens per cache block (default 16, or --max-seq-len when that is "
+             "smaller)"),
                                     cl::value_desc("N"), cl::init(16), cl::cat(kilnCategory));
 static cl::opt<int64_t> kvBlocks(
     "kv-blocks",
@@ -323,6 +324,13 @@ int main(int argc, char **argv) {
                         "generated, that one sequence may hold");
     if (kvBlockSize <= 0 || kvBlocks < 0)
       return usageError("--kv-block-size must be positive and --kv-blocks not negative");
+    if (kvBlockSize > maxSeqLen && kvBlockSize.getNumOccurrences())
+      return usageError("--kv-block-size " + std::to_string(kvBlockSize) +
+                        " is larger than --max-seq-len " + std::to_string(maxSeqLen) +
+                        ": a block holds at most one sequence's tokens");
+    // A short sequence is one block (a contiguous cache) when the block size is the default.
+    if (kvBlockSize > maxSeqLen)
+      kvBlockSize = maxSeqLen;
   } else if (!kvCache && (maxSeqLen.getNumOccurrences() || kvBlockSize.getNumOccurrences() ||
                           kvBlocks.getNumOccurrences())) {
     return usageError("--max-seq-len, --kv-block-size and --kv-blocks apply to --kv-cache");
