@@ -1154,6 +1154,24 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
   // Every program's pools have the same shape: blocks for the largest batch (and one spare
   // block, where the runtime points the rows that pad a batch bucket).
   CompileOptions programOptions = options;
+  // A --kv-blocks given with a range must hold one step of every program: name the largest
+  // need (each program's pipeline would otherwise report its own, the first failing one).
+  if (stepPrograms.size() > 1 && options.kvBlocks > 0 && options.kvBlockSize > 0) {
+    const StepProgram *largest = nullptr;
+    int64_t need = 0;
+    for (const StepProgram &p : stepPrograms) {
+      int64_t blocks = p.batch * llvm::divideCeil(p.tokens, options.kvBlockSize);
+      if (blocks > need)
+        need = blocks, largest = &p;
+    }
+    if (largest && options.kvBlocks < need)
+      return llvm::createStringError(
+          "--kv-blocks %lld cannot hold one step of program %s (%lld sequences of %lld tokens "
+          "in blocks of %lld need %lld blocks); give --kv-blocks %lld or more",
+          (long long)options.kvBlocks, largest->name.c_str(), (long long)largest->batch,
+          (long long)largest->tokens, (long long)options.kvBlockSize, (long long)need,
+          (long long)need);
+  }
   if (!stepPrograms.empty() && options.kvBlocks == 0 && options.maxSeqLen > 0 &&
       options.kvBlockSize > 0) {
     int64_t maxBatch = 0;
