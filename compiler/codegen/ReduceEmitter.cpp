@@ -236,7 +236,14 @@ FailureOr<GeneratedKernel> emitArgReduce(KernelOp kernel, Operation *anchor) {
   auto [outer, length, inner] = axisLines(type, arg.getAxis());
   GeneratedKernel out;
   constexpr unsigned kThreads = 128;
-  auto sig = buildSignature(kernel, {0}, out.args, kThreads);
+  // Long contiguous rows (a decode step's greedy token over a vocabulary): a block per row
+  // (kiln::argReduceRow, norm.cuh), with the same result as the scan below; about 32 elements
+  // per thread (8 loads in flight each), 128 to 1024 threads.
+  constexpr int64_t kBlockRowLength = 256;
+  const bool blockPerRow = inner == 1 && length >= kBlockRowLength;
+  const unsigned rowThreads = unsigned(std::clamp<uint64_t>(
+      llvm::PowerOf2Ceil(uint64_t(std::max<int64_t>(length, 1)) / 32), kThreads, 1024));
+  auto sig = buildSignature(kernel, {0}, out.args, blockPerRow ? rowThreads : kThreads);
   if (failed(sig))
     return failure();
   bool isMax = arg.getKind() == ReduceKind::Max;
@@ -247,10 +254,7 @@ FailureOr<GeneratedKernel> emitArgReduce(KernelOp kernel, Operation *anchor) {
                       (arg.getSelectLastIndex() ? "= " : " ") + "best";
   if (isFloat) // a NaN wins once and then stays
     beats = "(best == best) && (v != v || " + beats + ")";
-  // Long contiguous rows (a decode step's greedy token over a vocabulary): a block per row
-  // (kiln::argReduceRow, norm.cuh), with the same result as the scan below.
-  constexpr int64_t kBlockRowLength = 256;
-  if (inner == 1 && length >= kBlockRowLength) {
+  if (blockPerRow) {
     if (outer > INT32_MAX)
       return kernel.emitError() << "unsupported: arg_reduce over " << outer
                                 << " rows exceeds the CUDA grid's x limit";
@@ -264,7 +268,7 @@ FailureOr<GeneratedKernel> emitArgReduce(KernelOp kernel, Operation *anchor) {
                       arg.getSelectLastIndex() ? "true" : "false", isFloat ? "true" : "false",
                       rowLoad)
             .str();
-    out.block = {kThreads, 1, 1};
+    out.block = {rowThreads, 1, 1};
     out.grid = {unsigned(std::max<int64_t>(1, outer)), 1, 1};
     return out;
   }

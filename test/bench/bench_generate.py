@@ -243,8 +243,8 @@ def main(argv):
     p.add_argument("--layers", type=int, help="override num_hidden_layers (a development run: the "
                    "per-layer kernels at real width, exported and compiled in seconds)")
     p.add_argument("--profile", type=int, default=0, metavar="N",
-                   help="also kiln-run --profile N of every decode program (random lengths and "
-                        "block tables inside their ranges); the table goes to the log")
+                   help="also kiln-run --profile N of every program, decode and prefill (random "
+                        "lengths and block tables inside their ranges); the table goes to the log")
     args = p.parse_args(argv)
     if args.layers:
         CONFIG["num_hidden_layers"] = args.layers
@@ -290,8 +290,6 @@ def main(argv):
 
     if args.profile and artifact:
         for name in compiled.get("programs", []):
-            if not name.startswith("decode_"):
-                continue
             cmd = [args.kiln_run, artifact, "--program", name, "--inputs-generate", "random:1",
                    "--profile", str(args.profile)]
             rc, text, _ = brs.run_logged(cmd, log.tool_log("profile-" + name), RUN_TIMEOUT_S)

@@ -9,6 +9,9 @@
 // CHECK-DAG: kiln::argReduceRow<float, true, true, true>(
 // CHECK-DAG: kiln::argReduceRow<float, false, false, true>(
 // CHECK-DAG: kiln::argReduceRow<long long, true, false, false>([&](long long k) { return (long long)in0[base + k]; }, 300LL,
+// A 32000-element row (a vocabulary) gets 1024 threads; 300 elements keep 128.
+// CHECK-DAG: __launch_bounds__(1024{{.*}}
+// CHECK-DAG: kiln::argReduceRow<float, true, false, true>([&](long long k) { return kiln::ld(in0[base + k]); }, 32000LL, out0 + blockIdx.x);
 // The short rows of arg_reduce.onnx (5 elements) keep the one-thread-per-row scan.
 // RUN: rm -rf %t.s && kiln-compile %S/../onnx/Inputs/arg_reduce.onnx -o %t.s.kiln --dump-cuda %t.s --quiet
 // RUN: cat %t.s/module*.cu | FileCheck %s --check-prefix=SHORT

@@ -57,7 +57,7 @@ MODELS = {
     "../../onnx/Inputs/activations": {"x": (3, 4, 5)},
     "../../onnx/Inputs/arg_reduce": {"x": (3, 4, 5)},  # ArgMax, ArgMin, ReduceMin
     # ArgMax / ArgMin over rows of 300 with ties (a block per row): first, last, int64.
-    "../../onnx/Inputs/arg_reduce_rows": {"x": (4, 300)},
+    "../../onnx/Inputs/arg_reduce_rows": {"x": (4, 300), "y": (2, 32000)},
     "../../onnx/Inputs/mod": {"x": (3, 5)},  # Mod: integer fmod 0 and 1, float fmod 1
     # onnxruntime contrib ops: com.microsoft SkipLayerNormalization (every optional input and
     # output; a broadcast [S, H] skip; default epsilon 1e-12), SkipSimplifiedLayerNormalization

@@ -524,7 +524,8 @@ def arg_reduce():
 
 def arg_reduce_rows():
     """ArgMax/ArgMin over long rows (300 >= 256: one block per row, kiln::argReduceRow) with
-    many ties (2x truncated to integers): the first index, the last with select_last_index, and on int64."""
+    many ties (2x truncated to integers): the first index, the last with select_last_index, and on int64;
+    and an ArgMax over rows of 32000 (a vocabulary: 1024 threads per row)."""
     F, I = TensorProto.FLOAT, TensorProto.INT64
     save("arg_reduce_rows", model([
         node("Mul", ["x", "two"], ["x2"]),
@@ -534,8 +535,14 @@ def arg_reduce_rows():
         node("ArgMax", ["r"], ["amax_last"], axis=-1, keepdims=1, select_last_index=1),
         node("ArgMin", ["r"], ["amin"], axis=1, keepdims=0),
         node("ArgMax", ["ri"], ["amax_int"], axis=1, keepdims=0),
-    ], [vi("x", F, [4, 300])], [vi("amax", I, None), vi("amax_last", I, None), vi("amin", I, None),
-                                vi("amax_int", I, None)], [const("two", np.array(2, np.float32))]))
+        # A vocabulary-sized row (1024 threads per block, 8 loads in flight each).
+        node("Mul", ["y", "two"], ["y2"]),
+        node("Cast", ["y2"], ["yi"], to=I),
+        node("Cast", ["yi"], ["yr"], to=F),
+        node("ArgMax", ["yr"], ["amax_vocab"], axis=1, keepdims=0),
+    ], [vi("x", F, [4, 300]), vi("y", F, [2, 32000])],
+        [vi("amax", I, None), vi("amax_last", I, None), vi("amin", I, None), vi("amax_int", I, None),
+         vi("amax_vocab", I, None)], [const("two", np.array(2, np.float32))]))
 
 
 def mod():

@@ -380,11 +380,25 @@ __device__ __forceinline__ void argReduceRow(const Load &load, long long n, long
   using argreduce::beats;
   ACC best = ACC(0);
   long long bi = -1;
-  for (long long k = threadIdx.x; k < n; k += blockDim.x) {
-    const ACC v = load(k);
-    if (beats<ACC, MAX, SELECT_LAST, FLOAT>(v, k, best, bi)) {
-      best = v;
-      bi = k;
+  // kUnroll loads in flight per thread before the first compare (one load at a time left the
+  // scan latency-bound: 60 us for a 32000-way row on the H200 with 128 threads). Each thread
+  // still visits its elements in increasing k, so ties resolve as in the sequential scan.
+  constexpr int kUnroll = 8;
+  const long long stride = blockDim.x;
+  for (long long k0 = threadIdx.x; k0 < n; k0 += kUnroll * stride) {
+    ACC v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const long long k = k0 + u * stride;
+      v[u] = k < n ? load(k) : ACC(0);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const long long k = k0 + u * stride;
+      if (k < n && beats<ACC, MAX, SELECT_LAST, FLOAT>(v[u], k, best, bi)) {
+        best = v[u];
+        bi = k;
+      }
     }
   }
 #pragma unroll
