@@ -827,10 +827,15 @@ std::vector<StepProgram> kiln::planStepPrograms(const StepShapeRanges &ranges) {
     b = std::min(ranges.maxBatch, int64_t(llvm::PowerOf2Ceil(uint64_t(b) + 1)));
   }
   if (ranges.maxTokens > 1) {
-    int64_t chunk = std::min(ranges.maxTokens, kPrefillChunk);
-    add(1, chunk, "prefill_b1_s" + std::to_string(chunk));
-    if (chunk > kSmallPrefillChunk)
-      add(1, kSmallPrefillChunk, "prefill_b1_s" + std::to_string(kSmallPrefillChunk));
+    // min(maxTokens, size) for each chunk size, largest first, without repeats.
+    std::vector<int64_t> chunks;
+    for (int64_t size : {kLargePrefillChunk, kPrefillChunk, kSmallPrefillChunk}) {
+      const int64_t chunk = std::min(ranges.maxTokens, size);
+      if (chunks.empty() || chunks.back() != chunk)
+        chunks.push_back(chunk);
+    }
+    for (int64_t chunk : chunks)
+      add(1, chunk, "prefill_b1_s" + std::to_string(chunk));
   }
   return programs;
 }

@@ -61,20 +61,30 @@ std::vector<PrefillChunk> planPrefillFrom(const std::vector<StepShape> &steps,
     const int64_t rest = promptLength - start;
     auto fits = [&](size_t s) { return start + steps[s].tokens <= capacity; };
     std::optional<size_t> chosen;
-    // 1. The largest step the rest fills completely.
-    for (size_t s : prefill)
-      if (steps[s].tokens <= rest && fits(s)) {
-        chosen = s;
+    // 1. The smallest step that holds the rest with at most 1/8 of it padding: one chunk
+    //    instead of many smaller ones (a 2047-token prompt runs one chunk of 2048, not 7 of 256
+    //    and 8 of 32), and the padding waste stays within 12.5%.
+    for (auto it = prefill.rbegin(); it != prefill.rend(); ++it)
+      if (steps[*it].tokens >= rest && (steps[*it].tokens - rest) * 8 <= steps[*it].tokens &&
+          fits(*it)) {
+        chosen = *it;
         break;
       }
-    // 2. The smallest step that holds the rest (padded).
+    // 2. The largest step the rest fills completely.
+    if (!chosen)
+      for (size_t s : prefill)
+        if (steps[s].tokens <= rest && fits(s)) {
+          chosen = s;
+          break;
+        }
+    // 3. The smallest step that holds the rest (padded).
     if (!chosen)
       for (auto it = prefill.rbegin(); it != prefill.rend(); ++it)
         if (steps[*it].tokens >= rest && fits(*it)) {
           chosen = *it;
           break;
         }
-    // 3. The largest step that fits the cache, partly filled; 4. one token per step.
+    // 4. The largest step that fits the cache, partly filled; 5. one token per step.
     if (!chosen)
       for (size_t s : prefill)
         if (fits(s)) {

@@ -40,9 +40,10 @@ struct PrefillChunk {
   int64_t tokens = 0;
 };
 
-/// Cuts a prompt of `promptLength` tokens into steps run one after another on one sequence:
-/// while the rest of the prompt fills the largest step of batch 1 (tokens > 1), that step;
-/// then the smallest step of batch 1 that holds the rest, padded (padding writes the slots after
+/// Cuts a prompt of `promptLength` tokens into steps run one after another on one sequence, each
+/// time (among steps of batch 1 with tokens > 1): the smallest step that holds the rest with at
+/// most 1/8 of its tokens padding; else the largest step the rest fills; else the smallest step
+/// that holds the rest, padded (padding writes the slots after
 /// the real tokens, which the next steps overwrite); a chunk is only used when its padded end
 /// stays within `capacity` tokens (the sequence's cache), else smaller steps, down to one token
 /// per step through the decode step of batch 1 (or, without one, the smallest decode step, with

@@ -6,7 +6,7 @@
 // Correctness (every run): f16, bf16 and fp32 at head dims 64, 128 (every combination below) and
 // 96 / 80 / 256 (fewer); Hq / Hkv = 4/4, 8/2, 32/8 (and MQA 8/1, GPT-2's 12/12); block sizes 16,
 // 64, 256, a contiguous cache (one block per sequence, blockSize = capacity, not a power of two),
-// and 1, 7, 100; q_len 1 and 5 (and 3, 16); one batch of sequences with cached lengths 0, 1, 17,
+// and 1, 7, 100; q_len 1 and 5 (and 3, 16, 100, 256); one batch of sequences with cached lengths 0, 1, 17,
 // 255, 1000 and 4096 per launch; the split slots as recommendedMaxSplits gives them for the
 // device's SM count, and 1, 3 and 7. Each case:
 //  1. fills both pools with a NaN sentinel, writes the cached tokens through a block table of
@@ -424,6 +424,15 @@ std::vector<Case> edgeCases() {
   for (int b = 0; b < 16; ++b)
     many[b] = (b * 977) % 3001;
   cases.push_back(Case{32, 8, 16, 1, many});
+  // Prefill chunks (q_len in the hundreds): 64-row blocks inside one head skip the tiles past
+  // their last token (block-level causal limit); q_len 100 has a block that crosses heads.
+  cases.push_back(Case{8, 2, 16, 256, {0, 37, 900}});
+  c = Case{8, 2, 16, 256, {0, 700}};
+  c.maxSplits = 7; // splits past a row block's last visible key leave empty partials
+  cases.push_back(c);
+  c = Case{4, 4, 16, 100, {0, 5, 300}};
+  c.maxSplits = 3, c.bshd = false;
+  cases.push_back(c);
   return cases;
 }
 

@@ -18,9 +18,9 @@ using namespace kiln::generate;
 
 namespace {
 /// The programs kiln-compile makes for --shape input_ids=1..8x1..2048: decode_b1, _b2, _b4, _b8,
-/// prefill_b1_s256, prefill_b1_s32.
+/// prefill_b1_s2048, prefill_b1_s256, prefill_b1_s32.
 std::vector<StepShape> defaultSteps() {
-  return {{0, 1, 1}, {1, 2, 1}, {2, 4, 1}, {3, 8, 1}, {4, 1, 256}, {5, 1, 32}};
+  return {{0, 1, 1}, {1, 2, 1}, {2, 4, 1}, {3, 8, 1}, {4, 1, 2048}, {5, 1, 256}, {6, 1, 32}};
 }
 
 std::string describe(const std::vector<PrefillChunk> &plan,
@@ -50,6 +50,16 @@ TEST(GeneratePlan, PrefillUsesLargeChunksThenPadsTheLastSmallOne) {
   EXPECT_EQ(describe(planPrefill(steps, 100, 2048), steps), "32:0+32 32:32+32 32:64+32 32:96+4");
   EXPECT_EQ(describe(planPrefill(steps, 300, 2048), steps), "256:0+256 32:256+32 32:288+12");
   EXPECT_EQ(describe(planPrefill(steps, 512, 2048), steps), "256:0+256 256:256+256");
+  // A larger step padded by at most 1/8 of it runs instead of many smaller ones.
+  EXPECT_EQ(describe(planPrefill(steps, 250, 2048), steps), "256:0+250");
+  EXPECT_EQ(describe(planPrefill(steps, 2047, 2304), steps), "2048:0+2047");
+  EXPECT_EQ(describe(planPrefill(steps, 1792, 2304), steps), "2048:0+1792");
+  EXPECT_EQ(describe(planPrefill(steps, 1700, 2304), steps),
+            "256:0+256 256:256+256 256:512+256 256:768+256 256:1024+256 256:1280+256 "
+            "32:1536+32 32:1568+32 32:1600+32 32:1632+32 32:1664+32 32:1696+4");
+  EXPECT_EQ(describe(planPrefill(steps, 4000, 4096), steps), "2048:0+2048 2048:2048+1952");
+  // ... but not past the end of the cache.
+  EXPECT_EQ(describe(planPrefill(steps, 2047, 2047), steps).substr(0, 10), "256:0+256 ");
   // Near the end of the cache a padded chunk must not reach past it: smaller steps, then one
   // token per step.
   EXPECT_EQ(describe(planPrefill(steps, 40, 40), steps), "32:0+32 1:32+1 1:33+1 1:34+1 1:35+1 "

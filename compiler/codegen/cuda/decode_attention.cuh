@@ -695,9 +695,16 @@ __device__ __forceinline__ void decodeAttentionPartial(const QSrc &q,
   const decode::Partition part = decode::partition(keys, shape.maxSplits, E);
   if (split >= part.splits)
     return;
-  const int k0 = split * part.chunk, k1 = min(k0 + part.chunk, keys);
-  const int nTiles = (k1 - k0 + BN - 1) / BN;
   const int row0 = rb * decode::rowsPerBlock(E), rows = min(R - row0, decode::rowsPerBlock(E));
+  // Causal at block level (a prefill chunk, qLen in the hundreds: row r is token r % qLen of
+  // head r / qLen): the block's rows see keys below seqLen + (their largest token) + 1 only, so
+  // the tiles past that are not loaded (half the work of a chunk that starts an empty cache).
+  // Rows that cross into the next head hold token qLen - 1.
+  const int firstToken = row0 % qLen;
+  const int lastToken = firstToken + rows - 1 < qLen ? firstToken + rows - 1 : qLen - 1;
+  const int blockKeys = min(keys, seqLen + lastToken + 1);
+  const int k0 = split * part.chunk, k1 = min(min(k0 + part.chunk, keys), blockKeys);
+  const int nTiles = k1 > k0 ? (k1 - k0 + BN - 1) / BN : 0;
   const int qRows = decode::qTileRows(E, R);
 
   char *sQ = smem;
