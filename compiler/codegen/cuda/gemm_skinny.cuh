@@ -12,9 +12,11 @@
 //  - blockIdx.x / SPLITK picks 64 columns n0..n0+63; the SPLITK blocks of one thread-block cluster
 //    (__cluster_dims__(SPLITK, 1, 1), set by the code generator) share them and split K;
 //  - thread t owns columns n0 + 4 (t % 16) .. +3 and every 16th K row from t / 16: a warp reads
-//    two whole 128-byte lines of B per 8-byte load, and each thread keeps kUnroll loads in flight;
-//  - A is staged in shared memory as fp32, kChunk K rows at a time, transposed ([k][r]) so one
-//    thread reads the R values of its row k in a row;
+//    two whole 128-byte lines of B per 8-byte load; each thread issues its loads in batches of
+//    skinny::kUnroll and keeps two batches in flight (a software pipeline in registers);
+//  - A is staged in shared memory as fp32, smem_bytes::skinnyChunk(R) K rows at a time (the
+//    first batch of B already in flight), transposed ([k][r]) so one thread reads the R values
+//    of its row k in a row;
 //  - the 16 row groups' partial sums are reduced by a warp shuffle and through shared memory into
 //    one R x 64 partial per block; with SPLITK > 1 the cluster's blocks then sum each other's
 //    partials over distributed shared memory (ld.shared::cluster) in rank order (the result does
@@ -36,7 +38,9 @@ constexpr int kThreads = 256;
 constexpr int kCols = 64;
 /// K rows one pass of the block reads (256 threads / 16 per row).
 constexpr int kRowGroups = 16;
-/// B loads each thread keeps in flight.
+/// B loads (8 bytes each) a thread issues as one batch; two batches are in flight while one is
+/// used (64 KiB per SM at two blocks; 16 per batch gave 1 row about 94 registers, 2 blocks per
+/// SM, against 61 and 4 at 8).
 constexpr int kUnroll = 8;
 
 /// 8 bytes of B (4 columns), read once: no L1 allocation.
@@ -136,7 +140,8 @@ __device__ __forceinline__ void gemmSkinny(int N, int K, const LoadA &loadA,
   static_assert(R >= 1 && R <= 16, "gemmSkinny: 1..16 rows");
   static_assert(SPLITK >= 1 && SPLITK <= 8, "gemmSkinny: SPLITK in 1..8 (a portable cluster)");
   using namespace skinny;
-  constexpr int kChunk = int(smem_bytes::kSkinnyChunk);
+  constexpr int kChunk = int(smem_bytes::skinnyChunk(R));
+  constexpr int U = kUnroll, kStep = kRowGroups * U;
   const int tid = threadIdx.x;
   int split = 0;
   if constexpr (SPLITK > 1)
@@ -156,22 +161,32 @@ __device__ __forceinline__ void gemmSkinny(int N, int K, const LoadA &loadA,
     for (int c = 0; c < 4; ++c)
       acc[r][c] = 0.f;
   T tag{};
+  // The batch of rows j0, j0 + 16, ... (U of them) of this thread's 4 columns; rows at or past
+  // `rows` load nothing.
+  auto loadBatch = [&](uint2 (&v)[U], const T *bRow, int j0, int rows) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int kk = j0 + kRowGroups * u;
+      v[u] = colIn && kk < rows ? ldStream8(bRow + (long long)kk * ldb) : make_uint2(0u, 0u);
+    }
+  };
   for (int c0 = kBegin; c0 < kEnd; c0 += kChunk) {
     const int rows = min(kChunk, kEnd - c0);
+    const T *bRow = B + (long long)c0 * ldb + n;
+    // The first batch of B is issued before A is staged: B does not depend on A, and the
+    // staging's round trip to L2 then overlaps the first loads from memory.
+    uint2 v[U];
+    loadBatch(v, bRow, rg, rows);
     __syncthreads(); // the previous chunk is consumed
     for (int i = tid; i < rows * R; i += kThreads)
       As[i] = loadA(i % R, c0 + i / R);
     __syncthreads();
-    const T *bRow = B + (long long)c0 * ldb + n;
-    for (int j0 = rg; j0 < rows; j0 += kRowGroups * kUnroll) {
-      uint2 v[kUnroll];
+    for (int j0 = rg; j0 < rows; j0 += kStep) {
+      // Software pipeline: the next batch is in flight while this one is used.
+      uint2 w[U];
+      loadBatch(w, bRow, j0 + kStep, rows);
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        const int kk = j0 + kRowGroups * u;
-        v[u] = colIn && kk < rows ? ldStream8(bRow + (long long)kk * ldb) : make_uint2(0u, 0u);
-      }
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
+      for (int u = 0; u < U; ++u) {
         const int kk = j0 + kRowGroups * u;
         if (kk >= rows)
           break;
@@ -186,6 +201,9 @@ __device__ __forceinline__ void gemmSkinny(int N, int K, const LoadA &loadA,
             acc[r][c] = fmaf(ar, b[c], acc[r][c]);
         }
       }
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        v[u] = w[u];
     }
   }
 

@@ -61,12 +61,17 @@ KILN_SMEM_HD constexpr long long gemmSm90(long long bm, long long bn, long long 
          (rowStats ? 32 + 2 * bm * 8 : 0);
 }
 
-/// kiln::gemmSkinny (gemm_skinny.cuh): K rows of A staged per pass, as fp32.
-constexpr long long kSkinnyChunk = 512;
-/// kiln::gemmSkinny with `rows` rows: the A chunk (kSkinnyChunk x rows floats), reused for the
-/// 8 warps' partial sums (8 x rows x 64 floats), then the block's rows x 64 partial.
+/// kiln::gemmSkinny (gemm_skinny.cuh) with `rows` rows: K rows of A staged per pass, as fp32.
+/// Few rows take long chunks (the whole K slice of a decode GEMM in one pass: each pass ends the
+/// stream of B loads at a barrier), at most 16 KiB for 1..4 rows and 32 KiB above; never below
+/// the 8 x 64 floats per row of the warps' partial sums, which reuse the chunk's space.
+KILN_SMEM_HD constexpr long long skinnyChunk(long long rows) {
+  return rows <= 2 ? 2048 : rows <= 4 ? 1024 : 512;
+}
+/// kiln::gemmSkinny with `rows` rows: the A chunk (skinnyChunk(rows) x rows floats), reused for
+/// the 8 warps' partial sums (8 x rows x 64 floats), then the block's rows x 64 partial.
 KILN_SMEM_HD constexpr long long gemmSkinny(long long rows) {
-  return ((kSkinnyChunk > 8 * 64 ? kSkinnyChunk : 8 * 64) + 64) * rows * 4;
+  return ((skinnyChunk(rows) > 8 * 64 ? skinnyChunk(rows) : 8 * 64) + 64) * rows * 4;
 }
 
 } // namespace smem_bytes
