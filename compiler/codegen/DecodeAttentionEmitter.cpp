@@ -9,7 +9,9 @@
 //    slot per (sequence, KV group): the block writes the normalized rows
 //    itself, so no workspace and no reduce launch are needed. Split-KV (more
 //    slots, the reduce kernel) needs two launches per kernel and a workspace,
-//    which the launch list does not have yet (docs/generation.md).
+//    which the launch list does not have yet (docs/generation.md). A prefill
+//    chunk with a `#kiln.attention_tile` (kiln-select-tiles) instead ->
+//    kiln::prefillAttentionPaged, the tensor-core attention over the cache.
 // The cache layout is read from the types: pools [NB, Hkv, BS, D], block
 // table [B, MB].
 //
@@ -19,6 +21,8 @@
 #include "compiler/codegen/KernelEmitter.h"
 #include "compiler/codegen/StridedView.h"
 #include "compiler/codegen/cuda/decode_attention.cuh"
+#include "compiler/codegen/cuda/smem_sizes.h"
+#include "dialects/kiln/KernelPlan.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -179,26 +183,54 @@ FailureOr<GeneratedKernel> emitPagedAttention(KernelOp kernel, Operation *anchor
     osh = Dv, oss = Hq * Dv;
   else
     osh = S * Dv, oss = Dv;
-  auto sig = buildSignature(kernel, passed, out.args, decode::kThreads);
+  // A prefill chunk that kiln-select-tiles gave an attention tile takes the tensor-core kernel.
+  auto tile = kernel->getAttrOfType<AttentionTileAttr>(kAttentionTileAttrName);
+  auto sig = buildSignature(kernel, passed, out.args,
+                            tile ? unsigned(32 * tile.getWarps()) : unsigned(decode::kThreads));
   if (failed(sig))
     return failure();
   // The pools are read-only here; PagedKvCache holds them as T * for kvCacheAppend.
   std::string k = llvm::formatv("const_cast<{0} *>(in{1})", type, *kc).str();
   std::string v = llvm::formatv("const_cast<{0} *>(in{1})", type, *vc).str();
   const int elemBytes = int(getElementByteSize(et));
-  out.source =
-      llvm::formatv("// paged attention [{0}x{1}x{2}x{3}] (kv heads {4}), blocks of {5} tokens, "
-                    "{6} per sequence, one split per KV group\n",
-                    B, Hq, S, D, Hkv, pool.getDimSize(2), tableType.getDimSize(1))
-          .str() +
-      *sig + " {\n  extern __shared__ __align__(128) char kiln_smem[];\n  const auto q = " + *q +
-      ";\n" + cacheInit(type, k, v, *table, *lens, pool, tableType) +
+  const std::string common =
+      " {\n  extern __shared__ __align__(128) char kiln_smem[];\n  const auto q = " + *q + ";\n" +
+      cacheInit(type, k, v, *table, *lens, pool, tableType) +
       llvm::formatv("  const kiln::AttnOut<{0}> o{{out0, {1}LL, {2}LL, {3}LL};\n", type, osb, osh,
                     oss)
           .str() +
       llvm::formatv("  const kiln::DecodeShape shape{{{0}, {1}, {2}, {3}, 1, {4}};\n", B, Hq, Hkv,
                     S, cudaLiteral(Float32Type::get(kernel.getContext()), scale, 0))
+          .str();
+  if (tile) {
+    if (elemBytes != 2)
+      return kernel.emitError() << "kernel @" << kernel.getSymName()
+                                << ": an attention tile on a paged attention of " << et
+                                << " (the tensor-core path takes f16 and bf16)";
+    const int64_t warps = tile.getWarps(), mf = tile.getRowFragments(), bn = tile.getKeyTile(),
+                  bm = tile.getQueryTile();
+    out.source =
+        llvm::formatv("// paged attention [{0}x{1}x{2}x{3}] (kv heads {4}), blocks of {5} tokens, "
+                      "{6} per sequence: a prefill chunk, tensor cores (mma.sync), {7} keys x {8} "
+                      "queries per tile\n",
+                      B, Hq, S, D, Hkv, pool.getDimSize(2), tableType.getDimSize(1), bn, bm)
+            .str() +
+        *sig + common +
+        llvm::formatv("  kiln::prefillAttentionPaged<{0}, {1}, {2}, {3}, {4}>(q, cache, o, shape, "
+                      "kiln_smem);\n}\n",
+                      type, D, bn, warps, mf)
+            .str();
+    out.grid = {unsigned((S + bm - 1) / bm), unsigned(Hq), unsigned(B)};
+    out.block = {unsigned(32 * warps), 1, 1};
+    out.sharedMemBytes = unsigned(smem_bytes::attentionTc(D, bm, bn));
+    return out;
+  }
+  out.source =
+      llvm::formatv("// paged attention [{0}x{1}x{2}x{3}] (kv heads {4}), blocks of {5} tokens, "
+                    "{6} per sequence, one split per KV group\n",
+                    B, Hq, S, D, Hkv, pool.getDimSize(2), tableType.getDimSize(1))
           .str() +
+      *sig + common +
       llvm::formatv("  kiln::decodeAttentionPartial<{0}, {1}>(q, cache, o, nullptr, shape, "
                     "kiln_smem);\n}\n",
                     type, D)

@@ -41,7 +41,8 @@ inline constexpr llvm::StringLiteral kSm90GemmTileAttrName = "kiln.sm90_gemm_til
 /// (a decode step): kiln::gemmSkinny (cuda/gemm_skinny.cuh) when the weight is a row-major
 /// parameter shared by the batch; the kernel also carries its Hopper and mma.sync tiles.
 inline constexpr llvm::StringLiteral kSkinnyGemmTileAttrName = "kiln.skinny_gemm_tile";
-/// `#kiln.attention_tile` on a kernel anchored on `kiln.attention` (tensor cores).
+/// `#kiln.attention_tile` on a kernel anchored on `kiln.attention` (tensor cores), or on a
+/// prefill chunk's `kiln.paged_attention` (kPrefillAttentionMinQueries).
 inline constexpr llvm::StringLiteral kAttentionTileAttrName = "kiln.attention_tile";
 /// A string on a kernel saying why kiln-select-tiles chose its tile (prose for people).
 inline constexpr llvm::StringLiteral kTileReasonAttrName = "kiln.tile_reason";
@@ -49,6 +50,10 @@ inline constexpr llvm::StringLiteral kTileReasonAttrName = "kiln.tile_reason";
 /// Largest head dim (D and Dv) the attention kernels of cuda/attention.cuh
 /// take; kiln-raise-attention leaves larger ones unfused.
 inline constexpr int64_t kMaxAttentionHeadDim = 256;
+/// The fewest new tokens per sequence for which a paged attention (a prefill chunk) takes the
+/// tensor-core attention kernel (kiln-select-tiles sets kAttentionTileAttrName on it); decode
+/// steps and shorter chunks keep the decode kernel.
+inline constexpr int64_t kPrefillAttentionMinQueries = 32;
 
 /// The precision recorded on `op`'s function (or `op` itself, when it is the
 /// function); fp32 when there is none (before kiln-assign-precision).

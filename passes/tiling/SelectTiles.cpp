@@ -511,6 +511,30 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
     kernel->setAttr(kTileReasonAttrName, StringAttr::get(&getContext(), reason));
   }
 
+  /// A prefill chunk's paged attention (kPrefillAttentionMinQueries new tokens or more per
+  /// sequence, 16-bit, D a multiple of 16): the tensor-core attention kernel over the paged
+  /// cache (kiln::prefillAttentionPaged) with the tile selectAttentionTile gives; without a tile
+  /// codegen keeps the decode kernel (one KV group's rows per block, 16 keys per softmax step).
+  void selectForPagedAttention(KernelOp kernel, PagedAttentionOp attention, TargetAttr target) {
+    kernel->removeAttr(kAttentionTileAttrName);
+    kernel->removeAttr(kTileReasonAttrName);
+    auto q = cast<RankedTensorType>(attention.getQuery().getType());
+    Type et = q.getElementType();
+    const int64_t d = q.getDimSize(3), queries = q.getDimSize(2);
+    if (!(et.isF16() || et.isBF16()) || target.getTensorCores() == TensorCores::None ||
+        d % 16 || d > kMaxAttentionHeadDim || queries < kPrefillAttentionMinQueries)
+      return;
+    std::string reason;
+    AttentionTileAttr tile =
+        selectAttentionTile(q.getDimSize(0), q.getDimSize(1), queries, d, target, reason);
+    kernel->setAttr(kAttentionTileAttrName, tile);
+    kernel->setAttr(kTileReasonAttrName,
+                    StringAttr::get(&getContext(),
+                                    "prefill chunk of " + std::to_string(queries) +
+                                        " tokens: tensor-core attention over the paged cache, " +
+                                        reason));
+  }
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     TargetAttr target = getTargetOrDefault(func);
@@ -539,6 +563,8 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
             return WalkResult::interrupt();
         if (auto attention = dyn_cast<AttentionOp>(op))
           selectForAttention(kernel, attention, target);
+        if (auto paged = dyn_cast<PagedAttentionOp>(op))
+          selectForPagedAttention(kernel, paged, target);
       }
       return WalkResult::advance();
     });

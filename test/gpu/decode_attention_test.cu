@@ -6,7 +6,8 @@
 // Correctness (every run): f16, bf16 and fp32 at head dims 64, 128 (every combination below) and
 // 96 / 80 / 256 (fewer); Hq / Hkv = 4/4, 8/2, 32/8 (and MQA 8/1, GPT-2's 12/12); block sizes 16,
 // 64, 256, a contiguous cache (one block per sequence, blockSize = capacity, not a power of two),
-// and 1, 7, 100; q_len 1 and 5 (and 3, 16, 100, 256); one batch of sequences with cached lengths 0, 1, 17,
+// and 1, 7, 100; q_len 1 and 5 (and 3, 16, 100, 256; the prefill path, prefillAttentionPaged,
+// at 33 to 300 for f16 / bf16); one batch of sequences with cached lengths 0, 1, 17,
 // 255, 1000 and 4096 per launch; the split slots as recommendedMaxSplits gives them for the
 // device's SM count, and 1, 3 and 7. Each case:
 //  1. fills both pools with a NaN sentinel, writes the cached tokens through a block table of
@@ -72,6 +73,22 @@ __global__ void __launch_bounds__(kiln::decode::kThreads)
   kiln::decodeAttentionReduce<T, D>(cache, workspace, out, shape);
 }
 
+/// The attentionTC tile of the prefill path per head dim (kiln-select-tiles' first choices):
+/// 64 query rows x 64 keys up to D = 64, 128 rows x 32 keys up to 128, 64 x 32 above.
+template <int D> struct PrefillTile {
+  static constexpr int kWarps = 4, kMf = D > 64 && D <= 128 ? 2 : 1, kBn = D <= 64 ? 64 : 32;
+  static constexpr int kBm = 16 * kMf * kWarps;
+};
+
+template <typename T, int D>
+__global__ void __launch_bounds__(32 * PrefillTile<D>::kWarps)
+    prefillKernel(kiln::AttnTensor<T> q, kiln::PagedKvCache<T> cache, kiln::AttnOut<T> out,
+                  kiln::DecodeShape shape) {
+  extern __shared__ __align__(128) char smem[];
+  using P = PrefillTile<D>;
+  kiln::prefillAttentionPaged<T, D, P::kBn, P::kWarps, P::kMf>(q, cache, out, shape, smem);
+}
+
 template <typename T> struct KilnType;
 template <> struct KilnType<__half> { using type = kiln::f16; };
 template <> struct KilnType<__nv_bfloat16> { using type = kiln::bf16; };
@@ -129,6 +146,19 @@ template <typename KT, int D> struct Launch {
     const kiln::decode::Grid rg = kiln::decode::reduceGrid(s.batch, s.qHeads, s.qLen);
     reduceKernel<KT, D><<<rg.x, kiln::decode::kThreads, 0, stream>>>(cache, workspace, out, s);
   }
+  /// The prefill path (16-bit types): prefillAttentionPaged, one launch, no workspace.
+  static void prefill(const kiln::AttnTensor<KT> &q, const kiln::PagedKvCache<KT> &cache,
+                      const kiln::AttnOut<KT> &out, const kiln::DecodeShape &s,
+                      cudaStream_t stream) {
+    if constexpr (kElem == 2) {
+      using P = PrefillTile<D>;
+      const int smem = kiln::attentionTcSmemBytes<D, P::kBm, P::kBn>();
+      CHECK_CUDA(cudaFuncSetAttribute(prefillKernel<KT, D>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      const dim3 grid((s.qLen + P::kBm - 1) / P::kBm, s.qHeads, s.batch);
+      prefillKernel<KT, D><<<grid, 32 * P::kWarps, smem, stream>>>(q, cache, out, s);
+    }
+  }
 };
 
 /// Strides (sb, sh, ss) of a [B, H, S, D] tensor stored bshd ([B, S, H, D]) or bhsd.
@@ -149,6 +179,7 @@ struct Case {
   int maxSplits = 0; ///< 0: recommendedMaxSplits for the device
   bool bshd = true;  ///< q, k_new, v_new bshd (the output then bhsd), else the other way round
   int capacity = 0;  ///< 0: the longest sequence + qLen + 40 (rounded up to whole blocks)
+  bool prefill = false; ///< the prefill path (prefillAttentionPaged) instead of partial + reduce
 };
 
 /// Runs one case; true when it passes.
@@ -271,7 +302,10 @@ template <typename T, int D> bool runCase(const Case &c, int smCount) {
   L::prepare();
   L::append(ak, av, cache, shape, 0);
   CHECK_CUDA(cudaGetLastError());
-  L::attention(aq, cache, ao, dWs, shape, 0);
+  if (c.prefill)
+    L::prefill(aq, cache, ao, shape, 0);
+  else
+    L::attention(aq, cache, ao, dWs, shape, 0);
   CHECK_CUDA(cudaGetLastError());
   CHECK_CUDA(cudaDeviceSynchronize());
 
@@ -350,11 +384,11 @@ template <typename T, int D> bool runCase(const Case &c, int smCount) {
   std::string lens;
   for (int s : c.seqLens)
     lens += (lens.empty() ? "" : ",") + std::to_string(s);
-  std::printf("%s %-4s D=%3d Hq=%2d Hkv=%2d bs=%4d%s cap=%4d qLen=%2d %s splits<=%2d lens=%s  "
+  std::printf("%s %-4s D=%3d Hq=%2d Hkv=%2d bs=%4d%s cap=%4d qLen=%2d %s %s<=%2d lens=%s  "
               "rel err %.2e  nan %zu  pool mismatches %zu",
               ok ? "PASS" : "FAIL", typeName<T>(), D, Hq, Hkv, bs, c.blockSize ? "" : "(contig)",
-              capacity, qLen, c.bshd ? "bshd" : "bhsd", maxSplits, lens.c_str(), maxErr / maxRef,
-              nans, poolBad);
+              capacity, qLen, c.bshd ? "bshd" : "bhsd", c.prefill ? "prefill" : "splits",
+              c.prefill ? 1 : maxSplits, lens.c_str(), maxErr / maxRef, nans, poolBad);
   if (firstBad >= 0)
     std::printf(" (first at element %lld)", firstBad % (long long)poolElems);
   if (guardBad)
@@ -433,6 +467,25 @@ std::vector<Case> edgeCases() {
   c = Case{4, 4, 16, 100, {0, 5, 300}};
   c.maxSplits = 3, c.bshd = false;
   cases.push_back(c);
+  return cases;
+}
+
+/// The prefill path (f16 / bf16): chunks of 33 to 300 tokens on empty and filled caches, paged,
+/// contiguous and odd block sizes, GQA and MQA, and the capacity overflow.
+std::vector<Case> prefillCases() {
+  std::vector<Case> cases;
+  auto add = [&](Case c, bool bshd) {
+    c.prefill = true, c.bshd = bshd;
+    cases.push_back(c);
+  };
+  add(Case{8, 2, 16, 256, {0, 37, 900}}, true);
+  add(Case{32, 8, 16, 300, {0, 1000}}, false);
+  add(Case{4, 4, 0, 64, {0, 5, 4000}}, true);
+  add(Case{8, 1, 7, 33, {0, 1, 17, 255}}, false);
+  add(Case{12, 12, 64, 100, {3, 64, 1023}}, true);
+  Case c{8, 2, 16, 128, {1000, 5, 950}}; // 1000 + 128 passes the capacity of 1060
+  c.capacity = 1060, c.blockSize = 0;
+  add(c, true);
   return cases;
 }
 
@@ -581,6 +634,7 @@ int main(int argc, char **argv) {
   int failed = 0, total = 0;
   if (!timingOnly) {
     const std::vector<Case> full = fullCases(), few = shortCases(), edge = edgeCases();
+    const std::vector<Case> pre = prefillCases();
     auto count = [&](int f, size_t n) { failed += f, total += int(n); };
     count(runAll<__half, 128>(full, sms), full.size());
     count(runAll<__nv_bfloat16, 128>(full, sms), full.size());
@@ -596,6 +650,11 @@ int main(int argc, char **argv) {
     count(runAll<__half, 128>(edge, sms), edge.size());
     count(runAll<__nv_bfloat16, 64>(edge, sms), edge.size());
     count(runAll<float, 128>(edge, sms), edge.size());
+    count(runAll<__half, 64>(pre, sms), pre.size());
+    count(runAll<__nv_bfloat16, 64>(pre, sms), pre.size());
+    count(runAll<__half, 128>(pre, sms), pre.size());
+    count(runAll<__nv_bfloat16, 80>(pre, sms), pre.size());
+    count(runAll<__half, 256>(pre, sms), pre.size());
     std::printf("%s: %d of %d cases failed\n", failed ? "FAILED" : "OK", failed, total);
   }
   if (!noTiming)

@@ -19,11 +19,25 @@
 
 namespace kiln {
 
+namespace attn {
+/// The rows of one (b, h) of a strided operand: row j starts at base + j * ss.
+template <typename T> struct StridedRows {
+  const T *base;
+  long long ss;
+  __device__ __forceinline__ const T *ptr(int j) const { return base + j * ss; }
+};
+} // namespace attn
+
 /// A [B, H, S, D] operand with unit stride along D: element (b, h, s, d) is
 /// ptr[b * sb + h * sh + s * ss + d] (strides in elements; 0 broadcasts).
 template <typename T> struct AttnTensor {
   const T *ptr;
   long long sb, sh, ss;
+  /// The rows of (b, h), for attentionTC's tile loads (a paged KV cache gives its own, see
+  /// decode_attention.cuh).
+  __device__ __forceinline__ attn::StridedRows<T> rows(long long b, long long h) const {
+    return {ptr + b * sb + h * sh, ss};
+  }
 };
 /// The [B, H, Sq, Dv] result, unit stride along Dv (bhsd or bshd by the strides).
 template <typename T> struct AttnOut {
@@ -65,11 +79,17 @@ template <typename C, typename S> struct RopeFn {
 };
 template <typename C, typename S> __device__ RopeFn<C, S> makeRope(C c, S s) { return {c, s}; }
 
+/// AttnShape::keyOffset's default: query row i is key position i + Sk - Sq (bottom-right).
+constexpr int kKeyOffsetBottomRight = -2147483647 - 1;
+
 /// Shapes and scalars of one attention call.
 struct AttnShape {
   int Hq, Hkv, Sq, Sk;
   float scale;          ///< multiplies dot(q, k) before the mask is added
   bool zeroMaskedRows;  ///< fully masked rows give 0 instead of NaN
+  /// Causal: key j is visible to query i when j <= i + keyOffset (and j < Sk). The default is
+  /// Sk - Sq; a prefill chunk over a KV cache passes the tokens cached before it (attentionTC).
+  int keyOffset = kKeyOffsetBottomRight;
 };
 
 namespace attn {
@@ -90,18 +110,39 @@ template <> __device__ __forceinline__ unsigned pack2<bf16>(float lo, float hi) 
   return r;
 }
 
-/// Copies rows [row0, row0 + ROWS) x D of `src` (row stride `ss` from `base`) into a padded
-/// shared tile (row pitch D + 8 elements) with 16-byte cp.async; rows at or past `limit` are
-/// zero-filled.
-template <typename T, int ROWS, int D, int THREADS>
-__device__ __forceinline__ void loadTile(unsigned dst, const T *base, long long ss, int row0,
-                                         int limit) {
+/// Copies rows [row0, row0 + ROWS) x D of `rows` (StridedRows, or a paged KV cache's rows:
+/// `rows.ptr(j)` is row j, `rows.base` a valid address) into a padded shared tile (row pitch
+/// D + 8 elements) with 16-byte cp.async; rows at or past `limit` are zero-filled (and their
+/// address is not computed).
+template <typename T, int ROWS, int D, int THREADS, typename Rows>
+__device__ __forceinline__ void loadTile(unsigned dst, const Rows &rows, int row0, int limit) {
   constexpr int kChunks = D / 8, kPitch = (D + 8) * 2;
   for (int c = threadIdx.x; c < ROWS * kChunks; c += THREADS) {
     const int r = c / kChunks, ch = c % kChunks;
     const bool valid = row0 + r < limit;
-    const T *src = base + (valid ? (long long)(row0 + r) * ss + ch * 8 : 0);
+    const T *src = valid ? rows.ptr(row0 + r) + ch * 8 : rows.base;
     tc::cpAsync16(dst + r * kPitch + ch * 16, src, valid);
+  }
+}
+
+/// The Q tile of attentionTC: a view by cp.async (loadTile), any other source (a fused producer
+/// with `q.template load16<T>(b, h, i, d0, x)`, 16 bytes of row i) computed and stored here
+/// (visible after the caller's next barrier). Rows at or past `limit` are zero.
+template <typename T, int ROWS, int D, int THREADS>
+__device__ __forceinline__ void loadQTile(unsigned dst, char *, const AttnTensor<T> &q, int b,
+                                          int h, int row0, int limit) {
+  loadTile<T, ROWS, D, THREADS>(dst, q.rows(b, h), row0, limit);
+}
+template <typename T, int ROWS, int D, int THREADS, typename Q>
+__device__ __forceinline__ void loadQTile(unsigned, char *dst, const Q &q, int b, int h, int row0,
+                                          int limit) {
+  constexpr int kChunks = D / 8, kPitch = (D + 8) * 2;
+  for (int c = threadIdx.x; c < ROWS * kChunks; c += THREADS) {
+    const int r = c / kChunks, ch = c % kChunks;
+    unsigned x[4] = {0u, 0u, 0u, 0u};
+    if (row0 + r < limit)
+      q.template load16<T>(b, h, row0 + r, ch * 8, x);
+    *reinterpret_cast<uint4 *>(dst + r * kPitch + ch * 16) = make_uint4(x[0], x[1], x[2], x[3]);
   }
 }
 
@@ -157,11 +198,13 @@ template <int D, int BM, int BN> __host__ __device__ constexpr int attentionTcSm
 /// exponent); with one, in natural units until the maximum is subtracted, so a mask of the fp32
 /// minimum never overflows to -inf (a fully "min"-masked row stays a uniform softmax).
 /// ropeQ / ropeK (RopeFn or NoRope) rotate the Q tile and each K tile in shared memory once they
-/// have landed (kiln.rotary fused into the attention prologue).
+/// have landed (kiln.rotary fused into the attention prologue). Q may also be a fused producer
+/// (loadQTile); K and V any source with rows(b, hk) (AttnTensor, or decode_attention.cuh's paged
+/// KV cache, read through the block table).
 template <typename T, int D, int BN, int WARPS, int MF, bool CAUSAL, typename M,
-          typename RQ = NoRope, typename RK = NoRope>
-__device__ __forceinline__ void attentionTC(const AttnTensor<T> &q, const AttnTensor<T> &k,
-                                            const AttnTensor<T> &v, const M &mask,
+          typename RQ = NoRope, typename RK = NoRope, typename QS = AttnTensor<T>,
+          typename KS = AttnTensor<T>>
+__device__ __forceinline__ void attentionTC(const QS &q, const KS &k, const KS &v, const M &mask,
                                             const AttnOut<T> &out, const AttnShape &shape,
                                             char *smem, const RQ &ropeQ = RQ{},
                                             const RK &ropeK = RK{}) {
@@ -176,14 +219,14 @@ __device__ __forceinline__ void attentionTC(const AttnTensor<T> &q, const AttnTe
   const int h = blockIdx.y, b = blockIdx.z;
   const int hk = h / (shape.Hq / shape.Hkv);
   const int m0 = mBlock * BM;
-  const int Sq = shape.Sq, Sk = shape.Sk, off = Sk - Sq;
+  const int Sq = shape.Sq, Sk = shape.Sk;
+  const int off = shape.keyOffset == kKeyOffsetBottomRight ? Sk - Sq : shape.keyOffset;
 
   const unsigned sQ = tc::smemAddr(smem);
   const unsigned sK = sQ + BM * kPitch;
   const unsigned sV = sK + 2 * BN * kPitch;
-  const T *qBase = q.ptr + b * q.sb + h * q.sh;
-  const T *kBase = k.ptr + b * k.sb + hk * k.sh;
-  const T *vBase = v.ptr + b * v.sb + hk * v.sh;
+  const auto kRows = k.rows(b, hk);
+  const auto vRows = v.rows(b, hk);
 
   int nTiles = (Sk + BN - 1) / BN;
   if constexpr (CAUSAL) {
@@ -191,9 +234,9 @@ __device__ __forceinline__ void attentionTC(const AttnTensor<T> &q, const AttnTe
     nTiles = last < 0 ? 0 : min(nTiles, last / BN + 1);
   }
 
-  attn::loadTile<T, BM, D, THREADS>(sQ, qBase, q.ss, m0, Sq);
+  attn::loadQTile<T, BM, D, THREADS>(sQ, smem, q, b, h, m0, Sq);
   if (nTiles > 0)
-    attn::loadTile<T, BN, D, THREADS>(sK, kBase, k.ss, 0, Sk);
+    attn::loadTile<T, BN, D, THREADS>(sK, kRows, 0, Sk);
   tc::cpAsyncCommit();
 
   float o[MF][DF][4];
@@ -216,7 +259,7 @@ __device__ __forceinline__ void attentionTC(const AttnTensor<T> &q, const AttnTe
 
   for (int t = 0; t < nTiles; ++t) {
     const int n0 = t * BN;
-    attn::loadTile<T, BN, D, THREADS>(sV, vBase, v.ss, n0, Sk);
+    attn::loadTile<T, BN, D, THREADS>(sV, vRows, n0, Sk);
     tc::cpAsyncCommit();
     // The mask values of this tile are read before Q K^T, so their loads (a materialized
     // [B, 1, Sq, Sk] padding mask in BERT exports) overlap the wait for K and the MMAs.
@@ -292,8 +335,7 @@ __device__ __forceinline__ void attentionTC(const AttnTensor<T> &q, const AttnTe
     }
     // K[t + 1] streams in while the softmax and P V run.
     if (t + 1 < nTiles)
-      attn::loadTile<T, BN, D, THREADS>(sK + ((t + 1) & 1) * BN * kPitch, kBase, k.ss, n0 + BN,
-                                        Sk);
+      attn::loadTile<T, BN, D, THREADS>(sK + ((t + 1) & 1) * BN * kPitch, kRows, n0 + BN, Sk);
     tc::cpAsyncCommit();
 
     // Scale, mask, online softmax.
