@@ -293,6 +293,7 @@ int main(int argc, char **argv) {
     benchShape<64, false>("bert-1x128", 1, 12, 128, stream);
     benchShape<64, true>("llama-4x512", 4, 32, 512, stream);
     benchShape<64, true>("llama-1x128", 1, 32, 128, stream);
+    benchShape<64, true>("llama-1x2048", 1, 32, 2048, stream); // a 2048-token prefill chunk
     return 0;
   }
   std::vector<Case> cases = {
