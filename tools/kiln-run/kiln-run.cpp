@@ -560,13 +560,14 @@ void printInfo(const kiln_artifact_t *artifact) {
       kiln_status_free(status);
     else if (kiln_status_t status =
                  kiln_generator_prefill_waste(mutableArtifact, 0, &meanWaste, &tokenWaste)) {
-      std::printf("generation: up to %zu sequences of %zu tokens; prefill padding not known: %s\n",
-                  maxBatch, maxSeqLen, kiln_status_message(status));
+      std::printf("generation: up to %zu sequence%s of %zu tokens; prefill padding not known: %s\n",
+                  maxBatch, maxBatch == 1 ? "" : "s", maxSeqLen, kiln_status_message(status));
       kiln_status_free(status);
     } else
-      std::printf("generation: up to %zu sequences of %zu tokens; prefill padding over prompts "
+      std::printf("generation: up to %zu sequence%s of %zu tokens; prefill padding over prompts "
                   "1..%zu: mean %.1f%% per prompt, %.1f%% of the tokens run\n",
-                  maxBatch, maxSeqLen, maxSeqLen, 100 * meanWaste, 100 * tokenWaste);
+                  maxBatch, maxBatch == 1 ? "" : "s", maxSeqLen, maxSeqLen, 100 * meanWaste,
+                  100 * tokenWaste);
   }
   kiln_tensor_info_t info;
   std::printf("inputs: %zu\n", kiln_artifact_input_count(artifact));
