@@ -288,9 +288,18 @@ SkinnyGemmTileAttr kiln::selectSkinnyGemmTile(int64_t rows, int64_t n, int64_t k
   int64_t splitK = std::clamp<int64_t>((2 * sms + columnTiles - 1) / columnTiles, 1, 8);
   while (splitK > 1 && k / splitK < 128)
     --splitK;
+  // Blocks of 256 threads one SM holds, by registers: ptxas gives gemmSkinny 48-80 registers
+  // per thread up to 4 rows and 80-127 above (sm_90). A split that makes a second wave of
+  // blocks is cut back while the columns alone fit in one: at 8 rows the 0.8B Llama's QKV
+  // (48 column tiles x 6 = 288 blocks) and gate/up (176 x 2) GEMMs ran in two waves of 264.
+  const int64_t regsPerThread = rows <= 4 ? 80 : 128;
+  const int64_t perSm = std::max<int64_t>(1, target.getRegsPerSm() / (256 * regsPerThread));
+  const int64_t wave = perSm * sms;
+  while (splitK > 1 && columnTiles * splitK > wave)
+    --splitK;
   reason = llvm::formatv("skinny: {0} rows, {1} column tiles x split-K {2} = {3} blocks on {4} "
-                         "SMs, the weight read once (K={5})",
-                         rows, columnTiles, splitK, columnTiles * splitK, sms, k)
+                         "SMs ({5} per SM), the weight read once (K={6})",
+                         rows, columnTiles, splitK, columnTiles * splitK, sms, perSm, k)
                .str();
   return SkinnyGemmTileAttr::get(target.getContext(), rows, splitK);
 }
