@@ -1194,10 +1194,10 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
     }
     if (largest && options.kvBlocks < need)
       return llvm::createStringError(
-          "--kv-blocks %lld cannot hold one step of program %s (%lld sequences of %lld tokens "
+          "--kv-blocks %lld cannot hold one step of program %s (%lld sequence%s of %lld tokens "
           "in blocks of %lld need %lld blocks); give --kv-blocks %lld or more",
           (long long)options.kvBlocks, largest->name.c_str(), (long long)largest->batch,
-          (long long)largest->tokens, (long long)options.kvBlockSize, (long long)need,
+          largest->batch == 1 ? "" : "s", (long long)largest->tokens, (long long)options.kvBlockSize, (long long)need,
           (long long)need);
   }
   if (!stepPrograms.empty() && options.kvBlocks == 0 && options.maxSeqLen > 0 &&

@@ -146,6 +146,13 @@ struct PagedKvCache : public kiln::impl::PagedKvCacheBase<PagedKvCache> {
                        << blocks << ") in [0, " << kMaxTokens << "]";
       return signalPassFailure();
     }
+    // The capacity is max-seq-len rounded up to whole blocks: token positions stay int32.
+    if ((maxLen + BS - 1) / BS * BS > kMaxTokens) {
+      func.emitError() << "kv-cache: max-seq-len " << maxLen << " in whole blocks of " << BS
+                       << " tokens is " << (maxLen + BS - 1) / BS * BS
+                       << " tokens, past the int32 positions of the cache (" << kMaxTokens << ")";
+      return signalPassFailure();
+    }
     // Every attention: causal self-attention over this step's tokens, static shapes.
     const bool checkedCausal = func->hasAttr(kCausalCheckedAttrName);
     int64_t B = -1, S = -1;

@@ -555,19 +555,23 @@ void printInfo(const kiln_artifact_t *artifact) {
     int hasIds = 0;
     int64_t idMin = 0, idMax = 0;
     kiln_artifact_t *mutableArtifact = const_cast<kiln_artifact_t *>(artifact);
+    // The padding is summed over every prompt length, so a capacity of millions of tokens is
+    // described over its first kInfoWastePrompts lengths (--info stays under a second).
+    constexpr size_t kInfoWastePrompts = size_t(1) << 20;
     if (kiln_status_t status = kiln_generator_limits(mutableArtifact, &maxBatch, &maxSeqLen,
                                                      &hasIds, &idMin, &idMax))
       kiln_status_free(status);
-    else if (kiln_status_t status =
-                 kiln_generator_prefill_waste(mutableArtifact, 0, &meanWaste, &tokenWaste)) {
+    else if (kiln_status_t status = kiln_generator_prefill_waste(
+                 mutableArtifact, std::min(maxSeqLen, kInfoWastePrompts), &meanWaste,
+                 &tokenWaste)) {
       std::printf("generation: up to %zu sequence%s of %zu tokens; prefill padding not known: %s\n",
                   maxBatch, maxBatch == 1 ? "" : "s", maxSeqLen, kiln_status_message(status));
       kiln_status_free(status);
     } else
       std::printf("generation: up to %zu sequence%s of %zu tokens; prefill padding over prompts "
                   "1..%zu: mean %.1f%% per prompt, %.1f%% of the tokens run\n",
-                  maxBatch, maxBatch == 1 ? "" : "s", maxSeqLen, maxSeqLen, 100 * meanWaste,
-                  100 * tokenWaste);
+                  maxBatch, maxBatch == 1 ? "" : "s", maxSeqLen,
+                  std::min(maxSeqLen, kInfoWastePrompts), 100 * meanWaste, 100 * tokenWaste);
   }
   kiln_tensor_info_t info;
   std::printf("inputs: %zu\n", kiln_artifact_input_count(artifact));
@@ -1869,7 +1873,8 @@ int runGenerate(const Options &options) {
                      kiln::npy::formatShape(prompts.shape.data(), prompts.shape.size()) + "]");
   if (prompts.shape.size() == 2 && options.batch > 0)
     return usageError("--batch copies a [P] prompt; '" + options.promptIds + "' already has " +
-                      std::to_string(prompts.shape[0]) + " prompts");
+                      std::to_string(prompts.shape[0]) +
+                      (prompts.shape[0] == 1 ? " prompt" : " prompts"));
   const size_t rows = prompts.shape.size() == 2 ? size_t(prompts.shape[0])
                                                 : size_t(std::max<long>(options.batch, 1));
   const size_t length = size_t(prompts.shape.back());
