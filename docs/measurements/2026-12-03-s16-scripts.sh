@@ -31,3 +31,9 @@ for p in decode_b1 decode_b8 prefill_b1_s2048; do
 done
 # run 7 (fresh machine): the attention kernel's configurations at the prefill shape against SDPA:
 test/gpu/build_attention_test.sh /tmp/at && ATTN=/tmp/at python3 test/bench/bench_attention.py
+# run 8 (compiler at d8f31e7: kiln-select-tiles cuts the few-row GEMM's
+# split-K back to one wave of resident blocks), 2-layer A/B against run 3, ncu of decode_b8's
+# first kernels, kv-cache checks:
+KILN_LOG_DIR=$L/l2 scripts/bench_real_size.sh --generate --layers 2 --peers "" --prompts 128,2048
+ncu --section SpeedOfLight --section Occupancy --section LaunchStats --csv -k 'regex:kiln_k4[4-9]|kiln_k5[0-2]' --launch-count 6 .carry-bench/bin/kiln-run .bench-work/llama_gen.kiln --program decode_b8 --inputs-generate random:1
+KILN_GPU_BIN=.carry-gpu KILN_LOG_DIR=$L/checks scripts/device_checks.sh kv-cache
