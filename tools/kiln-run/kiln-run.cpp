@@ -520,6 +520,39 @@ bool isTableIndex(const kiln_artifact_t *artifact, size_t index) {
   return role == KILN_INPUT_ROLE_DATA;
 }
 
+/// What --info says of a generation artifact (kiln_generator_limits and
+/// kiln_generator_prefill_waste); isGeneration is false for other artifacts.
+struct GenerationInfo {
+  bool isGeneration = false;
+  size_t maxBatch = 0, maxSeqLen = 0;
+  /// Prompt lengths 1..wastePrompts the padding is averaged over: the capacity, at most
+  /// kInfoWastePrompts (the sum visits every length; --info stays under a second).
+  size_t wastePrompts = 0;
+  double meanWaste = 0, tokenWaste = 0;
+  std::string wasteError; ///< why the padding is not known, when it is not
+};
+constexpr size_t kInfoWastePrompts = size_t(1) << 20;
+
+GenerationInfo describeGeneration(const kiln_artifact_t *artifact) {
+  GenerationInfo g;
+  int hasIds = 0;
+  int64_t idMin = 0, idMax = 0;
+  kiln_artifact_t *mutableArtifact = const_cast<kiln_artifact_t *>(artifact);
+  if (kiln_status_t status = kiln_generator_limits(mutableArtifact, &g.maxBatch, &g.maxSeqLen,
+                                                   &hasIds, &idMin, &idMax)) {
+    kiln_status_free(status);
+    return g;
+  }
+  g.isGeneration = true;
+  g.wastePrompts = std::min(g.maxSeqLen, kInfoWastePrompts);
+  if (kiln_status_t status = kiln_generator_prefill_waste(mutableArtifact, g.wastePrompts,
+                                                          &g.meanWaste, &g.tokenWaste)) {
+    g.wasteError = kiln_status_message(status);
+    kiln_status_free(status);
+  }
+  return g;
+}
+
 /// Prints the artifact description for --info.
 void printInfo(const kiln_artifact_t *artifact) {
   std::printf("artifact: %s (producer '%s')\n", kiln_artifact_path(artifact),
@@ -550,28 +583,15 @@ void printInfo(const kiln_artifact_t *artifact) {
       kiln_artifact_release(program);
     }
     // A generation artifact: the padding its prefill programs add over every prompt length.
-    double meanWaste = 0, tokenWaste = 0;
-    size_t maxBatch = 0, maxSeqLen = 0;
-    int hasIds = 0;
-    int64_t idMin = 0, idMax = 0;
-    kiln_artifact_t *mutableArtifact = const_cast<kiln_artifact_t *>(artifact);
-    // The padding is summed over every prompt length, so a capacity of millions of tokens is
-    // described over its first kInfoWastePrompts lengths (--info stays under a second).
-    constexpr size_t kInfoWastePrompts = size_t(1) << 20;
-    if (kiln_status_t status = kiln_generator_limits(mutableArtifact, &maxBatch, &maxSeqLen,
-                                                     &hasIds, &idMin, &idMax))
-      kiln_status_free(status);
-    else if (kiln_status_t status = kiln_generator_prefill_waste(
-                 mutableArtifact, std::min(maxSeqLen, kInfoWastePrompts), &meanWaste,
-                 &tokenWaste)) {
+    const GenerationInfo g = describeGeneration(artifact);
+    if (g.isGeneration && !g.wasteError.empty())
       std::printf("generation: up to %zu sequence%s of %zu tokens; prefill padding not known: %s\n",
-                  maxBatch, maxBatch == 1 ? "" : "s", maxSeqLen, kiln_status_message(status));
-      kiln_status_free(status);
-    } else
+                  g.maxBatch, g.maxBatch == 1 ? "" : "s", g.maxSeqLen, g.wasteError.c_str());
+    else if (g.isGeneration)
       std::printf("generation: up to %zu sequence%s of %zu tokens; prefill padding over prompts "
                   "1..%zu: mean %.1f%% per prompt, %.1f%% of the tokens run\n",
-                  maxBatch, maxBatch == 1 ? "" : "s", maxSeqLen,
-                  std::min(maxSeqLen, kInfoWastePrompts), 100 * meanWaste, 100 * tokenWaste);
+                  g.maxBatch, g.maxBatch == 1 ? "" : "s", g.maxSeqLen, g.wastePrompts,
+                  100 * g.meanWaste, 100 * g.tokenWaste);
   }
   kiln_tensor_info_t info;
   std::printf("inputs: %zu\n", kiln_artifact_input_count(artifact));
@@ -1619,6 +1639,21 @@ void describeArtifact(const Options &options, const kiln_artifact_t *artifact) {
   }
   kiln::JsonWriter json;
   startJson(json, artifact, nullptr);
+  if (kiln_artifact_program_count(artifact) > 1)
+    if (const GenerationInfo g = describeGeneration(artifact); g.isGeneration) {
+      json.key("generation");
+      json.beginObject();
+      json.field("max_batch", static_cast<uint64_t>(g.maxBatch));
+      json.field("max_seq_len", static_cast<uint64_t>(g.maxSeqLen));
+      if (g.wasteError.empty()) {
+        json.field("prefill_waste_prompts", static_cast<uint64_t>(g.wastePrompts));
+        json.field("prefill_mean_waste", g.meanWaste);
+        json.field("prefill_token_waste", g.tokenWaste);
+      } else {
+        json.field("prefill_waste_error", g.wasteError);
+      }
+      json.endObject();
+    }
   finishJson(json);
 }
 
