@@ -1113,7 +1113,7 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
     // At one token every attention looks causal (and bidirectional): decide at two.
     auto ids = shapes->find("input_ids");
     if (ids != shapes->end() && ids->second.size() == 2 && ids->second[1] == 1) {
-      clock.start("kv-cache: causal check");
+      clock.start("kv-cache check");
       // A --shape range's smallest prefill program (two tokens or more) is already imported:
       // a clone of it is checked instead of importing the model once more (24.5 of 105 s of
       // the 0.8B Llama's compile, session 16).

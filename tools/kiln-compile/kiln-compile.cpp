@@ -441,7 +441,7 @@ int main(int argc, char **argv) {
             << file.fileBytes << " bytes, weights " << file.weightBytes << " bytes)\n";
   if (!stats->programs.empty())
     summary << "programs: " << stats->programs.size() << " ("
-            << llvm::join(stats->programs, ", ") << "; kernels: of the largest program)\n";
+            << llvm::join(stats->programs, ", ") << ")\n";
   if (!reportDir.empty()) {
     SmallString<256> page(reportDir.getValue());
     sys::path::append(page, "index.html");
@@ -453,9 +453,15 @@ int main(int argc, char **argv) {
                     ? " ranks in one loopback artifact (sums for the all-reduces)"
                     : " ranks, " + std::to_string(stats->collectives) + " all-reduces per rank")
             << "\n";
-  summary << "kernels: " << stats->kernels << " (" << stats->uniqueKernels << " distinct, in "
-          << stats->modules << (stats->modules == 1 ? " CUDA module" : " CUDA modules")
-          << (tensorParallel > 1 && !tpLoopback ? "; the largest rank's)\n" : ")\n");
+  if (stats->programs.size() > 1) // launches of one program, kernels of all of them
+    summary << "kernels: " << stats->kernels << " launches in the largest program; "
+            << stats->uniqueKernels << " distinct kernels in all " << stats->programs.size()
+            << " programs, in " << stats->modules
+            << (stats->modules == 1 ? " CUDA module\n" : " CUDA modules\n");
+  else
+    summary << "kernels: " << stats->kernels << " (" << stats->uniqueKernels << " distinct, in "
+            << stats->modules << (stats->modules == 1 ? " CUDA module" : " CUDA modules")
+            << (tensorParallel > 1 && !tpLoopback ? "; the largest rank's)\n" : ")\n");
   summary << "arena bytes: " << stats->arenaBytes
           << " (sum of intermediate tensor bytes: " << stats->intermediateBytes
           << (tensorParallel > 1 && !tpLoopback ? "; the largest rank's" : "") << ")\n";
