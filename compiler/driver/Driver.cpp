@@ -1048,6 +1048,13 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
         if (!parsed)
           return parsed.takeError();
         shapes = std::move(*parsed);
+        // The step's shape comes from input_ids (--kv-cache derives the mask, positions and
+        // empty past from it); without it the importer would ask for each of those instead.
+        if (options.kvCache && options.passPipeline.empty() && !shapes->count("input_ids"))
+          return llvm::createStringError(
+              "--kv-cache needs --shape input_ids=BxS (one step: S = 1 decodes) or a range "
+              "input_ids=B0..B1xS0..S1; kiln derives the attention mask, positions and empty "
+              "past from it");
       }
     }
     return llvm::Error::success();
@@ -1197,8 +1204,8 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
           "--kv-blocks %lld cannot hold one step of program %s (%lld sequence%s of %lld tokens "
           "in blocks of %lld need %lld blocks); give --kv-blocks %lld or more",
           (long long)options.kvBlocks, largest->name.c_str(), (long long)largest->batch,
-          largest->batch == 1 ? "" : "s", (long long)largest->tokens, (long long)options.kvBlockSize, (long long)need,
-          (long long)need);
+          largest->batch == 1 ? "" : "s", (long long)largest->tokens,
+          (long long)options.kvBlockSize, (long long)need, (long long)need);
   }
   if (!stepPrograms.empty() && options.kvBlocks == 0 && options.maxSeqLen > 0 &&
       options.kvBlockSize > 0) {

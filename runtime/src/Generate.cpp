@@ -60,16 +60,17 @@ std::vector<PrefillChunk> planPrefillFrom(const std::vector<StepShape> &steps,
   for (int64_t start = first; start < promptLength;) {
     const int64_t rest = promptLength - start;
     auto fits = [&](size_t s) { return start + steps[s].tokens <= capacity; };
-    std::optional<size_t> chosen;
+    // The smallest step that holds the rest, padded by at most `maxPadding` tokens.
+    auto smallestHolding = [&](int64_t maxPadding) -> std::optional<size_t> {
+      for (auto it = prefill.rbegin(); it != prefill.rend(); ++it)
+        if (steps[*it].tokens >= rest && steps[*it].tokens - rest <= maxPadding && fits(*it))
+          return *it;
+      return std::nullopt;
+    };
     // 1. The smallest step that holds the rest with at most 1/8 of it padding: one chunk
     //    instead of many smaller ones (a 2047-token prompt runs one chunk of 2048, not 7 of 256
     //    and 8 of 32), and the padding waste stays within 12.5%.
-    for (auto it = prefill.rbegin(); it != prefill.rend(); ++it)
-      if (steps[*it].tokens >= rest && (steps[*it].tokens - rest) * 8 <= steps[*it].tokens &&
-          fits(*it)) {
-        chosen = *it;
-        break;
-      }
+    std::optional<size_t> chosen = smallestHolding(rest / 7);
     // 2. The largest step the rest fills completely.
     if (!chosen)
       for (size_t s : prefill)
@@ -79,11 +80,7 @@ std::vector<PrefillChunk> planPrefillFrom(const std::vector<StepShape> &steps,
         }
     // 3. The smallest step that holds the rest (padded).
     if (!chosen)
-      for (auto it = prefill.rbegin(); it != prefill.rend(); ++it)
-        if (steps[*it].tokens >= rest && fits(*it)) {
-          chosen = *it;
-          break;
-        }
+      chosen = smallestHolding(std::numeric_limits<int64_t>::max());
     // 4. The largest step that fits the cache, partly filled; 5. one token per step.
     if (!chosen)
       for (size_t s : prefill)

@@ -322,19 +322,6 @@ int main(int argc, char **argv) {
     if (maxSeqLen <= 0)
       return usageError("--kv-cache needs --max-seq-len N (N > 0): the most tokens, prompt and "
                         "generated, that one sequence may hold");
-    // The step's shape comes from input_ids (--kv-cache derives the mask, positions and empty
-    // past from it); without it the importer would ask for each of those inputs instead.
-    // (A kiln graph, .mlir, has its shapes; a range elsewhere gets the range parser's error.)
-    bool hasIds = false, hasRange = false;
-    for (const std::string &spec : shapeSpecs) {
-      hasRange |= llvm::StringRef(spec).contains("..");
-      for (llvm::StringRef part : llvm::split(llvm::StringRef(spec), ','))
-        hasIds |= part.trim().starts_with("input_ids=");
-    }
-    if (!hasIds && !hasRange && llvm::sys::path::extension(std::string(inputPath)) != ".mlir")
-      return usageError("--kv-cache needs --shape input_ids=BxS (one step: S = 1 decodes) or a "
-                        "range input_ids=B0..B1xS0..S1; kiln derives the attention mask, "
-                        "positions and empty past from it");
     if (kvBlockSize <= 0)
       return usageError("--kv-block-size must be positive");
     if (kvBlocks < 0)
