@@ -23,14 +23,18 @@
 //      softmax, QK output and window-sized caches are refused when set;
 //   2. operand shapes: q/k/v (or the slices of packed QKV), the past, the
 //      optional operands kiln does not take (refused by name);
-//   3. seqlens_k and total_sequence_length must be constants describing full
-//      rows (every batch row holds P + S tokens): padded batches, where rows
-//      differ, are refused, so no per-row masking is needed;
+//   3. total_sequence_length must be a constant; seqlens_k either a constant
+//      describing full rows (every batch row holds P + S tokens: the static
+//      form) or, 3b, read at run time (onnxruntime-genai's padded batches:
+//      per-row offsets, positions and lengths, see RowLengths);
 //   4. heads split to [B, H, S, D], rotary embedding (buildRotary, the IR
-//      RotaryEmbedding-23 gives) on q and k;
-//   5. present = Concat(past, k/v) along the sequence;
-//   6. one kiln.attention (causal bottom-right: query i sees keys j <= i + P)
-//      or, with softcap or a window, buildCompositeAttention (the ONNX
+//      RotaryEmbedding-23 gives) on q and k, at positions P + i or, per row,
+//      offset[b] + i;
+//   5. present = Concat(past, k/v) along the sequence; per row, the past up
+//      to its offset, the new tokens, zeros;
+//   6. one kiln.attention (causal bottom-right: query i sees keys j <= i + P;
+//      per row, an additive mask from the row lengths) or, with softcap or
+//      a window in the static form, buildCompositeAttention (the ONNX
 //      Attention-25 importer's form), then the heads merged back.
 //
 //===----------------------------------------------------------------------===//
@@ -40,6 +44,8 @@
 #include "mlir/IR/Matchers.h"
 
 #include <cmath>
+#include <limits>
+#include <optional>
 
 using namespace mlir;
 using namespace kiln;
@@ -133,39 +139,103 @@ FailureOr<GqaAttributes> getGqaAttributes(NodeImporter &n) {
 }
 
 /// Step 3: seqlens_k int32 [B] and total_sequence_length int32 (a scalar or
-/// [1]), constants equal to P + S - 1 per row and P + S. Anything else is a
-/// padded batch (rows of different lengths) or a past buffer longer than the
-/// past (a shared past/present buffer), which kiln does not import yet.
-LogicalResult checkFullRows(NodeImporter &n, int64_t batch, int64_t past, int64_t seq) {
+/// [1], a constant after shape specialization: onnxruntime-genai computes it
+/// from the attention mask's shape). Returns true when seqlens_k is a constant
+/// describing full rows (every row holds P + S tokens, total P + S): the
+/// static form. Otherwise (seqlens_k computed at run time from the attention
+/// mask, or rows of different lengths) the per-row form of step 3b applies.
+FailureOr<bool> checkLengths(NodeImporter &n, int64_t batch, int64_t past, int64_t seq) {
   RankedTensorType st = n.getInputType(kSeqlensK), tt = n.getInputType(kTotalSequenceLength);
   if (!st.getElementType().isInteger(32) || st.getShape() != ArrayRef<int64_t>{batch})
     return n.emitError() << "seqlens_k " << st << " must be int32 [batch_size] = [" << batch << "]";
   if (!tt.getElementType().isInteger(32) || tt.getNumElements() != 1 || tt.getRank() > 1)
     return n.emitError() << "total_sequence_length " << tt << " must be an int32 scalar";
-  if (!matchPattern(n.getInput(kSeqlensK), m_Constant()))
+  if (!matchPattern(n.getInput(kTotalSequenceLength), m_Constant()))
     return n.emitUnsupported(
-        "seqlens_k is computed at run time; kiln needs it constant after shape specialization "
-        "(every batch row full: past + new tokens), padded batches are not supported yet");
-  FailureOr<SmallVector<int64_t>> seqlens = n.getConstantInts(kSeqlensK, "seqlens_k");
-  if (failed(seqlens))
-    return failure();
+        "total_sequence_length is computed at run time; kiln needs it constant after shape "
+        "specialization (onnxruntime-genai's models take it from the attention mask's shape)");
   FailureOr<SmallVector<int64_t>> total =
       n.getConstantInts(kTotalSequenceLength, "total_sequence_length");
   if (failed(total))
     return failure();
+  if (!matchPattern(n.getInput(kSeqlensK), m_Constant()))
+    return false;
+  FailureOr<SmallVector<int64_t>> seqlens = n.getConstantInts(kSeqlensK, "seqlens_k");
+  if (failed(seqlens))
+    return failure();
   int64_t full = past + seq;
-  bool fullRows = (*total)[0] == full &&
-                  llvm::all_of(*seqlens, [&](int64_t len) { return len == full - 1; });
-  if (fullRows)
-    return success();
-  auto diag = n.emitError();
-  diag << "unsupported: seqlens_k [";
-  llvm::interleaveComma(*seqlens, diag);
-  diag << "] and total_sequence_length " << (*total)[0]
-       << " must describe full rows: seqlens_k[b] = past length " << past << " + sequence length "
-       << seq << " - 1 = " << full - 1 << " for every batch row and total_sequence_length "
-       << full << "; padded batches (and past buffers longer than the past) are not supported yet";
-  return failure();
+  return (*total)[0] == full &&
+         llvm::all_of(*seqlens, [&](int64_t len) { return len == full - 1; });
+}
+
+/// Step 3b, the per-row form: row b holds seqlens_k[b] + 1 tokens, read at
+/// run time. As onnxruntime's CPU kernel (group_query_attention_helper.h,
+/// gqa_attention_base.h): a first prompt (S == total_sequence_length T) puts
+/// the S new tokens at positions 0..S-1 of every row (rows shorter than S are
+/// right-padded); otherwise (a decode step, S == 1, or a later prompt chunk of
+/// batch 1) row b's past is seqlens_k[b] + 1 - S tokens long and the new
+/// tokens follow it. The present buffers are max(T, P) long (P the past
+/// buffer's length: onnxruntime-genai's shared past/present buffer of
+/// max_length, or the past itself); positions past a row's end are 0.
+struct RowLengths {
+  int64_t total;          ///< T, total_sequence_length
+  int64_t presentLength;  ///< L = max(T, P)
+  bool firstPrompt;       ///< S == T: every row starts at position 0
+  Value offset;           ///< int64 [B]: the past length of each row (0 on a first prompt)
+  Value keys;             ///< int64 [B]: seqlens_k + 1, the keys each row attends to
+};
+
+/// Reads total_sequence_length and seqlens_k for step 3b and checks what
+/// onnxruntime requires of them. Errors name the operand and the rule.
+FailureOr<RowLengths> getRowLengths(NodeImporter &n, int64_t batch, int64_t past, int64_t seq) {
+  FailureOr<SmallVector<int64_t>> total =
+      n.getConstantInts(kTotalSequenceLength, "total_sequence_length");
+  if (failed(total))
+    return failure();
+  RowLengths r;
+  r.total = (*total)[0];
+  r.presentLength = std::max(r.total, past);
+  r.firstPrompt = seq == r.total;
+  if (r.total < seq)
+    return n.emitError() << "total_sequence_length " << r.total
+                         << " is less than the sequence length " << seq;
+  if (!r.firstPrompt && seq > 1 && batch != 1)
+    return n.emitError() << "with seqlens_k read at run time, a prompt chunk after a past "
+                            "(sequence length "
+                         << seq << " < total_sequence_length " << r.total
+                         << ") needs batch size 1, as in onnxruntime; got " << batch;
+  if (!r.firstPrompt && past + seq < r.total)
+    return n.emitError() << "total_sequence_length " << r.total << " is more than the past ("
+                         << past << ") plus the sequence length (" << seq
+                         << "); the past_key/past_value buffers are too short";
+  Builder &b = n.getBuilder();
+  Type i64 = b.getI64Type();
+  auto vec = RankedTensorType::get({batch}, i64);
+  Value lens = n.create<CastOp>(vec, n.getInput(kSeqlensK));
+  r.keys = n.create<AddOp>(vec, lens, n.createScalar(i64, 1.0));
+  if (r.firstPrompt)
+    r.offset = n.createConstant(
+        DenseElementsAttr::get(vec, ArrayRef<int64_t>(SmallVector<int64_t>(batch, 0))));
+  else
+    r.offset = n.create<SubOp>(vec, r.keys, n.createScalar(i64, double(seq)));
+  return r;
+}
+
+/// An int64 constant 0, 1, ..., count - 1 shaped `shape` (its element count is `count`).
+Value iota(NodeImporter &n, int64_t count, ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> values;
+  for (int64_t i = 0; i < count; ++i)
+    values.push_back(i);
+  return n.createConstant(DenseElementsAttr::get(
+      RankedTensorType::get(shape, n.getBuilder().getI64Type()), ArrayRef<int64_t>(values)));
+}
+
+/// `x` clamped to [lo, hi] (int64, elementwise).
+Value clampInts(NodeImporter &n, Value x, int64_t lo, int64_t hi) {
+  auto t = cast<RankedTensorType>(x.getType());
+  Type i64 = t.getElementType();
+  Value up = n.create<MaxOp>(t, x, n.createScalar(i64, double(lo)));
+  return n.create<MinOp>(t, up, n.createScalar(i64, double(hi)));
 }
 
 /// [B, S, H*D] -> [B, H, S, D].
@@ -187,10 +257,13 @@ Value sliceColumns(NodeImporter &n, Value x, int64_t begin, int64_t width) {
 }
 
 /// The rotary table `which` (operand kCosCache or kSinCache) [max_seq, R/2]
-/// at rows past..past+seq-1, as [1, seq, R/2]; checks its type against the
-/// query's and that the rows exist.
+/// at rows past..past+seq-1, as [1, seq, R/2]; or, given `positions` (int64
+/// [B, seq], read at run time), at those rows (clamped to the table), as
+/// [B, seq, R/2]. Checks its type against the query's and that rows up to
+/// `needed` exist.
 FailureOr<Value> getRotaryRows(NodeImporter &n, unsigned which, RankedTensorType queryType,
-                               int64_t headSize, int64_t past, int64_t seq) {
+                               int64_t headSize, int64_t past, int64_t seq, int64_t needed,
+                               Value positions = Value()) {
   StringRef what = which == kCosCache ? "cos_cache" : "sin_cache";
   if (!n.hasInput(which))
     return n.emitError() << "do_rotary 1 needs cos_cache and sin_cache";
@@ -204,11 +277,18 @@ FailureOr<Value> getRotaryRows(NodeImporter &n, unsigned which, RankedTensorType
   if (t != n.getInputType(which == kCosCache ? kSinCache : kCosCache))
     return n.emitError() << "cos_cache " << n.getInputType(kCosCache) << " and sin_cache "
                          << n.getInputType(kSinCache) << " must have one type";
-  if (t.getDimSize(0) < past + seq)
+  if (t.getDimSize(0) < needed)
     return n.emitError() << what << " " << t << " has " << t.getDimSize(0)
-                         << " positions; positions " << past << " to " << past + seq - 1
-                         << " are needed";
+                         << " positions; " << needed << " are needed (positions 0 to "
+                         << needed - 1 << ")";
   Builder &b = n.getBuilder();
+  if (positions) {
+    int64_t batch = cast<RankedTensorType>(positions.getType()).getDimSize(0);
+    Value rows = clampInts(n, positions, 0, t.getDimSize(0) - 1);
+    return n.create<GatherOp>(RankedTensorType::get({batch, seq, t.getDimSize(1)},
+                                                    t.getElementType()),
+                              n.getInput(which), rows, b.getI64IntegerAttr(0));
+  }
   Value rows = n.create<SliceOp>(t.clone({seq, t.getDimSize(1)}), n.getInput(which),
                                  b.getDenseI64ArrayAttr({past, 0}), b.getDenseI64ArrayAttr({1, 1}));
   return n.createReshape(rows, {1, seq, t.getDimSize(1)});
@@ -287,50 +367,127 @@ LogicalResult importGroupQueryAttention(NodeImporter &n) {
     P = pt.getDimSize(2);
   }
 
-  // 3. Every row holds P + S tokens.
-  if (failed(checkFullRows(n, B, P, S)))
+  // 3. Full rows (the static form), or 3b. lengths per row read at run time.
+  FailureOr<bool> fullRows = checkLengths(n, B, P, S);
+  if (failed(fullRows))
     return failure();
+  std::optional<RowLengths> rows;
+  if (!*fullRows) {
+    FailureOr<RowLengths> r = getRowLengths(n, B, P, S);
+    if (failed(r))
+      return failure();
+    rows = *r;
+  }
+  Builder &b = n.getBuilder();
+  Type i64 = b.getI64Type(), i1 = b.getI1Type();
+  // Row b's new tokens sit at positions offset[b] + i (int64 [B, S]); the static form's at P + i.
+  Value positions;
+  if (rows)
+    positions = n.create<AddOp>(RankedTensorType::get({B, S}, i64),
+                                n.createReshape(rows->offset, {B, 1}), iota(n, S, {1, S}));
 
-  // 4. Heads, then the rotary embedding at positions P..P+S-1.
+  // 4. Heads, then the rotary embedding at the new tokens' positions.
   Value q4 = splitHeads(n, q, Hq), k4 = splitHeads(n, k, Hkv), v4 = splitHeads(n, v, Hkv);
   if (attrs->doRotary) {
-    FailureOr<Value> cos = getRotaryRows(n, kCosCache, qt, D, P, S);
+    int64_t needed = rows ? rows->total : P + S;
+    FailureOr<Value> cos = getRotaryRows(n, kCosCache, qt, D, P, S, needed, positions);
     if (failed(cos))
       return failure();
-    FailureOr<Value> sin = getRotaryRows(n, kSinCache, qt, D, P, S);
+    FailureOr<Value> sin = getRotaryRows(n, kSinCache, qt, D, P, S, needed, positions);
     if (failed(sin))
       return failure();
     q4 = buildRotary(n, q4, *cos, *sin, attrs->interleaved);
     k4 = buildRotary(n, k4, *cos, *sin, attrs->interleaved);
   }
 
-  // 5. present = Concat(past, new) along the sequence.
-  Builder &b = n.getBuilder();
+  // 5. present: Concat(past, new) along the sequence; per row, the past's first offset[b]
+  // positions, the new tokens, then zeros (onnxruntime clears a present buffer it does not
+  // share with the past).
+  int64_t L = rows ? rows->presentLength : P + S;
+  auto zeros = [&](int64_t length) -> Value {
+    return n.create<ExpandOp>(RankedTensorType::get({B, Hkv, length, D}, et),
+                              n.createScalar(et, 0.0));
+  };
+  auto presentType = RankedTensorType::get({B, Hkv, L, D}, et);
   auto present = [&](unsigned pastSlot, Value cur) -> Value {
-    if (P == 0)
-      return cur;
-    return n.create<ConcatOp>(RankedTensorType::get({B, Hkv, P + S, D}, et),
-                              ValueRange{n.getInput(pastSlot), cur}, b.getI64IntegerAttr(2));
+    if (!rows)
+      return P == 0 ? cur :
+                      n.create<ConcatOp>(presentType, ValueRange{n.getInput(pastSlot), cur},
+                                         b.getI64IntegerAttr(2));
+    if (rows->firstPrompt)
+      return L == S ? cur :
+                      n.create<ConcatOp>(presentType, ValueRange{cur, zeros(L - S)},
+                                         b.getI64IntegerAttr(2));
+    Value pastFull = n.getInput(pastSlot);
+    if (L > P)
+      pastFull = n.create<ConcatOp>(presentType, ValueRange{pastFull, zeros(L - P)},
+                                    b.getI64IntegerAttr(2));
+    // The new tokens at positions offset..offset+S-1: broadcast for one token; for a chunk
+    // (batch 1), new[clamp(j - offset, 0, S - 1)] by a gather along the sequence.
+    Value j = iota(n, L, {1, 1, L, 1}), offset = n.createReshape(rows->offset, {B, 1, 1, 1});
+    Value fresh = cur;
+    if (S > 1) {
+      Value rel = n.create<SubOp>(RankedTensorType::get({L}, i64), iota(n, L, {L}),
+                                  n.createReshape(rows->offset, {1}));
+      fresh = n.create<GatherOp>(presentType, cur, clampInts(n, rel, 0, S - 1),
+                                 b.getI64IntegerAttr(2));
+    }
+    auto mask = RankedTensorType::get({B, 1, L, 1}, i1);
+    Value before = n.create<LessOp>(mask, j, offset);
+    Value end = n.create<AddOp>(offset.getType(), offset, n.createScalar(i64, double(S)));
+    Value inNew = n.create<LessOp>(mask, j, end);
+    Value tail = n.create<WhereOp>(presentType, inNew, fresh, n.createScalar(et, 0.0));
+    return n.create<WhereOp>(presentType, before, pastFull, tail);
   };
   Value keys = present(kPastKey, k4), values = present(kPastValue, v4);
   n.setResult(1, keys);
   n.setResult(2, values);
 
-  // 6. Attention of the S new queries (positions P..P+S-1) over P + S keys.
+  // 6. Attention of the S new queries over the present keys: the static form's causal frontier
+  // is kiln.attention's bottom-right mask (query i sees keys j <= P + i); per row, an additive
+  // mask [B, 1, S, L]: key j visible to query i iff j < keys[b], and with causal
+  // j <= offset[b] + i, and with a local window W also j > offset[b] + i - W.
   double scale = attrs->scale != 0.0f ? double(attrs->scale) : 1.0 / std::sqrt(double(D));
   auto outType = RankedTensorType::get({B, Hq, S, D}, et);
-  Value y;
   // local_window_size W keeps W keys: the composite's left window (keys before the query).
   int64_t leftWindow = attrs->localWindow > 0 ? attrs->localWindow - 1 : -1;
-  if (attrs->softcap == 0.0f && leftWindow < 0) {
-    // kiln.attention's causal mask is bottom-right aligned: key j <= i + P.
-    y = n.create<AttentionOp>(outType, q4, keys, values, Value(), b.getF64FloatAttr(scale),
-                              b.getBoolAttr(attrs->causal),
-                              /*zero_masked_rows=*/b.getBoolAttr(false),
+  Value bias;
+  if (rows) {
+    double inf = std::numeric_limits<double>::infinity();
+    // OpTy(lhs, rhs) of element type `elem` with numpy broadcasting (the operands here do).
+    auto broadcast = [&](auto tag, Value lhs, Value rhs, Type elem) -> Value {
+      using OpTy = typename decltype(tag)::type;
+      auto shapeOf = [](Value v) { return cast<RankedTensorType>(v.getType()).getShape(); };
+      SmallVector<int64_t> shape = *broadcastShapes(shapeOf(lhs), shapeOf(rhs));
+      return n.create<OpTy>(RankedTensorType::get(shape, elem), lhs, rhs);
+    };
+    auto both = [&](Value lhs, Value rhs) {
+      return broadcast(llvm::type_identity<AndOp>(), lhs, rhs, i1);
+    };
+    Value j = iota(n, L, {1, 1, L});
+    Value pos = n.createReshape(positions, {B, S, 1});
+    Value allowed = broadcast(llvm::type_identity<LessOp>(), j,
+                              n.createReshape(rows->keys, {B, 1, 1}), i1);
+    if (attrs->causal)
+      allowed = both(allowed, broadcast(llvm::type_identity<LessEqualOp>(), j, pos, i1));
+    if (leftWindow >= 0) {
+      Value first = n.create<SubOp>(pos.getType(), pos, n.createScalar(i64, double(leftWindow)));
+      allowed = both(allowed, broadcast(llvm::type_identity<GreaterEqualOp>(), j, first, i1));
+    }
+    auto at = cast<RankedTensorType>(allowed.getType());
+    Value additive = n.create<WhereOp>(at.clone(et), allowed, n.createScalar(et, 0.0),
+                                       n.createScalar(et, -inf));
+    bias = n.createReshape(additive, {B, 1, at.getDimSize(1), L});
+  }
+  Value y;
+  if (attrs->softcap == 0.0f && (leftWindow < 0 || rows)) {
+    y = n.create<AttentionOp>(outType, q4, keys, values, bias, b.getF64FloatAttr(scale),
+                              b.getBoolAttr(attrs->causal && !rows),
+                              /*zero_masked_rows=*/b.getBoolAttr(bool(rows)),
                               /*bshd_output=*/b.getBoolAttr(false));
   } else {
-    AttentionParts parts{q4, keys, values, /*mask=*/Value(), scale, attrs->causal,
-                         /*offset=*/P, leftWindow, /*rightWindow=*/-1,
+    AttentionParts parts{q4, keys, values, bias, scale, attrs->causal && !rows,
+                         /*offset=*/P, rows ? -1 : leftWindow, /*rightWindow=*/-1,
                          /*nonpad=*/Value(), attrs->softcap, /*qkMode=*/0,
                          /*softmaxPrecision=*/0};
     FailureOr<std::pair<Value, Value>> r = buildCompositeAttention(n, parts);

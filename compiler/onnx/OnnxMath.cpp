@@ -744,6 +744,19 @@ LogicalResult importAttention(NodeImporter &n) {
       mask = n.create<ConcatOp>(RankedTensorType::get(catShape, et), ValueRange{mask, pad},
                                 b.getI64IntegerAttr(mt.getRank() - 1));
     }
+    SmallVector<int64_t> scoreShape{B, Hq, Sq, Sk}, padded(mt.getShape());
+    padded.back() = Sk;
+    FailureOr<SmallVector<int64_t>> joint = broadcastShapes(padded, scoreShape);
+    if (mt.getRank() > 4 || failed(joint) || *joint != scoreShape)
+      return n.emitError() << "attn_mask " << mt << " does not broadcast to the scores [" << B
+                           << ", " << Hq << ", " << Sq << ", " << Sk
+                           << "] (batch, query heads, queries, keys)";
+  }
+  if (n.hasInput(6)) {
+    auto lt = n.getInputType(6);
+    if (!lt.getElementType().isInteger(64) || lt.getShape() != ArrayRef<int64_t>{B})
+      return n.emitError() << "nonpad_kv_seqlen " << lt << " must be int64 [" << B
+                           << "] (one key count per batch row)";
   }
   // The causal frontier (ONNX reference): query i sees key j iff j <= i + offset, with offset the
   // past length (bottom-right with a KV cache, top-left without one), or nonpad_kv_seqlen[b] - Sq

@@ -48,3 +48,11 @@
 
 // RUN: not kiln-compile %S/Inputs/error_output_is_input.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=OUT-IS-IN
 // OUT-IS-IN: error: node 'relu' (Relu, opset 18): output 'x' is also a graph input
+
+// Attention: a mask that does not broadcast to the scores (composite and fused paths), and
+// nonpad_kv_seqlen that is not one count per batch row (fuzzer-found: these asserted).
+// RUN: not kiln-compile %S/Inputs/error_attention_mask_composite.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=ATTN-MASK
+// RUN: not kiln-compile %S/Inputs/error_attention_mask_fused.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=ATTN-MASK
+// ATTN-MASK: error: node 'attn' (Attention, opset 24): attn_mask 'tensor<4x5xf32>' does not broadcast to the scores [1, 2, 3, 5] (batch, query heads, queries, keys)
+// RUN: not kiln-compile %S/Inputs/error_attention_nonpad.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=ATTN-NONPAD
+// ATTN-NONPAD: error: node 'attn' (Attention, opset 24): nonpad_kv_seqlen 'tensor<3xi64>' must be int64 [2] (one key count per batch row)

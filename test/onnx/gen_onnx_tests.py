@@ -606,6 +606,18 @@ def opsets25_28():
         [node("Attention", ["q", "k", "v", "", "", "", "lens"], ["y"], name="attn", is_causal=1)],
         [vi("q", F, [2, 4, 1, 8]), vi("k", F, [2, 2, 6, 8]), vi("v", F, [2, 2, 6, 8]),
          vi("lens", TensorProto.INT64, [2])], [vi("y", F, None)], opset=24))
+    # Errors: a mask that does not broadcast to the scores (composite path: softcap; fused
+    # path: plain), and nonpad_kv_seqlen of the wrong shape.
+    for name, attrs in [("error_attention_mask_composite", dict(softcap=2.0)),
+                        ("error_attention_mask_fused", {})]:
+        save(name, model(
+            [node("Attention", ["q", "k", "v", "m"], ["y"], name="attn", **attrs)],
+            [vi("q", F, [1, 2, 3, 8]), vi("k", F, [1, 2, 5, 8]), vi("v", F, [1, 2, 5, 8]),
+             vi("m", F, [4, 5])], [vi("y", F, None)], opset=24))
+    save("error_attention_nonpad", model(
+        [node("Attention", ["q", "k", "v", "", "", "", "lens"], ["y"], name="attn", is_causal=1)],
+        [vi("q", F, [2, 4, 1, 8]), vi("k", F, [2, 2, 6, 8]), vi("v", F, [2, 2, 6, 8]),
+         vi("lens", TensorProto.INT64, [3])], [vi("y", F, None)], opset=24))
     save("rotary_interleaved", model(
         [node("RotaryEmbedding", ["x", "cos", "sin", "pos"], ["y"], interleaved=1)],
         [vi("x", F, [1, 2, 3, 8]), vi("pos", TensorProto.INT64, [1, 3])], [vi("y", F, None)],
@@ -1195,6 +1207,46 @@ def group_query_attention():
     check_gqa_reference(m)
     save("gqa_softcap_window_packed", m)
 
+    # seqlens_k read at run time, as onnxruntime-genai's model builder writes it: seqlens_k =
+    # Cast(ReduceSum(attention_mask, 1) - 1) and total_sequence_length = Cast(Shape(mask)[1]),
+    # one mask input mask_<form> [B, T] per form (check_import_numerics.py --contrib feeds row b
+    # max(T - 2b, 1) ones; rows differ, so the batch is padded). Forms: decode steps after a past
+    # of 4 ("rd") and in a past buffer of 8 ("rs", onnxruntime-genai's shared buffer); first
+    # prompts, right-padded, without a past ("rp") and with a buffer of 8 ("rq"); a batch-1
+    # chunk of 3 whose past (3) is shorter than its buffer (4) ("rc"); rotary on a decode step
+    # and a first prompt (head size 32); softcap, a local window and causal 0 on decode steps; a
+    # local window on a first prompt.
+    def runtime_lengths(form, batch, total):
+        mask = "mask_" + form
+        return [
+            node("ReduceSum", [mask, "axis1"], ["sum_" + form], keepdims=0),
+            node("Sub", ["sum_" + form, "one64"], ["last_" + form]),
+            node("Cast", ["last_" + form], ["seqlens_k" + form], to=I32),
+            node("Shape", [mask], ["shape_" + form]),
+            node("Gather", ["shape_" + form, "one64"], ["t_" + form], axis=0),
+            node("Cast", ["t_" + form], ["total" + form], to=I32),
+        ], vi(mask, I64, [batch, total])
+
+    forms = {  # form: (batch, sequence, past buffer, total, head size)
+        "rd": (B, 1, P, P + 1, D), "rs": (B, 1, 8, P + 1, D), "rp": (B, S, 0, S, D),
+        "rq": (B, S, 8, S, D), "rc": (1, S, P, 6, D), "rr": (B, 1, P, P + 1, 32),
+        "rz": (B, S, 0, S, 32), "rsc": (B, 1, P, P + 1, D), "rw": (B, 1, P, P + 1, D),
+        "rwp": (B, S, 0, S, D), "rn": (B, 1, P, P + 1, D)}
+    attrs = {"rr": dict(do_rotary=1), "rz": dict(do_rotary=1, rotary_interleaved=1),
+             "rsc": dict(softcap=2.0), "rw": dict(local_window_size=2),
+             "rwp": dict(local_window_size=2), "rn": dict(causal=0)}
+    nodes, graph_inputs = [], []
+    for form, (batch, seq, past, total, d) in forms.items():
+        length_nodes, mask = runtime_lengths(form, batch, total)
+        tables = ["cos32", "sin32"] if "do_rotary" in attrs.get(form, {}) else []
+        nodes += length_nodes + [gqa(ins(form, past=past > 0, caches=tables), three(form),
+                                     "gqa_" + form, **attrs.get(form, {}))]
+        graph_inputs += inputs(form, batch, seq, past, d=d) + [mask]
+    m = model(nodes, graph_inputs, outs(*[o for form in forms for o in three(form)]),
+              [const("axis1", np.array([1], np.int64)), const("one64", np.array(1, np.int64))]
+              + caches[:2], opset=21, extra_opsets=ms)
+    save("gqa_runtime_lengths", m)
+
     # Errors: one node 'gqa' each, a decode step after a past of 4 unless said.
     def error(name, names=None, inputs=decode, inits=None, outputs=("y",), **attrs):
         save("error_gqa_" + name, model(
@@ -1202,12 +1254,14 @@ def group_query_attention():
             outs(*[o for o in outputs if o]), lengths(P, 1, "d") if inits is None else inits,
             opset=21, extra_opsets=ms))
 
-    error("padded", inits=[const("seqlens_kd", np.array([4, 2], np.int32)),
-                           const("totald", np.array(5, np.int32))])
     error("total", inits=[const("seqlens_kd", np.full(B, 4, np.int32)),
                           const("totald", np.array(9, np.int32))])
-    error("dynamic_seqlens", inputs=decode + [vi("seqlens_kd", I32, [B])],
-          inits=lengths(P, 1, "d")[1:])
+    error("total_short", inits=[const("seqlens_kd", np.full(B, 4, np.int32)),
+                                const("totald", np.array(0, np.int32))])
+    error("dynamic_total", inputs=decode + [vi("totald", I32, [])],
+          inits=lengths(P, 1, "d")[:1])
+    error("chunk_batch", names=ins("c"), inputs=inputs("c", B, S, P) + [vi("seqlens_kc", I32, [B])],
+          inits=[const("totalc", np.array(P + S, np.int32))])
     error("seqlens_type", inits=[const("seqlens_kd", np.full(B, 4, np.int64)),
                                  const("totald", np.array(5, np.int32))])
     error("heads", kv_num_heads=3)

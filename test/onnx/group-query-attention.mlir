@@ -78,13 +78,56 @@
 // COMPOSITE: %[[PQS:.+]] = kiln.slice %[[QKV]] {starts = array<i64: 0, 0, 0>, steps = array<i64: 1, 1, 1>} : tensor<2x1x64xf32> -> tensor<2x1x32xf32>
 // COMPOSITE: kiln.attention %{{.+}}, %{{.+}}, %{{.+}} {bshd_output = false, causal = true, {{.+}}} : tensor<2x4x1x8xf32>, tensor<2x2x5x8xf32>, tensor<2x2x5x8xf32> -> tensor<2x4x1x8xf32>
 
+// seqlens_k read at run time (onnxruntime-genai: Cast(ReduceSum(attention_mask) - 1)), rows of
+// different lengths. Row b holds keys[b] = seqlens_k[b] + 1 tokens; a decode step's past is
+// keys[b] - 1 long and its new token goes right after it; the causal frontier and the row end
+// become an additive mask [B, 1, S, L] on kiln.attention (causal off, masked rows zero).
+// RUN: kiln-compile %S/Inputs/gqa_runtime_lengths.onnx --emit=graph | FileCheck %s --check-prefix=RUNTIME
+// RUNTIME-LABEL: func.func @main(
+// RUNTIME-SAME: %[[PKRD:[^:]+]]: tensor<2x2x4x8xf32> {kiln.name = "pkrd"}
+// RUNTIME-SAME: %[[MASK:[^:]+]]: tensor<2x5xi64> {kiln.name = "mask_rd"}
+// RUNTIME: %[[SUM:.+]] = kiln.reduce <sum> %[[MASK]] {axes = array<i64: 1>, keep_dims = false} : tensor<2x5xi64> -> tensor<2xi64>
+// RUNTIME: %[[LENS:.+]] = kiln.cast %{{.+}} : tensor<2xi32> -> tensor<2xi64>
+// RUNTIME: %[[KEYS:.+]] = kiln.add %[[LENS]], %{{.+}} : tensor<2xi64>, tensor<i64> -> tensor<2xi64>
+// RUNTIME: %[[OFF:.+]] = kiln.sub %[[KEYS]], %{{.+}} : tensor<2xi64>, tensor<i64> -> tensor<2xi64>
+// The past buffer (4) padded to the present length T = 5; per row: past before the offset,
+// the new key at it, zeros after.
+// RUNTIME: %[[PAST:.+]] = kiln.concat %[[PKRD]], %{{.+}} {axis = 2 : i64} : tensor<2x2x4x8xf32>, tensor<2x2x1x8xf32> -> tensor<2x2x5x8xf32>
+// RUNTIME: %[[J:.+]] = kiln.constant dense<{{\[}}[{{\[}}[0], [1], [2], [3], [4]]]]> : tensor<1x1x5x1xi64>
+// RUNTIME: %[[OFF4:.+]] = kiln.reshape %[[OFF]] : tensor<2xi64> -> tensor<2x1x1x1xi64>
+// RUNTIME: %[[BEFORE:.+]] = kiln.less %[[J]], %[[OFF4]] : tensor<1x1x5x1xi64>, tensor<2x1x1x1xi64> -> tensor<2x1x5x1xi1>
+// RUNTIME: %[[NEW:.+]] = kiln.where %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x1x5x1xi1>, tensor<2x2x1x8xf32>, tensor<f32> -> tensor<2x2x5x8xf32>
+// RUNTIME: %[[PK:.+]] = kiln.where %[[BEFORE]], %[[PAST]], %[[NEW]] : tensor<2x1x5x1xi1>, tensor<2x2x5x8xf32>, tensor<2x2x5x8xf32> -> tensor<2x2x5x8xf32>
+// The mask: key j < keys[b] and j <= offset[b] + i.
+// RUNTIME: %[[END:.+]] = kiln.less %{{.+}}, %{{.+}} : tensor<1x1x5xi64>, tensor<2x1x1xi64> -> tensor<2x1x5xi1>
+// RUNTIME: %[[CAUSAL:.+]] = kiln.less_equal %{{.+}}, %{{.+}} : tensor<1x1x5xi64>, tensor<2x1x1xi64> -> tensor<2x1x5xi1>
+// RUNTIME: %[[OK:.+]] = kiln.and %[[END]], %[[CAUSAL]]
+// RUNTIME: %[[BIAS:.+]] = kiln.where %[[OK]], %{{.+}}, %{{.+}} : tensor<2x1x5xi1>, tensor<f32>, tensor<f32> -> tensor<2x1x5xf32>
+// RUNTIME: %[[BIAS4:.+]] = kiln.reshape %[[BIAS]] : tensor<2x1x5xf32> -> tensor<2x1x1x5xf32>
+// RUNTIME: kiln.attention %{{.+}}, %[[PK]], %{{.+}}, %[[BIAS4]] {bshd_output = false, causal = false, scale = 0.35355339059327373 : f64, zero_masked_rows = true} : tensor<2x4x1x8xf32>, tensor<2x2x5x8xf32>, tensor<2x2x5x8xf32>, tensor<2x1x1x5xf32> -> tensor<2x4x1x8xf32>
+// A past buffer of 8 (shared past/present): present is 8 long.
+// RUNTIME: kiln.attention {{.+}} : tensor<2x4x1x8xf32>, tensor<2x2x8x8xf32>, tensor<2x2x8x8xf32>, tensor<2x1x1x8xf32> -> tensor<2x4x1x8xf32>
+// First prompts (right-padded): the new tokens at 0..2, without and with a buffer of 8.
+// RUNTIME: kiln.attention {{.+}} : tensor<2x4x3x8xf32>, tensor<2x2x3x8xf32>, tensor<2x2x3x8xf32>, tensor<2x1x3x3xf32> -> tensor<2x4x3x8xf32>
+// RUNTIME: kiln.attention {{.+}} : tensor<2x4x3x8xf32>, tensor<2x2x8x8xf32>, tensor<2x2x8x8xf32>, tensor<2x1x3x8xf32> -> tensor<2x4x3x8xf32>
+// A batch-1 chunk of 3: new[clamp(j - offset, 0, 2)] gathered along the sequence.
+// RUNTIME: %[[LO:.+]] = kiln.max %{{.+}}, %{{.+}} : tensor<6xi64>, tensor<i64> -> tensor<6xi64>
+// RUNTIME: %[[IDX:.+]] = kiln.min %[[LO]], %{{.+}} : tensor<6xi64>, tensor<i64> -> tensor<6xi64>
+// RUNTIME: kiln.gather %{{.+}}, %[[IDX]] {axis = 2 : i64} : tensor<1x2x3x8xf32>, tensor<6xi64> -> tensor<1x2x6x8xf32>
+// RUNTIME: kiln.attention {{.+}} : tensor<1x4x3x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>, tensor<1x1x3x6xf32> -> tensor<1x4x3x8xf32>
+// Rotary on a decode step: the cos/sin rows of each row's position, clamped to the table.
+// RUNTIME: kiln.gather %{{.+}}, %{{.+}} {axis = 0 : i64} : tensor<16x16xf32>, tensor<2x1xi64> -> tensor<2x1x16xf32>
+// RUNTIME: kiln.rotary %{{.+}} : tensor<2x4x1x32xf32>, tensor<2x1x1x32xf32>, tensor<2x1x1x32xf32> -> tensor<2x4x1x32xf32>
+
 // Errors: node 'gqa', a decode step (S = 1) after a past of 4 unless said.
-// RUN: not kiln-compile %S/Inputs/error_gqa_padded.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=PADDED
-// PADDED: error: node 'gqa' (com.microsoft::GroupQueryAttention, opset 1): unsupported: seqlens_k [4, 2] and total_sequence_length 5 must describe full rows: seqlens_k[b] = past length 4 + sequence length 1 - 1 = 4 for every batch row and total_sequence_length 5; padded batches (and past buffers longer than the past) are not supported yet
 // RUN: not kiln-compile %S/Inputs/error_gqa_total.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=TOTAL
-// TOTAL: error: node 'gqa' (com.microsoft::GroupQueryAttention, opset 1): unsupported: seqlens_k [4, 4] and total_sequence_length 9 must describe full rows: seqlens_k[b] = past length 4 + sequence length 1 - 1 = 4 for every batch row and total_sequence_length 5; padded batches (and past buffers longer than the past) are not supported yet
-// RUN: not kiln-compile %S/Inputs/error_gqa_dynamic_seqlens.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=DYNAMIC
-// DYNAMIC: error: node 'gqa' (com.microsoft::GroupQueryAttention, opset 1): unsupported: seqlens_k is computed at run time; kiln needs it constant after shape specialization (every batch row full: past + new tokens), padded batches are not supported yet
+// TOTAL: error: node 'gqa' (com.microsoft::GroupQueryAttention, opset 1): total_sequence_length 9 is more than the past (4) plus the sequence length (1); the past_key/past_value buffers are too short
+// RUN: not kiln-compile %S/Inputs/error_gqa_total_short.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=TOTAL-SHORT
+// TOTAL-SHORT: error: node 'gqa' (com.microsoft::GroupQueryAttention, opset 1): total_sequence_length 0 is less than the sequence length 1
+// RUN: not kiln-compile %S/Inputs/error_gqa_dynamic_total.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=DYNAMIC-TOTAL
+// DYNAMIC-TOTAL: error: node 'gqa' (com.microsoft::GroupQueryAttention, opset 1): unsupported: total_sequence_length is computed at run time; kiln needs it constant after shape specialization (onnxruntime-genai's models take it from the attention mask's shape)
+// RUN: not kiln-compile %S/Inputs/error_gqa_chunk_batch.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=CHUNK-BATCH
+// CHUNK-BATCH: error: node 'gqa' (com.microsoft::GroupQueryAttention, opset 1): with seqlens_k read at run time, a prompt chunk after a past (sequence length 3 < total_sequence_length 7) needs batch size 1, as in onnxruntime; got 2
 // RUN: not kiln-compile %S/Inputs/error_gqa_seqlens_type.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=SEQLENS-TYPE
 // SEQLENS-TYPE: error: node 'gqa' (com.microsoft::GroupQueryAttention, opset 1): seqlens_k 'tensor<2xi64>' must be int32 [batch_size] = [2]
 // RUN: not kiln-compile %S/Inputs/error_gqa_no_seqlens.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=NO-SEQLENS
@@ -114,4 +157,4 @@
 // RUN: not kiln-compile %S/Inputs/error_gqa_no_cos.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=NO-COS
 // NO-COS: error: node 'gqa' (com.microsoft::GroupQueryAttention, opset 1): do_rotary 1 needs cos_cache and sin_cache
 // RUN: not kiln-compile %S/Inputs/error_gqa_cos_short.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=COS-SHORT
-// COS-SHORT: error: node 'gqa' (com.microsoft::GroupQueryAttention, opset 1): cos_cache 'tensor<4x4xf32>' has 4 positions; positions 4 to 4 are needed
+// COS-SHORT: error: node 'gqa' (com.microsoft::GroupQueryAttention, opset 1): cos_cache 'tensor<4x4xf32>' has 4 positions; 5 are needed (positions 0 to 4)
