@@ -39,6 +39,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Threading.h"
+#include "llvm/Support/WithColor.h"
 #include "llvm/Support/xxhash.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -1038,6 +1039,12 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
               "holds; lower the range's tokens to at most %lld",
               options.shapeSpec.c_str(), (long long)(*ranges)->maxTokens,
               (long long)options.maxSeqLen, (long long)options.maxSeqLen);
+        if ((*ranges)->minTokens > 1)
+          llvm::WithColor::warning(llvm::errs(), "kiln-compile")
+              << "--shape '" << options.shapeSpec << "': the token range's lower bound "
+              << (*ranges)->minTokens
+              << " changes nothing: prefill programs take prompts of any length in chunks and "
+                 "generation steps take 1 token\n";
         stepPrograms = planStepPrograms(**ranges);
         auto parsed = parseShapeSpec(stepPrograms.front().shapeSpec);
         if (!parsed)

@@ -27,7 +27,8 @@ bool isSwizzleLine(int64_t n) { return n == 16 || n == 32 || (n > 0 && n % 64 ==
 
 LogicalResult TargetAttr::verify(EmitErrorFn emitError, StringRef name, int64_t arch,
                                  int64_t smCount, int64_t smemPerBlock, int64_t smemPerSm,
-                                 int64_t regsPerSm, int64_t l2Bytes, TensorCores tensorCores) {
+                                 int64_t regsPerSm, int64_t l2Bytes, int64_t memoryBytes,
+                                 TensorCores tensorCores) {
   if (name.empty())
     return emitError() << "target name must not be empty";
   if (arch < 10)
@@ -41,6 +42,8 @@ LogicalResult TargetAttr::verify(EmitErrorFn emitError, StringRef name, int64_t 
     return emitError() << "target regs_per_sm must be positive, got " << regsPerSm;
   if (l2Bytes < 0)
     return emitError() << "target l2_bytes must not be negative, got " << l2Bytes;
+  if (memoryBytes < 0)
+    return emitError() << "target memory_bytes must not be negative, got " << memoryBytes;
   if (tensorCores == TensorCores::Wgmma && arch != 90)
     return emitError() << "target tensor_cores = wgmma needs arch 90 (wgmma is sm_90a only), got "
                        << arch;

@@ -128,6 +128,10 @@ def Kiln_TargetAttr : Kiln_Attr<"Target", "target"> {
     - `l2_bytes`: the L2 cache of the reference GPU, bytes (how much of the
       next weight a decode GEMM may prefetch; 0, the default when a
       hand-written target omits it, prefetches nothing);
+    - `memory_bytes`: device memory of the largest GPU of the arch, bytes: a
+      bound on what one artifact can ever allocate there (the KV-cache pools
+      of a `--kv-cache` artifact are checked against it); 0, the default,
+      checks nothing;
     - `tensor_cores`: the newest tensor-core instructions kiln's GEMM
       templates use there: `none` (before sm_80), `mma_sync` (sm_80+),
       `wgmma` (sm_90, built as sm_90a).
@@ -135,7 +139,7 @@ def Kiln_TargetAttr : Kiln_Attr<"Target", "target"> {
     ```mlir
     module attributes {kiln.target = #kiln.target<name = "sm_90", arch = 90, sm_count = 132,
         smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536,
-        l2_bytes = 52428800, tensor_cores = wgmma>} {}
+        l2_bytes = 52428800, memory_bytes = 150754820096, tensor_cores = wgmma>} {}
     ```
   }];
   let parameters = (ins
@@ -146,6 +150,7 @@ def Kiln_TargetAttr : Kiln_Attr<"Target", "target"> {
     "int64_t":$smem_per_sm,
     "int64_t":$regs_per_sm,
     DefaultValuedParameter<"int64_t", "0">:$l2_bytes,
+    DefaultValuedParameter<"int64_t", "0">:$memory_bytes,
     EnumParameter<Kiln_TensorCores>:$tensor_cores
   );
   let assemblyFormat = "`<` struct(params) `>`";

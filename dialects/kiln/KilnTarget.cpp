@@ -24,29 +24,34 @@ using namespace kiln;
 namespace {
 struct TargetRow {
   const char *name;
-  int64_t arch, smCount, smemPerBlock, smemPerSm, regsPerSm, l2Bytes;
+  int64_t arch, smCount, smemPerBlock, smemPerSm, regsPerSm, l2Bytes, memoryBytes;
   TensorCores tensorCores;
 };
 
 constexpr int64_t kKiB = 1024;
 constexpr int64_t kMiB = 1024 * kKiB;
+constexpr int64_t kGiB = 1024 * kMiB;
 constexpr TargetRow kTargets[] = {
-    // Columns: name, arch, SMs, shared memory per block and per SM, registers per SM, L2 bytes.
-    // T4: 40 SMs. kiln's tensor-core templates need sm_80 (cp.async, bf16 mma).
-    {"sm_75", 75, 40, 64 * kKiB, 64 * kKiB, 65536, 4 * kMiB, TensorCores::None},
-    // A100 SXM: 108 SMs.
-    {"sm_80", 80, 108, 163 * kKiB, 164 * kKiB, 65536, 40 * kMiB, TensorCores::MmaSync},
-    // A10: 72 SMs.
-    {"sm_86", 86, 72, 99 * kKiB, 100 * kKiB, 65536, 6 * kMiB, TensorCores::MmaSync},
-    // L40S: 142 SMs.
-    {"sm_89", 89, 142, 99 * kKiB, 100 * kKiB, 65536, 96 * kMiB, TensorCores::MmaSync},
-    // H100 / H200 SXM: 132 SMs. wgmma needs sm_90a code; kiln builds sm_90 as sm_90a.
-    {"sm_90", 90, 132, 227 * kKiB, 228 * kKiB, 65536, 50 * kMiB, TensorCores::Wgmma},
-    {"sm_90a", 90, 132, 227 * kKiB, 228 * kKiB, 65536, 50 * kMiB, TensorCores::Wgmma},
-    // B200: 148 SMs. Its tcgen05 MMAs have no kiln template; wgmma is sm_90a only.
-    {"sm_100", 100, 148, 227 * kKiB, 228 * kKiB, 65536, 126 * kMiB, TensorCores::MmaSync},
-    // RTX 5090: 170 SMs.
-    {"sm_120", 120, 170, 99 * kKiB, 100 * kKiB, 65536, 96 * kMiB, TensorCores::MmaSync},
+    // Columns: name, arch, SMs, shared memory per block and per SM, registers per SM, L2 bytes,
+    // device memory of the largest GPU of the arch (a bound, not the reference GPU's).
+    // T4: 40 SMs; Quadro RTX 8000: 48 GiB. kiln's tensor-core templates need sm_80.
+    {"sm_75", 75, 40, 64 * kKiB, 64 * kKiB, 65536, 4 * kMiB, 48 * kGiB, TensorCores::None},
+    // A100 SXM: 108 SMs; A100 80GB.
+    {"sm_80", 80, 108, 163 * kKiB, 164 * kKiB, 65536, 40 * kMiB, 80 * kGiB, TensorCores::MmaSync},
+    // A10: 72 SMs; A40 / RTX A6000: 48 GiB.
+    {"sm_86", 86, 72, 99 * kKiB, 100 * kKiB, 65536, 6 * kMiB, 48 * kGiB, TensorCores::MmaSync},
+    // L40S: 142 SMs, 48 GiB.
+    {"sm_89", 89, 142, 99 * kKiB, 100 * kKiB, 65536, 96 * kMiB, 48 * kGiB, TensorCores::MmaSync},
+    // H100 / H200 SXM: 132 SMs; H200: 143771 MiB. wgmma needs sm_90a code; kiln builds sm_90 as
+    // sm_90a.
+    {"sm_90", 90, 132, 227 * kKiB, 228 * kKiB, 65536, 50 * kMiB, 143771 * kMiB, TensorCores::Wgmma},
+    {"sm_90a", 90, 132, 227 * kKiB, 228 * kKiB, 65536, 50 * kMiB, 143771 * kMiB,
+     TensorCores::Wgmma},
+    // B200: 148 SMs, 192 GiB. Its tcgen05 MMAs have no kiln template; wgmma is sm_90a only.
+    {"sm_100", 100, 148, 227 * kKiB, 228 * kKiB, 65536, 126 * kMiB, 192 * kGiB,
+     TensorCores::MmaSync},
+    // RTX 5090: 170 SMs; RTX PRO 6000 Blackwell: 96 GiB.
+    {"sm_120", 120, 170, 99 * kKiB, 100 * kKiB, 65536, 96 * kMiB, 96 * kGiB, TensorCores::MmaSync},
 };
 } // namespace
 
@@ -54,7 +59,8 @@ FailureOr<TargetAttr> kiln::getTarget(MLIRContext *context, StringRef name) {
   for (const TargetRow &row : kTargets)
     if (name == row.name)
       return TargetAttr::get(context, row.name, row.arch, row.smCount, row.smemPerBlock,
-                             row.smemPerSm, row.regsPerSm, row.l2Bytes, row.tensorCores);
+                             row.smemPerSm, row.regsPerSm, row.l2Bytes, row.memoryBytes,
+                             row.tensorCores);
   return failure();
 }
 

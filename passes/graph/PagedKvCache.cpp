@@ -21,9 +21,11 @@
 
 #include "dialects/kiln/KernelPlan.h"
 #include "dialects/kiln/KilnOps.h"
+#include "dialects/kiln/KilnTarget.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/BitVector.h"
+#include "llvm/Support/Format.h"
 
 #include <algorithm>
 #include <limits>
@@ -246,6 +248,31 @@ struct PagedKvCache : public kiln::impl::PagedKvCacheBase<PagedKvCache> {
     if (!table || !lens)
       return signalPassFailure();
 
+    // The pools of all layers must fit in the device memory of the largest GPU of the target's
+    // arch (the target table's bound); the runtime allocates them when a session starts.
+    if (int64_t memory = getTargetOrDefault(func).getMemoryBytes(); memory > 0) {
+      double poolBytes = 0;
+      for (AttentionOp op : attentions) {
+        auto k = rtt(op.getKey()), v = rtt(op.getValue());
+        double bytesPerElement = k.getElementTypeBitWidth() / 8.0;
+        poolBytes += double(NB) * BS * bytesPerElement *
+                     (k.getDimSize(1) * k.getDimSize(3) + v.getDimSize(1) * v.getDimSize(3));
+      }
+      if (poolBytes > double(memory)) {
+        constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+        auto diag = func.emitError();
+        diag << "kv-cache: the KV cache pools (" << NB << " blocks of " << BS << " tokens in "
+             << attentions.size() << " layer" << (attentions.size() == 1 ? "" : "s") << ") take ";
+        std::string sizes;
+        llvm::raw_string_ostream(sizes) << llvm::format("%.1f GiB, more than the %.1f GiB",
+                                                        poolBytes / kGiB, double(memory) / kGiB);
+        diag << sizes;
+        diag << " of the largest " << getTargetOrDefault(func).getName()
+             << " GPU; lower max-seq-len, the batch or num-blocks (kiln-compile --max-seq-len, "
+                "--shape, --kv-blocks)";
+        return signalPassFailure();
+      }
+    }
     for (auto [layer, op] : llvm::enumerate(attentions)) {
       auto k = rtt(op.getKey()), v = rtt(op.getValue());
       Type et = k.getElementType();

@@ -816,3 +816,8 @@ func.func @paged_attention_result(%q: tensor<2x4x1x8xf16>, %c: tensor<6x2x16x8xf
 func.func @bad_role(%l: tensor<2xi32> {kiln.role = "seq_lens"}) {
   return
 }
+
+// -----
+
+// expected-error @+1 {{target memory_bytes must not be negative, got -1}}
+module @target_negative_memory attributes {kiln.target = #kiln.target<name = "sm_90", arch = 90, sm_count = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, memory_bytes = -1, tensor_cores = wgmma>} {}
