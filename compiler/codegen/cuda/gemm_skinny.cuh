@@ -15,8 +15,8 @@
 //    two whole 128-byte lines of B per 8-byte load; each thread issues its loads in batches of
 //    skinny::kUnroll and keeps two batches in flight (a software pipeline in registers);
 //  - A is staged in shared memory as fp32, smem_bytes::skinnyChunk(R) K rows at a time (the
-//    first batch of B already in flight), transposed ([k][r]) so one thread reads the R values
-//    of its row k in a row;
+//    first batch of B already in flight, skinny::kStageLoads loads of A in flight per thread),
+//    transposed ([k][r]) so one thread reads the R values of its row k in a row;
 //  - the 16 row groups' partial sums are reduced by a warp shuffle and through shared memory into
 //    one R x 64 partial per block; with SPLITK > 1 the cluster's blocks then sum each other's
 //    partials over distributed shared memory (ld.shared::cluster) in rank order (the result does
@@ -42,6 +42,9 @@ constexpr int kRowGroups = 16;
 /// used (64 KiB per SM at two blocks; 16 per batch gave 1 row about 94 registers, 2 blocks per
 /// SM, against 61 and 4 at 8).
 constexpr int kUnroll = 8;
+/// Elements of A a thread loads before it stores them to shared memory (the staging's loads in
+/// flight).
+constexpr int kStageLoads = 8;
 
 /// 8 bytes of B (4 columns), read once: no L1 allocation.
 __device__ __forceinline__ uint2 ldStream8(const void *p) {
@@ -178,8 +181,21 @@ __device__ __forceinline__ void gemmSkinny(int N, int K, const LoadA &loadA,
     uint2 v[U];
     loadBatch(v, bRow, rg, rows);
     __syncthreads(); // the previous chunk is consumed
-    for (int i = tid; i < rows * R; i += kThreads)
-      As[i] = loadA(i % R, c0 + i / R);
+    // kStageLoads loads of A in flight per thread: all are issued before any is stored (As and
+    // loadA's pointers are generic, so the compiler would not move a load past a store, and one
+    // element per round trip to L2 took most of the 8-row GEMMs' time, session 16's ncu).
+    for (int i0 = tid; i0 < rows * R; i0 += kThreads * kStageLoads) {
+      float a[kStageLoads];
+#pragma unroll
+      for (int s = 0; s < kStageLoads; ++s) {
+        const int i = i0 + s * kThreads;
+        a[s] = i < rows * R ? loadA(i % R, c0 + i / R) : 0.f;
+      }
+#pragma unroll
+      for (int s = 0; s < kStageLoads; ++s)
+        if (i0 + s * kThreads < rows * R)
+          As[i0 + s * kThreads] = a[s];
+    }
     __syncthreads();
     for (int j0 = rg; j0 < rows; j0 += kStep) {
       // Software pipeline: the next batch is in flight while this one is used.
