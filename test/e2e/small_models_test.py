@@ -150,8 +150,18 @@ def graph_input_shapes(name):
 # prompts with and without a buffer, a batch-1 chunk, rotary, softcap, windows, causal 0.
 GQA_RUNTIME = "../../onnx/Inputs/gqa_runtime_lengths"
 MODELS[GQA_RUNTIME] = graph_input_shapes("gqa_runtime_lengths")
+# onnxruntime-genai model-builder exports (test/models/make_genai_tiny.py): a decode step of a
+# right-padded batch of 2 (masks of 6 and 4 tokens) on a random past of 5, int4 (MatMulNBits)
+# and fp16.
+GENAI = ["../../models/genai_llama_tiny_int4", "../../models/genai_llama_tiny_fp16"]
+for _name in GENAI:
+    MODELS[_name] = {"input_ids": (2, 1), "attention_mask": (2, 6),
+                     **{"past_key_values.%d.%s" % (layer, kind): (2, 2, 5, 16)
+                        for layer in range(2) for kind in ("key", "value")}}
 # Outputs where onnxruntime's value is undefined (not compared): model -> fn(output, shape, feeds).
-UNDEFINED = {GQA_RUNTIME: gqa_lengths.undefined}
+UNDEFINED = {GQA_RUNTIME: gqa_lengths.undefined,
+             **{name: lambda o, shape, feeds: gqa_lengths.undefined_for_mask(
+                 o, shape, feeds["attention_mask"]) for name in GENAI}}
 # kiln-compile --precision per model (default fp32).
 PRECISION = {"skinny_gemms": "fp16"}
 # Input elements set to NaN before the run: model -> [(input, index)]. Outputs are then
@@ -175,7 +185,8 @@ def softmax_ref(s):
 
 # int64 inputs instead of float normals: model -> {input: values drawn from [0, high)}
 # (attention masks of 0 and 1, position ids into a 16-row cache).
-INT_INPUTS = {"cumsum_runtime": {"mask": 2}, "../../onnx/Inputs/rotary_embedding_4d": {"pos": 16}}
+INT_INPUTS = {"cumsum_runtime": {"mask": 2}, "../../onnx/Inputs/rotary_embedding_4d": {"pos": 16},
+              **{name: {"input_ids": 1000} for name in GENAI}}
 # Other integer inputs: model -> {input: (dtype, low, high)}, uniform over [low, high) (the full
 # range of each type, so wrapping and the sign bit are exercised).
 TYPED_INPUTS = {"int_dtypes": {"a": (np.uint8, 0, 256), "b": (np.int8, -128, 128),
@@ -202,7 +213,12 @@ VALUE_INPUTS = {"../../onnx/Inputs/cast_rounding":
                 "../../onnx/Inputs/matmul_nbits_fp16":  # a float16 graph input
                 {"a": lambda rng, shape: rng.standard_normal(shape).astype(np.float16)},
                 GQA_RUNTIME: {k: lambda rng, shape: gqa_lengths.padded_mask(shape)
-                              for k in MODELS[GQA_RUNTIME] if k.startswith("mask_")}}
+                              for k in MODELS[GQA_RUNTIME] if k.startswith("mask_")},
+                **{name: {"attention_mask": lambda rng, shape: gqa_lengths.padded_mask(shape)}
+                   for name in GENAI}}
+# The fp16 export's past is float16.
+VALUE_INPUTS[GENAI[1]].update({k: lambda rng, shape: rng.standard_normal(shape).astype(np.float16)
+                               for k in MODELS[GENAI[1]] if k.startswith("past_key_values.")})
 # Models whose float outputs must equal the reference exactly (NaN where it has NaN, the sign of
 # zero included), not within a tolerance.
 EXACT = {"../../onnx/Inputs/cast_rounding"}
@@ -227,7 +243,7 @@ def einsum_bf16_ref(f):
 # Models compared with a wider max_rel_err than 1e-5: bf16 results are rounded to 8 bits of
 # mantissa, so a different summation order can move an element by one bf16 ulp (2^-8).
 TOLERANCE = {"../../onnx/Inputs/einsum_bf16": 1e-2, "skinny_gemms": 1e-2,
-             "../../onnx/Inputs/matmul_nbits_fp16": 1e-2}
+             "../../onnx/Inputs/matmul_nbits_fp16": 1e-2, GENAI[1]: 1e-2}
 
 
 # numpy references (onnxruntime's NaN propagation is not specified): model -> feeds -> outputs.
@@ -256,6 +272,20 @@ NUMPY_REFS = {
                                                     f["z"].shape).astype(np.int32),
                                     softmax_ref(f["z"] + nan_semantics_mask())],
 }
+
+
+def reference_model(path):
+    """What onnxruntime runs for the model at `path`: the file, or with MatMulNBits nodes its
+    bytes with accuracy_level 0 (at 4, onnxruntime-genai's default, onnxruntime quantizes A to
+    int8 per block; kiln multiplies in float)."""
+    import onnx
+    proto = onnx.load(path)
+    nbits = [nd for nd in proto.graph.node if nd.op_type == "MatMulNBits"]
+    for nd in nbits:
+        for a in nd.attribute:
+            if a.name == "accuracy_level":
+                a.i = 0
+    return proto.SerializeToString() if nbits else path
 
 
 def shape_spec(inputs):
@@ -317,7 +347,7 @@ def main():
                 names = [o.name for o in onnx.load(model).graph.output]
                 refs = None
             else:
-                sess = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+                sess = ort.InferenceSession(reference_model(model), providers=["CPUExecutionProvider"])
                 names = [o.name for o in sess.get_outputs()]
                 refs = sess.run(None, feeds)
             cmd = [args.kiln_run, art]

@@ -11,6 +11,8 @@ Usage: python3 test/onnx/check_import_numerics.py [--bin build/bin] [--models ..
          (onnxruntime's contrib ops, models from test/onnx/Inputs; every output compared)
        python3 test/onnx/check_import_numerics.py --pad-einsum [--bin build/bin]
          (Pad in every mode and Einsum's forms, models from test/onnx/Inputs)
+       python3 test/onnx/check_import_numerics.py --genai [--bin build/bin]
+         (onnxruntime-genai model-builder exports from test/models: prefill, then a decode step)
 Needs numpy and onnxruntime (exit 77, skipped, without them). The ctest tests import-numerics-*
 run each mode (test/CMakeLists.txt); the shared-models mode skips when the models are absent.
 """
@@ -220,6 +222,74 @@ def check_contrib(compile_, opt, passes, models=CONTRIB_MODELS):
     return worst
 
 
+# --genai: onnxruntime-genai model-builder exports in test/models (make_genai_tiny.py), a prefill
+# of a right-padded batch of 2 and then a decode step on its present, against onnxruntime.
+GENAI_MODELS = {"genai_llama_tiny_int4": 1e-5, "genai_llama_tiny_fp16": 2e-3}
+
+
+def check_genai(compile_, opt, passes):
+    """Each GENAI_MODELS export: prefill (input_ids 2x5, attention_mask right-padded to 5 and 3
+    tokens, an empty past) and a decode step (2x1, the prefill's present as the past, masks of 6
+    and 4) through the imported graph and through onnxruntime; every output compared where
+    onnxruntime defines it (gqa_lengths.undefined_for_mask). MatMulNBits runs with
+    accuracy_level 0 in the reference: at the builder's 4 onnxruntime quantizes A to int8 per
+    block (0.7% off in the logits here), where kiln multiplies in float. Returns the worst error
+    scaled as check_contrib's."""
+    import onnx
+    models_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models")
+    worst = 0.0
+    rng = np.random.default_rng(3)
+    for m, bound in GENAI_MODELS.items():
+        path = os.path.join(models_dir, m + ".onnx")
+        proto = onnx.load(path)
+        for nd in proto.graph.node:
+            for a in nd.attribute:
+                if nd.op_type == "MatMulNBits" and a.name == "accuracy_level":
+                    a.i = 0
+        sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+        names = [i.name for i in proto.graph.input]
+        past = [i for i in sess.get_inputs() if i.name.startswith("past_key_values.")]
+        dt = ORT_DTYPES[past[0].type]
+        # The head size is a dim_param of the past; the builder's rotary caches [max, D / 2]
+        # rotate the whole head (Llama).
+        heads = past[0].shape[1]
+        gqa = next(nd for nd in proto.graph.node if nd.op_type == "GroupQueryAttention")
+        cos = next(t for t in proto.graph.initializer if t.name == gqa.input[7])
+        dim = 2 * cos.dims[1]
+        vocab = proto.graph.output[0].type.tensor_type.shape.dim[2].dim_value
+        feeds = {"input_ids": rng.integers(0, vocab, (2, 5)).astype(np.int64),
+                 "attention_mask": gqa_lengths.padded_mask((2, 5))}
+        feeds.update({p.name: np.zeros((2, heads, 0, dim), dt) for p in past})
+        for step in ("prefill", "decode"):
+            refs = sess.run(None, feeds)
+            spec = ",".join(f"{k}={'x'.join(map(str, feeds[k].shape))}" for k in names)
+            graph = subprocess.run([compile_, path, "--shape", spec, "--emit=graph",
+                                    "--print-constants"], capture_output=True, text=True,
+                                   check=True).stdout
+            folded = subprocess.run([opt] + passes.split(), input=graph, capture_output=True,
+                                    text=True, check=True).stdout
+            outs = run(folded, [feeds[k] for k in names])
+            for o, out, ref in zip(sess.get_outputs(), outs, refs):
+                assert out.shape == ref.shape, (m, step, o.name, out.shape, ref.shape)
+                out, ref = out.astype(np.float64), ref.astype(np.float64)
+                undefined = gqa_lengths.undefined_for_mask(o.name, out.shape,
+                                                           feeds["attention_mask"])
+                if undefined is not None:
+                    out, ref = np.where(undefined, 0, out), np.where(undefined, 0, ref)
+                err = float(np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-30))
+                worst = max(worst, err * 1e-5 / bound)
+                print(f"{m} {step} {o.name}: relative error {err:.2e} (bound {bound:.0e})")
+            # The decode step: one new token per row, the prefill's present as the past.
+            presents = dict(zip([o.name for o in sess.get_outputs()], refs))
+            lengths = feeds["attention_mask"].sum(axis=1)
+            feeds = {"input_ids": rng.integers(0, vocab, (2, 1)).astype(np.int64),
+                     "attention_mask": (np.arange(6)[None, :] < (lengths + 1)[:, None]).astype(
+                         np.int64)}
+            feeds.update({p.name: presents[p.name.replace("past_key_values", "present")]
+                          for p in past})
+    return worst
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -233,12 +303,16 @@ def main():
                         help="check the contrib-op models of test/onnx/Inputs instead of --models")
     parser.add_argument("--pad-einsum", action="store_true",
                         help="check the Pad and Einsum models of test/onnx/Inputs instead of --models")
+    parser.add_argument("--genai", action="store_true",
+                        help="check the onnxruntime-genai exports of test/models instead of --models")
     args = parser.parse_args()
     compile_, opt = os.path.join(args.bin, "kiln-compile"), os.path.join(args.bin, "kiln-opt")
     if args.pad_einsum:
         sys.exit(0 if check_contrib(compile_, opt, args.passes, PAD_EINSUM_MODELS) < 1e-5 else 1)
     if args.contrib:
         sys.exit(0 if check_contrib(compile_, opt, args.passes) < 1e-5 else 1)
+    if args.genai:
+        sys.exit(0 if check_genai(compile_, opt, args.passes) < 1e-5 else 1)
     if not os.path.isdir(args.models):
         print(f"SKIP: no shared models in {args.models} (--models)")
         sys.exit(77)

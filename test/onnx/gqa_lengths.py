@@ -32,3 +32,14 @@ def undefined(name, shape, feeds):
     if name.startswith("present_"):
         return (np.arange(shape[2])[None, :] >= lengths[:, None])[:, None, :, None]
     return None
+
+
+def undefined_for_mask(name, shape, mask):
+    """undefined() for a whole model with one attention mask [B, T] (an onnxruntime-genai export:
+    outputs logits [B, S, V] and present.* [B, H, L, D])."""
+    lengths = mask.sum(axis=1)
+    if name == "logits" and shape[1] == mask.shape[1] and shape[1] > 1:
+        return (np.arange(shape[1])[None, :] >= lengths[:, None])[:, :, None]
+    if name.startswith("present"):
+        return (np.arange(shape[2])[None, :] >= lengths[:, None])[:, None, :, None]
+    return None
