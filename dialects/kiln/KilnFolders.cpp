@@ -184,6 +184,13 @@ int64_t broadcastIndex(ArrayRef<int64_t> outCoords, ArrayRef<int64_t> inShape) {
 }
 
 
+/// True when every one of `operands` is a dense constant: folders check this before they read
+/// any (a weight read through APFloat only to find the other operand computed at run time cost
+/// most of the compile time of a decode program).
+bool allDense(ArrayRef<Attribute> operands) {
+  return llvm::all_of(operands, [](Attribute a) { return isa_and_nonnull<DenseElementsAttr>(a); });
+}
+
 /// Folds an elementwise op over broadcast operands. `fn` gets the operands
 /// at one output element and returns {double, int64} of the result.
 OpFoldResult foldElementwise(
@@ -192,7 +199,7 @@ OpFoldResult foldElementwise(
                                                    ArrayRef<int64_t>)> &fn,
     bool resultIsFloat) {
   auto resType = cast<RankedTensorType>(op->getResult(0).getType());
-  if (tooLarge(resType))
+  if (tooLarge(resType) || !allDense(operands))
     return {};
   SmallVector<HostTensor> ins;
   for (Attribute a : operands) {
@@ -552,7 +559,7 @@ OpFoldResult SliceOp::fold(FoldAdaptor a) {
 OpFoldResult ConcatOp::fold(FoldAdaptor a) {
   if (getInputs().size() == 1)
     return getInputs()[0];
-  if (tooLarge(getType()))
+  if (tooLarge(getType()) || !allDense(a.getInputs()))
     return {};
   SmallVector<HostTensor> ins;
   for (Attribute attr : a.getInputs()) {
@@ -676,7 +683,8 @@ OpFoldResult MatMulOp::fold(FoldAdaptor a) {
   ArrayRef<int64_t> outShape = resType.getShape();
   int64_t rank = outShape.size(), n = outShape[rank - 1];
   int64_t k = lhsShape.back(), macs = 0;
-  if (llvm::MulOverflow(resType.getNumElements(), k, macs) || macs > kMaxFoldMacs)
+  if (llvm::MulOverflow(resType.getNumElements(), k, macs) || macs > kMaxFoldMacs ||
+      !allDense({a.getLhs(), a.getRhs()}))
     return {};
   auto lhs = HostTensor::read(a.getLhs());
   auto rhs = HostTensor::read(a.getRhs());
