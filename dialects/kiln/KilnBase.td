@@ -42,6 +42,15 @@ def Kiln_Dialect : Dialect {
     dialect checks that each `kiln.*` plan attribute has its kind and that
     tiles sit on kernels.
   }];
+  let extraClassDeclaration = [{
+    /// Weight transforms shared by the programs compiled in this context (ConstantCache.h).
+    ConstantCache &getConstantCache() { return *constantCache; }
+
+  private:
+    std::unique_ptr<ConstantCache> constantCache;
+
+  public:
+  }];
   let hasConstantMaterializer = 1;
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;

@@ -21,6 +21,7 @@ using namespace kiln;
 #include "dialects/kiln/KilnAttrs.cpp.inc"
 
 void KilnDialect::initialize() {
+  constantCache = std::make_unique<ConstantCache>();
   addOperations<
 #define GET_OP_LIST
 #include "dialects/kiln/KilnOps.cpp.inc"

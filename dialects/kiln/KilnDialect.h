@@ -8,8 +8,12 @@
 #ifndef KILN_DIALECTS_KILN_KILNDIALECT_H
 #define KILN_DIALECTS_KILN_KILNDIALECT_H
 
+#include "dialects/kiln/ConstantCache.h"
+
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
+
+#include <memory>
 
 namespace kiln {
 

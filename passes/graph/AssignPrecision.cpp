@@ -111,14 +111,19 @@ LogicalResult kiln::assignPrecision(RewriterBase &rewriter, func::FuncOp func,
       auto type = cast<RankedTensorType>(c.getType());
       if (!type.getElementType().isF32())
         return WalkResult::advance();
-      FailureOr<ElementsAttr> narrow = narrowConstant(c.getValue(), to);
-      if (failed(narrow)) {
+      // One conversion per weight for all programs of a --shape range (ConstantCache).
+      auto cached = dyn_cast_or_null<ElementsAttr>(ConstantCache::get(ctx).getOrCompute(
+          "assign-precision", {c.getValue(), TypeAttr::get(to)}, [&]() -> Attribute {
+            FailureOr<ElementsAttr> converted = narrowConstant(c.getValue(), to);
+            return succeeded(converted) ? Attribute(*converted) : Attribute();
+          }));
+      if (!cached) {
         c.emitError() << "unsupported: converting constant of " << type << " to " << to;
         return WalkResult::interrupt();
       }
       rewriter.modifyOpInPlace(c, [&] {
-        c.setValueAttr(*narrow);
-        c.getResult().setType(cast<RankedTensorType>(narrow->getType()));
+        c.setValueAttr(cached);
+        c.getResult().setType(cast<RankedTensorType>(cached.getType()));
       });
       return WalkResult::advance();
     }

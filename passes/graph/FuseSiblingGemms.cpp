@@ -80,8 +80,8 @@ bool isSiblingCandidate(MatMulOp matmul) {
 /// Concatenates `parts` (each [rows, N_i] of one element type, dense or
 /// splat) along the last dim into a DenseElementsAttr of `type`
 /// ([rows, sum N_i] or [sum N_i] for rows = 1), copying raw bytes.
-DenseElementsAttr concatColumns(ArrayRef<DenseElementsAttr> parts, RankedTensorType type,
-                                int64_t rows) {
+DenseElementsAttr concatColumnsOnce(ArrayRef<DenseElementsAttr> parts, RankedTensorType type,
+                                    int64_t rows) {
   size_t bytes = type.getElementType().getIntOrFloatBitWidth() / 8;
   int64_t total = type.getShape().back();
   std::vector<char> buffer(size_t(rows * total) * bytes);
@@ -100,6 +100,20 @@ DenseElementsAttr concatColumns(ArrayRef<DenseElementsAttr> parts, RankedTensorT
     offset += n;
   }
   return DenseElementsAttr::getFromRawBuffer(type, buffer);
+}
+
+/// concatColumnsOnce, once per set of weights for all programs of a --shape range
+/// (ConstantCache).
+DenseElementsAttr concatColumns(ArrayRef<DenseElementsAttr> parts, RankedTensorType type,
+                                int64_t rows) {
+  Builder b(type.getContext());
+  SmallVector<Attribute> key(parts.begin(), parts.end());
+  key.push_back(TypeAttr::get(type));
+  key.push_back(b.getI64IntegerAttr(rows));
+  return cast<DenseElementsAttr>(ConstantCache::get(type.getContext())
+                                     .getOrCompute("fuse-sibling-gemms", key, [&]() -> Attribute {
+                                       return concatColumnsOnce(parts, type, rows);
+                                     }));
 }
 
 /// If every sibling's result is read only by an add of a constant bias of

@@ -90,7 +90,7 @@ bool isGatedUnit(Value gate, Value up) {
 
 /// Interleaves the last dim of `attr` ([..., 2N]): out[..., 2c] = in[..., first + c],
 /// out[..., 2c + 1] = in[..., second + c].
-DenseElementsAttr interleave(DenseElementsAttr attr, int64_t first, int64_t second) {
+DenseElementsAttr interleaveColumns(DenseElementsAttr attr, int64_t first, int64_t second) {
   auto type = cast<RankedTensorType>(attr.getType());
   int64_t cols = type.getShape().back(), n = cols / 2, rows = type.getNumElements() / cols;
   size_t bytes = type.getElementType().getIntOrFloatBitWidth() / 8;
@@ -104,6 +104,18 @@ DenseElementsAttr interleave(DenseElementsAttr attr, int64_t first, int64_t seco
                     raw.data() + size_t(src) * bytes, bytes);
       }
   return DenseElementsAttr::getFromRawBuffer(type, out);
+}
+
+/// interleaveColumns, once per weight for all programs of a --shape range (ConstantCache).
+DenseElementsAttr interleave(DenseElementsAttr attr, int64_t first, int64_t second) {
+  Builder b(attr.getContext());
+  return cast<DenseElementsAttr>(ConstantCache::get(attr.getContext())
+                                     .getOrCompute("interleave-glu",
+                                                   {attr, b.getI64IntegerAttr(first),
+                                                    b.getI64IntegerAttr(second)},
+                                                   [&]() -> Attribute {
+                                                     return interleaveColumns(attr, first, second);
+                                                   }));
 }
 
 /// Rewrites one GEMM feeding a gated unit; returns success when it did.

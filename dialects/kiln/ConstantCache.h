@@ -1,0 +1,60 @@
+//===- ConstantCache.h - weight transforms shared across programs -*- C++ -*-===//
+//
+// A --shape range compiles one program per step shape in one MLIRContext, and
+// every program's pipeline transforms the same weights the same way (narrowed
+// to fp16, gate/up columns interleaved, sibling GEMMs' weights concatenated).
+// Dense constants are uniqued by the context, so a weight is one Attribute in
+// every program: the cache maps (transform, input attributes) to the result
+// the first program computed, and the others skip the work (the 0.8B Llama's
+// weights are 3.4 GB in fp32; each transform touches all of them).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_DIALECTS_KILN_CONSTANTCACHE_H
+#define KILN_DIALECTS_KILN_CONSTANTCACHE_H
+
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <mutex>
+
+namespace kiln {
+
+/// Results of deterministic transforms of constant attributes, per MLIRContext (owned by the
+/// kiln dialect, so entries never outlive the attributes they name). Thread-safe: programs run
+/// their pipelines in parallel.
+class ConstantCache {
+public:
+  /// The cache of `context` (loads the kiln dialect if needed).
+  static ConstantCache &get(mlir::MLIRContext *context);
+
+  /// The result of transform `kind` (a string literal naming the pass and transform) of `key`
+  /// (the input attributes and any parameters as attributes, in a fixed order): `compute()` the
+  /// first time, the stored result after. A transform must depend on nothing but `kind` and
+  /// `key`. A null result is not stored.
+  mlir::Attribute getOrCompute(const char *kind, llvm::ArrayRef<mlir::Attribute> key,
+                               llvm::function_ref<mlir::Attribute()> compute);
+
+  /// Entries stored and lookups answered from the cache (for tests).
+  size_t size() const;
+  size_t hits() const;
+
+private:
+  using Key = std::pair<const char *, llvm::SmallVector<const void *, 4>>;
+  struct KeyInfo {
+    static Key getEmptyKey() { return {reinterpret_cast<const char *>(-1), {}}; }
+    static Key getTombstoneKey() { return {reinterpret_cast<const char *>(-2), {}}; }
+    static unsigned getHashValue(const Key &k);
+    static bool isEqual(const Key &a, const Key &b) { return a == b; }
+  };
+  mutable std::mutex mutex;
+  llvm::DenseMap<Key, mlir::Attribute, KeyInfo> entries;
+  size_t hitCount = 0;
+};
+
+} // namespace kiln
+
+#endif // KILN_DIALECTS_KILN_CONSTANTCACHE_H
