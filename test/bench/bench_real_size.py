@@ -894,6 +894,9 @@ def parse_args(argv):
                         "with --precision bf16, else fp16; fp32: same values, kiln lowers them "
                         "with --precision)")
     p.add_argument("--quick", action="store_true", help="only the 1x128 shapes; no 2-core compile")
+    p.add_argument("--long-prompts", action="store_true",
+                   help="Llama only at the long-prompt shapes 1x4096 and 4x2048 (exported with "
+                        "max_position_embeddings 4096), against the same peers")
     p.add_argument("--tensor-parallel", type=int, default=1, metavar="N",
                    help="also compile with --tensor-parallel N and time kiln-run --tensor-parallel N "
                         "(N GPUs) against TP=1 in the same run")
@@ -951,8 +954,14 @@ def main(argv):
             print("ERROR: %s is not executable (scripts/bench_real_size.sh sets both up)" % tool)
             return EXIT_USAGE
     os.makedirs(args.work_dir, exist_ok=True)
+    if args.long_prompts:
+        # Long-context prefill: attention is most of the time at these lengths.
+        MODELS["llama"] = dict(MODELS["llama"], shapes=[(1, 4096), (4, 2048)],
+                               config=dict(MODELS["llama"]["config"], max_position_embeddings=4096))
+        args.models = ["llama"]
     run = ("bench-gemm-" if args.gemm else "bench-real-size-") + "-".join(args.models) + \
-        "-" + args.precision + ("-quick" if args.quick else "")
+        "-" + args.precision + ("-quick" if args.quick else "") + \
+        ("-long" if args.long_prompts else "")
     log = Log(args.log_dir, run)
     try:
         torch = import_torch()

@@ -15,7 +15,8 @@
 // Benchmark (--bench): f16, [B, H, S, D] contiguous, inside a CUDA graph of 20 launches; prints
 // one line per shape "attn <name> B H S D causal us TFLOP/s" (causal FLOPs counted as half).
 //
-// Build and run: test/gpu/build_attention_test.sh [OUT]; OUT [--bench].
+// Build and run: test/gpu/build_attention_test.sh [OUT]; OUT [--bench | --bench-long] (long:
+// batch 1/4/8 x 4k/8k/16k tokens, h32 d128, 2 launches per graph and 6 replays).
 #include "kiln/attention.cuh"
 
 #include <cuda_bf16.h>
@@ -24,6 +25,7 @@
 
 #include "gpu_test_util.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -234,6 +236,9 @@ template <typename T, int D, int... Cfg> int runAll(const std::vector<Case> &cas
 
 template <int D, bool C, int W, int MF, int BN>
 void benchOne(const char *name, int B, int H, int S, cudaStream_t stream) {
+  // Long rows (--bench-long: up to 35 TFLOP a launch) take 2 launches and 6 replays.
+  const double work = 4.0 * B * H * double(S) * S * D * (C ? 0.5 : 1.0);
+  const int launches = work > 1e12 ? 2 : 20, replays = work > 1e12 ? 6 : 20;
   using KT = kiln::f16;
   constexpr int BM = 16 * MF * W;
   constexpr int smem = kiln::attentionTcSmemBytes<D, BM, BN>();
@@ -243,13 +248,15 @@ void benchOne(const char *name, int B, int H, int S, cudaStream_t stream) {
   CHECK_CUDA(cudaMalloc(&k, n * 2));
   CHECK_CUDA(cudaMalloc(&v, n * 2));
   CHECK_CUDA(cudaMalloc(&o, n * 2));
-  std::vector<__half> h(n);
+  // Up to 4M normals, repeated to fill the long rows' operands (up to 512M elements each).
+  std::vector<__half> h(std::min<size_t>(n, size_t(1) << 22));
   std::mt19937 rng(1);
   std::normal_distribution<float> dist(0.0f, 1.0f);
   for (auto &x : h) x = __float2half_rn(dist(rng));
-  CHECK_CUDA(cudaMemcpy(q, h.data(), n * 2, cudaMemcpyHostToDevice));
-  CHECK_CUDA(cudaMemcpy(k, h.data(), n * 2, cudaMemcpyHostToDevice));
-  CHECK_CUDA(cudaMemcpy(v, h.data(), n * 2, cudaMemcpyHostToDevice));
+  for (__half *dst : {q, k, v})
+    for (size_t at = 0; at < n; at += h.size())
+      CHECK_CUDA(cudaMemcpy(dst + at, h.data(), std::min(h.size(), n - at) * 2,
+                            cudaMemcpyHostToDevice));
   long long sb = (long long)H * S * D, sh = (long long)S * D;
   kiln::AttnTensor<KT> aq{(const KT *)q, sb, sh, D}, ak{(const KT *)k, sb, sh, D},
       av{(const KT *)v, sb, sh, D};
@@ -258,9 +265,10 @@ void benchOne(const char *name, int B, int H, int S, cudaStream_t stream) {
   auto kern = tcKernel<KT, D, BN, W, MF, C, kiln::NoMask>;
   CHECK_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   dim3 grid((S + BM - 1) / BM, H, B);
-  double us = timeGraph(stream, [&](cudaStream_t s) {
-    kern<<<grid, 32 * W, smem, s>>>(aq, ak, av, kiln::NoMask{}, ao, shape);
-  });
+  double us = timeGraph(
+      stream,
+      [&](cudaStream_t s) { kern<<<grid, 32 * W, smem, s>>>(aq, ak, av, kiln::NoMask{}, ao, shape); },
+      launches, replays);
   double flops = 4.0 * B * H * double(S) * S * D * (C ? 0.5 : 1.0);
   std::printf("attn %s %d %d %d %d %d %.2f %.1f W%d-MF%d-BN%d\n", name, B, H, S, D, int(C), us,
               flops / us * 1e-6, W, MF, BN);
@@ -281,6 +289,20 @@ template <int D, bool C> void benchShape(const char *name, int B, int H, int S, 
 
 int main(int argc, char **argv) {
   bool bench = argc > 1 && std::strcmp(argv[1], "--bench") == 0;
+  if (argc > 1 && std::strcmp(argv[1], "--bench-long") == 0) {
+    // Long prompts (issue "Long-context prefill"): batch 1, 4 and 8 at 4k, 8k and 16k tokens,
+    // 32 heads of 128, causal and not.
+    cudaStream_t stream;
+    CHECK_CUDA(cudaStreamCreate(&stream));
+    std::printf("# kernel name B H S D causal us TFLOP/s\n");
+    for (int B : {1, 4, 8})
+      for (int S : {4096, 8192, 16384}) {
+        std::string name = "b" + std::to_string(B) + "h32s" + std::to_string(S) + "d128";
+        benchShape<128, true>((name + "c").c_str(), B, 32, S, stream);
+        benchShape<128, false>(name.c_str(), B, 32, S, stream);
+      }
+    return 0;
+  }
   if (bench) {
     cudaStream_t stream;
     CHECK_CUDA(cudaStreamCreate(&stream));

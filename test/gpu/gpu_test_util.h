@@ -57,10 +57,12 @@ void parallelFor(int n, const std::function<void(int)> &body) {
     t.join();
 }
 
-/// Median time in µs of one launch: `launch` is captured 20 times into a CUDA graph, the graph
-/// is replayed 3 times to warm up, then 20 timed replays; the median replay / 20.
-double timeGraph(cudaStream_t stream, const std::function<void(cudaStream_t)> &launch) {
-  constexpr int kLaunches = 20, kReplays = 20, kWarmup = 3;
+/// Median time in µs of one launch: `launch` is captured `kLaunches` (default 20) times into a
+/// CUDA graph, the graph is replayed 3 times to warm up, then `kReplays` (default 20) timed
+/// replays; the median replay / kLaunches. Long kernels (tens of ms) take fewer of each.
+double timeGraph(cudaStream_t stream, const std::function<void(cudaStream_t)> &launch,
+                 int kLaunches = 20, int kReplays = 20) {
+  constexpr int kWarmup = 3;
   cudaGraph_t graph;
   cudaGraphExec_t exec;
   CHECK_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
