@@ -45,7 +45,7 @@ Value splat(OpBuilder &b, Location loc, RankedTensorType type, double value, API
   } else {
     element = b.getIntegerAttr(elem, intValue.zextOrTrunc(elem.getIntOrFloatBitWidth()));
   }
-  return b.create<ConstantOp>(loc, type, DenseElementsAttr::get(type, element));
+  return ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, element));
 }
 
 /// The value of an empty reduction (ONNX Reduce*, opset 18: "the reduction
@@ -103,8 +103,8 @@ struct EliminateEmptyTensorsPass
       for (Value r : op->getResults()) {
         auto type = cast<RankedTensorType>(r.getType());
         r.replaceAllUsesWith(
-            b.create<ConstantOp>(op->getLoc(), type,
-                                 DenseElementsAttr::get(type, ArrayRef<Attribute>())));
+            ConstantOp::create(b, op->getLoc(), type,
+                               DenseElementsAttr::get(type, ArrayRef<Attribute>())));
       }
       return success();
     }
@@ -118,8 +118,8 @@ struct EliminateEmptyTensorsPass
           kept.push_back(in);
       Value result = kept.size() == 1
                          ? kept.front()
-                         : b.create<ConcatOp>(concat.getLoc(), concat.getType(), kept,
-                                              concat.getAxisAttr())
+                         : ConcatOp::create(b, concat.getLoc(), concat.getType(), kept,
+                                            concat.getAxisAttr())
                                .getResult();
       concat.getResult().replaceAllUsesWith(result);
       return success();
