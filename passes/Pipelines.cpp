@@ -49,6 +49,7 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
     cacheOptions.maxSeqLen = options.maxSeqLen;
     cacheOptions.blockSize = options.kvBlockSize;
     cacheOptions.numBlocks = options.kvBlocks;
+    cacheOptions.lastTokenLogits = options.lastTokenLogits;
     fpm.addPass(createPagedKvCache(cacheOptions));
   }
   // Bounded kernel parameters and code per concat, fused or not.

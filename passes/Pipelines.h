@@ -77,6 +77,11 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
                            llvm::cl::desc("kv-cache: blocks per layer pool (0: batch x "
                                           "ceil(max-seq-len / kv-block-size))"),
                            llvm::cl::init(0)};
+  Option<bool> lastTokenLogits{
+      *this, "last-token-logits",
+      llvm::cl::desc("kv-cache: a step of several tokens returns the logits of its last real "
+                     "token only (kiln-paged-kv-cache)"),
+      llvm::cl::init(true)};
   Option<int64_t> arenaAlignment{*this, "arena-alignment",
                                  llvm::cl::desc("Arena buffer alignment in bytes"),
                                  llvm::cl::init(256)};

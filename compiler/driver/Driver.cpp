@@ -310,6 +310,7 @@ static llvm::Error buildPipeline(const CompileOptions &options, ArrayRef<unsigne
   pipelineOptions.maxSeqLen = options.maxSeqLen;
   pipelineOptions.kvBlockSize = options.kvBlockSize;
   pipelineOptions.kvBlocks = options.kvBlocks;
+  pipelineOptions.lastTokenLogits = options.lastTokenLogits;
   buildKilnPipeline(pm, pipelineOptions);
   return llvm::Error::success();
 }

@@ -83,6 +83,9 @@ struct CompileOptions {
   int64_t maxSeqLen = 0;
   int64_t kvBlockSize = 16;
   int64_t kvBlocks = 0;
+  /// --prefill-logits: a step of several tokens returns the logits of its last real token only
+  /// (true, `last`, the default) or of every token (`all`).
+  bool lastTokenLogits = true;
   /// --programmatic-launch.
   ProgrammaticLaunch programmaticLaunch = ProgrammaticLaunch::Auto;
   unsigned threads = 0;             ///< NVRTC threads; 0 = hardware concurrency

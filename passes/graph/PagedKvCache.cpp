@@ -24,6 +24,7 @@
 #include "dialects/kiln/KilnTarget.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/Support/Format.h"
 
@@ -65,6 +66,108 @@ LogicalResult eraseResults(func::FuncOp func, const llvm::BitVector &drop) {
         if (drop.test(i))
           ret->eraseOperand(i);
   return func.eraseResults(drop);
+}
+
+/// For a prefill chunk of batch 1 (`positions` the position_ids argument, [1, S], S > 1):
+/// rewrites the `logits` result [1, S, V] = chain(MatMul(h [1, S, H], W)) to the last real
+/// token's row, chain(MatMul(Gather(h, last, axis 1), W)) [1, 1, V], where chain is casts and
+/// adds/multiplies by constants broadcast along V (a bias, a scale) and last =
+/// clamp(positions[0, S - 1] - positions[0, 0], 0, S - 1): the runtime gives the padding after
+/// the last real token that token's position. Returns true when it rewrote; false (and changes
+/// nothing) when the result is not such a chain.
+bool selectLastTokenLogits(func::FuncOp func, Value positions) {
+  auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
+  std::optional<unsigned> index;
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    if (resultName(func, i) == "logits")
+      index = i;
+  if (!index)
+    return false;
+  Value logits = ret.getOperand(*index);
+  auto type = dyn_cast<RankedTensorType>(logits.getType());
+  if (!type || type.getRank() != 3 || type.getDimSize(0) != 1 || type.getDimSize(1) < 2)
+    return false;
+  const int64_t S = type.getDimSize(1);
+  // The chain from the lm_head GEMM to the result: each op keeps [1, S, V] and reads the
+  // previous value once; its other operands are constants of at most one dim (broadcast along V).
+  SmallVector<Operation *> chain;
+  Value v = logits;
+  MatMulOp lmHead;
+  while (Operation *op = v.getDefiningOp()) {
+    if (auto mm = dyn_cast<MatMulOp>(op)) {
+      lmHead = mm;
+      break;
+    }
+    if (!isa<CastOp, AddOp, MulOp>(op) || op->getNumResults() != 1 || !v.hasOneUse())
+      return false;
+    Value next;
+    for (Value operand : op->getOperands()) {
+      auto t = dyn_cast<RankedTensorType>(operand.getType());
+      if (t && t.getShape() == rtt(op->getResult(0)).getShape() && !next)
+        next = operand;
+      else if (!matchPattern(operand, m_Constant()) || !t || t.getRank() > 1)
+        return false;
+    }
+    if (!next)
+      return false;
+    chain.push_back(op);
+    v = next;
+  }
+  if (!lmHead || !v.hasOneUse())
+    return false;
+  auto posType = dyn_cast<RankedTensorType>(positions.getType());
+  if (!posType || posType.getShape() != ArrayRef<int64_t>{1, S} ||
+      !posType.getElementType().isInteger(64))
+    return false;
+  auto hType = dyn_cast<RankedTensorType>(lmHead.getLhs().getType());
+  auto wType = dyn_cast<RankedTensorType>(lmHead.getRhs().getType());
+  if (!hType || !wType || hType.getRank() != 3 || hType.getDimSize(1) != S || wType.getRank() != 2)
+    return false;
+
+  OpBuilder b(lmHead);
+  Location loc = lmHead.getLoc();
+  Type i64 = b.getI64Type();
+  auto one = RankedTensorType::get({1, 1}, i64);
+  auto at = [&](int64_t column) -> Value {
+    return SliceOp::create(b, loc, one, positions, b.getDenseI64ArrayAttr({0, column}),
+                           b.getDenseI64ArrayAttr({1, 1}));
+  };
+  auto scalar = [&](int64_t value) -> Value {
+    return ConstantOp::create(b, loc, RankedTensorType::get({}, i64),
+                              DenseElementsAttr::get(RankedTensorType::get({}, i64), value));
+  };
+  Value offset = SubOp::create(b, loc, one, at(S - 1), at(0));
+  offset = MaxOp::create(b, loc, one, offset, scalar(0));
+  offset = MinOp::create(b, loc, one, offset, scalar(S - 1));
+  Value last = ReshapeOp::create(b, loc, RankedTensorType::get({1}, i64), offset);
+  auto rowType = RankedTensorType::get({1, 1, hType.getDimSize(2)}, hType.getElementType());
+  Value row = GatherOp::create(b, loc, rowType, lmHead.getLhs(), last, b.getI64IntegerAttr(1));
+  auto narrow = [](Type t) {
+    auto r = cast<RankedTensorType>(t);
+    return RankedTensorType::get({1, 1, r.getDimSize(2)}, r.getElementType());
+  };
+  Value result =
+      MatMulOp::create(b, loc, narrow(lmHead.getType()), row, lmHead.getRhs()).getResult();
+  // The chain again on the one row, from the GEMM towards the result.
+  Value before = lmHead.getResult();
+  for (Operation *op : llvm::reverse(chain)) {
+    b.setInsertionPoint(op);
+    Operation *copy = b.clone(*op);
+    for (OpOperand &operand : copy->getOpOperands())
+      if (operand.get() == before)
+        operand.set(result);
+    copy->getResult(0).setType(narrow(op->getResult(0).getType()));
+    before = op->getResult(0);
+    result = copy->getResult(0);
+  }
+  ret->setOperand(*index, result);
+  SmallVector<Type> results(func.getResultTypes());
+  results[*index] = result.getType();
+  func.setType(FunctionType::get(func.getContext(), func.getArgumentTypes(), results));
+  for (Operation *op : chain)
+    op->erase();
+  lmHead.erase();
+  return true;
 }
 
 struct BindGenerationInputs
@@ -311,10 +414,17 @@ struct PagedKvCache : public kiln::impl::PagedKvCacheBase<PagedKvCache> {
     }
     if (failed(func.eraseArguments(dropArgs)))
       return signalPassFailure();
+    if (lastTokenLogits && S > 1)
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        if (argName(func, i) == "position_ids") {
+          selectLastTokenLogits(func, func.getArgument(i));
+          break;
+        }
     addNextTokenResult(func);
   }
 
-  /// A decode step (one token per sequence) whose `logits` result is [B, 1, V] also returns
+  /// A step whose `logits` result is [B, 1, V] (a decode step, or a prefill chunk's last token)
+  /// also returns
   /// `next_token`, i64 [B, 1]: the greedy token of each row (the first maximum; kiln.arg_reduce's
   /// NaN rule), so that greedy generation reads B integers back instead of B x V logits.
   static void addNextTokenResult(func::FuncOp func) {

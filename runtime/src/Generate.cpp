@@ -250,6 +250,9 @@ struct kiln_generator {
     std::string nextToken;
     std::vector<std::string> pools;
     int64_t batch = 0, tokens = 0, maxBlocks = 0, poolBlocks = 0, blockSize = 0;
+    /// Logits rows per batch row: `tokens`, or 1 when a prefill chunk returns its last real
+    /// token's only (kiln-compile --prefill-logits last, the default).
+    int64_t logitsRows = 0;
     size_t vocab = 0;
     kiln_dtype_t logitsDtype = KILN_DTYPE_F32;
   };
@@ -331,14 +334,16 @@ kiln_status_t describeProgram(kiln_generator::Program &program) {
     KILN_RETURN_IF_ERROR(kiln_artifact_find_output(a, "logits", &outputIndex));
   kiln_tensor_info_t out;
   KILN_RETURN_IF_ERROR(kiln_artifact_output_info(a, outputIndex, &out));
-  if (out.rank != 3 || out.shape[0] != program.batch || out.shape[1] != program.tokens ||
+  if (out.rank != 3 || out.shape[0] != program.batch ||
+      (out.shape[1] != program.tokens && out.shape[1] != 1) ||
       (out.dtype != KILN_DTYPE_F32 && out.dtype != KILN_DTYPE_F16 &&
        out.dtype != KILN_DTYPE_BF16))
     return makeStatusF(KILN_INVALID_ARGUMENT,
-                       "kiln_generator_create: %s's output '%s' is not logits [batch, tokens, "
-                       "vocab] of f32, f16 or bf16",
+                       "kiln_generator_create: %s's output '%s' is not logits [batch, tokens "
+                       "or 1, vocab] of f32, f16 or bf16",
                        what.c_str(), out.name);
   program.logits = out.name;
+  program.logitsRows = out.shape[1];
   program.vocab = size_t(out.shape[2]);
   program.logitsDtype = out.dtype;
   size_t tokenIndex = 0;
@@ -759,7 +764,9 @@ kiln_status_t kiln_generate(kiln_generator_t *g, const kiln_generate_request_t *
       KILN_RETURN_IF_ERROR(runStep(p, ids, positions, lens, table));
       ++stats.prefill_steps;
       if (c.start + c.tokens == int64_t(r.prompt_length)) {
-        KILN_RETURN_IF_ERROR(readLogits(p, size_t(c.tokens - 1), 1, logits));
+        // The last real token's row: row 0 when the chunk returns that row only.
+        const size_t row = p.logitsRows == 1 ? 0 : size_t(c.tokens - 1);
+        KILN_RETURN_IF_ERROR(readLogits(p, row, 1, logits));
         seqs[i].cached = int64_t(r.prompt_length);
         emit(i, sampleToken(logits.data(), p.vocab, r.sampling, seqs[i].rng));
       }

@@ -7,8 +7,9 @@ test/gpu/kv_cache_decode_test.cpp decodes the 13 tokens of the export's .ref.npz
 and compares every step's logits with torch's full forward over the same tokens (`full_logits`):
 max|err| / max|ref| <= 1e-4 (fp32), 1e-2 (fp16), 3e-2 (bf16), argmax equal where the reference's
 top-2 margin is clear. Then, with --programs-test, each export compiled once with a --shape range
-(input_ids=1..2x1..32: programs decode_b1, decode_b2, prefill_b1_s32) runs as a generation loop
-(test/gpu/kv_cache_programs_test.cpp): the 5 prompt tokens prefilled in chunks of 3 through
+(input_ids=1..2x1..32: programs decode_b1, decode_b2, prefill_b1_s32; the prefill chunk returns
+its last real token's logits, and with --prefill-logits all every token's, a third variant) runs as
+a generation loop (test/gpu/kv_cache_programs_test.cpp): the 5 prompt tokens prefilled in chunks of 3 through
 prefill_b1_s32, the rest decoded through decode_b1, the last token again through decode_b2 with a
 padding row, all programs sharing one set of pools; and with --kiln-run, `kiln-run --generate 9
 --batch 2` (kiln_generate) on that artifact must give torch's greedy tokens (`greedy_ids`, from
@@ -30,8 +31,10 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = os.path.join(HERE, "..", "models")
 EXPORTS = ["llama_tiny_causal_past_dynamo", "gpt2_tiny_causal_past_dynamo", "llama_tiny_causal_past_legacy"]
-# Programs (--shape ranges): (name, precision, tolerance).
-PROGRAM_VARIANTS = [("programs-fp32", "fp32", 1e-4), ("programs-fp16", "fp16", 1e-2)]
+# Programs (--shape ranges): (name, precision, tolerance, more kiln-compile flags). The default
+# prefill chunks return their last real token's logits only; "-all" every token's.
+PROGRAM_VARIANTS = [("programs-fp32", "fp32", 1e-4, []), ("programs-fp16", "fp16", 1e-2, []),
+                    ("programs-fp32-all", "fp32", 1e-4, ["--prefill-logits", "all"])]
 # (name, precision, --shape, block size, tolerance)
 VARIANTS = [("fp32-b1", "fp32", "1x1", 16, 1e-4), ("fp32-b3", "fp32", "3x1", 4, 1e-4),
             ("fp32-contig", "fp32", "2x1", 64, 1e-4), ("fp16-b1", "fp16", "1x1", 16, 1e-2),
@@ -119,11 +122,11 @@ def main(argv):
                 else:
                     failed += 1
                     print("FAIL %s %s (exit %d): %s\n%s" % (m, name, r.returncode, last, r.stderr))
-            for name, precision, tol in PROGRAM_VARIANTS if args.programs_test else []:
+            for name, precision, tol, flags in PROGRAM_VARIANTS if args.programs_test else []:
                 artifact = os.path.join(work, "%s-%s.kiln" % (m, name))
                 c = subprocess.run([args.kiln_compile, os.path.join(MODELS, m + ".onnx"), "--kv-cache",
                                     "--max-seq-len", "64", "--shape", "input_ids=1..2x1..32",
-                                    "--precision", precision, "-o", artifact, "--quiet"],
+                                    "--precision", precision, "-o", artifact, "--quiet"] + flags,
                                    capture_output=True, text=True)
                 if c.returncode:
                     print("FAIL %s %s: kiln-compile exit %d\n%s" % (m, name, c.returncode, c.stderr))

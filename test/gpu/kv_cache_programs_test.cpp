@@ -9,7 +9,8 @@
 //   1. prefill: the first PROMPT tokens in chunks of --chunk real tokens through the smallest
 //      prefill program (prefill_b1_s<C>), each chunk padded to C tokens (pad: token 0 at the
 //      chunk's last real position) and attending to the chunks before it through the cache;
-//      every real row of every chunk is compared with the reference;
+//      every real row of every chunk is compared with the reference, or the last real row
+//      when the program returns that row only (kiln-compile --prefill-logits last, the default);
 //   2. decode: the remaining tokens one per step through decode_b1, each compared;
 //   3. a batch bucket: the last token again through the smallest decode program with batch > 1
 //      (when there is one), row 0 the sequence and the other rows padding (0 tokens, every block
@@ -80,7 +81,7 @@ bool describe(kiln_artifact_t *program, Step &step) {
 }
 
 /// Runs one step: row r of the batch gets ids[r * tokens ..], positions likewise, seq_lens[r] and
-/// block table row r; returns the logits [batch, tokens, V] in `logits`.
+/// block table row r; returns the logits [batch, tokens or 1, V] in `logits`.
 bool run(Step &step, const std::vector<int64_t> &ids, const std::vector<int64_t> &positions,
          const std::vector<int32_t> &lens, const std::vector<int32_t> &table,
          std::vector<float> &logits) {
@@ -236,6 +237,11 @@ int main(int argc, char **argv) {
       ids[size_t(i)] = tokens[size_t(start + i)], positions[size_t(i)] = start + i;
     if (!run(prefill, ids, positions, {int32_t(start)}, sequenceTable, logits))
       return 2;
+    if (logits.size() == V) { // --prefill-logits last: the last real token's row only
+      checker.check("prefill", start + n - 1, logits.data(),
+                    ref.data() + size_t(start + n - 1) * V, V);
+      continue;
+    }
     for (int64_t i = 0; i < n; ++i)
       checker.check("prefill", start + i, logits.data() + size_t(i) * V,
                     ref.data() + size_t(start + i) * V, V);

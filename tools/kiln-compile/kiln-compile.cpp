@@ -195,6 +195,16 @@ static cl::opt<int64_t> kvBlocks(
     cl::desc("--kv-cache: blocks in each layer's cache pool (default: batch x "
              "ceil(max-seq-len / kv-block-size), every row at --max-seq-len)"),
     cl::value_desc("N"), cl::init(0), cl::cat(kilnCategory));
+enum class PrefillLogits { Last, All };
+static cl::opt<PrefillLogits> prefillLogits(
+    "prefill-logits",
+    cl::desc("--kv-cache: the logits a step of several tokens (a prefill chunk) returns"),
+    cl::values(clEnumValN(PrefillLogits::Last, "last",
+                          "the last real token's only, [1, 1, vocab] (the default; generation "
+                          "needs no more)"),
+               clEnumValN(PrefillLogits::All, "all",
+                          "every token's, [1, tokens, vocab] (scoring a prompt, tests)")),
+    cl::init(PrefillLogits::Last), cl::cat(kilnCategory));
 static cl::opt<unsigned> threads("j", cl::desc("NVRTC compile threads (0 = all cores)"),
                                  cl::init(0), cl::cat(kilnCategory));
 
@@ -252,7 +262,8 @@ int main(int argc, char **argv) {
         {&tpLoopback, "tp-loopback=true"},
         {&maxSeqLen, "kv-cache=true max-seq-len=2048"},
         {&kvBlockSize, "kv-block-size=16"},
-        {&kvBlocks, "kv-blocks=0"}};
+        {&kvBlocks, "kv-blocks=0"},
+        {&prefillLogits, "last-token-logits=false"}};
     for (auto [o, pipelineOption] : pipelineOptions)
       if (o->getNumOccurrences())
         return usageError("--" + o->ArgStr +
@@ -334,13 +345,15 @@ int main(int argc, char **argv) {
     if (kvBlockSize > maxSeqLen)
       kvBlockSize = maxSeqLen;
   } else if (!kvCache && (maxSeqLen.getNumOccurrences() || kvBlockSize.getNumOccurrences() ||
-                          kvBlocks.getNumOccurrences())) {
-    return usageError("--max-seq-len, --kv-block-size and --kv-blocks apply to --kv-cache");
+                          kvBlocks.getNumOccurrences() || prefillLogits.getNumOccurrences())) {
+    return usageError(
+        "--max-seq-len, --kv-block-size, --kv-blocks and --prefill-logits apply to --kv-cache");
   }
   options.kvCache = kvCache;
   options.maxSeqLen = maxSeqLen;
   options.kvBlockSize = kvBlockSize;
   options.kvBlocks = kvBlocks;
+  options.lastTokenLogits = prefillLogits == PrefillLogits::Last;
   options.threads = threads;
   options.tensorParallel = tensorParallel;
   options.tpLoopback = tpLoopback;
