@@ -15,8 +15,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CheckedArithmetic.h"
-
-#include <numeric>
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace kiln;
@@ -364,8 +363,12 @@ LogicalResult importSplit(NodeImporter &n) {
   if ((int64_t)sizes.size() != numOutputs)
     return n.emitError() << "split " << formatShape(sizes) << " has " << sizes.size()
                          << " sizes for " << numOutputs << " outputs";
-  if (llvm::any_of(sizes, [](int64_t s) { return s < 0; }) ||
-      std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) != dim)
+  // The sum is checked for overflow: a split from a file can hold any int64.
+  int64_t total = 0;
+  bool partitions = llvm::all_of(sizes, [&](int64_t s) {
+    return s >= 0 && !llvm::AddOverflow(total, s, total);
+  });
+  if (!partitions || total != dim)
     return n.emitError() << "split " << formatShape(sizes) << " does not partition dim "
                          << *axis << " of " << type;
   Builder &b = n.getBuilder();

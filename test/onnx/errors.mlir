@@ -56,3 +56,7 @@
 // ATTN-MASK: error: node 'attn' (Attention, opset 24): attn_mask 'tensor<4x5xf32>' does not broadcast to the scores [1, 2, 3, 5] (batch, query heads, queries, keys)
 // RUN: not kiln-compile %S/Inputs/error_attention_nonpad.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=ATTN-NONPAD
 // ATTN-NONPAD: error: node 'attn' (Attention, opset 24): nonpad_kv_seqlen 'tensor<3xi64>' must be int64 [2] (one key count per batch row)
+
+// Split sizes whose sum overflows int64 (fuzzer-found: the sum was undefined behaviour).
+// RUN: not kiln-compile %S/Inputs/error_split_overflow.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=SPLIT-OVERFLOW
+// SPLIT-OVERFLOW: error: node 'split' (Split, opset 18): split [4611686018427387907, 4611686018427387907] does not partition dim 0 of 'tensor<6xf32>'

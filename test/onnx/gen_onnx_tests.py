@@ -791,6 +791,11 @@ def review_fixes():
     save("error_split18_empty_chunk", model(
         [node("Split", ["e"], ["a", "b", "c", "d", "f"], name="split", num_outputs=5)],
         [vi("e", F, [6])], [vi(n, F, None) for n in "abcdf"], opset=18))
+    # Split sizes whose sum overflows int64 (fuzzer-found: UB in the sum).
+    save("error_split_overflow", model(
+        [node("Split", ["e", "s"], ["a", "b"], name="split", axis=0)],
+        [vi("e", F, [6])], [vi(n, F, None) for n in "ab"],
+        [const("s", np.array([2**62 + 3, 2**62 + 3], np.int64))], opset=18))
     save("error_xor_float", model([node("Xor", ["x", "x"], ["y"], name="xor")], x,
                                   [vi("y", B, None)]))
     save("error_abs_bool", model([node("Abs", ["b"], ["y"], name="abs")], [vi("b", B, [2])],
