@@ -786,6 +786,12 @@ llvm::Expected<std::optional<StepShapeRanges>> kiln::parseStepShapeRanges(llvm::
                                    why.str().c_str());
   };
   auto [name, dims] = spec.trim().split('=');
+  llvm::SmallVector<llvm::StringRef> entries;
+  spec.split(entries, ',');
+  if (llvm::count_if(entries, [](llvm::StringRef e) {
+        return e.trim().split('=').first.trim() == "input_ids";
+      }) > 1)
+    return bad("input_ids is given more than once");
   if (name.trim() != "input_ids" || dims.contains(','))
     return bad("a range is given for input_ids alone, as input_ids=B0..B1xS0..S1 (batch and "
                "tokens per step); --kv-cache shapes attention_mask and position_ids itself");
