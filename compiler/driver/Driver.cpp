@@ -1101,6 +1101,15 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
     onnxModel = loadOnnxModel(context, options.inputPath);
     if (!onnxModel)
       return llvm::createStringError("failed to import '%s'", options.inputPath.c_str());
+    if (std::optional<std::string> gqa;
+        options.kvCache &&
+        (gqa = findNode(*onnxModel, "GroupQueryAttention", "com.microsoft")))
+      return llvm::createStringError(
+          "'%s' keeps its KV cache in com.microsoft::GroupQueryAttention (node '%s': "
+          "onnxruntime-genai's format, the lengths read from the attention mask); --kv-cache "
+          "rewrites the cache inputs and outputs of a torch.onnx export instead. Compile this "
+          "model without --kv-cache, one --shape per step (docs/importer.md)",
+          options.inputPath.c_str(), gqa->c_str());
     ImportOptions importOptions;
     importOptions.emptyPast = options.kvCache;
     module = importOnnxModel(context, options.inputPath, *onnxModel, *shapes, importOptions);
@@ -1215,10 +1224,11 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
     }
     if (largest && options.kvBlocks < need)
       return llvm::createStringError(
-          "--kv-blocks %lld cannot hold one step of program %s (%lld sequence%s of %lld tokens "
+          "--kv-blocks %lld cannot hold one step of program %s (%lld sequence%s of %lld token%s "
           "in blocks of %lld need %lld blocks); give --kv-blocks %lld or more",
           (long long)options.kvBlocks, largest->name.c_str(), (long long)largest->batch,
           largest->batch == 1 ? "" : "s", (long long)largest->tokens,
+          largest->tokens == 1 ? "" : "s",
           (long long)options.kvBlockSize, (long long)need, (long long)need);
   }
   if (!stepPrograms.empty() && options.kvBlocks == 0 && options.maxSeqLen > 0 &&

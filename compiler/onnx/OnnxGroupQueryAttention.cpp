@@ -163,6 +163,12 @@ FailureOr<bool> checkLengths(NodeImporter &n, int64_t batch, int64_t past, int64
   FailureOr<SmallVector<int64_t>> seqlens = n.getConstantInts(kSeqlensK, "seqlens_k");
   if (failed(seqlens))
     return failure();
+  // Each row holds seqlens_k[b] + 1 of the total_sequence_length tokens (onnxruntime refuses
+  // other values at run time; kiln sees them now).
+  for (auto [b, len] : llvm::enumerate(*seqlens))
+    if (len < 0 || len >= (*total)[0])
+      return n.emitError() << "seqlens_k[" << b << "] = " << len << " is out of range [0, "
+                           << (*total)[0] << ") (total_sequence_length " << (*total)[0] << ")";
   int64_t full = past + seq;
   return (*total)[0] == full &&
          llvm::all_of(*seqlens, [&](int64_t len) { return len == full - 1; });
@@ -199,6 +205,10 @@ FailureOr<RowLengths> getRowLengths(NodeImporter &n, int64_t batch, int64_t past
   if (r.total < seq)
     return n.emitError() << "total_sequence_length " << r.total
                          << " is less than the sequence length " << seq;
+  if (seq == 0)
+    return n.emitError() << "a step of 0 new tokens (query " << n.getInputType(kQuery)
+                         << "): with seqlens_k read at run time, GroupQueryAttention needs at "
+                            "least one new token";
   if (!r.firstPrompt && seq > 1 && batch != 1)
     return n.emitError() << "with seqlens_k read at run time, a prompt chunk after a past "
                             "(sequence length "
@@ -381,10 +391,14 @@ LogicalResult importGroupQueryAttention(NodeImporter &n) {
   Builder &b = n.getBuilder();
   Type i64 = b.getI64Type(), i1 = b.getI1Type();
   // Row b's new tokens sit at positions offset[b] + i (int64 [B, S]); the static form's at P + i.
+  // (Ops are created in sequenced statements, never two in one call's arguments: the order in
+  // which C++ evaluates arguments differs between compilers, and the IR must not.)
   Value positions;
-  if (rows)
-    positions = n.create<AddOp>(RankedTensorType::get({B, S}, i64),
-                                n.createReshape(rows->offset, {B, 1}), iota(n, S, {1, S}));
+  if (rows) {
+    Value offsets = n.createReshape(rows->offset, {B, 1});
+    Value steps = iota(n, S, {1, S});
+    positions = n.create<AddOp>(RankedTensorType::get({B, S}, i64), offsets, steps);
+  }
 
   // 4. Heads, then the rotary embedding at the new tokens' positions.
   Value q4 = splitHeads(n, q, Hq), k4 = splitHeads(n, k, Hkv), v4 = splitHeads(n, v, Hkv);
@@ -427,8 +441,9 @@ LogicalResult importGroupQueryAttention(NodeImporter &n) {
     Value j = iota(n, L, {1, 1, L, 1}), offset = n.createReshape(rows->offset, {B, 1, 1, 1});
     Value fresh = cur;
     if (S > 1) {
-      Value rel = n.create<SubOp>(RankedTensorType::get({L}, i64), iota(n, L, {L}),
-                                  n.createReshape(rows->offset, {1}));
+      Value js = iota(n, L, {L});
+      Value start = n.createReshape(rows->offset, {1});
+      Value rel = n.create<SubOp>(RankedTensorType::get({L}, i64), js, start);
       fresh = n.create<GatherOp>(presentType, cur, clampInts(n, rel, 0, S - 1),
                                  b.getI64IntegerAttr(2));
     }
@@ -475,8 +490,9 @@ LogicalResult importGroupQueryAttention(NodeImporter &n) {
       allowed = both(allowed, broadcast(llvm::type_identity<GreaterEqualOp>(), j, first, i1));
     }
     auto at = cast<RankedTensorType>(allowed.getType());
-    Value additive = n.create<WhereOp>(at.clone(et), allowed, n.createScalar(et, 0.0),
-                                       n.createScalar(et, -inf));
+    Value zero = n.createScalar(et, 0.0);
+    Value minusInf = n.createScalar(et, -inf);
+    Value additive = n.create<WhereOp>(at.clone(et), allowed, zero, minusInf);
     bias = n.createReshape(additive, {B, 1, at.getDimSize(1), L});
   }
   Value y;

@@ -601,6 +601,14 @@ FailureOr<Value> GraphImporter::lookup(StringRef name) {
   return v;
 }
 
+std::optional<std::string> kiln::findNode(const onnx::ModelProto &model, StringRef opType,
+                                          StringRef domain) {
+  for (const onnx::NodeProto &node : model.graph().node())
+    if (node.op_type() == opType && node.domain() == domain)
+      return node.name();
+  return std::nullopt;
+}
+
 std::string kiln::onnxNodeScope(StringRef nodeName,
                                 ArrayRef<std::pair<std::string, std::string>> metadata) {
   // 1. Dynamo exports: the innermost module of the name-scope list.

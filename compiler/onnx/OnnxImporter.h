@@ -21,6 +21,7 @@
 #include "mlir/IR/OwningOpRef.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -73,6 +74,12 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(mlir::MLIRContext &ctx,
 /// do; returns nullptr then. External data is read at import, relative to `path`.
 std::shared_ptr<const onnx::ModelProto> loadOnnxModel(mlir::MLIRContext &ctx,
                                                       llvm::StringRef path);
+
+/// The name of the first node of `model`'s graph with op type `opType` in `domain` ("" for the
+/// default domain), or std::nullopt when there is none (kiln-compile refuses --kv-cache for a
+/// model whose cache lives in com.microsoft GroupQueryAttention nodes).
+std::optional<std::string> findNode(const onnx::ModelProto &model, llvm::StringRef opType,
+                                    llvm::StringRef domain);
 
 /// Imports `model`, read from `path` by loadOnnxModel, as importOnnxFile does.
 mlir::OwningOpRef<mlir::ModuleOp> importOnnxModel(mlir::MLIRContext &ctx, llvm::StringRef path,

@@ -727,7 +727,11 @@ LogicalResult importAttention(NodeImporter &n) {
   if (n.hasInput(3)) {
     auto mt = n.getInputType(3);
     mask = n.getInput(3);
-    if (mt.getRank() < 1 || mt.getDimSize(mt.getRank() - 1) > Sk)
+    if (mt.getRank() < 1)
+      return n.emitError() << "attn_mask " << mt << " must have at least one dim (the keys), "
+                              "broadcast to the scores [" << B << ", " << Hq << ", " << Sq << ", "
+                           << Sk << "]";
+    if (mt.getDimSize(mt.getRank() - 1) > Sk)
       return n.emitError() << "attn_mask " << mt << " has more keys than K (" << Sk << ")";
     if (mt.getElementType().isInteger(1)) {
       mask = n.create<WhereOp>(mt.clone(et), mask, n.createScalar(et, 0.0),

@@ -136,7 +136,10 @@ bool selectLastTokenLogits(func::FuncOp func, Value positions) {
     return ConstantOp::create(b, loc, RankedTensorType::get({}, i64),
                               DenseElementsAttr::get(RankedTensorType::get({}, i64), value));
   };
-  Value offset = SubOp::create(b, loc, one, at(S - 1), at(0));
+  // Sequenced (argument evaluation order differs between compilers; the IR must not).
+  Value lastPosition = at(S - 1);
+  Value firstPosition = at(0);
+  Value offset = SubOp::create(b, loc, one, lastPosition, firstPosition);
   offset = MaxOp::create(b, loc, one, offset, scalar(0));
   offset = MinOp::create(b, loc, one, offset, scalar(S - 1));
   Value last = ReshapeOp::create(b, loc, RankedTensorType::get({1}, i64), offset);
@@ -316,7 +319,8 @@ struct PagedKvCache : public kiln::impl::PagedKvCacheBase<PagedKvCache> {
     const int64_t stepBlocks = B * ((S + BS - 1) / BS);
     if (NB < stepBlocks) {
       func.emitError() << "kv-cache: num-blocks " << NB << " cannot hold one step (" << B
-                       << " sequences of " << S << " tokens in blocks of " << BS << " need "
+                       << (B == 1 ? " sequence of " : " sequences of ") << S
+                       << (S == 1 ? " token" : " tokens") << " in blocks of " << BS << " need "
                        << stepBlocks << ")";
       return signalPassFailure();
     }

@@ -294,7 +294,10 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin", default=os.path.join(here, "..", "..", "build", "bin"))
-    parser.add_argument("--models", default=os.path.join(here, "..", "..", "..", "shared", "models"))
+    parser.add_argument("--models", default=os.environ.get(
+        "KILN_MODELS_DIR", os.path.join(here, "..", "..", "..", "shared", "models")),
+        help="the shared models (default: $KILN_MODELS_DIR, else ../shared/models beside the "
+             "repository)")
     parser.add_argument("--shapes", default="2x16,1x128", help="batch x seq list")
     parser.add_argument("--names", default=",".join(MODELS), help="model file names (no .onnx)")
     parser.add_argument("--passes", default="--kiln-fold-shape-subgraphs",

@@ -60,3 +60,5 @@
 // Split sizes whose sum overflows int64 (fuzzer-found: the sum was undefined behaviour).
 // RUN: not kiln-compile %S/Inputs/error_split_overflow.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=SPLIT-OVERFLOW
 // SPLIT-OVERFLOW: error: node 'split' (Split, opset 18): split [4611686018427387907, 4611686018427387907] does not partition dim 0 of 'tensor<6xf32>'
+// RUN: not kiln-compile %S/Inputs/error_attention_mask_scalar.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=ATTN-MASK-SCALAR
+// ATTN-MASK-SCALAR: error: node 'attn' (Attention, opset 24): attn_mask 'tensor<f32>' must have at least one dim (the keys), broadcast to the scores [1, 2, 3, 5]

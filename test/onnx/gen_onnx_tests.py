@@ -614,6 +614,10 @@ def opsets25_28():
             [node("Attention", ["q", "k", "v", "m"], ["y"], name="attn", **attrs)],
             [vi("q", F, [1, 2, 3, 8]), vi("k", F, [1, 2, 5, 8]), vi("v", F, [1, 2, 5, 8]),
              vi("m", F, [4, 5])], [vi("y", F, None)], opset=24))
+    save("error_attention_mask_scalar", model(
+        [node("Attention", ["q", "k", "v", "m"], ["y"], name="attn")],
+        [vi("q", F, [1, 2, 3, 8]), vi("k", F, [1, 2, 5, 8]), vi("v", F, [1, 2, 5, 8]),
+         vi("m", F, [])], [vi("y", F, None)], opset=24))
     save("error_attention_nonpad", model(
         [node("Attention", ["q", "k", "v", "", "", "", "lens"], ["y"], name="attn", is_causal=1)],
         [vi("q", F, [2, 4, 1, 8]), vi("k", F, [2, 2, 6, 8]), vi("v", F, [2, 2, 6, 8]),
@@ -1261,8 +1265,12 @@ def group_query_attention():
 
     error("total", inits=[const("seqlens_kd", np.full(B, 4, np.int32)),
                           const("totald", np.array(9, np.int32))])
-    error("total_short", inits=[const("seqlens_kd", np.full(B, 4, np.int32)),
-                                const("totald", np.array(0, np.int32))])
+    error("total_short", inputs=decode + [vi("seqlens_kd", I32, [B])],
+          inits=[const("totald", np.array(0, np.int32))])
+    error("seqlens_range", inits=[const("seqlens_kd", np.array([4, 100], np.int32)),
+                                  const("totald", np.array(5, np.int32))])
+    error("zero_tokens", inputs=inputs("d", B, 0, P) + [vi("seqlens_kd", I32, [B])],
+          inits=[const("totald", np.array(P, np.int32))])
     error("dynamic_total", inputs=decode + [vi("totald", I32, [])],
           inits=lengths(P, 1, "d")[:1])
     error("chunk_batch", names=ins("c"), inputs=inputs("c", B, S, P) + [vi("seqlens_kc", I32, [B])],

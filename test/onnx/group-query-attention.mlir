@@ -124,6 +124,10 @@
 // TOTAL: error: node 'gqa' (com.microsoft::GroupQueryAttention, opset 1): total_sequence_length 9 is more than the past (4) plus the sequence length (1); the past_key/past_value buffers are too short
 // RUN: not kiln-compile %S/Inputs/error_gqa_total_short.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=TOTAL-SHORT
 // TOTAL-SHORT: error: node 'gqa' (com.microsoft::GroupQueryAttention, opset 1): total_sequence_length 0 is less than the sequence length 1
+// RUN: not kiln-compile %S/Inputs/error_gqa_seqlens_range.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=SEQLENS-RANGE
+// SEQLENS-RANGE: error: node 'gqa' (com.microsoft::GroupQueryAttention, opset 1): seqlens_k[1] = 100 is out of range [0, 5) (total_sequence_length 5)
+// RUN: not kiln-compile %S/Inputs/error_gqa_zero_tokens.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=ZERO-TOKENS
+// ZERO-TOKENS: error: node 'gqa' (com.microsoft::GroupQueryAttention, opset 1): a step of 0 new tokens (query 'tensor<2x0x32xf32>'): with seqlens_k read at run time, GroupQueryAttention needs at least one new token
 // RUN: not kiln-compile %S/Inputs/error_gqa_dynamic_total.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=DYNAMIC-TOTAL
 // DYNAMIC-TOTAL: error: node 'gqa' (com.microsoft::GroupQueryAttention, opset 1): unsupported: total_sequence_length is computed at run time; kiln needs it constant after shape specialization (onnxruntime-genai's models take it from the attention mask's shape)
 // RUN: not kiln-compile %S/Inputs/error_gqa_chunk_batch.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=CHUNK-BATCH

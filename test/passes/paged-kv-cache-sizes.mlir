@@ -4,7 +4,7 @@
 // RUN: not kiln-opt %s --kiln-paged-kv-cache="max-seq-len=4294967296" 2>&1 | FileCheck %s --check-prefix=BIG
 // RUN: not kiln-opt %s --kiln-paged-kv-cache="max-seq-len=64 num-blocks=1" 2>&1 | FileCheck %s --check-prefix=POOL
 // RUN: not kiln-opt %s --kiln-paged-kv-cache="max-seq-len=2147483647 block-size=1" 2>&1 | FileCheck %s --check-prefix=HUGE
-// POOL: error: kv-cache: num-blocks 1 cannot hold one step (2 sequences of 1 tokens in blocks of 16 need 2)
+// POOL: error: kv-cache: num-blocks 1 cannot hold one step (2 sequences of 1 token in blocks of 16 need 2)
 // HUGE: error: kv-cache: batch 2 x 2147483647 blocks per sequence exceeds the int32 block table
 // BIG: error: kv-cache: max-seq-len (4294967296) must be in [1, 2147483647], block-size (16) in [1, max-seq-len] and num-blocks (0) in [0, 2147483647]
 
