@@ -18,9 +18,9 @@ unsigned ConstantCache::KeyInfo::getHashValue(const Key &k) {
       k.first, llvm::hash_combine_range(k.second.begin(), k.second.end())));
 }
 
-Attribute ConstantCache::getOrCompute(const char *kind, ArrayRef<Attribute> key,
+Attribute ConstantCache::getOrCompute(StringRef kind, ArrayRef<Attribute> key,
                                       llvm::function_ref<Attribute()> compute) {
-  Key k{kind, {}};
+  Key k{kind.str(), {}};
   for (Attribute a : key)
     k.second.push_back(a.getAsOpaquePointer());
   {

@@ -20,6 +20,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <mutex>
+#include <string>
 
 namespace kiln {
 
@@ -31,11 +32,11 @@ public:
   /// The cache of `context` (loads the kiln dialect if needed).
   static ConstantCache &get(mlir::MLIRContext *context);
 
-  /// The result of transform `kind` (a string literal naming the pass and transform) of `key`
+  /// The result of transform `kind` (a name for the pass and transform; compared by content) of `key`
   /// (the input attributes and any parameters as attributes, in a fixed order): `compute()` the
   /// first time, the stored result after. A transform must depend on nothing but `kind` and
   /// `key`. A null result is not stored.
-  mlir::Attribute getOrCompute(const char *kind, llvm::ArrayRef<mlir::Attribute> key,
+  mlir::Attribute getOrCompute(llvm::StringRef kind, llvm::ArrayRef<mlir::Attribute> key,
                                llvm::function_ref<mlir::Attribute()> compute);
 
   /// Entries stored and lookups answered from the cache (for tests).
@@ -43,10 +44,11 @@ public:
   size_t hits() const;
 
 private:
-  using Key = std::pair<const char *, llvm::SmallVector<const void *, 4>>;
+  using Key = std::pair<std::string, llvm::SmallVector<const void *, 4>>;
   struct KeyInfo {
-    static Key getEmptyKey() { return {reinterpret_cast<const char *>(-1), {}}; }
-    static Key getTombstoneKey() { return {reinterpret_cast<const char *>(-2), {}}; }
+    // No transform is named with a NUL byte.
+    static Key getEmptyKey() { return {std::string(1, '\0'), {}}; }
+    static Key getTombstoneKey() { return {std::string(2, '\0'), {}}; }
     static unsigned getHashValue(const Key &k);
     static bool isEqual(const Key &a, const Key &b) { return a == b; }
   };
