@@ -469,31 +469,24 @@ LogicalResult importGroupQueryAttention(NodeImporter &n) {
   Value bias;
   if (rows) {
     double inf = std::numeric_limits<double>::infinity();
-    // OpTy(lhs, rhs) of element type `elem` with numpy broadcasting (the operands here do).
-    auto broadcast = [&](auto tag, Value lhs, Value rhs, Type elem) -> Value {
-      using OpTy = typename decltype(tag)::type;
-      auto shapeOf = [](Value v) { return cast<RankedTensorType>(v.getType()).getShape(); };
-      SmallVector<int64_t> shape = *broadcastShapes(shapeOf(lhs), shapeOf(rhs));
-      return n.create<OpTy>(RankedTensorType::get(shape, elem), lhs, rhs);
-    };
-    auto both = [&](Value lhs, Value rhs) {
-      return broadcast(llvm::type_identity<AndOp>(), lhs, rhs, i1);
-    };
     Value j = iota(n, L, {1, 1, L});
     Value pos = n.createReshape(positions, {B, S, 1});
-    Value allowed = broadcast(llvm::type_identity<LessOp>(), j,
-                              n.createReshape(rows->keys, {B, 1, 1}), i1);
-    if (attrs->causal)
-      allowed = both(allowed, broadcast(llvm::type_identity<LessEqualOp>(), j, pos, i1));
+    Value keys = n.createReshape(rows->keys, {B, 1, 1});
+    Value allowed = broadcastBinary<LessOp>(n, j, keys, i1);
+    if (attrs->causal) {
+      Value seen = broadcastBinary<LessEqualOp>(n, j, pos, i1);
+      allowed = broadcastBinary<AndOp>(n, allowed, seen, i1);
+    }
     if (leftWindow >= 0) {
       Value first = n.create<SubOp>(pos.getType(), pos, n.createScalar(i64, double(leftWindow)));
-      allowed = both(allowed, broadcast(llvm::type_identity<GreaterEqualOp>(), j, first, i1));
+      Value inWindow = broadcastBinary<GreaterEqualOp>(n, j, first, i1);
+      allowed = broadcastBinary<AndOp>(n, allowed, inWindow, i1);
     }
-    auto at = cast<RankedTensorType>(allowed.getType());
     Value zero = n.createScalar(et, 0.0);
     Value minusInf = n.createScalar(et, -inf);
-    Value additive = n.create<WhereOp>(at.clone(et), allowed, zero, minusInf);
-    bias = n.createReshape(additive, {B, 1, at.getDimSize(1), L});
+    Value additive = broadcastWhere(n, allowed, zero, minusInf);
+    bias = n.createReshape(additive,
+                           {B, 1, cast<RankedTensorType>(allowed.getType()).getDimSize(1), L});
   }
   Value y;
   if (attrs->softcap == 0.0f && (leftWindow < 0 || rows)) {

@@ -449,26 +449,15 @@ LogicalResult importRotaryEmbedding(NodeImporter &n) {
   n.setResult(0, y);
   return success();
 }
+} // namespace
 
-/// `OpTy(lhs, rhs)` with numpy broadcasting; the result has `elem` (default: lhs's type).
-template <typename OpTy>
-Value broadcastBinary(NodeImporter &n, Value lhs, Value rhs, Type elem = {}) {
-  auto lt = cast<RankedTensorType>(lhs.getType()), rt = cast<RankedTensorType>(rhs.getType());
-  FailureOr<SmallVector<int64_t>> shape = broadcastShapes(lt.getShape(), rt.getShape());
-  assert(succeeded(shape) && "composite attention operands broadcast by construction");
-  return n.create<OpTy>(getTensorType(*shape, elem ? elem : lt.getElementType()), lhs, rhs);
-}
-
-/// `cond ? x : y` with numpy broadcasting of all three.
-Value broadcastWhere(NodeImporter &n, Value cond, Value x, Value y) {
+Value onnx_import::broadcastWhere(NodeImporter &n, Value cond, Value x, Value y) {
   auto shape = [](Value v) { return cast<RankedTensorType>(v.getType()).getShape(); };
   SmallVector<int64_t> s = *broadcastShapes(shape(cond), shape(x));
   s = *broadcastShapes(s, shape(y));
   return n.create<WhereOp>(getTensorType(s, cast<RankedTensorType>(x.getType()).getElementType()),
                            cond, x, y);
 }
-
-} // namespace
 
 /// ONNX Attention (opset 23-25) as ops, following the ONNX reference implementation
 /// (onnx/reference/ops/op_attention.py): KV heads repeated for GQA (h0, h0, h1, h1, ...);

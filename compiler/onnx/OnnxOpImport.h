@@ -336,6 +336,23 @@ inline mlir::RankedTensorType getTensorType(llvm::ArrayRef<int64_t> shape,
   return mlir::RankedTensorType::get(shape, elementType);
 }
 
+/// `OpTy(lhs, rhs)` with numpy broadcasting; the result has `elem` (default: lhs's type). For
+/// operands the caller built to broadcast (composite attention, GroupQueryAttention's masks);
+/// asserts that they do.
+template <typename OpTy>
+mlir::Value broadcastBinary(NodeImporter &n, mlir::Value lhs, mlir::Value rhs,
+                            mlir::Type elem = {}) {
+  auto lt = mlir::cast<mlir::RankedTensorType>(lhs.getType());
+  auto rt = mlir::cast<mlir::RankedTensorType>(rhs.getType());
+  mlir::FailureOr<llvm::SmallVector<int64_t>> shape = broadcastShapes(lt.getShape(), rt.getShape());
+  assert(mlir::succeeded(shape) && "the caller's operands broadcast by construction");
+  return n.create<OpTy>(getTensorType(*shape, elem ? elem : lt.getElementType()), lhs, rhs);
+}
+
+/// `cond ? x : y` with numpy broadcasting of all three (operands built to broadcast, as for
+/// broadcastBinary). (OnnxMath.cpp)
+mlir::Value broadcastWhere(NodeImporter &n, mlir::Value cond, mlir::Value x, mlir::Value y);
+
 } // namespace kiln::onnx_import
 
 #endif // KILN_COMPILER_ONNX_ONNXOPIMPORT_H

@@ -26,13 +26,7 @@ def undefined(name, shape, feeds):
     mask = feeds.get("mask_" + name.split("_")[-1])
     if mask is None:
         return None
-    lengths = mask.sum(axis=1)
-    if name.startswith("y_") and shape[1] == mask.shape[1]:
-        return (np.arange(shape[1])[None, :] >= lengths[:, None])[:, :, None]
-    if name.startswith("present_"):
-        return (np.arange(shape[2])[None, :] >= lengths[:, None])[:, None, :, None]
-    return None
-
+    return undefined_for_mask("logits" if name.startswith("y_") else name, shape, mask)
 
 def undefined_for_mask(name, shape, mask):
     """undefined() for a whole model with one attention mask [B, T] (an onnxruntime-genai export:
