@@ -188,6 +188,15 @@ def feed(i, rng):
     return rng.standard_normal(i.shape).astype(ORT_DTYPES[i.type])
 
 
+def relative_error(out, ref, undefined=None):
+    """||out - ref|| / ||ref|| in float64 (0 when both are all zeros), leaving out the elements
+    where `undefined` (broadcastable to out, or None) is True."""
+    out, ref = out.astype(np.float64), ref.astype(np.float64)
+    if undefined is not None:
+        out, ref = np.where(undefined, 0, out), np.where(undefined, 0, ref)
+    return float(np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-30))
+
+
 def check_contrib(compile_, opt, passes, models=CONTRIB_MODELS):
     """Each output of each of `models` (test/onnx/Inputs, float32 or float16 inputs):
     ||out - ref|| / ||ref|| against onnxruntime (0 when both are all zeros). Returns the worst
@@ -212,11 +221,7 @@ def check_contrib(compile_, opt, passes, models=CONTRIB_MODELS):
         outs = run(folded, list(feeds.values()))
         for o, out, ref in zip(sess.get_outputs(), outs, refs):
             assert out.shape == ref.shape, (m, o.name, out.shape, ref.shape)
-            out, ref = out.astype(np.float64), ref.astype(np.float64)
-            undefined = gqa_lengths.undefined(o.name, out.shape, feeds)
-            if undefined is not None:
-                out, ref = np.where(undefined, 0, out), np.where(undefined, 0, ref)
-            err = float(np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-30))
+            err = relative_error(out, ref, gqa_lengths.undefined(o.name, out.shape, feeds))
             worst = max(worst, err * 1e-5 / TOLERANCE.get(m, 1e-5))
             print(f"{m} {o.name}: relative error {err:.2e} (bound {TOLERANCE.get(m, 1e-5):.0e})")
     return worst
@@ -271,12 +276,8 @@ def check_genai(compile_, opt, passes):
             outs = run(folded, [feeds[k] for k in names])
             for o, out, ref in zip(sess.get_outputs(), outs, refs):
                 assert out.shape == ref.shape, (m, step, o.name, out.shape, ref.shape)
-                out, ref = out.astype(np.float64), ref.astype(np.float64)
-                undefined = gqa_lengths.undefined_for_mask(o.name, out.shape,
-                                                           feeds["attention_mask"])
-                if undefined is not None:
-                    out, ref = np.where(undefined, 0, out), np.where(undefined, 0, ref)
-                err = float(np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-30))
+                err = relative_error(out, ref, gqa_lengths.undefined_for_mask(
+                    o.name, out.shape, feeds["attention_mask"]))
                 worst = max(worst, err * 1e-5 / bound)
                 print(f"{m} {step} {o.name}: relative error {err:.2e} (bound {bound:.0e})")
             # The decode step: one new token per row, the prefill's present as the past.
