@@ -516,7 +516,7 @@ def OutlineKernels : Pass<"kiln-outline-kernels", "mlir::func::FuncOp"> {
 }
 
 def FuseNormIntoGemm : Pass<"kiln-fuse-norm-into-gemm", "mlir::func::FuncOp"> {
-  let summary = "Fold a layer norm or RMS norm kernel into the Hopper GEMM kernels that read it.";
+  let summary = "Fold a layer norm or RMS norm kernel into the Hopper GEMM kernels that read it, or an RMS norm into few-row GEMMs' A loader.";
   let description = [{
     Runs on kernels (after `kiln-outline-kernels`). A kernel that is only a
     `kiln.layer_norm` or `kiln.rms_norm` over the last dim (constant scale and
@@ -542,7 +542,26 @@ def FuseNormIntoGemm : Pass<"kiln-fuse-norm-into-gemm", "mlir::func::FuncOp"> {
     and W' stays finite; with `kiln-select-tiles`' sm90-gemm off, or the
     experimental wgmma tile, it must not run (the pipeline leaves it out).
     kiln-select-tiles then picks a tile without split-K.
+
+    With `few-row` (default on), an RMS norm whose readers are all few-row
+    GEMMs (at most 16 rows in all: decode steps, `kiln::isFewRowGemm`) is
+    folded into their A loader instead, with W unchanged:
+
+      RMS(x) W = rstd ((x * scale) W),
+
+    the GEMM's lhs becomes `kiln.mul x, scale` (evaluated as A is staged)
+    and `kiln.row_stats x` (rms) gives the epilogue its rstd; the few-row GEMM
+    (`kiln::gemmSkinnyRms`) sums x^2 as it stages A. Since W is not rescaled,
+    the decode and prefill programs of one artifact still share every
+    weight. Layer norms keep their kernel there. With `hopper` off the
+    Hopper form above is not applied (kiln-compile's default).
   }];
+  let options = [
+    Option<"hopper", "hopper", "bool", /*default=*/"true",
+           "Fold norms into Hopper GEMMs (W rescaled at compile time)">,
+    Option<"fewRow", "few-row", "bool", /*default=*/"true",
+           "Fold RMS norms into the A loader of few-row (decode) GEMMs">,
+  ];
   let dependentDialects = ["kiln::KilnDialect"];
 }
 

@@ -60,10 +60,15 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
     fpm.addPass(createFusePointwise(fuseOptions));
   }
   fpm.addPass(createOutlineKernels());
-  // Only the Hopper TMA GEMM computes the row statistics a folded norm needs.
-  if (options.fuse && options.fuseNormIntoGemm && options.sm90Gemm && !options.wgmma &&
-      options.mmaTile.empty())
-    fpm.addPass(createFuseNormIntoGemm());
+  // Only the Hopper TMA GEMM and the few-row GEMM compute the row statistics a folded norm
+  // needs.
+  if (options.fuse && options.sm90Gemm && !options.wgmma && options.mmaTile.empty() &&
+      (options.fuseNormIntoGemm || (options.normIntoFewRowGemm && options.skinnyGemm))) {
+    FuseNormIntoGemmOptions normOptions;
+    normOptions.hopper = options.fuseNormIntoGemm;
+    normOptions.fewRow = options.normIntoFewRowGemm && options.skinnyGemm;
+    fpm.addPass(createFuseNormIntoGemm(normOptions));
+  }
   SelectTilesOptions tileOptions;
   tileOptions.mmaTile = options.mmaTile;
   tileOptions.wgmma = options.wgmma;
@@ -78,6 +83,6 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
 
 void kiln::registerKilnPipelines() {
   PassPipelineRegistration<KilnPipelineOptions>(
-      "kiln-pipeline", "The kiln graph-to-kernel pipeline (fold, raise layer norm / RMS norm / attention and rotary, fuse sibling GEMMs, interleave GLUs, shard for tensor parallelism, assign precision, fuse, outline, fold norms into Hopper GEMMs, select tiles, plan memory)",
+      "kiln-pipeline", "The kiln graph-to-kernel pipeline (fold, raise layer norm / RMS norm / attention and rotary, fuse sibling GEMMs, interleave GLUs, shard for tensor parallelism, assign precision, fuse, outline, fold norms into Hopper and few-row GEMMs, select tiles, plan memory)",
       buildKilnPipeline);
 }

@@ -51,6 +51,12 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
                      "(kiln-fuse-norm-into-gemm; with fuse and sm90-gemm, not with wgmma or "
                      "mma-tile). Default false: measured slower on the H200 (docs/results.md)"),
       llvm::cl::init(false)};
+  Option<bool> normIntoFewRowGemm{
+      *this, "norm-into-few-row-gemm",
+      llvm::cl::desc("Fold an RMS norm read only by few-row GEMMs (decode steps) into their A "
+                     "loader (kiln-fuse-norm-into-gemm few-row; with fuse, sm90-gemm and "
+                     "skinny-gemm, not with wgmma or mma-tile)"),
+      llvm::cl::init(true)};
   Option<std::string> mmaTile{*this, "mma-tile",
                               llvm::cl::desc("MMA tile override BMxBNxBKxWMxWNxSTAGES"),
                               llvm::cl::init("")};

@@ -261,8 +261,22 @@ FailureOr<std::optional<GeneratedKernel>> emitMatMulSkinny(KernelOp kernel, MatM
   for (int64_t d : batch)
     batchCount *= d;
   const int64_t rows = tile.getRows(), splitK = tile.getSplitK();
-  if (batchCount * M != rows || N % 4 || K < 1 || getRowStats(kernel))
+  // An RMS norm in the A loader (kiln-fuse-norm-into-gemm few-row): its row statistics are of
+  // x, the lhs is x * scale. The Hopper form (statistics of the lhs) is not this kernel's.
+  RowStatsOp rowStats = getRowStats(kernel);
+  if (rowStats && (rowStats.getInput() == mm.getLhs() || !rowStats.getRms()))
     return std::optional<GeneratedKernel>();
+  // Without row statistics another tile takes a GEMM this kernel cannot; with them none can.
+  auto decline = [&](const char *why) -> FailureOr<std::optional<GeneratedKernel>> {
+    if (!rowStats)
+      return std::optional<GeneratedKernel>();
+    return kernel.emitError() << "unsupported: kernel @" << kernel.getSymName()
+                              << " has an RMS norm folded into its A loader, which only the "
+                                 "few-row GEMM computes, but "
+                              << why;
+  };
+  if (batchCount * M != rows || N % 4 || K < 1)
+    return decline("its rows or N do not fit the few-row tile");
   std::optional<GluHalves> pair = getGluHalves(mm);
 
   // B: a row-major (N contiguous) view of a parameter of the operand type, every batch dim
@@ -270,25 +284,25 @@ FailureOr<std::optional<GeneratedKernel>> emitMatMulSkinny(KernelOp kernel, MatM
   FailureOr<StridedView> view = analyzeStridedView(kernel, mm.getRhs());
   if (failed(view) ||
       cast<RankedTensorType>(view->param.getType()).getElementType() != et)
-    return std::optional<GeneratedKernel>();
+    return decline("its weight is not a view of a parameter of the operand type");
   const int64_t rank = int64_t(view->shape.size());
   FailureOr<GemmOperandLayout> layout = gemmOperandLayout(*view, rank - 1, rank - 2, N, K);
   if (failed(layout) || layout->kMajor)
-    return std::optional<GeneratedKernel>();
+    return decline("its weight is not row-major");
   int64_t ld = layout->ld;
   if (K == 1)
     ld = N; // a single row: the stride is never stepped over
   if (ld % 4 || view->offset % 4)
-    return std::optional<GeneratedKernel>();
+    return decline("its weight's rows are not 8-byte aligned");
   for (int64_t d = 0; d + 2 < rank; ++d)
     if (view->shape[d] != 1 && view->strides[d] != 0)
-      return std::optional<GeneratedKernel>();
+      return decline("its weight is not shared by the batch");
 
   GeneratedKernel out;
   ExprEmitter expr(kernel);
   SmallVector<unsigned> passed = expr.bindOperands([](unsigned) { return true; });
   if (!llvm::is_contained(passed, view->param.getArgNumber()))
-    return std::optional<GeneratedKernel>(); // inlined as a literal: no pointer to stream
+    return decline("its weight is a literal"); // inlined as a literal: no pointer to stream
   constexpr unsigned kThreads = 256;
   auto sig = buildSignature(kernel, passed, out.args, kThreads);
   if (failed(sig))
@@ -309,6 +323,24 @@ FailureOr<std::optional<GeneratedKernel>> emitMatMulSkinny(KernelOp kernel, MatM
     return failure();
   std::string loaderDecl = "  auto loadA = [&](int skinnyRow, int k) -> float {\n" + rowSplit +
                            expr.getBody() + "    return " + *aValue + ";\n  };\n";
+  // The folded RMS norm: x per element for the sums of squares (the same coordinates as A), and
+  // the rows' rstd, which gemmSkinnyRms leaves in shared memory, for the epilogue.
+  if (rowStats) {
+    expr.beginBody("    ");
+    ExprEmitter::Coords xBatch = expr.delinearize("bz", batch, "b");
+    FailureOr<std::string> xValue =
+        expr.emitValue(rowStats.getInput(), operandCoords(xBatch, a.getShape(), "(long long)m",
+                                                          "(long long)k"));
+    if (failed(xValue))
+      return failure();
+    loaderDecl += llvm::formatv("  const float *kiln_row_rstd = kiln::skinny::rowRstd<{0}>("
+                                "kiln_smem);\n",
+                                rows)
+                      .str() +
+                  "  auto loadX = [&](int skinnyRow, int k) -> float {\n" + rowSplit +
+                  expr.getBody() + "    return " + *xValue + ";\n  };\n";
+    expr.overrideValue(rowStats.getRstd(), "kiln_row_rstd[skinnyRow]");
+  }
 
   // Epilogue: stores the kernel's root at (bz, m, n); a scalar factor of B's view scales the
   // accumulator.
@@ -356,22 +388,30 @@ FailureOr<std::optional<GeneratedKernel>> emitMatMulSkinny(KernelOp kernel, MatM
   out.source =
       "// " +
       llvm::formatv("[{0}x{1}] x [{1}x{2}], batch {3}: {4} rows, few-row GEMM "
-                    "(gemm_skinny.cuh), split-K {5}\n",
-                    M, K, N, batchCount, rows, splitK)
+                    "(gemm_skinny.cuh), split-K {5}{6}\n",
+                    M, K, N, batchCount, rows, splitK,
+                    rowStats ? ", RMS norm in the A loader" : "")
           .str() +
       signature + " {\n  extern __shared__ __align__(16) char kiln_smem[];\n" + prefetch + "  " +
       kGridDependencyPlaceholder + "\n" + loaderDecl + epilogueDecl +
-      llvm::formatv("  kiln::gemmSkinny<{0}, {1}, {2}>({3}, {4}, loadA, {5}, {6}LL, epilogue, "
-                    "kiln_smem);\n",
-                    mmaType, rows, splitK, N, K, bPtr, ld)
-          .str() +
+      (rowStats
+           ? llvm::formatv("  kiln::gemmSkinnyRms<{0}, {1}, {2}>({3}, {4}, loadA, loadX, {7}, {5}, "
+                           "{6}LL, epilogue, kiln_smem);\n",
+                           mmaType, rows, splitK, N, K, bPtr, ld,
+                           cudaLiteral(Float32Type::get(kernel.getContext()),
+                                       rowStats.getEpsilon().convertToDouble(), 0))
+                 .str()
+           : llvm::formatv("  kiln::gemmSkinny<{0}, {1}, {2}>({3}, {4}, loadA, {5}, {6}LL, "
+                           "epilogue, kiln_smem);\n",
+                           mmaType, rows, splitK, N, K, bPtr, ld)
+                 .str()) +
       "}\n";
   if (blocks > INT32_MAX)
     return kernel.emitError() << "unsupported: few-row GEMM of N=" << N
                               << " exceeds the CUDA grid's x limit";
   out.grid = {unsigned(blocks), 1, 1};
   out.block = {kThreads, 1, 1};
-  out.sharedMemBytes = unsigned(smem_bytes::gemmSkinny(rows));
+  out.sharedMemBytes = unsigned(smem_bytes::gemmSkinny(rows, bool(rowStats)));
   return std::optional<GeneratedKernel>(std::move(out));
 }
 

@@ -303,6 +303,7 @@ static llvm::Error buildPipeline(const CompileOptions &options, ArrayRef<unsigne
   pipelineOptions.skinnyGemm = options.skinnyGemm;
   pipelineOptions.fuseKeyRotary = options.fuseKeyRotary;
   pipelineOptions.fuseNormIntoGemm = options.fuseNormIntoGemm;
+  pipelineOptions.normIntoFewRowGemm = options.normIntoFewRowGemm;
   pipelineOptions.tpSize = options.tensorParallel;
   pipelineOptions.tpRank = rank;
   pipelineOptions.tpLoopback = options.tpLoopback;
@@ -1256,7 +1257,8 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
                        (options.fuse ? "fuse" : "nofuse") + "|" + options.mmaTile +
                        (options.wgmma ? "|wgmma" : "") + (options.sm90Gemm ? "" : "|no-sm90-gemm") +
                        (options.fuseKeyRotary ? "" : "|key-rotary-kernel") +
-                       (options.fuseNormIntoGemm ? "|norm-fused" : "");
+                       (options.fuseNormIntoGemm ? "|norm-fused" : "") +
+                       (options.normIntoFewRowGemm ? "" : "|norm-few-row-kernel");
     // The compiler itself is part of the group: rank files from two builds
     // (whose sharding or kernels may differ) must not run together.
     if (auto self = llvm::MemoryBuffer::getFile("/proc/self/exe"))

@@ -75,6 +75,9 @@ struct CompileOptions {
   /// A layer / RMS norm folded into the Hopper GEMMs that read it (--norm-into-gemm=fused) or
   /// kept as its own kernel (=kernel, the default: the fold measured slower on the H200).
   bool fuseNormIntoGemm = false;
+  /// An RMS norm read only by few-row (decode) GEMMs folded into their A loader
+  /// (--norm-into-gemm=few-row, the default, or fused; off with =kernel).
+  bool normIntoFewRowGemm = true;
   /// One generation step over a paged KV cache the runtime owns (--kv-cache; docs/generation.md):
   /// the importer compiles an empty past, kiln-bind-generation-inputs and kiln-paged-kv-cache
   /// run. maxSeqLen (> 0 with kvCache) bounds a sequence; kvBlockSize tokens per block;

@@ -28,6 +28,25 @@ RowStatsOp kiln::getRowStats(KernelOp kernel) {
   return nullptr;
 }
 
+int64_t kiln::fewRowGemmRows(MatMulOp matmul) {
+  ArrayRef<int64_t> shape = matmul.getType().getShape();
+  int64_t batch = 1;
+  for (int64_t d : shape.drop_back(2))
+    batch *= d;
+  const int64_t m = shape[shape.size() - 2];
+  int64_t rhsBatch = 1;
+  for (int64_t d : cast<RankedTensorType>(matmul.getRhs().getType()).getShape().drop_back(2))
+    rhsBatch *= d;
+  return rhsBatch == 1 ? batch * m : (batch == 1 ? m : 0);
+}
+
+bool kiln::isFewRowGemm(MatMulOp matmul) {
+  const int64_t rows = fewRowGemmRows(matmul);
+  const int64_t n = matmul.getType().getShape().back();
+  const int64_t k = cast<RankedTensorType>(matmul.getLhs().getType()).getShape().back();
+  return rows >= 1 && rows <= 16 && n % 4 == 0 && k >= 64;
+}
+
 std::optional<GluHalves> kiln::getGluHalves(Operation *gemm) {
   auto type = cast<RankedTensorType>(gemm->getResult(0).getType());
   if (type.getShape().back() % 2)

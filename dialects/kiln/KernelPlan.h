@@ -76,6 +76,16 @@ std::optional<GluHalves> getGluHalves(mlir::Operation *gemm);
 /// and the GEMM code generator (only the Hopper GEMM computes it).
 RowStatsOp getRowStats(KernelOp kernel);
 
+/// The rows a few-row GEMM (kiln::gemmSkinny) would compute for `matmul`: batch x M when the
+/// rhs is shared by the batch (the batch folds into the rows), M when there is one batch, 0
+/// otherwise.
+int64_t fewRowGemmRows(MatMulOp matmul);
+
+/// Whether kiln-select-tiles (with skinny-gemm on, on the Hopper GEMM's path) gives `matmul` a
+/// `#kiln.skinny_gemm_tile`: 1..16 rows (fewRowGemmRows), N % 4 == 0 and K >= 64. Shared with
+/// kiln-fuse-norm-into-gemm, which folds an RMS norm into such GEMMs' A loader.
+bool isFewRowGemm(MatMulOp matmul);
+
 /// The kernel input that result `resultIndex` of `kernel` is written into in
 /// place, or none: a result yielded by `kiln.kv_cache_append` is the cache
 /// operand's buffer (a runtime-owned graph input), not a new arena buffer.

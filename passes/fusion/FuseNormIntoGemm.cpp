@@ -13,7 +13,14 @@
 // GEMM kernel gets kiln.row_stats of x (the Hopper GEMM computes it from the
 // A tiles it multiplies) and an epilogue prefix that applies the formula to
 // the fp32 accumulator before the kernel's own epilogue (bias, activation,
-// residual). See FuseNormIntoGemm in Passes.td.
+// residual). An RMS norm read only by few-row GEMMs (decode steps) is folded
+// into their A loader instead, W unchanged:
+//
+//   RMS(x) W = rstd ((x * g) W)
+//
+// (kiln.mul x, g as the matmul's lhs, kiln.row_stats of x, the same epilogue
+// prefix), which kiln::gemmSkinnyRms computes. See FuseNormIntoGemm in
+// Passes.td.
 //
 //===----------------------------------------------------------------------===//
 
@@ -287,7 +294,62 @@ void rewriteGemm(RewriterBase &rewriter, const NormKernel &nk, GemmUse &g, const
   kernel.setSymName(name);
 }
 
+/// Whether `g` can take `nk` (an RMS norm) in its A loader: a few-row GEMM (the tile
+/// kiln-select-tiles gives it computes the row statistics) whose norm scale has x's type.
+bool fitsFewRow(const NormKernel &nk, const GemmUse &g) {
+  return nk.rms && !nk.bias && isFewRowGemm(g.matmul) &&
+         nk.scale.getElementType() == nk.resultType.getElementType() &&
+         cast<RankedTensorType>(nk.scale.getType()).getRank() == 1;
+}
+
+/// Rewrites GEMM kernel `g` to read x (`xView`) with the RMS norm in its A loader: the matmul's
+/// lhs becomes x * scale, kiln.row_stats of x gives rstd, the epilogue prefix multiplies the
+/// fp32 accumulator by it and rounds to the norm's type. The weight is unchanged.
+void rewriteGemmFewRow(RewriterBase &rewriter, const NormKernel &nk, GemmUse &g, Value xView) {
+  KernelOp kernel = g.kernel;
+  Location loc = kernel.getLoc();
+  Block &body = kernel.getBodyBlock();
+  MLIRContext *ctx = kernel.getContext();
+
+  rewriter.setInsertionPoint(kernel);
+  Value scaleConstant = ConstantOp::create(rewriter, loc, nk.scale.getType(), nk.scale);
+  kernel->insertOperands(kernel->getNumOperands(), scaleConstant);
+  Value scale = body.addArgument(scaleConstant.getType(), loc);
+  kernel->setOperand(g.operand, xView);
+
+  MatMulOp mm = g.matmul;
+  Value x = mm.getLhs();
+  auto xType = cast<RankedTensorType>(x.getType());
+  auto f32 = Float32Type::get(ctx);
+  SmallVector<int64_t> statShape(xType.getShape());
+  statShape.back() = 1;
+  auto statType = RankedTensorType::get(statShape, f32);
+
+  rewriter.setInsertionPoint(mm);
+  auto stats = RowStatsOp::create(rewriter, nk.location, statType, statType, x,
+                                  rewriter.getF32FloatAttr(nk.epsilon), rewriter.getBoolAttr(true));
+  Value scaled = MulOp::create(rewriter, nk.location, xType, x, scale);
+  rewriter.modifyOpInPlace(mm, [&] { mm->setOperand(0, scaled); });
+
+  rewriter.setInsertionPointAfter(mm);
+  auto yType = mm.getType();
+  auto y32Type = yType.clone(f32);
+  auto y32 = CastOp::create(rewriter, loc, y32Type, mm.getResult());
+  Value z = MulOp::create(rewriter, loc, y32Type, y32, stats.getRstd());
+  Value normalized = CastOp::create(rewriter, loc, yType, z, /*saturate_finite=*/true);
+  rewriter.replaceAllUsesExcept(mm.getResult(), normalized, y32);
+
+  std::string name = kernel.getSymName().str();
+  size_t pos = name.find("_fused_");
+  if (pos != std::string::npos)
+    name.insert(pos + 7, "rms_norm_");
+  else
+    name += "_rms_norm";
+  kernel.setSymName(name);
+}
+
 struct FuseNormIntoGemmPass : public kiln::impl::FuseNormIntoGemmBase<FuseNormIntoGemmPass> {
+  using FuseNormIntoGemmBase::FuseNormIntoGemmBase;
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (getTargetOrDefault(func).getTensorCores() != TensorCores::Wgmma)
@@ -315,6 +377,32 @@ struct FuseNormIntoGemmPass : public kiln::impl::FuseNormIntoGemmBase<FuseNormIn
       }
       if (!all)
         continue;
+      // x viewed with the norm kernel's result shape (a reshape stays a view).
+      auto viewOfX = [&]() -> Value {
+        rewriter.setInsertionPoint(kernel);
+        Value xView = nk->input;
+        if (cast<RankedTensorType>(xView.getType()) != nk->resultType)
+          xView = ReshapeOp::create(rewriter, kernel.getLoc(), nk->resultType, xView);
+        return xView;
+      };
+      auto eraseNormKernel = [&] {
+        SmallVector<Value> oldOperands(kernel->getOperands());
+        rewriter.eraseOp(kernel);
+        for (Value v : oldOperands)
+          if (auto c = v.getDefiningOp<ConstantOp>(); c && c->use_empty())
+            rewriter.eraseOp(c);
+        ++fused;
+      };
+      // Few-row GEMMs (every reader): the norm in their A loader, weights unchanged.
+      if (fewRow && llvm::all_of(uses, [&](const GemmUse &g) { return fitsFewRow(*nk, g); })) {
+        Value xView = viewOfX();
+        for (GemmUse &g : uses)
+          rewriteGemmFewRow(rewriter, *nk, g, xView);
+        eraseNormKernel();
+        continue;
+      }
+      if (!hopper || llvm::any_of(uses, [](const GemmUse &g) { return isFewRowGemm(g.matmul); }))
+        continue; // a few-row GEMM is faster with the norm's own kernel than on the Hopper GEMM
       SmallVector<Folded> folded;
       for (GemmUse &g : uses) {
         FailureOr<Folded> f = fold(*nk, g.weight);
@@ -324,19 +412,10 @@ struct FuseNormIntoGemmPass : public kiln::impl::FuseNormIntoGemmBase<FuseNormIn
       }
       if (folded.size() != uses.size())
         continue;
-      // x viewed with the norm kernel's result shape (a reshape stays a view).
-      rewriter.setInsertionPoint(kernel);
-      Value xView = nk->input;
-      if (cast<RankedTensorType>(xView.getType()) != nk->resultType)
-        xView = ReshapeOp::create(rewriter, kernel.getLoc(), nk->resultType, xView);
+      Value xView = viewOfX();
       for (auto [g, f] : llvm::zip(uses, folded))
         rewriteGemm(rewriter, *nk, g, f, xView);
-      SmallVector<Value> oldOperands(kernel->getOperands());
-      rewriter.eraseOp(kernel);
-      for (Value v : oldOperands)
-        if (auto c = v.getDefiningOp<ConstantOp>(); c && c->use_empty())
-          rewriter.eraseOp(c);
-      ++fused;
+      eraseNormKernel();
     }
     // Weights the rewrite replaced.
     for (ConstantOp c : llvm::make_early_inc_range(func.getOps<ConstantOp>()))

@@ -422,15 +422,23 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
     bool sixteenBit = et && (et.isF16() || et.isBF16());
     bool tensorCores = sixteenBit || (tf32 && et && et.isF32());
     // A norm folded into this GEMM (kiln-fuse-norm-into-gemm): only the Hopper GEMM computes
-    // its row statistics.
-    const bool rowStats = bool(getRowStats(kernel));
+    // its row statistics, or for an RMS norm in the A loader of a few-row GEMM (the statistics
+    // of x, not of the matmul's lhs x * scale), kiln::gemmSkinnyRms.
+    RowStatsOp rowStatsOp = getRowStats(kernel);
+    const bool rowStats = bool(rowStatsOp);
+    const bool fewRowStats = rowStats && rowStatsOp.getInput() != matmul.getLhs();
     if (rowStats && !(sixteenBit && sm90Gemm && !wgmma && !override &&
                       target.getTensorCores() == TensorCores::Wgmma))
       return kernel.emitError() << "unsupported: kernel @" << kernel.getSymName()
                                 << " holds kiln.row_stats (a norm folded into its GEMM), which "
-                                   "only the Hopper TMA GEMM computes (16-bit operands, an sm_90 "
-                                   "target, sm90-gemm on, no wgmma or mma-tile override); run "
-                                   "kiln-fuse-norm-into-gemm only there";
+                                   "only the Hopper TMA GEMM and the few-row GEMM compute (16-bit "
+                                   "operands, an sm_90 target, sm90-gemm on, no wgmma or mma-tile "
+                                   "override); run kiln-fuse-norm-into-gemm only there";
+    if (fewRowStats && !(skinnyGemm && rowStatsOp.getRms() && isFewRowGemm(matmul)))
+      return kernel.emitError() << "unsupported: kernel @" << kernel.getSymName()
+                                << " holds the kiln.row_stats of an RMS norm folded into its A "
+                                   "loader, which only the few-row GEMM computes (skinny-gemm on, "
+                                   "an RMS norm, 1..16 rows, N % 4 == 0, K >= 64)";
     if (tensorCores && target.getTensorCores() == TensorCores::None)
       return kernel.emitError() << "unsupported: the " << et << " GEMM of kernel @"
                                 << kernel.getSymName()
@@ -457,8 +465,10 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
       // The TMA GEMM (when a candidate fits the target's shared memory), and
       // the mma.sync tile for operands TMA cannot read.
       std::string sm90Reason;
-      Sm90GemmTileAttr sm90 = selectSm90GemmTile(m, n, k, batch, target, sm90Reason, rowStats);
-      if (!sm90 && rowStats)
+      Sm90GemmTileAttr sm90 =
+          fewRowStats ? Sm90GemmTileAttr()
+                      : selectSm90GemmTile(m, n, k, batch, target, sm90Reason, rowStats);
+      if (!sm90 && rowStats && !fewRowStats)
         return kernel.emitError() << "unsupported: no Hopper GEMM tile with row statistics of "
                                      "kernel @"
                                   << kernel.getSymName() << " fits the target's shared memory";
@@ -469,17 +479,13 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
       }
       // A decode step's GEMM: few rows in all (the batch folds into the rows when the weight
       // is shared by it), read at memory bandwidth by kiln::gemmSkinny.
-      ArrayRef<int64_t> rhsShape =
-          cast<RankedTensorType>(matmul.getRhs().getType()).getShape();
-      int64_t rhsBatch = 1;
-      for (int64_t d : rhsShape.drop_back(2))
-        rhsBatch *= d;
-      const int64_t rows = rhsBatch == 1 ? batch * m : (batch == 1 ? m : 0);
-      if (skinnyGemm && !rowStats && rows >= 1 && rows <= 16 && n % 4 == 0 && k >= 64) {
+      if (skinnyGemm && (!rowStats || fewRowStats) && isFewRowGemm(matmul)) {
         std::string skinnyReason;
         kernel->setAttr(kSkinnyGemmTileAttrName,
-                        selectSkinnyGemmTile(rows, n, k, target, skinnyReason));
-        reason = skinnyReason + "; " + reason;
+                        selectSkinnyGemmTile(fewRowGemmRows(matmul), n, k, target, skinnyReason));
+        reason = fewRowStats ? skinnyReason + "; the RMS norm in the A loader (no other GEMM "
+                                              "computes it)"
+                             : skinnyReason + "; " + reason;
       }
     } else if (tensorCores) {
       MmaTileAttr t = selectMmaTile(m, n, k, batch, target, reason, !sixteenBit);

@@ -255,6 +255,7 @@ def main():
     save_int_dtypes()
     save_gelu_erf(np.random.default_rng(5))
     save_skinny_gemms(np.random.default_rng(6))
+    save_skinny_rms_gemms(np.random.default_rng(7))
     save("layer_norm_stats", [
         helper.make_node("LayerNormalization", ["x", "g", "beta"], ["y", "mean", "inv_std"], axis=-2,
                          epsilon=1e-5),
@@ -612,6 +613,44 @@ def save_skinny_gemms(rng):
         f32c("w3", rng.standard_normal((1024, 128)) * 0.03),
         f32c("half", 0.5),
     ])
+
+
+def save_skinny_rms_gemms(rng):
+    """RMS norms read only by few-row GEMMs, which kiln-fuse-norm-into-gemm folds into the GEMMs'
+    A loader (kiln::gemmSkinnyRms; skinny-rms-gemm.mlir, and on a GPU small_models_test.py at
+    fp16). Each norm reads a GEMM's output (as in a decoder layer, where the residual stream comes
+    from the previous GEMM's epilogue): 1 row, K = 512, read by two GEMMs (split-K 4 and 8);
+    a batch of 8 single rows against a shared weight with a residual (R = 8); 3 rows (R does not
+    divide the block's 256 threads) with a Relu; 16 rows."""
+    f32c = lambda name, values: numpy_helper.from_array(np.asarray(values, np.float32), name)
+    nodes, inits = [], []
+    cases = [("1", (1, 64), 512, [("a", 64), ("b", 32)], 1e-6),
+             ("2", (8, 1, 64), 256, [("c", 64)], 1e-5),
+             ("3", (3, 64), 128, [("d", 64)], 1e-6),
+             ("4", (16, 64), 128, [("e", 96)], 1e-6)]
+    inputs, outputs = [], []
+    for tag, shape, k, gemms, eps in cases:
+        x, h, n = "x" + tag, "h" + tag, "n" + tag
+        inputs.append(f32(x, list(shape)))
+        nodes += [helper.make_node("MatMul", [x, "w0_" + tag], [h]),
+                  helper.make_node("RMSNormalization", [h, "g" + tag], [n], axis=-1, epsilon=eps)]
+        inits += [f32c("w0_" + tag, rng.standard_normal((64, k)) * 0.2),
+                  f32c("g" + tag, 1.0 + 0.5 * rng.standard_normal(k))]
+        for name, width in gemms:
+            y = "y" + name
+            out_shape = list(shape[:-1]) + [width]
+            inits.append(f32c("w" + name, rng.standard_normal((k, width)) / np.sqrt(k)))
+            if tag == "2":
+                nodes += [helper.make_node("MatMul", [n, "w" + name], ["m" + name]),
+                          helper.make_node("Add", ["m" + name, "r2"], [y])]
+                inputs.append(f32("r2", out_shape))
+            elif tag == "3":
+                nodes += [helper.make_node("MatMul", [n, "w" + name], ["m" + name]),
+                          helper.make_node("Relu", ["m" + name], [y])]
+            else:
+                nodes.append(helper.make_node("MatMul", [n, "w" + name], [y]))
+            outputs.append(f32(y, out_shape))
+    save("skinny_rms_gemms", nodes, inputs, outputs, inits, opset=23)
 
 
 if __name__ == "__main__":

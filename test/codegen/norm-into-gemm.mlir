@@ -37,7 +37,7 @@
 // fp32: no tensor-core GEMM of 16-bit operands, nothing to fold into.
 // FP32-NOT: kiln.row_stats
 
-// BAD: invalid value 'yes' for --norm-into-gemm (expected one of: fused, kernel)
+// BAD: invalid value 'yes' for --norm-into-gemm (expected one of: fused, few-row, kernel)
 
 // PIPELINE: --norm-into-gemm configures the default pipeline and has no effect with --pass-pipeline; give it as a pipeline option in the text: kiln-pipeline{fuse-norm-into-gemm=true}
 

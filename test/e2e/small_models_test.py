@@ -109,6 +109,10 @@ MODELS = {
     # weight that falls back to the Hopper / mma.sync GEMM.
     "skinny_gemms": {"x1": (16, 300), "x2": (3, 1, 2048), "r2": (3, 1, 64), "x3": (1, 1024),
                      "x4": (2, 128), "w4": (96, 128)},
+    # RMS norms in the few-row GEMMs' A loader (kiln::gemmSkinnyRms), fp16: 1 row read by two
+    # GEMMs (split-K 4), 8 single rows with a residual, 3 rows (atomic row sums), 16 rows.
+    "skinny_rms_gemms": {"x1": (1, 64), "x2": (8, 1, 64), "r2": (8, 1, 64), "x3": (3, 64),
+                         "x4": (16, 64)},
     # com.microsoft MatMulNBits, dequantized at import into a constant weight: 4-bit with packed
     # zero points, 4-bit with the default zero point and a bias, 8-bit with block_size 16, 2-bit
     # with float zero points on a 1-D A (K = 80, a partial last block); float16 with float16 zero
@@ -163,7 +167,7 @@ UNDEFINED = {GQA_RUNTIME: gqa_lengths.undefined,
              **{name: lambda o, shape, feeds: gqa_lengths.undefined_for_mask(
                  o, shape, feeds["attention_mask"]) for name in GENAI}}
 # kiln-compile --precision per model (default fp32).
-PRECISION = {"skinny_gemms": "fp16"}
+PRECISION = {"skinny_gemms": "fp16", "skinny_rms_gemms": "fp16"}
 # Input elements set to NaN before the run: model -> [(input, index)]. Outputs are then
 # compared NaN for NaN (each NaN must stay NaN, nothing else may become NaN).
 NAN_INPUTS = {"max_nan": [("x", (0, 1, 37)), ("x", (2, 3, 5))],
@@ -242,7 +246,7 @@ def einsum_bf16_ref(f):
 
 # Models compared with a wider max_rel_err than 1e-5: bf16 results are rounded to 8 bits of
 # mantissa, so a different summation order can move an element by one bf16 ulp (2^-8).
-TOLERANCE = {"../../onnx/Inputs/einsum_bf16": 1e-2, "skinny_gemms": 1e-2,
+TOLERANCE = {"../../onnx/Inputs/einsum_bf16": 1e-2, "skinny_gemms": 1e-2, "skinny_rms_gemms": 1e-2,
              "../../onnx/Inputs/matmul_nbits_fp16": 1e-2, GENAI[1]: 1e-2}
 
 

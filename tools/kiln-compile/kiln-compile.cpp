@@ -135,18 +135,22 @@ static cl::opt<KeyRotary> keyRotary(
                           "by its own kernel, once per key; attention reads the rotated K "
                           "(default)")),
     cl::init(KeyRotary::Kernel), cl::cat(kilnCategory));
-enum class NormIntoGemm { Fused, Kernel };
+enum class NormIntoGemm { Fused, FewRow, Kernel };
 static cl::opt<NormIntoGemm> normIntoGemm(
     "norm-into-gemm",
     cl::desc("Where a layer norm or RMS norm read only by fp16/bf16 GEMMs runs, on sm_90 "
-             "targets with the Hopper GEMM (for A/B timing)"),
+             "targets with the Hopper GEMM"),
     cl::values(clEnumValN(NormIntoGemm::Fused, "fused",
                           "folded into each GEMM: its weight scaled at compile time, the row "
                           "statistics computed from the GEMM's A tiles (one kernel less per "
-                          "norm, but slower on the H200)"),
+                          "norm, but slower on the H200); few-row GEMMs as with few-row"),
+               clEnumValN(NormIntoGemm::FewRow, "few-row",
+                          "an RMS norm read only by few-row GEMMs (at most 16 rows: decode "
+                          "steps) in their A loader, weights unchanged; other norms by their "
+                          "own kernel (default)"),
                clEnumValN(NormIntoGemm::Kernel, "kernel",
-                          "by its own kernel, which writes the normalized tensor (default)")),
-    cl::init(NormIntoGemm::Kernel), cl::cat(kilnCategory));
+                          "by its own kernel, which writes the normalized tensor")),
+    cl::init(NormIntoGemm::FewRow), cl::cat(kilnCategory));
 static cl::opt<kiln::ProgrammaticLaunch> programmaticLaunch(
     "programmatic-launch",
     cl::desc("Programmatic dependent launch (PDL) of the kernels on sm_90+ targets: each kernel "
@@ -256,8 +260,9 @@ int main(int argc, char **argv) {
         {&skinnyGemm, "skinny-gemm=false"},
         {&keyRotary, keyRotary == KeyRotary::Fused ? "fuse-key-rotary=true"
                                                    : "fuse-key-rotary=false"},
-        {&normIntoGemm, normIntoGemm == NormIntoGemm::Fused ? "fuse-norm-into-gemm=true"
-                                                            : "fuse-norm-into-gemm=false"},
+        {&normIntoGemm, normIntoGemm == NormIntoGemm::Fused    ? "fuse-norm-into-gemm=true"
+                        : normIntoGemm == NormIntoGemm::FewRow ? "norm-into-few-row-gemm=true"
+                                                               : "norm-into-few-row-gemm=false"},
         {&tensorParallel, "tp-size=2 tp-rank=0"},
         {&tpLoopback, "tp-loopback=true"},
         {&maxSeqLen, "kv-cache=true max-seq-len=2048"},
@@ -291,6 +296,7 @@ int main(int argc, char **argv) {
   options.skinnyGemm = skinnyGemm;
   options.fuseKeyRotary = keyRotary == KeyRotary::Fused;
   options.fuseNormIntoGemm = normIntoGemm == NormIntoGemm::Fused;
+  options.normIntoFewRowGemm = normIntoGemm != NormIntoGemm::Kernel;
   options.programmaticLaunch = programmaticLaunch;
   // Asked for explicitly but impossible: say so (the compile goes on, in plain stream order).
   if (programmaticLaunch.getNumOccurrences() &&

@@ -24,6 +24,12 @@
 // The fused epilogue gets every accumulator once: epilogue(r, n, acc), or with a PairEpilogue
 // f(r, n, acc[r][n], acc[r][n + 1]) for even n (gated units with interleaved gate/up columns).
 //
+// kiln::gemmSkinnyRms also gives the epilogue each row's RMS-norm factor rstd = 1 / sqrt(mean(x^2)
+// + eps) of a second per-element source x (an RMS norm folded into the GEMM's A loader by
+// kiln-fuse-norm-into-gemm: A = x * scale, C = rstd (A x B)). The sums of squares come from the
+// same staging loop (each block sums its K slice as it stages A; the cluster's blocks add their
+// slices over distributed shared memory), so x is read once more from L1, never from memory.
+//
 // Preconditions, checked by the code generator: 1 <= R <= 16, 1 <= SPLITK <= 8, N % 4 == 0, B
 // and ldb such that every row's 4-column group is 8-byte aligned (B 8-byte aligned, ldb % 4 == 0);
 // the block has kThreads threads and smem_bytes::gemmSkinny(R) bytes of dynamic shared memory.
@@ -67,6 +73,27 @@ __device__ __forceinline__ void widen4(uint2 v, bf16, float (&b)[4]) {
   b[1] = __uint_as_float(v.x & 0xffff0000u);
   b[2] = __uint_as_float(v.y << 16);
   b[3] = __uint_as_float(v.y & 0xffff0000u);
+}
+
+/// One float of cluster block `rank`'s shared memory at the shared::cta address `addr` there.
+__device__ __forceinline__ float ldClusterF(unsigned addr, unsigned rank) {
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(addr), "r"(rank));
+  float v;
+  asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(remote) : "memory");
+  return v;
+}
+
+/// The row statistics' floats of gemmSkinnyRms with R rows, after the rest of its shared memory
+/// (smem_bytes::gemmSkinny(R, true)): the block's sums of squares [R], the rows' rstd [R] the
+/// epilogue reads, and the 8 warps' partial sums [8][R].
+template <int R> __device__ __forceinline__ float *rowStats(char *smem) {
+  constexpr int kChunk = int(smem_bytes::skinnyChunk(R));
+  return reinterpret_cast<float *>(smem) + (kChunk + kCols) * R;
+}
+/// The rstd of row r (0 <= r < R) is rowRstd<R>(smem)[r] in gemmSkinnyRms's epilogue.
+template <int R> __device__ __forceinline__ const float *rowRstd(char *smem) {
+  return rowStats<R>(smem) + R;
 }
 
 /// Two floats of cluster block `rank`'s shared memory at the shared::cta address `addr` there.
@@ -131,18 +158,17 @@ __device__ __forceinline__ void gemmSkinnyPrefetchB(int N, int K, const T *__res
   }
 }
 
-/// C = A x B for R rows (see the top of this file). `loadA(r, k)` returns A[r, k] as a float
-/// (any fused producer; called once per element per block), `B` points at B[0, 0] of a row-major
-/// [K, N] weight with row stride `ldb` elements, `epilogue` consumes the accumulators, `smem` is
-/// the block's dynamic shared memory (smem_bytes::gemmSkinny(R) bytes). The grid is
-/// ceil(N / 64) x SPLITK blocks along x.
-template <typename T, int R, int SPLITK, typename LoadA, typename Epilogue>
-__device__ __forceinline__ void gemmSkinny(int N, int K, const LoadA &loadA,
-                                           const T *__restrict__ B, long long ldb,
-                                           const Epilogue &epilogue, char *smem) {
+namespace skinny {
+/// gemmSkinny and gemmSkinnyRms (below). RMS: also sum loadX(r, k)^2 over each row and leave the
+/// rows' rstd in rowRstd<R>(smem) for the epilogue.
+template <typename T, int R, int SPLITK, bool RMS, typename LoadA, typename LoadX,
+          typename Epilogue>
+__device__ __forceinline__ void gemmSkinnyImpl(int N, int K, const LoadA &loadA,
+                                               const LoadX &loadX, float eps,
+                                               const T *__restrict__ B, long long ldb,
+                                               const Epilogue &epilogue, char *smem) {
   static_assert(R >= 1 && R <= 16, "gemmSkinny: 1..16 rows");
   static_assert(SPLITK >= 1 && SPLITK <= 8, "gemmSkinny: SPLITK in 1..8 (a portable cluster)");
-  using namespace skinny;
   constexpr int kChunk = int(smem_bytes::skinnyChunk(R));
   constexpr int U = kUnroll, kStep = kRowGroups * U;
   const int tid = threadIdx.x;
@@ -157,6 +183,14 @@ __device__ __forceinline__ void gemmSkinny(int N, int K, const LoadA &loadA,
   const int kBegin = slice.x, kEnd = slice.y;
 
   float *As = reinterpret_cast<float *>(smem); // [kChunk][R]
+  // RMS: sums of squares, per thread (kThreads % R == 0: a thread stages one row only) or else
+  // in the block's row sums directly.
+  float *stats = rowStats<R>(smem);
+  float sumSq = 0.f;
+  if constexpr (RMS && kThreads % R != 0) {
+    if (tid < R)
+      stats[tid] = 0.f; // ordered before the atomics by the first chunk's barrier
+  }
   float acc[R][4];
 #pragma unroll
   for (int r = 0; r < R; ++r)
@@ -185,16 +219,30 @@ __device__ __forceinline__ void gemmSkinny(int N, int K, const LoadA &loadA,
     // loadA's pointers are generic, so the compiler would not move a load past a store, and one
     // element per round trip to L2 took most of the 8-row GEMMs' time, session 16's ncu).
     for (int i0 = tid; i0 < rows * R; i0 += kThreads * kStageLoads) {
-      float a[kStageLoads];
+      float a[kStageLoads], q[kStageLoads];
 #pragma unroll
       for (int s = 0; s < kStageLoads; ++s) {
         const int i = i0 + s * kThreads;
         a[s] = i < rows * R ? loadA(i % R, c0 + i / R) : 0.f;
+        if constexpr (RMS) {
+          // The same element as loadA's: its load of x is common to both.
+          const float x = i < rows * R ? loadX(i % R, c0 + i / R) : 0.f;
+          q[s] = x * x;
+        }
       }
 #pragma unroll
       for (int s = 0; s < kStageLoads; ++s)
         if (i0 + s * kThreads < rows * R)
           As[i0 + s * kThreads] = a[s];
+      if constexpr (RMS) {
+#pragma unroll
+        for (int s = 0; s < kStageLoads; ++s) {
+          if constexpr (kThreads % R == 0)
+            sumSq += q[s]; // every element this thread stages is in row tid % R
+          else if (i0 + s * kThreads < rows * R)
+            atomicAdd(stats + (i0 + s * kThreads) % R, q[s]);
+        }
+      }
     }
     __syncthreads();
     for (int j0 = rg; j0 < rows; j0 += kStep) {
@@ -249,10 +297,43 @@ __device__ __forceinline__ void gemmSkinny(int N, int K, const LoadA &loadA,
       s += red[w * R * kCols + i];
     part[i] = s;
   }
+  if constexpr (RMS && kThreads % R == 0) {
+    // Lanes l and l ^ m (m >= R, R divides 32) stage the same row: fold them, then the 8 warps.
+#pragma unroll
+    for (int m = 16; m >= R; m >>= 1)
+      sumSq += __shfl_xor_sync(0xffffffffu, sumSq, m);
+    float *warpSums = stats + 2 * R; // [8][R]
+    if ((tid & 31) < R)
+      warpSums[(tid >> 5) * R + (tid & 31)] = sumSq;
+    __syncthreads();
+    if (tid < R) {
+      float s = 0.f;
+#pragma unroll
+      for (int w = 0; w < 8; ++w)
+        s += warpSums[w * R + tid];
+      stats[tid] = s;
+    }
+  }
   if constexpr (SPLITK > 1)
     sm90::clusterSync(); // every block's partial is written and visible to the cluster
   else
     __syncthreads();
+  if constexpr (RMS) {
+    // The rows' sums over the whole K (the cluster's blocks in rank order), then rstd.
+    if (tid < R) {
+      float s = 0.f;
+      if constexpr (SPLITK > 1) {
+        const unsigned addr = tc::smemAddr(stats + tid);
+#pragma unroll
+        for (int q = 0; q < SPLITK; ++q)
+          s += ldClusterF(addr, unsigned(q));
+      } else {
+        s = stats[tid];
+      }
+      stats[R + tid] = rsqrtf(s / float(K) + eps);
+    }
+    __syncthreads();
+  }
 
   // Column pairs: block `split` finishes pairs split, split + SPLITK, ... (over its threads).
   constexpr int kPairs = R * kCols / 2;
@@ -282,6 +363,31 @@ __device__ __forceinline__ void gemmSkinny(int N, int K, const LoadA &loadA,
   }
   if constexpr (SPLITK > 1)
     sm90::clusterSync(); // no block leaves while another reads its shared memory
+}
+} // namespace skinny
+
+/// C = A x B for R rows (see the top of this file). `loadA(r, k)` returns A[r, k] as a float
+/// (any fused producer; called once per element per block), `B` points at B[0, 0] of a row-major
+/// [K, N] weight with row stride `ldb` elements, `epilogue` consumes the accumulators, `smem` is
+/// the block's dynamic shared memory (smem_bytes::gemmSkinny(R) bytes). The grid is
+/// ceil(N / 64) x SPLITK blocks along x.
+template <typename T, int R, int SPLITK, typename LoadA, typename Epilogue>
+__device__ __forceinline__ void gemmSkinny(int N, int K, const LoadA &loadA,
+                                           const T *__restrict__ B, long long ldb,
+                                           const Epilogue &epilogue, char *smem) {
+  skinny::gemmSkinnyImpl<T, R, SPLITK, false>(N, K, loadA, loadA, 0.f, B, ldb, epilogue, smem);
+}
+
+/// gemmSkinny with an RMS norm folded into A (kiln-fuse-norm-into-gemm): `loadA(r, k)` returns
+/// x[r, k] * scale[k], `loadX(r, k)` x[r, k] (the same element: the compiler shares its load);
+/// before the epilogue runs, skinny::rowRstd<R>(smem)[r] holds 1 / sqrt(sum_k x[r, k]^2 / K +
+/// eps) (fp32) for each row r, which the epilogue multiplies into its accumulator. `smem` is
+/// smem_bytes::gemmSkinny(R, true) bytes; eps >= 0.
+template <typename T, int R, int SPLITK, typename LoadA, typename LoadX, typename Epilogue>
+__device__ __forceinline__ void gemmSkinnyRms(int N, int K, const LoadA &loadA, const LoadX &loadX,
+                                              float eps, const T *__restrict__ B, long long ldb,
+                                              const Epilogue &epilogue, char *smem) {
+  skinny::gemmSkinnyImpl<T, R, SPLITK, true>(N, K, loadA, loadX, eps, B, ldb, epilogue, smem);
 }
 
 } // namespace kiln

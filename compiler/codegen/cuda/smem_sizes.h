@@ -69,9 +69,11 @@ KILN_SMEM_HD constexpr long long skinnyChunk(long long rows) {
   return rows <= 2 ? 2048 : rows <= 4 ? 1024 : 512;
 }
 /// kiln::gemmSkinny with `rows` rows: the A chunk (skinnyChunk(rows) x rows floats), reused for
-/// the 8 warps' partial sums (8 x rows x 64 floats), then the block's rows x 64 partial.
-KILN_SMEM_HD constexpr long long gemmSkinny(long long rows) {
-  return ((skinnyChunk(rows) > 8 * 64 ? skinnyChunk(rows) : 8 * 64) + 64) * rows * 4;
+/// the 8 warps' partial sums (8 x rows x 64 floats), then the block's rows x 64 partial; with
+/// `rowStats` (kiln::gemmSkinnyRms) 10 floats per row more (skinny::rowStats).
+KILN_SMEM_HD constexpr long long gemmSkinny(long long rows, bool rowStats = false) {
+  return ((skinnyChunk(rows) > 8 * 64 ? skinnyChunk(rows) : 8 * 64) + 64) * rows * 4 +
+         (rowStats ? 10 * rows * 4 : 0);
 }
 
 } // namespace smem_bytes
