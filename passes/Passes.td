@@ -644,6 +644,9 @@ def SelectTiles : Pass<"kiln-select-tiles", "mlir::func::FuncOp"> {
     Option<"skinnyGemm", "skinny-gemm", "bool", /*default=*/"true",
            "With `sm90-gemm`: 16-bit GEMMs of at most 16 rows in all (decode steps) also get a "
            "`kiln.skinny_gemm_tile` (kiln::gemmSkinny, the weight read once)">,
+    Option<"splitKv", "split-kv", "bool", /*default=*/"true",
+           "With `sm90-gemm`: a decode step's paged attention over a long cache gets a "
+           "`kiln.split_kv` (its keys split over a cluster of blocks)">,
     Option<"mmaTile", "mma-tile", "std::string", /*default=*/"",
            "Use this MMA tile (BMxBNxBKxWMxWNxSTAGES) for every 16-bit GEMM instead of the "
            "cost model's choice (for experiments)">,

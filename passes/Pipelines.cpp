@@ -75,6 +75,7 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
   tileOptions.wgmmaMmaFallback = options.wgmmaMmaFallback;
   tileOptions.sm90Gemm = options.sm90Gemm;
   tileOptions.skinnyGemm = options.skinnyGemm;
+  tileOptions.splitKv = options.splitKv;
   fpm.addPass(createSelectTiles(tileOptions));
   PlanMemoryOptions memOptions;
   memOptions.alignment = options.arenaAlignment;

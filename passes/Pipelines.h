@@ -51,6 +51,11 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
                      "(kiln-fuse-norm-into-gemm; with fuse and sm90-gemm, not with wgmma or "
                      "mma-tile). Default false: measured slower on the H200 (docs/results.md)"),
       llvm::cl::init(false)};
+  Option<bool> splitKv{
+      *this, "split-kv",
+      llvm::cl::desc("With sm90-gemm: decode steps' paged attention splits the keys over a "
+                     "cluster of blocks (kiln-select-tiles split-kv)"),
+      llvm::cl::init(true)};
   Option<bool> normIntoFewRowGemm{
       *this, "norm-into-few-row-gemm",
       llvm::cl::desc("Fold an RMS norm read only by few-row GEMMs (decode steps) into their A "

@@ -5,11 +5,12 @@
 //  - `kiln.kv_cache_append` -> kiln::kvCacheAppend: this step's keys and
 //    values (strided views of kernel parameters, bshd or bhsd) into the
 //    layer's pools, in place (the results are the cache inputs' buffers);
-//  - `kiln.paged_attention` -> kiln::decodeAttentionPartial with one split
-//    slot per (sequence, KV group): the block writes the normalized rows
-//    itself, so no workspace and no reduce launch are needed. Split-KV (more
-//    slots, the reduce kernel) needs two launches per kernel and a workspace,
-//    which the launch list does not have yet (docs/generation.md). A prefill
+//  - `kiln.paged_attention` -> kiln::decodeAttentionPartial: with a
+//    `#kiln.split_kv<slots = S>` (kiln-select-tiles, sm_90) the keys of each
+//    (sequence, KV group) split over a cluster of S blocks that combine their
+//    partials over distributed shared memory; otherwise one split slot per
+//    (sequence, KV group), whose block writes the normalized rows itself.
+//    Either way no workspace and no reduce launch are needed. A prefill
 //    chunk with a `#kiln.attention_tile` (kiln-select-tiles) instead ->
 //    kiln::prefillAttentionPaged, the tensor-core attention over the cache.
 // The cache layout is read from the types: pools [NB, Hkv, BS, D], block
@@ -183,8 +184,10 @@ FailureOr<GeneratedKernel> emitPagedAttention(KernelOp kernel, Operation *anchor
     osh = Dv, oss = Hq * Dv;
   else
     osh = S * Dv, oss = Dv;
-  // A prefill chunk that kiln-select-tiles gave an attention tile takes the tensor-core kernel.
+  // A prefill chunk that kiln-select-tiles gave an attention tile takes the tensor-core kernel;
+  // a decode step with a split-KV plan splits the keys over a cluster of blocks.
   auto tile = kernel->getAttrOfType<AttentionTileAttr>(kAttentionTileAttrName);
+  auto splitKv = kernel->getAttrOfType<SplitKvAttr>(kSplitKvAttrName);
   auto sig = buildSignature(kernel, passed, out.args,
                             tile ? unsigned(32 * tile.getWarps()) : unsigned(decode::kThreads));
   if (failed(sig))
@@ -199,8 +202,9 @@ FailureOr<GeneratedKernel> emitPagedAttention(KernelOp kernel, Operation *anchor
       llvm::formatv("  const kiln::AttnOut<{0}> o{{out0, {1}LL, {2}LL, {3}LL};\n", type, osb, osh,
                     oss)
           .str() +
-      llvm::formatv("  const kiln::DecodeShape shape{{{0}, {1}, {2}, {3}, 1, {4}};\n", B, Hq, Hkv,
-                    S, cudaLiteral(Float32Type::get(kernel.getContext()), scale, 0))
+      llvm::formatv("  const kiln::DecodeShape shape{{{0}, {1}, {2}, {3}, {4}, {5}};\n", B, Hq,
+                    Hkv, S, splitKv && !tile ? splitKv.getSlots() : 1,
+                    cudaLiteral(Float32Type::get(kernel.getContext()), scale, 0))
           .str();
   if (tile) {
     if (elemBytes != 2)
@@ -225,20 +229,36 @@ FailureOr<GeneratedKernel> emitPagedAttention(KernelOp kernel, Operation *anchor
     out.sharedMemBytes = unsigned(smem_bytes::attentionTc(D, bm, bn));
     return out;
   }
+  // Split-KV over a cluster (#kiln.split_kv): the slots of one KV group are the cluster's
+  // blocks along z, which combine their partials in shared memory (no workspace, one launch).
+  const int64_t slots = splitKv ? splitKv.getSlots() : 1;
+  std::string signature = *sig;
+  if (slots > 1) {
+    std::string bounds = "__launch_bounds__(" + std::to_string(decode::kThreads) + ")";
+    size_t pos = signature.find(bounds);
+    assert(pos != std::string::npos && "buildSignature writes __launch_bounds__(threads)");
+    signature.insert(pos + bounds.size(),
+                     " __cluster_dims__(1, 1, " + std::to_string(slots) + ")");
+  }
   out.source =
       llvm::formatv("// paged attention [{0}x{1}x{2}x{3}] (kv heads {4}), blocks of {5} tokens, "
-                    "{6} per sequence, one split per KV group\n",
-                    B, Hq, S, D, Hkv, pool.getDimSize(2), tableType.getDimSize(1))
+                    "{6} per sequence, {7}\n",
+                    B, Hq, S, D, Hkv, pool.getDimSize(2), tableType.getDimSize(1),
+                    slots > 1 ? "the keys split over a cluster of " + std::to_string(slots) +
+                                    " blocks per KV group"
+                              : std::string("one split per KV group"))
           .str() +
-      *sig + common +
-      llvm::formatv("  kiln::decodeAttentionPartial<{0}, {1}>(q, cache, o, nullptr, shape, "
+      signature + common +
+      llvm::formatv("  kiln::decodeAttentionPartial<{0}, {1}{2}>(q, cache, o, nullptr, shape, "
                     "kiln_smem);\n}\n",
-                    type, D)
+                    type, D, slots > 1 ? ", " + std::to_string(slots) : std::string())
           .str();
-  decode::Grid grid = decode::partialGrid(int(B), int(Hq), int(Hkv), int(S), 1, elemBytes);
+  decode::Grid grid =
+      decode::partialGrid(int(B), int(Hq), int(Hkv), int(S), int(slots), elemBytes);
   out.grid = {unsigned(grid.x), unsigned(grid.y), unsigned(grid.z)};
   out.block = {unsigned(decode::kThreads), 1, 1};
-  out.sharedMemBytes = unsigned(decode::smemBytes(elemBytes, int(D), int(Hq / Hkv * S)));
+  out.sharedMemBytes =
+      unsigned(decode::smemBytes(elemBytes, int(D), int(Hq / Hkv * S), slots > 1));
   return out;
 }
 

@@ -301,6 +301,7 @@ static llvm::Error buildPipeline(const CompileOptions &options, ArrayRef<unsigne
   // target), so it needs every --target to be sm_90.
   pipelineOptions.sm90Gemm = options.sm90Gemm && onlySm90;
   pipelineOptions.skinnyGemm = options.skinnyGemm;
+  pipelineOptions.splitKv = options.splitKv;
   pipelineOptions.fuseKeyRotary = options.fuseKeyRotary;
   pipelineOptions.fuseNormIntoGemm = options.fuseNormIntoGemm;
   pipelineOptions.normIntoFewRowGemm = options.normIntoFewRowGemm;
@@ -1258,7 +1259,8 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
                        (options.wgmma ? "|wgmma" : "") + (options.sm90Gemm ? "" : "|no-sm90-gemm") +
                        (options.fuseKeyRotary ? "" : "|key-rotary-kernel") +
                        (options.fuseNormIntoGemm ? "|norm-fused" : "") +
-                       (options.normIntoFewRowGemm ? "" : "|norm-few-row-kernel");
+                       (options.normIntoFewRowGemm ? "" : "|norm-few-row-kernel") +
+                       (options.splitKv ? "" : "|no-split-kv");
     // The compiler itself is part of the group: rank files from two builds
     // (whose sharding or kernels may differ) must not run together.
     if (auto self = llvm::MemoryBuffer::getFile("/proc/self/exe"))

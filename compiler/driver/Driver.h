@@ -69,6 +69,9 @@ struct CompileOptions {
   /// GEMMs of at most 16 rows (decode steps) on kiln::gemmSkinny, with sm90Gemm (--skinny-gemm,
   /// default on).
   bool skinnyGemm = true;
+  /// Decode steps' paged attention split over a cluster of blocks, with sm90Gemm (--split-kv,
+  /// default on).
+  bool splitKv = true;
   /// Attention's key rotary fused into the attention kernel (--attention-key-rotary=fused) or
   /// computed by its own kernel (=kernel, the default).
   bool fuseKeyRotary = false;

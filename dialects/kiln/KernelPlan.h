@@ -44,6 +44,9 @@ inline constexpr llvm::StringLiteral kSkinnyGemmTileAttrName = "kiln.skinny_gemm
 /// `#kiln.attention_tile` on a kernel anchored on `kiln.attention` (tensor cores), or on a
 /// prefill chunk's `kiln.paged_attention` (kPrefillAttentionMinQueries).
 inline constexpr llvm::StringLiteral kAttentionTileAttrName = "kiln.attention_tile";
+/// `#kiln.split_kv` on a decode step's paged attention kernel: its keys split over the blocks
+/// of a cluster (kiln::decodeAttentionPartial with CLUSTER slots).
+inline constexpr llvm::StringLiteral kSplitKvAttrName = "kiln.split_kv";
 /// A string on a kernel saying why kiln-select-tiles chose its tile (prose for people).
 inline constexpr llvm::StringLiteral kTileReasonAttrName = "kiln.tile_reason";
 

@@ -154,6 +154,12 @@ LogicalResult SkinnyGemmTileAttr::verify(EmitErrorFn emitError, int64_t rows, in
   return success();
 }
 
+LogicalResult SplitKvAttr::verify(EmitErrorFn emitError, int64_t slots) {
+  if (slots < 2 || slots > 8)
+    return emitError() << "split_kv slots must be in 2..8 (a portable cluster), got " << slots;
+  return success();
+}
+
 LogicalResult AttentionTileAttr::verify(EmitErrorFn emitError, int64_t warps, int64_t rowFragments,
                                         int64_t keyTile) {
   if (warps < 1 || warps > 32)
@@ -193,6 +199,8 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op, NamedAttribut
     kind = expect(isa<SkinnyGemmTileAttr>(attr.getValue()), "a #kiln.skinny_gemm_tile");
   else if (name == kAttentionTileAttrName)
     kind = expect(isa<AttentionTileAttr>(attr.getValue()), "a #kiln.attention_tile");
+  else if (name == kSplitKvAttrName)
+    kind = expect(isa<SplitKvAttr>(attr.getValue()), "a #kiln.split_kv");
   else
     tile = false;
   if (failed(kind))

@@ -302,6 +302,31 @@ def Kiln_SkinnyGemmTileAttr : Kiln_Attr<"SkinnyGemmTile", "skinny_gemm_tile"> {
   let genVerifyDecl = 1;
 }
 
+def Kiln_SplitKvAttr : Kiln_Attr<"SplitKv", "split_kv"> {
+  let summary = "Split-KV plan of a decode step's paged attention (Flash-Decoding in one "
+                "launch, kiln::decodeAttentionPartial with CLUSTER, cuda/decode_attention.cuh).";
+  let description = [{
+    The keys of each (sequence, KV group) are cut into up to `slots` chunks
+    (decode::partition of the valid length, read at run time), one block of
+    a thread-block cluster of `slots` blocks each; the blocks combine their
+    online-softmax partials over distributed shared memory, so there is no
+    workspace and no second launch. Set by kiln-select-tiles on decode
+    paged attentions (no `#kiln.attention_tile`) when every target is sm_90
+    (clusters); without it codegen launches one block per (sequence, KV
+    group).
+
+    The verifier holds the cluster's rule: slots in 2..8 (a portable
+    cluster).
+
+    ```mlir
+    kiln.kernel @k9_paged_attention(...) {kiln.split_kv = #kiln.split_kv<slots = 8>} ...
+    ```
+  }];
+  let parameters = (ins "int64_t":$slots);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def Kiln_AttentionTileAttr : Kiln_Attr<"AttentionTile", "attention_tile"> {
   let summary = "Tile of the tensor-core attention kernel (kiln::attentionTC, cuda/attention.cuh).";
   let description = [{

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/codegen/cuda/decode_attention.cuh"
 #include "compiler/codegen/cuda/smem_sizes.h"
 #include "passes/Passes.h"
 
@@ -526,19 +527,59 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
     kernel->setAttr(kTileReasonAttrName, StringAttr::get(&getContext(), reason));
   }
 
+  /// A decode step's paged attention (the decode kernel): the keys of each (sequence, KV group)
+  /// split over a cluster of blocks (`#kiln.split_kv`), as many as fill one wave of resident
+  /// blocks (decode::recommendedMaxSplits for the cache's capacity), at most 8 (a portable
+  /// cluster). Clusters need sm_90 on every target, the condition the Hopper GEMM has too
+  /// (sm90-gemm; kiln-compile turns it off for other targets); one block per group otherwise.
+  void selectSplitKv(KernelOp kernel, PagedAttentionOp attention, TargetAttr target) {
+    if (!splitKv || !sm90Gemm || target.getTensorCores() != TensorCores::Wgmma)
+      return;
+    auto q = cast<RankedTensorType>(attention.getQuery().getType());
+    auto pool = cast<RankedTensorType>(attention.getKeyCache().getType());
+    auto table = cast<RankedTensorType>(attention.getBlockTable().getType());
+    const int64_t d = q.getDimSize(3), hq = q.getDimSize(1), hkv = pool.getDimSize(1);
+    const int elemBytes = int(getElementByteSize(q.getElementType()));
+    const int64_t capacity = table.getDimSize(1) * pool.getDimSize(2);
+    const int groupRows = int(hq / hkv * q.getDimSize(2));
+    if (d % 16 || d > 256 || capacity > INT32_MAX || groupRows < 1 ||
+        decode::smemBytes(elemBytes, int(d), groupRows, /*cluster=*/true) >
+            target.getSmemPerBlock())
+      return; // the partial the cluster combines does not fit beside the pipeline
+    const int slots = std::min(
+        8, decode::recommendedMaxSplits(int(q.getDimSize(0)), int(hkv), groupRows, int(capacity),
+                                        int(target.getSmCount()), elemBytes, int(d),
+                                        target.getSmemPerSm(), /*cluster=*/true));
+    if (slots < 2)
+      return;
+    kernel->setAttr(kSplitKvAttrName, SplitKvAttr::get(&getContext(), slots));
+    kernel->setAttr(
+        kTileReasonAttrName,
+        StringAttr::get(&getContext(),
+                        llvm::formatv("decode: the keys of each of the {0} (sequence, KV group) "
+                                      "pairs split over a cluster of {1} blocks ({2} SMs, a "
+                                      "capacity of {3} tokens, chunks of at least {4} keys)",
+                                      q.getDimSize(0) * hkv, slots, target.getSmCount(),
+                                      capacity, decode::kMinSplitKeys)
+                            .str()));
+  }
+
   /// A prefill chunk's paged attention (kPrefillAttentionMinQueries new tokens or more per
   /// sequence, 16-bit, D a multiple of 16): the tensor-core attention kernel over the paged
   /// cache (kiln::prefillAttentionPaged) with the tile selectAttentionTile gives; without a tile
   /// codegen keeps the decode kernel (one KV group's rows per block, 16 keys per softmax step).
   void selectForPagedAttention(KernelOp kernel, PagedAttentionOp attention, TargetAttr target) {
     kernel->removeAttr(kAttentionTileAttrName);
+    kernel->removeAttr(kSplitKvAttrName);
     kernel->removeAttr(kTileReasonAttrName);
     auto q = cast<RankedTensorType>(attention.getQuery().getType());
     Type et = q.getElementType();
     const int64_t d = q.getDimSize(3), queries = q.getDimSize(2);
     if (!(et.isF16() || et.isBF16()) || target.getTensorCores() == TensorCores::None ||
-        d % 16 || d > kMaxAttentionHeadDim || queries < kPrefillAttentionMinQueries)
+        d % 16 || d > kMaxAttentionHeadDim || queries < kPrefillAttentionMinQueries) {
+      selectSplitKv(kernel, attention, target);
       return;
+    }
     std::string reason;
     AttentionTileAttr tile =
         selectAttentionTile(q.getDimSize(0), q.getDimSize(1), queries, d, target, reason);

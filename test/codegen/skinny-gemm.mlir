@@ -55,3 +55,13 @@ func.func private @rows_out_of_range() attributes {test.tile = #kiln.skinny_gemm
 
 func.func private @split_out_of_range() attributes {test.tile = #kiln.skinny_gemm_tile<rows = 4, split_k = 9>}
 // VERIFY: skinny_gemm_tile split_k must be in 1..8 (a portable cluster), got 9
+
+// -----
+
+func.func private @split_kv_one_slot() attributes {test.tile = #kiln.split_kv<slots = 1>}
+// VERIFY: split_kv slots must be in 2..8 (a portable cluster), got 1
+
+// -----
+
+func.func private @split_kv_too_many() attributes {test.tile = #kiln.split_kv<slots = 9>}
+// VERIFY: split_kv slots must be in 2..8 (a portable cluster), got 9

@@ -66,6 +66,15 @@ __global__ void __launch_bounds__(kiln::decode::kThreads)
   kiln::decodeAttentionPartial<T, D>(q, cache, out, workspace, shape, smem);
 }
 
+/// The one-launch split-KV kernel (CL split slots per KV group as one thread-block cluster).
+template <typename T, int D, int CL>
+__global__ void __launch_bounds__(kiln::decode::kThreads) __cluster_dims__(1, 1, CL)
+    clusterKernel(kiln::AttnTensor<T> q, kiln::PagedKvCache<T> cache, kiln::AttnOut<T> out,
+                  kiln::DecodeShape shape) {
+  extern __shared__ __align__(16) char smem[];
+  kiln::decodeAttentionPartial<T, D, CL>(q, cache, out, nullptr, shape, smem);
+}
+
 template <typename T, int D>
 __global__ void __launch_bounds__(kiln::decode::kThreads)
     reduceKernel(kiln::PagedKvCache<T> cache, const float *workspace, kiln::AttnOut<T> out,
@@ -117,6 +126,10 @@ template <> float sentinel<float>() {
   return f;
 }
 
+/// Shared memory per SM of the device (the compiler passes #kiln.target's smem_per_sm), and the
+/// most one block may opt in to.
+static long long gSmemPerSm = 0, gSmemOptin = 0;
+
 /// Launches of the three kernels for one storage type and head dim (as a generated launcher
 /// would make them, with the sizes from kiln::decode).
 template <typename KT, int D> struct Launch {
@@ -127,6 +140,30 @@ template <typename KT, int D> struct Launch {
     const long long most = kiln::decode::smemBytes(kElem, D, kiln::decode::rowsPerBlock(kElem));
     CHECK_CUDA(cudaFuncSetAttribute(partialKernel<KT, D>,
                                     cudaFuncAttributeMaxDynamicSharedMemorySize, int(most)));
+    // The cluster kernels: as much as the device allows (kiln-select-tiles plans no cluster
+    // whose shared memory passes the target's limit; runCase skips such cases).
+    const long long cl = std::min<long long>(
+        kiln::decode::smemBytes(kElem, D, kiln::decode::rowsPerBlock(kElem), true), gSmemOptin);
+    for (auto f : {clusterKernel<KT, D, 2>, clusterKernel<KT, D, 3>, clusterKernel<KT, D, 4>,
+                   clusterKernel<KT, D, 8>})
+      CHECK_CUDA(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(cl)));
+  }
+  /// The one-launch split-KV path: s.maxSplits slots (2, 3, 4 or 8) per KV group as a cluster.
+  static void attentionCluster(const kiln::AttnTensor<KT> &q, const kiln::PagedKvCache<KT> &cache,
+                               const kiln::AttnOut<KT> &out, const kiln::DecodeShape &s,
+                               cudaStream_t stream) {
+    const int groupRows = s.qHeads / s.kvHeads * s.qLen;
+    const kiln::decode::Grid pg =
+        kiln::decode::partialGrid(s.batch, s.qHeads, s.kvHeads, s.qLen, s.maxSplits, kElem);
+    const int smem = int(kiln::decode::smemBytes(kElem, D, groupRows, true));
+    const dim3 grid(pg.x, pg.y, pg.z), block(kiln::decode::kThreads);
+    switch (s.maxSplits) {
+    case 2: clusterKernel<KT, D, 2><<<grid, block, smem, stream>>>(q, cache, out, s); break;
+    case 3: clusterKernel<KT, D, 3><<<grid, block, smem, stream>>>(q, cache, out, s); break;
+    case 4: clusterKernel<KT, D, 4><<<grid, block, smem, stream>>>(q, cache, out, s); break;
+    case 8: clusterKernel<KT, D, 8><<<grid, block, smem, stream>>>(q, cache, out, s); break;
+    default: std::fprintf(stderr, "no cluster kernel of %d slots\n", s.maxSplits); std::abort();
+    }
   }
   static void append(const kiln::AttnTensor<KT> &k, const kiln::AttnTensor<KT> &v,
                      const kiln::PagedKvCache<KT> &cache, const kiln::DecodeShape &s,
@@ -180,11 +217,10 @@ struct Case {
   bool bshd = true;  ///< q, k_new, v_new bshd (the output then bhsd), else the other way round
   int capacity = 0;  ///< 0: the longest sequence + qLen + 40 (rounded up to whole blocks)
   bool prefill = false; ///< the prefill path (prefillAttentionPaged) instead of partial + reduce
+  bool cluster = false; ///< the one-launch cluster path (maxSplits slots: 2, 3, 4 or 8)
 };
 
 /// Runs one case; true when it passes.
-/// Shared memory per SM of the device (the compiler passes #kiln.target's smem_per_sm).
-static long long gSmemPerSm = 0;
 
 template <typename T, int D> bool runCase(const Case &c, int smCount) {
   using KT = typename KilnType<T>::type;
@@ -203,6 +239,13 @@ template <typename T, int D> bool runCase(const Case &c, int smCount) {
       c.maxSplits ? c.maxSplits
                   : kiln::decode::recommendedMaxSplits(B, Hkv, G * qLen, capacity, smCount,
                                                        int(sizeof(KT)), D, gSmemPerSm);
+  if (c.cluster && kiln::decode::smemBytes(int(sizeof(KT)), D, G * qLen, true) > gSmemOptin) {
+    std::printf("SKIP %-4s D=%3d Hq=%2d Hkv=%2d qLen=%2d cluster: %lld bytes of shared memory "
+                "pass the device's %lld (kiln-select-tiles plans no cluster then)\n",
+                typeName<T>(), D, Hq, Hkv, qLen,
+                kiln::decode::smemBytes(int(sizeof(KT)), D, G * qLen, true), gSmemOptin);
+    return true;
+  }
   std::mt19937 rng(unsigned(B * 7919 + Hq * 131 + Hkv * 31 + bs * 7 + qLen * 3 + D + maxSplits +
                             int(sizeof(T)) + c.bshd));
   std::normal_distribution<float> dist(0.0f, 1.0f);
@@ -304,6 +347,8 @@ template <typename T, int D> bool runCase(const Case &c, int smCount) {
   CHECK_CUDA(cudaGetLastError());
   if (c.prefill)
     L::prefill(aq, cache, ao, shape, 0);
+  else if (c.cluster)
+    L::attentionCluster(aq, cache, ao, shape, 0);
   else
     L::attention(aq, cache, ao, dWs, shape, 0);
   CHECK_CUDA(cudaGetLastError());
@@ -387,7 +432,7 @@ template <typename T, int D> bool runCase(const Case &c, int smCount) {
   std::printf("%s %-4s D=%3d Hq=%2d Hkv=%2d bs=%4d%s cap=%4d qLen=%2d %s %s<=%2d lens=%s  "
               "rel err %.2e  nan %zu  pool mismatches %zu",
               ok ? "PASS" : "FAIL", typeName<T>(), D, Hq, Hkv, bs, c.blockSize ? "" : "(contig)",
-              capacity, qLen, c.bshd ? "bshd" : "bhsd", c.prefill ? "prefill" : "splits",
+              capacity, qLen, c.bshd ? "bshd" : "bhsd", c.prefill ? "prefill" : c.cluster ? "cluster" : "splits",
               c.prefill ? 1 : maxSplits, lens.c_str(), maxErr / maxRef, nans, poolBad);
   if (firstBad >= 0)
     std::printf(" (first at element %lld)", firstBad % (long long)poolElems);
@@ -470,6 +515,30 @@ std::vector<Case> edgeCases() {
   return cases;
 }
 
+/// The one-launch cluster path: 2, 3, 4 and 8 slots over mixed lengths (one split, all slots
+/// used, slots past the partition), q_len 1 and 5, paged, contiguous and odd blocks, GQA, MQA,
+/// many rows per group, a chunk whose rows see different splits, and the capacity overflow.
+std::vector<Case> clusterCases() {
+  const std::vector<int> lens = {0, 1, 17, 255, 1000, 4096};
+  std::vector<Case> cases;
+  auto add = [&](Case c, int slots, bool bshd) {
+    c.cluster = true, c.maxSplits = slots, c.bshd = bshd;
+    cases.push_back(c);
+  };
+  add(Case{32, 8, 16, 1, lens}, 8, true);
+  add(Case{32, 8, 16, 1, {2047, 130, 129, 128}}, 8, false);
+  add(Case{8, 2, 64, 5, lens}, 4, true);
+  add(Case{8, 2, 0, 1, lens}, 3, false);
+  add(Case{4, 4, 7, 5, lens}, 2, true);
+  add(Case{8, 1, 16, 16, {0, 33, 500, 2000}}, 8, false); // MQA, 128 rows per group
+  add(Case{12, 12, 16, 3, {1, 64, 1023}}, 4, true);
+  add(Case{8, 2, 16, 100, {0, 700}}, 8, true); // rows of one block see different splits
+  Case c{8, 2, 16, 5, {1000, 5, 998}};
+  c.capacity = 1003, c.blockSize = 0;
+  add(c, 8, true);
+  return cases;
+}
+
 /// The prefill path (f16 / bf16): chunks of 33 to 300 tokens on empty and filled caches, paged,
 /// contiguous and odd block sizes, GQA and MQA, and the capacity overflow.
 std::vector<Case> prefillCases() {
@@ -493,7 +562,8 @@ std::vector<Case> prefillCases() {
 /// them; prints one line.
 template <typename T, int D>
 void timeCase(const char *what, int B, int Hq, int Hkv, int blockSize, int validLen, int capacity,
-              int smCount, size_t l2Bytes, cudaStream_t stream, int slots = 0) {
+              int smCount, size_t l2Bytes, cudaStream_t stream, int slots = 0,
+              bool cluster = false) {
   using KT = typename KilnType<T>::type;
   using L = Launch<KT, D>;
   const int qLen = 1, bs = blockSize ? blockSize : capacity;
@@ -537,7 +607,10 @@ void timeCase(const char *what, int B, int Hq, int Hkv, int blockSize, int valid
   L::prepare();
   int next = 0;
   const double us = timeGraph(stream, [&](cudaStream_t s) {
-    L::attention(aq, caches[next++ % layers], ao, ws, shape, s);
+    if (cluster)
+      L::attentionCluster(aq, caches[next++ % layers], ao, shape, s);
+    else
+      L::attention(aq, caches[next++ % layers], ao, ws, shape, s);
   });
   CHECK_CUDA(cudaGetLastError());
   const int splits =
@@ -611,6 +684,16 @@ void runTiming(int smCount, size_t l2Bytes) {
   for (int slots : {16, 64})
     timeCase<__half, 128>("L4096-b1-slots", 1, 32, 8, 16, 4096, 8192, smCount, l2Bytes, stream,
                           slots);
+  // (c) The one-launch cluster path (kiln-select-tiles' #kiln.split_kv: up to 8 slots), as
+  // compiled decode steps run it, against the two-launch path above.
+  for (int L : {128, 1024, 2048, 4096})
+    for (int B : {1, 8})
+      timeCase<__half, 128>(B == 1 ? "cluster-b1" : "cluster-b8", B, 32, 8, 16, L, 8192, smCount,
+                            l2Bytes, stream, B == 1 ? 8 : 4, true);
+  timeCase<__half, 64>("cluster-b1-llama0.8b", 1, 32, 8, 16, 2048, 2304, smCount, l2Bytes, stream,
+                       8, true);
+  timeCase<__half, 64>("one-slot-b1-llama0.8b", 1, 32, 8, 16, 2048, 2304, smCount, l2Bytes,
+                       stream, 1);
   timeAppend<__half, 128>(8, 8, 8192, stream);
   CHECK_CUDA(cudaStreamDestroy(stream));
 }
@@ -631,10 +714,11 @@ int main(int argc, char **argv) {
               prop.multiProcessorCount, prop.l2CacheSize >> 20);
   const int sms = prop.multiProcessorCount;
   gSmemPerSm = (long long)prop.sharedMemPerMultiprocessor;
+  gSmemOptin = (long long)prop.sharedMemPerBlockOptin;
   int failed = 0, total = 0;
   if (!timingOnly) {
     const std::vector<Case> full = fullCases(), few = shortCases(), edge = edgeCases();
-    const std::vector<Case> pre = prefillCases();
+    const std::vector<Case> pre = prefillCases(), clu = clusterCases();
     auto count = [&](int f, size_t n) { failed += f, total += int(n); };
     count(runAll<__half, 128>(full, sms), full.size());
     count(runAll<__nv_bfloat16, 128>(full, sms), full.size());
@@ -655,6 +739,10 @@ int main(int argc, char **argv) {
     count(runAll<__half, 128>(pre, sms), pre.size());
     count(runAll<__nv_bfloat16, 80>(pre, sms), pre.size());
     count(runAll<__half, 256>(pre, sms), pre.size());
+    count(runAll<__half, 128>(clu, sms), clu.size());
+    count(runAll<__nv_bfloat16, 64>(clu, sms), clu.size());
+    count(runAll<float, 128>(clu, sms), clu.size());
+    count(runAll<__half, 256>(clu, sms), clu.size());
     std::printf("%s: %d of %d cases failed\n", failed ? "FAILED" : "OK", failed, total);
   }
   if (!noTiming)

@@ -125,6 +125,12 @@ static cl::opt<bool> skinnyGemm(
              "with the few-row GEMM when the Hopper GEMM is on (default true; "
              "--skinny-gemm=false for A/B timing)"),
     cl::init(true), cl::cat(kilnCategory));
+static cl::opt<bool> splitKv(
+    "split-kv",
+    cl::desc("A decode step's attention over a long KV cache splits each KV group's keys over a "
+             "cluster of up to 8 blocks when the Hopper GEMM is on (default true; "
+             "--split-kv=false for A/B timing: one block per KV group)"),
+    cl::init(true), cl::cat(kilnCategory));
 enum class KeyRotary { Fused, Kernel };
 static cl::opt<KeyRotary> keyRotary(
     "attention-key-rotary",
@@ -258,6 +264,7 @@ int main(int argc, char **argv) {
         {&wgmma, "wgmma=true"},
         {&sm90Gemm, "sm90-gemm=false"},
         {&skinnyGemm, "skinny-gemm=false"},
+        {&splitKv, "split-kv=false"},
         {&keyRotary, keyRotary == KeyRotary::Fused ? "fuse-key-rotary=true"
                                                    : "fuse-key-rotary=false"},
         {&normIntoGemm, normIntoGemm == NormIntoGemm::Fused    ? "fuse-norm-into-gemm=true"
@@ -294,6 +301,7 @@ int main(int argc, char **argv) {
   options.wgmma = wgmma;
   options.sm90Gemm = sm90Gemm;
   options.skinnyGemm = skinnyGemm;
+  options.splitKv = splitKv;
   options.fuseKeyRotary = keyRotary == KeyRotary::Fused;
   options.fuseNormIntoGemm = normIntoGemm == NormIntoGemm::Fused;
   options.normIntoFewRowGemm = normIntoGemm != NormIntoGemm::Kernel;

@@ -128,14 +128,22 @@ KILN_DECODE_HD constexpr long long pipelineBytes(int elemBytes, int d) {
 KILN_DECODE_HD constexpr long long mergeBytes(int elemBytes, int d) {
   return (long long)kWarps * rowsPerWarp(elemBytes) * (d + 2) * 4;
 }
+/// Bytes of a cluster block's partial (decodeAttentionPartial with CLUSTER > 1), after the rest
+/// of its shared memory: fp32 acc [qTileRows][d], then (m, l, 0, 0) [qTileRows] as float4.
+KILN_DECODE_HD constexpr long long clusterPartialBytes(int elemBytes, int d, int groupRows) {
+  return (long long)qTileRows(elemBytes, groupRows) * (d + 4) * 4;
+}
 /// Dynamic shared memory of decodeAttentionPartial in bytes: the Q tile, the pipeline (or the
-/// merge buffers, whichever is larger) and, for fp32, one 8 x 8 probability tile per warp. Above
-/// 48 KiB the launcher raises cudaFuncAttributeMaxDynamicSharedMemorySize.
-KILN_DECODE_HD constexpr long long smemBytes(int elemBytes, int d, int groupRows) {
+/// merge buffers, whichever is larger) and, for fp32, one 8 x 8 probability tile per warp; with
+/// `cluster` (CLUSTER > 1) the block's partial (clusterPartialBytes) after them. Above 48 KiB the
+/// launcher raises cudaFuncAttributeMaxDynamicSharedMemorySize.
+KILN_DECODE_HD constexpr long long smemBytes(int elemBytes, int d, int groupRows,
+                                             bool cluster = false) {
   return (long long)qTileRows(elemBytes, groupRows) * qPitch(elemBytes, d) * elemBytes +
          (pipelineBytes(elemBytes, d) > mergeBytes(elemBytes, d) ? pipelineBytes(elemBytes, d)
                                                                   : mergeBytes(elemBytes, d)) +
-         (elemBytes == 2 ? 0 : kWarps * 8 * 8 * 4);
+         (elemBytes == 2 ? 0 : kWarps * 8 * 8 * 4) +
+         (cluster ? clusterPartialBytes(elemBytes, d, groupRows) : 0);
 }
 
 /// Bytes of the fp32 workspace between the two kernels: for each output row (b, h, i) and split
@@ -177,8 +185,8 @@ KILN_DECODE_HD constexpr Partition partition(int keys, int maxSplits, int elemBy
 /// compiled; for D > 128 (about 240 registers) and fp32 the shared memory allows one block
 /// anyway.
 KILN_DECODE_HD constexpr int residentBlocks(int elemBytes, int d, int groupRows,
-                                            long long smemPerSm) {
-  const long long n = smemPerSm / (smemBytes(elemBytes, d, groupRows) + 1024);
+                                            long long smemPerSm, bool cluster = false) {
+  const long long n = smemPerSm / (smemBytes(elemBytes, d, groupRows, cluster) + 1024);
   return n < 1 ? 1 : n > 3 ? 3 : int(n);
 }
 
@@ -191,9 +199,11 @@ KILN_DECODE_HD constexpr int residentBlocks(int elemBytes, int d, int groupRows,
 /// wave of 2 blocks per SM) 43.8 us, 8 slots 48.7 us, 16 slots 57.5 us, 2 slots 60.9 us.
 KILN_DECODE_HD constexpr int recommendedMaxSplits(int batch, int kvHeads, int groupRows,
                                                   int capacity, int smCount, int elemBytes,
-                                                  int d, long long smemPerSm) {
+                                                  int d, long long smemPerSm,
+                                                  bool cluster = false) {
   const long long groups = (long long)batch * kvHeads * rowBlocks(elemBytes, groupRows);
-  const long long wave = (long long)residentBlocks(elemBytes, d, groupRows, smemPerSm) * smCount;
+  const long long wave =
+      (long long)residentBlocks(elemBytes, d, groupRows, smemPerSm, cluster) * smCount;
   long long s = wave / groups;
   const long long most = ((long long)capacity + kMinSplitKeys - 1) / kMinSplitKeys;
   s = s < most ? s : most;
@@ -228,6 +238,7 @@ KILN_DECODE_HD constexpr Grid appendGrid(int batch, int kvHeads, int qLen, int d
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #include "kiln/attention.cuh"
+#include "kiln/gemm_sm90.cuh" // sm90::clusterSync, clusterRank, ldClusterF4 (CLUSTER > 1)
 
 namespace kiln {
 
@@ -673,11 +684,19 @@ __device__ __forceinline__ void kvCacheAppend(const KSrc &kNew, const VSrc &vNew
 /// Launch: grid decode::partialGrid, decode::kThreads threads (__launch_bounds__ with it),
 /// decode::smemBytes(sizeof(T), D, Hq / Hkv * qLen) bytes of dynamic shared memory (`smem`,
 /// 16-byte aligned). Then decodeAttentionReduce with the same shape.
-template <typename T, int D, typename QSrc>
+///
+/// CLUSTER > 1 (sm_90; Flash-Decoding in one launch, no workspace): shape.maxSplits ==
+/// CLUSTER, the grid's z is CLUSTER and the kernel is compiled with __cluster_dims__(1, 1,
+/// CLUSTER), so the split slots of one (b, g, row block) are one thread-block cluster. Each
+/// block leaves its partial in its own shared memory (decode::smemBytes(..., true) bytes); after
+/// a cluster barrier the blocks combine the partials over distributed shared memory (block s
+/// finishes every CLUSTER-th element of the rows) and write `out`; `workspace` is not used.
+template <typename T, int D, int CLUSTER = 1, typename QSrc>
 __device__ __forceinline__ void decodeAttentionPartial(const QSrc &q,
                                                        const PagedKvCache<T> &cache,
                                                        const AttnOut<T> &out, float *workspace,
                                                        const DecodeShape &shape, char *smem) {
+  static_assert(CLUSTER >= 1 && CLUSTER <= 8, "CLUSTER: 1 (no cluster) to 8 (portable)");
   using C = decode::Config<T, D>;
   constexpr int W = decode::kWarps, THREADS = decode::kThreads, RPW = C::kRowsPerWarp;
   constexpr int BN = C::kTileKeys, KS = C::kKeysPerStep, STAGES = C::kStages;
@@ -700,7 +719,9 @@ __device__ __forceinline__ void decodeAttentionPartial(const QSrc &q,
   const int seqLen = seqRaw < 0 ? 0 : seqRaw > capacity ? capacity : seqRaw;
   const int keys = decode::validKeys(seqLen, qLen, capacity);
   const decode::Partition part = decode::partition(keys, shape.maxSplits, E);
-  if (split >= part.splits)
+  // Slots past the partition have no work; in a cluster they still meet the cluster barriers
+  // (their chunk is empty: no tiles, an empty partial that the combine does not read).
+  if (CLUSTER == 1 && split >= part.splits)
     return;
   const int row0 = rb * decode::rowsPerBlock(E), rows = min(R - row0, decode::rowsPerBlock(E));
   // Causal at block level (a prefill chunk, qLen in the hundreds: row r is token r % qLen of
@@ -826,15 +847,53 @@ __device__ __forceinline__ void decodeAttentionPartial(const QSrc &q,
     }
     const int r = row0 + rr, h = g * G + r / qLen, i = r % qLen;
     if (part.splits == 1) {
+      if (split != 0)
+        continue; // CLUSTER > 1: slot 0 alone has work
       const float inv = 1.0f / lSum;
       decode::store4(out.ptr + b * out.sb + h * out.sh + i * out.ss + col,
                      make_float4(a.x * inv, a.y * inv, a.z * inv, a.w * inv));
+    } else if constexpr (CLUSTER > 1) {
+      float *sAcc = reinterpret_cast<float *>(smem + decode::smemBytes(E, D, R));
+      float4 *sML = reinterpret_cast<float4 *>(sAcc + qRows * D);
+      *reinterpret_cast<float4 *>(sAcc + rr * D + col) = a;
+      if (col == 0)
+        sML[rr] = make_float4(mMax, lSum, 0.0f, 0.0f);
     } else {
       const long long slot = (((long long)b * Hq + h) * qLen + i) * shape.maxSplits + split;
       *reinterpret_cast<float4 *>(workspace + slot * D + col) = a;
       if (col == 0)
         ml[slot] = make_float2(mMax, lSum);
     }
+  }
+  if constexpr (CLUSTER > 1) {
+    // 6. The cluster's partials combined over distributed shared memory (Flash-Decoding's
+    //    reduction): M = max_s m_s, out = sum_s 2^(m_s - M) acc_s / sum_s 2^(m_s - M) l_s.
+    sm90::clusterSync(); // every block's partial is written and visible to the cluster
+    if (part.splits > 1) {
+      const float *sAcc = reinterpret_cast<const float *>(smem + decode::smemBytes(E, D, R));
+      const float4 *sML = reinterpret_cast<const float4 *>(sAcc + qRows * D);
+      for (int e = split * THREADS + tid; e < rows * (D / 4); e += CLUSTER * THREADS) {
+        const int rr = e / (D / 4), col = e % (D / 4) * 4;
+        const unsigned mlAddr = tc::smemAddr(sML + rr), accAddr = tc::smemAddr(sAcc + rr * D + col);
+        float mMax = attn::negInf();
+        for (int s2 = 0; s2 < part.splits; ++s2)
+          mMax = fmaxf(mMax, sm90::ldClusterF4(mlAddr, unsigned(s2)).x);
+        // Split 0 holds key 0, which every row sees: mMax is finite.
+        float lSum = 0.0f;
+        float4 a = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        for (int s2 = 0; s2 < part.splits; ++s2) {
+          const float4 ml = sm90::ldClusterF4(mlAddr, unsigned(s2));
+          const float f = exp2f(ml.x - mMax); // 0 for a slot that saw no key of this row
+          lSum = fmaf(f, ml.y, lSum);
+          a = decode::fma4(f, sm90::ldClusterF4(accAddr, unsigned(s2)), a);
+        }
+        const float inv = 1.0f / lSum;
+        const int r = row0 + rr, h = g * G + r / qLen, i = r % qLen;
+        decode::store4(out.ptr + b * out.sb + h * out.sh + i * out.ss + col,
+                       make_float4(a.x * inv, a.y * inv, a.z * inv, a.w * inv));
+      }
+    }
+    sm90::clusterSync(); // no block leaves while another reads its shared memory
   }
 }
 
