@@ -343,10 +343,12 @@ def check_genai(compile_, opt, passes):
 # the position_ids input). Two sequences of 13 and 11 tokens share a pool of 9 blocks of 4
 # tokens (their blocks scattered); each step is (the sequences it runs, tokens per sequence):
 # prefill chunks of sequence 0, then of sequence 1, then steps of both at different positions.
-# (directory under test/, model): plain_decoder is gen_onnx_tests.py's tiny plain decoder.
+# (directory under test/, model): plain_decoder* are gen_onnx_tests.py's tiny plain decoders,
+# without and with an attention_mask input.
 KV_STEP_MODELS = [("models", "llama_tiny_causal_dynamo"), ("models", "gpt2_tiny_causal_dynamo"),
                   ("models", "llama_tiny_causal_past_dynamo"),
-                  ("models", "gpt2_tiny_causal_past_dynamo"), ("onnx/Inputs", "plain_decoder")]
+                  ("models", "gpt2_tiny_causal_past_dynamo"), ("onnx/Inputs", "plain_decoder"),
+                  ("onnx/Inputs", "plain_decoder_attention_mask")]
 KV_STEPS = [((0,), 5), ((0,), 3), ((1,), 4), ((1,), 2), ((0, 1), 1), ((0, 1), 1), ((0, 1), 1),
             ((0, 1), 2)]
 KV_TABLES = [[3, 0, 6, 1], [2, 5, 8, 4]]

@@ -67,7 +67,7 @@ def plain_decoders():
              const("keep", np.array(0.0, np.float32)),
              const("fill", np.array(-np.inf, np.float32))]
 
-    def decoder(name, positions, extra=()):
+    def decoder(name, positions, extra=(), attention_mask=False):
         nodes = [
             node("Shape", ["input_ids"], ["bs"], name="shape"),
             node("Shape", ["input_ids"], ["seq1"], name="shape_seq", start=1, end=2),
@@ -89,20 +89,32 @@ def plain_decoders():
             node("Unsqueeze", ["arange", "axis0"], ["kv_pos"], name="kv_pos"),
             node("Unsqueeze", ["arange", "axis1"], ["q_pos"], name="q_pos"),
             node("LessOrEqual", ["kv_pos", "q_pos"], ["visible"], name="causal"),
-            node("Where", ["visible", "keep", "fill"], ["mask"], name="mask"),
+            node("Where", ["visible_padded" if attention_mask else "visible", "keep", "fill"],
+                 ["mask"], name="mask"),
             node("Add", ["s1", "mask"], ["s2"], name="masked"),
             node("Softmax", ["s2"], ["p"], name="softmax", axis=-1),
             node("MatMul", ["p", "v"], ["o0"], name="pv"),
             node("Transpose", ["o0"], ["o1"], name="o_bshd", perm=[0, 2, 1, 3]),
             node("Reshape", ["o1", "oshape"], ["o"], name="o_merge"),
             node("MatMul", ["o", "wo"], ["logits"], name="lm_head")]
-        save(name, model(nodes, [vi("input_ids", I64, ["batch", "seq"])],
+        inputs = [vi("input_ids", I64, ["batch", "seq"])]
+        if attention_mask:  # keys where the mask is 0 are hidden: [B, 1, 1, S] and'ed in
+            inputs.append(vi("attention_mask", I64, ["batch", "seq"]))
+            at = next(i for i, n in enumerate(nodes) if n.name == "mask")
+            nodes[at:at] = [
+                node("Cast", ["attention_mask"], ["key_kept"], name="key_kept", to=B),
+                node("Unsqueeze", ["key_kept", "axes12"], ["key_kept4"], name="key_kept4"),
+                node("And", ["visible", "key_kept4"], ["visible_padded"], name="padding")]
+        save(name, model(nodes, inputs,
                          [vi("logits", F, ["batch", "seq", V])], inits))
 
     hf = [node("Unsqueeze", ["arange", "axis0"], ["pos"], name="position_ids"),
           node("Gather", ["wpe", "pos"], ["pe"], name="position_embed", axis=0)]
     h = [node("Identity", ["h0"], ["h"], name="h")]
     decoder("plain_decoder", hf, h)
+    # With an attention_mask input [B, S] (kiln-bind-generation-inputs makes it ones).
+    inits.append(const("axes12", i64(1, 2)))
+    decoder("plain_decoder_attention_mask", hf, h, attention_mask=True)
     # Positions plus one: the lookup reads them through an Add.
     decoder("error_positions_through_add", [
         node("Add", ["arange", "one"], ["shifted"], name="shift"),
