@@ -385,10 +385,12 @@ def PagedKvCache : Pass<"kiln-paged-kv-cache", "mlir::func::FuncOp"> {
     per attention in program order, `kv_cache.<l>.key` / `.value`
     (`[num-blocks, Hkv, block-size, D]` in the attention's element type;
     num-blocks 0 means `B * MB`, room for every row at max-seq-len). The
-    model's `position_ids` argument gets the `position_ids` role. A model
-    without a `position_ids` input computes token positions from constants
-    inside the graph; such a plain export is refused with an error that says
-    how to export it, as is a non-causal or masked attention (an encoder).
+    model's `position_ids` argument gets the `position_ids` role (kiln-compile
+    --kv-cache gives a plain causal-LM export one at import, made from its
+    positions Range: docs/generation.md, form b). A model still without a
+    `position_ids` input computes token positions from constants inside the
+    graph; it is refused with an error that says how to export it, as is a
+    non-causal or masked attention (an encoder).
 
     A step of more than one token (a prefill chunk of batch 1) returns only
     the logits of its last real token, `[1, 1, V]` (with `last-token-logits`,

@@ -6,10 +6,12 @@
 # kv_cache_decode_test, kv_cache_programs_test, kiln_runtime_gpu_tests from build/test) beside the
 # work tree. Each step's log goes to $KILN_LOG_DIR (default .carry-bench/logs/checks):
 #   kv-cache.log      test/e2e/kv_cache_decode_test.py (decode steps, programs, kiln-run --generate)
+#   kv-cache-plain.log  the same with --plain: the plain causal-LM exports against onnxruntime
 #   small-models.log  test/e2e/small_models_test.py (compiled here, checked against onnxruntime)
 #   node-tests.log    test/e2e/onnx_node_tests.py over every test (--all), node-tests.json
 #   gpu-unit.log      kiln_runtime_gpu_tests
-#   scripts/device_checks.sh [STEP ...]    # steps: kv-cache small-models node-tests gpu-unit (default all)
+#   scripts/device_checks.sh [STEP ...]    # steps: kv-cache kv-cache-plain small-models node-tests
+#                                          # gpu-unit (default all)
 # Exit 0 when every step passed, 1 when one failed, 2 on a setup error, 77 without a GPU.
 set -uo pipefail
 
@@ -28,7 +30,7 @@ rc=$?
 chmod +x "$GPU_BIN"/* 2>/dev/null
 
 steps=("$@")
-[[ ${#steps[@]} -gt 0 ]] || steps=(kv-cache small-models node-tests gpu-unit)
+[[ ${#steps[@]} -gt 0 ]] || steps=(kv-cache kv-cache-plain small-models node-tests gpu-unit)
 status=0
 for step in "${steps[@]}"; do
   start=$SECONDS
@@ -37,6 +39,10 @@ for step in "${steps[@]}"; do
       "$PYTHON" test/e2e/kv_cache_decode_test.py --kiln-compile "$KILN_COMPILE" \
         --decode-test "$GPU_BIN/kv_cache_decode_test" --programs-test "$GPU_BIN/kv_cache_programs_test" \
         --kiln-run "$KILN_RUN" >"$LOGS/kv-cache.log" 2>&1 ;;
+    kv-cache-plain)
+      "$PYTHON" test/e2e/kv_cache_decode_test.py --plain --kiln-compile "$KILN_COMPILE" \
+        --decode-test "$GPU_BIN/kv_cache_decode_test" --programs-test "$GPU_BIN/kv_cache_programs_test" \
+        --kiln-run "$KILN_RUN" >"$LOGS/kv-cache-plain.log" 2>&1 ;;
     small-models)
       "$PYTHON" test/e2e/small_models_test.py --kiln-compile "$KILN_COMPILE" --kiln-run "$KILN_RUN" \
         --seed 1 >"$LOGS/small-models.log" 2>&1 ;;

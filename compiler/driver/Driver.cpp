@@ -897,6 +897,7 @@ static llvm::Error checkCausalAtTwoTokens(MLIRContext &context, StringRef path,
   probe.erase("position_ids");
   ImportOptions importOptions;
   importOptions.emptyPast = true;
+  importOptions.derivePositionIds = true;
   OwningOpRef<ModuleOp> module = importOnnxModel(context, path, model, probe, importOptions);
   if (!module)
     return llvm::createStringError("failed to import '%s' at 2 tokens (to check that its "
@@ -1114,6 +1115,7 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
           options.inputPath.c_str(), gqa->c_str());
     ImportOptions importOptions;
     importOptions.emptyPast = options.kvCache;
+    importOptions.derivePositionIds = options.kvCache;
     module = importOnnxModel(context, options.inputPath, *onnxModel, *shapes, importOptions);
     if (!module)
       return llvm::createStringError("failed to import '%s'", options.inputPath.c_str());
@@ -1132,6 +1134,7 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
   mlir::parallelFor(&context, 0, moreModules.size(), [&](size_t p) {
     ImportOptions importOptions;
     importOptions.emptyPast = true;
+    importOptions.derivePositionIds = true;
     moreModules[p] = importOnnxModel(context, options.inputPath, *onnxModel, moreShapes[p],
                                      importOptions);
   });

@@ -462,9 +462,9 @@ namespace {
 class GraphImporter {
 public:
   GraphImporter(MLIRContext &ctx, StringRef path, const onnx::ModelProto &model,
-                const InputShapes &shapes)
-      : ctx(ctx), builder(&ctx), path(path), model(model), graph(model.graph()),
-        shapes(shapes), fileLoc(FileLineColLoc::get(&ctx, path, 0, 0)),
+                const InputShapes &shapes, const ImportOptions &options)
+      : ctx(ctx), builder(&ctx), path(path), model(model), graph(model.graph()), shapes(shapes),
+        options(options), fileLoc(FileLineColLoc::get(&ctx, path, 0, 0)),
         tensors(&ctx, llvm::sys::path::parent_path(path)) {}
 
   OwningOpRef<ModuleOp> run();
@@ -502,6 +502,7 @@ private:
   const onnx::ModelProto &model;
   const onnx::GraphProto &graph;
   const InputShapes &shapes;
+  const ImportOptions &options;
   Location fileLoc;
   TensorLoader tensors;
   int64_t opset = 0;
@@ -510,6 +511,9 @@ private:
   /// Graph inputs that are not initializers (the function's arguments).
   llvm::StringSet<> argumentNames;
   llvm::StringSet<> usedNames;
+  /// ImportOptions::derivePositionIds on a model without a position_ids input: the rewrite of
+  /// its positions, while run() imports the nodes.
+  std::optional<StepPositionIds> positions;
 };
 
 } // namespace
@@ -856,6 +860,9 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index) 
                             "that name";
     inputs.push_back(*v);
   }
+  // A position lookup of a plain export reads position_ids instead (ImportOptions).
+  if (positions && failed(positions->rewriteOperands(node, index, inputs, builder, loc)))
+    return failure();
   SmallVector<bool> outputUsed;
   for (const std::string &name : node.output())
     outputUsed.push_back(!name.empty() && usedNames.contains(name));
@@ -892,6 +899,8 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index) 
     }
     values[name] = v;
   }
+  if (positions)
+    positions->noteResults(node, index, importerState.getResults());
   return success();
 }
 
@@ -1028,6 +1037,39 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   }
   builder.setInsertionPointToEnd(body);
 
+  // A plain causal-LM export under --kv-cache: its position lookups read a position_ids
+  // argument [B, S] (the shape of input_ids), appended after the graph inputs when the first
+  // lookup needs it (OnnxPositions.cpp).
+  BlockArgument positionIds;
+  auto ids = values.find("input_ids");
+  if (options.derivePositionIds && !argumentNames.contains("position_ids") && ids != values.end() &&
+      cast<RankedTensorType>(ids->second.getType()).getRank() == 2) {
+    auto idsType = cast<RankedTensorType>(ids->second.getType());
+    auto positionsType = RankedTensorType::get(idsType.getShape(), builder.getI64Type());
+    StepPositionIds::Callbacks callbacks;
+    callbacks.nodeError = [this](int i) {
+      return emitNodeError(nodeLocation(i), displayNameOf(i), graph.node(i),
+                           domainVersionOf(graph.node(i)));
+    };
+    callbacks.describeNode = [this](int i) {
+      return "'" + displayNameOf(i) + "' (" + graph.node(i).op_type() + ")";
+    };
+    callbacks.argument = [&, positionsType]() -> Value {
+      if (!positionIds) {
+        unsigned index = func.getNumArguments();
+        NamedAttribute name =
+            builder.getNamedAttr("kiln.name", builder.getStringAttr("position_ids"));
+        if (failed(func.insertArgument(index, positionsType, builder.getDictionaryAttr(name),
+                                       fileLoc)))
+          llvm_unreachable("appending an argument to the function being built cannot fail");
+        positionIds = body->getArgument(index);
+        argTypes.push_back(positionsType);
+      }
+      return positionIds;
+    };
+    positions.emplace(idsType.getDimSize(0), idsType.getDimSize(1), std::move(callbacks));
+  }
+
   // Nodes, each after the producers of its operands (file order where it
   // already is such an order).
   FailureOr<SmallVector<int>> order = sortNodes();
@@ -1036,6 +1078,8 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   for (int i : *order)
     if (failed(importNode(graph.node(i), i)))
       return nullptr;
+  if (positions && failed(positions->finish()))
+    return nullptr;
 
   // Outputs.
   SmallVector<Value> results;
@@ -1164,7 +1208,7 @@ OwningOpRef<ModuleOp> kiln::importOnnxModel(MLIRContext &ctx, StringRef path,
     FailureOr<InputShapes> completed = withEmptyPast(model, shapes, fileLoc);
     if (failed(completed))
       return nullptr;
-    return GraphImporter(ctx, path, model, *completed).run();
+    return GraphImporter(ctx, path, model, *completed, options).run();
   }
-  return GraphImporter(ctx, path, model, shapes).run();
+  return GraphImporter(ctx, path, model, shapes, options).run();
 }

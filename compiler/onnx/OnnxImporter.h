@@ -59,8 +59,19 @@ llvm::Expected<InputShapes> parseShapeSpec(llvm::StringRef spec);
 ///   `input_ids` [B, S]: `past_key_values.*` / `past.*` [B, Hkv, 0, D] (an
 ///   empty past; Hkv and D from the file), `attention_mask` and `position_ids`
 ///   [B, S].
+///   derivePositionIds: the same, for a plain causal-LM export (no cache I/O and
+///   no `position_ids` input, docs/generation.md form b): the uses of its
+///   positions Range(0, S) that look positions up (a Gather from a position
+///   table, a Cast to float for rotary frequencies) read a new argument
+///   `position_ids` [B, S] int64 (B, S from `input_ids`), appended after the
+///   graph inputs; the uses that build the attention mask keep the constant
+///   0..S-1. Nothing changes for a model with a `position_ids` input or without
+///   such a Range. Errors name the node that reads the positions in a way kiln
+///   cannot replace (docs/importer.md, "Plain causal-LM exports under
+///   --kv-cache").
 struct ImportOptions {
   bool emptyPast = false;
+  bool derivePositionIds = false;
 };
 
 mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(mlir::MLIRContext &ctx,

@@ -3,7 +3,8 @@
 // Internal interface between the graph importer (OnnxImporter.cpp) and the
 // per-op-family import files (OnnxElementwise.cpp, OnnxShapeOps.cpp,
 // OnnxMovement.cpp, OnnxMath.cpp, OnnxContrib.cpp, OnnxMatMulNBits.cpp,
-// OnnxGroupQueryAttention.cpp). A handler receives a
+// OnnxGroupQueryAttention.cpp), and the positions rewrite of plain causal-LM
+// exports (OnnxPositions.cpp). A handler receives a
 // NodeImporter for one ONNX node: resolved operand values with static types,
 // typed attribute accessors, constant-operand accessors and diagnostics that
 // name the node.
@@ -28,6 +29,8 @@
 
 #include "onnx/onnx_pb.h"
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -352,6 +355,83 @@ mlir::Value broadcastBinary(NodeImporter &n, mlir::Value lhs, mlir::Value rhs,
 /// `cond ? x : y` with numpy broadcasting of all three (operands built to broadcast, as for
 /// broadcastBinary). (OnnxMath.cpp)
 mlir::Value broadcastWhere(NodeImporter &n, mlir::Value cond, mlir::Value x, mlir::Value y);
+
+//===----------------------------------------------------------------------===//
+// Token positions of a plain causal-LM export (OnnxPositions.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Makes the token positions of a plain causal-LM export (no cache I/O, no `position_ids`
+/// input) a `position_ids` [B, S] int64 argument, so that kiln-compile --kv-cache can compile it
+/// as it compiles an export with cache I/O (ImportOptions::derivePositionIds; docs/importer.md,
+/// "Plain causal-LM exports under --kv-cache"; docs/generation.md, form b).
+///
+/// Such a graph computes its positions as `Range(0, S, 1)` (Hugging Face's `cache_position`),
+/// which folds into the constant 0..S-1 at a static shape. The graph importer calls the three
+/// hooks around each node, in import order:
+///  - a **positions Range** is a Range node whose result is the integer constant 0..S-1, S the
+///    step's token count; its result and every integer value computed from it carry positions;
+///  - a **position lookup** reads them as a float value: `Gather(float table, positions)`
+///    (learned positions, GPT-2) or `Cast(positions)` / `CastLike` to a float type (rotary
+///    frequencies, Llama). Its positions operand becomes position_ids, reshaped to the operand's
+///    shape with the batch first (and cast to its element type), when it is a *view* of the
+///    Range (through Unsqueeze, Squeeze, Reshape, Flatten, Expand, Identity and integer Casts)
+///    shaped [1 or B, ...] with the S positions in order after the batch dim;
+///  - integer ops ending in a comparison (a bool result) are the **attention mask**: they keep
+///    the constant, so that a step's mask still folds into `causal` on `kiln.attention`;
+///  - Shape and Size read no positions.
+/// Errors (each names the node, "unsupported: ..."): a position lookup reading the positions
+/// through another op (Add, Concat, ...) or in another shape, and, for a Range whose positions
+/// became position_ids, any other float value computed from them (finish()).
+class StepPositionIds {
+public:
+  /// Callbacks into the graph importer: `nodeError(i)` starts an error at node i ("node
+  /// '<name>' (<op>, opset <n>): "), `describeNode(i)` is "'<name>' (<op>)" for node i, and
+  /// `argument()` returns the position_ids argument, created on the first call.
+  struct Callbacks {
+    std::function<mlir::InFlightDiagnostic(int)> nodeError;
+    std::function<std::string(int)> describeNode;
+    std::function<mlir::Value()> argument;
+  };
+
+  /// `batch` B and `tokens` S: the shape of `input_ids`, and of position_ids.
+  StepPositionIds(int64_t batch, int64_t tokens, Callbacks callbacks)
+      : batch(batch), tokens(tokens), callbacks(std::move(callbacks)) {}
+
+  /// Before node `index` (`node`) is imported, its operands resolved in `inputs`: replaces each
+  /// operand through which a position lookup reads positions by position_ids, built with
+  /// `builder` at `loc`. Fails after an error naming the node when the lookup reads them in a
+  /// way kiln cannot replace.
+  mlir::LogicalResult rewriteOperands(const onnx::NodeProto &node, int index,
+                                      llvm::MutableArrayRef<mlir::Value> inputs,
+                                      mlir::OpBuilder &builder, mlir::Location loc);
+  /// After node `index` is imported with `results` (null for outputs it does not produce):
+  /// records a positions Range and the results that carry positions, and any other float use.
+  void noteResults(const onnx::NodeProto &node, int index, llvm::ArrayRef<mlir::Value> results);
+  /// After the last node: fails after an error naming the first node that computes a float
+  /// value from positions that became position_ids without being a position lookup.
+  mlir::LogicalResult finish();
+
+private:
+  /// A value that carries the positions of the Range node `range`; `via` is the first node
+  /// between them that is not a view (-1 when the value is a view of the Range).
+  struct Carrier {
+    int range;
+    int via;
+  };
+  /// What became of a positions Range's uses.
+  struct RangeUses {
+    bool replaced = false; // a position lookup now reads position_ids
+    int otherUse = -1;     // the first node computing a float value from it otherwise
+  };
+
+  int64_t batch, tokens;
+  Callbacks callbacks;
+  llvm::StringMap<Carrier> carriers; // by ONNX tensor name
+  std::map<int, RangeUses> ranges;   // by Range node index
+  /// The operands of the node being imported that rewriteOperands replaced (noteResults reads
+  /// them).
+  llvm::SmallVector<unsigned> replacedNow;
+};
 
 } // namespace kiln::onnx_import
 

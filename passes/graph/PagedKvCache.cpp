@@ -332,8 +332,11 @@ struct PagedKvCache : public kiln::impl::PagedKvCacheBase<PagedKvCache> {
     if (!positions) {
       func.emitError()
           << "kv-cache: the model has no 'position_ids' input, so its token positions are "
-             "computed inside the graph and would restart at 0 in every step; export it with "
-             "position_ids (e.g. examples/export/export_hf.py --task causal-lm --with-past)";
+             "computed inside the graph and would restart at 0 in every step (kiln-compile "
+             "--kv-cache makes that input from a plain export's positions only where they come "
+             "from a Range(0, S) that a position lookup reads: docs/generation.md, form b); "
+             "export it with position_ids (e.g. examples/export/export_hf.py --task causal-lm "
+             "--with-past)";
       return signalPassFailure();
     }
 

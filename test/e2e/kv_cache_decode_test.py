@@ -17,7 +17,15 @@ transformers' generate) in both rows, up to the first step whose top-2 margin is
 tolerance. Exit 0 all pass, 1 a failure, 77 no GPU (found
 at the first case), 2 setup error.
 
+With --plain the same variants run on the plain causal-LM exports of test/models instead
+(input_ids -> logits, no cache I/O: docs/generation.md, form b, whose positions the importer makes
+the position_ids input). Their reference comes from onnxruntime on the CPU, in the .ref.npz's
+form: the same 5-token prompt, 8 greedy tokens (each the arg-max of the full forward's last row
+over the tokens so far) and the full forward over all 13 tokens (exit 77 without onnxruntime).
+
     kv_cache_decode_test.py --kiln-compile build/bin/kiln-compile --decode-test build/test/kv_cache_decode_test
+    kv_cache_decode_test.py --plain --kiln-compile build/bin/kiln-compile --decode-test build/test/kv_cache_decode_test \
+        --programs-test build/test/kv_cache_programs_test --kiln-run build/bin/kiln-run
 """
 import argparse
 import os
@@ -31,6 +39,10 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = os.path.join(HERE, "..", "models")
 EXPORTS = ["llama_tiny_causal_past_dynamo", "gpt2_tiny_causal_past_dynamo", "llama_tiny_causal_past_legacy"]
+# --plain: the exports without cache I/O, and the prompt of the .ref.npz files (test/models/README.md).
+PLAIN_EXPORTS = ["llama_tiny_causal_dynamo", "gpt2_tiny_causal_dynamo"]
+PROMPT = [44, 239, 933, 760, 963]
+GREEDY_STEPS = 8
 # Programs (--shape ranges): (name, precision, tolerance, more kiln-compile flags). The default
 # prefill chunks return their last real token's logits only; "-all" every token's.
 PROGRAM_VARIANTS = [("programs-fp32", "fp32", 1e-4, []), ("programs-fp16", "fp16", 1e-2, []),
@@ -40,6 +52,24 @@ VARIANTS = [("fp32-b1", "fp32", "1x1", 16, 1e-4), ("fp32-b3", "fp32", "3x1", 4, 
             ("fp32-contig", "fp32", "2x1", 64, 1e-4), ("fp16-b1", "fp16", "1x1", 16, 1e-2),
             ("fp16-b3", "fp16", "3x1", 4, 1e-2), ("bf16-b1", "bf16", "1x1", 16, 3e-2),
             ("bf16-b3", "bf16", "3x1", 4, 3e-2)]
+
+
+def plain_reference(path):
+    """The arrays of a .ref.npz for a plain export, from onnxruntime on the CPU: input_ids (PROMPT),
+    decode_input_ids (GREEDY_STEPS greedy tokens, each the arg-max of the last row of the full
+    forward over the prompt and the tokens before it), full_logits (the full forward over all of
+    them, [1, 13, V]) and greedy_ids (the arg-max of its rows from the prompt's last on)."""
+    import onnxruntime as ort
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    ids = list(PROMPT)
+    for _ in range(GREEDY_STEPS):
+        logits = sess.run(None, {"input_ids": np.array([ids], np.int64)})[0]
+        ids.append(int(np.argmax(logits[0, -1])))
+    full = sess.run(None, {"input_ids": np.array([ids], np.int64)})[0].astype(np.float32)
+    return {"input_ids": np.array([PROMPT], np.int64),
+            "decode_input_ids": np.array([ids[len(PROMPT):]], np.int64),
+            "full_logits": full,
+            "greedy_ids": np.argmax(full[:, len(PROMPT) - 1:], axis=-1)}
 
 
 def check_generate(kiln_run, artifact, ref, tol, work):
@@ -84,6 +114,8 @@ def main(argv):
     p.add_argument("--programs-test", help="the kv_cache_programs_test binary (runs the programs "
                    "of a --shape range artifact)")
     p.add_argument("--kiln-run", help="kiln-run, for --generate on the --shape range artifacts")
+    p.add_argument("--plain", action="store_true", help="the plain causal-LM exports (no cache "
+                   "I/O) against onnxruntime instead of the cache-I/O exports against torch")
     args = p.parse_args(argv)
     # Like the other GPU tests: no compiling when nvidia-smi lists no GPU. A machine with a driver
     # library but no device still gets here; the decode binary then exits 77 at the first case.
@@ -91,10 +123,17 @@ def main(argv):
     if not smi or "GPU" not in subprocess.run([smi, "-L"], capture_output=True, text=True).stdout:
         print("SKIP: no GPU (nvidia-smi -L lists none)")
         return 77
+    refs = {}
+    if args.plain:
+        try:
+            refs = {m: plain_reference(os.path.join(MODELS, m + ".onnx")) for m in PLAIN_EXPORTS}
+        except ImportError as e:
+            print("SKIP: --plain needs onnxruntime for its reference (%s)" % e)
+            return 77
     failed = passed = 0
     with tempfile.TemporaryDirectory() as work:
-        for m in EXPORTS:
-            ref = np.load(os.path.join(MODELS, m + ".ref.npz"))
+        for m in PLAIN_EXPORTS if args.plain else EXPORTS:
+            ref = refs[m] if args.plain else np.load(os.path.join(MODELS, m + ".ref.npz"))
             tokens = os.path.join(work, m + ".tokens.i64")
             logits = os.path.join(work, m + ".logits.f32")
             np.concatenate([ref["input_ids"][0], ref["decode_input_ids"][0]]).astype("<i8").tofile(tokens)

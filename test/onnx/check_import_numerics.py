@@ -13,6 +13,9 @@ Usage: python3 test/onnx/check_import_numerics.py [--bin build/bin] [--models ..
          (Pad in every mode and Einsum's forms, models from test/onnx/Inputs)
        python3 test/onnx/check_import_numerics.py --genai [--bin build/bin]
          (onnxruntime-genai model-builder exports from test/models: prefill, then a decode step)
+       python3 test/onnx/check_import_numerics.py --kv-steps [--bin build/bin]
+         (the causal-LM exports of test/models, plain ones included, compiled with --kv-cache
+         and run as generation steps over a numpy paged KV cache: see check_kv_steps)
 Needs numpy and onnxruntime (exit 77, skipped, without them). The ctest tests import-numerics-*
 run each mode (test/CMakeLists.txt); the shared-models mode skips when the models are absent.
 """
@@ -61,8 +64,42 @@ def parse_dense(body, dims, dt):
     a = np.array(v, dtype=dt)
     return np.broadcast_to(a, dims).copy() if a.ndim == 0 else a.reshape(dims)
 
+def paged_positions(table, lens, b, count, block):
+    """(pool block, row) of the first `count` cache positions of sequence `b`."""
+    pos = np.arange(count)
+    return table[b][pos // block], pos % block
+
+
+def kv_cache_append(k, v, kcache, vcache, table, lens):
+    """kiln.kv_cache_append: token i of sequence b to cache position lens[b] + i (in place)."""
+    block = kcache.shape[2]
+    for b in range(k.shape[0]):
+        pos = lens[b] + np.arange(k.shape[2])
+        kcache[table[b][pos // block], :, pos % block] = k[b].transpose(1, 0, 2)
+        vcache[table[b][pos // block], :, pos % block] = v[b].transpose(1, 0, 2)
+    return kcache, vcache
+
+
+def paged_attention(q, kcache, vcache, table, lens, scale, bshd):
+    """kiln.paged_attention: query i of sequence b at position lens[b] + i attends the cache
+    positions j <= lens[b] + i (causal), query head h reading KV head h / (Hq / Hkv)."""
+    B, Hq, S, _ = q.shape
+    g = Hq // kcache.shape[1]
+    out = np.zeros((B, Hq, S, vcache.shape[3]))
+    for b in range(B):
+        blocks, rows = paged_positions(table, lens, b, lens[b] + S, kcache.shape[2])
+        k = np.repeat(kcache[blocks, :, rows].transpose(1, 0, 2).astype(np.float64), g, axis=0)
+        v = np.repeat(vcache[blocks, :, rows].transpose(1, 0, 2).astype(np.float64), g, axis=0)
+        sc = q[b].astype(np.float64) @ k.swapaxes(-1, -2) * scale
+        sc = np.where(np.arange(lens[b] + S)[None, :] <= lens[b] + np.arange(S)[:, None], sc, -np.inf)
+        e = np.exp(sc - sc.max(axis=-1, keepdims=True))
+        out[b] = e / e.sum(axis=-1, keepdims=True) @ v
+    return out.transpose(0, 2, 1, 3) if bshd else out
+
+
 def run(text, inputs):
-    """Evaluates the single func.func of `text` on `inputs`; returns its results."""
+    """Evaluates the single func.func of `text` on `inputs`; returns its results. A
+    kv_cache_append writes into its cache inputs in place, as the runtime's does."""
     env = {}
     erf = np.vectorize(math.erf)
     for line in text.splitlines():
@@ -74,6 +111,11 @@ def run(text, inputs):
         if line.startswith("return"):
             names = line[len("return "):].split(" : ")[0].split(", ")
             return [env[n] for n in names]
+        m = re.match(r"(%\w+), (%\w+) = kiln\.kv_cache_append (%\w+), (%\w+), (%\w+), (%\w+), (%\w+), (%\w+) :", line)
+        if m:
+            a = [env[o] for o in m.groups()[2:]]
+            env[m.group(1)], env[m.group(2)] = kv_cache_append(*a)
+            continue
         m = re.match(r"(%\d+) = kiln\.(\w+) (.*)$", line)
         if not m:
             continue
@@ -154,6 +196,11 @@ def run(text, inputs):
             elif op == "reduce":
                 f = {"mean": np.mean, "sum": np.sum, "max": np.max}[kind]
                 r = f(a[0], axis=tuple(attrs["axes"]), keepdims=attrs["keep_dims"] == "true")
+            elif op == "paged_attention":
+                r = paged_attention(*a, float(attrs["scale"]), attrs["bshd_output"] == "true")
+            elif op == "arg_reduce" and kind == "max" and attrs["select_last_index"] == "false":
+                r = np.argmax(a[0], axis=int(attrs["axis"]))
+                if attrs["keep_dims"] == "true": r = np.expand_dims(r, int(attrs["axis"]))
             else:
                 raise SystemExit("unknown op " + op)
         r = np.asarray(r).astype(dt)
@@ -291,6 +338,98 @@ def check_genai(compile_, opt, passes):
     return worst
 
 
+# --kv-steps: the causal-LM exports of test/models compiled as generation steps (kiln-compile
+# --kv-cache): with cache I/O (form a), and plain (form b: the importer makes their positions
+# the position_ids input). Two sequences of 13 and 11 tokens share a pool of 9 blocks of 4
+# tokens (their blocks scattered); each step is (the sequences it runs, tokens per sequence):
+# prefill chunks of sequence 0, then of sequence 1, then steps of both at different positions.
+# (directory under test/, model): plain_decoder* are gen_onnx_tests.py's tiny plain decoders,
+# without and with an attention_mask input.
+KV_STEP_MODELS = [("models", "llama_tiny_causal_dynamo"), ("models", "gpt2_tiny_causal_dynamo"),
+                  ("models", "llama_tiny_causal_past_dynamo"),
+                  ("models", "gpt2_tiny_causal_past_dynamo"), ("onnx/Inputs", "plain_decoder"),
+                  ("onnx/Inputs", "plain_decoder_attention_mask")]
+KV_STEPS = [((0,), 5), ((0,), 3), ((1,), 4), ((1,), 2), ((0, 1), 1), ((0, 1), 1), ((0, 1), 1),
+            ((0, 1), 2)]
+KV_TABLES = [[3, 0, 6, 1], [2, 5, 8, 4]]
+KV_STEP_PASSES = ["--kiln-bind-generation-inputs", "--kiln-eliminate-empty-tensors",
+                  "--kiln-fold-shape-subgraphs", "--cse", "--kiln-raise-attention",
+                  "--kiln-paged-kv-cache=max-seq-len=16 block-size=4 num-blocks=9 "
+                  "last-token-logits=false"]
+
+
+def full_forward(sess, ids):
+    """onnxruntime's logits [L, V] of the export over all of `ids` (one sequence, no past):
+    a cache-I/O export gets an empty past, a mask of ones and positions 0..L-1."""
+    feeds = {}
+    for i in sess.get_inputs():
+        if i.name == "input_ids":
+            feeds[i.name] = ids[None, :]
+        elif i.name == "attention_mask":
+            feeds[i.name] = np.ones((1, len(ids)), np.int64)
+        elif i.name == "position_ids":
+            feeds[i.name] = np.arange(len(ids), dtype=np.int64)[None, :]
+        elif i.name.startswith("past_key_values."):
+            feeds[i.name] = np.zeros((1, i.shape[1], 0, i.shape[3]), np.float32)
+        else:
+            raise SystemExit(f"{i.name}: an input --kv-steps does not know how to fill")
+    return sess.run(None, feeds)[0][0]
+
+
+def check_kv_steps(compile_, opt):
+    """Each KV_STEP_MODELS export compiled with --kv-cache at every step shape of KV_STEPS
+    (kiln-compile --emit=graph, then KV_STEP_PASSES: kiln-paged-kv-cache makes the attention
+    append to and read from the cache), run step by step by the interpreter with one set of
+    numpy pools, position_ids = seq_lens[b] + i: each step's logits against the last rows of
+    onnxruntime's full forward over the sequence so far (||out - ref|| / ||ref|| per row).
+    Returns the worst error."""
+    test_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    worst = 0.0
+    for directory, m in KV_STEP_MODELS:
+        path = os.path.join(test_dir, directory, m + ".onnx")
+        sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+        vocab = sess.get_outputs()[0].shape[2]
+        rng = np.random.default_rng(4)
+        seqs = [rng.integers(0, vocab, n).astype(np.int64) for n in (13, 11)]
+        refs = [full_forward(sess, ids) for ids in seqs]
+        graphs, pools, lens = {}, {}, [0, 0]
+        for rows, S in KV_STEPS:
+            B = len(rows)
+            if (B, S) not in graphs:
+                graph = subprocess.run([compile_, path, "--kv-cache", "--max-seq-len", "16",
+                                        "--shape", f"input_ids={B}x{S}", "--emit=graph",
+                                        "--print-constants"], capture_output=True, text=True,
+                                       check=True).stdout
+                graphs[(B, S)] = subprocess.run([opt] + KV_STEP_PASSES, input=graph,
+                                                capture_output=True, text=True,
+                                                check=True).stdout
+            text = graphs[(B, S)]
+            header = next(l for l in text.splitlines() if l.strip().startswith("func.func"))
+            args = re.findall(r'%arg\d+: (tensor<[^>]*>) \{kiln\.name = "([^"]+)"', header)
+            feeds = {"input_ids": np.stack([seqs[r][lens[r]:lens[r] + S] for r in rows]),
+                     "position_ids": np.stack([lens[r] + np.arange(S) for r in rows]),
+                     "kv_cache.block_table": np.array([KV_TABLES[r] for r in rows], np.int32),
+                     "kv_cache.seq_lens": np.array([lens[r] for r in rows], np.int32)}
+            for ty, name in args:
+                if name.startswith("kv_cache.") and name not in feeds and name not in pools:
+                    dims, dt = ttype(ty)
+                    pools[name] = np.full(dims, np.nan, dt)  # unwritten rows show as NaN
+            feeds.update(pools)
+            unknown = [name for _, name in args if name not in feeds]
+            if unknown:
+                raise SystemExit(f"{m}: step inputs {unknown} (expected the --kv-cache roles)")
+            logits = run(text, [feeds[name] for _, name in args])[0]
+            assert logits.shape == (B, S, vocab), (m, rows, S, logits.shape)
+            for k, r in enumerate(rows):
+                err = relative_error(logits[k], refs[r][lens[r]:lens[r] + S])
+                worst = max(worst, err)
+                print(f"{m} sequence {r}, positions {lens[r]}..{lens[r] + S - 1} "
+                      f"(batch {B}): relative error {err:.2e}")
+            for r in rows:
+                lens[r] += S
+    return worst
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -309,6 +448,9 @@ def main():
                         help="check the Pad and Einsum models of test/onnx/Inputs instead of --models")
     parser.add_argument("--genai", action="store_true",
                         help="check the onnxruntime-genai exports of test/models instead of --models")
+    parser.add_argument("--kv-steps", action="store_true",
+                        help="run the causal-LM exports of test/models as --kv-cache generation "
+                             "steps over a numpy paged cache instead of --models")
     args = parser.parse_args()
     compile_, opt = os.path.join(args.bin, "kiln-compile"), os.path.join(args.bin, "kiln-opt")
     if args.pad_einsum:
@@ -317,6 +459,8 @@ def main():
         sys.exit(0 if check_contrib(compile_, opt, args.passes) < 1e-5 else 1)
     if args.genai:
         sys.exit(0 if check_genai(compile_, opt, args.passes) < 1e-5 else 1)
+    if args.kv_steps:
+        sys.exit(0 if check_kv_steps(compile_, opt) < 1e-5 else 1)
     if not os.path.isdir(args.models):
         print(f"SKIP: no shared models in {args.models} (--models)")
         sys.exit(77)

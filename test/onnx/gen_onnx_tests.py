@@ -44,6 +44,103 @@ def node(op, ins, outs, name=None, **attrs):
     return helper.make_node(op, ins, outs, name=name or outs[0], **attrs)
 
 
+# --- Plain causal-LM exports under --kv-cache (OnnxPositions.cpp) -----------------------------
+
+def plain_decoders():
+    """A one-layer causal decoder shaped like a plain causal-LM export (input_ids -> logits, no
+    cache I/O): token and learned position embeddings, one attention of 2 heads of 16 with the
+    causal mask LessOrEqual(key positions, query positions) of the positions Range, an lm_head.
+    plain_decoder reads the positions as Hugging Face does (Gather(wpe, Unsqueeze(arange, 0)));
+    the error_positions_* variants read them in ways kiln-compile --kv-cache cannot make the
+    position_ids input, and plain_decoder_position_buffer takes them from a constant buffer
+    (no Range: nothing to rewrite)."""
+    rng = np.random.default_rng(7)
+    V, E, H, D, P = 11, 32, 2, 16, 16
+    w = lambda *shape: rng.standard_normal(shape).astype(np.float32)
+    i64 = lambda *v: np.array(v, np.int64)
+    wpe = w(P, E)
+    inits = [const("wte", w(V, E)), const("wpe", wpe), const("wq", w(E, E)),
+             const("wk", w(E, E)), const("wv", w(E, E)), const("wo", w(E, V)),
+             const("zero", np.array(0, np.int64)), const("one", np.array(1, np.int64)),
+             const("axis0", i64(0)), const("axis1", i64(1)), const("heads", i64(H, D)),
+             const("width", i64(E)), const("scale", np.array(0.5, np.float32)),
+             const("keep", np.array(0.0, np.float32)),
+             const("fill", np.array(-np.inf, np.float32))]
+
+    def decoder(name, positions, extra=(), attention_mask=False):
+        nodes = [
+            node("Shape", ["input_ids"], ["bs"], name="shape"),
+            node("Shape", ["input_ids"], ["seq1"], name="shape_seq", start=1, end=2),
+            node("Squeeze", ["seq1"], ["seq"], name="seq"),
+            node("Range", ["zero", "seq", "one"], ["arange"], name="arange"),
+            node("Gather", ["wte", "input_ids"], ["tok"], name="embed", axis=0),
+        ] + positions + [
+            node("Add", ["tok", "pe"], ["h0"], name="add_pe")] + list(extra) + [
+            node("Concat", ["bs", "heads"], ["qshape"], name="qshape", axis=0),
+            node("Concat", ["bs", "width"], ["oshape"], name="oshape", axis=0)]
+        for x in "qkv":
+            nodes += [node("MatMul", ["h", "w" + x], [x + "0"], name=x + "_proj"),
+                      node("Reshape", [x + "0", "qshape"], [x + "1"], name=x + "_heads"),
+                      node("Transpose", [x + "1"], [x], name=x + "_bhsd", perm=[0, 2, 1, 3])]
+        nodes += [
+            node("Transpose", ["k"], ["kt"], name="k_t", perm=[0, 1, 3, 2]),
+            node("MatMul", ["q", "kt"], ["s0"], name="scores"),
+            node("Mul", ["s0", "scale"], ["s1"], name="scaled"),
+            node("Unsqueeze", ["arange", "axis0"], ["kv_pos"], name="kv_pos"),
+            node("Unsqueeze", ["arange", "axis1"], ["q_pos"], name="q_pos"),
+            node("LessOrEqual", ["kv_pos", "q_pos"], ["visible"], name="causal"),
+            node("Where", ["visible_padded" if attention_mask else "visible", "keep", "fill"],
+                 ["mask"], name="mask"),
+            node("Add", ["s1", "mask"], ["s2"], name="masked"),
+            node("Softmax", ["s2"], ["p"], name="softmax", axis=-1),
+            node("MatMul", ["p", "v"], ["o0"], name="pv"),
+            node("Transpose", ["o0"], ["o1"], name="o_bshd", perm=[0, 2, 1, 3]),
+            node("Reshape", ["o1", "oshape"], ["o"], name="o_merge"),
+            node("MatMul", ["o", "wo"], ["logits"], name="lm_head")]
+        inputs = [vi("input_ids", I64, ["batch", "seq"])]
+        if attention_mask:  # keys where the mask is 0 are hidden: [B, 1, 1, S] and'ed in
+            inputs.append(vi("attention_mask", I64, ["batch", "seq"]))
+            at = next(i for i, n in enumerate(nodes) if n.name == "mask")
+            nodes[at:at] = [
+                node("Cast", ["attention_mask"], ["key_kept"], name="key_kept", to=B),
+                node("Unsqueeze", ["key_kept", "axes12"], ["key_kept4"], name="key_kept4"),
+                node("And", ["visible", "key_kept4"], ["visible_padded"], name="padding")]
+        save(name, model(nodes, inputs,
+                         [vi("logits", F, ["batch", "seq", V])], inits))
+
+    hf = [node("Unsqueeze", ["arange", "axis0"], ["pos"], name="position_ids"),
+          node("Gather", ["wpe", "pos"], ["pe"], name="position_embed", axis=0)]
+    h = [node("Identity", ["h0"], ["h"], name="h")]
+    decoder("plain_decoder", hf, h)
+    # With an attention_mask input [B, S] (kiln-bind-generation-inputs makes it ones).
+    inits.append(const("axes12", i64(1, 2)))
+    decoder("plain_decoder_attention_mask", hf, h, attention_mask=True)
+    # Positions plus one: the lookup reads them through an Add.
+    decoder("error_positions_through_add", [
+        node("Add", ["arange", "one"], ["shifted"], name="shift"),
+        node("Unsqueeze", ["shifted", "axis0"], ["pos"], name="position_ids"),
+        node("Gather", ["wpe", "pos"], ["pe"], name="position_embed", axis=0)], h)
+    # Positions [S] with no batch dim (Gather(wpe, arange) broadcast over the batch).
+    decoder("error_positions_no_batch_dim", [
+        node("Gather", ["wpe", "arange"], ["pe"], name="position_embed", axis=0)], h)
+    # A second float value computed from the positions that is no lookup (GatherND).
+    decoder("error_positions_other_use", hf, [
+        node("Unsqueeze", ["arange", "axis1"], ["nd_index"], name="nd_index"),
+        node("GatherND", ["wpe", "nd_index"], ["pe2"], name="position_gather_nd"),
+        node("Add", ["h0", "pe2"], ["h"], name="add_pe2")])
+    # The position table transposed, looked up along axis 1.
+    inits.append(const("wpe_t", np.ascontiguousarray(wpe.T)))
+    decoder("error_positions_gather_axis", [
+        node("Unsqueeze", ["arange", "axis0"], ["pos"], name="position_ids"),
+        node("Gather", ["wpe_t", "pos"], ["pe_t"], name="position_embed", axis=1),
+        node("Transpose", ["pe_t"], ["pe"], name="position_embed_bse", perm=[1, 2, 0])], h)
+    # Positions sliced from a constant buffer (older GPT-2 exports): no positions Range.
+    inits.append(const("position_buffer", np.arange(P, dtype=np.int64)[None, :]))
+    decoder("plain_decoder_position_buffer", [
+        node("Slice", ["position_buffer", "axis0", "seq1", "axis1"], ["pos"], name="position_ids"),
+        node("Gather", ["wpe", "pos"], ["pe"], name="position_embed", axis=0)], h)
+
+
 # --- Pad and Einsum -------------------------------------------------------------------------
 
 def pads():
@@ -1415,7 +1512,7 @@ if __name__ == "__main__":
     for gen in [elementwise, logic, gelu, folding, shape_ops, runtime_cumsum, movement, slices,
                 gathers, math, reduce18, reduce13, external_data, old_and_new_opsets,
                 rotary_embedding, derived_ops, activations, arg_reduce, arg_reduce_rows, mod, opsets25_28, empty_tensors, attention23, errors, review_fixes, contrib,
-                matmul_nbits, group_query_attention,
+                matmul_nbits, group_query_attention, plain_decoders,
                 broken_files, structure_checks, unsorted_graphs, cast_rounding, pads, einsums]:
         gen()
     print("wrote", OUT)

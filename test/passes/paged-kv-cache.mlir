@@ -62,9 +62,10 @@ func.func @bidirectional(%pos: tensor<1x4xi64> {kiln.name = "position_ids"}, %q:
 
 // -----
 
-// A plain export computes positions inside the graph (folded to constants at
-// a static shape): every step would restart at position 0.
-// expected-error @+1 {{kv-cache: the model has no 'position_ids' input, so its token positions are computed inside the graph and would restart at 0 in every step; export it with position_ids (e.g. examples/export/export_hf.py --task causal-lm --with-past)}}
+// A model whose positions are computed inside the graph (folded to constants at a
+// static shape) and that the importer gave no position_ids input: every step would
+// restart at position 0.
+// expected-error @+1 {{kv-cache: the model has no 'position_ids' input, so its token positions are computed inside the graph and would restart at 0 in every step (kiln-compile --kv-cache makes that input from a plain export's positions only where they come from a Range(0, S) that a position lookup reads: docs/generation.md, form b); export it with position_ids (e.g. examples/export/export_hf.py --task causal-lm --with-past)}}
 func.func @no_positions(%q: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
   %o = kiln.attention %q, %q, %q {scale = 1.0 : f64, causal = true, zero_masked_rows = false, bshd_output = false} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
   return %o : tensor<1x2x4x8xf32>

@@ -458,6 +458,17 @@ TEST(Report, ChromeTraceHasOneSlicePerKernelAndLayer) {
   kiln_artifact_release(artifact);
 }
 
+TEST(Report, InputRoleNames) {
+  // The names the compiler writes in #kiln.input_role<...>, one per role.
+  EXPECT_STREQ(kiln::report::inputRoleName(KILN_INPUT_ROLE_DATA), "data");
+  EXPECT_STREQ(kiln::report::inputRoleName(KILN_INPUT_ROLE_KEY_CACHE), "key_cache");
+  EXPECT_STREQ(kiln::report::inputRoleName(KILN_INPUT_ROLE_VALUE_CACHE), "value_cache");
+  EXPECT_STREQ(kiln::report::inputRoleName(KILN_INPUT_ROLE_BLOCK_TABLE), "block_table");
+  EXPECT_STREQ(kiln::report::inputRoleName(KILN_INPUT_ROLE_SEQ_LENS), "seq_lens");
+  EXPECT_STREQ(kiln::report::inputRoleName(KILN_INPUT_ROLE_POSITION_IDS), "position_ids");
+  EXPECT_STREQ(kiln::report::inputRoleName(static_cast<kiln_input_role_t>(6)), "?");
+}
+
 TEST(Report, BlockOfLayer) {
   EXPECT_EQ(kiln::report::blockOf("h.3.attn"), "h.3");
   EXPECT_EQ(kiln::report::blockOf("layers.10.mlp"), "layers.10");

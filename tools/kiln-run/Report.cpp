@@ -93,6 +93,24 @@ const char *tensorMapSwizzleName(kiln_tensor_map_swizzle_t swizzle) {
   return "?";
 }
 
+const char *inputRoleName(kiln_input_role_t role) {
+  switch (role) {
+  case KILN_INPUT_ROLE_DATA:
+    return "data";
+  case KILN_INPUT_ROLE_KEY_CACHE:
+    return "key_cache";
+  case KILN_INPUT_ROLE_VALUE_CACHE:
+    return "value_cache";
+  case KILN_INPUT_ROLE_BLOCK_TABLE:
+    return "block_table";
+  case KILN_INPUT_ROLE_SEQ_LENS:
+    return "seq_lens";
+  case KILN_INPUT_ROLE_POSITION_IDS:
+    return "position_ids";
+  }
+  return "?";
+}
+
 void writeArtifactJson(JsonWriter &json, const kiln_artifact_t *artifact) {
   json.beginObject();
   json.field("path", kiln_artifact_path(artifact));
@@ -138,6 +156,10 @@ void writeArtifactJson(JsonWriter &json, const kiln_artifact_t *artifact) {
       json.value(static_cast<long long>(hi));
       json.endArray();
     }
+    kiln_input_role_t role = KILN_INPUT_ROLE_DATA;
+    kiln_status_free(kiln_artifact_input_role(artifact, i, &role));
+    if (role != KILN_INPUT_ROLE_DATA)
+      json.field("role", inputRoleName(role));
     json.endObject();
   }
   json.endArray();

@@ -36,9 +36,14 @@ std::string blockOf(const std::string &layer);
 /// "128B": the name of a tensor map swizzle ("none", "32B", "64B", "128B"; "?" out of range).
 const char *tensorMapSwizzleName(kiln_tensor_map_swizzle_t swizzle);
 
+/// "position_ids": the name of an input role as the compiler writes it (#kiln.input_role<...>:
+/// "data", "key_cache", "value_cache", "block_table", "seq_lens", "position_ids"; "?" out of
+/// range).
+const char *inputRoleName(kiln_input_role_t role);
+
 /// Writes the artifact description as one JSON object value: path, producer, arena_bytes,
 /// weights_bytes, inputs and outputs (name, dtype, shape, bytes; value_range [min, max] for
-/// inputs that record one), modules (name, ptx_bytes, sass [{arch, bytes}]), launches (index,
+/// inputs that record one; role for inputs whose role is not data, e.g. "position_ids"), modules (name, ptx_bytes, sass [{arch, bytes}]), launches (index,
 /// function, module, grid, block, shared_mem_bytes, args, name, layer, ops, nodes, node_count,
 /// flops, bytes_read, bytes_written; tensor_maps [{arg, offset, dtype, dims, strides, box,
 /// swizzle}] for launches that have them), and for rank files tensor_parallel {world_size, rank,

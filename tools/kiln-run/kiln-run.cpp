@@ -603,6 +603,11 @@ void printInfo(const kiln_artifact_t *artifact) {
     std::string range = hasRange
                             ? " values [" + std::to_string(lo) + ", " + std::to_string(hi) + "]"
                             : std::string();
+    // What the runtime fills (kiln-compile --kv-cache), e.g. "role position_ids".
+    kiln_input_role_t role = KILN_INPUT_ROLE_DATA;
+    kiln_status_free(kiln_artifact_input_role(artifact, i, &role));
+    if (role != KILN_INPUT_ROLE_DATA)
+      range += std::string(" role ") + kiln::report::inputRoleName(role);
     std::printf("  %s: %s (%llu bytes)%s\n", info.name, describe(info).c_str(),
                 static_cast<unsigned long long>(info.byte_size), range.c_str());
   }
