@@ -128,22 +128,24 @@ KILN_DECODE_HD constexpr long long pipelineBytes(int elemBytes, int d) {
 KILN_DECODE_HD constexpr long long mergeBytes(int elemBytes, int d) {
   return (long long)kWarps * rowsPerWarp(elemBytes) * (d + 2) * 4;
 }
-/// Bytes of a cluster block's partial (decodeAttentionPartial with CLUSTER > 1), after the rest
-/// of its shared memory: fp32 acc [qTileRows][d], then (m, l, 0, 0) [qTileRows] as float4.
+/// Bytes of a cluster block's partial (decodeAttentionPartial with CLUSTER > 1): fp32 acc
+/// [qTileRows][d], then (m, l, 0, 0) [qTileRows] as float4. It lies in the pipeline's memory after
+/// the merge buffers (both are written after the last tile), so it costs shared memory only
+/// where the pipeline is shorter than the two.
 KILN_DECODE_HD constexpr long long clusterPartialBytes(int elemBytes, int d, int groupRows) {
   return (long long)qTileRows(elemBytes, groupRows) * (d + 4) * 4;
 }
 /// Dynamic shared memory of decodeAttentionPartial in bytes: the Q tile, the pipeline (or the
-/// merge buffers, whichever is larger) and, for fp32, one 8 x 8 probability tile per warp; with
-/// `cluster` (CLUSTER > 1) the block's partial (clusterPartialBytes) after them. Above 48 KiB the
-/// launcher raises cudaFuncAttributeMaxDynamicSharedMemorySize.
+/// merge buffers, with `cluster` (CLUSTER > 1) followed by the block's partial, whichever is
+/// larger) and, for fp32, one 8 x 8 probability tile per warp. Above 48 KiB the launcher raises
+/// cudaFuncAttributeMaxDynamicSharedMemorySize.
 KILN_DECODE_HD constexpr long long smemBytes(int elemBytes, int d, int groupRows,
                                              bool cluster = false) {
+  const long long after = mergeBytes(elemBytes, d) +
+                          (cluster ? clusterPartialBytes(elemBytes, d, groupRows) : 0);
   return (long long)qTileRows(elemBytes, groupRows) * qPitch(elemBytes, d) * elemBytes +
-         (pipelineBytes(elemBytes, d) > mergeBytes(elemBytes, d) ? pipelineBytes(elemBytes, d)
-                                                                  : mergeBytes(elemBytes, d)) +
-         (elemBytes == 2 ? 0 : kWarps * 8 * 8 * 4) +
-         (cluster ? clusterPartialBytes(elemBytes, d, groupRows) : 0);
+         (pipelineBytes(elemBytes, d) > after ? pipelineBytes(elemBytes, d) : after) +
+         (elemBytes == 2 ? 0 : kWarps * 8 * 8 * 4);
 }
 
 /// Bytes of the fp32 workspace between the two kernels: for each output row (b, h, i) and split
@@ -737,7 +739,14 @@ __device__ __forceinline__ void decodeAttentionPartial(const QSrc &q,
 
   char *sQ = smem;
   char *sPipe = smem + qRows * C::kQPitch * E; // K stage s at s * tile, V stage s after the Ks
-  float *sP = reinterpret_cast<float *>(sPipe + decode::pipelineBytes(E, D));
+  // fp32: the probability tiles after the pipeline, or after the merge buffers and the cluster
+  // partial when those are longer (decode::smemBytes).
+  float *sP = reinterpret_cast<float *>(
+      sPipe + (decode::smemBytes(E, D, R, CLUSTER > 1) - qRows * C::kQPitch * E -
+               (C::kTensorCores ? 0 : decode::kWarps * 8 * 8 * 4)));
+  // CLUSTER > 1: the block's partial, after the merge buffers in the pipeline's memory.
+  float *sAcc = reinterpret_cast<float *>(sPipe + decode::mergeBytes(E, D));
+  float4 *sML = reinterpret_cast<float4 *>(sAcc + qRows * D);
   const decode::TokenAddr addr = decode::makeTokenAddr(cache, b, shape.kvHeads);
 
   // 2. The Q rows (zero-filled past `rows`), in the first cp.async group with tile 0.
@@ -853,8 +862,6 @@ __device__ __forceinline__ void decodeAttentionPartial(const QSrc &q,
       decode::store4(out.ptr + b * out.sb + h * out.sh + i * out.ss + col,
                      make_float4(a.x * inv, a.y * inv, a.z * inv, a.w * inv));
     } else if constexpr (CLUSTER > 1) {
-      float *sAcc = reinterpret_cast<float *>(smem + decode::smemBytes(E, D, R));
-      float4 *sML = reinterpret_cast<float4 *>(sAcc + qRows * D);
       *reinterpret_cast<float4 *>(sAcc + rr * D + col) = a;
       if (col == 0)
         sML[rr] = make_float4(mMax, lSum, 0.0f, 0.0f);
@@ -870,8 +877,6 @@ __device__ __forceinline__ void decodeAttentionPartial(const QSrc &q,
     //    reduction): M = max_s m_s, out = sum_s 2^(m_s - M) acc_s / sum_s 2^(m_s - M) l_s.
     sm90::clusterSync(); // every block's partial is written and visible to the cluster
     if (part.splits > 1) {
-      const float *sAcc = reinterpret_cast<const float *>(smem + decode::smemBytes(E, D, R));
-      const float4 *sML = reinterpret_cast<const float4 *>(sAcc + qRows * D);
       for (int e = split * THREADS + tid; e < rows * (D / 4); e += CLUSTER * THREADS) {
         const int rr = e / (D / 4), col = e % (D / 4) * 4;
         const unsigned mlAddr = tc::smemAddr(sML + rr), accAddr = tc::smemAddr(sAcc + rr * D + col);
