@@ -398,8 +398,13 @@ def PagedKvCache : Pass<"kiln-paged-kv-cache", "mlir::func::FuncOp"> {
     states, gathered at position_ids[S - 1] - position_ids[0] (the runtime
     repeats the last real token's position in the padding after it). The
     lm_head over 2048 rows was 0.43 ms of a 9 ms first token. A step of one
-    token per row (decode) also returns `next_token` (`[B, 1]` i64, the
-    greedy token), and so does such a prefill chunk.
+    token per row (decode) also returns `next_token` (`[B, 1]` i64), and so
+    does such a prefill chunk: with `sampling` (the default) a `kiln.sample`
+    of the logits with five more arguments, each `[B]` with its `kiln.role`
+    (`sampling.temperature` f32, `sampling.top_k` i32, `sampling.top_p` f32,
+    `sampling.seed` i64, `sampling.offset` i64), so greedy and sampled rows
+    both get their token on the GPU; without, the greedy token alone
+    (`kiln.arg_reduce <max>`), and a runtime samples on the host.
 
     Runs after kiln-assign-precision (the caches take the storage type) and
     before fusion.
@@ -407,6 +412,8 @@ def PagedKvCache : Pass<"kiln-paged-kv-cache", "mlir::func::FuncOp"> {
   let options = [
     Option<"lastTokenLogits", "last-token-logits", "bool", /*default=*/"true",
            "A step of several tokens returns the logits of its last real token only">,
+    Option<"deviceSampling", "sampling", "bool", /*default=*/"true",
+           "next_token is kiln.sample with per-row sampling inputs (false: the greedy arg-max)">,
     Option<"blockSize", "block-size", "int64_t", /*default=*/"16",
            "Tokens per KV-cache block (a contiguous cache is one block of max-seq-len)">,
     Option<"maxSeqLen", "max-seq-len", "int64_t", /*default=*/"0",

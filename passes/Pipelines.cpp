@@ -50,6 +50,7 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
     cacheOptions.blockSize = options.kvBlockSize;
     cacheOptions.numBlocks = options.kvBlocks;
     cacheOptions.lastTokenLogits = options.lastTokenLogits;
+    cacheOptions.deviceSampling = options.deviceSampling;
     fpm.addPass(createPagedKvCache(cacheOptions));
   }
   // Bounded kernel parameters and code per concat, fused or not.

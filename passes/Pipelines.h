@@ -93,6 +93,11 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
       llvm::cl::desc("kv-cache: a step of several tokens returns the logits of its last real "
                      "token only (kiln-paged-kv-cache)"),
       llvm::cl::init(true)};
+  Option<bool> deviceSampling{
+      *this, "sampling",
+      llvm::cl::desc("kv-cache: next_token is kiln.sample with per-row sampling inputs, so "
+                     "sampling runs on the GPU (false: the greedy arg-max only)"),
+      llvm::cl::init(true)};
   Option<int64_t> arenaAlignment{*this, "arena-alignment",
                                  llvm::cl::desc("Arena buffer alignment in bytes"),
                                  llvm::cl::init(256)};

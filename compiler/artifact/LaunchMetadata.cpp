@@ -60,7 +60,8 @@ bool isIndex(StringRef component) {
 
 /// The ops whose kernel emitter is chosen by them and whose layer names the kernel.
 bool isMainOp(Operation *op) {
-  return isa<MatMulOp, AttentionOp, LayerNormOp, RmsNormOp, SoftmaxOp, ReduceOp, ArgReduceOp>(op);
+  return isa<MatMulOp, AttentionOp, LayerNormOp, RmsNormOp, SoftmaxOp, ReduceOp, ArgReduceOp,
+             SampleOp>(op);
 }
 
 uint64_t numElements(Type type) {
@@ -117,6 +118,8 @@ uint64_t opFlops(Operation *op) {
   if (isa<SoftmaxOp>(op))
     return mul(5, inputElements);
   if (isa<ReduceOp, ArgReduceOp>(op))
+    return inputElements;
+  if (isa<SampleOp>(op)) // the greedy pass; a sampled row makes several
     return inputElements;
   uint64_t resultElements = op->getNumResults() ? numElements(op->getResult(0).getType()) : 0;
   if (isa<RotaryOp>(op))

@@ -89,6 +89,7 @@ EmitterRegistry kiln::codegen::makeDefaultEmitterRegistry() {
   populateGemmEmitters(registry);
   populateNormEmitters(registry);
   populateReduceEmitters(registry);
+  populateSampleEmitters(registry);
   populateAttentionEmitters(registry);
   populateDecodeAttentionEmitters(registry);
   return registry;
@@ -206,7 +207,8 @@ std::string kiln::codegen::modulePrologue() {
          "#include \"kiln/gemm_skinny.cuh\"\n"
          "#include \"kiln/norm.cuh\"\n"
          "#include \"kiln/attention.cuh\"\n"
-         "#include \"kiln/decode_attention.cuh\"\n\n";
+         "#include \"kiln/decode_attention.cuh\"\n"
+         "#include \"kiln/sample.cuh\"\n\n";
 }
 
 unsigned kiln::codegen::gridFor(KernelOp kernel, int64_t work, int64_t perBlock) {

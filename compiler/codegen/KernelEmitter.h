@@ -115,6 +115,7 @@ void populatePointwiseEmitter(EmitterRegistry &registry);
 void populateGemmEmitters(EmitterRegistry &registry);
 void populateNormEmitters(EmitterRegistry &registry);
 void populateReduceEmitters(EmitterRegistry &registry);
+void populateSampleEmitters(EmitterRegistry &registry);
 void populateAttentionEmitters(EmitterRegistry &registry);
 void populateDecodeAttentionEmitters(EmitterRegistry &registry);
 

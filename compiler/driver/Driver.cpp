@@ -313,6 +313,7 @@ static llvm::Error buildPipeline(const CompileOptions &options, ArrayRef<unsigne
   pipelineOptions.kvBlockSize = options.kvBlockSize;
   pipelineOptions.kvBlocks = options.kvBlocks;
   pipelineOptions.lastTokenLogits = options.lastTokenLogits;
+  pipelineOptions.deviceSampling = options.deviceSampling;
   buildKilnPipeline(pm, pipelineOptions);
   return llvm::Error::success();
 }

@@ -92,6 +92,9 @@ struct CompileOptions {
   /// --prefill-logits: a step of several tokens returns the logits of its last real token only
   /// (true, `last`, the default) or of every token (`all`).
   bool lastTokenLogits = true;
+  /// --device-sampling: next_token is kiln.sample with the per-row sampling inputs (true, the
+  /// default), or the greedy arg-max alone (false: a runtime samples on the host).
+  bool deviceSampling = true;
   /// --programmatic-launch.
   ProgrammaticLaunch programmaticLaunch = ProgrammaticLaunch::Auto;
   unsigned threads = 0;             ///< NVRTC threads; 0 = hardware concurrency

@@ -41,6 +41,11 @@ def Kiln_InputRole : I32EnumAttr<"InputRole", "role of a graph input in a genera
     I32EnumAttrCase<"BlockTable", 2, "block_table">,
     I32EnumAttrCase<"SeqLens", 3, "seq_lens">,
     I32EnumAttrCase<"PositionIds", 4, "position_ids">,
+    I32EnumAttrCase<"Temperature", 5, "temperature">,
+    I32EnumAttrCase<"TopK", 6, "top_k">,
+    I32EnumAttrCase<"TopP", 7, "top_p">,
+    I32EnumAttrCase<"Seed", 8, "seed">,
+    I32EnumAttrCase<"SampleOffset", 9, "sample_offset">,
   ]> {
   let cppNamespace = "::kiln";
   let genSpecializedAttr = 0;
@@ -54,7 +59,10 @@ def Kiln_InputRoleAttr : EnumAttr<Kiln_Dialect, Kiln_InputRole, "input_role"> {
     layer, `[blocks, Hkv, block size, D]`, written in place by
     `kiln.kv_cache_append`), `block_table` (`[B, blocks per sequence]` i32),
     `seq_lens` (`[B]` i32, tokens held before the step) and `position_ids`
-    (`[B, S]`, `seq_lens[b] + i`). The artifact records it per input
+    (`[B, S]`, `seq_lens[b] + i`), and the per-row sampling parameters of
+    `kiln.sample` (`[B]` each): `temperature` (f32), `top_k` (i32), `top_p`
+    (f32), `seed` (i64) and `sample_offset` (i64, the draws the sequence made
+    before). The artifact records it per input
     (docs/artifact.md), so a runtime knows which inputs it owns.
 
     ```mlir

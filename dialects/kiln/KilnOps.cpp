@@ -571,6 +571,33 @@ LogicalResult ArgReduceOp::verify() {
   return success();
 }
 
+LogicalResult SampleOp::verify() {
+  auto logits = rtt(getLogits());
+  if (logits.getRank() != 2 && !(logits.getRank() == 3 && logits.getDimSize(1) == 1))
+    return emitOpError() << "logits " << formatShape(logits.getShape())
+                         << " must be [B, V] or [B, 1, V]";
+  const int64_t B = logits.getDimSize(0), V = logits.getShape().back();
+  if (V < 1)
+    return emitOpError() << "logits " << formatShape(logits.getShape())
+                         << " must have a vocabulary of at least 1";
+  const std::pair<Value, StringRef> params[] = {{getTemperature(), "temperature"},
+                                                {getTopK(), "top_k"},
+                                                {getTopP(), "top_p"},
+                                                {getSeed(), "seed"},
+                                                {getOffset(), "offset"}};
+  for (auto [value, name] : params) {
+    auto t = rtt(value);
+    if (t.getRank() != 1 || t.getDimSize(0) != B)
+      return emitOpError() << name << " " << formatShape(t.getShape()) << " must be [" << B
+                           << "], one value per row of the logits";
+  }
+  auto out = rtt(getResult());
+  if (out.getShape() != ArrayRef<int64_t>{B, 1})
+    return emitOpError() << "result shape " << formatShape(out.getShape()) << " should be ["
+                         << B << ", 1]";
+  return success();
+}
+
 LogicalResult ReduceOp::verify() {
   auto in = rtt(getInput());
   int64_t prev = -1;

@@ -645,6 +645,38 @@ def Kiln_ArgReduceOp : Kiln_Op<"arg_reduce", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Kiln_SampleOp : Kiln_Op<"sample", [Pure]> {
+  let summary = "The next token of each row: greedy, or temperature / top-k / top-p sampling.";
+  let description = [{
+    Picks one token per row of `logits` (`[B, V]`, or `[B, 1, V]`: a decode
+    step's last token) with per-row parameters that are run-time inputs of
+    the step (`[B]` each): `temperature` (f32), `top_k` (i32), `top_p` (f32)
+    and the row's random stream, `seed` and `offset` (i64; the offset counts
+    the sequence's draws). The result is i64 `[B, 1]`.
+
+    A row with `temperature <= 0` (or NaN) is greedy: the first maximum, a NaN
+    never picked (all NaN: token 0). Otherwise the token is drawn from
+    softmax(logits / temperature) restricted to the `top_k` largest logits
+    (`top_k <= 0` or `>= V`: all; ties by lower id) and then to the smallest
+    set of the most likely tokens whose probability reaches `top_p` (`top_p >=
+    1` or NaN: all; `top_p <= 0`: the most likely token), renormalized: the
+    rule of `kiln_sampling_params_t` (runtime.h). The uniform draw is
+    Philox4x32-10 at key `seed`, counter `offset`, so a row's token depends on
+    its logits and parameters only, not on the batch row or the launch
+    configuration; that makes the op `Pure`.
+
+    ```mlir
+    %t = kiln.sample %logits, %temperature, %top_k, %top_p, %seed, %offset : (tensor<2x1x32000xf32>, tensor<2xf32>, tensor<2xi32>, tensor<2xf32>, tensor<2xi64>, tensor<2xi64>) -> tensor<2x1xi64>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$logits, RankedTensorOf<[F32]>:$temperature,
+                       Kiln_I32Tensor:$top_k, RankedTensorOf<[F32]>:$top_p,
+                       RankedTensorOf<[I64]>:$seed, RankedTensorOf<[I64]>:$offset);
+  let results = (outs RankedTensorOf<[I64]>:$result);
+  let assemblyFormat = "$logits `,` $temperature `,` $top_k `,` $top_p `,` $seed `,` $offset attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Kernels
 //===----------------------------------------------------------------------===//

@@ -427,14 +427,17 @@ struct PagedKvCache : public kiln::impl::PagedKvCacheBase<PagedKvCache> {
           selectLastTokenLogits(func, func.getArgument(i));
           break;
         }
-    addNextTokenResult(func);
+    addNextTokenResult(func, deviceSampling);
   }
 
   /// A step whose `logits` result is [B, 1, V] (a decode step, or a prefill chunk's last token)
-  /// also returns
-  /// `next_token`, i64 [B, 1]: the greedy token of each row (the first maximum; kiln.arg_reduce's
-  /// NaN rule), so that greedy generation reads B integers back instead of B x V logits.
-  static void addNextTokenResult(func::FuncOp func) {
+  /// also returns `next_token`, i64 [B, 1], so that generation reads B integers back instead of
+  /// B x V logits. With `sampling` it is `kiln.sample` of the logits with five new [B]
+  /// arguments that carry each row's parameters (`sampling.temperature` f32, `sampling.top_k`
+  /// i32, `sampling.top_p` f32, `sampling.seed` i64, `sampling.offset` i64, each with its
+  /// `kiln.role`): greedy rows get the first maximum, sampled rows a draw on the GPU. Without,
+  /// it is the greedy token alone (`kiln.arg_reduce <max>`, the first maximum; a NaN wins).
+  static void addNextTokenResult(func::FuncOp func, bool sampling) {
     auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
     for (unsigned i = 0; i < func.getNumResults(); ++i) {
       auto name = func.getResultAttrOfType<StringAttr>(i, "kiln.name");
@@ -446,18 +449,41 @@ struct PagedKvCache : public kiln::impl::PagedKvCacheBase<PagedKvCache> {
         if (auto other = func.getResultAttrOfType<StringAttr>(j, "kiln.name");
             other && other.getValue() == "next_token")
           return; // the model has one of its own
+      MLIRContext *ctx = func.getContext();
       OpBuilder b(ret);
-      auto tokenType = RankedTensorType::get({type.getDimSize(0), 1},
-                                             b.getIntegerType(64));
-      Value token = ArgReduceOp::create(b, ret.getLoc(), tokenType, ReduceKind::Max,
-                                        ret.getOperand(i), /*axis=*/2, /*keep_dims=*/false,
-                                        /*select_last_index=*/false);
+      const int64_t B = type.getDimSize(0);
+      auto tokenType = RankedTensorType::get({B, 1}, b.getIntegerType(64));
+      Value logits = ret.getOperand(i);
+      Value token;
+      if (sampling) {
+        auto addArg = [&](Type element, StringRef argName, InputRole role) -> Value {
+          unsigned index = func.getNumArguments();
+          NamedAttribute attrs[] = {b.getNamedAttr("kiln.name", b.getStringAttr(argName)),
+                                    b.getNamedAttr(kRoleAttrName, InputRoleAttr::get(ctx, role))};
+          if (failed(func.insertArgument(index, RankedTensorType::get({B}, element),
+                                         b.getDictionaryAttr(attrs), func.getLoc())))
+            return nullptr;
+          return func.getArgument(index);
+        };
+        Value temperature = addArg(b.getF32Type(), "sampling.temperature", InputRole::Temperature);
+        Value topK = addArg(b.getIntegerType(32), "sampling.top_k", InputRole::TopK);
+        Value topP = addArg(b.getF32Type(), "sampling.top_p", InputRole::TopP);
+        Value seed = addArg(b.getIntegerType(64), "sampling.seed", InputRole::Seed);
+        Value offset = addArg(b.getIntegerType(64), "sampling.offset", InputRole::SampleOffset);
+        if (!temperature || !topK || !topP || !seed || !offset)
+          return;
+        token = SampleOp::create(b, ret.getLoc(), tokenType, logits, temperature, topK, topP,
+                                 seed, offset);
+      } else {
+        token = ArgReduceOp::create(b, ret.getLoc(), tokenType, ReduceKind::Max, logits,
+                                    /*axis=*/2, /*keep_dims=*/false,
+                                    /*select_last_index=*/false);
+      }
       ret->insertOperands(ret.getNumOperands(), token);
       unsigned index = func.getNumResults();
-      if (failed(func.insertResult(index, tokenType,
-                                   b.getDictionaryAttr(b.getNamedAttr(
-                                       "kiln.name", b.getStringAttr("next_token"))))))
-        return;
+      (void)func.insertResult(index, tokenType,
+                              b.getDictionaryAttr(b.getNamedAttr(
+                                  "kiln.name", b.getStringAttr("next_token"))));
       return;
     }
   }

@@ -326,7 +326,7 @@ kiln_status_t Verifier::checkTensor(const fb::TensorDesc *tensor, const std::str
   if (!isOutput) {
     // Roles a reader does not know (appended later) read as Data.
     auto role = static_cast<unsigned>(tensor->role());
-    out.role = role <= KILN_INPUT_ROLE_POSITION_IDS ? static_cast<kiln_input_role_t>(role)
+    out.role = role <= KILN_INPUT_ROLE_SAMPLE_OFFSET ? static_cast<kiln_input_role_t>(role)
                                                     : KILN_INPUT_ROLE_DATA;
   }
   if (!isOutput)

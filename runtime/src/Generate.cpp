@@ -5,10 +5,13 @@
 // programs read and write one cache. kiln_generate checks every request, reserves each
 // sequence's blocks for its longest extent, prefills the prompts one after another
 // (planPrefill's chunks), then decodes the unfinished sequences together, one token per step,
-// through the smallest decode program that holds them (pickDecodeStep). A step whose rows are
-// all greedy reads the decode program's `next_token` output (the argmax the compiler adds on the
-// GPU: B integers back instead of B x vocab logits); otherwise each next token is sampled on the
-// host from the sequence's logits row (sampleToken). Host-side planning is in
+// through the smallest decode program that holds them (pickDecodeStep). A program compiled with
+// the sampling inputs (kiln.sample, kiln-compile --device-sampling, the default) picks every
+// row's token on the GPU: the loop fills each row's temperature, top_k, top_p, seed and draw
+// counter and reads `next_token` (B integers back instead of B x vocab logits), greedy or not.
+// An artifact without them (compiled before, or --device-sampling=false) reads `next_token`
+// when every row is greedy and otherwise samples on the host from the sequence's logits row
+// (sampleToken, also the reference the tests compare with). Host-side planning is in
 // Generate.h; docs/generation.md describes the loop.
 //
 //===----------------------------------------------------------------------===//
@@ -21,6 +24,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -225,6 +229,35 @@ int64_t sampleToken(const float *logits, size_t vocab, const kiln_sampling_param
   return static_cast<int64_t>(order[count - 1]);
 }
 
+std::string checkSamplingParams(const kiln_sampling_params_t &params) {
+  char text[200];
+  if (!std::isfinite(params.temperature)) {
+    std::snprintf(text, sizeof text,
+                  "sampling.temperature is %g; it must be a finite number (<= 0: greedy)",
+                  double(params.temperature));
+    return text;
+  }
+  if (params.top_k < 0) {
+    std::snprintf(text, sizeof text, "sampling.top_k is %d; it must be >= 0 (0: every token)",
+                  int(params.top_k));
+    return text;
+  }
+  if (!(params.top_p > 0.0f && params.top_p <= 1.0f)) {
+    std::snprintf(text, sizeof text, "sampling.top_p is %g; it must be in (0, 1] (1: every token)",
+                  double(params.top_p));
+    return text;
+  }
+  return {};
+}
+
+void SamplingRows::set(size_t row, const kiln_sampling_params_t &params, uint64_t draws) {
+  temperature[row] = params.temperature;
+  topK[row] = params.top_k;
+  topP[row] = params.top_p;
+  seed[row] = static_cast<int64_t>(params.seed); // the bits; the kernel reads them unsigned
+  offset[row] = static_cast<int64_t>(draws);
+}
+
 double percentile(std::vector<double> values, double p) {
   if (values.empty())
     return 0;
@@ -248,6 +281,12 @@ struct kiln_generator {
     /// The compiler's greedy token per row (i64 [batch, 1], kiln-paged-kv-cache's
     /// `next_token`) in decode programs, or empty: greedy steps read it instead of the logits.
     std::string nextToken;
+    /// The sampling inputs of kiln.sample (kiln-compile --device-sampling, the default), or
+    /// empty (an artifact compiled before them, or with --device-sampling=false): then only
+    /// greedy steps read nextToken and sampled ones copy the logits to the host.
+    std::string temperature, topK, topP, seed, offset;
+    /// next_token samples on the GPU: every step reads it (greedy and sampled rows).
+    bool deviceSampling = false;
     std::vector<std::string> pools;
     int64_t batch = 0, tokens = 0, maxBlocks = 0, poolBlocks = 0, blockSize = 0;
     /// Logits rows per batch row: `tokens`, or 1 when a prefill chunk returns its last real
@@ -318,6 +357,21 @@ kiln_status_t describeProgram(kiln_generator::Program &program) {
       if (info.rank == 4)
         program.poolBlocks = info.shape[0], program.blockSize = info.shape[2];
       break;
+    case KILN_INPUT_ROLE_TEMPERATURE:
+      program.temperature = info.name;
+      break;
+    case KILN_INPUT_ROLE_TOP_K:
+      program.topK = info.name;
+      break;
+    case KILN_INPUT_ROLE_TOP_P:
+      program.topP = info.name;
+      break;
+    case KILN_INPUT_ROLE_SEED:
+      program.seed = info.name;
+      break;
+    case KILN_INPUT_ROLE_SAMPLE_OFFSET:
+      program.offset = info.name;
+      break;
     }
   }
   if (program.ids.empty() || program.positions.empty() || program.table.empty() ||
@@ -353,6 +407,9 @@ kiln_status_t describeProgram(kiln_generator::Program &program) {
       kiln_artifact_output_info(a, tokenIndex, &token) == nullptr && token.rank == 2 &&
       token.shape[0] == program.batch && token.shape[1] == 1 && token.dtype == KILN_DTYPE_I64)
     program.nextToken = token.name;
+  program.deviceSampling = !program.nextToken.empty() && !program.temperature.empty() &&
+                           !program.topK.empty() && !program.topP.empty() &&
+                           !program.seed.empty() && !program.offset.empty();
   return nullptr;
 }
 
@@ -391,12 +448,26 @@ float toFloat(const uint8_t *p, kiln_dtype_t dtype) {
   return f;
 }
 
-/// Runs one step of `program`: row r takes ids/positions [r * tokens, (r + 1) * tokens), lens[r]
-/// and table row r.
+/// Runs one step of `program`: row r takes ids/positions [r * tokens, (r + 1) * tokens), lens[r],
+/// table row r and, when the program samples on the GPU, sampling row r.
 kiln_status_t runStep(kiln_generator::Program &program, const std::vector<int64_t> &ids,
                       const std::vector<int64_t> &positions, const std::vector<int32_t> &lens,
-                      const std::vector<int32_t> &table) {
+                      const std::vector<int32_t> &table, const SamplingRows &sampling) {
   kiln_session_t *s = program.session;
+  if (program.deviceSampling) {
+    KILN_RETURN_IF_ERROR(kiln_session_set_input(s, program.temperature.c_str(),
+                                                sampling.temperature.data(),
+                                                sampling.temperature.size() * 4));
+    KILN_RETURN_IF_ERROR(kiln_session_set_input(s, program.topK.c_str(), sampling.topK.data(),
+                                                sampling.topK.size() * 4));
+    KILN_RETURN_IF_ERROR(kiln_session_set_input(s, program.topP.c_str(), sampling.topP.data(),
+                                                sampling.topP.size() * 4));
+    KILN_RETURN_IF_ERROR(kiln_session_set_input(s, program.seed.c_str(), sampling.seed.data(),
+                                                sampling.seed.size() * 8));
+    KILN_RETURN_IF_ERROR(kiln_session_set_input(s, program.offset.c_str(),
+                                                sampling.offset.data(),
+                                                sampling.offset.size() * 8));
+  }
   KILN_RETURN_IF_ERROR(kiln_session_set_input(s, program.ids.c_str(), ids.data(), ids.size() * 8));
   KILN_RETURN_IF_ERROR(kiln_session_set_input(s, program.positions.c_str(), positions.data(),
                                               positions.size() * 8));
@@ -637,6 +708,8 @@ kiln_status_t kiln_generate(kiln_generator_t *g, const kiln_generate_request_t *
                          "kiln_generate: results[%zu].tokens is NULL (an array of the request's "
                          "max_new_tokens ids)",
                          i);
+    if (std::string why = checkSamplingParams(r.sampling); !why.empty())
+      return makeStatusF(KILN_INVALID_ARGUMENT, "kiln_generate: request %zu: %s", i, why.c_str());
     if (r.stop_token_count && !r.stop_tokens)
       return makeStatusF(KILN_INVALID_ARGUMENT,
                          "kiln_generate: request %zu has %zu stop tokens but stop_tokens is NULL",
@@ -761,14 +834,28 @@ kiln_status_t kiln_generate(kiln_generator_t *g, const kiln_generate_request_t *
         ids[size_t(t)] = r.prompt[c.start + t];
       lens[0] = int32_t(c.start);
       tableRow(seqs[i], table, 0);
-      KILN_RETURN_IF_ERROR(runStep(p, ids, positions, lens, table));
+      const bool last = c.start + c.tokens == int64_t(r.prompt_length);
+      // The chunk's next_token is the first generated token when it holds the prompt's end
+      // (a chunk returning one logits row: that row is the last real token's).
+      const bool onDevice = last && p.deviceSampling && p.logitsRows == 1;
+      SamplingRows sampling(B);
+      if (onDevice)
+        sampling.set(0, r.sampling, 0);
+      KILN_RETURN_IF_ERROR(runStep(p, ids, positions, lens, table, sampling));
       ++stats.prefill_steps;
-      if (c.start + c.tokens == int64_t(r.prompt_length)) {
-        // The last real token's row: row 0 when the chunk returns that row only.
-        const size_t row = p.logitsRows == 1 ? 0 : size_t(c.tokens - 1);
-        KILN_RETURN_IF_ERROR(readLogits(p, row, 1, logits));
+      if (last) {
         seqs[i].cached = int64_t(r.prompt_length);
-        emit(i, sampleToken(logits.data(), p.vocab, r.sampling, seqs[i].rng));
+        if (onDevice) {
+          int64_t token = 0;
+          KILN_RETURN_IF_ERROR(
+              kiln_session_get_output_range(p.session, p.nextToken.c_str(), 0, &token, 8));
+          emit(i, token);
+        } else {
+          // The last real token's row: row 0 when the chunk returns that row only.
+          const size_t row = p.logitsRows == 1 ? 0 : size_t(c.tokens - 1);
+          KILN_RETURN_IF_ERROR(readLogits(p, row, 1, logits));
+          emit(i, sampleToken(logits.data(), p.vocab, r.sampling, seqs[i].rng));
+        }
       }
     }
   }
@@ -800,13 +887,19 @@ kiln_status_t kiln_generate(kiln_generator_t *g, const kiln_generate_request_t *
       lens[row] = int32_t(s.cached);
       tableRow(s, table, row);
     }
-    // Every row greedy and the program computes the greedy token: read B integers back, not
-    // B x vocab logits (the same token: the first maximum).
-    const bool greedy = !p.nextToken.empty() && std::all_of(active.begin(), active.end(), [&](size_t i) {
-      return !(requests[i].sampling.temperature > 0);
-    });
+    // The program samples on the GPU, or every row is greedy and it computes the greedy token:
+    // read B integers back, not B x vocab logits.
+    const bool greedy =
+        !p.nextToken.empty() &&
+        (p.deviceSampling || std::all_of(active.begin(), active.end(), [&](size_t i) {
+           return !(requests[i].sampling.temperature > 0);
+         }));
+    SamplingRows sampling(B);
+    if (p.deviceSampling)
+      for (size_t row = 0; row < active.size(); ++row)
+        sampling.set(row, requests[active[row]].sampling, results[active[row]].length);
     const auto stepStart = Clock::now();
-    KILN_RETURN_IF_ERROR(runStep(p, ids, positions, lens, table));
+    KILN_RETURN_IF_ERROR(runStep(p, ids, positions, lens, table, sampling));
     if (greedy)
       KILN_RETURN_IF_ERROR(kiln_session_get_output_range(p.session, p.nextToken.c_str(), 0,
                                                          tokens.data(), active.size() * 8));

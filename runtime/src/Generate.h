@@ -85,6 +85,27 @@ private:
 int64_t sampleToken(const float *logits, size_t vocab, const kiln_sampling_params_t &params,
                     std::mt19937_64 &rng);
 
+/// Empty when `params` is valid, else why not (the text after "request N: "): temperature
+/// NaN or infinite (any finite value is allowed; <= 0 is greedy), top_k < 0, top_p NaN or
+/// outside (0, 1]. kiln_generate checks every request with it before any device work, greedy
+/// or not, so a parameter that would only matter once sampling is turned on is still refused.
+std::string checkSamplingParams(const kiln_sampling_params_t &params);
+
+/// One step's per-row sampling inputs (the kiln.sample inputs of a --kv-cache program, [batch]
+/// each). Rows without a sequence (padding) and rows of prefill chunks whose token is not used
+/// are greedy: temperature 0, top_k 0, top_p 1, seed 0, offset 0.
+struct SamplingRows {
+  std::vector<float> temperature, topP;
+  std::vector<int32_t> topK;
+  std::vector<int64_t> seed, offset;
+  explicit SamplingRows(size_t batch)
+      : temperature(batch, 0.0f), topP(batch, 1.0f), topK(batch, 0), seed(batch, 0),
+        offset(batch, 0) {}
+  /// Row `row` samples with `params`; `offset` is the number of tokens the sequence generated
+  /// before this one (the random stream's counter: each draw of a sequence uses a new one).
+  void set(size_t row, const kiln_sampling_params_t &params, uint64_t draws);
+};
+
 /// The p-th percentile (0..100, nearest rank) of `values`; 0 when empty.
 double percentile(std::vector<double> values, double p);
 

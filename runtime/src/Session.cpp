@@ -370,6 +370,13 @@ kiln_status_t encodeTensorMap(const kiln_session &session, size_t i, size_t m, C
                    tensorMapSwizzleName(map.swizzle)));
 }
 
+/// The per-row sampling parameters of a generation step (kiln.sample's run-time inputs).
+bool isSamplingInput(kiln_input_role_t role) {
+  return role == KILN_INPUT_ROLE_TEMPERATURE || role == KILN_INPUT_ROLE_TOP_K ||
+         role == KILN_INPUT_ROLE_TOP_P || role == KILN_INPUT_ROLE_SEED ||
+         role == KILN_INPUT_ROLE_SAMPLE_OFFSET;
+}
+
 /// Allocates `bytes` of device memory into `out` (0 bytes: no allocation, `out` = 0).
 kiln_status_t allocate(const CudaSymbols &cu, uint64_t bytes, const char *what, CUdeviceptr &out) {
   out = 0;
@@ -858,6 +865,19 @@ kiln_status_t initialize(kiln_session &session, const kiln_session_params_t &par
                                                 session.stream));
     KILN_CU_RETURN_IF_ERROR(cu, cuStreamSynchronize(session.stream));
   }
+
+  // 8. The sampling inputs of a generation step start as zeros: temperature 0, a greedy
+  //    next_token, for a caller that runs the step without filling them (isSamplingInput).
+  bool zeroed = false;
+  for (size_t i = 0; i < artifact.inputs.size(); ++i)
+    if (isSamplingInput(artifact.inputs[i].role) && artifact.inputs[i].byteSize > 0) {
+      KILN_CU_RETURN_IF_ERROR(cu, cuMemsetD8Async(session.inputs[i], 0,
+                                                  static_cast<size_t>(artifact.inputs[i].byteSize),
+                                                  session.stream));
+      zeroed = true;
+    }
+  if (zeroed)
+    KILN_CU_RETURN_IF_ERROR(cu, cuStreamSynchronize(session.stream));
   return nullptr;
 }
 
@@ -1434,11 +1454,12 @@ kiln_status_t kiln_session_create(kiln_artifact_t *artifact, const kiln_session_
   }
   session->inputProvided.resize(artifact->inputs.size());
   // A KV-cache pool is state the step itself writes before it reads (slots below seq_lens):
-  // it needs no value from the application.
+  // it needs no value from the application; the sampling inputs start greedy (zeros).
   for (size_t i = 0; i < artifact->inputs.size(); ++i)
     session->inputProvided[i] = artifact->inputs[i].byteSize == 0 ||
                                 artifact->inputs[i].role == KILN_INPUT_ROLE_KEY_CACHE ||
-                                artifact->inputs[i].role == KILN_INPUT_ROLE_VALUE_CACHE;
+                                artifact->inputs[i].role == KILN_INPUT_ROLE_VALUE_CACHE ||
+                                kiln::isSamplingInput(artifact->inputs[i].role);
   *out_session = session;
   return nullptr;
 }

@@ -14,7 +14,8 @@ prefill_b1_s32, the rest decoded through decode_b1, the last token again through
 padding row, all programs sharing one set of pools; and with --kiln-run, `kiln-run --generate 9
 --batch 2` (kiln_generate) on that artifact must give torch's greedy tokens (`greedy_ids`, from
 transformers' generate) in both rows, up to the first step whose top-2 margin is within the
-tolerance. Exit 0 all pass, 1 a failure, 77 no GPU (found
+tolerance, and sampling on the GPU must hold its rules (check_generate_sampling: top_k 1 is
+greedy, a seed reproduces its tokens in any batch row, another seed gives others). Exit 0 all pass, 1 a failure, 77 no GPU (found
 at the first case), 2 setup error.
 
 With --plain the same variants run on the plain causal-LM exports of test/models instead
@@ -107,6 +108,52 @@ def check_generate(kiln_run, artifact, ref, tol, work):
         len(want), out["decode_tokens_per_s"])
 
 
+def run_generate(kiln_run, artifact, ids, n, extra):
+    """kiln-run --generate n --batch 2 with `extra` flags: (rows of tokens, error or None)."""
+    import json
+    r = subprocess.run([kiln_run, artifact, "--generate", str(n), "--prompt-ids", ids, "--batch",
+                        "2", "--json"] + extra, capture_output=True, text=True)
+    if r.returncode:
+        return None, "kiln-run %s exit %d: %s" % (" ".join(extra), r.returncode, r.stderr.strip())
+    return [s["tokens"] for s in json.loads(r.stdout)["sequences"]], None
+
+
+def check_generate_sampling(kiln_run, artifact, ref, work):
+    """Sampling on the GPU through kiln_generate (the artifact's next_token is kiln.sample):
+    top_k 1 at temperature 1 gives the greedy tokens; the same seed gives the same tokens twice;
+    kiln-run seeds row r with S + r, so with --seed 7 the rows (the same prompt) are seeds 7 and 8
+    and must differ, and with --seed 8 row 0 (seed 8) must repeat the tokens row 1 had: a
+    sequence's tokens depend on its seed, not on its batch row. Returns (ok, detail)."""
+    ids = os.path.join(work, "prompt.npy")
+    np.save(ids, ref["input_ids"][0].astype(np.int64))
+    n = 12
+    greedy, err = run_generate(kiln_run, artifact, ids, n, [])
+    if err:
+        return False, err
+    top1, err = run_generate(kiln_run, artifact, ids, n, ["--temperature", "1", "--top-k", "1",
+                                                          "--seed", "5"])
+    if err:
+        return False, err
+    if top1 != greedy:
+        return False, "top_k 1 gave %s, greedy %s" % (top1, greedy)
+    flags = ["--temperature", "1.5", "--top-k", "50", "--top-p", "0.95", "--seed"]
+    a, err = run_generate(kiln_run, artifact, ids, n, flags + ["7"])
+    b, err2 = run_generate(kiln_run, artifact, ids, n, flags + ["7"])
+    c, err3 = run_generate(kiln_run, artifact, ids, n, flags + ["8"])
+    if err or err2 or err3:
+        return False, err or err2 or err3
+    if a != b:
+        return False, "seed 7 gave %s, then %s" % (a, b)
+    if a[0] == a[1]:
+        return False, "seeds 7 and 8 gave the same tokens %s" % a[0]
+    if c[0] != a[1]:
+        return False, "seed 8 in row 0 gave %s, in row 1 %s" % (c[0], a[1])
+    if a[0] == greedy[0]:
+        return False, "temperature 1.5 gave the greedy tokens %s" % a[0]
+    return True, ("top_k 1 = greedy; seed 7 reproducible (%s); seed 8 the same in rows 0 and 1, "
+                  "other than seed 7" % a[0])
+
+
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--kiln-compile", required=True)
@@ -187,6 +234,11 @@ def main(argv):
                     passed += ok
                     failed += not ok
                     print("%s %s %s generate: %s" % ("PASS" if ok else "FAIL", m, name, detail))
+                    ok, detail = check_generate_sampling(args.kiln_run, artifact, ref, work)
+                    passed += ok
+                    failed += not ok
+                    print("%s %s %s generate sampling: %s" % ("PASS" if ok else "FAIL", m, name,
+                                                             detail))
     print("kv-cache decode: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

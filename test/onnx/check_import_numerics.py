@@ -198,6 +198,12 @@ def run(text, inputs):
                 r = f(a[0], axis=tuple(attrs["axes"]), keepdims=attrs["keep_dims"] == "true")
             elif op == "paged_attention":
                 r = paged_attention(*a, float(attrs["scale"]), attrs["bshd_output"] == "true")
+            elif op == "sample":
+                # Greedy rows only (temperature <= 0): the first maximum, NaN never picked.
+                x, t = a[0].reshape(a[0].shape[0], -1), a[1]
+                if np.any(t > 0):
+                    raise SystemExit("kiln.sample with temperature > 0: not interpreted")
+                r = np.argmax(np.where(np.isnan(x), -np.inf, x), axis=-1)[:, None]
             elif op == "arg_reduce" and kind == "max" and attrs["select_last_index"] == "false":
                 r = np.argmax(a[0], axis=int(attrs["axis"]))
                 if attrs["keep_dims"] == "true": r = np.expand_dims(r, int(attrs["axis"]))
@@ -415,6 +421,10 @@ def check_kv_steps(compile_, opt):
                     dims, dt = ttype(ty)
                     pools[name] = np.full(dims, np.nan, dt)  # unwritten rows show as NaN
             feeds.update(pools)
+            for ty, name in args:  # next_token's sampling inputs: greedy rows
+                if name.startswith("sampling."):
+                    dims, dt = ttype(ty)
+                    feeds[name] = np.full(dims, 1 if name == "sampling.top_p" else 0, dt)
             unknown = [name for _, name in args if name not in feeds]
             if unknown:
                 raise SystemExit(f"{m}: step inputs {unknown} (expected the --kv-cache roles)")

@@ -185,6 +185,67 @@ TEST(GenerateSample, SamplingFollowsTheSoftmaxAndTheSeed) {
               sampleToken(logits.data(), logits.size(), params, b));
 }
 
+TEST(GenerateSample, SamplingParametersAreCheckedWithTheirValues) {
+  kiln_sampling_params_t params;
+  kiln_sampling_params_initialize(&params);
+  EXPECT_EQ(checkSamplingParams(params), "");
+  // Any finite temperature is valid (<= 0: greedy); top_k 0 and top_p 1 keep every token.
+  for (float t : {-3.0f, 0.0f, 1e-6f, 0.7f, 50.0f}) {
+    params.temperature = t;
+    EXPECT_EQ(checkSamplingParams(params), "") << t;
+  }
+  params.top_k = 40;
+  params.top_p = 1e-6f;
+  EXPECT_EQ(checkSamplingParams(params), "");
+  struct Bad {
+    float temperature;
+    int32_t topK;
+    float topP;
+    const char *message;
+  };
+  const Bad bad[] = {
+      {NAN, 0, 1.0f, "sampling.temperature is nan; it must be a finite number (<= 0: greedy)"},
+      {INFINITY, 0, 1.0f,
+       "sampling.temperature is inf; it must be a finite number (<= 0: greedy)"},
+      {-INFINITY, 0, 1.0f,
+       "sampling.temperature is -inf; it must be a finite number (<= 0: greedy)"},
+      {1.0f, -1, 1.0f, "sampling.top_k is -1; it must be >= 0 (0: every token)"},
+      {1.0f, 0, 0.0f, "sampling.top_p is 0; it must be in (0, 1] (1: every token)"},
+      {1.0f, 0, -0.5f, "sampling.top_p is -0.5; it must be in (0, 1] (1: every token)"},
+      {1.0f, 0, 1.5f, "sampling.top_p is 1.5; it must be in (0, 1] (1: every token)"},
+      {1.0f, 0, NAN, "sampling.top_p is nan; it must be in (0, 1] (1: every token)"},
+      // Greedy requests are checked too: the values would matter once sampling is on.
+      {0.0f, -2, 1.0f, "sampling.top_k is -2; it must be >= 0 (0: every token)"},
+  };
+  for (const Bad &b : bad) {
+    params.temperature = b.temperature;
+    params.top_k = b.topK;
+    params.top_p = b.topP;
+    EXPECT_EQ(checkSamplingParams(params), b.message);
+  }
+}
+
+TEST(GenerateSample, SamplingRowsStartGreedyAndCarryTheCounter) {
+  SamplingRows rows(3);
+  for (size_t r = 0; r < 3; ++r) {
+    EXPECT_EQ(rows.temperature[r], 0.0f);
+    EXPECT_EQ(rows.topK[r], 0);
+    EXPECT_EQ(rows.topP[r], 1.0f);
+    EXPECT_EQ(rows.seed[r], 0);
+    EXPECT_EQ(rows.offset[r], 0);
+  }
+  kiln_sampling_params_t params = {0.8f, 50, 0.9f, 0xfedcba9876543210ull};
+  rows.set(1, params, 17);
+  EXPECT_EQ(rows.temperature[1], 0.8f);
+  EXPECT_EQ(rows.topK[1], 50);
+  EXPECT_EQ(rows.topP[1], 0.9f);
+  // The seed's 64 bits go through unchanged (the kernel reads them unsigned).
+  EXPECT_EQ(static_cast<uint64_t>(rows.seed[1]), 0xfedcba9876543210ull);
+  EXPECT_EQ(rows.offset[1], 17);
+  EXPECT_EQ(rows.temperature[0], 0.0f);
+  EXPECT_EQ(rows.temperature[2], 0.0f);
+}
+
 TEST(GenerateSample, PercentileIsNearestRank) {
   EXPECT_EQ(percentile({}, 50), 0.0);
   EXPECT_EQ(percentile({3, 1, 2}, 50), 2.0);

@@ -466,7 +466,12 @@ TEST(Report, InputRoleNames) {
   EXPECT_STREQ(kiln::report::inputRoleName(KILN_INPUT_ROLE_BLOCK_TABLE), "block_table");
   EXPECT_STREQ(kiln::report::inputRoleName(KILN_INPUT_ROLE_SEQ_LENS), "seq_lens");
   EXPECT_STREQ(kiln::report::inputRoleName(KILN_INPUT_ROLE_POSITION_IDS), "position_ids");
-  EXPECT_STREQ(kiln::report::inputRoleName(static_cast<kiln_input_role_t>(6)), "?");
+  EXPECT_STREQ(kiln::report::inputRoleName(KILN_INPUT_ROLE_TEMPERATURE), "temperature");
+  EXPECT_STREQ(kiln::report::inputRoleName(KILN_INPUT_ROLE_TOP_K), "top_k");
+  EXPECT_STREQ(kiln::report::inputRoleName(KILN_INPUT_ROLE_TOP_P), "top_p");
+  EXPECT_STREQ(kiln::report::inputRoleName(KILN_INPUT_ROLE_SEED), "seed");
+  EXPECT_STREQ(kiln::report::inputRoleName(KILN_INPUT_ROLE_SAMPLE_OFFSET), "sample_offset");
+  EXPECT_STREQ(kiln::report::inputRoleName(static_cast<kiln_input_role_t>(11)), "?");
 }
 
 TEST(Report, BlockOfLayer) {

@@ -205,6 +205,12 @@ static cl::opt<int64_t> kvBlocks(
     cl::desc("--kv-cache: blocks in each layer's cache pool (default: batch x "
              "ceil(max-seq-len / kv-block-size), every row at --max-seq-len)"),
     cl::value_desc("N"), cl::init(0), cl::cat(kilnCategory));
+static cl::opt<bool> deviceSampling(
+    "device-sampling",
+    cl::desc("--kv-cache: next_token samples on the GPU with per-row temperature, top-k, top-p "
+             "and seed inputs (default true; false: the greedy arg-max only, and a runtime "
+             "samples on the host from the logits)"),
+    cl::init(true), cl::cat(kilnCategory));
 enum class PrefillLogits { Last, All };
 static cl::opt<PrefillLogits> prefillLogits(
     "prefill-logits",
@@ -275,7 +281,8 @@ int main(int argc, char **argv) {
         {&maxSeqLen, "kv-cache=true max-seq-len=2048"},
         {&kvBlockSize, "kv-block-size=16"},
         {&kvBlocks, "kv-blocks=0"},
-        {&prefillLogits, "last-token-logits=false"}};
+        {&prefillLogits, "last-token-logits=false"},
+        {&deviceSampling, "sampling=false"}};
     for (auto [o, pipelineOption] : pipelineOptions)
       if (o->getNumOccurrences())
         return usageError("--" + o->ArgStr +
@@ -359,15 +366,17 @@ int main(int argc, char **argv) {
     if (kvBlockSize > maxSeqLen)
       kvBlockSize = maxSeqLen;
   } else if (!kvCache && (maxSeqLen.getNumOccurrences() || kvBlockSize.getNumOccurrences() ||
-                          kvBlocks.getNumOccurrences() || prefillLogits.getNumOccurrences())) {
-    return usageError(
-        "--max-seq-len, --kv-block-size, --kv-blocks and --prefill-logits apply to --kv-cache");
+                          kvBlocks.getNumOccurrences() || prefillLogits.getNumOccurrences() ||
+                          deviceSampling.getNumOccurrences())) {
+    return usageError("--max-seq-len, --kv-block-size, --kv-blocks, --prefill-logits and "
+                      "--device-sampling apply to --kv-cache");
   }
   options.kvCache = kvCache;
   options.maxSeqLen = maxSeqLen;
   options.kvBlockSize = kvBlockSize;
   options.kvBlocks = kvBlocks;
   options.lastTokenLogits = prefillLogits == PrefillLogits::Last;
+  options.deviceSampling = deviceSampling;
   options.threads = threads;
   options.tensorParallel = tensorParallel;
   options.tpLoopback = tpLoopback;

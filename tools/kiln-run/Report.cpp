@@ -107,6 +107,16 @@ const char *inputRoleName(kiln_input_role_t role) {
     return "seq_lens";
   case KILN_INPUT_ROLE_POSITION_IDS:
     return "position_ids";
+  case KILN_INPUT_ROLE_TEMPERATURE:
+    return "temperature";
+  case KILN_INPUT_ROLE_TOP_K:
+    return "top_k";
+  case KILN_INPUT_ROLE_TOP_P:
+    return "top_p";
+  case KILN_INPUT_ROLE_SEED:
+    return "seed";
+  case KILN_INPUT_ROLE_SAMPLE_OFFSET:
+    return "sample_offset";
   }
   return "?";
 }

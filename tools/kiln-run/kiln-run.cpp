@@ -366,9 +366,10 @@ bool parseArgs(int argc, char **argv, Options &options) {
       }
     } else if (flag == "--temperature" || flag == "--top-p") {
       double &out = flag == "--temperature" ? options.temperature : options.topP;
-      if (!parseDouble(value, out) || out < 0 || (flag == "--top-p" && out > 1)) {
+      if (!parseDouble(value, out) || !std::isfinite(out) || out < 0 ||
+          (flag == "--top-p" && (out <= 0 || out > 1))) {
         usageError("option '" + flag + "' expects a number " +
-                   (flag == "--top-p" ? "in [0, 1]" : ">= 0") + ", got '" + value + "'");
+                   (flag == "--top-p" ? "in (0, 1]" : ">= 0") + ", got '" + value + "'");
         return false;
       }
     } else if (flag == "--top-k") {

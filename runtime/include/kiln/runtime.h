@@ -429,6 +429,11 @@ typedef enum kiln_input_role_e {
   KILN_INPUT_ROLE_BLOCK_TABLE = 3,  ///< int32 [batch, blocks per sequence]
   KILN_INPUT_ROLE_SEQ_LENS = 4,     ///< int32 [batch]: tokens held before the step
   KILN_INPUT_ROLE_POSITION_IDS = 5, ///< [batch, seq]: seq_lens[b] + i
+  KILN_INPUT_ROLE_TEMPERATURE = 6,  ///< float32 [batch]: a row's temperature (<= 0: greedy)
+  KILN_INPUT_ROLE_TOP_K = 7,        ///< int32 [batch]: a row's top_k (0: every token)
+  KILN_INPUT_ROLE_TOP_P = 8,        ///< float32 [batch]: a row's top_p (1: every token)
+  KILN_INPUT_ROLE_SEED = 9,         ///< int64 [batch]: a row's seed (the random stream's key)
+  KILN_INPUT_ROLE_SAMPLE_OFFSET = 10, ///< int64 [batch]: the row's draws so far (its counter)
 } kiln_input_role_t;
 
 /// The role of input `index`: KILN_INPUT_ROLE_DATA for every input of an artifact compiled

@@ -1,0 +1,80 @@
+//===- SampleEmitter.cpp - the next-token sampler (kiln.sample) -----------===//
+//
+// `kiln.sample`, the next token of every row of a generation step's logits with the row's
+// temperature, top-k, top-p, seed and offset (run-time inputs): one block per row running
+// kiln::sampleRow (cuda/sample.cuh; the algorithm and its cost are described there). Greedy
+// rows make one pass over the row; sampled rows a few more (radix selections over the logits'
+// bits), all inside the step's CUDA graph, so a step copies back B integers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/codegen/KernelEmitter.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::codegen;
+
+namespace {
+
+/// Most threads per row: sampleRow keeps 16 weight and 16 count accumulators per thread, which
+/// 1024 threads (64 registers each) would spill.
+constexpr unsigned kMaxSampleThreads = 512;
+
+FailureOr<GeneratedKernel> emitSample(KernelOp kernel, Operation *anchor) {
+  auto sample = cast<SampleOp>(anchor);
+  if (kernel.getYield().getNumOperands() != 1 ||
+      kernel.getYield().getValues()[0] != sample.getResult())
+    return kernel.emitError() << "unsupported: sample kernel @" << kernel.getSymName()
+                              << " fused with other ops";
+  SmallVector<unsigned> inputs;
+  for (Value operand : sample->getOperands()) {
+    auto arg = dyn_cast<BlockArgument>(operand);
+    if (!arg)
+      return kernel.emitError() << "unsupported: sample kernel @" << kernel.getSymName()
+                                << " computes an operand in the kernel";
+    inputs.push_back(arg.getArgNumber());
+  }
+  auto logits = cast<RankedTensorType>(sample.getLogits().getType());
+  const int64_t rows = logits.getDimSize(0), vocab = logits.getShape().back();
+  constexpr int64_t kMaxVocab = int64_t(1) << 23; // kiln::sample::kMaxVocab
+  if (vocab > kMaxVocab)
+    return kernel.emitError() << "unsupported: sample kernel @" << kernel.getSymName()
+                              << " over a vocabulary of " << vocab
+                              << " exceeds 8388608 (2^23), the sampler's fixed-point limit";
+  if (rows > INT32_MAX)
+    return kernel.emitError() << "unsupported: sample over " << rows
+                              << " rows exceeds the CUDA grid's x limit";
+  GeneratedKernel out;
+  // About 32 elements per thread, 128 to 512 threads.
+  const unsigned threads = unsigned(std::clamp<uint64_t>(
+      llvm::PowerOf2Ceil(uint64_t(std::max<int64_t>(vocab, 1)) / 32), 128, kMaxSampleThreads));
+  SmallVector<unsigned> unique(inputs);
+  llvm::sort(unique);
+  unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+  auto sig = buildSignature(kernel, unique, out.args, threads);
+  if (failed(sig))
+    return failure();
+  out.source =
+      *sig + " {\n" +
+      llvm::formatv("  const long long row = blockIdx.x;\n"
+                    "  kiln::sampleRow([&](long long k) {{ return kiln::ld(in{0}[row * {6}LL + "
+                    "k]); }, {6}LL, in{1}[row], in{2}[row], in{3}[row],\n"
+                    "                  (unsigned long long)in{4}[row], (unsigned long "
+                    "long)in{5}[row], out0 + row);\n}\n",
+                    inputs[0], inputs[1], inputs[2], inputs[3], inputs[4], inputs[5], vocab)
+          .str();
+  out.block = {threads, 1, 1};
+  out.grid = {unsigned(std::max<int64_t>(1, rows)), 1, 1};
+  return out;
+}
+
+} // namespace
+
+void kiln::codegen::populateSampleEmitters(EmitterRegistry &registry) {
+  registry.addAnchor<SampleOp>(emitSample, /*acceptsFusedOps=*/false);
+}

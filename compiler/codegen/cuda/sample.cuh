@@ -1,0 +1,287 @@
+// sample.cuh - the next token of one row of logits on the GPU: greedy, or temperature / top-k /
+// top-p sampling (kiln.sample; the rule of kiln_sampling_params_t in runtime.h).
+//
+// One thread block per row, every step exact and deterministic:
+//  1. the first maximum over 64-bit rank keys (the logit's order-preserving bits, NaN as -inf,
+//     then the complement of the id, so keys are unique and descending key order is "logit
+//     descending, lower id first"); greedy rows stop here;
+//  2. top-k: the k-th largest key by a radix select (MSD, 4 bits per level, stopping as soon as
+//     the selected bin holds one element; Alabi et al., "Fast k-selection algorithms for
+//     graphics processing units", JEA 2012, as in PyTorch's and FlashInfer's samplers);
+//  3. the softmax weights exp((x - max) / T) of the survivors in 2^-40 fixed point, so every sum
+//     is an integer sum: the same in any order, for any block size;
+//  4. top-p (nucleus, Holtzman et al. 2020, arXiv:1904.09751): the element where the cumulative
+//     weight in descending order first reaches ceil(p * total), by the same radix descent over
+//     the keys with weights instead of counts;
+//  5. the draw: inverse CDF over the survivors in descending order, u = Philox4x32-10 (Salmon et
+//     al., "Parallel random numbers: as easy as 1, 2, 3", SC 2011) at key `seed`, counter
+//     `offset`: the token depends on the row's logits and parameters, not on the batch row or
+//     the launch configuration.
+// Cost per sampled row: one pass over the V logits for the maximum, one for the total weight,
+// and one per radix level of each selection (top-k, top-p, draw; at most 16 levels each, and
+// after the first levels only the elements still in the selected bin do more than a compare).
+// Greedy rows make one pass. Weights below 2^-41 of the largest (probability ratio < 5e-13) are
+// never drawn; vocabularies up to 2^23 tokens keep the sums inside 64 bits.
+#pragma once
+#include "kiln/common.cuh"
+
+namespace kiln {
+namespace sample {
+
+/// Largest vocabulary kiln::sampleRow takes: V * 2^40 must fit 64 bits.
+constexpr long long kMaxVocab = 1ll << 23;
+/// Fixed-point scale of the weights: the largest is 2^40.
+constexpr float kWeightScale = 1099511627776.0f; // 2^40
+
+/// Philox4x32-10 (Salmon et al. 2011; the constants of Random123 and cuRAND): 64 random bits at
+/// 64-bit counter `counter` under 64-bit key `key`. The same on the host (for tests).
+__host__ __device__ inline unsigned long long philox64(unsigned long long key,
+                                                       unsigned long long counter) {
+  unsigned c0 = unsigned(counter), c1 = unsigned(counter >> 32), c2 = 0, c3 = 0;
+  unsigned k0 = unsigned(key), k1 = unsigned(key >> 32);
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    const unsigned long long p0 = 0xD2511F53ull * c0, p1 = 0xCD9E8D57ull * c2;
+    const unsigned hi0 = unsigned(p0 >> 32), lo0 = unsigned(p0);
+    const unsigned hi1 = unsigned(p1 >> 32), lo1 = unsigned(p1);
+    const unsigned n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
+    c0 = n0;
+    c1 = lo1;
+    c2 = n2;
+    c3 = lo0;
+  }
+  return (unsigned long long)c1 << 32 | c0;
+}
+
+/// Order-preserving bits of a logit: NaN counts as -inf, -0 as +0.
+__device__ __forceinline__ unsigned orderBits(float x) {
+  x = x != x ? -__int_as_float(0x7f800000) : x + 0.0f;
+  const unsigned b = __float_as_uint(x);
+  return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+
+/// The logit that orderBits maps to `bits` (NaN comes back as -inf).
+__device__ __forceinline__ float fromOrderBits(unsigned bits) {
+  return __uint_as_float((bits & 0x80000000u) ? (bits & 0x7fffffffu) : ~bits);
+}
+
+/// Unique rank key of element `i`: descending key order is logit descending, then id ascending.
+__device__ __forceinline__ unsigned long long rankKey(float x, long long i) {
+  return (unsigned long long)orderBits(x) << 32 | (0xffffffffu - unsigned(i));
+}
+
+__device__ __forceinline__ long long idOf(unsigned long long key) {
+  return (long long)(0xffffffffu - unsigned(key));
+}
+
+/// Block-wide state of sampleRow (static shared memory, about 1.6 KiB).
+struct Shared {
+  unsigned long long warpWeight[32][16];
+  unsigned warpCount[32][16];
+  unsigned long long scalar[32];
+  unsigned long long prefix, target, before, binWeight, found;
+  unsigned count;
+};
+
+__device__ __forceinline__ unsigned long long blockMaxU64(unsigned long long v, Shared &sh) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const unsigned long long w = __shfl_xor_sync(0xffffffffu, v, o);
+    v = w > v ? w : v;
+  }
+  const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  __syncthreads();
+  if ((threadIdx.x & 31) == 0)
+    sh.scalar[warp] = v;
+  __syncthreads();
+  v = sh.scalar[0];
+  for (int w = 1; w < warps; ++w)
+    v = sh.scalar[w] > v ? sh.scalar[w] : v;
+  return v;
+}
+
+__device__ __forceinline__ unsigned long long blockSumU64(unsigned long long v, Shared &sh) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, o);
+  const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  __syncthreads();
+  if ((threadIdx.x & 31) == 0)
+    sh.scalar[warp] = v;
+  __syncthreads();
+  v = 0;
+  for (int w = 0; w < warps; ++w) // the same order in every thread: the same sum
+    v += sh.scalar[w];
+  return v;
+}
+
+/// Result of a selection: the chosen element's key and the weight of it and every element
+/// before it in descending key order.
+struct Pick {
+  unsigned long long key, cumulative;
+};
+
+/// The element at which the cumulative weight, in descending key order, first reaches `target`
+/// (1 <= target <= the total weight). `keyWeight(k, key)` sets element k's rank key and returns
+/// its weight (0: not a candidate). MSD radix descent, 4 bits per level: per level every thread
+/// sums the weights and counts of its candidates per digit in registers, the block adds them
+/// (integers: deterministic), thread 0 walks the 16 bins from the top; it stops when the chosen
+/// bin holds one candidate.
+template <typename KeyWeight>
+__device__ Pick selectDescending(const KeyWeight &keyWeight, long long n, unsigned long long target,
+                                 Shared &sh) {
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+  unsigned long long prefix = 0, before = 0;
+  __syncthreads();
+  for (int shift = 60; shift >= 0; shift -= 4) {
+    const unsigned long long high = shift == 60 ? 0ull : ~0ull << (shift + 4);
+    unsigned long long w16[16];
+    unsigned c16[16];
+#pragma unroll
+    for (int b = 0; b < 16; ++b)
+      w16[b] = 0, c16[b] = 0;
+    for (long long k = threadIdx.x; k < n; k += blockDim.x) {
+      unsigned long long key;
+      const unsigned long long w = keyWeight(k, key);
+      if (w == 0 || (key & high) != prefix)
+        continue;
+      const unsigned d = unsigned(key >> shift) & 15u;
+#pragma unroll
+      for (int b = 0; b < 16; ++b) {
+        const bool hit = d == unsigned(b);
+        w16[b] += hit ? w : 0ull;
+        c16[b] += hit ? 1u : 0u;
+      }
+    }
+#pragma unroll
+    for (int b = 0; b < 16; ++b) {
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) {
+        w16[b] += __shfl_xor_sync(0xffffffffu, w16[b], o);
+        c16[b] += __shfl_xor_sync(0xffffffffu, c16[b], o);
+      }
+      if (lane == 0)
+        sh.warpWeight[warp][b] = w16[b], sh.warpCount[warp][b] = c16[b];
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      unsigned long long acc = 0, binWeight = 0;
+      unsigned binCount = 0;
+      int chosen = -1;
+      for (int d = 15; d >= 0; --d) {
+        unsigned long long w = 0;
+        unsigned c = 0;
+        for (int i = 0; i < warps; ++i)
+          w += sh.warpWeight[i][d], c += sh.warpCount[i][d];
+        if (c == 0)
+          continue;
+        chosen = d, binWeight = w, binCount = c; // the last candidate bin if target > total
+        if (acc + w >= target)
+          break;
+        acc += w;
+      }
+      if (chosen < 0) // no candidate at all: cannot happen for 1 <= target <= total
+        chosen = 0, binCount = 1;
+      sh.target = target - acc;
+      sh.before = before + acc;
+      sh.prefix = prefix | (unsigned long long)chosen << shift;
+      sh.binWeight = binWeight;
+      sh.count = binCount;
+      sh.found = sh.prefix;
+    }
+    __syncthreads();
+    target = sh.target;
+    before = sh.before;
+    prefix = sh.prefix;
+    const unsigned count = sh.count;
+    const unsigned long long binWeight = sh.binWeight;
+    if (count <= 1 || shift == 0) {
+      if (shift > 0) {
+        // One candidate left under `prefix`: find its full key.
+        const unsigned long long mask = ~0ull << shift;
+        for (long long k = threadIdx.x; k < n; k += blockDim.x) {
+          unsigned long long key;
+          if (keyWeight(k, key) != 0 && (key & mask) == prefix)
+            sh.found = key;
+        }
+        __syncthreads();
+        prefix = sh.found;
+      }
+      __syncthreads();
+      return {prefix, before + binWeight};
+    }
+  }
+  return {prefix, before}; // not reached: shift 0 returns above
+}
+
+} // namespace sample
+
+/// The next token of one row of `n` logits (`load(k)` returns logit k as float) by one block
+/// (blockDim.x a multiple of 32, at most 1024): the rule of kiln.sample (KilnOps.td) and of
+/// kiln_sampling_params_t. `temperature <= 0` or NaN: greedy, the first maximum (NaN never
+/// picked; all NaN: 0). Otherwise softmax(x / temperature) restricted to the `topK` largest
+/// (`topK <= 0` or `>= n`: all; ties by lower id), then to the smallest most likely set whose
+/// probability reaches `topP` (`topP >= 1` or NaN: all; `<= 0`: the most likely), drawn by
+/// inverse CDF with Philox4x32-10 at (`seed`, `offset`). A maximum that is not finite gives the
+/// greedy token. Thread 0 writes the id to *out. Needs n <= sample::kMaxVocab.
+template <typename Load>
+__device__ void sampleRow(const Load &load, long long n, float temperature, int topK, float topP,
+                          unsigned long long seed, unsigned long long offset, long long *out) {
+  using namespace sample;
+  __shared__ Shared sh;
+  // 1. The first maximum.
+  unsigned long long best = 0;
+  for (long long k = threadIdx.x; k < n; k += blockDim.x) {
+    const unsigned long long key = rankKey(load(k), k);
+    best = key > best ? key : best;
+  }
+  best = blockMaxU64(best, sh);
+  const float top = fromOrderBits(unsigned(best >> 32));
+  if (!(temperature > 0.0f) || !(fabsf(top) < __int_as_float(0x7f800000))) {
+    if (threadIdx.x == 0)
+      *out = n > 0 ? idOf(best) : 0;
+    return;
+  }
+  // 2. Top-k: the key of the k-th largest logit; survivors have keys >= kth.
+  unsigned long long kth = 0;
+  if (topK > 0 && (long long)topK < n) {
+    auto one = [&](long long k, unsigned long long &key) -> unsigned long long {
+      key = rankKey(load(k), k);
+      return 1ull;
+    };
+    kth = selectDescending(one, n, (unsigned long long)topK, sh).key;
+  }
+  // 3. Softmax weights of the survivors in 2^-40 fixed point (the maximum's is 2^40).
+  auto weight = [&](long long k, unsigned long long &key) -> unsigned long long {
+    const float x = load(k);
+    key = rankKey(x, k);
+    if (key < kth || x != x)
+      return 0ull;
+    return __float2ull_rn(expf((x - top) / temperature) * kWeightScale);
+  };
+  unsigned long long total = 0;
+  for (long long k = threadIdx.x; k < n; k += blockDim.x) {
+    unsigned long long key;
+    total += weight(k, key);
+  }
+  total = blockSumU64(total, sh);
+  // 4. Top-p: the smallest prefix whose weight reaches ceil(p * total).
+  if (topP < 1.0f) {
+    unsigned long long target = 1;
+    if (topP > 0.0f) {
+      const double want = ceil(double(topP) * double(total));
+      target = want < 1.0 ? 1ull : want >= double(total) ? total : (unsigned long long)want;
+    }
+    total = selectDescending(weight, n, target, sh).cumulative;
+  }
+  // 5. The draw: r uniform in [0, total), the element where the cumulative weight passes r.
+  const unsigned long long r = __umul64hi(philox64(seed, offset), total);
+  const Pick pick = selectDescending(weight, n, r + 1, sh);
+  if (threadIdx.x == 0)
+    *out = idOf(pick.key);
+}
+
+} // namespace kiln
