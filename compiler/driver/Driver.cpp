@@ -886,6 +886,53 @@ static llvm::Error checkCausal(MLIRContext &context, StringRef path, ModuleOp mo
   return llvm::Error::success();
 }
 
+/// The inputs and outputs a generation artifact needs (kiln-compile --kv-cache on an imported
+/// model): `input_ids` and `position_ids` int64 (the runtime writes int64), a `position_ids`
+/// the graph reads, and a rank-3 `logits` output [batch, seq, vocab]. An error naming the file
+/// and what is wrong, or success. (Programs of a --shape range are imported the same way.)
+static llvm::Error checkGenerationIO(func::FuncOp func, const std::string &path) {
+  auto nameOf = [](DictionaryAttr attrs) -> StringRef {
+    if (auto n = attrs ? attrs.getAs<StringAttr>("kiln.name") : StringAttr())
+      return n.getValue();
+    return "";
+  };
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    StringRef name = nameOf(func.getArgAttrDict(i));
+    if (name != "position_ids" && name != "input_ids")
+      continue;
+    auto type = dyn_cast<RankedTensorType>(func.getArgument(i).getType());
+    if (!type || !type.getElementType().isInteger(64)) {
+      std::string t;
+      llvm::raw_string_ostream os(t);
+      os << func.getArgument(i).getType();
+      return llvm::createStringError(
+          "%s: kv-cache: input '%s' '%s' must be int64 (the generation runtime writes int64 "
+          "token ids and positions)",
+          path.c_str(), name.str().c_str(), t.c_str());
+    }
+    if (name == "position_ids" && func.getArgument(i).use_empty())
+      return llvm::createStringError(
+          "%s: kv-cache: the model's 'position_ids' input is never read, so its token positions "
+          "come from inside the graph and would restart at 0 in every step; export it so that "
+          "its positions are computed from position_ids",
+          path.c_str());
+  }
+  std::string names;
+  bool hasLogits = false;
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    StringRef name = nameOf(func.getResultAttrDict(i));
+    names += (names.empty() ? "'" : ", '") + name.str() + "'";
+    auto type = dyn_cast<RankedTensorType>(func.getResultTypes()[i]);
+    hasLogits |= name == "logits" && type && type.getRank() == 3;
+  }
+  if (!hasLogits)
+    return llvm::createStringError(
+        "%s: kv-cache: the model has no 'logits' output [batch, seq, vocab], which generation "
+        "samples from (its outputs: %s); export the causal-LM head (e.g. *ForCausalLM)",
+        path.c_str(), names.c_str());
+  return llvm::Error::success();
+}
+
 /// checkCausal on the model imported again at [B, 2].
 static llvm::Error checkCausalAtTwoTokens(MLIRContext &context, StringRef path,
                                           const onnx::ModelProto &model,
@@ -1173,6 +1220,15 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
         for (auto func : more->getOps<func::FuncOp>())
           func->setAttr(kCausalCheckedAttrName, UnitAttr::get(&context));
     }
+  }
+  if (options.kvCache && options.emit == EmitKind::Artifact &&
+      llvm::sys::path::extension(options.inputPath) != ".mlir") {
+    // What the generation runtime writes and reads (runtime/src/Generate.cpp): int64 token ids
+    // and positions, and a `logits` output; a position_ids input the graph never reads means
+    // its positions come from inside it and would restart at 0 in every step.
+    for (auto func : module->getOps<func::FuncOp>())
+      if (auto e = checkGenerationIO(func, options.inputPath))
+        return std::move(e);
   }
   onnxModel.reset(); // every import is done: the file's bytes are in the modules now
   clock.start("check sizes");

@@ -556,7 +556,7 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
     kernel->setAttr(
         kTileReasonAttrName,
         StringAttr::get(&getContext(),
-                        llvm::formatv("decode: the keys of each of the {0} (sequence, KV group) "
+                        llvm::formatv("decode kernel: the keys of each of the {0} (sequence, KV group) "
                                       "pairs split over a cluster of {1} blocks ({2} SMs, a "
                                       "capacity of {3} tokens, chunks of at least {4} keys)",
                                       q.getDimSize(0) * hkv, slots, target.getSmCount(),

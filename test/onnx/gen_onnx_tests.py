@@ -67,7 +67,8 @@ def plain_decoders():
              const("keep", np.array(0.0, np.float32)),
              const("fill", np.array(-np.inf, np.float32))]
 
-    def decoder(name, positions, extra=(), attention_mask=False):
+    def decoder(name, positions, extra=(), attention_mask=False, more_inputs=(), output="logits",
+                ids_type=I64):
         nodes = [
             node("Shape", ["input_ids"], ["bs"], name="shape"),
             node("Shape", ["input_ids"], ["seq1"], name="shape_seq", start=1, end=2),
@@ -96,8 +97,8 @@ def plain_decoders():
             node("MatMul", ["p", "v"], ["o0"], name="pv"),
             node("Transpose", ["o0"], ["o1"], name="o_bshd", perm=[0, 2, 1, 3]),
             node("Reshape", ["o1", "oshape"], ["o"], name="o_merge"),
-            node("MatMul", ["o", "wo"], ["logits"], name="lm_head")]
-        inputs = [vi("input_ids", I64, ["batch", "seq"])]
+            node("MatMul", ["o", "wo"], [output], name="lm_head")]
+        inputs = [vi("input_ids", ids_type, ["batch", "seq"])] + list(more_inputs)
         if attention_mask:  # keys where the mask is 0 are hidden: [B, 1, 1, S] and'ed in
             inputs.append(vi("attention_mask", I64, ["batch", "seq"]))
             at = next(i for i, n in enumerate(nodes) if n.name == "mask")
@@ -106,7 +107,7 @@ def plain_decoders():
                 node("Unsqueeze", ["key_kept", "axes12"], ["key_kept4"], name="key_kept4"),
                 node("And", ["visible", "key_kept4"], ["visible_padded"], name="padding")]
         save(name, model(nodes, inputs,
-                         [vi("logits", F, ["batch", "seq", V])], inits))
+                         [vi(output, F, ["batch", "seq", V])], inits))
 
     hf = [node("Unsqueeze", ["arange", "axis0"], ["pos"], name="position_ids"),
           node("Gather", ["wpe", "pos"], ["pe"], name="position_embed", axis=0)]
@@ -134,6 +135,13 @@ def plain_decoders():
         node("Unsqueeze", ["arange", "axis0"], ["pos"], name="position_ids"),
         node("Gather", ["wpe_t", "pos"], ["pe_t"], name="position_embed", axis=1),
         node("Transpose", ["pe_t"], ["pe"], name="position_embed_bse", perm=[1, 2, 0])], h)
+    # What the generation runtime cannot drive (kiln-paged-kv-cache's errors): a position_ids
+    # input the graph never reads (its positions come from the Range), no `logits` output, and
+    # int32 token ids (the runtime writes int64).
+    decoder("error_unused_position_ids", hf, h,
+            more_inputs=[vi("position_ids", I64, ["batch", "seq"])])
+    decoder("error_no_logits", hf, h, output="hidden")
+    decoder("error_input_ids_int32", hf, h, ids_type=I32)
     # Positions sliced from a constant buffer (older GPT-2 exports): no positions Range.
     inits.append(const("position_buffer", np.arange(P, dtype=np.int64)[None, :]))
     decoder("plain_decoder_position_buffer", [

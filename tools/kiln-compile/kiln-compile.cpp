@@ -127,9 +127,11 @@ static cl::opt<bool> skinnyGemm(
     cl::init(true), cl::cat(kilnCategory));
 static cl::opt<bool> splitKv(
     "split-kv",
-    cl::desc("A decode step's attention over a long KV cache splits each KV group's keys over a "
-             "cluster of up to 8 blocks when the Hopper GEMM is on (default true; "
-             "--split-kv=false for A/B timing: one block per KV group)"),
+    cl::desc("--kv-cache: attention over the paged cache by the decode kernel (decode steps, "
+             "short or fp32 prefill chunks) splits each KV group's keys over a cluster of up to "
+             "8 blocks when the cache holds more than 128 tokens per sequence and every --target "
+             "is sm_90 with --sm90-gemm on (default true; --split-kv=false for A/B timing: one "
+             "block per KV group)"),
     cl::init(true), cl::cat(kilnCategory));
 enum class KeyRotary { Fused, Kernel };
 static cl::opt<KeyRotary> keyRotary(
