@@ -11,3 +11,8 @@ KILN_LOG_DIR=$L/checks scripts/device_checks.sh kv-cache small-models
 .carry-gpu/decode_attention_test
 KILN_LOG_DIR=$L/checks scripts/device_checks.sh kv-cache kv-cache-plain
 KILN_LOG_DIR=$L/l2 scripts/bench_real_size.sh --generate --layers 2 --peers "" --prompts 128,2048
+# run 3 (compiler 94dd5ea: the split-KV partial inside the pipeline's shared memory), full
+# size with the peers, then the split-KV A/B in the same call:
+timeout 50 .carry-gpu/decode_attention_test --no-timing
+KILN_LOG_DIR=$L/full scripts/bench_real_size.sh --generate --peers static_compile,forward_ro
+KILN_LOG_DIR=$L/nosplit scripts/bench_real_size.sh --generate --peers "" --kiln-flags=--split-kv=false
