@@ -233,13 +233,8 @@ FailureOr<GeneratedKernel> emitPagedAttention(KernelOp kernel, Operation *anchor
   // blocks along z, which combine their partials in shared memory (no workspace, one launch).
   const int64_t slots = splitKv ? splitKv.getSlots() : 1;
   std::string signature = *sig;
-  if (slots > 1) {
-    std::string bounds = "__launch_bounds__(" + std::to_string(decode::kThreads) + ")";
-    size_t pos = signature.find(bounds);
-    assert(pos != std::string::npos && "buildSignature writes __launch_bounds__(threads)");
-    signature.insert(pos + bounds.size(),
-                     " __cluster_dims__(1, 1, " + std::to_string(slots) + ")");
-  }
+  if (slots > 1)
+    addClusterDims(signature, decode::kThreads, "1, 1, " + std::to_string(slots));
   out.source =
       llvm::formatv("// paged attention [{0}x{1}x{2}x{3}] (kv heads {4}), blocks of {5} tokens, "
                     "{6} per sequence, {7}\n",

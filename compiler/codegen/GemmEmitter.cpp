@@ -356,13 +356,8 @@ FailureOr<std::optional<GeneratedKernel>> emitMatMulSkinny(KernelOp kernel, MatM
            : "  auto epilogue = [&](int skinnyRow, int n, float acc) {\n" + rowSplit + *body + "  };\n";
 
   std::string signature = *sig;
-  if (splitK > 1) {
-    std::string bounds = "__launch_bounds__(" + std::to_string(kThreads) + ")";
-    size_t pos = signature.find(bounds);
-    assert(pos != std::string::npos && "buildSignature writes __launch_bounds__(threads)");
-    signature.insert(pos + bounds.size(),
-                     " __cluster_dims__(" + std::to_string(splitK) + ", 1, 1)");
-  }
+  if (splitK > 1)
+    addClusterDims(signature, kThreads, std::to_string(splitK) + ", 1, 1");
   const std::string param = "in" + std::to_string(view->param.getArgNumber());
   const std::string bPtr =
       view->offset ? param + " + " + std::to_string(view->offset) + "LL" : param;

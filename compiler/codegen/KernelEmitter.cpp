@@ -216,3 +216,11 @@ unsigned kiln::codegen::gridFor(KernelOp kernel, int64_t work, int64_t perBlock)
   int64_t cap = getTargetOrDefault(kernel).getSmCount() * 32;
   return unsigned(std::max<int64_t>(1, std::min<int64_t>(blocks, cap)));
 }
+
+void kiln::codegen::addClusterDims(std::string &signature, unsigned threads,
+                                   const std::string &dims) {
+  std::string bounds = "__launch_bounds__(" + std::to_string(threads) + ")";
+  size_t pos = signature.find(bounds);
+  assert(pos != std::string::npos && "buildSignature writes __launch_bounds__(threads)");
+  signature.insert(pos + bounds.size(), " __cluster_dims__(" + dims + ")");
+}

@@ -147,6 +147,10 @@ std::string storeValue(mlir::Type elementType, const std::string &value);
 std::string loadValue(mlir::Type elementType, const std::string &load);
 
 /// Exact CUDA literal of `value` (float bit patterns through __int_as_float).
+/// Inserts `__cluster_dims__(dims)` (e.g. "2, 1, 1") after the `__launch_bounds__(threads)` that
+/// buildSignature wrote into `signature`: the kernel's blocks run as thread-block clusters.
+void addClusterDims(std::string &signature, unsigned threads, const std::string &dims);
+
 std::string cudaLiteral(mlir::Type elementType, double value, int64_t intValue);
 
 /// Builds the `extern "C" __global__` signature for `kernel`: operands in

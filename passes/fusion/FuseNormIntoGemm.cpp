@@ -227,13 +227,57 @@ FailureOr<Folded> fold(const NormKernel &nk, DenseElementsAttr w) {
   return f;
 }
 
+/// kiln.row_stats of `x` (the norm's statistics: mean and rstd, f32 [..., 1]) before `mm`.
+RowStatsOp createRowStats(RewriterBase &rewriter, const NormKernel &nk, MatMulOp mm, Value x) {
+  auto xType = cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> statShape(xType.getShape());
+  statShape.back() = 1;
+  auto statType = RankedTensorType::get(statShape, Float32Type::get(mm.getContext()));
+  rewriter.setInsertionPoint(mm);
+  return RowStatsOp::create(rewriter, nk.location, statType, statType, x,
+                            rewriter.getF32FloatAttr(nk.epsilon), rewriter.getBoolAttr(nk.rms));
+}
+
+/// The epilogue prefix after `mm`: cast(y) (- mean c) x rstd (+ b'), rounded and saturated to
+/// the norm's type as the norm kernel would have stored it; every other reader of y reads it.
+/// `colSums` only for a layer norm, `bias` may be null.
+void createNormEpilogue(RewriterBase &rewriter, Location loc, MatMulOp mm, RowStatsOp stats,
+                        bool rms, Value colSums, Value bias) {
+  rewriter.setInsertionPointAfter(mm);
+  auto yType = mm.getType();
+  auto y32Type = yType.clone(Float32Type::get(mm.getContext()));
+  auto y32 = CastOp::create(rewriter, loc, y32Type, mm.getResult());
+  Value z = y32;
+  if (!rms) {
+    Value t = MulOp::create(rewriter, loc, y32Type, stats.getMean(), colSums);
+    z = SubOp::create(rewriter, loc, y32Type, z, t);
+  }
+  z = MulOp::create(rewriter, loc, y32Type, z, stats.getRstd());
+  if (bias)
+    z = AddOp::create(rewriter, loc, y32Type, z, bias);
+  Value normalized = CastOp::create(rewriter, loc, yType, z, /*saturate_finite=*/true);
+  rewriter.replaceAllUsesExcept(mm.getResult(), normalized, y32);
+}
+
+/// Names the kernel after the folded norm: `rms_norm_` / `layer_norm_` after `_fused_`, or a
+/// `_rms_norm` / `_layer_norm` suffix.
+void renameWithNorm(KernelOp kernel, bool rms) {
+  std::string name = kernel.getSymName().str();
+  std::string norm = rms ? "rms_norm_" : "layer_norm_";
+  size_t pos = name.find("_fused_");
+  if (pos != std::string::npos)
+    name.insert(pos + 7, norm);
+  else
+    name += "_" + norm.substr(0, norm.size() - 1);
+  kernel.setSymName(name);
+}
+
 /// Rewrites GEMM kernel `g` to read x (`xView`) and the folded constants.
 void rewriteGemm(RewriterBase &rewriter, const NormKernel &nk, GemmUse &g, const Folded &f,
                  Value xView) {
   KernelOp kernel = g.kernel;
   Location loc = kernel.getLoc();
   Block &body = kernel.getBodyBlock();
-  MLIRContext *ctx = kernel.getContext();
 
   // New operands: W', c, b' (constants before the kernel).
   rewriter.setInsertionPoint(kernel);
@@ -248,34 +292,9 @@ void rewriteGemm(RewriterBase &rewriter, const NormKernel &nk, GemmUse &g, const
   Value bias = f.bias ? addOperand(f.bias) : Value();
 
   MatMulOp mm = g.matmul;
-  Value a = mm.getLhs();
-  auto aType = cast<RankedTensorType>(a.getType());
-  auto f32 = Float32Type::get(ctx);
-  SmallVector<int64_t> statShape(aType.getShape());
-  statShape.back() = 1;
-  auto statType = RankedTensorType::get(statShape, f32);
-
-  rewriter.setInsertionPoint(mm);
-  auto stats = RowStatsOp::create(rewriter, nk.location, statType, statType, a,
-                                  rewriter.getF32FloatAttr(nk.epsilon),
-                                  rewriter.getBoolAttr(nk.rms));
+  RowStatsOp stats = createRowStats(rewriter, nk, mm, mm.getLhs());
   rewriter.modifyOpInPlace(mm, [&] { mm->setOperand(1, weight); });
-
-  rewriter.setInsertionPointAfter(mm);
-  auto yType = mm.getType();
-  auto y32Type = yType.clone(f32);
-  auto y32 = CastOp::create(rewriter, loc, y32Type, mm.getResult());
-  Value z = y32;
-  if (!nk.rms) {
-    Value t = MulOp::create(rewriter, loc, y32Type, stats.getMean(), colSums);
-    z = SubOp::create(rewriter, loc, y32Type, z, t);
-  }
-  z = MulOp::create(rewriter, loc, y32Type, z, stats.getRstd());
-  if (bias)
-    z = AddOp::create(rewriter, loc, y32Type, z, bias);
-  // The norm's result type: rounded and saturated as the norm kernel would have stored it.
-  Value normalized = CastOp::create(rewriter, loc, yType, z, /*saturate_finite=*/true);
-  rewriter.replaceAllUsesExcept(mm.getResult(), normalized, y32);
+  createNormEpilogue(rewriter, loc, mm, stats, nk.rms, colSums, bias);
 
   // The original weight argument, if nothing else reads it.
   BlockArgument oldWeight = body.getArgument(g.weightArg);
@@ -284,14 +303,7 @@ void rewriteGemm(RewriterBase &rewriter, const NormKernel &nk, GemmUse &g, const
     kernel->eraseOperand(g.weightArg);
   }
 
-  std::string name = kernel.getSymName().str();
-  std::string norm = nk.rms ? "rms_norm_" : "layer_norm_";
-  size_t pos = name.find("_fused_");
-  if (pos != std::string::npos)
-    name.insert(pos + 7, norm);
-  else
-    name += "_" + norm.substr(0, norm.size() - 1);
-  kernel.setSymName(name);
+  renameWithNorm(kernel, nk.rms);
 }
 
 /// Whether `g` can take `nk` (an RMS norm) in its A loader: a few-row GEMM (the tile
@@ -309,7 +321,6 @@ void rewriteGemmFewRow(RewriterBase &rewriter, const NormKernel &nk, GemmUse &g,
   KernelOp kernel = g.kernel;
   Location loc = kernel.getLoc();
   Block &body = kernel.getBodyBlock();
-  MLIRContext *ctx = kernel.getContext();
 
   rewriter.setInsertionPoint(kernel);
   Value scaleConstant = ConstantOp::create(rewriter, loc, nk.scale.getType(), nk.scale);
@@ -319,33 +330,11 @@ void rewriteGemmFewRow(RewriterBase &rewriter, const NormKernel &nk, GemmUse &g,
 
   MatMulOp mm = g.matmul;
   Value x = mm.getLhs();
-  auto xType = cast<RankedTensorType>(x.getType());
-  auto f32 = Float32Type::get(ctx);
-  SmallVector<int64_t> statShape(xType.getShape());
-  statShape.back() = 1;
-  auto statType = RankedTensorType::get(statShape, f32);
-
-  rewriter.setInsertionPoint(mm);
-  auto stats = RowStatsOp::create(rewriter, nk.location, statType, statType, x,
-                                  rewriter.getF32FloatAttr(nk.epsilon), rewriter.getBoolAttr(true));
-  Value scaled = MulOp::create(rewriter, nk.location, xType, x, scale);
+  RowStatsOp stats = createRowStats(rewriter, nk, mm, x); // fitsFewRow: nk.rms
+  Value scaled = MulOp::create(rewriter, nk.location, x.getType(), x, scale);
   rewriter.modifyOpInPlace(mm, [&] { mm->setOperand(0, scaled); });
-
-  rewriter.setInsertionPointAfter(mm);
-  auto yType = mm.getType();
-  auto y32Type = yType.clone(f32);
-  auto y32 = CastOp::create(rewriter, loc, y32Type, mm.getResult());
-  Value z = MulOp::create(rewriter, loc, y32Type, y32, stats.getRstd());
-  Value normalized = CastOp::create(rewriter, loc, yType, z, /*saturate_finite=*/true);
-  rewriter.replaceAllUsesExcept(mm.getResult(), normalized, y32);
-
-  std::string name = kernel.getSymName().str();
-  size_t pos = name.find("_fused_");
-  if (pos != std::string::npos)
-    name.insert(pos + 7, "rms_norm_");
-  else
-    name += "_rms_norm";
-  kernel.setSymName(name);
+  createNormEpilogue(rewriter, loc, mm, stats, /*rms=*/true, Value(), Value());
+  renameWithNorm(kernel, /*rms=*/true);
 }
 
 struct FuseNormIntoGemmPass : public kiln::impl::FuseNormIntoGemmBase<FuseNormIntoGemmPass> {
