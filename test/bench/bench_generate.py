@@ -140,6 +140,9 @@ def kiln_generate(args, log, artifact, prompt, batch):
     np.save(ids, prompt.astype(np.int64))
     cmd = [args.kiln_run, artifact, "--generate", str(args.new_tokens), "--prompt-ids", ids,
            "--batch", str(batch), "--warmup", "1", "--json"]
+    if args.sampling:
+        t, k, p = args.sampling
+        cmd += ["--temperature", str(t), "--top-k", str(k), "--top-p", str(p), "--seed", "1"]
     rc, text, _ = brs.run_logged(cmd, log.tool_log("generate-p%d-b%d" % (len(prompt), batch)),
                                  RUN_TIMEOUT_S)
     if rc != 0 or "{" not in text:
@@ -242,12 +245,18 @@ def main(argv):
                    "--skinny-gemm=false)")
     p.add_argument("--layers", type=int, help="override num_hidden_layers (a development run: the "
                    "per-layer kernels at real width, exported and compiled in seconds)")
+    p.add_argument("--sampling", metavar="T,K,P", help="kiln samples on the GPU with temperature "
+                   "T, top-k K and top-p P (seed 1) instead of greedy decoding; the PyTorch "
+                   "peers stay greedy (their tokens/s do not include sampling)")
     p.add_argument("--profile", type=int, default=0, metavar="N",
                    help="also kiln-run --profile N of every program, decode and prefill (random "
                         "lengths and block tables inside their ranges); the table goes to the log")
     args = p.parse_args(argv)
     if args.layers:
         CONFIG["num_hidden_layers"] = args.layers
+    if args.sampling:
+        t, k, p_ = args.sampling.split(",")
+        args.sampling = (float(t), int(k), float(p_))
     args.prompts = [int(x) for x in args.prompts.split(",")]
     args.batches = [int(x) for x in args.batches.split(",")]
     args.peers = [x for x in args.peers.split(",") if x]
@@ -361,7 +370,8 @@ def main(argv):
         if k:
             ctx = n + args.new_tokens / 2
             frac = step_bytes(model, b, ctx) / (k["decode_step_p50_ms"] / 1e3) / (bandwidth * 1e9)
-        equal = leading_equal(k["sequences"][0]["tokens"], e[0]) if k and e else None
+        equal = (leading_equal(k["sequences"][0]["tokens"], e[0])
+                 if k and e and not args.sampling else None)
         md.append("| %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             n, b, brs.fmt(k and k["ttft_ms"], "%.2f"), brs.fmt(k and k["decode_tokens_per_s"], "%.1f"),
             "%s / %s" % (brs.fmt(k and k["decode_step_p50_ms"], "%.3f"), brs.fmt(k and k["decode_step_p99_ms"], "%.3f")),

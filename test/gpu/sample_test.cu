@@ -12,6 +12,10 @@
 //    the kept set.
 // 4. Reproducibility: the same logits, parameters, seed and counter give the same token at 128
 //    and 512 threads and in any row; seeds 1 and 2 give different streams.
+// 5. The shared-memory candidates: at V = 32000 and 128256, model-like logits, greedy, top-k,
+//    top-p, full vocabulary, top-k above and at the candidate capacity, every row's token equals
+//    the full-pass sampler's (sampleRow<..., false>).
+//   build/sample_test --bench   microseconds per launch at 1 and 8 rows, with and without them.
 // Exit 0 pass, 1 fail, 2 CUDA error, 77 no GPU.
 #include "kiln/sample.cuh"
 
@@ -24,6 +28,7 @@
 #include <numeric>
 #include <random>
 #include <set>
+#include <string>
 #include <vector>
 
 #define CHECK_CUDA(call)                                                                           \
@@ -36,13 +41,16 @@
   } while (0)
 
 /// Row r samples logits[r * rowStride ...] (rowStride 0: every row the same logits).
+/// COMPACT false: sampleRow without the shared-memory candidates (the reference of testCompact).
+template <bool COMPACT>
 __global__ void sampleKernel(const float *logits, long long rowStride, long long V,
                              const float *temperature, const int *topK, const float *topP,
                              const unsigned long long *seed, const unsigned long long *offset,
                              long long *out) {
   const long long row = blockIdx.x;
-  kiln::sampleRow([&](long long k) { return logits[row * rowStride + k]; }, V, temperature[row],
-                  topK[row], topP[row], seed[row], offset[row], out + row);
+  auto load = [&](long long k) { return logits[row * rowStride + k]; };
+  kiln::sampleRow<decltype(load), COMPACT>(load, V, temperature[row], topK[row], topP[row],
+                                           seed[row], offset[row], out + row);
 }
 
 __global__ void philoxKernel(unsigned long long key, unsigned long long counter,
@@ -78,7 +86,8 @@ struct Params {
 /// Runs `rows` rows (rowStride 0: one shared logits row) with per-row params and counters.
 std::vector<long long> run(const std::vector<float> &logits, long long V, long long rowStride,
                            const std::vector<Params> &params,
-                           const std::vector<unsigned long long> &offsets, unsigned threads) {
+                           const std::vector<unsigned long long> &offsets, unsigned threads,
+                           bool compact = true, float *launchUs = nullptr) {
   const size_t rows = params.size();
   std::vector<float> t(rows), p(rows);
   std::vector<int> k(rows);
@@ -92,8 +101,35 @@ std::vector<long long> run(const std::vector<float> &logits, long long V, long l
   long long *dOut = nullptr;
   CHECK_CUDA(cudaMalloc(&dOut, rows * sizeof(long long)));
   CHECK_CUDA(cudaMemset(dOut, 0xff, rows * sizeof(long long))); // poisoned: -1
-  sampleKernel<<<unsigned(rows), threads>>>(dLogits, rowStride, V, dT, dK, dP, dS, dO, dOut);
+  auto launch = [&] {
+    if (compact)
+      sampleKernel<true><<<unsigned(rows), threads>>>(dLogits, rowStride, V, dT, dK, dP, dS, dO,
+                                                      dOut);
+    else
+      sampleKernel<false><<<unsigned(rows), threads>>>(dLogits, rowStride, V, dT, dK, dP, dS, dO,
+                                                       dOut);
+  };
+  launch();
   CHECK_CUDA(cudaGetLastError());
+  if (launchUs) {
+    // Median-free mean of 50 back-to-back launches after 5 warm-up ones (the kernel runs for
+    // tens of microseconds or more, far above the launch gap).
+    for (int i = 0; i < 5; ++i)
+      launch();
+    cudaEvent_t start, stop;
+    CHECK_CUDA(cudaEventCreate(&start));
+    CHECK_CUDA(cudaEventCreate(&stop));
+    CHECK_CUDA(cudaEventRecord(start));
+    for (int i = 0; i < 50; ++i)
+      launch();
+    CHECK_CUDA(cudaEventRecord(stop));
+    CHECK_CUDA(cudaEventSynchronize(stop));
+    float ms = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    *launchUs = ms * 1000.0f / 50;
+    CHECK_CUDA(cudaEventDestroy(start));
+    CHECK_CUDA(cudaEventDestroy(stop));
+  }
   std::vector<long long> out(rows);
   CHECK_CUDA(cudaMemcpy(out.data(), dOut, rows * sizeof(long long), cudaMemcpyDeviceToHost));
   for (void *ptr : {(void *)dLogits, (void *)dT, (void *)dP, (void *)dK, (void *)dS, (void *)dO,
@@ -284,18 +320,93 @@ void testReproducible() {
   expect(distinct.size() > 5, "one seed's draws vary with the counter");
 }
 
+/// Logits like a language model's: normal with a heavier top, some ties.
+std::vector<float> modelLikeLogits(long long V, int rows, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 2.5f);
+  std::vector<float> x(size_t(V * rows));
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float v = normal(rng);
+    x[i] = i % 7 == 0 ? std::round(v * 4.0f) * 0.25f : v; // ties
+  }
+  for (int r = 0; r < rows; ++r) // a few clear favourites per row
+    for (int j = 0; j < 20; ++j)
+      x[size_t(r * V + (j * 7919LL + r * 104729LL) % V)] = 9.0f - 0.3f * float(j);
+  return x;
+}
+
+struct NamedParams {
+  const char *name;
+  Params p;
+};
+const NamedParams kModelParams[] = {
+    {"greedy", {0.0f, 0, 1.0f, 1}},
+    {"T0.8 k50 p0.95", {0.8f, 50, 0.95f, 2}},
+    {"T1 p0.9", {1.0f, 0, 0.9f, 3}},
+    {"T0.7 full vocab", {0.7f, 0, 1.0f, 4}},
+    {"T1.2 k4000 p0.8", {1.2f, 4000, 0.8f, 5}},
+    {"T1 k2048", {1.0f, 2048, 1.0f, 6}},
+    {"T1 k2049 p0.99", {1.0f, 2049, 0.99f, 7}},
+};
+
+/// The shared-memory candidates change the cost, not the token: at model vocabularies every row
+/// and counter gives the same token with and without them.
+void testCompact() {
+  for (long long V : {32000LL, 128256LL}) {
+    const int rows = 48;
+    std::vector<float> x = modelLikeLogits(V, rows, unsigned(V));
+    for (const NamedParams &np : kModelParams) {
+      std::vector<Params> params(rows, np.p);
+      std::vector<unsigned long long> offsets(rows);
+      for (int r = 0; r < rows; ++r)
+        offsets[size_t(r)] = 1000003ull * unsigned(r);
+      std::vector<long long> a = run(x, V, V, params, offsets, 512, true);
+      std::vector<long long> b = run(x, V, V, params, offsets, 512, false);
+      int differ = 0;
+      for (int r = 0; r < rows; ++r)
+        differ += a[size_t(r)] != b[size_t(r)];
+      std::printf("%s candidates V=%lld %s: %d of %d rows differ from the full-pass sampler\n",
+                  differ ? "FAIL" : "PASS", V, np.name, differ, rows);
+      failures += differ ? 1 : 0;
+    }
+  }
+}
+
+/// --bench: microseconds per launch of B rows at model vocabularies, with and without the
+/// shared-memory candidates.
+void bench() {
+  std::printf("%-18s %7s %4s %12s %14s\n", "params", "V", "rows", "us", "us (no cand.)");
+  for (long long V : {32000LL, 128256LL})
+    for (int rows : {1, 8}) {
+      std::vector<float> x = modelLikeLogits(V, rows, 3);
+      for (const NamedParams &np : kModelParams) {
+        std::vector<Params> params(size_t(rows), np.p);
+        std::vector<unsigned long long> offsets(size_t(rows), 17);
+        float us = 0, usFull = 0;
+        run(x, V, V, params, offsets, 512, true, &us);
+        run(x, V, V, params, offsets, 512, false, &usFull);
+        std::printf("%-18s %7lld %4d %12.1f %14.1f\n", np.name, V, rows, us, usFull);
+      }
+    }
+}
+
 } // namespace
 
-int main() {
+int main(int argc, char **argv) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::printf("sample_test: no GPU, skipped\n");
     return 77;
   }
+  if (argc > 1 && std::string(argv[1]) == "--bench") {
+    bench();
+    return 0;
+  }
   testPhilox();
   testGreedy();
   testDistribution();
   testReproducible();
+  testCompact();
   std::printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
   return failures ? 1 : 0;
 }

@@ -18,8 +18,10 @@
 //     `offset`: the token depends on the row's logits and parameters, not on the batch row or
 //     the launch configuration.
 // Cost per sampled row: one pass over the V logits for the maximum, one for the total weight,
-// and one per radix level of each selection (top-k, top-p, draw; at most 16 levels each, and
-// after the first levels only the elements still in the selected bin do more than a compare).
+// and, per selection (top-k, top-p, draw; at most 16 radix levels each), one per level until the
+// selected bin holds at most sample::kCandidates elements; those then move to shared memory
+// (one more pass) and the remaining levels read only them. With a top-k of at most kCandidates
+// the k survivors move to shared memory once and the total, top-p and draw read only them.
 // Greedy rows make one pass. Weights below 2^-41 of the largest (probability ratio < 5e-13) are
 // never drawn; vocabularies up to 2^23 tokens keep the sums inside 64 bits.
 #pragma once
@@ -124,19 +126,67 @@ struct Pick {
   unsigned long long key, cumulative;
 };
 
+/// Most candidates a selection moves into shared memory (16 bytes each: 32 KiB).
+constexpr int kCandidates = 2048;
+
+/// Keys and weights of at most kCandidates elements in shared memory (filled in any order by
+/// compactCandidates: every use sums integers or compares unique keys, so the order does not
+/// matter).
+struct Candidates {
+  unsigned long long key[kCandidates];
+  unsigned long long weight[kCandidates];
+  unsigned count;
+};
+
+/// keyWeight over a Candidates buffer: element k is the buffer's entry k.
+struct CandidateKeys {
+  const Candidates *c;
+  __device__ __forceinline__ unsigned long long operator()(long long k,
+                                                           unsigned long long &key) const {
+    key = c->key[k];
+    return c->weight[k];
+  }
+};
+
+/// Moves the elements of keyWeight (over n) with a non-zero weight and (key & mask) == prefix
+/// into `cand` (the caller knows they are at most kCandidates). Block-wide; every thread may read
+/// `cand` afterwards.
+template <typename KeyWeight>
+__device__ void compactCandidates(const KeyWeight &keyWeight, long long n, unsigned long long mask,
+                                  unsigned long long prefix, Candidates &cand) {
+  __syncthreads(); // earlier readers of cand are done
+  if (threadIdx.x == 0)
+    cand.count = 0;
+  __syncthreads();
+  for (long long k = threadIdx.x; k < n; k += blockDim.x) {
+    unsigned long long key;
+    const unsigned long long w = keyWeight(k, key);
+    if (w != 0 && (key & mask) == prefix) {
+      const unsigned i = atomicAdd(&cand.count, 1u);
+      cand.key[i] = key;
+      cand.weight[i] = w;
+    }
+  }
+  __syncthreads();
+}
+
 /// The element at which the cumulative weight, in descending key order, first reaches `target`
 /// (1 <= target <= the total weight). `keyWeight(k, key)` sets element k's rank key and returns
-/// its weight (0: not a candidate). MSD radix descent, 4 bits per level: per level every thread
-/// sums the weights and counts of its candidates per digit in registers, the block adds them
-/// (integers: deterministic), thread 0 walks the 16 bins from the top; it stops when the chosen
-/// bin holds one candidate.
-template <typename KeyWeight>
-__device__ Pick selectDescending(const KeyWeight &keyWeight, long long n, unsigned long long target,
-                                 Shared &sh) {
+/// its weight (0: not a candidate). MSD radix descent, 4 bits per level, from digit `shift` down
+/// with the digits above it fixed to `prefix` and `before` the weight of the elements above that
+/// prefix: per level every thread sums the weights and counts of its candidates per digit in
+/// registers, the block adds them (integers: deterministic), thread 0 walks the 16 bins from the
+/// top; it stops when the chosen bin holds one candidate. COMPACT: as soon as the chosen bin holds
+/// at most kCandidates elements they move to `cand` and the remaining levels read shared memory
+/// instead of the n elements (a top-k of 50 over 32k logits then reads them about 4 times, not
+/// once per level).
+template <bool COMPACT, typename KeyWeight>
+__device__ Pick descend(const KeyWeight &keyWeight, long long n, unsigned long long target,
+                        unsigned long long prefix, unsigned long long before, int startShift,
+                        Shared &sh, Candidates *cand) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
-  unsigned long long prefix = 0, before = 0;
   __syncthreads();
-  for (int shift = 60; shift >= 0; shift -= 4) {
+  for (int shift = startShift; shift >= 0; shift -= 4) {
     const unsigned long long high = shift == 60 ? 0ull : ~0ull << (shift + 4);
     unsigned long long w16[16];
     unsigned c16[16];
@@ -213,55 +263,30 @@ __device__ Pick selectDescending(const KeyWeight &keyWeight, long long n, unsign
       __syncthreads();
       return {prefix, before + binWeight};
     }
+    if constexpr (COMPACT) {
+      if (count <= unsigned(kCandidates)) {
+        compactCandidates(keyWeight, n, ~0ull << shift, prefix, *cand);
+        return descend<false>(CandidateKeys{cand}, (long long)count, target, prefix, before,
+                              shift - 4, sh, nullptr);
+      }
+    }
   }
   return {prefix, before}; // not reached: shift 0 returns above
 }
 
-} // namespace sample
+/// descend over all of keyWeight's elements (COMPACT: with `cand` as the candidate buffer).
+template <bool COMPACT, typename KeyWeight>
+__device__ Pick selectDescending(const KeyWeight &keyWeight, long long n, unsigned long long target,
+                                 Shared &sh, Candidates *cand) {
+  return descend<COMPACT>(keyWeight, n, target, 0ull, 0ull, 60, sh, cand);
+}
 
-/// The next token of one row of `n` logits (`load(k)` returns logit k as float) by one block
-/// (blockDim.x a multiple of 32, at most 1024): the rule of kiln.sample (KilnOps.td) and of
-/// kiln_sampling_params_t. `temperature <= 0` or NaN: greedy, the first maximum (NaN never
-/// picked; all NaN: 0). Otherwise softmax(x / temperature) restricted to the `topK` largest
-/// (`topK <= 0` or `>= n`: all; ties by lower id), then to the smallest most likely set whose
-/// probability reaches `topP` (`topP >= 1` or NaN: all; `<= 0`: the most likely), drawn by
-/// inverse CDF with Philox4x32-10 at (`seed`, `offset`). A maximum that is not finite gives the
-/// greedy token. Thread 0 writes the id to *out. Needs n <= sample::kMaxVocab.
-template <typename Load>
-__device__ void sampleRow(const Load &load, long long n, float temperature, int topK, float topP,
-                          unsigned long long seed, unsigned long long offset, long long *out) {
-  using namespace sample;
-  __shared__ Shared sh;
-  // 1. The first maximum.
-  unsigned long long best = 0;
-  for (long long k = threadIdx.x; k < n; k += blockDim.x) {
-    const unsigned long long key = rankKey(load(k), k);
-    best = key > best ? key : best;
-  }
-  best = blockMaxU64(best, sh);
-  const float top = fromOrderBits(unsigned(best >> 32));
-  if (!(temperature > 0.0f) || !(fabsf(top) < __int_as_float(0x7f800000))) {
-    if (threadIdx.x == 0)
-      *out = n > 0 ? idOf(best) : 0;
-    return;
-  }
-  // 2. Top-k: the key of the k-th largest logit; survivors have keys >= kth.
-  unsigned long long kth = 0;
-  if (topK > 0 && (long long)topK < n) {
-    auto one = [&](long long k, unsigned long long &key) -> unsigned long long {
-      key = rankKey(load(k), k);
-      return 1ull;
-    };
-    kth = selectDescending(one, n, (unsigned long long)topK, sh).key;
-  }
-  // 3. Softmax weights of the survivors in 2^-40 fixed point (the maximum's is 2^40).
-  auto weight = [&](long long k, unsigned long long &key) -> unsigned long long {
-    const float x = load(k);
-    key = rankKey(x, k);
-    if (key < kth || x != x)
-      return 0ull;
-    return __float2ull_rn(expf((x - top) / temperature) * kWeightScale);
-  };
+/// Steps 3 (the total) to 5 (the draw) of sampleRow over the weights `weight` of n elements
+/// (the survivors of top-k, zero weight for the others).
+template <bool COMPACT, typename Weight>
+__device__ long long sampleSurvivors(const Weight &weight, long long n, float topP,
+                                     unsigned long long seed, unsigned long long offset,
+                                     Shared &sh, Candidates *cand) {
   unsigned long long total = 0;
   for (long long k = threadIdx.x; k < n; k += blockDim.x) {
     unsigned long long key;
@@ -275,13 +300,85 @@ __device__ void sampleRow(const Load &load, long long n, float temperature, int 
       const double want = ceil(double(topP) * double(total));
       target = want < 1.0 ? 1ull : want >= double(total) ? total : (unsigned long long)want;
     }
-    total = selectDescending(weight, n, target, sh).cumulative;
+    total = selectDescending<COMPACT>(weight, n, target, sh, cand).cumulative;
   }
   // 5. The draw: r uniform in [0, total), the element where the cumulative weight passes r.
   const unsigned long long r = __umul64hi(philox64(seed, offset), total);
-  const Pick pick = selectDescending(weight, n, r + 1, sh);
+  return idOf(selectDescending<COMPACT>(weight, n, r + 1, sh, cand).key);
+}
+
+} // namespace sample
+
+/// The next token of one row of `n` logits (`load(k)` returns logit k as float) by one block
+/// (blockDim.x a multiple of 32, at most 1024): the rule of kiln.sample (KilnOps.td) and of
+/// kiln_sampling_params_t. `temperature <= 0` or NaN: greedy, the first maximum (NaN never
+/// picked; all NaN: 0). Otherwise softmax(x / temperature) restricted to the `topK` largest
+/// (`topK <= 0` or `>= n`: all; ties by lower id), then to the smallest most likely set whose
+/// probability reaches `topP` (`topP >= 1` or NaN: all; `<= 0`: the most likely), drawn by
+/// inverse CDF with Philox4x32-10 at (`seed`, `offset`). A maximum that is not finite gives the
+/// greedy token. Thread 0 writes the id to *out. Needs n <= sample::kMaxVocab. COMPACT false
+/// keeps every radix level on the n logits (the same tokens, slower; for tests). Uses about
+/// 34 KiB of static shared memory.
+template <typename Load, bool COMPACT = true>
+__device__ void sampleRow(const Load &load, long long n, float temperature, int topK, float topP,
+                          unsigned long long seed, unsigned long long offset, long long *out) {
+  using namespace sample;
+  __shared__ Shared sh;
+  __shared__ Candidates cand;
+  // 1. The first maximum, kMaxLoads loads in flight per thread (one block reads the whole row:
+  // its loads in flight bound the time of a greedy step).
+  unsigned long long best = 0;
+  constexpr int kMaxLoads = 8;
+  for (long long k0 = threadIdx.x; k0 < n; k0 += kMaxLoads * (long long)blockDim.x) {
+    float x[kMaxLoads];
+#pragma unroll
+    for (int u = 0; u < kMaxLoads; ++u) {
+      const long long k = k0 + u * (long long)blockDim.x;
+      x[u] = k < n ? load(k) : 0.0f;
+    }
+#pragma unroll
+    for (int u = 0; u < kMaxLoads; ++u) {
+      const long long k = k0 + u * (long long)blockDim.x;
+      const unsigned long long key = rankKey(x[u], k);
+      best = k < n && key > best ? key : best;
+    }
+  }
+  best = blockMaxU64(best, sh);
+  const float top = fromOrderBits(unsigned(best >> 32));
+  if (!(temperature > 0.0f) || !(fabsf(top) < __int_as_float(0x7f800000))) {
+    if (threadIdx.x == 0)
+      *out = n > 0 ? idOf(best) : 0;
+    return;
+  }
+  // 2. Top-k: the key of the k-th largest logit; survivors have keys >= kth.
+  unsigned long long kth = 0;
+  const bool cut = topK > 0 && (long long)topK < n;
+  if (cut) {
+    auto one = [&](long long k, unsigned long long &key) -> unsigned long long {
+      key = rankKey(load(k), k);
+      return 1ull;
+    };
+    kth = selectDescending<COMPACT>(one, n, (unsigned long long)topK, sh, &cand).key;
+  }
+  // 3. Softmax weights of the survivors in 2^-40 fixed point (the maximum's is 2^40).
+  auto weight = [&](long long k, unsigned long long &key) -> unsigned long long {
+    const float x = load(k);
+    key = rankKey(x, k);
+    if (key < kth || x != x)
+      return 0ull;
+    return __float2ull_rn(expf((x - top) / temperature) * kWeightScale);
+  };
+  long long id;
+  if (COMPACT && cut && topK <= kCandidates) {
+    // The topK survivors (keys are unique) fit in shared memory: steps 3-5 read only them.
+    compactCandidates(weight, n, 0ull, 0ull, cand);
+    id = sampleSurvivors<false>(CandidateKeys{&cand}, (long long)cand.count, topP, seed, offset,
+                                sh, nullptr);
+  } else {
+    id = sampleSurvivors<COMPACT>(weight, n, topP, seed, offset, sh, &cand);
+  }
   if (threadIdx.x == 0)
-    *out = idOf(pick.key);
+    *out = id;
 }
 
 } // namespace kiln
