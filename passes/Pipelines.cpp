@@ -44,6 +44,9 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
   AssignPrecisionOptions precisionOptions;
   precisionOptions.precision = options.precision;
   fpm.addPass(createAssignPrecision(precisionOptions));
+  // The casts AssignPrecision puts around a zero-size tensor (an empty output at fp16/bf16) are
+  // empty too: they become empty constants like every other empty result.
+  fpm.addPass(createEliminateEmptyTensors());
   if (options.kvCache) {
     PagedKvCacheOptions cacheOptions;
     cacheOptions.maxSeqLen = options.maxSeqLen;

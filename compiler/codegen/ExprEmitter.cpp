@@ -356,10 +356,18 @@ FailureOr<std::string> ExprEmitter::emitUnary(OpT op, ArrayRef<std::string> coor
             // like a store. The value then stays in an fp32 register, exactly representable in
             // the 16-bit type, so a later cast back to f32 is exact.
             if (isNarrowFloat(outT)) {
-              std::string narrow = cast.getSaturateFinite()
-                                       ? storeValue(outT, "(float)(" + *x + ")")
-                                       : "kiln::castRn<" + *cudaStorageType(outT) + ">((float)(" +
-                                             *x + "))";
+              // An integer wider than fp32's 24-bit significand rounds once (castRnInt), not
+              // to fp32 and then again to 16 bits.
+              auto wideInt = dyn_cast<IntegerType>(in);
+              std::string narrow;
+              if (cast.getSaturateFinite())
+                narrow = storeValue(outT, "(float)(" + *x + ")");
+              else if (wideInt && wideInt.getWidth() > 24 && wideInt.getWidth() <= 64)
+                narrow = "kiln::castRnInt<" + *cudaStorageType(outT) + ">((" +
+                         (wideInt.isUnsigned() ? "unsigned long long" : "long long") + ")(" + *x +
+                         "))";
+              else
+                narrow = "kiln::castRn<" + *cudaStorageType(outT) + ">((float)(" + *x + "))";
               return "kiln::ld(" + narrow + ")";
             }
             return "(" + *cudaScalarType(outT) + ")(" + *x + ")";

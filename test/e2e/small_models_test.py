@@ -86,6 +86,8 @@ MODELS = {
     # Casts to bf16 and fp16 and back (ties, limits, subnormals, inf, NaN, then random values of
     # every magnitude), in kernels (input x) and folded at import (initializer c): bit-exact.
     "../../onnx/Inputs/cast_rounding": {"x": (4096,)},
+    # int64 / int32 to bf16 and fp16 in kernels: one rounding (ties a float32 step would break).
+    "../../onnx/Inputs/cast_int_rounding": {"x": (4096,), "y": (4096,)},
     # A node list out of topological order (the importer sorts it).
     "../../onnx/Inputs/unsorted_nodes": {"x": (2, 3)},
     # Attention-23: GQA with past key/value and a bool mask; 3-D causal with head counts.
@@ -214,6 +216,9 @@ def int_dtypes_ref(f):
 # Float inputs drawn otherwise than as standard normals: model -> {input: fn(rng, shape)}.
 VALUE_INPUTS = {"../../onnx/Inputs/cast_rounding":
                 {"x": lambda rng, shape: cast_values.wide_values(rng, shape[0])},
+                "../../onnx/Inputs/cast_int_rounding":
+                {"x": lambda rng, shape: cast_values.int_values(rng, shape[0]),
+                 "y": lambda rng, shape: cast_values.int_values(rng, shape[0]).astype(np.int32)},
                 "../../onnx/Inputs/matmul_nbits_fp16":  # a float16 graph input
                 {"a": lambda rng, shape: rng.standard_normal(shape).astype(np.float16)},
                 GQA_RUNTIME: {k: lambda rng, shape: gqa_lengths.padded_mask(shape)
@@ -225,7 +230,7 @@ VALUE_INPUTS[GENAI[1]].update({k: lambda rng, shape: rng.standard_normal(shape).
                                for k in MODELS[GENAI[1]] if k.startswith("past_key_values.")})
 # Models whose float outputs must equal the reference exactly (NaN where it has NaN, the sign of
 # zero included), not within a tolerance.
-EXACT = {"../../onnx/Inputs/cast_rounding"}
+EXACT = {"../../onnx/Inputs/cast_rounding", "../../onnx/Inputs/cast_int_rounding"}
 
 
 def cast_rounding_ref(f):
@@ -254,6 +259,9 @@ TOLERANCE = {"../../onnx/Inputs/einsum_bf16": 1e-2, "skinny_gemms": 1e-2, "skinn
 NUMPY_REFS = {
     "max_nan": lambda f: [np.max(f["x"], axis=-1)],
     "../../onnx/Inputs/cast_rounding": cast_rounding_ref,
+    "../../onnx/Inputs/cast_int_rounding": lambda f: [
+        r[k] for r in (cast_values.int_references(f["x"]), cast_values.int_references(f["y"]))
+        for k in ("via_bf16", "via_f16")],
     "int_dtypes": int_dtypes_ref,
     "../../onnx/Inputs/empty_tensors": lambda f: [
         2 * f["k"], np.concatenate([f["x"], f["x"]], axis=1), np.zeros(2, np.float32),

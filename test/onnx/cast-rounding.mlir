@@ -12,6 +12,13 @@
 // RUN: cat %t/module*.cu | not grep "kiln::ld(kiln::cvt<"
 // RUN: rm -rf %t.fp16 && kiln-compile %S/Inputs/cast_rounding.onnx --shape x=42 --precision fp16 -o %t.fp16.kiln --dump-cuda %t.fp16 > /dev/null 2>&1
 // RUN: cat %t.fp16/module*.cu | FileCheck %s --check-prefix=FP16
+// RUN: rm -rf %t.int && kiln-compile %S/Inputs/cast_int_rounding.onnx --shape x=42,y=42 -o %t.int.kiln --dump-cuda %t.int > /dev/null
+// RUN: cat %t.int/module*.cu | FileCheck %s --check-prefix=INT
+
+// int64 and int32 inputs round once to bf16 / fp16 (castRnInt: to fp32 rounded to odd first).
+// INT-DAG: kiln::castRnInt<kiln::bf16>((long long)(
+// INT-DAG: kiln::castRnInt<kiln::f16>((long long)(
+// INT-NOT: kiln::castRn<kiln::bf16>((float)(
 
 // The pairs on the input are kept: a narrowing cast and the widening one
 // after it are not an identity.

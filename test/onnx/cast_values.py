@@ -70,3 +70,40 @@ def mismatches(out, ref):
     same = np.where(nan, np.isnan(out) & np.isnan(ref),
                     (out == ref) & (np.signbit(out) == np.signbit(ref)))
     return np.nonzero(~same.reshape(-1))[0]
+
+
+def int_values(rng, n):
+    """int64: ties of bf16 and fp16 that a rounding to float32 first would break (2^25 + 2^17 + 1
+    rounds up to bf16, 2^25 + 2^17 would tie to even), both signs, the int64 and int32 limits,
+    then random integers of every magnitude, n values in all."""
+    special = [0, 1, -1, 2 ** 24 + 1, 2 ** 25 + 2 ** 17 + 1, 2 ** 25 + 2 ** 17, 2 ** 25 + 2 ** 17 - 1,
+               -(2 ** 25 + 2 ** 17 + 1), 2 ** 40 + 2 ** 32 + 1, 2 ** 62 + 2 ** 54 + 3,
+               -(2 ** 63), 2 ** 63 - 1, 2 ** 31 - 1, -(2 ** 31), 2049, 2051, 65519, 65520, 65535,
+               -65520, 4097, 2 ** 24 + 2 ** 13 + 1]
+    bits = rng.integers(0, 63, n - len(special))
+    rest = [int(rng.integers(-(2 ** int(b)), 2 ** int(b) + 1)) for b in bits]
+    return np.array(special + rest, np.int64)
+
+
+def _round_int(v, significand, max_exp):
+    """The float nearest to the integer v with `significand` bits (ties to even), as float64, or
+    +-inf past the largest finite value (max_exp: exponent of the largest finite binade)."""
+    if v == 0:
+        return 0.0
+    sign, m = (-1.0 if v < 0 else 1.0), abs(v)
+    shift = max(m.bit_length() - significand, 0)
+    q, r = divmod(m, 1 << shift)
+    half = 1 << shift >> 1
+    if shift and (r > half or (r == half and q & 1)):
+        q += 1
+    value = q << shift
+    if value.bit_length() - 1 > max_exp:
+        return sign * np.inf
+    return sign * float(value)
+
+
+def int_references(x):
+    """Exact int64 -> bf16 / fp16 (one rounding to nearest even) as float32, per element."""
+    bf = np.array([_round_int(int(v), 8, 127) for v in x], np.float64).astype(np.float32)
+    h = np.array([_round_int(int(v), 11, 15) for v in x], np.float64).astype(np.float32)
+    return {"via_bf16": bf, "via_f16": h}

@@ -4,6 +4,10 @@
 // RUN: kiln-compile %S/Inputs/attention_empty_past.onnx --shape pk=1x2x0x4,pv=1x2x0x4 --emit=kernels | FileCheck %s --check-prefix=ATTN
 // RUN: kiln-compile %S/Inputs/empty_tensors.onnx --shape past=1x2x0x4,e=2x0 -o %t.kiln | FileCheck %s --check-prefix=SUMMARY
 // RUN: kiln-run %t.kiln --info | FileCheck %s --check-prefix=INFO
+// At fp16 and bf16 the empty outputs' casts are empty constants too (no kernel has an empty result).
+// RUN: kiln-compile %S/Inputs/empty_tensors.onnx --shape past=1x2x0x4,e=2x0 --precision fp16 -o %t.f16.kiln | FileCheck %s --check-prefix=WROTE
+// RUN: kiln-run %t.f16.kiln --info | FileCheck %s --check-prefix=INFO
+// RUN: kiln-compile %S/Inputs/empty_tensors.onnx --shape past=1x2x0x4,e=2x0 --precision bf16 -o %t.bf16.kiln | FileCheck %s --check-prefix=WROTE
 // RUN: not kiln-compile %S/Inputs/error_gather_empty_axis.onnx -o %t.kiln 2>&1 | FileCheck %s --check-prefix=GATHER
 
 // The empty past drops out of the KV Concat (2 * k), the empty middle operand
@@ -28,6 +32,7 @@
 // ATTN: return %{{.+}}, %arg1, %arg2
 
 // SUMMARY: kernels: 2
+// WROTE: wrote {{.*}}.kiln
 // INFO: past: f32[1x2x0x4] (0 bytes)
 // INFO: e: f32[2x0] (0 bytes)
 // INFO: slice_empty: f32[2x0] (0 bytes)

@@ -757,6 +757,22 @@ def cast_rounding():
                                 [const("c", cast_values.special_values())]))
 
 
+def cast_int_rounding():
+    """int64 and int32 graph inputs cast to bfloat16 and float16 (and back to float32) in kernels:
+    one rounding to nearest even, not a rounding to float32 first (small_models_test.py checks the
+    values on a GPU; cast-rounding.mlir the emitted code)."""
+    BF, H, I32 = TensorProto.BFLOAT16, TensorProto.FLOAT16, TensorProto.INT32
+    nodes = []
+    for src in ("x", "y"):
+        nodes += [node("Cast", [src], [src + "_bf16"], to=BF),
+                  node("Cast", [src + "_bf16"], [src + "_via_bf16"], to=F),
+                  node("Cast", [src], [src + "_f16"], to=H),
+                  node("Cast", [src + "_f16"], [src + "_via_f16"], to=F)]
+    outs = [vi(src + k, F, None) for src in ("x", "y") for k in ("_via_bf16", "_via_f16")]
+    save("cast_int_rounding", model(nodes, [vi("x", TensorProto.INT64, ["n"]),
+                                            vi("y", I32, ["n"])], outs))
+
+
 def empty_tensors():
     """Zero-size dims (kiln-eliminate-empty-tensors): an empty past KV cache concatenated with the
     new key, an empty Concat operand, reductions over an empty axis (sum 0, mean NaN, max -inf /
@@ -1521,6 +1537,7 @@ if __name__ == "__main__":
                 gathers, math, reduce18, reduce13, external_data, old_and_new_opsets,
                 rotary_embedding, derived_ops, activations, arg_reduce, arg_reduce_rows, mod, opsets25_28, empty_tensors, attention23, errors, review_fixes, contrib,
                 matmul_nbits, group_query_attention, plain_decoders,
-                broken_files, structure_checks, unsorted_graphs, cast_rounding, pads, einsums]:
+                broken_files, structure_checks, unsorted_graphs, cast_rounding, cast_int_rounding, pads,
+                einsums]:
         gen()
     print("wrote", OUT)

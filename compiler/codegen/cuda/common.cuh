@@ -169,6 +169,24 @@ template <> __device__ __forceinline__ bf16 castRn<bf16>(float x) {
   return r;
 }
 
+/// ONNX Cast of a 64-bit integer to a 16-bit float with one rounding to nearest even (as castRn):
+/// the integer first goes to fp32 rounded to odd (truncate, then set the last significand bit if
+/// anything was dropped), which then rounds correctly to the 8- or 11-bit significand (Boldo and
+/// Melquiond, "When double rounding is odd", 2005; fp32 keeps 13 or more extra bits). Plain
+/// (float) rounding first would round ties twice (2^25 + 2^17 + 1 to bf16).
+template <typename T> __device__ __forceinline__ T castRnInt(long long v) {
+  float f = __ll2float_rz(v);
+  if (static_cast<long long>(f) != v)
+    f = __uint_as_float(__float_as_uint(f) | 1u);
+  return castRn<T>(f);
+}
+template <typename T> __device__ __forceinline__ T castRnInt(unsigned long long v) {
+  float f = __ull2float_rz(v);
+  if (static_cast<unsigned long long>(f) != v)
+    f = __uint_as_float(__float_as_uint(f) | 1u);
+  return castRn<T>(f);
+}
+
 /// Warp-wide sum of a float through shuffles (all 32 lanes active).
 __device__ __forceinline__ float warpSum(float v) {
 #pragma unroll
