@@ -15,10 +15,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TpGroup.h"
+
 #include "kiln/runtime.hpp"
 
 #include "Status.h"
-#include "TpGroup.h"
 
 #include <sys/stat.h>
 
@@ -114,8 +115,8 @@ kiln_status_t combineRankStatuses(std::vector<kiln_status_t> &statuses) {
     kiln_status_code_t rankCode = kiln_status_code(status);
     if (code == KILN_OK || (code == KILN_DEADLINE_EXCEEDED && rankCode != KILN_DEADLINE_EXCEEDED))
       code = rankCode;
-    message += (message.empty() ? "" : "\n") + formatString("rank %zu: ", r) +
-               kiln_status_message(status);
+    message +=
+        (message.empty() ? "" : "\n") + formatString("rank %zu: ", r) + kiln_status_message(status);
     kiln_status_free(status);
     statuses[r] = nullptr;
   }
@@ -364,8 +365,8 @@ kiln_status_t kiln_tp_group_create(kiln_artifact_t *const *artifacts, uint32_t w
   KILN_RETURN_IF_ERROR(kiln::checkGroupArtifacts(artifacts, world_size));
 
   kiln_tp_id_t id;
-  KILN_RETURN_IF_ERROR(kiln::annotateStatus(kiln_tp_id_create(&id),
-                                            "cannot create the tensor-parallel group id: "));
+  KILN_RETURN_IF_ERROR(
+      kiln::annotateStatus(kiln_tp_id_create(&id), "cannot create the tensor-parallel group id: "));
   std::unique_ptr<kiln_tp_group> group(new (std::nothrow) kiln_tp_group);
   if (!group)
     return kiln::makeStatus(KILN_RESOURCE_EXHAUSTED, "out of host memory");
@@ -376,8 +377,8 @@ kiln_status_t kiln_tp_group_create(kiln_artifact_t *const *artifacts, uint32_t w
   } catch (const std::exception &error) {
     // std::bad_alloc, or std::system_error when a thread cannot be started.
     return kiln::makeStatusF(KILN_RESOURCE_EXHAUSTED,
-                             "kiln_tp_group_create: cannot start %u worker threads: %s",
-                             world_size, error.what());
+                             "kiln_tp_group_create: cannot start %u worker threads: %s", world_size,
+                             error.what());
   }
   // Every rank joins the communicator at once: each kiln_session_create waits for the others.
   kiln_status_t status = group->onEveryRank([&](uint32_t r) {
@@ -436,13 +437,12 @@ kiln_status_t kiln_tp_group_get_output(kiln_tp_group_t *group, const char *name,
   return kiln_session_get_output(group->sessions[0], name, host_data, bytes);
 }
 
-kiln_status_t kiln_tp_group_for_each_rank(kiln_tp_group_t *group,
-                                          kiln_tp_rank_callback_t callback, void *user_data) {
+kiln_status_t kiln_tp_group_for_each_rank(kiln_tp_group_t *group, kiln_tp_rank_callback_t callback,
+                                          void *user_data) {
   if (!group || !callback)
     return kiln::makeStatus(KILN_INVALID_ARGUMENT,
                             "kiln_tp_group_for_each_rank: group and callback must be non-NULL");
-  return group->onEveryRank(
-      [&](uint32_t r) { return callback(user_data, r, group->sessions[r]); });
+  return group->onEveryRank([&](uint32_t r) { return callback(user_data, r, group->sessions[r]); });
 }
 
 } // extern "C"

@@ -15,7 +15,6 @@
 #include "kiln/runtime.h"
 
 #include "Status.h"
-
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -53,8 +52,7 @@ kiln_status_t readEnvNumber(const char *name, unsigned long max, unsigned long &
   out = std::strtoul(text, &end, 10);
   if (!*text || *end != '\0' || errno != 0 || out > max || text[0] == '-')
     return makeStatusF(KILN_INVALID_ARGUMENT,
-                       "environment variable %s='%s' is not a number in [0, %lu]", name, text,
-                       max);
+                       "environment variable %s='%s' is not a number in [0, %lu]", name, text, max);
   return nullptr;
 }
 

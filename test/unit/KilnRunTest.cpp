@@ -546,8 +546,8 @@ TEST_F(KilnRunTp, ProcessModeIdFileInMissingDirectoryFailsEarly) {
   std::string file =
       testing::TempDir() + "kiln_no_such_dir_" + std::to_string(::getpid()) + "/sub/kiln.id";
   std::string message = "rank 1: KILN_TP_ID_FILE: group id file '" + file +
-                        "' cannot appear: its directory '" +
-                        file.substr(0, file.size() - 8) + "' does not exist (waited ";
+                        "' cannot appear: its directory '" + file.substr(0, file.size() - 8) +
+                        "' does not exist (waited ";
   expectError("'" + rankPath(base, 1) + "' --input x='" + input + "' --tp-timeout 200", message,
               false, "KILN_TP_ID_FILE='" + file + "'");
   expectError("'" + rankPath(base, 1) + "' --input x='" + input + "' --tp-timeout 0", message,

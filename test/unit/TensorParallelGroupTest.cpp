@@ -182,8 +182,7 @@ TEST(TpArtifactOpen, RankFileGivenInsteadOfTheBaseSaysWhichBaseToGive) {
   kiln_artifact_t *artifact = nullptr;
   // The rank files of "tp.rank0.kiln" as a base would be "tp.rank0.rank0.kiln" ...: missing.
   expectStatus(kiln_tp_artifact_open(rankPath(base, 0).c_str(), 0, 2, &artifact), KILN_NOT_FOUND,
-               "; '" + rankPath(base, 0) + "' is itself a rank file: give its base '" + base +
-                   "'");
+               "; '" + rankPath(base, 0) + "' is itself a rank file: give its base '" + base + "'");
   EXPECT_EQ(artifact, nullptr);
 }
 
@@ -312,8 +311,7 @@ TEST(TpArtifactsOpen, InputsAndOutputsMustMatchRankZero) {
   });
   expectStatus(kiln_tp_artifacts_open(extra.c_str(), 2, ranks.artifacts.data()),
                KILN_INVALID_ARGUMENT,
-               "'" + rankPath(extra, 1) + "' has 2 outputs but '" + rankPath(extra, 0) +
-                   "' has 1");
+               "'" + rankPath(extra, 1) + "' has 2 outputs but '" + rankPath(extra, 0) + "' has 1");
 }
 
 TEST(TpArtifactsOpen, RejectsBadArguments) {
@@ -351,14 +349,15 @@ TEST(TpGroup, NullGroupCallsAreRejected) {
   float data[4] = {};
   expectStatus(kiln_tp_group_set_input(nullptr, "x", data, sizeof(data)), KILN_INVALID_ARGUMENT,
                "kiln_tp_group_set_input: group is NULL");
-  expectStatus(kiln_tp_group_run(nullptr), KILN_INVALID_ARGUMENT, "kiln_tp_group_run: group is NULL");
+  expectStatus(kiln_tp_group_run(nullptr), KILN_INVALID_ARGUMENT,
+               "kiln_tp_group_run: group is NULL");
   expectStatus(kiln_tp_group_get_output(nullptr, "y", data, sizeof(data)), KILN_INVALID_ARGUMENT,
                "kiln_tp_group_get_output: group is NULL");
-  expectStatus(
-      kiln_tp_group_for_each_rank(
-          nullptr, [](void *, uint32_t, kiln_session_t *) -> kiln_status_t { return nullptr; },
-          nullptr),
-      KILN_INVALID_ARGUMENT, "group and callback must be non-NULL");
+  expectStatus(kiln_tp_group_for_each_rank(
+                   nullptr,
+                   [](void *, uint32_t, kiln_session_t *) -> kiln_status_t { return nullptr; },
+                   nullptr),
+               KILN_INVALID_ARGUMENT, "group and callback must be non-NULL");
   EXPECT_EQ(kiln_tp_group_world_size(nullptr), 0u);
   EXPECT_EQ(kiln_tp_group_session(nullptr, 0), nullptr);
   kiln_tp_group_release(nullptr); // a no-op
@@ -468,9 +467,8 @@ TEST(TpGroupStatuses, AllSucceededIsNull) {
 }
 
 TEST(TpGroupStatuses, OneLinePerFailedRankInRankOrder) {
-  std::vector<kiln_status_t> statuses = {
-      nullptr, kiln_tp_artifact_check(nullptr, 0, 2), nullptr,
-      kiln_tp_artifacts_open("m.kiln", 1, nullptr)};
+  std::vector<kiln_status_t> statuses = {nullptr, kiln_tp_artifact_check(nullptr, 0, 2), nullptr,
+                                         kiln_tp_artifacts_open("m.kiln", 1, nullptr)};
   kiln_status_t combined = kiln::combineRankStatuses(statuses);
   ASSERT_NE(combined, nullptr);
   EXPECT_EQ(std::string(kiln_status_message(combined)),
@@ -493,7 +491,8 @@ TEST(TpGroupStatuses, TheCodeIsTheFirstRootCauseNotATimeout) {
   EXPECT_EQ(kiln_status_code(combined), KILN_INVALID_ARGUMENT) << kiln_status_message(combined);
   kiln_status_free(combined);
   // Only timeouts: the code is KILN_DEADLINE_EXCEEDED.
-  statuses = {kiln_tp_id_read_file(file.c_str(), 1, &id), kiln_tp_id_read_file(file.c_str(), 1, &id)};
+  statuses = {kiln_tp_id_read_file(file.c_str(), 1, &id),
+              kiln_tp_id_read_file(file.c_str(), 1, &id)};
   combined = kiln::combineRankStatuses(statuses);
   EXPECT_EQ(kiln_status_code(combined), KILN_DEADLINE_EXCEEDED);
   kiln_status_free(combined);
@@ -521,12 +520,10 @@ protected:
         ::setenv(name, it->second.c_str(), 1);
     }
   }
-  static void set(const char *name, const std::string &value) {
-    ::setenv(name, value.c_str(), 1);
-  }
+  static void set(const char *name, const std::string &value) { ::setenv(name, value.c_str(), 1); }
 
-  static constexpr const char *kNames[] = {"KILN_TP_RANK", "KILN_TP_WORLD_SIZE", "RANK",
-                                           "WORLD_SIZE",   "LOCAL_RANK",         "KILN_TP_ID",
+  static constexpr const char *kNames[] = {"KILN_TP_RANK",   "KILN_TP_WORLD_SIZE", "RANK",
+                                           "WORLD_SIZE",     "LOCAL_RANK",         "KILN_TP_ID",
                                            "KILN_TP_ID_FILE"};
   std::map<std::string, std::string> saved;
 };
@@ -701,8 +698,8 @@ TEST(TpIdFile, WaitTimesOutWithAClearError) {
 
 TEST(TpIdFile, MissingDirectoryFailsWithoutWaitingForever) {
   // With no limit (0) the reader still gives up after the 5 s grace period.
-  std::string path = testing::TempDir() + "kiln_tp_no_such_dir_" + std::to_string(::getpid()) +
-                     "/sub/kiln.id";
+  std::string path =
+      testing::TempDir() + "kiln_tp_no_such_dir_" + std::to_string(::getpid()) + "/sub/kiln.id";
   kiln_tp_id_t read;
   std::string fragment = "group id file '" + path + "' cannot appear: its directory '" +
                          path.substr(0, path.size() - 8) + "' does not exist (waited ";
@@ -741,8 +738,8 @@ TEST(TpIdFile, DirectoryAndBadContentAreRejected) {
 
 TEST(TpIdFile, WriteIntoAMissingDirectoryFailsAndLeavesNothing) {
   kiln_tp_id_t id = patternId(0);
-  std::string path = testing::TempDir() + "kiln_tp_no_such_dir_" + std::to_string(::getpid()) +
-                     "/kiln.id";
+  std::string path =
+      testing::TempDir() + "kiln_tp_no_such_dir_" + std::to_string(::getpid()) + "/kiln.id";
   expectStatus(kiln_tp_id_write_file(&id, path.c_str()), KILN_IO_ERROR,
                "cannot write group id file '" + path + "' (temporary file '" + path + ".tmp." +
                    std::to_string(::getpid()) + "'): No such file or directory");
@@ -859,8 +856,8 @@ TEST_F(TpEnv, RankZeroCreatesAndWritesTheId) {
 }
 
 TEST_F(TpEnv, RankZeroThatCannotWriteTheFileSaysWhy) {
-  std::string path = testing::TempDir() + "kiln_tp_no_such_dir_" + std::to_string(::getpid()) +
-                     "/kiln.id";
+  std::string path =
+      testing::TempDir() + "kiln_tp_no_such_dir_" + std::to_string(::getpid()) + "/kiln.id";
   set("KILN_TP_ID_FILE", path);
   kiln_tp_id_t id;
   const char *written = "stale";

@@ -1582,8 +1582,7 @@ int checkRanksAgree(kiln_artifact_t *artifact,
 
 /// Runs `phase` (a RankRunner member) of every rank at once, each on its rank's worker of `group`
 /// (kiln_tp_group_for_each_rank): the ranks' collectives pair up.
-kiln_status_t onEveryRank(kiln_tp_group_t *group,
-                          std::vector<std::unique_ptr<RankRunner>> &runners,
+kiln_status_t onEveryRank(kiln_tp_group_t *group, std::vector<std::unique_ptr<RankRunner>> &runners,
                           kiln_status_t (RankRunner::*phase)()) {
   struct Job {
     std::vector<std::unique_ptr<RankRunner>> *runners;
@@ -1636,11 +1635,10 @@ int runThreadsMode(const Options &options) {
   kiln_tp_group_params_initialize(&groupParams);
   groupParams.session_params = &sessionParams;
   kiln_tp_group_t *group = nullptr;
-  if (kiln_status_t status =
-          kiln_tp_group_create(opened.data(), worldSize, &groupParams, &group))
+  if (kiln_status_t status = kiln_tp_group_create(opened.data(), worldSize, &groupParams, &group))
     return groupStatusError(status);
-  std::unique_ptr<kiln_tp_group_t, void (*)(kiln_tp_group_t *)> groupHolder(
-      group, kiln_tp_group_release);
+  std::unique_ptr<kiln_tp_group_t, void (*)(kiln_tp_group_t *)> groupHolder(group,
+                                                                            kiln_tp_group_release);
   std::vector<std::unique_ptr<RankRunner>> runners;
   for (uint32_t r = 0; r < worldSize; ++r) {
     runners.push_back(std::make_unique<RankRunner>(artifacts[r].artifact, options, files));
@@ -1657,8 +1655,8 @@ int runThreadsMode(const Options &options) {
     allOutputs.push_back(info.name);
   }
   for (const auto &[name, array] : files.inputs)
-    if (kiln_status_t status = kiln_tp_group_set_input(group, name.c_str(), array.data.data(),
-                                                       array.data.size()))
+    if (kiln_status_t status =
+            kiln_tp_group_set_input(group, name.c_str(), array.data.data(), array.data.size()))
       return groupStatusError(status);
   if (kiln_status_t status = kiln_tp_group_run(group))
     return groupStatusError(status);
@@ -1895,8 +1893,7 @@ int runTool(int argc, char **argv) {
       return kExitOk;
     }
     if (env.found)
-      if (kiln_status_t status =
-              kiln_tp_artifact_check(model.artifact, env.rank, env.world_size))
+      if (kiln_status_t status = kiln_tp_artifact_check(model.artifact, env.rank, env.world_size))
         return statusError(status, envPrefix);
     return runProcessMode(options, model.artifact);
   }

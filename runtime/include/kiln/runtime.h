@@ -11,9 +11,9 @@
  *    (kiln_status_code) and a human-readable message (kiln_status_message).
  *  - Output parameters are named out_*; they are zeroed (set to NULL / 0) on entry, before any
  *    check, so on failure they never hold a stale value.
- *  - Handles (kiln_artifact_t, kiln_session_t, kiln_tp_group_t, ...) are opaque. A handle returned through an out_
- *    parameter is owned by the caller and released with the matching *_release function.
- *    *_release(NULL) is a no-op.
+ *  - Handles (kiln_artifact_t, kiln_session_t, kiln_tp_group_t, ...) are opaque. A handle
+ *    returned through an out_ parameter is owned by the caller and released with the matching
+ *    *_release function. *_release(NULL) is a no-op.
  *  - A session keeps its artifact alive (it takes its own reference), so the application may
  *    release the artifact right after kiln_session_create.
  *  - Strings and arrays returned inside info structs (names, shapes) are owned by the artifact and
@@ -1021,8 +1021,8 @@ typedef kiln_status_t (*kiln_tp_rank_callback_t)(void *user_data, uint32_t rank,
 /// with the same counts on every rank. The callbacks run concurrently, so writes to shared state
 /// in `user_data` must go to per-rank slots (or be synchronized). Failures are combined as
 /// described above. KILN_INVALID_ARGUMENT for a NULL group or callback.
-kiln_status_t kiln_tp_group_for_each_rank(kiln_tp_group_t *group,
-                                          kiln_tp_rank_callback_t callback, void *user_data);
+kiln_status_t kiln_tp_group_for_each_rank(kiln_tp_group_t *group, kiln_tp_rank_callback_t callback,
+                                          void *user_data);
 
 /* ---- Generation (docs/generation.md, "Runtime API") ----------------------------------------
  *

@@ -309,8 +309,7 @@ public:
           .release();
     };
     return Status(kiln_tp_group_for_each_rank(
-        handle, +trampoline,
-        const_cast<std::function<Status(uint32_t, kiln_session_t *)> *>(&fn)));
+        handle, +trampoline, const_cast<std::function<Status(uint32_t, kiln_session_t *)> *>(&fn)));
   }
 
 private:
