@@ -805,7 +805,7 @@ TEST_F(TpEnv, BothOrNeitherIdVariableIsAnError) {
   expectStatus(kiln_tp_id_from_env(1, 1000, &read, nullptr), KILN_NOT_FOUND,
                "the group id is not in the environment");
   set("KILN_TP_ID", kiln::tpIdToString(patternId(0)));
-  set("KILN_TP_ID_FILE", "/tmp/x");
+  set("KILN_TP_ID_FILE", "shared/kiln.id");
   expectStatus(kiln_tp_id_from_env(1, 1000, &read, nullptr), KILN_INVALID_ARGUMENT,
                "both KILN_TP_ID and KILN_TP_ID_FILE are set; set one");
   expectStatus(kiln_tp_id_from_env(1, 1000, nullptr, nullptr), KILN_INVALID_ARGUMENT,

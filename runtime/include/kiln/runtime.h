@@ -589,14 +589,14 @@ kiln_status_t kiln_tp_id_write_file(const kiln_tp_id_t *id, const char *path);
 /// Waits until the file `path` exists, then reads the id in it (kiln_tp_id_from_string; the
 /// writer is kiln_tp_id_write_file, whose rename makes the file appear complete). Polls every 20
 /// ms for at most `timeout_ms` milliseconds (0: no limit). Errors: KILN_DEADLINE_EXCEEDED when
-/// the file did not appear in time ("group id file '/tmp/kiln.id' did not appear within 200 ms:
+/// the file did not appear in time ("group id file '/jobs/kiln.id' did not appear within 200 ms:
 /// rank 0 writes it; is rank 0 running, with the same file?"); KILN_IO_ERROR when the file's
 /// directory does not exist (or is not a directory) 5 s after the call (or at `timeout_ms` if
 /// that is sooner, also with `timeout_ms` 0), since the file cannot appear there ("... cannot
-/// appear: its directory '/tmp/jobs' does not exist (waited 5000 ms); rank 0 writes the id file
+/// appear: its directory '/jobs/run7' does not exist (waited 5000 ms); rank 0 writes the id file
 /// there and creates no directories: create it or use another path"; the grace period covers a
 /// launcher that creates the directory while the ranks start); KILN_INVALID_ARGUMENT when `path`
-/// is a directory, or when the file holds no valid id ("group id file '/tmp/kiln.id': invalid
+/// is a directory, or when the file holds no valid id ("group id file '/jobs/kiln.id': invalid
 /// tensor-parallel group id: ..."). `out_id` is zeroed on entry.
 kiln_status_t kiln_tp_id_read_file(const char *path, uint32_t timeout_ms, kiln_tp_id_t *out_id);
 
