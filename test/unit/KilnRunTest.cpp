@@ -311,9 +311,9 @@ TEST_F(KilnRunTp, ThreadsModeMissingRankFile) {
   std::string base = writeRankFiles(2, nullptr, {1});
   expectError("--tensor-parallel 2 '" + base + "' --info",
               "cannot open rank 1 artifact '" + rankPath(base, 1) +
-                  "': No such file or directory; `kiln-run --tensor-parallel 2 " + base +
-                  "` runs the files that `kiln-compile --tensor-parallel 2 -o " + base +
-                  "` writes (" + rankPath(base, 0) + " ... " + rankPath(base, 1) + ")");
+                  "': No such file or directory; a 2-rank group opens the files that "
+                  "`kiln-compile --tensor-parallel 2 -o " +
+                  base + "` writes (" + rankPath(base, 0) + " ... " + rankPath(base, 1) + ")");
 }
 
 TEST_F(KilnRunTp, ThreadsModeGivenARankFileSaysToGiveTheBase) {
@@ -326,8 +326,8 @@ TEST_F(KilnRunTp, ThreadsModeWrongWorldSize) {
   std::string base = writeRankFiles(3);
   expectError("--tensor-parallel 2 '" + base + "' --info",
               "'" + rankPath(base, 0) +
-                  "' is a rank file of a 3-rank tensor-parallel compile, but --tensor-parallel 2 "
-                  "asks for 2 ranks");
+                  "' is a rank file of a 3-rank tensor-parallel compile, but the group has 2 "
+                  "ranks");
 }
 
 TEST_F(KilnRunTp, ThreadsModeWrongRank) {
@@ -335,7 +335,7 @@ TEST_F(KilnRunTp, ThreadsModeWrongRank) {
       writeRankFiles(2, [](uint32_t, kiln::artifact::ModelT &m) { m.tensor_parallel->rank = 0; });
   expectError("--tensor-parallel 2 '" + base + "' --info",
               "'" + rankPath(base, 1) +
-                  "' holds rank 0, expected rank 1 (--tensor-parallel 2); was the file renamed?");
+                  "' holds rank 0, expected rank 1 of 2; was the file renamed?");
 }
 
 TEST_F(KilnRunTp, ThreadsModeGroupHashMismatch) {
@@ -438,12 +438,12 @@ TEST_F(KilnRunTp, ThreadsModeWithoutGpuReportsEveryRank) {
 TEST_F(KilnRunTp, ProcessModeRankVariablesMustMatchTheRankFile) {
   std::string base = writeRankFiles(2);
   expectError("'" + rankPath(base, 1) + "' --input x='" + input + "'",
-              "'" + rankPath(base, 1) +
-                  "' holds rank 1, expected rank 0 (KILN_TP_RANK=0 of KILN_TP_WORLD_SIZE=2)",
+              "kiln-run: error: KILN_TP_RANK=0 of KILN_TP_WORLD_SIZE=2: '" + rankPath(base, 1) +
+                  "' holds rank 1, expected rank 0 of 2; was the file renamed?",
               false, "KILN_TP_RANK=0 KILN_TP_WORLD_SIZE=2");
   expectError("'" + rankPath(base, 1) + "' --input x='" + input + "'",
-              "is a rank file of a 2-rank tensor-parallel compile, but RANK=1 of WORLD_SIZE=4 "
-              "asks for 4 ranks",
+              "kiln-run: error: RANK=1 of WORLD_SIZE=4: '" + rankPath(base, 1) +
+                  "' is a rank file of a 2-rank tensor-parallel compile, but the group has 4 ranks",
               false, "RANK=1 WORLD_SIZE=4");
 }
 
@@ -480,8 +480,9 @@ TEST_F(KilnRunTp, ProcessModeBaseOpensTheRankFile) {
 TEST_F(KilnRunTp, ProcessModeBaseWithMissingRankFile) {
   std::string base = writeRankFiles(2, nullptr, {1});
   expectError("'" + base + "' --input x='" + input + "'",
-              "cannot open rank 1 artifact '" + rankPath(base, 1) +
-                  "': No such file or directory; RANK=1 of WORLD_SIZE=2 runs the rank files that "
+              "kiln-run: error: RANK=1 of WORLD_SIZE=2: cannot open rank 1 artifact '" +
+                  rankPath(base, 1) +
+                  "': No such file or directory; a 2-rank group opens the files that "
                   "`kiln-compile --tensor-parallel 2 -o " +
                   base + "` writes",
               false, "RANK=1 WORLD_SIZE=2");
@@ -489,9 +490,8 @@ TEST_F(KilnRunTp, ProcessModeBaseWithMissingRankFile) {
 
 TEST_F(KilnRunTp, ProcessModeSingleGpuBaseWithRankVariables) {
   expectError("'" + model + "' --input x='" + input + "'",
-              "('" + model +
-                  "' itself is a single-GPU artifact: run it without the rank "
-                  "variables)",
+              "; '" + model +
+                  "' is itself a single-GPU artifact: run it without the rank variables",
               false, "KILN_TP_RANK=0 KILN_TP_WORLD_SIZE=2");
 }
 
@@ -499,9 +499,10 @@ TEST_F(KilnRunTp, ProcessModeNeedsAGroupId) {
   std::string base = writeRankFiles(2);
   expectError("'" + rankPath(base, 1) + "' --input x='" + input + "'",
               "rank 1 of 2 ('" + rankPath(base, 1) +
-                  "') needs the group id: set KILN_TP_ID_FILE to a path that rank 0 writes the id "
-                  "to and the other ranks read (or KILN_TP_ID to an id's text form), or run all "
-                  "ranks in one process with `kiln-run --tensor-parallel 2 " +
+                  "'): the group id is not in the environment: set KILN_TP_ID_FILE to a path "
+                  "that rank 0 writes the id to and the other ranks read (or KILN_TP_ID to an "
+                  "id's text form), or run all ranks in one process with `kiln-run "
+                  "--tensor-parallel 2 " +
                   base + "`");
 }
 
@@ -530,9 +531,9 @@ TEST_F(KilnRunTp, ProcessModeIdFileNeverWritten) {
   std::string base = writeRankFiles(2);
   std::string file = idFile();
   expectError("'" + rankPath(base, 1) + "' --input x='" + input + "' --tp-timeout 200",
-              "rank 1: KILN_TP_ID_FILE '" + file +
-                  "' did not appear within 200 ms (--tp-timeout): rank 0 creates it; is rank 0 "
-                  "running, with the same KILN_TP_ID_FILE?",
+              "kiln-run: error: rank 1: KILN_TP_ID_FILE: group id file '" + file +
+                  "' did not appear within 200 ms: rank 0 writes it; is rank 0 running, with the "
+                  "same file?",
               false, "KILN_TP_ID_FILE='" + file + "'");
 }
 
@@ -544,8 +545,9 @@ TEST_F(KilnRunTp, ProcessModeIdFileInMissingDirectoryFailsEarly) {
   std::string base = writeRankFiles(2);
   std::string file =
       testing::TempDir() + "kiln_no_such_dir_" + std::to_string(::getpid()) + "/sub/kiln.id";
-  std::string message = "rank 1: KILN_TP_ID_FILE '" + file + "' cannot appear: its directory '" +
-                        file.substr(0, file.size() - 8) + "' does not exist (waited ";
+  std::string message = "rank 1: KILN_TP_ID_FILE: group id file '" + file +
+                        "' cannot appear: its directory '" + file.substr(0, file.size() - 8) +
+                        "' does not exist (waited ";
   expectError("'" + rankPath(base, 1) + "' --input x='" + input + "' --tp-timeout 200", message,
               false, "KILN_TP_ID_FILE='" + file + "'");
   expectError("'" + rankPath(base, 1) + "' --input x='" + input + "' --tp-timeout 0", message,
@@ -556,7 +558,7 @@ TEST_F(KilnRunTp, ProcessModeIdFileIsADirectory) {
   std::string base = writeRankFiles(2);
   std::string directory = testing::TempDir();
   expectError("'" + rankPath(base, 1) + "' --input x='" + input + "' --tp-timeout 200",
-              "KILN_TP_ID_FILE '" + directory +
+              "rank 1: KILN_TP_ID_FILE: group id file '" + directory +
                   "' is a directory; give the path of a file (rank 0 writes the id to it)",
               false, "KILN_TP_ID_FILE='" + directory + "'");
 }
@@ -566,7 +568,7 @@ TEST_F(KilnRunTp, ProcessModeIdFileWithBadContent) {
   std::string file = idFile();
   std::ofstream(file) << "not an id\n";
   expectError("'" + rankPath(base, 1) + "' --input x='" + input + "'",
-              "KILN_TP_ID_FILE '" + file +
+              "rank 1: KILN_TP_ID_FILE: group id file '" + file +
                   "': invalid tensor-parallel group id: character 'n' at position 0",
               false, "KILN_TP_ID_FILE='" + file + "'");
   std::remove(file.c_str());
@@ -580,8 +582,9 @@ TEST_F(KilnRunTp, ProcessModeRankZeroCannotWriteIdFile) {
   EXPECT_EQ(result.exitCode, 2) << result.output;
   if (result.output.find("cannot create the tensor-parallel group id") != std::string::npos)
     GTEST_SKIP() << "no NCCL: " << result.output;
-  EXPECT_NE(result.output.find("cannot write KILN_TP_ID_FILE '/nonexistent/dir/kiln.id' "
-                               "(temporary file '/nonexistent/dir/kiln.id.tmp."),
+  EXPECT_NE(result.output.find("kiln-run: error: rank 0: KILN_TP_ID_FILE: cannot write group id "
+                               "file '/nonexistent/dir/kiln.id' (temporary file "
+                               "'/nonexistent/dir/kiln.id.tmp."),
             std::string::npos)
       << result.output;
 }

@@ -3,7 +3,8 @@
 // Runs the 2-rank all-reduce model of TestArtifact.h (launch, all-reduce of f32[4], launch) with
 // one session per rank in two threads of this process, on devices 0 and 1: with and without the
 // CUDA graph, checking the exact summed result for two inputs, then benchmark and
-// profile_collectives on both ranks at once. Also the timeouts: a rank whose peer never creates
+// profile_collectives on both ranks at once; the same through a kiln_tp_group (C API and the
+// C++ TpGroup). Also the timeouts: a rank whose peer never creates
 // its session gets KILN_DEADLINE_EXCEEDED from kiln_session_create, and a rank whose peer stops
 // running gets it from kiln_session_get_output, after which the session is aborted. And kiln-run
 // end to end in threads mode and in process mode (two kiln-run processes).
@@ -13,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kiln/runtime.h"
+#include "kiln/runtime.hpp"
 
 #include "Npy.h"
 #include "TestArtifact.h"
@@ -203,6 +204,101 @@ INSTANTIATE_TEST_SUITE_P(GraphAndPlain, TensorParallelThreads, testing::Values(1
                          [](const testing::TestParamInfo<int> &info) {
                            return std::string(info.param ? "CudaGraph" : "PlainLaunches");
                          });
+
+/// The same model through a kiln_tp_group: the group creates the id, the sessions and the
+/// workers; runs, benchmarks and profiles go to every rank at once.
+TEST_P(TensorParallelThreads, GroupRunsEveryRankAndReturnsRankZerosOutput) {
+  const int useCudaGraph = GetParam();
+  std::string why = skipReason(2);
+  if (!why.empty())
+    GTEST_SKIP() << why;
+  RankArtifacts artifacts;
+  ASSERT_NO_FATAL_FAILURE(artifacts.create());
+  kiln_session_params_t sessionParams = rankParams(0, nullptr, useCudaGraph, 120000);
+  kiln_tp_group_params_t params;
+  kiln_tp_group_params_initialize(&params);
+  params.session_params = &sessionParams;
+  kiln_tp_group_t *group = nullptr;
+  ASSERT_EQ(take(kiln_tp_group_create(artifacts.ranks, 2, &params, &group)), "");
+  ASSERT_EQ(kiln_tp_group_world_size(group), 2u);
+  ASSERT_NE(kiln_tp_group_session(group, 1), nullptr);
+  EXPECT_EQ(kiln_tp_group_session(group, 2), nullptr);
+
+  const std::vector<std::vector<float>> inputs = {{1, 2, 3, 4}, {-7.5f, 0.25f, 1000, 3}};
+  for (const std::vector<float> &x : inputs) {
+    ASSERT_EQ(take(kiln_tp_group_set_input(group, "x", x.data(), x.size() * 4)), "");
+    ASSERT_EQ(take(kiln_tp_group_run(group)), "");
+    std::vector<float> y(x.size(), -1.0f), y1(x.size(), -1.0f);
+    ASSERT_EQ(take(kiln_tp_group_get_output(group, "y", y.data(), y.size() * 4)), "");
+    EXPECT_EQ(y, kiln::test::allReduceModelExpected(x, 2));
+    ASSERT_EQ(take(kiln_session_get_output(kiln_tp_group_session(group, 1), "y", y1.data(),
+                                           y1.size() * 4)),
+              "");
+    EXPECT_EQ(y1, y) << "rank 1 holds the same all-reduced result";
+  }
+  // Benchmark and profile every rank at once; each callback writes its own rank's slot.
+  struct PerRank {
+    std::vector<float> benchMs[2], collectiveMs[2];
+  } perRank;
+  ASSERT_EQ(take(kiln_tp_group_for_each_rank(
+                group,
+                [](void *user, uint32_t rank, kiln_session_t *session) -> kiln_status_t {
+                  PerRank &p = *static_cast<PerRank *>(user);
+                  p.benchMs[rank].assign(5, 0.0f);
+                  if (kiln_status_t status =
+                          kiln_session_benchmark(session, 1, 5, p.benchMs[rank].data()))
+                    return status;
+                  std::vector<float> launchMs(2);
+                  p.collectiveMs[rank].assign(1, 0.0f);
+                  return kiln_session_profile_collectives(session, 3, launchMs.data(),
+                                                          p.collectiveMs[rank].data());
+                },
+                &perRank)),
+            "");
+  for (int r = 0; r < 2; ++r) {
+    for (float ms : perRank.benchMs[r])
+      EXPECT_GT(ms, 0.0f) << "rank " << r;
+    EXPECT_GT(perRank.collectiveMs[r][0], 0.0f) << "rank " << r;
+  }
+  // A failing callback on one rank: the status names it.
+  kiln_status_t status = kiln_tp_group_for_each_rank(
+      group,
+      [](void *, uint32_t rank, kiln_session_t *session) -> kiln_status_t {
+        return rank == 1 ? kiln_session_set_input(session, "no_such_input", nullptr, 0) : nullptr;
+      },
+      nullptr);
+  ASSERT_NE(status, nullptr);
+  EXPECT_EQ(std::string(kiln_status_message(status)).rfind("rank 1: ", 0), 0u)
+      << kiln_status_message(status);
+  kiln_status_free(status);
+  // Still healthy: run again.
+  ASSERT_EQ(take(kiln_tp_group_run(group)), "");
+  kiln_tp_group_release(group);
+}
+
+/// The C++ wrapper opens the rank files by their base and runs them.
+TEST(TensorParallelGroup, CppWrapperOpensByBasePath) {
+  std::string why = skipReason(2);
+  if (!why.empty())
+    GTEST_SKIP() << why;
+  RankArtifacts artifacts;
+  ASSERT_NO_FATAL_FAILURE(artifacts.create());
+  kiln::TpGroup group;
+  kiln::Status status = kiln::TpGroup::open(artifacts.base, 2, group);
+  ASSERT_TRUE(status.ok()) << status.message();
+  std::vector<float> x = {1, 2, 3, 4}, y(4, -1.0f);
+  ASSERT_TRUE(group.setInput("x", x.data(), 16).ok());
+  ASSERT_TRUE(group.run().ok());
+  ASSERT_TRUE(group.getOutput("y", y.data(), 16).ok());
+  EXPECT_EQ(y, kiln::test::allReduceModelExpected(x, 2));
+  std::vector<float> ms[2];
+  status = group.forEachRank([&](uint32_t rank, kiln_session_t *session) {
+    ms[rank].assign(3, 0.0f);
+    return kiln::Status(kiln_session_benchmark(session, 1, 3, ms[rank].data()));
+  });
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_GT(ms[1][2], 0.0f);
+}
 
 TEST(TensorParallelTimeout, CreateGivesDeadlineExceededWhenAPeerNeverJoins) {
   std::string why = skipReason(1);

@@ -9,15 +9,17 @@
 // all comparisons pass, 1 a comparison failed (or tensor-parallel ranks disagree), 2 usage, file
 // or runtime error. See docs/runtime.md.
 //
-// Tensor-parallel rank artifacts (kiln-compile --tensor-parallel N) run in one of two modes:
-//  - threads mode, `--tensor-parallel N BASE.kiln`: this process opens the N rank files
-//    (kiln::tpRankArtifactPath), checks that they belong together, creates the group id and runs
-//    one thread per rank, rank r on device --device + r; rank 0's outputs are reported and every
-//    rank's outputs must equal them bit for bit;
+// Tensor-parallel rank artifacts (kiln-compile --tensor-parallel N) run in one of two modes,
+// both orchestrated by the runtime library (docs/runtime.md, "Tensor-parallel groups"):
+//  - threads mode, `--tensor-parallel N BASE.kiln`: kiln_tp_artifacts_open opens and checks the N
+//    rank files, kiln_tp_group_create runs them as one group in this process (one session and
+//    worker thread per rank, rank r on device --device + r); rank 0's outputs are reported and
+//    every rank's outputs must equal them bit for bit;
 //  - process mode, one kiln-run per rank (MPI, torchrun, job schedulers): MODEL is a rank file,
-//    or a BASE with the rank in the environment (KILN_TP_RANK / KILN_TP_WORLD_SIZE, else
-//    torchrun's RANK / WORLD_SIZE); the group id comes from KILN_TP_ID or KILN_TP_ID_FILE (rank 0
-//    creates and writes it). Only rank 0 prints and writes files.
+//    or a BASE with the rank in the environment (kiln_tp_rank_from_env: KILN_TP_RANK /
+//    KILN_TP_WORLD_SIZE, else torchrun's RANK / WORLD_SIZE); the group id comes from
+//    kiln_tp_id_from_env (KILN_TP_ID, or KILN_TP_ID_FILE, which rank 0 creates and writes). Only
+//    rank 0 prints and writes files.
 // Every rank runs the same schedule (run, --bench, --profile), so their collectives pair up.
 //
 //===----------------------------------------------------------------------===//
@@ -34,7 +36,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -47,7 +48,6 @@
 #include <memory>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace {
@@ -993,16 +993,30 @@ public:
   RankRunner(const RankRunner &) = delete;
   RankRunner &operator=(const RankRunner &) = delete;
 
-  /// Creates the session (the arena poisoned, the CUDA graph as --no-cuda-graph says).
-  kiln_status_t create(int device, const kiln_tp_id_t *tpId) {
+  /// The session options of a run: the arena poisoned, the CUDA graph as --no-cuda-graph says,
+  /// the tensor-parallel timeout of --tp-timeout.
+  static kiln_session_params_t sessionParams(const Options &options, int device) {
     kiln_session_params_t params;
     kiln_session_params_initialize(&params);
     params.device_ordinal = device;
     params.poison_arena = 1;
     params.use_cuda_graph = options.cudaGraph ? 1 : 0;
-    params.tp_id = tpId;
     params.tp_timeout_ms = options.tpTimeoutMs;
+    return params;
+  }
+
+  /// Creates the session this runner owns (sessionParams on `device`, group id `tpId`).
+  kiln_status_t create(int device, const kiln_tp_id_t *tpId) {
+    kiln_session_params_t params = sessionParams(options, device);
+    params.tp_id = tpId;
     return kiln_session_create(artifact, &params, &session);
+  }
+
+  /// Uses `borrowed`, a session owned elsewhere (a rank of a kiln_tp_group), or none (nullptr).
+  void attach(kiln_session_t *borrowed) {
+    release();
+    session = borrowed;
+    owned = false;
   }
 
   /// Sets every input, runs once, waits for the run, then copies the outputs named in `names`
@@ -1017,6 +1031,11 @@ public:
       return status;
     if (kiln_status_t status = kiln_session_synchronize(session))
       return status;
+    return readOutputs(names);
+  }
+
+  /// Copies the outputs named in `names` of the last run into `outputs`.
+  kiln_status_t readOutputs(const std::vector<std::string> &names) {
     for (const std::string &name : names) {
       size_t index = 0;
       kiln_tensor_info_t info;
@@ -1065,10 +1084,13 @@ public:
         timeline.collectiveStartMs.data(), timeline.collectiveEndMs.data());
   }
 
-  /// Releases the session (tensor-parallel: finalizes or aborts its communicator).
+  /// Releases the session if this runner owns it (tensor-parallel: finalizes or aborts its
+  /// communicator).
   void release() {
-    kiln_session_release(session);
+    if (owned)
+      kiln_session_release(session);
     session = nullptr;
+    owned = true;
   }
 
   std::map<std::string, std::vector<uint8_t>> outputs;
@@ -1082,6 +1104,8 @@ private:
   const Options &options;
   const RunFiles &files;
   kiln_session_t *session = nullptr;
+  /// False while the session is borrowed (attach).
+  bool owned = true;
 };
 
 /// Writes the --output files and prints the --compare lines from `outputs` (a run's outputs).
@@ -1328,7 +1352,7 @@ int writeTrace(const Options &options, kiln_artifact_t *artifact, const RankRunn
 }
 
 //===----------------------------------------------------------------------===//
-// Tensor parallelism: rank files, the environment, the group id.
+// Tensor parallelism: what kiln-run adds to the runtime's rank files, environment and groups.
 //===----------------------------------------------------------------------===//
 
 /// True if `path` names an existing file system entry.
@@ -1337,264 +1361,49 @@ bool pathExists(const std::string &path) {
   return ::stat(path.c_str(), &info) == 0;
 }
 
-/// For a rank file name "X.rank<rank>.kiln" returns "X.kiln" (the base of tpRankArtifactPath),
-/// else "".
-std::string baseOfRankPath(const std::string &path, uint32_t rank) {
-  std::string suffix = ".rank" + std::to_string(rank) + ".kiln";
-  if (path.size() > suffix.size() &&
-      path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0)
-    return path.substr(0, path.size() - suffix.size()) + ".kiln";
-  return std::string();
-}
-
-/// Rank and world size from the environment.
-struct EnvRank {
-  bool given = false;
-  uint32_t rank = 0;
-  uint32_t worldSize = 1;
-  /// "KILN_TP_RANK=1 of KILN_TP_WORLD_SIZE=2", for messages.
-  std::string source;
-};
-
-/// Reads environment variable `name` as an integer in [0, max]. Returns false (with `error`)
-/// when it is set but malformed; `set` says whether it is set.
-bool readEnvNumber(const char *name, unsigned long max, unsigned long &out, bool &set,
-                   std::string &error) {
-  const char *text = std::getenv(name);
-  set = text != nullptr;
-  if (!set)
-    return true;
-  char *end = nullptr;
-  errno = 0;
-  out = std::strtoul(text, &end, 10);
-  if (!*text || *end != '\0' || errno != 0 || out > max || text[0] == '-') {
-    error = std::string("environment variable ") + name + "='" + text +
-            "' is not a number in [0, " + std::to_string(max) + "]";
-    return false;
+/// Prints a failed status of a tensor-parallel group call (kiln_tp_group_*), which lists each
+/// failed rank on a line of its own ("rank R: ..."), as one "kiln-run: error: rank R: ..." line
+/// per rank (continuation lines of a rank's message stay as they are); frees it and returns
+/// kExitError.
+int groupStatusError(kiln_status_t status) {
+  std::string message = kiln_status_message(status);
+  kiln_status_free(status);
+  std::string out;
+  size_t begin = 0;
+  while (begin <= message.size()) {
+    size_t end = message.find('\n', begin);
+    std::string line = message.substr(begin, end == std::string::npos ? end : end - begin);
+    size_t digits = line.rfind("rank ", 0) == 0 ? line.find_first_not_of("0123456789", 5) : 0;
+    bool rankLine = digits > 5 && digits != std::string::npos && line.compare(digits, 2, ": ") == 0;
+    out += (begin == 0 || rankLine ? "kiln-run: error: " : "") + line + "\n";
+    if (end == std::string::npos)
+      break;
+    begin = end + 1;
   }
-  return true;
+  std::fputs(out.c_str(), stderr);
+  return kExitError;
 }
 
-/// Reads the rank from KILN_TP_RANK / KILN_TP_WORLD_SIZE, else from torchrun's RANK /
-/// WORLD_SIZE. Returns false (with `error`) for malformed or inconsistent values.
-bool readEnvRank(EnvRank &out, std::string &error) {
-  static const char *const kPairs[2][2] = {{"KILN_TP_RANK", "KILN_TP_WORLD_SIZE"},
-                                           {"RANK", "WORLD_SIZE"}};
-  for (const auto &pair : kPairs) {
-    unsigned long rank = 0, world = 0;
-    bool rankSet = false, worldSet = false;
-    if (!readEnvNumber(pair[0], 0x7fffffff, rank, rankSet, error) ||
-        !readEnvNumber(pair[1], 0x7fffffff, world, worldSet, error))
-      return false;
-    if (!rankSet && !worldSet)
-      continue;
-    if (rankSet != worldSet) {
-      error = std::string(rankSet ? pair[0] : pair[1]) + " is set but " +
-              (rankSet ? pair[1] : pair[0]) + " is not; set both";
-      return false;
-    }
-    if (world == 0 || rank >= world) {
-      error = std::string(pair[0]) + "=" + std::to_string(rank) + " is not a rank of " + pair[1] +
-              "=" + std::to_string(world);
-      return false;
-    }
-    out.given = true;
-    out.rank = static_cast<uint32_t>(rank);
-    out.worldSize = static_cast<uint32_t>(world);
-    out.source = std::string(pair[0]) + "=" + std::to_string(rank) + " of " + pair[1] + "=" +
-                 std::to_string(world);
-    return true;
-  }
-  return true;
-}
-
-/// Checks that `artifact` (opened from rank file `path`) is rank `rank` of a `worldSize`-rank
-/// group whose rank 0 has `groupHash` (pass its own hash for rank 0). `origin` says where the
-/// expectation comes from ("--tensor-parallel 2", "KILN_TP_RANK=1 of ..."). Returns "" or the
-/// error.
-std::string checkRankArtifact(const kiln_artifact_t *artifact, const std::string &path,
-                              uint32_t rank, uint32_t worldSize, uint64_t groupHash,
-                              const std::string &origin) {
-  uint32_t fileWorld = kiln_artifact_tp_world_size(artifact);
-  uint32_t fileRank = kiln_artifact_tp_rank(artifact);
-  char hash[32];
-  if (fileWorld <= 1)
-    return "'" + path +
-           "' is a single-GPU artifact (no tensor_parallel table), not a rank file of "
-           "`kiln-compile --tensor-parallel " +
-           std::to_string(worldSize) + "`";
-  if (fileWorld != worldSize)
-    return "'" + path + "' is a rank file of a " + std::to_string(fileWorld) +
-           "-rank tensor-parallel compile, but " + origin + " asks for " +
-           std::to_string(worldSize) + " ranks";
-  if (fileRank != rank)
-    return "'" + path + "' holds rank " + std::to_string(fileRank) + ", expected rank " +
-           std::to_string(rank) + " (" + origin + "); was the file renamed?";
-  if (kiln_artifact_tp_group_hash(artifact) != groupHash) {
-    std::snprintf(hash, sizeof(hash), "0x%016llx",
-                  static_cast<unsigned long long>(kiln_artifact_tp_group_hash(artifact)));
-    char expected[32];
-    std::snprintf(expected, sizeof(expected), "0x%016llx",
-                  static_cast<unsigned long long>(groupHash));
-    return "'" + path + "' has group hash " + hash + " but rank 0's file has " + expected +
-           ": the rank files come from different compiles; recompile all of them with one "
-           "`kiln-compile --tensor-parallel " +
-           std::to_string(worldSize) + "`";
-  }
-  return std::string();
-}
-
-/// Checks that the inputs and outputs of `artifact` have the names, dtypes and shapes of rank 0's
-/// (`first`): kiln-run feeds every rank the same arrays and compares their outputs. Returns "" or
-/// the error.
-std::string checkSameSignature(const kiln_artifact_t *artifact, const kiln_artifact_t *first) {
-  for (int outputs = 0; outputs < 2; ++outputs) {
-    size_t count =
-        outputs ? kiln_artifact_output_count(artifact) : kiln_artifact_input_count(artifact);
-    size_t firstCount =
-        outputs ? kiln_artifact_output_count(first) : kiln_artifact_input_count(first);
-    const char *kind = outputs ? "output" : "input";
-    if (count != firstCount)
-      return std::string("'") + kiln_artifact_path(artifact) + "' has " + std::to_string(count) +
-             " " + kind + "s but '" + kiln_artifact_path(first) + "' has " +
-             std::to_string(firstCount);
-    for (size_t i = 0; i < count; ++i) {
-      kiln_tensor_info_t a, b;
-      kiln_status_free(outputs ? kiln_artifact_output_info(artifact, i, &a)
-                               : kiln_artifact_input_info(artifact, i, &a));
-      kiln_status_free(outputs ? kiln_artifact_output_info(first, i, &b)
-                               : kiln_artifact_input_info(first, i, &b));
-      if (std::strcmp(a.name, b.name) != 0 || describe(a) != describe(b))
-        return std::string("'") + kiln_artifact_path(artifact) + "': " + kind + " " +
-               std::to_string(i) + " is '" + a.name + "' " + describe(a) + " but '" + b.name +
-               "' " + describe(b) + " in '" + kiln_artifact_path(first) + "'";
-    }
-  }
-  return std::string();
-}
-
-/// Where a process-mode rank gets its group id from.
-struct IdSource {
-  /// KILN_TP_ID_FILE (empty when the id comes from KILN_TP_ID).
-  std::string file;
-  /// Set when this process wrote `file` (rank 0) and must delete it once the group has formed.
-  bool wroteFile = false;
-};
-
-/// Writes the text form of `id` to `path` atomically: a temporary file in the same directory,
-/// then rename(). Returns "" or the error.
-std::string writeIdFile(const std::string &path, const kiln_tp_id_t &id) {
-  std::string temp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream file(temp, std::ios::trunc);
-    file << kiln::tpIdToString(id) << "\n";
-    file.close();
-    if (!file) {
-      std::string reason = std::strerror(errno);
-      std::remove(temp.c_str());
-      return "cannot write KILN_TP_ID_FILE '" + path + "' (temporary file '" + temp +
-             "'): " + reason;
-    }
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    std::string reason = std::strerror(errno);
-    std::remove(temp.c_str());
-    return "cannot rename '" + temp + "' to KILN_TP_ID_FILE '" + path + "': " + reason;
-  }
-  return std::string();
-}
-
-/// The directory `path` is in ("." for a bare name, "/" for a file in the root).
-std::string parentDirectory(const std::string &path) {
-  size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos)
-    return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-/// Waits (up to `timeoutMs`, 0 = forever) for rank 0 to write the id file `path`, then parses
-/// it. Returns "" or the error. Fails early when `path` is a directory, and when its directory is
-/// still missing after a few seconds (rank 0 creates no directories, so the file cannot appear;
-/// the grace period covers a launcher that creates it while the ranks start).
-std::string readIdFile(const std::string &path, uint32_t timeoutMs, uint32_t rank,
-                       kiln_tp_id_t &id) {
-  constexpr long long kMissingDirectoryGraceMs = 5000;
-  auto start = std::chrono::steady_clock::now();
-  for (;;) {
-    struct stat info;
-    if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
-      return "KILN_TP_ID_FILE '" + path +
-             "' is a directory; give the path of a file (rank 0 writes the id to it)";
-    std::ifstream file(path);
-    if (file) {
-      std::stringstream text;
-      text << file.rdbuf();
-      kiln_status_t status = kiln_tp_id_from_string(text.str().c_str(), &id);
-      if (!status)
-        return std::string();
-      std::string message = kiln_status_message(status);
-      kiln_status_free(status);
-      return "KILN_TP_ID_FILE '" + path + "': " + message;
-    }
-    auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::steady_clock::now() - start)
-                      .count();
-    bool timedOut = timeoutMs != 0 && waited >= static_cast<long long>(timeoutMs);
-    std::string directory = parentDirectory(path);
-    bool statOk = ::stat(directory.c_str(), &info) == 0;
-    if ((timedOut || waited >= kMissingDirectoryGraceMs) &&
-        (statOk ? !S_ISDIR(info.st_mode) : errno == ENOENT || errno == ENOTDIR))
-      return "rank " + std::to_string(rank) + ": KILN_TP_ID_FILE '" + path +
-             "' cannot appear: its directory '" + directory + "' " +
-             (statOk ? "is not a directory" : "does not exist") + " (waited " +
-             std::to_string(waited) +
-             " ms); rank 0 writes the id file there and creates no directories: create it or "
-             "use another path";
-    if (timedOut)
-      return "rank " + std::to_string(rank) + ": KILN_TP_ID_FILE '" + path +
-             "' did not appear within " + std::to_string(timeoutMs) +
-             " ms (--tp-timeout): rank 0 creates it; is rank 0 running, with the same "
-             "KILN_TP_ID_FILE?";
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-}
-
-/// Gets the group id of process-mode rank `rank` from KILN_TP_ID or KILN_TP_ID_FILE (rank 0
-/// creates and writes the file). Returns "" or the error.
-std::string obtainGroupId(uint32_t rank, uint32_t worldSize, const std::string &model,
-                          uint32_t timeoutMs, kiln_tp_id_t &id, IdSource &source) {
-  const char *text = std::getenv("KILN_TP_ID");
-  const char *file = std::getenv("KILN_TP_ID_FILE");
-  if (text && file)
-    return "both KILN_TP_ID and KILN_TP_ID_FILE are set; set one";
-  if (text) {
-    kiln_status_t status = kiln_tp_id_from_string(text, &id);
-    if (!status)
-      return std::string();
-    std::string message = kiln_status_message(status);
+/// Gets the group id of process-mode rank `rank` of `worldSize` ('path') from the environment
+/// (kiln_tp_id_from_env: KILN_TP_ID, or KILN_TP_ID_FILE, which rank 0 creates and writes; its
+/// path goes to `writtenFile`). Returns kExitOk, or kExitError after printing the error.
+int obtainGroupId(uint32_t rank, uint32_t worldSize, const std::string &path, uint32_t timeoutMs,
+                  kiln_tp_id_t &id, const char *&writtenFile) {
+  kiln_status_t status = kiln_tp_id_from_env(rank, timeoutMs, &id, &writtenFile);
+  if (kiln_status_code(status) == KILN_NOT_FOUND) {
+    // Neither variable is set: say how else to run the ranks.
+    std::string base = kiln::tpBaseArtifactPath(path, rank);
+    std::string message = std::string(kiln_status_message(status)) +
+                          ", or run all ranks in one process with `kiln-run --tensor-parallel " +
+                          std::to_string(worldSize) + " " + (base.empty() ? "BASE.kiln" : base) +
+                          "` (see kiln-run --help)";
     kiln_status_free(status);
-    return "KILN_TP_ID: " + message;
+    return fileError("rank " + std::to_string(rank) + " of " + std::to_string(worldSize) + " ('" +
+                     path + "'): " + message);
   }
-  if (!file || !*file) {
-    std::string base = baseOfRankPath(model, rank);
-    return "rank " + std::to_string(rank) + " of " + std::to_string(worldSize) + " ('" + model +
-           "') needs the group id: set KILN_TP_ID_FILE to a path that rank 0 writes the id to "
-           "and the other ranks read (or KILN_TP_ID to an id's text form), or run all ranks in "
-           "one process with `kiln-run --tensor-parallel " +
-           std::to_string(worldSize) + " " + (base.empty() ? "BASE.kiln" : base) +
-           "` (see kiln-run --help)";
-  }
-  source.file = file;
-  if (rank != 0)
-    return readIdFile(source.file, timeoutMs, rank, id);
-  if (kiln_status_t status = kiln_tp_id_create(&id)) {
-    std::string message = kiln_status_message(status);
-    kiln_status_free(status);
-    return "cannot create the tensor-parallel group id: " + message;
-  }
-  std::string error = writeIdFile(source.file, id);
-  source.wroteFile = error.empty();
-  return error;
+  if (status)
+    return statusError(status, "rank " + std::to_string(rank) + ": ");
+  return kExitOk;
 }
 
 //===----------------------------------------------------------------------===//
@@ -1665,16 +1474,16 @@ void describeArtifact(const Options &options, const kiln_artifact_t *artifact) {
 
 /// Runs one session in this process and reports as it goes: the single-GPU run, or one rank of
 /// process mode (`tpId` non-null; `reporting` false for ranks other than 0, which print nothing
-/// but errors, prefixed with `errorPrefix`).
+/// but errors, prefixed with `errorPrefix`; `idFile` the group id file this rank wrote, if any).
 int runOneSession(const Options &options, kiln_artifact_t *artifact, const RunFiles &files,
-                  int device, const kiln_tp_id_t *tpId, IdSource *idSource, bool reporting,
+                  int device, const kiln_tp_id_t *tpId, const char *idFile, bool reporting,
                   const std::string &errorPrefix, kiln::JsonWriter *json) {
   RankRunner runner(artifact, options, files);
   kiln_status_t created = runner.create(device, tpId);
   // Rank 0 deletes the id file once its session exists (every rank has read the file then, since
   // the communicator is complete) or failed (the group cannot form): the next job can reuse it.
-  if (idSource && idSource->wroteFile)
-    std::remove(idSource->file.c_str());
+  if (idFile)
+    kiln_status_free(kiln_tp_id_file_remove(idFile));
   if (created)
     return statusError(created, errorPrefix);
   if (kiln_status_t status =
@@ -1717,29 +1526,21 @@ int runProcessMode(const Options &options, kiln_artifact_t *artifact) {
   RunFiles files;
   if (int code = prepareFiles(options, artifact, reporting, files))
     return code;
-  int device = static_cast<int>(rank);
-  if (options.deviceGiven) {
-    device = options.device;
-  } else {
-    unsigned long localRank = 0;
-    bool set = false;
-    std::string error;
-    if (!readEnvNumber("LOCAL_RANK", 1024, localRank, set, error))
-      return fileError(prefix + error);
-    if (set)
-      device = static_cast<int>(localRank);
-  }
+  // The device: --device, else LOCAL_RANK, else the rank.
+  int device = options.device;
+  if (!options.deviceGiven)
+    if (kiln_status_t status = kiln_tp_device_from_env(rank, &device))
+      return statusError(status, prefix);
   kiln_tp_id_t id;
-  IdSource source;
-  std::string error =
-      obtainGroupId(rank, worldSize, kiln_artifact_path(artifact), options.tpTimeoutMs, id, source);
-  if (!error.empty())
-    return fileError(error);
+  const char *idFile = nullptr;
+  if (int code = obtainGroupId(rank, worldSize, kiln_artifact_path(artifact), options.tpTimeoutMs,
+                               id, idFile))
+    return code;
   kiln::JsonWriter json;
   bool writeJson = options.json && reporting;
   if (writeJson)
     startJson(json, artifact, &files);
-  int exitCode = runOneSession(options, artifact, files, device, &id, &source, reporting, prefix,
+  int exitCode = runOneSession(options, artifact, files, device, &id, idFile, reporting, prefix,
                                writeJson ? &json : nullptr);
   if (writeJson && exitCode != kExitError)
     finishJson(json);
@@ -1779,48 +1580,40 @@ int checkRanksAgree(kiln_artifact_t *artifact,
   return exitCode;
 }
 
-/// Threads mode (--tensor-parallel N): opens and checks the N rank files, creates the group id
-/// and runs one thread per rank; reports rank 0.
+/// Runs `phase` (a RankRunner member) of every rank at once, each on its rank's worker of `group`
+/// (kiln_tp_group_for_each_rank): the ranks' collectives pair up.
+kiln_status_t onEveryRank(kiln_tp_group_t *group, std::vector<std::unique_ptr<RankRunner>> &runners,
+                          kiln_status_t (RankRunner::*phase)()) {
+  struct Job {
+    std::vector<std::unique_ptr<RankRunner>> *runners;
+    kiln_status_t (RankRunner::*phase)();
+  } job{&runners, phase};
+  return kiln_tp_group_for_each_rank(
+      group,
+      [](void *user, uint32_t rank, kiln_session_t *) -> kiln_status_t {
+        Job &job = *static_cast<Job *>(user);
+        return ((*job.runners)[rank].get()->*job.phase)();
+      },
+      &job);
+}
+
+/// Threads mode (--tensor-parallel N): opens and checks the N rank files
+/// (kiln_tp_artifacts_open), then runs them as one kiln_tp_group (its group id, one session and
+/// worker thread per rank); reports rank 0.
 int runThreadsMode(const Options &options) {
   uint32_t worldSize = static_cast<uint32_t>(options.tensorParallel);
-  std::string origin = "--tensor-parallel " + std::to_string(worldSize);
   if (std::getenv("KILN_TP_RANK") || std::getenv("KILN_TP_WORLD_SIZE"))
     return usageError("--tensor-parallel runs every rank in this process, but KILN_TP_RANK / "
                       "KILN_TP_WORLD_SIZE ask for one rank per process; use one or the other");
 
   // 1. The rank files, all checked before anything runs.
+  std::vector<kiln_artifact_t *> opened(worldSize, nullptr);
+  if (kiln_status_t status =
+          kiln_tp_artifacts_open(options.model.c_str(), worldSize, opened.data()))
+    return statusError(status);
   std::vector<ArtifactRef> artifacts(worldSize);
-  for (uint32_t r = 0; r < worldSize; ++r) {
-    std::string path = kiln::tpRankArtifactPath(options.model, r);
-    if (!pathExists(path)) {
-      std::string message = "cannot open rank " + std::to_string(r) + " artifact '" + path +
-                            "': " + std::strerror(ENOENT) + "; `kiln-run " + origin + " " +
-                            options.model + "` runs the files that `kiln-compile " + origin +
-                            " -o " + options.model + "` writes (" +
-                            kiln::tpRankArtifactPath(options.model, 0) + " ... " +
-                            kiln::tpRankArtifactPath(options.model, worldSize - 1) + ")";
-      // A rank file given instead of the base: say what to give.
-      ArtifactRef given;
-      kiln_status_t opened = pathExists(options.model)
-                                 ? kiln_artifact_open(options.model.c_str(), &given.artifact)
-                                 : nullptr;
-      kiln_status_free(opened);
-      if (given.artifact && kiln_artifact_tp_world_size(given.artifact) > 1) {
-        std::string base = baseOfRankPath(options.model, kiln_artifact_tp_rank(given.artifact));
-        message += "; '" + options.model + "' is itself a rank file" +
-                   (base.empty() ? std::string() : ": give its base '" + base + "'");
-      }
-      return fileError(message);
-    }
-    if (kiln_status_t status = kiln_artifact_open(path.c_str(), &artifacts[r].artifact))
-      return statusError(status);
-    uint64_t hash = kiln_artifact_tp_group_hash(artifacts[0].artifact);
-    std::string error = checkRankArtifact(artifacts[r].artifact, path, r, worldSize, hash, origin);
-    if (error.empty() && r > 0)
-      error = checkSameSignature(artifacts[r].artifact, artifacts[0].artifact);
-    if (!error.empty())
-      return fileError(error);
-  }
+  for (uint32_t r = 0; r < worldSize; ++r)
+    artifacts[r].artifact = opened[r];
   if (options.info && !options.json)
     for (const ArtifactRef &ref : artifacts)
       printInfo(ref.artifact);
@@ -1830,55 +1623,60 @@ int runThreadsMode(const Options &options) {
     return kExitOk;
   }
 
-  // 2. Files (against rank 0's signature, which every rank shares), then the group id.
+  // 2. Files (against rank 0's signature, which every rank shares).
   kiln_artifact_t *first = artifacts[0].artifact;
   RunFiles files;
   if (int code = prepareFiles(options, first, /*reporting=*/true, files))
     return code;
-  kiln_tp_id_t id;
-  if (kiln_status_t status = kiln_tp_id_create(&id))
-    return statusError(status, "cannot create the tensor-parallel group id: ");
 
-  // 3. One thread per rank, all running the same phases; each releases its session when done,
-  // so that the ranks tear down their communicators together.
+  // 3. The group: its id, and every rank's session, rank r on device --device + r.
+  kiln_session_params_t sessionParams = RankRunner::sessionParams(options, options.device);
+  kiln_tp_group_params_t groupParams;
+  kiln_tp_group_params_initialize(&groupParams);
+  groupParams.session_params = &sessionParams;
+  kiln_tp_group_t *group = nullptr;
+  if (kiln_status_t status = kiln_tp_group_create(opened.data(), worldSize, &groupParams, &group))
+    return groupStatusError(status);
+  std::unique_ptr<kiln_tp_group_t, void (*)(kiln_tp_group_t *)> groupHolder(group,
+                                                                            kiln_tp_group_release);
   std::vector<std::unique_ptr<RankRunner>> runners;
-  for (uint32_t r = 0; r < worldSize; ++r)
+  for (uint32_t r = 0; r < worldSize; ++r) {
     runners.push_back(std::make_unique<RankRunner>(artifacts[r].artifact, options, files));
+    runners.back()->attach(kiln_tp_group_session(group, r));
+  }
+
+  // 4. Every rank runs the same phases at once: one run (every output read back), --bench,
+  // --profile, --trace. Then the group is released, so the ranks tear down their communicators
+  // together.
   std::vector<std::string> allOutputs;
   for (size_t i = 0; i < kiln_artifact_output_count(first); ++i) {
     kiln_tensor_info_t info;
     kiln_status_free(kiln_artifact_output_info(first, i, &info));
     allOutputs.push_back(info.name);
   }
-  std::vector<kiln_status_t> statuses(worldSize, nullptr);
-  std::vector<std::thread> threads;
+  for (const auto &[name, array] : files.inputs)
+    if (kiln_status_t status =
+            kiln_tp_group_set_input(group, name.c_str(), array.data.data(), array.data.size()))
+      return groupStatusError(status);
+  if (kiln_status_t status = kiln_tp_group_run(group))
+    return groupStatusError(status);
   for (uint32_t r = 0; r < worldSize; ++r)
-    threads.emplace_back([&, r] {
-      RankRunner &runner = *runners[r];
-      kiln_status_t status = runner.create(options.device + static_cast<int>(r), &id);
-      if (!status)
-        status = runner.run(allOutputs);
-      if (!status && options.bench > 0)
-        status = runner.bench();
-      if (!status && options.profile > 0)
-        status = runner.profile();
-      if (!status && !options.trace.empty())
-        status = runner.traceRun();
-      runner.release();
-      statuses[r] = status;
-    });
-  for (std::thread &thread : threads)
-    thread.join();
-  bool failed = false;
-  for (uint32_t r = 0; r < worldSize; ++r)
-    if (statuses[r]) {
-      statusError(statuses[r], "rank " + std::to_string(r) + ": ");
-      failed = true;
-    }
-  if (failed)
-    return kExitError;
+    if (kiln_status_t status = runners[r]->readOutputs(allOutputs))
+      return statusError(status, "rank " + std::to_string(r) + ": ");
+  if (options.bench > 0)
+    if (kiln_status_t status = onEveryRank(group, runners, &RankRunner::bench))
+      return groupStatusError(status);
+  if (options.profile > 0)
+    if (kiln_status_t status = onEveryRank(group, runners, &RankRunner::profile))
+      return groupStatusError(status);
+  if (!options.trace.empty())
+    if (kiln_status_t status = onEveryRank(group, runners, &RankRunner::traceRun))
+      return groupStatusError(status);
+  for (std::unique_ptr<RankRunner> &runner : runners)
+    runner->attach(nullptr);
+  groupHolder.reset();
 
-  // 4. Rank 0's results; every rank must agree with it.
+  // 5. Rank 0's results; every rank must agree with it.
   kiln::JsonWriter jsonDocument;
   kiln::JsonWriter *json = options.json ? &jsonDocument : nullptr;
   if (json)
@@ -2072,20 +1870,20 @@ int runTool(int argc, char **argv) {
   if (options.tensorParallel > 0)
     return runThreadsMode(options);
 
-  EnvRank env;
-  std::string envError;
-  if (!readEnvRank(env, envError))
-    return fileError(envError);
+  kiln_tp_rank_env_t env;
+  if (kiln_status_t status = kiln_tp_rank_from_env(&env))
+    return statusError(status);
+  const std::string envPrefix = std::string(env.source) + ": ";
 
   // MODEL is a rank file, a base whose rank file the environment names, or a single-GPU model.
   ArtifactRef model;
   bool modelExists = pathExists(options.model);
-  if (modelExists || !env.given || env.worldSize == 1)
+  if (modelExists || !env.found || env.world_size == 1)
     if (kiln_status_t status = kiln_artifact_open(options.model.c_str(), &model.artifact))
       return statusError(status);
   if (!options.program.empty() &&
       ((model.artifact && kiln_artifact_tp_world_size(model.artifact) > 1) ||
-       (env.given && env.worldSize > 1)))
+       (env.found && env.world_size > 1)))
     return usageError("--program picks a program of a multi-program artifact; tensor-parallel "
                       "rank files have one program");
   if (model.artifact && kiln_artifact_tp_world_size(model.artifact) > 1) {
@@ -2094,36 +1892,23 @@ int runTool(int argc, char **argv) {
       describeArtifact(options, model.artifact);
       return kExitOk;
     }
-    if (env.given) {
-      uint64_t hash = kiln_artifact_tp_group_hash(model.artifact);
-      std::string error = checkRankArtifact(model.artifact, options.model, env.rank, env.worldSize,
-                                            hash, env.source);
-      if (!error.empty())
-        return fileError(error);
-    }
+    if (env.found)
+      if (kiln_status_t status = kiln_tp_artifact_check(model.artifact, env.rank, env.world_size))
+        return statusError(status, envPrefix);
     return runProcessMode(options, model.artifact);
   }
-  if (env.given && env.worldSize > 1) {
-    // A base: open this rank's file.
-    std::string path = kiln::tpRankArtifactPath(options.model, env.rank);
-    if (!pathExists(path))
-      return fileError("cannot open rank " + std::to_string(env.rank) + " artifact '" + path +
-                       "': " + std::strerror(ENOENT) + "; " + env.source +
-                       " runs the rank files that `kiln-compile "
-                       "--tensor-parallel " +
-                       std::to_string(env.worldSize) + " -o " + options.model + "` writes" +
-                       (model.artifact ? " ('" + options.model +
-                                             "' itself is a single-GPU artifact: run it "
-                                             "without the rank variables)"
-                                       : std::string()));
+  if (env.found && env.world_size > 1) {
+    // A base: open this rank's file (kiln_tp_artifact_open checks it against the environment).
     ArtifactRef rankFile;
-    if (kiln_status_t status = kiln_artifact_open(path.c_str(), &rankFile.artifact))
-      return statusError(status);
-    std::string error =
-        checkRankArtifact(rankFile.artifact, path, env.rank, env.worldSize,
-                          kiln_artifact_tp_group_hash(rankFile.artifact), env.source);
-    if (!error.empty())
-      return fileError(error);
+    if (kiln_status_t status = kiln_tp_artifact_open(options.model.c_str(), env.rank,
+                                                     env.world_size, &rankFile.artifact)) {
+      // MODEL itself is a single-GPU artifact (opened above): say how to run it.
+      std::string message = envPrefix + kiln_status_message(status);
+      if (kiln_status_code(status) == KILN_NOT_FOUND && model.artifact)
+        message += ": run it without the rank variables";
+      kiln_status_free(status);
+      return fileError(message);
+    }
     if (!wantsRun(options)) {
       describeArtifact(options, rankFile.artifact);
       return kExitOk;

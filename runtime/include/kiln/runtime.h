@@ -11,9 +11,9 @@
  *    (kiln_status_code) and a human-readable message (kiln_status_message).
  *  - Output parameters are named out_*; they are zeroed (set to NULL / 0) on entry, before any
  *    check, so on failure they never hold a stale value.
- *  - Handles (kiln_artifact_t, kiln_session_t) are opaque. A handle returned through an out_
- *    parameter is owned by the caller and released with the matching *_release function.
- *    *_release(NULL) is a no-op.
+ *  - Handles (kiln_artifact_t, kiln_session_t, kiln_tp_group_t, ...) are opaque. A handle
+ *    returned through an out_ parameter is owned by the caller and released with the matching
+ *    *_release function. *_release(NULL) is a no-op.
  *  - A session keeps its artifact alive (it takes its own reference), so the application may
  *    release the artifact right after kiln_session_create.
  *  - Strings and arrays returned inside info structs (names, shapes) are owned by the artifact and
@@ -23,6 +23,8 @@
  *  - Sizes are in bytes unless stated otherwise; shapes are int64 element counts, row-major.
  *  - A session may be used from one thread at a time; distinct sessions are independent, also
  *    when they share an artifact (from any threads).
+ *  - A tensor-parallel group (kiln_tp_group_t) may be used from one thread at a time; it makes
+ *    the calls on its ranks' sessions from worker threads of its own.
  *  - Sessions created from one kiln_artifact_t on one device share one device copy of its weights,
  *    uploaded by the first of them and freed when the last of them is released.
  *  - Device buffers the caller binds to inputs or outputs (kiln_session_bind_input / _output) stay
@@ -491,6 +493,135 @@ void kiln_tp_id_to_string(const kiln_tp_id_t *id, char *out_text);
 /// giving the length or the first bad character. `out_id` is zeroed on entry.
 kiln_status_t kiln_tp_id_from_string(const char *text, kiln_tp_id_t *out_id);
 
+/* ---- Rank files (docs/runtime.md, "Tensor-parallel groups") --------------------------------
+ *
+ * `kiln-compile --tensor-parallel N -o BASE.kiln` writes N rank files, BASE.rank0.kiln ...
+ * BASE.rank<N-1>.kiln (the naming rule of kiln::tpRankArtifactPath in kiln/runtime.hpp). These
+ * functions find them and check that they belong together before any GPU is touched. Every
+ * failure names the file and what to do. */
+
+/// Checks that `artifact` is rank `rank` of a `world_size`-rank tensor-parallel compile:
+/// KILN_INVALID_ARGUMENT when it is a single-GPU artifact ("'m.kiln' is a single-GPU artifact (no
+/// tensor_parallel table), not a rank file of `kiln-compile --tensor-parallel 2`"), a rank file
+/// of another world size ("... is a rank file of a 3-rank tensor-parallel compile, but the group
+/// has 2 ranks") or of another rank ("'m.rank1.kiln' holds rank 0, expected rank 1 of 2; was the
+/// file renamed?"), or when `artifact` is NULL, `world_size` is below 2 or `rank` is not below
+/// it. Reads nothing but the artifact's index.
+kiln_status_t kiln_tp_artifact_check(const kiln_artifact_t *artifact, uint32_t rank,
+                                     uint32_t world_size);
+
+/// Opens rank `rank`'s file of the `world_size`-rank compile whose output path was `base_path`
+/// (BASE.rank<rank>.kiln, see above) with kiln_artifact_open and checks it with
+/// kiln_tp_artifact_check. When the file does not exist: KILN_NOT_FOUND, "cannot open rank 1
+/// artifact 'm.rank1.kiln': No such file or directory; a 2-rank group opens the files that
+/// `kiln-compile --tensor-parallel 2 -o m.kiln` writes (m.rank0.kiln ... m.rank1.kiln)", followed
+/// by what `base_path` itself is when it exists: a rank file ("'m.rank0.kiln' is itself a rank
+/// file: give its base 'm.kiln'") or a single-GPU artifact. kiln_artifact_open's errors otherwise.
+/// `out_artifact` is zeroed on entry; the caller releases it.
+kiln_status_t kiln_tp_artifact_open(const char *base_path, uint32_t rank, uint32_t world_size,
+                                    kiln_artifact_t **out_artifact);
+
+/// Opens all `world_size` rank files of `base_path` (kiln_tp_artifact_open for rank 0, 1, ...,
+/// stopping at the first failure) and checks that they belong together: every file has rank 0's
+/// group hash (else KILN_INVALID_ARGUMENT, "'m.rank1.kiln' has group hash 0x... but rank 0's file
+/// has 0x...: the rank files come from different compiles; recompile all of them with one
+/// `kiln-compile --tensor-parallel 2`") and rank 0's inputs and outputs, names, dtypes and shapes
+/// in order ("'m.rank1.kiln': input 0 is 'z' f32[4] but 'x' f32[4] in 'm.rank0.kiln'"), since a
+/// group feeds every rank the same inputs. `out_artifacts` holds `world_size` pointers; entry r
+/// gets rank r's artifact, owned by the caller (release each). On failure every entry is NULL.
+/// `world_size` must be at least 2 (KILN_INVALID_ARGUMENT).
+kiln_status_t kiln_tp_artifacts_open(const char *base_path, uint32_t world_size,
+                                     kiln_artifact_t **out_artifacts);
+
+/* ---- Rendezvous of one process per rank (torchrun, MPI, job schedulers) ---------------------
+ *
+ * A process that runs one rank finds its rank, world size and device in the environment and
+ * gets the group id from the process of rank 0 (or from a launcher):
+ *
+ *   kiln_tp_rank_env_t env;   kiln_tp_rank_from_env(&env);         // KILN_TP_RANK or RANK ...
+ *   int device;               kiln_tp_device_from_env(env.rank, &device);   // LOCAL_RANK
+ *   kiln_artifact_t *a;       kiln_tp_artifact_open("m.kiln", env.rank, env.world_size, &a);
+ *   kiln_tp_id_t id;  const char *written;
+ *   kiln_tp_id_from_env(env.rank, timeout_ms, &id, &written);   // KILN_TP_ID or KILN_TP_ID_FILE
+ *   params.device_ordinal = device;  params.tp_id = &id;  kiln_session_create(a, &params, &s);
+ *   if (written) kiln_tp_id_file_remove(written);               // rank 0, once its session exists
+ *
+ * An application with its own channel (MPI_Bcast, a key-value store) passes the text form of a
+ * kiln_tp_id_create id through it instead. */
+
+/// Where kiln_tp_rank_from_env found the rank.
+typedef struct kiln_tp_rank_env_t {
+  /// 1 when a pair of rank variables is set; 0 when none is (the process is not one rank of a
+  /// group: a single-GPU run).
+  int found;
+  /// The rank, below world_size (0 when not found).
+  uint32_t rank;
+  /// The number of ranks, at least 1 (1 when not found; torchrun sets WORLD_SIZE=1 for a single
+  /// process).
+  uint32_t world_size;
+  /// The variables and values, for messages: "KILN_TP_RANK=1 of KILN_TP_WORLD_SIZE=2" or
+  /// "RANK=1 of WORLD_SIZE=2" (NUL-terminated; "" when not found).
+  char source[64];
+} kiln_tp_rank_env_t;
+
+/// Reads the rank and world size from KILN_TP_RANK and KILN_TP_WORLD_SIZE, else from torchrun's
+/// RANK and WORLD_SIZE (the first pair of which either variable is set). Each must be a decimal
+/// number in [0, 2147483647]. KILN_INVALID_ARGUMENT for a malformed value ("environment variable
+/// KILN_TP_RANK='abc' is not a number in [0, 2147483647]"), one variable of a pair without the
+/// other ("KILN_TP_RANK is set but KILN_TP_WORLD_SIZE is not; set both") and a rank that is not
+/// below the world size ("RANK=2 is not a rank of WORLD_SIZE=2"). None set is no error:
+/// out_env->found is 0. `out_env` is zeroed on entry (world_size then 1).
+kiln_status_t kiln_tp_rank_from_env(kiln_tp_rank_env_t *out_env);
+
+/// Returns in `*out_device` the CUDA device of rank `rank` on its node: LOCAL_RANK when set
+/// (torchrun, and launchers that mimic it), else `rank` (one node, rank r on device r).
+/// KILN_INVALID_ARGUMENT when LOCAL_RANK is set but not a number in [0, 1024] ("environment
+/// variable LOCAL_RANK='x' is not a number in [0, 1024]"). `out_device` is zeroed on entry.
+kiln_status_t kiln_tp_device_from_env(uint32_t rank, int *out_device);
+
+/// Writes the text form of `id` (kiln_tp_id_to_string, then a newline) to the file `path`
+/// atomically: into a temporary file `path`.tmp.<pid> in the same directory, then rename(), so a
+/// reader never sees a partial id. Creates no directories. KILN_IO_ERROR naming the file and the
+/// system's reason ("cannot write group id file '/jobs/kiln.id' (temporary file
+/// '/jobs/kiln.id.tmp.4242'): No such file or directory"); the temporary file is removed then.
+kiln_status_t kiln_tp_id_write_file(const kiln_tp_id_t *id, const char *path);
+
+/// Waits until the file `path` exists, then reads the id in it (kiln_tp_id_from_string; the
+/// writer is kiln_tp_id_write_file, whose rename makes the file appear complete). Polls every 20
+/// ms for at most `timeout_ms` milliseconds (0: no limit). Errors: KILN_DEADLINE_EXCEEDED when
+/// the file did not appear in time ("group id file '/jobs/kiln.id' did not appear within 200 ms:
+/// rank 0 writes it; is rank 0 running, with the same file?"); KILN_IO_ERROR when the file's
+/// directory does not exist (or is not a directory) 5 s after the call (or at `timeout_ms` if
+/// that is sooner, also with `timeout_ms` 0), since the file cannot appear there ("... cannot
+/// appear: its directory '/jobs/run7' does not exist (waited 5000 ms); rank 0 writes the id file
+/// there and creates no directories: create it or use another path"; the grace period covers a
+/// launcher that creates the directory while the ranks start); KILN_INVALID_ARGUMENT when `path`
+/// is a directory, or when the file holds no valid id ("group id file '/jobs/kiln.id': invalid
+/// tensor-parallel group id: ..."). `out_id` is zeroed on entry.
+kiln_status_t kiln_tp_id_read_file(const char *path, uint32_t timeout_ms, kiln_tp_id_t *out_id);
+
+/// Removes the group id file `path` (the process that wrote it does, once the group has formed:
+/// every rank has read it by then, and the next job may reuse the path). A missing file is no
+/// error; KILN_IO_ERROR for any other failure.
+kiln_status_t kiln_tp_id_file_remove(const char *path);
+
+/// Gets the group id of process-mode rank `rank` from the environment:
+///  - KILN_TP_ID=HEX: the text form of an id that a launcher created with kiln_tp_id_create (and
+///    that stays alive until the group has formed); KILN_INVALID_ARGUMENT when it is malformed
+///    ("KILN_TP_ID: invalid tensor-parallel group id: 3 characters, expected 256 hex digits ...").
+///  - KILN_TP_ID_FILE=PATH: rank 0 creates the id (kiln_tp_id_create; a failure is "cannot create
+///    the tensor-parallel group id: ..." with its code) and writes it to PATH
+///    (kiln_tp_id_write_file); every other rank waits for PATH and reads it
+///    (kiln_tp_id_read_file with `timeout_ms`). Their errors get the prefix "KILN_TP_ID_FILE: ".
+/// Both set: KILN_INVALID_ARGUMENT ("both KILN_TP_ID and KILN_TP_ID_FILE are set; set one").
+/// Neither set (or KILN_TP_ID_FILE set to ""): KILN_NOT_FOUND, which no other failure of this call
+/// returns. `*out_written_file` (may be NULL) is set to the
+/// value of KILN_TP_ID_FILE (the environment's string) when this call wrote the file, else NULL:
+/// the caller removes it with kiln_tp_id_file_remove once its kiln_session_create has returned,
+/// successfully or not. `out_id` and `*out_written_file` are zeroed on entry.
+kiln_status_t kiln_tp_id_from_env(uint32_t rank, uint32_t timeout_ms, kiln_tp_id_t *out_id,
+                                  const char **out_written_file);
+
 /*===----------------------------------------------------------------------===*
  * Session
  *===----------------------------------------------------------------------===*/
@@ -782,6 +913,116 @@ kiln_status_t kiln_session_profile_timeline(kiln_session_t *session, float *out_
                                             float *out_launch_end_ms,
                                             float *out_collective_start_ms,
                                             float *out_collective_end_ms);
+
+/*===----------------------------------------------------------------------===*
+ * Tensor-parallel groups: every rank in one process
+ *===----------------------------------------------------------------------===*/
+
+/* A group runs the N rank files of a tensor-parallel compile in the calling process, one GPU per
+ * rank (the single-process form of NCCL, like ncclCommInitAll): it creates the group id, one
+ * session per rank, and one worker thread per rank that makes every call needing the other ranks
+ * (creation, runs, benchmarks, profiles) on all ranks at once, since each blocks until its peers
+ * reach the same point. The workers live as long as the group.
+ *
+ *   kiln_artifact_t *ranks[2];
+ *   kiln_tp_artifacts_open("llama.kiln", 2, ranks);          // llama.rank0.kiln, llama.rank1.kiln
+ *   kiln_tp_group_t *group;
+ *   kiln_tp_group_create(ranks, 2, NULL, &group);             // devices 0 and 1
+ *   kiln_artifact_release(ranks[0]); kiln_artifact_release(ranks[1]);   // the sessions hold them
+ *   kiln_tp_group_set_input(group, "input_ids", ids, sizeof(ids));      // to every rank
+ *   kiln_tp_group_run(group);                                           // all ranks, waits
+ *   kiln_tp_group_get_output(group, "logits", logits, sizeof(logits));  // rank 0's
+ *   kiln_tp_group_release(group);
+ *
+ * Errors of a group call: every rank's call is made, and when any fails the returned status
+ * lists each failed rank on its own line, in rank order, as "rank R: <that rank's message>"; its
+ * code is that of the first failed rank whose code is not KILN_DEADLINE_EXCEEDED (a rank that
+ * timed out waiting for a failed peer is a consequence, not the cause), else
+ * KILN_DEADLINE_EXCEEDED. A group is used from one thread at a time. */
+
+/// A tensor-parallel group of sessions, one per rank, in this process.
+typedef struct kiln_tp_group kiln_tp_group_t;
+
+/// Options of kiln_tp_group_create.
+typedef struct kiln_tp_group_params_t {
+  /// Options of every rank's session (kiln_session_create), or NULL for the defaults of
+  /// kiln_session_params_initialize. Its device_ordinal is rank 0's device, and rank r runs on
+  /// device_ordinal + r unless `devices` is set. Its tp_id must be NULL: the group creates its
+  /// own id. Copied; need not outlive kiln_tp_group_create. Default NULL.
+  const kiln_session_params_t *session_params;
+  /// NULL (the default), or world_size CUDA device ordinals, entry r for rank r; they must be
+  /// distinct (NCCL runs one rank per GPU). Copied.
+  const int *devices;
+} kiln_tp_group_params_t;
+
+/// Sets `params` to defaults (session defaults, rank r on device r).
+void kiln_tp_group_params_initialize(kiln_tp_group_params_t *params);
+
+/// Creates a group of `world_size` sessions: artifacts[r] must be rank r of one
+/// `world_size`-rank compile (the checks of kiln_tp_artifacts_open: rank, world size, group hash,
+/// inputs and outputs; KILN_INVALID_ARGUMENT naming the file otherwise), as kiln_tp_artifacts_open
+/// returns them. Then creates the group id (kiln_tp_id_create; "cannot create the
+/// tensor-parallel group id: ..." with its code, e.g. KILN_UNAVAILABLE without NCCL), starts one
+/// worker thread per rank and creates every rank's session at once on its worker
+/// (kiln_session_create with params->session_params, the rank's device and the id), each
+/// waiting up to tp_timeout_ms for the others to join. When any rank fails, the sessions that were
+/// created are released, the workers stopped, and the status lists the failed ranks (see above;
+/// without a GPU: "rank 0: CUDA driver not found ..." and "rank 1: ..."). Argument errors come
+/// first, before anything is created (KILN_INVALID_ARGUMENT): NULL arrays, `world_size` below 2,
+/// a non-NULL session_params->tp_id, two ranks on one device. The sessions take their own
+/// references to the artifacts. `out_group` is zeroed on entry.
+kiln_status_t kiln_tp_group_create(kiln_artifact_t *const *artifacts, uint32_t world_size,
+                                   const kiln_tp_group_params_t *params,
+                                   kiln_tp_group_t **out_group);
+
+/// Releases every rank's session at once on the workers (tensor-parallel sessions tear their
+/// communicators down together; see kiln_session_release), then stops the workers and frees the
+/// group. NULL is a no-op.
+void kiln_tp_group_release(kiln_tp_group_t *group);
+
+/// The number of ranks of `group` (0 for NULL).
+uint32_t kiln_tp_group_world_size(const kiln_tp_group_t *group);
+
+/// Rank `rank`'s session (borrowed; valid until kiln_tp_group_release), NULL for a NULL group or
+/// a rank out of range. Between group calls the application may use it from its own thread for
+/// calls that involve no other rank (get_output, the device pointers, bind and unbind, reading
+/// the artifact); calls that run the schedule (run, benchmark, profile, profile_collectives,
+/// profile_timeline) must be made by every rank together: use kiln_tp_group_run or
+/// kiln_tp_group_for_each_rank.
+kiln_session_t *kiln_tp_group_session(const kiln_tp_group_t *group, uint32_t rank);
+
+/// Copies `bytes` bytes of `host_data` into input `name` of every rank's session
+/// (kiln_session_set_input on each worker at once; the ranks share their inputs' names, dtypes
+/// and shapes). `host_data` may be reused when the call returns.
+kiln_status_t kiln_tp_group_set_input(kiln_tp_group_t *group, const char *name,
+                                      const void *host_data, size_t bytes);
+
+/// Runs every rank once, all at once (kiln_session_run on the session's own stream, then
+/// kiln_session_synchronize, on each worker), and returns when every rank has finished or failed.
+/// A rank whose peer failed fails itself within tp_timeout_ms (KILN_DEADLINE_EXCEEDED) and its
+/// session is aborted (see kiln_session_run); the group can then only be released.
+kiln_status_t kiln_tp_group_run(kiln_tp_group_t *group);
+
+/// Copies rank 0's output `name` into `host_data` (`bytes` must equal its byte_size; see
+/// kiln_session_get_output). After the final all-reduce of a tensor-parallel schedule every rank
+/// holds the same values; another rank's copy is kiln_session_get_output of
+/// kiln_tp_group_session.
+kiln_status_t kiln_tp_group_get_output(kiln_tp_group_t *group, const char *name, void *host_data,
+                                       size_t bytes);
+
+/// A call made on one rank's worker thread by kiln_tp_group_for_each_rank: `session` is rank
+/// `rank`'s. Returns NULL or a failed status, which the group takes over (and frees).
+typedef kiln_status_t (*kiln_tp_rank_callback_t)(void *user_data, uint32_t rank,
+                                                 kiln_session_t *session);
+
+/// Calls `callback(user_data, r, session of rank r)` for every rank r at once, each on rank r's
+/// worker thread, and returns when all have returned: the way to run per-rank session calls that
+/// the ranks must make together, e.g. kiln_session_benchmark or kiln_session_profile_collectives
+/// with the same counts on every rank. The callbacks run concurrently, so writes to shared state
+/// in `user_data` must go to per-rank slots (or be synchronized). Failures are combined as
+/// described above. KILN_INVALID_ARGUMENT for a NULL group or callback.
+kiln_status_t kiln_tp_group_for_each_rank(kiln_tp_group_t *group, kiln_tp_rank_callback_t callback,
+                                          void *user_data);
 
 /* ---- Generation (docs/generation.md, "Runtime API") ----------------------------------------
  *

@@ -4,7 +4,8 @@
 // status, artifact and session handles (move-only, released in the destructor) that keep the C
 // API's error model — every fallible call returns a kiln::Status, no exceptions are thrown. Also
 // the naming rule of tensor-parallel rank files (tpRankArtifactPath), shared by kiln-compile,
-// which writes them, and kiln-run, which finds them, and helpers for group ids.
+// which writes them, and the runtime, which finds them, helpers for group ids, and a
+// tensor-parallel group of every rank in one process (TpGroup).
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,6 +63,17 @@ inline std::string tpRankArtifactPath(const std::string &base, uint32_t rank) {
       stem.compare(stem.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0)
     stem.resize(stem.size() - kSuffix.size());
   return stem + ".rank" + std::to_string(rank) + kSuffix;
+}
+
+/// The inverse of tpRankArtifactPath for rank `rank`: "model.rank1.kiln" gives "model.kiln" for
+/// rank 1; a path that is not rank `rank`'s file name gives "". Used to tell the user which base
+/// to give when a rank file was given instead.
+inline std::string tpBaseArtifactPath(const std::string &rankPath, uint32_t rank) {
+  const std::string suffix = ".rank" + std::to_string(rank) + ".kiln";
+  if (rankPath.size() > suffix.size() &&
+      rankPath.compare(rankPath.size() - suffix.size(), suffix.size(), suffix) == 0)
+    return rankPath.substr(0, rankPath.size() - suffix.size()) + ".kiln";
+  return std::string();
 }
 
 /// Creates a new tensor-parallel group id in `id` (see kiln_tp_id_create: the calling process
@@ -239,6 +251,69 @@ public:
 
 private:
   kiln_session_t *handle = nullptr;
+};
+
+/// Owning wrapper of a tensor-parallel group: every rank of a `kiln-compile --tensor-parallel N`
+/// in this process, one session and worker thread per rank (see kiln_tp_group_create).
+class TpGroup {
+public:
+  TpGroup() = default;
+  TpGroup(TpGroup &&other) noexcept : handle(std::exchange(other.handle, nullptr)) {}
+  TpGroup &operator=(TpGroup &&other) noexcept {
+    std::swap(handle, other.handle);
+    return *this;
+  }
+  TpGroup(const TpGroup &) = delete;
+  TpGroup &operator=(const TpGroup &) = delete;
+  ~TpGroup() { kiln_tp_group_release(handle); }
+
+  /// Opens the `worldSize` rank files of `basePath` (kiln_tp_artifacts_open) and creates the
+  /// group from them (kiln_tp_group_create with `params`, nullptr for the defaults: rank r on
+  /// device r).
+  static Status open(const std::string &basePath, uint32_t worldSize, TpGroup &out,
+                     const kiln_tp_group_params_t *params = nullptr) {
+    std::vector<kiln_artifact_t *> artifacts(worldSize, nullptr);
+    Status status(kiln_tp_artifacts_open(basePath.c_str(), worldSize, artifacts.data()));
+    if (!status.ok())
+      return status;
+    TpGroup group;
+    status = Status(kiln_tp_group_create(artifacts.data(), worldSize, params, &group.handle));
+    for (kiln_artifact_t *artifact : artifacts)
+      kiln_artifact_release(artifact); // the sessions hold their own references
+    if (status.ok())
+      out = std::move(group);
+    return status;
+  }
+
+  /// The C handle (borrowed).
+  kiln_tp_group_t *get() const { return handle; }
+  uint32_t worldSize() const { return kiln_tp_group_world_size(handle); }
+  /// Rank `rank`'s session (borrowed; see kiln_tp_group_session for what may be called on it).
+  kiln_session_t *session(uint32_t rank) const { return kiln_tp_group_session(handle, rank); }
+  /// Copies host data into input `name` of every rank.
+  Status setInput(const char *name, const void *data, size_t bytes) {
+    return Status(kiln_tp_group_set_input(handle, name, data, bytes));
+  }
+  /// Runs every rank once and waits for all of them.
+  Status run() { return Status(kiln_tp_group_run(handle)); }
+  /// Copies rank 0's output `name` into host memory.
+  Status getOutput(const char *name, void *data, size_t bytes) {
+    return Status(kiln_tp_group_get_output(handle, name, data, bytes));
+  }
+  /// Calls `fn(rank, session)` on every rank's worker at once (see kiln_tp_group_for_each_rank);
+  /// each call returns a Status, and the failures are combined.
+  Status forEachRank(const std::function<Status(uint32_t, kiln_session_t *)> &fn) {
+    auto trampoline = [](void *user, uint32_t rank, kiln_session_t *session) -> kiln_status_t {
+      return (*static_cast<const std::function<Status(uint32_t, kiln_session_t *)> *>(user))(
+                 rank, session)
+          .release();
+    };
+    return Status(kiln_tp_group_for_each_rank(
+        handle, +trampoline, const_cast<std::function<Status(uint32_t, kiln_session_t *)> *>(&fn)));
+  }
+
+private:
+  kiln_tp_group_t *handle = nullptr;
 };
 
 /// One sequence for Generator::generate: the prompt, at most `maxNewTokens` new tokens, the ids
