@@ -27,6 +27,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <map>
 
@@ -76,7 +77,13 @@ FailureOr<Term> parseTerm(StringRef text, std::string &why) {
     } else if (llvm::isAlpha(c)) {
       term.letters.push_back(c);
     } else {
-      why = std::string("character '") + c + "' is not a label (a-z, A-Z), '...', ',' or '->'";
+      // A byte outside ASCII (part of a UTF-8 character) is named by its value: the message
+      // stays valid text.
+      why = static_cast<unsigned char>(c) < 0x80
+                ? std::string("character '") + c + "'"
+                : llvm::formatv("byte 0x{0:X-2} (not ASCII)", unsigned(static_cast<unsigned char>(c)))
+                      .str();
+      why += " is not a label (a-z, A-Z), '...', ',' or '->'";
       return failure();
     }
   }

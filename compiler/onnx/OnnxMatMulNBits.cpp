@@ -38,6 +38,10 @@ using namespace kiln::onnx_import;
 
 namespace {
 
+/// Most elements of a weight MatMulNBits dequantizes at import (8 GiB as fp32; the largest real
+/// weights, vocab x hidden of 70B-class models, have about 2^30).
+constexpr int64_t kMaxDequantizedElements = int64_t(1) << 31;
+
 /// Largest block_size accepted: far above any real one (onnxruntime's
 /// quantizers write 16 to 256), small enough that block_size * bits cannot
 /// overflow.
@@ -214,6 +218,12 @@ LogicalResult importMatMulNBits(NodeImporter &n) {
   FailureOr<NBitsShape> s = getNBitsShape(n);
   if (failed(s))
     return failure();
+  // The dequantized W is a constant of N x K floats: refuse sizes no real weight has before
+  // reading (or materializing) B, instead of running out of memory.
+  if (s->k > 0 && s->n > kMaxDequantizedElements / s->k)
+    return n.emitError() << "unsupported: dequantizing the N x K = " << s->n << " x " << s->k
+                         << " weight at import would make more than " << kMaxDequantizedElements
+                         << " elements (2^31), the most kiln dequantizes for MatMulNBits";
   RankedTensorType aType = n.getInputType(kA);
   if (aType.getRank() == 0 || aType.getShape().back() != s->k)
     return n.emitError() << "A " << aType << " must have K = " << s->k << " as its last dim";

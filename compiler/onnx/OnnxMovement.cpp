@@ -592,6 +592,10 @@ LogicalResult importPad(NodeImporter &n) {
   } else {
     if (n.getInputType(1).getRank() != 1)
       return n.emitError() << "'pads' must be a 1-D tensor, got " << n.getInputType(1);
+    // The spec's type constraint (onnxruntime refuses the model otherwise).
+    if (!n.getInputType(1).getElementType().isSignlessInteger(64))
+      return n.emitError() << "'pads' must be int64 (Pad's type constraint), got "
+                           << n.getInputType(1);
     FailureOr<SmallVector<int64_t>> v = n.getConstantInts(1, "pads");
     if (failed(v))
       return failure();

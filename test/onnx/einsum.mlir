@@ -71,6 +71,8 @@
 // ERR-DOT: error: node 'einsum' (Einsum, opset 18): equation 'ij->j.i' is invalid: '.' outside an ellipsis '...'
 // RUN: not kiln-compile %S/Inputs/error_einsum_char.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=ERR-CHAR
 // ERR-CHAR: error: node 'einsum' (Einsum, opset 18): equation 'i1->i' is invalid: character '1' is not a label (a-z, A-Z), '...', ',' or '->'
+// RUN: not kiln-compile %S/Inputs/error_einsum_non_ascii.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=ERR-BYTE
+// ERR-BYTE: is invalid: byte 0xC3 (not ASCII) is not a label (a-z, A-Z), '...', ',' or '->'
 // RUN: not kiln-compile %S/Inputs/error_einsum_two_ellipses.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=ERR-ELLIPSES
 // ERR-ELLIPSES: error: node 'einsum' (Einsum, opset 18): equation '......->' is invalid: a term has two ellipses
 // RUN: not kiln-compile %S/Inputs/error_einsum_two_outputs.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=ERR-OUTPUTS

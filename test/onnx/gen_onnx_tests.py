@@ -176,7 +176,7 @@ def pads():
     outs = [vi(o.output[0], F, None) for o in nodes]
     save("pad", model(nodes, x, outs, inits, opset=19))
     # Pads wider than the axis: numpy.pad's (the ONNX reference's) repeated reflection and
-    # wrap; onnxruntime refuses them.
+    # wrap; onnxruntime refuses the reflect ones and gives zeros for the wrap ones.
     save("pad_wide", model([
         node("Pad", ["x", "p_wide", "", "axes_1"], ["reflect_wide"], mode="reflect"),
         node("Pad", ["x", "p_wide", "", "axes_1"], ["wrap_wide"], mode="wrap"),
@@ -222,6 +222,7 @@ def pads():
                                      inits=[P("p", [0, 1, 0, 1])], mode="edge"))
     save("error_pad_table", pad(["x", "p"], inits=[P("p", [0, 0, 2 ** 24, 0, 0, 0])],
                                 mode="reflect"))
+    save("error_pad_pads_int32", pad(["x", "p"], inits=[const("p", np.zeros(6, np.int32))]))
     save("error_pad_huge", pad(["x", "p"], inits=[P("p", [0, 0, 2 ** 62, 0, 0, 0])]))
 
 
@@ -270,6 +271,7 @@ def einsums():
     m = [vi("m", F, [4, 4])]
     save("error_einsum_equation", ein(["m"], m, equation="ij->j.i"))
     save("error_einsum_char", ein(["m"], m, equation="i1->i"))
+    save("error_einsum_non_ascii", ein(["m"], m, equation="\u00efj->j"))
     save("error_einsum_two_ellipses", ein(["m"], m, equation="......->"))
     save("error_einsum_two_outputs", ein(["m"], m, equation="ij->i->j"))
     save("error_einsum_terms", ein(["m"], m, equation="ij,jk->ik"))
@@ -1161,6 +1163,10 @@ def matmul_nbits():
           [b, s, const("bias", np.zeros(80, np.float32))])
     error("b_type", ["a", "b", "s"], [const("b", np.zeros((48, 3, 16), np.int8)), s])
     error("n", ["a", "b", "s"], [b, s], n=0)
+    # 2^32 weights: refused before B (a graph input here, never materialized) is read.
+    error("huge", ["a", "b", "s"], [s], inputs=[vi("a", F, [2, 65536]),
+                                                vi("b", TensorProto.UINT8, [65536, 2048, 16])],
+          n=65536, k=65536)
     save("error_matmul_nbits_no_k", model([
         helper.make_node("MatMulNBits", ["a", "b", "s"], ["y"], name="mm", domain="com.microsoft",
                          N=48, block_size=32)], a, y, [b, s], opset=21, extra_opsets=ms))

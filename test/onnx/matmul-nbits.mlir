@@ -49,6 +49,8 @@
 // NO-K: error: node 'mm' (com.microsoft::MatMulNBits, opset 1): attribute 'K' is required
 // RUN: not kiln-compile %S/Inputs/error_matmul_nbits_n.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=N
 // N: error: node 'mm' (com.microsoft::MatMulNBits, opset 1): K 80 and N 0 must be positive (W is [K, N])
+// RUN: not kiln-compile %S/Inputs/error_matmul_nbits_huge.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=HUGE
+// HUGE: error: node 'mm' (com.microsoft::MatMulNBits, opset 1): unsupported: dequantizing the N x K = 65536 x 65536 weight at import would make more than 2147483648 elements (2^31), the most kiln dequantizes for MatMulNBits
 // RUN: not kiln-compile %S/Inputs/error_matmul_nbits_bits.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=BITS
 // BITS: error: node 'mm' (com.microsoft::MatMulNBits, opset 1): unsupported: bits 3 (kiln imports 2-, 4- and 8-bit weights, as onnxruntime does)
 // RUN: not kiln-compile %S/Inputs/error_matmul_nbits_block_size.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=BLOCK

@@ -100,3 +100,5 @@
 // ERR-TABLE: error: node 'pad' (Pad, opset 19): unsupported: mode 'reflect' padding dim 2 to 16777220 elements (kiln's index table is limited to 2^24)
 // RUN: not kiln-compile %S/Inputs/error_pad_huge.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=ERR-HUGE
 // ERR-HUGE: error: node 'pad' (Pad, opset 19): pads [0, 0, 4611686018427387904, 0, 0, 0] of 'tensor<2x3x4xf32>' give more than 2^40 elements
+// RUN: not kiln-compile %S/Inputs/error_pad_pads_int32.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=ERR-INT32
+// ERR-INT32: error: node 'pad' (Pad, opset 19): 'pads' must be int64 (Pad's type constraint), got 'tensor<6xi32>'
