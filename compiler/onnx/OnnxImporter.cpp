@@ -86,8 +86,9 @@ static constexpr int64_t kMinIrVersion = 3, kMaxIrVersion = 14;
 /// std::nullopt for a variadic output list (Split). Ops not named here have
 /// one output.
 static std::optional<int> maxOutputsOf(StringRef opType) {
-  return llvm::StringSwitch<std::optional<int>>(opType)
-      .Case("Split", std::nullopt)
+  if (opType == "Split")
+    return std::nullopt;
+  return llvm::StringSwitch<int>(opType)
       .Case("Dropout", 2)
       .Case("SimplifiedLayerNormalization", 2)
       .Case("LayerNormalization", 3)

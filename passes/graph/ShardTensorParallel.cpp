@@ -581,7 +581,7 @@ LogicalResult kiln::buildTensorParallelLoopback(RewriterBase &rewriter, func::Fu
     return success();
   // 1. One sharded copy of the function per rank (detached clones).
   SmallVector<func::FuncOp> ranks;
-  auto eraseRanks = llvm::make_scope_exit([&] {
+  llvm::scope_exit eraseRanks([&] {
     for (func::FuncOp f : ranks)
       f->erase();
   });
