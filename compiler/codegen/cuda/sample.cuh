@@ -307,6 +307,164 @@ __device__ long long sampleSurvivors(const Weight &weight, long long n, float to
   return idOf(selectDescending<COMPACT>(weight, n, r + 1, sh, cand).key);
 }
 
+
+/// Candidate thresholds of sampleByThreshold: the logits within thresholdDistance(j) of the
+/// maximum, 0.5 to 64 (the same for any temperature: a top-k does not depend on it).
+constexpr int kThresholds = 8;
+__device__ __forceinline__ float thresholdDistance(int j) { return 0.5f * float(1 << j); }
+
+/// keyWeight over a Candidates buffer with every weight 1 (top-k counts elements).
+struct CandidateOnes {
+  const Candidates *c;
+  __device__ __forceinline__ unsigned long long operator()(long long k,
+                                                           unsigned long long &key) const {
+    key = c->key[k];
+    return 1ull;
+  }
+};
+
+/// keyWeight over a Candidates buffer where keys below `kth` weigh 0 (the survivors of top-k).
+struct CandidateSurvivors {
+  const Candidates *c;
+  unsigned long long kth;
+  __device__ __forceinline__ unsigned long long operator()(long long k,
+                                                           unsigned long long &key) const {
+    key = c->key[k];
+    return key >= kth ? c->weight[k] : 0ull;
+  }
+};
+
+/// sampleRow's steps 2-5 from shared memory when the elements that can matter lie close to the
+/// maximum `top` (the usual case): one pass counts, per threshold thresholdDistance(j), the
+/// elements with x >= top - that distance and (without top-k) their softmax weight; the nearest
+/// threshold that holds the top-k (or the top-p mass, or the draw) and at most kCandidates
+/// elements is chosen, a second pass moves those elements to `cand`, and the selections run
+/// there. Such a set is a prefix of the descending key order, so every selection gives the
+/// element the full-row selections give. Returns false (nothing chosen, the caller samples over
+/// the row) when no threshold qualifies, e.g. nearly flat logits or a top-k above kCandidates.
+/// Block-uniform.
+template <typename Load>
+__device__ bool sampleByThreshold(const Load &load, long long n, float top, float temperature,
+                                  int topK, float topP, unsigned long long seed,
+                                  unsigned long long offset, Shared &sh, Candidates &cand,
+                                  long long &id) {
+  const bool cut = topK > 0 && (long long)topK < n;
+  if (cut && topK > kCandidates)
+    return false;
+  const bool needMass = !cut; // top-k: counts only, the weights come with the candidates
+  auto weightOf = [&](float x) -> unsigned long long {
+    return __float2ull_rn(expf((x - top) / temperature) * kWeightScale);
+  };
+  unsigned cnt[kThresholds];
+  unsigned long long mass[kThresholds];
+#pragma unroll
+  for (int j = 0; j < kThresholds; ++j)
+    cnt[j] = 0, mass[j] = 0;
+  unsigned long long total = 0;
+  constexpr int kLoads = 8;
+  for (long long k0 = threadIdx.x; k0 < n; k0 += kLoads * (long long)blockDim.x) {
+    float x[kLoads];
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {
+      const long long k = k0 + u * (long long)blockDim.x;
+      x[u] = k < n ? load(k) : __int_as_float(0xff800000); // -inf: in no threshold
+    }
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {
+      const float d = top - x[u]; // NaN and -inf compare false below
+      if (!(d <= thresholdDistance(kThresholds - 1)) && !needMass)
+        continue;
+      const unsigned long long w = needMass && x[u] == x[u] ? weightOf(x[u]) : 0ull;
+      total += w;
+#pragma unroll
+      for (int j = 0; j < kThresholds; ++j) {
+        const bool in = d <= thresholdDistance(j);
+        cnt[j] += in ? 1u : 0u;
+        mass[j] += in ? w : 0ull;
+      }
+    }
+  }
+  // Block sums (integers: the same in any order); every thread reads them.
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+  __syncthreads();
+#pragma unroll
+  for (int j = 0; j < kThresholds; ++j) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+      cnt[j] += __shfl_xor_sync(0xffffffffu, cnt[j], o);
+      mass[j] += __shfl_xor_sync(0xffffffffu, mass[j], o);
+    }
+    if (lane == 0)
+      sh.warpCount[warp][j] = cnt[j], sh.warpWeight[warp][j] = mass[j];
+  }
+  __syncthreads();
+#pragma unroll
+  for (int j = 0; j < kThresholds; ++j) {
+    unsigned c = 0;
+    unsigned long long m = 0;
+    for (int w = 0; w < warps; ++w)
+      c += sh.warpCount[w][j], m += sh.warpWeight[w][j];
+    cnt[j] = c, mass[j] = m;
+  }
+  if (needMass)
+    total = blockSumU64(total, sh);
+  // The nearest threshold that holds what the selection needs.
+  unsigned long long target = 0;
+  if (!cut) {
+    if (topP < 1.0f) {
+      target = 1;
+      if (topP > 0.0f) {
+        const double want = ceil(double(topP) * double(total));
+        target = want < 1.0 ? 1ull : want >= double(total) ? total : (unsigned long long)want;
+      }
+    } else {
+      target = __umul64hi(philox64(seed, offset), total) + 1;
+    }
+  }
+  int chosen = -1;
+#pragma unroll
+  for (int j = kThresholds - 1; j >= 0; --j)
+    if (cut ? cnt[j] >= unsigned(topK) : mass[j] >= target)
+      chosen = j;
+  if (chosen < 0 || cnt[chosen] > unsigned(kCandidates))
+    return false;
+  // The elements within the chosen distance, in shared memory.
+  float limit = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kThresholds; ++j)
+    limit = j == chosen ? thresholdDistance(j) : limit;
+  __syncthreads();
+  if (threadIdx.x == 0)
+    cand.count = 0;
+  __syncthreads();
+  for (long long k = threadIdx.x; k < n; k += blockDim.x) {
+    const float x = load(k);
+    if (top - x <= limit) {
+      const unsigned i = atomicAdd(&cand.count, 1u);
+      cand.key[i] = rankKey(x, k);
+      cand.weight[i] = weightOf(x);
+    }
+  }
+  __syncthreads();
+  const long long c = (long long)cand.count;
+  if (cut) {
+    const unsigned long long kth =
+        descend<false>(CandidateOnes{&cand}, c, (unsigned long long)topK, 0ull, 0ull, 60, sh,
+                       nullptr)
+            .key;
+    id = sampleSurvivors<false>(CandidateSurvivors{&cand, kth}, c, topP, seed, offset, sh,
+                                nullptr);
+  } else if (topP < 1.0f) {
+    const unsigned long long nucleus =
+        descend<false>(CandidateKeys{&cand}, c, target, 0ull, 0ull, 60, sh, nullptr).cumulative;
+    const unsigned long long r = __umul64hi(philox64(seed, offset), nucleus);
+    id = idOf(descend<false>(CandidateKeys{&cand}, c, r + 1, 0ull, 0ull, 60, sh, nullptr).key);
+  } else {
+    id = idOf(descend<false>(CandidateKeys{&cand}, c, target, 0ull, 0ull, 60, sh, nullptr).key);
+  }
+  return true;
+}
+
 } // namespace sample
 
 /// The next token of one row of `n` logits (`load(k)` returns logit k as float) by one block
@@ -349,6 +507,15 @@ __device__ void sampleRow(const Load &load, long long n, float temperature, int 
     if (threadIdx.x == 0)
       *out = n > 0 ? idOf(best) : 0;
     return;
+  }
+  // 2-5 from shared memory when the elements that matter are near the maximum.
+  if constexpr (COMPACT) {
+    long long id;
+    if (sampleByThreshold(load, n, top, temperature, topK, topP, seed, offset, sh, cand, id)) {
+      if (threadIdx.x == 0)
+        *out = id;
+      return;
+    }
   }
   // 2. Top-k: the key of the k-th largest logit; survivors have keys >= kth.
   unsigned long long kth = 0;
