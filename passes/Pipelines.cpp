@@ -76,6 +76,7 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
   tileOptions.wgmmaMmaFallback = options.wgmmaMmaFallback;
   tileOptions.sm90Gemm = options.sm90Gemm;
   tileOptions.skinnyGemm = options.skinnyGemm;
+  tileOptions.sm90Attention = options.sm90Attention;
   tileOptions.splitKv = options.splitKv;
   fpm.addPass(createSelectTiles(tileOptions));
   PlanMemoryOptions memOptions;

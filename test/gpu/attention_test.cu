@@ -7,7 +7,8 @@
 // masks: none, a padding mask [B, 1, 1, Sk] of -inf (one batch fully masked: NaN rows, or zeros
 // with zeroMaskedRows), a finite "min" padding mask (uniform softmax over masked keys; read
 // through kiln::RowInvariantMask, once per key column) and (Hopper kernel) a per-element mask
-// [B, 1, Sq, Sk]: a sliding window of 40 keys (-inf further back) plus -2.5 on every 7th key;
+// [B, 1, Sq, Sk]: a sliding window of 40 keys (-inf further back) plus -2.5 on every 7th key,
+// and RoPE on Q applied in the kernel (the fused kiln.rotary prologue);
 // GQA (Hq 8 over Hkv 2) and MQA (Hkv 1); Sq != Sk (decode Sq = 1, Sq < Sk, and Sq > Sk causal,
 // whose first rows see no key) and lengths that are not tile multiples. Q is read from a
 // [B, Sq, Hq, D] buffer (as from a QKV projection), K and V from [B, Hkv, Sk, D], the output
@@ -80,6 +81,15 @@ struct WindowMask {
   }
 };
 
+/// Rotary tables (case mask kind 4: RoPE on Q, no mask): table[pos * D + d], fp32.
+struct RopeTable {
+  const float *t;
+  int D;
+  __device__ float operator()(long long, long long, long long pos, long long d) const {
+    return t[pos * D + d];
+  }
+};
+
 template <typename T, int D, int BN, int W, int MF, bool C, typename M>
 __global__ void __launch_bounds__(32 * W)
     tcKernel(kiln::AttnTensor<T> q, kiln::AttnTensor<T> k, kiln::AttnTensor<T> v, M mask,
@@ -108,14 +118,15 @@ __global__ void __launch_bounds__(32 * W)
   kiln::attentionSimt<D, D, W, C>(qf, kf, vf, mask, store, s, smem);
 }
 
-template <typename T, int D, int BM, int BN, int ST, bool C, bool PP, typename M>
+template <typename T, int D, int BM, int BN, int ST, bool C, bool PP, typename M,
+          typename RQ>
 __global__ void __launch_bounds__(128 * (BM / 64 + 1), 1)
     sm90Kernel(const __grid_constant__ kiln::TensorMap tq,
                const __grid_constant__ kiln::TensorMap tk,
                const __grid_constant__ kiln::TensorMap tv, M mask, kiln::AttnOut<T> o,
-               kiln::AttnShape s) {
+               kiln::AttnShape s, RQ ropeQ) {
   extern __shared__ __align__(128) char smem[]; // attentionSm90 aligns it to 1024
-  kiln::attentionSm90<T, D, BM, BN, ST, C, PP>(&tq, &tk, &tv, mask, o, s, smem);
+  kiln::attentionSm90<T, D, BM, BN, ST, C, PP>(&tq, &tk, &tv, mask, o, s, smem, ropeQ);
 }
 
 template <typename T> struct KilnType;
@@ -130,7 +141,7 @@ struct Case {
   int B, Hq, Hkv, Sq, Sk;
   bool causal;
   int mask; // 0 none, 1 -inf padding (batch 1 fully masked when B > 1), 2 finite min padding,
-            // 3 per-element window mask (WindowMask)
+            // 3 per-element window mask (WindowMask), 4 no mask but RoPE on Q (RopeTable)
   bool zeroRows;
 };
 
@@ -139,11 +150,11 @@ template <typename T> struct Problem {
   using KT = typename KilnType<T>::type;
   Case c;
   int D;
-  std::vector<float> q, k, v, mask;
+  std::vector<float> q, k, v, mask, cosT, sinT;
   std::vector<double> ref;
   std::vector<char> refNaN;
   T *dq = nullptr, *dk = nullptr, *dv = nullptr, *dout = nullptr;
-  float *dmask = nullptr;
+  float *dmask = nullptr, *dcos = nullptr, *dsin = nullptr;
 
   Problem(const Case &cs, int d) : c(cs), D(d) {
     const int B = c.B, Hq = c.Hq, Hkv = c.Hkv, Sq = c.Sq, Sk = c.Sk;
@@ -161,6 +172,30 @@ template <typename T> struct Problem {
           if (masked)
             mask[b * Sk + j] = c.mask == 1 ? -INFINITY : -3.4028234663852886e38f;
         }
+    // RoPE on Q (mask kind 4): the reference reads Q rotated at position i (rotate-half, fp32,
+    // rounded to T as kiln.rotary stores it); the kernel rotates the tile in shared memory.
+    std::vector<float> qr = q;
+    if (c.mask == 4) {
+      const int H = D / 2;
+      cosT.resize(size_t(Sq) * D), sinT.resize(size_t(Sq) * D);
+      for (int pos = 0; pos < Sq; ++pos)
+        for (int d = 0; d < D; ++d) {
+          const double theta = pos * std::pow(10000.0, -2.0 * (d % H) / D);
+          cosT[size_t(pos) * D + d] = float(std::cos(theta));
+          sinT[size_t(pos) * D + d] = float(std::sin(theta));
+        }
+      for (int b = 0; b < B; ++b)
+        for (int i = 0; i < Sq; ++i)
+          for (int h = 0; h < Hq; ++h) {
+            float *row = &qr[((size_t(b) * Sq + i) * Hq + h) * D];
+            const float *cs = &cosT[size_t(i) * D], *sn = &sinT[size_t(i) * D];
+            std::vector<float> x(row, row + D);
+            for (int d = 0; d < H; ++d) {
+              row[d] = roundTo<T>(x[d] * cs[d] - x[d + H] * sn[d]);
+              row[d + H] = roundTo<T>(x[d + H] * cs[d + H] + x[d] * sn[d + H]);
+            }
+          }
+    }
     const double scale = 1.0 / std::sqrt(double(D));
     // Reference (fp64), output [B, Hq, Sq, D].
     ref.assign(size_t(B) * Hq * Sq * D, 0.0);
@@ -174,7 +209,7 @@ template <typename T> struct Problem {
         for (int j = 0; j < Sk; ++j) {
           double dot = 0;
           for (int d = 0; d < D; ++d)
-            dot += double(q[((size_t(b) * Sq + i) * Hq + h) * D + d]) *
+            dot += double(qr[((size_t(b) * Sq + i) * Hq + h) * D + d]) *
                    k[((size_t(b) * Hkv + h / rep) * Sk + j) * D + d];
           const float m = c.mask == 3 ? windowMaskValue(i, j, off) : mask[b * Sk + j];
           double x = float(float(dot * scale) + m); // the kernel adds in fp32
@@ -211,10 +246,19 @@ template <typename T> struct Problem {
     dq = upload(q), dk = upload(k), dv = upload(v);
     CHECK_CUDA(cudaMalloc(&dmask, mask.size() * 4));
     CHECK_CUDA(cudaMemcpy(dmask, mask.data(), mask.size() * 4, cudaMemcpyHostToDevice));
+    if (c.mask == 4) {
+      CHECK_CUDA(cudaMalloc(&dcos, cosT.size() * 4));
+      CHECK_CUDA(cudaMalloc(&dsin, sinT.size() * 4));
+      CHECK_CUDA(cudaMemcpy(dcos, cosT.data(), cosT.size() * 4, cudaMemcpyHostToDevice));
+      CHECK_CUDA(cudaMemcpy(dsin, sinT.data(), sinT.size() * 4, cudaMemcpyHostToDevice));
+    }
     CHECK_CUDA(cudaMalloc(&dout, ref.size() * sizeof(T)));
     CHECK_CUDA(cudaMemset(dout, 0xff, ref.size() * sizeof(T))); // NaN poison
   }
-  ~Problem() { cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(dout), cudaFree(dmask); }
+  ~Problem() {
+    cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(dout), cudaFree(dmask);
+    cudaFree(dcos), cudaFree(dsin);
+  }
 
   kiln::AttnTensor<KT> qView() const {
     return {(const KT *)dq, (long long)c.Sq * c.Hq * D, D, (long long)c.Hq * D};
@@ -230,6 +274,7 @@ template <typename T> struct Problem {
   }
   PadMask padMask() const { return {dmask, c.Sk}; }
   WindowMask windowMask() const { return {c.Sk - c.Sq}; }
+  kiln::RopeFn<RopeTable, RopeTable> ropeQ() const { return {{dcos, D}, {dsin, D}}; }
 
   /// Compares the output with the reference and prints one line; true when it passes.
   bool check(const char *kernel, const char *config) const {
@@ -266,8 +311,8 @@ template <typename T> struct Problem {
 template <typename T, int D, int MF = (D > 128 ? 1 : 2), int BN = (D > 64 ? 32 : 64)>
 bool runCase(const Case &c) {
   using KT = typename KilnType<T>::type;
-  if (c.mask == 3)
-    return true; // the per-element window mask is exercised on the Hopper kernel
+  if (c.mask >= 3)
+    return true; // the window mask and RoPE cases are exercised on the Hopper kernel
   Problem<T> p(c, D);
   const auto aq = p.qView();
   const auto ak = p.kView(p.dk), av = p.kView(p.dv);
@@ -343,19 +388,20 @@ kiln::TensorMap headsMap(const T *ptr, int B, int H, int S, int D, long long sb,
   return m;
 }
 
-template <typename KT, int D, int BM, int BN, int ST, bool PP, typename M>
+template <typename KT, int D, int BM, int BN, int ST, bool PP, typename M,
+          typename RQ = kiln::NoRope>
 void launchSm90(bool causal, dim3 grid, cudaStream_t stream, const kiln::TensorMap &tq,
                 const kiln::TensorMap &tk, const kiln::TensorMap &tv, const M &mask,
-                const kiln::AttnOut<KT> &o, const kiln::AttnShape &s) {
+                const kiln::AttnOut<KT> &o, const kiln::AttnShape &s, const RQ &ropeQ = RQ{}) {
   constexpr int smem = kiln::attentionSm90SmemBytes<D, BM, BN, ST>();
-  auto kern = causal ? sm90Kernel<KT, D, BM, BN, ST, true, PP, M>
-                     : sm90Kernel<KT, D, BM, BN, ST, false, PP, M>;
+  auto kern = causal ? sm90Kernel<KT, D, BM, BN, ST, true, PP, M, RQ>
+                     : sm90Kernel<KT, D, BM, BN, ST, false, PP, M, RQ>;
   static bool attrSet[2] = {false, false};
   if (!attrSet[causal]) {
     CHECK_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     attrSet[causal] = true;
   }
-  kern<<<grid, 128 * (BM / 64 + 1), smem, stream>>>(tq, tk, tv, mask, o, s);
+  kern<<<grid, 128 * (BM / 64 + 1), smem, stream>>>(tq, tk, tv, mask, o, s, ropeQ);
 }
 
 /// Runs one case on attentionSm90<T, D, BM, BN, ST, causal, PP>; true when it passes.
@@ -386,8 +432,12 @@ template <typename T, int D, int BM, int BN, int ST, bool PP> bool runCaseSm90(c
     launchSm90<KT, D, BM, BN, ST, PP>(c.causal, grid, 0, tq, tk, tv,
                                       kiln::makeRowInvariantMask(p.padMask()), o, s);
     break;
-  default:
+  case 3:
     launchSm90<KT, D, BM, BN, ST, PP>(c.causal, grid, 0, tq, tk, tv, p.windowMask(), o, s);
+    break;
+  default:
+    launchSm90<KT, D, BM, BN, ST, PP>(c.causal, grid, 0, tq, tk, tv, kiln::NoMask{}, o, s,
+                                      p.ropeQ());
     break;
   }
   return p.check("sm90", config);
@@ -587,6 +637,7 @@ int main(int argc, char **argv) {
       {1, 4, 4, 300, 100, true, 0, true},     {2, 4, 4, 333, 333, true, 3, false},
       {2, 8, 2, 257, 400, false, 3, false},   {3, 4, 4, 450, 450, true, 1, false},
       {2, 4, 4, 384, 384, false, 2, false},   {1, 4, 1, 129, 1031, false, 0, false},
+      {2, 8, 2, 200, 200, true, 4, false},    {1, 4, 4, 300, 300, false, 4, false},
   };
   sm90Cases.insert(sm90Cases.end(), more.begin(), more.end());
   failed += runAllSm90<__half, 64, 128, 128, 2, true>(sm90Cases);

@@ -63,6 +63,47 @@ template <int K> __device__ __forceinline__ void fenceFragments(unsigned (&p)[K]
       asm volatile("" : "+r"(p[k][i])::"memory");
 }
 
+/// Rotates (rotate-half RoPE, kiln.rotary) rows row0 .. row0 + 63 of the Q tile at shared
+/// address sQ (DP / 64 blocks of BM rows x 128 bytes, 128-byte swizzle: 16-byte chunk c of row r
+/// at chunk position c ^ (r % 8)) in place, at sequence positions m0 + row; rows at or past Sq
+/// are skipped. fp32 math, rounded back to T as the unfused kiln.rotary stores it (the same
+/// arithmetic as attn::ropeTile). Called by the 128 threads of the consumer warpgroup that owns
+/// the rows; the caller fences the writes for wgmma and syncs the warpgroup.
+template <typename T, int D, int BM, typename R>
+__device__ __forceinline__ void ropeRows(char *tile, int row0, int m0, int Sq, int b, int h,
+                                         const R &rope, int tid) {
+  constexpr int H = D / 2, N = 64 * H / 128, U = 4;
+  static_assert(64 * H % 128 == 0, "ropeRows: 128 threads over 64 rows of D / 2 pairs");
+  auto at = [&](int row, int d) -> T * {
+    return reinterpret_cast<T *>(tile + (d / 64) * BM * 128 + row * 128 +
+                                 ((((d % 64) / 8) ^ (row % 8)) * 16) + (d % 8) * 2);
+  };
+  // Batches of U pairs per thread, every table load of a batch issued before the first is used.
+#pragma unroll 1
+  for (int base = 0; base < N; base += U) {
+    float c0[U], s0[U], c1[U], s1[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int e = tid + (base + u) * 128, r = e / H, d = e % H, pos = m0 + row0 + r;
+      const bool valid = base + u < N && pos < Sq;
+      c0[u] = valid ? rope.cos(b, h, pos, d) : 0.0f;
+      s0[u] = valid ? rope.sin(b, h, pos, d) : 0.0f;
+      c1[u] = valid ? rope.cos(b, h, pos, d + H) : 0.0f;
+      s1[u] = valid ? rope.sin(b, h, pos, d + H) : 0.0f;
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int e = tid + (base + u) * 128, r = e / H, d = e % H, pos = m0 + row0 + r;
+      if (base + u >= N || pos >= Sq)
+        continue;
+      T *p0 = at(row0 + r, d), *p1 = at(row0 + r, d + H);
+      const float x0 = ld(*p0), x1 = ld(*p1);
+      *p0 = cvt<T>(x0 * c0[u] - x1 * s0[u]);
+      *p1 = cvt<T>(x1 * c1[u] + x0 * s1[u]);
+    }
+  }
+}
+
 /// Registers per thread after setmaxnreg: the producer warpgroup keeps few, the consumers take
 /// the rest of the 64 K registers of the SM (one block per SM).
 template <int CONSUMERS> struct Regs {
@@ -84,14 +125,16 @@ template <int CONSUMERS> struct Regs {
 /// kMap / vMap: rank-4 maps {D, S, H, B} of Q [B, Hq, Sq, D], K and V [B, Hkv, Sk, D] (16-bit,
 /// swizzle 128B, box {64, BM, 1, 1} for Q, {64, BN, 1, 1} for K and V). mask: kiln::NoMask, a
 /// functor mask(b, h, i, j) -> float, or a kiln::RowInvariantMask (read once per key column).
-/// Dynamic shared memory: attentionSm90SmemBytes<D, BM, BN, STAGES>().
+/// ropeQ (kiln::RopeFn or NoRope): a rotary embedding applied to the Q tile in shared memory
+/// once it has landed (kiln.rotary on Q fused as a prologue, as in attentionTC; qMap then maps
+/// the rotary's input). Dynamic shared memory: attentionSm90SmemBytes<D, BM, BN, STAGES>().
 /// Requires sm_90a; compiled for any other target the call traps.
 template <typename T, int D, int BM, int BN, int STAGES, bool CAUSAL, bool PINGPONG,
-          typename M>
+          typename M, typename RQ = NoRope>
 __device__ __forceinline__ void attentionSm90(const TensorMap *qMap, const TensorMap *kMap,
                                               const TensorMap *vMap, const M &mask,
                                               const AttnOut<T> &out, const AttnShape &shape,
-                                              char *smem) {
+                                              char *smem, const RQ &ropeQ = RQ{}) {
   static_assert(tc::IsSame<T, f16>::value || tc::IsSame<T, bf16>::value,
                 "attentionSm90: T must be kiln::f16 or kiln::bf16");
   static_assert(D % 16 == 0 && D >= 16 && D <= 256,
@@ -319,6 +362,14 @@ __device__ __forceinline__ void attentionSm90(const TensorMap *qMap, const Tenso
     unsigned p[BN / 16][4];
     float alpha[2];
     sm90::mbarWait(qFull, 0);
+    if constexpr (!tc::IsSame<RQ, NoRope>::value) {
+      // Rotate this warpgroup's Q rows in place; the generic-proxy writes are fenced for the
+      // tensor cores' async-proxy reads, then the warpgroup syncs (hardware barrier 3 + c).
+      attn90::ropeRows<T, D, BM>(smem + (sQ - tc::smemAddr(smem)), 64 * c, m0, Sq, b, h, ropeQ,
+                                 tid);
+      wg::fenceProxyAsync();
+      sm90::namedBarrier(3 + c, 128);
+    }
 
     // Tile 0: S_0, its softmax, P_0.
     sm90::mbarWait(kFull(0), 0);
@@ -418,7 +469,8 @@ __device__ __forceinline__ void attentionSm90(const TensorMap *qMap, const Tenso
   }
 #elif defined(__CUDA_ARCH__)
   // Not sm_90a: wgmma, TMA and setmaxnreg do not exist. The code generator never selects this.
-  (void)qMap, (void)kMap, (void)vMap, (void)mask, (void)out, (void)shape, (void)smem;
+  (void)qMap, (void)kMap, (void)vMap, (void)mask, (void)out, (void)shape, (void)smem,
+      (void)ropeQ;
   asm volatile("trap;");
 #endif
 }
