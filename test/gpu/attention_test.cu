@@ -124,9 +124,9 @@ __global__ void __launch_bounds__(128 * (BM / 64 + 1), 1)
     sm90Kernel(const __grid_constant__ kiln::TensorMap tq,
                const __grid_constant__ kiln::TensorMap tk,
                const __grid_constant__ kiln::TensorMap tv, M mask, kiln::AttnOut<T> o,
-               kiln::AttnShape s, RQ ropeQ) {
+               kiln::AttnShape s, RQ ropeQ, int batch) {
   extern __shared__ __align__(128) char smem[]; // attentionSm90 aligns it to 1024
-  kiln::attentionSm90<T, D, BM, BN, ST, C, PP>(&tq, &tk, &tv, mask, o, s, smem, ropeQ);
+  kiln::attentionSm90<T, D, BM, BN, ST, C, PP>(&tq, &tk, &tv, mask, o, s, smem, ropeQ, batch);
 }
 
 template <typename T> struct KilnType;
@@ -299,7 +299,7 @@ template <typename T> struct Problem {
     double tol =
         std::is_same<T, __half>::value ? 4e-3 : std::is_same<T, float>::value ? 1e-5 : 2e-2;
     bool ok = nanBad == 0 && maxErr / maxRef <= tol;
-    std::printf("%s %-4s %-5s %-22s D=%3d B=%d Hq=%d Hkv=%d Sq=%4d Sk=%4d causal=%d mask=%d "
+    std::printf("%s %-4s %-5s %-27s D=%3d B=%d Hq=%d Hkv=%d Sq=%4d Sk=%4d causal=%d mask=%d "
                 "zero=%d  rel err %.2e  nan mismatches %zu\n",
                 ok ? "PASS" : "FAIL", kernel, typeName<T>(), config, D, c.B, c.Hq, c.Hkv, c.Sq,
                 c.Sk, c.causal, c.mask, c.zeroRows, maxErr / maxRef, nanBad);
@@ -388,11 +388,28 @@ kiln::TensorMap headsMap(const T *ptr, int B, int H, int S, int D, long long sb,
   return m;
 }
 
+/// SMs of the device (the persistent launches' grid).
+int smCount() {
+  static int n = [] {
+    int device = 0, count = 0;
+    CHECK_CUDA(cudaGetDevice(&device));
+    CHECK_CUDA(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+    return count;
+  }();
+  return n;
+}
+
+/// Launches attentionSm90 over (B, Hq, s.Sq): grid mode (one block per query tile, grid
+/// (tiles, Hq, B)) or, with `persistent`, min(tiles x Hq x B, SMs) blocks walking the tiles.
 template <typename KT, int D, int BM, int BN, int ST, bool PP, typename M,
           typename RQ = kiln::NoRope>
-void launchSm90(bool causal, dim3 grid, cudaStream_t stream, const kiln::TensorMap &tq,
-                const kiln::TensorMap &tk, const kiln::TensorMap &tv, const M &mask,
-                const kiln::AttnOut<KT> &o, const kiln::AttnShape &s, const RQ &ropeQ = RQ{}) {
+void launchSm90(bool causal, bool persistent, int B, cudaStream_t stream,
+                const kiln::TensorMap &tq, const kiln::TensorMap &tk, const kiln::TensorMap &tv,
+                const M &mask, const kiln::AttnOut<KT> &o, const kiln::AttnShape &s,
+                const RQ &ropeQ = RQ{}) {
+  const int tiles = (s.Sq + BM - 1) / BM;
+  const dim3 grid = persistent ? dim3(std::min(tiles * s.Hq * B, smCount()), 1, 1)
+                               : dim3(tiles, s.Hq, B);
   constexpr int smem = kiln::attentionSm90SmemBytes<D, BM, BN, ST>();
   auto kern = causal ? sm90Kernel<KT, D, BM, BN, ST, true, PP, M, RQ>
                      : sm90Kernel<KT, D, BM, BN, ST, false, PP, M, RQ>;
@@ -401,16 +418,18 @@ void launchSm90(bool causal, dim3 grid, cudaStream_t stream, const kiln::TensorM
     CHECK_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     attrSet[causal] = true;
   }
-  kern<<<grid, 128 * (BM / 64 + 1), smem, stream>>>(tq, tk, tv, mask, o, s, ropeQ);
+  kern<<<grid, 128 * (BM / 64 + 1), smem, stream>>>(tq, tk, tv, mask, o, s, ropeQ,
+                                                    persistent ? B : 0);
 }
 
-/// Runs one case on attentionSm90<T, D, BM, BN, ST, causal, PP>; true when it passes.
+/// Runs one case on attentionSm90<T, D, BM, BN, ST, causal, PP>, launched one block per query
+/// tile ("grid") and persistent ("pers", the same kernel); true when both pass.
 template <typename T, int D, int BM, int BN, int ST, bool PP> bool runCaseSm90(const Case &c) {
   using KT = typename KilnType<T>::type;
   char config[64];
   std::snprintf(config, sizeof config, "BM=%d BN=%d ST=%d PP=%d", BM, BN, ST, int(PP));
   if (!gSm90) {
-    std::printf("SKIP sm90 %-5s %-22s D=%3d (no sm_90 device)\n", typeName<T>(), config, D);
+    std::printf("SKIP sm90 %-5s %-27s D=%3d (no sm_90 device)\n", typeName<T>(), config, D);
     return true;
   }
   Problem<T> p(c, D);
@@ -418,29 +437,36 @@ template <typename T, int D, int BM, int BN, int ST, bool PP> bool runCaseSm90(c
   const auto tq = headsMap(p.dq, B, Hq, Sq, D, (long long)Sq * Hq * D, D, (long long)Hq * D, BM);
   const auto tk = headsMap(p.dk, B, Hkv, Sk, D, (long long)Hkv * Sk * D, (long long)Sk * D, D, BN);
   const auto tv = headsMap(p.dv, B, Hkv, Sk, D, (long long)Hkv * Sk * D, (long long)Sk * D, D, BN);
-  const dim3 grid((Sq + BM - 1) / BM, Hq, B);
   const auto o = p.outView();
   const auto s = p.shape();
-  switch (c.mask) {
-  case 0:
-    launchSm90<KT, D, BM, BN, ST, PP>(c.causal, grid, 0, tq, tk, tv, kiln::NoMask{}, o, s);
-    break;
-  case 1:
-    launchSm90<KT, D, BM, BN, ST, PP>(c.causal, grid, 0, tq, tk, tv, p.padMask(), o, s);
-    break;
-  case 2:
-    launchSm90<KT, D, BM, BN, ST, PP>(c.causal, grid, 0, tq, tk, tv,
-                                      kiln::makeRowInvariantMask(p.padMask()), o, s);
-    break;
-  case 3:
-    launchSm90<KT, D, BM, BN, ST, PP>(c.causal, grid, 0, tq, tk, tv, p.windowMask(), o, s);
-    break;
-  default:
-    launchSm90<KT, D, BM, BN, ST, PP>(c.causal, grid, 0, tq, tk, tv, kiln::NoMask{}, o, s,
-                                      p.ropeQ());
-    break;
+  bool ok = true;
+  for (bool pers : {false, true}) {
+    if (pers) // poison again
+      CHECK_CUDA(cudaMemset(p.dout, 0xff, p.ref.size() * sizeof(T)));
+    std::snprintf(config, sizeof config, "BM=%d BN=%d ST=%d PP=%d %s", BM, BN, ST, int(PP),
+                  pers ? "pers" : "grid");
+    switch (c.mask) {
+    case 0:
+      launchSm90<KT, D, BM, BN, ST, PP>(c.causal, pers, B, 0, tq, tk, tv, kiln::NoMask{}, o, s);
+      break;
+    case 1:
+      launchSm90<KT, D, BM, BN, ST, PP>(c.causal, pers, B, 0, tq, tk, tv, p.padMask(), o, s);
+      break;
+    case 2:
+      launchSm90<KT, D, BM, BN, ST, PP>(c.causal, pers, B, 0, tq, tk, tv,
+                                        kiln::makeRowInvariantMask(p.padMask()), o, s);
+      break;
+    case 3:
+      launchSm90<KT, D, BM, BN, ST, PP>(c.causal, pers, B, 0, tq, tk, tv, p.windowMask(), o, s);
+      break;
+    default:
+      launchSm90<KT, D, BM, BN, ST, PP>(c.causal, pers, B, 0, tq, tk, tv, kiln::NoMask{}, o, s,
+                                        p.ropeQ());
+      break;
+    }
+    ok &= p.check("sm90", config);
   }
-  return p.check("sm90", config);
+  return ok;
 }
 
 template <typename T, int D, int BM, int BN, int ST, bool PP>
@@ -506,7 +532,8 @@ void benchOne(const char *name, int B, int H, int S, cudaStream_t stream) {
 }
 
 template <int D, bool C, int BM, int BN, int ST, bool PP>
-void benchSm90(const char *name, int B, int H, int S, cudaStream_t stream) {
+void benchSm90(const char *name, int B, int H, int S, cudaStream_t stream,
+               bool persistent = false) {
   using KT = kiln::f16;
   BenchBuffers buf(B, H, S, D);
   long long sb = (long long)H * S * D, sh = (long long)S * D;
@@ -515,13 +542,13 @@ void benchSm90(const char *name, int B, int H, int S, cudaStream_t stream) {
   const auto tv = headsMap(buf.v, B, H, S, D, sb, sh, D, BN);
   kiln::AttnOut<KT> ao{(KT *)buf.o, sb, sh, D};
   kiln::AttnShape shape{H, H, S, S, float(1.0 / std::sqrt(double(D))), false};
-  const dim3 grid((S + BM - 1) / BM, H, B);
   const double flops = 4.0 * B * H * double(S) * S * D * (C ? 0.5 : 1.0);
   double us = benchTime(stream, flops, [&](cudaStream_t s) {
-    launchSm90<KT, D, BM, BN, ST, PP>(C, grid, s, tq, tk, tv, kiln::NoMask{}, ao, shape);
+    launchSm90<KT, D, BM, BN, ST, PP>(C, persistent, B, s, tq, tk, tv, kiln::NoMask{}, ao,
+                                      shape);
   });
-  std::printf("attn %s %d %d %d %d %d %.2f %.1f sm90-BM%d-BN%d-ST%d-PP%d\n", name, B, H, S, D,
-              int(C), us, flops / us * 1e-6, BM, BN, ST, int(PP));
+  std::printf("attn %s %d %d %d %d %d %.2f %.1f sm90-BM%d-BN%d-ST%d-PP%d%s\n", name, B, H, S, D,
+              int(C), us, flops / us * 1e-6, BM, BN, ST, int(PP), persistent ? "-pers" : "");
 }
 
 /// Every configuration the code generator may choose, for one shape.
@@ -537,11 +564,13 @@ template <int D, bool C> void benchShape(const char *name, int B, int H, int S, 
   if (selected("sm90") && gSm90) {
     if constexpr (D <= 64) {
       benchSm90<D, C, 128, 128, 2, true>(name, B, H, S, st);
+      benchSm90<D, C, 128, 128, 2, true>(name, B, H, S, st, true);
       benchSm90<D, C, 128, 128, 3, true>(name, B, H, S, st);
       benchSm90<D, C, 192, 128, 2, false>(name, B, H, S, st);
       benchSm90<D, C, 128, 64, 2, true>(name, B, H, S, st);
     } else {
       benchSm90<D, C, 128, 128, 2, true>(name, B, H, S, st);
+      benchSm90<D, C, 128, 128, 2, true>(name, B, H, S, st, true);
       benchSm90<D, C, 128, 128, 2, false>(name, B, H, S, st);
       benchSm90<D, C, 128, 64, 3, true>(name, B, H, S, st);
     }

@@ -128,7 +128,11 @@ template <int CONSUMERS> struct Regs {
 /// kiln::TensorMap` parameters):
 ///   out[b, h, i, :] = softmax_j(scale q_i . k_j + mask(b, h, i, j)) V   (see attention.cuh)
 /// for the block's BM query rows of head blockIdx.y, batch blockIdx.z; query tiles are taken
-/// longest first (blockIdx.x reversed), so launch grid (ceil(Sq / BM), Hq, B). T: kiln::f16 or
+/// longest first (blockIdx.x reversed), so launch grid (ceil(Sq / BM), Hq, B). Or, with
+/// `batch` = B > 0, persistent: launch grid (n, 1, 1) for any n (one block per SM: the
+/// target's SM count), and block i computes the query tiles i, i + n, ... of the list ordered
+/// longest first, its producer loading the next tile's Q and K while the consumers finish the
+/// current one. T: kiln::f16 or
 /// kiln::bf16. D (= Dv): a multiple of 16 up to 256; BM: 128 or 192 (2 or 3 consumer
 /// warpgroups); BN: 64, 128 or 192 keys per tile; STAGES >= 2 K/V stages; the consumers'
 /// registers must hold O (DP / 2), S (BN / 2) and P (BN / 4) floats (static_assert). qMap /
@@ -138,13 +142,16 @@ template <int CONSUMERS> struct Regs {
 /// ropeQ (kiln::RopeFn or NoRope): a rotary embedding applied to the Q tile in shared memory
 /// once it has landed (kiln.rotary on Q fused as a prologue, as in attentionTC; qMap then maps
 /// the rotary's input). Dynamic shared memory: attentionSm90SmemBytes<D, BM, BN, STAGES>().
+/// Q is released to the producer (a "Q empty" mbarrier) once the consumers' last S = Q K^T of
+/// a tile has retired.
 /// Requires sm_90a; compiled for any other target the call traps.
 template <typename T, int D, int BM, int BN, int STAGES, bool CAUSAL, bool PINGPONG,
           typename M, typename RQ = NoRope>
 __device__ __forceinline__ void attentionSm90(const TensorMap *qMap, const TensorMap *kMap,
                                               const TensorMap *vMap, const M &mask,
                                               const AttnOut<T> &out, const AttnShape &shape,
-                                              char *smem, const RQ &ropeQ = RQ{}) {
+                                              char *smem, const RQ &ropeQ = RQ{},
+                                              int batch = 0) {
   static_assert(tc::IsSame<T, f16>::value || tc::IsSame<T, bf16>::value,
                 "attentionSm90: T must be kiln::f16 or kiln::bf16");
   static_assert(D % 16 == 0 && D >= 16 && D <= 256,
@@ -164,36 +171,62 @@ __device__ __forceinline__ void attentionSm90(const TensorMap *qMap, const Tenso
   using Regs = attn90::Regs<CONSUMERS>;
 
   // Shared memory: Q, STAGES K tiles, STAGES V tiles (each DB blocks of rows x 128 bytes), then
-  // the mbarriers: Q full, K full / empty, V full / empty per stage.
+  // the mbarriers: Q full, K full / empty, V full / empty per stage, Q empty.
   const unsigned sQ = (tc::smemAddr(smem) + 1023u) & ~1023u;
   const unsigned sK = sQ + kQBytes;
   const unsigned sV = sK + STAGES * kTileBytes;
   const unsigned bars = sV + STAGES * kTileBytes;
-  const unsigned qFull = bars;
+  const unsigned qFull = bars, qEmpty = bars + 8u + 8u * unsigned(4 * STAGES);
   auto kFull = [&](int s) { return bars + 8u + 8u * unsigned(s); };
   auto kEmpty = [&](int s) { return bars + 8u + 8u * unsigned(STAGES + s); };
   auto vFull = [&](int s) { return bars + 8u + 8u * unsigned(2 * STAGES + s); };
   auto vEmpty = [&](int s) { return bars + 8u + 8u * unsigned(3 * STAGES + s); };
 
-  const int mBlock = int(gridDim.x) - 1 - int(blockIdx.x); // longest (causal) tiles first
-  const int h = int(blockIdx.y), b = int(blockIdx.z);
-  const int hk = h / (shape.Hq / shape.Hkv);
-  const int m0 = mBlock * BM;
-  const int Sq = shape.Sq, Sk = shape.Sk;
+  // Work items: one query tile of one (batch, head). Grid mode (batch == 0): the block's own,
+  // blockIdx = (query tile reversed, head, batch). Persistent mode: items blockIdx.x,
+  // blockIdx.x + gridDim.x, ... of the list ordered longest first (query tiles from the last,
+  // every (batch, head) of one before the next), so causal blocks balance.
+  const int Sq = shape.Sq, Sk = shape.Sk, Hq = shape.Hq;
   const int off = shape.keyOffset == kKeyOffsetBottomRight ? Sk - Sq : shape.keyOffset;
-  int nTiles = (Sk + BN - 1) / BN;
-  if constexpr (CAUSAL) {
-    const int last = min(m0 + BM, Sq) - 1 + off; // the last key the block's last row sees
-    nTiles = last < 0 ? 0 : min(nTiles, last / BN + 1);
-  }
+  const int mBlocks = (Sq + BM - 1) / BM;
+  const bool persistent = batch > 0;
+  const int nItems = persistent ? mBlocks * Hq * batch : 1;
+  const int firstItem = persistent ? int(blockIdx.x) : 0;
+  const int itemStep = persistent ? int(gridDim.x) : 1;
+  struct Item {
+    int m0, h, b, hk, nTiles;
+  };
+  auto itemAt = [&](int w) {
+    Item it;
+    int mBlock;
+    if (persistent) {
+      const int hb = Hq * batch, r = w % hb;
+      mBlock = mBlocks - 1 - w / hb;
+      it.h = r % Hq;
+      it.b = r / Hq;
+    } else {
+      mBlock = int(gridDim.x) - 1 - int(blockIdx.x); // longest (causal) tiles first
+      it.h = int(blockIdx.y);
+      it.b = int(blockIdx.z);
+    }
+    it.m0 = mBlock * BM;
+    it.hk = it.h / (Hq / shape.Hkv);
+    it.nTiles = (Sk + BN - 1) / BN;
+    if constexpr (CAUSAL) {
+      const int last = min(it.m0 + BM, Sq) - 1 + off; // the last key the tile's last row sees
+      it.nTiles = last < 0 ? 0 : min(it.nTiles, last / BN + 1);
+    }
+    return it;
+  };
 
   const int wgIdx = int(threadIdx.x) >> 7, tid = int(threadIdx.x) & 127;
   if (threadIdx.x == 0) {
     sm90::mbarInit(qFull, 1);
+    sm90::mbarInit(qEmpty, CONSUMERS * 4); // one arrival per consumer warp
     for (int s = 0; s < STAGES; ++s) {
       sm90::mbarInit(kFull(s), 1);
       sm90::mbarInit(vFull(s), 1);
-      sm90::mbarInit(kEmpty(s), CONSUMERS * 4); // one arrival per consumer warp
+      sm90::mbarInit(kEmpty(s), CONSUMERS * 4);
       sm90::mbarInit(vEmpty(s), CONSUMERS * 4);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -201,34 +234,43 @@ __device__ __forceinline__ void attentionSm90(const TensorMap *qMap, const Tenso
   __syncthreads();
 
   if (wgIdx == 0) {
-    // Producer: one thread issues every copy, K[t] before V[t] (Q K^T needs K first).
+    // Producer: one thread issues every copy: per item the Q tile (once the consumers are done
+    // with the previous one's), then K[t] before V[t] (Q K^T needs K first). The K / V ring
+    // and the Q barrier phases run on across items.
     sm90::regDealloc<Regs::kProducer>();
-    if (tid == 0 && nTiles > 0) {
+    if (tid == 0) {
       sm90::prefetchTensorMap(qMap);
       sm90::prefetchTensorMap(kMap);
       sm90::prefetchTensorMap(vMap);
-      sm90::mbarArriveExpectTx(qFull, kQBytes);
-#pragma unroll
-      for (int j = 0; j < DB; ++j)
-        sm90::tmaLoad(sQ + unsigned(j * BM * 128), qMap, qFull, 64 * j, m0, h, b);
       int stage = 0;
-      unsigned phase = 0;
-      for (int t = 0; t < nTiles; ++t) {
-        sm90::mbarWait(kEmpty(stage), phase ^ 1u);
-        sm90::mbarArriveExpectTx(kFull(stage), kTileBytes);
+      unsigned phase = 0, qPhase = 0;
+      for (int w = firstItem; w < nItems; w += itemStep) {
+        const Item it = itemAt(w);
+        if (it.nTiles == 0)
+          continue;
+        sm90::mbarWait(qEmpty, qPhase ^ 1u);
+        sm90::mbarArriveExpectTx(qFull, kQBytes);
 #pragma unroll
         for (int j = 0; j < DB; ++j)
-          sm90::tmaLoad(sK + stage * kTileBytes + unsigned(j * BN * 128), kMap, kFull(stage),
-                        64 * j, t * BN, hk, b);
-        sm90::mbarWait(vEmpty(stage), phase ^ 1u);
-        sm90::mbarArriveExpectTx(vFull(stage), kTileBytes);
+          sm90::tmaLoad(sQ + unsigned(j * BM * 128), qMap, qFull, 64 * j, it.m0, it.h, it.b);
+        qPhase ^= 1u;
+        for (int t = 0; t < it.nTiles; ++t) {
+          sm90::mbarWait(kEmpty(stage), phase ^ 1u);
+          sm90::mbarArriveExpectTx(kFull(stage), kTileBytes);
 #pragma unroll
-        for (int j = 0; j < DB; ++j)
-          sm90::tmaLoad(sV + stage * kTileBytes + unsigned(j * BN * 128), vMap, vFull(stage),
-                        64 * j, t * BN, hk, b);
-        if (++stage == STAGES) {
-          stage = 0;
-          phase ^= 1u;
+          for (int j = 0; j < DB; ++j)
+            sm90::tmaLoad(sK + stage * kTileBytes + unsigned(j * BN * 128), kMap, kFull(stage),
+                          64 * j, t * BN, it.hk, it.b);
+          sm90::mbarWait(vEmpty(stage), phase ^ 1u);
+          sm90::mbarArriveExpectTx(vFull(stage), kTileBytes);
+#pragma unroll
+          for (int j = 0; j < DB; ++j)
+            sm90::tmaLoad(sV + stage * kTileBytes + unsigned(j * BN * 128), vMap, vFull(stage),
+                          64 * j, t * BN, it.hk, it.b);
+          if (++stage == STAGES) {
+            stage = 0;
+            phase ^= 1u;
+          }
         }
       }
     }
@@ -239,21 +281,15 @@ __device__ __forceinline__ void attentionSm90(const TensorMap *qMap, const Tenso
   sm90::regAlloc<Regs::kConsumer>();
   const int c = wgIdx - 1;
   const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, qd = lane & 3;
-  const int rowW = m0 + 64 * c + 16 * warp; // the warp's first query row
-  const int row0 = rowW + g, row1 = row0 + 8; // this thread's two rows (D fragment layout)
   // Without a mask the scores are scaled into the log2 domain at once; with one, in natural
   // units until the maximum is subtracted (a mask of the fp32 minimum never overflows to -inf).
   const float sScale = kMask ? shape.scale : shape.scale * attn::kLog2e;
   const float eScale = kMask ? attn::kLog2e : 1.0f;
 
-  float o[DP / 2];
-#pragma unroll
-  for (int i = 0; i < DP / 2; ++i)
-    o[i] = 0.0f;
-  float mRow[2] = {attn::negInf(), attn::negInf()}, lRow[2] = {0.0f, 0.0f};
-
   // Ping-pong: hardware barrier 1 + c is "consumer c may issue"; 256 threads (its own
-  // bar.sync, the other's bar.arrive). Consumer 1 lets consumer 0 go first.
+  // bar.sync, the other's bar.arrive). Consumer 1 lets consumer 0 go first; consumer 0 takes
+  // consumer 1's last hand-over at the end, so every barrier phase completes. Both consumers
+  // walk the same items and tiles, so their turns pair up.
   auto turnWait = [&]() {
     if constexpr (PINGPONG)
       sm90::namedBarrier(1 + c, 256);
@@ -262,225 +298,255 @@ __device__ __forceinline__ void attentionSm90(const TensorMap *qMap, const Tenso
     if constexpr (PINGPONG)
       sm90::namedBarrierArrive(2 - c, 256);
   };
+  if constexpr (PINGPONG)
+    if (c == 1)
+      sm90::namedBarrierArrive(1, 256);
 
-  if (nTiles > 0) {
-    // Descriptors (start of the Q rows of this warpgroup, K stage 0, V stage 0); stage s and
-    // k step add their byte offset >> 4 (addresses stay below 2^18: no carry out of the field).
-    const unsigned long long descQ = wg::makeDesc(sQ + unsigned(64 * c * 128), 16u, 1024u);
-    const unsigned long long descK = wg::makeDesc(sK, 16u, 1024u);
-    const unsigned long long descV = wg::makeDesc(sV, unsigned(BN * 128), 1024u);
-    // S = Q K^T over DP / 16 k steps: k step kk is 32 bytes into the lines of d block kk / 4.
-    auto issueS = [&](float(&s)[BN / 2], int st) {
+  // Descriptors (start of the Q rows of this warpgroup, K stage 0, V stage 0); stage s and
+  // k step add their byte offset >> 4 (addresses stay below 2^18: no carry out of the field).
+  const unsigned long long descQ = wg::makeDesc(sQ + unsigned(64 * c * 128), 16u, 1024u);
+  const unsigned long long descK = wg::makeDesc(sK, 16u, 1024u);
+  const unsigned long long descV = wg::makeDesc(sV, unsigned(BN * 128), 1024u);
+  int kStage = 0, vStage = 0; // the K / V ring position, run on across items like the producer's
+  unsigned kPhase = 0, vPhase = 0, qPhase = 0;
+
+  for (int w = firstItem; w < nItems; w += itemStep) {
+    const Item it = itemAt(w);
+    const int h = it.h, b = it.b, m0 = it.m0, nTiles = it.nTiles;
+    const int rowW = m0 + 64 * c + 16 * warp;   // the warp's first query row
+    const int row0 = rowW + g, row1 = row0 + 8; // this thread's two rows (D fragment layout)
+
+    float o[DP / 2];
 #pragma unroll
-      for (int kk = 0; kk < DP / 16; ++kk)
-        wg::Wgmma<T, BN>::template run<0, 0>(
-            s, descQ + (unsigned((kk / 4) * BM * 128 + (kk % 4) * 32) >> 4),
-            descK + ((st * kTileBytes + unsigned((kk / 4) * BN * 128 + (kk % 4) * 32)) >> 4),
-            kk > 0 ? 1 : 0);
-    };
-    // O += P V over BN / 16 key steps: 16 keys are two 1024-byte atoms of every d block.
-    auto issuePV = [&](const unsigned(&p)[BN / 16][4], int st) {
+    for (int i = 0; i < DP / 2; ++i)
+      o[i] = 0.0f;
+    float mRow[2] = {attn::negInf(), attn::negInf()}, lRow[2] = {0.0f, 0.0f};
+
+    if (nTiles > 0) {
+      // S = Q K^T over DP / 16 k steps: k step kk is 32 bytes into the lines of d block kk / 4.
+      auto issueS = [&](float(&s)[BN / 2], int st) {
 #pragma unroll
-      for (int ks = 0; ks < BN / 16; ++ks)
-        wg::WgmmaRS<T, DP>::template run<1>(o, p[ks],
-                                            descV + ((st * kTileBytes + unsigned(ks * 2048)) >> 4));
-    };
-    // Mask values of the fragment of keys n0.. (issued while the wgmma run).
-    float mk[kMask ? BN / 2 : 1];
-    auto loadMask = [&](int n0) {
-      if constexpr (kMask && attn::IsRowInvariant<M>::value) {
+        for (int kk = 0; kk < DP / 16; ++kk)
+          wg::Wgmma<T, BN>::template run<0, 0>(
+              s, descQ + (unsigned((kk / 4) * BM * 128 + (kk % 4) * 32) >> 4),
+              descK + ((st * kTileBytes + unsigned((kk / 4) * BN * 128 + (kk % 4) * 32)) >> 4),
+              kk > 0 ? 1 : 0);
+      };
+      // O += P V over BN / 16 key steps: 16 keys are two 1024-byte atoms of every d block.
+      auto issuePV = [&](const unsigned(&p)[BN / 16][4], int st) {
 #pragma unroll
-        for (int j = 0; j < BN / 8; ++j)
+        for (int ks = 0; ks < BN / 16; ++ks)
+          wg::WgmmaRS<T, DP>::template run<1>(
+              o, p[ks], descV + ((st * kTileBytes + unsigned(ks * 2048)) >> 4));
+      };
+      // Mask values of the fragment of keys n0.. (issued while the wgmma run).
+      float mk[kMask ? BN / 2 : 1];
+      auto loadMask = [&](int n0) {
+        if constexpr (kMask && attn::IsRowInvariant<M>::value) {
 #pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const int col = n0 + 8 * j + 2 * qd + e;
-            const float value = col < Sk ? mask(b, h, 0, col) : 0.0f;
-            mk[4 * j + e] = row0 < Sq ? value : 0.0f;
-            mk[4 * j + e + 2] = row1 < Sq ? value : 0.0f;
-          }
-      } else if constexpr (kMask) {
+          for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              const int col = n0 + 8 * j + 2 * qd + e;
+              const float value = col < Sk ? mask(b, h, 0, col) : 0.0f;
+              mk[4 * j + e] = row0 < Sq ? value : 0.0f;
+              mk[4 * j + e + 2] = row1 < Sq ? value : 0.0f;
+            }
+        } else if constexpr (kMask) {
+#pragma unroll
+          for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int r = e >= 2 ? row1 : row0, col = n0 + 8 * j + 2 * qd + (e & 1);
+              mk[4 * j + e] = r < Sq && col < Sk ? mask(b, h, r, col) : 0.0f;
+            }
+        }
+      };
+      // Online softmax of the tile of keys n0..: scale, mask, new row maxima, exponentials in
+      // place, running sums; alpha: the factor the old O and sums are rescaled by.
+      auto softmax = [&](float(&s)[BN / 2], int n0, float(&alpha)[2]) {
+        const bool needBounds = n0 + BN > Sk;
+        bool needCausal = false;
+        if constexpr (CAUSAL)
+          needCausal = n0 + BN - 1 > rowW + off;
+        float tileMax[2] = {attn::negInf(), attn::negInf()};
 #pragma unroll
         for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
-            const int r = e >= 2 ? row1 : row0, col = n0 + 8 * j + 2 * qd + (e & 1);
-            mk[4 * j + e] = r < Sq && col < Sk ? mask(b, h, r, col) : 0.0f;
+            const int ri = e >> 1, r = ri ? row1 : row0, col = n0 + 8 * j + 2 * qd + (e & 1);
+            float x = s[4 * j + e] * sScale;
+            if constexpr (kMask)
+              x += mk[4 * j + e];
+            if ((needBounds && col >= Sk) || (needCausal && col > r + off))
+              x = attn::negInf();
+            s[4 * j + e] = x;
+            tileMax[ri] = fmaxf(tileMax[ri], x);
           }
-      }
-    };
-    // Online softmax of the tile of keys n0..: scale, mask, new row maxima, exponentials in
-    // place, running sums; alpha: the factor the old O and sums are rescaled by.
-    auto softmax = [&](float(&s)[BN / 2], int n0, float(&alpha)[2]) {
-      const bool needBounds = n0 + BN > Sk;
-      bool needCausal = false;
-      if constexpr (CAUSAL)
-        needCausal = n0 + BN - 1 > rowW + off;
-      float tileMax[2] = {attn::negInf(), attn::negInf()};
+        float mUse[2];
 #pragma unroll
-      for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int ri = e >> 1, r = ri ? row1 : row0, col = n0 + 8 * j + 2 * qd + (e & 1);
-          float x = s[4 * j + e] * sScale;
-          if constexpr (kMask)
-            x += mk[4 * j + e];
-          if ((needBounds && col >= Sk) || (needCausal && col > r + off))
-            x = attn::negInf();
-          s[4 * j + e] = x;
-          tileMax[ri] = fmaxf(tileMax[ri], x);
+        for (int i = 0; i < 2; ++i) {
+          tileMax[i] = fmaxf(tileMax[i], __shfl_xor_sync(0xffffffffu, tileMax[i], 1));
+          tileMax[i] = fmaxf(tileMax[i], __shfl_xor_sync(0xffffffffu, tileMax[i], 2));
+          const float mNew = fmaxf(mRow[i], tileMax[i]);
+          mUse[i] = mNew == attn::negInf() ? 0.0f : mNew; // all -inf so far: p = 0, not NaN
+          alpha[i] = attn90::exp2Approx((mRow[i] - mUse[i]) * eScale);
+          mRow[i] = mNew;
         }
-      float mUse[2];
+        float rowSum[2] = {0.0f, 0.0f};
 #pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        tileMax[i] = fmaxf(tileMax[i], __shfl_xor_sync(0xffffffffu, tileMax[i], 1));
-        tileMax[i] = fmaxf(tileMax[i], __shfl_xor_sync(0xffffffffu, tileMax[i], 2));
-        const float mNew = fmaxf(mRow[i], tileMax[i]);
-        mUse[i] = mNew == attn::negInf() ? 0.0f : mNew; // all -inf so far: p = 0, not NaN
-        alpha[i] = attn90::exp2Approx((mRow[i] - mUse[i]) * eScale);
-        mRow[i] = mNew;
-      }
-      float rowSum[2] = {0.0f, 0.0f};
+        for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
-      for (int j = 0; j < BN / 8; ++j)
+          for (int e = 0; e < 4; ++e) {
+            const int ri = e >> 1;
+            const float pv = attn90::exp2Approx((s[4 * j + e] - mUse[ri]) * eScale);
+            s[4 * j + e] = pv;
+            rowSum[ri] += pv;
+          }
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int ri = e >> 1;
-          const float pv = attn90::exp2Approx((s[4 * j + e] - mUse[ri]) * eScale);
-          s[4 * j + e] = pv;
-          rowSum[ri] += pv;
+        for (int i = 0; i < 2; ++i)
+          lRow[i] = lRow[i] * alpha[i] + rowSum[i];
+      };
+      // P (16-bit) in the register A layout: k step k is columns 16 k .. 16 k + 15.
+      auto packP = [&](const float(&s)[BN / 2], unsigned(&p)[BN / 16][4]) {
+#pragma unroll
+        for (int k = 0; k < BN / 16; ++k) {
+          p[k][0] = attn::pack2<T>(s[8 * k + 0], s[8 * k + 1]);
+          p[k][1] = attn::pack2<T>(s[8 * k + 2], s[8 * k + 3]);
+          p[k][2] = attn::pack2<T>(s[8 * k + 4], s[8 * k + 5]);
+          p[k][3] = attn::pack2<T>(s[8 * k + 6], s[8 * k + 7]);
         }
-#pragma unroll
-      for (int i = 0; i < 2; ++i)
-        lRow[i] = lRow[i] * alpha[i] + rowSum[i];
-    };
-    // P (16-bit) in the register A layout: k step k is columns 16 k .. 16 k + 15.
-    auto packP = [&](const float(&s)[BN / 2], unsigned(&p)[BN / 16][4]) {
-#pragma unroll
-      for (int k = 0; k < BN / 16; ++k) {
-        p[k][0] = attn::pack2<T>(s[8 * k + 0], s[8 * k + 1]);
-        p[k][1] = attn::pack2<T>(s[8 * k + 2], s[8 * k + 3]);
-        p[k][2] = attn::pack2<T>(s[8 * k + 4], s[8 * k + 5]);
-        p[k][3] = attn::pack2<T>(s[8 * k + 6], s[8 * k + 7]);
+      };
+      // Stage advance of the K / V rings.
+      auto nextK = [&]() {
+        if (++kStage == STAGES) {
+          kStage = 0;
+          kPhase ^= 1u;
+        }
+      };
+      auto nextV = [&]() {
+        if (++vStage == STAGES) {
+          vStage = 0;
+          vPhase ^= 1u;
+        }
+      };
+
+      float s[BN / 2];
+      unsigned p[BN / 16][4];
+      float alpha[2];
+      sm90::mbarWait(qFull, qPhase);
+      qPhase ^= 1u;
+      if constexpr (!tc::IsSame<RQ, NoRope>::value) {
+        // Rotate this warpgroup's Q rows in place; the generic-proxy writes are fenced for the
+        // tensor cores' async-proxy reads, then the warpgroup syncs (hardware barrier 3 + c).
+        attn90::ropeRows<T, D, BM>(smem + (sQ - tc::smemAddr(smem)), 64 * c, m0, Sq, b, h, ropeQ,
+                                   tid);
+        wg::fenceProxyAsync();
+        sm90::namedBarrier(3 + c, 128);
       }
-    };
 
-    if constexpr (PINGPONG)
-      if (c == 1)
-        sm90::namedBarrierArrive(1, 256); // consumer 0 issues first
-
-    float s[BN / 2];
-    unsigned p[BN / 16][4];
-    float alpha[2];
-    sm90::mbarWait(qFull, 0);
-    if constexpr (!tc::IsSame<RQ, NoRope>::value) {
-      // Rotate this warpgroup's Q rows in place; the generic-proxy writes are fenced for the
-      // tensor cores' async-proxy reads, then the warpgroup syncs (hardware barrier 3 + c).
-      attn90::ropeRows<T, D, BM>(smem + (sQ - tc::smemAddr(smem)), 64 * c, m0, Sq, b, h, ropeQ,
-                                 tid);
-      wg::fenceProxyAsync();
-      sm90::namedBarrier(3 + c, 128);
-    }
-
-    // Tile 0: S_0, its softmax, P_0.
-    sm90::mbarWait(kFull(0), 0);
-    turnWait();
-    wg::wgmmaFence();
-    issueS(s, 0);
-    wg::wgmmaCommit();
-    turnPass();
-    loadMask(0);
-    wg::wgmmaWait<0>();
-    wg::fenceOperands(s);
-    if (lane == 0)
-      sm90::mbarArrive(kEmpty(0));
-    softmax(s, 0, alpha);
-    packP(s, p);
-
-    // Iteration t: S_t and P_{t-1} V_{t-1} in flight together, the softmax of S_t while the
-    // second runs, then O rescaled and P_t packed.
-    int kStage = 0, vStage = 0;
-    unsigned kPhase = 0, vPhase = 0;
-    for (int t = 1; t < nTiles; ++t) {
-      if (++kStage == STAGES) {
-        kStage = 0;
-        kPhase ^= 1u;
-      }
+      // Tile 0: S_0, its softmax, P_0. (After the last tile's S, Q is released to the
+      // producer for the next item.)
       sm90::mbarWait(kFull(kStage), kPhase);
-      sm90::mbarWait(vFull(vStage), vPhase);
       turnWait();
-      wg::fenceOperands(s);
-      wg::fenceOperands(o);
       wg::wgmmaFence();
       issueS(s, kStage);
       wg::wgmmaCommit();
+      turnPass();
+      loadMask(0);
+      wg::wgmmaWait<0>();
+      wg::fenceOperands(s);
+      if (lane == 0) {
+        sm90::mbarArrive(kEmpty(kStage));
+        if (nTiles == 1)
+          sm90::mbarArrive(qEmpty);
+      }
+      nextK();
+      softmax(s, 0, alpha);
+      packP(s, p);
+
+      // Iteration t: S_t and P_{t-1} V_{t-1} in flight together, the softmax of S_t while the
+      // second runs, then O rescaled and P_t packed.
+      for (int t = 1; t < nTiles; ++t) {
+        sm90::mbarWait(kFull(kStage), kPhase);
+        sm90::mbarWait(vFull(vStage), vPhase);
+        turnWait();
+        wg::fenceOperands(s);
+        wg::fenceOperands(o);
+        wg::wgmmaFence();
+        issueS(s, kStage);
+        wg::wgmmaCommit();
+        issuePV(p, vStage);
+        wg::wgmmaCommit();
+        turnPass();
+        loadMask(t * BN);
+        wg::wgmmaWait<1>(); // S_t done (groups retire in order), P V may still run
+        wg::fenceOperands(s);
+        if (lane == 0) {
+          sm90::mbarArrive(kEmpty(kStage));
+          if (t == nTiles - 1)
+            sm90::mbarArrive(qEmpty);
+        }
+        nextK();
+        softmax(s, t * BN, alpha);
+        wg::wgmmaWait<0>();
+        wg::fenceOperands(o);
+        attn90::fenceFragments(p);
+        if (lane == 0)
+          sm90::mbarArrive(vEmpty(vStage));
+        nextV();
+#pragma unroll
+        for (int j = 0; j < DP / 8; ++j) {
+          o[4 * j + 0] *= alpha[0], o[4 * j + 1] *= alpha[0];
+          o[4 * j + 2] *= alpha[1], o[4 * j + 3] *= alpha[1];
+        }
+        packP(s, p);
+      }
+
+      // The last P V.
+      sm90::mbarWait(vFull(vStage), vPhase);
+      turnWait();
+      wg::fenceOperands(o);
+      wg::wgmmaFence();
       issuePV(p, vStage);
       wg::wgmmaCommit();
       turnPass();
-      loadMask(t * BN);
-      wg::wgmmaWait<1>(); // S_t done (groups retire in order), P V may still run
-      wg::fenceOperands(s);
-      if (lane == 0)
-        sm90::mbarArrive(kEmpty(kStage));
-      softmax(s, t * BN, alpha);
       wg::wgmmaWait<0>();
       wg::fenceOperands(o);
       attn90::fenceFragments(p);
       if (lane == 0)
         sm90::mbarArrive(vEmpty(vStage));
-      if (++vStage == STAGES) {
-        vStage = 0;
-        vPhase ^= 1u;
-      }
-#pragma unroll
-      for (int j = 0; j < DP / 8; ++j) {
-        o[4 * j + 0] *= alpha[0], o[4 * j + 1] *= alpha[0];
-        o[4 * j + 2] *= alpha[1], o[4 * j + 3] *= alpha[1];
-      }
-      packP(s, p);
+      nextV();
     }
 
-    // The last P V.
-    sm90::mbarWait(vFull(vStage), vPhase);
-    turnWait();
-    wg::fenceOperands(o);
-    wg::wgmmaFence();
-    issuePV(p, vStage);
-    wg::wgmmaCommit();
-    turnPass();
-    wg::wgmmaWait<0>();
-    wg::fenceOperands(o);
-    attn90::fenceFragments(p);
-    if (lane == 0)
-      sm90::mbarArrive(vEmpty(vStage));
-    if constexpr (PINGPONG)
-      if (c == 0) // consume consumer 1's last hand-over (balances its first arrive)
-        sm90::namedBarrier(1, 256);
-  }
-
-  // Normalize and store: the thread's rows row0 and row1, columns 8 j + 2 qd (+ 1).
+    // Normalize and store: the thread's rows row0 and row1, columns 8 j + 2 qd (+ 1).
 #pragma unroll
-  for (int ri = 0; ri < 2; ++ri) {
-    float l = lRow[ri];
-    l += __shfl_xor_sync(0xffffffffu, l, 1);
-    l += __shfl_xor_sync(0xffffffffu, l, 2);
-    const int r = ri ? row1 : row0;
-    if (r >= Sq)
-      continue;
-    const bool masked = mRow[ri] == attn::negInf();
-    const float inv = masked ? 0.0f : 1.0f / l;
-    T *dst = out.ptr + b * out.sb + h * out.sh + (long long)r * out.ss;
+    for (int ri = 0; ri < 2; ++ri) {
+      float l = lRow[ri];
+      l += __shfl_xor_sync(0xffffffffu, l, 1);
+      l += __shfl_xor_sync(0xffffffffu, l, 2);
+      const int r = ri ? row1 : row0;
+      if (r >= Sq)
+        continue;
+      const bool masked = mRow[ri] == attn::negInf();
+      const float inv = masked ? 0.0f : 1.0f / l;
+      T *dst = out.ptr + b * out.sb + h * out.sh + (long long)r * out.ss;
 #pragma unroll
-    for (int j = 0; j < D / 8; ++j) {
-      float x0 = o[4 * j + 2 * ri] * inv, x1 = o[4 * j + 2 * ri + 1] * inv;
-      if (masked)
-        x0 = x1 = shape.zeroMaskedRows ? 0.0f : attn::qNaN();
-      *reinterpret_cast<unsigned *>(dst + 8 * j + 2 * qd) = attn::pack2<T>(x0, x1);
+      for (int j = 0; j < D / 8; ++j) {
+        float x0 = o[4 * j + 2 * ri] * inv, x1 = o[4 * j + 2 * ri + 1] * inv;
+        if (masked)
+          x0 = x1 = shape.zeroMaskedRows ? 0.0f : attn::qNaN();
+        *reinterpret_cast<unsigned *>(dst + 8 * j + 2 * qd) = attn::pack2<T>(x0, x1);
+      }
     }
   }
+  if constexpr (PINGPONG)
+    if (c == 0) // consumer 1's last hand-over (balances its first arrive)
+      sm90::namedBarrier(1, 256);
 #elif defined(__CUDA_ARCH__)
   // Not sm_90a: wgmma, TMA and setmaxnreg do not exist. The code generator never selects this.
   (void)qMap, (void)kMap, (void)vMap, (void)mask, (void)out, (void)shape, (void)smem,
-      (void)ropeQ;
+      (void)ropeQ, (void)batch;
   asm volatile("trap;");
 #endif
 }
