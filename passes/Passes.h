@@ -169,9 +169,11 @@ AttentionTileAttr selectAttentionTile(int64_t batch, int64_t heads, int64_t quer
 /// memory, or fewer 128-row query tiles than the target has SMs (short batch-1 prompts: the
 /// mma.sync kernel's smaller tiles spread over more SMs). `reason` receives a one-line
 /// explanation either way.
+/// `persistent`: the tile's launch (at most one block per SM walking the query tiles).
 std::optional<Sm90AttentionTileAttr> selectSm90AttentionTile(int64_t batch, int64_t heads,
                                                              int64_t queries, int64_t headDim,
-                                                             bool masked, TargetAttr target,
+                                                             bool masked, bool persistent,
+                                                             TargetAttr target,
                                                              std::string &reason);
 
 /// Parses an MMA tile override "BMxBNxBKxWMxWNxSTAGES" (e.g. 128x128x32x2x4x4)

@@ -665,6 +665,9 @@ def SelectTiles : Pass<"kiln-select-tiles", "mlir::func::FuncOp"> {
            "Attention with 16-bit storage on a target with wgmma (sm_90) also gets a "
            "`kiln.sm90_attention_tile` for the Hopper TMA + wgmma attention kernel when it fits "
            "(the mma.sync `kiln.attention_tile` stays beside it for operands TMA cannot read)">,
+    Option<"sm90AttentionPersistent", "sm90-attention-persistent", "bool", /*default=*/"false",
+           "With `sm90-attention`: the Hopper attention kernel is launched persistent (at most "
+           "one block per SM walking the query tiles) instead of one block per query tile">,
     Option<"mmaTile", "mma-tile", "std::string", /*default=*/"",
            "Use this MMA tile (BMxBNxBKxWMxWNxSTAGES) for every 16-bit GEMM instead of the "
            "cost model's choice (for experiments)">,

@@ -41,6 +41,11 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
                      "on sm_90 targets where kiln-select-tiles finds it fits (kiln-select-tiles "
                      "sm90-attention)"),
       llvm::cl::init(false)};
+  Option<bool> sm90AttentionPersistent{
+      *this, "sm90-attention-persistent",
+      llvm::cl::desc("With sm90-attention: persistent Hopper attention blocks (kiln-select-tiles "
+                     "sm90-attention-persistent)"),
+      llvm::cl::init(false)};
   Option<bool> skinnyGemm{
       *this, "skinny-gemm",
       llvm::cl::desc("With sm90-gemm: GEMMs of at most 16 rows (decode steps) read their weight "

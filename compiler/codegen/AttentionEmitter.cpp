@@ -25,6 +25,7 @@
 #include "compiler/codegen/StridedView.h"
 #include "compiler/codegen/cuda/smem_sizes.h"
 #include "dialects/kiln/KernelPlan.h"
+#include "dialects/kiln/KilnTarget.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -214,12 +215,18 @@ FailureOr<GeneratedKernel> emitAttention(KernelOp kernel, Operation *anchor) {
                 .str() +
             "  auto mask = " + mask + ";\n  const auto ropeQ = " + *ropeQ + ";\n" +
             llvm::formatv("  kiln::attentionSm90<{0}, {1}, {2}, {3}, {4}, {5}, {6}>(&tmap0, "
-                          "&tmap1, &tmap2, mask, o, shape, kiln_smem, ropeQ);\n}\n",
+                          "&tmap1, &tmap2, mask, o, shape, kiln_smem, ropeQ{7});\n}\n",
                           *storage, D, bm, bn, sm90Tile.getStages(), causal,
-                          sm90Tile.getPingpong() ? "true" : "false")
+                          sm90Tile.getPingpong() ? "true" : "false",
+                          sm90Tile.getPersistent() ? ", " + std::to_string(B) : std::string())
                 .str();
         out.block = {threads, 1, 1};
-        out.grid = {unsigned((Sq + bm - 1) / bm), unsigned(Hq), unsigned(B)};
+        // Persistent: at most one block per SM of the target walks every query tile.
+        const int64_t tiles = (Sq + bm - 1) / bm * Hq * B;
+        if (sm90Tile.getPersistent())
+          out.grid = {unsigned(std::min(tiles, getTargetOrDefault(kernel).getSmCount())), 1, 1};
+        else
+          out.grid = {unsigned((Sq + bm - 1) / bm), unsigned(Hq), unsigned(B)};
         out.sharedMemBytes =
             unsigned(smem_bytes::attentionSm90(D, bm, bn, sm90Tile.getStages()));
         return out;

@@ -303,6 +303,7 @@ static llvm::Error buildPipeline(const CompileOptions &options, ArrayRef<unsigne
   pipelineOptions.skinnyGemm = options.skinnyGemm;
   // The Hopper attention kernel exists for sm_90a alone, like the TMA GEMM.
   pipelineOptions.sm90Attention = options.sm90Attention && onlySm90;
+  pipelineOptions.sm90AttentionPersistent = options.sm90AttentionPersistent;
   pipelineOptions.splitKv = options.splitKv;
   pipelineOptions.fuseKeyRotary = options.fuseKeyRotary;
   pipelineOptions.fuseNormIntoGemm = options.fuseNormIntoGemm;
@@ -1328,6 +1329,7 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
                        (options.fuse ? "fuse" : "nofuse") + "|" + options.mmaTile +
                        (options.wgmma ? "|wgmma" : "") + (options.sm90Gemm ? "" : "|no-sm90-gemm") +
                        (options.sm90Attention ? "|hopper-attention" : "") +
+                       (options.sm90AttentionPersistent ? "|hopper-attention-persistent" : "") +
                        (options.fuseKeyRotary ? "" : "|key-rotary-kernel") +
                        (options.fuseNormIntoGemm ? "|norm-fused" : "") +
                        (options.normIntoFewRowGemm ? "" : "|norm-few-row-kernel") +

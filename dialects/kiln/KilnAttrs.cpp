@@ -173,7 +173,8 @@ LogicalResult AttentionTileAttr::verify(EmitErrorFn emitError, int64_t warps, in
 }
 
 LogicalResult Sm90AttentionTileAttr::verify(EmitErrorFn emitError, int64_t queryTile,
-                                            int64_t keyTile, int64_t stages, bool pingpong) {
+                                            int64_t keyTile, int64_t stages, bool pingpong,
+                                            bool) {
   if (queryTile != 128 && queryTile != 192)
     return emitError() << "sm90_attention_tile query_tile must be 128 or 192 (64 rows per "
                           "consumer warpgroup), got "

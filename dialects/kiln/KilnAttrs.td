@@ -372,7 +372,9 @@ def Kiln_Sm90AttentionTileAttr : Kiln_Attr<"Sm90AttentionTile", "sm90_attention_
     (64 per consumer) and visits the keys in tiles of `key_tile`, K and V
     streamed by TMA through a `stages`-deep mbarrier ring; with `pingpong`
     the two consumers take turns on the tensor cores (one's softmax overlaps
-    the other's GEMMs). 128 x (query_tile / 64 + 1) threads,
+    the other's GEMMs); with `persistent` at most one block per SM (the
+    target's SM count) walks the query tiles longest first instead of one
+    block per query tile. 128 x (query_tile / 64 + 1) threads,
     `kiln::smem_bytes::attentionSm90` (cuda/smem_sizes.h) of dynamic shared
     memory. Set by kiln-select-tiles with `sm90-attention` on a target with
     wgmma tensor cores, beside the `#kiln.attention_tile` that codegen uses
@@ -385,11 +387,11 @@ def Kiln_Sm90AttentionTileAttr : Kiln_Attr<"Sm90AttentionTile", "sm90_attention_
 
     ```mlir
     kiln.kernel @k3_attention(...) {kiln.sm90_attention_tile = #kiln.sm90_attention_tile<
-        query_tile = 128, key_tile = 128, stages = 2, pingpong = true>} ...
+        query_tile = 128, key_tile = 128, stages = 2, pingpong = true, persistent = false>} ...
     ```
   }];
   let parameters = (ins "int64_t":$query_tile, "int64_t":$key_tile, "int64_t":$stages,
-                        "bool":$pingpong);
+                        "bool":$pingpong, "bool":$persistent);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

@@ -360,7 +360,8 @@ AttentionTileAttr kiln::selectAttentionTile(int64_t batch, int64_t heads, int64_
 
 std::optional<Sm90AttentionTileAttr>
 kiln::selectSm90AttentionTile(int64_t batch, int64_t heads, int64_t queries, int64_t headDim,
-                              bool masked, TargetAttr target, std::string &reason) {
+                              bool masked, bool persistent, TargetAttr target,
+                              std::string &reason) {
   // Two consumer warpgroups of 64 query rows (ping-pong), K and V tiles of 128 keys while the
   // consumers' registers hold O (padded head dim / 2 floats), S (keys / 2), P (keys / 4) and
   // about 32 more (attention_sm90.cuh's static_assert; 240 per consumer thread after
@@ -397,13 +398,14 @@ kiln::selectSm90AttentionTile(int64_t batch, int64_t heads, int64_t queries, int
                  .str();
     return std::nullopt;
   }
-  reason = llvm::formatv("Hopper TMA + wgmma: {0} blocks on {1} SMs, {2} query rows x {3} keys "
-                         "per tile, {4} stages, ping-pong{5}",
-                         blocks, target.getSmCount(), kQueryTile, chosen->keyTile, chosen->stages,
-                         masked ? ", masked (smaller key tile when the registers need it)" : "")
+  reason = llvm::formatv("Hopper TMA + wgmma: {0} query tiles {1} on {2} SMs, {3} query rows x "
+                         "{4} keys per tile, {5} stages, ping-pong{6}",
+                         blocks, persistent ? "walked by persistent blocks" : "as blocks",
+                         target.getSmCount(), kQueryTile, chosen->keyTile, chosen->stages,
+                         masked ? ", masked" : "")
                .str();
   return Sm90AttentionTileAttr::get(target.getContext(), kQueryTile, chosen->keyTile,
-                                    chosen->stages, /*pingpong=*/true);
+                                    chosen->stages, /*pingpong=*/true, persistent);
 }
 
 FailureOr<MmaTileAttr> kiln::parseMmaTile(StringRef spec, TargetAttr target, std::string &error) {
@@ -580,7 +582,7 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
       std::string why;
       std::optional<Sm90AttentionTileAttr> sm90 =
           selectSm90AttentionTile(q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), d,
-                                  bool(attention.getMask()), target, why);
+                                  bool(attention.getMask()), sm90AttentionPersistent, target, why);
       if (sm90) {
         kernel->setAttr(kSm90AttentionTileAttrName, *sm90);
         reason = why + "; else mma.sync: " + reason;

@@ -6,6 +6,11 @@
 // RUN: cat %t.on/module*.cu | FileCheck %s
 // RUN: %if ptxas %{ for f in %t.on/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.on.cubin || exit 1; done %}
 // RUN: kiln-compile %s --precision fp16 --hopper-attention --emit=kernels -o - | FileCheck %s --check-prefix=IR
+// Persistent launch: the kernel gets the batch (4) and the grid is min(query tiles, 132 SMs).
+// RUN: rm -rf %t.pers && kiln-compile %s --precision fp16 --hopper-attention --hopper-attention-persistent -o %t.pers.kiln --dump-cuda %t.pers --quiet
+// RUN: cat %t.pers/module*.cu | FileCheck %s --check-prefix=PERS
+// RUN: %if ptxas %{ for f in %t.pers/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.pers.cubin || exit 1; done %}
+// PERS: kiln::attentionSm90<kiln::f16, 128, 128, 128, 2, true, true>(&tmap0, &tmap1, &tmap2, mask, o, shape, kiln_smem, ropeQ, 4);
 // Off (the default): the mma.sync kernel, as before.
 // RUN: rm -rf %t.off && kiln-compile %s --precision fp16 -o %t.off.kiln --dump-cuda %t.off --quiet
 // RUN: cat %t.off/module*.cu | FileCheck %s --check-prefix=OFF
@@ -35,7 +40,7 @@
 // CHECK: const auto ropeQ = kiln::makeRope(
 // CHECK: kiln::attentionSm90<kiln::f16, 64, 128, 128, 2, true, true>(&tmap0, &tmap1, &tmap2, mask, o, shape, kiln_smem, ropeQ);
 
-// IR: kiln.sm90_attention_tile = #kiln.sm90_attention_tile<query_tile = 128, key_tile = 128, stages = 2, pingpong = true>, kiln.tile_reason = "Hopper TMA + wgmma: 256 blocks on 132 SMs
+// IR: kiln.sm90_attention_tile = #kiln.sm90_attention_tile<query_tile = 128, key_tile = 128, stages = 2, pingpong = true, persistent = false>, kiln.tile_reason = "Hopper TMA + wgmma: 256 query tiles as blocks on 132 SMs
 // OFF-NOT: attentionSm90
 // OFF: kiln::attentionTC<kiln::f16, 128,
 // OFF: kiln::attentionTC<kiln::f16, 64,

@@ -6,7 +6,7 @@
 // #kiln.attention_tile, and the reason names both. Batch 4, 32 heads, 2048
 // queries, D = 128: 16 x 32 x 4 = 2048 blocks of 128 rows, 128 keys per tile.
 // CHECK-LABEL: func.func @long_d128
-// CHECK: kiln.attention_tile = #kiln.attention_tile<warps = 4, row_fragments = 2, key_tile = 32>, kiln.sm90_attention_tile = #kiln.sm90_attention_tile<query_tile = 128, key_tile = 128, stages = 2, pingpong = true>, kiln.tile_reason = "Hopper TMA + wgmma: 2048 blocks on 132 SMs, 128 query rows x 128 keys per tile, 2 stages, ping-pong; else mma.sync: 2048 blocks on 132 SMs, 128 query rows x 32 keys per tile"
+// CHECK: kiln.attention_tile = #kiln.attention_tile<warps = 4, row_fragments = 2, key_tile = 32>, kiln.sm90_attention_tile = #kiln.sm90_attention_tile<query_tile = 128, key_tile = 128, stages = 2, pingpong = true, persistent = false>, kiln.tile_reason = "Hopper TMA + wgmma: 2048 query tiles as blocks on 132 SMs, 128 query rows x 128 keys per tile, 2 stages, ping-pong; else mma.sync: 2048 blocks on 132 SMs, 128 query rows x 32 keys per tile"
 // Off by default: the mma.sync tile alone.
 // OFF-LABEL: func.func @long_d128
 // OFF-NOT: sm90_attention_tile
@@ -25,7 +25,7 @@ func.func @long_d128(%q: tensor<4x32x2048x128xf16>, %k: tensor<4x32x2048x128xf16
 // A mask read per score needs S / 2 more registers: D = 128 with a mask takes 64 keys per
 // tile and a third stage.
 // CHECK-LABEL: func.func @masked_d128
-// CHECK: kiln.sm90_attention_tile = #kiln.sm90_attention_tile<query_tile = 128, key_tile = 64, stages = 3, pingpong = true>
+// CHECK: kiln.sm90_attention_tile = #kiln.sm90_attention_tile<query_tile = 128, key_tile = 64, stages = 3, pingpong = true, persistent = false>
 func.func @masked_d128(%q: tensor<8x16x512x128xbf16>, %k: tensor<8x16x512x128xbf16>, %v: tensor<8x16x512x128xbf16>, %m: tensor<8x1x1x512xbf16>) -> tensor<8x16x512x128xbf16> {
   %r = kiln.kernel @k0_attention(%q, %k, %v, %m) : (tensor<8x16x512x128xbf16>, tensor<8x16x512x128xbf16>, tensor<8x16x512x128xbf16>, tensor<8x1x1x512xbf16>) -> tensor<8x16x512x128xbf16> {
   ^bb0(%x: tensor<8x16x512x128xbf16>, %y: tensor<8x16x512x128xbf16>, %z: tensor<8x16x512x128xbf16>, %w: tensor<8x1x1x512xbf16>):
@@ -55,7 +55,7 @@ func.func @short_batch1(%q: tensor<1x12x128x64xf16>, %k: tensor<1x12x128x64xf16>
 
 // Head dim 256: 64 keys per tile (O alone is 128 registers).
 // CHECK-LABEL: func.func @d256
-// CHECK: kiln.sm90_attention_tile = #kiln.sm90_attention_tile<query_tile = 128, key_tile = 64, stages = 2, pingpong = true>
+// CHECK: kiln.sm90_attention_tile = #kiln.sm90_attention_tile<query_tile = 128, key_tile = 64, stages = 2, pingpong = true, persistent = false>
 func.func @d256(%q: tensor<8x16x1024x256xf16>, %k: tensor<8x16x1024x256xf16>, %v: tensor<8x16x1024x256xf16>) -> tensor<8x16x1024x256xf16> {
   %r = kiln.kernel @k0_attention(%q, %k, %v) : (tensor<8x16x1024x256xf16>, tensor<8x16x1024x256xf16>, tensor<8x16x1024x256xf16>) -> tensor<8x16x1024x256xf16> {
   ^bb0(%x: tensor<8x16x1024x256xf16>, %y: tensor<8x16x1024x256xf16>, %z: tensor<8x16x1024x256xf16>):

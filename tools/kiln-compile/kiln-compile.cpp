@@ -127,6 +127,12 @@ static cl::opt<bool> hopperAttention(
              "read Q, K or V, the mma.sync kernel. Default false (--hopper-attention=true to "
              "use it)"),
     cl::init(false), cl::cat(kilnCategory));
+static cl::opt<bool> hopperAttentionPersistent(
+    "hopper-attention-persistent",
+    cl::desc("With --hopper-attention: launch the Hopper attention kernel persistent (at most one "
+             "block per SM walking the query tiles longest first) instead of one block per query "
+             "tile (default false)"),
+    cl::init(false), cl::cat(kilnCategory));
 static cl::opt<bool> skinnyGemm(
     "skinny-gemm",
     cl::desc("fp16/bf16 GEMMs of at most 16 rows in all (decode steps) read their weight once "
@@ -280,6 +286,7 @@ int main(int argc, char **argv) {
         {&wgmma, "wgmma=true"},
         {&sm90Gemm, "sm90-gemm=false"},
         {&hopperAttention, "sm90-attention=true"},
+        {&hopperAttentionPersistent, "sm90-attention-persistent=true"},
         {&skinnyGemm, "skinny-gemm=false"},
         {&splitKv, "split-kv=false"},
         {&keyRotary, keyRotary == KeyRotary::Fused ? "fuse-key-rotary=true"
@@ -319,6 +326,7 @@ int main(int argc, char **argv) {
   options.wgmma = wgmma;
   options.sm90Gemm = sm90Gemm;
   options.sm90Attention = hopperAttention;
+  options.sm90AttentionPersistent = hopperAttentionPersistent;
   options.skinnyGemm = skinnyGemm;
   options.splitKv = splitKv;
   options.fuseKeyRotary = keyRotary == KeyRotary::Fused;
