@@ -162,6 +162,20 @@ SkinnyGemmTileAttr selectSkinnyGemmTile(int64_t rows, int64_t n, int64_t k, Targ
 AttentionTileAttr selectAttentionTile(int64_t batch, int64_t heads, int64_t queries,
                                       int64_t headDim, TargetAttr target, std::string &reason);
 
+/// Chooses the tile of the Hopper attention kernel (kiln::attentionSm90, cuda/attention_sm90.cuh)
+/// for `batch` x `heads` x `queries` query rows of head dim `headDim` (`masked`: an additive mask
+/// is read per score) on `target`, or std::nullopt when it should not run there: a head dim
+/// whose O, S and P accumulators or tiles exceed the consumers' registers or the target's shared
+/// memory, or fewer 128-row query tiles than the target has SMs (short batch-1 prompts: the
+/// mma.sync kernel's smaller tiles spread over more SMs). `reason` receives a one-line
+/// explanation either way.
+/// `persistent`: the tile's launch (at most one block per SM walking the query tiles).
+std::optional<Sm90AttentionTileAttr> selectSm90AttentionTile(int64_t batch, int64_t heads,
+                                                             int64_t queries, int64_t headDim,
+                                                             bool masked, bool persistent,
+                                                             TargetAttr target,
+                                                             std::string &reason);
+
 /// Parses an MMA tile override "BMxBNxBKxWMxWNxSTAGES" (e.g. 128x128x32x2x4x4)
 /// for 16-bit GEMMs on `target`: the six numbers, the rules of
 /// `#kiln.mma_tile` and the target's shared memory per block. Fails with the

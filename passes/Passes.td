@@ -625,7 +625,12 @@ def SelectTiles : Pass<"kiln-select-tiles", "mlir::func::FuncOp"> {
     - attention with 16-bit storage and D == Dv a multiple of 16:
       `kiln.attention_tile = #kiln.attention_tile<warps, row_fragments,
       key_tile>`, the largest query tile (16 x row_fragments x warps rows)
-      that still gives every SM a block.
+      that still gives every SM a block. With `sm90-attention` on a target
+      with wgmma tensor cores, also `kiln.sm90_attention_tile =
+      #kiln.sm90_attention_tile<query_tile, key_tile, stages, pingpong>` for
+      the Hopper kernel (cuda/attention_sm90.cuh: 128 query rows, 128 keys
+      per tile, or 64 when the accumulators and a per-score mask need the
+      registers), unless its 128-row query tiles would leave SMs idle.
 
     Tensor-core choices also record why as `kiln.tile_reason` (blocks,
     waves, estimate), so `--emit=kernels` shows it.
@@ -656,6 +661,13 @@ def SelectTiles : Pass<"kiln-select-tiles", "mlir::func::FuncOp"> {
     Option<"splitKv", "split-kv", "bool", /*default=*/"true",
            "With `sm90-gemm`: a decode step's paged attention over a long cache gets a "
            "`kiln.split_kv` (its keys split over a cluster of blocks)">,
+    Option<"sm90Attention", "sm90-attention", "bool", /*default=*/"false",
+           "Attention with 16-bit storage on a target with wgmma (sm_90) also gets a "
+           "`kiln.sm90_attention_tile` for the Hopper TMA + wgmma attention kernel when it fits "
+           "(the mma.sync `kiln.attention_tile` stays beside it for operands TMA cannot read)">,
+    Option<"sm90AttentionPersistent", "sm90-attention-persistent", "bool", /*default=*/"false",
+           "With `sm90-attention`: the Hopper attention kernel is launched persistent (at most "
+           "one block per SM walking the query tiles) instead of one block per query tile">,
     Option<"mmaTile", "mma-tile", "std::string", /*default=*/"",
            "Use this MMA tile (BMxBNxBKxWMxWNxSTAGES) for every 16-bit GEMM instead of the "
            "cost model's choice (for experiments)">,

@@ -79,6 +79,8 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
   tileOptions.wgmmaMmaFallback = options.wgmmaMmaFallback;
   tileOptions.sm90Gemm = options.sm90Gemm;
   tileOptions.skinnyGemm = options.skinnyGemm;
+  tileOptions.sm90Attention = options.sm90Attention;
+  tileOptions.sm90AttentionPersistent = options.sm90AttentionPersistent;
   tileOptions.splitKv = options.splitKv;
   fpm.addPass(createSelectTiles(tileOptions));
   PlanMemoryOptions memOptions;

@@ -35,6 +35,17 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
   Option<bool> sm90Gemm{*this, "sm90-gemm",
                         llvm::cl::desc("16-bit GEMMs use the Hopper TMA GEMM on sm_90 targets"),
                         llvm::cl::init(true)};
+  Option<bool> sm90Attention{
+      *this, "sm90-attention",
+      llvm::cl::desc("Attention with 16-bit storage uses the Hopper TMA + wgmma attention kernel "
+                     "on sm_90 targets where kiln-select-tiles finds it fits (kiln-select-tiles "
+                     "sm90-attention)"),
+      llvm::cl::init(false)};
+  Option<bool> sm90AttentionPersistent{
+      *this, "sm90-attention-persistent",
+      llvm::cl::desc("With sm90-attention: persistent Hopper attention blocks (kiln-select-tiles "
+                     "sm90-attention-persistent)"),
+      llvm::cl::init(false)};
   Option<bool> skinnyGemm{
       *this, "skinny-gemm",
       llvm::cl::desc("With sm90-gemm: GEMMs of at most 16 rows (decode steps) read their weight "

@@ -7,9 +7,16 @@
 //    slices, reshapes and head transposes of a QKV projection);
 //  - kiln::attentionSimt otherwise (fp32, odd head dims, operands behind other fused producers),
 //    reading operands through per-element loader lambdas.
-// The additive mask is read through a loader lambda in both (fused producers allowed). The
-// result is written [B, Hq, Sq, Dv] or [B, Sq, Hq, Dv] (`bshd_output`). The tensor-core tile is
-// kiln-select-tiles' `#kiln.attention_tile`; shared-memory sizes come from cuda/smem_sizes.h.
+//  - kiln::attentionSm90 (cuda/attention_sm90.cuh: TMA, warp-specialized wgmma) instead of
+//    attentionTC when kiln-select-tiles also set a `#kiln.sm90_attention_tile` (sm_90 targets,
+//    `--hopper-attention`) and Q, K and V are TMA-readable: views of kernel parameters of the
+//    storage type with unit stride along D, 16-byte aligned offset and strides, no stride-0
+//    broadcast along a dim of size > 1; a rotary on Q is applied to the tile in shared memory,
+//    one on K (--attention-key-rotary=fused) keeps attentionTC.
+// The additive mask is read through a loader lambda in all (fused producers allowed). The
+// result is written [B, Hq, Sq, Dv] or [B, Sq, Hq, Dv] (`bshd_output`). The tensor-core tiles
+// are kiln-select-tiles' `#kiln.attention_tile` / `#kiln.sm90_attention_tile`; shared-memory
+// sizes come from cuda/smem_sizes.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +25,7 @@
 #include "compiler/codegen/StridedView.h"
 #include "compiler/codegen/cuda/smem_sizes.h"
 #include "dialects/kiln/KernelPlan.h"
+#include "dialects/kiln/KilnTarget.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -40,6 +48,45 @@ FailureOr<std::string> loader4(ExprEmitter &expr, Value operand) {
                        "    return {1};\n  }",
                        expr.getBody(), *v)
       .str();
+}
+
+/// The rank-4 tensor map {D, S, H, B} (box {64, boxRows, 1, 1}, swizzle 128B) through which
+/// kiln::attentionSm90 reads `operand`, a [B, H, S, D] value of `kernel`'s body, or std::nullopt
+/// when TMA cannot read it (see the file comment). Multiplies `scale` by the view's scalar factor.
+std::optional<GeneratedKernel::TensorMapArg> attnTensorMap(KernelOp kernel, Value operand,
+                                                           ArrayRef<unsigned> passed, Type et,
+                                                           int64_t boxRows, double &scale) {
+  FailureOr<StridedView> view = analyzeStridedView(kernel, operand);
+  if (failed(view) || view->shape.size() != 4)
+    return std::nullopt;
+  if (cast<RankedTensorType>(view->param.getType()).getElementType() != et)
+    return std::nullopt;
+  auto it = llvm::find(passed, view->param.getArgNumber());
+  if (it == passed.end()) // inlined as a literal: nothing to map
+    return std::nullopt;
+  constexpr int64_t kElem = 2; // f16 / bf16
+  if (view->strides[3] != 1 || (view->offset * kElem) % 16)
+    return std::nullopt;
+  GeneratedKernel::TensorMapArg map;
+  map.arg = unsigned(it - passed.begin());
+  map.offsetBytes = uint64_t(view->offset * kElem);
+  map.elementType = et;
+  // {D, S, H, B}: view dims 3, 2, 1, 0. A size-1 dim has stride 0 in the view; the map needs a
+  // positive 16-byte multiple, never stepped over.
+  for (int d : {3, 2, 1, 0})
+    map.dims.push_back(uint64_t(view->shape[d]));
+  for (int d : {2, 1, 0}) {
+    int64_t stride = view->strides[d];
+    if (view->shape[d] == 1 && stride == 0)
+      stride = 8;
+    if (stride <= 0 || (stride * kElem) % 16)
+      return std::nullopt;
+    map.strides.push_back(uint64_t(stride * kElem));
+  }
+  map.box = {64u, uint32_t(boxRows), 1u, 1u};
+  map.swizzle = GeneratedKernel::TensorMapArg::Swizzle::B128;
+  scale *= view->scale;
+  return map;
 }
 
 FailureOr<GeneratedKernel> emitAttention(KernelOp kernel, Operation *anchor) {
@@ -127,6 +174,64 @@ FailureOr<GeneratedKernel> emitAttention(KernelOp kernel, Operation *anchor) {
     auto ropeK = rope(op.getKey(), kSource);
     if (failed(ropeQ) || failed(ropeK))
       return failure();
+    // The Hopper kernel: TMA reads Q (or the input of its rotary, applied to the tile in shared
+    // memory), K and V straight from the parameters; a rotary on K is not fused there.
+    auto sm90Tile = kernel->getAttrOfType<Sm90AttentionTileAttr>(kSm90AttentionTileAttrName);
+    if (sm90Tile && kSource == op.getKey()) {
+      double hScale = scale, hvScale = 1.0;
+      const int64_t bm = sm90Tile.getQueryTile(), bn = sm90Tile.getKeyTile();
+      auto mq = attnTensorMap(kernel, qSource, passed, et, bm, hScale);
+      auto mk = attnTensorMap(kernel, op.getKey(), passed, et, bn, hScale);
+      auto mv = attnTensorMap(kernel, op.getValue(), passed, et, bn, hvScale);
+      if (mq && mk && mv && hvScale == 1.0) {
+        const unsigned threads = unsigned(sm90Tile.getThreads());
+        auto sig = buildSignature(kernel, passed, out.args, threads);
+        if (failed(sig))
+          return failure();
+        // __launch_bounds__(threads, 1) (setmaxnreg needs the register cap of one block per
+        // SM), the three tensor maps last.
+        std::string signature = *sig;
+        const std::string bounds = "__launch_bounds__(" + std::to_string(threads) + ")";
+        size_t pos = signature.find(bounds);
+        assert(pos != std::string::npos && "buildSignature writes __launch_bounds__(threads)");
+        signature.replace(pos, bounds.size(),
+                          "__launch_bounds__(" + std::to_string(threads) + ", 1)");
+        assert(!signature.empty() && signature.back() == ')');
+        signature.pop_back();
+        signature += ", const __grid_constant__ kiln::TensorMap tmap0, const __grid_constant__ "
+                     "kiln::TensorMap tmap1, const __grid_constant__ kiln::TensorMap tmap2)";
+        out.tensorMaps = {*mq, *mk, *mv};
+        out.source =
+            llvm::formatv("// attention [{0}x{1}x{2}x{3}] keys {4} (kv heads {5}), {6}{7}, "
+                          "Hopper TMA + wgmma (attention_sm90.cuh), {8} keys x {9} queries per "
+                          "tile\n",
+                          B, Hq, Sq, D, Sk, Hkv, op.getCausal() ? "causal" : "not causal",
+                          op.getMask() ? ", additive mask" : "", bn, bm)
+                .str() +
+            signature + " {\n  extern __shared__ __align__(128) char kiln_smem[];\n" +
+            shapeInit(hScale) +
+            llvm::formatv("  const kiln::AttnOut<{0}> o{{out0, {1}LL, {2}LL, {3}LL};\n", *storage,
+                          osb, osh, oss)
+                .str() +
+            "  auto mask = " + mask + ";\n  const auto ropeQ = " + *ropeQ + ";\n" +
+            llvm::formatv("  kiln::attentionSm90<{0}, {1}, {2}, {3}, {4}, {5}, {6}>(&tmap0, "
+                          "&tmap1, &tmap2, mask, o, shape, kiln_smem, ropeQ{7});\n}\n",
+                          *storage, D, bm, bn, sm90Tile.getStages(), causal,
+                          sm90Tile.getPingpong() ? "true" : "false",
+                          sm90Tile.getPersistent() ? ", " + std::to_string(B) : std::string())
+                .str();
+        out.block = {threads, 1, 1};
+        // Persistent: at most one block per SM of the target walks every query tile.
+        const int64_t tiles = (Sq + bm - 1) / bm * Hq * B;
+        if (sm90Tile.getPersistent())
+          out.grid = {unsigned(std::min(tiles, getTargetOrDefault(kernel).getSmCount())), 1, 1};
+        else
+          out.grid = {unsigned((Sq + bm - 1) / bm), unsigned(Hq), unsigned(B)};
+        out.sharedMemBytes =
+            unsigned(smem_bytes::attentionSm90(D, bm, bn, sm90Tile.getStages()));
+        return out;
+      }
+    }
     auto q = attnTensorView(kernel, qSource, passed, *storage, tcScale);
     auto k = attnTensorView(kernel, kSource, passed, *storage, tcScale);
     auto v = attnTensorView(kernel, op.getValue(), passed, *storage, vScale);

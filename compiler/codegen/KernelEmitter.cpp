@@ -207,6 +207,7 @@ std::string kiln::codegen::modulePrologue() {
          "#include \"kiln/gemm_skinny.cuh\"\n"
          "#include \"kiln/norm.cuh\"\n"
          "#include \"kiln/attention.cuh\"\n"
+         "#include \"kiln/attention_sm90.cuh\"\n"
          "#include \"kiln/decode_attention.cuh\"\n"
          "#include \"kiln/sample.cuh\"\n\n";
 }

@@ -301,6 +301,9 @@ static llvm::Error buildPipeline(const CompileOptions &options, ArrayRef<unsigne
   // target), so it needs every --target to be sm_90.
   pipelineOptions.sm90Gemm = options.sm90Gemm && onlySm90;
   pipelineOptions.skinnyGemm = options.skinnyGemm;
+  // The Hopper attention kernel exists for sm_90a alone, like the TMA GEMM.
+  pipelineOptions.sm90Attention = options.sm90Attention && onlySm90;
+  pipelineOptions.sm90AttentionPersistent = options.sm90AttentionPersistent;
   pipelineOptions.splitKv = options.splitKv;
   pipelineOptions.fuseKeyRotary = options.fuseKeyRotary;
   pipelineOptions.fuseNormIntoGemm = options.fuseNormIntoGemm;
@@ -612,6 +615,14 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
           "sm_90 alone, but --target lists other architectures; give sm90-gemm=false in the "
           "--pass-pipeline's kiln-pipeline{...} or kiln-select-tiles{...} options, or compile "
           "for sm_90 only",
+          kernel.getSymName().str().c_str());
+    if (kernel->hasAttr(kSm90AttentionTileAttrName) &&
+        llvm::any_of(targets, [](unsigned arch) { return arch != 90; }))
+      return llvm::createStringError(
+          "kernel @%s has a Hopper attention tile (#kiln.sm90_attention_tile), whose kernels "
+          "exist for sm_90 alone, but --target lists other architectures; give "
+          "sm90-attention=false in the --pass-pipeline's kiln-pipeline{...} or "
+          "kiln-select-tiles{...} options, or compile for sm_90 only",
           kernel.getSymName().str().c_str());
     auto generated = registry.emit(kernel);
     if (failed(generated)) {
@@ -1317,6 +1328,8 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
                        std::to_string(tpSize) + "|" + llvm::join(options.targets, ",") + "|" +
                        (options.fuse ? "fuse" : "nofuse") + "|" + options.mmaTile +
                        (options.wgmma ? "|wgmma" : "") + (options.sm90Gemm ? "" : "|no-sm90-gemm") +
+                       (options.sm90Attention ? "|hopper-attention" : "") +
+                       (options.sm90AttentionPersistent ? "|hopper-attention-persistent" : "") +
                        (options.fuseKeyRotary ? "" : "|key-rotary-kernel") +
                        (options.fuseNormIntoGemm ? "|norm-fused" : "") +
                        (options.normIntoFewRowGemm ? "" : "|norm-few-row-kernel") +

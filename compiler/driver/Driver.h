@@ -66,6 +66,12 @@ struct CompileOptions {
   /// The Hopper TMA + warp-specialized wgmma GEMM for 16-bit GEMMs (--sm90-gemm, default on);
   /// used only when every --target is sm_90 (its kernels exist for sm_90a alone).
   bool sm90Gemm = true;
+  /// Attention on the Hopper TMA + wgmma kernel (kiln::attentionSm90; --hopper-attention,
+  /// default off until measured on the H200); used only when every --target is sm_90.
+  bool sm90Attention = false;
+  /// With sm90Attention: persistent blocks instead of one per query tile
+  /// (--hopper-attention-persistent).
+  bool sm90AttentionPersistent = false;
   /// GEMMs of at most 16 rows (decode steps) on kiln::gemmSkinny, with sm90Gemm (--skinny-gemm,
   /// default on).
   bool skinnyGemm = true;

@@ -44,6 +44,10 @@ inline constexpr llvm::StringLiteral kSkinnyGemmTileAttrName = "kiln.skinny_gemm
 /// `#kiln.attention_tile` on a kernel anchored on `kiln.attention` (tensor cores), or on a
 /// prefill chunk's `kiln.paged_attention` (kPrefillAttentionMinQueries).
 inline constexpr llvm::StringLiteral kAttentionTileAttrName = "kiln.attention_tile";
+/// `#kiln.sm90_attention_tile` on a kernel anchored on `kiln.attention` whose Hopper kernel
+/// (cuda/attention_sm90.cuh) kiln-select-tiles chose (`sm90-attention`); the kernel then also
+/// carries the `#kiln.attention_tile` codegen uses when TMA cannot read Q, K or V.
+inline constexpr llvm::StringLiteral kSm90AttentionTileAttrName = "kiln.sm90_attention_tile";
 /// `#kiln.split_kv` on a decode step's paged attention kernel: its keys split over the blocks
 /// of a cluster (kiln::decodeAttentionPartial with CLUSTER slots).
 inline constexpr llvm::StringLiteral kSplitKvAttrName = "kiln.split_kv";

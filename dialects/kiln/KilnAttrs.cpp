@@ -172,6 +172,24 @@ LogicalResult AttentionTileAttr::verify(EmitErrorFn emitError, int64_t warps, in
   return success();
 }
 
+LogicalResult Sm90AttentionTileAttr::verify(EmitErrorFn emitError, int64_t queryTile,
+                                            int64_t keyTile, int64_t stages, bool pingpong,
+                                            bool) {
+  if (queryTile != 128 && queryTile != 192)
+    return emitError() << "sm90_attention_tile query_tile must be 128 or 192 (64 rows per "
+                          "consumer warpgroup), got "
+                       << queryTile;
+  if (keyTile != 64 && keyTile != 128 && keyTile != 192)
+    return emitError() << "sm90_attention_tile key_tile must be 64, 128 or 192, got " << keyTile;
+  if (stages < 2 || stages > 8)
+    return emitError() << "sm90_attention_tile stages must be in 2..8, got " << stages;
+  if (pingpong && queryTile != 128)
+    return emitError() << "sm90_attention_tile pingpong needs query_tile = 128 (two consumers), "
+                          "got "
+                       << queryTile;
+  return success();
+}
+
 LogicalResult KilnDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
   auto expect = [&](bool ok, StringRef kind) -> LogicalResult {
@@ -199,6 +217,8 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op, NamedAttribut
     kind = expect(isa<SkinnyGemmTileAttr>(attr.getValue()), "a #kiln.skinny_gemm_tile");
   else if (name == kAttentionTileAttrName)
     kind = expect(isa<AttentionTileAttr>(attr.getValue()), "a #kiln.attention_tile");
+  else if (name == kSm90AttentionTileAttrName)
+    kind = expect(isa<Sm90AttentionTileAttr>(attr.getValue()), "a #kiln.sm90_attention_tile");
   else if (name == kSplitKvAttrName)
     kind = expect(isa<SplitKvAttr>(attr.getValue()), "a #kiln.split_kv");
   else

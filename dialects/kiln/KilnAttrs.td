@@ -363,4 +363,43 @@ def Kiln_AttentionTileAttr : Kiln_Attr<"AttentionTile", "attention_tile"> {
   }];
 }
 
+def Kiln_Sm90AttentionTileAttr : Kiln_Attr<"Sm90AttentionTile", "sm90_attention_tile"> {
+  let summary = "Tile of the Hopper attention kernel (kiln::attentionSm90, "
+                "cuda/attention_sm90.cuh).";
+  let description = [{
+    A block of one TMA producer warpgroup and `query_tile` / 64 wgmma
+    consumer warpgroups owns `query_tile` query rows of one (batch, head)
+    (64 per consumer) and visits the keys in tiles of `key_tile`, K and V
+    streamed by TMA through a `stages`-deep mbarrier ring; with `pingpong`
+    the two consumers take turns on the tensor cores (one's softmax overlaps
+    the other's GEMMs); with `persistent` at most one block per SM (the
+    target's SM count) walks the query tiles longest first instead of one
+    block per query tile. 128 x (query_tile / 64 + 1) threads,
+    `kiln::smem_bytes::attentionSm90` (cuda/smem_sizes.h) of dynamic shared
+    memory. Set by kiln-select-tiles with `sm90-attention` on a target with
+    wgmma tensor cores, beside the `#kiln.attention_tile` that codegen uses
+    when TMA cannot read Q, K or V (a fused rotary, an unaligned view).
+
+    The verifier holds attention_sm90.cuh's rules: query_tile 128 or 192,
+    key_tile 64, 128 or 192, stages in 2..8, pingpong only with
+    query_tile 128. Whether the registers and shared memory fit the head
+    dim is kiln-select-tiles' question.
+
+    ```mlir
+    kiln.kernel @k3_attention(...) {kiln.sm90_attention_tile = #kiln.sm90_attention_tile<
+        query_tile = 128, key_tile = 128, stages = 2, pingpong = true, persistent = false>} ...
+    ```
+  }];
+  let parameters = (ins "int64_t":$query_tile, "int64_t":$key_tile, "int64_t":$stages,
+                        "bool":$pingpong, "bool":$persistent);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Consumer warpgroups: query_tile / 64.
+    int64_t getConsumers() const { return getQueryTile() / 64; }
+    /// Threads per block: 128 x (consumers + 1).
+    int64_t getThreads() const { return 128 * (getConsumers() + 1); }
+  }];
+}
+
 #endif // KILN_ATTRS_TD

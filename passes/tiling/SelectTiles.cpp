@@ -358,6 +358,56 @@ AttentionTileAttr kiln::selectAttentionTile(int64_t batch, int64_t heads, int64_
   return tile;
 }
 
+std::optional<Sm90AttentionTileAttr>
+kiln::selectSm90AttentionTile(int64_t batch, int64_t heads, int64_t queries, int64_t headDim,
+                              bool masked, bool persistent, TargetAttr target,
+                              std::string &reason) {
+  // Two consumer warpgroups of 64 query rows (ping-pong), K and V tiles of 128 keys while the
+  // consumers' registers hold O (padded head dim / 2 floats), S (keys / 2), P (keys / 4) and
+  // about 32 more (attention_sm90.cuh's static_assert; 240 per consumer thread after
+  // setmaxnreg), and a mask read per score (keys / 2 more) does not spill; else 64 keys with a
+  // third stage. The first that fits the target's shared memory.
+  constexpr int64_t kQueryTile = 128, kConsumerRegs = 240;
+  const int64_t padded = (headDim + 63) / 64 * 64;
+  struct Cfg {
+    int64_t keyTile, stages;
+  };
+  const Cfg cfgs[] = {{128, 2}, {64, 3}, {64, 2}};
+  const Cfg *chosen = nullptr;
+  for (const Cfg &c : cfgs) {
+    const int64_t regs = padded / 2 + c.keyTile / 2 + c.keyTile / 4 + 32 +
+                         (masked ? c.keyTile / 2 : 0);
+    if (regs > kConsumerRegs ||
+        smem_bytes::attentionSm90(headDim, kQueryTile, c.keyTile, c.stages) >
+            target.getSmemPerBlock())
+      continue;
+    chosen = &c;
+    break;
+  }
+  if (!chosen) {
+    reason = llvm::formatv("head dim {0} does not fit the Hopper attention's registers and "
+                           "shared memory",
+                           headDim)
+                 .str();
+    return std::nullopt;
+  }
+  const int64_t blocks = (queries + kQueryTile - 1) / kQueryTile * heads * batch;
+  if (blocks < target.getSmCount()) {
+    reason = llvm::formatv("{0} query tiles of {1} rows on {2} SMs: fewer than one per SM",
+                           blocks, kQueryTile, target.getSmCount())
+                 .str();
+    return std::nullopt;
+  }
+  reason = llvm::formatv("Hopper TMA + wgmma: {0} query tiles {1} on {2} SMs, {3} query rows x "
+                         "{4} keys per tile, {5} stages, ping-pong{6}",
+                         blocks, persistent ? "walked by persistent blocks" : "as blocks",
+                         target.getSmCount(), kQueryTile, chosen->keyTile, chosen->stages,
+                         masked ? ", masked" : "")
+               .str();
+  return Sm90AttentionTileAttr::get(target.getContext(), kQueryTile, chosen->keyTile,
+                                    chosen->stages, /*pingpong=*/true, persistent);
+}
+
 FailureOr<MmaTileAttr> kiln::parseMmaTile(StringRef spec, TargetAttr target, std::string &error) {
   SmallVector<StringRef> parts;
   spec.split(parts, 'x');
@@ -512,6 +562,7 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
   /// of 16); codegen falls back to the CUDA-core kernel otherwise.
   void selectForAttention(KernelOp kernel, AttentionOp attention, TargetAttr target) {
     kernel->removeAttr(kAttentionTileAttrName); // planned again from scratch
+    kernel->removeAttr(kSm90AttentionTileAttrName);
     kernel->removeAttr(kTileReasonAttrName);
     auto q = cast<RankedTensorType>(attention.getQuery().getType());
     auto v = cast<RankedTensorType>(attention.getValue().getType());
@@ -524,6 +575,21 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
     AttentionTileAttr tile =
         selectAttentionTile(q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), d, target, reason);
     kernel->setAttr(kAttentionTileAttrName, tile);
+    // The Hopper kernel beside it (codegen falls back to the mma.sync tile when TMA cannot read
+    // Q, K or V); its reason first, or why it was not chosen.
+    kernel->removeAttr(kSm90AttentionTileAttrName);
+    if (sm90Attention && target.getTensorCores() == TensorCores::Wgmma) {
+      std::string why;
+      std::optional<Sm90AttentionTileAttr> sm90 =
+          selectSm90AttentionTile(q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), d,
+                                  bool(attention.getMask()), sm90AttentionPersistent, target, why);
+      if (sm90) {
+        kernel->setAttr(kSm90AttentionTileAttrName, *sm90);
+        reason = why + "; else mma.sync: " + reason;
+      } else {
+        reason = "mma.sync (" + why + "): " + reason;
+      }
+    }
     kernel->setAttr(kTileReasonAttrName, StringAttr::get(&getContext(), reason));
   }
 

@@ -821,3 +821,51 @@ func.func @bad_role(%l: tensor<2xi32> {kiln.role = "seq_lens"}) {
 
 // expected-error @+1 {{target memory_bytes must not be negative, got -1}}
 module @target_negative_memory attributes {kiln.target = #kiln.target<name = "sm_90", arch = 90, sm_count = 132, smem_per_block = 232448, smem_per_sm = 233472, regs_per_sm = 65536, memory_bytes = -1, tensor_cores = wgmma>} {}
+
+// -----
+
+func.func @sm90_attention_tile_query_tile(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{sm90_attention_tile query_tile must be 128 or 192 (64 rows per consumer warpgroup), got 64}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.sm90_attention_tile = #kiln.sm90_attention_tile<query_tile = 64, key_tile = 128, stages = 2, pingpong = false, persistent = false>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @sm90_attention_tile_key_tile(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{sm90_attention_tile key_tile must be 64, 128 or 192, got 96}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.sm90_attention_tile = #kiln.sm90_attention_tile<query_tile = 128, key_tile = 96, stages = 2, pingpong = true, persistent = false>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @sm90_attention_tile_stages(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{sm90_attention_tile stages must be in 2..8, got 1}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.sm90_attention_tile = #kiln.sm90_attention_tile<query_tile = 128, key_tile = 128, stages = 1, pingpong = true, persistent = false>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @sm90_attention_tile_pingpong(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{sm90_attention_tile pingpong needs query_tile = 128 (two consumers), got 192}}
+  %r = kiln.kernel @k0_matmul(%a, %b) {kiln.sm90_attention_tile = #kiln.sm90_attention_tile<query_tile = 192, key_tile = 128, stages = 2, pingpong = true, persistent = false>} : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%x: tensor<64x64xf16>, %y: tensor<64x64xf16>):
+    %m = kiln.matmul %x, %y : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+    kiln.yield %m : tensor<64x64xf16>
+  }
+  return %r : tensor<64x64xf16>
+}

@@ -169,10 +169,11 @@ def fp16_model(model_path, out_dir):
 
 
 def compile_model(kiln_compile, model_path, inputs, b, s, out_path, target, precision="fp32",
-                  tp=1, loopback=False):
+                  tp=1, loopback=False, extra=()):
     """Runs kiln-compile; returns (ok, summary dict, output text). Precision "fp16-model"
     compiles the model rewritten as an fp16 export, with no --precision. tp > 1 adds
-    --tensor-parallel tp (and --tp-loopback): ok needs every rank file (or the one loopback file)."""
+    --tensor-parallel tp (and --tp-loopback): ok needs every rank file (or the one loopback file).
+    `extra`: more kiln-compile flags (--compile-flag)."""
     shape = ",".join("%s=%dx%d" % (name, b, s) for name in inputs)
     if precision == "fp16-model":
         model_path = fp16_model(model_path, os.path.dirname(out_path))
@@ -182,6 +183,7 @@ def compile_model(kiln_compile, model_path, inputs, b, s, out_path, target, prec
         cmd += ["--target", target]
     if tp > 1:
         cmd += ["--tensor-parallel", str(tp)] + (["--tp-loopback"] if loopback else [])
+    cmd += list(extra)
     os.makedirs(os.path.dirname(out_path), exist_ok=True)
     files = rank_paths(out_path, 1 if loopback else tp)
     for f in files:
@@ -266,6 +268,9 @@ def parse_args(argv):
     p.add_argument("--compile-only", metavar="OUTDIR", help="only compile all artifacts into OUTDIR")
     p.add_argument("--target", default="sm_90", help="kiln-compile --target (default sm_90)")
     p.add_argument("--seed", type=int, help="replay the random inputs of an earlier run")
+    p.add_argument("--compile-flag", action="append", default=[], metavar="FLAG",
+                   help="one more kiln-compile flag, e.g. --compile-flag=--hopper-attention "
+                        "(repeatable)")
     p.add_argument("--precision", default="fp32", choices=sorted(TOLERANCE),
                    help="kiln-compile --precision (default fp32); artifacts <model>_<b>x<s>_<p>.kiln")
     p.add_argument("--tol", type=float,
@@ -337,7 +342,7 @@ def compile_only(args, models):
         if os.path.exists(out + ".na"):
             os.remove(out + ".na")
         ok, summary, text = compile_model(args.kiln_compile, path, inputs, b, s, out, args.target,
-                                          args.precision, tp, loopback)
+                                          args.precision, tp, loopback, args.compile_flag)
         reason = None if ok or tp == 1 else heads_reason(text)
         result = "ok" if ok else ("n/a (heads): " + reason) if reason else "FAIL"
         log("%-20s %-8s %-6s %-8s %-12s %s" % (name, "%dx%d" % (b, s), mode, summary.get("kernels", "?"),
@@ -431,7 +436,7 @@ def main(argv):
                 res = (art, "missing artifact %s" % ", ".join(missing), None)
         elif missing:
             ok, _, text = compile_model(args.kiln_compile, path, inputs, b, s, art, args.target,
-                                        args.precision, tp, loopback)
+                                        args.precision, tp, loopback, args.compile_flag)
             reason = None if ok or tp == 1 else heads_reason(text)
             if reason:
                 res = (art, None, reason)

@@ -5,10 +5,12 @@
 # layout through a temporary directory with a symlink kiln -> compiler/codegen/cuda.
 #
 #   test/gpu/build_gpu_test.sh NAME [OUT] [extra nvcc flags...]   (OUT defaults to build/NAME)
-# NAME: attention_test, gemm_tc_test, math_test (SASS for sm_${ARCH:-90}), gemm_wgmma_test,
-# gemm_sm90_test (sm_90a: wgmma, TMA); the GEMM tests link cuBLAS (their reference and peer).
+# NAME: gemm_tc_test, math_test (SASS for sm_${ARCH:-90}), attention_test (sm_${ARCH:-90a}; built
+# for sm_90a it also runs the Hopper kernel, -DKILN_TEST_SM90A), gemm_wgmma_test, gemm_sm90_test
+# (sm_90a: wgmma, TMA); the GEMM tests link cuBLAS (their reference and peer).
 # The build_<NAME>.sh scripts beside it call it and say what each test does and how to run it.
-# Environment: NVCC (default: nvcc on PATH, else /usr/local/cuda/bin/nvcc), ARCH (default 90).
+# Environment: NVCC (default: nvcc on PATH, else /usr/local/cuda/bin/nvcc), ARCH (default 90;
+# 90a for attention_test).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 names=$(cd "$root/test/gpu" && ls *.cu | sed 's/\.cu$//' | tr '\n' ' ')
@@ -24,8 +26,11 @@ shift $(( $# > 0 ? 1 : 0 ))
 nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 case "$name" in
   gemm_sm90_test | gemm_wgmma_test) arch=90a ;;
+  attention_test) arch=${ARCH:-90a} ;; # the Hopper kernel's cases need sm_90a
   *) arch=${ARCH:-90} ;;
 esac
+extra=()
+[[ "$arch" == 90a ]] && extra=(-DKILN_TEST_SM90A)
 libs=()
 [[ "$name" == gemm_* ]] && libs=(-lcublas)
 inc=$(mktemp -d)
@@ -34,5 +39,5 @@ ln -s "$root/compiler/codegen/cuda" "$inc/kiln"
 mkdir -p "$(dirname "$out")"
 set -x
 "$nvcc" -std=c++17 -O3 -lineinfo -gencode=arch=compute_${arch},code=sm_${arch} -I"$inc" \
-  "$@" -o "$out" "$root/test/gpu/$name.cu" "${libs[@]}"
+  "${extra[@]}" "$@" -o "$out" "$root/test/gpu/$name.cu" "${libs[@]}"
 { set +x; } 2>/dev/null

@@ -52,47 +52,11 @@ using kiln_test::timeGraph;
 // Tensor maps (what the kiln runtime encodes from the artifact's TensorMap entries)
 //===----------------------------------------------------------------------===//
 
-using EncodeFn = CUresult (*)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
-                              const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
-                              const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
-                              CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-EncodeFn encodeFn() {
-  static EncodeFn fn = [] {
-    void *p = nullptr;
-    cudaDriverEntryPointQueryResult q;
-    CHECK_CUDA(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000,
-                                                cudaEnableDefault, &q));
-    if (!p || q != cudaDriverEntryPointSuccess) {
-      std::fprintf(stderr, "cuTensorMapEncodeTiled not found\n");
-      std::exit(2);
-    }
-    return reinterpret_cast<EncodeFn>(p);
-  }();
-  return fn;
-}
-
-/// A 16-bit tensor map over `ptr` with dims (innermost first), byte strides of dims 1.., box;
-/// swizzle 128B, zero fill. Rank = dims.size().
+/// A 16-bit tensor map with swizzle 128B (gpu_test_util.h's makeTensorMap).
 kiln::TensorMap makeMap(const void *ptr, bool bf16, std::vector<uint64_t> dims,
                         std::vector<uint64_t> strides, std::vector<uint32_t> box) {
-  static_assert(sizeof(CUtensorMap) == sizeof(kiln::TensorMap), "tensor map size");
-  CUtensorMap map;
-  std::vector<cuuint32_t> elementStrides(dims.size(), 1);
-  CUresult r = encodeFn()(
-      &map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-      cuuint32_t(dims.size()), const_cast<void *>(ptr), dims.data(), strides.data(), box.data(),
-      elementStrides.data(), CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS) {
-    std::fprintf(stderr, "cuTensorMapEncodeTiled failed (%d): rank %zu dims", int(r), dims.size());
-    for (auto d : dims)
-      std::fprintf(stderr, " %llu", (unsigned long long)d);
-    std::fprintf(stderr, "\n");
-    std::exit(2);
-  }
   kiln::TensorMap out;
-  std::memcpy(&out, &map, sizeof(map));
+  kiln_test::makeTensorMap(&out, ptr, bf16, dims, strides, box);
   return out;
 }
 

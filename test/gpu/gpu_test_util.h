@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cublas_v2.h>
+#include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -131,6 +132,51 @@ double relDiffF16(const void *x, const void *y, size_t n) {
     mag = std::max(mag, std::fabs(b));
   }
   return mag > 0 ? err / mag : err;
+}
+
+/// cuTensorMapEncodeTiled through the runtime's driver entry point (no -lcuda needed).
+using TensorMapEncodeFn = CUresult (*)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
+                                       const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
+                                       const cuuint32_t *, CUtensorMapInterleave,
+                                       CUtensorMapSwizzle, CUtensorMapL2promotion,
+                                       CUtensorMapFloatOOBfill);
+inline TensorMapEncodeFn tensorMapEncodeFn() {
+  static TensorMapEncodeFn fn = [] {
+    void *p = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    CHECK_CUDA(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000,
+                                                cudaEnableDefault, &q));
+    if (!p || q != cudaDriverEntryPointSuccess) {
+      std::fprintf(stderr, "cuTensorMapEncodeTiled not found\n");
+      std::exit(2);
+    }
+    return reinterpret_cast<TensorMapEncodeFn>(p);
+  }();
+  return fn;
+}
+
+/// Encodes into `out` (128 bytes: a kiln::TensorMap) a 16-bit tensor map over `ptr` (f16, or
+/// bf16 with `bf16`) with dims (innermost first), byte strides of dims 1.. and box; swizzle
+/// 128B, zero fill out of bounds. Rank = dims.size(). What the kiln runtime encodes from an
+/// artifact's tensor-map entries.
+inline void makeTensorMap(void *out, const void *ptr, bool bf16, std::vector<uint64_t> dims,
+                          std::vector<uint64_t> strides, std::vector<uint32_t> box) {
+  static_assert(sizeof(CUtensorMap) == 128, "tensor map size");
+  CUtensorMap map;
+  std::vector<cuuint32_t> elementStrides(dims.size(), 1);
+  CUresult r = tensorMapEncodeFn()(
+      &map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+      cuuint32_t(dims.size()), const_cast<void *>(ptr), dims.data(), strides.data(), box.data(),
+      elementStrides.data(), CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    std::fprintf(stderr, "cuTensorMapEncodeTiled failed (%d): rank %zu dims", int(r), dims.size());
+    for (auto d : dims)
+      std::fprintf(stderr, " %llu", (unsigned long long)d);
+    std::fprintf(stderr, "\n");
+    std::exit(2);
+  }
+  std::memcpy(out, &map, sizeof(map));
 }
 
 /// Prints the current device into `prop`'s description; false (with a message on stderr) unless

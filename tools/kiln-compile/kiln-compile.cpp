@@ -119,6 +119,20 @@ static cl::opt<bool> sm90Gemm(
              "--target is sm_90 (default true; --sm90-gemm=false selects mma.sync, e.g. for A/B "
              "timing; --wgmma and --mma-tile take precedence)"),
     cl::init(true), cl::cat(kilnCategory));
+static cl::opt<bool> hopperAttention(
+    "hopper-attention",
+    cl::desc("fp16/bf16 attention uses the Hopper TMA + warp-specialized wgmma kernel "
+             "(cuda/attention_sm90.cuh) when every --target is sm_90 and kiln-select-tiles finds "
+             "it fits (at least one 128-row query tile per SM); otherwise, or when TMA cannot "
+             "read Q, K or V, the mma.sync kernel. Default false (--hopper-attention=true to "
+             "use it)"),
+    cl::init(false), cl::cat(kilnCategory));
+static cl::opt<bool> hopperAttentionPersistent(
+    "hopper-attention-persistent",
+    cl::desc("With --hopper-attention: launch the Hopper attention kernel persistent (at most one "
+             "block per SM walking the query tiles longest first) instead of one block per query "
+             "tile (default false)"),
+    cl::init(false), cl::cat(kilnCategory));
 static cl::opt<bool> skinnyGemm(
     "skinny-gemm",
     cl::desc("fp16/bf16 GEMMs of at most 16 rows in all (decode steps) read their weight once "
@@ -271,6 +285,8 @@ int main(int argc, char **argv) {
         {&mmaTile, "mma-tile=128x128x32x2x4x4"},
         {&wgmma, "wgmma=true"},
         {&sm90Gemm, "sm90-gemm=false"},
+        {&hopperAttention, "sm90-attention=true"},
+        {&hopperAttentionPersistent, "sm90-attention-persistent=true"},
         {&skinnyGemm, "skinny-gemm=false"},
         {&splitKv, "split-kv=false"},
         {&keyRotary, keyRotary == KeyRotary::Fused ? "fuse-key-rotary=true"
@@ -309,6 +325,8 @@ int main(int argc, char **argv) {
   options.mmaTile = mmaTile;
   options.wgmma = wgmma;
   options.sm90Gemm = sm90Gemm;
+  options.sm90Attention = hopperAttention;
+  options.sm90AttentionPersistent = hopperAttentionPersistent;
   options.skinnyGemm = skinnyGemm;
   options.splitKv = splitKv;
   options.fuseKeyRotary = keyRotary == KeyRotary::Fused;

@@ -104,6 +104,15 @@ __device__ __forceinline__ void tmaLoad(unsigned dst, const TensorMap *map, unsi
                "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
                : "memory");
 }
+/// The rank-4 form (attention_sm90.cuh: a [B, H, S, D] operand as {D, S, H, B}).
+__device__ __forceinline__ void tmaLoad(unsigned dst, const TensorMap *map, unsigned bar, int c0,
+                                        int c1, int c2, int c3) {
+  asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
+               "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3),
+               "r"(bar)
+               : "memory");
+}
 __device__ __forceinline__ void prefetchTensorMap(const TensorMap *map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(map))
                : "memory");

@@ -128,32 +128,40 @@ __device__ __forceinline__ unsigned long long makeDesc(unsigned addr, unsigned l
 // d[4j + {0, 1}] = D[16 w + t / 4][8 j + 2 (t % 4) + {0, 1}] and d[4j + {2, 3}] the same
 // columns of row + 8 (PTX ISA, "Register Fragments and Shared Memory Matrix Layouts": wgmma
 // .m64nNk16 matrix D).
-#define KILN_WGMMA_D64                                                                             \
-  "{"                                                                                              \
+#define KILN_WGMMA_REGS64                                                                          \
   "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                         \
-  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"                 \
-  "}, %32, %33, p, 1, 1, %35, %36"
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define KILN_WGMMA_D64                                                                             \
+  "{" KILN_WGMMA_REGS64 "}, %32, %33, p, 1, 1, %35, %36"
+#define KILN_WGMMA_RS_D64                                                                          \
+  "{" KILN_WGMMA_REGS64 "}, {%32, %33, %34, %35}, %36, p, 1, 1, %38"
+#define KILN_WGMMA_RS_P64 "%37"
 #define KILN_WGMMA_P64 "%34"
-#define KILN_WGMMA_D128                                                                            \
-  "{"                                                                                              \
+#define KILN_WGMMA_REGS128                                                                         \
   "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                         \
   "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "               \
   "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "               \
-  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"                 \
-  "}, %64, %65, p, 1, 1, %67, %68"
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define KILN_WGMMA_D128                                                                            \
+  "{" KILN_WGMMA_REGS128 "}, %64, %65, p, 1, 1, %67, %68"
+#define KILN_WGMMA_RS_D128                                                                         \
+  "{" KILN_WGMMA_REGS128 "}, {%64, %65, %66, %67}, %68, p, 1, 1, %70"
+#define KILN_WGMMA_RS_P128 "%69"
 #define KILN_WGMMA_P128 "%66"
-#define KILN_WGMMA_D192                                                                            \
-  "{"                                                                                              \
+#define KILN_WGMMA_REGS192                                                                         \
   "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                         \
   "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "               \
   "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "               \
   "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "               \
   "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "               \
-  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"                 \
-  "}, %96, %97, p, 1, 1, %99, %100"
+  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
+#define KILN_WGMMA_D192                                                                            \
+  "{" KILN_WGMMA_REGS192 "}, %96, %97, p, 1, 1, %99, %100"
+#define KILN_WGMMA_RS_D192                                                                         \
+  "{" KILN_WGMMA_REGS192 "}, {%96, %97, %98, %99}, %100, p, 1, 1, %102"
+#define KILN_WGMMA_RS_P192 "%101"
 #define KILN_WGMMA_P192 "%98"
-#define KILN_WGMMA_D256                                                                            \
-  "{"                                                                                              \
+#define KILN_WGMMA_REGS256                                                                         \
   "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                         \
   "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "               \
   "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "               \
@@ -161,8 +169,12 @@ __device__ __forceinline__ unsigned long long makeDesc(unsigned addr, unsigned l
   "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "               \
   "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "               \
   "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "   \
-  "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127" \
-  "}, %128, %129, p, 1, 1, %131, %132"
+  "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+#define KILN_WGMMA_D256                                                                            \
+  "{" KILN_WGMMA_REGS256 "}, %128, %129, p, 1, 1, %131, %132"
+#define KILN_WGMMA_RS_D256                                                                         \
+  "{" KILN_WGMMA_REGS256 "}, {%128, %129, %130, %131}, %132, p, 1, 1, %134"
+#define KILN_WGMMA_RS_P256 "%133"
 #define KILN_WGMMA_P256 "%130"
 #define KILN_WGMMA_ACC8(i)                                                                         \
   "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]),      \
@@ -176,19 +188,43 @@ __device__ __forceinline__ unsigned long long makeDesc(unsigned addr, unsigned l
   KILN_WGMMA_ACC32(0), KILN_WGMMA_ACC32(32), KILN_WGMMA_ACC32(64), KILN_WGMMA_ACC32(96)
 
 /// d += A * B for one m64nNk16 step, A and B read from shared memory through descriptors;
-/// TransA / TransB = 1 for an M-major A / N-major B (imm-trans-a / imm-trans-b).
+/// TransA / TransB = 1 for an M-major A / N-major B (imm-trans-a / imm-trans-b). scaleD = 0
+/// ignores d's old value (d = A * B: the first k step of a fresh accumulator, no zeroing).
 template <typename T, int N> struct Wgmma;
+/// d += A * B for one m64nNk16 step with A in registers (four 32-bit registers of two 16-bit
+/// values each, the layout of mma.sync m16n8k16's A per warp: a[0] = (row g, k 2q..2q+1),
+/// a[1] = (row g + 8, k 2q..), a[2] = (row g, k 8 + 2q..), a[3] = (row g + 8, k 8 + 2q..),
+/// g = lane / 4, q = lane % 4, rows 16 w.. of warp w; PTX ISA, "Register Fragments and Shared
+/// Memory Matrix Layouts": wgmma .m64nNk16 matrix A) and B through a descriptor. Two adjacent
+/// 8-column blocks of an fp32 D fragment, packed to 16 bits, are exactly this A fragment, so
+/// a product P V can read P from the accumulators of P = Q K^T (FlashAttention-3). The A
+/// registers are read asynchronously: they must keep their values until wgmma.wait_group.
+template <typename T, int N> struct WgmmaRS;
 #define KILN_WGMMA_DEFINE(TYPE, PTXTYPE, N)                                                        \
   template <> struct Wgmma<TYPE, N> {                                                              \
     template <int TransA, int TransB>                                                              \
     static __device__ __forceinline__ void run(float (&d)[N / 2], unsigned long long descA,        \
-                                               unsigned long long descB) {                         \
+                                               unsigned long long descB, int scaleD = 1) {         \
       asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " KILN_WGMMA_P##N                             \
                    ", 0;\n"                                                                        \
                    "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." PTXTYPE "." PTXTYPE           \
                    " " KILN_WGMMA_D##N ";\n}\n"                                                    \
                    : KILN_WGMMA_ACC##N                                                             \
-                   : "l"(descA), "l"(descB), "r"(1), "n"(TransA), "n"(TransB)                      \
+                   : "l"(descA), "l"(descB), "r"(scaleD), "n"(TransA), "n"(TransB)                 \
+                   : "memory");                                                                    \
+    }                                                                                              \
+  };                                                                                               \
+  template <> struct WgmmaRS<TYPE, N> {                                                            \
+    template <int TransB>                                                                          \
+    static __device__ __forceinline__ void run(float (&d)[N / 2], const unsigned (&a)[4],          \
+                                               unsigned long long descB, int scaleD = 1) {         \
+      asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " KILN_WGMMA_RS_P##N                          \
+                   ", 0;\n"                                                                        \
+                   "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." PTXTYPE "." PTXTYPE           \
+                   " " KILN_WGMMA_RS_D##N ";\n}\n"                                                 \
+                   : KILN_WGMMA_ACC##N                                                             \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB), "r"(scaleD),          \
+                     "n"(TransB)                                                                   \
                    : "memory");                                                                    \
     }                                                                                              \
   };
@@ -215,6 +251,18 @@ KILN_WGMMA_DEFINE(bf16, "bf16", 256)
 #undef KILN_WGMMA_P128
 #undef KILN_WGMMA_P192
 #undef KILN_WGMMA_P256
+#undef KILN_WGMMA_RS_D64
+#undef KILN_WGMMA_RS_D128
+#undef KILN_WGMMA_RS_D192
+#undef KILN_WGMMA_RS_D256
+#undef KILN_WGMMA_RS_P64
+#undef KILN_WGMMA_RS_P128
+#undef KILN_WGMMA_RS_P192
+#undef KILN_WGMMA_RS_P256
+#undef KILN_WGMMA_REGS64
+#undef KILN_WGMMA_REGS128
+#undef KILN_WGMMA_REGS192
+#undef KILN_WGMMA_REGS256
 
 //===----------------------------------------------------------------------===//
 // Operand tiles in shared memory (128-byte swizzle, BK = 64 16-bit elements)

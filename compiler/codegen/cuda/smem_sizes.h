@@ -50,6 +50,14 @@ KILN_SMEM_HD constexpr long long attentionSimt(long long d, long long dv, long l
   return (32 * (d + 1) + 32 * (dv + 1) + warps * d) * 4;
 }
 
+/// kiln::attentionSm90 (attention_sm90.cuh): 1024 bytes of alignment slack, the BM-row Q tile
+/// and STAGES K and V tiles of BN keys, each row D rounded up to 64 16-bit elements (whole
+/// 128-byte swizzle lines), then 2 + 4 x STAGES 8-byte mbarriers.
+KILN_SMEM_HD constexpr long long attentionSm90(long long d, long long bm, long long bn,
+                                               long long stages) {
+  return 1024 + (bm + 2 * stages * bn) * ((d + 63) / 64 * 64) * 2 + 8 * (2 + 4 * stages);
+}
+
 /// kiln::gemmSm90 (gemm_sm90.cuh): 1024 bytes of alignment slack, STAGES stages of the BM x 64
 /// A tile and the BN x 64 B tile (16-bit, 128 bytes per row), an fp32 staging tile of 64 x 40
 /// floats per consumer warpgroup for the epilogue, 2 x STAGES 8-byte mbarriers and, with row
