@@ -301,6 +301,7 @@ static llvm::Error buildPipeline(const CompileOptions &options, ArrayRef<unsigne
   // target), so it needs every --target to be sm_90.
   pipelineOptions.sm90Gemm = options.sm90Gemm && onlySm90;
   pipelineOptions.skinnyGemm = options.skinnyGemm;
+  pipelineOptions.skinnyTensorCores = options.skinnyTensorCores;
   pipelineOptions.splitKv = options.splitKv;
   pipelineOptions.fuseKeyRotary = options.fuseKeyRotary;
   pipelineOptions.fuseNormIntoGemm = options.fuseNormIntoGemm;
