@@ -65,6 +65,22 @@ mlir::LogicalResult shardTensorParallel(mlir::RewriterBase &rewriter, mlir::func
 mlir::LogicalResult buildTensorParallelLoopback(mlir::RewriterBase &rewriter,
                                                 mlir::func::FuncOp func, int64_t tpSize);
 
+/// Where the few-row GEMM (kiln::gemmSkinny) does its multiply-adds (kiln-select-tiles
+/// `skinny-tensor-cores`, kiln-compile --skinny-tensor-cores).
+enum class SkinnyTensorCores {
+  Off,  ///< the CUDA cores (fp32 FMAs) for every row count
+  Auto, ///< the tensor cores from kMinSkinnyTensorCoreRows rows on, the CUDA cores below
+  On,   ///< the tensor cores for every row count
+};
+
+/// The fewest rows for which SkinnyTensorCores::Auto picks the tensor cores. On the CUDA cores
+/// each 8-byte load of the weight costs rows x 4 FMAs plus the reads of A, and from 5 rows on
+/// ptxas gives the kernel 80-127 registers (2 blocks per SM instead of 3); the tensor-core
+/// inner product costs the same per weight tile whatever the rows, but adds a shared-memory
+/// round trip of the weight, which 1-4 rows do not need to hide their FMAs. To be confirmed by
+/// test/gpu/gemm_skinny_test.cu --bench.
+inline constexpr int64_t kMinSkinnyTensorCoreRows = 5;
+
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 
@@ -149,11 +165,16 @@ Sm90GemmTileAttr selectSm90GemmTile(int64_t m, int64_t n, int64_t k, int64_t bat
                                     TargetAttr target, std::string &reason,
                                     bool rowStats = false);
 
-/// Chooses the split-K of kiln::gemmSkinny (cuda/gemm_skinny.cuh) for `rows` x [K] x [K, N]:
-/// the least number of cluster blocks sharing 64 columns that gives every SM of `target` two
-/// blocks, at most 8, keeping at least 128 K rows per block. `reason` gets the block count.
+/// Chooses the plan of kiln::gemmSkinny (cuda/gemm_skinny.cuh) for `rows` x [K] x [K, N]: the
+/// inner product (tensor cores per `tensorCores`, when the tensor-core path's shared memory,
+/// with the row statistics of an RMS norm in the A loader when `rowStats`, fits the target's
+/// block) and the split-K, the least number of cluster blocks sharing 64 columns that gives
+/// every SM of `target` two blocks, at most 8, keeping at least 128 K rows per block and the
+/// blocks in one wave. `reason` gets the choice and the block count.
 SkinnyGemmTileAttr selectSkinnyGemmTile(int64_t rows, int64_t n, int64_t k, TargetAttr target,
-                                        std::string &reason);
+                                        std::string &reason,
+                                        SkinnyTensorCores tensorCores = SkinnyTensorCores::Off,
+                                        bool rowStats = false);
 
 /// Chooses the tile of the tensor-core attention kernel for `batch` x
 /// `heads` x `queries` query rows of head dim `headDim` on `target`: the

@@ -621,7 +621,12 @@ def SelectTiles : Pass<"kiln-select-tiles", "mlir::func::FuncOp"> {
       at memory bandwidth. split_k (blocks of one cluster sharing 64 columns)
       is the least that gives every SM two blocks, at most 8, with at least
       128 K rows per block. Codegen uses it when the weight is a row-major,
-      8-byte aligned parameter shared by every batch.
+      8-byte aligned parameter shared by every batch. With
+      `skinny-tensor-cores` on (or auto, from kiln::kMinSkinnyTensorCoreRows
+      rows on) the tile gets `tensor_cores = true`, the inner product on
+      mma.sync, when its shared memory fits the target's block; codegen
+      falls back to the CUDA cores when the weight's rows are not 16-byte
+      aligned. The reason says which and why.
     - attention with 16-bit storage and D == Dv a multiple of 16:
       `kiln.attention_tile = #kiln.attention_tile<warps, row_fragments,
       key_tile>`, the largest query tile (16 x row_fragments x warps rows)
@@ -658,6 +663,16 @@ def SelectTiles : Pass<"kiln-select-tiles", "mlir::func::FuncOp"> {
     Option<"skinnyGemm", "skinny-gemm", "bool", /*default=*/"true",
            "With `sm90-gemm`: 16-bit GEMMs of at most 16 rows in all (decode steps) also get a "
            "`kiln.skinny_gemm_tile` (kiln::gemmSkinny, the weight read once)">,
+    Option<"skinnyTensorCores", "skinny-tensor-cores", "kiln::SkinnyTensorCores",
+           /*default=*/"kiln::SkinnyTensorCores::Off",
+           "Where `kiln.skinny_gemm_tile` GEMMs multiply: `tensor_cores = true` (mma.sync, A "
+           "rounded to the weight's type) when on, or when auto from "
+           "kiln::kMinSkinnyTensorCoreRows rows on, and the tensor-core path's shared memory "
+           "fits the target's block", [{::llvm::cl::values(
+             clEnumValN(kiln::SkinnyTensorCores::Off, "off", "the CUDA cores (default)"),
+             clEnumValN(kiln::SkinnyTensorCores::Auto, "auto",
+                        "the tensor cores from kiln::kMinSkinnyTensorCoreRows rows on"),
+             clEnumValN(kiln::SkinnyTensorCores::On, "on", "the tensor cores for any rows"))}]>,
     Option<"splitKv", "split-kv", "bool", /*default=*/"true",
            "With `sm90-gemm`: a decode step's paged attention over a long cache gets a "
            "`kiln.split_kv` (its keys split over a cluster of blocks)">,

@@ -81,6 +81,7 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
   tileOptions.skinnyGemm = options.skinnyGemm;
   tileOptions.sm90Attention = options.sm90Attention;
   tileOptions.sm90AttentionPersistent = options.sm90AttentionPersistent;
+  tileOptions.skinnyTensorCores = options.skinnyTensorCores;
   tileOptions.splitKv = options.splitKv;
   fpm.addPass(createSelectTiles(tileOptions));
   PlanMemoryOptions memOptions;

@@ -51,6 +51,15 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
       llvm::cl::desc("With sm90-gemm: GEMMs of at most 16 rows (decode steps) read their weight "
                      "once with kiln::gemmSkinny"),
       llvm::cl::init(true)};
+  Option<SkinnyTensorCores> skinnyTensorCores{
+      *this, "skinny-tensor-cores",
+      llvm::cl::desc("Where the few-row GEMM multiplies (kiln-select-tiles skinny-tensor-cores)"),
+      llvm::cl::init(SkinnyTensorCores::Off),
+      llvm::cl::values(
+          clEnumValN(SkinnyTensorCores::Off, "off", "the CUDA cores (default)"),
+          clEnumValN(SkinnyTensorCores::Auto, "auto",
+                     "the tensor cores from kiln::kMinSkinnyTensorCoreRows rows on"),
+          clEnumValN(SkinnyTensorCores::On, "on", "the tensor cores for any rows"))};
   Option<bool> fuseKeyRotary{
       *this, "fuse-key-rotary",
       llvm::cl::desc("Fuse attention's key rotary into the attention kernel (default false: its "

@@ -245,8 +245,11 @@ LogicalResult rowStatsNeedHopperGemm(KernelOp kernel, const char *why) {
 /// the weight is shared by it), 64 columns per block of 256 threads, split_k blocks per cluster.
 /// A is read through a per-element loader (any fused producer); B must be a row-major view of a
 /// 16-bit parameter of the operand type, shared by every batch, with 8-byte aligned rows and
-/// N % 4 == 0. Returns std::nullopt, without a diagnostic, when B is not such a view (the
-/// caller then uses the kernel's other tiles); failure (with a diagnostic) for errors.
+/// N % 4 == 0. With the tile's tensor_cores, the inner product runs on the tensor cores when
+/// B's rows are also 16-byte aligned (the view's row stride and offset multiples of 8 elements:
+/// cp.async copies aligned 16-byte chunks), on the CUDA cores otherwise (the source says why).
+/// Returns std::nullopt, without a diagnostic, when B is not such a view (the caller then uses
+/// the kernel's other tiles); failure (with a diagnostic) for errors.
 FailureOr<std::optional<GeneratedKernel>> emitMatMulSkinny(KernelOp kernel, MatMulOp mm,
                                                            SkinnyGemmTileAttr tile) {
   auto a = cast<RankedTensorType>(mm.getLhs().getType());
@@ -294,6 +297,12 @@ FailureOr<std::optional<GeneratedKernel>> emitMatMulSkinny(KernelOp kernel, MatM
     ld = N; // a single row: the stride is never stepped over
   if (ld % 4 || view->offset % 4)
     return decline("its weight's rows are not 8-byte aligned");
+  // The tensor cores as planned, when cp.async can copy B's rows in aligned 16-byte chunks.
+  const bool tc = tile.getTensorCores() && ld % 8 == 0 && view->offset % 8 == 0;
+  const char *tcNote = !tile.getTensorCores() ? ""
+                       : tc                    ? ", tensor cores"
+                                               : ", CUDA cores (tensor cores planned, but the "
+                                                 "weight's rows are not 16-byte aligned)";
   for (int64_t d = 0; d + 2 < rank; ++d)
     if (view->shape[d] != 1 && view->strides[d] != 0)
       return decline("its weight is not shared by the batch");
@@ -333,9 +342,9 @@ FailureOr<std::optional<GeneratedKernel>> emitMatMulSkinny(KernelOp kernel, MatM
                                                           "(long long)k"));
     if (failed(xValue))
       return failure();
-    loaderDecl += llvm::formatv("  const float *kiln_row_rstd = kiln::skinny::rowRstd<{0}>("
+    loaderDecl += llvm::formatv("  const float *kiln_row_rstd = kiln::skinny::rowRstd<{0}{1}>("
                                 "kiln_smem);\n",
-                                rows)
+                                rows, tc ? ", true" : "")
                       .str() +
                   "  auto loadX = [&](int skinnyRow, int k) -> float {\n" + rowSplit +
                   expr.getBody() + "    return " + *xValue + ";\n  };\n";
@@ -383,22 +392,23 @@ FailureOr<std::optional<GeneratedKernel>> emitMatMulSkinny(KernelOp kernel, MatM
   out.source =
       "// " +
       llvm::formatv("[{0}x{1}] x [{1}x{2}], batch {3}: {4} rows, few-row GEMM "
-                    "(gemm_skinny.cuh), split-K {5}{6}\n",
+                    "(gemm_skinny.cuh), split-K {5}{6}{7}\n",
                     M, K, N, batchCount, rows, splitK,
-                    rowStats ? ", RMS norm in the A loader" : "")
+                    rowStats ? ", RMS norm in the A loader" : "", tcNote)
           .str() +
       signature + " {\n  extern __shared__ __align__(16) char kiln_smem[];\n" + prefetch + "  " +
       kGridDependencyPlaceholder + "\n" + loaderDecl + epilogueDecl +
       (rowStats
-           ? llvm::formatv("  kiln::gemmSkinnyRms<{0}, {1}, {2}>({3}, {4}, loadA, loadX, {7}, {5}, "
-                           "{6}LL, epilogue, kiln_smem);\n",
+           ? llvm::formatv("  kiln::gemmSkinnyRms<{0}, {1}, {2}{8}>({3}, {4}, loadA, loadX, {7}, "
+                           "{5}, {6}LL, epilogue, kiln_smem);\n",
                            mmaType, rows, splitK, N, K, bPtr, ld,
                            cudaLiteral(Float32Type::get(kernel.getContext()),
-                                       rowStats.getEpsilon().convertToDouble(), 0))
+                                       rowStats.getEpsilon().convertToDouble(), 0),
+                           tc ? ", true" : "")
                  .str()
-           : llvm::formatv("  kiln::gemmSkinny<{0}, {1}, {2}>({3}, {4}, loadA, {5}, {6}LL, "
+           : llvm::formatv("  kiln::gemmSkinny<{0}, {1}, {2}{7}>({3}, {4}, loadA, {5}, {6}LL, "
                            "epilogue, kiln_smem);\n",
-                           mmaType, rows, splitK, N, K, bPtr, ld)
+                           mmaType, rows, splitK, N, K, bPtr, ld, tc ? ", true" : "")
                  .str()) +
       "}\n";
   if (blocks > INT32_MAX)
@@ -406,7 +416,8 @@ FailureOr<std::optional<GeneratedKernel>> emitMatMulSkinny(KernelOp kernel, MatM
                               << " exceeds the CUDA grid's x limit";
   out.grid = {unsigned(blocks), 1, 1};
   out.block = {kThreads, 1, 1};
-  out.sharedMemBytes = unsigned(smem_bytes::gemmSkinny(rows, bool(rowStats)));
+  out.sharedMemBytes = unsigned(tc ? smem_bytes::gemmSkinnyTc(rows, bool(rowStats))
+                                   : smem_bytes::gemmSkinny(rows, bool(rowStats)));
   return std::optional<GeneratedKernel>(std::move(out));
 }
 

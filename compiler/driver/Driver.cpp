@@ -304,6 +304,7 @@ static llvm::Error buildPipeline(const CompileOptions &options, ArrayRef<unsigne
   // The Hopper attention kernel exists for sm_90a alone, like the TMA GEMM.
   pipelineOptions.sm90Attention = options.sm90Attention && onlySm90;
   pipelineOptions.sm90AttentionPersistent = options.sm90AttentionPersistent;
+  pipelineOptions.skinnyTensorCores = options.skinnyTensorCores;
   pipelineOptions.splitKv = options.splitKv;
   pipelineOptions.fuseKeyRotary = options.fuseKeyRotary;
   pipelineOptions.fuseNormIntoGemm = options.fuseNormIntoGemm;

@@ -75,6 +75,8 @@ struct CompileOptions {
   /// GEMMs of at most 16 rows (decode steps) on kiln::gemmSkinny, with sm90Gemm (--skinny-gemm,
   /// default on).
   bool skinnyGemm = true;
+  /// Where the few-row GEMM multiplies (--skinny-tensor-cores, default off: the CUDA cores).
+  SkinnyTensorCores skinnyTensorCores = SkinnyTensorCores::Off;
   /// Decode steps' paged attention split over a cluster of blocks, with sm90Gemm (--split-kv,
   /// default on).
   bool splitKv = true;

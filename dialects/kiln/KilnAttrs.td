@@ -289,23 +289,31 @@ def Kiln_SkinnyGemmTileAttr : Kiln_Attr<"SkinnyGemmTile", "skinny_gemm_tile"> {
   let description = [{
     A GEMM of `rows` rows in all (M times the batch, when the weight is
     shared by the batch: the tokens of a decode step) against a row-major
-    16-bit weight, on the CUDA cores: 256 threads per block own 64 columns,
-    and the `split_k` blocks of one thread-block cluster share them and split
-    K, reducing their partial sums over distributed shared memory. Shared
-    memory: `kiln::smem_bytes::gemmSkinny(rows)` (cuda/smem_sizes.h).
+    16-bit weight: 256 threads per block own 64 columns, and the `split_k`
+    blocks of one thread-block cluster share them and split K, reducing
+    their partial sums over distributed shared memory. The inner product
+    runs on the CUDA cores in fp32 or, with `tensor_cores = true`, on the
+    tensor cores (mma.sync m16n8k16, fp32 accumulation, A rounded to the
+    weight's type; the rows padded to 16). Shared memory:
+    `kiln::smem_bytes::gemmSkinny(rows)`, with tensor cores
+    `kiln::smem_bytes::gemmSkinnyTc(rows)` (cuda/smem_sizes.h).
     kiln-select-tiles sets it beside the `#kiln.sm90_gemm_tile` and
     `#kiln.mma_tile` of the same kernel; codegen uses it when the weight is
-    a suitably aligned row-major parameter shared by every batch.
+    a suitably aligned row-major parameter shared by every batch (8-byte
+    aligned rows; 16-byte aligned for the tensor cores, else the CUDA
+    cores). `tensor_cores` is omitted from the printed form when false.
 
     The verifier holds gemm_skinny.cuh's rules: rows in 1..16, split_k in
-    1..8 (a portable cluster).
+    1..8 (a portable cluster); the tensor-core inner product has no rule of
+    its own on these.
 
     ```mlir
     kiln.kernel @k4_matmul(...) {kiln.skinny_gemm_tile = #kiln.skinny_gemm_tile<rows = 8,
-        split_k = 4>} ...
+        split_k = 4, tensor_cores = true>} ...
     ```
   }];
-  let parameters = (ins "int64_t":$rows, "int64_t":$split_k);
+  let parameters = (ins "int64_t":$rows, "int64_t":$split_k,
+                        DefaultValuedParameter<"bool", "false">:$tensor_cores);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

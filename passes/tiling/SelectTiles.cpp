@@ -283,26 +283,59 @@ Sm90GemmTileAttr kiln::selectSm90GemmTile(int64_t m, int64_t n, int64_t k, int64
 }
 
 SkinnyGemmTileAttr kiln::selectSkinnyGemmTile(int64_t rows, int64_t n, int64_t k,
-                                              TargetAttr target, std::string &reason) {
+                                              TargetAttr target, std::string &reason,
+                                              SkinnyTensorCores tensorCores, bool rowStats) {
   const int64_t sms = target.getSmCount();
   const int64_t columnTiles = (n + 63) / 64;
+  // The inner product: the tensor cores when asked for (auto: from kMinSkinnyTensorCoreRows
+  // rows on) and their shared memory (the weight's cp.async rings and A as 16-bit values)
+  // fits a block of the target.
+  const int64_t tcSmem = smem_bytes::gemmSkinnyTc(rows, rowStats);
+  const bool tcFits = target.getTensorCores() != TensorCores::None &&
+                      tcSmem <= target.getSmemPerBlock();
+  const bool tc = tcFits && (tensorCores == SkinnyTensorCores::On ||
+                             (tensorCores == SkinnyTensorCores::Auto &&
+                              rows >= kMinSkinnyTensorCoreRows));
+  std::string why;
+  if (tc)
+    why = tensorCores == SkinnyTensorCores::On
+              ? "tensor cores (skinny-tensor-cores=on)"
+              : llvm::formatv("tensor cores ({0} rows >= {1}: the CUDA cores' FMAs would bound "
+                              "it)",
+                              rows, kMinSkinnyTensorCoreRows)
+                    .str();
+  else if (tensorCores == SkinnyTensorCores::Off)
+    why = "CUDA cores (skinny-tensor-cores=off)";
+  else if (!tcFits)
+    why = llvm::formatv("CUDA cores (the tensor-core path's {0} bytes of shared memory do not "
+                        "fit the target's block)",
+                        tcSmem)
+              .str();
+  else
+    why = llvm::formatv("CUDA cores ({0} rows < {1}: bound by the weight's bandwidth)", rows,
+                        kMinSkinnyTensorCoreRows)
+              .str();
   int64_t splitK = std::clamp<int64_t>((2 * sms + columnTiles - 1) / columnTiles, 1, 8);
   while (splitK > 1 && k / splitK < 128)
     --splitK;
   // Blocks of 256 threads one SM holds, by registers: ptxas gives gemmSkinny 48-80 registers
-  // per thread up to 4 rows and 80-127 above (sm_90). A split that makes a second wave of
-  // blocks is cut back while the columns alone fit in one: at 8 rows the 0.8B Llama's QKV
-  // (48 column tiles x 6 = 288 blocks) and gate/up (176 x 2) GEMMs ran in two waves of 264.
-  const int64_t regsPerThread = rows <= 4 ? 80 : 128;
-  const int64_t perSm = std::max<int64_t>(1, target.getRegsPerSm() / (256 * regsPerThread));
+  // per thread up to 4 rows and 80-127 above (sm_90); the tensor-core path 64-80, and its
+  // shared memory (about 97 KiB) allows 2. A split that makes a second wave of blocks is cut
+  // back while the columns alone fit in one: at 8 rows the 0.8B Llama's QKV (48 column tiles
+  // x 6 = 288 blocks) and gate/up (176 x 2) GEMMs ran in two waves of 264.
+  const int64_t regsPerThread = tc ? 96 : rows <= 4 ? 80 : 128;
+  int64_t perSm = target.getRegsPerSm() / (256 * regsPerThread);
+  if (tc)
+    perSm = std::min(perSm, blocksPerSmBySmem(target, tcSmem));
+  perSm = std::max<int64_t>(1, perSm);
   const int64_t wave = perSm * sms;
   while (splitK > 1 && columnTiles * splitK > wave)
     --splitK;
   reason = llvm::formatv("skinny: {0} rows, {1} column tiles x split-K {2} = {3} blocks on {4} "
-                         "SMs ({5} per SM), the weight read once (K={6})",
-                         rows, columnTiles, splitK, columnTiles * splitK, sms, perSm, k)
+                         "SMs ({5} per SM), the weight read once (K={6}); {7}",
+                         rows, columnTiles, splitK, columnTiles * splitK, sms, perSm, k, why)
                .str();
-  return SkinnyGemmTileAttr::get(target.getContext(), rows, splitK);
+  return SkinnyGemmTileAttr::get(target.getContext(), rows, splitK, tc);
 }
 
 MmaTileAttr kiln::selectMmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, TargetAttr target,
@@ -533,7 +566,8 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
       if (skinnyGemm && (!rowStats || fewRowStats) && isFewRowGemm(matmul)) {
         std::string skinnyReason;
         kernel->setAttr(kSkinnyGemmTileAttrName,
-                        selectSkinnyGemmTile(fewRowGemmRows(matmul), n, k, target, skinnyReason));
+                        selectSkinnyGemmTile(fewRowGemmRows(matmul), n, k, target, skinnyReason,
+                                             skinnyTensorCores, fewRowStats));
         reason = fewRowStats ? skinnyReason + "; the RMS norm in the A loader (no other GEMM "
                                               "computes it)"
                              : skinnyReason + "; " + reason;

@@ -22,7 +22,7 @@
 // The tile and its reason (--emit=kernels), and the attribute's verifier.
 // RUN: kiln-compile %S/Inputs/skinny_gemms.onnx --precision fp16 --emit=kernels | FileCheck %s --check-prefix=PLAN
 // PLAN: kiln.skinny_gemm_tile = #kiln.skinny_gemm_tile<rows = 16, split_k = 2>
-// PLAN-SAME: kiln.tile_reason = "skinny: 16 rows, 4 column tiles x split-K 2 = 8 blocks on 132 SMs (2 per SM), the weight read once (K=300); sm90:
+// PLAN-SAME: kiln.tile_reason = "skinny: 16 rows, 4 column tiles x split-K 2 = 8 blocks on 132 SMs (2 per SM), the weight read once (K=300); CUDA cores (skinny-tensor-cores=off); sm90:
 // RUN: not kiln-opt %s --split-input-file 2>&1 | FileCheck %s --check-prefix=VERIFY
 
 // CHECK-LABEL: // [16x300] x [300x200], batch 1: 16 rows, few-row GEMM (gemm_skinny.cuh), split-K 2

@@ -54,7 +54,7 @@
 // CHECK: kiln::gemmSkinnyRms<kiln::f16, 3, 1>(64, 128,
 
 // PLAN-NOT: kiln.rms_norm
-// PLAN: kiln.kernel @k{{[0-9]+}}_fused_rms_norm_matmul_cast({{.*}}kiln.skinny_gemm_tile = #kiln.skinny_gemm_tile<rows = 1, split_k = 4>, kiln.tile_reason = "skinny: 1 rows, 1 column tiles x split-K 4 = 4 blocks on 132 SMs ({{[0-9]+}} per SM), the weight read once (K=512); the RMS norm in the A loader (no other GEMM computes it)"
+// PLAN: kiln.kernel @k{{[0-9]+}}_fused_rms_norm_matmul_cast({{.*}}kiln.skinny_gemm_tile = #kiln.skinny_gemm_tile<rows = 1, split_k = 4>, kiln.tile_reason = "skinny: 1 rows, 1 column tiles x split-K 4 = 4 blocks on 132 SMs ({{[0-9]+}} per SM), the weight read once (K=512); CUDA cores (skinny-tensor-cores=off); the RMS norm in the A loader (no other GEMM computes it)"
 // PLAN: kiln.row_stats %[[X:arg[0-9]+]] {epsilon = 9.99999997E-7 : f32, rms = true} : tensor<1x512xf16> -> tensor<1x1xf32>, tensor<1x1xf32>
 // PLAN-NEXT: kiln.mul %[[X]], %arg{{[0-9]+}} : tensor<1x512xf16>, tensor<512xf16> -> tensor<1x512xf16>
 // PLAN-NOT: kiln.rms_norm

@@ -115,6 +115,29 @@ module @kernel_plan attributes {kiln.target = #kiln.target<name = "sm_90", arch 
     }
     return %0, %1, %2 : tensor<64x64xf16>, tensor<64x64xf16>, tensor<1x2x64x32xf16>
   }
+  // The few-row GEMM's plan: tensor_cores is printed only when true.
+  // CHECK-LABEL: func.func @skinny_tiles
+  // CHECK: kiln.kernel @k0_matmul(%{{.*}}, %{{.*}}) {kiln.skinny_gemm_tile = #kiln.skinny_gemm_tile<rows = 8, split_k = 4, tensor_cores = true>}
+  // CHECK: kiln.kernel @k1_matmul(%{{.*}}, %{{.*}}) {kiln.skinny_gemm_tile = #kiln.skinny_gemm_tile<rows = 8, split_k = 2>}
+  // CHECK: kiln.kernel @k2_matmul(%{{.*}}, %{{.*}}) {kiln.skinny_gemm_tile = #kiln.skinny_gemm_tile<rows = 8, split_k = 1>}
+  func.func @skinny_tiles(%a: tensor<8x64xf16>, %b: tensor<64x64xf16>) -> (tensor<8x64xf16>, tensor<8x64xf16>, tensor<8x64xf16>) attributes {kiln.precision = #kiln.precision<fp16>} {
+    %0 = kiln.kernel @k0_matmul(%a, %b) {kiln.skinny_gemm_tile = #kiln.skinny_gemm_tile<rows = 8, split_k = 4, tensor_cores = true>} : (tensor<8x64xf16>, tensor<64x64xf16>) -> tensor<8x64xf16> {
+    ^bb0(%x: tensor<8x64xf16>, %y: tensor<64x64xf16>):
+      %m = kiln.matmul %x, %y : tensor<8x64xf16>, tensor<64x64xf16> -> tensor<8x64xf16>
+      kiln.yield %m : tensor<8x64xf16>
+    }
+    %1 = kiln.kernel @k1_matmul(%a, %b) {kiln.skinny_gemm_tile = #kiln.skinny_gemm_tile<rows = 8, split_k = 2, tensor_cores = false>} : (tensor<8x64xf16>, tensor<64x64xf16>) -> tensor<8x64xf16> {
+    ^bb0(%x: tensor<8x64xf16>, %y: tensor<64x64xf16>):
+      %m = kiln.matmul %x, %y : tensor<8x64xf16>, tensor<64x64xf16> -> tensor<8x64xf16>
+      kiln.yield %m : tensor<8x64xf16>
+    }
+    %2 = kiln.kernel @k2_matmul(%a, %b) {kiln.skinny_gemm_tile = #kiln.skinny_gemm_tile<rows = 8, split_k = 1>} : (tensor<8x64xf16>, tensor<64x64xf16>) -> tensor<8x64xf16> {
+    ^bb0(%x: tensor<8x64xf16>, %y: tensor<64x64xf16>):
+      %m = kiln.matmul %x, %y : tensor<8x64xf16>, tensor<64x64xf16> -> tensor<8x64xf16>
+      kiln.yield %m : tensor<8x64xf16>
+    }
+    return %0, %1, %2 : tensor<8x64xf16>, tensor<8x64xf16>, tensor<8x64xf16>
+  }
   // CHECK-LABEL: func.func @simt_tile
   // CHECK: kiln.kernel @k0_matmul(%{{.*}}, %{{.*}}) {kiln.gemm_tile = #kiln.gemm_tile<bm = 16, bn = 16, bk = 32, tm = 2, tn = 2, ks = 4>}
   func.func @simt_tile(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> attributes {kiln.precision = #kiln.precision<fp32>} {

@@ -7,7 +7,7 @@
 #   test/gpu/build_gpu_test.sh NAME [OUT] [extra nvcc flags...]   (OUT defaults to build/NAME)
 # NAME: gemm_tc_test, math_test (SASS for sm_${ARCH:-90}), attention_test (sm_${ARCH:-90a}; built
 # for sm_90a it also runs the Hopper kernel, -DKILN_TEST_SM90A), gemm_wgmma_test, gemm_sm90_test
-# (sm_90a: wgmma, TMA); the GEMM tests link cuBLAS (their reference and peer).
+# (sm_90a: wgmma, TMA), gemm_skinny_test; the GEMM tests link cuBLAS (their reference and peer).
 # The build_<NAME>.sh scripts beside it call it and say what each test does and how to run it.
 # Environment: NVCC (default: nvcc on PATH, else /usr/local/cuda/bin/nvcc), ARCH (default 90;
 # 90a for attention_test).

@@ -139,6 +139,17 @@ static cl::opt<bool> skinnyGemm(
              "with the few-row GEMM when the Hopper GEMM is on (default true; "
              "--skinny-gemm=false for A/B timing)"),
     cl::init(true), cl::cat(kilnCategory));
+static cl::opt<kiln::SkinnyTensorCores> skinnyTensorCores(
+    "skinny-tensor-cores",
+    cl::desc("Where the few-row GEMM (decode steps, --skinny-gemm) does its multiply-adds"),
+    cl::values(clEnumValN(kiln::SkinnyTensorCores::Off, "off",
+                          "on the CUDA cores in fp32 (default)"),
+               clEnumValN(kiln::SkinnyTensorCores::Auto, "auto",
+                          "on the tensor cores (mma.sync, A rounded to the weight's type) from "
+                          "5 rows on, on the CUDA cores below"),
+               clEnumValN(kiln::SkinnyTensorCores::On, "on",
+                          "on the tensor cores for any rows (for A/B timing)")),
+    cl::init(kiln::SkinnyTensorCores::Off), cl::cat(kilnCategory));
 static cl::opt<bool> splitKv(
     "split-kv",
     cl::desc("--kv-cache: attention over the paged cache by the decode kernel (decode steps, "
@@ -267,6 +278,7 @@ int main(int argc, char **argv) {
                               {kiln::enumOption(emit), kiln::enumOption(progressChoice),
                                kiln::enumOption(precision), kiln::enumOption(keyRotary),
                                kiln::enumOption(normIntoGemm),
+                               kiln::enumOption(skinnyTensorCores),
                                kiln::enumOption(programmaticLaunch)}))
     return 2;
   if (!cl::ParseCommandLineOptions(
@@ -288,6 +300,7 @@ int main(int argc, char **argv) {
         {&hopperAttention, "sm90-attention=true"},
         {&hopperAttentionPersistent, "sm90-attention-persistent=true"},
         {&skinnyGemm, "skinny-gemm=false"},
+        {&skinnyTensorCores, "skinny-tensor-cores=auto"},
         {&splitKv, "split-kv=false"},
         {&keyRotary, keyRotary == KeyRotary::Fused ? "fuse-key-rotary=true"
                                                    : "fuse-key-rotary=false"},
@@ -328,6 +341,7 @@ int main(int argc, char **argv) {
   options.sm90Attention = hopperAttention;
   options.sm90AttentionPersistent = hopperAttentionPersistent;
   options.skinnyGemm = skinnyGemm;
+  options.skinnyTensorCores = skinnyTensorCores;
   options.splitKv = splitKv;
   options.fuseKeyRotary = keyRotary == KeyRotary::Fused;
   options.fuseNormIntoGemm = normIntoGemm == NormIntoGemm::Fused;

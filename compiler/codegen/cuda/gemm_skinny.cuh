@@ -4,11 +4,13 @@
 // step, batch x 1, flattened when B is shared by the batch) with B row-major (N contiguous: the
 // layout of exported Linear weights). Such a GEMM moves R x K + K x N elements and does R x N x K
 // multiply-adds: it is bound by reading B, so the kernel is built to read every element of B
-// exactly once, in full 128-byte lines, with many loads in flight per SM, and to do its few
-// multiply-adds on the CUDA cores in fp32 (at R = 16 the FMA rate and the H200's bandwidth are
-// about even; tensor cores would pad R to 16 rows and add a shared-memory round trip for B).
+// exactly once, in full 128-byte lines, with many loads in flight per SM. The multiply-adds run
+// on the CUDA cores in fp32 (TC = false) or on the tensor cores (TC = true, below). On the CUDA
+// cores each 8-byte load of B costs R x 4 FMAs plus R reads of A from shared memory, so from a
+// few rows on the issue rate, not the bandwidth, bounds the kernel (H200, 0.8B Llama decode: at
+// R = 8 every GEMM took about twice its R = 1 time).
 //
-// Work split (256 threads, 64 columns per block):
+// Work split on the CUDA cores (256 threads, 64 columns per block):
 //  - blockIdx.x / SPLITK picks 64 columns n0..n0+63; the SPLITK blocks of one thread-block cluster
 //    (__cluster_dims__(SPLITK, 1, 1), set by the code generator) share them and split K;
 //  - thread t owns columns n0 + 4 (t % 16) .. +3 and every 16th K row from t / 16: a warp reads
@@ -21,6 +23,25 @@
 //    one R x 64 partial per block; with SPLITK > 1 the cluster's blocks then sum each other's
 //    partials over distributed shared memory (ld.shared::cluster) in rank order (the result does
 //    not depend on which block sums), each block finishing a share of the column pairs.
+// On the tensor cores (TC = true; f16/bf16, fp32 accumulation, A rounded to T once as it is
+// staged) the block, its 64 columns, the K slice of the cluster and everything after the main
+// loop are the same; the inner product is mma.sync.m16n8k16 with A (R rows, padded to 16 by
+// zero fragments) as the A operand and the weight as the B operand:
+//  - the K slice is cut into steps of 16 rows; warp w multiplies steps w, w + 8, ... (a round of
+//    the 8 warps reads 128 consecutive K rows), each a 16 x 64 tile of B: 8 mma per step, 32
+//    fp32 accumulators per thread;
+//  - each warp streams its own steps with 16-byte cp.async.cg (a quarter warp copies one
+//    128-byte line) into a ring of smem_bytes::kSkinnyTcStages slots of 2 KiB (XOR-swizzled 16-
+//    byte chunks), S - 1 steps in flight while one is multiplied, synchronized by
+//    cp.async.wait_group and __syncwarp only (no block barrier in the stream); the first S - 1
+//    steps go out before A is staged; fragments come from ldmatrix.x4.trans;
+//  - A is staged as T, [r][k] rows of smem_bytes::skinnyTcChunk(R) K rows padded by 16 bytes
+//    (the fragment loads hit distinct banks), zero past the slice, so rows R..15 are never
+//    stored: their fragment registers are zero;
+//  - the 8 warps' partials are summed through the rings' space into the block's R x 64 partial.
+// Per 16 x 64 tile of B a warp issues 4 cp.async, 4 ldmatrix, 2-4 shared loads of A and 8 mma
+// per thread, whatever R: the R = 16 GEMM costs about what R = 1 costs.
+//
 // The fused epilogue gets every accumulator once: epilogue(r, n, acc), or with a PairEpilogue
 // f(r, n, acc[r][n], acc[r][n + 1]) for even n (gated units with interleaved gate/up columns).
 //
@@ -33,7 +54,14 @@
 // Preconditions, checked by the code generator: 1 <= R <= 16, 1 <= SPLITK <= 8, N % 4 == 0, B
 // and ldb such that every row's 4-column group is 8-byte aligned (B 8-byte aligned, ldb % 4 == 0);
 // the block has kThreads threads and smem_bytes::gemmSkinny(R) bytes of dynamic shared memory.
+// TC additionally: T is f16 or bf16, B 16-byte aligned and ldb % 8 == 0 (cp.async copies 16
+// aligned bytes; a chunk straddling N reads its in-range half only), and
+// smem_bytes::gemmSkinnyTc(R) bytes of dynamic shared memory.
 #pragma once
+#include "kiln/common.cuh"
+#include "kiln/gemm_sm90.cuh" // sm90::clusterRank, clusterSync
+#include "kiln/gemm_tc.cuh"   // tc::smemAddr, Mma, ldsmX4, cp.async; IsPairEpilogue
+#include "kiln/smem_sizes.h"
 
 namespace kiln {
 
@@ -85,15 +113,18 @@ __device__ __forceinline__ float ldClusterF(unsigned addr, unsigned rank) {
 }
 
 /// The row statistics' floats of gemmSkinnyRms with R rows, after the rest of its shared memory
-/// (smem_bytes::gemmSkinny(R, true)): the block's sums of squares [R], the rows' rstd [R] the
-/// epilogue reads, and the 8 warps' partial sums [8][R].
-template <int R> __device__ __forceinline__ float *rowStats(char *smem) {
+/// (smem_bytes::gemmSkinny(R, true), or smem_bytes::gemmSkinnyTc(R, true) with TC): the block's
+/// sums of squares [R], the rows' rstd [R] the epilogue reads, and the 8 warps' partial sums
+/// [8][R].
+template <int R, bool TC = false> __device__ __forceinline__ float *rowStats(char *smem) {
+  if constexpr (TC)
+    return reinterpret_cast<float *>(smem + smem_bytes::gemmSkinnyTc(R));
   constexpr int kChunk = int(smem_bytes::skinnyChunk(R));
   return reinterpret_cast<float *>(smem) + (kChunk + kCols) * R;
 }
-/// The rstd of row r (0 <= r < R) is rowRstd<R>(smem)[r] in gemmSkinnyRms's epilogue.
-template <int R> __device__ __forceinline__ const float *rowRstd(char *smem) {
-  return rowStats<R>(smem) + R;
+/// The rstd of row r (0 <= r < R) is rowRstd<R, TC>(smem)[r] in gemmSkinnyRms's epilogue.
+template <int R, bool TC = false> __device__ __forceinline__ const float *rowRstd(char *smem) {
+  return rowStats<R, TC>(smem) + R;
 }
 
 /// Two floats of cluster block `rank`'s shared memory at the shared::cta address `addr` there.
@@ -159,144 +190,66 @@ __device__ __forceinline__ void gemmSkinnyPrefetchB(int N, int K, const T *__res
 }
 
 namespace skinny {
-/// gemmSkinny and gemmSkinnyRms (below). RMS: also sum loadX(r, k)^2 over each row and leave the
-/// rows' rstd in rowRstd<R>(smem) for the epilogue.
-template <typename T, int R, int SPLITK, bool RMS, typename LoadA, typename LoadX,
-          typename Epilogue>
-__device__ __forceinline__ void gemmSkinnyImpl(int N, int K, const LoadA &loadA,
-                                               const LoadX &loadX, float eps,
-                                               const T *__restrict__ B, long long ldb,
-                                               const Epilogue &epilogue, char *smem) {
-  static_assert(R >= 1 && R <= 16, "gemmSkinny: 1..16 rows");
-  static_assert(SPLITK >= 1 && SPLITK <= 8, "gemmSkinny: SPLITK in 1..8 (a portable cluster)");
-  constexpr int kChunk = int(smem_bytes::skinnyChunk(R));
-  constexpr int U = kUnroll, kStep = kRowGroups * U;
-  const int tid = threadIdx.x;
-  int split = 0;
-  if constexpr (SPLITK > 1)
-    split = int(sm90::clusterRank());
-  const int n0 = int(blockIdx.x / SPLITK) * kCols;
-  const int cg = tid & 15, rg = tid >> 4;
-  const int n = n0 + 4 * cg;
-  const bool colIn = n < N; // N % 4 == 0: the whole group is in or out
-  const int2 slice = kSlice<SPLITK>(K, split);
-  const int kBegin = slice.x, kEnd = slice.y;
 
-  float *As = reinterpret_cast<float *>(smem); // [kChunk][R]
-  // RMS: sums of squares, per thread (kThreads % R == 0: a thread stages one row only) or else
-  // in the block's row sums directly.
-  float *stats = rowStats<R>(smem);
-  float sumSq = 0.f;
-  if constexpr (RMS && kThreads % R != 0) {
-    if (tid < R)
-      stats[tid] = 0.f; // ordered before the atomics by the first chunk's barrier
-  }
-  float acc[R][4];
+/// Stages K rows [c0, c0 + padded) of A (the block's R rows) in shared memory for one chunk:
+/// element i of the chunk is row i % R at k = c0 + i / R (rows at or past c0 + `rows` are zero
+/// and load nothing). CUDA cores (TC = false): fp32 at As[i] ([k][r]). Tensor cores: the value
+/// rounded to T (cvt.rn, as the prefill tensor-core GEMM rounds a functor operand) at
+/// As[r * skinnyTcALd(R) + k - c0] ([r][k], T's 16-bit pattern). RMS: also sums loadX(r, k)^2,
+/// in `sumSq` when every element this thread stages is in row tid % R (kThreads % R == 0), else
+/// with shared-memory atomics into stats[r].
+template <typename T, int R, bool RMS, bool TC, typename LoadA, typename LoadX>
+__device__ __forceinline__ void stageA(int c0, int rows, int padded, const LoadA &loadA,
+                                       const LoadX &loadX, void *As, float *stats,
+                                       float &sumSq) {
+  const int tid = threadIdx.x;
+  // kStageLoads loads of A in flight per thread: all are issued before any is stored (As and
+  // loadA's pointers are generic, so the compiler would not move a load past a store, and one
+  // element per round trip to L2 took most of the 8-row GEMMs' time, session 16's ncu).
+  for (int i0 = tid; i0 < padded * R; i0 += kThreads * kStageLoads) {
+    float a[kStageLoads], q[kStageLoads];
 #pragma unroll
-  for (int r = 0; r < R; ++r)
-#pragma unroll
-    for (int c = 0; c < 4; ++c)
-      acc[r][c] = 0.f;
-  T tag{};
-  // The batch of rows j0, j0 + 16, ... (U of them) of this thread's 4 columns; rows at or past
-  // `rows` load nothing.
-  auto loadBatch = [&](uint2 (&v)[U], const T *bRow, int j0, int rows) {
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int kk = j0 + kRowGroups * u;
-      v[u] = colIn && kk < rows ? ldStream8(bRow + (long long)kk * ldb) : make_uint2(0u, 0u);
+    for (int s = 0; s < kStageLoads; ++s) {
+      const int i = i0 + s * kThreads;
+      a[s] = i < rows * R ? loadA(i % R, c0 + i / R) : 0.f;
+      if constexpr (RMS) {
+        // The same element as loadA's: its load of x is common to both.
+        const float x = i < rows * R ? loadX(i % R, c0 + i / R) : 0.f;
+        q[s] = x * x;
+      }
     }
-  };
-  for (int c0 = kBegin; c0 < kEnd; c0 += kChunk) {
-    const int rows = min(kChunk, kEnd - c0);
-    const T *bRow = B + (long long)c0 * ldb + n;
-    // The first batch of B is issued before A is staged: B does not depend on A, and the
-    // staging's round trip to L2 then overlaps the first loads from memory.
-    uint2 v[U];
-    loadBatch(v, bRow, rg, rows);
-    __syncthreads(); // the previous chunk is consumed
-    // kStageLoads loads of A in flight per thread: all are issued before any is stored (As and
-    // loadA's pointers are generic, so the compiler would not move a load past a store, and one
-    // element per round trip to L2 took most of the 8-row GEMMs' time, session 16's ncu).
-    for (int i0 = tid; i0 < rows * R; i0 += kThreads * kStageLoads) {
-      float a[kStageLoads], q[kStageLoads];
+#pragma unroll
+    for (int s = 0; s < kStageLoads; ++s) {
+      const int i = i0 + s * kThreads;
+      if (i < padded * R) {
+        if constexpr (TC)
+          static_cast<unsigned short *>(As)[(i % R) * int(smem_bytes::skinnyTcALd(R)) + i / R] =
+              cvt<T>(a[s]).bits;
+        else
+          static_cast<float *>(As)[i] = a[s];
+      }
+    }
+    if constexpr (RMS) {
 #pragma unroll
       for (int s = 0; s < kStageLoads; ++s) {
-        const int i = i0 + s * kThreads;
-        a[s] = i < rows * R ? loadA(i % R, c0 + i / R) : 0.f;
-        if constexpr (RMS) {
-          // The same element as loadA's: its load of x is common to both.
-          const float x = i < rows * R ? loadX(i % R, c0 + i / R) : 0.f;
-          q[s] = x * x;
-        }
+        if constexpr (kThreads % R == 0)
+          sumSq += q[s]; // every element this thread stages is in row tid % R (zero past rows)
+        else if (i0 + s * kThreads < rows * R)
+          atomicAdd(stats + (i0 + s * kThreads) % R, q[s]);
       }
-#pragma unroll
-      for (int s = 0; s < kStageLoads; ++s)
-        if (i0 + s * kThreads < rows * R)
-          As[i0 + s * kThreads] = a[s];
-      if constexpr (RMS) {
-#pragma unroll
-        for (int s = 0; s < kStageLoads; ++s) {
-          if constexpr (kThreads % R == 0)
-            sumSq += q[s]; // every element this thread stages is in row tid % R
-          else if (i0 + s * kThreads < rows * R)
-            atomicAdd(stats + (i0 + s * kThreads) % R, q[s]);
-        }
-      }
-    }
-    __syncthreads();
-    for (int j0 = rg; j0 < rows; j0 += kStep) {
-      // Software pipeline: the next batch is in flight while this one is used.
-      uint2 w[U];
-      loadBatch(w, bRow, j0 + kStep, rows);
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int kk = j0 + kRowGroups * u;
-        if (kk >= rows)
-          break;
-        float b[4];
-        widen4(v[u], tag, b);
-        const float *a = As + kk * R;
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-          const float ar = a[r];
-#pragma unroll
-          for (int c = 0; c < 4; ++c)
-            acc[r][c] = fmaf(ar, b[c], acc[r][c]);
-        }
-      }
-#pragma unroll
-      for (int u = 0; u < U; ++u)
-        v[u] = w[u];
     }
   }
+}
 
-  // Row groups 2w and 2w + 1 share warp w: fold them, then the 8 warps through shared memory.
-#pragma unroll
-  for (int r = 0; r < R; ++r)
-#pragma unroll
-    for (int c = 0; c < 4; ++c)
-      acc[r][c] += __shfl_xor_sync(0xffffffffu, acc[r][c], 16);
-  __syncthreads(); // As is no longer read
-  static_assert(kChunk >= 8 * kCols, "the A chunk's space holds the 8 warps' partials");
-  float *red = reinterpret_cast<float *>(smem); // [8][R][kCols]
-  float *part = red + kChunk * R;               // [R][kCols]: this block's partial
-  if ((tid & 16) == 0) {
-    const int w = tid >> 5;
-#pragma unroll
-    for (int r = 0; r < R; ++r)
-#pragma unroll
-      for (int c = 0; c < 4; ++c)
-        red[(w * R + r) * kCols + 4 * cg + c] = acc[r][c];
-  }
-  __syncthreads();
-  for (int i = tid; i < R * kCols; i += kThreads) {
-    float s = 0.f;
-#pragma unroll
-    for (int w = 0; w < 8; ++w)
-      s += red[w * R * kCols + i];
-    part[i] = s;
-  }
+/// The end both inner products share, after the main loop: `part` holds the block's R x 64
+/// partial sums (fp32, [r][c]) and, with RMS, stats[0..R) the block's sums of squares (or, with
+/// kThreads % R == 0, each thread's `sumSq` still to be folded). Folds the row statistics, sums
+/// the cluster's partials in rank order over distributed shared memory and runs the epilogue.
+template <int R, int SPLITK, bool RMS, typename Epilogue>
+__device__ __forceinline__ void gemmSkinnyFinish(int N, int K, float eps, int n0, int split,
+                                                 const float *part, float *stats, float sumSq,
+                                                 const Epilogue &epilogue) {
+  const int tid = threadIdx.x;
   if constexpr (RMS && kThreads % R == 0) {
     // Lanes l and l ^ m (m >= R, R divides 32) stage the same row: fold them, then the 8 warps.
 #pragma unroll
@@ -364,30 +317,308 @@ __device__ __forceinline__ void gemmSkinnyImpl(int N, int K, const LoadA &loadA,
   if constexpr (SPLITK > 1)
     sm90::clusterSync(); // no block leaves while another reads its shared memory
 }
+
+/// gemmSkinny and gemmSkinnyRms (below) on the CUDA cores. RMS: also sum loadX(r, k)^2 over each
+/// row and leave the rows' rstd in rowRstd<R>(smem) for the epilogue.
+template <typename T, int R, int SPLITK, bool RMS, typename LoadA, typename LoadX,
+          typename Epilogue>
+__device__ __forceinline__ void gemmSkinnyImpl(int N, int K, const LoadA &loadA,
+                                               const LoadX &loadX, float eps,
+                                               const T *__restrict__ B, long long ldb,
+                                               const Epilogue &epilogue, char *smem) {
+  static_assert(R >= 1 && R <= 16, "gemmSkinny: 1..16 rows");
+  static_assert(SPLITK >= 1 && SPLITK <= 8, "gemmSkinny: SPLITK in 1..8 (a portable cluster)");
+  constexpr int kChunk = int(smem_bytes::skinnyChunk(R));
+  constexpr int U = kUnroll, kStep = kRowGroups * U;
+  const int tid = threadIdx.x;
+  int split = 0;
+  if constexpr (SPLITK > 1)
+    split = int(sm90::clusterRank());
+  const int n0 = int(blockIdx.x / SPLITK) * kCols;
+  const int cg = tid & 15, rg = tid >> 4;
+  const int n = n0 + 4 * cg;
+  const bool colIn = n < N; // N % 4 == 0: the whole group is in or out
+  const int2 slice = kSlice<SPLITK>(K, split);
+  const int kBegin = slice.x, kEnd = slice.y;
+
+  float *As = reinterpret_cast<float *>(smem); // [kChunk][R]
+  // RMS: sums of squares, per thread (kThreads % R == 0: a thread stages one row only) or else
+  // in the block's row sums directly.
+  float *stats = rowStats<R>(smem);
+  float sumSq = 0.f;
+  if constexpr (RMS && kThreads % R != 0) {
+    if (tid < R)
+      stats[tid] = 0.f; // ordered before the atomics by the first chunk's barrier
+  }
+  float acc[R][4];
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int c = 0; c < 4; ++c)
+      acc[r][c] = 0.f;
+  T tag{};
+  // The batch of rows j0, j0 + 16, ... (U of them) of this thread's 4 columns; rows at or past
+  // `rows` load nothing.
+  auto loadBatch = [&](uint2 (&v)[U], const T *bRow, int j0, int rows) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int kk = j0 + kRowGroups * u;
+      v[u] = colIn && kk < rows ? ldStream8(bRow + (long long)kk * ldb) : make_uint2(0u, 0u);
+    }
+  };
+  for (int c0 = kBegin; c0 < kEnd; c0 += kChunk) {
+    const int rows = min(kChunk, kEnd - c0);
+    const T *bRow = B + (long long)c0 * ldb + n;
+    // The first batch of B is issued before A is staged: B does not depend on A, and the
+    // staging's round trip to L2 then overlaps the first loads from memory.
+    uint2 v[U];
+    loadBatch(v, bRow, rg, rows);
+    __syncthreads(); // the previous chunk is consumed
+    stageA<T, R, RMS, false>(c0, rows, rows, loadA, loadX, As, stats, sumSq);
+    __syncthreads();
+    for (int j0 = rg; j0 < rows; j0 += kStep) {
+      // Software pipeline: the next batch is in flight while this one is used.
+      uint2 w[U];
+      loadBatch(w, bRow, j0 + kStep, rows);
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int kk = j0 + kRowGroups * u;
+        if (kk >= rows)
+          break;
+        float b[4];
+        widen4(v[u], tag, b);
+        const float *a = As + kk * R;
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+          const float ar = a[r];
+#pragma unroll
+          for (int c = 0; c < 4; ++c)
+            acc[r][c] = fmaf(ar, b[c], acc[r][c]);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        v[u] = w[u];
+    }
+  }
+
+  // Row groups 2w and 2w + 1 share warp w: fold them, then the 8 warps through shared memory.
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int c = 0; c < 4; ++c)
+      acc[r][c] += __shfl_xor_sync(0xffffffffu, acc[r][c], 16);
+  __syncthreads(); // As is no longer read
+  static_assert(kChunk >= 8 * kCols, "the A chunk's space holds the 8 warps' partials");
+  float *red = reinterpret_cast<float *>(smem); // [8][R][kCols]
+  float *part = red + kChunk * R;               // [R][kCols]: this block's partial
+  if ((tid & 16) == 0) {
+    const int w = tid >> 5;
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int c = 0; c < 4; ++c)
+        red[(w * R + r) * kCols + 4 * cg + c] = acc[r][c];
+  }
+  __syncthreads();
+  for (int i = tid; i < R * kCols; i += kThreads) {
+    float s = 0.f;
+#pragma unroll
+    for (int w = 0; w < 8; ++w)
+      s += red[w * R * kCols + i];
+    part[i] = s;
+  }
+  gemmSkinnyFinish<R, SPLITK, RMS>(N, K, eps, n0, split, part, stats, sumSq, epilogue);
+}
+
+/// 16-byte global -> shared copy (cp.async.cg) of which the first `bytes` (0..16) are read and
+/// the rest zero-filled (PTX ISA, "cp.async": src-size below cp-size). Both addresses 16-byte
+/// aligned.
+__device__ __forceinline__ void cpAsync16Part(unsigned dst, const void *src, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(bytes));
+}
+
+/// gemmSkinny and gemmSkinnyRms (below) on the tensor cores (TC = true; the top of this file
+/// says how the work is split).
+template <typename T, int R, int SPLITK, bool RMS, typename LoadA, typename LoadX,
+          typename Epilogue>
+__device__ __forceinline__ void gemmSkinnyTcImpl(int N, int K, const LoadA &loadA,
+                                                 const LoadX &loadX, float eps,
+                                                 const T *__restrict__ B, long long ldb,
+                                                 const Epilogue &epilogue, char *smem) {
+  static_assert(R >= 1 && R <= 16, "gemmSkinny: 1..16 rows");
+  static_assert(SPLITK >= 1 && SPLITK <= 8, "gemmSkinny: SPLITK in 1..8 (a portable cluster)");
+  static_assert(tc::IsSame<T, f16>::value || tc::IsSame<T, bf16>::value,
+                "gemmSkinny with tensor cores: f16 or bf16 operands (mma.sync m16n8k16)");
+  constexpr int S = int(smem_bytes::kSkinnyTcStages);
+  constexpr int kChunk = int(smem_bytes::skinnyTcChunk(R));
+  constexpr int kLdA = int(smem_bytes::skinnyTcALd(R));
+  constexpr int kRing = int(smem_bytes::skinnyTcRing());
+  constexpr int kWarps = kThreads / 32;
+  constexpr int kSlotBytes = 16 * kCols * 2; // 16 K rows x 64 columns of T
+  static_assert(kChunk % (kWarps * 16) == 0, "an A chunk is whole rounds of the 8 warps' steps");
+  static_assert(kRing == kWarps * S * kSlotBytes, "smem_sizes.h's ring is the kernel's");
+  static_assert(kRing >= kWarps * R * kCols * 4, "the B rings hold the 8 warps' partials");
+  static_assert(kLdA * 2 * R >= R * kCols * 4, "the A chunk holds the block's partial");
+  static_assert(S >= 2, "at least one B slot in flight while one is used");
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  int split = 0;
+  if constexpr (SPLITK > 1)
+    split = int(sm90::clusterRank());
+  const int n0 = int(blockIdx.x / SPLITK) * kCols;
+  const int2 slice = kSlice<SPLITK>(K, split);
+  const int kBegin = slice.x, kEnd = slice.y;
+  // The slice's 16-row steps; warp w multiplies steps w, w + 8, ... (its j-th is w + 8 j), so
+  // one round of the block reads 128 consecutive K rows.
+  const int steps = (kEnd - kBegin + 15) / 16;
+  const int warpSteps = steps > warp ? (steps - warp + kWarps - 1) / kWarps : 0;
+
+  const unsigned ring = tc::smemAddr(smem) + unsigned(warp * S * kSlotBytes);
+  unsigned short *As = reinterpret_cast<unsigned short *>(smem + kRing); // [R][kLdA]
+  float *stats = rowStats<R, true>(smem);
+  float sumSq = 0.f;
+  if constexpr (RMS && kThreads % R != 0) {
+    if (tid < R)
+      stats[tid] = 0.f; // ordered before the atomics by the first chunk's barrier
+  }
+
+  // B: step j of this warp goes to slot j % S as 16 lines (K rows) of 8 16-byte chunks (8
+  // columns each); chunk c of line l is stored at position c ^ (l % 8), so the 8 lines of one
+  // ldmatrix phase (one chunk) and the 8 chunks of one line a quarter warp copies lie on
+  // distinct banks. Lane l copies chunk l % 8 of lines l / 8, l / 8 + 4, ... (a quarter warp
+  // reads one 128-byte line of B). Columns past N are zero-filled (N % 4 == 0: a chunk is
+  // whole, half or not in range), rows past the slice too; a step past the warp's last commits
+  // an empty group, so the wait below always counts S - 1 groups.
+  const int cpChunk = lane & 7, cpLine = lane >> 3;
+  const int cpCol = n0 + 8 * cpChunk;
+  const int cpBytes = max(0, min(16, 2 * (N - cpCol)));
+  auto issueB = [&](int j) {
+    if (j < warpSteps) {
+      const unsigned slot = ring + unsigned((j % S) * kSlotBytes);
+      const int k0 = kBegin + (warp + kWarps * j) * 16;
+#pragma unroll
+      for (int it = 0; it < 4; ++it) {
+        const int line = cpLine + 4 * it, k = k0 + line;
+        const int bytes = k < kEnd ? cpBytes : 0;
+        const T *src = bytes ? B + (long long)k * ldb + cpCol : B;
+        cpAsync16Part(slot + unsigned(line * 128 + ((cpChunk ^ (line & 7)) * 16)), src, bytes);
+      }
+    }
+    tc::cpAsyncCommit();
+  };
+  // The first S - 1 steps of B are in flight before A is staged (B does not depend on A).
+#pragma unroll
+  for (int j = 0; j < S - 1; ++j)
+    issueB(j);
+
+  // Fragment addresses (PTX ISA, "Matrix fragments for mma.m16n8k16", "ldmatrix"; g = lane / 4,
+  // q = lane % 4). B: ldmatrix.x4.trans, lane l addressing line (k) 8 (m & 1) + l % 8 of
+  // column chunk 2p + (m >> 1), m = l / 8: registers {0, 1} are the k16 x n8 fragment of
+  // columns 16p .. 16p + 7, {2, 3} of 16p + 8 .. 16p + 15. A: 32-bit loads of rows g and g + 8
+  // (zero past R: only R rows are staged), k pairs 2q and 2q + 8 of the step.
+  const int ldm = lane >> 3, li = lane & 7;
+  const unsigned bLane = unsigned((8 * (ldm & 1) + li) * 128);
+  const int bChunk = (ldm >> 1) ^ li; // chunk 2p + (m >> 1) stored at (2p + (m >> 1)) ^ li
+  const int g = lane >> 2, q = lane & 3;
+  float acc[kCols / 8][4];
+#pragma unroll
+  for (int t = 0; t < kCols / 8; ++t)
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      acc[t][e] = 0.f;
+
+  int j = 0; // this warp's next step
+  for (int c0 = kBegin; c0 < kEnd; c0 += kChunk) {
+    const int rows = min(kChunk, kEnd - c0);
+    __syncthreads(); // the previous chunk is consumed
+    stageA<T, R, RMS, true>(c0, rows, (rows + 15) / 16 * 16, loadA, loadX, As, stats, sumSq);
+    __syncthreads();
+    // This chunk's steps of this warp: K rows kBegin + 16 (warp + 8 j) below c0 + rows.
+    const int jEnd = min(warpSteps, (c0 - kBegin + kChunk) / (16 * kWarps));
+    for (; j < jEnd; ++j) {
+      tc::cpAsyncWait<S - 2>(); // step j's group is complete (this lane's copies) ...
+      __syncwarp();             // ... and every lane's; every lane is done with step j - 1
+      issueB(j + S - 1);        // into step j - 1's slot
+      const unsigned slot = ring + unsigned((j % S) * kSlotBytes) + bLane;
+      const int kk = (warp + kWarps * j) * 16 - (c0 - kBegin); // the step's k in the chunk
+      unsigned a[4];
+      const unsigned *a0 = reinterpret_cast<const unsigned *>(As + g * kLdA + kk + 2 * q);
+      const unsigned *a1 = reinterpret_cast<const unsigned *>(As + (g + 8) * kLdA + kk + 2 * q);
+      a[0] = g < R ? a0[0] : 0u;
+      a[1] = g + 8 < R ? a1[0] : 0u;
+      a[2] = g < R ? a0[4] : 0u;
+      a[3] = g + 8 < R ? a1[4] : 0u;
+#pragma unroll
+      for (int p = 0; p < kCols / 16; ++p) {
+        unsigned b[4];
+        tc::ldsmX4<true>(slot + unsigned((bChunk ^ (2 * p)) * 16), b);
+        const unsigned b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
+        tc::Mma<T>::run(acc[2 * p], a, b0);
+        tc::Mma<T>::run(acc[2 * p + 1], a, b1);
+      }
+    }
+  }
+  tc::cpAsyncWait<0>(); // only empty groups are left; the rings are reused below
+  __syncthreads();      // As and the rings are no longer read
+
+  // The 8 warps' R x 64 partials (accumulator rows g and g + 8, columns 8t + 2q, + 1) through
+  // the rings' space, then the block's partial in the A chunk's space.
+  float *red = reinterpret_cast<float *>(smem);       // [8][R][kCols]
+  float *part = reinterpret_cast<float *>(smem + kRing); // [R][kCols]
+#pragma unroll
+  for (int t = 0; t < kCols / 8; ++t) {
+    if (g < R)
+      *reinterpret_cast<float2 *>(red + (warp * R + g) * kCols + 8 * t + 2 * q) =
+          make_float2(acc[t][0], acc[t][1]);
+    if (g + 8 < R)
+      *reinterpret_cast<float2 *>(red + (warp * R + g + 8) * kCols + 8 * t + 2 * q) =
+          make_float2(acc[t][2], acc[t][3]);
+  }
+  __syncthreads();
+  for (int i = tid; i < R * kCols; i += kThreads) {
+    float s = 0.f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w)
+      s += red[w * R * kCols + i];
+    part[i] = s;
+  }
+  gemmSkinnyFinish<R, SPLITK, RMS>(N, K, eps, n0, split, part, stats, sumSq, epilogue);
+}
 } // namespace skinny
 
 /// C = A x B for R rows (see the top of this file). `loadA(r, k)` returns A[r, k] as a float
 /// (any fused producer; called once per element per block), `B` points at B[0, 0] of a row-major
 /// [K, N] weight with row stride `ldb` elements, `epilogue` consumes the accumulators, `smem` is
-/// the block's dynamic shared memory (smem_bytes::gemmSkinny(R) bytes). The grid is
-/// ceil(N / 64) x SPLITK blocks along x.
-template <typename T, int R, int SPLITK, typename LoadA, typename Epilogue>
+/// the block's dynamic shared memory (smem_bytes::gemmSkinny(R) bytes, or with TC
+/// smem_bytes::gemmSkinnyTc(R)). TC: the inner product on the tensor cores (A rounded to T;
+/// needs B 16-byte aligned and ldb % 8 == 0). The grid is ceil(N / 64) x SPLITK blocks along x.
+template <typename T, int R, int SPLITK, bool TC = false, typename LoadA, typename Epilogue>
 __device__ __forceinline__ void gemmSkinny(int N, int K, const LoadA &loadA,
                                            const T *__restrict__ B, long long ldb,
                                            const Epilogue &epilogue, char *smem) {
-  skinny::gemmSkinnyImpl<T, R, SPLITK, false>(N, K, loadA, loadA, 0.f, B, ldb, epilogue, smem);
+  if constexpr (TC)
+    skinny::gemmSkinnyTcImpl<T, R, SPLITK, false>(N, K, loadA, loadA, 0.f, B, ldb, epilogue,
+                                                  smem);
+  else
+    skinny::gemmSkinnyImpl<T, R, SPLITK, false>(N, K, loadA, loadA, 0.f, B, ldb, epilogue, smem);
 }
 
 /// gemmSkinny with an RMS norm folded into A (kiln-fuse-norm-into-gemm): `loadA(r, k)` returns
 /// x[r, k] * scale[k], `loadX(r, k)` x[r, k] (the same element: the compiler shares its load);
-/// before the epilogue runs, skinny::rowRstd<R>(smem)[r] holds 1 / sqrt(sum_k x[r, k]^2 / K +
+/// before the epilogue runs, skinny::rowRstd<R, TC>(smem)[r] holds 1 / sqrt(sum_k x[r, k]^2 / K +
 /// eps) (fp32) for each row r, which the epilogue multiplies into its accumulator. `smem` is
-/// smem_bytes::gemmSkinny(R, true) bytes; eps >= 0.
-template <typename T, int R, int SPLITK, typename LoadA, typename LoadX, typename Epilogue>
+/// smem_bytes::gemmSkinny(R, true) bytes (smem_bytes::gemmSkinnyTc(R, true) with TC); eps >= 0.
+template <typename T, int R, int SPLITK, bool TC = false, typename LoadA, typename LoadX,
+          typename Epilogue>
 __device__ __forceinline__ void gemmSkinnyRms(int N, int K, const LoadA &loadA, const LoadX &loadX,
                                               float eps, const T *__restrict__ B, long long ldb,
                                               const Epilogue &epilogue, char *smem) {
-  skinny::gemmSkinnyImpl<T, R, SPLITK, true>(N, K, loadA, loadX, eps, B, ldb, epilogue, smem);
+  if constexpr (TC)
+    skinny::gemmSkinnyTcImpl<T, R, SPLITK, true>(N, K, loadA, loadX, eps, B, ldb, epilogue,
+                                                 smem);
+  else
+    skinny::gemmSkinnyImpl<T, R, SPLITK, true>(N, K, loadA, loadX, eps, B, ldb, epilogue, smem);
 }
 
 } // namespace kiln

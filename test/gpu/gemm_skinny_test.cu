@@ -1,0 +1,561 @@
+// gemm_skinny_test.cu - GPU test and benchmark of kiln::gemmSkinny and kiln::gemmSkinnyRms
+// (compiler/codegen/cuda/gemm_skinny.cuh): GEMMs of R = 1..16 rows (decode steps) against a
+// row-major 16-bit weight read once, with the inner product on the CUDA cores (TC = false) or on
+// the tensor cores (TC = true, mma.sync m16n8k16).
+//
+// Correctness (every run): f16 and bf16, both inner products, R in {1, 2, 3, 4, 5, 8, 12, 16}, on
+// the 0.8B Llama's decode GEMMs (K = 2048: N = 3072, 2048, 11264; K = 5632: N = 2048) and odd
+// shapes (N = 4 x odd, so a 16-byte chunk of B straddles N; K not a multiple of the 16-row step,
+// of the 128-row round or of the A chunk; K below 16; empty K slices at split-K 8), split-K as
+// kiln-select-tiles would choose it and swept over 1..8 (every split for R = 1 and 8, 1/2/4/8 for
+// the other R), the RMS variant (gemmSkinnyRms: A = x * scale, the epilogue multiplies by the
+// row's rstd) and the pair epilogue. B's row pitch is N rounded up to 8 (the tensor-core path's
+// precondition), its padding columns hold NaN (a read of them poisons the output); the output
+// (fp32, R x N, then a guard) is poisoned with NaN before the launch. Each case is compared with
+// two host fp64 references:
+//  - "kernel": from exactly the values the kernel multiplies (A = loadA's fp32 value, rounded to
+//    the weight's type on the tensor-core path as the kernel stages it), tolerance 1e-4 of
+//    max|ref| (only the fp32 accumulation order differs);
+//  - "model": from the unrounded inputs in fp64, tolerance 1e-2 of max|ref| (the small-model
+//    checks' tolerance for fp16 / bf16, test/e2e/small_models_test.py).
+// A case fails when either error is above its tolerance, any output is NaN or the guard after
+// the output was written. One PASS/FAIL line per case, then a summary; exit 1 on any failure,
+// 77 without a GPU.
+//
+// Benchmark (--bench; --bench-only skips the cases): f16 (and bf16 with --bf16) at the 0.8B
+// Llama's decode GEMMs, R in {1, 2, 4, 8, 12, 16}: µs per launch (a CUDA graph of 20 launches,
+// median of 20 replays, gpu_test_util.h) and GB/s of B for both inner products side by side, at
+// the split kiln-select-tiles would choose for each and at the best split of the sweep, plus
+// cublasGemmEx (fp32 compute, f16/bf16 out) at the same shape. Each launch of the graph reads
+// the next of several copies of B (together at least 4x the L2), so the numbers are HBM numbers,
+// as in a model whose layers each have their own weights. Nothing is asserted.
+//
+// Build and run: test/gpu/build_gemm_skinny_test.sh [OUT]; OUT [--bench | --bench-only] [--bf16]
+// [-v] (-v: every case's errors).
+#include "kiln/gemm_skinny.cuh"
+
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "gpu_test_util.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+using namespace kiln_test;
+
+namespace {
+
+constexpr int kThreads = kiln::skinny::kThreads;
+
+/// What the epilogue does: store acc (Plain), acc x the row's rstd (Rms, gemmSkinnyRms with
+/// loadA = x * scale), or the pair (acc[n], acc[n + 1]) through a PairEpilogue (Pair).
+enum Mode { Plain = 0, Rms = 1, Pair = 2 };
+
+template <typename T> struct Args {
+  const T *x;     // [R, lda]: A (Plain, Pair) or the norm's input x (Rms)
+  const T *scale; // [K] (Rms)
+  const T *B;     // [K, ldb]
+  long long lda, ldb;
+  int N, K;
+  float eps;
+  float *C; // [R, N] fp32
+};
+
+/// One launch of the few-row GEMM, shaped like kiln's generated kernels (a per-element A
+/// loader, the epilogue storing each accumulator once).
+template <typename T, int R, int SPLITK, bool TC, int MODE>
+__global__ void __launch_bounds__(kThreads) skinnyKernel(Args<T> a) {
+  extern __shared__ __align__(16) char smem[];
+  if constexpr (MODE == Rms) {
+    const float *rstd = kiln::skinny::rowRstd<R, TC>(smem);
+    auto loadA = [&](int r, int k) -> float {
+      return kiln::ld(a.x[r * a.lda + k]) * kiln::ld(a.scale[k]);
+    };
+    auto loadX = [&](int r, int k) -> float { return kiln::ld(a.x[r * a.lda + k]); };
+    auto epilogue = [&](int r, int n, float acc) { a.C[(long long)r * a.N + n] = acc * rstd[r]; };
+    kiln::gemmSkinnyRms<T, R, SPLITK, TC>(a.N, a.K, loadA, loadX, a.eps, a.B, a.ldb, epilogue,
+                                          smem);
+  } else {
+    auto loadA = [&](int r, int k) -> float { return kiln::ld(a.x[r * a.lda + k]); };
+    if constexpr (MODE == Pair) {
+      auto epilogue = kiln::makePairEpilogue([&](int r, int n, float acc0, float acc1) {
+        *reinterpret_cast<float2 *>(a.C + (long long)r * a.N + n) = make_float2(acc0, acc1);
+      });
+      kiln::gemmSkinny<T, R, SPLITK, TC>(a.N, a.K, loadA, a.B, a.ldb, epilogue, smem);
+    } else {
+      auto epilogue = [&](int r, int n, float acc) { a.C[(long long)r * a.N + n] = acc; };
+      kiln::gemmSkinny<T, R, SPLITK, TC>(a.N, a.K, loadA, a.B, a.ldb, epilogue, smem);
+    }
+  }
+}
+
+long long smemBytes(int rows, bool tc, bool rms) {
+  return tc ? kiln::smem_bytes::gemmSkinnyTc(rows, rms) : kiln::smem_bytes::gemmSkinny(rows, rms);
+}
+
+/// A type-erased launcher: the kernel for (T, R, SPLITK, TC, MODE), launched on ceil(N / 64) x
+/// SPLITK blocks with SPLITK per cluster (the generated code's __cluster_dims__).
+struct Launcher {
+  const void *fn = nullptr;
+  int rows = 0, split = 0;
+  bool tc = false;
+  int mode = 0;
+  explicit operator bool() const { return fn != nullptr; }
+  template <typename T> void launch(const Args<T> &a, cudaStream_t stream) const {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(unsigned((a.N + 63) / 64 * split), 1, 1);
+    cfg.blockDim = dim3(kThreads, 1, 1);
+    cfg.dynamicSmemBytes = size_t(smemBytes(rows, tc, mode == Rms));
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = unsigned(split);
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = split > 1 ? 1 : 0;
+    void *params[] = {const_cast<Args<T> *>(&a)};
+    CHECK_CUDA(cudaLaunchKernelExC(&cfg, fn, params));
+  }
+};
+
+template <typename T, int R, int SPLITK, bool TC, int MODE> Launcher makeLauncher() {
+  const void *fn = reinterpret_cast<const void *>(&skinnyKernel<T, R, SPLITK, TC, MODE>);
+  CHECK_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  int(smemBytes(R, TC, MODE == Rms))));
+  Launcher l;
+  l.fn = fn;
+  l.rows = R;
+  l.split = SPLITK;
+  l.tc = TC;
+  l.mode = MODE;
+  return l;
+}
+
+// The instantiated (R, SPLITK) pairs: every split for R = 1 and 8, 1/2/4/8 for the others
+// (plain); the RMS variant at splits 1, 3 and 8; the pair epilogue at R = 8, split 2 and R = 3,
+// split 1. A pair that is not instantiated gives an empty Launcher.
+template <typename T, bool TC, int MODE, int R> Launcher bySplit(int split) {
+  constexpr bool kAll = MODE == Plain && (R == 1 || R == 8);
+  switch (split) {
+  case 1:
+    if constexpr (MODE != Pair || R == 3)
+      return makeLauncher<T, R, 1, TC, MODE>();
+    break;
+  case 2:
+    if constexpr (MODE == Plain || (MODE == Pair && R == 8))
+      return makeLauncher<T, R, 2, TC, MODE>();
+    break;
+  case 3:
+    if constexpr (kAll || MODE == Rms)
+      return makeLauncher<T, R, 3, TC, MODE>();
+    break;
+  case 4:
+    if constexpr (MODE == Plain)
+      return makeLauncher<T, R, 4, TC, MODE>();
+    break;
+  case 5:
+    if constexpr (kAll)
+      return makeLauncher<T, R, 5, TC, MODE>();
+    break;
+  case 6:
+    if constexpr (kAll)
+      return makeLauncher<T, R, 6, TC, MODE>();
+    break;
+  case 7:
+    if constexpr (kAll)
+      return makeLauncher<T, R, 7, TC, MODE>();
+    break;
+  case 8:
+    if constexpr (MODE != Pair)
+      return makeLauncher<T, R, 8, TC, MODE>();
+    break;
+  }
+  return {};
+}
+
+template <typename T, bool TC, int MODE> Launcher byRows(int rows, int split) {
+  switch (rows) {
+  case 1:
+    return bySplit<T, TC, MODE, 1>(split);
+  case 2:
+    return bySplit<T, TC, MODE, 2>(split);
+  case 3:
+    return bySplit<T, TC, MODE, 3>(split);
+  case 4:
+    return bySplit<T, TC, MODE, 4>(split);
+  case 5:
+    return bySplit<T, TC, MODE, 5>(split);
+  case 8:
+    return bySplit<T, TC, MODE, 8>(split);
+  case 12:
+    return bySplit<T, TC, MODE, 12>(split);
+  case 16:
+    return bySplit<T, TC, MODE, 16>(split);
+  }
+  return {};
+}
+
+/// The split of the plain kernels closest to `split` from below that is instantiated.
+int plainSplit(int rows, int split) {
+  if (rows == 1 || rows == 8)
+    return split;
+  return split >= 8 ? 8 : split >= 4 ? 4 : split >= 2 ? 2 : 1;
+}
+
+template <typename T> Launcher find(bool tc, int mode, int rows, int split) {
+  if (tc)
+    return mode == Rms ? byRows<T, true, Rms>(rows, split)
+           : mode == Pair ? byRows<T, true, Pair>(rows, split)
+                          : byRows<T, true, Plain>(rows, split);
+  return mode == Rms ? byRows<T, false, Rms>(rows, split)
+         : mode == Pair ? byRows<T, false, Pair>(rows, split)
+                        : byRows<T, false, Plain>(rows, split);
+}
+
+/// kiln-select-tiles' split-K for `rows` x [K] x [K, N] (passes/tiling/SelectTiles.cpp,
+/// selectSkinnyGemmTile): two blocks per SM, at most 8, at least 128 K rows per block, cut back
+/// while a second wave of blocks appears; blocks per SM by registers (CUDA cores) or by shared
+/// memory (tensor cores).
+int selectSplit(int rows, int n, int k, int sms, bool tc, long long smemPerSm) {
+  const int columnTiles = (n + 63) / 64;
+  int split = std::clamp((2 * sms + columnTiles - 1) / columnTiles, 1, 8);
+  while (split > 1 && k / split < 128)
+    --split;
+  int perSm = 65536 / (256 * (rows <= 4 ? 80 : 128));
+  if (tc)
+    perSm = std::min<int>(65536 / (256 * 96),
+                          int(smemPerSm / (kiln::smem_bytes::gemmSkinnyTc(rows) + 1024)));
+  perSm = std::max(perSm, 1);
+  while (split > 1 && columnTiles * split > perSm * sms)
+    --split;
+  return split;
+}
+
+template <typename T> constexpr bool isBf16() { return std::is_same<T, kiln::bf16>::value; }
+template <typename T> const char *typeName() { return isBf16<T>() ? "bf16" : "f16"; }
+
+/// The value of a 16-bit pattern of T / the pattern nearest to x.
+template <typename T> float toFloat(uint16_t b) { return halfBitsToFloat(b, isBf16<T>()); }
+template <typename T> uint16_t fromFloat(float x) { return floatToHalfBits(x, isBf16<T>()); }
+
+struct Shape {
+  const char *name;
+  int k, n;
+};
+
+/// Device buffers and host copies of one problem (R rows of A or x, scale, B with NaN padding).
+template <typename T> struct Problem {
+  int rows, k, n;
+  long long ldb;
+  std::vector<uint16_t> x, scale, b;
+  T *dX = nullptr, *dScale = nullptr, *dB = nullptr;
+  float *dC = nullptr;
+  static constexpr int kGuard = 64;
+  Problem(int rows, int k, int n, std::mt19937 &rng, bool rms)
+      : rows(rows), k(k), n(n), ldb((n + 7) / 8 * 8) {
+    std::uniform_real_distribution<float> u(-1.f, 1.f), s(0.5f, 1.5f);
+    x.resize(size_t(rows) * k);
+    // RMS: rows of different scales and a mean offset, as a residual stream has.
+    for (int r = 0; r < rows; ++r)
+      for (int i = 0; i < k; ++i)
+        x[size_t(r) * k + i] = fromFloat<T>(rms ? (0.3f + u(rng)) * (1.f + 3.f * r) : u(rng));
+    scale.resize(k);
+    for (auto &v : scale)
+      v = fromFloat<T>(s(rng));
+    b.assign(size_t(k) * ldb, fromFloat<T>(NAN));
+    for (int i = 0; i < k; ++i)
+      for (int j = 0; j < n; ++j)
+        b[size_t(i) * ldb + j] = fromFloat<T>(u(rng));
+    CHECK_CUDA(cudaMalloc(&dX, x.size() * 2));
+    CHECK_CUDA(cudaMalloc(&dScale, scale.size() * 2));
+    CHECK_CUDA(cudaMalloc(&dB, b.size() * 2));
+    CHECK_CUDA(cudaMalloc(&dC, (size_t(rows) * n + kGuard) * 4));
+    CHECK_CUDA(cudaMemcpy(dX, x.data(), x.size() * 2, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(dScale, scale.data(), scale.size() * 2, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(dB, b.data(), b.size() * 2, cudaMemcpyHostToDevice));
+  }
+  ~Problem() {
+    cudaFree(dX);
+    cudaFree(dScale);
+    cudaFree(dB);
+    cudaFree(dC);
+  }
+  Args<T> args(float eps) const { return {dX, dScale, dB, k, ldb, n, k, eps, dC}; }
+};
+
+/// The two references of the top of this file for R x N: `kernel` (A as the kernel multiplies
+/// it) and `model` (unrounded, fp64).
+template <typename T>
+void reference(const Problem<T> &p, bool tc, bool rms, float eps, std::vector<double> &kernel,
+               std::vector<double> &model) {
+  const int R = p.rows, K = p.k, N = p.n;
+  std::vector<double> aKernel(size_t(R) * K), aModel(size_t(R) * K), rstd(R, 1.0);
+  std::vector<double> bd(size_t(K) * N);
+  for (int i = 0; i < K; ++i)
+    for (int j = 0; j < N; ++j)
+      bd[size_t(i) * N + j] = toFloat<T>(p.b[size_t(i) * p.ldb + j]);
+  for (int r = 0; r < R; ++r) {
+    double sumSq = 0;
+    for (int i = 0; i < K; ++i) {
+      const float x = toFloat<T>(p.x[size_t(r) * K + i]);
+      const float s = rms ? toFloat<T>(p.scale[i]) : 1.f;
+      const float a = rms ? x * s : x; // loadA's fp32 value
+      aKernel[size_t(r) * K + i] = tc ? toFloat<T>(fromFloat<T>(a)) : a;
+      aModel[size_t(r) * K + i] = double(x) * double(s);
+      sumSq += double(x) * x;
+    }
+    if (rms)
+      rstd[r] = 1.0 / std::sqrt(sumSq / K + eps);
+  }
+  kernel.assign(size_t(R) * N, 0);
+  model.assign(size_t(R) * N, 0);
+  parallelFor(N, [&](int j) {
+    for (int r = 0; r < R; ++r) {
+      double sk = 0, sm = 0;
+      for (int i = 0; i < K; ++i) {
+        sk += aKernel[size_t(r) * K + i] * bd[size_t(i) * N + j];
+        sm += aModel[size_t(r) * K + i] * bd[size_t(i) * N + j];
+      }
+      kernel[size_t(r) * N + j] = sk * rstd[r];
+      model[size_t(r) * N + j] = sm * rstd[r];
+    }
+  });
+}
+
+bool gVerbose = false;
+constexpr double kTolKernel = 1e-4, kTolModel = 1e-2;
+
+/// Runs one case; prints its PASS/FAIL line. Returns true when it passed.
+template <typename T>
+bool runCase(const char *what, int rows, int k, int n, int split, bool tc, int mode,
+             std::mt19937 &rng) {
+  Launcher l = find<T>(tc, mode, rows, split);
+  if (!l) {
+    std::printf("INTERNAL: no kernel for R=%d split=%d mode=%d\n", rows, split, mode);
+    return false;
+  }
+  Problem<T> p(rows, k, n, rng, mode == Rms);
+  const float eps = 1e-5f;
+  // Poison: a NaN pattern in every output float and the guard after them.
+  CHECK_CUDA(cudaMemset(p.dC, 0xff, (size_t(rows) * n + Problem<T>::kGuard) * 4));
+  l.launch(p.args(eps), nullptr);
+  CHECK_CUDA(cudaGetLastError());
+  CHECK_CUDA(cudaDeviceSynchronize());
+  std::vector<float> out(size_t(rows) * n + Problem<T>::kGuard);
+  CHECK_CUDA(cudaMemcpy(out.data(), p.dC, out.size() * 4, cudaMemcpyDeviceToHost));
+  std::vector<double> kernel, model;
+  reference(p, tc, mode == Rms, eps, kernel, model);
+  double errK = 0, errM = 0, magK = 0, magM = 0;
+  bool nan = false, guard = true;
+  for (size_t i = 0; i < kernel.size(); ++i) {
+    if (std::isnan(out[i]))
+      nan = true;
+    errK = std::max(errK, std::fabs(out[i] - kernel[i]));
+    errM = std::max(errM, std::fabs(out[i] - model[i]));
+    magK = std::max(magK, std::fabs(kernel[i]));
+    magM = std::max(magM, std::fabs(model[i]));
+  }
+  for (int i = 0; i < Problem<T>::kGuard; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &out[kernel.size() + i], 4);
+    guard &= bits == 0xffffffffu;
+  }
+  errK = magK > 0 ? errK / magK : errK;
+  errM = magM > 0 ? errM / magM : errM;
+  const bool ok = !nan && guard && errK <= kTolKernel && errM <= kTolModel;
+  if (!ok || gVerbose)
+    std::printf("%s %s %s %s R=%d K=%d N=%d split-K %d %s: kernel ref %.2e, model ref %.2e%s%s\n",
+                ok ? "PASS" : "FAIL", typeName<T>(), tc ? "tensor-core" : "cuda-core", what, rows,
+                k, n, split, mode == Rms ? "rms" : mode == Pair ? "pair" : "plain", errK, errM,
+                nan ? ", NaN in the output" : "", guard ? "" : ", guard overwritten");
+  return ok;
+}
+
+const int kRows[] = {1, 2, 3, 4, 5, 8, 12, 16};
+const Shape kLlama[] = {{"qkv", 2048, 3072},
+                        {"o-proj", 2048, 2048},
+                        {"gate-up", 2048, 11264},
+                        {"down", 5632, 2048}};
+// N = 4 x odd (a 16-byte chunk straddles N); K past a step, a round, a chunk; K < 16.
+const Shape kOdd[] = {{"odd", 1000, 300}, {"odd", 2100, 68}, {"odd", 72, 196}, {"odd", 5, 36},
+                      {"odd", 4500, 4 * 33}};
+
+/// Every case for T; returns the number of failures and adds the case count to `total`.
+template <typename T> int runAll(int sms, long long smemPerSm, int &total) {
+  std::mt19937 rng(1234);
+  int failed = 0;
+  auto run = [&](const char *what, int rows, int k, int n, int split, bool tc, int mode) {
+    ++total;
+    failed += !runCase<T>(what, rows, k, n, split, tc, mode, rng);
+  };
+  for (bool tc : {false, true}) {
+    // The selected split, every R, every shape.
+    for (int rows : kRows) {
+      for (const Shape &s : kLlama)
+        run(s.name, rows, s.k, s.n,
+            plainSplit(rows, selectSplit(rows, s.n, s.k, sms, tc, smemPerSm)), tc, Plain);
+      for (const Shape &s : kOdd)
+        run(s.name, rows, s.k, s.n, 1, tc, Plain);
+    }
+    // Split-K sweeps.
+    for (int rows : kRows) {
+      const bool all = rows == 1 || rows == 8;
+      for (int split = 1; split <= 8; ++split) {
+        if (!all && split != 1 && split != 2 && split != 4 && split != 8)
+          continue;
+        run("sweep", rows, 1000, 300, split, tc, Plain);
+        run("sweep", rows, 72, 196, split, tc, Plain); // short K: empty slices at large splits
+        if (all)
+          run("sweep", rows, 5632, 2048, split, tc, Plain);
+      }
+    }
+    // The RMS norm in the A loader.
+    for (int rows : kRows)
+      for (int split : {1, 3, 8}) {
+        run("rms", rows, 2048, 3072, split, tc, Rms);
+        run("rms", rows, 1000, 300, split, tc, Rms);
+      }
+    // The pair epilogue.
+    run("pair", 8, 2048, 11264, 2, tc, Pair);
+    run("pair", 8, 1000, 300, 2, tc, Pair);
+    run("pair", 3, 2100, 68, 1, tc, Pair);
+  }
+  return failed;
+}
+
+/// Benchmark of the 0.8B Llama's decode GEMMs (see the top of this file).
+template <typename T> void bench(int sms, long long smemPerSm, size_t l2Bytes) {
+  cudaStream_t stream;
+  CHECK_CUDA(cudaStreamCreate(&stream));
+  cublasHandle_t handle;
+  CHECK_CUBLAS(cublasCreate(&handle));
+  CHECK_CUBLAS(cublasSetStream(handle, stream));
+  const cudaDataType_t dt = isBf16<T>() ? CUDA_R_16BF : CUDA_R_16F;
+  std::printf("\n%s: us per launch (GB/s of B) at kiln-select-tiles' split and at the best split "
+              "of 1..8; cuBLAS cublasGemmEx (fp32 compute, %s out)\n",
+              typeName<T>(), typeName<T>());
+  std::printf("%-8s %5s %6s %3s | %-26s | %-26s | %-26s | %-26s | %9s\n", "gemm", "K", "N", "R",
+              "cuda-core selected", "tensor-core selected", "cuda-core best", "tensor-core best",
+              "cuBLAS");
+  for (const Shape &s : kLlama) {
+    const size_t bBytes = size_t(s.k) * s.n * 2;
+    const int copies = int(std::min<size_t>(20, (4 * l2Bytes + bBytes - 1) / bBytes));
+    std::vector<T *> bs(copies);
+    for (auto &b : bs) {
+      CHECK_CUDA(cudaMalloc(&b, bBytes));
+      CHECK_CUDA(cudaMemset(b, 0x3c, bBytes)); // 1.06 in f16, a small value in bf16
+    }
+    T *x;
+    float *c;
+    __half *ch;
+    CHECK_CUDA(cudaMalloc(&x, size_t(16) * s.k * 2));
+    CHECK_CUDA(cudaMemset(x, 0x3c, size_t(16) * s.k * 2));
+    CHECK_CUDA(cudaMalloc(&c, size_t(16) * s.n * 4));
+    CHECK_CUDA(cudaMalloc(&ch, size_t(16) * s.n * 2));
+    for (int rows : {1, 2, 4, 8, 12, 16}) {
+      auto time = [&](bool tc, int split) {
+        Launcher l = find<T>(tc, Plain, rows, split);
+        if (!l)
+          return -1.0;
+        int i = 0;
+        return timeGraph(stream, [&](cudaStream_t st) {
+          Args<T> a = {x, x, bs[i++ % copies], s.k, s.n, s.n, s.k, 0.f, c};
+          l.launch(a, st);
+        });
+      };
+      char cell[4][64];
+      for (int tc = 0; tc < 2; ++tc) {
+        const int sel = plainSplit(rows, selectSplit(rows, s.n, s.k, sms, tc, smemPerSm));
+        const double t = time(tc, sel);
+        std::snprintf(cell[tc], sizeof cell[tc], "s%d %7.2f (%6.0f)", sel, t,
+                      bBytes / t * 1e-3);
+        double best = 1e30;
+        int bestSplit = 0;
+        for (int split = 1; split <= 8; ++split) {
+          const double ts = time(tc, split);
+          if (ts > 0 && ts < best)
+            best = ts, bestSplit = split;
+        }
+        std::snprintf(cell[2 + tc], sizeof cell[2 + tc], "s%d %7.2f (%6.0f)", bestSplit, best,
+                      bBytes / best * 1e-3);
+      }
+      int i = 0;
+      const float alpha = 1.f, beta = 0.f;
+      const double tBlas = timeGraph(stream, [&](cudaStream_t) {
+        // Row-major C[R, N] = A[R, K] B[K, N] as column-major C^T = B^T A^T.
+        CHECK_CUBLAS(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, s.n, rows, s.k, &alpha,
+                                  bs[i++ % copies], dt, s.n, x, dt, s.k, &beta, ch, dt, s.n,
+                                  CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      });
+      std::printf("%-8s %5d %6d %3d | %-26s | %-26s | %-26s | %-26s | %9.2f\n", s.name, s.k, s.n,
+                  rows, cell[0], cell[1], cell[2], cell[3], tBlas);
+    }
+    for (auto &b : bs)
+      CHECK_CUDA(cudaFree(b));
+    CHECK_CUDA(cudaFree(x));
+    CHECK_CUDA(cudaFree(c));
+    CHECK_CUDA(cudaFree(ch));
+  }
+  CHECK_CUBLAS(cublasDestroy(handle));
+  CHECK_CUDA(cudaStreamDestroy(stream));
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  bool doBench = false, benchOnly = false, bf16Bench = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--bench")
+      doBench = true;
+    else if (a == "--bench-only")
+      doBench = benchOnly = true;
+    else if (a == "--bf16")
+      bf16Bench = true;
+    else if (a == "-v")
+      gVerbose = true;
+    else {
+      std::fprintf(stderr, "usage: %s [--bench | --bench-only] [--bf16] [-v]\n", argv[0]);
+      return 2;
+    }
+  }
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("SKIP: no CUDA device\n");
+    return 77;
+  }
+  cudaDeviceProp prop;
+  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  std::printf("device: %s (sm_%d%d, %d SMs, %d MiB L2, %zu KiB shared memory per SM)\n", prop.name,
+              prop.major, prop.minor, prop.multiProcessorCount, prop.l2CacheSize >> 20,
+              prop.sharedMemPerMultiprocessor >> 10);
+  if (prop.major < 9) {
+    std::printf("SKIP: thread-block clusters need sm_90\n");
+    return 77;
+  }
+  const int sms = prop.multiProcessorCount;
+  const long long smemPerSm = (long long)prop.sharedMemPerMultiprocessor;
+  int failed = 0, total = 0;
+  if (!benchOnly) {
+    failed += runAll<kiln::f16>(sms, smemPerSm, total);
+    failed += runAll<kiln::bf16>(sms, smemPerSm, total);
+    std::printf("%s: %d of %d cases failed\n", failed ? "FAILED" : "OK", failed, total);
+  }
+  if (doBench) {
+    bench<kiln::f16>(sms, smemPerSm, size_t(prop.l2CacheSize));
+    if (bf16Bench)
+      bench<kiln::bf16>(sms, smemPerSm, size_t(prop.l2CacheSize));
+  }
+  return failed ? 1 : 0;
+}
