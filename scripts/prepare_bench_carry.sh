@@ -12,12 +12,15 @@
 #   libz3.so.4 is not carried but replaced by an empty library of that soname built here: libLLVM
 #   names Z3 (for clang's static analyzer) but kiln-compile never calls it, and with lazy binding
 #   (the loader's default; LD_BIND_NOW must stay unset) the loader resolves a Z3 function only
-#   when called. This keeps the work tree plus .carry-bench under the 64 MiB a call may carry.
+#   when called. libicudata.so.NN (30 MB of ICU's locale and converter data, 7 MB compressed)
+#   is replaced the same way by a library holding only an empty icudtNN_dat: libxml2 links ICU
+#   for encoding conversion, which kiln-compile (it reads no XML) never reaches. This keeps the
+#   work tree plus .carry-bench under the 64 MiB a call may carry.
 #   .carry-bench/MANIFEST          sonames, sizes, sha256 of the uncompressed files, git revision
 # scripts/bench_real_size.sh unpacks lib/ into a temporary folder and runs kiln-compile with
 # LD_LIBRARY_PATH pointing there (only kiln-compile; Python and torch keep the system libraries).
 # The device machine takes at most 64 MiB of carried paths, work tree included; this folder is
-# about 41 MiB.
+# about 33 MiB.
 # Environment: as scripts/build.sh; KILN_SKIP_SETUP=1 skips setup.sh; KILN_SKIP_BUILD=1 uses
 # build/ as it is (no ninja run); KILN_XZ_THREADS (default 2).
 set -euo pipefail
@@ -88,6 +91,13 @@ while read -r soname path; do
     stub_dir="$(mktemp -d)"
     echo '/* stands in for Z3, which kiln-compile never calls */' >"$stub_dir/z3.c"
     "${CC:-cc}" -shared -fPIC -Wl,-soname,"$soname" -o "$stub_dir/$soname" "$stub_dir/z3.c"
+    real="$stub_dir/$soname"
+  fi
+  if [[ "$soname" =~ ^libicudata\.so\.([0-9]+)$ ]]; then # an empty stand-in (see the top)
+    stub_dir="$(mktemp -d)"
+    echo "const char icudt${BASH_REMATCH[1]}_dat[32] __attribute__((aligned(16))) = {0};" \
+      >"$stub_dir/icudata.c"
+    "${CC:-cc}" -shared -fPIC -Wl,-soname,"$soname" -o "$stub_dir/$soname" "$stub_dir/icudata.c"
     real="$stub_dir/$soname"
   fi
   bytes=$(stat -c %s "$real")

@@ -79,11 +79,13 @@ __device__ __forceinline__ long long idOf(unsigned long long key) {
   return (long long)(0xffffffffu - unsigned(key));
 }
 
-/// Block-wide state of sampleRow (static shared memory, about 1.6 KiB).
+/// Block-wide state of sampleRow (static shared memory, about 1.8 KiB).
 struct Shared {
   unsigned long long warpWeight[32][16];
   unsigned warpCount[32][16];
   unsigned long long scalar[32];
+  unsigned long long binTotalWeight[16];
+  unsigned binTotalCount[16];
   unsigned long long prefix, target, before, binWeight, found;
   unsigned count;
 };
@@ -217,15 +219,24 @@ __device__ Pick descend(const KeyWeight &keyWeight, long long n, unsigned long l
         sh.warpWeight[warp][b] = w16[b], sh.warpCount[warp][b] = c16[b];
     }
     __syncthreads();
+    // The 16 bins' totals over the warps, one thread per bin (a serial sum of 16 x warps
+    // shared loads by one thread took most of a level), then thread 0 walks the bins.
+    if (threadIdx.x < 16) {
+      unsigned long long w = 0;
+      unsigned c = 0;
+      for (int i = 0; i < warps; ++i)
+        w += sh.warpWeight[i][threadIdx.x], c += sh.warpCount[i][threadIdx.x];
+      sh.binTotalWeight[threadIdx.x] = w;
+      sh.binTotalCount[threadIdx.x] = c;
+    }
+    __syncthreads();
     if (threadIdx.x == 0) {
       unsigned long long acc = 0, binWeight = 0;
       unsigned binCount = 0;
       int chosen = -1;
       for (int d = 15; d >= 0; --d) {
-        unsigned long long w = 0;
-        unsigned c = 0;
-        for (int i = 0; i < warps; ++i)
-          w += sh.warpWeight[i][d], c += sh.warpCount[i][d];
+        const unsigned long long w = sh.binTotalWeight[d];
+        const unsigned c = sh.binTotalCount[d];
         if (c == 0)
           continue;
         chosen = d, binWeight = w, binCount = c; // the last candidate bin if target > total
