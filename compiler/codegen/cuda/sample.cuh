@@ -122,6 +122,48 @@ __device__ __forceinline__ unsigned long long blockSumU64(unsigned long long v, 
   return v;
 }
 
+/// Adds each of NB per-thread bin sums over the warp and leaves warp w's in
+/// sh.warpWeight[w][b] / sh.warpCount[w][b]; block-wide (ends with __syncthreads, so every
+/// thread may read them).
+template <int NB>
+__device__ __forceinline__ void warpBinsToShared(unsigned long long (&w)[NB], unsigned (&c)[NB],
+                                                 Shared &sh) {
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+#pragma unroll
+  for (int b = 0; b < NB; ++b) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+      w[b] += __shfl_xor_sync(0xffffffffu, w[b], o);
+      c[b] += __shfl_xor_sync(0xffffffffu, c[b], o);
+    }
+    if (lane == 0)
+      sh.warpWeight[warp][b] = w[b], sh.warpCount[warp][b] = c[b];
+  }
+  __syncthreads();
+}
+
+/// Calls f(x, k) for this thread's elements k = threadIdx.x, + blockDim.x, ... of load (over
+/// n), with kLoads loads in flight: one block reads a whole row, so its loads in flight bound
+/// a pass. Elements past n are not visited.
+constexpr int kLoads = 8;
+template <typename Load, typename F>
+__device__ __forceinline__ void forEachLoaded(const Load &load, long long n, const F &f) {
+  for (long long k0 = threadIdx.x; k0 < n; k0 += kLoads * (long long)blockDim.x) {
+    float x[kLoads];
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {
+      const long long k = k0 + u * (long long)blockDim.x;
+      x[u] = k < n ? load(k) : 0.0f;
+    }
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {
+      const long long k = k0 + u * (long long)blockDim.x;
+      if (k < n)
+        f(x[u], k);
+    }
+  }
+}
+
 /// Result of a selection: the chosen element's key and the weight of it and every element
 /// before it in descending key order.
 struct Pick {
@@ -186,7 +228,7 @@ template <bool COMPACT, typename KeyWeight>
 __device__ Pick descend(const KeyWeight &keyWeight, long long n, unsigned long long target,
                         unsigned long long prefix, unsigned long long before, int startShift,
                         Shared &sh, Candidates *cand) {
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+  const int warps = blockDim.x >> 5;
   __syncthreads();
   for (int shift = startShift; shift >= 0; shift -= 4) {
     const unsigned long long high = shift == 60 ? 0ull : ~0ull << (shift + 4);
@@ -208,17 +250,7 @@ __device__ Pick descend(const KeyWeight &keyWeight, long long n, unsigned long l
         c16[b] += hit ? 1u : 0u;
       }
     }
-#pragma unroll
-    for (int b = 0; b < 16; ++b) {
-#pragma unroll
-      for (int o = 16; o > 0; o >>= 1) {
-        w16[b] += __shfl_xor_sync(0xffffffffu, w16[b], o);
-        c16[b] += __shfl_xor_sync(0xffffffffu, c16[b], o);
-      }
-      if (lane == 0)
-        sh.warpWeight[warp][b] = w16[b], sh.warpCount[warp][b] = c16[b];
-    }
-    __syncthreads();
+    warpBinsToShared(w16, c16, sh);
     // The 16 bins' totals over the warps, one thread per bin (a serial sum of 16 x warps
     // shared loads by one thread took most of a level), then thread 0 walks the bins.
     if (threadIdx.x < 16) {
@@ -372,43 +404,23 @@ __device__ bool sampleByThreshold(const Load &load, long long n, float top, floa
   for (int j = 0; j < kThresholds; ++j)
     cnt[j] = 0, mass[j] = 0;
   unsigned long long total = 0;
-  constexpr int kLoads = 8;
-  for (long long k0 = threadIdx.x; k0 < n; k0 += kLoads * (long long)blockDim.x) {
-    float x[kLoads];
+  forEachLoaded(load, n, [&](float x, long long) {
+    const float d = top - x; // NaN and -inf compare false below
+    if (!(d <= thresholdDistance(kThresholds - 1)) && !needMass)
+      return;
+    const unsigned long long w = needMass && x == x ? weightOf(x) : 0ull;
+    total += w;
 #pragma unroll
-    for (int u = 0; u < kLoads; ++u) {
-      const long long k = k0 + u * (long long)blockDim.x;
-      x[u] = k < n ? load(k) : __int_as_float(0xff800000); // -inf: in no threshold
+    for (int j = 0; j < kThresholds; ++j) {
+      const bool in = d <= thresholdDistance(j);
+      cnt[j] += in ? 1u : 0u;
+      mass[j] += in ? w : 0ull;
     }
-#pragma unroll
-    for (int u = 0; u < kLoads; ++u) {
-      const float d = top - x[u]; // NaN and -inf compare false below
-      if (!(d <= thresholdDistance(kThresholds - 1)) && !needMass)
-        continue;
-      const unsigned long long w = needMass && x[u] == x[u] ? weightOf(x[u]) : 0ull;
-      total += w;
-#pragma unroll
-      for (int j = 0; j < kThresholds; ++j) {
-        const bool in = d <= thresholdDistance(j);
-        cnt[j] += in ? 1u : 0u;
-        mass[j] += in ? w : 0ull;
-      }
-    }
-  }
+  });
   // Block sums (integers: the same in any order); every thread reads them.
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+  const int warps = blockDim.x >> 5;
   __syncthreads();
-#pragma unroll
-  for (int j = 0; j < kThresholds; ++j) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-      cnt[j] += __shfl_xor_sync(0xffffffffu, cnt[j], o);
-      mass[j] += __shfl_xor_sync(0xffffffffu, mass[j], o);
-    }
-    if (lane == 0)
-      sh.warpCount[warp][j] = cnt[j], sh.warpWeight[warp][j] = mass[j];
-  }
-  __syncthreads();
+  warpBinsToShared(mass, cnt, sh);
 #pragma unroll
   for (int j = 0; j < kThresholds; ++j) {
     unsigned c = 0;
@@ -494,24 +506,12 @@ __device__ void sampleRow(const Load &load, long long n, float temperature, int 
   using namespace sample;
   __shared__ Shared sh;
   __shared__ Candidates cand;
-  // 1. The first maximum, kMaxLoads loads in flight per thread (one block reads the whole row:
-  // its loads in flight bound the time of a greedy step).
+  // 1. The first maximum.
   unsigned long long best = 0;
-  constexpr int kMaxLoads = 8;
-  for (long long k0 = threadIdx.x; k0 < n; k0 += kMaxLoads * (long long)blockDim.x) {
-    float x[kMaxLoads];
-#pragma unroll
-    for (int u = 0; u < kMaxLoads; ++u) {
-      const long long k = k0 + u * (long long)blockDim.x;
-      x[u] = k < n ? load(k) : 0.0f;
-    }
-#pragma unroll
-    for (int u = 0; u < kMaxLoads; ++u) {
-      const long long k = k0 + u * (long long)blockDim.x;
-      const unsigned long long key = rankKey(x[u], k);
-      best = k < n && key > best ? key : best;
-    }
-  }
+  forEachLoaded(load, n, [&](float x, long long k) {
+    const unsigned long long key = rankKey(x, k);
+    best = key > best ? key : best;
+  });
   best = blockMaxU64(best, sh);
   const float top = fromOrderBits(unsigned(best >> 32));
   if (!(temperature > 0.0f) || !(fabsf(top) < __int_as_float(0x7f800000))) {
