@@ -18,7 +18,9 @@
 // (Reshape(Expand(Reshape(Kkv [B, Hkv, S, D] -> [B, Hkv, 1, S, D]))) -> [B, Hq, S, D],
 // HF's repeat_kv) is removed: the kernel maps query heads to KV heads itself.
 // A constant mask that is exactly causal (0 on and below the bottom-right
-// aligned diagonal, <= -1e30 or -inf above it) becomes `causal = true`.
+// aligned diagonal, <= -1e30 or -inf above it) becomes `causal = true`; so does
+// one too large to fold that is computed from constants by elementwise ops
+// (checked row by row without materializing it).
 //
 // A chain that looks like attention (softmax between two batched matmuls)
 // but does not match exactly is left as it is, and the softmax gets a
@@ -177,6 +179,251 @@ bool isCausalConstant(Value mask, int64_t Sq, int64_t Sk) {
     double v = x.convertToDouble();
     if (j <= i + Sk - Sq ? v != 0.0 : !(v <= maskedBelow))
       return false;
+  }
+  return true;
+}
+
+/// Evaluates a mask too large to fold (over kMaxFoldElements: Llama's dynamo export computes a
+/// [1, 1, S, S] causal mask from position vectors, 16M elements at S = 4096) one row of the last
+/// dim at a time, without materializing it: an expression of elementwise ops (comparisons,
+/// logic, Where, Cast, add/sub/mul/neg, min/max) whose leaves are constants of at most
+/// kMaxFoldElements elements, broadcast right-aligned as the ops do. Values are computed in
+/// double and rounded to each op's element type (i1, integers, f32, f16, bf16) as the folders
+/// would.
+class MaskRows {
+public:
+  /// Builds the evaluator for `root`; false when it is not such an expression.
+  bool build(Value root) {
+    rootType = rtt(root);
+    return rootType.getRank() >= 2 && add(root, 0) >= 0;
+  }
+
+  /// Elementwise nodes and leaves of the expression (the cost of one row is nodes() x Sk).
+  int64_t nodes() const { return int64_t(all.size()); }
+
+  /// Row `outer` (coordinates of every dim of the root but the last) into `row` (the last
+  /// dim's length).
+  void eval(ArrayRef<int64_t> outer, std::vector<double> &row) {
+    for (Node &n : all)
+      n.done = false;
+    const std::vector<double> &r = evalNode(0, outer);
+    row.assign(size_t(rootType.getShape().back()), r.size() == 1 ? r[0] : 0.0);
+    if (r.size() != 1)
+      row = r;
+  }
+
+private:
+  enum class Kind { Leaf, Cast, Where, And, Or, Not, Add, Sub, Mul, Neg, Max, Min, Eq, Lt, Le,
+                    Gt, Ge };
+  struct Node {
+    Kind kind;
+    RankedTensorType type;
+    SmallVector<int, 3> operands;
+    std::vector<double> data; // leaves: every element
+    std::vector<double> row;  // the current row (1 element when the last dim is 1)
+    bool done = false;
+  };
+  RankedTensorType rootType;
+  std::vector<Node> all;
+
+  int add(Value v, int depth) {
+    if (depth > 32)
+      return -1;
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type || type.getRank() > rootType.getRank())
+      return -1;
+    Node n;
+    n.type = type;
+    Operation *def = v.getDefiningOp();
+    DenseElementsAttr dense;
+    if (matchPattern(v, m_Constant(&dense))) {
+      if (dense.getNumElements() > kMaxFoldElements)
+        return -1;
+      n.kind = Kind::Leaf;
+      if (isa<FloatType>(dense.getElementType())) {
+        for (APFloat x : dense.getValues<APFloat>()) {
+          bool loses;
+          x.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &loses);
+          n.data.push_back(x.convertToDouble());
+        }
+      } else if (auto it = dyn_cast<IntegerType>(dense.getElementType())) {
+        for (APInt x : dense.getValues<APInt>())
+          n.data.push_back(it.getWidth() == 1 ? double(x.getBoolValue())
+                           : it.isUnsigned()  ? double(x.getZExtValue())
+                                              : double(x.getSExtValue()));
+      } else {
+        return -1;
+      }
+    } else if (!def) {
+      return -1;
+    } else if (isa<CastOp>(def)) {
+      n.kind = Kind::Cast;
+    } else if (isa<WhereOp>(def)) {
+      n.kind = Kind::Where;
+    } else if (isa<AndOp>(def)) {
+      n.kind = Kind::And;
+    } else if (isa<OrOp>(def)) {
+      n.kind = Kind::Or;
+    } else if (isa<NotOp>(def)) {
+      n.kind = Kind::Not;
+    } else if (isa<AddOp>(def)) {
+      n.kind = Kind::Add;
+    } else if (isa<SubOp>(def)) {
+      n.kind = Kind::Sub;
+    } else if (isa<MulOp>(def)) {
+      n.kind = Kind::Mul;
+    } else if (isa<NegOp>(def)) {
+      n.kind = Kind::Neg;
+    } else if (isa<MaxOp>(def)) {
+      n.kind = Kind::Max;
+    } else if (isa<MinOp>(def)) {
+      n.kind = Kind::Min;
+    } else if (isa<EqualOp>(def)) {
+      n.kind = Kind::Eq;
+    } else if (isa<LessOp>(def)) {
+      n.kind = Kind::Lt;
+    } else if (isa<LessEqualOp>(def)) {
+      n.kind = Kind::Le;
+    } else if (isa<GreaterOp>(def)) {
+      n.kind = Kind::Gt;
+    } else if (isa<GreaterEqualOp>(def)) {
+      n.kind = Kind::Ge;
+    } else {
+      return -1;
+    }
+    int index = int(all.size());
+    all.push_back(std::move(n));
+    if (def && all[index].kind != Kind::Leaf)
+      for (Value operand : def->getOperands()) {
+        int o = add(operand, depth + 1);
+        if (o < 0)
+          return -1;
+        all[index].operands.push_back(o);
+      }
+    return index;
+  }
+
+  /// `v` rounded to an element of `t`, as the folders and the GPU store it.
+  static double round(double v, Type t) {
+    if (t.isInteger(1))
+      return v != 0.0 ? 1.0 : 0.0;
+    if (isa<IntegerType>(t))
+      return std::isnan(v) ? 0.0 : std::trunc(v);
+    if (t.isF32())
+      return double(float(v));
+    if (t.isF16() || t.isBF16()) {
+      APFloat x(v);
+      bool loses;
+      x.convert(t.isF16() ? APFloat::IEEEhalf() : APFloat::BFloat(),
+                APFloat::rmNearestTiesToEven, &loses);
+      x.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &loses);
+      return x.convertToDouble();
+    }
+    return v;
+  }
+
+  const std::vector<double> &evalNode(int index, ArrayRef<int64_t> outer) {
+    Node &n = all[size_t(index)];
+    if (n.done)
+      return n.row;
+    n.done = true;
+    const int64_t rank = n.type.getRank(), width = rank ? n.type.getShape().back() : 1;
+    if (n.kind == Kind::Leaf) {
+      // Leading coordinates right-aligned against the root's, 0 along broadcast dims.
+      const int64_t offset = int64_t(outer.size()) - (rank - 1);
+      int64_t base = 0;
+      for (int64_t d = 0; d + 1 < rank; ++d) { // (a scalar has no leading dims)
+        const int64_t size = n.type.getDimSize(d);
+        base = base * size + (size == 1 ? 0 : outer[size_t(offset + d)]);
+      }
+      base *= width;
+      n.row.assign(n.data.begin() + base, n.data.begin() + base + width);
+      return n.row;
+    }
+    SmallVector<const std::vector<double> *, 3> in;
+    for (int o : n.operands)
+      in.push_back(&evalNode(o, outer));
+    n.row.resize(size_t(width));
+    // One loop per kind (the kind is fixed for the row); operands of width 1 broadcast.
+    auto apply = [&](auto fn) {
+      const size_t k = in.size();
+      for (int64_t j = 0; j < width; ++j) {
+        auto at = [&](size_t o) { return (*in[o])[in[o]->size() == 1 ? 0 : size_t(j)]; };
+        n.row[size_t(j)] = fn(at(0), k > 1 ? at(1) : 0.0, k > 2 ? at(2) : 0.0);
+      }
+    };
+    auto nanMax = [](double x, double y) {
+      return std::isnan(x) || std::isnan(y) ? double(NAN) : std::max(x, y);
+    };
+    auto nanMin = [](double x, double y) {
+      return std::isnan(x) || std::isnan(y) ? double(NAN) : std::min(x, y);
+    };
+    switch (n.kind) {
+    case Kind::Leaf: break;
+    case Kind::Cast: apply([](double x, double, double) { return x; }); break;
+    case Kind::Where: apply([](double c, double x, double y) { return c != 0.0 ? x : y; }); break;
+    case Kind::And: apply([](double x, double y, double) { return double(x != 0.0 && y != 0.0); }); break;
+    case Kind::Or: apply([](double x, double y, double) { return double(x != 0.0 || y != 0.0); }); break;
+    case Kind::Not: apply([](double x, double, double) { return double(x == 0.0); }); break;
+    case Kind::Add: apply([](double x, double y, double) { return x + y; }); break;
+    case Kind::Sub: apply([](double x, double y, double) { return x - y; }); break;
+    case Kind::Mul: apply([](double x, double y, double) { return x * y; }); break;
+    case Kind::Neg: apply([](double x, double, double) { return -x; }); break;
+    case Kind::Max: apply([&](double x, double y, double) { return nanMax(x, y); }); break;
+    case Kind::Min: apply([&](double x, double y, double) { return nanMin(x, y); }); break;
+    case Kind::Eq: apply([](double x, double y, double) { return double(x == y); }); break;
+    case Kind::Lt: apply([](double x, double y, double) { return double(x < y); }); break;
+    case Kind::Le: apply([](double x, double y, double) { return double(x <= y); }); break;
+    case Kind::Gt: apply([](double x, double y, double) { return double(x > y); }); break;
+    case Kind::Ge: apply([](double x, double y, double) { return double(x >= y); }); break;
+    }
+    // Rounded to the element type; a mask's rows are runs of a few values, so the last
+    // conversion is reused.
+    Type elem = n.type.getElementType();
+    double lastIn = 0.0, lastOut = round(0.0, elem);
+    for (double &v : n.row) {
+      if (v != lastIn) {
+        lastIn = v;
+        lastOut = round(v, elem);
+      }
+      v = lastOut;
+    }
+    return n.row;
+  }
+};
+
+/// The most element evaluations (rows x row length x expression nodes) isCausalExpression
+/// spends on one mask: a 16384 x 16384 causal mask of 8 ops.
+constexpr int64_t kMaxMaskEvaluations = int64_t(1) << 31;
+
+/// isCausalConstant for a mask too large to fold that is computed from constants
+/// (MaskRows), e.g. the dynamo Llama export's at 4096 tokens.
+bool isCausalExpression(Value mask, int64_t Sq, int64_t Sk) {
+  auto type = rtt(mask);
+  if (Sq > Sk || type.getRank() < 2 || type.getDimSize(type.getRank() - 1) != Sk ||
+      type.getDimSize(type.getRank() - 2) != Sq || !type.hasStaticShape() ||
+      type.getNumElements() <= kMaxFoldElements)
+    return false;
+  MaskRows rows;
+  if (!rows.build(mask))
+    return false;
+  const int64_t nRows = type.getNumElements() / Sk;
+  if (nRows > kMaxMaskEvaluations / Sk / rows.nodes())
+    return false;
+  auto et = type.getElementType();
+  double maskedBelow = et.isF16() ? -65504.0 : et.isBF16() ? -3.3e38 : -1e30;
+  SmallVector<int64_t> outer(type.getRank() - 1, 0);
+  std::vector<double> row;
+  for (int64_t r = 0; r < nRows; ++r) {
+    for (int64_t d = type.getRank() - 2, k = r; d >= 0; --d) {
+      outer[size_t(d)] = k % type.getDimSize(d);
+      k /= type.getDimSize(d);
+    }
+    rows.eval(outer, row);
+    const int64_t i = outer.back();
+    for (int64_t j = 0; j < Sk; ++j)
+      if (j <= i + Sk - Sq ? row[size_t(j)] != 0.0 : !(row[size_t(j)] <= maskedBelow))
+        return false;
   }
   return true;
 }
@@ -524,6 +771,10 @@ void eraseDead(RewriterBase &rewriter, ArrayRef<Operation *> roots) {
   }
 }
 
+/// Where rewrite() keeps whether a large mask is causal (see there).
+constexpr llvm::StringLiteral kCausalCheckAttr = "kiln.causal_check";
+
+/// Replaces the matched chain by one kiln.attention.
 void rewrite(RewriterBase &rewriter, SoftmaxOp sm, Match &m) {
   rewriter.setInsertionPoint(m.last);
   Location loc = FusedLoc::get(sm.getContext(), m.locs);
@@ -553,7 +804,23 @@ void rewrite(RewriterBase &rewriter, SoftmaxOp sm, Match &m) {
                         : WhereOp::create(rewriter, loc, maskType, m.maskCond, zero, m.maskFill);
   }
   bool causal = false;
-  if (mask && isCausalConstant(mask, Sq, Sk)) {
+  // The layers of a model share one mask: a large mask's answer is kept on its defining op
+  // (kCausalCheckAttr: {Sq, Sk, causal}; removed at the end of the pass), which an erased op
+  // takes with it.
+  auto isCausal = [&](Value mask) {
+    if (isCausalConstant(mask, Sq, Sk))
+      return true;
+    Operation *def = mask.getDefiningOp();
+    if (!def || isa<ConstantOp>(def))
+      return false;
+    if (auto known = def->getAttrOfType<DenseI64ArrayAttr>(kCausalCheckAttr);
+        known && known.size() == 3 && known[0] == Sq && known[1] == Sk)
+      return known[2] != 0;
+    bool result = isCausalExpression(mask, Sq, Sk);
+    def->setAttr(kCausalCheckAttr, rewriter.getDenseI64ArrayAttr({Sq, Sk, int64_t(result)}));
+    return result;
+  };
+  if (mask && isCausal(mask)) {
     causal = true;
     mask = nullptr;
   } else if (mask && isZeroConstant(mask)) {
@@ -700,6 +967,7 @@ struct RaiseAttentionPass : public kiln::impl::RaiseAttentionBase<RaiseAttention
     getOperation().walk([&](AttentionOp a) { attentions.push_back(a); });
     for (AttentionOp a : attentions)
       narrowMask(a);
+    getOperation().walk([](Operation *op) { op->removeAttr(kCausalCheckAttr); });
   }
 };
 } // namespace
