@@ -122,6 +122,26 @@ class Artifact:
         from ._errors import NotFoundError
         raise NotFoundError(f"no output named '{name}' (outputs: {names})")
 
+    def check_input(self, name: str, tensor: Any) -> str:
+        """Checks `tensor` against input `name` exactly as :meth:`kiln.Session.run` does before it
+        copies or binds it, without a GPU: the name (:class:`kiln.NotFoundError` listing the
+        inputs), dtype and shape (:class:`kiln.InvalidArgumentError` "input 'input_ids' is
+        i64[1, 8], but the tensor given is i32[1, 8]"), row-major layout and the kind of memory.
+        Returns "host" (copied in) or "device" (bound in place). `tensor`: a NumPy array or any
+        DLPack tensor."""
+        return self._check(True, name, tensor)
+
+    def check_output(self, name: str, tensor: Any) -> str:
+        """Like :meth:`check_input` for a buffer given to ``Session.run(outputs={name: ...})``."""
+        return self._check(False, name, tensor)
+
+    def _check(self, input: bool, name: str, tensor: Any) -> str:
+        check = self._handle.check_input if input else self._handle.check_output
+        if isinstance(tensor, np.ndarray) or not hasattr(tensor, "__dlpack__"):
+            array, bits = _dtypes.as_host_view(np.asarray(tensor))
+            return check(name, array, bits)
+        return check(name, tensor, False)
+
     @property
     def kernels(self) -> list[KernelInfo]:
         """The kernel launches of the schedule, in order."""

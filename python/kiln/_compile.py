@@ -94,6 +94,10 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
             "contain; compile on a build host (the full kiln package or kiln-compile) and load "
             "the .kiln file here with kiln.load(path)")
 
+    _check_generation_options(kv_cache, max_seq_len, kv_block_size, kv_blocks)
+    if kv_cache and kv_block_size > max_seq_len:
+        kv_block_size = max_seq_len  # a short sequence is one block, as kiln-compile does
+
     workdir = tempfile.TemporaryDirectory(prefix="kiln-compile-")
     try:
         input_path = _model_path(model, workdir.name)
@@ -133,6 +137,21 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
     if int(tensor_parallel) > 1 and not tp_loopback:
         return artifacts
     return artifacts[0]
+
+
+def _check_generation_options(kv_cache: bool, max_seq_len: int, kv_block_size: int,
+                              kv_blocks: int) -> None:
+    """kiln-compile's checks of the --kv-cache options (its main does them, not compileModel)."""
+    if not kv_cache:
+        return
+    if max_seq_len <= 0:
+        raise CompileOptionError(
+            "kv_cache=True needs max_seq_len=N (N > 0): the most tokens, prompt and generated, "
+            "that one sequence may hold")
+    if kv_block_size <= 0:
+        raise CompileOptionError("kv_block_size must be positive")
+    if kv_blocks < 0:
+        raise CompileOptionError("kv_blocks must not be negative")
 
 
 def _model_path(model: Any, workdir: str) -> str:

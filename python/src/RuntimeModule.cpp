@@ -323,6 +323,30 @@ nb::list artifactModules(const Artifact &a) {
   return modules;
 }
 
+/// The info of input (`input`) or output `name` of `a`; KILN_NOT_FOUND listing the names.
+kiln_tensor_info_t tensorInfo(kiln_artifact_t *a, bool input, const std::string &name) {
+  size_t index = 0;
+  kiln_tensor_info_t info;
+  if (input) {
+    check(kiln_artifact_find_input(a, name.c_str(), &index));
+    check(kiln_artifact_input_info(a, index, &info));
+  } else {
+    check(kiln_artifact_find_output(a, name.c_str(), &index));
+    check(kiln_artifact_output_info(a, index, &info));
+  }
+  return info;
+}
+
+/// What Session checks before it copies or binds a tensor, without a session (no GPU needed):
+/// the name, dtype, shape, layout and kind of memory. Returns "host" or "device".
+std::string checkTensorFor(const Artifact &a, bool input, const std::string &name,
+                           nb::ndarray<> array, bool bf16Bits) {
+  kiln_tensor_info_t info = tensorInfo(a.get(), input, name);
+  const std::string what = (input ? "input '" : "output '") + name + "'";
+  checkTensor(array, info, what, bf16Bits);
+  return residence(array, what) == Residence::Host ? "host" : "device";
+}
+
 //===----------------------------------------------------------------------===//
 // Session
 //===----------------------------------------------------------------------===//
@@ -494,21 +518,11 @@ private:
   };
 
   kiln_tensor_info_t inputInfo(const std::string &name) {
-    kiln_artifact_t *a = kiln_session_artifact(handle);
-    size_t index = 0;
-    check(kiln_artifact_find_input(a, name.c_str(), &index));
-    kiln_tensor_info_t info;
-    check(kiln_artifact_input_info(a, index, &info));
-    return info;
+    return tensorInfo(kiln_session_artifact(handle), true, name);
   }
 
   kiln_tensor_info_t outputInfo(const std::string &name) {
-    kiln_artifact_t *a = kiln_session_artifact(handle);
-    size_t index = 0;
-    check(kiln_artifact_find_output(a, name.c_str(), &index));
-    kiln_tensor_info_t info;
-    check(kiln_artifact_output_info(a, index, &info));
-    return info;
+    return tensorInfo(kiln_session_artifact(handle), false, name);
   }
 
   void bindDevice(std::map<std::string, Binding> &bound, const std::string &name,
@@ -705,6 +719,16 @@ NB_MODULE(_runtime, m) {
              return new Artifact(p);
            },
            nb::rv_policy::take_ownership)
+      .def("check_input",
+           [](const Artifact &a, const std::string &name, nb::ndarray<> array, bool bits) {
+             return checkTensorFor(a, true, name, array, bits);
+           },
+           nb::arg("name"), nb::arg("array"), nb::arg("bf16_bits") = false)
+      .def("check_output",
+           [](const Artifact &a, const std::string &name, nb::ndarray<> array, bool bits) {
+             return checkTensorFor(a, false, name, array, bits);
+           },
+           nb::arg("name"), nb::arg("array"), nb::arg("bf16_bits") = false)
       .def("generator_limits", [](const Artifact &a) {
         size_t maxBatch = 0, maxSeqLen = 0;
         int hasRange = 0;
