@@ -67,9 +67,9 @@ log "pip wheel python/runtime ($TAG)"
 start=$(date +%s)
 "$VENV/bin/python" -m pip wheel --no-build-isolation --no-deps --disable-pip-version-check \
   -w "$DIST" "$ROOT/python/runtime" \
-  -C build-dir="$WORK/cmake-$TAG" \
-  -C cmake.define.KILN_CUDA_ROOT="$CUDA_HOME" \
-  -C cmake.define.CMAKE_CXX_COMPILER_LAUNCHER="$(command -v ccache || true)"
+  --config-settings=build-dir="$WORK/cmake-$TAG" \
+  --config-settings=cmake.define.KILN_CUDA_ROOT="$CUDA_HOME" \
+  --config-settings=cmake.define.CMAKE_CXX_COMPILER_LAUNCHER="$(command -v ccache || true)"
 log "built in $(( $(date +%s) - start )) s"
 wheels=("$DIST"/kiln_runtime-*.whl)
 [[ -f "${wheels[0]}" ]] || die "pip wheel wrote no kiln_runtime wheel into $DIST"

@@ -5,6 +5,10 @@ models are the repository's small exports: examples/models/gpt2_tiny.onnx (input
 last_hidden_state) and test/models/gpt2_tiny_causal_dynamo.onnx (input_ids -> logits, for
 generation). Fixtures that need a GPU skip when kiln.Session reports no CUDA device
 (kiln.UnavailableError from kiln_session_create).
+
+On a GPU machine with only the runtime wheel (kiln-runtime, no compiler), set KILN_TEST_CARRY to
+the directory test/python/prepare_gpu_check.py wrote: the artifacts are loaded from there (and
+the ONNX models for the onnxruntime references), and the compile tests skip.
 """
 
 from __future__ import annotations
@@ -17,8 +21,13 @@ import pytest
 import kiln
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-GPT2 = ROOT / "examples" / "models" / "gpt2_tiny.onnx"
-GPT2_CAUSAL = ROOT / "test" / "models" / "gpt2_tiny_causal_dynamo.onnx"
+CARRY = os.environ.get("KILN_TEST_CARRY")
+if CARRY:
+    GPT2 = pathlib.Path(CARRY) / "gpt2_tiny.onnx"
+    GPT2_CAUSAL = pathlib.Path(CARRY) / "gpt2_tiny_causal_dynamo.onnx"
+else:
+    GPT2 = ROOT / "examples" / "models" / "gpt2_tiny.onnx"
+    GPT2_CAUSAL = ROOT / "test" / "models" / "gpt2_tiny_causal_dynamo.onnx"
 # The CUDA targets of the test artifacts: sm_90 (the reference GPU) and what KILN_TEST_TARGET says.
 TARGETS = os.environ.get("KILN_TEST_TARGET", "sm_90").split(",")
 
@@ -31,12 +40,16 @@ def gpt2_path() -> pathlib.Path:
 @pytest.fixture(scope="session")
 def gpt2_artifact() -> kiln.Artifact:
     """gpt2_tiny at batch 2, 8 tokens, fp32."""
+    if CARRY:
+        return kiln.load(pathlib.Path(CARRY) / "gpt2_tiny_2x8.kiln")
     return kiln.compile(GPT2, shapes={"input_ids": (2, 8)}, target=TARGETS)
 
 
 @pytest.fixture(scope="session")
 def decode_artifact() -> kiln.Artifact:
     """The causal gpt2_tiny as one decode program (kv_cache, batch 1, 64 tokens per sequence)."""
+    if CARRY:
+        return kiln.load(pathlib.Path(CARRY) / "gpt2_causal_decode.kiln")
     return kiln.compile(GPT2_CAUSAL, shapes="input_ids=1x1", kv_cache=True, max_seq_len=64,
                         target=TARGETS)
 

@@ -11,6 +11,9 @@ import pytest
 
 import kiln
 
+pytestmark = pytest.mark.skipif(not kiln.has_compiler(),
+                                reason="runtime-only package: no kiln.compile")
+
 
 def test_compile_from_path(gpt2_artifact):
     a = gpt2_artifact
