@@ -35,9 +35,8 @@ std::optional<T> parseChoice(llvm::StringRef option, llvm::StringRef value,
   for (const auto &c : cases)
     names.push_back(c.first.str());
   result.usageError = true;
-  result.error = ("invalid " + option + " '" + value + "': expected one of " +
-                  llvm::join(names, ", "))
-                     .str();
+  result.error =
+      ("invalid " + option + " '" + value + "': expected one of " + llvm::join(names, ", ")).str();
   return std::nullopt;
 }
 
@@ -72,29 +71,33 @@ CompileResult kiln::python::compile(const CompileRequest &request) {
   options.elideElementsLargerThan = request.printConstants ? 0 : 16;
 
   using llvm::StringRef;
-  auto emit = parseChoice<EmitKind>(
-      "emit", request.emit,
-      {{"artifact", EmitKind::Artifact}, {"graph", EmitKind::Graph},
-       {"kernels", EmitKind::Kernels}, {"pipeline", EmitKind::Pipeline}},
-      result);
+  auto emit = parseChoice<EmitKind>("emit", request.emit,
+                                    {{"artifact", EmitKind::Artifact},
+                                     {"graph", EmitKind::Graph},
+                                     {"kernels", EmitKind::Kernels},
+                                     {"pipeline", EmitKind::Pipeline}},
+                                    result);
   auto precision = parseChoice<Precision>("precision", request.precision,
-                                          {{"fp32", Precision::FP32}, {"tf32", Precision::TF32},
-                                           {"fp16", Precision::FP16}, {"bf16", Precision::BF16}},
+                                          {{"fp32", Precision::FP32},
+                                           {"tf32", Precision::TF32},
+                                           {"fp16", Precision::FP16},
+                                           {"bf16", Precision::BF16}},
                                           result);
-  auto skinny = parseChoice<SkinnyTensorCores>(
-      "skinny_tensor_cores", request.skinnyTensorCores,
-      {{"off", SkinnyTensorCores::Off}, {"auto", SkinnyTensorCores::Auto},
-       {"on", SkinnyTensorCores::On}},
-      result);
+  auto skinny = parseChoice<SkinnyTensorCores>("skinny_tensor_cores", request.skinnyTensorCores,
+                                               {{"off", SkinnyTensorCores::Off},
+                                                {"auto", SkinnyTensorCores::Auto},
+                                                {"on", SkinnyTensorCores::On}},
+                                               result);
   auto keyRotary = parseChoice<bool>("attention_key_rotary", request.attentionKeyRotary,
                                      {{"kernel", false}, {"fused", true}}, result);
   auto norm = parseChoice<int>("norm_into_gemm", request.normIntoGemm,
                                {{"fused", 0}, {"few-row", 1}, {"kernel", 2}}, result);
-  auto launch = parseChoice<ProgrammaticLaunch>(
-      "programmatic_launch", request.programmaticLaunch,
-      {{"auto", ProgrammaticLaunch::Auto}, {"at-exit", ProgrammaticLaunch::AtExit},
-       {"early", ProgrammaticLaunch::Early}, {"off", ProgrammaticLaunch::Off}},
-      result);
+  auto launch = parseChoice<ProgrammaticLaunch>("programmatic_launch", request.programmaticLaunch,
+                                                {{"auto", ProgrammaticLaunch::Auto},
+                                                 {"at-exit", ProgrammaticLaunch::AtExit},
+                                                 {"early", ProgrammaticLaunch::Early},
+                                                 {"off", ProgrammaticLaunch::Off}},
+                                                result);
   auto logits = parseChoice<bool>("prefill_logits", request.prefillLogits,
                                   {{"last", true}, {"all", false}}, result);
   if (!emit || !precision || !skinny || !keyRotary || !norm || !launch || !logits)

@@ -60,8 +60,9 @@ struct CompileResult {
   std::string text;
   int64_t kernels = 0, uniqueKernels = 0, modules = 0, arenaBytes = 0, intermediateBytes = 0,
           collectives = 0;
-  std::vector<std::pair<std::string, std::pair<uint64_t, uint64_t>>> files; ///< path, (file, weights) bytes
-  std::vector<std::pair<std::string, double>> phases;                       ///< name, ms
+  std::vector<std::pair<std::string, std::pair<uint64_t, uint64_t>>>
+      files;                                          ///< path, (file, weights) bytes
+  std::vector<std::pair<std::string, double>> phases; ///< name, ms
   std::vector<std::string> programs;
   std::vector<std::string> reportsJson; ///< compileReportToJson per artifact written
   double totalMs = 0;

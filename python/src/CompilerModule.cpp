@@ -7,7 +7,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "CompilerBridge.h"
-
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
@@ -30,39 +29,71 @@ NB_MODULE(_compiler, m) {
           auto flag = [&](bool &field) { field = nb::cast<bool>(value); };
           auto i64 = [&](int64_t &field) { field = nb::cast<int64_t>(value); };
           auto u32 = [&](unsigned &field) { field = nb::cast<unsigned>(value); };
-          if (k == "input_path") str(r.inputPath);
-          else if (k == "output_path") str(r.outputPath);
-          else if (k == "shape_spec") str(r.shapeSpec);
-          else if (k == "targets") r.targets = nb::cast<std::vector<std::string>>(value);
-          else if (k == "precision") str(r.precision);
-          else if (k == "emit") str(r.emit);
-          else if (k == "fuse") flag(r.fuse);
-          else if (k == "mma_tile") str(r.mmaTile);
-          else if (k == "wgmma") flag(r.wgmma);
-          else if (k == "sm90_gemm") flag(r.sm90Gemm);
-          else if (k == "hopper_attention") flag(r.sm90Attention);
-          else if (k == "hopper_attention_persistent") flag(r.sm90AttentionPersistent);
-          else if (k == "skinny_gemm") flag(r.skinnyGemm);
-          else if (k == "skinny_tensor_cores") str(r.skinnyTensorCores);
-          else if (k == "split_kv") flag(r.splitKv);
-          else if (k == "attention_key_rotary") str(r.attentionKeyRotary);
-          else if (k == "norm_into_gemm") str(r.normIntoGemm);
-          else if (k == "programmatic_launch") str(r.programmaticLaunch);
-          else if (k == "kv_cache") flag(r.kvCache);
-          else if (k == "max_seq_len") i64(r.maxSeqLen);
-          else if (k == "kv_block_size") i64(r.kvBlockSize);
-          else if (k == "kv_blocks") i64(r.kvBlocks);
-          else if (k == "prefill_logits") str(r.prefillLogits);
-          else if (k == "device_sampling") flag(r.deviceSampling);
-          else if (k == "tensor_parallel") u32(r.tensorParallel);
-          else if (k == "tp_loopback") flag(r.tpLoopback);
-          else if (k == "pass_pipeline") str(r.passPipeline);
-          else if (k == "dump_cuda_dir") str(r.dumpCudaDir);
-          else if (k == "report_dir") str(r.reportDir);
-          else if (k == "threads") u32(r.threads);
-          else if (k == "print_constants") flag(r.printConstants);
+          if (k == "input_path")
+            str(r.inputPath);
+          else if (k == "output_path")
+            str(r.outputPath);
+          else if (k == "shape_spec")
+            str(r.shapeSpec);
+          else if (k == "targets")
+            r.targets = nb::cast<std::vector<std::string>>(value);
+          else if (k == "precision")
+            str(r.precision);
+          else if (k == "emit")
+            str(r.emit);
+          else if (k == "fuse")
+            flag(r.fuse);
+          else if (k == "mma_tile")
+            str(r.mmaTile);
+          else if (k == "wgmma")
+            flag(r.wgmma);
+          else if (k == "sm90_gemm")
+            flag(r.sm90Gemm);
+          else if (k == "hopper_attention")
+            flag(r.sm90Attention);
+          else if (k == "hopper_attention_persistent")
+            flag(r.sm90AttentionPersistent);
+          else if (k == "skinny_gemm")
+            flag(r.skinnyGemm);
+          else if (k == "skinny_tensor_cores")
+            str(r.skinnyTensorCores);
+          else if (k == "split_kv")
+            flag(r.splitKv);
+          else if (k == "attention_key_rotary")
+            str(r.attentionKeyRotary);
+          else if (k == "norm_into_gemm")
+            str(r.normIntoGemm);
+          else if (k == "programmatic_launch")
+            str(r.programmaticLaunch);
+          else if (k == "kv_cache")
+            flag(r.kvCache);
+          else if (k == "max_seq_len")
+            i64(r.maxSeqLen);
+          else if (k == "kv_block_size")
+            i64(r.kvBlockSize);
+          else if (k == "kv_blocks")
+            i64(r.kvBlocks);
+          else if (k == "prefill_logits")
+            str(r.prefillLogits);
+          else if (k == "device_sampling")
+            flag(r.deviceSampling);
+          else if (k == "tensor_parallel")
+            u32(r.tensorParallel);
+          else if (k == "tp_loopback")
+            flag(r.tpLoopback);
+          else if (k == "pass_pipeline")
+            str(r.passPipeline);
+          else if (k == "dump_cuda_dir")
+            str(r.dumpCudaDir);
+          else if (k == "report_dir")
+            str(r.reportDir);
+          else if (k == "threads")
+            u32(r.threads);
+          else if (k == "print_constants")
+            flag(r.printConstants);
           else
-            throw nb::type_error(("compile() got an unexpected keyword argument '" + k + "'").c_str());
+            throw nb::type_error(
+                ("compile() got an unexpected keyword argument '" + k + "'").c_str());
         }
         CompileResult result;
         {

@@ -111,18 +111,26 @@ std::optional<kiln_dtype_t> kilnDtype(nb::dlpack::dtype t) {
     break;
   case Code::Int:
     switch (t.bits) {
-    case 64: return KILN_DTYPE_I64;
-    case 32: return KILN_DTYPE_I32;
-    case 16: return KILN_DTYPE_I16;
-    case 8: return KILN_DTYPE_I8;
+    case 64:
+      return KILN_DTYPE_I64;
+    case 32:
+      return KILN_DTYPE_I32;
+    case 16:
+      return KILN_DTYPE_I16;
+    case 8:
+      return KILN_DTYPE_I8;
     }
     break;
   case Code::UInt:
     switch (t.bits) {
-    case 64: return KILN_DTYPE_U64;
-    case 32: return KILN_DTYPE_U32;
-    case 16: return KILN_DTYPE_U16;
-    case 8: return KILN_DTYPE_U8;
+    case 64:
+      return KILN_DTYPE_U64;
+    case 32:
+      return KILN_DTYPE_U32;
+    case 16:
+      return KILN_DTYPE_U16;
+    case 8:
+      return KILN_DTYPE_U8;
     }
     break;
   case Code::Bool:
@@ -188,11 +196,12 @@ void checkTensor(const nb::ndarray<> &array, const kiln_tensor_info_t &info,
   int64_t expected = 1;
   for (size_t i = array.ndim(); i-- > 0;) {
     if (shape[i] != 1 && array.stride(i) != expected)
-      fail(KILN_INVALID_ARGUMENT,
-           what + ": the tensor is not row-major contiguous (dim " + std::to_string(i) +
-               " has stride " + std::to_string(array.stride(i)) + " elements, expected " +
-               std::to_string(expected) + "); pass a contiguous copy (numpy.ascontiguousarray, "
-                                          "torch.Tensor.contiguous)");
+      fail(KILN_INVALID_ARGUMENT, what + ": the tensor is not row-major contiguous (dim " +
+                                      std::to_string(i) + " has stride " +
+                                      std::to_string(array.stride(i)) + " elements, expected " +
+                                      std::to_string(expected) +
+                                      "); pass a contiguous copy (numpy.ascontiguousarray, "
+                                      "torch.Tensor.contiguous)");
     expected *= shape[i];
   }
 }
@@ -226,17 +235,28 @@ TensorTuple tensorTuple(const kiln_tensor_info_t &info) {
 /// The name of a kiln_input_role_t, as in kiln_artifact.fbs.
 const char *roleName(kiln_input_role_t role) {
   switch (role) {
-  case KILN_INPUT_ROLE_DATA: return "data";
-  case KILN_INPUT_ROLE_KEY_CACHE: return "key_cache";
-  case KILN_INPUT_ROLE_VALUE_CACHE: return "value_cache";
-  case KILN_INPUT_ROLE_BLOCK_TABLE: return "block_table";
-  case KILN_INPUT_ROLE_SEQ_LENS: return "seq_lens";
-  case KILN_INPUT_ROLE_POSITION_IDS: return "position_ids";
-  case KILN_INPUT_ROLE_TEMPERATURE: return "temperature";
-  case KILN_INPUT_ROLE_TOP_K: return "top_k";
-  case KILN_INPUT_ROLE_TOP_P: return "top_p";
-  case KILN_INPUT_ROLE_SEED: return "seed";
-  case KILN_INPUT_ROLE_SAMPLE_OFFSET: return "sample_offset";
+  case KILN_INPUT_ROLE_DATA:
+    return "data";
+  case KILN_INPUT_ROLE_KEY_CACHE:
+    return "key_cache";
+  case KILN_INPUT_ROLE_VALUE_CACHE:
+    return "value_cache";
+  case KILN_INPUT_ROLE_BLOCK_TABLE:
+    return "block_table";
+  case KILN_INPUT_ROLE_SEQ_LENS:
+    return "seq_lens";
+  case KILN_INPUT_ROLE_POSITION_IDS:
+    return "position_ids";
+  case KILN_INPUT_ROLE_TEMPERATURE:
+    return "temperature";
+  case KILN_INPUT_ROLE_TOP_K:
+    return "top_k";
+  case KILN_INPUT_ROLE_TOP_P:
+    return "top_p";
+  case KILN_INPUT_ROLE_SEED:
+    return "seed";
+  case KILN_INPUT_ROLE_SAMPLE_OFFSET:
+    return "sample_offset";
   }
   return "data";
 }
@@ -663,8 +683,9 @@ NB_MODULE(_runtime, m) {
   m.doc() = "kiln runtime C API bindings (use the `kiln` package, not this module)";
   nb::register_exception_translator(translateStatusError);
 
-  m.def("version", [] { return std::string(kiln_version()); },
-        "Version of the runtime library (\"MAJOR.MINOR.PATCH\").");
+  m.def(
+      "version", [] { return std::string(kiln_version()); },
+      "Version of the runtime library (\"MAJOR.MINOR.PATCH\").");
   m.def("dtype_size", [](int dtype) { return kiln_dtype_size(static_cast<kiln_dtype_t>(dtype)); });
   m.def("dtype_names", [] {
     std::vector<std::string> names;
@@ -674,22 +695,25 @@ NB_MODULE(_runtime, m) {
   });
 
   nb::class_<Artifact>(m, "Artifact")
-      .def("__init__",
-           [](Artifact *self, const std::string &path) {
-             kiln_artifact_t *handle = nullptr;
-             kiln_status_t status;
-             {
-               nb::gil_scoped_release release;
-               status = kiln_artifact_open(path.c_str(), &handle);
-             }
-             check(status);
-             new (self) Artifact(handle);
-           },
-           nb::arg("path"))
-      .def_prop_ro("path", [](const Artifact &a) { return std::string(kiln_artifact_path(a.get())); })
+      .def(
+          "__init__",
+          [](Artifact *self, const std::string &path) {
+            kiln_artifact_t *handle = nullptr;
+            kiln_status_t status;
+            {
+              nb::gil_scoped_release release;
+              status = kiln_artifact_open(path.c_str(), &handle);
+            }
+            check(status);
+            new (self) Artifact(handle);
+          },
+          nb::arg("path"))
+      .def_prop_ro("path",
+                   [](const Artifact &a) { return std::string(kiln_artifact_path(a.get())); })
       .def_prop_ro("producer",
                    [](const Artifact &a) { return std::string(kiln_artifact_producer(a.get())); })
-      .def_prop_ro("arena_bytes", [](const Artifact &a) { return kiln_artifact_arena_bytes(a.get()); })
+      .def_prop_ro("arena_bytes",
+                   [](const Artifact &a) { return kiln_artifact_arena_bytes(a.get()); })
       .def_prop_ro("weights_bytes",
                    [](const Artifact &a) { return kiln_artifact_weights_bytes(a.get()); })
       .def_prop_ro("tp_world_size",
@@ -699,36 +723,41 @@ NB_MODULE(_runtime, m) {
                    [](const Artifact &a) { return kiln_artifact_collective_count(a.get()); })
       .def_prop_ro("program_count",
                    [](const Artifact &a) { return kiln_artifact_program_count(a.get()); })
-      .def_prop_ro("program_name",
-                   [](const Artifact &a) { return std::string(kiln_artifact_program_name(a.get())); })
+      .def_prop_ro(
+          "program_name",
+          [](const Artifact &a) { return std::string(kiln_artifact_program_name(a.get())); })
       .def("inputs", &artifactInputs)
       .def("outputs", &artifactOutputs)
       .def("launches", &artifactLaunches)
       .def("modules", &artifactModules)
-      .def("program",
-           [](const Artifact &a, size_t index) {
-             kiln_artifact_t *p = nullptr;
-             check(kiln_artifact_program(a.get(), index, &p));
-             return new Artifact(p);
-           },
-           nb::rv_policy::take_ownership)
-      .def("find_program",
-           [](const Artifact &a, const std::string &name) {
-             kiln_artifact_t *p = nullptr;
-             check(kiln_artifact_find_program(a.get(), name.c_str(), &p));
-             return new Artifact(p);
-           },
-           nb::rv_policy::take_ownership)
-      .def("check_input",
-           [](const Artifact &a, const std::string &name, nb::ndarray<> array, bool bits) {
-             return checkTensorFor(a, true, name, array, bits);
-           },
-           nb::arg("name"), nb::arg("array"), nb::arg("bf16_bits") = false)
-      .def("check_output",
-           [](const Artifact &a, const std::string &name, nb::ndarray<> array, bool bits) {
-             return checkTensorFor(a, false, name, array, bits);
-           },
-           nb::arg("name"), nb::arg("array"), nb::arg("bf16_bits") = false)
+      .def(
+          "program",
+          [](const Artifact &a, size_t index) {
+            kiln_artifact_t *p = nullptr;
+            check(kiln_artifact_program(a.get(), index, &p));
+            return new Artifact(p);
+          },
+          nb::rv_policy::take_ownership)
+      .def(
+          "find_program",
+          [](const Artifact &a, const std::string &name) {
+            kiln_artifact_t *p = nullptr;
+            check(kiln_artifact_find_program(a.get(), name.c_str(), &p));
+            return new Artifact(p);
+          },
+          nb::rv_policy::take_ownership)
+      .def(
+          "check_input",
+          [](const Artifact &a, const std::string &name, nb::ndarray<> array, bool bits) {
+            return checkTensorFor(a, true, name, array, bits);
+          },
+          nb::arg("name"), nb::arg("array"), nb::arg("bf16_bits") = false)
+      .def(
+          "check_output",
+          [](const Artifact &a, const std::string &name, nb::ndarray<> array, bool bits) {
+            return checkTensorFor(a, false, name, array, bits);
+          },
+          nb::arg("name"), nb::arg("array"), nb::arg("bf16_bits") = false)
       .def("generator_limits", [](const Artifact &a) {
         size_t maxBatch = 0, maxSeqLen = 0;
         int hasRange = 0;
