@@ -179,8 +179,9 @@ class Session:
         the run.
 
         stream: where the run is enqueued: None (default) is torch's current stream when a torch
-        CUDA tensor is among the tensors, CUDA's default stream when other CUDA tensors are, and
-        the session's own stream otherwise; an int CUstream handle (0 = the legacy default
+        CUDA tensor is among the tensors, CUDA's legacy default stream when other CUDA tensors
+        are (or CUDA tensors bound by an earlier call stay bound), and the session's own stream
+        otherwise; an int CUstream handle (0 = the legacy default
         stream) or a stream object (torch.cuda.Stream, cupy.cuda.Stream, anything with
         __cuda_stream__). The caller's tensors must be ready in that stream's order.
         """
@@ -200,6 +201,8 @@ class Session:
         if stream is None and device_values:
             handle = _torch_current_stream(device_values)
             handle = handle if handle is not None else _CU_STREAM_LEGACY
+        elif stream is None and (set(session.bound_inputs()) - set(given)):
+            handle = _CU_STREAM_LEGACY  # device buffers bound by an earlier call are read
         else:
             handle = stream_handle(stream)
 

@@ -438,6 +438,14 @@ public:
     }
   }
 
+  /// Names of the inputs bound to caller buffers.
+  std::vector<std::string> boundInputNames() const {
+    std::vector<std::string> names;
+    for (const auto &entry : boundInputs)
+      names.push_back(entry.first);
+    return names;
+  }
+
   /// Names of the outputs bound to caller buffers.
   std::vector<std::string> boundOutputNames() const {
     std::vector<std::string> names;
@@ -775,6 +783,7 @@ NB_MODULE(_runtime, m) {
       .def("bind_output", &Session::bindOutput, nb::arg("name"), nb::arg("array"))
       .def("unbind_input", &Session::unbindInput, nb::arg("name"))
       .def("unbind_output", &Session::unbindOutput, nb::arg("name"))
+      .def("bound_inputs", &Session::boundInputNames)
       .def("bound_outputs", &Session::boundOutputNames)
       .def("get_output", &Session::getOutput, nb::arg("name"), nb::arg("array"),
            nb::arg("bf16_bits") = false)
