@@ -37,11 +37,16 @@ fi
 # shellcheck disable=SC2206
 CMAKE_ARGS+=(${KILN_CMAKE_ARGS:-})
 
-# Configure when the tree has never been configured, was configured without MLIR, or the Python
-# interpreter for the tests changed. Otherwise ninja re-runs CMake itself when a CMakeLists changes.
+# Configure when the tree has never been configured, was configured without MLIR, the Python
+# interpreter for the tests changed, or nanobind was installed after the last configure (the
+# Python package, python/). Otherwise ninja re-runs CMake itself when a CMakeLists changes.
 cache="$BUILD/CMakeCache.txt"
+nanobind_new() {
+  "$PYTHON" -c 'import nanobind' 2>/dev/null && ! grep -q "^KILN_NANOBIND_FOUND_DIR:" "$cache"
+}
 if [[ ! -f "$BUILD/build.ninja" ]] || ! grep -q "^MLIR_DIR:.*=$LLVM_PREFIX/lib/cmake/mlir" "$cache" ||
-   ! grep -qx "KILN_PYTHON:FILEPATH=$PYTHON" "$cache" || [[ -n "${KILN_CMAKE_ARGS:-}" ]]; then
+   ! grep -qx "KILN_PYTHON:FILEPATH=$PYTHON" "$cache" || [[ -n "${KILN_CMAKE_ARGS:-}" ]] ||
+   nanobind_new; then
   log "configuring $BUILD"
   cmake -S "$ROOT" -B "$BUILD" "${CMAKE_ARGS[@]}"
 fi
