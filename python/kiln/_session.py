@@ -135,6 +135,7 @@ class Session:
         self._poison_arena = poison_arena
         self._session: Any = None
         self._generator: Any = None
+        self._stream: Optional[TokenStream] = None
         if self.artifact.is_generation:
             self._generator = _runtime.Generator(self.artifact._handle, self.device)
         else:
@@ -147,7 +148,9 @@ class Session:
         return self._session
 
     def close(self) -> None:
-        """Waits for the session's work and frees its device memory (also on garbage collection)."""
+        """Waits for the session's work and frees its device memory (also on garbage collection).
+        An unfinished generation is cancelled first."""
+        self._close_stream()
         self._session = None
         self._generator = None
 
@@ -301,14 +304,25 @@ class Session:
         returns an iterator over the new token ids as they are produced. Sampling as in the C API:
         temperature <= 0 is greedy; otherwise softmax(logits / temperature) restricted to the
         top_k largest (0: all) and to the nucleus of probability top_p, drawn with `seed`. A token
-        in `stop_tokens` ends the sequence (it is yielded). Closing the iterator (``break`` out
-        of a for loop, ``close()``, leaving a ``with``) cancels the generation after the current
-        token. Errors (a prompt too long, ids outside the embedding) are raised when iteration
-        starts, with the runtime's message."""
+        in `stop_tokens` ends the sequence (it is yielded). Generation runs at most
+        TokenStream.LOOKAHEAD tokens ahead of the consumer. Closing the iterator (``break`` out of
+        a for loop, ``close()``, leaving a ``with``) cancels the generation within that many
+        tokens; so does starting another generation on this session (one runs at a time). Errors
+        (a prompt too long, ids outside the embedding) are raised when iteration starts, with the
+        runtime's message."""
         prompt = _prompt(prompt_ids)
         request = (prompt, int(max_new_tokens), [int(t) for t in stop_tokens], float(temperature),
                    int(top_k), float(top_p), int(seed))
-        return TokenStream(self._gen(), request)
+        self._close_stream()
+        self._stream = TokenStream(self._gen(), request)
+        return self._stream
+
+    def _close_stream(self) -> None:
+        """Cancels an unfinished TokenStream of this session: the generator runs one generation
+        at a time."""
+        stream, self._stream = getattr(self, "_stream", None), None
+        if stream is not None:
+            stream.close()
 
     def generate_batch(self, prompts: Sequence[Any], max_new_tokens: int, *,
                        temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0,
@@ -321,6 +335,7 @@ class Session:
         requests = [(_prompt(p), int(max_new_tokens), [int(t) for t in stop_tokens],
                      float(temperature), int(top_k), float(top_p), int(seed) + i)
                     for i, p in enumerate(prompts)]
+        self._close_stream()
         results = self._gen().generate(requests, callback)
         return [GenerationResult(list(t), r, ttft) for t, r, ttft in results]
 
@@ -353,14 +368,18 @@ class _Failed:
 
 class TokenStream(Iterator[int]):
     """The iterator Session.generate returns. kiln_generate runs on a worker thread (the GIL is
-    released while the GPU works); its token callback hands each token over and returns the
-    cancellation flag. After the iteration ends, ``finish_reason`` ("length", "stop",
-    "cancelled"), ``tokens`` and ``time_to_first_token_ms`` describe the sequence."""
+    released while the GPU works); its token callback hands each token over through a queue of
+    LOOKAHEAD tokens (so generation stays at most that far ahead of the consumer, and waits for
+    it) and returns the cancellation flag. After the iteration ends, ``finish_reason``
+    ("length", "stop", "cancelled"), ``tokens`` and ``time_to_first_token_ms`` describe the
+    sequence."""
+
+    LOOKAHEAD = 4
 
     def __init__(self, generator: Any, request: tuple):
         self._generator = generator
         self._request = request
-        self._queue: "queue.Queue[Any]" = queue.Queue()
+        self._queue: "queue.Queue[Any]" = queue.Queue(maxsize=self.LOOKAHEAD)
         self._cancel = threading.Event()
         self._thread: Optional[threading.Thread] = None
         self._finished = False

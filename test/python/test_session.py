@@ -139,13 +139,18 @@ def test_torch_wrong_device_tensor(gpt2_session, torch_cuda):
 
 # ---- generation ------------------------------------------------------------------------------
 
-def _greedy_reference(prompt, n):
-    """Greedy tokens of the causal model by onnxruntime, one full forward per token."""
+def _greedy_reference(prompt, n, margin=1e-3):
+    """Greedy tokens of the causal model by onnxruntime, one full forward per token, up to the
+    first step whose two largest logits are closer than `margin` (where fp32 rounding may pick
+    either): comparing further would test the rounding, not kiln."""
     sess = ort.InferenceSession(str(GPT2_CAUSAL), providers=["CPUExecutionProvider"])
     ids = list(prompt)
     for _ in range(n):
-        logits = sess.run(None, {"input_ids": np.array([ids], np.int64)})[0]
-        ids.append(int(np.argmax(logits[0, -1])))
+        logits = sess.run(None, {"input_ids": np.array([ids], np.int64)})[0][0, -1]
+        top2 = np.sort(logits)[-2:]
+        ids.append(int(np.argmax(logits)))
+        if top2[1] - top2[0] < margin:
+            break
     return ids[len(prompt):]
 
 
@@ -155,7 +160,8 @@ def test_generate_greedy(decode_session):
     tokens = list(stream)
     assert len(tokens) == 6 and stream.finish_reason == "length"
     assert stream.tokens == tokens
-    assert tokens == _greedy_reference(prompt, 6)
+    ref = _greedy_reference(prompt, 6)
+    assert tokens[:len(ref)] == ref
     stats = decode_session.generation_stats()
     assert stats["generated_tokens"] == 6
 
@@ -177,8 +183,16 @@ def test_generate_sampling_is_deterministic(decode_session):
 
 def test_generate_stop_token(decode_session):
     tokens = list(decode_session.generate([5, 17, 300, 42], 6))
-    stream = decode_session.generate([5, 17, 300, 42], 6, stop_tokens=[tokens[1]])
-    assert list(stream) == tokens[:2] and stream.finish_reason == "stop"
+    stop = tokens[1]
+    stream = decode_session.generate([5, 17, 300, 42], 6, stop_tokens=[stop])
+    assert list(stream) == tokens[:tokens.index(stop) + 1] and stream.finish_reason == "stop"
+
+
+def test_new_generation_cancels_the_unfinished_one(decode_session):
+    first = decode_session.generate([1, 2, 3], 30)
+    next(first)
+    second = list(decode_session.generate([1, 2, 3], 3))
+    assert first.finish_reason == "cancelled" and len(second) == 3
 
 
 def test_generate_errors(decode_session):
@@ -192,5 +206,6 @@ def test_generate_errors(decode_session):
 
 def test_generate_batch(decode_session):
     results = decode_session.generate_batch([[5, 17, 300, 42]], 4)
-    assert results[0].tokens == _greedy_reference([5, 17, 300, 42], 4)
+    ref = _greedy_reference([5, 17, 300, 42], 4)
+    assert results[0].tokens[:len(ref)] == ref
     assert results[0].finish_reason == "length" and results[0].time_to_first_token_ms > 0
