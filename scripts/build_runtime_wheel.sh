@@ -17,7 +17,7 @@
 # into DIR (default <build>/wheels); 4. auditwheel show.
 # Environment: KILN_BUILD_DIR (default <repo>/build), CUDA_HOME (cuda.h; default /usr/local/cuda).
 # Needs the Debian packages of scripts/setup.sh (g++, cmake, ninja, flatbuffers, zlib1g-dev) and
-# the interpreter's headers (pyenv and python.org builds have them; Debian's: python3-dev).
+# the interpreter's headers (source and python.org builds have them; Debian's: python3-dev).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -72,8 +72,7 @@ def test_break_out_of_a_with_block_cancels():
             if token == 103:
                 break
     assert stream.finish_reason == "cancelled" and generator.produced < 20
-    assert threading.active_count() == 1 or all(
-        t.name != "kiln-generate" for t in threading.enumerate())
+    assert all(t.name != "kiln-generate" for t in threading.enumerate())
 
 
 def test_error_is_raised_in_the_consumer():
