@@ -73,6 +73,21 @@ enum class SkinnyTensorCores {
   On,   ///< the tensor cores for every row count
 };
 
+/// How the Hopper attention kernel (kiln::attentionSm90) is launched (kiln-select-tiles
+/// `sm90-attention-persistent`, kiln-compile --hopper-attention-persistent).
+enum class Sm90AttentionLaunch {
+  Grid,       ///< one block per query tile of one (batch, head)
+  Auto,       ///< persistent up to kSm90AttentionPersistentWaves waves of query tiles, else grid
+  Persistent, ///< at most one block per SM, walking the query tiles longest first
+};
+
+/// Sm90AttentionLaunch::Auto launches persistent blocks when the query tiles (128 rows of one
+/// batch and head) number at most this many times the target's SMs. On the H200 (2026-12-03,
+/// test/gpu/attention_test --bench) persistent blocks were 10-35% faster at 384 and 512 tiles
+/// (GPT-2 and BERT 8x512, Llama 4x512 and 1x2048, head dim 64), and grid launch as fast or faster
+/// from 1024 tiles on (b1 h32 s4096 non-causal, b4 h32 s2048, head dim 128).
+inline constexpr int64_t kSm90AttentionPersistentWaves = 4;
+
 /// The fewest rows for which SkinnyTensorCores::Auto picks the tensor cores. On the CUDA cores
 /// each 8-byte load of the weight costs rows x 4 FMAs plus the reads of A, and from 5 rows on
 /// ptxas gives the kernel 80-127 registers (2 blocks per SM instead of 3); the tensor-core
@@ -190,10 +205,12 @@ AttentionTileAttr selectAttentionTile(int64_t batch, int64_t heads, int64_t quer
 /// memory, or fewer 128-row query tiles than the target has SMs (short batch-1 prompts: the
 /// mma.sync kernel's smaller tiles spread over more SMs). `reason` receives a one-line
 /// explanation either way.
-/// `persistent`: the tile's launch (at most one block per SM walking the query tiles).
+/// `launch`: grid or persistent (at most one block per SM walking the query tiles), or Auto:
+/// persistent up to kSm90AttentionPersistentWaves waves of query tiles.
 std::optional<Sm90AttentionTileAttr> selectSm90AttentionTile(int64_t batch, int64_t heads,
                                                              int64_t queries, int64_t headDim,
-                                                             bool masked, bool persistent,
+                                                             bool masked,
+                                                             Sm90AttentionLaunch launch,
                                                              TargetAttr target,
                                                              std::string &reason);
 

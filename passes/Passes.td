@@ -676,13 +676,19 @@ def SelectTiles : Pass<"kiln-select-tiles", "mlir::func::FuncOp"> {
     Option<"splitKv", "split-kv", "bool", /*default=*/"true",
            "With `sm90-gemm`: a decode step's paged attention over a long cache gets a "
            "`kiln.split_kv` (its keys split over a cluster of blocks)">,
-    Option<"sm90Attention", "sm90-attention", "bool", /*default=*/"false",
+    Option<"sm90Attention", "sm90-attention", "bool", /*default=*/"true",
            "Attention with 16-bit storage on a target with wgmma (sm_90) also gets a "
            "`kiln.sm90_attention_tile` for the Hopper TMA + wgmma attention kernel when it fits "
            "(the mma.sync `kiln.attention_tile` stays beside it for operands TMA cannot read)">,
-    Option<"sm90AttentionPersistent", "sm90-attention-persistent", "bool", /*default=*/"false",
-           "With `sm90-attention`: the Hopper attention kernel is launched persistent (at most "
-           "one block per SM walking the query tiles) instead of one block per query tile">,
+    Option<"sm90AttentionPersistent", "sm90-attention-persistent", "kiln::Sm90AttentionLaunch",
+           /*default=*/"kiln::Sm90AttentionLaunch::Auto",
+           "With `sm90-attention`: how the Hopper attention kernel is launched: persistent (at "
+           "most one block per SM walking the query tiles) or one block per query tile", [{::llvm::cl::values(
+             clEnumValN(kiln::Sm90AttentionLaunch::Grid, "off", "one block per query tile"),
+             clEnumValN(kiln::Sm90AttentionLaunch::Auto, "auto",
+                        "persistent up to kiln::kSm90AttentionPersistentWaves waves of query "
+                        "tiles (default)"),
+             clEnumValN(kiln::Sm90AttentionLaunch::Persistent, "on", "persistent blocks"))}]>,
     Option<"mmaTile", "mma-tile", "std::string", /*default=*/"",
            "Use this MMA tile (BMxBNxBKxWMxWNxSTAGES) for every 16-bit GEMM instead of the "
            "cost model's choice (for experiments)">,

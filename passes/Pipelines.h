@@ -40,12 +40,17 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
       llvm::cl::desc("Attention with 16-bit storage uses the Hopper TMA + wgmma attention kernel "
                      "on sm_90 targets where kiln-select-tiles finds it fits (kiln-select-tiles "
                      "sm90-attention)"),
-      llvm::cl::init(false)};
-  Option<bool> sm90AttentionPersistent{
+      llvm::cl::init(true)};
+  Option<Sm90AttentionLaunch> sm90AttentionPersistent{
       *this, "sm90-attention-persistent",
       llvm::cl::desc("With sm90-attention: persistent Hopper attention blocks (kiln-select-tiles "
                      "sm90-attention-persistent)"),
-      llvm::cl::init(false)};
+      llvm::cl::init(Sm90AttentionLaunch::Auto),
+      llvm::cl::values(
+          clEnumValN(Sm90AttentionLaunch::Grid, "off", "one block per query tile"),
+          clEnumValN(Sm90AttentionLaunch::Auto, "auto",
+                     "persistent up to kSm90AttentionPersistentWaves waves of query tiles"),
+          clEnumValN(Sm90AttentionLaunch::Persistent, "on", "persistent blocks"))};
   Option<bool> skinnyGemm{
       *this, "skinny-gemm",
       llvm::cl::desc("With sm90-gemm: GEMMs of at most 16 rows (decode steps) read their weight "

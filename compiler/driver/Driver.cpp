@@ -1330,7 +1330,11 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
                        (options.fuse ? "fuse" : "nofuse") + "|" + options.mmaTile +
                        (options.wgmma ? "|wgmma" : "") + (options.sm90Gemm ? "" : "|no-sm90-gemm") +
                        (options.sm90Attention ? "|hopper-attention" : "") +
-                       (options.sm90AttentionPersistent ? "|hopper-attention-persistent" : "") +
+                       (options.sm90AttentionPersistent == Sm90AttentionLaunch::Auto
+                            ? ""
+                            : options.sm90AttentionPersistent == Sm90AttentionLaunch::Persistent
+                                  ? "|hopper-attention-persistent"
+                                  : "|hopper-attention-grid") +
                        (options.fuseKeyRotary ? "" : "|key-rotary-kernel") +
                        (options.fuseNormIntoGemm ? "|norm-fused" : "") +
                        (options.normIntoFewRowGemm ? "" : "|norm-few-row-kernel") +

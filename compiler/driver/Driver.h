@@ -67,11 +67,12 @@ struct CompileOptions {
   /// used only when every --target is sm_90 (its kernels exist for sm_90a alone).
   bool sm90Gemm = true;
   /// Attention on the Hopper TMA + wgmma kernel (kiln::attentionSm90; --hopper-attention,
-  /// default off until measured on the H200); used only when every --target is sm_90.
-  bool sm90Attention = false;
-  /// With sm90Attention: persistent blocks instead of one per query tile
-  /// (--hopper-attention-persistent).
-  bool sm90AttentionPersistent = false;
+  /// default on: 1.2-1.7x SDPA on the H200, docs/results.md); used only when every --target is
+  /// sm_90.
+  bool sm90Attention = true;
+  /// With sm90Attention: persistent blocks or one per query tile
+  /// (--hopper-attention-persistent=off|auto|on).
+  Sm90AttentionLaunch sm90AttentionPersistent = Sm90AttentionLaunch::Auto;
   /// GEMMs of at most 16 rows (decode steps) on kiln::gemmSkinny, with sm90Gemm (--skinny-gemm,
   /// default on).
   bool skinnyGemm = true;

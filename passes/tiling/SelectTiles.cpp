@@ -393,7 +393,7 @@ AttentionTileAttr kiln::selectAttentionTile(int64_t batch, int64_t heads, int64_
 
 std::optional<Sm90AttentionTileAttr>
 kiln::selectSm90AttentionTile(int64_t batch, int64_t heads, int64_t queries, int64_t headDim,
-                              bool masked, bool persistent, TargetAttr target,
+                              bool masked, Sm90AttentionLaunch launch, TargetAttr target,
                               std::string &reason) {
   // Two consumer warpgroups of 64 query rows (ping-pong), K and V tiles of 128 keys while the
   // consumers' registers hold O (padded head dim / 2 floats), S (keys / 2), P (keys / 4) and
@@ -431,9 +431,18 @@ kiln::selectSm90AttentionTile(int64_t batch, int64_t heads, int64_t queries, int
                  .str();
     return std::nullopt;
   }
+  const bool persistent =
+      launch == Sm90AttentionLaunch::Persistent ||
+      (launch == Sm90AttentionLaunch::Auto &&
+       blocks <= kSm90AttentionPersistentWaves * target.getSmCount());
+  std::string how = persistent ? "walked by persistent blocks" : "as blocks";
+  if (launch == Sm90AttentionLaunch::Auto)
+    how += llvm::formatv(" ({0} {1} waves)", persistent ? "at most" : "over",
+                         kSm90AttentionPersistentWaves)
+               .str();
   reason = llvm::formatv("Hopper TMA + wgmma: {0} query tiles {1} on {2} SMs, {3} query rows x "
                          "{4} keys per tile, {5} stages, ping-pong{6}",
-                         blocks, persistent ? "walked by persistent blocks" : "as blocks",
+                         blocks, how,
                          target.getSmCount(), kQueryTile, chosen->keyTile, chosen->stages,
                          masked ? ", masked" : "")
                .str();

@@ -42,8 +42,8 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
             tensor_parallel: int = 1, tp_loopback: bool = False,
             kv_cache: bool = False, max_seq_len: int = 0, kv_block_size: int = 16,
             kv_blocks: int = 0, prefill_logits: str = "last", device_sampling: bool = True,
-            fuse: bool = True, sm90_gemm: bool = True, hopper_attention: bool = False,
-            hopper_attention_persistent: bool = False, skinny_gemm: bool = True,
+            fuse: bool = True, sm90_gemm: bool = True, hopper_attention: bool = True,
+            hopper_attention_persistent: str = "auto", skinny_gemm: bool = True,
             skinny_tensor_cores: str = "off", split_kv: bool = True,
             attention_key_rotary: str = "kernel", norm_into_gemm: str = "few-row",
             programmatic_launch: str = "auto", wgmma: bool = False, mma_tile: str = "",
@@ -70,8 +70,8 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
       kv_cache, max_seq_len, kv_block_size, kv_blocks, prefill_logits ("last"/"all"),
         device_sampling: one generation step over a paged KV cache (docs/generation.md);
         max_seq_len > 0 is required with kv_cache.
-      fuse, sm90_gemm, hopper_attention, hopper_attention_persistent, skinny_gemm,
-        skinny_tensor_cores ("off"/"auto"/"on"), split_kv, attention_key_rotary
+      fuse, sm90_gemm, hopper_attention, hopper_attention_persistent ("off"/"auto"/"on"),
+        skinny_gemm, skinny_tensor_cores ("off"/"auto"/"on"), split_kv, attention_key_rotary
         ("kernel"/"fused"), norm_into_gemm ("few-row"/"fused"/"kernel"), programmatic_launch
         ("auto"/"at-exit"/"early"/"off"), wgmma, mma_tile, pass_pipeline: kiln-compile's
         options of the same names.
@@ -117,7 +117,7 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
             kv_block_size=int(kv_block_size), kv_blocks=int(kv_blocks),
             prefill_logits=prefill_logits, device_sampling=bool(device_sampling),
             fuse=bool(fuse), sm90_gemm=bool(sm90_gemm), hopper_attention=bool(hopper_attention),
-            hopper_attention_persistent=bool(hopper_attention_persistent),
+            hopper_attention_persistent=hopper_attention_persistent,
             skinny_gemm=bool(skinny_gemm), skinny_tensor_cores=skinny_tensor_cores,
             split_kv=bool(split_kv), attention_key_rotary=attention_key_rotary,
             norm_into_gemm=norm_into_gemm, programmatic_launch=programmatic_launch,

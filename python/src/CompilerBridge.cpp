@@ -56,7 +56,6 @@ CompileResult kiln::python::compile(const CompileRequest &request) {
   options.wgmma = request.wgmma;
   options.sm90Gemm = request.sm90Gemm;
   options.sm90Attention = request.sm90Attention;
-  options.sm90AttentionPersistent = request.sm90AttentionPersistent;
   options.skinnyGemm = request.skinnyGemm;
   options.splitKv = request.splitKv;
   options.kvCache = request.kvCache;
@@ -98,9 +97,15 @@ CompileResult kiln::python::compile(const CompileRequest &request) {
                                                  {"early", ProgrammaticLaunch::Early},
                                                  {"off", ProgrammaticLaunch::Off}},
                                                 result);
+  auto persistent = parseChoice<Sm90AttentionLaunch>("hopper_attention_persistent",
+                                                     request.sm90AttentionPersistent,
+                                                     {{"off", Sm90AttentionLaunch::Grid},
+                                                      {"auto", Sm90AttentionLaunch::Auto},
+                                                      {"on", Sm90AttentionLaunch::Persistent}},
+                                                     result);
   auto logits = parseChoice<bool>("prefill_logits", request.prefillLogits,
                                   {{"last", true}, {"all", false}}, result);
-  if (!emit || !precision || !skinny || !keyRotary || !norm || !launch || !logits)
+  if (!emit || !precision || !skinny || !keyRotary || !norm || !launch || !persistent || !logits)
     return result;
   options.emit = *emit;
   options.precision = *precision;
@@ -110,6 +115,7 @@ CompileResult kiln::python::compile(const CompileRequest &request) {
   options.normIntoFewRowGemm = *norm != 2;
   options.programmaticLaunch = *launch;
   options.lastTokenLogits = *logits;
+  options.sm90AttentionPersistent = *persistent;
 
   mlir::MLIRContext context;
   std::string diagnostics;

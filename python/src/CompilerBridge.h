@@ -27,7 +27,8 @@ struct CompileRequest {
   std::string emit = "artifact";  ///< artifact, graph, kernels, pipeline
   bool fuse = true;
   std::string mmaTile;
-  bool wgmma = false, sm90Gemm = true, sm90Attention = false, sm90AttentionPersistent = false;
+  bool wgmma = false, sm90Gemm = true, sm90Attention = true;
+  std::string sm90AttentionPersistent = "auto"; ///< off, auto, on
   bool skinnyGemm = true;
   std::string skinnyTensorCores = "off"; ///< off, auto, on
   bool splitKv = true;

@@ -52,7 +52,7 @@ NB_MODULE(_compiler, m) {
           else if (k == "hopper_attention")
             flag(r.sm90Attention);
           else if (k == "hopper_attention_persistent")
-            flag(r.sm90AttentionPersistent);
+            str(r.sm90AttentionPersistent);
           else if (k == "skinny_gemm")
             flag(r.skinnyGemm);
           else if (k == "skinny_tensor_cores")

@@ -1,18 +1,24 @@
 // The Hopper attention kernel (kiln::attentionSm90, cuda/attention_sm90.cuh) through
-// kiln-compile --hopper-attention: kiln-select-tiles sets a #kiln.sm90_attention_tile and
+// kiln-compile (--hopper-attention, the default): kiln-select-tiles sets a #kiln.sm90_attention_tile and
 // AttentionEmitter reads Q, K and V through three rank-4 tensor maps ({D, S, H, B}, box
 // {64, rows, 1, 1}); NVRTC compiles it for sm_90a and ptxas assembles the PTX.
-// RUN: rm -rf %t.on && kiln-compile %s --precision fp16 --hopper-attention -o %t.on.kiln --dump-cuda %t.on --quiet
+// Grid launch (--hopper-attention-persistent=off): one block per query tile.
+// RUN: rm -rf %t.on && kiln-compile %s --precision fp16 --hopper-attention --hopper-attention-persistent=off -o %t.on.kiln --dump-cuda %t.on --quiet
 // RUN: cat %t.on/module*.cu | FileCheck %s
 // RUN: %if ptxas %{ for f in %t.on/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.on.cubin || exit 1; done %}
-// RUN: kiln-compile %s --precision fp16 --hopper-attention --emit=kernels -o - | FileCheck %s --check-prefix=IR
+// RUN: kiln-compile %s --precision fp16 --hopper-attention-persistent=off --emit=kernels -o - | FileCheck %s --check-prefix=IR
 // Persistent launch: the kernel gets the batch (4) and the grid is min(query tiles, 132 SMs).
-// RUN: rm -rf %t.pers && kiln-compile %s --precision fp16 --hopper-attention --hopper-attention-persistent -o %t.pers.kiln --dump-cuda %t.pers --quiet
+// RUN: rm -rf %t.pers && kiln-compile %s --precision fp16 --hopper-attention --hopper-attention-persistent=on -o %t.pers.kiln --dump-cuda %t.pers --quiet
 // RUN: cat %t.pers/module*.cu | FileCheck %s --check-prefix=PERS
 // RUN: %if ptxas %{ for f in %t.pers/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.pers.cubin || exit 1; done %}
 // PERS: kiln::attentionSm90<kiln::f16, 128, 128, 128, 2, true, true>(&tmap0, &tmap1, &tmap2, mask, o, shape, kiln_smem, ropeQ, 4);
-// Off (the default): the mma.sync kernel, as before.
-// RUN: rm -rf %t.off && kiln-compile %s --precision fp16 -o %t.off.kiln --dump-cuda %t.off --quiet
+// The default (auto): 256 query tiles are at most 4 waves on 132 SMs, so persistent as well.
+// RUN: rm -rf %t.auto && kiln-compile %s --precision fp16 -o %t.auto.kiln --dump-cuda %t.auto --quiet
+// RUN: cat %t.auto/module*.cu | FileCheck %s --check-prefix=PERS
+// RUN: kiln-compile %s --precision fp16 --emit=kernels -o - | FileCheck %s --check-prefix=AUTO
+// AUTO: kiln.tile_reason = "Hopper TMA + wgmma: 256 query tiles walked by persistent blocks (at most 4 waves) on 132 SMs
+// Off (--hopper-attention=false): the mma.sync kernel, as before.
+// RUN: rm -rf %t.off && kiln-compile %s --precision fp16 --hopper-attention=false -o %t.off.kiln --dump-cuda %t.off --quiet
 // RUN: cat %t.off/module*.cu | FileCheck %s --check-prefix=OFF
 // Another target besides sm_90: the option has no effect (the kernel exists for sm_90a alone).
 // RUN: rm -rf %t.multi && kiln-compile %s --precision fp16 --hopper-attention --target sm_90,sm_80 -o %t.multi.kiln --dump-cuda %t.multi --quiet

@@ -56,6 +56,10 @@ std::string gFilter;
 /// Whether the device runs the sm_90a kernel (checked once in main).
 bool gSm90 = false;
 bool selected(const char *tag) { return gFilter.empty() || std::strstr(tag, gFilter.c_str()); }
+std::string gShape; // --shape S: only the benchmark shapes whose name contains S
+bool shapeSelected(const char *name) {
+  return gShape.empty() || std::strstr(name, gShape.c_str());
+}
 
 /// Padding mask functor: mask[b * Sk + j] (additive, fp32 values), broadcast over heads and rows.
 struct PadMask {
@@ -553,6 +557,8 @@ void benchSm90(const char *name, int B, int H, int S, cudaStream_t stream,
 
 /// Every configuration the code generator may choose, for one shape.
 template <int D, bool C> void benchShape(const char *name, int B, int H, int S, cudaStream_t st) {
+  if (!shapeSelected(name))
+    return;
   if (selected("tc")) {
     benchOne<D, C, 4, 1, 64>(name, B, H, S, st);
     benchOne<D, C, 2, 1, 64>(name, B, H, S, st);
@@ -588,8 +594,11 @@ int main(int argc, char **argv) {
       benchLong = true;
     else if (std::strcmp(argv[i], "--filter") == 0 && i + 1 < argc)
       gFilter = argv[++i];
+    else if (std::strcmp(argv[i], "--shape") == 0 && i + 1 < argc)
+      gShape = argv[++i];
     else {
-      std::fprintf(stderr, "usage: %s [--bench | --bench-long] [--filter tc|simt|sm90]\n",
+      std::fprintf(stderr,
+                   "usage: %s [--bench | --bench-long [--shape NAME]] [--filter tc|simt|sm90]\n",
                    argv[0]);
       return 2;
     }

@@ -8,6 +8,7 @@
 #   OUT --bench         f16 timings (us, TFLOP/s) at model and FlashAttention benchmark shapes
 #   OUT --bench-long    b1/b4/b8 x 4k/8k/16k tokens, h32 d128
 #   --filter K          only the kernels whose tag contains K (tc, simt, sm90)
+#   --shape S           with --bench / --bench-long: only the shapes whose name contains S (for ncu)
 # Environment: NVCC (default: nvcc on PATH, else /usr/local/cuda/bin/nvcc), ARCH (default 90a:
 # sm_90a code, which runs on sm_90 only; ARCH=80 etc. builds without the Hopper kernel's cases).
 exec "$(dirname "${BASH_SOURCE[0]}")/build_gpu_test.sh" attention_test "$@"

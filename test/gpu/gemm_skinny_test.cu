@@ -301,10 +301,11 @@ void reference(const Problem<T> &p, bool tc, bool rms, float eps, std::vector<do
                std::vector<double> &model) {
   const int R = p.rows, K = p.k, N = p.n;
   std::vector<double> aKernel(size_t(R) * K), aModel(size_t(R) * K), rstd(R, 1.0);
-  std::vector<double> bd(size_t(K) * N);
+  // B transposed ([N][K]) so that a column's dot products read contiguous memory.
+  std::vector<double> bt(size_t(K) * N);
   for (int i = 0; i < K; ++i)
     for (int j = 0; j < N; ++j)
-      bd[size_t(i) * N + j] = toFloat<T>(p.b[size_t(i) * p.ldb + j]);
+      bt[size_t(j) * K + i] = toFloat<T>(p.b[size_t(i) * p.ldb + j]);
   for (int r = 0; r < R; ++r) {
     double sumSq = 0;
     for (int i = 0; i < K; ++i) {
@@ -321,11 +322,12 @@ void reference(const Problem<T> &p, bool tc, bool rms, float eps, std::vector<do
   kernel.assign(size_t(R) * N, 0);
   model.assign(size_t(R) * N, 0);
   parallelFor(N, [&](int j) {
+    const double *col = &bt[size_t(j) * K];
     for (int r = 0; r < R; ++r) {
       double sk = 0, sm = 0;
       for (int i = 0; i < K; ++i) {
-        sk += aKernel[size_t(r) * K + i] * bd[size_t(i) * N + j];
-        sm += aModel[size_t(r) * K + i] * bd[size_t(i) * N + j];
+        sk += aKernel[size_t(r) * K + i] * col[i];
+        sm += aModel[size_t(r) * K + i] * col[i];
       }
       kernel[size_t(r) * N + j] = sk * rstd[r];
       model[size_t(r) * N + j] = sm * rstd[r];

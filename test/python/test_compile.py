@@ -142,6 +142,8 @@ def test_bad_onnx(tmp_path):
     ({"precision": "fp8"}, "invalid precision 'fp8': expected one of fp32, tf32, fp16, bf16"),
     ({"norm_into_gemm": "x"},
      "invalid norm_into_gemm 'x': expected one of fused, few-row, kernel"),
+    ({"hopper_attention_persistent": "x"},
+     "invalid hopper_attention_persistent 'x': expected one of off, auto, on"),
     ({"kv_cache": True}, "kv_cache=True needs max_seq_len=N (N > 0): the most tokens, prompt and "
                          "generated, that one sequence may hold"),
 ])

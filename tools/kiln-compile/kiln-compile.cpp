@@ -124,15 +124,20 @@ static cl::opt<bool> hopperAttention(
     cl::desc("fp16/bf16 attention uses the Hopper TMA + warp-specialized wgmma kernel "
              "(cuda/attention_sm90.cuh) when every --target is sm_90 and kiln-select-tiles finds "
              "it fits (at least one 128-row query tile per SM); otherwise, or when TMA cannot "
-             "read Q, K or V, the mma.sync kernel. Default false (--hopper-attention=true to "
-             "use it)"),
-    cl::init(false), cl::cat(kilnCategory));
-static cl::opt<bool> hopperAttentionPersistent(
+             "read Q, K or V, the mma.sync kernel. Default true (--hopper-attention=false for "
+             "A/B timing)"),
+    cl::init(true), cl::cat(kilnCategory));
+static cl::opt<kiln::Sm90AttentionLaunch> hopperAttentionPersistent(
     "hopper-attention-persistent",
-    cl::desc("With --hopper-attention: launch the Hopper attention kernel persistent (at most one "
-             "block per SM walking the query tiles longest first) instead of one block per query "
-             "tile (default false)"),
-    cl::init(false), cl::cat(kilnCategory));
+    cl::desc("How the Hopper attention kernel is launched: persistent (at most one block per SM "
+             "walking the query tiles longest first) or one block per query tile"),
+    cl::values(clEnumValN(kiln::Sm90AttentionLaunch::Grid, "off", "one block per query tile"),
+               clEnumValN(kiln::Sm90AttentionLaunch::Auto, "auto",
+                          "persistent up to 4 waves of 128-row query tiles (batch x heads x "
+                          "query tiles <= 4 x SMs), one block per tile above (default)"),
+               clEnumValN(kiln::Sm90AttentionLaunch::Persistent, "on",
+                          "persistent blocks for any size")),
+    cl::init(kiln::Sm90AttentionLaunch::Auto), cl::cat(kilnCategory));
 static cl::opt<bool> skinnyGemm(
     "skinny-gemm",
     cl::desc("fp16/bf16 GEMMs of at most 16 rows in all (decode steps) read their weight once "
@@ -297,8 +302,8 @@ int main(int argc, char **argv) {
         {&mmaTile, "mma-tile=128x128x32x2x4x4"},
         {&wgmma, "wgmma=true"},
         {&sm90Gemm, "sm90-gemm=false"},
-        {&hopperAttention, "sm90-attention=true"},
-        {&hopperAttentionPersistent, "sm90-attention-persistent=true"},
+        {&hopperAttention, "sm90-attention=false"},
+        {&hopperAttentionPersistent, "sm90-attention-persistent=on"},
         {&skinnyGemm, "skinny-gemm=false"},
         {&skinnyTensorCores, "skinny-tensor-cores=auto"},
         {&splitKv, "split-kv=false"},
