@@ -73,3 +73,12 @@ def decode_session(decode_artifact) -> kiln.Session:
     session = _session_or_skip(decode_artifact)
     yield session
     session.close()
+
+
+def pytest_terminal_summary(terminalreporter):
+    """One `SKIP <test>: <reason>` line per skipped test, the form scripts/test_summary.py groups
+    under the ctest `python` line (e.g. "15 skipped, no CUDA device: ...")."""
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        reason = reason[len("Skipped: "):] if reason.startswith("Skipped: ") else reason
+        terminalreporter.write_line(f"SKIP {report.nodeid.split('::')[-1]}: {reason}")
