@@ -186,7 +186,8 @@ bool isCausalConstant(Value mask, int64_t Sq, int64_t Sk) {
 /// Evaluates a mask too large to fold (over kMaxFoldElements: Llama's dynamo export computes a
 /// [1, 1, S, S] causal mask from position vectors, 16M elements at S = 4096) one row of the last
 /// dim at a time, without materializing it: an expression of elementwise ops (comparisons,
-/// logic, Where, Cast, add/sub/mul/neg, min/max) whose leaves are constants of at most
+/// logic, Where, Cast, add/sub/mul/neg, min/max; Expand and Reshapes that only add or drop
+/// leading 1s, which broadcast) whose leaves are constants of at most
 /// kMaxFoldElements elements, broadcast right-aligned as the ops do. Values are computed in
 /// double and rounded to each op's element type (i1, integers, f32, f16, bf16) as the folders
 /// would.
@@ -256,8 +257,10 @@ private:
       }
     } else if (!def) {
       return -1;
-    } else if (isa<CastOp>(def)) {
-      n.kind = Kind::Cast;
+    } else if (isa<CastOp, ExpandOp>(def)) {
+      n.kind = Kind::Cast; // Expand: the operand broadcast right-aligned, as any operand is
+    } else if (isa<ReshapeOp>(def) && sameAfterLeadingOnes(rtt(def->getOperand(0)), type)) {
+      n.kind = Kind::Cast; // a reshape that only adds or drops leading 1s (unsqueeze)
     } else if (isa<WhereOp>(def)) {
       n.kind = Kind::Where;
     } else if (isa<AndOp>(def)) {
@@ -301,6 +304,16 @@ private:
         all[index].operands.push_back(o);
       }
     return index;
+  }
+
+  /// True when `a` and `b` are the same shape but for leading 1s.
+  static bool sameAfterLeadingOnes(RankedTensorType a, RankedTensorType b) {
+    auto trim = [](ArrayRef<int64_t> s) {
+      while (!s.empty() && s.front() == 1)
+        s = s.drop_front();
+      return s;
+    };
+    return trim(a.getShape()) == trim(b.getShape());
   }
 
   /// `v` rounded to an element of `t`, as the folders and the GPU store it.

@@ -91,3 +91,31 @@ func.func @sliding_window_shared(%q: tensor<1x2x2100x16xf16>, %k: tensor<1x2x210
   %r2 = kiln.matmul %p2, %v : tensor<1x2x2100x2100xf16>, tensor<1x2x2100x16xf16> -> tensor<1x2x2100x16xf16>
   return %r, %r2 : tensor<1x2x2100x16xf16>, tensor<1x2x2100x16xf16>
 }
+
+// -----
+
+// The batch-2 specialization of a dynamic export: the [1, 1, 2048, 2048] causal keep-mask (folded:
+// 2^22 elements, the limit) expanded over the batch, then Where: [2, 1, 2048, 2048] is over the
+// limit; Expand only broadcasts, so it is still causal.
+// CHECK-LABEL: func.func @expanded_over_batch
+// CHECK: kiln.attention %arg0, %{{.+}}, %arg2 {bshd_output = false, causal = true
+// CHECK-NOT: kiln.expand
+func.func @expanded_over_batch(%q: tensor<2x2x2048x16xf16>, %k: tensor<2x2x2048x16xf16>, %v: tensor<2x2x2048x16xf16>) -> tensor<2x2x2048x16xf16> {
+  %z = kiln.constant dense<0> : tensor<i64>
+  %n = kiln.constant dense<2048> : tensor<i64>
+  %o = kiln.constant dense<1> : tensor<i64>
+  %pos = kiln.range %z, %n, %o : tensor<i64>, tensor<i64>, tensor<i64> -> tensor<2048xi64>
+  %kpos = kiln.reshape %pos : tensor<2048xi64> -> tensor<1x1x1x2048xi64>
+  %qpos = kiln.reshape %pos : tensor<2048xi64> -> tensor<1x1x2048x1xi64>
+  %keep = kiln.less_equal %kpos, %qpos : tensor<1x1x1x2048xi64>, tensor<1x1x2048x1xi64> -> tensor<1x1x2048x2048xi1>
+  %keepb = kiln.expand %keep : tensor<1x1x2048x2048xi1> -> tensor<2x1x2048x2048xi1>
+  %zero = kiln.constant dense<0.0> : tensor<f16>
+  %low = kiln.constant dense<-65504.0> : tensor<f16>
+  %mask = kiln.where %keepb, %zero, %low : tensor<2x1x2048x2048xi1>, tensor<f16>, tensor<f16> -> tensor<2x1x2048x2048xf16>
+  %kt = kiln.transpose %k {perm = array<i64: 0, 1, 3, 2>} : tensor<2x2x2048x16xf16> -> tensor<2x2x16x2048xf16>
+  %s = kiln.matmul %q, %kt : tensor<2x2x2048x16xf16>, tensor<2x2x16x2048xf16> -> tensor<2x2x2048x2048xf16>
+  %sm = kiln.add %s, %mask : tensor<2x2x2048x2048xf16>, tensor<2x1x2048x2048xf16> -> tensor<2x2x2048x2048xf16>
+  %p = kiln.softmax %sm {axis = 3 : i64} : tensor<2x2x2048x2048xf16>
+  %r = kiln.matmul %p, %v : tensor<2x2x2048x2048xf16>, tensor<2x2x2048x16xf16> -> tensor<2x2x2048x16xf16>
+  return %r : tensor<2x2x2048x16xf16>
+}
