@@ -483,7 +483,8 @@ def bench_model(args, log, torch, name, spec, rows):
             r["notes"].append("kiln-run failed")
         if ok and args.profile:
             kiln_profile(args, log, art, inputs, tag)
-        os.remove(art)  # 0.2-3 GB each; compiled again on every run anyway
+        if not args.keep_artifacts:
+            os.remove(art)  # 0.2-3 GB each; compiled again on every run anyway
         if args.tensor_parallel > 1:
             bench_tensor_parallel(args, log, onnx_path, tmp, tag, spec_text, inputs, r)
         for n in args.tp_loopback if r is my_rows[0] else ():  # the first shape only
@@ -894,6 +895,10 @@ def parse_args(argv):
                         "with --precision bf16, else fp16; fp32: same values, kiln lowers them "
                         "with --precision)")
     p.add_argument("--quick", action="store_true", help="only the 1x128 shapes; no 2-core compile")
+    p.add_argument("--keep-artifacts", action="store_true",
+                   help="keep each compiled artifact (<work-dir>/run-<model>/<model>-<B>x<S>-<precision>"
+                        ".kiln) for later steps, e.g. the Python package's GPU check; by default each "
+                        "is removed after it is timed (0.2-3 GB each)")
     p.add_argument("--long-prompts", action="store_true",
                    help="Llama only at the long-prompt shapes 1x4096 and 4x2048 (exported with "
                         "max_position_embeddings 4096), against the same peers")
