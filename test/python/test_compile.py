@@ -216,3 +216,34 @@ def test_generation_limits_of_plain_artifact(gpt2_artifact):
 def test_unknown_program(decode_artifact):
     with pytest.raises(kiln.NotFoundError, match="no program 'nope'"):
         decode_artifact.program("nope")
+
+
+# ---- the output must not replace the model -----------------------------------------------------
+
+def _same_file_cases(model):
+    """(output, what) pairs naming `model` itself."""
+    link = model.parent / "hardlink.onnx"
+    os.link(model, link)
+    return [(model, "same path"), (link, "hard link"),
+            (os.path.join(os.path.dirname(model), ".", "m.onnx"), "./m.onnx")]
+
+
+def test_output_is_the_input_model(gpt2_path, tmp_path):
+    model = tmp_path / "m.onnx"
+    model.write_bytes(gpt2_path.read_bytes())
+    before = model.read_bytes()
+    for output, what in _same_file_cases(model):
+        with pytest.raises(kiln.CompileOptionError) as info:
+            kiln.compile(model, shapes="input_ids=1x8", output=output)
+        assert str(info.value) == (f"output '{os.fspath(output)}' is the input model '{model}' "
+                                   f"(the same file); choose another -o"), what
+        assert model.read_bytes() == before, what
+
+
+def test_output_is_the_input_model_relative(gpt2_path, tmp_path, monkeypatch):
+    (tmp_path / "m.onnx").write_bytes(gpt2_path.read_bytes())
+    before = (tmp_path / "m.onnx").read_bytes()
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(kiln.CompileOptionError, match="is the input model 'm.onnx'"):
+        kiln.compile("m.onnx", shapes="input_ids=1x8", output="./m.onnx")
+    assert (tmp_path / "m.onnx").read_bytes() == before
