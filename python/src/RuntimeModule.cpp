@@ -151,12 +151,18 @@ std::string dtypeName(nb::dlpack::dtype t) {
          " bits, " + std::to_string(t.lanes) + " lanes)";
 }
 
+/// An array that is only read: inputs, and every array while it is checked. nanobind's default
+/// nb::ndarray<> refuses read-only memory (np.load(mmap_mode="r"), np.frombuffer, arrays with
+/// writeable=False); inputs are copied from or read in place, never written, so they take any.
+/// Outputs stay nb::ndarray<> (writable).
+using ReadOnlyArray = nb::ndarray<nb::ro>;
+
 /// Where a tensor lives, as far as kiln is concerned.
 enum class Residence { Host, Device };
 
 /// Classifies `array`'s DLPack device: CPU and CUDA pinned host memory are host memory; CUDA and
 /// CUDA managed memory are device memory; anything else (ROCm, Metal, ...) is an error.
-Residence residence(const nb::ndarray<> &array, const std::string &what) {
+Residence residence(const ReadOnlyArray &array, const std::string &what) {
   switch (array.device_type()) {
   case nb::device::cpu::value:
   case nb::device::cuda_host::value:
@@ -175,7 +181,7 @@ Residence residence(const nb::ndarray<> &array, const std::string &what) {
 /// "input 'x'" or "output 'y'"): same dtype (`bf16Bits`: a host uint16 array carrying bfloat16
 /// bits, what python/kiln/_dtypes.py passes for NumPy's ml_dtypes.bfloat16, matches bf16), same
 /// shape, row-major contiguous. KILN_INVALID_ARGUMENT naming the tensor otherwise.
-void checkTensor(const nb::ndarray<> &array, const kiln_tensor_info_t &info,
+void checkTensor(const ReadOnlyArray &array, const kiln_tensor_info_t &info,
                  const std::string &what, bool bf16Bits) {
   const std::string want =
       std::string(kiln_dtype_name(info.dtype)) + formatShape(info.shape, info.rank);
@@ -360,7 +366,7 @@ kiln_tensor_info_t tensorInfo(kiln_artifact_t *a, bool input, const std::string 
 /// What Session checks before it copies or binds a tensor, without a session (no GPU needed):
 /// the name, dtype, shape, layout and kind of memory. Returns "host" or "device".
 std::string checkTensorFor(const Artifact &a, bool input, const std::string &name,
-                           nb::ndarray<> array, bool bf16Bits) {
+                           const ReadOnlyArray &array, bool bf16Bits) {
   kiln_tensor_info_t info = tensorInfo(a.get(), input, name);
   const std::string what = (input ? "input '" : "output '") + name + "'";
   checkTensor(array, info, what, bf16Bits);
@@ -399,7 +405,7 @@ public:
   /// Sets input `name` from `array`: a host array is copied (kiln_session_set_input, after
   /// unbinding a previously bound buffer); a device array is bound in place
   /// (kiln_session_bind_input; skipped when the same buffer is bound already).
-  void setInput(const std::string &name, nb::ndarray<> array, bool bf16Bits) {
+  void setInput(const std::string &name, ReadOnlyArray array, bool bf16Bits) {
     kiln_tensor_info_t info = inputInfo(name);
     const std::string what = "input '" + name + "'";
     checkTensor(array, info, what, bf16Bits);
@@ -417,11 +423,12 @@ public:
   void bindOutput(const std::string &name, nb::ndarray<> array) {
     kiln_tensor_info_t info = outputInfo(name);
     const std::string what = "output '" + name + "'";
-    checkTensor(array, info, what, false);
-    if (residence(array, what) != Residence::Device)
+    ReadOnlyArray view(array);
+    checkTensor(view, info, what, false);
+    if (residence(view, what) != Residence::Device)
       fail(KILN_INVALID_ARGUMENT, what + ": bind_output takes a CUDA tensor; host arrays are "
                                          "filled by get_output");
-    bindDevice(boundOutputs, name, what, array, info, /*input=*/false);
+    bindDevice(boundOutputs, name, what, view, info, /*input=*/false);
   }
 
   void unbindInput(const std::string &name) {
@@ -458,8 +465,8 @@ public:
   void getOutput(const std::string &name, nb::ndarray<> array, bool bf16Bits) {
     kiln_tensor_info_t info = outputInfo(name);
     const std::string what = "output '" + name + "'";
-    checkTensor(array, info, what, bf16Bits);
-    if (residence(array, what) != Residence::Host)
+    checkTensor(ReadOnlyArray(array), info, what, bf16Bits);
+    if (residence(ReadOnlyArray(array), what) != Residence::Host)
       fail(KILN_INVALID_ARGUMENT,
            what + ": get_output copies into host memory; bind a CUDA tensor with bind_output");
     nb::gil_scoped_release release;
@@ -541,7 +548,7 @@ public:
 
 private:
   struct Binding {
-    nb::ndarray<> array; ///< keeps the caller's buffer alive while bound
+    ReadOnlyArray array; ///< keeps the caller's buffer alive while bound
     uint64_t pointer;
   };
 
@@ -554,7 +561,8 @@ private:
   }
 
   void bindDevice(std::map<std::string, Binding> &bound, const std::string &name,
-                  const std::string &what, nb::ndarray<> &array, const kiln_tensor_info_t &info,
+                  const std::string &what, const ReadOnlyArray &array,
+                  const kiln_tensor_info_t &info,
                   bool input) {
     if (array.device_id() != device)
       fail(KILN_INVALID_ARGUMENT, what + ": the tensor is on CUDA device " +
@@ -756,14 +764,14 @@ NB_MODULE(_runtime, m) {
           nb::rv_policy::take_ownership)
       .def(
           "check_input",
-          [](const Artifact &a, const std::string &name, nb::ndarray<> array, bool bits) {
+          [](const Artifact &a, const std::string &name, ReadOnlyArray array, bool bits) {
             return checkTensorFor(a, true, name, array, bits);
           },
           nb::arg("name"), nb::arg("array"), nb::arg("bf16_bits") = false)
       .def(
           "check_output",
           [](const Artifact &a, const std::string &name, nb::ndarray<> array, bool bits) {
-            return checkTensorFor(a, false, name, array, bits);
+            return checkTensorFor(a, false, name, ReadOnlyArray(array), bits);
           },
           nb::arg("name"), nb::arg("array"), nb::arg("bf16_bits") = false)
       .def("generator_limits", [](const Artifact &a) {

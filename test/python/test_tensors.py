@@ -36,6 +36,17 @@ def test_host_arrays_pass(gpt2_artifact):
                                       np.empty((2, 8, 128), np.float32)) == "host"
 
 
+def test_read_only_host_arrays_pass(gpt2_artifact, tmp_path):
+    # Inputs are only read: arrays NumPy cannot write pass like any other.
+    frozen = np.zeros((2, 8), np.int64)
+    frozen.flags.writeable = False
+    np.save(tmp_path / "ids.npy", np.ones((2, 8), np.int64))
+    mapped = np.load(tmp_path / "ids.npy", mmap_mode="r")
+    for array in (frozen, np.frombuffer(bytes(2 * 8 * 8), np.int64).reshape(2, 8), mapped):
+        assert not array.flags.writeable
+        assert gpt2_artifact.check_input("input_ids", array) == "host"
+
+
 def test_dlpack_host_tensor_passes(gpt2_artifact):
     assert gpt2_artifact.check_input("input_ids",
                                      ForeignTensor(np.zeros((2, 8), np.int64))) == "host"
