@@ -9,8 +9,12 @@ from typing import Any, Optional
 
 import numpy as np
 
+from . import _args
 from . import _dtypes
 from . import _runtime
+from ._errors import InvalidArgumentError, InvalidArgumentTypeError
+
+_ARG_ERRORS = (InvalidArgumentError, InvalidArgumentTypeError)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,7 +81,9 @@ class Artifact:
 
     def __init__(self, path: "str | os.PathLike[str]", *, _handle: Any = None,
                  _owner: Any = None, _report: Optional[dict] = None):
-        self._handle = _handle if _handle is not None else _runtime.Artifact(os.fspath(path))
+        if _handle is None:
+            _handle = _runtime.Artifact(_args.path("path", path, _ARG_ERRORS))
+        self._handle = _handle
         # Keeps a temporary directory holding the file alive (artifacts compiled without `output`).
         self._owner = _owner
         self._report = _report
@@ -211,7 +217,7 @@ class Artifact:
     # ---- files -------------------------------------------------------------------------------
     def save(self, path: "str | os.PathLike[str]") -> "Artifact":
         """Copies the artifact file to `path` and returns the artifact opened from there."""
-        path = os.fspath(path)
+        path = _args.path("path", path, _ARG_ERRORS)
         if os.path.abspath(path) != os.path.abspath(self.path):
             shutil.copyfile(self.path, path)
         return Artifact(path, _report=self._report)
