@@ -25,6 +25,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <map>
@@ -143,12 +144,49 @@ std::optional<kiln_dtype_t> kilnDtype(nb::dlpack::dtype t) {
   return std::nullopt;
 }
 
-/// Readable name of a DLPack dtype: kiln's name when kiln has it, else "code C, B bits".
+/// Readable name of a DLPack dtype: kiln's name when kiln has it ("i32"), else NumPy's style
+/// ("float64", "complex128", "int128"; "x4" appended for 4 lanes).
 std::string dtypeName(nb::dlpack::dtype t) {
+  using Code = nb::dlpack::dtype_code;
   if (std::optional<kiln_dtype_t> d = kilnDtype(t))
     return kiln_dtype_name(*d);
-  return "DLPack dtype (code " + std::to_string(t.code) + ", " + std::to_string(t.bits) +
-         " bits, " + std::to_string(t.lanes) + " lanes)";
+  std::string base;
+  switch (static_cast<Code>(t.code)) {
+  case Code::Int:
+    base = "int";
+    break;
+  case Code::UInt:
+    base = "uint";
+    break;
+  case Code::Float:
+    base = "float";
+    break;
+  case Code::Bfloat:
+    base = "bfloat";
+    break;
+  case Code::Complex:
+    base = "complex";
+    break;
+  case Code::Bool:
+    base = "bool";
+    break;
+  default:
+    return "DLPack type code " + std::to_string(t.code) + " (" + std::to_string(t.bits) +
+           " bits)";
+  }
+  return base + std::to_string(t.bits) + (t.lanes != 1 ? "x" + std::to_string(t.lanes) : "");
+}
+
+/// NumPy's name of a kiln dtype ("i64" -> "int64", "bf16" -> "bfloat16"): what a caller holding a
+/// tensor kiln does not take should convert it to.
+std::string numpyName(kiln_dtype_t dtype) {
+  const std::string name = kiln_dtype_name(dtype);
+  if (name == "bool")
+    return name;
+  if (name == "bf16")
+    return "bfloat16";
+  const std::string bits = name.substr(1);
+  return (name[0] == 'f' ? "float" : name[0] == 'i' ? "int" : "uint") + bits;
 }
 
 /// An array that is only read: inputs, and every array while it is checked. nanobind's default
@@ -196,7 +234,9 @@ void checkTensor(const ReadOnlyArray &array, const kiln_tensor_info_t &info,
       formatShape(shape.data(), shape.size());
   if (dtype != info.dtype || shape.size() != info.rank ||
       !std::equal(shape.begin(), shape.end(), info.shape))
-    fail(KILN_INVALID_ARGUMENT, what + " is " + want + ", but the tensor given is " + got);
+    fail(KILN_INVALID_ARGUMENT,
+         what + " is " + want + ", but the tensor given is " + got +
+             (dtype ? "" : ", a dtype kiln does not take: convert it to " + numpyName(info.dtype)));
   // Row-major contiguous: each stride (in elements) is the product of the dims after it; dims of
   // size 1 may have any stride.
   int64_t expected = 1;
@@ -636,7 +676,10 @@ public:
       c.sampling.top_k = std::get<4>(q);
       c.sampling.top_p = std::get<5>(q);
       c.sampling.seed = std::get<6>(q);
-      tokens[r].resize(c.max_new_tokens);
+      // kiln_generate checks the request after this: a sequence holds at most maxSeqLen()
+      // tokens, so no accepted request writes more (max_new_tokens = 10**10 must not allocate
+      // 80 GB before it is refused).
+      tokens[r].resize(std::min(c.max_new_tokens, maxSeqLen()));
       results[r].tokens = tokens[r].data();
     }
     struct CallbackState {
