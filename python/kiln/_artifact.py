@@ -268,7 +268,14 @@ class Artifact:
         path = _args.path("path", path, _ARG_ERRORS)
         if os.path.abspath(path) != os.path.abspath(self.path):
             shutil.copyfile(self.path, path)
-        return Artifact(path, _report=self._report)
+        report = self._report
+        if report is not None:
+            # The copy's report names the copy (the compiled file may be a temporary one that
+            # goes away with this artifact).
+            report = dict(report)
+            report["files"] = [dict(f, path=path) if f["path"] == self.path else f
+                               for f in report["files"]]
+        return Artifact(path, _report=report)
 
     def __repr__(self) -> str:
         ins = ", ".join(f"{i.name}: {i.dtype}{list(i.shape)}" for i in self.inputs

@@ -74,6 +74,9 @@ def test_save_load_round_trip(gpt2_artifact, tmp_path):
     assert loaded.outputs == gpt2_artifact.outputs
     assert loaded.kernels == gpt2_artifact.kernels
     assert loaded.report is None  # only compile() knows the report
+    # The saved artifact's report names the saved file, not the temporary one it was copied from.
+    assert saved.report["files"] == [dict(gpt2_artifact.report["files"][0], path=str(path))]
+    assert gpt2_artifact.report["files"][0]["path"] == gpt2_artifact.path
     assert kiln.Artifact(str(path)).arena_bytes == gpt2_artifact.arena_bytes
 
 
