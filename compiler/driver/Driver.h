@@ -256,6 +256,17 @@ public:
 /// compile, so that an unwritable -o fails in milliseconds, not at the end.
 llvm::Error checkOutputWritable(llvm::StringRef path);
 
+/// True if writing `output` (a -o value; "-" is stdout) would overwrite the file `input`: the
+/// same path, or the same device and inode (a hard link, a symbolic link, "./m.onnx", stdout
+/// redirected into the model).
+bool isSameFile(llvm::StringRef input, llvm::StringRef output);
+
+/// Fails with "output '<output>' is the input model '<input>' (the same file); choose another
+/// -o" when isSameFile(input, output). compileModel runs it for every artifact file it would
+/// write (a UsageError then), kiln-compile also for MLIR text written to -o, so neither the CLI
+/// nor kiln.compile can replace the model with its artifact.
+llvm::Error checkOutputIsNotInput(llvm::StringRef input, llvm::StringRef output);
+
 /// The artifact path kiln-compile writes when -o is not given: the model's
 /// file name with its extension replaced by ".kiln", in the current
 /// directory ("models/gpt2.onnx" -> "gpt2.kiln").

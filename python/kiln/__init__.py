@@ -18,6 +18,7 @@ from ._compile import compile
 from ._errors import (
     CompileError,
     CompileOptionError,
+    CompileOptionTypeError,
     CompilerNotAvailableError,
     CudaError,
     DeadlineExceededError,
@@ -26,6 +27,7 @@ from ._errors import (
     FileError,
     InternalError,
     InvalidArgumentError,
+    InvalidArgumentTypeError,
     InvalidArtifactError,
     NotFoundError,
     ResourceExhaustedError,
@@ -44,9 +46,10 @@ def has_compiler() -> bool:
 
 
 __all__ = [
-    "Artifact", "CompileError", "CompileOptionError", "CompilerNotAvailableError", "CudaError",
-    "DeadlineExceededError", "Error", "FailedPreconditionError", "FileError",
-    "GenerationResult", "InternalError", "InvalidArgumentError", "InvalidArtifactError",
+    "Artifact", "CompileError", "CompileOptionError", "CompileOptionTypeError",
+    "CompilerNotAvailableError", "CudaError", "DeadlineExceededError", "Error",
+    "FailedPreconditionError", "FileError", "GenerationResult", "InternalError",
+    "InvalidArgumentError", "InvalidArgumentTypeError", "InvalidArtifactError",
     "KernelInfo", "KernelProfile", "NotFoundError", "ResourceExhaustedError", "Session",
     "TensorInfo", "TokenStream", "UnavailableError", "UnsupportedVersionError", "compile",
     "has_compiler", "load", "stream_handle",

@@ -9,8 +9,12 @@ from typing import Any, Optional
 
 import numpy as np
 
+from . import _args
 from . import _dtypes
 from . import _runtime
+from ._errors import InvalidArgumentError, InvalidArgumentTypeError
+
+_ARG_ERRORS = (InvalidArgumentError, InvalidArgumentTypeError)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,7 +81,9 @@ class Artifact:
 
     def __init__(self, path: "str | os.PathLike[str]", *, _handle: Any = None,
                  _owner: Any = None, _report: Optional[dict] = None):
-        self._handle = _handle if _handle is not None else _runtime.Artifact(os.fspath(path))
+        if _handle is None:
+            _handle = _runtime.Artifact(_args.path("path", path, _ARG_ERRORS))
+        self._handle = _handle
         # Keeps a temporary directory holding the file alive (artifacts compiled without `output`).
         self._owner = _owner
         self._report = _report
@@ -137,10 +143,58 @@ class Artifact:
 
     def _check(self, input: bool, name: str, tensor: Any) -> str:
         check = self._handle.check_input if input else self._handle.check_output
-        if isinstance(tensor, np.ndarray) or not hasattr(tensor, "__dlpack__"):
-            array, bits = _dtypes.as_host_view(np.asarray(tensor))
-            return check(name, array, bits)
-        return check(name, tensor, False)
+        return check(name, *self._tensor(input, name, tensor))
+
+    def _tensor(self, input: bool, name: Any, value: Any, *,
+                contiguous: bool = False) -> tuple[Any, bool]:
+        """What the extension takes for `value`, given for input (or output) `name`, and whether
+        it carries bf16 bits (_dtypes.as_host_view).
+
+        A DLPack object other than a NumPy array goes as its capsule: ``value.__dlpack__()``,
+        the call nanobind would make, here so that an exception it raises reaches the caller
+        (nanobind swallows it into "incompatible function arguments"). Anything else goes as a
+        NumPy array (np.asarray; np.ascontiguousarray with `contiguous`, a copy only when
+        needed). A value that is no tensor (None, a str, a list of objects) raises
+        :class:`kiln.InvalidArgumentTypeError`, a NumPy array of a dtype DLPack cannot carry
+        (object, str, datetime64) :class:`kiln.InvalidArgumentError`, each naming the tensor and
+        what it is; the extension checks the dtype and shape of the rest."""
+        if not isinstance(name, str):
+            raise InvalidArgumentTypeError(
+                f"invalid {'input' if input else 'output'} name {_args.describe(name)}: expected "
+                f"a str")
+        if hasattr(value, "__dlpack__") and not isinstance(value, np.ndarray):
+            return value.__dlpack__(), False
+        try:
+            array = np.ascontiguousarray(value) if contiguous else np.asarray(value)
+        except (TypeError, ValueError):  # a ragged nested list, an object NumPy cannot hold
+            array = None
+        if array is None or (not isinstance(value, np.ndarray) and
+                             not _dtypes.is_tensor_dtype(array.dtype)):
+            raise InvalidArgumentTypeError(
+                f"{self._expects(input, name)}, but the value given is "
+                f"{_args.describe(value)}, not a tensor: pass a NumPy array, a nested list of "
+                f"numbers or a DLPack tensor")
+        if not _dtypes.is_tensor_dtype(array.dtype):
+            raise InvalidArgumentError(
+                f"{self._expects(input, name)}, but the tensor given is "
+                f"{_dtypes.dtype_label(array.dtype)}{list(array.shape)}, a dtype kiln does not "
+                f"take: convert it to {_dtypes.numpy_name(self._info(input, name).dtype)}")
+        return _dtypes.as_host_view(array)
+
+    def _info(self, input: bool, name: str) -> TensorInfo:
+        """Input (or output) `name`; the runtime's kiln.NotFoundError listing the names
+        otherwise (the message Session.run gives)."""
+        for info in self.inputs if input else self.outputs:
+            if info.name == name:
+                return info
+        check = self._handle.check_input if input else self._handle.check_output
+        check(name, np.empty(0, np.uint8), False)  # raises NotFoundError
+        raise AssertionError(f"the runtime found no error for unknown tensor '{name}'")
+
+    def _expects(self, input: bool, name: str) -> str:
+        """ "input 'input_ids' is i64[2, 8]", the start of a tensor error (as the extension's)."""
+        info = self._info(input, name)
+        return f"{'input' if input else 'output'} '{name}' is {info.dtype}{list(info.shape)}"
 
     @property
     def kernels(self) -> list[KernelInfo]:
@@ -211,10 +265,17 @@ class Artifact:
     # ---- files -------------------------------------------------------------------------------
     def save(self, path: "str | os.PathLike[str]") -> "Artifact":
         """Copies the artifact file to `path` and returns the artifact opened from there."""
-        path = os.fspath(path)
+        path = _args.path("path", path, _ARG_ERRORS)
         if os.path.abspath(path) != os.path.abspath(self.path):
             shutil.copyfile(self.path, path)
-        return Artifact(path, _report=self._report)
+        report = self._report
+        if report is not None:
+            # The copy's report names the copy (the compiled file may be a temporary one that
+            # goes away with this artifact).
+            report = dict(report)
+            report["files"] = [dict(f, path=path) if f["path"] == self.path else f
+                               for f in report["files"]]
+        return Artifact(path, _report=report)
 
     def __repr__(self) -> str:
         ins = ", ".join(f"{i.name}: {i.dtype}{list(i.shape)}" for i in self.inputs

@@ -4,12 +4,15 @@ kiln-compile) in this process."""
 from __future__ import annotations
 
 import json
+import operator
 import os
 import tempfile
 from typing import Any, Mapping, Optional, Sequence, Union
 
+from . import _args
 from ._artifact import Artifact
-from ._errors import CompileError, CompileOptionError, CompilerNotAvailableError
+from ._errors import (CompileError, CompileOptionError, CompileOptionTypeError,
+                      CompilerNotAvailableError)
 
 try:
     from . import _compiler
@@ -22,26 +25,78 @@ _EXTERNAL_DATA_BYTES = 1 << 30
 
 ShapeSpec = Union[None, str, Mapping[str, Union[str, Sequence[Union[int, str]]]]]
 
+# A bad value raises the first, a value of the wrong Python type the second (kiln._args).
+_ERRORS = (CompileOptionError, CompileOptionTypeError)
+
+# The spellings of the enum options, named when a non-str is given (the compiler checks a str and
+# lists them itself: python/src/CompilerBridge.cpp).
+_CHOICES = {
+    "precision": ("fp32", "tf32", "fp16", "bf16"),
+    "prefill_logits": ("last", "all"),
+    "hopper_attention_persistent": ("off", "auto", "on"),
+    "skinny_tensor_cores": ("off", "auto", "on"),
+    "attention_key_rotary": ("kernel", "fused"),
+    "norm_into_gemm": ("few-row", "fused", "kernel"),
+    "programmatic_launch": ("auto", "at-exit", "early", "off"),
+}
+
 
 def _shape_spec(shapes: ShapeSpec) -> str:
     """kiln-compile's --shape text from a str ("input_ids=1x128") or a mapping
-    {"input_ids": (1, 128)} / {"input_ids": "1..8x1..2048"}."""
+    {"input_ids": (1, 128)} / {"input_ids": "1..8x1..2048"}; CompileOptionTypeError for
+    anything else."""
     if shapes is None:
         return ""
     if isinstance(shapes, str):
         return shapes
+    if not isinstance(shapes, Mapping):
+        raise CompileOptionTypeError(
+            f"invalid shapes {_args.describe(shapes)}: expected a str "
+            f"(\"input_ids=1x128,attention_mask=1x128\") or a mapping {{input name: dims}} "
+            f"({{\"input_ids\": (1, 128)}} or {{\"input_ids\": \"1..8x1..2048\"}})")
     parts = []
     for name, dims in shapes.items():
-        text = dims if isinstance(dims, str) else "x".join(str(d) for d in dims)
+        if not isinstance(name, str):
+            raise CompileOptionTypeError(
+                f"invalid shapes key {_args.describe(name)}: expected an input name (a str)")
+        if isinstance(dims, str):
+            text = dims
+        elif isinstance(dims, Sequence) and all(
+                isinstance(d, str) or (not isinstance(d, bool) and _is_index(d)) for d in dims):
+            text = "x".join(d if isinstance(d, str) else str(operator.index(d)) for d in dims)
+        else:
+            raise CompileOptionTypeError(
+                f"invalid shapes[{name!r}] {_args.describe(dims)}: expected the dims as a str "
+                f"(\"1x128\", \"1..8x1..2048\") or a sequence of ints ((1, 128))")
         parts.append(f"{name}={text}")
     return ",".join(parts)
+
+
+def _is_index(value: Any) -> bool:
+    try:
+        operator.index(value)
+        return True
+    except TypeError:
+        return False
+
+
+def _targets(target: Any) -> list[str]:
+    """The SASS targets of `target`: a str, comma-separated like kiln-compile's --target
+    ("sm_80,sm_90"), or a list/tuple of such str."""
+    items = [target] if isinstance(target, str) else target
+    if not isinstance(items, (list, tuple)) or not all(isinstance(t, str) for t in items):
+        raise CompileOptionTypeError(
+            f"invalid target {_args.describe(target)}: expected a str (\"sm_90\", "
+            f"\"sm_80,sm_90\") or a list of them ([\"sm_80\", \"sm_90\"])")
+    return [t for item in items for t in item.split(",")]
 
 
 def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[str] | None" = None,
             precision: str = "fp32", target: "str | Sequence[str]" = "sm_90",
             tensor_parallel: int = 1, tp_loopback: bool = False,
-            kv_cache: bool = False, max_seq_len: int = 0, kv_block_size: int = 16,
-            kv_blocks: int = 0, prefill_logits: str = "last", device_sampling: bool = True,
+            kv_cache: bool = False, max_seq_len: Optional[int] = None,
+            kv_block_size: Optional[int] = None, kv_blocks: Optional[int] = None,
+            prefill_logits: Optional[str] = None, device_sampling: Optional[bool] = None,
             fuse: bool = True, sm90_gemm: bool = True, hopper_attention: bool = True,
             hopper_attention_persistent: str = "auto", skinny_gemm: bool = True,
             skinny_tensor_cores: str = "off", split_kv: bool = True,
@@ -60,16 +115,20 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
       shapes: static shapes of symbolic inputs: "input_ids=1x128,attention_mask=1x128" or
         {"input_ids": (1, 128)}; with kv_cache a range "1..8x1..2048" compiles one program per
         step shape.
-      output: where to write the artifact; None keeps it in a temporary directory that lives
-        as long as the returned Artifact (``Artifact.save`` copies it out).
+      output: where to write the artifact (a file; not the model itself, not "-"); None keeps
+        it in a temporary directory that lives as long as the returned Artifact
+        (``Artifact.save`` copies it out).
       precision: "fp32", "tf32", "fp16" or "bf16" (storage and GEMM precision; graph inputs and
         outputs keep the model's types).
-      target: SASS target(s), e.g. "sm_90" or ["sm_80", "sm_90"]; PTX is kept for the lowest.
+      target: SASS target(s): "sm_90", "sm_80,sm_90" or ["sm_80", "sm_90"]; PTX is kept for the
+        lowest.
       tensor_parallel: shard over N GPUs (Megatron-style), one artifact per rank
         (BASE.rank<r>.kiln); tp_loopback: one artifact running all ranks on one GPU.
-      kv_cache, max_seq_len, kv_block_size, kv_blocks, prefill_logits ("last"/"all"),
-        device_sampling: one generation step over a paged KV cache (docs/generation.md);
-        max_seq_len > 0 is required with kv_cache.
+      kv_cache, max_seq_len, kv_block_size (default 16, or max_seq_len when smaller),
+        kv_blocks (default: batch x ceil(max_seq_len / kv_block_size)), prefill_logits
+        ("last"/"all"), device_sampling (default True): one generation step over a paged KV cache
+        (docs/generation.md); max_seq_len > 0 is required with kv_cache, and the others apply
+        only with it (as kiln-compile's --kv-cache options).
       fuse, sm90_gemm, hopper_attention, hopper_attention_persistent ("off"/"auto"/"on"),
         skinny_gemm, skinny_tensor_cores ("off"/"auto"/"on"), split_kv, attention_key_rotary
         ("kernel"/"fused"), norm_into_gemm ("few-row"/"fused"/"kernel"), programmatic_launch
@@ -83,7 +142,8 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
     Raises:
       CompileOptionError: a bad option value (shape spec, target, precision, ...), with
         kiln-compile's message ("invalid --shape 'input_ids=1xq': dim 'q' of 'input_ids' is not
-        a non-negative integer").
+        a non-negative integer"); :class:`CompileOptionTypeError` (also a TypeError) for a value
+        of the wrong type ("invalid max_seq_len 64.7 (float): expected an int").
       CompileError: the model could not be read or compiled; ``str(error)`` has every
         diagnostic naming the file and ONNX node, then the summary.
       CompilerNotAvailableError: in the runtime-only package.
@@ -94,9 +154,35 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
             "contain; compile on a build host (the full kiln package or kiln-compile) and load "
             "the .kiln file here with kiln.load(path)")
 
-    _check_generation_options(kv_cache, max_seq_len, kv_block_size, kv_blocks)
-    if kv_cache and kv_block_size > max_seq_len:
-        kv_block_size = max_seq_len  # a short sequence is one block, as kiln-compile does
+    # Every option is checked before anything is written (the bridge would turn a wrong type
+    # into std::bad_cast, naming nothing).
+    e = _ERRORS
+    text = {name: _args.string(name, value, e, choices=_CHOICES.get(name, ()))
+            for name, value in (("precision", precision),
+                                ("hopper_attention_persistent", hopper_attention_persistent),
+                                ("skinny_tensor_cores", skinny_tensor_cores),
+                                ("attention_key_rotary", attention_key_rotary),
+                                ("norm_into_gemm", norm_into_gemm),
+                                ("programmatic_launch", programmatic_launch),
+                                ("mma_tile", mma_tile), ("pass_pipeline", pass_pipeline))}
+    flags = {name: _args.flag(name, value, e)
+             for name, value in (("tp_loopback", tp_loopback), ("kv_cache", kv_cache),
+                                 ("fuse", fuse), ("sm90_gemm", sm90_gemm),
+                                 ("hopper_attention", hopper_attention),
+                                 ("skinny_gemm", skinny_gemm), ("split_kv", split_kv),
+                                 ("wgmma", wgmma))}
+    tensor_parallel = _args.integer("tensor_parallel", tensor_parallel, e, low=1,
+                                    high=_args.UINT32_MAX)
+    threads = _args.integer("threads", threads, e, low=0, high=_args.UINT32_MAX,
+                            why=" (0: all cores)")
+    generation = _generation_options(flags["kv_cache"], bool(pass_pipeline), max_seq_len,
+                                     kv_block_size, kv_blocks, prefill_logits, device_sampling)
+    spec = _shape_spec(shapes)
+    targets = _targets(target)
+    if output is not None:
+        output = _args.path("output", output, e)  # "-" and other names of stdout: the bridge
+    dump_cuda = _args.path("dump_cuda", dump_cuda, e) if dump_cuda is not None else ""
+    report = _args.path("report", report, e) if report is not None else None
 
     workdir = tempfile.TemporaryDirectory(prefix="kiln-compile-")
     try:
@@ -105,25 +191,13 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
             output_path = os.path.join(workdir.name, "model.kiln")
             owner: Optional[tempfile.TemporaryDirectory] = workdir
         else:
-            output_path = os.fspath(output)
+            output_path = output
             owner = None
-        report_dir = os.fspath(report) if report is not None else os.path.join(workdir.name,
-                                                                                "report")
-        targets = [target] if isinstance(target, str) else list(target)
+        report_dir = report if report is not None else os.path.join(workdir.name, "report")
         result = _compiler.compile(
-            input_path=input_path, output_path=output_path, shape_spec=_shape_spec(shapes),
-            targets=targets, precision=precision, tensor_parallel=int(tensor_parallel),
-            tp_loopback=bool(tp_loopback), kv_cache=bool(kv_cache), max_seq_len=int(max_seq_len),
-            kv_block_size=int(kv_block_size), kv_blocks=int(kv_blocks),
-            prefill_logits=prefill_logits, device_sampling=bool(device_sampling),
-            fuse=bool(fuse), sm90_gemm=bool(sm90_gemm), hopper_attention=bool(hopper_attention),
-            hopper_attention_persistent=hopper_attention_persistent,
-            skinny_gemm=bool(skinny_gemm), skinny_tensor_cores=skinny_tensor_cores,
-            split_kv=bool(split_kv), attention_key_rotary=attention_key_rotary,
-            norm_into_gemm=norm_into_gemm, programmatic_launch=programmatic_launch,
-            wgmma=bool(wgmma), mma_tile=mma_tile, pass_pipeline=pass_pipeline,
-            dump_cuda_dir=os.fspath(dump_cuda) if dump_cuda is not None else "",
-            report_dir=report_dir, threads=int(threads))
+            input_path=input_path, output_path=output_path, shape_spec=spec, targets=targets,
+            tensor_parallel=tensor_parallel, threads=threads, dump_cuda_dir=dump_cuda,
+            report_dir=report_dir, **text, **flags, **generation)
         if not result["ok"]:
             _raise_compile_error(result)
         report_data = _report(result)
@@ -134,31 +208,67 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
         raise
     if owner is None:
         workdir.cleanup()
-    if int(tensor_parallel) > 1 and not tp_loopback:
+    if tensor_parallel > 1 and not flags["tp_loopback"]:
         return artifacts
     return artifacts[0]
 
 
-def _check_generation_options(kv_cache: bool, max_seq_len: int, kv_block_size: int,
-                              kv_blocks: int) -> None:
-    """kiln-compile's checks of the --kv-cache options (its main does them, not compileModel)."""
-    if not kv_cache:
-        return
-    if max_seq_len <= 0:
+def _generation_options(kv_cache: bool, pass_pipeline: bool, max_seq_len: Any,
+                        kv_block_size: Any, kv_blocks: Any, prefill_logits: Any,
+                        device_sampling: Any) -> dict:
+    """The bridge's keywords of the --kv-cache options, checked as kiln-compile's main checks
+    them (compileModel does not): max_seq_len > 0 with kv_cache, kv_block_size (16 by default,
+    or max_seq_len when that is smaller) at most max_seq_len, and none of them without
+    kv_cache. None stands for "not given"."""
+    e = _ERRORS
+    given = {name: value for name, value in (("max_seq_len", max_seq_len),
+                                              ("kv_block_size", kv_block_size),
+                                              ("kv_blocks", kv_blocks),
+                                              ("prefill_logits", prefill_logits),
+                                              ("device_sampling", device_sampling))
+             if value is not None}
+    low, high = -_args.INT64_MAX - 1, _args.INT64_MAX
+    max_seq_len = _args.integer("max_seq_len", max_seq_len, e, low=low, high=high) \
+        if max_seq_len is not None else 0
+    block = _args.integer("kv_block_size", kv_block_size, e, low=low, high=high) \
+        if kv_block_size is not None else 16
+    kv_blocks = _args.integer("kv_blocks", kv_blocks, e, low=low, high=high) \
+        if kv_blocks is not None else 0
+    prefill_logits = _args.string("prefill_logits", prefill_logits, e,
+                                  choices=_CHOICES["prefill_logits"]) \
+        if prefill_logits is not None else "last"
+    device_sampling = _args.flag("device_sampling", device_sampling, e) \
+        if device_sampling is not None else True
+    if kv_cache and not pass_pipeline:
+        if max_seq_len <= 0:
+            raise CompileOptionError(
+                "kv_cache=True needs max_seq_len=N (N > 0): the most tokens, prompt and "
+                "generated, that one sequence may hold" +
+                (f"; got max_seq_len={max_seq_len}" if "max_seq_len" in given else ""))
+        if block <= 0:
+            raise CompileOptionError(f"kv_block_size must be positive, got {block}")
+        if kv_blocks < 0:
+            raise CompileOptionError(f"kv_blocks must not be negative, got {kv_blocks}")
+        if block > max_seq_len and "kv_block_size" in given:
+            raise CompileOptionError(
+                f"kv_block_size {block} is larger than max_seq_len {max_seq_len}: a block holds "
+                f"at most one sequence's tokens")
+        # A short sequence is one block (a contiguous cache) when the block size is the default.
+        block = min(block, max_seq_len)
+    elif not kv_cache and given:
         raise CompileOptionError(
-            "kv_cache=True needs max_seq_len=N (N > 0): the most tokens, prompt and generated, "
-            "that one sequence may hold")
-    if kv_block_size <= 0:
-        raise CompileOptionError("kv_block_size must be positive")
-    if kv_blocks < 0:
-        raise CompileOptionError("kv_blocks must not be negative")
+            "max_seq_len, kv_block_size, kv_blocks, prefill_logits and device_sampling apply to "
+            "kv_cache=True; got " + ", ".join(f"{n}={v!r}" for n, v in given.items()))
+    return {"max_seq_len": max_seq_len, "kv_block_size": block,
+            "kv_blocks": kv_blocks, "prefill_logits": prefill_logits,
+            "device_sampling": device_sampling}
 
 
 def _model_path(model: Any, workdir: str) -> str:
     """The file to compile: `model` itself when it is a path, else the ModelProto saved into
     `workdir` (with external data when it is large)."""
-    if isinstance(model, (str, os.PathLike)):
-        return os.fspath(model)
+    if isinstance(model, (str, bytes, os.PathLike)):
+        return _args.path("model", model, _ERRORS)
     try:
         import onnx
     except ImportError as error:  # pragma: no cover - onnx is a dependency of ModelProto input

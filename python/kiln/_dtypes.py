@@ -51,3 +51,21 @@ def as_host_view(array: np.ndarray) -> tuple[np.ndarray, bool]:
     if is_bfloat16(array.dtype):
         return array.view(np.uint16), True
     return array, False
+
+
+def numpy_name(kiln_dtype: str) -> str:
+    """NumPy's name of a kiln dtype ("i64" -> "int64", "bf16" -> "bfloat16"), for messages."""
+    if kiln_dtype in ("bool", "bf16"):
+        return "bool" if kiln_dtype == "bool" else "bfloat16"
+    return {"f": "float", "i": "int", "u": "uint"}[kiln_dtype[0]] + kiln_dtype[1:]
+
+
+def is_tensor_dtype(dtype: np.dtype) -> bool:
+    """True for NumPy dtypes DLPack carries (bool, integers, floats, complex) and bfloat16; the
+    extension names those it does not take itself ("float64[2, 8]")."""
+    return dtype.kind in "biufc" or is_bfloat16(dtype)
+
+
+def dtype_label(dtype: np.dtype) -> str:
+    """A NumPy dtype as messages name it: "object", "datetime64[s]", "str", "bytes"."""
+    return {"U": "str", "S": "bytes"}.get(dtype.kind, dtype.name)

@@ -25,6 +25,11 @@ class InvalidArgumentError(Error, ValueError):
     code = "INVALID_ARGUMENT"
 
 
+class InvalidArgumentTypeError(InvalidArgumentError, TypeError):
+    """An argument of the wrong Python type: None or a str where a tensor goes, a float where an
+    int goes. Both a :class:`InvalidArgumentError` and a TypeError."""
+
+
 class NotFoundError(Error, LookupError):
     """A named input, output or program does not exist (the message lists those that do)."""
 
@@ -103,6 +108,11 @@ class CompileOptionError(CompileError, ValueError):
     model is read (kiln-compile's usage errors, exit status 2)."""
 
     code = "COMPILE_OPTION_ERROR"
+
+
+class CompileOptionTypeError(CompileOptionError, TypeError):
+    """An option of kiln.compile given a value of the wrong Python type (precision=None,
+    max_seq_len=64.7, shapes=5). Both a :class:`CompileOptionError` and a TypeError."""
 
 
 class CompilerNotAvailableError(Error, ImportError):

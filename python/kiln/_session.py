@@ -18,9 +18,13 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
+from . import _args
 from . import _dtypes
 from . import _runtime
 from ._artifact import Artifact
+from ._errors import InvalidArgumentError, InvalidArgumentTypeError
+
+_ARG_ERRORS = (InvalidArgumentError, InvalidArgumentTypeError)
 
 # CU_STREAM_LEGACY: the CUDA legacy default stream (what a stream handle of 0 means to CUDA).
 _CU_STREAM_LEGACY = 1
@@ -130,7 +134,8 @@ class Session:
     def __init__(self, artifact: "Artifact | str", device: int = 0, *,
                  use_cuda_graph: bool = True, poison_arena: bool = False):
         self.artifact = artifact if isinstance(artifact, Artifact) else Artifact(artifact)
-        self.device = int(device)
+        self.device = _args.integer("device", device, _ARG_ERRORS, low=0, high=_args.INT32_MAX,
+                                    why=" (a CUDA device ordinal)")
         self._use_cuda_graph = use_cuda_graph
         self._poison_arena = poison_arena
         self._session: Any = None
@@ -210,16 +215,12 @@ class Session:
             handle = stream_handle(stream)
 
         for name, value in given.items():
-            if hasattr(value, "__dlpack__") and not isinstance(value, np.ndarray):
-                session.set_input(name, value, False)
-            else:
-                array, bits = _dtypes.as_host_view(np.ascontiguousarray(value))
-                session.set_input(name, array, bits)
+            session.set_input(name, *self.artifact._tensor(True, name, value, contiguous=True))
 
         host_outputs: dict[str, Any] = {}
         for name, value in outputs.items():
             if _is_device_tensor(value):
-                session.bind_output(name, value)
+                session.bind_output(name, value.__dlpack__())
             else:
                 session.unbind_output(name)
                 host_outputs[name] = value
@@ -239,7 +240,6 @@ class Session:
                 target = np.empty(info.shape, dtype=info.numpy_dtype)
             if isinstance(target, np.ndarray):
                 if not target.flags.writeable or not target.flags.c_contiguous:
-                    from ._errors import InvalidArgumentError
                     raise InvalidArgumentError(
                         f"output '{info.name}': the NumPy array given is not writable and "
                         f"C-contiguous")
@@ -248,7 +248,7 @@ class Session:
                     bits = True  # bf16 bits in uint16 (no ml_dtypes)
                 session.get_output(info.name, view, bits)
             else:
-                session.get_output(info.name, target, False)
+                session.get_output(info.name, target.__dlpack__(), False)
             results[info.name] = target
         return results
 
@@ -310,12 +310,40 @@ class Session:
         tokens; so does starting another generation on this session (one runs at a time). Errors
         (a prompt too long, ids outside the embedding) are raised when iteration starts, with the
         runtime's message."""
-        prompt = _prompt(prompt_ids)
-        request = (prompt, int(max_new_tokens), [int(t) for t in stop_tokens], float(temperature),
-                   int(top_k), float(top_p), int(seed))
+        request = self._request(prompt_ids, max_new_tokens, temperature, top_k, top_p, seed,
+                                stop_tokens)
         self._close_stream()
         self._stream = TokenStream(self._gen(), request)
         return self._stream
+
+    def _request(self, prompt_ids: Any, max_new_tokens: Any, temperature: Any, top_k: Any,
+                 top_p: Any, seed: Any, stop_tokens: Any) -> tuple:
+        """One request of _runtime.Generator.generate, every argument checked first and named
+        when it is wrong (kiln.InvalidArgumentError, or kiln.InvalidArgumentTypeError for a wrong
+        type): the extension would turn a negative into "incompatible function arguments" and
+        size its token buffer from max_new_tokens before the runtime refuses the request. The
+        runtime still checks prompt + max_new_tokens - 1 against max_seq_len and the token ids."""
+        e = _ARG_ERRORS
+        max_seq_len = self._gen().max_seq_len
+        prompt = _prompt(prompt_ids)
+        max_new_tokens = _args.integer(
+            "max_new_tokens", max_new_tokens, e, low=1, high=max_seq_len,
+            why=" (the artifact's max_seq_len, which the prompt's tokens share)")
+        if isinstance(stop_tokens, (str, bytes)) or not hasattr(stop_tokens, "__iter__"):
+            raise InvalidArgumentTypeError(
+                f"invalid stop_tokens {_args.describe(stop_tokens)}: expected a sequence of "
+                f"token ids")
+        stops = [_args.integer("stop_tokens", t, e, low=-_args.INT64_MAX - 1,
+                               high=_args.INT64_MAX) for t in stop_tokens]
+        temperature = _args.real("temperature", temperature, e)
+        top_k = _args.integer("top_k", top_k, e, low=0, high=_args.INT32_MAX,
+                              why=" (0: every token)")
+        top_p = _args.real("top_p", top_p, e)
+        if not 0.0 < top_p <= 1.0:
+            raise InvalidArgumentError(
+                f"invalid top_p {top_p}: expected a number in (0, 1] (1: every token)")
+        seed = _args.integer("seed", seed, e, low=0, high=_args.UINT64_MAX)
+        return (prompt, max_new_tokens, stops, temperature, top_k, top_p, seed)
 
     def _close_stream(self) -> None:
         """Cancels an unfinished TokenStream of this session: the generator runs one generation
@@ -332,9 +360,15 @@ class Session:
         """Generates for several prompts together (at most the artifact's max batch), sequence i
         sampled with seed `seed + i`; returns one :class:`GenerationResult` per prompt.
         callback(sequence, token) is called for every token; returning True cancels."""
-        requests = [(_prompt(p), int(max_new_tokens), [int(t) for t in stop_tokens],
-                     float(temperature), int(top_k), float(top_p), int(seed) + i)
-                    for i, p in enumerate(prompts)]
+        requests = []
+        for i, p in enumerate(prompts):
+            request = self._request(p, max_new_tokens, temperature, top_k, top_p, seed,
+                                    stop_tokens)
+            if request[-1] + i > _args.UINT64_MAX:
+                raise InvalidArgumentError(
+                    f"invalid seed {request[-1]}: sequence {i} draws with seed + {i}, above "
+                    f"2**64 - 1; expected an int from 0 to {_args.UINT64_MAX - i}")
+            requests.append(request[:-1] + (request[-1] + i,))
         self._close_stream()
         results = self._gen().generate(requests, callback)
         return [GenerationResult(list(t), r, ttft) for t, r, ttft in results]
@@ -351,8 +385,9 @@ class Session:
 def _prompt(prompt_ids: Any) -> list[int]:
     array = np.asarray(prompt_ids)
     if array.ndim != 1 or array.dtype.kind not in "iu":
-        raise TypeError(f"prompt_ids must be a 1-D sequence of integer token ids; got "
-                        f"{array.dtype} with shape {list(array.shape)}")
+        raise InvalidArgumentTypeError(
+            f"prompt_ids must be a 1-D sequence of integer token ids; got "
+            f"{array.dtype} with shape {list(array.shape)}")
     return [int(t) for t in array]
 
 

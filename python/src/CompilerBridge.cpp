@@ -8,6 +8,7 @@
 
 #include "CompilerBridge.h"
 
+#include "compiler/artifact/ArtifactWriter.h"
 #include "compiler/driver/Driver.h"
 #include "compiler/report/Report.h"
 
@@ -44,6 +45,15 @@ std::optional<T> parseChoice(llvm::StringRef option, llvm::StringRef value,
 
 CompileResult kiln::python::compile(const CompileRequest &request) {
   CompileResult result;
+  // kiln.compile opens what it wrote; an artifact sent to stdout would land in the caller's
+  // output (kiln-compile -o - is for shell pipes).
+  if (request.emit == "artifact" && isStandardOutput(request.outputPath)) {
+    result.usageError = true;
+    result.error = "output '" + request.outputPath +
+                   "' is standard output: kiln.compile writes the artifact to a file and "
+                   "returns it opened; give a file path, or output=None for a temporary file";
+    return result;
+  }
   kiln::CompileOptions options;
   options.inputPath = request.inputPath;
   options.outputPath = request.outputPath;

@@ -25,6 +25,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <map>
@@ -143,20 +144,63 @@ std::optional<kiln_dtype_t> kilnDtype(nb::dlpack::dtype t) {
   return std::nullopt;
 }
 
-/// Readable name of a DLPack dtype: kiln's name when kiln has it, else "code C, B bits".
+/// Readable name of a DLPack dtype: kiln's name when kiln has it ("i32"), else NumPy's style
+/// ("float64", "complex128", "int128"; "x4" appended for 4 lanes).
 std::string dtypeName(nb::dlpack::dtype t) {
+  using Code = nb::dlpack::dtype_code;
   if (std::optional<kiln_dtype_t> d = kilnDtype(t))
     return kiln_dtype_name(*d);
-  return "DLPack dtype (code " + std::to_string(t.code) + ", " + std::to_string(t.bits) +
-         " bits, " + std::to_string(t.lanes) + " lanes)";
+  std::string base;
+  switch (static_cast<Code>(t.code)) {
+  case Code::Int:
+    base = "int";
+    break;
+  case Code::UInt:
+    base = "uint";
+    break;
+  case Code::Float:
+    base = "float";
+    break;
+  case Code::Bfloat:
+    base = "bfloat";
+    break;
+  case Code::Complex:
+    base = "complex";
+    break;
+  case Code::Bool:
+    base = "bool";
+    break;
+  default:
+    return "DLPack type code " + std::to_string(t.code) + " (" + std::to_string(t.bits) +
+           " bits)";
+  }
+  return base + std::to_string(t.bits) + (t.lanes != 1 ? "x" + std::to_string(t.lanes) : "");
 }
+
+/// NumPy's name of a kiln dtype ("i64" -> "int64", "bf16" -> "bfloat16"): what a caller holding a
+/// tensor kiln does not take should convert it to.
+std::string numpyName(kiln_dtype_t dtype) {
+  const std::string name = kiln_dtype_name(dtype);
+  if (name == "bool")
+    return name;
+  if (name == "bf16")
+    return "bfloat16";
+  const std::string bits = name.substr(1);
+  return (name[0] == 'f' ? "float" : name[0] == 'i' ? "int" : "uint") + bits;
+}
+
+/// An array that is only read: inputs, and every array while it is checked. nanobind's default
+/// nb::ndarray<> refuses read-only memory (np.load(mmap_mode="r"), np.frombuffer, arrays with
+/// writeable=False); inputs are copied from or read in place, never written, so they take any.
+/// Outputs stay nb::ndarray<> (writable).
+using ReadOnlyArray = nb::ndarray<nb::ro>;
 
 /// Where a tensor lives, as far as kiln is concerned.
 enum class Residence { Host, Device };
 
 /// Classifies `array`'s DLPack device: CPU and CUDA pinned host memory are host memory; CUDA and
 /// CUDA managed memory are device memory; anything else (ROCm, Metal, ...) is an error.
-Residence residence(const nb::ndarray<> &array, const std::string &what) {
+Residence residence(const ReadOnlyArray &array, const std::string &what) {
   switch (array.device_type()) {
   case nb::device::cpu::value:
   case nb::device::cuda_host::value:
@@ -175,7 +219,7 @@ Residence residence(const nb::ndarray<> &array, const std::string &what) {
 /// "input 'x'" or "output 'y'"): same dtype (`bf16Bits`: a host uint16 array carrying bfloat16
 /// bits, what python/kiln/_dtypes.py passes for NumPy's ml_dtypes.bfloat16, matches bf16), same
 /// shape, row-major contiguous. KILN_INVALID_ARGUMENT naming the tensor otherwise.
-void checkTensor(const nb::ndarray<> &array, const kiln_tensor_info_t &info,
+void checkTensor(const ReadOnlyArray &array, const kiln_tensor_info_t &info,
                  const std::string &what, bool bf16Bits) {
   const std::string want =
       std::string(kiln_dtype_name(info.dtype)) + formatShape(info.shape, info.rank);
@@ -190,7 +234,9 @@ void checkTensor(const nb::ndarray<> &array, const kiln_tensor_info_t &info,
       formatShape(shape.data(), shape.size());
   if (dtype != info.dtype || shape.size() != info.rank ||
       !std::equal(shape.begin(), shape.end(), info.shape))
-    fail(KILN_INVALID_ARGUMENT, what + " is " + want + ", but the tensor given is " + got);
+    fail(KILN_INVALID_ARGUMENT,
+         what + " is " + want + ", but the tensor given is " + got +
+             (dtype ? "" : ", a dtype kiln does not take: convert it to " + numpyName(info.dtype)));
   // Row-major contiguous: each stride (in elements) is the product of the dims after it; dims of
   // size 1 may have any stride.
   int64_t expected = 1;
@@ -360,7 +406,7 @@ kiln_tensor_info_t tensorInfo(kiln_artifact_t *a, bool input, const std::string 
 /// What Session checks before it copies or binds a tensor, without a session (no GPU needed):
 /// the name, dtype, shape, layout and kind of memory. Returns "host" or "device".
 std::string checkTensorFor(const Artifact &a, bool input, const std::string &name,
-                           nb::ndarray<> array, bool bf16Bits) {
+                           const ReadOnlyArray &array, bool bf16Bits) {
   kiln_tensor_info_t info = tensorInfo(a.get(), input, name);
   const std::string what = (input ? "input '" : "output '") + name + "'";
   checkTensor(array, info, what, bf16Bits);
@@ -399,7 +445,7 @@ public:
   /// Sets input `name` from `array`: a host array is copied (kiln_session_set_input, after
   /// unbinding a previously bound buffer); a device array is bound in place
   /// (kiln_session_bind_input; skipped when the same buffer is bound already).
-  void setInput(const std::string &name, nb::ndarray<> array, bool bf16Bits) {
+  void setInput(const std::string &name, ReadOnlyArray array, bool bf16Bits) {
     kiln_tensor_info_t info = inputInfo(name);
     const std::string what = "input '" + name + "'";
     checkTensor(array, info, what, bf16Bits);
@@ -417,11 +463,12 @@ public:
   void bindOutput(const std::string &name, nb::ndarray<> array) {
     kiln_tensor_info_t info = outputInfo(name);
     const std::string what = "output '" + name + "'";
-    checkTensor(array, info, what, false);
-    if (residence(array, what) != Residence::Device)
+    ReadOnlyArray view(array);
+    checkTensor(view, info, what, false);
+    if (residence(view, what) != Residence::Device)
       fail(KILN_INVALID_ARGUMENT, what + ": bind_output takes a CUDA tensor; host arrays are "
                                          "filled by get_output");
-    bindDevice(boundOutputs, name, what, array, info, /*input=*/false);
+    bindDevice(boundOutputs, name, what, view, info, /*input=*/false);
   }
 
   void unbindInput(const std::string &name) {
@@ -458,8 +505,8 @@ public:
   void getOutput(const std::string &name, nb::ndarray<> array, bool bf16Bits) {
     kiln_tensor_info_t info = outputInfo(name);
     const std::string what = "output '" + name + "'";
-    checkTensor(array, info, what, bf16Bits);
-    if (residence(array, what) != Residence::Host)
+    checkTensor(ReadOnlyArray(array), info, what, bf16Bits);
+    if (residence(ReadOnlyArray(array), what) != Residence::Host)
       fail(KILN_INVALID_ARGUMENT,
            what + ": get_output copies into host memory; bind a CUDA tensor with bind_output");
     nb::gil_scoped_release release;
@@ -541,7 +588,7 @@ public:
 
 private:
   struct Binding {
-    nb::ndarray<> array; ///< keeps the caller's buffer alive while bound
+    ReadOnlyArray array; ///< keeps the caller's buffer alive while bound
     uint64_t pointer;
   };
 
@@ -554,7 +601,8 @@ private:
   }
 
   void bindDevice(std::map<std::string, Binding> &bound, const std::string &name,
-                  const std::string &what, nb::ndarray<> &array, const kiln_tensor_info_t &info,
+                  const std::string &what, const ReadOnlyArray &array,
+                  const kiln_tensor_info_t &info,
                   bool input) {
     if (array.device_id() != device)
       fail(KILN_INVALID_ARGUMENT, what + ": the tensor is on CUDA device " +
@@ -628,7 +676,10 @@ public:
       c.sampling.top_k = std::get<4>(q);
       c.sampling.top_p = std::get<5>(q);
       c.sampling.seed = std::get<6>(q);
-      tokens[r].resize(c.max_new_tokens);
+      // kiln_generate checks the request after this: a sequence holds at most maxSeqLen()
+      // tokens, so no accepted request writes more (max_new_tokens = 10**10 must not allocate
+      // 80 GB before it is refused).
+      tokens[r].resize(std::min(c.max_new_tokens, maxSeqLen()));
       results[r].tokens = tokens[r].data();
     }
     struct CallbackState {
@@ -756,14 +807,14 @@ NB_MODULE(_runtime, m) {
           nb::rv_policy::take_ownership)
       .def(
           "check_input",
-          [](const Artifact &a, const std::string &name, nb::ndarray<> array, bool bits) {
+          [](const Artifact &a, const std::string &name, ReadOnlyArray array, bool bits) {
             return checkTensorFor(a, true, name, array, bits);
           },
           nb::arg("name"), nb::arg("array"), nb::arg("bf16_bits") = false)
       .def(
           "check_output",
           [](const Artifact &a, const std::string &name, nb::ndarray<> array, bool bits) {
-            return checkTensorFor(a, false, name, array, bits);
+            return checkTensorFor(a, false, name, ReadOnlyArray(array), bits);
           },
           nb::arg("name"), nb::arg("array"), nb::arg("bf16_bits") = false)
       .def("generator_limits", [](const Artifact &a) {

@@ -74,6 +74,9 @@ def test_save_load_round_trip(gpt2_artifact, tmp_path):
     assert loaded.outputs == gpt2_artifact.outputs
     assert loaded.kernels == gpt2_artifact.kernels
     assert loaded.report is None  # only compile() knows the report
+    # The saved artifact's report names the saved file, not the temporary one it was copied from.
+    assert saved.report["files"] == [dict(gpt2_artifact.report["files"][0], path=str(path))]
+    assert gpt2_artifact.report["files"][0]["path"] == gpt2_artifact.path
     assert kiln.Artifact(str(path)).arena_bytes == gpt2_artifact.arena_bytes
 
 
@@ -216,3 +219,181 @@ def test_generation_limits_of_plain_artifact(gpt2_artifact):
 def test_unknown_program(decode_artifact):
     with pytest.raises(kiln.NotFoundError, match="no program 'nope'"):
         decode_artifact.program("nope")
+
+
+# ---- the output must not replace the model -----------------------------------------------------
+
+def _same_file_cases(model):
+    """(output, what) pairs naming `model` itself."""
+    link = model.parent / "hardlink.onnx"
+    os.link(model, link)
+    return [(model, "same path"), (link, "hard link"),
+            (os.path.join(os.path.dirname(model), ".", "m.onnx"), "./m.onnx")]
+
+
+def test_output_is_the_input_model(gpt2_path, tmp_path):
+    model = tmp_path / "m.onnx"
+    model.write_bytes(gpt2_path.read_bytes())
+    before = model.read_bytes()
+    for output, what in _same_file_cases(model):
+        with pytest.raises(kiln.CompileOptionError) as info:
+            kiln.compile(model, shapes="input_ids=1x8", output=output)
+        assert str(info.value) == (f"output '{os.fspath(output)}' is the input model '{model}' "
+                                   f"(the same file); choose another -o"), what
+        assert model.read_bytes() == before, what
+
+
+def test_output_is_the_input_model_relative(gpt2_path, tmp_path, monkeypatch):
+    (tmp_path / "m.onnx").write_bytes(gpt2_path.read_bytes())
+    before = (tmp_path / "m.onnx").read_bytes()
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(kiln.CompileOptionError, match="is the input model 'm.onnx'"):
+        kiln.compile("m.onnx", shapes="input_ids=1x8", output="./m.onnx")
+    assert (tmp_path / "m.onnx").read_bytes() == before
+
+
+# ---- option values checked before the compiler runs ------------------------------------------
+# Each names the option, the value and what it takes (the bridge said only "std::bad_cast").
+
+@pytest.mark.parametrize("option, message", [
+    ({"precision": None},
+     "invalid precision None: expected a str, one of fp32, tf32, fp16, bf16"),
+    ({"precision": 16},
+     "invalid precision 16 (int): expected a str, one of fp32, tf32, fp16, bf16"),
+    ({"tensor_parallel": 2.0}, "invalid tensor_parallel 2.0 (float): expected an int"),
+    ({"threads": "4"}, "invalid threads '4': expected an int"),
+    ({"kv_cache": True, "max_seq_len": 64.7},
+     "invalid max_seq_len 64.7 (float): expected an int"),
+    ({"kv_cache": "yes", "max_seq_len": 64}, "invalid kv_cache 'yes': expected True or False"),
+    ({"fuse": "false"}, "invalid fuse 'false': expected True or False"),
+    ({"shapes": ["input_ids=1x8"]},
+     "invalid shapes ['input_ids=1x8'] (list): expected a str "
+     "(\"input_ids=1x128,attention_mask=1x128\") or a mapping {input name: dims} "
+     "({\"input_ids\": (1, 128)} or {\"input_ids\": \"1..8x1..2048\"})"),
+    ({"shapes": 5}, "invalid shapes 5 (int): expected a str "),
+    ({"shapes": {"input_ids": None}},
+     "invalid shapes['input_ids'] None: expected the dims as a str (\"1x128\", "
+     "\"1..8x1..2048\") or a sequence of ints ((1, 128))"),
+    ({"shapes": {"input_ids": (1, 8.5)}}, "invalid shapes['input_ids'] (1, 8.5) (tuple)"),
+    ({"shapes": {1: (1, 8)}}, "invalid shapes key 1 (int): expected an input name (a str)"),
+    ({"target": 90},
+     "invalid target 90 (int): expected a str (\"sm_90\", \"sm_80,sm_90\") or a list of them "
+     "([\"sm_80\", \"sm_90\"])"),
+    ({"output": 3}, "invalid output 3 (int): expected a path (str or os.PathLike)"),
+])
+def test_option_of_wrong_type(gpt2_path, option, message):
+    option = {"shapes": "input_ids=1x8", **option}
+    with pytest.raises(kiln.CompileOptionTypeError) as info:
+        kiln.compile(gpt2_path, **option)
+    assert str(info.value).startswith(message)
+    assert isinstance(info.value, TypeError) and isinstance(info.value, kiln.CompileOptionError)
+
+
+@pytest.mark.parametrize("option, message", [
+    ({"tensor_parallel": -1}, "invalid tensor_parallel -1: expected an int from 1 to 4294967295"),
+    ({"tensor_parallel": 2**40},
+     "invalid tensor_parallel 1099511627776: expected an int from 1 to 4294967295"),
+    ({"threads": -5}, "invalid threads -5: expected an int from 0 to 4294967295 (0: all cores)"),
+    ({"kv_cache": True, "max_seq_len": 2**70},
+     "invalid max_seq_len 1180591620717411303424: expected an int from -9223372036854775808 to "
+     "9223372036854775807"),
+    ({"kv_cache": True, "max_seq_len": 0},
+     "kv_cache=True needs max_seq_len=N (N > 0): the most tokens, prompt and generated, that one "
+     "sequence may hold; got max_seq_len=0"),
+    ({"kv_cache": True, "max_seq_len": 16, "kv_block_size": 32},
+     "kv_block_size 32 is larger than max_seq_len 16: a block holds at most one sequence's "
+     "tokens"),
+    ({"kv_cache": True, "max_seq_len": 16, "kv_block_size": 0},
+     "kv_block_size must be positive, got 0"),
+    ({"kv_cache": True, "max_seq_len": 16, "kv_blocks": -1},
+     "kv_blocks must not be negative, got -1"),
+    ({"max_seq_len": 64},
+     "max_seq_len, kv_block_size, kv_blocks, prefill_logits and device_sampling apply to "
+     "kv_cache=True; got max_seq_len=64"),
+    ({"device_sampling": False, "prefill_logits": "all"},
+     "max_seq_len, kv_block_size, kv_blocks, prefill_logits and device_sampling apply to "
+     "kv_cache=True; got prefill_logits='all', device_sampling=False"),
+])
+def test_option_out_of_range(gpt2_path, option, message):
+    option = {"shapes": "input_ids=1x8", **option}
+    with pytest.raises(kiln.CompileOptionError) as info:
+        kiln.compile(gpt2_path, **option)
+    assert str(info.value) == message
+    assert not isinstance(info.value, TypeError)
+
+
+def _bridge_keywords(monkeypatch, **options) -> dict:
+    """The keywords kiln.compile passes to the compiler bridge for `options`."""
+    from kiln import _compile
+    calls = []
+
+    class Bridge:
+        @staticmethod
+        def compile(**kwargs):
+            calls.append(kwargs)
+            return {"ok": False, "usage_error": True, "error": "stop", "diagnostics": []}
+
+    monkeypatch.setattr(_compile, "_compiler", Bridge)
+    with pytest.raises(kiln.CompileOptionError, match="stop"):
+        kiln.compile("m.onnx", **options)
+    return calls[0]
+
+
+def test_default_block_size_shrinks_to_a_short_sequence(monkeypatch):
+    # kv_block_size not given: 16 > max_seq_len 8 becomes 8 (kiln-compile's rule), no error.
+    keywords = _bridge_keywords(monkeypatch, shapes="input_ids=1x1", kv_cache=True,
+                                max_seq_len=8)
+    assert keywords["kv_block_size"] == 8 and keywords["max_seq_len"] == 8
+
+
+@pytest.mark.parametrize("target, targets", [
+    ("sm_90", ["sm_90"]), ("sm_80,sm_90", ["sm_80", "sm_90"]),
+    (["sm_80", "sm_90"], ["sm_80", "sm_90"]), (("sm_80,sm_86", "sm_90"), ["sm_80", "sm_86", "sm_90"]),
+])
+def test_target_forms(monkeypatch, target, targets):
+    assert _bridge_keywords(monkeypatch, target=target)["targets"] == targets
+
+
+def test_comma_separated_targets(gpt2_path):
+    a = kiln.compile(gpt2_path, shapes="input_ids=1x8", target="sm_80,sm_90")
+    assert sorted(arch for m in a.modules for arch, _ in m["cubins"]) == \
+        sorted([80, 90] * len(a.modules))
+
+
+def test_bad_target_in_a_list(gpt2_path):
+    with pytest.raises(kiln.CompileOptionError, match="invalid --target 'sm_12'"):
+        kiln.compile(gpt2_path, shapes="input_ids=1x8", target="sm_90,sm_12")
+
+
+# ---- paths ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("output", ["-", "/dev/stdout"])
+def test_output_to_stdout_is_refused(gpt2_path, output, capfd):
+    with pytest.raises(kiln.CompileOptionError) as info:
+        kiln.compile(gpt2_path, shapes="input_ids=1x8", output=output)
+    assert str(info.value) == (f"output '{output}' is standard output: kiln.compile writes the "
+                               f"artifact to a file and returns it opened; give a file path, or "
+                               f"output=None for a temporary file")
+    assert capfd.readouterr().out == ""  # no artifact bytes on stdout
+
+
+def test_nul_in_paths(gpt2_path, tmp_path):
+    with pytest.raises(kiln.CompileOptionError) as info:
+        kiln.compile(str(gpt2_path) + "\0junk", shapes="input_ids=1x8")
+    assert str(info.value) == f"invalid model {str(gpt2_path) + chr(0) + 'junk'!r}: a path " \
+                              f"cannot contain a NUL character"
+    out = tmp_path / "a\0b.kiln"
+    with pytest.raises(kiln.CompileOptionError, match="invalid output .*a path cannot contain"):
+        kiln.compile(gpt2_path, shapes="input_ids=1x8", output=str(out))
+    assert not (tmp_path / "a").exists()
+    for option in ("dump_cuda", "report"):
+        with pytest.raises(kiln.CompileOptionError, match=f"invalid {option} .*NUL"):
+            kiln.compile(gpt2_path, shapes="input_ids=1x8", **{option: str(tmp_path / "d\0x")})
+
+
+def test_nul_in_artifact_paths(gpt2_artifact, tmp_path):
+    with pytest.raises(kiln.InvalidArgumentError, match="invalid path .*NUL"):
+        kiln.load(gpt2_artifact.path + "\0junk")
+    with pytest.raises(kiln.InvalidArgumentError, match="invalid path .*NUL"):
+        gpt2_artifact.save(str(tmp_path / "a\0b.kiln"))
+    assert not (tmp_path / "a").exists()

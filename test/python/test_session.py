@@ -52,6 +52,13 @@ def test_run_mapping_and_host_output_buffer(gpt2_session):
     assert _rel(buffer, _reference(ids)) < 1e-4
 
 
+def test_run_read_only_input(gpt2_session):
+    ids = _ids((2, 8), seed=3)
+    ids.flags.writeable = False  # inputs are only read
+    out = gpt2_session.run(input_ids=ids)["last_hidden_state"]
+    assert _rel(out, _reference(ids)) < 1e-4
+
+
 def test_inputs_persist_between_runs(gpt2_session):
     ids = _ids((2, 8), seed=2)
     first = gpt2_session.run(input_ids=ids)["last_hidden_state"]

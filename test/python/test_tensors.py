@@ -36,6 +36,17 @@ def test_host_arrays_pass(gpt2_artifact):
                                       np.empty((2, 8, 128), np.float32)) == "host"
 
 
+def test_read_only_host_arrays_pass(gpt2_artifact, tmp_path):
+    # Inputs are only read: arrays NumPy cannot write pass like any other.
+    frozen = np.zeros((2, 8), np.int64)
+    frozen.flags.writeable = False
+    np.save(tmp_path / "ids.npy", np.ones((2, 8), np.int64))
+    mapped = np.load(tmp_path / "ids.npy", mmap_mode="r")
+    for array in (frozen, np.frombuffer(bytes(2 * 8 * 8), np.int64).reshape(2, 8), mapped):
+        assert not array.flags.writeable
+        assert gpt2_artifact.check_input("input_ids", array) == "host"
+
+
 def test_dlpack_host_tensor_passes(gpt2_artifact):
     assert gpt2_artifact.check_input("input_ids",
                                      ForeignTensor(np.zeros((2, 8), np.int64))) == "host"
@@ -73,11 +84,88 @@ def test_wrong_output_buffer(gpt2_artifact):
                                "given is f16[2, 8, 128]")
 
 
-def test_dtype_kiln_does_not_have(gpt2_artifact):
-    with pytest.raises(kiln.InvalidArgumentError,
-                       match=r"input 'input_ids' is i64\[2, 8\], but the tensor given is "
-                             r"DLPack dtype \(code 5, 128 bits"):
-        gpt2_artifact.check_input("input_ids", np.zeros((2, 8), np.complex128))
+@pytest.mark.parametrize("dtype, name", [(np.float64, "float64"), (np.complex128, "complex128"),
+                                         (np.complex64, "complex64")])
+def test_dtype_kiln_does_not_have(gpt2_artifact, dtype, name):
+    for tensor in (np.zeros((2, 8), dtype), ForeignTensor(np.zeros((2, 8), dtype))):
+        with pytest.raises(kiln.InvalidArgumentError) as info:
+            gpt2_artifact.check_input("input_ids", tensor)
+        assert str(info.value) == (f"input 'input_ids' is i64[2, 8], but the tensor given is "
+                                   f"{name}[2, 8], a dtype kiln does not take: convert it to "
+                                   f"int64")
+    with pytest.raises(kiln.InvalidArgumentError, match="given is float64.*convert it to float32"):
+        gpt2_artifact.check_output("last_hidden_state", np.empty((2, 8, 128)))
+
+
+@pytest.mark.parametrize("value, given", [
+    ("abc", "'abc'"), (None, "None"), ([[None] * 8] * 2, "[[None, None, "),
+    ([[1, 2], [3]], "[[1, 2], [3]] (list)"), (object(), "<object object at "),
+])
+def test_value_that_is_no_tensor(gpt2_artifact, value, given):
+    with pytest.raises(kiln.InvalidArgumentTypeError) as info:
+        gpt2_artifact.check_input("input_ids", value)
+    message = str(info.value)
+    assert message.startswith(f"input 'input_ids' is i64[2, 8], but the value given is {given}")
+    assert message.endswith(", not a tensor: pass a NumPy array, a nested list of numbers or a "
+                            "DLPack tensor")
+    assert isinstance(info.value, TypeError) and isinstance(info.value, kiln.InvalidArgumentError)
+
+
+@pytest.mark.parametrize("array, label", [
+    (np.array([[object()] * 8] * 2), "object"),
+    (np.zeros((2, 8), "datetime64[s]"), "datetime64[s]"),
+    (np.zeros((2, 8), "timedelta64[ms]"), "timedelta64[ms]"),
+    (np.array([["ab"] * 8] * 2), "str"),
+])
+def test_numpy_dtype_dlpack_cannot_carry(gpt2_artifact, array, label):
+    with pytest.raises(kiln.InvalidArgumentError) as info:
+        gpt2_artifact.check_input("input_ids", array)
+    assert str(info.value) == (f"input 'input_ids' is i64[2, 8], but the tensor given is "
+                               f"{label}[2, 8], a dtype kiln does not take: convert it to int64")
+
+
+def test_unknown_name_with_a_bad_value(gpt2_artifact):
+    # The name is checked first, with the runtime's message, whatever the value.
+    with pytest.raises(kiln.NotFoundError, match="has no input named 'input_idz'"):
+        gpt2_artifact.check_input("input_idz", None)
+    with pytest.raises(kiln.InvalidArgumentTypeError, match="invalid input name 3 \\(int\\)"):
+        gpt2_artifact.check_input(3, np.zeros((2, 8), np.int64))
+
+
+class RaisingTensor:
+    """A DLPack producer whose export fails (as torch's does for a tensor requiring grad)."""
+
+    def __dlpack__(self, **kwargs):
+        raise BufferError("cannot export: this tensor requires grad")
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+def test_dlpack_export_error_propagates(gpt2_artifact):
+    with pytest.raises(BufferError, match="requires grad"):
+        gpt2_artifact.check_input("input_ids", RaisingTensor())
+
+
+def test_read_only_output_buffer(gpt2_artifact):
+    frozen = np.empty((2, 8, 128), np.float32)
+    frozen.flags.writeable = False
+    with pytest.raises(TypeError):  # outputs must be writable
+        gpt2_artifact.check_output("last_hidden_state", frozen)
+
+
+@pytest.mark.parametrize("device, error, message", [
+    (2**40, kiln.InvalidArgumentError,
+     "invalid device 1099511627776: expected an int from 0 to 2147483647 (a CUDA device "
+     "ordinal)"),
+    (-1, kiln.InvalidArgumentError, "invalid device -1: expected an int from 0"),
+    ("cuda:0", kiln.InvalidArgumentTypeError, "invalid device 'cuda:0': expected an int"),
+])
+def test_session_device_argument(gpt2_artifact, device, error, message):
+    # Checked before the runtime is asked for a device, so no GPU is needed.
+    with pytest.raises(error) as info:
+        kiln.Session(gpt2_artifact, device=device)
+    assert str(info.value).startswith(message)
 
 
 def test_non_contiguous_dlpack_tensor(gpt2_artifact):

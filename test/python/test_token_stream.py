@@ -89,3 +89,78 @@ def test_close_before_iterating_starts_nothing():
     stream = kiln.TokenStream(generator, request(10))
     stream.close()
     assert generator.calls == 0 and list(stream) == []
+
+
+# ---- Session.generate's arguments, checked before the generator sees them ---------------------
+
+class LimitsGenerator(FakeGenerator):
+    """A generator of max_seq_len 64 and batch 2 that records the requests it gets."""
+
+    max_seq_len = 64
+    max_batch = 2
+
+    def __init__(self, artifact=None, device=0):
+        super().__init__()
+        self.requests = []
+
+    def generate(self, requests, callback):
+        self.requests.extend(requests)
+        return [([], "length", 0.0) for _ in requests]
+
+
+@pytest.fixture
+def checked_session(decode_artifact, monkeypatch):
+    from kiln import _session
+    monkeypatch.setattr(_session._runtime, "Generator", LimitsGenerator)
+    return kiln.Session(decode_artifact)
+
+
+@pytest.mark.parametrize("arguments, error, message", [
+    ({"max_new_tokens": 10**10}, kiln.InvalidArgumentError,
+     "invalid max_new_tokens 10000000000: expected an int from 1 to 64 (the artifact's "
+     "max_seq_len, which the prompt's tokens share)"),
+    ({"max_new_tokens": 0}, kiln.InvalidArgumentError, "invalid max_new_tokens 0: expected an "
+                                                      "int from 1 to 64"),
+    ({"max_new_tokens": -1}, kiln.InvalidArgumentError, "invalid max_new_tokens -1"),
+    ({"max_new_tokens": 2.5}, kiln.InvalidArgumentTypeError,
+     "invalid max_new_tokens 2.5 (float): expected an int"),
+    ({"seed": -1}, kiln.InvalidArgumentError,
+     "invalid seed -1: expected an int from 0 to 18446744073709551615"),
+    ({"seed": 2**64}, kiln.InvalidArgumentError, "invalid seed 18446744073709551616"),
+    ({"top_k": -1}, kiln.InvalidArgumentError,
+     "invalid top_k -1: expected an int from 0 to 2147483647 (0: every token)"),
+    ({"top_k": 2**31}, kiln.InvalidArgumentError, "invalid top_k 2147483648"),
+    ({"top_p": 0.0}, kiln.InvalidArgumentError,
+     "invalid top_p 0.0: expected a number in (0, 1] (1: every token)"),
+    ({"top_p": 1.5}, kiln.InvalidArgumentError, "invalid top_p 1.5"),
+    ({"temperature": float("nan")}, kiln.InvalidArgumentError,
+     "invalid temperature nan: expected a finite number"),
+    ({"temperature": "hot"}, kiln.InvalidArgumentTypeError,
+     "invalid temperature 'hot': expected a number"),
+    ({"stop_tokens": [1, -2**64]}, kiln.InvalidArgumentError, "invalid stop_tokens "),
+    ({"stop_tokens": 7}, kiln.InvalidArgumentTypeError,
+     "invalid stop_tokens 7 (int): expected a sequence of token ids"),
+])
+def test_generate_arguments(checked_session, arguments, error, message):
+    arguments = {"max_new_tokens": 4, **arguments}
+    with pytest.raises(error) as info:
+        checked_session.generate([1, 2, 3], **arguments)
+    assert str(info.value).startswith(message)
+    with pytest.raises(error):
+        checked_session.generate_batch([[1, 2, 3]], **arguments)
+    assert checked_session._generator.requests == []  # refused before the generator
+
+
+def test_generate_arguments_pass(checked_session):
+    tokens = list(checked_session.generate([1, 2, 3], 64, temperature=0.7, top_k=2**31 - 1,
+                                           top_p=1, seed=2**64 - 1, stop_tokens=(5,)))
+    assert tokens == []
+    assert checked_session._generator.requests == [
+        ([1, 2, 3], 64, [5], 0.7, 2**31 - 1, 1.0, 2**64 - 1)]
+
+
+def test_generate_batch_seeds_stay_in_range(checked_session):
+    checked_session.generate_batch([[1], [2]], 2, seed=2**64 - 2)
+    assert [r[-1] for r in checked_session._generator.requests] == [2**64 - 2, 2**64 - 1]
+    with pytest.raises(kiln.InvalidArgumentError, match="sequence 1 draws with seed \\+ 1"):
+        checked_session.generate_batch([[1], [2]], 2, seed=2**64 - 1)

@@ -465,8 +465,9 @@ std::vector<uint8_t> runBound(kiln_session_t *session, const kiln::test::DriverF
   for (size_t i = 0; i < set.outputs.size(); ++i) {
     EXPECT_EQ(kiln_artifact_output_info(artifact, i, &info), nullptr);
     std::vector<uint8_t> bytes(static_cast<size_t>(info.byte_size), 0xEE);
-    if (set.outputs[i])
+    if (set.outputs[i]) {
       EXPECT_EQ(cu.memcpyDtoH(bytes.data(), set.outputs[i], bytes.size()), 0);
+    }
     all.insert(all.end(), bytes.begin(), bytes.end());
   }
   return all;
@@ -476,8 +477,9 @@ std::vector<uint8_t> runBound(kiln_session_t *session, const kiln::test::DriverF
 void writeInputs(const kiln::test::DriverForTest &cu, const BoundSet &set,
                  const std::vector<std::vector<uint8_t>> &inputs) {
   for (size_t i = 0; i < set.inputs.size(); ++i)
-    if (set.inputs[i])
+    if (set.inputs[i]) {
       EXPECT_EQ(cu.memcpyHtoD(set.inputs[i], inputs[i].data(), inputs[i].size()), 0);
+    }
 }
 
 TEST(CudaGraph, CompiledModelsSharedWeightsAndBoundBuffersMatchTheHostPath) {
@@ -531,8 +533,9 @@ TEST(CudaGraph, CompiledModelsSharedWeightsAndBoundBuffersMatchTheHostPath) {
       EXPECT_EQ(firstDifference(runBound(session, cu, one), hostA), -1) << "bound set 1 (A)";
       EXPECT_EQ(firstDifference(runBound(session, cu, two), hostB), -1) << "rebound to set 2 (B)";
       EXPECT_EQ(firstDifference(runBound(session, cu, one), hostA), -1) << "back to set 1 (A)";
-      if (session == sessions.graph)
+      if (session == sessions.graph) {
         EXPECT_EQ(kiln_session_has_cuda_graph(session), 1);
+      }
     }
     std::printf("%s: shared weights at 0x%llx; bound input/output buffers == host path bit-exact, "
                 "rebinding between runs, graph and plain\n",

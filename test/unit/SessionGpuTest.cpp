@@ -713,9 +713,10 @@ TEST_P(BoundBuffers, RunsReadAndWriteCallerBuffersAndFollowRebinding) {
     ASSERT_EQ(status, nullptr) << kiln_status_message(status);
     status = kiln_session_bind_output(session, "y", outputs[b], 16);
     ASSERT_EQ(status, nullptr) << kiln_status_message(status);
-    if (useGraph)
+    if (useGraph) {
       EXPECT_EQ(kiln_session_has_cuda_graph(session), 1)
           << "rebinding patches the instantiated graph instead of dropping it";
+    }
     status = kiln_session_run(session, nullptr);
     ASSERT_EQ(status, nullptr) << kiln_status_message(status);
     ASSERT_EQ(kiln_session_synchronize(session), nullptr);
@@ -723,8 +724,9 @@ TEST_P(BoundBuffers, RunsReadAndWriteCallerBuffersAndFollowRebinding) {
     ASSERT_EQ(cu.memcpyDtoH(y, outputs[b], sizeof(y)), 0);
     for (int i = 0; i < 4; ++i)
       EXPECT_EQ(y[i], x[i] + 10.0f * float(i + 1)) << "element " << i;
-    if (round == 0)
+    if (round == 0) {
       EXPECT_EQ(std::memcmp(y, reference, sizeof(y)), 0) << "same as set_input/get_output";
+    }
     if (round > 0) {
       // The other output buffer still holds the previous round's result.
       float other[4];

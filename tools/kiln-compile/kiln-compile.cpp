@@ -256,20 +256,6 @@ static cl::opt<PrefillLogits> prefillLogits(
 static cl::opt<unsigned> threads("j", cl::desc("NVRTC compile threads (0 = all cores)"),
                                  cl::init(0), cl::cat(kilnCategory));
 
-/// Returns true if writing `output` (a -o value; "-" is stdout) would
-/// overwrite the file `input`: the same path, or the same device and inode
-/// (a hard link, a symbolic link, stdout redirected into the model).
-static bool isSameFile(StringRef input, StringRef output) {
-  if (output != "-" && output == input)
-    return true;
-  sys::fs::file_status in, out;
-  if (sys::fs::status(input, in))
-    return false;
-  std::error_code ec =
-      output == "-" ? sys::fs::status(STDOUT_FILENO, out) : sys::fs::status(output, out);
-  return !ec && sys::fs::equivalent(in, out);
-}
-
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(kilnCategory);
@@ -428,12 +414,10 @@ int main(int argc, char **argv) {
   if (emit == kiln::EmitKind::Artifact && outputPath.empty())
     outputPath = kiln::defaultArtifactPath(inputPath);
   // Checked before anything is opened or written: -o must not clobber the model.
-  if (!outputPath.empty() && isSameFile(inputPath, outputPath)) {
-    WithColor::error(errs(), "kiln-compile")
-        << "output '" << outputPath << "' is the input model '" << inputPath
-        << "' (the same file); choose another -o\n";
-    return 2;
-  }
+  // (compileModel checks artifact outputs again, for kiln.compile; this covers MLIR text too.)
+  if (!outputPath.empty())
+    if (llvm::Error error = kiln::checkOutputIsNotInput(inputPath, outputPath))
+      return usageError(toString(std::move(error)));
   // An artifact written to stdout ("-", /dev/stdout, or the file stdout is
   // redirected to) must be the only thing there: the summary goes to stderr.
   bool artifactToStdout = emit == kiln::EmitKind::Artifact && kiln::isStandardOutput(outputPath);
