@@ -11,7 +11,7 @@
 #   test/python/              the pytest suite and gpu_check.py
 #   run_gpu_check.sh          what to run there (below)
 # Then on the GPU machine, in a venv with torch, numpy, onnxruntime and pytest:
-#   bash .carry-python/run_gpu_check.sh
+#   bash .carry-python/run_gpu_check.sh [MORE.kiln ...]   (KILN_RUN=kiln-run: also its --bench)
 # Environment: as scripts/build.sh (the build must have made the Python package: .venv's kiln).
 set -euo pipefail
 
@@ -35,6 +35,19 @@ PYTHONPATH="$BUILD/python" "$ROOT/.venv/bin/python3" "$ROOT/test/python/prepare_
   "$CARRY/artifacts"
 cp -r "$ROOT/test/python" "$CARRY/test/python"
 rm -rf "$CARRY/test/python/__pycache__"
+# The GPU machine's carry limit is shared with the bench carry (docs/gpu.md): artifacts travel
+# xz-compressed (run_gpu_check.sh unpacks them) and the models, which the work tree holds, as
+# relative links into it.
+for model in "$CARRY"/artifacts/*.onnx; do
+  name="$(basename "$model")"
+  for src in "examples/models/gpt2_tiny.onnx" "test/models/$name"; do
+    if [[ "$(basename "$src")" == "$name" && -f "$ROOT/$src" ]] && cmp -s "$model" "$ROOT/$src"; then
+      ln -sf "../../$src" "$model"
+      break
+    fi
+  done
+done
+command -v xz >/dev/null && xz -9 -f "$CARRY"/artifacts/*.kiln
 cat >"$CARRY/run_gpu_check.sh" <<'RUN'
 #!/usr/bin/env bash
 # Runs the Python package's GPU checks from this directory's files (docs/python.md, "Tests").
@@ -45,6 +58,16 @@ A="$HERE/artifacts"
 PY="${PYTHON:-python3}"
 "$PY" -m pip install --no-index --force-reinstall --no-deps "$HERE"/kiln_runtime-*.whl || exit 1
 rc=0
+for f in "$A"/*.kiln.xz; do [[ -e "$f" ]] && { xz -d -f "$f" || "$PY" -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[1][:-3], "wb"))' "$f"; }; done
+# Artifacts given as arguments (e.g. GPT-2 124M compiled there by
+# `scripts/bench_real_size.sh --models gpt2 --peers "" --keep-artifacts`): gpu_check.py from
+# random inputs, then `kiln-run --bench 200` beside it when KILN_RUN names kiln-run.
+for extra in "$@"; do
+  "$PY" "$HERE/test/python/gpu_check.py" "$extra" --iterations 200 || rc=1
+  if [[ -n "${KILN_RUN:-}" ]]; then
+    "$KILN_RUN" "$extra" --inputs-generate random:1 --bench 200 || rc=1
+  fi
+done
 "$PY" "$HERE/test/python/gpu_check.py" "$A/gpt2_tiny_1x128.kiln" --input "input_ids=$A/ids_1x128.npy" \
   --reference "last_hidden_state=$A/ref_1x128.npy" --tol 1e-4 || rc=1
 "$PY" "$HERE/test/python/gpu_check.py" "$A/gpt2_tiny_1x128_fp16.kiln" --input "input_ids=$A/ids_1x128.npy" \
