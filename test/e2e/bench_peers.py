@@ -9,7 +9,7 @@ For each shared model at batch 1 x seq 128:
             N runs timed with CUDA events, fp32, torch.inference_mode
 Prints one row per model with the ratios peer/kiln (> 1 means kiln is faster).
 
-  bench_peers.py --kiln-run BIN (--artifacts DIR | --kiln-compile BIN) --models-dir DIR
+  bench_peers.py --kiln-run BIN (--artifacts DIR | --kiln-compile BIN) [--models-dir DIR]
                  [--iterations N]
 
 Artifacts are <model>_1x128.kiln in --artifacts, or compiled into a temporary directory with
@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from e2e_test import has_gpu  # one GPU check for every GPU test script
+from e2e_test import default_models_dir, has_gpu  # one GPU check for every GPU test script
 
 CONFIGS = {
     "gpt2_tiny_dynamo": ("GPT2Config", "GPT2Model",
@@ -92,7 +92,8 @@ def main():
     ap.add_argument("--kiln-run", required=True)
     ap.add_argument("--artifacts")
     ap.add_argument("--kiln-compile")
-    ap.add_argument("--models-dir", required=True)
+    ap.add_argument("--models-dir", default=default_models_dir(),
+                    help="the shared models (default: $KILN_MODELS_DIR, else ../shared/models)")
     ap.add_argument("--iterations", type=int, default=500)
     args = ap.parse_args()
     if not (args.artifacts or args.kiln_compile):
