@@ -278,35 +278,6 @@ TensorTuple tensorTuple(const kiln_tensor_info_t &info) {
           std::vector<int64_t>(info.shape, info.shape + info.rank), info.byte_size};
 }
 
-/// The name of a kiln_input_role_t, as in kiln_artifact.fbs.
-const char *roleName(kiln_input_role_t role) {
-  switch (role) {
-  case KILN_INPUT_ROLE_DATA:
-    return "data";
-  case KILN_INPUT_ROLE_KEY_CACHE:
-    return "key_cache";
-  case KILN_INPUT_ROLE_VALUE_CACHE:
-    return "value_cache";
-  case KILN_INPUT_ROLE_BLOCK_TABLE:
-    return "block_table";
-  case KILN_INPUT_ROLE_SEQ_LENS:
-    return "seq_lens";
-  case KILN_INPUT_ROLE_POSITION_IDS:
-    return "position_ids";
-  case KILN_INPUT_ROLE_TEMPERATURE:
-    return "temperature";
-  case KILN_INPUT_ROLE_TOP_K:
-    return "top_k";
-  case KILN_INPUT_ROLE_TOP_P:
-    return "top_p";
-  case KILN_INPUT_ROLE_SEED:
-    return "seed";
-  case KILN_INPUT_ROLE_SAMPLE_OFFSET:
-    return "sample_offset";
-  }
-  return "data";
-}
-
 /// Every input: (name, dtype, shape, byte_size, role, value range or None).
 nb::list artifactInputs(const Artifact &a) {
   nb::list inputs;
@@ -319,9 +290,11 @@ nb::list artifactInputs(const Artifact &a) {
     int64_t lo = 0, hi = 0;
     check(kiln_artifact_input_value_range(a.get(), i, &hasRange, &lo, &hi));
     nb::object range = hasRange ? nb::object(nb::make_tuple(lo, hi)) : nb::none();
+    // kiln_artifact_input_role reports unknown roles as data, so a name always exists.
+    const char *roleName = kiln_input_role_name(role);
     TensorTuple t = tensorTuple(info);
     inputs.append(nb::make_tuple(std::get<0>(t), std::get<1>(t), std::get<2>(t), std::get<3>(t),
-                                 roleName(role), range));
+                                 roleName ? roleName : "data", range));
   }
   return inputs;
 }

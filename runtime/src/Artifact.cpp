@@ -1343,6 +1343,34 @@ kiln_status_t kiln_artifact_input_value_range(const kiln_artifact_t *artifact, s
   return nullptr;
 }
 
+const char *kiln_input_role_name(kiln_input_role_t role) {
+  switch (role) {
+  case KILN_INPUT_ROLE_DATA:
+    return "data";
+  case KILN_INPUT_ROLE_KEY_CACHE:
+    return "key_cache";
+  case KILN_INPUT_ROLE_VALUE_CACHE:
+    return "value_cache";
+  case KILN_INPUT_ROLE_BLOCK_TABLE:
+    return "block_table";
+  case KILN_INPUT_ROLE_SEQ_LENS:
+    return "seq_lens";
+  case KILN_INPUT_ROLE_POSITION_IDS:
+    return "position_ids";
+  case KILN_INPUT_ROLE_TEMPERATURE:
+    return "temperature";
+  case KILN_INPUT_ROLE_TOP_K:
+    return "top_k";
+  case KILN_INPUT_ROLE_TOP_P:
+    return "top_p";
+  case KILN_INPUT_ROLE_SEED:
+    return "seed";
+  case KILN_INPUT_ROLE_SAMPLE_OFFSET:
+    return "sample_offset";
+  }
+  return nullptr;
+}
+
 kiln_status_t kiln_artifact_input_role(const kiln_artifact_t *artifact, size_t index,
                                       kiln_input_role_t *out_role) {
   if (out_role)

@@ -135,6 +135,14 @@ TEST(Status, NullIsOk) {
   kiln_status_free(nullptr);
 }
 
+TEST(InputRole, Names) {
+  EXPECT_STREQ(kiln_input_role_name(KILN_INPUT_ROLE_DATA), "data");
+  EXPECT_STREQ(kiln_input_role_name(KILN_INPUT_ROLE_KEY_CACHE), "key_cache");
+  EXPECT_STREQ(kiln_input_role_name(KILN_INPUT_ROLE_BLOCK_TABLE), "block_table");
+  EXPECT_STREQ(kiln_input_role_name(KILN_INPUT_ROLE_SAMPLE_OFFSET), "sample_offset");
+  EXPECT_EQ(kiln_input_role_name(static_cast<kiln_input_role_t>(99)), nullptr);
+}
+
 TEST(Status, CodeNames) {
   EXPECT_STREQ(kiln_status_code_name(KILN_OK), "OK");
   EXPECT_STREQ(kiln_status_code_name(KILN_INVALID_ARTIFACT), "INVALID_ARTIFACT");

@@ -94,31 +94,8 @@ const char *tensorMapSwizzleName(kiln_tensor_map_swizzle_t swizzle) {
 }
 
 const char *inputRoleName(kiln_input_role_t role) {
-  switch (role) {
-  case KILN_INPUT_ROLE_DATA:
-    return "data";
-  case KILN_INPUT_ROLE_KEY_CACHE:
-    return "key_cache";
-  case KILN_INPUT_ROLE_VALUE_CACHE:
-    return "value_cache";
-  case KILN_INPUT_ROLE_BLOCK_TABLE:
-    return "block_table";
-  case KILN_INPUT_ROLE_SEQ_LENS:
-    return "seq_lens";
-  case KILN_INPUT_ROLE_POSITION_IDS:
-    return "position_ids";
-  case KILN_INPUT_ROLE_TEMPERATURE:
-    return "temperature";
-  case KILN_INPUT_ROLE_TOP_K:
-    return "top_k";
-  case KILN_INPUT_ROLE_TOP_P:
-    return "top_p";
-  case KILN_INPUT_ROLE_SEED:
-    return "seed";
-  case KILN_INPUT_ROLE_SAMPLE_OFFSET:
-    return "sample_offset";
-  }
-  return "?";
+  const char *name = kiln_input_role_name(role);
+  return name ? name : "?";
 }
 
 void writeArtifactJson(JsonWriter &json, const kiln_artifact_t *artifact) {

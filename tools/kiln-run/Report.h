@@ -36,9 +36,7 @@ std::string blockOf(const std::string &layer);
 /// "128B": the name of a tensor map swizzle ("none", "32B", "64B", "128B"; "?" out of range).
 const char *tensorMapSwizzleName(kiln_tensor_map_swizzle_t swizzle);
 
-/// "position_ids": the name of an input role as the compiler writes it (#kiln.input_role<...>:
-/// "data", "key_cache", "value_cache", "block_table", "seq_lens", "position_ids"; "?" out of
-/// range).
+/// "position_ids": kiln_input_role_name(role), or "?" out of range.
 const char *inputRoleName(kiln_input_role_t role);
 
 /// Writes the artifact description as one JSON object value: path, producer, arena_bytes,

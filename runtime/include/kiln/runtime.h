@@ -447,6 +447,11 @@ typedef enum kiln_input_role_e {
 kiln_status_t kiln_artifact_input_role(const kiln_artifact_t *artifact, size_t index,
                                       kiln_input_role_t *out_role);
 
+/// The name of `role` as kiln_artifact.fbs's InputRole spells it in snake case ("data",
+/// "key_cache", "block_table", ...; what kiln-run --info and the Python package print), or NULL
+/// for a value that is not a kiln_input_role_t. The string is static.
+const char *kiln_input_role_name(kiln_input_role_t role);
+
 /// The inclusive range of values input `index` may hold, when the artifact records one: integer
 /// inputs that index an embedding table (Gather) get [0, rows - 1], so that generated token ids
 /// stay inside the table. `*out_has_range` is 1 and `*out_min`/`*out_max` are set when recorded,
