@@ -153,6 +153,18 @@ Value peelHeadRepeat(Value v) {
   return r5.getInput();
 }
 
+/// The largest value a causal mask of element type `et` may hold at a masked entry: -1e30 in
+/// fp32 (the f32 minimum, -inf); 16-bit exports write the type's lowest finite value (-65504 for
+/// f16), which underflows every masked probability to 0 as long as the row has an unmasked key,
+/// and every causal row has one (Sq <= Sk).
+double causalMaskedBelow(Type et) { return et.isF16() ? -65504.0 : et.isBF16() ? -3.3e38 : -1e30; }
+
+/// Whether `v`, the mask value at query i and key j of an [Sq, Sk] slice, is what a causal mask
+/// holds there: 0 where j <= i + Sk - Sq (bottom-right aligned), <= `maskedBelow` elsewhere.
+bool isCausalEntry(double v, int64_t i, int64_t j, int64_t Sq, int64_t Sk, double maskedBelow) {
+  return j <= i + Sk - Sq ? v == 0.0 : v <= maskedBelow;
+}
+
 /// True when `mask` (constant) is exactly a causal mask for [Sq, Sk]: 0 where
 /// j <= i + Sk - Sq, and <= -1e30 (or -inf) elsewhere, in every [Sq, Sk]
 /// slice (exporters expand it over the batch: [B, 1, Sq, Sk]).
@@ -166,18 +178,12 @@ bool isCausalConstant(Value mask, int64_t Sq, int64_t Sk) {
     return false;
   if (dense.isSplat())
     return false;
-  // Masked entries: <= -1e30 in fp32 (the f32 minimum, -inf); 16-bit exports
-  // write the type's lowest finite value (-65504 for f16), which underflows
-  // every masked probability to 0 as long as the row has an unmasked key,
-  // and every causal row has one (Sq <= Sk).
-  auto et = type.getElementType();
-  double maskedBelow = et.isF16() ? -65504.0 : et.isBF16() ? -3.3e38 : -1e30;
+  const double maskedBelow = causalMaskedBelow(type.getElementType());
   int64_t idx = 0;
   for (APFloat x : dense.getValues<APFloat>()) {
     int64_t i = (idx / Sk) % Sq, j = idx % Sk;
     ++idx;
-    double v = x.convertToDouble();
-    if (j <= i + Sk - Sq ? v != 0.0 : !(v <= maskedBelow))
+    if (!isCausalEntry(x.convertToDouble(), i, j, Sq, Sk, maskedBelow))
       return false;
   }
   return true;
@@ -202,15 +208,12 @@ public:
   /// Elementwise nodes and leaves of the expression (the cost of one row is nodes() x Sk).
   int64_t nodes() const { return int64_t(all.size()); }
 
-  /// Row `outer` (coordinates of every dim of the root but the last) into `row` (the last
-  /// dim's length).
-  void eval(ArrayRef<int64_t> outer, std::vector<double> &row) {
+  /// Row `outer` (coordinates of every dim of the root but the last): the last dim's values,
+  /// valid until the next call.
+  const std::vector<double> &eval(ArrayRef<int64_t> outer) {
     for (Node &n : all)
       n.done = false;
-    const std::vector<double> &r = evalNode(0, outer);
-    row.assign(size_t(rootType.getShape().back()), r.size() == 1 ? r[0] : 0.0);
-    if (r.size() != 1)
-      row = r;
+    return evalNode(0, outer);
   }
 
 private:
@@ -226,10 +229,13 @@ private:
   };
   RankedTensorType rootType;
   std::vector<Node> all;
+  llvm::DenseMap<Value, int> nodeOf;
 
   int add(Value v, int depth) {
     if (depth > 32)
       return -1;
+    if (auto it = nodeOf.find(v); it != nodeOf.end()) // a value the expression uses twice
+      return it->second;
     auto type = dyn_cast<RankedTensorType>(v.getType());
     if (!type || type.getRank() > rootType.getRank())
       return -1;
@@ -296,6 +302,7 @@ private:
     }
     int index = int(all.size());
     all.push_back(std::move(n));
+    nodeOf[v] = index;
     if (def && all[index].kind != Kind::Leaf)
       for (Value operand : def->getOperands()) {
         int o = add(operand, depth + 1);
@@ -423,19 +430,17 @@ bool isCausalExpression(Value mask, int64_t Sq, int64_t Sk) {
   const int64_t nRows = type.getNumElements() / Sk;
   if (nRows > kMaxMaskEvaluations / Sk / rows.nodes())
     return false;
-  auto et = type.getElementType();
-  double maskedBelow = et.isF16() ? -65504.0 : et.isBF16() ? -3.3e38 : -1e30;
+  const double maskedBelow = causalMaskedBelow(type.getElementType());
   SmallVector<int64_t> outer(type.getRank() - 1, 0);
-  std::vector<double> row;
   for (int64_t r = 0; r < nRows; ++r) {
     for (int64_t d = type.getRank() - 2, k = r; d >= 0; --d) {
       outer[size_t(d)] = k % type.getDimSize(d);
       k /= type.getDimSize(d);
     }
-    rows.eval(outer, row);
+    const std::vector<double> &row = rows.eval(outer);
     const int64_t i = outer.back();
     for (int64_t j = 0; j < Sk; ++j)
-      if (j <= i + Sk - Sq ? row[size_t(j)] != 0.0 : !(row[size_t(j)] <= maskedBelow))
+      if (!isCausalEntry(row[size_t(j)], i, j, Sq, Sk, maskedBelow))
         return false;
   }
   return true;
