@@ -81,6 +81,7 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
   tileOptions.skinnyGemm = options.skinnyGemm;
   tileOptions.sm90Attention = options.sm90Attention;
   tileOptions.sm90AttentionPersistent = options.sm90AttentionPersistent;
+  tileOptions.sm90PrefillAttention = options.sm90PrefillAttention;
   tileOptions.skinnyTensorCores = options.skinnyTensorCores;
   tileOptions.splitKv = options.splitKv;
   fpm.addPass(createSelectTiles(tileOptions));

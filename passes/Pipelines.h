@@ -51,6 +51,11 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
           clEnumValN(Sm90AttentionLaunch::Auto, "auto",
                      "persistent up to kSm90AttentionPersistentWaves waves of query tiles"),
           clEnumValN(Sm90AttentionLaunch::Persistent, "on", "persistent blocks"))};
+  Option<bool> sm90PrefillAttention{
+      *this, "sm90-prefill-attention",
+      llvm::cl::desc("With sm90-attention: prefill chunks over a KV cache use the Hopper "
+                     "attention kernel too (kiln-select-tiles sm90-prefill-attention)"),
+      llvm::cl::init(false)};
   Option<bool> skinnyGemm{
       *this, "skinny-gemm",
       llvm::cl::desc("With sm90-gemm: GEMMs of at most 16 rows (decode steps) read their weight "

@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/codegen/AttentionOperands.h"
 #include "compiler/codegen/ExprEmitter.h"
 #include "compiler/codegen/KernelEmitter.h"
 #include "compiler/codegen/StridedView.h"
@@ -33,11 +34,7 @@ using namespace mlir;
 using namespace kiln;
 using namespace kiln::codegen;
 
-namespace {
-
-/// A loader lambda `[&](long long b, long long h, long long i, long long j) -> float` evaluating
-/// `operand` (rank <= 4, broadcast into the 4 coordinates) through its fused producers.
-FailureOr<std::string> loader4(ExprEmitter &expr, Value operand) {
+FailureOr<std::string> kiln::codegen::attnLoader4(ExprEmitter &expr, Value operand) {
   expr.beginBody("    ");
   ExprEmitter::Coords coords = {"b", "h", "i", "j"};
   auto type = cast<RankedTensorType>(operand.getType());
@@ -50,12 +47,9 @@ FailureOr<std::string> loader4(ExprEmitter &expr, Value operand) {
       .str();
 }
 
-/// The rank-4 tensor map {D, S, H, B} (box {64, boxRows, 1, 1}, swizzle 128B) through which
-/// kiln::attentionSm90 reads `operand`, a [B, H, S, D] value of `kernel`'s body, or std::nullopt
-/// when TMA cannot read it (see the file comment). Multiplies `scale` by the view's scalar factor.
-std::optional<GeneratedKernel::TensorMapArg> attnTensorMap(KernelOp kernel, Value operand,
-                                                           ArrayRef<unsigned> passed, Type et,
-                                                           int64_t boxRows, double &scale) {
+std::optional<GeneratedKernel::TensorMapArg>
+kiln::codegen::attnTensorMap(KernelOp kernel, Value operand, ArrayRef<unsigned> passed, Type et,
+                             int64_t boxRows, double &scale) {
   FailureOr<StridedView> view = analyzeStridedView(kernel, operand);
   if (failed(view) || view->shape.size() != 4)
     return std::nullopt;
@@ -88,6 +82,32 @@ std::optional<GeneratedKernel::TensorMapArg> attnTensorMap(KernelOp kernel, Valu
   scale *= view->scale;
   return map;
 }
+
+FailureOr<std::string> kiln::codegen::attnRope(ExprEmitter &expr, Value operand, Value &source) {
+  source = operand;
+  auto rotary = operand.getDefiningOp<RotaryOp>();
+  if (!rotary)
+    return std::string("kiln::NoRope{}");
+  source = rotary.getInput();
+  auto c = attnLoader4(expr, rotary.getCos());
+  auto s = attnLoader4(expr, rotary.getSin());
+  if (failed(c) || failed(s))
+    return failure();
+  return "kiln::makeRope(" + *c + ", " + *s + ")";
+}
+
+std::string kiln::codegen::sm90AttentionSignature(std::string signature, unsigned threads) {
+  const std::string bounds = "__launch_bounds__(" + std::to_string(threads) + ")";
+  size_t pos = signature.find(bounds);
+  assert(pos != std::string::npos && "buildSignature writes __launch_bounds__(threads)");
+  signature.replace(pos, bounds.size(), "__launch_bounds__(" + std::to_string(threads) + ", 1)");
+  assert(!signature.empty() && signature.back() == ')');
+  signature.pop_back();
+  return signature + ", const __grid_constant__ kiln::TensorMap tmap0, const __grid_constant__ "
+                     "kiln::TensorMap tmap1, const __grid_constant__ kiln::TensorMap tmap2)";
+}
+
+namespace {
 
 FailureOr<GeneratedKernel> emitAttention(KernelOp kernel, Operation *anchor) {
   auto op = cast<AttentionOp>(anchor);
@@ -129,7 +149,7 @@ FailureOr<GeneratedKernel> emitAttention(KernelOp kernel, Operation *anchor) {
   double scale = op.getScale().convertToDouble();
   std::string mask = "kiln::NoMask{}";
   if (op.getMask()) {
-    auto m = loader4(expr, op.getMask());
+    auto m = attnLoader4(expr, op.getMask());
     if (failed(m))
       return failure();
     mask = *m;
@@ -157,21 +177,9 @@ FailureOr<GeneratedKernel> emitAttention(KernelOp kernel, Operation *anchor) {
     double tcScale = scale, vScale = 1.0;
     // A kiln.rotary on Q or K (fused prologue) is applied to the tiles in shared memory: the
     // tile is read from the rotary's input, and cos/sin through loader lambdas.
-    auto rope = [&](Value operand, Value &source) -> FailureOr<std::string> {
-      source = operand;
-      auto rotary = operand.getDefiningOp<RotaryOp>();
-      if (!rotary)
-        return std::string("kiln::NoRope{}");
-      source = rotary.getInput();
-      auto c = loader4(expr, rotary.getCos());
-      auto s = loader4(expr, rotary.getSin());
-      if (failed(c) || failed(s))
-        return failure();
-      return "kiln::makeRope(" + *c + ", " + *s + ")";
-    };
     Value qSource, kSource;
-    auto ropeQ = rope(op.getQuery(), qSource);
-    auto ropeK = rope(op.getKey(), kSource);
+    auto ropeQ = attnRope(expr, op.getQuery(), qSource);
+    auto ropeK = attnRope(expr, op.getKey(), kSource);
     if (failed(ropeQ) || failed(ropeK))
       return failure();
     // The Hopper kernel: TMA reads Q (or the input of its rotary, applied to the tile in shared
@@ -188,18 +196,7 @@ FailureOr<GeneratedKernel> emitAttention(KernelOp kernel, Operation *anchor) {
         auto sig = buildSignature(kernel, passed, out.args, threads);
         if (failed(sig))
           return failure();
-        // __launch_bounds__(threads, 1) (setmaxnreg needs the register cap of one block per
-        // SM), the three tensor maps last.
-        std::string signature = *sig;
-        const std::string bounds = "__launch_bounds__(" + std::to_string(threads) + ")";
-        size_t pos = signature.find(bounds);
-        assert(pos != std::string::npos && "buildSignature writes __launch_bounds__(threads)");
-        signature.replace(pos, bounds.size(),
-                          "__launch_bounds__(" + std::to_string(threads) + ", 1)");
-        assert(!signature.empty() && signature.back() == ')');
-        signature.pop_back();
-        signature += ", const __grid_constant__ kiln::TensorMap tmap0, const __grid_constant__ "
-                     "kiln::TensorMap tmap1, const __grid_constant__ kiln::TensorMap tmap2)";
+        std::string signature = sm90AttentionSignature(*sig, threads);
         out.tensorMaps = {*mq, *mk, *mv};
         out.source =
             llvm::formatv("// attention [{0}x{1}x{2}x{3}] keys {4} (kv heads {5}), {6}{7}, "
@@ -271,9 +268,9 @@ FailureOr<GeneratedKernel> emitAttention(KernelOp kernel, Operation *anchor) {
   auto sig = buildSignature(kernel, passed, out.args, 32 * warps);
   if (failed(sig))
     return failure();
-  auto q = loader4(expr, op.getQuery());
-  auto k = loader4(expr, op.getKey());
-  auto v = loader4(expr, op.getValue());
+  auto q = attnLoader4(expr, op.getQuery());
+  auto k = attnLoader4(expr, op.getKey());
+  auto v = attnLoader4(expr, op.getValue());
   if (failed(q) || failed(k) || failed(v))
     return failure();
   std::string store =

@@ -12,18 +12,25 @@
 //    (sequence, KV group), whose block writes the normalized rows itself.
 //    Either way no workspace and no reduce launch are needed. A prefill
 //    chunk with a `#kiln.attention_tile` (kiln-select-tiles) instead ->
-//    kiln::prefillAttentionPaged, the tensor-core attention over the cache.
+//    kiln::prefillAttentionPaged, the tensor-core attention over the cache,
+//    or, with a `#kiln.sm90_attention_tile` as well (kiln-select-tiles
+//    sm90-prefill-attention) and a query TMA can read (a strided view of a
+//    parameter, or the input of its rotary), kiln::prefillAttentionSm90Paged:
+//    the Hopper kernel with K/V tiles read from the pools by TMA through the
+//    block table.
 // The cache layout is read from the types: pools [NB, Hkv, BS, D], block
 // table [B, MB].
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/codegen/AttentionOperands.h"
 #include "compiler/codegen/ExprEmitter.h"
 #include "compiler/codegen/KernelEmitter.h"
 #include "compiler/codegen/StridedView.h"
 #include "compiler/codegen/cuda/decode_attention.cuh"
 #include "compiler/codegen/cuda/smem_sizes.h"
 #include "dialects/kiln/KernelPlan.h"
+#include "dialects/kiln/KilnTarget.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -206,6 +213,69 @@ FailureOr<GeneratedKernel> emitPagedAttention(KernelOp kernel, Operation *anchor
                     Hkv, S, splitKv && !tile ? splitKv.getSlots() : 1,
                     cudaLiteral(Float32Type::get(kernel.getContext()), scale, 0))
           .str();
+  auto sm90Tile = kernel->getAttrOfType<Sm90AttentionTileAttr>(kSm90AttentionTileAttrName);
+  if (tile && sm90Tile && elemBytes == 2) {
+    // The Hopper kernel: the query (or its rotary's input) and both pools through tensor maps.
+    const int64_t bm = sm90Tile.getQueryTile(), bn = sm90Tile.getKeyTile(),
+                  bs = pool.getDimSize(2), nb = pool.getDimSize(0);
+    const int64_t boxRows = std::min(bs, bn);
+    Value qSource;
+    auto ropeQ = attnRope(expr, op.getQuery(), qSource);
+    if (failed(ropeQ))
+      return failure();
+    double hScale = op.getScale().convertToDouble();
+    auto mq = attnTensorMap(kernel, qSource, passed, et, bm, hScale);
+    const bool pages = bs % bn == 0 || (bn % bs == 0 && bs % 8 == 0);
+    if (mq && pages) {
+      GeneratedKernel::TensorMapArg poolMap;
+      poolMap.elementType = et;
+      poolMap.dims = {uint64_t(D), uint64_t(bs), uint64_t(Hkv), uint64_t(nb)};
+      poolMap.strides = {uint64_t(D * elemBytes), uint64_t(bs * D * elemBytes),
+                         uint64_t(Hkv * bs * D * elemBytes)};
+      poolMap.box = {64u, uint32_t(boxRows), 1u, 1u};
+      poolMap.swizzle = GeneratedKernel::TensorMapArg::Swizzle::B128;
+      GeneratedKernel::TensorMapArg kMap = poolMap, vMap = poolMap;
+      kMap.arg = unsigned(llvm::find(passed, *kc) - passed.begin());
+      vMap.arg = unsigned(llvm::find(passed, *vc) - passed.begin());
+      const unsigned threads = unsigned(sm90Tile.getThreads());
+      out.args.clear(); // the signature above was the mma.sync kernel's (threads per block)
+      auto sig90 = buildSignature(kernel, passed, out.args, threads);
+      if (failed(sig90))
+        return failure();
+      out.tensorMaps = {*mq, kMap, vMap};
+      out.source =
+          llvm::formatv("// paged attention [{0}x{1}x{2}x{3}] (kv heads {4}), blocks of {5} "
+                        "tokens, {6} per sequence: a prefill chunk, Hopper TMA + wgmma "
+                        "(attention_sm90.cuh) through the block table, {7} keys x {8} queries "
+                        "per tile\n",
+                        B, Hq, S, D, Hkv, bs, tableType.getDimSize(1), bn, bm)
+              .str() +
+          sm90AttentionSignature(*sig90, threads) +
+          " {\n  extern __shared__ __align__(128) char kiln_smem[];\n" +
+          cacheInit(type, k, v, *table, *lens, pool, tableType) +
+          llvm::formatv("  const kiln::AttnOut<{0}> o{{out0, {1}LL, {2}LL, {3}LL};\n", type, osb,
+                        osh, oss)
+              .str() +
+          llvm::formatv("  const kiln::DecodeShape shape{{{0}, {1}, {2}, {3}, 1, {4}};\n", B, Hq,
+                        Hkv, S, cudaLiteral(Float32Type::get(kernel.getContext()), hScale, 0))
+              .str() +
+          "  const auto ropeQ = " + *ropeQ + ";\n" +
+          llvm::formatv("  kiln::prefillAttentionSm90Paged<{0}, {1}, {2}, {3}, {4}, {5}>(&tmap0, "
+                        "&tmap1, &tmap2, cache, o, shape, kiln_smem, ropeQ, {6});\n}\n",
+                        type, D, bm, bn, sm90Tile.getStages(),
+                        sm90Tile.getPingpong() ? "true" : "false",
+                        sm90Tile.getPersistent() ? "true" : "false")
+              .str();
+      out.block = {threads, 1, 1};
+      const int64_t tiles = (S + bm - 1) / bm * Hq * B;
+      if (sm90Tile.getPersistent())
+        out.grid = {unsigned(std::min(tiles, getTargetOrDefault(kernel).getSmCount())), 1, 1};
+      else
+        out.grid = {unsigned((S + bm - 1) / bm), unsigned(Hq), unsigned(B)};
+      out.sharedMemBytes = unsigned(smem_bytes::attentionSm90(D, bm, bn, sm90Tile.getStages()));
+      return out;
+    }
+  }
   if (tile) {
     if (elemBytes != 2)
       return kernel.emitError() << "kernel @" << kernel.getSymName()

@@ -304,6 +304,8 @@ static llvm::Error buildPipeline(const CompileOptions &options, ArrayRef<unsigne
   // The Hopper attention kernel exists for sm_90a alone, like the TMA GEMM.
   pipelineOptions.sm90Attention = options.sm90Attention && onlySm90;
   pipelineOptions.sm90AttentionPersistent = options.sm90AttentionPersistent;
+  pipelineOptions.sm90PrefillAttention =
+      options.sm90PrefillAttention && options.sm90Attention && onlySm90;
   pipelineOptions.skinnyTensorCores = options.skinnyTensorCores;
   pipelineOptions.splitKv = options.splitKv;
   pipelineOptions.fuseKeyRotary = options.fuseKeyRotary;
@@ -1340,6 +1342,7 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
                             : options.sm90AttentionPersistent == Sm90AttentionLaunch::Persistent
                                   ? "|hopper-attention-persistent"
                                   : "|hopper-attention-grid") +
+                       (options.sm90PrefillAttention ? "|hopper-prefill-attention" : "") +
                        (options.fuseKeyRotary ? "" : "|key-rotary-kernel") +
                        (options.fuseNormIntoGemm ? "|norm-fused" : "") +
                        (options.normIntoFewRowGemm ? "" : "|norm-few-row-kernel") +

@@ -73,6 +73,10 @@ struct CompileOptions {
   /// With sm90Attention: persistent blocks or one per query tile
   /// (--hopper-attention-persistent=off|auto|on).
   Sm90AttentionLaunch sm90AttentionPersistent = Sm90AttentionLaunch::Auto;
+  /// With sm90Attention: prefill chunks over a KV cache on the Hopper attention kernel too
+  /// (kiln::prefillAttentionSm90Paged; --hopper-prefill-attention, default off until measured
+  /// on a GPU).
+  bool sm90PrefillAttention = false;
   /// GEMMs of at most 16 rows (decode steps) on kiln::gemmSkinny, with sm90Gemm (--skinny-gemm,
   /// default on).
   bool skinnyGemm = true;

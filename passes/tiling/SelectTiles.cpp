@@ -679,6 +679,7 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
   /// codegen keeps the decode kernel (one KV group's rows per block, 16 keys per softmax step).
   void selectForPagedAttention(KernelOp kernel, PagedAttentionOp attention, TargetAttr target) {
     kernel->removeAttr(kAttentionTileAttrName);
+    kernel->removeAttr(kSm90AttentionTileAttrName);
     kernel->removeAttr(kSplitKvAttrName);
     kernel->removeAttr(kTileReasonAttrName);
     auto q = cast<RankedTensorType>(attention.getQuery().getType());
@@ -693,11 +694,38 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
     AttentionTileAttr tile =
         selectAttentionTile(q.getDimSize(0), q.getDimSize(1), queries, d, target, reason);
     kernel->setAttr(kAttentionTileAttrName, tile);
+    reason = "tensor-core attention over the paged cache, " + reason;
+    // The Hopper kernel beside it (codegen keeps the mma.sync tile when TMA cannot read the
+    // query): its key tiles are one TMA box inside a cache block, or whole blocks of a multiple
+    // of 8 tokens (each box on a 1024-byte swizzle atom).
+    if (sm90Attention && sm90PrefillAttention &&
+        target.getTensorCores() == TensorCores::Wgmma) {
+      const int64_t blockSize =
+          cast<RankedTensorType>(attention.getKeyCache().getType()).getDimSize(2);
+      std::string why;
+      std::optional<Sm90AttentionTileAttr> sm90 =
+          selectSm90AttentionTile(q.getDimSize(0), q.getDimSize(1), queries, d,
+                                  /*masked=*/false, sm90AttentionPersistent, target, why);
+      if (sm90) {
+        const int64_t bn = sm90->getKeyTile();
+        if (blockSize % bn == 0 || (bn % blockSize == 0 && blockSize % 8 == 0)) {
+          kernel->setAttr(kSm90AttentionTileAttrName, *sm90);
+          reason = why + ", K/V through the block table (blocks of " +
+                   std::to_string(blockSize) + " tokens); else mma.sync: " + reason;
+        } else {
+          reason = llvm::formatv("mma.sync (the Hopper kernel's {0}-key tiles do not split into "
+                                 "cache blocks of {1} tokens): ",
+                                 bn, blockSize)
+                       .str() +
+                   reason;
+        }
+      } else {
+        reason = "mma.sync (" + why + "): " + reason;
+      }
+    }
     kernel->setAttr(kTileReasonAttrName,
-                    StringAttr::get(&getContext(),
-                                    "prefill chunk of " + std::to_string(queries) +
-                                        " tokens: tensor-core attention over the paged cache, " +
-                                        reason));
+                    StringAttr::get(&getContext(), "prefill chunk of " + std::to_string(queries) +
+                                                       " tokens: " + reason));
   }
 
   void runOnOperation() override {

@@ -5,8 +5,9 @@
 # layout through a temporary directory with a symlink kiln -> compiler/codegen/cuda.
 #
 #   test/gpu/build_gpu_test.sh NAME [OUT] [extra nvcc flags...]   (OUT defaults to build/NAME)
-# NAME: gemm_tc_test, math_test (SASS for sm_${ARCH:-90}), attention_test (sm_${ARCH:-90a}; built
-# for sm_90a it also runs the Hopper kernel, -DKILN_TEST_SM90A), gemm_wgmma_test, gemm_sm90_test
+# NAME: gemm_tc_test, math_test (SASS for sm_${ARCH:-90}), attention_test and decode_attention_test
+# (sm_${ARCH:-90a}; built for sm_90a they also run the Hopper kernels, -DKILN_TEST_SM90A),
+# gemm_wgmma_test, gemm_sm90_test
 # (sm_90a: wgmma, TMA), gemm_skinny_test; the GEMM tests link cuBLAS (their reference and peer).
 # The build_<NAME>.sh scripts beside it call it and say what each test does and how to run it.
 # Environment: NVCC (default: nvcc on PATH, else /usr/local/cuda/bin/nvcc), ARCH (default 90;
@@ -26,7 +27,7 @@ shift $(( $# > 0 ? 1 : 0 ))
 nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 case "$name" in
   gemm_sm90_test | gemm_wgmma_test) arch=90a ;;
-  attention_test) arch=${ARCH:-90a} ;; # the Hopper kernel's cases need sm_90a
+  attention_test | decode_attention_test) arch=${ARCH:-90a} ;; # the Hopper kernels' cases need sm_90a
   *) arch=${ARCH:-90} ;;
 esac
 extra=()

@@ -98,6 +98,25 @@ __global__ void __launch_bounds__(32 * PrefillTile<D>::kWarps)
   kiln::prefillAttentionPaged<T, D, P::kBn, P::kWarps, P::kMf>(q, cache, out, shape, smem);
 }
 
+/// The Hopper prefill path (prefillAttentionSm90Paged): kiln-select-tiles' choice, 128 query
+/// rows, 128 keys per tile up to D = 128, else 64; two stages; ping-pong.
+template <int D> struct Sm90Tile {
+  static constexpr int kBm = 128, kBn = D <= 128 ? 128 : 64, kStages = 2;
+  static constexpr int kThreads = 128 * (kBm / 64 + 1);
+};
+
+template <typename T, int D>
+__global__ void __launch_bounds__(Sm90Tile<D>::kThreads, 1)
+    prefillSm90Kernel(const __grid_constant__ kiln::TensorMap tq,
+                      const __grid_constant__ kiln::TensorMap tk,
+                      const __grid_constant__ kiln::TensorMap tv, kiln::PagedKvCache<T> cache,
+                      kiln::AttnOut<T> out, kiln::DecodeShape shape, bool persistent) {
+  extern __shared__ __align__(128) char smem[];
+  using P = Sm90Tile<D>;
+  kiln::prefillAttentionSm90Paged<T, D, P::kBm, P::kBn, P::kStages, true>(
+      &tq, &tk, &tv, cache, out, shape, smem, kiln::NoRope{}, persistent);
+}
+
 template <typename T> struct KilnType;
 template <> struct KilnType<__half> { using type = kiln::f16; };
 template <> struct KilnType<__nv_bfloat16> { using type = kiln::bf16; };
@@ -183,6 +202,44 @@ template <typename KT, int D> struct Launch {
     const kiln::decode::Grid rg = kiln::decode::reduceGrid(s.batch, s.qHeads, s.qLen);
     reduceKernel<KT, D><<<rg.x, kiln::decode::kThreads, 0, stream>>>(cache, workspace, out, s);
   }
+  /// Whether the Hopper prefill path can read a cache of `blockSize` tokens per block (one TMA
+  /// box per tile inside a page, or whole pages of a multiple of 8 rows per tile).
+  static bool sm90Pages(int blockSize) {
+    constexpr int bn = Sm90Tile<D>::kBn;
+    return blockSize % bn == 0 || (bn % blockSize == 0 && blockSize % 8 == 0);
+  }
+  /// The Hopper prefill path (16-bit types, sm_90a builds): prefillAttentionSm90Paged with the
+  /// query read through a map of q's strides (elements) and the pools through maps of their
+  /// layout; grid or persistent blocks (one per SM).
+  static void prefillSm90(const kiln::AttnTensor<KT> &q, const kiln::PagedKvCache<KT> &cache,
+                          const kiln::AttnOut<KT> &out, const kiln::DecodeShape &s,
+                          int numBlocks, bool persistent, int smCount, cudaStream_t stream) {
+    if constexpr (kElem == 2) {
+      using P = Sm90Tile<D>;
+      const bool bf16 = std::is_same<KT, kiln::bf16>::value;
+      kiln::TensorMap tq, tk, tv;
+      makeTensorMap(&tq, q.ptr, bf16,
+                    {uint64_t(D), uint64_t(s.qLen), uint64_t(s.qHeads), uint64_t(s.batch)},
+                    {uint64_t(q.ss * 2), uint64_t(q.sh * 2), uint64_t(q.sb * 2)},
+                    {64u, uint32_t(P::kBm), 1u, 1u});
+      const uint64_t bs = uint64_t(cache.blockSize);
+      const std::vector<uint64_t> dims = {uint64_t(D), bs, uint64_t(s.kvHeads),
+                                          uint64_t(numBlocks)};
+      const std::vector<uint64_t> strides = {uint64_t(D) * 2, bs * D * 2,
+                                             uint64_t(s.kvHeads) * bs * D * 2};
+      const std::vector<uint32_t> box = {64u, uint32_t(std::min<uint64_t>(bs, P::kBn)), 1u, 1u};
+      makeTensorMap(&tk, cache.k, bf16, dims, strides, box);
+      makeTensorMap(&tv, cache.v, bf16, dims, strides, box);
+      const int smem = kiln::attentionSm90SmemBytes<D, P::kBm, P::kBn, P::kStages>();
+      CHECK_CUDA(cudaFuncSetAttribute(prefillSm90Kernel<KT, D>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      const int tiles = (s.qLen + P::kBm - 1) / P::kBm;
+      const dim3 grid = persistent ? dim3(std::min(tiles * s.qHeads * s.batch, smCount), 1, 1)
+                                   : dim3(tiles, s.qHeads, s.batch);
+      prefillSm90Kernel<KT, D><<<grid, P::kThreads, smem, stream>>>(tq, tk, tv, cache, out, s,
+                                                                    persistent);
+    }
+  }
   /// The prefill path (16-bit types): prefillAttentionPaged, one launch, no workspace.
   static void prefill(const kiln::AttnTensor<KT> &q, const kiln::PagedKvCache<KT> &cache,
                       const kiln::AttnOut<KT> &out, const kiln::DecodeShape &s,
@@ -218,6 +275,7 @@ struct Case {
   int capacity = 0;  ///< 0: the longest sequence + qLen + 40 (rounded up to whole blocks)
   bool prefill = false; ///< the prefill path (prefillAttentionPaged) instead of partial + reduce
   bool cluster = false; ///< the one-launch cluster path (maxSplits slots: 2, 3, 4 or 8)
+  int sm90 = 0; ///< the Hopper prefill path: 1 grid, 2 persistent blocks (sm_90a builds)
 };
 
 /// Runs one case; true when it passes.
@@ -345,7 +403,9 @@ template <typename T, int D> bool runCase(const Case &c, int smCount) {
   L::prepare();
   L::append(ak, av, cache, shape, 0);
   CHECK_CUDA(cudaGetLastError());
-  if (c.prefill)
+  if (c.sm90)
+    L::prefillSm90(aq, cache, ao, shape, numBlocks, c.sm90 == 2, smCount, 0);
+  else if (c.prefill)
     L::prefill(aq, cache, ao, shape, 0);
   else if (c.cluster)
     L::attentionCluster(aq, cache, ao, shape, 0);
@@ -432,7 +492,12 @@ template <typename T, int D> bool runCase(const Case &c, int smCount) {
   std::printf("%s %-4s D=%3d Hq=%2d Hkv=%2d bs=%4d%s cap=%4d qLen=%2d %s %s<=%2d lens=%s  "
               "rel err %.2e  nan %zu  pool mismatches %zu",
               ok ? "PASS" : "FAIL", typeName<T>(), D, Hq, Hkv, bs, c.blockSize ? "" : "(contig)",
-              capacity, qLen, c.bshd ? "bshd" : "bhsd", c.prefill ? "prefill" : c.cluster ? "cluster" : "splits",
+              capacity, qLen, c.bshd ? "bshd" : "bhsd",
+              c.sm90 == 2   ? "sm90-persistent"
+              : c.sm90      ? "sm90"
+              : c.prefill   ? "prefill"
+              : c.cluster   ? "cluster"
+                            : "splits",
               c.prefill ? 1 : maxSplits, lens.c_str(), maxErr / maxRef, nans, poolBad);
   if (firstBad >= 0)
     std::printf(" (first at element %lld)", firstBad % (long long)poolElems);
@@ -556,6 +621,87 @@ std::vector<Case> prefillCases() {
   c.capacity = 1060, c.blockSize = 0;
   add(c, true);
   return cases;
+}
+
+/// The Hopper prefill path (f16 / bf16, sm_90a builds): the prefill cases whose block size it
+/// reads (16 and 64 tokens per block, contiguous caches of whole 128-key tiles, 256, 8), with
+/// grid and persistent blocks. The NaN sentinel in the pool rows past each sequence's last key
+/// checks that the tail V tile is zeroed before P V.
+std::vector<Case> sm90PrefillCases() {
+  std::vector<Case> cases;
+  auto add = [&](Case c, bool bshd, int mode) {
+    c.prefill = true, c.bshd = bshd, c.sm90 = mode;
+    cases.push_back(c);
+  };
+  for (int mode : {1, 2}) {
+    add(Case{8, 2, 16, 256, {0, 37, 900}}, true, mode);
+    add(Case{32, 8, 16, 300, {0, 1000}}, false, mode);
+    Case c{4, 4, 0, 64, {0, 5, 4000}};
+    c.capacity = 4096 + 128; // contiguous: whole tiles of 128 keys
+    add(c, true, mode);
+    add(Case{8, 1, 8, 33, {0, 1, 17, 255}}, false, mode);
+    add(Case{12, 12, 64, 100, {3, 64, 1023}}, true, mode);
+    add(Case{8, 2, 256, 129, {0, 127, 128, 700}}, true, mode);
+    c = Case{8, 2, 0, 128, {1000, 5, 950}}; // 1000 + 128 passes the capacity of 1024
+    c.capacity = 1024;
+    add(c, true, mode);
+    add(Case{32, 8, 16, 2048, {0}}, true, mode); // the 0.8B Llama's first chunk
+  }
+  return cases;
+}
+
+/// Times the two prefill paths (attentionTC over the cache, and the Hopper kernel) for one
+/// chunk of qLen tokens after `cached` tokens, f16, blocks of 16; prints one line each.
+template <int D>
+void timePrefill(const char *what, int B, int Hq, int Hkv, int qLen, int cached, int capacity,
+                 int smCount, cudaStream_t stream) {
+  using KT = kiln::f16;
+  using L = Launch<KT, D>;
+  const int bs = 16, maxBlocks = (capacity + bs - 1) / bs, numBlocks = B * maxBlocks;
+  const size_t poolElems = size_t(numBlocks) * Hkv * bs * D;
+  std::vector<int> table(size_t(B) * maxBlocks), seqLens(B, cached);
+  std::iota(table.begin(), table.end(), 0);
+  std::mt19937 rng(11);
+  std::shuffle(table.begin(), table.end(), rng);
+  int *dTable, *dSeq;
+  KT *k, *v, *q, *out;
+  CHECK_CUDA(cudaMalloc(&dTable, table.size() * sizeof(int)));
+  CHECK_CUDA(cudaMalloc(&dSeq, B * sizeof(int)));
+  CHECK_CUDA(cudaMemcpy(dTable, table.data(), table.size() * sizeof(int), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(dSeq, seqLens.data(), B * sizeof(int), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMalloc(&k, poolElems * 2));
+  CHECK_CUDA(cudaMalloc(&v, poolElems * 2));
+  CHECK_CUDA(cudaMemset(k, 0x11, poolElems * 2));
+  CHECK_CUDA(cudaMemset(v, 0x22, poolElems * 2));
+  const size_t qElems = size_t(B) * qLen * Hq * D;
+  CHECK_CUDA(cudaMalloc(&q, qElems * 2));
+  CHECK_CUDA(cudaMalloc(&out, qElems * 2));
+  CHECK_CUDA(cudaMemset(q, 0x11, qElems * 2));
+  kiln::PagedKvCache<KT> cache{k, v, dTable, dSeq, bs, maxBlocks};
+  kiln::DecodeShape shape{B, Hq, Hkv, qLen, 1, float(1.0 / std::sqrt(double(D)))};
+  const Strides qs = stridesOf(true, Hq, qLen, D);
+  kiln::AttnTensor<KT> aq{q, qs.sb, qs.sh, qs.ss};
+  kiln::AttnOut<KT> ao{out, qs.sb, qs.sh, qs.ss};
+  double us[3];
+  for (int mode = 0; mode < 3; ++mode) {
+    us[mode] = timeGraph(stream, [&](cudaStream_t s) {
+      if (mode == 0)
+        L::prefill(aq, cache, ao, shape, s);
+      else
+        L::prefillSm90(aq, cache, ao, shape, numBlocks, mode == 2, smCount, s);
+    });
+    CHECK_CUDA(cudaGetLastError());
+  }
+  // Causal FLOPs: 4 D per visible (query, key) pair.
+  double pairs = 0;
+  for (int i = 0; i < qLen; ++i)
+    pairs += std::min(cached + i + 1, capacity);
+  const double flops = 4.0 * D * pairs * Hq * B;
+  std::printf("time %-22s f16 D=%d B=%d Hq=%d Hkv=%d qLen=%d cached=%d: mma.sync %7.2f us, "
+              "sm90 %7.2f us (%.0f TFLOP/s), sm90 persistent %7.2f us; mma.sync / sm90 %.2f\n",
+              what, D, B, Hq, Hkv, qLen, cached, us[0], us[1], flops / us[1] * 1e-6, us[2],
+              us[0] / std::min(us[1], us[2]));
+  cudaFree(dTable), cudaFree(dSeq), cudaFree(k), cudaFree(v), cudaFree(q), cudaFree(out);
 }
 
 /// Allocates `layers` caches of one layout and times the attention (partial + reduce) over
@@ -695,6 +841,13 @@ void runTiming(int smCount, size_t l2Bytes) {
   timeCase<__half, 64>("one-slot-b1-llama0.8b", 1, 32, 8, 16, 2048, 2304, smCount, l2Bytes,
                        stream, 1);
   timeAppend<__half, 128>(8, 8, 8192, stream);
+#ifdef KILN_TEST_SM90A
+  // (d) Prefill chunks: attentionTC over the cache against the Hopper kernel.
+  timePrefill<64>("prefill-llama0.8b", 1, 32, 8, 2048, 0, 2304, smCount, stream);
+  timePrefill<64>("prefill-llama0.8b-tail", 1, 32, 8, 512, 1536, 2304, smCount, stream);
+  timePrefill<64>("prefill-llama0.8b-b4", 4, 32, 8, 512, 0, 2304, smCount, stream);
+  timePrefill<128>("prefill-d128", 1, 32, 8, 2048, 0, 2304, smCount, stream);
+#endif
   CHECK_CUDA(cudaStreamDestroy(stream));
 }
 
@@ -743,6 +896,15 @@ int main(int argc, char **argv) {
     count(runAll<__nv_bfloat16, 64>(clu, sms), clu.size());
     count(runAll<float, 128>(clu, sms), clu.size());
     count(runAll<__half, 256>(clu, sms), clu.size());
+#ifdef KILN_TEST_SM90A
+    // The Hopper prefill path (sm_90a builds only; built for sm_90 its kernel traps).
+    const std::vector<Case> h = sm90PrefillCases();
+    count(runAll<__half, 64>(h, sms), h.size());
+    count(runAll<__nv_bfloat16, 64>(h, sms), h.size());
+    count(runAll<__half, 128>(h, sms), h.size());
+    count(runAll<__nv_bfloat16, 80>(h, sms), h.size());
+    count(runAll<__half, 256>(h, sms), h.size());
+#endif
     std::printf("%s: %d of %d cases failed\n", failed ? "FAILED" : "OK", failed, total);
   }
   if (!noTiming)

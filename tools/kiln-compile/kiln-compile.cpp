@@ -138,6 +138,14 @@ static cl::opt<kiln::Sm90AttentionLaunch> hopperAttentionPersistent(
                clEnumValN(kiln::Sm90AttentionLaunch::Persistent, "on",
                           "persistent blocks for any size")),
     cl::init(kiln::Sm90AttentionLaunch::Auto), cl::cat(kilnCategory));
+static cl::opt<bool> hopperPrefillAttention(
+    "hopper-prefill-attention",
+    cl::desc("With --hopper-attention and --kv-cache: prefill chunks attend over the paged cache "
+             "with the Hopper kernel (K and V tiles by TMA through the block table; "
+             "cuda/decode_attention.cuh prefillAttentionSm90Paged) where the cache's block size "
+             "is a multiple of its key tile or a multiple of 8 dividing it. Default false: not yet "
+             "measured on a GPU"),
+    cl::init(false), cl::cat(kilnCategory));
 static cl::opt<bool> skinnyGemm(
     "skinny-gemm",
     cl::desc("fp16/bf16 GEMMs of at most 16 rows in all (decode steps) read their weight once "
@@ -290,6 +298,7 @@ int main(int argc, char **argv) {
         {&sm90Gemm, "sm90-gemm=false"},
         {&hopperAttention, "sm90-attention=false"},
         {&hopperAttentionPersistent, "sm90-attention-persistent=on"},
+        {&hopperPrefillAttention, "sm90-prefill-attention=true"},
         {&skinnyGemm, "skinny-gemm=false"},
         {&skinnyTensorCores, "skinny-tensor-cores=auto"},
         {&splitKv, "split-kv=false"},
@@ -331,6 +340,7 @@ int main(int argc, char **argv) {
   options.sm90Gemm = sm90Gemm;
   options.sm90Attention = hopperAttention;
   options.sm90AttentionPersistent = hopperAttentionPersistent;
+  options.sm90PrefillAttention = hopperPrefillAttention;
   options.skinnyGemm = skinnyGemm;
   options.skinnyTensorCores = skinnyTensorCores;
   options.splitKv = splitKv;

@@ -115,11 +115,51 @@ __device__ __forceinline__ float exp2Approx(float x) {
 }
 
 /// Registers per thread after setmaxnreg: the producer warpgroup keeps few, the consumers take
-/// the rest of the 64 K registers of the SM (one block per SM).
-template <int CONSUMERS> struct Regs {
-  static constexpr int kProducer = CONSUMERS == 2 ? 24 : 32;
-  static constexpr int kConsumer = CONSUMERS == 2 ? 240 : 160;
+/// the rest of the 64 K registers of the SM (one block per SM). A producer that reads a block
+/// table (WIDE) keeps 40 (128 x 40 + 256 x 232 = 64512 with two consumers).
+template <int CONSUMERS, bool WIDE = false> struct Regs {
+  static constexpr int kProducer = WIDE ? 40 : CONSUMERS == 2 ? 24 : 32;
+  static constexpr int kConsumer = CONSUMERS == 2 ? (WIDE ? 232 : 240) : 160;
 };
+
+/// Hardware barrier the consumers meet at after zeroing a tail V tile (KV::kZeroTail); 1 and 2
+/// are the ping-pong turns, 3 + c the rotary of consumer c.
+constexpr int kTailBarrier = 7;
+
+/// The K / V source of attentionSm90Body for plain tensors: one rank-4 map {D, S, H, B} each (box
+/// {64, BN, 1, 1}), the same key count and causal offset for every sequence. Rows past Sk are
+/// zero-filled by the TMA (out of the map's bounds), so no tail needs zeroing.
+struct DenseKv {
+  const TensorMap *k, *v;
+  int Sk;  ///< keys per sequence
+  int off; ///< causal: query row i sees keys j <= i + off
+  static constexpr bool kZeroTail = false; ///< rows past Sk may hold anything (zeroed in V)
+  static constexpr bool kWarpLoads = false; ///< load() is called by the whole producer warp
+  __device__ __forceinline__ int keys(int) const { return Sk; }
+  __device__ __forceinline__ int offset(int) const { return off; }
+  __device__ __forceinline__ void prefetch() const {
+    sm90::prefetchTensorMap(k);
+    sm90::prefetchTensorMap(v);
+  }
+  /// Issues the copies of keys n0 .. n0 + BN - 1 of kv head hk, sequence b (value: V, else K)
+  /// into the tile at shared address dst (DB blocks of BN rows x 128 bytes), completing on bar;
+  /// the phase expects BN * DB * 128 bytes. sk: keys(b).
+  template <int BN, int DB>
+  __device__ __forceinline__ void load(bool value, unsigned dst, unsigned bar, int n0, int hk,
+                                       int b, int sk, int lane) const {
+    (void)sk, (void)lane;
+#pragma unroll
+    for (int j = 0; j < DB; ++j)
+      sm90::tmaLoad(dst + unsigned(j * BN * 128), value ? v : k, bar, 64 * j, n0, hk, b);
+  }
+};
+
+template <typename T, int D, int BM, int BN, int STAGES, bool CAUSAL, bool PINGPONG,
+          typename KV, typename M, typename RQ>
+__device__ __forceinline__ void attentionSm90Body(const TensorMap *qMap, const KV &kv,
+                                                  const M &mask, const AttnOut<T> &out,
+                                                  const AttnShape &shape, char *smem,
+                                                  const RQ &ropeQ, int batch);
 
 } // namespace attn90
 
@@ -152,6 +192,26 @@ __device__ __forceinline__ void attentionSm90(const TensorMap *qMap, const Tenso
                                               const AttnOut<T> &out, const AttnShape &shape,
                                               char *smem, const RQ &ropeQ = RQ{},
                                               int batch = 0) {
+  const int off =
+      shape.keyOffset == kKeyOffsetBottomRight ? shape.Sk - shape.Sq : shape.keyOffset;
+  attn90::attentionSm90Body<T, D, BM, BN, STAGES, CAUSAL, PINGPONG>(
+      qMap, attn90::DenseKv{kMap, vMap, shape.Sk, off}, mask, out, shape, smem, ropeQ, batch);
+}
+
+namespace attn90 {
+
+/// attentionSm90 with the K / V source `kv` (DenseKv, or a paged cache: decode_attention.cuh's
+/// PagedKvTma): KV::keys(b) keys for sequence b, causal offset KV::offset(b), tiles issued by
+/// KV::load (by producer thread 0, or its whole warp with KV::kWarpLoads). With
+/// KV::kZeroTail the rows past keys(b) of the last V tile are zeroed in shared memory by the
+/// consumers before P V reads them (P is 0 there, but 0 * NaN is not 0). shape.Sk and
+/// shape.keyOffset are not read.
+template <typename T, int D, int BM, int BN, int STAGES, bool CAUSAL, bool PINGPONG,
+          typename KV, typename M, typename RQ>
+__device__ __forceinline__ void attentionSm90Body(const TensorMap *qMap, const KV &kv,
+                                                  const M &mask, const AttnOut<T> &out,
+                                                  const AttnShape &shape, char *smem,
+                                                  const RQ &ropeQ, int batch) {
   static_assert(tc::IsSame<T, f16>::value || tc::IsSame<T, bf16>::value,
                 "attentionSm90: T must be kiln::f16 or kiln::bf16");
   static_assert(D % 16 == 0 && D >= 16 && D <= 256,
@@ -161,14 +221,14 @@ __device__ __forceinline__ void attentionSm90(const TensorMap *qMap, const Tenso
   static_assert(STAGES >= 2, "attentionSm90: STAGES must be >= 2");
   static_assert(!PINGPONG || BM == 128, "attentionSm90: ping-pong needs two consumers");
   static_assert((D + 63) / 64 * 64 / 2 + BN / 2 + BN / 4 + 32 <=
-                    attn90::Regs<BM / 64>::kConsumer,
+                    Regs<BM / 64, KV::kWarpLoads>::kConsumer,
                 "attentionSm90: O, S and P do not fit the consumers' registers; use a smaller BN");
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int CONSUMERS = BM / 64;
   constexpr int DP = (D + 63) / 64 * 64, DB = DP / 64; // padded head dim, 64-wide d blocks
   constexpr unsigned kQBytes = unsigned(BM * DP * 2), kTileBytes = unsigned(BN * DP * 2);
   constexpr bool kMask = !tc::IsSame<M, NoMask>::value;
-  using Regs = attn90::Regs<CONSUMERS>;
+  using Regs = attn90::Regs<CONSUMERS, KV::kWarpLoads>;
 
   // Shared memory: Q, STAGES K tiles, STAGES V tiles (each DB blocks of rows x 128 bytes), then
   // the mbarriers: Q full, K full / empty, V full / empty per stage, Q empty.
@@ -186,8 +246,7 @@ __device__ __forceinline__ void attentionSm90(const TensorMap *qMap, const Tenso
   // blockIdx = (query tile reversed, head, batch). Persistent mode: items blockIdx.x,
   // blockIdx.x + gridDim.x, ... of the list ordered longest first (query tiles from the last,
   // every (batch, head) of one before the next), so causal blocks balance.
-  const int Sq = shape.Sq, Sk = shape.Sk, Hq = shape.Hq;
-  const int off = shape.keyOffset == kKeyOffsetBottomRight ? Sk - Sq : shape.keyOffset;
+  const int Sq = shape.Sq, Hq = shape.Hq;
   const int mBlocks = (Sq + BM - 1) / BM;
   const bool persistent = batch > 0;
   const int nItems = persistent ? mBlocks * Hq * batch : 1;
@@ -195,6 +254,7 @@ __device__ __forceinline__ void attentionSm90(const TensorMap *qMap, const Tenso
   const int itemStep = persistent ? int(gridDim.x) : 1;
   struct Item {
     int m0, h, b, hk, nTiles;
+    int Sk, off; // the sequence's keys and causal offset (kv.keys(b), kv.offset(b))
   };
   auto itemAt = [&](int w) {
     Item it;
@@ -211,9 +271,11 @@ __device__ __forceinline__ void attentionSm90(const TensorMap *qMap, const Tenso
     }
     it.m0 = mBlock * BM;
     it.hk = it.h / (Hq / shape.Hkv);
-    it.nTiles = (Sk + BN - 1) / BN;
+    it.Sk = kv.keys(it.b);
+    it.off = kv.offset(it.b);
+    it.nTiles = (it.Sk + BN - 1) / BN;
     if constexpr (CAUSAL) {
-      const int last = min(it.m0 + BM, Sq) - 1 + off; // the last key the tile's last row sees
+      const int last = min(it.m0 + BM, Sq) - 1 + it.off; // the last key the tile's last row sees
       it.nTiles = last < 0 ? 0 : min(it.nTiles, last / BN + 1);
     }
     return it;
@@ -234,39 +296,48 @@ __device__ __forceinline__ void attentionSm90(const TensorMap *qMap, const Tenso
   __syncthreads();
 
   if (wgIdx == 0) {
-    // Producer: one thread issues every copy: per item the Q tile (once the consumers are done
-    // with the previous one's), then K[t] before V[t] (Q K^T needs K first). The K / V ring
-    // and the Q barrier phases run on across items.
+    // Producer: thread 0 issues every copy (with KV::kWarpLoads its warp issues the K / V
+    // copies with it, thread 0 arming the barriers first): per item the Q tile (once the
+    // consumers are done with the previous one's), then K[t] before V[t] (Q K^T needs K
+    // first). The K / V ring and the Q barrier phases run on across items.
     sm90::regDealloc<Regs::kProducer>();
-    if (tid == 0) {
-      sm90::prefetchTensorMap(qMap);
-      sm90::prefetchTensorMap(kMap);
-      sm90::prefetchTensorMap(vMap);
+    if (KV::kWarpLoads ? tid < 32 : tid == 0) {
+      const int lane = tid;
+      if (lane == 0) {
+        sm90::prefetchTensorMap(qMap);
+        kv.prefetch();
+      }
       int stage = 0;
       unsigned phase = 0, qPhase = 0;
       for (int w = firstItem; w < nItems; w += itemStep) {
         const Item it = itemAt(w);
         if (it.nTiles == 0)
           continue;
-        sm90::mbarWait(qEmpty, qPhase ^ 1u);
-        sm90::mbarArriveExpectTx(qFull, kQBytes);
+        if (lane == 0) {
+          sm90::mbarWait(qEmpty, qPhase ^ 1u);
+          sm90::mbarArriveExpectTx(qFull, kQBytes);
 #pragma unroll
-        for (int j = 0; j < DB; ++j)
-          sm90::tmaLoad(sQ + unsigned(j * BM * 128), qMap, qFull, 64 * j, it.m0, it.h, it.b);
+          for (int j = 0; j < DB; ++j)
+            sm90::tmaLoad(sQ + unsigned(j * BM * 128), qMap, qFull, 64 * j, it.m0, it.h, it.b);
+        }
         qPhase ^= 1u;
         for (int t = 0; t < it.nTiles; ++t) {
-          sm90::mbarWait(kEmpty(stage), phase ^ 1u);
-          sm90::mbarArriveExpectTx(kFull(stage), kTileBytes);
-#pragma unroll
-          for (int j = 0; j < DB; ++j)
-            sm90::tmaLoad(sK + stage * kTileBytes + unsigned(j * BN * 128), kMap, kFull(stage),
-                          64 * j, t * BN, it.hk, it.b);
-          sm90::mbarWait(vEmpty(stage), phase ^ 1u);
-          sm90::mbarArriveExpectTx(vFull(stage), kTileBytes);
-#pragma unroll
-          for (int j = 0; j < DB; ++j)
-            sm90::tmaLoad(sV + stage * kTileBytes + unsigned(j * BN * 128), vMap, vFull(stage),
-                          64 * j, t * BN, it.hk, it.b);
+          if (lane == 0) {
+            sm90::mbarWait(kEmpty(stage), phase ^ 1u);
+            sm90::mbarArriveExpectTx(kFull(stage), kTileBytes);
+          }
+          if constexpr (KV::kWarpLoads)
+            __syncwarp();
+          kv.template load<BN, DB>(false, sK + stage * kTileBytes, kFull(stage), t * BN, it.hk,
+                                   it.b, it.Sk, lane);
+          if (lane == 0) {
+            sm90::mbarWait(vEmpty(stage), phase ^ 1u);
+            sm90::mbarArriveExpectTx(vFull(stage), kTileBytes);
+          }
+          if constexpr (KV::kWarpLoads)
+            __syncwarp();
+          kv.template load<BN, DB>(true, sV + stage * kTileBytes, vFull(stage), t * BN, it.hk,
+                                   it.b, it.Sk, lane);
           if (++stage == STAGES) {
             stage = 0;
             phase ^= 1u;
@@ -312,7 +383,7 @@ __device__ __forceinline__ void attentionSm90(const TensorMap *qMap, const Tenso
 
   for (int w = firstItem; w < nItems; w += itemStep) {
     const Item it = itemAt(w);
-    const int h = it.h, b = it.b, m0 = it.m0, nTiles = it.nTiles;
+    const int h = it.h, b = it.b, m0 = it.m0, nTiles = it.nTiles, Sk = it.Sk, off = it.off;
     const int rowW = m0 + 64 * c + 16 * warp;   // the warp's first query row
     const int row0 = rowW + g, row1 = row0 + 8; // this thread's two rows (D fragment layout)
 
@@ -503,8 +574,25 @@ __device__ __forceinline__ void attentionSm90(const TensorMap *qMap, const Tenso
         packP(s, p);
       }
 
-      // The last P V.
+      // The last P V. A tail V tile read from a cache holds rows past Sk that were never
+      // written for this sequence: every consumer zeroes its share of them (whole 128-byte
+      // rows, so the swizzle does not matter), fences the writes for the tensor cores and meets
+      // the others (no turn is held here, so ping-pong cannot deadlock on it).
       sm90::mbarWait(vFull(vStage), vPhase);
+      if constexpr (KV::kZeroTail) {
+        const int valid = Sk - (nTiles - 1) * BN; // > 0: the last tile holds key Sk - 1 or less
+        if (valid < BN) {
+          char *tile = smem + (sV - tc::smemAddr(smem)) + vStage * kTileBytes;
+          const int perBlock = (BN - valid) * 8; // 16-byte chunks per d block
+          for (int e = c * 128 + tid; e < perBlock * DB; e += 128 * CONSUMERS) {
+            const int blk = e / perBlock, r = valid + e % perBlock / 8, ch = e % 8;
+            *reinterpret_cast<uint4 *>(tile + blk * BN * 128 + r * 128 + ch * 16) =
+                make_uint4(0u, 0u, 0u, 0u);
+          }
+          wg::fenceProxyAsync();
+          sm90::namedBarrier(attn90::kTailBarrier, 128 * CONSUMERS);
+        }
+      }
       turnWait();
       wg::fenceOperands(o);
       wg::wgmmaFence();
@@ -545,10 +633,10 @@ __device__ __forceinline__ void attentionSm90(const TensorMap *qMap, const Tenso
       sm90::namedBarrier(1, 256);
 #elif defined(__CUDA_ARCH__)
   // Not sm_90a: wgmma, TMA and setmaxnreg do not exist. The code generator never selects this.
-  (void)qMap, (void)kMap, (void)vMap, (void)mask, (void)out, (void)shape, (void)smem,
-      (void)ropeQ, (void)batch;
+  (void)qMap, (void)kv, (void)mask, (void)out, (void)shape, (void)smem, (void)ropeQ, (void)batch;
   asm volatile("trap;");
 #endif
 }
 
+} // namespace attn90
 } // namespace kiln

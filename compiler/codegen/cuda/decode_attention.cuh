@@ -240,6 +240,7 @@ KILN_DECODE_HD constexpr Grid appendGrid(int batch, int kvHeads, int qLen, int d
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #include "kiln/attention.cuh"
+#include "kiln/attention_sm90.cuh" // prefillAttentionSm90Paged
 #include "kiln/gemm_sm90.cuh" // sm90::clusterSync, clusterRank, ldClusterF4 (CLUSTER > 1)
 
 namespace kiln {
@@ -1007,6 +1008,88 @@ __device__ __forceinline__ void prefillAttentionPaged(const QSrc &q, const Paged
   const PagedKvSource<T, D> k{&cache, cache.k, shape.kvHeads}, v{&cache, cache.v, shape.kvHeads};
   attentionTC<T, D, BN, WARPS, MF, true, NoMask, NoRope, NoRope, QSrc, PagedKvSource<T, D>>(
       q, k, v, NoMask{}, out, as, smem);
+}
+
+/// A paged KV cache as the K / V source of attn90::attentionSm90Body: the pools through rank-4
+/// tensor maps {D, blockSize, Hkv, numBlocks} (box {64, min(blockSize, BN), 1, 1}, swizzle
+/// 128B), so a tile of BN keys is one box inside a page (blockSize a multiple of BN) or BN /
+/// blockSize pages of one box each (BN a multiple of blockSize, blockSize a multiple of 8: every
+/// box starts on a 1024-byte swizzle atom), found through the block table. Sequence b has
+/// decode::validKeys(seqLens[b], qLen, capacity) keys and sees them causally from its cached
+/// length. Pages of a tail tile past the sequence's last key read its last page again (never a
+/// table entry past the row); their V rows are zeroed by the consumers (kZeroTail).
+struct PagedKvTma {
+  const TensorMap *k, *v;
+  const int *blockTable; ///< int32 [B, maxBlocksPerSeq]
+  const int *seqLens;    ///< int32 [B]
+  int blockSize, maxBlocksPerSeq, qLen;
+  static constexpr bool kZeroTail = true;
+  static constexpr bool kWarpLoads = true;
+  __device__ __forceinline__ int cached(int b) const {
+    const int capacity = maxBlocksPerSeq * blockSize, s = ldg(seqLens + b);
+    return s < 0 ? 0 : s > capacity ? capacity : s;
+  }
+  __device__ __forceinline__ int keys(int b) const {
+    return decode::validKeys(cached(b), qLen, maxBlocksPerSeq * blockSize);
+  }
+  __device__ __forceinline__ int offset(int b) const { return cached(b); }
+  __device__ __forceinline__ void prefetch() const {
+    sm90::prefetchTensorMap(k);
+    sm90::prefetchTensorMap(v);
+  }
+  /// Called by the 32 lanes of the producer warp: lane p issues page p of the tile.
+  template <int BN, int DB>
+  __device__ __forceinline__ void load(bool value, unsigned dst, unsigned bar, int n0, int hk,
+                                       int b, int sk, int lane) const {
+    const TensorMap *map = value ? v : k;
+    const int *row = blockTable + (long long)b * maxBlocksPerSeq;
+    const int lastPage = (sk - 1) / blockSize;
+    if (blockSize >= BN) {
+      if (lane == 0) {
+        const int block = ldg(row + n0 / blockSize);
+#pragma unroll
+        for (int j = 0; j < DB; ++j)
+          sm90::tmaLoad(dst + unsigned(j * BN * 128), map, bar, 64 * j, n0 % blockSize, hk,
+                        block);
+      }
+    } else if (lane < BN / blockSize) {
+      const int page = min(n0 / blockSize + lane, lastPage);
+      const int block = ldg(row + page);
+#pragma unroll
+      for (int j = 0; j < DB; ++j)
+        sm90::tmaLoad(dst + unsigned(j * BN * 128 + lane * blockSize * 128), map, bar, 64 * j, 0,
+                      hk, block);
+    }
+  }
+};
+
+/// The attention of a prefill chunk over a paged KV cache on Hopper (sm_90a): attentionSm90's
+/// kernel (FlashAttention-3 structure: TMA, wgmma, warp specialization, ping-pong; Shah et al.
+/// 2024, arXiv:2407.08608) with K and V tiles read from the pools through the block table
+/// (PagedKvTma). The same result as prefillAttentionPaged: token seqLens[b] + i sees the keys
+/// j <= seqLens[b] + i, j < decode::validKeys. qMap: rank-4 map {D, qLen, Hq, B} of the query
+/// (or of the input of its rotary, ropeQ; box {64, BM, 1, 1}); kMap / vMap: the pools
+/// {D, blockSize, Hkv, numBlocks}, box {64, min(blockSize, BN), 1, 1}, where blockSize is a
+/// multiple of BN or BN a multiple of blockSize and of 8. out [B, Hq, qLen, D] (AttnOut). T, D,
+/// BM, BN, STAGES, PINGPONG as for attentionSm90 (causal). persistent: grid (n, 1, 1), else
+/// (ceil(qLen / BM), Hq, B). __launch_bounds__(128 * (BM / 64 + 1), 1), dynamic shared memory
+/// attentionSm90SmemBytes<D, BM, BN, STAGES>(); after kvCacheAppend wrote the chunk's keys
+/// and values. Requires sm_90a; compiled for any other target the call traps.
+template <typename T, int D, int BM, int BN, int STAGES, bool PINGPONG, typename RQ = NoRope>
+__device__ __forceinline__ void prefillAttentionSm90Paged(const TensorMap *qMap,
+                                                          const TensorMap *kMap,
+                                                          const TensorMap *vMap,
+                                                          const PagedKvCache<T> &cache,
+                                                          const AttnOut<T> &out,
+                                                          const DecodeShape &shape, char *smem,
+                                                          const RQ &ropeQ = RQ{},
+                                                          bool persistent = false) {
+  static_assert(sizeof(T) == 2, "prefillAttentionSm90Paged: f16 or bf16 (tensor cores)");
+  const AttnShape as{shape.qHeads, shape.kvHeads, shape.qLen, 0, shape.scale, false, 0};
+  const PagedKvTma kv{kMap,           vMap,           cache.blockTable, cache.seqLens,
+                      cache.blockSize, cache.maxBlocksPerSeq, shape.qLen};
+  attn90::attentionSm90Body<T, D, BM, BN, STAGES, true, PINGPONG>(
+      qMap, kv, NoMask{}, out, as, smem, ropeQ, persistent ? shape.batch : 0);
 }
 
 } // namespace kiln
