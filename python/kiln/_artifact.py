@@ -157,13 +157,26 @@ class Artifact:
         needed). A value that is no tensor (None, a str, a list of objects) raises
         :class:`kiln.InvalidArgumentTypeError`, a NumPy array of a dtype DLPack cannot carry
         (object, str, datetime64) :class:`kiln.InvalidArgumentError`, each naming the tensor and
-        what it is; the extension checks the dtype and shape of the rest."""
+        what it is; the extension checks the dtype and shape of the rest. An output must be a
+        NumPy array (writable; InvalidArgumentError otherwise) or a DLPack tensor: anything else
+        (None, a list) is InvalidArgumentTypeError, since kiln would write into a copy."""
         if not isinstance(name, str):
             raise InvalidArgumentTypeError(
                 f"invalid {'input' if input else 'output'} name {_args.describe(name)}: expected "
                 f"a str")
         if hasattr(value, "__dlpack__") and not isinstance(value, np.ndarray):
             return value.__dlpack__(), False
+        if not input:
+            # An output buffer is written: it must be the caller's own array, not a copy made here.
+            if not isinstance(value, np.ndarray):
+                raise InvalidArgumentTypeError(
+                    f"{self._expects(input, name)}, but the value given is "
+                    f"{_args.describe(value)}, not a buffer kiln can write into: pass a writable "
+                    f"NumPy array or a DLPack tensor")
+            if not value.flags.writeable:
+                raise InvalidArgumentError(
+                    f"{self._expects(input, name)}, but the NumPy array given is read-only: kiln "
+                    f"writes the output into it")
         try:
             array = np.ascontiguousarray(value) if contiguous else np.asarray(value)
         except (TypeError, ValueError):  # a ragged nested list, an object NumPy cannot hold

@@ -201,9 +201,12 @@ class Session:
             given[name] = value
         outputs = dict(outputs or {})
 
-        # Outputs first: every name is checked before any input is touched.
-        for name in outputs:
+        # Outputs first: every name, and every host buffer's type, dtype, shape and layout, is
+        # checked before any input is touched (device tensors when they are bound).
+        for name, value in outputs.items():
             self.artifact.output(name)
+            if not _is_device_tensor(value):
+                self.artifact.check_output(name, value)
         device_values = [v for v in given.values() if _is_device_tensor(v)]
         device_values += [v for v in outputs.values() if _is_device_tensor(v)]
         if stream is None and device_values:

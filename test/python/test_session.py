@@ -82,6 +82,12 @@ def test_run_wrong_dtype_shape_name(gpt2_session):
         gpt2_session.run(input_idz=np.zeros((2, 8), np.int64))
     with pytest.raises(kiln.NotFoundError, match="no output named 'logits'"):
         gpt2_session.run(input_ids=_ids((2, 8)), outputs={"logits": np.empty(1)})
+    # Output buffers are checked before anything runs: None is no buffer, a wrong shape says so.
+    with pytest.raises(kiln.InvalidArgumentTypeError, match="the value given is None"):
+        gpt2_session.run(input_ids=_ids((2, 8)), outputs={"last_hidden_state": None})
+    with pytest.raises(kiln.InvalidArgumentError, match=r"tensor given is f32\[2, 8, 64\]"):
+        gpt2_session.run(input_ids=_ids((2, 8)),
+                         outputs={"last_hidden_state": np.empty((2, 8, 64), np.float32)})
 
 
 def test_profile_and_benchmark(gpt2_session):

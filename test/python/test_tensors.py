@@ -150,8 +150,20 @@ def test_dlpack_export_error_propagates(gpt2_artifact):
 def test_read_only_output_buffer(gpt2_artifact):
     frozen = np.empty((2, 8, 128), np.float32)
     frozen.flags.writeable = False
-    with pytest.raises(TypeError):  # outputs must be writable
+    with pytest.raises(kiln.InvalidArgumentError) as info:  # outputs must be writable
         gpt2_artifact.check_output("last_hidden_state", frozen)
+    assert str(info.value) == ("output 'last_hidden_state' is f32[2, 8, 128], but the NumPy "
+                               "array given is read-only: kiln writes the output into it")
+
+
+@pytest.mark.parametrize("value, shown", [(None, "None"), ([[1.0]], "[[1.0]] (list)")])
+def test_output_buffer_that_is_no_array(gpt2_artifact, value, shown):
+    # Session.run(outputs={name: None or a list}) would write into a copy the caller never sees.
+    with pytest.raises(kiln.InvalidArgumentTypeError) as info:
+        gpt2_artifact.check_output("last_hidden_state", value)
+    assert str(info.value) == (f"output 'last_hidden_state' is f32[2, 8, 128], but the value "
+                               f"given is {shown}, not a buffer kiln can write into: pass a "
+                               f"writable NumPy array or a DLPack tensor")
 
 
 @pytest.mark.parametrize("device, error, message", [

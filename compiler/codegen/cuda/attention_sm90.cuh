@@ -141,16 +141,23 @@ struct DenseKv {
     sm90::prefetchTensorMap(k);
     sm90::prefetchTensorMap(v);
   }
-  /// Issues the copies of keys n0 .. n0 + BN - 1 of kv head hk, sequence b (value: V, else K)
-  /// into the tile at shared address dst (DB blocks of BN rows x 128 bytes), completing on bar;
-  /// the phase expects BN * DB * 128 bytes. sk: keys(b).
+  /// What `lane` of the producer needs to load the tile of keys n0.. of sequence b (sk =
+  /// keys(b)), read one tile ahead (K and V of a tile share it): here b itself.
+  template <int BN>
+  __device__ __forceinline__ int tileSource(int n0, int b, int sk, int lane) const {
+    (void)n0, (void)sk, (void)lane;
+    return b;
+  }
+  /// Issues the copies of keys n0 .. n0 + BN - 1 of kv head hk (value: V, else K) into the tile
+  /// at shared address dst (DB blocks of BN rows x 128 bytes), completing on bar; the phase
+  /// expects BN * DB * 128 bytes. source: tileSource's value for this tile and lane.
   template <int BN, int DB>
   __device__ __forceinline__ void load(bool value, unsigned dst, unsigned bar, int n0, int hk,
-                                       int b, int sk, int lane) const {
-    (void)sk, (void)lane;
+                                       int source, int lane) const {
+    (void)lane;
 #pragma unroll
     for (int j = 0; j < DB; ++j)
-      sm90::tmaLoad(dst + unsigned(j * BN * 128), value ? v : k, bar, 64 * j, n0, hk, b);
+      sm90::tmaLoad(dst + unsigned(j * BN * 128), value ? v : k, bar, 64 * j, n0, hk, source);
   }
 };
 
@@ -202,7 +209,7 @@ namespace attn90 {
 
 /// attentionSm90 with the K / V source `kv` (DenseKv, or a paged cache: decode_attention.cuh's
 /// PagedKvTma): KV::keys(b) keys for sequence b, causal offset KV::offset(b), tiles issued by
-/// KV::load (by producer thread 0, or its whole warp with KV::kWarpLoads). With
+/// KV::load from KV::tileSource (by producer thread 0, or its whole warp with KV::kWarpLoads). With
 /// KV::kZeroTail the rows past keys(b) of the last V tile are zeroed in shared memory by the
 /// consumers before P V reads them (P is 0 there, but 0 * NaN is not 0). shape.Sk and
 /// shape.keyOffset are not read.
@@ -321,7 +328,12 @@ __device__ __forceinline__ void attentionSm90Body(const TensorMap *qMap, const K
             sm90::tmaLoad(sQ + unsigned(j * BM * 128), qMap, qFull, 64 * j, it.m0, it.h, it.b);
         }
         qPhase ^= 1u;
+        // The next tile's source (a block-table entry for a paged cache) is read while this
+        // tile waits for its stage.
+        int source = kv.template tileSource<BN>(0, it.b, it.Sk, lane);
         for (int t = 0; t < it.nTiles; ++t) {
+          const int next =
+              t + 1 < it.nTiles ? kv.template tileSource<BN>((t + 1) * BN, it.b, it.Sk, lane) : 0;
           if (lane == 0) {
             sm90::mbarWait(kEmpty(stage), phase ^ 1u);
             sm90::mbarArriveExpectTx(kFull(stage), kTileBytes);
@@ -329,7 +341,7 @@ __device__ __forceinline__ void attentionSm90Body(const TensorMap *qMap, const K
           if constexpr (KV::kWarpLoads)
             __syncwarp();
           kv.template load<BN, DB>(false, sK + stage * kTileBytes, kFull(stage), t * BN, it.hk,
-                                   it.b, it.Sk, lane);
+                                   source, lane);
           if (lane == 0) {
             sm90::mbarWait(vEmpty(stage), phase ^ 1u);
             sm90::mbarArriveExpectTx(vFull(stage), kTileBytes);
@@ -337,7 +349,8 @@ __device__ __forceinline__ void attentionSm90Body(const TensorMap *qMap, const K
           if constexpr (KV::kWarpLoads)
             __syncwarp();
           kv.template load<BN, DB>(true, sV + stage * kTileBytes, vFull(stage), t * BN, it.hk,
-                                   it.b, it.Sk, lane);
+                                   source, lane);
+          source = next;
           if (++stage == STAGES) {
             stage = 0;
             phase ^= 1u;

@@ -1037,28 +1037,37 @@ struct PagedKvTma {
     sm90::prefetchTensorMap(k);
     sm90::prefetchTensorMap(v);
   }
-  /// Called by the 32 lanes of the producer warp: lane p issues page p of the tile.
+  /// The pool block `lane` of the producer warp loads for the tile of keys n0.. of sequence b
+  /// (sk keys): the block of the page holding key n0 (blockSize >= BN, lane 0), or of page
+  /// n0 / blockSize + lane (lanes below BN / blockSize), pages past key sk - 1 replaced by its
+  /// page. -1 for lanes that load nothing.
+  template <int BN>
+  __device__ __forceinline__ int tileSource(int n0, int b, int sk, int lane) const {
+    const int *row = blockTable + (long long)b * maxBlocksPerSeq;
+    if (blockSize >= BN)
+      return lane == 0 ? ldg(row + n0 / blockSize) : -1;
+    if (lane >= BN / blockSize)
+      return -1;
+    return ldg(row + min(n0 / blockSize + lane, (sk - 1) / blockSize));
+  }
+  /// Called by the 32 lanes of the producer warp: lane p issues page p of the tile (block
+  /// `source`, from tileSource).
   template <int BN, int DB>
   __device__ __forceinline__ void load(bool value, unsigned dst, unsigned bar, int n0, int hk,
-                                       int b, int sk, int lane) const {
+                                       int source, int lane) const {
     const TensorMap *map = value ? v : k;
-    const int *row = blockTable + (long long)b * maxBlocksPerSeq;
-    const int lastPage = (sk - 1) / blockSize;
     if (blockSize >= BN) {
       if (lane == 0) {
-        const int block = ldg(row + n0 / blockSize);
 #pragma unroll
         for (int j = 0; j < DB; ++j)
           sm90::tmaLoad(dst + unsigned(j * BN * 128), map, bar, 64 * j, n0 % blockSize, hk,
-                        block);
+                        source);
       }
     } else if (lane < BN / blockSize) {
-      const int page = min(n0 / blockSize + lane, lastPage);
-      const int block = ldg(row + page);
 #pragma unroll
       for (int j = 0; j < DB; ++j)
         sm90::tmaLoad(dst + unsigned(j * BN * 128 + lane * blockSize * 128), map, bar, 64 * j, 0,
-                      hk, block);
+                      hk, source);
     }
   }
 };
