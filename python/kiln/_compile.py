@@ -98,7 +98,8 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
             kv_block_size: Optional[int] = None, kv_blocks: Optional[int] = None,
             prefill_logits: Optional[str] = None, device_sampling: Optional[bool] = None,
             fuse: bool = True, sm90_gemm: bool = True, hopper_attention: bool = True,
-            hopper_attention_persistent: str = "auto", skinny_gemm: bool = True,
+            hopper_attention_persistent: str = "auto", hopper_prefill_attention: bool = False,
+            skinny_gemm: bool = True,
             skinny_tensor_cores: str = "off", split_kv: bool = True,
             attention_key_rotary: str = "kernel", norm_into_gemm: str = "few-row",
             programmatic_launch: str = "auto", wgmma: bool = False, mma_tile: str = "",
@@ -130,7 +131,7 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
         (docs/generation.md); max_seq_len > 0 is required with kv_cache, and the others apply
         only with it (as kiln-compile's --kv-cache options).
       fuse, sm90_gemm, hopper_attention, hopper_attention_persistent ("off"/"auto"/"on"),
-        skinny_gemm, skinny_tensor_cores ("off"/"auto"/"on"), split_kv, attention_key_rotary
+        hopper_prefill_attention, skinny_gemm, skinny_tensor_cores ("off"/"auto"/"on"), split_kv, attention_key_rotary
         ("kernel"/"fused"), norm_into_gemm ("few-row"/"fused"/"kernel"), programmatic_launch
         ("auto"/"at-exit"/"early"/"off"), wgmma, mma_tile, pass_pipeline: kiln-compile's
         options of the same names.
@@ -169,6 +170,7 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
              for name, value in (("tp_loopback", tp_loopback), ("kv_cache", kv_cache),
                                  ("fuse", fuse), ("sm90_gemm", sm90_gemm),
                                  ("hopper_attention", hopper_attention),
+                                 ("hopper_prefill_attention", hopper_prefill_attention),
                                  ("skinny_gemm", skinny_gemm), ("split_kv", split_kv),
                                  ("wgmma", wgmma))}
     tensor_parallel = _args.integer("tensor_parallel", tensor_parallel, e, low=1,

@@ -66,6 +66,7 @@ CompileResult kiln::python::compile(const CompileRequest &request) {
   options.wgmma = request.wgmma;
   options.sm90Gemm = request.sm90Gemm;
   options.sm90Attention = request.sm90Attention;
+  options.sm90PrefillAttention = request.sm90PrefillAttention;
   options.skinnyGemm = request.skinnyGemm;
   options.splitKv = request.splitKv;
   options.kvCache = request.kvCache;

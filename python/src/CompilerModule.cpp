@@ -53,6 +53,8 @@ NB_MODULE(_compiler, m) {
             flag(r.sm90Attention);
           else if (k == "hopper_attention_persistent")
             str(r.sm90AttentionPersistent);
+          else if (k == "hopper_prefill_attention")
+            flag(r.sm90PrefillAttention);
           else if (k == "skinny_gemm")
             flag(r.skinnyGemm);
           else if (k == "skinny_tensor_cores")

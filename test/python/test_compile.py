@@ -397,3 +397,22 @@ def test_nul_in_artifact_paths(gpt2_artifact, tmp_path):
     with pytest.raises(kiln.InvalidArgumentError, match="invalid path .*NUL"):
         gpt2_artifact.save(str(tmp_path / "a\0b.kiln"))
     assert not (tmp_path / "a").exists()
+
+
+def test_hopper_prefill_attention_option(gpt2_path):
+    # hopper_prefill_attention=True gives a prefill chunk's paged attention the Hopper kernel
+    # (384 threads: a producer and two consumer warpgroups) where every SM gets a 128-row query
+    # tile; the default keeps the mma.sync kernel over the cache.
+    causal = gpt2_path.parents[2] / "test" / "models" / "gpt2_tiny_causal_dynamo.onnx"
+    if not causal.exists():
+        pytest.skip(f"{causal} not present")
+
+    def paged_blocks(**options):
+        a = kiln.compile(causal, shapes="input_ids=66x128", kv_cache=True, max_seq_len=128,
+                         precision="fp16", **options)
+        return {k.block for k in a.kernels if "paged_attention" in k.ops}
+
+    assert paged_blocks(hopper_prefill_attention=True) == {(384, 1, 1)}
+    assert (384, 1, 1) not in paged_blocks()
+    with pytest.raises(kiln.CompileOptionTypeError, match="hopper_prefill_attention"):
+        kiln.compile(causal, shapes="input_ids=1x1", hopper_prefill_attention="yes")
