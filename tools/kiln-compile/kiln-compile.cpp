@@ -385,6 +385,29 @@ int main(int argc, char **argv) {
           << "--norm-into-gemm=fused has no effect with " << why
           << ": only the Hopper TMA GEMM computes a folded norm's row statistics\n";
   }
+  // The Hopper attention options, asked for where no Hopper attention kernel can run.
+  {
+    std::string offWhy;
+    if (!hopperAttention)
+      offWhy = "--hopper-attention=false";
+    else
+      for (const std::string &t : options.targets)
+        if (t != "sm_90" && t != "sm_90a") {
+          offWhy = "target " + t + " (the Hopper kernels need every --target to be sm_90)";
+          break;
+        }
+    if (!offWhy.empty() && hopperAttentionPersistent.getNumOccurrences())
+      WithColor::warning(errs(), "kiln-compile")
+          << "--hopper-attention-persistent has no effect with " << offWhy
+          << ": every attention runs on the mma.sync kernel\n";
+    if (hopperPrefillAttention && passPipeline.empty() && (!offWhy.empty() || !kvCache))
+      WithColor::warning(errs(), "kiln-compile")
+          << "--hopper-prefill-attention has no effect "
+          << (offWhy.empty() ? std::string("without --kv-cache (it is the attention of a "
+                                           "prefill chunk over the KV cache)")
+                             : "with " + offWhy)
+          << "\n";
+  }
   if (kvCache && passPipeline.empty()) {
     if (maxSeqLen <= 0)
       return usageError("--kv-cache needs --max-seq-len N (N > 0): the most tokens, prompt and "
