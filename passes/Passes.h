@@ -206,13 +206,16 @@ AttentionTileAttr selectAttentionTile(int64_t batch, int64_t heads, int64_t quer
 /// mma.sync kernel's smaller tiles spread over more SMs). `reason` receives a one-line
 /// explanation either way.
 /// `launch`: grid or persistent (at most one block per SM walking the query tiles), or Auto:
-/// persistent up to kSm90AttentionPersistentWaves waves of query tiles.
+/// persistent up to kSm90AttentionPersistentWaves waves of query tiles. `paged`: for
+/// kiln::prefillAttentionSm90Paged, whose producer keeps more registers (attn90::Regs: 232 per
+/// consumer thread instead of 240).
 std::optional<Sm90AttentionTileAttr> selectSm90AttentionTile(int64_t batch, int64_t heads,
                                                              int64_t queries, int64_t headDim,
                                                              bool masked,
                                                              Sm90AttentionLaunch launch,
                                                              TargetAttr target,
-                                                             std::string &reason);
+                                                             std::string &reason,
+                                                             bool paged = false);
 
 /// Parses an MMA tile override "BMxBNxBKxWMxWNxSTAGES" (e.g. 128x128x32x2x4x4)
 /// for 16-bit GEMMs on `target`: the six numbers, the rules of

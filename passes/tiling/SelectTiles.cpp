@@ -394,13 +394,15 @@ AttentionTileAttr kiln::selectAttentionTile(int64_t batch, int64_t heads, int64_
 std::optional<Sm90AttentionTileAttr>
 kiln::selectSm90AttentionTile(int64_t batch, int64_t heads, int64_t queries, int64_t headDim,
                               bool masked, Sm90AttentionLaunch launch, TargetAttr target,
-                              std::string &reason) {
+                              std::string &reason, bool paged) {
   // Two consumer warpgroups of 64 query rows (ping-pong), K and V tiles of 128 keys while the
   // consumers' registers hold O (padded head dim / 2 floats), S (keys / 2), P (keys / 4) and
   // about 32 more (attention_sm90.cuh's static_assert; 240 per consumer thread after
   // setmaxnreg), and a mask read per score (keys / 2 more) does not spill; else 64 keys with a
   // third stage. The first that fits the target's shared memory.
-  constexpr int64_t kQueryTile = 128, kConsumerRegs = 240;
+  // (attn90::Regs<2, paged>::kConsumer in cuda/attention_sm90.cuh.)
+  constexpr int64_t kQueryTile = 128;
+  const int64_t consumerRegs = paged ? 232 : 240;
   const int64_t padded = (headDim + 63) / 64 * 64;
   struct Cfg {
     int64_t keyTile, stages;
@@ -410,7 +412,7 @@ kiln::selectSm90AttentionTile(int64_t batch, int64_t heads, int64_t queries, int
   for (const Cfg &c : cfgs) {
     const int64_t regs = padded / 2 + c.keyTile / 2 + c.keyTile / 4 + 32 +
                          (masked ? c.keyTile / 2 : 0);
-    if (regs > kConsumerRegs ||
+    if (regs > consumerRegs ||
         smem_bytes::attentionSm90(headDim, kQueryTile, c.keyTile, c.stages) >
             target.getSmemPerBlock())
       continue;
@@ -705,7 +707,8 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
       std::string why;
       std::optional<Sm90AttentionTileAttr> sm90 =
           selectSm90AttentionTile(q.getDimSize(0), q.getDimSize(1), queries, d,
-                                  /*masked=*/false, sm90AttentionPersistent, target, why);
+                                  /*masked=*/false, sm90AttentionPersistent, target, why,
+                                  /*paged=*/true);
       if (sm90) {
         const int64_t bn = sm90->getKeyTile();
         if (blockSize % bn == 0 || (bn % blockSize == 0 && blockSize % 8 == 0)) {

@@ -8,5 +8,6 @@
 #                       exit 1 on failure, 77 without a GPU), then timings (us, GB/s; not asserted)
 #   OUT --no-timing     correctness only
 #   OUT --timing        timings only
-# Environment: NVCC (default: nvcc on PATH, else /usr/local/cuda/bin/nvcc), ARCH (default 90).
+# Environment: NVCC (default: nvcc on PATH, else /usr/local/cuda/bin/nvcc), ARCH (default 90a: the
+# Hopper prefill path's cases and timings are compiled only for sm_90a).
 exec "$(dirname "${BASH_SOURCE[0]}")/build_gpu_test.sh" decode_attention_test "$@"

@@ -7,7 +7,9 @@
 // 96 / 80 / 256 (fewer); Hq / Hkv = 4/4, 8/2, 32/8 (and MQA 8/1, GPT-2's 12/12); block sizes 16,
 // 64, 256, a contiguous cache (one block per sequence, blockSize = capacity, not a power of two),
 // and 1, 7, 100; q_len 1 and 5 (and 3, 16, 100, 256; the prefill path, prefillAttentionPaged,
-// at 33 to 300 for f16 / bf16); one batch of sequences with cached lengths 0, 1, 17,
+// at 33 to 300 for f16 / bf16, and in sm_90a builds the Hopper prefill path,
+// prefillAttentionSm90Paged, at 33 to 2048 with block sizes 8 to 256 and contiguous caches, grid
+// and persistent launches); one batch of sequences with cached lengths 0, 1, 17,
 // 255, 1000 and 4096 per launch; the split slots as recommendedMaxSplits gives them for the
 // device's SM count, and 1, 3 and 7. Each case:
 //  1. fills both pools with a NaN sentinel, writes the cached tokens through a block table of
@@ -27,6 +29,9 @@
 // valid length 4096: GB/s = bytes of K and V read / time. Each launch of the CUDA graph (20
 // launches, median of 20 replays; gpu_test_util.h) uses the next of several layers' caches, so
 // the K/V working set is at least 4x the L2 and the numbers are HBM numbers, as in a real model.
+// (d) sm_90a builds: prefill chunks (the 0.8B Llama's 2048-token chunk, a 512-token chunk after
+// 1536 cached, batch 4, D = 128) on prefillAttentionPaged against the Hopper kernel, grid and
+// persistent, in us and TFLOP/s.
 //
 // Build and run: test/gpu/build_decode_attention_test.sh [OUT]; OUT [--timing | --no-timing].
 #include "kiln/decode_attention.cuh"
@@ -403,6 +408,14 @@ template <typename T, int D> bool runCase(const Case &c, int smCount) {
   L::prepare();
   L::append(ak, av, cache, shape, 0);
   CHECK_CUDA(cudaGetLastError());
+  if (c.sm90 && !L::sm90Pages(bs)) {
+    std::printf("SKIP %-4s D=%3d bs=%d sm90: the Hopper prefill path takes no blocks of %d tokens "
+                "(kiln-select-tiles keeps mma.sync then)\n",
+                typeName<T>(), D, bs, bs);
+    cudaFree(dq), cudaFree(dkNew), cudaFree(dvNew), cudaFree(dkPool), cudaFree(dvPool);
+    cudaFree(dTable), cudaFree(dSeq), cudaFree(dOut), cudaFree(dWs);
+    return true;
+  }
   if (c.sm90)
     L::prefillSm90(aq, cache, ao, shape, numBlocks, c.sm90 == 2, smCount, 0);
   else if (c.prefill)

@@ -116,10 +116,15 @@ __device__ __forceinline__ float exp2Approx(float x) {
 
 /// Registers per thread after setmaxnreg: the producer warpgroup keeps few, the consumers take
 /// the rest of the 64 K registers of the SM (one block per SM). A producer that reads a block
-/// table (WIDE) keeps 40 (128 x 40 + 256 x 232 = 64512 with two consumers).
+/// table (WIDE) keeps 40 (128 x 40 + 256 x 232 = 64512 with two consumers, 128 x 40 + 384 x
+/// 152 = 63488 with three). setmaxnreg.inc waits until the block's pool has the registers, so
+/// the total must fit the 64 K of one block per SM.
 template <int CONSUMERS, bool WIDE = false> struct Regs {
   static constexpr int kProducer = WIDE ? 40 : CONSUMERS == 2 ? 24 : 32;
-  static constexpr int kConsumer = CONSUMERS == 2 ? (WIDE ? 232 : 240) : 160;
+  static constexpr int kConsumer =
+      CONSUMERS == 2 ? (WIDE ? 232 : 240) : (WIDE ? 152 : 160);
+  static_assert(128 * (kProducer + CONSUMERS * kConsumer) <= 65536,
+                "attentionSm90: the warpgroups' registers exceed the SM's 64 K");
 };
 
 /// Hardware barrier the consumers meet at after zeroing a tail V tile (KV::kZeroTail); 1 and 2

@@ -1094,6 +1094,10 @@ __device__ __forceinline__ void prefillAttentionSm90Paged(const TensorMap *qMap,
                                                           const RQ &ropeQ = RQ{},
                                                           bool persistent = false) {
   static_assert(sizeof(T) == 2, "prefillAttentionSm90Paged: f16 or bf16 (tensor cores)");
+  // The page / tile contract the code generator checks (kiln-select-tiles): otherwise a tile's
+  // boxes would not deliver the bytes its barrier expects (a hang) or would cross a block.
+  if (!(cache.blockSize % BN == 0 || (BN % cache.blockSize == 0 && cache.blockSize % 8 == 0)))
+    asm volatile("trap;");
   const AttnShape as{shape.qHeads, shape.kvHeads, shape.qLen, 0, shape.scale, false, 0};
   const PagedKvTma kv{kMap,           vMap,           cache.blockTable, cache.seqLens,
                       cache.blockSize, cache.maxBlocksPerSeq, shape.qLen};
