@@ -10,8 +10,11 @@
 #   small-models.log  test/e2e/small_models_test.py (compiled here, checked against onnxruntime)
 #   node-tests.log    test/e2e/onnx_node_tests.py over every test (--all), node-tests.json
 #   gpu-unit.log      kiln_runtime_gpu_tests
+#   hopper-prefill.log  decode_attention_test --sm90 (.carry-gpu, built for sm_90a by
+#                     test/gpu/build_decode_attention_test.sh): the Hopper attention over the paged
+#                     cache against the fp64 reference, then its timings against mma.sync
 #   scripts/device_checks.sh [STEP ...]    # steps: kv-cache kv-cache-plain small-models node-tests
-#                                          # gpu-unit (default all)
+#                                          # gpu-unit hopper-prefill (default all)
 # Exit 0 when every step passed, 1 when one failed, 2 on a setup error, 77 without a GPU.
 set -uo pipefail
 
@@ -30,7 +33,7 @@ rc=$?
 chmod +x "$GPU_BIN"/* 2>/dev/null
 
 steps=("$@")
-[[ ${#steps[@]} -gt 0 ]] || steps=(kv-cache kv-cache-plain small-models node-tests gpu-unit)
+[[ ${#steps[@]} -gt 0 ]] || steps=(kv-cache kv-cache-plain small-models node-tests gpu-unit hopper-prefill)
 status=0
 for step in "${steps[@]}"; do
   start=$SECONDS
@@ -51,6 +54,8 @@ for step in "${steps[@]}"; do
         -j "$(nproc)" --json "$LOGS/node-tests.json" >"$LOGS/node-tests.log" 2>&1 ;;
     gpu-unit)
       KILN_RUN="$KILN_RUN" "$GPU_BIN/kiln_runtime_gpu_tests" >"$LOGS/gpu-unit.log" 2>&1 ;;
+    hopper-prefill)
+      "$GPU_BIN/decode_attention_test" --sm90 >"$LOGS/hopper-prefill.log" 2>&1 ;;
     *) echo "device_checks: unknown step '$step'" >&2; exit 2 ;;
   esac
   r=$?

@@ -33,7 +33,8 @@
 // 1536 cached, batch 4, D = 128) on prefillAttentionPaged against the Hopper kernel, grid and
 // persistent, in us and TFLOP/s.
 //
-// Build and run: test/gpu/build_decode_attention_test.sh [OUT]; OUT [--timing | --no-timing].
+// Build and run: test/gpu/build_decode_attention_test.sh [OUT]; OUT [--timing | --no-timing |
+// --sm90]. --sm90: the Hopper prefill path's cases and its timings only (sm_90a builds).
 #include "kiln/decode_attention.cuh"
 
 #include <cuda_bf16.h>
@@ -815,6 +816,21 @@ void timeAppend(int B, int Hkv, int capacity, cudaStream_t stream) {
   cudaFree(dTable), cudaFree(dSeq), cudaFree(k), cudaFree(v), cudaFree(kn);
 }
 
+/// (d) Prefill chunks (sm_90a builds): attentionTC over the cache against the Hopper kernel.
+void runPrefillTiming(int smCount) {
+#ifdef KILN_TEST_SM90A
+  cudaStream_t stream;
+  CHECK_CUDA(cudaStreamCreate(&stream));
+  timePrefill<64>("prefill-llama0.8b", 1, 32, 8, 2048, 0, 2304, smCount, stream);
+  timePrefill<64>("prefill-llama0.8b-tail", 1, 32, 8, 512, 1536, 2304, smCount, stream);
+  timePrefill<64>("prefill-llama0.8b-b4", 4, 32, 8, 512, 0, 2304, smCount, stream);
+  timePrefill<128>("prefill-d128", 1, 32, 8, 2048, 0, 2304, smCount, stream);
+  CHECK_CUDA(cudaStreamDestroy(stream));
+#else
+  (void)smCount;
+#endif
+}
+
 void runTiming(int smCount, size_t l2Bytes) {
   cudaStream_t stream;
   CHECK_CUDA(cudaStreamCreate(&stream));
@@ -854,14 +870,8 @@ void runTiming(int smCount, size_t l2Bytes) {
   timeCase<__half, 64>("one-slot-b1-llama0.8b", 1, 32, 8, 16, 2048, 2304, smCount, l2Bytes,
                        stream, 1);
   timeAppend<__half, 128>(8, 8, 8192, stream);
-#ifdef KILN_TEST_SM90A
-  // (d) Prefill chunks: attentionTC over the cache against the Hopper kernel.
-  timePrefill<64>("prefill-llama0.8b", 1, 32, 8, 2048, 0, 2304, smCount, stream);
-  timePrefill<64>("prefill-llama0.8b-tail", 1, 32, 8, 512, 1536, 2304, smCount, stream);
-  timePrefill<64>("prefill-llama0.8b-b4", 4, 32, 8, 512, 0, 2304, smCount, stream);
-  timePrefill<128>("prefill-d128", 1, 32, 8, 2048, 0, 2304, smCount, stream);
-#endif
   CHECK_CUDA(cudaStreamDestroy(stream));
+  runPrefillTiming(smCount);
 }
 
 } // namespace
@@ -869,6 +879,11 @@ void runTiming(int smCount, size_t l2Bytes) {
 int main(int argc, char **argv) {
   const bool timingOnly = argc > 1 && std::strcmp(argv[1], "--timing") == 0;
   const bool noTiming = argc > 1 && std::strcmp(argv[1], "--no-timing") == 0;
+  const bool sm90Only = argc > 1 && std::strcmp(argv[1], "--sm90") == 0;
+  if (argc > 2 || (argc == 2 && !timingOnly && !noTiming && !sm90Only)) {
+    std::fprintf(stderr, "usage: %s [--timing | --no-timing | --sm90]\n", argv[0]);
+    return 2;
+  }
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::printf("SKIP: no CUDA device\n");
@@ -882,10 +897,10 @@ int main(int argc, char **argv) {
   gSmemPerSm = (long long)prop.sharedMemPerMultiprocessor;
   gSmemOptin = (long long)prop.sharedMemPerBlockOptin;
   int failed = 0, total = 0;
-  if (!timingOnly) {
+  auto count = [&](int f, size_t n) { failed += f, total += int(n); };
+  if (!timingOnly && !sm90Only) {
     const std::vector<Case> full = fullCases(), few = shortCases(), edge = edgeCases();
     const std::vector<Case> pre = prefillCases(), clu = clusterCases();
-    auto count = [&](int f, size_t n) { failed += f, total += int(n); };
     count(runAll<__half, 128>(full, sms), full.size());
     count(runAll<__nv_bfloat16, 128>(full, sms), full.size());
     count(runAll<float, 128>(full, sms), full.size());
@@ -909,7 +924,9 @@ int main(int argc, char **argv) {
     count(runAll<__nv_bfloat16, 64>(clu, sms), clu.size());
     count(runAll<float, 128>(clu, sms), clu.size());
     count(runAll<__half, 256>(clu, sms), clu.size());
+  }
 #ifdef KILN_TEST_SM90A
+  if (!timingOnly) {
     // The Hopper prefill path (sm_90a builds only; built for sm_90 its kernel traps).
     const std::vector<Case> h = sm90PrefillCases();
     count(runAll<__half, 64>(h, sms), h.size());
@@ -917,10 +934,18 @@ int main(int argc, char **argv) {
     count(runAll<__half, 128>(h, sms), h.size());
     count(runAll<__nv_bfloat16, 80>(h, sms), h.size());
     count(runAll<__half, 256>(h, sms), h.size());
-#endif
-    std::printf("%s: %d of %d cases failed\n", failed ? "FAILED" : "OK", failed, total);
   }
-  if (!noTiming)
+#else
+  if (sm90Only) {
+    std::fprintf(stderr, "--sm90: this build is not for sm_90a (test/gpu/build_gpu_test.sh)\n");
+    return 2;
+  }
+#endif
+  if (!timingOnly)
+    std::printf("%s: %d of %d cases failed\n", failed ? "FAILED" : "OK", failed, total);
+  if (sm90Only)
+    runPrefillTiming(sms);
+  else if (!noTiming)
     runTiming(sms, size_t(prop.l2CacheSize));
   return failed ? 1 : 0;
 }
