@@ -177,6 +177,19 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
                                     high=_args.UINT32_MAX)
     threads = _args.integer("threads", threads, e, low=0, high=_args.UINT32_MAX,
                             why=" (0: all cores)")
+    if pass_pipeline:
+        _check_pipeline_conflicts(dict(
+            precision=text["precision"], fuse=flags["fuse"], mma_tile=text["mma_tile"],
+            wgmma=flags["wgmma"], sm90_gemm=flags["sm90_gemm"],
+            hopper_attention=flags["hopper_attention"],
+            hopper_attention_persistent=text["hopper_attention_persistent"],
+            hopper_prefill_attention=flags["hopper_prefill_attention"],
+            skinny_gemm=flags["skinny_gemm"], skinny_tensor_cores=text["skinny_tensor_cores"],
+            split_kv=flags["split_kv"], attention_key_rotary=text["attention_key_rotary"],
+            norm_into_gemm=text["norm_into_gemm"], tensor_parallel=tensor_parallel,
+            tp_loopback=flags["tp_loopback"], max_seq_len=max_seq_len,
+            kv_block_size=kv_block_size, kv_blocks=kv_blocks, prefill_logits=prefill_logits,
+            device_sampling=device_sampling))
     generation = _generation_options(flags["kv_cache"], bool(pass_pipeline), max_seq_len,
                                      kv_block_size, kv_blocks, prefill_logits, device_sampling)
     spec = _shape_spec(shapes)
@@ -213,6 +226,48 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
     if tensor_parallel > 1 and not flags["tp_loopback"]:
         return artifacts
     return artifacts[0]
+
+
+# The options that configure the default pipeline (kiln-compile refuses them beside
+# --pass-pipeline): python name -> (default, the kiln-pipeline option text to suggest; a callable
+# of the value where it depends on it). The kv_cache sizes default to None (not given).
+_PIPELINE_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "precision": ("fp32", lambda v: f"precision={v}"),
+    "fuse": (True, "fuse=false"),
+    "mma_tile": ("", lambda v: f"mma-tile={v}"),
+    "wgmma": (False, "wgmma=true"),
+    "sm90_gemm": (True, "sm90-gemm=false"),
+    "hopper_attention": (True, "sm90-attention=false"),
+    "hopper_attention_persistent": ("auto", lambda v: f"sm90-attention-persistent={v}"),
+    "hopper_prefill_attention": (False, "sm90-prefill-attention=true"),
+    "skinny_gemm": (True, "skinny-gemm=false"),
+    "skinny_tensor_cores": ("off", lambda v: f"skinny-tensor-cores={v}"),
+    "split_kv": (True, "split-kv=false"),
+    "attention_key_rotary": ("kernel", "fuse-key-rotary=true"),
+    "norm_into_gemm": ("few-row", lambda v: "fuse-norm-into-gemm=true" if v == "fused"
+                       else "norm-into-few-row-gemm=false"),
+    "tensor_parallel": (1, lambda v: f"tp-size={v} tp-rank=0"),
+    "tp_loopback": (False, "tp-loopback=true"),
+    "max_seq_len": (None, lambda v: f"kv-cache=true max-seq-len={v}"),
+    "kv_block_size": (None, lambda v: f"kv-block-size={v}"),
+    "kv_blocks": (None, lambda v: f"kv-blocks={v}"),
+    "prefill_logits": (None, lambda v: f"last-token-logits={'true' if v == 'last' else 'false'}"),
+    "device_sampling": (None, lambda v: f"sampling={'true' if v else 'false'}"),
+}
+
+
+def _check_pipeline_conflicts(values: dict) -> None:
+    """With pass_pipeline, an option that configures the default pipeline would be ignored:
+    CompileOptionError naming it and the pipeline option to write instead (kiln-compile's rule;
+    only values other than the default count, since Python cannot tell a default given)."""
+    for name, value in values.items():
+        default, option = _PIPELINE_OPTIONS[name]
+        if value is None or value == default:
+            continue
+        text = option(value) if callable(option) else option
+        raise CompileOptionError(
+            f"{name}={value!r} configures the default pipeline and has no effect with "
+            f"pass_pipeline; give it as a pipeline option in the text: kiln-pipeline{{{text}}}")
 
 
 def _generation_options(kv_cache: bool, pass_pipeline: bool, max_seq_len: Any,

@@ -416,3 +416,28 @@ def test_hopper_prefill_attention_option(gpt2_path):
     assert (384, 1, 1) not in paged_blocks()
     with pytest.raises(kiln.CompileOptionTypeError, match="hopper_prefill_attention"):
         kiln.compile(causal, shapes="input_ids=1x1", hopper_prefill_attention="yes")
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"precision": "fp16"}, "precision='fp16' configures the default pipeline and has no effect "
+     "with pass_pipeline; give it as a pipeline option in the text: "
+     "kiln-pipeline{precision=fp16}"),
+    ({"hopper_prefill_attention": True}, "kiln-pipeline{sm90-prefill-attention=true}"),
+    ({"norm_into_gemm": "fused"}, "kiln-pipeline{fuse-norm-into-gemm=true}"),
+    ({"kv_cache": True, "max_seq_len": 128},
+     "max_seq_len=128 configures the default pipeline"),
+])
+def test_pass_pipeline_refuses_pipeline_options(gpt2_path, options, message):
+    # kiln-compile's rule: an option the pipeline text would silently drop is an error.
+    with pytest.raises(kiln.CompileOptionError) as info:
+        kiln.compile(gpt2_path, shapes="input_ids=1x16",
+                     pass_pipeline="builtin.module(kiln-pipeline)", **options)
+    assert message in str(info.value)
+
+
+def test_pass_pipeline_with_its_own_options(gpt2_path):
+    fp16 = kiln.compile(gpt2_path, shapes="input_ids=1x16",
+                        pass_pipeline="builtin.module(kiln-pipeline{precision=fp16})")
+    fp32 = kiln.compile(gpt2_path, shapes="input_ids=1x16",
+                        pass_pipeline="builtin.module(kiln-pipeline)")
+    assert fp16.weights_bytes < fp32.weights_bytes
