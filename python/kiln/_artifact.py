@@ -17,6 +17,21 @@ from ._errors import InvalidArgumentError, InvalidArgumentTypeError
 _ARG_ERRORS = (InvalidArgumentError, InvalidArgumentTypeError)
 
 
+def _host_view(value: Any) -> Optional[np.ndarray]:
+    """A DLPack tensor's values as a NumPy array when they are in host memory (a CPU tensor),
+    else None (device memory is not read here)."""
+    try:
+        device_type = value.__dlpack_device__()[0]
+    except Exception:
+        return None
+    if device_type not in (1, 3):  # kDLCPU, kDLCUDAHost
+        return None
+    try:
+        return np.from_dlpack(value)
+    except Exception:
+        return None
+
+
 @dataclasses.dataclass(frozen=True)
 class TensorInfo:
     """A graph input or output of an artifact.
@@ -165,6 +180,8 @@ class Artifact:
                 f"invalid {'input' if input else 'output'} name {_args.describe(name)}: expected "
                 f"a str")
         if hasattr(value, "__dlpack__") and not isinstance(value, np.ndarray):
+            if input:
+                self._check_values(name, _host_view(value))
             return value.__dlpack__(), False
         if not input:
             # An output buffer is written: it must be the caller's own array, not a copy made here.
@@ -192,7 +209,52 @@ class Artifact:
                 f"{self._expects(input, name)}, but the tensor given is "
                 f"{_dtypes.dtype_label(array.dtype)}{list(array.shape)}, a dtype kiln does not "
                 f"take: convert it to {_dtypes.numpy_name(self._info(input, name).dtype)}")
+        if not array.dtype.isnative:
+            # Big-endian data: an input is copied in anyway, so it is converted; an output
+            # buffer would be written in the wrong byte order.
+            if not input:
+                raise InvalidArgumentError(
+                    f"{self._expects(input, name)}, but the NumPy array given is big-endian "
+                    f"({array.dtype.str}): pass a native (little-endian) array")
+            array = array.astype(array.dtype.newbyteorder("="))
+        if input:
+            self._check_values(name, array)
         return _dtypes.as_host_view(array)
+
+    def _check_values(self, name: str, array: Optional[np.ndarray]) -> None:
+        """An integer input with a value range (token ids into an embedding table): every
+        element inside it, as kiln-run checks its .npy inputs; a range [0, R - 1] of a data input
+        also allows -R..-1 (ONNX Gather counts them from the end). InvalidArgumentError naming
+        the first element outside otherwise (a kernel would read a clamped row). `array`: the
+        host values, or None where they are on a device (not checked)."""
+        if array is None or array.dtype.kind not in "iu" or array.size == 0:
+            return
+        try:
+            info = self._info(True, name)
+        except Exception:  # an unknown name: the extension reports it with the input list
+            return
+        if (info.value_range is None or array.shape != tuple(info.shape) or
+                array.dtype != info.numpy_dtype):
+            return  # no range, or a shape or dtype error the extension reports
+        lo, hi = info.value_range
+        table = info.role == "data" and lo == 0
+        allowed_lo = -(hi + 1) if table else lo
+        if array.dtype.kind == "u":
+            allowed_lo = max(allowed_lo, 0)
+        outside = np.flatnonzero((array < allowed_lo) | (array > hi))
+        if outside.size == 0:
+            return
+        first = int(outside[0])
+        where = ", ".join(str(int(i)) for i in np.unravel_index(first, array.shape))
+        value = int(array.reshape(-1)[first])
+        rows = hi + 1
+        raise InvalidArgumentError(
+            f"input '{name}' " + (f"element [{where}] " if array.ndim else "") +
+            f"is {value}, outside [{lo}, {hi}], the values the artifact allows" +
+            (f" (the input indexes a table of {rows} entries; -{rows} to -1 count from the end)"
+             if table else "") +
+            f"; {outside.size} of {array.size} elements {'is' if outside.size == 1 else 'are'} "
+            f"outside")
 
     def _info(self, input: bool, name: str) -> TensorInfo:
         """Input (or output) `name`; the runtime's kiln.NotFoundError listing the names

@@ -242,3 +242,34 @@ def test_errors_are_one_hierarchy():
                 kiln.InternalError, kiln.DeadlineExceededError, kiln.CompileError,
                 kiln.CompileOptionError, kiln.CompilerNotAvailableError):
         assert issubclass(cls, kiln.Error)
+
+
+def test_token_ids_outside_the_embedding_table(gpt2_artifact):
+    # As kiln-run checks its .npy inputs: a kernel would read a clamped row for such an id.
+    ids = np.zeros((2, 8), np.int64)
+    ids[1, 3] = 1000
+    with pytest.raises(kiln.InvalidArgumentError) as info:
+        gpt2_artifact.check_input("input_ids", ids)
+    assert str(info.value) == (
+        "input 'input_ids' element [1, 3] is 1000, outside [0, 999], the values the artifact "
+        "allows (the input indexes a table of 1000 entries; -1000 to -1 count from the end); 1 "
+        "of 16 elements is outside")
+    ids[1, 3] = -1000  # counts from the end, as ONNX Gather does
+    assert gpt2_artifact.check_input("input_ids", ids) == "host"
+    ids[0, 0] = -1001
+    with pytest.raises(kiln.InvalidArgumentError, match=r"element \[0, 0\] is -1001"):
+        gpt2_artifact.check_input("input_ids", ids)
+    # A CPU DLPack tensor is read the same way.
+    ids[0, 0] = 5000
+    with pytest.raises(kiln.InvalidArgumentError, match=r"element \[0, 0\] is 5000"):
+        gpt2_artifact.check_input("input_ids", ForeignTensor(ids))
+
+
+def test_big_endian_arrays(gpt2_artifact):
+    # An input is converted (it is copied in anyway); an output buffer would get the wrong order.
+    assert gpt2_artifact.check_input("input_ids", np.zeros((2, 8), ">i8")) == "host"
+    with pytest.raises(kiln.InvalidArgumentError) as info:
+        gpt2_artifact.check_output("last_hidden_state", np.zeros((2, 8, 128), ">f4"))
+    assert str(info.value) == ("output 'last_hidden_state' is f32[2, 8, 128], but the NumPy "
+                               "array given is big-endian (>f4): pass a native (little-endian) "
+                               "array")
