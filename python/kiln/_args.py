@@ -89,9 +89,9 @@ def string(name: str, value: Any, errors: Errors, *, choices: tuple = ()) -> str
 
 
 def path(name: str, value: Any, errors: Errors) -> str:
-    """`value` (a str, bytes or os.PathLike) as a str path; refuses an embedded NUL, at which
-    the C layers would cut the path short (compiling or writing another file than the one
-    named)."""
+    """`value` (a str, bytes or os.PathLike) as a str path; refuses an empty path and an
+    embedded NUL, at which the C layers would cut the path short (compiling or writing another
+    file than the one named)."""
     try:
         text = os.fspath(value)
     except TypeError:
@@ -101,4 +101,6 @@ def path(name: str, value: Any, errors: Errors) -> str:
         text = os.fsdecode(text)
     if "\0" in text:
         raise errors[0](f"invalid {name} {text!r}: a path cannot contain a NUL character")
+    if not text:
+        raise errors[0](f"invalid {name} '': an empty path")
     return text

@@ -12,7 +12,7 @@ import numpy as np
 from . import _args
 from . import _dtypes
 from . import _runtime
-from ._errors import InvalidArgumentError, InvalidArgumentTypeError
+from ._errors import FileError, InvalidArgumentError, InvalidArgumentTypeError
 
 _ARG_ERRORS = (InvalidArgumentError, InvalidArgumentTypeError)
 
@@ -339,10 +339,19 @@ class Artifact:
 
     # ---- files -------------------------------------------------------------------------------
     def save(self, path: "str | os.PathLike[str]") -> "Artifact":
-        """Copies the artifact file to `path` and returns the artifact opened from there."""
+        """Copies the artifact file to `path` and returns the artifact opened from there.
+        :class:`kiln.FileError` (an OSError) naming the path when it cannot be written (a
+        directory, a folder that does not exist, no permission)."""
         path = _args.path("path", path, _ARG_ERRORS)
         if os.path.abspath(path) != os.path.abspath(self.path):
-            shutil.copyfile(self.path, path)
+            if os.path.isdir(path):
+                raise FileError(f"cannot save the artifact to '{path}': it is a directory; give "
+                                f"a file name such as '{os.path.join(path, 'model.kiln')}'")
+            try:
+                shutil.copyfile(self.path, path)
+            except OSError as error:
+                raise FileError(f"cannot save the artifact to '{path}': "
+                                f"{error.strerror or error}") from error
         report = self._report
         if report is not None:
             # The copy's report names the copy (the compiled file may be a temporary one that

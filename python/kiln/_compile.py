@@ -324,16 +324,22 @@ def _generation_options(kv_cache: bool, pass_pipeline: bool, max_seq_len: Any,
 def _model_path(model: Any, workdir: str) -> str:
     """The file to compile: `model` itself when it is a path, else the ModelProto saved into
     `workdir` (with external data when it is large)."""
+    if isinstance(model, bytes) and (len(model) > 4096 or b"\0" in model):
+        # Not a file name: most likely a serialized model (open(path, "rb").read()).
+        raise CompileOptionTypeError(
+            f"model is {len(model)} bytes that are no file path (a serialized ONNX model?): "
+            f"pass the file's path, or onnx.load_from_string(data) as an onnx.ModelProto")
     if isinstance(model, (str, bytes, os.PathLike)):
         return _args.path("model", model, _ERRORS)
     try:
         import onnx
     except ImportError as error:  # pragma: no cover - onnx is a dependency of ModelProto input
-        raise TypeError("model must be a path or an onnx.ModelProto (onnx is not installed)") \
-            from error
+        raise CompileOptionTypeError(
+            "model must be a path or an onnx.ModelProto (onnx is not installed)") from error
     if not isinstance(model, onnx.ModelProto):
-        raise TypeError(f"model must be a path (str, os.PathLike) or an onnx.ModelProto; got "
-                        f"{type(model).__name__}")
+        raise CompileOptionTypeError(
+            f"invalid model {_args.describe(model)}: expected a path (str, os.PathLike) or an "
+            f"onnx.ModelProto")
     path = os.path.join(workdir, "model.onnx")
     large = model.ByteSize() > _EXTERNAL_DATA_BYTES
     onnx.save_model(model, path, save_as_external_data=large,

@@ -441,3 +441,26 @@ def test_pass_pipeline_with_its_own_options(gpt2_path):
     fp32 = kiln.compile(gpt2_path, shapes="input_ids=1x16",
                         pass_pipeline="builtin.module(kiln-pipeline)")
     assert fp16.weights_bytes < fp32.weights_bytes
+
+
+def test_save_errors(gpt2_artifact, tmp_path):
+    with pytest.raises(kiln.FileError, match="it is a directory; give a file name such as"):
+        gpt2_artifact.save(tmp_path)
+    with pytest.raises(kiln.FileError, match="No such file or directory"):
+        gpt2_artifact.save(tmp_path / "missing" / "m.kiln")
+    with pytest.raises(kiln.InvalidArgumentError, match="invalid path '': an empty path"):
+        gpt2_artifact.save("")
+
+
+def test_model_that_is_no_path(gpt2_path):
+    data = gpt2_path.read_bytes()  # a serialized model, not its file name
+    with pytest.raises(kiln.CompileOptionTypeError) as info:
+        kiln.compile(data, shapes="input_ids=1x8")
+    assert str(info.value) == (
+        f"model is {len(data)} bytes that are no file path (a serialized ONNX model?): pass the "
+        f"file's path, or onnx.load_from_string(data) as an onnx.ModelProto")
+    with pytest.raises(kiln.CompileOptionTypeError,
+                       match=r"invalid model 3 \(int\): expected a path"):
+        kiln.compile(3, shapes="input_ids=1x8")
+    with pytest.raises(kiln.CompileOptionError, match="invalid output '': an empty path"):
+        kiln.compile(gpt2_path, shapes="input_ids=1x8", output="")

@@ -444,6 +444,11 @@ int main(int argc, char **argv) {
     return usageError("--dump-cuda needs --emit=artifact (the default)");
   if (reportDir.getNumOccurrences() && reportDir.empty())
     return usageError("--report needs a directory name");
+  if (outputPath.getNumOccurrences() && outputPath.empty())
+    return usageError("-o needs a file name (an empty one was given; leave -o out for the "
+                      "default, the model's name with .kiln)");
+  if (dumpCuda.getNumOccurrences() && dumpCuda.empty())
+    return usageError("--dump-cuda needs a directory name");
   if (emit == kiln::EmitKind::Artifact && outputPath.empty())
     outputPath = kiln::defaultArtifactPath(inputPath);
   // Checked before anything is opened or written: -o must not clobber the model.
