@@ -157,7 +157,9 @@ def test_bad_option_values(gpt2_path, option, message):
 
 
 def test_model_of_wrong_type():
-    with pytest.raises(TypeError, match="must be a path .* or an onnx.ModelProto; got int"):
+    # CompileOptionTypeError is a TypeError too.
+    with pytest.raises(TypeError, match=r"invalid model 42 \(int\): expected a path .* or an "
+                       r"onnx.ModelProto"):
         kiln.compile(42)
 
 
