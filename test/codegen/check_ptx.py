@@ -143,7 +143,7 @@ def main(argv):
             else:
                 models.append((name, path))
         else:
-            print("SKIP %s: not found in %s" % (name, os.path.abspath(args.models_dir)))
+            print("SKIP %s: not found in %s (KILN_MODELS_DIR)" % (name, os.path.abspath(args.models_dir)))
     shapes = [s for s in args.shapes.split(",") if s]
     precisions = [p for p in args.precisions.split(",") if p]
 

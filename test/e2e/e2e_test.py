@@ -319,8 +319,8 @@ def available_models(args):
     for name in args.models:
         path = find_model(args.models_dir, name)
         if not path:
-            log("%s %s: not found in %s" % ("MISSING" if args.require_models else "SKIP", name,
-                                            os.path.abspath(args.models_dir)))
+            log("%s %s: not found in %s (KILN_MODELS_DIR)" % (
+                "MISSING" if args.require_models else "SKIP", name, os.path.abspath(args.models_dir)))
             args.missing.append(name)
             continue
         found.append((name, path, model_input_names(path)))

@@ -472,7 +472,8 @@ def main():
     if args.kv_steps:
         sys.exit(0 if check_kv_steps(compile_, opt) < 1e-5 else 1)
     if not os.path.isdir(args.models):
-        print(f"SKIP: no shared models in {args.models} (--models)")
+        print(f"SKIP: no shared models in {os.path.abspath(args.models)} (--models, "
+              f"KILN_MODELS_DIR)")
         sys.exit(77)
     worst = 0.0
     for m in args.names.split(","):
