@@ -717,8 +717,8 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
                    std::to_string(blockSize) + " tokens); else mma.sync: " + reason;
         } else {
           reason = llvm::formatv("mma.sync (the Hopper kernel's {0}-key tiles do not split into "
-                                 "cache blocks of {1} tokens): ",
-                                 bn, blockSize)
+                                 "cache blocks of {1} token{2}): ",
+                                 bn, blockSize, blockSize == 1 ? "" : "s")
                        .str() +
                    reason;
         }
