@@ -237,8 +237,11 @@ template <typename KT, int D> struct Launch {
       makeTensorMap(&tk, cache.k, bf16, dims, strides, box);
       makeTensorMap(&tv, cache.v, bf16, dims, strides, box);
       const int smem = kiln::attentionSm90SmemBytes<D, P::kBm, P::kBn, P::kStages>();
-      CHECK_CUDA(cudaFuncSetAttribute(prefillSm90Kernel<KT, D>,
-                                      cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      static bool raised = false; // once, before any graph capture (timePrefill calls it first)
+      if (!raised)
+        CHECK_CUDA(cudaFuncSetAttribute(prefillSm90Kernel<KT, D>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      raised = true;
       const int tiles = (s.qLen + P::kBm - 1) / P::kBm;
       const dim3 grid = persistent ? dim3(std::min(tiles * s.qHeads * s.batch, smCount), 1, 1)
                                    : dim3(tiles, s.qHeads, s.batch);
@@ -253,8 +256,11 @@ template <typename KT, int D> struct Launch {
     if constexpr (kElem == 2) {
       using P = PrefillTile<D>;
       const int smem = kiln::attentionTcSmemBytes<D, P::kBm, P::kBn>();
-      CHECK_CUDA(cudaFuncSetAttribute(prefillKernel<KT, D>,
-                                      cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      static bool raised = false; // once, before any graph capture (timePrefill calls it first)
+      if (!raised)
+        CHECK_CUDA(cudaFuncSetAttribute(prefillKernel<KT, D>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      raised = true;
       const dim3 grid((s.qLen + P::kBm - 1) / P::kBm, s.qHeads, s.batch);
       prefillKernel<KT, D><<<grid, 32 * P::kWarps, smem, stream>>>(q, cache, out, s);
     }
@@ -698,12 +704,15 @@ void timePrefill(const char *what, int B, int Hq, int Hkv, int qLen, int cached,
   kiln::AttnOut<KT> ao{out, qs.sb, qs.sh, qs.ss};
   double us[3];
   for (int mode = 0; mode < 3; ++mode) {
-    us[mode] = timeGraph(stream, [&](cudaStream_t s) {
+    auto launch = [&](cudaStream_t s) {
       if (mode == 0)
         L::prefill(aq, cache, ao, shape, s);
       else
         L::prefillSm90(aq, cache, ao, shape, numBlocks, mode == 2, smCount, s);
-    });
+    };
+    launch(stream); // eagerly first: the shared-memory attribute is set outside the capture
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    us[mode] = timeGraph(stream, launch);
     CHECK_CUDA(cudaGetLastError());
   }
   // Causal FLOPs: 4 D per visible (query, key) pair.
