@@ -70,6 +70,7 @@ static int64_t firstOpsetOf(llvm::StringRef opType) {
       .Case("Mish", 18)
       .Case("Gelu", 20)
       .Cases({"RMSNormalization", "RotaryEmbedding", "Attention"}, 23)
+      .Case("TensorScatter", 24)
       .Default(1);
 }
 

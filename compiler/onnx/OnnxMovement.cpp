@@ -4,7 +4,8 @@
 // Slice and Split (-> kiln.slice), Concat, Expand, Tile (reshape + expand +
 // reshape), Trilu (a constant mask + kiln.where), Pad (kiln.slice for
 // negative pads, then per axis kiln.concat with a filled block or kiln.gather
-// with constant indices), Gather, GatherElements and GatherND.
+// with constant indices), Gather, GatherElements, GatherND, and TensorScatter
+// (a KV cache write: kiln.where over kiln.gather_elements).
 // Shape-determining operands (shape, axes, starts/ends, split sizes, repeats,
 // k, pads) must be constants after shape specialization.
 //
@@ -772,6 +773,81 @@ LogicalResult importGatherND(NodeImporter &n) {
   return success();
 }
 
+/// TensorScatter-24, a KV cache written in place: present = past_cache with update's S entries
+/// along `axis` (not the batch dim 0) written at write_indices[b] + i for batch row b (mode
+/// "linear"; entries past the cache's M positions are dropped, where the ONNX reference would
+/// index out of bounds) or at (write_indices[b] + i) mod M ("circular"); write_indices (int64
+/// [B]) defaults to zeros. As fusible ops (one elementwise kernel): for cache position j,
+/// rel = j - write_indices[b] (circular: rel mod M), and present = where(0 <= rel < S,
+/// GatherElements(update, clamp(rel, 0, S - 1), axis), past_cache).
+LogicalResult importTensorScatter(NodeImporter &n) {
+  if (failed(n.checkNumInputs(2, 3)) || failed(n.checkSameElementType(0, 1)))
+    return failure();
+  auto past = n.getInputType(0), update = n.getInputType(1);
+  const int64_t rank = past.getRank();
+  if (rank < 2 || update.getRank() != rank)
+    return n.emitError() << "past_cache " << past << " and update " << update
+                         << " must have one rank of at least 2 (batch first)";
+  FailureOr<int64_t> axis = n.getAxisAttr("axis", -2, rank);
+  if (failed(axis))
+    return failure();
+  if (*axis == 0)
+    return n.emitError() << "axis must not be 0, the batch dimension";
+  FailureOr<std::string> mode = n.getStringAttr("mode", "linear");
+  if (failed(mode))
+    return failure();
+  if (*mode != "linear" && *mode != "circular")
+    return n.emitError() << "mode '" << *mode << "' is not 'linear' or 'circular'";
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != *axis ? past.getDimSize(d) != update.getDimSize(d)
+                   : past.getDimSize(d) < update.getDimSize(d))
+      return n.emitError() << "update " << update << " does not fit past_cache " << past
+                           << " (dim " << d << ")";
+  const int64_t batch = past.getDimSize(0), M = past.getDimSize(*axis),
+                S = update.getDimSize(*axis);
+  OpBuilder &b = n.getBuilder();
+  Type i64 = b.getI64Type();
+  if (S == 0 || past.getNumElements() == 0) {
+    n.setResult(0, n.getInput(0));
+    return success();
+  }
+  // write_indices[b] as [B, 1, ..., 1].
+  SmallVector<int64_t> batchShape(rank, 1);
+  batchShape[0] = batch;
+  Value w;
+  if (n.hasInput(2)) {
+    auto wt = n.getInputType(2);
+    if (!wt.getElementType().isInteger(64) || wt.getRank() != 1 || wt.getDimSize(0) != batch)
+      return n.emitError() << "write_indices " << wt << " must be int64 [batch_size] = ["
+                           << batch << "]";
+    w = n.createReshape(n.getInput(2), batchShape);
+  } else {
+    w = n.createConstant(DenseElementsAttr::get(getTensorType(batchShape, i64), int64_t(0)));
+  }
+  // The cache positions j along the axis, [1, .., M, .., 1].
+  SmallVector<int64_t> positionShape(rank, 1);
+  positionShape[*axis] = M;
+  SmallVector<int64_t> positions(M);
+  for (int64_t j = 0; j < M; ++j)
+    positions[j] = j;
+  Value j = n.createConstant(
+      DenseElementsAttr::get(getTensorType(positionShape, i64), ArrayRef<int64_t>(positions)));
+  Value rel = broadcastBinary<SubOp>(n, j, w);
+  if (*mode == "circular")
+    rel = broadcastBinary<ModOp>(n, rel, n.createScalar(i64, double(M)));
+  Value zero = n.createScalar(i64, 0), count = n.createScalar(i64, double(S));
+  Type i1 = b.getI1Type();
+  Value written = broadcastBinary<AndOp>(n, broadcastBinary<GreaterEqualOp>(n, rel, zero, i1),
+                                         broadcastBinary<LessOp>(n, rel, count, i1));
+  Value index = broadcastBinary<MinOp>(n, broadcastBinary<MaxOp>(n, rel, zero),
+                                       n.createScalar(i64, double(S - 1)));
+  Value fullIndex = n.create<ExpandOp>(getTensorType(past.getShape(), i64), index);
+  Value gathered = n.create<GatherElementsOp>(past, n.getInput(1), fullIndex,
+                                              b.getI64IntegerAttr(*axis));
+  n.setResult(0, broadcastWhere(n, written, gathered, n.getInput(0)));
+  return success();
+}
+
 } // namespace
 
 void onnx_import::registerMovementOps(OpRegistry &r) {
@@ -790,4 +866,5 @@ void onnx_import::registerMovementOps(OpRegistry &r) {
   r.add("Gather", importGather, {"axis"});
   r.add("GatherElements", importGatherElements, {"axis"});
   r.add("GatherND", importGatherND, {"batch_dims"});
+  r.add("TensorScatter", importTensorScatter, {"axis", "mode"});
 }

@@ -76,7 +76,7 @@ TRANSFORMER_OP_SET = frozenset("""
 KILN_EXTRA_OPS = frozenset("""
     Abs ArgMax ArgMin CastLike Celu Cos Dropout Elu HardSigmoid HardSwish LeakyRelu LogSoftmax Mish
     Mod PRelu ReduceL1 ReduceL2 ReduceLogSum ReduceLogSumExp ReduceMin ReduceSumSquare Selu Sign Sin
-    Pad Softplus Softsign ThresholdedRelu Tile Xor""".split())
+    Pad Softplus Softsign TensorScatter ThresholdedRelu Tile Xor""".split())
 SCOPE_OPS = TRANSFORMER_OP_SET | KILN_EXTRA_OPS
 
 # Parameter operands (ONNX input positions): values that fix an output shape, an axis or a mode,

@@ -10,7 +10,7 @@ Usage: python3 test/onnx/check_import_numerics.py [--bin build/bin] [--models ..
        python3 test/onnx/check_import_numerics.py --contrib [--bin build/bin]
          (onnxruntime's contrib ops, models from test/onnx/Inputs; every output compared)
        python3 test/onnx/check_import_numerics.py --pad-einsum [--bin build/bin]
-         (Pad in every mode and Einsum's forms, models from test/onnx/Inputs)
+         (Pad in every mode, Einsum's forms and TensorScatter, models from test/onnx/Inputs)
        python3 test/onnx/check_import_numerics.py --genai [--bin build/bin]
          (onnxruntime-genai model-builder exports from test/models: prefill, then a decode step)
        python3 test/onnx/check_import_numerics.py --kv-steps [--bin build/bin]
@@ -148,6 +148,7 @@ def run(text, inputs):
         with np.errstate(all="ignore"):
             if op in U: r = U[op](a[0])
             elif op in B: r = B[op](a[0], a[1])
+            elif op == "mod": r = np.mod(a[0], a[1])  # kiln.mod: the sign of the divisor
             elif op == "div": r = np.divide(a[0], a[1]) if a[0].dtype.kind == "f" else np.trunc(a[0] / a[1]).astype(a[0].dtype)
             elif op == "where": r = np.where(a[0], a[1], a[2])
             elif op == "cast": r = a[0].astype(dt) if dt != np.bool_ else (a[0] != 0)
@@ -226,8 +227,10 @@ CONTRIB_MODELS = ["contrib_skip_layer_norm", "contrib_skip_simplified_layer_norm
 # weight and the output rounded to fp16; onnxruntime rounds differently).
 TOLERANCE = {"matmul_nbits_fp16": 2e-3}
 ORT_DTYPES = {"tensor(float)": np.float32, "tensor(float16)": np.float16}
-# --pad-einsum: Pad (every mode, opsets 7, 19 and 24) and Einsum (float and int64 forms).
-PAD_EINSUM_MODELS = ["pad", "pad_opset7", "pad_opset24", "pad_wide", "einsum"]
+# --pad-einsum: Pad (every mode, opsets 7, 19 and 24), Einsum (float and int64 forms) and
+# TensorScatter-24 (linear, circular, 3-D float16).
+PAD_EINSUM_MODELS = ["pad", "pad_opset7", "pad_opset24", "pad_wide", "einsum", "tensor_scatter",
+                     "tensor_scatter_circular", "tensor_scatter_3d"]
 # Models whose reference is the ONNX reference evaluator (onnxruntime refuses Pad's reflect and
 # wrap wider than the axis; numpy.pad repeats them).
 REFERENCE_EVALUATOR = {"pad_wide"}
@@ -238,6 +241,10 @@ def feed(i, rng):
     [B, T] named mask_*) right-padded as gqa_lengths.padded_mask draws it."""
     if i.type == "tensor(int64)" and i.name.startswith("mask_"):
         return gqa_lengths.padded_mask(i.shape)
+    if i.type == "tensor(int64)" and i.name == "write_indices":  # linear: room for the update
+        return rng.integers(0, 5, i.shape).astype(np.int64)
+    if i.type == "tensor(int64)" and i.name == "write_indices_any":  # circular: anything
+        return rng.integers(0, 1000, i.shape).astype(np.int64)
     return rng.standard_normal(i.shape).astype(ORT_DTYPES[i.type])
 
 

@@ -226,6 +226,36 @@ def pads():
     save("error_pad_huge", pad(["x", "p"], inits=[P("p", [0, 0, 2 ** 62, 0, 0, 0])]))
 
 
+def tensor_scatters():
+    """TensorScatter-24 (a KV cache written in place): linear with write indices (4-D, the
+    default axis -2), circular with any write indices (4-D, axis 2, wrapping), 3-D without write
+    indices (axis 1), float16; and its errors, each naming the node."""
+    H = TensorProto.FLOAT16
+    ts = lambda ins, out, **a: node("TensorScatter", ins, [out], **a)
+    save("tensor_scatter", model(
+        [ts(["past", "update", "write_indices"], "present")],
+        [vi("past", F, [2, 3, 10, 4]), vi("update", F, [2, 3, 3, 4]),
+         vi("write_indices", I64, [2])], [vi("present", F, [2, 3, 10, 4])], opset=24))
+    save("tensor_scatter_circular", model(
+        [ts(["past", "update", "write_indices_any"], "present", mode="circular", axis=2)],
+        [vi("past", F, [2, 3, 8, 4]), vi("update", F, [2, 3, 5, 4]),
+         vi("write_indices_any", I64, [2])], [vi("present", F, [2, 3, 8, 4])], opset=24))
+    save("tensor_scatter_3d", model(
+        [ts(["past", "update"], "present", axis=1)],
+        [vi("past", H, [3, 6, 5]), vi("update", H, [3, 2, 5])], [vi("present", H, [3, 6, 5])],
+        opset=24))
+    err = lambda name, past, upd, **a: save(name, model(
+        [node("TensorScatter", ["past", "update"], ["present"], name="scatter", **a)],
+        [vi("past", F, past), vi("update", F, upd)], [vi("present", F, None)], opset=24))
+    err("error_tensor_scatter_axis0", [2, 4, 3], [2, 4, 3], axis=0)
+    err("error_tensor_scatter_mode", [2, 4, 3], [2, 1, 3], mode="wrap")
+    err("error_tensor_scatter_fit", [2, 4, 3], [2, 5, 3], axis=1)
+    save("error_tensor_scatter_indices", model(
+        [node("TensorScatter", ["past", "update", "w"], ["present"], name="scatter")],
+        [vi("past", F, [2, 4, 3]), vi("update", F, [2, 1, 3]), vi("w", I32, [2])],
+        [vi("present", F, None)], opset=24))
+
+
 def einsums():
     """Einsum: batched matmul, transpose, reduction, diagonal, trace, outer product, ellipsis
     with a size-1 batch dim, implicit outputs, spaces, integers, three operands; bf16."""
@@ -1544,6 +1574,6 @@ if __name__ == "__main__":
                 rotary_embedding, derived_ops, activations, arg_reduce, arg_reduce_rows, mod, opsets25_28, empty_tensors, attention23, errors, review_fixes, contrib,
                 matmul_nbits, group_query_attention, plain_decoders,
                 broken_files, structure_checks, unsorted_graphs, cast_rounding, cast_int_rounding, pads,
-                einsums]:
+                einsums, tensor_scatters]:
         gen()
     print("wrote", OUT)
