@@ -107,6 +107,21 @@ std::string kiln::codegen::sm90AttentionSignature(std::string signature, unsigne
                      "kiln::TensorMap tmap1, const __grid_constant__ kiln::TensorMap tmap2)";
 }
 
+void kiln::codegen::setSm90AttentionLaunch(GeneratedKernel &out, KernelOp kernel,
+                                           Sm90AttentionTileAttr tile, int64_t batch,
+                                           int64_t heads, int64_t queries, int64_t headDim) {
+  const int64_t bm = tile.getQueryTile(), mBlocks = (queries + bm - 1) / bm;
+  out.block = {unsigned(tile.getThreads()), 1, 1};
+  if (tile.getPersistent())
+    out.grid = {unsigned(std::min(mBlocks * heads * batch,
+                                  getTargetOrDefault(kernel).getSmCount())),
+                1, 1};
+  else
+    out.grid = {unsigned(mBlocks), unsigned(heads), unsigned(batch)};
+  out.sharedMemBytes = unsigned(
+      smem_bytes::attentionSm90(headDim, bm, tile.getKeyTile(), tile.getStages()));
+}
+
 namespace {
 
 FailureOr<GeneratedKernel> emitAttention(KernelOp kernel, Operation *anchor) {
@@ -217,15 +232,7 @@ FailureOr<GeneratedKernel> emitAttention(KernelOp kernel, Operation *anchor) {
                           sm90Tile.getPingpong() ? "true" : "false",
                           sm90Tile.getPersistent() ? ", " + std::to_string(B) : std::string())
                 .str();
-        out.block = {threads, 1, 1};
-        // Persistent: at most one block per SM of the target walks every query tile.
-        const int64_t tiles = (Sq + bm - 1) / bm * Hq * B;
-        if (sm90Tile.getPersistent())
-          out.grid = {unsigned(std::min(tiles, getTargetOrDefault(kernel).getSmCount())), 1, 1};
-        else
-          out.grid = {unsigned((Sq + bm - 1) / bm), unsigned(Hq), unsigned(B)};
-        out.sharedMemBytes =
-            unsigned(smem_bytes::attentionSm90(D, bm, bn, sm90Tile.getStages()));
+        setSm90AttentionLaunch(out, kernel, sm90Tile, B, Hq, Sq, D);
         return out;
       }
     }

@@ -42,4 +42,11 @@ mlir::FailureOr<std::string> attnRope(ExprEmitter &expr, mlir::Value operand, ml
 /// others.
 std::string sm90AttentionSignature(std::string signature, unsigned threads);
 
+/// The launch of a Hopper attention kernel with `tile` over `queries` query rows of `heads`
+/// heads and `batch` sequences, head dim `headDim`, into `out`: tile.getThreads() threads,
+/// grid (query tiles, heads, batch), or with a persistent tile at most one block per SM of
+/// `kernel`'s target walking every query tile; smem_bytes::attentionSm90 of shared memory.
+void setSm90AttentionLaunch(GeneratedKernel &out, KernelOp kernel, Sm90AttentionTileAttr tile,
+                            int64_t batch, int64_t heads, int64_t queries, int64_t headDim);
+
 } // namespace kiln::codegen

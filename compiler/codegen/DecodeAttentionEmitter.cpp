@@ -266,13 +266,7 @@ FailureOr<GeneratedKernel> emitPagedAttention(KernelOp kernel, Operation *anchor
                         sm90Tile.getPingpong() ? "true" : "false",
                         sm90Tile.getPersistent() ? "true" : "false")
               .str();
-      out.block = {threads, 1, 1};
-      const int64_t tiles = (S + bm - 1) / bm * Hq * B;
-      if (sm90Tile.getPersistent())
-        out.grid = {unsigned(std::min(tiles, getTargetOrDefault(kernel).getSmCount())), 1, 1};
-      else
-        out.grid = {unsigned((S + bm - 1) / bm), unsigned(Hq), unsigned(B)};
-      out.sharedMemBytes = unsigned(smem_bytes::attentionSm90(D, bm, bn, sm90Tile.getStages()));
+      setSm90AttentionLaunch(out, kernel, sm90Tile, B, Hq, S, D);
       return out;
     }
   }

@@ -31,6 +31,15 @@ using namespace llvm;
 
 static cl::OptionCategory kilnCategory("kiln-compile options");
 
+/// The first of `targets` that is not sm_90 (or sm_90a), where the Hopper kernels (TMA GEMM,
+/// attention) do not exist; empty when every target is sm_90.
+static std::string firstTargetBelowSm90(const std::vector<std::string> &targets) {
+  for (const std::string &t : targets)
+    if (t != "sm_90" && t != "sm_90a")
+      return t;
+  return {};
+}
+
 static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx | graph.mlir>"),
                                       cl::Required, cl::cat(kilnCategory));
 static cl::opt<std::string> outputPath(
@@ -374,12 +383,8 @@ int main(int argc, char **argv) {
       why = "--mma-tile";
     else if (!sm90Gemm)
       why = "--sm90-gemm=false";
-    else
-      for (const std::string &t : options.targets)
-        if (t != "sm_90" && t != "sm_90a") {
-          why = "target " + t + " (the Hopper GEMM needs every --target to be sm_90)";
-          break;
-        }
+    else if (std::string t = firstTargetBelowSm90(options.targets); !t.empty())
+      why = "target " + t + " (the Hopper GEMM needs every --target to be sm_90)";
     if (!why.empty())
       WithColor::warning(errs(), "kiln-compile")
           << "--norm-into-gemm=fused has no effect with " << why
@@ -390,12 +395,8 @@ int main(int argc, char **argv) {
     std::string offWhy;
     if (!hopperAttention)
       offWhy = "--hopper-attention=false";
-    else
-      for (const std::string &t : options.targets)
-        if (t != "sm_90" && t != "sm_90a") {
-          offWhy = "target " + t + " (the Hopper kernels need every --target to be sm_90)";
-          break;
-        }
+    else if (std::string t = firstTargetBelowSm90(options.targets); !t.empty())
+      offWhy = "target " + t + " (the Hopper kernels need every --target to be sm_90)";
     if (!offWhy.empty() && hopperAttentionPersistent.getNumOccurrences())
       WithColor::warning(errs(), "kiln-compile")
           << "--hopper-attention-persistent has no effect with " << offWhy

@@ -339,22 +339,18 @@ __device__ __forceinline__ void attentionSm90Body(const TensorMap *qMap, const K
         for (int t = 0; t < it.nTiles; ++t) {
           const int next =
               t + 1 < it.nTiles ? kv.template tileSource<BN>((t + 1) * BN, it.b, it.Sk, lane) : 0;
-          if (lane == 0) {
-            sm90::mbarWait(kEmpty(stage), phase ^ 1u);
-            sm90::mbarArriveExpectTx(kFull(stage), kTileBytes);
+          // K[t], then V[t]: wait for the stage, arm its barrier (thread 0), issue the copies.
+          for (int value = 0; value < 2; ++value) {
+            if (lane == 0) {
+              sm90::mbarWait(value ? vEmpty(stage) : kEmpty(stage), phase ^ 1u);
+              sm90::mbarArriveExpectTx(value ? vFull(stage) : kFull(stage), kTileBytes);
+            }
+            if constexpr (KV::kWarpLoads)
+              __syncwarp();
+            kv.template load<BN, DB>(value != 0, (value ? sV : sK) + stage * kTileBytes,
+                                     value ? vFull(stage) : kFull(stage), t * BN, it.hk, source,
+                                     lane);
           }
-          if constexpr (KV::kWarpLoads)
-            __syncwarp();
-          kv.template load<BN, DB>(false, sK + stage * kTileBytes, kFull(stage), t * BN, it.hk,
-                                   source, lane);
-          if (lane == 0) {
-            sm90::mbarWait(vEmpty(stage), phase ^ 1u);
-            sm90::mbarArriveExpectTx(vFull(stage), kTileBytes);
-          }
-          if constexpr (KV::kWarpLoads)
-            __syncwarp();
-          kv.template load<BN, DB>(true, sV + stage * kTileBytes, vFull(stage), t * BN, it.hk,
-                                   source, lane);
           source = next;
           if (++stage == STAGES) {
             stage = 0;
