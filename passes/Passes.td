@@ -689,7 +689,7 @@ def SelectTiles : Pass<"kiln-select-tiles", "mlir::func::FuncOp"> {
                         "persistent up to kiln::kSm90AttentionPersistentWaves waves of query "
                         "tiles (default)"),
              clEnumValN(kiln::Sm90AttentionLaunch::Persistent, "on", "persistent blocks"))}]>,
-    Option<"sm90PrefillAttention", "sm90-prefill-attention", "bool", /*default=*/"false",
+    Option<"sm90PrefillAttention", "sm90-prefill-attention", "bool", /*default=*/"true",
            "With `sm90-attention`: a prefill chunk's paged attention also gets a "
            "`kiln.sm90_attention_tile` (the Hopper kernel reading K and V from the cache pools "
            "by TMA through the block table) where the cache's block size suits its key tile">,

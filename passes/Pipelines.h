@@ -55,7 +55,7 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
       *this, "sm90-prefill-attention",
       llvm::cl::desc("With sm90-attention: prefill chunks over a KV cache use the Hopper "
                      "attention kernel too (kiln-select-tiles sm90-prefill-attention)"),
-      llvm::cl::init(false)};
+      llvm::cl::init(true)};
   Option<bool> skinnyGemm{
       *this, "skinny-gemm",
       llvm::cl::desc("With sm90-gemm: GEMMs of at most 16 rows (decode steps) read their weight "

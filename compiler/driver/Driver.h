@@ -74,9 +74,9 @@ struct CompileOptions {
   /// (--hopper-attention-persistent=off|auto|on).
   Sm90AttentionLaunch sm90AttentionPersistent = Sm90AttentionLaunch::Auto;
   /// With sm90Attention: prefill chunks over a KV cache on the Hopper attention kernel too
-  /// (kiln::prefillAttentionSm90Paged; --hopper-prefill-attention, default off until measured
-  /// on a GPU).
-  bool sm90PrefillAttention = false;
+  /// (kiln::prefillAttentionSm90Paged; --hopper-prefill-attention, default on since the H200
+  /// measured it, session 22).
+  bool sm90PrefillAttention = true;
   /// GEMMs of at most 16 rows (decode steps) on kiln::gemmSkinny, with sm90Gemm (--skinny-gemm,
   /// default on).
   bool skinnyGemm = true;

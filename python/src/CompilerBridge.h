@@ -29,7 +29,7 @@ struct CompileRequest {
   std::string mmaTile;
   bool wgmma = false, sm90Gemm = true, sm90Attention = true;
   std::string sm90AttentionPersistent = "auto"; ///< off, auto, on
-  bool sm90PrefillAttention = false;
+  bool sm90PrefillAttention = true;
   bool skinnyGemm = true;
   std::string skinnyTensorCores = "off"; ///< off, auto, on
   bool splitKv = true;

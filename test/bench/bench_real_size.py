@@ -564,7 +564,10 @@ def bench_model(args, log, torch, name, spec, rows):
     for r in my_rows:
         r.pop("feeds", None)
     reset_compiled(torch)
-    shutil.rmtree(tmp, ignore_errors=True)
+    if args.keep_artifacts:
+        log("  kept: %s" % ", ".join(sorted(f for f in os.listdir(tmp) if f.endswith(".kiln"))))
+    else:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def peer_call(torch, fn_model, feeds, mark_step):

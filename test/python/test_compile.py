@@ -402,9 +402,9 @@ def test_nul_in_artifact_paths(gpt2_artifact, tmp_path):
 
 
 def test_hopper_prefill_attention_option(gpt2_path):
-    # hopper_prefill_attention=True gives a prefill chunk's paged attention the Hopper kernel
-    # (384 threads: a producer and two consumer warpgroups) where every SM gets a 128-row query
-    # tile; the default keeps the mma.sync kernel over the cache.
+    # hopper_prefill_attention (the default) gives a prefill chunk's paged attention the Hopper
+    # kernel (384 threads: a producer and two consumer warpgroups) where every SM gets a 128-row
+    # query tile; hopper_prefill_attention=False keeps the mma.sync kernel over the cache.
     causal = gpt2_path.parents[2] / "test" / "models" / "gpt2_tiny_causal_dynamo.onnx"
     if not causal.exists():
         pytest.skip(f"{causal} not present")
@@ -414,8 +414,8 @@ def test_hopper_prefill_attention_option(gpt2_path):
                          precision="fp16", **options)
         return {k.block for k in a.kernels if "paged_attention" in k.ops}
 
-    assert paged_blocks(hopper_prefill_attention=True) == {(384, 1, 1)}
-    assert (384, 1, 1) not in paged_blocks()
+    assert paged_blocks() == {(384, 1, 1)}
+    assert (384, 1, 1) not in paged_blocks(hopper_prefill_attention=False)
     with pytest.raises(kiln.CompileOptionTypeError, match="hopper_prefill_attention"):
         kiln.compile(causal, shapes="input_ids=1x1", hopper_prefill_attention="yes")
 
@@ -424,7 +424,7 @@ def test_hopper_prefill_attention_option(gpt2_path):
     ({"precision": "fp16"}, "precision='fp16' configures the default pipeline and has no effect "
      "with pass_pipeline; give it as a pipeline option in the text: "
      "kiln-pipeline{precision=fp16}"),
-    ({"hopper_prefill_attention": True}, "kiln-pipeline{sm90-prefill-attention=true}"),
+    ({"hopper_prefill_attention": False}, "kiln-pipeline{sm90-prefill-attention=false}"),
     ({"norm_into_gemm": "fused"}, "kiln-pipeline{fuse-norm-into-gemm=true}"),
     ({"kv_cache": True, "max_seq_len": 128},
      "max_seq_len=128 configures the default pipeline"),

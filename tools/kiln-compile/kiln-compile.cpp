@@ -152,9 +152,10 @@ static cl::opt<bool> hopperPrefillAttention(
     cl::desc("With --hopper-attention and --kv-cache: prefill chunks attend over the paged cache "
              "with the Hopper kernel (K and V tiles by TMA through the block table; "
              "cuda/decode_attention.cuh prefillAttentionSm90Paged) where the cache's block size "
-             "is a multiple of its key tile or a multiple of 8 dividing it. Default false: not yet "
-             "measured on a GPU"),
-    cl::init(false), cl::cat(kilnCategory));
+             "is a multiple of its key tile or a multiple of 8 dividing it; otherwise the mma.sync "
+             "kernel over the cache. Default true (--hopper-prefill-attention=false for A/B "
+             "timing)"),
+    cl::init(true), cl::cat(kilnCategory));
 static cl::opt<bool> skinnyGemm(
     "skinny-gemm",
     cl::desc("fp16/bf16 GEMMs of at most 16 rows in all (decode steps) read their weight once "
@@ -307,7 +308,7 @@ int main(int argc, char **argv) {
         {&sm90Gemm, "sm90-gemm=false"},
         {&hopperAttention, "sm90-attention=false"},
         {&hopperAttentionPersistent, "sm90-attention-persistent=on"},
-        {&hopperPrefillAttention, "sm90-prefill-attention=true"},
+        {&hopperPrefillAttention, "sm90-prefill-attention=false"},
         {&skinnyGemm, "skinny-gemm=false"},
         {&skinnyTensorCores, "skinny-tensor-cores=auto"},
         {&splitKv, "split-kv=false"},
@@ -401,7 +402,8 @@ int main(int argc, char **argv) {
       WithColor::warning(errs(), "kiln-compile")
           << "--hopper-attention-persistent has no effect with " << offWhy
           << ": every attention runs on the mma.sync kernel\n";
-    if (hopperPrefillAttention && passPipeline.empty() && (!offWhy.empty() || !kvCache))
+    if (hopperPrefillAttention && hopperPrefillAttention.getNumOccurrences() && passPipeline.empty() &&
+        (!offWhy.empty() || !kvCache))
       WithColor::warning(errs(), "kiln-compile")
           << "--hopper-prefill-attention has no effect "
           << (offWhy.empty() ? std::string("without --kv-cache (it is the attention of a "
