@@ -2,7 +2,8 @@
 # scripts/run-example.sh - compile the shipped GPT-2 example and, on a GPU, check it against
 # onnxruntime.
 #
-#   1. scripts/setup.sh + scripts/build.sh
+#   1. scripts/setup.sh + scripts/build.sh (kiln-compile, kiln-run and the Python package, which
+#      .venv then imports)
 #   2. kiln-compile examples/models/gpt2_tiny.onnx --shape input_ids=1x16 -> out/gpt2_tiny.kiln
 #   3. random token ids and onnxruntime's output for them (out/gpt2_tiny.{input_ids,ref}.npy);
 #      with a GPU (`nvidia-smi -L` succeeds): kiln-run vs onnxruntime, comparison; without one:
@@ -24,6 +25,11 @@ if [[ "${KILN_SKIP_SETUP:-0}" != 1 ]]; then
 fi
 if [[ "${KILN_SKIP_BUILD:-0}" != 1 ]]; then
   "$ROOT/scripts/build.sh" kiln-compile kiln-run
+  # The Python package too (docs/python.md), where the configure found nanobind (setup.sh
+  # installs it into .venv): build.sh then points .venv at it, so `import kiln` works.
+  if ninja -C "${KILN_BUILD_DIR:-$ROOT/build}" -t query kiln-python >/dev/null 2>&1; then
+    "$ROOT/scripts/build.sh" kiln-python
+  fi
 fi
 PYTHON="$ROOT/.venv/bin/python3"
 [[ -x "$PYTHON" ]] || PYTHON=python3
