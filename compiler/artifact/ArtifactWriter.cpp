@@ -19,6 +19,7 @@
 #include "dialects/kiln/KernelPlan.h"
 
 #include "dialects/kiln/KilnOps.h"
+#include "dialects/kiln/KilnTarget.h"
 
 #include "ArtifactHeader.h"
 #include "kiln_artifact_generated.h"
@@ -351,8 +352,29 @@ struct ProgramTables {
   std::vector<flatbuffers::Offset<fb::TensorDesc>> inputs, outputs;
   uint64_t arenaBytes = 0;
   bool anyTensorMaps = false;
+  /// The program's estimated time (estimateProgramMicroseconds), 0 when unknown.
+  float estimatedUs = 0;
 };
 } // namespace
+
+double kiln::estimateProgramMicroseconds(const ArtifactProgram &program) {
+  if (!program.func)
+    return 0;
+  std::optional<TargetRates> rates = getTargetRates(getTargetOrDefault(program.func).getName());
+  if (!rates)
+    return 0;
+  // 16-bit programs run their GEMMs and attention on the tensor cores; the other kernels of such
+  // a program have few FLOPs per byte, so the memory term decides them either way.
+  const Precision precision = getPrecision(program.func);
+  const bool tensorCores = precision == Precision::FP16 || precision == Precision::BF16 ||
+                           precision == Precision::TF32;
+  double seconds = 0;
+  for (const ArtifactLaunch &l : program.launches)
+    seconds += estimateLaunchSeconds(*rates, l.metadata.cost.flops,
+                                     l.metadata.cost.bytesRead + l.metadata.cost.bytesWritten,
+                                     tensorCores);
+  return seconds * 1e6;
+}
 
 llvm::Expected<ArtifactStats> kiln::writeArtifact(ArrayRef<ArtifactProgram> programs,
                                                   ArrayRef<ArtifactModule> modules, StringRef path,
@@ -534,6 +556,7 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(ArrayRef<ArtifactProgram> prog
   }
   if (auto a = func->getAttrOfType<IntegerAttr>("kiln.arena_bytes"))
     tables.arenaBytes = a.getInt();
+  tables.estimatedUs = float(estimateProgramMicroseconds(program));
   return tables;
   };
 
@@ -578,13 +601,14 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(ArrayRef<ArtifactProgram> prog
   for (size_t p = 1; p < programs.size(); ++p)
     fbPrograms.push_back(fb::CreateProgramDirect(fbb, programs[p].name.c_str(),
                                                  tables[p].arenaBytes, &tables[p].inputs,
-                                                 &tables[p].outputs, &tables[p].launches));
+                                                 &tables[p].outputs, &tables[p].launches,
+                                                 tables[p].estimatedUs));
   ProgramTables &main = tables.front();
   auto model = fb::CreateModelDirect(
       fbb, formatVersion, "kiln-compile", main.arenaBytes, &weights, &main.inputs, &main.outputs,
       &fbModules, &main.launches, fbTp, tensorParallel ? &fbCollectives : nullptr,
       programs.size() > 1 ? programs.front().name.c_str() : nullptr,
-      programs.size() > 1 ? &fbPrograms : nullptr);
+      programs.size() > 1 ? &fbPrograms : nullptr, main.estimatedUs);
   fb::FinishModelBuffer(fbb, model);
 
   uint64_t indexOffset = llvm::alignTo(blobsEnd, artifact::kIndexAlignment);

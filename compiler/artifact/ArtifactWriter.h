@@ -72,6 +72,12 @@ struct ArtifactProgram {
   llvm::ArrayRef<ArtifactLaunch> launches;
 };
 
+/// The program's time in microseconds as its target's rates estimate it (getTargetRates of the
+/// target `program.func` is compiled for, estimateLaunchSeconds summed over its launches'
+/// FLOPs and bytes, LaunchMetadata): what a runtime compares programs by (the prefill plan of
+/// kiln_generate), not a prediction of any one GPU's time. 0 when the target has no rates.
+double estimateProgramMicroseconds(const ArtifactProgram &program);
+
 /// Sizes of what was written, for the compiler's summary.
 struct ArtifactStats {
   uint64_t fileBytes = 0;

@@ -11,6 +11,8 @@
 
 #include "dialects/kiln/KilnOps.h"
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 namespace kiln {
@@ -21,6 +23,26 @@ inline constexpr llvm::StringLiteral kDefaultTargetName = "sm_90";
 /// The table entry named `name` ("sm_80", "sm_90", ...); failure for a name
 /// the table does not have.
 mlir::FailureOr<TargetAttr> getTarget(mlir::MLIRContext *context, llvm::StringRef name);
+
+/// The rates a target's reference GPU reaches on real kernels, for time estimates (the runtime's
+/// prefill plan, through each program's estimate in the artifact): the data sheet's memory
+/// bandwidth, dense 16-bit tensor-core rate and fp32 rate times the share kiln's kernels were
+/// measured to reach on the H200, and a cost per launch beyond the roofline (fit on the H200:
+/// KilnTarget.cpp). Bytes per second, FLOP per second (tensorFlopsPerSecond 0: no tensor cores),
+/// seconds.
+struct TargetRates {
+  double memoryBytesPerSecond = 0, tensorFlopsPerSecond = 0, fp32FlopsPerSecond = 0;
+  double launchSeconds = 0;
+};
+
+/// The rates of the table entry named `name`; std::nullopt for a name the table does not have.
+std::optional<TargetRates> getTargetRates(llvm::StringRef name);
+
+/// Roofline estimate of one launch: max(flops / compute rate, bytes / memory rate) + the launch
+/// cost, in seconds; the compute rate is the tensor-core one when `tensorCores` (16-bit GEMMs
+/// and attention) and the target has tensor cores, else fp32.
+double estimateLaunchSeconds(const TargetRates &rates, uint64_t flops, uint64_t bytes,
+                             bool tensorCores);
 
 /// The names in the table, comma separated, for diagnostics.
 std::string getKnownTargetNames();

@@ -39,6 +39,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cmath>
 #include <cstring>
 #include <new>
 #include <set>
@@ -597,6 +598,9 @@ kiln_status_t Verifier::run() {
   if (model->producer())
     artifact.producer = model->producer()->str();
   artifact.arenaBytes = model->arena_bytes();
+  artifact.estimatedUs = std::isfinite(model->estimated_us()) && model->estimated_us() > 0
+                             ? model->estimated_us()
+                             : 0;
 
   // 3. Weights and module blobs.
   KILN_RETURN_IF_ERROR(checkBlob(model->weights(), "weights blob", artifact.weights));
@@ -697,6 +701,9 @@ kiln_status_t Verifier::checkPrograms(const fb::Model *model) {
     view->modules = artifact.modules;
     view->programName = program->name()->str();
     view->arenaBytes = program->arena_bytes();
+    view->estimatedUs = std::isfinite(program->estimated_us()) && program->estimated_us() > 0
+                            ? program->estimated_us()
+                            : 0;
     if (view->programName.empty())
       return fail(formatString("program %u has an empty name", p + 1));
     if (!programNames.insert(view->programName).second)
@@ -1002,6 +1009,10 @@ size_t kiln_artifact_program_count(const kiln_artifact_t *artifact) {
 
 const char *kiln_artifact_program_name(const kiln_artifact_t *artifact) {
   return artifact ? artifact->programName.c_str() : "";
+}
+
+double kiln_artifact_program_estimated_us(const kiln_artifact_t *artifact) {
+  return artifact ? artifact->estimatedUs : 0;
 }
 
 kiln_status_t kiln_artifact_program(kiln_artifact_t *artifact, size_t index,

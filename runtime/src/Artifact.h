@@ -177,6 +177,9 @@ struct kiln_artifact {
   /// _release on a program act on the owner) and sessions of every program share the owner's
   /// weight uploads. `owner` is null in the owner itself.
   std::string programName;
+  /// Program.estimated_us (Model.estimated_us for program 0): the compiler's estimate of the
+  /// program's time, 0 when absent or not a positive finite number.
+  double estimatedUs = 0;
   std::vector<std::unique_ptr<kiln_artifact>> programs;
   kiln_artifact *owner = nullptr;
 

@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -104,15 +105,135 @@ std::vector<PrefillChunk> planPrefillFrom(const std::vector<StepShape> &steps,
 }
 } // namespace
 
+PrefillCosts::PrefillCosts(const std::vector<StepShape> &steps, int64_t longest,
+                           int64_t capacity)
+    : capacity_(capacity) {
+  for (const StepShape &s : steps)
+    if (s.batch == 1 && s.tokens > 1)
+      candidates_.push_back(s);
+  if (std::optional<size_t> single = pickDecodeStep(steps, 1))
+    candidates_.push_back(steps[*single]);
+  std::stable_sort(candidates_.begin(), candidates_.end(),
+                   [](const StepShape &a, const StepShape &b) { return a.tokens > b.tokens; });
+  byTime_ = !candidates_.empty() &&
+            std::all_of(candidates_.begin(), candidates_.end(), [](const StepShape &s) {
+              return std::isfinite(s.costUs) && s.costUs > 0;
+            });
+  if (!byTime_ || longest < 0)
+    return;
+  // (The one-token step may have padding rows, batch > 1: it still carries one token.)
+  const double inf = std::numeric_limits<double>::infinity();
+  full_.assign(size_t(longest) + 1, inf);
+  fullChoice_.assign(size_t(longest) + 1, -1);
+  full_[0] = 0;
+  for (int64_t m = 1; m <= longest; ++m)
+    for (size_t c = 0; c < candidates_.size(); ++c) {
+      const int64_t t = candidates_[c].tokens;
+      if (t > m || full_[size_t(m - t)] == inf)
+        continue;
+      const double cost = candidates_[c].costUs + full_[size_t(m - t)];
+      if (cost < full_[size_t(m)] * (1 - 1e-9)) { // ties: the larger step (listed first)
+        full_[size_t(m)] = cost;
+        fullChoice_[size_t(m)] = int(c);
+      }
+    }
+  // The last step of each prompt length P: candidate c with n real tokens starts at P - n, costs
+  // c's cost + full_[P - n], and needs P - n + tokens <= capacity when padded (n < tokens; a
+  // full one ends at P <= capacity). For each c the best start over its window
+  // [P - tokens, min(P - 1, capacity - tokens)] comes from a monotone deque as P grows (ties:
+  // the earliest start, the least padding), so all lengths cost O(longest x steps).
+  lasts_.assign(size_t(longest) + 1, Choice{});
+  std::vector<std::deque<int64_t>> windows(candidates_.size());
+  std::vector<int64_t> pushed(candidates_.size(), -1); // the last start pushed per candidate
+  for (int64_t p = 1; p <= longest && p <= capacity; ++p) {
+    Choice &choice = lasts_[size_t(p)];
+    int64_t bestPadding = 0;
+    for (size_t c = 0; c < candidates_.size(); ++c) {
+      const int64_t t = candidates_[c].tokens;
+      std::deque<int64_t> &w = windows[c];
+      for (int64_t st = std::min(p - 1, capacity - t); pushed[c] < st;) {
+        const int64_t next = ++pushed[c];
+        if (next < 0 || !std::isfinite(full_[size_t(next)]))
+          continue;
+        while (!w.empty() && full_[size_t(w.back())] > full_[size_t(next)])
+          w.pop_back();
+        w.push_back(next);
+      }
+      while (!w.empty() && w.front() < p - t)
+        w.pop_front();
+      if (w.empty())
+        continue;
+      const int64_t st = w.front();
+      const double cost = candidates_[c].costUs + full_[size_t(st)];
+      const int64_t padding = t - (p - st);
+      if (!choice.valid || cost < choice.last.cost * (1 - 1e-9) ||
+          (cost <= choice.last.cost * (1 + 1e-9) && padding < bestPadding)) {
+        choice = Choice{true, Last{c, p - st, cost}};
+        bestPadding = padding;
+      }
+    }
+  }
+}
+
+std::optional<PrefillCosts::Last> PrefillCosts::last(int64_t promptLength) const {
+  if (!byTime_ || promptLength < 1 || promptLength > capacity_ ||
+      size_t(promptLength) >= lasts_.size() || !lasts_[size_t(promptLength)].valid)
+    return std::nullopt;
+  return lasts_[size_t(promptLength)].last;
+}
+
+int64_t PrefillCosts::tokensRun(int64_t promptLength, double *costUs) const {
+  std::optional<Last> l = last(promptLength);
+  if (!l)
+    return 0;
+  if (costUs)
+    *costUs = l->cost;
+  return promptLength - l->tokens + candidates_[l->step].tokens;
+}
+
 std::vector<PrefillChunk> planPrefill(const std::vector<StepShape> &steps, int64_t promptLength,
                                       int64_t capacity) {
-  return planPrefillFrom(steps, promptLength, capacity, 0);
+  PrefillCosts costs(steps, promptLength > 0 && promptLength <= capacity ? promptLength : -1,
+                     capacity);
+  if (!costs.byTime())
+    return planPrefillFrom(steps, promptLength, capacity, 0);
+  std::optional<PrefillCosts::Last> last = costs.last(promptLength);
+  if (!last)
+    return {};
+  // The full steps of the least-cost cover of the tokens before the last step, largest first.
+  std::vector<size_t> full;
+  for (int64_t m = promptLength - last->tokens; m > 0;) {
+    const int c = costs.fullChoice_[size_t(m)];
+    full.push_back(size_t(c));
+    m -= costs.candidates_[size_t(c)].tokens;
+  }
+  std::stable_sort(full.begin(), full.end()); // candidates_ is largest first
+  full.push_back(last->step);
+  std::vector<PrefillChunk> plan;
+  int64_t start = 0;
+  for (size_t i = 0; i < full.size(); ++i) {
+    const StepShape &s = costs.candidates_[full[i]];
+    const size_t index = size_t(std::find_if(steps.begin(), steps.end(),
+                                             [&](const StepShape &x) {
+                                               return x.program == s.program;
+                                             }) -
+                                steps.begin());
+    const int64_t n = i + 1 == full.size() ? last->tokens : s.tokens;
+    plan.push_back({index, start, n});
+    start += n;
+  }
+  return plan;
 }
 
 int64_t prefillTokensRun(const std::vector<StepShape> &steps, int64_t promptLength,
                          int64_t capacity) {
   if (promptLength < 1 || promptLength > capacity)
     return 0;
+  {
+    PrefillCosts costs(steps, promptLength, capacity);
+    if (costs.byTime())
+      return costs.tokensRun(promptLength);
+  }
   int64_t largest = 0;
   for (const StepShape &s : steps)
     if (s.batch == 1 && s.tokens > 1)
@@ -589,8 +710,10 @@ kiln_status_t kiln_generator_prefill_waste(kiln_artifact_t *artifact, size_t max
                        max_prompt_length, kiln_artifact_path(g.file),
                        static_cast<long long>(g.maxSeqLen));
   double meanSum = 0, padded = 0, run = 0;
+  const kiln::generate::PrefillCosts costs(g.steps, longest, g.maxSeqLen);
   for (int64_t p = 1; p <= longest; ++p) {
-    int64_t tokensRun = kiln::generate::prefillTokensRun(g.steps, p, g.maxSeqLen);
+    int64_t tokensRun = costs.byTime() ? costs.tokensRun(p)
+                                       : kiln::generate::prefillTokensRun(g.steps, p, g.maxSeqLen);
     if (tokensRun < p) // no plan: cannot happen with a decode program, which takes 1 token
       tokensRun = p;
     meanSum += double(tokensRun - p) / double(tokensRun);
@@ -623,7 +746,8 @@ kiln_status_t describeGenerator(kiln_artifact_t *artifact, kiln_generator &gener
                          "block table or vocabulary than program '%s'; the programs of one "
                          "generator share one cache",
                          program.name.c_str(), kiln_artifact_path(g->file), first.name.c_str());
-    g->steps.push_back({p, program.batch, program.tokens});
+    g->steps.push_back({p, program.batch, program.tokens,
+                        kiln_artifact_program_estimated_us(program.artifact)});
     if (program.tokens == 1)
       g->maxBatch = std::max(g->maxBatch, size_t(program.batch));
   }

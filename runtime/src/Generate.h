@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <random>
 #include <string>
@@ -25,6 +26,9 @@ struct StepShape {
   size_t program = 0; ///< index of the program in the artifact
   int64_t batch = 1;
   int64_t tokens = 1;
+  /// The program's estimated time in microseconds (kiln_artifact_program_estimated_us), 0 when
+  /// the artifact has none: then planPrefill plans by padding instead of by time.
+  double costUs = 0;
 };
 
 /// The decode program (tokens == 1) with the smallest batch >= `active`; ties: the lowest index.
@@ -40,7 +44,18 @@ struct PrefillChunk {
   int64_t tokens = 0;
 };
 
-/// Cuts a prompt of `promptLength` tokens into steps run one after another on one sequence, each
+/// Cuts a prompt of `promptLength` tokens into steps run one after another on one sequence.
+///
+/// By time, when every step it may use (batch 1 with tokens > 1, and the one-token step below)
+/// has a costUs: the plan of least summed cost among plans of whole steps with at most the last
+/// one padded (a shortest path over the prompt's positions: the full steps' least cost to cover
+/// m tokens exactly, then the best padded or full last step), its padded end within `capacity`;
+/// ties go to less padding, then to larger steps first. A chunk costs far more than its tokens'
+/// share (H200, 0.8B Llama: 1.11 ms for 32 tokens, 1.95 for 256, 8.0 for 2048), so a 128-token
+/// prompt runs one chunk of 256, padded, instead of four of 32. Full steps come first, largest
+/// first, then the last step.
+///
+/// Otherwise by padding, each
 /// time (among steps of batch 1 with tokens > 1): the smallest step that holds the rest with at
 /// most 1/8 of its tokens padding; else the largest step the rest fills; else the smallest step
 /// that holds the rest, padded (padding writes the slots after
@@ -52,12 +67,45 @@ std::vector<PrefillChunk> planPrefill(const std::vector<StepShape> &steps, int64
                                       int64_t capacity);
 
 /// The tokens planPrefill's plan runs (its steps' sizes, padding included), 0 when there is no
-/// plan, in time independent of `promptLength`: every plan starts with floor(promptLength / L)
-/// chunks of the largest prefill step L (the rest fills each one, and a prompt that fits its
-/// sequence leaves room for it), so only the plan of the rest is built.
-/// kiln_generator_prefill_waste sums it over every prompt length up to the capacity.
+/// plan. Planning by padding, in time independent of `promptLength`: every plan starts with
+/// floor(promptLength / L) chunks of the largest prefill step L (the rest fills each one, and a
+/// prompt that fits its sequence leaves room for it), so only the plan of the rest is built.
+/// Planning by time, in O(promptLength x steps); PrefillCosts answers many lengths at once.
 int64_t prefillTokensRun(const std::vector<StepShape> &steps, int64_t promptLength,
                          int64_t capacity);
+
+/// The time plan's cost and tokens for every prompt length up to `longest` at once (what
+/// kiln_generator_prefill_waste sums): the full steps' table is built once, O(longest x steps),
+/// then each length costs O(sum of the steps' tokens). Valid only when planPrefill plans `steps`
+/// by time (byTime()).
+class PrefillCosts {
+public:
+  PrefillCosts(const std::vector<StepShape> &steps, int64_t longest, int64_t capacity);
+  /// True when every step the plan may use has a cost (planPrefill plans by time).
+  bool byTime() const { return byTime_; }
+  /// The tokens the time plan of `promptLength` (1..longest) runs, padding included; 0 when
+  /// there is no plan. `costUs` (optional) receives its summed cost.
+  int64_t tokensRun(int64_t promptLength, double *costUs = nullptr) const;
+
+private:
+  friend std::vector<PrefillChunk> planPrefill(const std::vector<StepShape> &, int64_t, int64_t);
+  struct Last {
+    size_t step = 0;
+    int64_t tokens = 0; ///< real tokens in the last step
+    double cost = 0;
+  };
+  struct Choice {
+    bool valid = false;
+    Last last;
+  };
+  std::optional<Last> last(int64_t promptLength) const;
+  std::vector<StepShape> candidates_; ///< largest first
+  std::vector<double> full_;          ///< least cost of covering m tokens with full steps
+  std::vector<int> fullChoice_;       ///< index into candidates_ of that plan's first step; -1
+  std::vector<Choice> lasts_;         ///< the last step of each prompt length's plan
+  int64_t capacity_ = 0;
+  bool byTime_ = false;
+};
 
 /// The cache's blocks, handed out lowest id first. With `reserveSpare` the last block is kept
 /// as the spare that padding rows and unused block-table entries point at (spare() is its id);

@@ -13,6 +13,8 @@
 
 #include "TestArtifact.h"
 #include <gtest/gtest.h>
+
+#include <limits>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1143,6 +1145,33 @@ TEST(ArtifactPrograms, EachProgramIsAnArtifactThatKeepsTheFileAlive) {
   kiln_artifact_release(twice);
   EXPECT_EQ(kiln_artifact_input_count(once), 1u);
   kiln_artifact_release(once);
+}
+
+// Program.estimated_us / Model.estimated_us (the compiler's time estimates the prefill plan
+// compares): read per program; absent (an older file), negative or NaN read as 0.
+TEST(ArtifactPrograms, EstimatedTimePerProgram) {
+  std::string path = kiln::test::writeTempFile(
+      "estimates.kiln", twoProgramFile([](fb::ModelT &m) {
+        m.estimated_us = 12.5f;
+        m.programs[0]->estimated_us = 40.0f;
+      }));
+  kiln_artifact_t *artifact = nullptr;
+  ASSERT_EQ(kiln_artifact_open(path.c_str(), &artifact), nullptr);
+  kiln_artifact_t *twice = nullptr;
+  ASSERT_EQ(kiln_artifact_find_program(artifact, "twice", &twice), nullptr);
+  EXPECT_DOUBLE_EQ(kiln_artifact_program_estimated_us(artifact), 12.5);
+  EXPECT_DOUBLE_EQ(kiln_artifact_program_estimated_us(twice), 40.0);
+  kiln_artifact_release(twice);
+  kiln_artifact_release(artifact);
+  EXPECT_EQ(kiln_artifact_program_estimated_us(nullptr), 0.0);
+  for (float bad : {0.0f, -3.0f, std::numeric_limits<float>::quiet_NaN(),
+                    std::numeric_limits<float>::infinity()}) {
+    std::string badPath = kiln::test::writeTempFile(
+        "bad-estimates.kiln", twoProgramFile([&](fb::ModelT &m) { m.estimated_us = bad; }));
+    ASSERT_EQ(kiln_artifact_open(badPath.c_str(), &artifact), nullptr);
+    EXPECT_EQ(kiln_artifact_program_estimated_us(artifact), 0.0) << bad;
+    kiln_artifact_release(artifact);
+  }
 }
 
 TEST(ArtifactPrograms, RejectsBadPrograms) {

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -84,6 +85,111 @@ TEST(GeneratePlan, TokensRunMatchesThePlanForEveryPrompt) {
         ASSERT_EQ(prefillTokensRun(*set, p, capacity), planned)
             << "prompt " << p << ", capacity " << capacity << ", " << set->size() << " steps";
       }
+}
+
+/// defaultSteps with the program latencies measured on the H200 (0.8B Llama, session 22, CUDA
+/// graph p50 in us; decode_b2 and _b4 between b1's and b8's).
+std::vector<StepShape> timedSteps() {
+  return {{0, 1, 1, 830},     {1, 2, 1, 900},     {2, 4, 1, 1100}, {3, 8, 1, 1933},
+          {4, 1, 2048, 8000}, {5, 1, 256, 1946}, {6, 1, 32, 1114}};
+}
+
+/// The least summed cost over every plan of whole steps with only the last one padded, by
+/// exhaustive recursion (small prompts only): what the time plan must reach.
+double bruteForceCost(const std::vector<StepShape> &steps, int64_t start, int64_t prompt,
+                      int64_t capacity) {
+  if (start >= prompt)
+    return 0;
+  double best = std::numeric_limits<double>::infinity();
+  for (const StepShape &s : steps) {
+    const bool prefill = s.batch == 1 && s.tokens > 1, single = s.tokens == 1 && s.batch == 1;
+    if ((!prefill && !single) || start + s.tokens > capacity)
+      continue;
+    if (start + s.tokens >= prompt)
+      best = std::min(best, s.costUs); // the last step, padded or exactly full
+    else
+      best = std::min(best, s.costUs + bruteForceCost(steps, start + s.tokens, prompt, capacity));
+  }
+  return best;
+}
+
+double planCost(const std::vector<PrefillChunk> &plan, const std::vector<StepShape> &steps) {
+  double cost = 0;
+  for (const PrefillChunk &c : plan)
+    cost += steps[c.step].costUs;
+  return cost;
+}
+
+TEST(GeneratePlan, PrefillByTimePadsOneLargeChunkWhereItIsFaster) {
+  auto steps = timedSteps();
+  // One chunk of 256 (1.95 ms), not 4 of 32 (4.46 ms); one of 2048 (8.0 ms), not 6 x 256 + 6 x 32.
+  EXPECT_EQ(describe(planPrefill(steps, 128, 2304), steps), "256:0+128");
+  EXPECT_EQ(describe(planPrefill(steps, 40, 2304), steps), "256:0+40");
+  // 33 tokens: one step of 1 and one of 32 (1.944 ms) against a padded 256 (1.946 ms).
+  EXPECT_EQ(describe(planPrefill(steps, 33, 2304), steps), "1:0+1 32:1+32");
+  EXPECT_EQ(describe(planPrefill(steps, 1700, 2304), steps), "2048:0+1700");
+  EXPECT_EQ(describe(planPrefill(steps, 1024, 2304), steps),
+            "256:0+256 256:256+256 256:512+256 256:768+256");
+  EXPECT_EQ(describe(planPrefill(steps, 300, 2304), steps), "256:0+256 256:256+44");
+  // Where one step is exactly full nothing changes.
+  EXPECT_EQ(describe(planPrefill(steps, 32, 2304), steps), "32:0+32");
+  EXPECT_EQ(describe(planPrefill(steps, 1, 2304), steps), "1:0+1");
+  EXPECT_EQ(describe(planPrefill(steps, 4000, 4096), steps), "2048:0+2048 2048:2048+1952");
+  // The padded end stays within the cache: 2047 tokens of a 2047-token cache cannot pad to 2048.
+  std::vector<PrefillChunk> nearEnd = planPrefill(steps, 2047, 2047);
+  ASSERT_FALSE(nearEnd.empty());
+  EXPECT_EQ(nearEnd.back().start + nearEnd.back().tokens, 2047);
+  for (const PrefillChunk &c : nearEnd)
+    EXPECT_LE(c.start + steps[c.step].tokens, 2047) << describe(nearEnd, steps);
+  EXPECT_TRUE(planPrefill(steps, 0, 2048).empty());
+  EXPECT_TRUE(planPrefill(steps, 41, 40).empty());
+}
+
+// Against exhaustive search: the plan covers the prompt exactly once, in order, pads only its
+// last step, stays in the cache, and costs the least any such plan costs.
+TEST(GeneratePlan, PrefillByTimeIsTheCheapestPlan) {
+  std::vector<StepShape> steps = {{0, 1, 1, 300}, {1, 1, 8, 500}, {2, 1, 20, 900}};
+  for (int64_t capacity : {int64_t(25), int64_t(60)})
+    for (int64_t p = 1; p <= capacity; ++p) {
+      std::vector<PrefillChunk> plan = planPrefill(steps, p, capacity);
+      ASSERT_FALSE(plan.empty()) << p;
+      int64_t at = 0;
+      for (size_t i = 0; i < plan.size(); ++i) {
+        EXPECT_EQ(plan[i].start, at);
+        EXPECT_LE(plan[i].start + steps[plan[i].step].tokens, capacity);
+        if (i + 1 < plan.size())
+          EXPECT_EQ(plan[i].tokens, steps[plan[i].step].tokens) << "only the last step pads";
+        at += plan[i].tokens;
+      }
+      EXPECT_EQ(at, p);
+      EXPECT_NEAR(planCost(plan, steps), bruteForceCost(steps, 0, p, capacity), 1e-6)
+          << "prompt " << p << ", capacity " << capacity << ": " << describe(plan, steps);
+    }
+}
+
+// PrefillCosts (kiln_generator_prefill_waste's table) gives every prompt's plan tokens and cost;
+// an artifact without estimates (a step of cost 0) keeps the padding plan.
+TEST(GeneratePlan, PrefillCostsMatchThePlanForEveryPrompt) {
+  auto steps = timedSteps();
+  for (int64_t capacity : {int64_t(40), int64_t(300), int64_t(2304)}) {
+    PrefillCosts costs(steps, capacity, capacity);
+    ASSERT_TRUE(costs.byTime());
+    for (int64_t p = 1; p <= capacity; ++p) {
+      std::vector<PrefillChunk> plan = planPrefill(steps, p, capacity);
+      int64_t planned = 0;
+      for (const PrefillChunk &c : plan)
+        planned += steps[c.step].tokens;
+      double cost = 0;
+      ASSERT_EQ(costs.tokensRun(p, &cost), planned) << p;
+      ASSERT_EQ(prefillTokensRun(steps, p, capacity), planned) << p;
+      ASSERT_NEAR(cost, planCost(plan, steps), 1e-6) << p;
+    }
+  }
+  auto untimed = timedSteps();
+  untimed[5].costUs = 0;
+  EXPECT_FALSE(PrefillCosts(untimed, 100, 2304).byTime());
+  EXPECT_EQ(describe(planPrefill(untimed, 100, 2304), untimed),
+            describe(planPrefill(defaultSteps(), 100, 2304), defaultSteps()));
 }
 
 TEST(GeneratePlan, WithoutPrefillProgramsPromptsGoOneTokenPerStep) {

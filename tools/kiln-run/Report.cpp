@@ -121,6 +121,8 @@ void writeArtifactJson(JsonWriter &json, const kiln_artifact_t *artifact) {
     json.field("launches", static_cast<unsigned long long>(kiln_artifact_launch_count(program)));
     json.field("arena_bytes",
                static_cast<unsigned long long>(kiln_artifact_arena_bytes(program)));
+    if (double us = kiln_artifact_program_estimated_us(program); us > 0)
+      json.field("estimated_us", us);
     json.endObject();
     kiln_artifact_release(program);
   }

@@ -531,6 +531,8 @@ struct GenerationInfo {
   size_t wastePrompts = 0;
   double meanWaste = 0, tokenWaste = 0;
   std::string wasteError; ///< why the padding is not known, when it is not
+  /// Every program has the compiler's time estimate, so kiln_generate cuts prompts by time.
+  bool planByTime = false;
 };
 constexpr size_t kInfoWastePrompts = size_t(1) << 20;
 
@@ -545,6 +547,17 @@ GenerationInfo describeGeneration(const kiln_artifact_t *artifact) {
     return g;
   }
   g.isGeneration = true;
+  g.planByTime = true;
+  for (size_t p = 0; p < kiln_artifact_program_count(artifact); ++p) {
+    kiln_artifact_t *program = nullptr;
+    if (kiln_status_t status = kiln_artifact_program(mutableArtifact, p, &program)) {
+      kiln_status_free(status);
+      g.planByTime = false;
+      continue;
+    }
+    g.planByTime = g.planByTime && kiln_artifact_program_estimated_us(program) > 0;
+    kiln_artifact_release(program);
+  }
   g.wastePrompts = std::min(g.maxSeqLen, kInfoWastePrompts);
   if (kiln_status_t status = kiln_generator_prefill_waste(mutableArtifact, g.wastePrompts,
                                                           &g.meanWaste, &g.tokenWaste)) {
@@ -578,9 +591,14 @@ void printInfo(const kiln_artifact_t *artifact) {
         kiln_status_free(status);
       else
         shape = ", input_ids " + describe(ids);
-      std::printf("  %zu: %s (%zu launches%s, arena %llu bytes)\n", p,
+      // The compiler's estimate, which the generation loop's prefill plan compares.
+      char estimate[48] = "";
+      if (double us = kiln_artifact_program_estimated_us(program); us > 0)
+        std::snprintf(estimate, sizeof estimate, ", est. %.1f us", us);
+      std::printf("  %zu: %s (%zu launches%s, arena %llu bytes%s)\n", p,
                   kiln_artifact_program_name(program), kiln_artifact_launch_count(program),
-                  shape.c_str(), static_cast<unsigned long long>(kiln_artifact_arena_bytes(program)));
+                  shape.c_str(), static_cast<unsigned long long>(kiln_artifact_arena_bytes(program)),
+                  estimate);
       kiln_artifact_release(program);
     }
     // A generation artifact: the padding its prefill programs add over every prompt length.
@@ -590,9 +608,11 @@ void printInfo(const kiln_artifact_t *artifact) {
                   g.maxBatch, g.maxBatch == 1 ? "" : "s", g.maxSeqLen, g.wasteError.c_str());
     else if (g.isGeneration)
       std::printf("generation: up to %zu sequence%s of %zu tokens; prefill padding over prompts "
-                  "1..%zu: mean %.1f%% per prompt, %.1f%% of the tokens run\n",
+                  "1..%zu: mean %.1f%% per prompt, %.1f%% of the tokens run (prompts cut into "
+                  "chunks by %s)\n",
                   g.maxBatch, g.maxBatch == 1 ? "" : "s", g.maxSeqLen, g.wastePrompts,
-                  100 * g.meanWaste, 100 * g.tokenWaste);
+                  100 * g.meanWaste, 100 * g.tokenWaste,
+                  g.planByTime ? "the programs' estimated time" : "the least padding");
   }
   kiln_tensor_info_t info;
   std::printf("inputs: %zu\n", kiln_artifact_input_count(artifact));
@@ -1464,6 +1484,7 @@ void describeArtifact(const Options &options, const kiln_artifact_t *artifact) {
         json.field("prefill_waste_prompts", static_cast<uint64_t>(g.wastePrompts));
         json.field("prefill_mean_waste", g.meanWaste);
         json.field("prefill_token_waste", g.tokenWaste);
+        json.field("prefill_plan", g.planByTime ? "time" : "padding");
       } else {
         json.field("prefill_waste_error", g.wasteError);
       }

@@ -411,6 +411,12 @@ size_t kiln_artifact_program_count(const kiln_artifact_t *artifact);
 /// lives.
 const char *kiln_artifact_program_name(const kiln_artifact_t *artifact);
 
+/// The program's time in microseconds as the compiler estimated it from its target's rates
+/// (a roofline per launch plus a cost per launch; docs/artifact.md, Program.estimated_us): for
+/// comparing the programs of one artifact (kiln_generate's prefill plan uses it), not a
+/// measurement. 0 when the artifact has no estimate (written before session 22) and for NULL.
+double kiln_artifact_program_estimated_us(const kiln_artifact_t *artifact);
+
 /// Program `index` (0 .. kiln_artifact_program_count - 1) of the artifact `artifact` belongs to,
 /// retained: release it with kiln_artifact_release. KILN_NOT_FOUND when index is out of range,
 /// KILN_INVALID_ARGUMENT for NULL pointers; *out_program is NULL on error.
