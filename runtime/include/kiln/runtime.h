@@ -1039,8 +1039,9 @@ kiln_status_t kiln_tp_group_for_each_rank(kiln_tp_group_t *group, kiln_tp_rank_c
  *
  * A generator runs the programs of a `kiln-compile --kv-cache` artifact as a text-generation loop:
  * it owns the KV cache (each layer's pools, allocated once and shared by every program's session),
- * hands out its blocks to sequences, prefills each prompt in chunks through the prefill programs,
- * then decodes all sequences together, one token per step, through the smallest decode program
+ * hands out its blocks to sequences, prefills each prompt in chunks through the prefill programs
+ * (the chunks of least summed kiln_artifact_program_estimated_us, only the last one padded; by
+ * the least padding when the artifact has no estimates), then decodes all sequences together, one token per step, through the smallest decode program
  * whose batch holds them (extra rows are padding that writes into a spare block), and picks each
  * next token (greedy or sampled) until a stop token, the token limit, or cancellation.
  * An artifact of one program works too: a decode step of batch B (B sequences at most; prompts
@@ -1128,7 +1129,9 @@ kiln_status_t kiln_generator_limits(kiln_artifact_t *artifact, size_t *out_max_b
 
 /// The padding the prefill programs of `artifact` add (no GPU): for every prompt length P in
 /// 1..max_prompt_length (0: the most tokens a sequence may hold), the prompt is cut into chunks
-/// as kiln_generate cuts it, and the padded tokens over the tokens run give P's waste.
+/// as kiln_generate cuts it (by the programs' estimated time when the artifact has estimates:
+/// padding is then chosen where it saves time), and the padded tokens over the tokens run give
+/// P's waste.
 /// *out_mean_waste is the mean over P of that fraction, *out_token_waste all padded tokens over
 /// all tokens run. Errors: KILN_INVALID_ARGUMENT for NULL pointers, max_prompt_length larger
 /// than a sequence holds, or as kiln_generator_limits.
