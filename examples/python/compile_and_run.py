@@ -43,7 +43,11 @@ def main(argv: list[str]) -> int:
         print(f"compile failed:\n{error}", file=sys.stderr)
         return 1
     if args.output:
-        artifact.save(args.output)
+        try:
+            artifact.save(args.output)
+        except kiln.FileError as error:
+            print(f"save failed: {error}", file=sys.stderr)
+            return 1
     report = artifact.report
     print(f"compiled {args.model} in {report['total_ms']:.0f} ms: {len(artifact.kernels)} kernels, "
           f"arena {artifact.arena_bytes} bytes, weights {artifact.weights_bytes} bytes")

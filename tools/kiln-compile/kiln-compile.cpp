@@ -410,6 +410,23 @@ int main(int argc, char **argv) {
                                            "prefill chunk over the KV cache)")
                              : "with " + offWhy)
           << "\n";
+    // Given on the command line with a cache it cannot read: fp32 storage, or blocks that fit
+    // neither the 64- nor the 128-key tile (a multiple of the tile, or a multiple of 8 dividing
+    // it; kiln-select-tiles).
+    if (hopperPrefillAttention && hopperPrefillAttention.getNumOccurrences() &&
+        passPipeline.empty() && offWhy.empty() && kvCache) {
+      const int64_t block = maxSeqLen > 0 ? std::min<int64_t>(kvBlockSize, maxSeqLen) : kvBlockSize;
+      if (precision == kiln::Precision::FP32 || precision == kiln::Precision::TF32)
+        WithColor::warning(errs(), "kiln-compile")
+            << "--hopper-prefill-attention has no effect with --precision "
+            << (precision == kiln::Precision::FP32 ? "fp32" : "tf32")
+            << ": the KV cache is fp32 and the Hopper attention reads fp16 or bf16\n";
+      else if (block > 0 && block % 64 != 0 && !(block % 8 == 0 && 128 % block == 0))
+        WithColor::warning(errs(), "kiln-compile")
+            << "--hopper-prefill-attention has no effect with cache blocks of " << block
+            << " tokens: the Hopper kernel's 64- and 128-key tiles need blocks of 8, 16, 32, 64 "
+               "or a multiple of 64 tokens (--kv-block-size)\n";
+    }
   }
   if (kvCache && passPipeline.empty()) {
     if (maxSeqLen <= 0)
