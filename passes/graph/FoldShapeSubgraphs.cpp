@@ -33,7 +33,11 @@ static LogicalResult verifyConstantIndices(Operation *op, Value indices, int64_t
     int64_t i = v.getSExtValue();
     if (i < -dim || i >= dim)
       return op->emitError() << "index " << i << " is out of range for a dimension of size " << dim
-                             << " (valid: [" << -dim << ", " << dim << "))";
+                             << " (valid: [" << -dim << ", " << dim
+                             << ")); the indices are constant at these input shapes, so an input "
+                                "dimension may be too large for the model (e.g. a sequence longer "
+                                "than a position table of "
+                             << dim << " rows)";
   }
   return success();
 }

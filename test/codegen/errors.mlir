@@ -14,7 +14,7 @@
 // Errors found by passes name the ONNX node (from the op's location) and
 // print no IR: a GPT-2 position table of 128 rows compiled for 200 tokens.
 // RUN: not kiln-compile %S/../../examples/models/gpt2_tiny.onnx --shape input_ids=1x200 -o %t.kiln 2>&1 | FileCheck %s --check-prefix=RANGE
-// RANGE: gpt2_tiny.onnx: error: node 'node_embedding_1' (Gather): index 128 is out of range for a dimension of size 128 (valid: [-128, 128))
+// RANGE: gpt2_tiny.onnx: error: node 'node_embedding_1' (Gather): index 128 is out of range for a dimension of size 128 (valid: [-128, 128)); the indices are constant at these input shapes, so an input dimension may be too large for the model (e.g. a sequence longer than a position table of 128 rows)
 // RANGE-NOT: see current operation
 // RANGE: kiln-compile: error: the kiln pass pipeline failed
 

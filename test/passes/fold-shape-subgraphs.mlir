@@ -52,7 +52,7 @@ func.func @position_out_of_range(%table: tensor<128x8xf32>) -> tensor<200x8xf32>
   %n = kiln.constant dense<200> : tensor<i64>
   %o = kiln.constant dense<1> : tensor<i64>
   %pos = kiln.range %z, %n, %o : tensor<i64>, tensor<i64>, tensor<i64> -> tensor<200xi64>
-  // expected-error @+1 {{index 128 is out of range for a dimension of size 128 (valid: [-128, 128))}}
+  // expected-error @+1 {{index 128 is out of range for a dimension of size 128 (valid: [-128, 128)); the indices are constant at these input shapes, so an input dimension may be too large for the model (e.g. a sequence longer than a position table of 128 rows)}}
   %e = kiln.gather %table, %pos {axis = 0 : i64} : tensor<128x8xf32>, tensor<200xi64> -> tensor<200x8xf32>
   return %e : tensor<200x8xf32>
 }
