@@ -111,6 +111,14 @@ def test_bad_shape_spec(gpt2_path):
     assert isinstance(info.value, ValueError) and isinstance(info.value, kiln.CompileError)
 
 
+def test_non_positive_dims_are_named_in_python_terms(gpt2_path):
+    for dims in [(1, -4), (0, 8)]:
+        with pytest.raises(kiln.CompileOptionError) as info:
+            kiln.compile(gpt2_path, shapes={"input_ids": dims})
+        assert str(info.value).startswith(f"invalid shapes['input_ids'] {dims!r}: dim ")
+        assert "--shape" not in str(info.value)
+
+
 def test_shape_of_unknown_input(gpt2_path):
     with pytest.raises(kiln.CompileError) as info:
         kiln.compile(gpt2_path, shapes={"foo": (1, 8)})
