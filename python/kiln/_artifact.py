@@ -223,38 +223,23 @@ class Artifact:
 
     def _check_values(self, name: str, array: Optional[np.ndarray]) -> None:
         """An integer input with a value range (token ids into an embedding table): every
-        element inside it, as kiln-run checks its .npy inputs; a range [0, R - 1] of a data input
-        also allows -R..-1 (ONNX Gather counts them from the end). InvalidArgumentError naming
-        the first element outside otherwise (a kernel would read a clamped row). `array`: the
-        host values, or None where they are on a device (not checked)."""
+        element inside it, by the runtime's kiln_artifact_check_input_values (what kiln-run
+        checks its .npy inputs with); a range [0, R - 1] of a data input also allows -R..-1
+        (ONNX Gather counts them from the end). InvalidArgumentError naming the first element
+        outside otherwise (a kernel would read a clamped row). `array`: the host values, or None
+        where they are on a device (not checked)."""
         if array is None or array.dtype.kind not in "iu" or array.size == 0:
             return
-        try:
-            info = self._info(True, name)
-        except Exception:  # an unknown name: the extension reports it with the input list
+        for index, info in enumerate(self.inputs):
+            if info.name == name:
+                break
+        else:  # an unknown name: the extension reports it with the input list
             return
         if (info.value_range is None or array.shape != tuple(info.shape) or
-                array.dtype != info.numpy_dtype):
+                array.dtype.newbyteorder("=") != info.numpy_dtype):
             return  # no range, or a shape or dtype error the extension reports
-        lo, hi = info.value_range
-        table = info.role == "data" and lo == 0
-        allowed_lo = -(hi + 1) if table else lo
-        if array.dtype.kind == "u":
-            allowed_lo = max(allowed_lo, 0)
-        outside = np.flatnonzero((array < allowed_lo) | (array > hi))
-        if outside.size == 0:
-            return
-        first = int(outside[0])
-        where = ", ".join(str(int(i)) for i in np.unravel_index(first, array.shape))
-        value = int(array.reshape(-1)[first])
-        rows = hi + 1
-        raise InvalidArgumentError(
-            f"input '{name}' " + (f"element [{where}] " if array.ndim else "") +
-            f"is {value}, outside [{lo}, {hi}], the values the artifact allows" +
-            (f" (the input indexes a table of {rows} entries; -{rows} to -1 count from the end)"
-             if table else "") +
-            f"; {outside.size} of {array.size} elements {'is' if outside.size == 1 else 'are'} "
-            f"outside")
+        little = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
+        self._handle.check_input_values(index, little.tobytes())  # InvalidArgumentError
 
     def _info(self, input: bool, name: str) -> TensorInfo:
         """Input (or output) `name`; the runtime's kiln.NotFoundError listing the names

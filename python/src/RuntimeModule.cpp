@@ -790,6 +790,12 @@ NB_MODULE(_runtime, m) {
             return checkTensorFor(a, false, name, ReadOnlyArray(array), bits);
           },
           nb::arg("name"), nb::arg("array"), nb::arg("bf16_bits") = false)
+      .def(
+          "check_input_values",
+          [](const Artifact &a, size_t index, nb::bytes data) {
+            check(kiln_artifact_check_input_values(a.get(), index, data.c_str(), data.size()));
+          },
+          nb::arg("index"), nb::arg("data"))
       .def("generator_limits", [](const Artifact &a) {
         size_t maxBatch = 0, maxSeqLen = 0;
         int hasRange = 0;

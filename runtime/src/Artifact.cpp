@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Artifact.h"
+#include "InputValues.h"
 
 #include "ArtifactHeader.h"
 #include "DType.h"
@@ -1328,6 +1329,32 @@ kiln_status_t kiln_artifact_launch_tensor_map_info(const kiln_artifact_t *artifa
   out_info->box = desc.box.data();
   out_info->swizzle = static_cast<kiln_tensor_map_swizzle_t>(desc.swizzle);
   return nullptr;
+}
+
+kiln_status_t kiln_artifact_check_input_values(const kiln_artifact_t *artifact, size_t index,
+                                               const void *data, size_t byte_size) {
+  if (!artifact || !data)
+    return kiln::makeStatus(KILN_INVALID_ARGUMENT,
+                            "kiln_artifact_check_input_values: artifact and data must be non-NULL");
+  if (index >= artifact->inputs.size())
+    return kiln::makeStatusF(KILN_NOT_FOUND, "input index %zu is out of range (%zu inputs)", index,
+                             artifact->inputs.size());
+  const kiln::TensorDesc &input = artifact->inputs[index];
+  if (byte_size != input.byteSize)
+    return kiln::makeStatusF(KILN_INVALID_ARGUMENT,
+                             "kiln_artifact_check_input_values: input '%s' has %llu bytes, not %zu",
+                             input.name.c_str(), static_cast<unsigned long long>(input.byteSize),
+                             byte_size);
+  kiln::InputValueRange range;
+  range.known = input.hasValueRange;
+  range.min = input.valueMin;
+  range.max = input.valueMax;
+  range.fromEnd = input.role == KILN_INPUT_ROLE_DATA;
+  std::string error;
+  if (kiln::checkInputValues(input.name, input.dtype, input.shape,
+                             static_cast<const uint8_t *>(data), byte_size, range, error))
+    return nullptr;
+  return kiln::makeStatus(KILN_INVALID_ARGUMENT, error);
 }
 
 kiln_status_t kiln_artifact_input_value_range(const kiln_artifact_t *artifact, size_t index,

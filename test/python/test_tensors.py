@@ -268,6 +268,10 @@ def test_token_ids_outside_the_embedding_table(gpt2_artifact):
 def test_big_endian_arrays(gpt2_artifact):
     # An input is converted (it is copied in anyway); an output buffer would get the wrong order.
     assert gpt2_artifact.check_input("input_ids", np.zeros((2, 8), ">i8")) == "host"
+    big = np.zeros((2, 8), ">i8")
+    big[0, 1] = 1000  # read in its own byte order by the value check too
+    with pytest.raises(kiln.InvalidArgumentError, match=r"element \[0, 1\] is 1000, outside"):
+        gpt2_artifact.check_input("input_ids", big)
     with pytest.raises(kiln.InvalidArgumentError) as info:
         gpt2_artifact.check_output("last_hidden_state", np.zeros((2, 8, 128), ">f4"))
     assert str(info.value) == ("output 'last_hidden_state' is f32[2, 8, 128], but the NumPy "

@@ -15,7 +15,9 @@
 #include "JsonWriter.h"
 #include "Npy.h"
 #include "Report.h"
+#include "InputValues.h"
 #include "TestArtifact.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -299,18 +301,19 @@ std::vector<uint8_t> integerBytes(kiln_dtype_t dtype, const std::vector<int64_t>
   return bytes;
 }
 
-/// gen::checkValues of `values` (`dtype`, `shape`) against `range`; the error, "" when allowed.
+/// kiln::checkInputValues (behind kiln_artifact_check_input_values) of `values` (`dtype`,
+/// `shape`) against `range`; the error, "" when allowed.
 std::string checkError(kiln_dtype_t dtype, const std::vector<int64_t> &shape,
-                       const std::vector<int64_t> &values, const gen::Range &range) {
+                       const std::vector<int64_t> &values, const kiln::InputValueRange &range) {
   std::vector<uint8_t> bytes = integerBytes(dtype, values);
   std::string error;
-  bool ok = gen::checkValues("ids", dtype, shape, bytes.data(), bytes.size(), range, error);
+  bool ok = kiln::checkInputValues("ids", dtype, shape, bytes.data(), bytes.size(), range, error);
   EXPECT_EQ(ok, error.empty()) << error;
   return error;
 }
 
-TEST(InputGen, CheckValuesNamesTheFirstElementOutside) {
-  gen::Range table{true, 0, 49};
+TEST(InputValues, CheckNamesTheFirstElementOutside) {
+  kiln::InputValueRange table{true, 0, 49};
   EXPECT_EQ(checkError(KILN_DTYPE_I64, {2, 3}, {0, 1, 2, 49, 70, 50}, table),
             "input 'ids' element [1, 1] is 70, outside [0, 49], the values the artifact allows "
             "(the input indexes a table of 50 entries; -50 to -1 count from the end); 2 of 6 "
@@ -323,41 +326,74 @@ TEST(InputGen, CheckValuesNamesTheFirstElementOutside) {
   EXPECT_EQ(checkError(KILN_DTYPE_I32, {}, {50}, table).rfind("input 'ids' is 50, outside", 0), 0u);
 }
 
-TEST(InputGen, CheckValuesAllowsTheTableAndNegativeIndicesFromTheEnd) {
-  gen::Range table{true, 0, 49};
+TEST(InputValues, CheckAllowsTheTableAndNegativeIndicesFromTheEnd) {
+  kiln::InputValueRange table{true, 0, 49};
   for (kiln_dtype_t dtype : {KILN_DTYPE_I64, KILN_DTYPE_I32, KILN_DTYPE_I16, KILN_DTYPE_I8})
     EXPECT_EQ(checkError(dtype, {4}, {0, 49, -1, -50}, table), "") << kiln_dtype_name(dtype);
   // Narrow signed dtypes are sign-extended: i8 -51 is outside, i8 -50 is not.
   EXPECT_NE(checkError(KILN_DTYPE_I8, {1}, {-51}, table), "");
   EXPECT_NE(checkError(KILN_DTYPE_I16, {2}, {1, 50}, table), "");
   // Unsigned dtypes are read unsigned: u8 255 is not -1, u64 2^63 is not negative.
-  EXPECT_EQ(checkError(KILN_DTYPE_U8, {1}, {255}, gen::Range{true, 0, 255}), "");
+  EXPECT_EQ(checkError(KILN_DTYPE_U8, {1}, {255}, kiln::InputValueRange{true, 0, 255}), "");
   EXPECT_NE(checkError(KILN_DTYPE_U8, {1}, {255}, table).find(" is 255, outside"),
             std::string::npos);
   EXPECT_NE(checkError(KILN_DTYPE_U64, {1}, {INT64_MIN}, table).find(" is 9223372036854775808,"),
             std::string::npos);
   // A range that does not start at 0 is no table index: exactly [min, max].
-  gen::Range other{true, 5, 9};
+  kiln::InputValueRange other{true, 5, 9, false};
   EXPECT_EQ(checkError(KILN_DTYPE_I64, {2}, {5, 9}, other), "");
   EXPECT_EQ(checkError(KILN_DTYPE_I64, {1}, {-1}, other),
             "input 'ids' element [0] is -1, outside [5, 9], the values the artifact allows; 1 of 1 "
             "elements is outside");
   // The widest table: [0, 2^63 - 1] allows every i64.
-  EXPECT_EQ(checkError(KILN_DTYPE_I64, {2}, {INT64_MIN, INT64_MAX}, gen::Range{true, 0, INT64_MAX}),
+  EXPECT_EQ(checkError(KILN_DTYPE_I64, {2}, {INT64_MIN, INT64_MAX}, kiln::InputValueRange{true, 0, INT64_MAX}),
             "");
 }
 
-TEST(InputGen, CheckValuesSkipsUnrangedFloatAndBoolInputs) {
+TEST(InputValues, CheckSkipsUnrangedFloatAndBoolInputs) {
   std::string error;
   std::vector<uint8_t> big = integerBytes(KILN_DTYPE_I64, {1000000});
-  EXPECT_TRUE(
-      gen::checkValues("m", KILN_DTYPE_I64, {1}, big.data(), big.size(), gen::Range(), error));
+  EXPECT_TRUE(kiln::checkInputValues("m", KILN_DTYPE_I64, {1}, big.data(), big.size(),
+                                     kiln::InputValueRange(), error));
   float f = 1e9f;
-  EXPECT_TRUE(gen::checkValues("x", KILN_DTYPE_F32, {1}, reinterpret_cast<uint8_t *>(&f), 4,
-                               gen::Range{true, 0, 1}, error));
+  EXPECT_TRUE(kiln::checkInputValues("x", KILN_DTYPE_F32, {1}, reinterpret_cast<uint8_t *>(&f), 4,
+                                     kiln::InputValueRange{true, 0, 1}, error));
   uint8_t flag = 1;
-  EXPECT_TRUE(gen::checkValues("b", KILN_DTYPE_BOOL, {1}, &flag, 1, gen::Range{true, 0, 0}, error));
+  EXPECT_TRUE(kiln::checkInputValues("b", KILN_DTYPE_BOOL, {1}, &flag, 1,
+                                     kiln::InputValueRange{true, 0, 0}, error));
   EXPECT_TRUE(error.empty()) << error;
+}
+
+// The C API: the artifact's range and role, its byte size, errors.
+TEST(InputValues, ArtifactChecksHostValuesOfAnInput) {
+  kiln_artifact_t *artifact = openFile(describedFile(), "check-values.kiln");
+  ASSERT_NE(artifact, nullptr);
+  std::vector<uint8_t> inside = integerBytes(KILN_DTYPE_I64, {0, 49, -1, -50});
+  EXPECT_EQ(kiln_artifact_check_input_values(artifact, 1, inside.data(), inside.size()), nullptr);
+  std::vector<uint8_t> outside = integerBytes(KILN_DTYPE_I64, {0, 50, 7, 99});
+  kiln_status_t status =
+      kiln_artifact_check_input_values(artifact, 1, outside.data(), outside.size());
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  EXPECT_STREQ(kiln_status_message(status),
+               "input 'ids' element [1] is 50, outside [0, 49], the values the artifact allows "
+               "(the input indexes a table of 50 entries; -50 to -1 count from the end); 2 of 4 "
+               "elements are outside");
+  kiln_status_free(status);
+  status = kiln_artifact_check_input_values(artifact, 1, inside.data(), 8);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(kiln_status_message(status)).find("has 32 bytes, not 8"), std::string::npos)
+      << kiln_status_message(status);
+  kiln_status_free(status);
+  status = kiln_artifact_check_input_values(artifact, 2, inside.data(), inside.size());
+  EXPECT_EQ(kiln_status_code(status), KILN_NOT_FOUND);
+  kiln_status_free(status);
+  status = kiln_artifact_check_input_values(nullptr, 1, inside.data(), inside.size());
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  kiln_status_free(status);
+  status = kiln_artifact_check_input_values(artifact, 1, nullptr, inside.size());
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  kiln_status_free(status);
+  kiln_artifact_release(artifact);
 }
 
 TEST(InputGen, NegativeConstantsCountFromTheEnd) {

@@ -72,19 +72,6 @@ struct Range {
 bool generate(const Spec &spec, const std::string &name, kiln_dtype_t dtype, uint64_t count,
               const Range &range, std::vector<uint8_t> &out, std::string &error);
 
-/// Checks the values of integer input `name` (`dtype`, `shape`, `data` little-endian, C order,
-/// `bytes` = element size x element count) against `range`: true when the range is unknown, the
-/// dtype is not an integer dtype (floats, bool), or every element is allowed. A range [0, R - 1]
-/// (what kiln-compile records for an input that indexes a table of R rows) allows [-R, R - 1]:
-/// ONNX Gather counts negative indices from the end, and so do kiln's kernels; any other range
-/// allows [min, max]. Otherwise false with `error` naming the input, the first element outside
-/// (its position and value), the range and the count: "input 'input_ids' element [0, 2] is 5000,
-/// outside [0, 999], the values the artifact allows (the input indexes a table of 1000 entries;
-/// -1000 to -1 count from the end); 3 of 16 elements are outside". (A kernel would read a
-/// clamped row for such an index, where onnxruntime rejects the input.)
-bool checkValues(const std::string &name, kiln_dtype_t dtype, const std::vector<int64_t> &shape,
-                 const uint8_t *data, size_t bytes, const Range &range, std::string &error);
-
 /// IEEE binary16 bits of `value` (round to nearest even; overflow to infinity).
 uint16_t floatToHalf(float value);
 

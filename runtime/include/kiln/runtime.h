@@ -464,11 +464,24 @@ const char *kiln_input_role_name(kiln_input_role_t role);
 /// else 0 (and the bounds 0). KILN_NOT_FOUND if index >= input count, KILN_INVALID_ARGUMENT for
 /// NULL pointers. The runtime does not check inputs against it (kiln_session_set_input copies the
 /// bytes as they are, and a kernel reads an index outside the table as the nearest row): an
-/// application that takes token ids from outside checks them itself; kiln-run checks every
-/// input before its run (docs/runtime.md, kiln-run).
+/// application that takes token ids from outside checks them with
+/// kiln_artifact_check_input_values, as kiln-run and the Python package do before a run.
 kiln_status_t kiln_artifact_input_value_range(const kiln_artifact_t *artifact, size_t index,
                                               int *out_has_range, int64_t *out_min,
                                               int64_t *out_max);
+
+/// Checks host values for input `index` (`byte_size` bytes: the input's whole tensor, its dtype,
+/// little-endian, C order) against the input's value range (kiln_artifact_input_value_range).
+/// A range [0, R - 1] of an input with role KILN_INPUT_ROLE_DATA (it indexes a table of R rows)
+/// also allows -R .. -1, counted from the end as ONNX Gather counts them; other ranges allow
+/// [min, max]. Inputs without a range, float and bool inputs always pass. NULL when every value
+/// is allowed; KILN_INVALID_ARGUMENT naming the input, the first element outside (its position
+/// and value), the range and how many are outside ("input 'input_ids' element [0, 2] is 5000,
+/// outside [0, 999], the values the artifact allows (the input indexes a table of 1000 entries;
+/// -1000 to -1 count from the end); 3 of 16 elements are outside"), also for NULL arguments and
+/// a byte_size other than the input's; KILN_NOT_FOUND if index >= input count. O(elements).
+kiln_status_t kiln_artifact_check_input_values(const kiln_artifact_t *artifact, size_t index,
+                                               const void *data, size_t byte_size);
 
 /*===----------------------------------------------------------------------===*
  * Tensor parallelism
