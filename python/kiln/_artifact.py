@@ -314,6 +314,25 @@ class Artifact:
         return {"max_batch": max_batch, "max_seq_len": max_seq_len,
                 "token_range": tuple(token_range) if token_range is not None else None}
 
+    def prefill_waste(self, max_prompt_length: int = 0) -> dict:
+        """The padding Session.generate's prefill chunks add, without a GPU, over prompt lengths
+        1..max_prompt_length (0: the most tokens a sequence holds): {"mean" (of each prompt's
+        padded share of the tokens it runs), "tokens" (padded tokens over all tokens run),
+        "plan" ("time" when the programs carry the compiler's time estimates and prompts are cut
+        by them, else "padding")} (kiln_generator_prefill_waste). :class:`kiln.InvalidArgumentError`
+        for an artifact not compiled with kv_cache=True or a length past max_seq_len."""
+        n = _args.integer("max_prompt_length", max_prompt_length, _ARG_ERRORS, low=0)
+        mean, tokens = self._handle.generator_prefill_waste(n)
+        by_time = all(self._handle.program(i).estimated_us > 0
+                      for i in range(self._handle.program_count))
+        return {"mean": mean, "tokens": tokens, "plan": "time" if by_time else "padding"}
+
+    @property
+    def estimated_us(self) -> float:
+        """The compiler's estimate of one run of this program in microseconds (what the prefill
+        plan compares; not a measurement); 0.0 for artifacts compiled before it was written."""
+        return self._handle.estimated_us
+
     @property
     def report(self) -> Optional[dict]:
         """What the compile reported, for artifacts returned by :func:`kiln.compile`: kernel

@@ -796,6 +796,16 @@ NB_MODULE(_runtime, m) {
             check(kiln_artifact_check_input_values(a.get(), index, data.c_str(), data.size()));
           },
           nb::arg("index"), nb::arg("data"))
+      .def_prop_ro("estimated_us",
+                   [](const Artifact &a) { return kiln_artifact_program_estimated_us(a.get()); })
+      .def(
+          "generator_prefill_waste",
+          [](const Artifact &a, size_t maxPromptLength) {
+            double mean = 0, tokens = 0;
+            check(kiln_generator_prefill_waste(a.get(), maxPromptLength, &mean, &tokens));
+            return nb::make_tuple(mean, tokens);
+          },
+          nb::arg("max_prompt_length"))
       .def("generator_limits", [](const Artifact &a) {
         size_t maxBatch = 0, maxSeqLen = 0;
         int hasRange = 0;

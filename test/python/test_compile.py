@@ -221,6 +221,23 @@ def test_generation_artifact(decode_artifact):
     assert [o.name for o in a.outputs][0] in ("logits", "next_token")
 
 
+def test_prefill_waste_and_estimates(gpt2_path):
+    causal = gpt2_path.parents[2] / "test" / "models" / "llama_tiny_causal_past_dynamo.onnx"
+    if not causal.exists():
+        pytest.skip(f"{causal} not present")
+    a = kiln.compile(causal, shapes="input_ids=1..3x1..40", kv_cache=True, max_seq_len=64)
+    # What kiln-run --info prints for the same artifact (test/cli/kv-cache-programs.test).
+    waste = a.prefill_waste()
+    assert waste["plan"] == "time"
+    assert round(waste["mean"], 3) == 0.3 and round(waste["tokens"], 3) == 0.264
+    assert all(a.program(name).estimated_us > 0 for name in a.programs)
+    assert a.prefill_waste(10)["mean"] >= 0
+    with pytest.raises(kiln.InvalidArgumentError, match="holds 64"):
+        a.prefill_waste(65)
+    with pytest.raises(kiln.InvalidArgumentTypeError, match="max_prompt_length"):
+        a.prefill_waste("all")
+
+
 def test_generation_limits_of_plain_artifact(gpt2_artifact):
     with pytest.raises(kiln.InvalidArgumentError, match="--kv-cache"):
         gpt2_artifact.generation_limits()
