@@ -64,11 +64,11 @@ def _shape_spec(shapes: ShapeSpec) -> str:
         elif isinstance(dims, Sequence) and all(
                 isinstance(d, str) or (not isinstance(d, bool) and _is_index(d)) for d in dims):
             # Said here in the caller's terms (kiln-compile's message would name --shape).
-            bad = [d for d in dims if not isinstance(d, str) and operator.index(d) < 1]
+            bad = [d for d in dims if not isinstance(d, str) and operator.index(d) < 0]
             if bad:
                 raise CompileOptionError(
                     f"invalid shapes[{name!r}] {tuple(dims)!r}: dim {operator.index(bad[0])} is "
-                    f"not a positive integer")
+                    f"negative")
             text = "x".join(d if isinstance(d, str) else str(operator.index(d)) for d in dims)
         else:
             raise CompileOptionTypeError(

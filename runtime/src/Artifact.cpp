@@ -1333,9 +1333,10 @@ kiln_status_t kiln_artifact_launch_tensor_map_info(const kiln_artifact_t *artifa
 
 kiln_status_t kiln_artifact_check_input_values(const kiln_artifact_t *artifact, size_t index,
                                                const void *data, size_t byte_size) {
-  if (!artifact || !data)
-    return kiln::makeStatus(KILN_INVALID_ARGUMENT,
-                            "kiln_artifact_check_input_values: artifact and data must be non-NULL");
+  if (!artifact || (!data && byte_size > 0))
+    return kiln::makeStatus(KILN_INVALID_ARGUMENT, "kiln_artifact_check_input_values: artifact "
+                                                   "and data (unless byte_size is 0) must be "
+                                                   "non-NULL");
   if (index >= artifact->inputs.size())
     return kiln::makeStatusF(KILN_NOT_FOUND, "input index %zu is out of range (%zu inputs)", index,
                              artifact->inputs.size());

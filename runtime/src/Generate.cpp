@@ -29,7 +29,9 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <new>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -710,7 +712,16 @@ kiln_status_t kiln_generator_prefill_waste(kiln_artifact_t *artifact, size_t max
                        max_prompt_length, kiln_artifact_path(g.file),
                        static_cast<long long>(g.maxSeqLen));
   double meanSum = 0, padded = 0, run = 0;
-  const kiln::generate::PrefillCosts costs(g.steps, longest, g.maxSeqLen);
+  std::optional<kiln::generate::PrefillCosts> table;
+  try {
+    table.emplace(g.steps, longest, g.maxSeqLen); // about 44 bytes per prompt length
+  } catch (const std::bad_alloc &) {
+    return makeStatusF(KILN_RESOURCE_EXHAUSTED,
+                       "kiln_generator_prefill_waste: no memory for the plans of %lld prompt "
+                       "lengths; ask for fewer (max_prompt_length)",
+                       static_cast<long long>(longest));
+  }
+  const kiln::generate::PrefillCosts &costs = *table;
   for (int64_t p = 1; p <= longest; ++p) {
     int64_t tokensRun = costs.byTime() ? costs.tokensRun(p)
                                        : kiln::generate::prefillTokensRun(g.steps, p, g.maxSeqLen);
@@ -858,10 +869,13 @@ kiln_status_t kiln_generate(kiln_generator_t *g, const kiln_generate_request_t *
       return makeStatusF(KILN_INVALID_ARGUMENT,
                          "kiln_generate: request %zu: no program can prefill its %zu tokens", i,
                          r.prompt_length);
-    // The most slots the sequence writes: its longest length, or a padded chunk's end.
+    // The most slots the sequence writes: its longest length, or a padded chunk's end. With a
+    // spare block in the pool a padded chunk's slots past the sequence's blocks write there (its
+    // block-table entries point at it; nothing reads them), so they take no blocks of their own.
     extents[i] = int64_t(longest);
-    for (const PrefillChunk &c : plans[i])
-      extents[i] = std::max(extents[i], c.start + g->steps[c.step].tokens);
+    if (allocator.spare() < 0)
+      for (const PrefillChunk &c : plans[i])
+        extents[i] = std::max(extents[i], c.start + g->steps[c.step].tokens);
     blocksNeeded += (extents[i] + first.blockSize - 1) / first.blockSize;
   }
   // Steps with more rows than sequences pad; without a spare block in the pool the padding rows

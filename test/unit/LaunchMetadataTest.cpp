@@ -394,6 +394,12 @@ TEST(InputValues, ArtifactChecksHostValuesOfAnInput) {
   EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
   kiln_status_free(status);
   kiln_artifact_release(artifact);
+  // An input of no elements: NULL data and 0 bytes pass (kiln-run's empty .npy).
+  artifact = openFile(describedFile([](fb::ModelT &m) { m.inputs.back()->shape = {0}; }),
+                      "check-empty.kiln");
+  ASSERT_NE(artifact, nullptr);
+  EXPECT_EQ(kiln_artifact_check_input_values(artifact, 1, nullptr, 0), nullptr);
+  kiln_artifact_release(artifact);
 }
 
 TEST(InputGen, NegativeConstantsCountFromTheEnd) {

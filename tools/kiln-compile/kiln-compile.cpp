@@ -421,11 +421,14 @@ int main(int argc, char **argv) {
             << "--hopper-prefill-attention has no effect with --precision "
             << (precision == kiln::Precision::FP32 ? "fp32" : "tf32")
             << ": the KV cache is fp32 and the Hopper attention reads fp16 or bf16\n";
-      else if (block > 0 && block % 64 != 0 && !(block % 8 == 0 && 128 % block == 0))
+      else if (block > 0 && block % 128 != 0 && !(block % 8 == 0 && 128 % block == 0))
         WithColor::warning(errs(), "kiln-compile")
-            << "--hopper-prefill-attention has no effect with cache blocks of " << block
-            << " tokens: the Hopper kernel's 64- and 128-key tiles need blocks of 8, 16, 32, 64 "
-               "or a multiple of 64 tokens (--kv-block-size)\n";
+            << "--hopper-prefill-attention "
+            << (block % 64 == 0 ? "applies only to head dims above 192" : "has no effect")
+            << " with cache blocks of " << block
+            << " tokens: the Hopper kernel's key tile (128 keys for head dims up to 192, 64 "
+               "above) needs blocks of 8, 16, 32 or 64 tokens or a multiple of the tile "
+               "(--kv-block-size)\n";
     }
   }
   if (kvCache && passPipeline.empty()) {

@@ -478,8 +478,9 @@ kiln_status_t kiln_artifact_input_value_range(const kiln_artifact_t *artifact, s
 /// is allowed; KILN_INVALID_ARGUMENT naming the input, the first element outside (its position
 /// and value), the range and how many are outside ("input 'input_ids' element [0, 2] is 5000,
 /// outside [0, 999], the values the artifact allows (the input indexes a table of 1000 entries;
-/// -1000 to -1 count from the end); 3 of 16 elements are outside"), also for NULL arguments and
-/// a byte_size other than the input's; KILN_NOT_FOUND if index >= input count. O(elements).
+/// -1000 to -1 count from the end); 3 of 16 elements are outside"), also for a NULL artifact,
+/// NULL data with byte_size > 0 (an input of no elements may pass NULL) and a byte_size other
+/// than the input's; KILN_NOT_FOUND if index >= input count. O(elements).
 kiln_status_t kiln_artifact_check_input_values(const kiln_artifact_t *artifact, size_t index,
                                                const void *data, size_t byte_size);
 
