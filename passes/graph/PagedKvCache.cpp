@@ -247,11 +247,20 @@ struct PagedKvCache : public kiln::impl::PagedKvCacheBase<PagedKvCache> {
     const int64_t maxLen = maxSeqLen, BS = blockSize, blocks = numBlocks;
     // Positions and block indices are int32 in the kernels and the block table.
     constexpr int64_t kMaxTokens = std::numeric_limits<int32_t>::max();
-    if (maxLen <= 0 || maxLen > kMaxTokens || BS <= 0 || BS > maxLen || blocks < 0 ||
-        blocks > kMaxTokens) {
+    // The first option out of range, alone.
+    if (maxLen <= 0 || maxLen > kMaxTokens) {
       func.emitError() << "kv-cache: max-seq-len (" << maxLen << ") must be in [1, " << kMaxTokens
-                       << "], block-size (" << BS << ") in [1, max-seq-len] and num-blocks ("
-                       << blocks << ") in [0, " << kMaxTokens << "]";
+                       << "]";
+      return signalPassFailure();
+    }
+    if (BS <= 0 || BS > maxLen) {
+      func.emitError() << "kv-cache: block-size (" << BS << ") must be in [1, max-seq-len (" << maxLen
+                       << ")]";
+      return signalPassFailure();
+    }
+    if (blocks < 0 || blocks > kMaxTokens) {
+      func.emitError() << "kv-cache: num-blocks (" << blocks << ") must be in [0, " << kMaxTokens
+                       << "]";
       return signalPassFailure();
     }
     // The capacity is max-seq-len rounded up to whole blocks: token positions stay int32.
