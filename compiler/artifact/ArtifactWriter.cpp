@@ -363,19 +363,14 @@ double kiln::estimateProgramMicroseconds(const ArtifactProgram &program) {
   std::optional<TargetRates> rates = getTargetRates(getTargetOrDefault(program.func).getName());
   if (!rates)
     return 0;
-  // 16-bit programs run their GEMMs and attention on the tensor cores; the other kernels of such
-  // a program have few FLOPs per byte, so the memory term decides them either way.
-  // TF32 GEMMs run at half the 16-bit rate.
+  // The program's precision picks the compute rate; its kernels other than GEMMs and attention
+  // have few FLOPs per byte, so the memory term decides them either way.
   const Precision precision = getPrecision(program.func);
-  const bool tensorCores = precision == Precision::FP16 || precision == Precision::BF16 ||
-                           precision == Precision::TF32;
-  if (precision == Precision::TF32)
-    rates->tensorFlopsPerSecond /= 2;
   double seconds = 0;
   for (const ArtifactLaunch &l : program.launches)
     seconds += estimateLaunchSeconds(*rates, l.metadata.cost.flops,
                                      l.metadata.cost.bytesRead + l.metadata.cost.bytesWritten,
-                                     tensorCores);
+                                     precision);
   return seconds * 1e6;
 }
 

@@ -93,10 +93,11 @@ std::optional<TargetRates> kiln::getTargetRates(StringRef name) {
 }
 
 double kiln::estimateLaunchSeconds(const TargetRates &rates, uint64_t flops, uint64_t bytes,
-                                   bool tensorCores) {
-  const double rate =
-      tensorCores && rates.tensorFlopsPerSecond > 0 ? rates.tensorFlopsPerSecond
-                                                    : rates.fp32FlopsPerSecond;
+                                   Precision precision) {
+  const bool tensorCores = rates.tensorFlopsPerSecond > 0 && precision != Precision::FP32;
+  const double rate = !tensorCores ? rates.fp32FlopsPerSecond
+                      : precision == Precision::TF32 ? rates.tensorFlopsPerSecond / 2
+                                                     : rates.tensorFlopsPerSecond;
   const double compute = rate > 0 ? double(flops) / rate : 0;
   const double memory =
       rates.memoryBytesPerSecond > 0 ? double(bytes) / rates.memoryBytesPerSecond : 0;

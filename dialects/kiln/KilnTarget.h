@@ -38,11 +38,11 @@ struct TargetRates {
 /// The rates of the table entry named `name`; std::nullopt for a name the table does not have.
 std::optional<TargetRates> getTargetRates(llvm::StringRef name);
 
-/// Roofline estimate of one launch: max(flops / compute rate, bytes / memory rate) + the launch
-/// cost, in seconds; the compute rate is the tensor-core one when `tensorCores` (16-bit GEMMs
-/// and attention) and the target has tensor cores, else fp32.
+/// Roofline estimate of one launch of a program compiled at `precision`: max(flops / compute
+/// rate, bytes / memory rate) + the launch cost, in seconds. The compute rate is the tensor-core
+/// one for fp16/bf16, half of it for tf32 (when the target has tensor cores), else fp32.
 double estimateLaunchSeconds(const TargetRates &rates, uint64_t flops, uint64_t bytes,
-                             bool tensorCores);
+                             Precision precision);
 
 /// The names in the table, comma separated, for diagnostics.
 std::string getKnownTargetNames();

@@ -323,8 +323,7 @@ class Artifact:
         for an artifact not compiled with kv_cache=True or a length past max_seq_len."""
         n = _args.integer("max_prompt_length", max_prompt_length, _ARG_ERRORS, low=0)
         mean, tokens = self._handle.generator_prefill_waste(n)
-        by_time = all(self._handle.program(i).estimated_us > 0
-                      for i in range(self._handle.program_count))
+        by_time = self._handle.generator_prefill_by_time()
         return {"mean": mean, "tokens": tokens, "plan": "time" if by_time else "padding"}
 
     @property

@@ -798,6 +798,12 @@ NB_MODULE(_runtime, m) {
           nb::arg("index"), nb::arg("data"))
       .def_prop_ro("estimated_us",
                    [](const Artifact &a) { return kiln_artifact_program_estimated_us(a.get()); })
+      .def("generator_prefill_by_time",
+           [](const Artifact &a) {
+             int byTime = 0;
+             check(kiln_generator_prefill_by_time(a.get(), &byTime));
+             return byTime != 0;
+           })
       .def(
           "generator_prefill_waste",
           [](const Artifact &a, size_t maxPromptLength) {

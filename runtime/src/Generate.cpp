@@ -110,16 +110,16 @@ std::vector<PrefillChunk> planPrefillFrom(const std::vector<StepShape> &steps,
 PrefillCosts::PrefillCosts(const std::vector<StepShape> &steps, int64_t longest,
                            int64_t capacity)
     : capacity_(capacity) {
-  for (const StepShape &s : steps)
-    if (s.batch == 1 && s.tokens > 1)
-      candidates_.push_back(s);
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (steps[i].batch == 1 && steps[i].tokens > 1)
+      candidates_.push_back({i, steps[i].tokens, steps[i].costUs});
   if (std::optional<size_t> single = pickDecodeStep(steps, 1))
-    candidates_.push_back(steps[*single]);
+    candidates_.push_back({*single, steps[*single].tokens, steps[*single].costUs});
   std::stable_sort(candidates_.begin(), candidates_.end(),
-                   [](const StepShape &a, const StepShape &b) { return a.tokens > b.tokens; });
+                   [](const Candidate &a, const Candidate &b) { return a.tokens > b.tokens; });
   byTime_ = !candidates_.empty() &&
-            std::all_of(candidates_.begin(), candidates_.end(), [](const StepShape &s) {
-              return std::isfinite(s.costUs) && s.costUs > 0;
+            std::all_of(candidates_.begin(), candidates_.end(), [](const Candidate &c) {
+              return std::isfinite(c.costUs) && c.costUs > 0;
             });
   if (!byTime_ || longest < 0)
     return;
@@ -144,11 +144,11 @@ PrefillCosts::PrefillCosts(const std::vector<StepShape> &steps, int64_t longest,
   // full one ends at P <= capacity). For each c the best start over its window
   // [P - tokens, min(P - 1, capacity - tokens)] comes from a monotone deque as P grows (ties:
   // the earliest start, the least padding), so all lengths cost O(longest x steps).
-  lasts_.assign(size_t(longest) + 1, Choice{});
+  lasts_.assign(size_t(longest) + 1, std::nullopt);
   std::vector<std::deque<int64_t>> windows(candidates_.size());
   std::vector<int64_t> pushed(candidates_.size(), -1); // the last start pushed per candidate
   for (int64_t p = 1; p <= longest && p <= capacity; ++p) {
-    Choice &choice = lasts_[size_t(p)];
+    std::optional<Last> &choice = lasts_[size_t(p)];
     int64_t bestPadding = 0;
     for (size_t c = 0; c < candidates_.size(); ++c) {
       const int64_t t = candidates_[c].tokens;
@@ -168,9 +168,9 @@ PrefillCosts::PrefillCosts(const std::vector<StepShape> &steps, int64_t longest,
       const int64_t st = w.front();
       const double cost = candidates_[c].costUs + full_[size_t(st)];
       const int64_t padding = t - (p - st);
-      if (!choice.valid || cost < choice.last.cost * (1 - 1e-9) ||
-          (cost <= choice.last.cost * (1 + 1e-9) && padding < bestPadding)) {
-        choice = Choice{true, Last{c, p - st, cost}};
+      if (!choice || cost < choice->cost * (1 - 1e-9) ||
+          (cost <= choice->cost * (1 + 1e-9) && padding < bestPadding)) {
+        choice = Last{c, p - st, cost};
         bestPadding = padding;
       }
     }
@@ -179,9 +179,9 @@ PrefillCosts::PrefillCosts(const std::vector<StepShape> &steps, int64_t longest,
 
 std::optional<PrefillCosts::Last> PrefillCosts::last(int64_t promptLength) const {
   if (!byTime_ || promptLength < 1 || promptLength > capacity_ ||
-      size_t(promptLength) >= lasts_.size() || !lasts_[size_t(promptLength)].valid)
+      size_t(promptLength) >= lasts_.size())
     return std::nullopt;
-  return lasts_[size_t(promptLength)].last;
+  return lasts_[size_t(promptLength)];
 }
 
 int64_t PrefillCosts::tokensRun(int64_t promptLength, double *costUs) const {
@@ -190,7 +190,7 @@ int64_t PrefillCosts::tokensRun(int64_t promptLength, double *costUs) const {
     return 0;
   if (costUs)
     *costUs = l->cost;
-  return promptLength - l->tokens + candidates_[l->step].tokens;
+  return promptLength - l->tokens + candidates_[l->candidate].tokens;
 }
 
 std::vector<PrefillChunk> planPrefill(const std::vector<StepShape> &steps, int64_t promptLength,
@@ -210,18 +210,13 @@ std::vector<PrefillChunk> planPrefill(const std::vector<StepShape> &steps, int64
     m -= costs.candidates_[size_t(c)].tokens;
   }
   std::stable_sort(full.begin(), full.end()); // candidates_ is largest first
-  full.push_back(last->step);
+  full.push_back(last->candidate);
   std::vector<PrefillChunk> plan;
   int64_t start = 0;
   for (size_t i = 0; i < full.size(); ++i) {
-    const StepShape &s = costs.candidates_[full[i]];
-    const size_t index = size_t(std::find_if(steps.begin(), steps.end(),
-                                             [&](const StepShape &x) {
-                                               return x.program == s.program;
-                                             }) -
-                                steps.begin());
-    const int64_t n = i + 1 == full.size() ? last->tokens : s.tokens;
-    plan.push_back({index, start, n});
+    const PrefillCosts::Candidate &c = costs.candidates_[full[i]];
+    const int64_t n = i + 1 == full.size() ? last->tokens : c.tokens;
+    plan.push_back({c.step, start, n});
     start += n;
   }
   return plan;
@@ -694,6 +689,18 @@ kiln_status_t kiln_generator_limits(kiln_artifact_t *artifact, size_t *out_max_b
   *out_has_id_range = g.hasIdRange ? 1 : 0;
   *out_id_min = g.idMin;
   *out_id_max = g.idMax;
+  return nullptr;
+}
+
+kiln_status_t kiln_generator_prefill_by_time(kiln_artifact_t *artifact, int *out_by_time) {
+  if (out_by_time)
+    *out_by_time = 0;
+  if (!artifact || !out_by_time)
+    return makeStatus(KILN_INVALID_ARGUMENT,
+                      "kiln_generator_prefill_by_time: artifact and out_by_time must be non-NULL");
+  kiln_generator g;
+  KILN_RETURN_IF_ERROR(describeGenerator(artifact, g));
+  *out_by_time = kiln::generate::PrefillCosts(g.steps, -1, g.maxSeqLen).byTime() ? 1 : 0;
   return nullptr;
 }
 

@@ -13,7 +13,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <random>
 #include <string>
@@ -75,9 +74,9 @@ int64_t prefillTokensRun(const std::vector<StepShape> &steps, int64_t promptLeng
                          int64_t capacity);
 
 /// The time plan's cost and tokens for every prompt length up to `longest` at once (what
-/// kiln_generator_prefill_waste sums): the full steps' table is built once, O(longest x steps),
-/// then each length costs O(sum of the steps' tokens). Valid only when planPrefill plans `steps`
-/// by time (byTime()).
+/// kiln_generator_prefill_waste sums and what planPrefill reads its plan from): built in
+/// O(longest x steps), then O(1) per length. Valid only when planPrefill plans `steps` by time
+/// (byTime()).
 class PrefillCosts {
 public:
   PrefillCosts(const std::vector<StepShape> &steps, int64_t longest, int64_t capacity);
@@ -89,20 +88,22 @@ public:
 
 private:
   friend std::vector<PrefillChunk> planPrefill(const std::vector<StepShape> &, int64_t, int64_t);
-  struct Last {
+  /// A step the plan may use: its index in the `steps` given, its tokens and cost.
+  struct Candidate {
     size_t step = 0;
-    int64_t tokens = 0; ///< real tokens in the last step
+    int64_t tokens = 0;
+    double costUs = 0;
+  };
+  struct Last {
+    size_t candidate = 0; ///< index into candidates_
+    int64_t tokens = 0;   ///< real tokens in the last step
     double cost = 0;
   };
-  struct Choice {
-    bool valid = false;
-    Last last;
-  };
   std::optional<Last> last(int64_t promptLength) const;
-  std::vector<StepShape> candidates_; ///< largest first
+  std::vector<Candidate> candidates_; ///< largest first
   std::vector<double> full_;          ///< least cost of covering m tokens with full steps
   std::vector<int> fullChoice_;       ///< index into candidates_ of that plan's first step; -1
-  std::vector<Choice> lasts_;         ///< the last step of each prompt length's plan
+  std::vector<std::optional<Last>> lasts_; ///< the last step of each prompt length's plan
   int64_t capacity_ = 0;
   bool byTime_ = false;
 };

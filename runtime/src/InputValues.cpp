@@ -6,13 +6,11 @@
 
 #include "InputValues.h"
 
+#include "DType.h"
+
 namespace kiln {
 
 namespace {
-bool isFloatDType(kiln_dtype_t dtype) {
-  return dtype == KILN_DTYPE_F32 || dtype == KILN_DTYPE_F16 || dtype == KILN_DTYPE_BF16;
-}
-
 std::string formatRange(int64_t lo, int64_t hi) {
   return "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
 }
@@ -21,7 +19,8 @@ std::string formatRange(int64_t lo, int64_t hi) {
 bool checkInputValues(const std::string &name, kiln_dtype_t dtype,
                       const std::vector<int64_t> &shape, const uint8_t *data, size_t bytes,
                       const InputValueRange &range, std::string &error) {
-  if (!range.known || isFloatDType(dtype) || dtype == KILN_DTYPE_BOOL)
+  const DTypeInfo *info = lookupDType(dtype);
+  if (!range.known || !info || info->isFloat || dtype == KILN_DTYPE_BOOL)
     return true;
   size_t elementSize = kiln_dtype_size(dtype);
   if (elementSize == 0)

@@ -547,17 +547,9 @@ GenerationInfo describeGeneration(const kiln_artifact_t *artifact) {
     return g;
   }
   g.isGeneration = true;
-  g.planByTime = true;
-  for (size_t p = 0; p < kiln_artifact_program_count(artifact); ++p) {
-    kiln_artifact_t *program = nullptr;
-    if (kiln_status_t status = kiln_artifact_program(mutableArtifact, p, &program)) {
-      kiln_status_free(status);
-      g.planByTime = false;
-      continue;
-    }
-    g.planByTime = g.planByTime && kiln_artifact_program_estimated_us(program) > 0;
-    kiln_artifact_release(program);
-  }
+  int byTime = 0;
+  kiln_status_free(kiln_generator_prefill_by_time(mutableArtifact, &byTime));
+  g.planByTime = byTime != 0;
   g.wastePrompts = std::min(g.maxSeqLen, kInfoWastePrompts);
   if (kiln_status_t status = kiln_generator_prefill_waste(mutableArtifact, g.wastePrompts,
                                                           &g.meanWaste, &g.tokenWaste)) {

@@ -1152,6 +1152,11 @@ kiln_status_t kiln_generator_limits(kiln_artifact_t *artifact, size_t *out_max_b
 kiln_status_t kiln_generator_prefill_waste(kiln_artifact_t *artifact, size_t max_prompt_length,
                                            double *out_mean_waste, double *out_token_waste);
 
+/// Whether kiln_generate cuts prompts of `artifact` into prefill chunks by the programs'
+/// estimated time (*out_by_time 1: every program it may use has kiln_artifact_program_estimated_us)
+/// or by the least padding (0). Errors as kiln_generator_limits; KILN_INVALID_ARGUMENT for NULL.
+kiln_status_t kiln_generator_prefill_by_time(kiln_artifact_t *artifact, int *out_by_time);
+
 /// Releases the generator, its sessions and its cache. NULL is ignored.
 void kiln_generator_release(kiln_generator_t *generator);
 
