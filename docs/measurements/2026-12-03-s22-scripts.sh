@@ -36,3 +36,17 @@ scripts/bench_real_size.sh --generate --prompts 2048 --batches 1 --layers 2 --pe
 .carry-bench/bin/kiln-run ARTIFACT --program prefill_b1_s2048 --inputs-generate random:1 --input input_ids=ids.npy \
   --input position_ids=pos.npy --input kv_cache.block_table=table.npy --input kv_cache.seq_lens=zeros --output logits=X.npy
 scripts/device_checks.sh kv-cache          # cut by the call's time limit after 18 checks, all PASS
+#
+# Build machine, after the GPU calls (the prefill plan by time; numbers in docs/generation.md and
+# the session's closing note): the 16-layer 0.8B Llama exported and compiled here, its programs'
+# estimates read back, and the plans scored with run 2's measured program latencies:
+python3 examples/export/export_hf.py llama -o llama_gen.onnx --seed 0 --task causal-lm --with-past \
+  --exporter dynamo --config vocab_size=32000,hidden_size=2048,num_hidden_layers=16,num_attention_heads=32,num_key_value_heads=8,intermediate_size=5632,max_position_embeddings=4096
+build/bin/kiln-compile llama_gen.onnx -o l16.kiln --kv-cache --max-seq-len 2304 --shape input_ids=1..8x1..2048 --precision fp16 --target sm_90 --quiet
+build/bin/kiln-run l16.kiln --info          # est. us per program; padding 26.3% / 25.7% (plan by time)
+build/bin/kiln-run l16.kiln --info --json > info.json
+.venv/bin/python test/bench/prefill_plan_model.py --info info.json --measured 1:830,32:1114,256:1946,2048:8000
+#   -> by padding 9.71 ms, by the estimates 6.42 ms, best 6.38 ms; 65 lengths slower (769..1024)
+# HBM fraction of run 2's table (bytes per step as test/bench/bench_generate.py's step_bytes, over
+# the p50 step and the copy bandwidth 4203 GB/s):
+.venv/bin/python test/bench/prefill_plan_model.py --hbm 128:1:0.895,128:8:1.690,2048:1:0.940,2048:8:1.862 --bandwidth 4203
