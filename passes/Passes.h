@@ -188,7 +188,7 @@ Sm90GemmTileAttr selectSm90GemmTile(int64_t m, int64_t n, int64_t k, int64_t bat
 /// blocks in one wave. `reason` gets the choice and the block count.
 SkinnyGemmTileAttr selectSkinnyGemmTile(int64_t rows, int64_t n, int64_t k, TargetAttr target,
                                         std::string &reason,
-                                        SkinnyTensorCores tensorCores = SkinnyTensorCores::Off,
+                                        SkinnyTensorCores tensorCores = SkinnyTensorCores::Auto,
                                         bool rowStats = false);
 
 /// Chooses the tile of the tensor-core attention kernel for `batch` x

@@ -664,14 +664,15 @@ def SelectTiles : Pass<"kiln-select-tiles", "mlir::func::FuncOp"> {
            "With `sm90-gemm`: 16-bit GEMMs of at most 16 rows in all (decode steps) also get a "
            "`kiln.skinny_gemm_tile` (kiln::gemmSkinny, the weight read once)">,
     Option<"skinnyTensorCores", "skinny-tensor-cores", "kiln::SkinnyTensorCores",
-           /*default=*/"kiln::SkinnyTensorCores::Off",
+           /*default=*/"kiln::SkinnyTensorCores::Auto",
            "Where `kiln.skinny_gemm_tile` GEMMs multiply: `tensor_cores = true` (mma.sync, A "
            "rounded to the weight's type) when on, or when auto from "
            "kiln::kMinSkinnyTensorCoreRows rows on, and the tensor-core path's shared memory "
            "fits the target's block", [{::llvm::cl::values(
-             clEnumValN(kiln::SkinnyTensorCores::Off, "off", "the CUDA cores (default)"),
+             clEnumValN(kiln::SkinnyTensorCores::Off, "off", "the CUDA cores"),
              clEnumValN(kiln::SkinnyTensorCores::Auto, "auto",
-                        "the tensor cores from kiln::kMinSkinnyTensorCoreRows rows on"),
+                        "the tensor cores from kiln::kMinSkinnyTensorCoreRows rows on "
+                        "(default)"),
              clEnumValN(kiln::SkinnyTensorCores::On, "on", "the tensor cores for any rows"))}]>,
     Option<"splitKv", "split-kv", "bool", /*default=*/"true",
            "With `sm90-gemm`: a decode step's paged attention over a long cache gets a "

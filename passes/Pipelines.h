@@ -64,11 +64,11 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
   Option<SkinnyTensorCores> skinnyTensorCores{
       *this, "skinny-tensor-cores",
       llvm::cl::desc("Where the few-row GEMM multiplies (kiln-select-tiles skinny-tensor-cores)"),
-      llvm::cl::init(SkinnyTensorCores::Off),
+      llvm::cl::init(SkinnyTensorCores::Auto),
       llvm::cl::values(
-          clEnumValN(SkinnyTensorCores::Off, "off", "the CUDA cores (default)"),
+          clEnumValN(SkinnyTensorCores::Off, "off", "the CUDA cores"),
           clEnumValN(SkinnyTensorCores::Auto, "auto",
-                     "the tensor cores from kiln::kMinSkinnyTensorCoreRows rows on"),
+                     "the tensor cores from kiln::kMinSkinnyTensorCoreRows rows on (default)"),
           clEnumValN(SkinnyTensorCores::On, "on", "the tensor cores for any rows"))};
   Option<bool> fuseKeyRotary{
       *this, "fuse-key-rotary",

@@ -80,8 +80,9 @@ struct CompileOptions {
   /// GEMMs of at most 16 rows (decode steps) on kiln::gemmSkinny, with sm90Gemm (--skinny-gemm,
   /// default on).
   bool skinnyGemm = true;
-  /// Where the few-row GEMM multiplies (--skinny-tensor-cores, default off: the CUDA cores).
-  SkinnyTensorCores skinnyTensorCores = SkinnyTensorCores::Off;
+  /// Where the few-row GEMM multiplies (--skinny-tensor-cores, default auto: the tensor cores
+  /// from kMinSkinnyTensorCoreRows rows on).
+  SkinnyTensorCores skinnyTensorCores = SkinnyTensorCores::Auto;
   /// Decode steps' paged attention split over a cluster of blocks, with sm90Gemm (--split-kv,
   /// default on).
   bool splitKv = true;

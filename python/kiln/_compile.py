@@ -106,7 +106,7 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
             fuse: bool = True, sm90_gemm: bool = True, hopper_attention: bool = True,
             hopper_attention_persistent: str = "auto", hopper_prefill_attention: bool = True,
             skinny_gemm: bool = True,
-            skinny_tensor_cores: str = "off", split_kv: bool = True,
+            skinny_tensor_cores: str = "auto", split_kv: bool = True,
             attention_key_rotary: str = "kernel", norm_into_gemm: str = "few-row",
             programmatic_launch: str = "auto", wgmma: bool = False, mma_tile: str = "",
             pass_pipeline: str = "", dump_cuda: "str | os.PathLike[str] | None" = None,
@@ -247,7 +247,7 @@ _PIPELINE_OPTIONS: dict[str, tuple[Any, Any]] = {
     "hopper_attention_persistent": ("auto", lambda v: f"sm90-attention-persistent={v}"),
     "hopper_prefill_attention": (True, "sm90-prefill-attention=false"),
     "skinny_gemm": (True, "skinny-gemm=false"),
-    "skinny_tensor_cores": ("off", lambda v: f"skinny-tensor-cores={v}"),
+    "skinny_tensor_cores": ("auto", lambda v: f"skinny-tensor-cores={v}"),
     "split_kv": (True, "split-kv=false"),
     "attention_key_rotary": ("kernel", "fuse-key-rotary=true"),
     "norm_into_gemm": ("few-row", lambda v: "fuse-norm-into-gemm=true" if v == "fused"

@@ -5,13 +5,14 @@
 // cluster of split-K blocks when there is more than one. The model (gen_codegen_tests.py):
 // 16 x [300] x [300, 200] + bias, Relu; 3 x [1, 2048] x [2048, 64] + residual (the batch of a
 // shared weight folds into 3 rows); [1, 1024] x [1024, 128] x 0.5; and a graph-input weight read
-// transposed (K-major), which the few-row kernel does not take.
-// RUN: rm -rf %t.d && kiln-compile %S/Inputs/skinny_gemms.onnx --precision fp16 -o %t.kiln --dump-cuda %t.d --quiet
+// transposed (K-major), which the few-row kernel does not take. --skinny-tensor-cores=off: the
+// CUDA-core inner product (the tensor-core one: skinny-gemm-tensor-cores.test).
+// RUN: rm -rf %t.d && kiln-compile %S/Inputs/skinny_gemms.onnx --precision fp16 --skinny-tensor-cores=off -o %t.kiln --dump-cuda %t.d --quiet
 // RUN: cat %t.d/module*.cu | FileCheck %s
 // RUN: %if ptxas %{ for f in %t.d/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.cubin || exit 1; done %}
 // --skinny-gemm=false leaves every GEMM to the Hopper / mma.sync kernels.
 // Without programmatic launch the wait's place stays a comment.
-// RUN: rm -rf %t.plain && kiln-compile %S/Inputs/skinny_gemms.onnx --precision fp16 --programmatic-launch=off -o %t.plain.kiln --dump-cuda %t.plain --quiet
+// RUN: rm -rf %t.plain && kiln-compile %S/Inputs/skinny_gemms.onnx --precision fp16 --skinny-tensor-cores=off --programmatic-launch=off -o %t.plain.kiln --dump-cuda %t.plain --quiet
 // RUN: cat %t.plain/module*.cu | FileCheck %s --check-prefix=PLAIN
 // PLAIN: kiln::gemmSkinnyPrefetchB<kiln::f16, 2, 1, false>
 // PLAIN-NEXT: /* kiln: grid dependency */
@@ -20,7 +21,7 @@
 // RUN: cat %t.off/module*.cu | FileCheck %s --check-prefix=OFF
 // OFF-NOT: gemmSkinny
 // The tile and its reason (--emit=kernels), and the attribute's verifier.
-// RUN: kiln-compile %S/Inputs/skinny_gemms.onnx --precision fp16 --emit=kernels | FileCheck %s --check-prefix=PLAN
+// RUN: kiln-compile %S/Inputs/skinny_gemms.onnx --precision fp16 --skinny-tensor-cores=off --emit=kernels | FileCheck %s --check-prefix=PLAN
 // PLAN: kiln.skinny_gemm_tile = #kiln.skinny_gemm_tile<rows = 16, split_k = 2>
 // PLAN-SAME: kiln.tile_reason = "skinny: 16 rows, 4 column tiles x split-K 2 = 8 blocks on 132 SMs (2 per SM), the weight read once (K=300); CUDA cores (skinny-tensor-cores=off); sm90:
 // RUN: not kiln-opt %s --split-input-file 2>&1 | FileCheck %s --check-prefix=VERIFY

@@ -6,11 +6,12 @@
 // programs of one artifact share it. The model (gen_codegen_tests.py): four GEMM -> RMSNorm ->
 // GEMM chains at 1 row (one norm read by two GEMMs, split-K 4), 8 rows (a batch of single rows
 // against a shared weight, with a residual), 3 rows (R does not divide the block's 256 threads)
-// and 16 rows. Numerics against onnxruntime: small_models_test.py on a GPU.
-// RUN: rm -rf %t.d && kiln-compile %S/Inputs/skinny_rms_gemms.onnx --precision fp16 -o %t.kiln --dump-cuda %t.d | FileCheck %s --check-prefix=SUMMARY
+// and 16 rows. Numerics against onnxruntime: small_models_test.py on a GPU. --skinny-tensor-cores=off:
+// the CUDA-core inner product at every row count (tensor cores: skinny-gemm-tensor-cores.test).
+// RUN: rm -rf %t.d && kiln-compile %S/Inputs/skinny_rms_gemms.onnx --precision fp16 --skinny-tensor-cores=off -o %t.kiln --dump-cuda %t.d | FileCheck %s --check-prefix=SUMMARY
 // RUN: cat %t.d/module*.cu | FileCheck %s
 // RUN: %if ptxas %{ for f in %t.d/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.cubin || exit 1; done %}
-// RUN: kiln-compile %S/Inputs/skinny_rms_gemms.onnx --precision fp16 --emit=kernels | FileCheck %s --check-prefix=PLAN
+// RUN: kiln-compile %S/Inputs/skinny_rms_gemms.onnx --precision fp16 --skinny-tensor-cores=off --emit=kernels | FileCheck %s --check-prefix=PLAN
 // --norm-into-gemm=kernel keeps the four norm kernels (A/B timing).
 // RUN: kiln-compile %S/Inputs/skinny_rms_gemms.onnx --precision fp16 --norm-into-gemm=kernel -o %t.off.kiln | FileCheck %s --check-prefix=OFF
 // RUN: kiln-compile %S/Inputs/skinny_rms_gemms.onnx --precision fp16 --norm-into-gemm=kernel --emit=kernels | FileCheck %s --check-prefix=OFF-PLAN

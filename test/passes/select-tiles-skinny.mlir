@@ -1,5 +1,6 @@
-// RUN: kiln-opt %s --split-input-file --kiln-select-tiles | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt %s --split-input-file --kiln-select-tiles=skinny-tensor-cores=off | FileCheck %s --check-prefix=OFF
 // RUN: kiln-opt %s --split-input-file --kiln-select-tiles=skinny-tensor-cores=auto | FileCheck %s --check-prefix=AUTO
+// RUN: kiln-opt %s --split-input-file --kiln-select-tiles | FileCheck %s --check-prefix=AUTO
 // RUN: kiln-opt %s --split-input-file --kiln-select-tiles=skinny-tensor-cores=on | FileCheck %s --check-prefix=ON
 // RUN: not kiln-opt %s --split-input-file --kiln-select-tiles=skinny-tensor-cores=maybe 2>&1 | FileCheck %s --check-prefix=BAD
 

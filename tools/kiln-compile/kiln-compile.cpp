@@ -166,13 +166,13 @@ static cl::opt<kiln::SkinnyTensorCores> skinnyTensorCores(
     "skinny-tensor-cores",
     cl::desc("Where the few-row GEMM (decode steps, --skinny-gemm) does its multiply-adds"),
     cl::values(clEnumValN(kiln::SkinnyTensorCores::Off, "off",
-                          "on the CUDA cores in fp32 (default)"),
+                          "on the CUDA cores in fp32 (for A/B timing)"),
                clEnumValN(kiln::SkinnyTensorCores::Auto, "auto",
                           "on the tensor cores (mma.sync, A rounded to the weight's type) from "
-                          "5 rows on, on the CUDA cores below"),
+                          "5 rows on, on the CUDA cores below (default)"),
                clEnumValN(kiln::SkinnyTensorCores::On, "on",
                           "on the tensor cores for any rows (for A/B timing)")),
-    cl::init(kiln::SkinnyTensorCores::Off), cl::cat(kilnCategory));
+    cl::init(kiln::SkinnyTensorCores::Auto), cl::cat(kilnCategory));
 static cl::opt<bool> splitKv(
     "split-kv",
     cl::desc("--kv-cache: attention over the paged cache by the decode kernel (decode steps, "
@@ -310,7 +310,7 @@ int main(int argc, char **argv) {
         {&hopperAttentionPersistent, "sm90-attention-persistent=on"},
         {&hopperPrefillAttention, "sm90-prefill-attention=false"},
         {&skinnyGemm, "skinny-gemm=false"},
-        {&skinnyTensorCores, "skinny-tensor-cores=auto"},
+        {&skinnyTensorCores, "skinny-tensor-cores=off"},
         {&splitKv, "split-kv=false"},
         {&keyRotary, keyRotary == KeyRotary::Fused ? "fuse-key-rotary=true"
                                                    : "fuse-key-rotary=false"},
