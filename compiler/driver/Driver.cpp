@@ -852,13 +852,21 @@ std::vector<StepProgram> kiln::planStepPrograms(const StepShapeRanges &ranges) {
     b = std::min(ranges.maxBatch, int64_t(llvm::PowerOf2Ceil(uint64_t(b) + 1)));
   }
   if (ranges.maxTokens > 1) {
-    // min(maxTokens, size) for each chunk size, largest first, without repeats.
-    std::vector<int64_t> chunks;
-    for (int64_t size : {kLargePrefillChunk, kPrefillChunk, kSmallPrefillChunk}) {
-      const int64_t chunk = std::min(ranges.maxTokens, size);
-      if (chunks.empty() || chunks.back() != chunk)
-        chunks.push_back(chunk);
-    }
+    // min(maxTokens, size) for each chunk size, largest first, without repeats; the middle
+    // size only while the programs stay within kMaxStepPrograms.
+    const auto sizes = [&](bool mid) {
+      std::vector<int64_t> chunks;
+      for (int64_t size :
+           {kLargePrefillChunk, kMidPrefillChunk, kPrefillChunk, kSmallPrefillChunk}) {
+        const int64_t chunk = std::min(ranges.maxTokens, size);
+        if ((size != kMidPrefillChunk || mid) && (chunks.empty() || chunks.back() != chunk))
+          chunks.push_back(chunk);
+      }
+      return chunks;
+    };
+    std::vector<int64_t> chunks = sizes(true);
+    if (programs.size() + chunks.size() > kMaxStepPrograms)
+      chunks = sizes(false);
     for (int64_t chunk : chunks)
       add(1, chunk, "prefill_b1_s" + std::to_string(chunk));
   }

@@ -203,19 +203,27 @@ struct StepProgram {
 ///   decode (1 token per step) at batches minBatch, then powers of two above it, up to and
 ///   including maxBatch: "decode_b<B>";
 ///   when maxTokens > 1, prefill chunks of one sequence, S = min(maxTokens, C) for C =
-///   kLargePrefillChunk, kPrefillChunk and kSmallPrefillChunk, largest first, repeats dropped:
-///   "prefill_b1_s<S>". A prompt runs as the chunks of the runtime's planPrefill (the largest
-///   chunk the rest fills, or one larger chunk at most 1/8 padding, then smaller ones).
-/// At most 4 + 3 = 7 programs for a batch range within 1..8 (the limit is 8 buckets).
+///   kLargePrefillChunk, kMidPrefillChunk, kPrefillChunk and kSmallPrefillChunk, largest
+///   first, repeats dropped: "prefill_b1_s<S>"; the kMidPrefillChunk program only while the
+///   artifact stays within kMaxStepPrograms. A prompt runs as the chunks of the runtime's
+///   planPrefill (the least summed Program.estimated_us, only the last chunk padded).
+/// At most 4 + 4 = 8 programs for a batch range within 1..8.
 std::vector<StepProgram> planStepPrograms(const StepShapeRanges &ranges);
 
 /// Prefill chunk sizes (tokens per prefill step) of planStepPrograms: 2048 keeps a long
 /// prompt's GEMMs on full 128-row tiles over the whole GPU (8 chunks of 256 ran the 0.8B
 /// Llama's GEMMs at 144-447 TFLOP/s on the H200, session 16); 32 bounds the padding of short
-/// prompts.
+/// prompts; 1024 serves the prompts between 256 and 2048 tokens, which otherwise run as several
+/// 256-token chunks or one padded 2048 chunk (with the H200's program latencies of the 0.8B
+/// Llama, test/bench/prefill_plan_model.py's model of the plan gives a mean prefill over prompts
+/// 1..2048 of 5.63 ms with it and 6.38 ms without, session 23).
 constexpr int64_t kLargePrefillChunk = 2048;
+constexpr int64_t kMidPrefillChunk = 1024;
 constexpr int64_t kPrefillChunk = 256;
 constexpr int64_t kSmallPrefillChunk = 32;
+/// The most programs (CUDA-graph buckets) planStepPrograms gives an artifact when it can choose:
+/// the kMidPrefillChunk program is left out past it.
+constexpr size_t kMaxStepPrograms = 8;
 
 /// NVRTC output shared between the ranks of one compileModel call.
 struct ModuleCache;
