@@ -28,6 +28,9 @@ struct TargetRow {
   const char *name;
   int64_t arch, smCount, smemPerBlock, smemPerSm, regsPerSm, l2Bytes, memoryBytes;
   TensorCores tensorCores;
+  /// GPCs (graphics processing clusters) of the reference GPU: a thread-block cluster runs
+  /// within one (residentClusters). 0: not known (no clusters planned for the arch).
+  int64_t gpcs;
   /// TargetRates of the row's reference GPU: memory GB/s, dense 16-bit tensor-core TFLOP/s
   /// (0: none), fp32 CUDA-core TFLOP/s, each as the data sheet gives it.
   double memoryGBps, tensorTflops, fp32Tflops;
@@ -42,29 +45,29 @@ constexpr TargetRow kTargets[] = {
     // T4: 40 SMs; Quadro RTX 8000: 48 GiB. kiln's tensor-core templates need sm_80.
     // Then the reference GPU's data-sheet rates: memory GB/s, dense fp16 tensor TFLOP/s, fp32
     // TFLOP/s (T4: 320, 65, 8.1; kiln runs no tensor-core kernel there).
-    {"sm_75", 75, 40, 64 * kKiB, 64 * kKiB, 65536, 4 * kMiB, 48 * kGiB, TensorCores::None, 320, 0,
-     8.1},
+    {"sm_75", 75, 40, 64 * kKiB, 64 * kKiB, 65536, 4 * kMiB, 48 * kGiB, TensorCores::None, 0, 320,
+     0, 8.1},
     // A100 SXM: 108 SMs; A100 80GB.
     {"sm_80", 80, 108, 163 * kKiB, 164 * kKiB, 65536, 40 * kMiB, 80 * kGiB, TensorCores::MmaSync,
-     2039, 312, 19.5},
+     0, 2039, 312, 19.5},
     // A10: 72 SMs; A40 / RTX A6000: 48 GiB.
-    {"sm_86", 86, 72, 99 * kKiB, 100 * kKiB, 65536, 6 * kMiB, 48 * kGiB, TensorCores::MmaSync, 600,
-     125, 31.2},
+    {"sm_86", 86, 72, 99 * kKiB, 100 * kKiB, 65536, 6 * kMiB, 48 * kGiB, TensorCores::MmaSync, 0,
+     600, 125, 31.2},
     // L40S: 142 SMs, 48 GiB.
     {"sm_89", 89, 142, 99 * kKiB, 100 * kKiB, 65536, 96 * kMiB, 48 * kGiB, TensorCores::MmaSync,
-     864, 362, 91.6},
-    // H100 / H200 SXM: 132 SMs; H200: 143771 MiB, 4800 GB/s. wgmma needs sm_90a code; kiln
-    // builds sm_90 as sm_90a.
+     0, 864, 362, 91.6},
+    // H100 / H200 SXM: 132 SMs in 8 GPCs; H200: 143771 MiB, 4800 GB/s. wgmma needs sm_90a code;
+    // kiln builds sm_90 as sm_90a.
     {"sm_90", 90, 132, 227 * kKiB, 228 * kKiB, 65536, 50 * kMiB, 143771 * kMiB, TensorCores::Wgmma,
-     4800, 989, 67},
+     8, 4800, 989, 67},
     {"sm_90a", 90, 132, 227 * kKiB, 228 * kKiB, 65536, 50 * kMiB, 143771 * kMiB,
-     TensorCores::Wgmma, 4800, 989, 67},
+     TensorCores::Wgmma, 8, 4800, 989, 67},
     // B200: 148 SMs, 192 GiB. Its tcgen05 MMAs have no kiln template; wgmma is sm_90a only.
     {"sm_100", 100, 148, 227 * kKiB, 228 * kKiB, 65536, 126 * kMiB, 192 * kGiB,
-     TensorCores::MmaSync, 8000, 2250, 80},
+     TensorCores::MmaSync, 0, 8000, 2250, 80},
     // RTX 5090: 170 SMs; RTX PRO 6000 Blackwell: 96 GiB.
     {"sm_120", 120, 170, 99 * kKiB, 100 * kKiB, 65536, 96 * kMiB, 96 * kGiB, TensorCores::MmaSync,
-     1792, 209, 105},
+     0, 1792, 209, 105},
 };
 } // namespace
 
@@ -90,6 +93,17 @@ std::optional<TargetRates> kiln::getTargetRates(StringRef name) {
                          row.tensorTflops * 1e12 * kTensorShare,
                          row.fp32Tflops * 1e12 * kFp32Share, kLaunchSeconds};
   return std::nullopt;
+}
+
+int64_t kiln::residentClusters(TargetAttr target, int64_t clusterSize, int64_t blocksPerSm) {
+  const int64_t slots = target.getSmCount() * blocksPerSm;
+  if (clusterSize <= 1)
+    return slots;
+  int64_t gpcs = 0;
+  for (const TargetRow &row : kTargets)
+    if (target.getName() == row.name)
+      gpcs = row.gpcs;
+  return std::max<int64_t>(0, (slots - gpcs * (clusterSize - 1)) / clusterSize);
 }
 
 double kiln::estimateLaunchSeconds(const TargetRates &rates, uint64_t flops, uint64_t bytes,

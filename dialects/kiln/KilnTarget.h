@@ -44,6 +44,16 @@ std::optional<TargetRates> getTargetRates(llvm::StringRef name);
 double estimateLaunchSeconds(const TargetRates &rates, uint64_t flops, uint64_t bytes,
                              Precision precision);
 
+/// Thread-block clusters of `clusterSize` blocks that are surely resident at once on `target`
+/// when each SM holds `blocksPerSm` blocks of the kernel: the GPU places a cluster within one GPC
+/// (graphics processing cluster), so each GPC may leave up to clusterSize - 1 of its block slots
+/// empty: floor((SMs x blocksPerSm - GPCs x (clusterSize - 1)) / clusterSize), a lower bound.
+/// ncu's "Max Active Clusters" on the H200 (8 GPCs, session 23) was 30 for clusters of 8 at 2
+/// blocks per SM (bound 26), 47 for 5 (bound 46), 62 for 8 at 4 per SM (bound 59) and for 6 at 3
+/// per SM (bound 59). Without a GPC count in the table: the slots over the cluster size.
+/// clusterSize <= 1: every slot.
+int64_t residentClusters(TargetAttr target, int64_t clusterSize, int64_t blocksPerSm);
+
 /// The names in the table, comma separated, for diagnostics.
 std::string getKnownTargetNames();
 

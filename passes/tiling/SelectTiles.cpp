@@ -329,7 +329,13 @@ SkinnyGemmTileAttr kiln::selectSkinnyGemmTile(int64_t rows, int64_t n, int64_t k
     perSm = std::min(perSm, blocksPerSmBySmem(target, tcSmem));
   perSm = std::max<int64_t>(1, perSm);
   const int64_t wave = perSm * sms;
-  while (splitK > 1 && columnTiles * splitK > wave)
+  // Each column tile is one cluster of splitK blocks, and clusters are placed within a GPC, so
+  // fewer fit at once than the slots suggest (residentClusters): at 8 rows on the tensor cores
+  // (2 blocks per SM) the 0.8B Llama's QKV GEMM as 48 clusters of 5 took 13.0 us against 9.0
+  // as 48 of 4, and o-proj / down as 32 clusters of 8 (30 resident) 10.2 / 17.3 us against
+  // 7.9 / 12.7 at 6 / 7 (H200, gemm_skinny_test --bench, session 19; ncu, session 23).
+  while (splitK > 1 && (columnTiles * splitK > wave ||
+                        columnTiles > residentClusters(target, splitK, perSm)))
     --splitK;
   reason = llvm::formatv("skinny: {0} rows, {1} column tiles x split-K {2} = {3} blocks on {4} "
                          "SMs ({5} per SM), the weight read once (K={6}); {7}",

@@ -225,9 +225,10 @@ template <typename T> Launcher find(bool tc, int mode, int rows, int split) {
 
 /// kiln-select-tiles' split-K for `rows` x [K] x [K, N] (passes/tiling/SelectTiles.cpp,
 /// selectSkinnyGemmTile): two blocks per SM, at most 8, at least 128 K rows per block, cut back
-/// while a second wave of blocks appears; blocks per SM by registers (CUDA cores) or by shared
-/// memory (tensor cores).
+/// while a second wave of blocks or of clusters appears (kiln::residentClusters with the H100 /
+/// H200's 8 GPCs); blocks per SM by registers (CUDA cores) or by shared memory (tensor cores).
 int selectSplit(int rows, int n, int k, int sms, bool tc, long long smemPerSm) {
+  constexpr int kGpcs = 8;
   const int columnTiles = (n + 63) / 64;
   int split = std::clamp((2 * sms + columnTiles - 1) / columnTiles, 1, 8);
   while (split > 1 && k / split < 128)
@@ -237,7 +238,8 @@ int selectSplit(int rows, int n, int k, int sms, bool tc, long long smemPerSm) {
     perSm = std::min<int>(65536 / (256 * 96),
                           int(smemPerSm / (kiln::smem_bytes::gemmSkinnyTc(rows) + 1024)));
   perSm = std::max(perSm, 1);
-  while (split > 1 && columnTiles * split > perSm * sms)
+  while (split > 1 && (columnTiles * split > perSm * sms ||
+                       columnTiles > (perSm * sms - kGpcs * (split - 1)) / split))
     --split;
   return split;
 }
