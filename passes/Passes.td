@@ -620,7 +620,9 @@ def SelectTiles : Pass<"kiln-select-tiles", "mlir::func::FuncOp"> {
       kiln::gemmSkinny (cuda/gemm_skinny.cuh), which reads the weight once
       at memory bandwidth. split_k (blocks of one cluster sharing 64 columns)
       is the least that gives every SM two blocks, at most 8, with at least
-      128 K rows per block. Codegen uses it when the weight is a row-major,
+      128 K rows per block, cut back while the blocks would need a second
+      wave or the column tiles' clusters would not all be resident
+      (kiln::residentClusters). Codegen uses it when the weight is a row-major,
       8-byte aligned parameter shared by every batch. With
       `skinny-tensor-cores` on (or auto, from kiln::kMinSkinnyTensorCoreRows
       rows on) the tile gets `tensor_cores = true`, the inner product on
