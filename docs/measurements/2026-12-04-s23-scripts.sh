@@ -2,7 +2,7 @@
 # transformers 5.17.0). Build machine, before each GPU call:
 #   KILN_SKIP_BUILD=1 scripts/prepare_bench_carry.sh      (.carry-bench/: 6349e56 for run 1, the
 #                                                          working tree of run 2, 9db930d for run 3,
-#                                                          the split-K commit for run 4)
+#                                                          9db930d for run 4)
 #   the previous call's kiln-compile.xz copied as .carry-gpu/kiln-compile-base.xz (A/B runs 2 and 4)
 # GPU machine; logs under $OUT, copied here with machine paths replaced.
 #
@@ -27,7 +27,7 @@ for a in base new off base new; do for p in decode_b1 decode_b8; do
   .carry-bench/bin/kiln-run $a.kiln --program $p --inputs-generate random:1 --bench 200; done; done
 .carry-bench/bin/kiln-run X.kiln --program decode_b8 --inputs-generate random:3 --output logits=X.npy   # X = new, off, base
 #
-# run 3 (compiler 9db930d: auto by default, the 1024-token prefill program):
+# run 3 (compiler 1dd7d8f: auto by default, the 1024-token prefill program):
 python3 test/e2e/kv_cache_decode_test.py --kiln-compile KILN_COMPILE --decode-test .carry-gpu/kv_cache_decode_test \
   --programs-test .carry-gpu/kv_cache_programs_test --kiln-run .carry-bench/bin/kiln-run --only fp16-b8,bf16-b8,fp16-b1,programs-fp16
 scripts/bench_real_size.sh --generate --prompts 128,700,1000,1500,2048 --batches 1,8 --peers forward_ro --peer-prompts 2048
