@@ -1,7 +1,7 @@
 # Session 23 (2026-12-04), one NVIDIA H200 (driver 580.159.04, CUDA 13.0, torch 2.11.0,
 # transformers 5.17.0). Build machine, before each GPU call:
 #   KILN_SKIP_BUILD=1 scripts/prepare_bench_carry.sh      (.carry-bench/: 6349e56 for run 1, the
-#                                                          working tree of run 2, 9db930d for run 3,
+#                                                          working tree of run 2, 1dd7d8f for run 3,
 #                                                          9db930d for run 4)
 #   the previous call's kiln-compile.xz copied as .carry-gpu/kiln-compile-base.xz (A/B runs 2 and 4)
 # GPU machine; logs under $OUT, copied here with machine paths replaced.
