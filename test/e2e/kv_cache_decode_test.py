@@ -169,10 +169,16 @@ def main(argv):
                    "run only those (a development run)")
     args = p.parse_args(argv)
     known = {v[0] for v in VARIANTS} | {v[0] for v in PROGRAM_VARIANTS}
-    only = set(args.only.split(",")) if args.only else known
-    if only - known:
-        p.error("--only: unknown variant(s) %s; the variants: %s" % (
-            ", ".join(sorted(only - known)), ", ".join(v[0] for v in VARIANTS + PROGRAM_VARIANTS)))
+    only = known
+    if args.only is not None:
+        only = {name.strip() for name in args.only.split(",")}
+        if only - known:
+            p.error("--only: unknown variant(s) %s; the variants: %s" % (
+                ", ".join(repr(n) for n in sorted(only - known)),
+                ", ".join(v[0] for v in VARIANTS + PROGRAM_VARIANTS)))
+        programs = sorted(only & {v[0] for v in PROGRAM_VARIANTS})
+        if programs and not args.programs_test:
+            p.error("--only %s needs --programs-test" % ", ".join(programs))
     # Like the other GPU tests: no compiling when nvidia-smi lists no GPU. A machine with a driver
     # library but no device still gets here; the decode binary then exits 77 at the first case.
     smi = shutil.which("nvidia-smi")

@@ -157,8 +157,9 @@ TEST(GeneratePlan, PrefillByTimeIsTheCheapestPlan) {
       for (size_t i = 0; i < plan.size(); ++i) {
         EXPECT_EQ(plan[i].start, at);
         EXPECT_LE(plan[i].start + steps[plan[i].step].tokens, capacity);
-        if (i + 1 < plan.size())
+        if (i + 1 < plan.size()) {
           EXPECT_EQ(plan[i].tokens, steps[plan[i].step].tokens) << "only the last step pads";
+        }
         at += plan[i].tokens;
       }
       EXPECT_EQ(at, p);

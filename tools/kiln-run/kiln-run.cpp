@@ -600,7 +600,8 @@ void printInfo(const kiln_artifact_t *artifact) {
                   g.maxBatch, g.maxBatch == 1 ? "" : "s", g.maxSeqLen, g.wasteError.c_str());
     else if (g.isGeneration)
       std::printf("generation: up to %zu sequence%s of %zu tokens; prefill padding over prompts "
-                  "1..%zu: on average %.1f%% of a prompt's tokens run, %.1f%% of all tokens run "
+                  "1..%zu: padding is on average %.1f%% of a prompt's tokens run and %.1f%% of all "
+                  "tokens run "
                   "(prompts cut into chunks by %s)\n",
                   g.maxBatch, g.maxBatch == 1 ? "" : "s", g.maxSeqLen, g.wastePrompts,
                   100 * g.meanWaste, 100 * g.tokenWaste,
