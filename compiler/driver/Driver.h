@@ -214,9 +214,9 @@ std::vector<StepProgram> planStepPrograms(const StepShapeRanges &ranges);
 /// prompt's GEMMs on full 128-row tiles over the whole GPU (8 chunks of 256 ran the 0.8B
 /// Llama's GEMMs at 144-447 TFLOP/s on the H200, session 16); 32 bounds the padding of short
 /// prompts; 1024 serves the prompts between 256 and 2048 tokens, which otherwise run as several
-/// 256-token chunks or one padded 2048 chunk (with the H200's program latencies of the 0.8B
-/// Llama, test/bench/prefill_plan_model.py's model of the plan gives a mean prefill over prompts
-/// 1..2048 of 5.63 ms with it and 6.38 ms without, session 23).
+/// 256-token chunks or one padded 2048 chunk (the 0.8B Llama's program latencies on the H200
+/// scored by test/bench/prefill_plan_model.py: a mean prefill over prompts 1..2048 of 5.53 ms
+/// with it and 6.42 ms without, session 23, docs/results.md).
 constexpr int64_t kLargePrefillChunk = 2048;
 constexpr int64_t kMidPrefillChunk = 1024;
 constexpr int64_t kPrefillChunk = 256;

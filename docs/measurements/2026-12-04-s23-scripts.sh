@@ -43,6 +43,12 @@ for b in 1 8; do kiln-compile-base llama_gen.onnx -o base$b.kiln --kv-cache --ma
 for r in 1 2; do for a in base new; do for b in 8 1; do .carry-bench/bin/kiln-run $a$b.kiln --inputs-generate random:1 --bench 300; done; done; done
 .carry-bench/bin/kiln-run X8.kiln --inputs-generate random:3 --output logits=X.npy                         # X = base, new
 #
-# Build machine, the modelled mean prefill with a 1024-token program (session 22's latencies plus
-# 1.946 + (t - 256) x 3.38 us for chunks above 256): plan_by_time of test/bench/prefill_plan_model.py
-# over prompts 1..2048 at capacity 2304 -> 6.38 ms with chunks {32, 256, 2048}, 5.63 ms with {32, 256, 1024, 2048}.
+# Build machine, after the GPU calls: the mean prefill over prompts 1..2048 with and without the
+# 1024-token program, both scored with run 3's program latencies (CUDA graph p50) and the plan the
+# compiler's estimates pick (run 3's `kiln-run --info --json`; the second without prefill_b1_s1024):
+.venv/bin/python test/bench/prefill_plan_model.py --info info.json --measured 1:827,32:1115,256:1959,1024:4248,2048:7985
+#   -> by padding 7.96 ms, by the estimates 5.53 ms, best 5.52 ms; 32 lengths (1281..1312) slower than by padding
+.venv/bin/python test/bench/prefill_plan_model.py --info info-no1024.json --measured 1:827,32:1115,256:1959,2048:7985
+#   -> by padding 9.75 ms, by the estimates 6.42 ms, best 6.39 ms
+# (Before the GPU run, with a 1024-token latency extrapolated from session 22's, the model had given
+# 6.38 -> 5.63 ms; the commit message of 1dd7d8f quotes that prediction.)
