@@ -15,7 +15,10 @@ ncu --clock-control none --cache-control none --launch-skip 6 --launch-count 14 
   --section SchedulerStats -o ncu-decode_b1 .carry-bench/bin/kiln-run llama_gen.kiln --program decode_b1 --inputs-generate random:1
 #   (and decode_b8)
 scripts/bench_real_size.sh --generate --prompts 128,2048 --batches 1,8 --peers "" --kiln-flags=--skinny-tensor-cores=on
-#   tokens of the two runs compared row by row (the generate-p*-b*.log JSON of each log dir)
+python3 test/bench/compare_generate_tokens.py LOG_DEFAULT/bench-generate LOG_ON/bench-generate
+#   (also run 1 default vs run 2 and run 1 =on vs run 2, on the build machine with the fetched logs;
+#   and each run's batch-8 row 0 against its batch-1 tokens:)
+python3 test/bench/compare_generate_tokens.py --across-batches LOG/bench-generate   # runs 1, 2, 3
 #
 # run 2 (working tree: --skinny-tensor-cores=auto and the decode attention's early reads, reverted
 # after this run):
@@ -26,6 +29,7 @@ kiln-compile-base llama_gen.onnx -o base.kiln $FLAGS; kiln-compile llama_gen.onn
 for a in base new off base new; do for p in decode_b1 decode_b8; do
   .carry-bench/bin/kiln-run $a.kiln --program $p --inputs-generate random:1 --bench 200; done; done
 .carry-bench/bin/kiln-run X.kiln --program decode_b8 --inputs-generate random:3 --output logits=X.npy   # X = new, off, base
+python3 test/bench/compare_logits.py new.npy off.npy; python3 test/bench/compare_logits.py off.npy base.npy   # and decode_b1 new/off
 #
 # run 3 (compiler 1dd7d8f: auto by default, the 1024-token prefill program):
 python3 test/e2e/kv_cache_decode_test.py --kiln-compile KILN_COMPILE --decode-test .carry-gpu/kv_cache_decode_test \
@@ -42,6 +46,7 @@ for b in 1 8; do kiln-compile-base llama_gen.onnx -o base$b.kiln --kv-cache --ma
                  kiln-compile      llama_gen.onnx -o new$b.kiln  --kv-cache --max-seq-len 2304 --shape input_ids=${b}x1 --precision fp16; done
 for r in 1 2; do for a in base new; do for b in 8 1; do .carry-bench/bin/kiln-run $a$b.kiln --inputs-generate random:1 --bench 300; done; done; done
 .carry-bench/bin/kiln-run X8.kiln --inputs-generate random:3 --output logits=X.npy                         # X = base, new
+python3 test/bench/compare_logits.py new.npy base.npy
 #
 # Build machine, after the GPU calls: the mean prefill over prompts 1..2048 with and without the
 # 1024-token program, both scored with run 3's program latencies (CUDA graph p50) and the plan the
