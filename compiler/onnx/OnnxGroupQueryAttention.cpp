@@ -275,7 +275,7 @@ FailureOr<Value> getRotaryRows(NodeImporter &n, unsigned which, RankedTensorType
                                int64_t headSize, int64_t past, int64_t seq, int64_t needed,
                                Value positions = Value()) {
   StringRef what = which == kCosCache ? "cos_cache" : "sin_cache";
-  if (!n.hasInput(which))
+  if (!n.hasInput(kCosCache) || !n.hasInput(kSinCache))
     return n.emitError() << "do_rotary 1 needs cos_cache and sin_cache";
   RankedTensorType t = n.getInputType(which);
   if (t.getElementType() != queryType.getElementType() || t.getRank() != 2 ||

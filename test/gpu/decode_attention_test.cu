@@ -170,10 +170,11 @@ template <typename KT, int D> struct Launch {
     const long long cl = std::min<long long>(
         kiln::decode::smemBytes(kElem, D, kiln::decode::rowsPerBlock(kElem), true), gSmemOptin);
     for (auto f : {clusterKernel<KT, D, 2>, clusterKernel<KT, D, 3>, clusterKernel<KT, D, 4>,
+                   clusterKernel<KT, D, 5>, clusterKernel<KT, D, 6>, clusterKernel<KT, D, 7>,
                    clusterKernel<KT, D, 8>})
       CHECK_CUDA(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(cl)));
   }
-  /// The one-launch split-KV path: s.maxSplits slots (2, 3, 4 or 8) per KV group as a cluster.
+  /// The one-launch split-KV path: s.maxSplits slots (2 to 8) per KV group as a cluster.
   static void attentionCluster(const kiln::AttnTensor<KT> &q, const kiln::PagedKvCache<KT> &cache,
                                const kiln::AttnOut<KT> &out, const kiln::DecodeShape &s,
                                cudaStream_t stream) {
@@ -186,6 +187,9 @@ template <typename KT, int D> struct Launch {
     case 2: clusterKernel<KT, D, 2><<<grid, block, smem, stream>>>(q, cache, out, s); break;
     case 3: clusterKernel<KT, D, 3><<<grid, block, smem, stream>>>(q, cache, out, s); break;
     case 4: clusterKernel<KT, D, 4><<<grid, block, smem, stream>>>(q, cache, out, s); break;
+    case 5: clusterKernel<KT, D, 5><<<grid, block, smem, stream>>>(q, cache, out, s); break;
+    case 6: clusterKernel<KT, D, 6><<<grid, block, smem, stream>>>(q, cache, out, s); break;
+    case 7: clusterKernel<KT, D, 7><<<grid, block, smem, stream>>>(q, cache, out, s); break;
     case 8: clusterKernel<KT, D, 8><<<grid, block, smem, stream>>>(q, cache, out, s); break;
     default: std::fprintf(stderr, "no cluster kernel of %d slots\n", s.maxSplits); std::abort();
     }
@@ -286,7 +290,7 @@ struct Case {
   bool bshd = true;  ///< q, k_new, v_new bshd (the output then bhsd), else the other way round
   int capacity = 0;  ///< 0: the longest sequence + qLen + 40 (rounded up to whole blocks)
   bool prefill = false; ///< the prefill path (prefillAttentionPaged) instead of partial + reduce
-  bool cluster = false; ///< the one-launch cluster path (maxSplits slots: 2, 3, 4 or 8)
+  bool cluster = false; ///< the one-launch cluster path (maxSplits slots: 2 to 8)
   int sm90 = 0; ///< the Hopper prefill path: 1 grid, 2 persistent blocks (sm_90a builds)
 };
 
@@ -600,7 +604,7 @@ std::vector<Case> edgeCases() {
   return cases;
 }
 
-/// The one-launch cluster path: 2, 3, 4 and 8 slots over mixed lengths (one split, all slots
+/// The one-launch cluster path: 2 to 8 slots over mixed lengths (one split, all slots
 /// used, slots past the partition), q_len 1 and 5, paged, contiguous and odd blocks, GQA, MQA,
 /// many rows per group, a chunk whose rows see different splits, and the capacity overflow.
 std::vector<Case> clusterCases() {
@@ -618,6 +622,11 @@ std::vector<Case> clusterCases() {
   add(Case{8, 1, 16, 16, {0, 33, 500, 2000}}, 8, false); // MQA, 128 rows per group
   add(Case{12, 12, 16, 3, {1, 64, 1023}}, 4, true);
   add(Case{8, 2, 16, 100, {0, 700}}, 8, true); // rows of one block see different splits
+  // The odd sizes kiln-select-tiles picks when it cuts a cluster to keep every cluster
+  // resident (residentClusters: 5 slots at 64 clusters on sm_90), and 6 and 7.
+  add(Case{32, 8, 16, 1, lens}, 5, false);
+  add(Case{32, 8, 16, 1, {2047, 640, 129, 128}}, 6, true);
+  add(Case{8, 2, 7, 5, lens}, 7, false);
   Case c{8, 2, 16, 5, {1000, 5, 998}};
   c.capacity = 1003, c.blockSize = 0;
   add(c, 8, true);

@@ -1447,6 +1447,8 @@ def group_query_attention():
     error("past_shape", inputs=decode[:3] + [vi("pkd", F, [B, Hq, P, D]),
                                              vi("pvd", F, [B, Hq, P, D])])
     error("no_cos", do_rotary=1)
+    error("no_sin", names=ins("d", caches=["cos"]), do_rotary=1,
+          inits=lengths(P, 1, "d") + [const("cos", np.ones((8, D // 2), np.float32))])
     error("cos_short", names=ins("d", caches=["cos", "sin"]), do_rotary=1,
           inits=lengths(P, 1, "d") + [const("cos", np.ones((4, D // 2), np.float32)),
                                       const("sin", np.ones((4, D // 2), np.float32))])

@@ -160,5 +160,7 @@
 // PAST-SHAPE: error: node 'gqa' (com.microsoft::GroupQueryAttention, opset 1): past_key 'tensor<2x4x4x8xf32>' and past_value 'tensor<2x4x4x8xf32>' must both be [batch_size, kv_num_heads, past_length, head_size] = [2, 2, P, 8] of the query's element type
 // RUN: not kiln-compile %S/Inputs/error_gqa_no_cos.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=NO-COS
 // NO-COS: error: node 'gqa' (com.microsoft::GroupQueryAttention, opset 1): do_rotary 1 needs cos_cache and sin_cache
+// RUN: not kiln-compile %S/Inputs/error_gqa_no_sin.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=NO-SIN
+// NO-SIN: error: node 'gqa' (com.microsoft::GroupQueryAttention, opset 1): do_rotary 1 needs cos_cache and sin_cache
 // RUN: not kiln-compile %S/Inputs/error_gqa_cos_short.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=COS-SHORT
 // COS-SHORT: error: node 'gqa' (com.microsoft::GroupQueryAttention, opset 1): cos_cache 'tensor<4x4xf32>' has 4 positions; 5 are needed (positions 0 to 4)
