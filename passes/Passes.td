@@ -524,6 +524,28 @@ def OutlineKernels : Pass<"kiln-outline-kernels", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def FuseKvAppend : Pass<"kiln-fuse-kv-append", "mlir::func::FuncOp"> {
+  let summary = "Merge a decode step's KV cache append kernel into the paged attention kernel that reads the appended cache.";
+  let description = [{
+    Runs on kernels (after `kiln-outline-kernels`). A kernel that is only a
+    `kiln.kv_cache_append` (with its fused producers: the key's rotary, the
+    slices of the QKV GEMM's output) whose two results are read by one
+    kernel alone, a `kiln.paged_attention` over exactly those pools with the
+    same block table and lengths, at one new token per sequence (a decode
+    step, where codegen always takes the decode kernel), is merged into that
+    kernel: one launch instead of two per layer. The merged kernel yields the
+    attention's output, then the two pools (in place, as the append kernel
+    did); its name is the attention kernel's with `kv_cache_append_` after the
+    index. Codegen (compiler/codegen/DecodeAttentionEmitter.cpp) passes the new
+    keys and values to `kiln::decodeAttentionPartial`, whose blocks write the
+    rows of their own split chunk before reading it.
+    Everything else is left alone: prefill chunks (their attention kernels
+    read the cache through TMA or the tensor-core prefill kernel), appends
+    read by more than one kernel, pools shared between layers.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def FuseNormIntoGemm : Pass<"kiln-fuse-norm-into-gemm", "mlir::func::FuncOp"> {
   let summary = "Fold a layer norm or RMS norm kernel into the Hopper GEMM kernels that read it, or an RMS norm into few-row GEMMs' A loader.";
   let description = [{

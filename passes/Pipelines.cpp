@@ -64,6 +64,8 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
     fpm.addPass(createFusePointwise(fuseOptions));
   }
   fpm.addPass(createOutlineKernels());
+  if (options.fuse && options.kvCache && options.fuseKvAppend)
+    fpm.addPass(createFuseKvAppend());
   // Only the Hopper TMA GEMM and the few-row GEMM compute the row statistics a folded norm
   // needs.
   if (options.fuse && options.sm90Gemm && !options.wgmma && options.mmaTile.empty() &&
@@ -92,6 +94,6 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
 
 void kiln::registerKilnPipelines() {
   PassPipelineRegistration<KilnPipelineOptions>(
-      "kiln-pipeline", "The kiln graph-to-kernel pipeline (fold, raise layer norm / RMS norm / attention and rotary, fuse sibling GEMMs, interleave GLUs, shard for tensor parallelism, assign precision, fuse, outline, fold norms into Hopper and few-row GEMMs, select tiles, plan memory)",
+      "kiln-pipeline", "The kiln graph-to-kernel pipeline (fold, raise layer norm / RMS norm / attention and rotary, fuse sibling GEMMs, interleave GLUs, shard for tensor parallelism, assign precision, fuse, outline, merge decode steps' KV cache appends into their attention, fold norms into Hopper and few-row GEMMs, select tiles, plan memory)",
       buildKilnPipeline);
 }

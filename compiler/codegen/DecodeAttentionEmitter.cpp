@@ -10,7 +10,10 @@
 //    (sequence, KV group) split over a cluster of S blocks that combine their
 //    partials over distributed shared memory; otherwise one split slot per
 //    (sequence, KV group), whose block writes the normalized rows itself.
-//    Either way no workspace and no reduce launch are needed. A prefill
+//    Either way no workspace and no reduce launch are needed. A decode step
+//    whose append kiln-fuse-kv-append merged into the kernel passes the new
+//    keys and values along (kNew, vNew): the blocks write them to the pools,
+//    which are then the kernel's results 1 and 2 (in place). A prefill
 //    chunk with a `#kiln.attention_tile` (kiln-select-tiles) instead ->
 //    kiln::prefillAttentionPaged, the tensor-core attention over the cache,
 //    or, with a `#kiln.sm90_attention_tile` as well (kiln-select-tiles
@@ -156,8 +159,21 @@ FailureOr<GeneratedKernel> emitKvCacheAppend(KernelOp kernel, Operation *anchor)
 
 FailureOr<GeneratedKernel> emitPagedAttention(KernelOp kernel, Operation *anchor) {
   auto op = cast<PagedAttentionOp>(anchor);
-  if (kernel.getYield().getNumOperands() != 1 ||
-      kernel.getYield().getValues()[0] != op.getResult())
+  // kiln-fuse-kv-append: the pools are the results of an append in the same kernel, yielded
+  // after the attention's output.
+  auto append = op.getKeyCache().getDefiningOp<KvCacheAppendOp>();
+  auto yielded = kernel.getYield().getValues();
+  if (append) {
+    if (op.getKeyCache() != append.getKeyResult() ||
+        op.getValueCache() != append.getValueResult() ||
+        op.getBlockTable() != append.getBlockTable() || op.getSeqLens() != append.getSeqLens() ||
+        yielded.size() != 3 || yielded[1] != append.getKeyResult() ||
+        yielded[2] != append.getValueResult())
+      return kernel.emitError() << "unsupported: kernel @" << kernel.getSymName()
+                                << " appends to a KV cache other than the one its paged "
+                                   "attention reads, or yields other values";
+  }
+  if (yielded.size() != (append ? 3u : 1u) || yielded[0] != op.getResult())
     return kernel.emitError() << "unsupported: paged attention kernel @" << kernel.getSymName()
                               << " with fused consumers (an epilogue)";
   auto qt = rtt(op.getQuery()), pool = rtt(op.getKeyCache()),
@@ -173,19 +189,34 @@ FailureOr<GeneratedKernel> emitPagedAttention(KernelOp kernel, Operation *anchor
                               << kernel.getSymName() << " exceeds the CUDA grid limits";
   auto table = paramOf(kernel, op.getBlockTable(), "block table");
   auto lens = paramOf(kernel, op.getSeqLens(), "sequence lengths");
-  auto kc = paramOf(kernel, op.getKeyCache(), "key cache");
-  auto vc = paramOf(kernel, op.getValueCache(), "value cache");
+  auto kc = paramOf(kernel, append ? append.getKeyCache() : op.getKeyCache(), "key cache");
+  auto vc = paramOf(kernel, append ? append.getValueCache() : op.getValueCache(), "value cache");
   if (failed(table) || failed(lens) || failed(kc) || failed(vc))
     return failure();
   std::string type = *cudaStorageType(et);
 
   GeneratedKernel out;
   ExprEmitter expr(kernel);
-  SmallVector<unsigned> passed = expr.bindOperands([](unsigned) { return true; });
+  // With a fused append the pools are written through the results (the same buffers), as in
+  // emitKvCacheAppend.
+  SmallVector<unsigned> passed = expr.bindOperands(
+      [&](unsigned i) { return !append || (i != *kc && i != *vc); });
   double scale = op.getScale().convertToDouble();
   auto q = decodeSource(kernel, expr, op.getQuery(), passed, type, scale, true);
   if (failed(q))
     return failure();
+  std::string appendArgs, appendSources;
+  if (append) {
+    double kScale = 1.0, vScale = 1.0;
+    auto kNew = decodeSource(kernel, expr, append.getKeys(), passed, type, kScale, false);
+    if (failed(kNew))
+      return failure();
+    auto vNew = decodeSource(kernel, expr, append.getValues(), passed, type, vScale, false);
+    if (failed(vNew))
+      return failure();
+    appendSources = "  const auto kNew = " + *kNew + ";\n  const auto vNew = " + *vNew + ";\n";
+    appendArgs = ", kNew, vNew";
+  }
   int64_t osb = Hq * S * Dv, osh, oss;
   if (op.getBshdOutput())
     osh = Dv, oss = Hq * Dv;
@@ -199,13 +230,20 @@ FailureOr<GeneratedKernel> emitPagedAttention(KernelOp kernel, Operation *anchor
                             tile ? unsigned(32 * tile.getWarps()) : unsigned(decode::kThreads));
   if (failed(sig))
     return failure();
-  // The pools are read-only here; PagedKvCache holds them as T * for kvCacheAppend.
-  std::string k = llvm::formatv("const_cast<{0} *>(in{1})", type, *kc).str();
-  std::string v = llvm::formatv("const_cast<{0} *>(in{1})", type, *vc).str();
+  if (append && tile)
+    return kernel.emitError() << "unsupported: kernel @" << kernel.getSymName()
+                              << " appends to the KV cache inside a prefill chunk's attention "
+                                 "(kiln-fuse-kv-append merges decode steps only)";
+  // The pools are read-only here unless the append is fused; PagedKvCache holds them as T * for
+  // kvCacheAppend.
+  std::string k = append ? std::string("out1")
+                         : llvm::formatv("const_cast<{0} *>(in{1})", type, *kc).str();
+  std::string v = append ? std::string("out2")
+                         : llvm::formatv("const_cast<{0} *>(in{1})", type, *vc).str();
   const int elemBytes = int(getElementByteSize(et));
   const std::string common =
       " {\n  extern __shared__ __align__(128) char kiln_smem[];\n  const auto q = " + *q + ";\n" +
-      cacheInit(type, k, v, *table, *lens, pool, tableType) +
+      appendSources + cacheInit(type, k, v, *table, *lens, pool, tableType) +
       llvm::formatv("  const kiln::AttnOut<{0}> o{{out0, {1}LL, {2}LL, {3}LL};\n", type, osb, osh,
                     oss)
           .str() +
@@ -301,16 +339,18 @@ FailureOr<GeneratedKernel> emitPagedAttention(KernelOp kernel, Operation *anchor
     addClusterDims(signature, decode::kThreads, "1, 1, " + std::to_string(slots));
   out.source =
       llvm::formatv("// paged attention [{0}x{1}x{2}x{3}] (kv heads {4}), blocks of {5} tokens, "
-                    "{6} per sequence, {7}\n",
+                    "{6} per sequence, {7}{8}\n",
                     B, Hq, S, D, Hkv, pool.getDimSize(2), tableType.getDimSize(1),
                     slots > 1 ? "the keys split over a cluster of " + std::to_string(slots) +
                                     " blocks per KV group"
-                              : std::string("one split per KV group"))
+                              : std::string("one split per KV group"),
+                    append ? ", the step's keys and values appended here" : "")
           .str() +
       signature + common +
       llvm::formatv("  kiln::decodeAttentionPartial<{0}, {1}{2}>(q, cache, o, nullptr, shape, "
-                    "kiln_smem);\n}\n",
-                    type, D, slots > 1 ? ", " + std::to_string(slots) : std::string())
+                    "kiln_smem{3});\n}\n",
+                    type, D, slots > 1 ? ", " + std::to_string(slots) : std::string(),
+                    appendArgs)
           .str();
   decode::Grid grid =
       decode::partialGrid(int(B), int(Hq), int(Hkv), int(S), int(slots), elemBytes);

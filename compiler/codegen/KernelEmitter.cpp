@@ -44,6 +44,12 @@ FailureOr<GeneratedKernel> EmitterRegistry::emit(KernelOp kernel) const {
     // kiln.row_stats is computed by the GEMM whose lhs it reads (kiln-fuse-norm-into-gemm).
     if (op.hasTrait<KilnFusible>() || isa<RowStatsOp>(op))
       continue;
+    // A KV cache append whose pools a paged attention of the kernel reads is that attention's
+    // (kiln-fuse-kv-append); the attention's emitter writes both.
+    if (auto append = dyn_cast<KvCacheAppendOp>(op))
+      if (llvm::any_of(append.getKeyResult().getUsers(),
+                       [](Operation *u) { return isa<PagedAttentionOp>(u); }))
+        continue;
     if (anchor)
       return kernel.emitError() << "unsupported: kernel @" << kernel.getSymName()
                                 << " holds two non-fusible ops ("

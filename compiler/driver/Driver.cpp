@@ -308,6 +308,7 @@ static llvm::Error buildPipeline(const CompileOptions &options, ArrayRef<unsigne
       options.sm90PrefillAttention && options.sm90Attention && onlySm90;
   pipelineOptions.skinnyTensorCores = options.skinnyTensorCores;
   pipelineOptions.splitKv = options.splitKv;
+  pipelineOptions.fuseKvAppend = options.fuseKvAppend;
   pipelineOptions.fuseKeyRotary = options.fuseKeyRotary;
   pipelineOptions.fuseNormIntoGemm = options.fuseNormIntoGemm;
   pipelineOptions.normIntoFewRowGemm = options.normIntoFewRowGemm;
@@ -1354,7 +1355,8 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
                        (options.fuseKeyRotary ? "" : "|key-rotary-kernel") +
                        (options.fuseNormIntoGemm ? "|norm-fused" : "") +
                        (options.normIntoFewRowGemm ? "" : "|norm-few-row-kernel") +
-                       (options.splitKv ? "" : "|no-split-kv");
+                       (options.splitKv ? "" : "|no-split-kv") +
+                       (options.fuseKvAppend ? "|fuse-kv-append" : "");
     // The compiler itself is part of the group: rank files from two builds
     // (whose sharding or kernels may differ) must not run together.
     if (auto self = llvm::MemoryBuffer::getFile("/proc/self/exe"))

@@ -86,6 +86,9 @@ struct CompileOptions {
   /// Decode steps' paged attention split over a cluster of blocks, with sm90Gemm (--split-kv,
   /// default on).
   bool splitKv = true;
+  /// A decode step's KV cache append inside its paged attention kernel (--fuse-kv-append,
+  /// kiln-fuse-kv-append; default off until measured on the GPU).
+  bool fuseKvAppend = false;
   /// Attention's key rotary fused into the attention kernel (--attention-key-rotary=fused) or
   /// computed by its own kernel (=kernel, the default).
   bool fuseKeyRotary = false;

@@ -107,6 +107,7 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
             hopper_attention_persistent: str = "auto", hopper_prefill_attention: bool = True,
             skinny_gemm: bool = True,
             skinny_tensor_cores: str = "auto", split_kv: bool = True,
+            fuse_kv_append: bool = False,
             attention_key_rotary: str = "kernel", norm_into_gemm: str = "few-row",
             programmatic_launch: str = "auto", wgmma: bool = False, mma_tile: str = "",
             pass_pipeline: str = "", dump_cuda: "str | os.PathLike[str] | None" = None,
@@ -137,7 +138,8 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
         (docs/generation.md); max_seq_len > 0 is required with kv_cache, and the others apply
         only with it (as kiln-compile's --kv-cache options).
       fuse, sm90_gemm, hopper_attention, hopper_attention_persistent ("off"/"auto"/"on"),
-        hopper_prefill_attention, skinny_gemm, skinny_tensor_cores ("off"/"auto"/"on"), split_kv, attention_key_rotary
+        hopper_prefill_attention, skinny_gemm, skinny_tensor_cores ("off"/"auto"/"on"), split_kv, fuse_kv_append,
+        attention_key_rotary
         ("kernel"/"fused"), norm_into_gemm ("few-row"/"fused"/"kernel"), programmatic_launch
         ("auto"/"at-exit"/"early"/"off"), wgmma, mma_tile, pass_pipeline: kiln-compile's
         options of the same names.
@@ -178,6 +180,7 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
                                  ("hopper_attention", hopper_attention),
                                  ("hopper_prefill_attention", hopper_prefill_attention),
                                  ("skinny_gemm", skinny_gemm), ("split_kv", split_kv),
+                                 ("fuse_kv_append", fuse_kv_append),
                                  ("wgmma", wgmma))}
     tensor_parallel = _args.integer("tensor_parallel", tensor_parallel, e, low=1,
                                     high=_args.UINT32_MAX)
@@ -191,7 +194,8 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
             hopper_attention_persistent=text["hopper_attention_persistent"],
             hopper_prefill_attention=flags["hopper_prefill_attention"],
             skinny_gemm=flags["skinny_gemm"], skinny_tensor_cores=text["skinny_tensor_cores"],
-            split_kv=flags["split_kv"], attention_key_rotary=text["attention_key_rotary"],
+            split_kv=flags["split_kv"], fuse_kv_append=flags["fuse_kv_append"],
+            attention_key_rotary=text["attention_key_rotary"],
             norm_into_gemm=text["norm_into_gemm"], tensor_parallel=tensor_parallel,
             tp_loopback=flags["tp_loopback"], max_seq_len=max_seq_len,
             kv_block_size=kv_block_size, kv_blocks=kv_blocks, prefill_logits=prefill_logits,
@@ -249,6 +253,7 @@ _PIPELINE_OPTIONS: dict[str, tuple[Any, Any]] = {
     "skinny_gemm": (True, "skinny-gemm=false"),
     "skinny_tensor_cores": ("auto", lambda v: f"skinny-tensor-cores={v}"),
     "split_kv": (True, "split-kv=false"),
+    "fuse_kv_append": (False, "fuse-kv-append=true"),
     "attention_key_rotary": ("kernel", "fuse-key-rotary=true"),
     "norm_into_gemm": ("few-row", lambda v: "fuse-norm-into-gemm=true" if v == "fused"
                        else "norm-into-few-row-gemm=false"),

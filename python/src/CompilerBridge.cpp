@@ -69,6 +69,7 @@ CompileResult kiln::python::compile(const CompileRequest &request) {
   options.sm90PrefillAttention = request.sm90PrefillAttention;
   options.skinnyGemm = request.skinnyGemm;
   options.splitKv = request.splitKv;
+  options.fuseKvAppend = request.fuseKvAppend;
   options.kvCache = request.kvCache;
   options.maxSeqLen = request.maxSeqLen;
   options.kvBlockSize = request.kvBlockSize;

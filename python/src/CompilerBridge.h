@@ -33,6 +33,7 @@ struct CompileRequest {
   bool skinnyGemm = true;
   std::string skinnyTensorCores = "off"; ///< off, auto, on
   bool splitKv = true;
+  bool fuseKvAppend = false;
   std::string attentionKeyRotary = "kernel"; ///< fused, kernel
   std::string normIntoGemm = "few-row";      ///< fused, few-row, kernel
   std::string programmaticLaunch = "auto";   ///< auto, at-exit, early, off

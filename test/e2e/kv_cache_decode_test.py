@@ -47,7 +47,8 @@ GREEDY_STEPS = 8
 # Programs (--shape ranges): (name, precision, tolerance, more kiln-compile flags). The default
 # prefill chunks return their last real token's logits only; "-all" every token's.
 PROGRAM_VARIANTS = [("programs-fp32", "fp32", 1e-4, []), ("programs-fp16", "fp16", 1e-2, []),
-                    ("programs-fp32-all", "fp32", 1e-4, ["--prefill-logits", "all"])]
+                    ("programs-fp32-all", "fp32", 1e-4, ["--prefill-logits", "all"]),
+                    ("programs-fp16-fused-append", "fp16", 1e-2, ["--fuse-kv-append"])]
 # (name, precision, --shape, block size, tolerance). At batch 8 the decode GEMMs multiply on the
 # tensor cores (--skinny-tensor-cores=auto, from 5 rows on); below on the CUDA cores.
 VARIANTS = [("fp32-b1", "fp32", "1x1", 16, 1e-4), ("fp32-b3", "fp32", "3x1", 4, 1e-4),
@@ -55,6 +56,15 @@ VARIANTS = [("fp32-b1", "fp32", "1x1", 16, 1e-4), ("fp32-b3", "fp32", "3x1", 4, 
             ("fp16-b3", "fp16", "3x1", 4, 1e-2), ("fp16-b8", "fp16", "8x1", 4, 1e-2),
             ("bf16-b1", "bf16", "1x1", 16, 3e-2), ("bf16-b3", "bf16", "3x1", 4, 3e-2),
             ("bf16-b8", "bf16", "8x1", 4, 3e-2)]
+# The same with the decode step's KV cache append inside the attention kernel
+# (--fuse-kv-append): (name, precision, --shape, block size, tolerance, --max-seq-len). 64
+# tokens keep one split per KV group; 2048 give the cluster of split slots (GPT-2's exports hold
+# at most MAX_SEQ_LEN[m] tokens: their position table's rows).
+FUSED_APPEND_VARIANTS = [("fp32-b3-fused-append", "fp32", "3x1", 4, 1e-4, 64),
+                         ("fp16-b1-fused-append", "fp16", "1x1", 16, 1e-2, 2048),
+                         ("fp16-b8-fused-append", "fp16", "8x1", 4, 1e-2, 2048),
+                         ("bf16-b3-fused-append", "bf16", "3x1", 16, 3e-2, 64)]
+MAX_SEQ_LEN = {"gpt2_tiny_causal_past_dynamo": 128, "gpt2_tiny_causal_dynamo": 128}
 
 
 def plain_reference(path):
@@ -168,14 +178,15 @@ def main(argv):
     p.add_argument("--only", help="comma-separated variant names (e.g. fp16-b8,programs-fp16): "
                    "run only those (a development run)")
     args = p.parse_args(argv)
-    known = {v[0] for v in VARIANTS} | {v[0] for v in PROGRAM_VARIANTS}
+    known = ({v[0] for v in VARIANTS} | {v[0] for v in PROGRAM_VARIANTS}
+             | {v[0] for v in FUSED_APPEND_VARIANTS})
     only = known
     if args.only is not None:
         only = {name.strip() for name in args.only.split(",")}
         if only - known:
             p.error("--only: unknown variant(s) %s; the variants: %s" % (
                 ", ".join(repr(n) for n in sorted(only - known)),
-                ", ".join(v[0] for v in VARIANTS + PROGRAM_VARIANTS)))
+                ", ".join(v[0] for v in VARIANTS + FUSED_APPEND_VARIANTS + PROGRAM_VARIANTS)))
         programs = sorted(only & {v[0] for v in PROGRAM_VARIANTS})
         if programs and not args.programs_test:
             p.error("--only %s needs --programs-test" % ", ".join(programs))
@@ -200,14 +211,17 @@ def main(argv):
             logits = os.path.join(work, m + ".logits.f32")
             np.concatenate([ref["input_ids"][0], ref["decode_input_ids"][0]]).astype("<i8").tofile(tokens)
             ref["full_logits"][0].astype("<f4").tofile(logits)
-            for name, precision, shape, block, tol in VARIANTS:
+            step_variants = [v + (64, []) for v in VARIANTS] + [
+                v + (["--fuse-kv-append"],) for v in FUSED_APPEND_VARIANTS]
+            for name, precision, shape, block, tol, max_seq_len, flags in step_variants:
                 if name not in only:
                     continue
                 artifact = os.path.join(work, "%s-%s.kiln" % (m, name))
                 c = subprocess.run([args.kiln_compile, os.path.join(MODELS, m + ".onnx"), "--kv-cache",
-                                    "--max-seq-len", "64", "--kv-block-size", str(block), "--shape",
-                                    "input_ids=" + shape, "--precision", precision, "-o", artifact,
-                                    "--quiet"], capture_output=True, text=True)
+                                    "--max-seq-len", str(min(max_seq_len, MAX_SEQ_LEN.get(m, max_seq_len))),
+                                    "--kv-block-size", str(block),
+                                    "--shape", "input_ids=" + shape, "--precision", precision, "-o",
+                                    artifact, "--quiet"] + flags, capture_output=True, text=True)
                 if c.returncode:
                     print("FAIL %s %s: kiln-compile exit %d\n%s" % (m, name, c.returncode, c.stderr))
                     failed += 1

@@ -81,6 +81,27 @@ __global__ void __launch_bounds__(kiln::decode::kThreads) __cluster_dims__(1, 1,
   kiln::decodeAttentionPartial<T, D, CL>(q, cache, out, nullptr, shape, smem);
 }
 
+/// The partial kernel with this step's keys and values appended by its own blocks
+/// (kiln-fuse-kv-append's form: no appendKernel launch before it).
+template <typename T, int D>
+__global__ void __launch_bounds__(kiln::decode::kThreads)
+    partialAppendKernel(kiln::AttnTensor<T> q, kiln::PagedKvCache<T> cache, kiln::AttnOut<T> out,
+                        float *workspace, kiln::DecodeShape shape, kiln::AttnTensor<T> kNew,
+                        kiln::AttnTensor<T> vNew) {
+  extern __shared__ __align__(16) char smem[];
+  kiln::decodeAttentionPartial<T, D>(q, cache, out, workspace, shape, smem, kNew, vNew);
+}
+
+/// The cluster kernel with the fused append.
+template <typename T, int D, int CL>
+__global__ void __launch_bounds__(kiln::decode::kThreads) __cluster_dims__(1, 1, CL)
+    clusterAppendKernel(kiln::AttnTensor<T> q, kiln::PagedKvCache<T> cache, kiln::AttnOut<T> out,
+                        kiln::DecodeShape shape, kiln::AttnTensor<T> kNew,
+                        kiln::AttnTensor<T> vNew) {
+  extern __shared__ __align__(16) char smem[];
+  kiln::decodeAttentionPartial<T, D, CL>(q, cache, out, nullptr, shape, smem, kNew, vNew);
+}
+
 template <typename T, int D>
 __global__ void __launch_bounds__(kiln::decode::kThreads)
     reduceKernel(kiln::PagedKvCache<T> cache, const float *workspace, kiln::AttnOut<T> out,
@@ -173,6 +194,36 @@ template <typename KT, int D> struct Launch {
                    clusterKernel<KT, D, 5>, clusterKernel<KT, D, 6>, clusterKernel<KT, D, 7>,
                    clusterKernel<KT, D, 8>})
       CHECK_CUDA(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(cl)));
+    CHECK_CUDA(cudaFuncSetAttribute(partialAppendKernel<KT, D>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, int(most)));
+    for (auto f : {clusterAppendKernel<KT, D, 2>, clusterAppendKernel<KT, D, 5>,
+                   clusterAppendKernel<KT, D, 8>})
+      CHECK_CUDA(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(cl)));
+  }
+  /// The fused-append forms (kiln-fuse-kv-append): the partial kernel (then the reduce) or the
+  /// cluster kernel (2, 5 or 8 slots) appending kNew / vNew itself.
+  static void attentionAppend(const kiln::AttnTensor<KT> &q, const kiln::AttnTensor<KT> &k,
+                              const kiln::AttnTensor<KT> &v, const kiln::PagedKvCache<KT> &cache,
+                              const kiln::AttnOut<KT> &out, float *workspace,
+                              const kiln::DecodeShape &s, bool cluster, cudaStream_t stream) {
+    const int groupRows = s.qHeads / s.kvHeads * s.qLen;
+    const kiln::decode::Grid pg =
+        kiln::decode::partialGrid(s.batch, s.qHeads, s.kvHeads, s.qLen, s.maxSplits, kElem);
+    const dim3 grid(pg.x, pg.y, pg.z), block(kiln::decode::kThreads);
+    if (!cluster) {
+      const int smem = int(kiln::decode::smemBytes(kElem, D, groupRows));
+      partialAppendKernel<KT, D><<<grid, block, smem, stream>>>(q, cache, out, workspace, s, k, v);
+      const kiln::decode::Grid rg = kiln::decode::reduceGrid(s.batch, s.qHeads, s.qLen);
+      reduceKernel<KT, D><<<rg.x, kiln::decode::kThreads, 0, stream>>>(cache, workspace, out, s);
+      return;
+    }
+    const int smem = int(kiln::decode::smemBytes(kElem, D, groupRows, true));
+    switch (s.maxSplits) {
+    case 2: clusterAppendKernel<KT, D, 2><<<grid, block, smem, stream>>>(q, cache, out, s, k, v); break;
+    case 5: clusterAppendKernel<KT, D, 5><<<grid, block, smem, stream>>>(q, cache, out, s, k, v); break;
+    case 8: clusterAppendKernel<KT, D, 8><<<grid, block, smem, stream>>>(q, cache, out, s, k, v); break;
+    default: std::fprintf(stderr, "no fused-append cluster kernel of %d slots\n", s.maxSplits); std::abort();
+    }
   }
   /// The one-launch split-KV path: s.maxSplits slots (2 to 8) per KV group as a cluster.
   static void attentionCluster(const kiln::AttnTensor<KT> &q, const kiln::PagedKvCache<KT> &cache,
@@ -291,6 +342,9 @@ struct Case {
   int capacity = 0;  ///< 0: the longest sequence + qLen + 40 (rounded up to whole blocks)
   bool prefill = false; ///< the prefill path (prefillAttentionPaged) instead of partial + reduce
   bool cluster = false; ///< the one-launch cluster path (maxSplits slots: 2 to 8)
+  /// The attention kernel appends the new rows itself (kiln-fuse-kv-append; cluster: 2, 5 or 8
+  /// slots): no kvCacheAppend launch, the same pools expected bit for bit.
+  bool fusedAppend = false;
   int sm90 = 0; ///< the Hopper prefill path: 1 grid, 2 persistent blocks (sm_90a builds)
 };
 
@@ -417,7 +471,8 @@ template <typename T, int D> bool runCase(const Case &c, int smCount) {
   kiln::AttnTensor<KT> av{(const KT *)dvNew, ns.sb, ns.sh, ns.ss};
   kiln::AttnOut<KT> ao{(KT *)dOut, os.sb, os.sh, os.ss};
   L::prepare();
-  L::append(ak, av, cache, shape, 0);
+  if (!c.fusedAppend)
+    L::append(ak, av, cache, shape, 0);
   CHECK_CUDA(cudaGetLastError());
   if (c.sm90 && !L::sm90Pages(bs)) {
     std::printf("SKIP %-4s D=%3d bs=%d sm90: the Hopper prefill path takes no blocks of %d tokens "
@@ -427,7 +482,9 @@ template <typename T, int D> bool runCase(const Case &c, int smCount) {
     cudaFree(dTable), cudaFree(dSeq), cudaFree(dOut), cudaFree(dWs);
     return true;
   }
-  if (c.sm90)
+  if (c.fusedAppend)
+    L::attentionAppend(aq, ak, av, cache, ao, dWs, shape, c.cluster, 0);
+  else if (c.sm90)
     L::prefillSm90(aq, cache, ao, shape, numBlocks, c.sm90 == 2, smCount, 0);
   else if (c.prefill)
     L::prefill(aq, cache, ao, shape, 0);
@@ -517,7 +574,8 @@ template <typename T, int D> bool runCase(const Case &c, int smCount) {
               "rel err %.2e  nan %zu  pool mismatches %zu",
               ok ? "PASS" : "FAIL", typeName<T>(), D, Hq, Hkv, bs, c.blockSize ? "" : "(contig)",
               capacity, qLen, c.bshd ? "bshd" : "bhsd",
-              c.sm90 == 2   ? "sm90-persistent"
+              c.fusedAppend ? (c.cluster ? "cluster+append" : "splits+append")
+              : c.sm90 == 2 ? "sm90-persistent"
               : c.sm90      ? "sm90"
               : c.prefill   ? "prefill"
               : c.cluster   ? "cluster"
@@ -601,6 +659,33 @@ std::vector<Case> edgeCases() {
   c = Case{4, 4, 16, 100, {0, 5, 300}};
   c.maxSplits = 3, c.bshd = false;
   cases.push_back(c);
+  return cases;
+}
+
+/// The fused append (kiln-fuse-kv-append): the attention kernels write this step's rows of
+/// their own split chunk, with and without a cluster; one new token (decode steps, what the
+/// compiler merges) and q_len 5 and 16 (rows split over several chunks and row blocks), the
+/// capacity overflow (rows past it not written), odd blocks, MQA.
+std::vector<Case> fusedAppendCases() {
+  const std::vector<int> lens = {0, 1, 17, 127, 128, 255, 1000, 4096};
+  std::vector<Case> cases;
+  auto add = [&](Case c, bool cluster, int slots, bool bshd) {
+    c.fusedAppend = true, c.cluster = cluster, c.maxSplits = slots, c.bshd = bshd;
+    cases.push_back(c);
+  };
+  add(Case{32, 8, 16, 1, lens}, true, 8, true);
+  add(Case{32, 8, 16, 1, lens}, true, 5, false);
+  add(Case{8, 2, 7, 1, lens}, true, 2, true);
+  add(Case{8, 2, 16, 5, lens}, true, 8, false);
+  add(Case{8, 1, 16, 16, {0, 33, 500, 2000}}, true, 5, true); // MQA, 128 rows per group
+  add(Case{32, 8, 16, 1, lens}, false, 0, true);              // recommended slots + reduce
+  add(Case{8, 2, 0, 5, lens}, false, 1, false);               // contiguous, one split
+  add(Case{8, 2, 1, 5, {0, 3, 130, 700}}, false, 3, true);    // blocks of one token
+  Case over{8, 2, 16, 5, {1000, 5, 998}};                     // 1000 + 5 passes 1003
+  over.capacity = 1003, over.blockSize = 0;
+  add(over, false, 3, true);
+  over.blockSize = 17;
+  add(over, true, 8, false);
   return cases;
 }
 
@@ -736,12 +821,16 @@ void timePrefill(const char *what, int B, int Hq, int Hkv, int qLen, int cached,
   cudaFree(dTable), cudaFree(dSeq), cudaFree(k), cudaFree(v), cudaFree(q), cudaFree(out);
 }
 
+/// How timeCase appends the step's keys and values: not at all (the attention alone), with
+/// kvCacheAppend's kernel before the attention, or inside it (kiln-fuse-kv-append).
+enum class AppendTiming { None, Kernel, Fused };
+
 /// Allocates `layers` caches of one layout and times the attention (partial + reduce) over
 /// them; prints one line.
 template <typename T, int D>
 void timeCase(const char *what, int B, int Hq, int Hkv, int blockSize, int validLen, int capacity,
               int smCount, size_t l2Bytes, cudaStream_t stream, int slots = 0,
-              bool cluster = false) {
+              bool cluster = false, AppendTiming append = AppendTiming::None) {
   using KT = typename KilnType<T>::type;
   using L = Launch<KT, D>;
   const int qLen = 1, bs = blockSize ? blockSize : capacity;
@@ -782,13 +871,24 @@ void timeCase(const char *what, int B, int Hq, int Hkv, int blockSize, int valid
   kiln::DecodeShape shape{B, Hq, Hkv, qLen, maxSplits, float(1.0 / std::sqrt(double(D)))};
   kiln::AttnTensor<KT> aq{q, (long long)Hq * D, D, D};
   kiln::AttnOut<KT> ao{out, (long long)Hq * D, D, D};
+  KT *kvNew;
+  CHECK_CUDA(cudaMalloc(&kvNew, size_t(B) * Hkv * D * sizeof(T)));
+  CHECK_CUDA(cudaMemset(kvNew, 0x11, size_t(B) * Hkv * D * sizeof(T)));
+  kiln::AttnTensor<KT> an{kvNew, (long long)Hkv * D, D, D};
   L::prepare();
   int next = 0;
   const double us = timeGraph(stream, [&](cudaStream_t s) {
+    const kiln::PagedKvCache<KT> &cache = caches[next++ % layers];
+    if (append == AppendTiming::Fused) {
+      L::attentionAppend(aq, an, an, cache, ao, ws, shape, cluster, s);
+      return;
+    }
+    if (append == AppendTiming::Kernel)
+      L::append(an, an, cache, shape, s);
     if (cluster)
-      L::attentionCluster(aq, caches[next++ % layers], ao, shape, s);
+      L::attentionCluster(aq, cache, ao, shape, s);
     else
-      L::attention(aq, caches[next++ % layers], ao, ws, shape, s);
+      L::attention(aq, cache, ao, ws, shape, s);
   });
   CHECK_CUDA(cudaGetLastError());
   const int splits =
@@ -796,12 +896,16 @@ void timeCase(const char *what, int B, int Hq, int Hkv, int blockSize, int valid
                               int(sizeof(KT)))
           .splits;
   std::printf("time %-22s %-4s D=%d B=%d Hq=%d Hkv=%d bs=%d L=%d cap=%d slots=%d splits=%d "
-              "layers=%d: %7.2f us  %7.1f GB/s\n",
+              "layers=%d%s: %7.2f us  %7.1f GB/s\n",
               what, typeName<T>(), D, B, Hq, Hkv, bs, validLen, capacity, maxSplits, splits,
-              layers, us, kvBytes / us * 1e-3);
+              layers,
+              append == AppendTiming::Fused    ? " append=fused"
+              : append == AppendTiming::Kernel ? " append=kernel"
+                                               : "",
+              us, kvBytes / us * 1e-3);
   for (auto &c : caches)
     cudaFree(c.k), cudaFree(c.v);
-  cudaFree(dTable), cudaFree(dSeq), cudaFree(q), cudaFree(out), cudaFree(ws);
+  cudaFree(dTable), cudaFree(dSeq), cudaFree(q), cudaFree(out), cudaFree(ws), cudaFree(kvNew);
 }
 
 /// Times kvCacheAppend for one step of batch B (q_len 1).
@@ -887,6 +991,15 @@ void runTiming(int smCount, size_t l2Bytes) {
                        8, true);
   timeCase<__half, 64>("one-slot-b1-llama0.8b", 1, 32, 8, 16, 2048, 2304, smCount, l2Bytes,
                        stream, 1);
+  // (d) The append of one decode step: its own kernel before the attention against the
+  // attention kernel's blocks writing it (kiln-fuse-kv-append), the 0.8B Llama's layer (D = 64,
+  // 32/8 heads, cache of 2304 tokens) at batch 1 (8 slots) and 8 (5 slots: every cluster
+  // resident), 128 and 2048 tokens.
+  for (int B : {1, 8})
+    for (int L : {128, 2048})
+      for (AppendTiming a : {AppendTiming::Kernel, AppendTiming::Fused})
+        timeCase<__half, 64>(B == 1 ? "append-b1-llama0.8b" : "append-b8-llama0.8b", B, 32, 8, 16,
+                             L, 2304, smCount, l2Bytes, stream, B == 1 ? 8 : 5, true, a);
   timeAppend<__half, 128>(8, 8, 8192, stream);
   CHECK_CUDA(cudaStreamDestroy(stream));
   runPrefillTiming(smCount);
@@ -942,6 +1055,11 @@ int main(int argc, char **argv) {
     count(runAll<__nv_bfloat16, 64>(clu, sms), clu.size());
     count(runAll<float, 128>(clu, sms), clu.size());
     count(runAll<__half, 256>(clu, sms), clu.size());
+    const std::vector<Case> fused = fusedAppendCases();
+    count(runAll<__half, 128>(fused, sms), fused.size());
+    count(runAll<__half, 64>(fused, sms), fused.size());
+    count(runAll<__nv_bfloat16, 128>(fused, sms), fused.size());
+    count(runAll<float, 64>(fused, sms), fused.size());
   }
 #ifdef KILN_TEST_SM90A
   if (!timingOnly) {

@@ -181,6 +181,13 @@ static cl::opt<bool> splitKv(
              "is sm_90 with --sm90-gemm on (default true; --split-kv=false for A/B timing: one "
              "block per KV group)"),
     cl::init(true), cl::cat(kilnCategory));
+static cl::opt<bool> fuseKvAppend(
+    "fuse-kv-append",
+    cl::desc("--kv-cache: a decode step's KV cache append runs inside the attention kernel that "
+             "reads the cache (each block writes the new keys and values of its own split "
+             "chunk), one launch per layer instead of two (default false until measured on the "
+             "GPU; prefill chunks keep their own append kernel)"),
+    cl::init(false), cl::cat(kilnCategory));
 enum class KeyRotary { Fused, Kernel };
 static cl::opt<KeyRotary> keyRotary(
     "attention-key-rotary",
@@ -312,6 +319,7 @@ int main(int argc, char **argv) {
         {&skinnyGemm, "skinny-gemm=false"},
         {&skinnyTensorCores, "skinny-tensor-cores=off"},
         {&splitKv, "split-kv=false"},
+        {&fuseKvAppend, "fuse-kv-append=true"},
         {&keyRotary, keyRotary == KeyRotary::Fused ? "fuse-key-rotary=true"
                                                    : "fuse-key-rotary=false"},
         {&normIntoGemm, normIntoGemm == NormIntoGemm::Fused    ? "fuse-norm-into-gemm=true"
@@ -354,6 +362,7 @@ int main(int argc, char **argv) {
   options.skinnyGemm = skinnyGemm;
   options.skinnyTensorCores = skinnyTensorCores;
   options.splitKv = splitKv;
+  options.fuseKvAppend = fuseKvAppend;
   options.fuseKeyRotary = keyRotary == KeyRotary::Fused;
   options.fuseNormIntoGemm = normIntoGemm == NormIntoGemm::Fused;
   options.normIntoFewRowGemm = normIntoGemm != NormIntoGemm::Kernel;

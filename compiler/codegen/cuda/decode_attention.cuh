@@ -294,6 +294,16 @@ template <typename F> __device__ __forceinline__ ElemFn<F> makeElemFn(F f) { ret
 
 namespace decode {
 
+/// decodeAttentionPartial's default fused-append operands: none (kvCacheAppend wrote the step's
+/// keys and values before the launch).
+struct NoAppend {};
+template <typename X> struct IsNoAppend {
+  static constexpr bool value = false;
+};
+template <> struct IsNoAppend<NoAppend> {
+  static constexpr bool value = true;
+};
+
 template <typename X> struct IsAttnTensor {
   static constexpr bool value = false;
 };
@@ -694,11 +704,23 @@ __device__ __forceinline__ void kvCacheAppend(const KSrc &kNew, const VSrc &vNew
 /// block leaves its partial in its own shared memory (decode::smemBytes(..., true) bytes); after
 /// a cluster barrier the blocks combine the partials over distributed shared memory (block s
 /// finishes every CLUSTER-th element of the rows) and write `out`; `workspace` is not used.
-template <typename T, int D, int CLUSTER = 1, typename QSrc>
+///
+/// kNew, vNew (optional; kiln-fuse-kv-append): this step's new keys and values as kvCacheAppend
+/// takes them ([B, Hkv, qLen, D] views or ElemFns). The kernel then appends them itself instead
+/// of a kvCacheAppend launch before it: every block writes the new rows of its KV head whose
+/// positions fall in its split slot's chunk (decode::partition of the valid length; each
+/// position in exactly one chunk, rows at or past the capacity not written, as kvCacheAppend),
+/// then a block barrier orders those stores before its own cp.async reads of them. Only the
+/// block that reads a position writes it, so no other block waits. The row blocks of one slot
+/// write the same rows with the same values.
+template <typename T, int D, int CLUSTER = 1, typename QSrc, typename KNew = decode::NoAppend,
+          typename VNew = decode::NoAppend>
 __device__ __forceinline__ void decodeAttentionPartial(const QSrc &q,
                                                        const PagedKvCache<T> &cache,
                                                        const AttnOut<T> &out, float *workspace,
-                                                       const DecodeShape &shape, char *smem) {
+                                                       const DecodeShape &shape, char *smem,
+                                                       const KNew &kNew = KNew(),
+                                                       const VNew &vNew = VNew()) {
   static_assert(CLUSTER >= 1 && CLUSTER <= 8, "CLUSTER: 1 (no cluster) to 8 (portable)");
   using C = decode::Config<T, D>;
   constexpr int W = decode::kWarps, THREADS = decode::kThreads, RPW = C::kRowsPerWarp;
@@ -737,6 +759,25 @@ __device__ __forceinline__ void decodeAttentionPartial(const QSrc &q,
   const int k0 = split * part.chunk, k1 = min(min(k0 + part.chunk, keys), blockKeys);
   const int nTiles = k1 > k0 ? (k1 - k0 + BN - 1) / BN : 0;
   const int qRows = decode::qTileRows(E, R);
+  const decode::TokenAddr addr = decode::makeTokenAddr(cache, b, shape.kvHeads);
+
+  // 1b. The fused append: this slot's share of the step's new K and V rows of head g.
+  if constexpr (!decode::IsNoAppend<KNew>::value) {
+    const int c0 = split * part.chunk, c1 = min(c0 + part.chunk, keys);
+    for (int e = tid; e < qLen * CPR; e += THREADS) {
+      const int i = e / CPR, ch = e % CPR;
+      const long long pos = (long long)seqRaw + i;
+      if (pos < c0 || pos >= c1)
+        continue; // another slot's chunk, or past the capacity (keys <= capacity)
+      const long long dst = addr.offset(int(pos), g, D) + ch * CE;
+      unsigned kx[4], vx[4];
+      decode::loadChunk16<T>(kNew, b, g, i, ch * CE, kx);
+      decode::loadChunk16<T>(vNew, b, g, i, ch * CE, vx);
+      decode::stg16(cache.k + dst, kx);
+      decode::stg16(cache.v + dst, vx);
+    }
+    __syncthreads(); // the stores before any thread's cp.async of those rows
+  }
 
   char *sQ = smem;
   char *sPipe = smem + qRows * C::kQPitch * E; // K stage s at s * tile, V stage s after the Ks
@@ -748,7 +789,6 @@ __device__ __forceinline__ void decodeAttentionPartial(const QSrc &q,
   // CLUSTER > 1: the block's partial, after the merge buffers in the pipeline's memory.
   float *sAcc = reinterpret_cast<float *>(sPipe + decode::mergeBytes(E, D));
   float4 *sML = reinterpret_cast<float4 *>(sAcc + qRows * D);
-  const decode::TokenAddr addr = decode::makeTokenAddr(cache, b, shape.kvHeads);
 
   // 2. The Q rows (zero-filled past `rows`), in the first cp.async group with tile 0.
   for (int c = tid; c < qRows * CPR; c += THREADS) {
