@@ -555,9 +555,19 @@ int main(int argc, char **argv) {
   for (const kiln::CompiledFile &file : stats->files)
     summary << "wrote " << (artifactToStdout ? StringRef("<stdout>") : StringRef(file.path)) << " ("
             << file.fileBytes << " bytes, weights " << file.weightBytes << " bytes)\n";
-  if (!stats->programs.empty())
+  if (!stats->programs.empty()) {
     summary << "programs: " << stats->programs.size() << " ("
-            << llvm::join(stats->programs, ", ") << ")\n";
+            << llvm::join(stats->programs, ", ") << ")";
+    // Past the buckets planStepPrograms aims for only when the batch range forces it (one
+    // decode program per power of two): say so, since each costs compile time and a graph.
+    const size_t decode = llvm::count_if(
+        stats->programs, [](const std::string &p) { return StringRef(p).starts_with("decode_"); });
+    if (stats->programs.size() > kiln::kMaxStepPrograms)
+      summary << "; more than " << kiln::kMaxStepPrograms << ": the batch range takes " << decode
+              << " decode programs (one per power of two), each with its own kernels and CUDA "
+                 "graph; a narrower --shape batch range gives fewer";
+    summary << "\n";
+  }
   if (!reportDir.empty()) {
     SmallString<256> page(reportDir.getValue());
     sys::path::append(page, "index.html");
