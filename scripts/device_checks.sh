@@ -13,8 +13,14 @@
 #   hopper-prefill.log  decode_attention_test --sm90 (.carry-gpu, built for sm_90a by
 #                     test/gpu/build_decode_attention_test.sh): the Hopper attention over the paged
 #                     cache against the fp64 reference, then its timings against mma.sync
+#   decode-attention.log  decode_attention_test (the same binary): every case (decode, split,
+#                     cluster, fused append, prefill) against the fp64 reference, then the
+#                     timings (not in the default list: about 2 minutes)
+#   KILN_KV_ONLY=a,b  the kv-cache steps run only those variants of kv_cache_decode_test.py
+#                     (--only; e.g. the *-fused-append ones)
 #   scripts/device_checks.sh [STEP ...]    # steps: kv-cache kv-cache-plain small-models node-tests
-#                                          # gpu-unit hopper-prefill (default all)
+#                                          # gpu-unit hopper-prefill decode-attention (default all
+#                                          # but decode-attention)
 # Exit 0 when every step passed, 1 when one failed, 2 on a setup error, 77 without a GPU.
 set -uo pipefail
 
@@ -32,6 +38,8 @@ rc=$?
 [[ $rc -eq 0 ]] || exit "$rc"
 chmod +x "$GPU_BIN"/* 2>/dev/null
 
+only=()
+[[ -n "${KILN_KV_ONLY:-}" ]] && only=(--only "$KILN_KV_ONLY")
 steps=("$@")
 [[ ${#steps[@]} -gt 0 ]] || steps=(kv-cache kv-cache-plain small-models node-tests gpu-unit hopper-prefill)
 status=0
@@ -41,11 +49,11 @@ for step in "${steps[@]}"; do
     kv-cache)
       "$PYTHON" test/e2e/kv_cache_decode_test.py --kiln-compile "$KILN_COMPILE" \
         --decode-test "$GPU_BIN/kv_cache_decode_test" --programs-test "$GPU_BIN/kv_cache_programs_test" \
-        --kiln-run "$KILN_RUN" >"$LOGS/kv-cache.log" 2>&1 ;;
+        --kiln-run "$KILN_RUN" "${only[@]}" >"$LOGS/kv-cache.log" 2>&1 ;;
     kv-cache-plain)
       "$PYTHON" test/e2e/kv_cache_decode_test.py --plain --kiln-compile "$KILN_COMPILE" \
         --decode-test "$GPU_BIN/kv_cache_decode_test" --programs-test "$GPU_BIN/kv_cache_programs_test" \
-        --kiln-run "$KILN_RUN" >"$LOGS/kv-cache-plain.log" 2>&1 ;;
+        --kiln-run "$KILN_RUN" "${only[@]}" >"$LOGS/kv-cache-plain.log" 2>&1 ;;
     small-models)
       "$PYTHON" test/e2e/small_models_test.py --kiln-compile "$KILN_COMPILE" --kiln-run "$KILN_RUN" \
         --seed 1 >"$LOGS/small-models.log" 2>&1 ;;
@@ -56,6 +64,8 @@ for step in "${steps[@]}"; do
       KILN_RUN="$KILN_RUN" "$GPU_BIN/kiln_runtime_gpu_tests" >"$LOGS/gpu-unit.log" 2>&1 ;;
     hopper-prefill)
       "$GPU_BIN/decode_attention_test" --sm90 >"$LOGS/hopper-prefill.log" 2>&1 ;;
+    decode-attention)
+      "$GPU_BIN/decode_attention_test" >"$LOGS/decode-attention.log" 2>&1 ;;
     *) echo "device_checks: unknown step '$step'" >&2; exit 2 ;;
   esac
   r=$?
