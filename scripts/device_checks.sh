@@ -16,11 +16,13 @@
 #   decode-attention.log  decode_attention_test (the same binary): every case (decode, split,
 #                     cluster, fused append, prefill) against the fp64 reference, then the
 #                     timings (not in the default list: about 2 minutes)
+#   sample.log        sample_test (.carry-gpu, test/gpu/build_sample_test.sh): the sampler against
+#                     host references and its full-pass form, then --bench (not in the default list)
 #   KILN_KV_ONLY=a,b  the kv-cache steps run only those variants of kv_cache_decode_test.py
 #                     (--only; e.g. the *-fused-append ones)
 #   scripts/device_checks.sh [STEP ...]    # steps: kv-cache kv-cache-plain small-models node-tests
-#                                          # gpu-unit hopper-prefill decode-attention (default all
-#                                          # but decode-attention)
+#                                          # gpu-unit hopper-prefill decode-attention sample
+#                                          # (default all but decode-attention and sample)
 # Exit 0 when every step passed, 1 when one failed, 2 on a setup error, 77 without a GPU.
 set -uo pipefail
 
@@ -66,6 +68,8 @@ for step in "${steps[@]}"; do
       "$GPU_BIN/decode_attention_test" --sm90 >"$LOGS/hopper-prefill.log" 2>&1 ;;
     decode-attention)
       "$GPU_BIN/decode_attention_test" >"$LOGS/decode-attention.log" 2>&1 ;;
+    sample)
+      { "$GPU_BIN/sample_test" && "$GPU_BIN/sample_test" --bench; } >"$LOGS/sample.log" 2>&1 ;;
     *) echo "device_checks: unknown step '$step'" >&2; exit 2 ;;
   esac
   r=$?

@@ -12,9 +12,10 @@
 //    the kept set.
 // 4. Reproducibility: the same logits, parameters, seed and counter give the same token at 128
 //    and 512 threads and in any row; seeds 1 and 2 give different streams.
-// 5. The shared-memory candidates: at V = 32000 and 128256, model-like logits, greedy, top-k,
-//    top-p, full vocabulary, top-k above and at the candidate capacity, every row's token equals
-//    the full-pass sampler's (sampleRow<..., false>).
+// 5. The shared-memory candidates (sorted there, then binary searches): at V = 32000 and 128256,
+//    model-like logits, greedy, top-k, top-p, full vocabulary, top-k above and at the candidate
+//    capacity, and nearly flat rows (top-k survivors of 1 to 2048 sorted), every row's token
+//    equals the full-pass sampler's (sampleRow<..., false>).
 //   build/sample_test --bench   microseconds per launch at 1 and 8 rows, with and without them.
 // Exit 0 pass, 1 fail, 2 CUDA error, 77 no GPU.
 #include "kiln/sample.cuh"
@@ -372,6 +373,39 @@ void testCompact() {
   }
 }
 
+/// Nearly flat rows (every logit within 0.01 of the others): no threshold holds the selection in
+/// kCandidates elements, so a top-k of at most kCandidates is found over the row and its
+/// survivors are sorted in shared memory; above it everything runs over the row. Sorted sizes
+/// from 1 to 2048 survivors, powers of two and not.
+void testCompactFlat() {
+  const long long V = 32000;
+  const int rows = 24;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> flat(0.0f, 0.01f);
+  std::vector<float> x(size_t(V * rows));
+  for (float &v : x)
+    v = flat(rng);
+  const NamedParams flatParams[] = {
+      {"flat T1 k1", {1.0f, 1, 1.0f, 8}},       {"flat T1 k3 p0.5", {1.0f, 3, 0.5f, 9}},
+      {"flat T1 k50", {1.0f, 50, 1.0f, 10}},    {"flat T0.5 k1000 p0.9", {0.5f, 1000, 0.9f, 11}},
+      {"flat T1 k2048", {1.0f, 2048, 1.0f, 12}}, {"flat T1 k3000 p0.3", {1.0f, 3000, 0.3f, 13}},
+  };
+  for (const NamedParams &np : flatParams) {
+    std::vector<Params> params(rows, np.p);
+    std::vector<unsigned long long> offsets(rows);
+    for (int r = 0; r < rows; ++r)
+      offsets[size_t(r)] = 7919ull * unsigned(r);
+    std::vector<long long> a = run(x, V, V, params, offsets, 256, true);
+    std::vector<long long> b = run(x, V, V, params, offsets, 256, false);
+    int differ = 0;
+    for (int r = 0; r < rows; ++r)
+      differ += a[size_t(r)] != b[size_t(r)];
+    std::printf("%s candidates V=%lld %s: %d of %d rows differ from the full-pass sampler\n",
+                differ ? "FAIL" : "PASS", V, np.name, differ, rows);
+    failures += differ ? 1 : 0;
+  }
+}
+
 /// --bench: microseconds per launch of B rows at model vocabularies, with and without the
 /// shared-memory candidates.
 void bench() {
@@ -407,6 +441,7 @@ int main(int argc, char **argv) {
   testDistribution();
   testReproducible();
   testCompact();
+  testCompactFlat();
   std::printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
   return failures ? 1 : 0;
 }

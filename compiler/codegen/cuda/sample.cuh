@@ -20,8 +20,12 @@
 // Cost per sampled row: one pass over the V logits for the maximum, one for the total weight,
 // and, per selection (top-k, top-p, draw; at most 16 radix levels each), one per level until the
 // selected bin holds at most sample::kCandidates elements; those then move to shared memory
-// (one more pass) and the remaining levels read only them. With a top-k of at most kCandidates
-// the k survivors move to shared memory once and the total, top-p and draw read only them.
+// (one more pass) and the remaining levels read only them. Usually (sampleByThreshold) the
+// elements that matter are near the maximum: one counting pass finds at most kCandidates of
+// them, one more moves them to shared memory, where a bitonic sort puts them in descending key
+// order and a prefix sum gives their cumulative weights, so top-k, top-p and the draw are
+// binary searches (the same elements the radix selections pick). With a top-k of at most
+// kCandidates the k survivors move to shared memory once and are sorted the same way.
 // Greedy rows make one pass. Weights below 2^-41 of the largest (probability ratio < 5e-13) are
 // never drawn; vocabularies up to 2^23 tokens keep the sums inside 64 bits.
 #pragma once
@@ -317,6 +321,101 @@ __device__ Pick descend(const KeyWeight &keyWeight, long long n, unsigned long l
   return {prefix, before}; // not reached: shift 0 returns above
 }
 
+/// Sorts the `c` candidates of `cand` (1 <= c <= kCandidates) by key, descending, each weight
+/// moving with its key: a bitonic network over the next power of two (Batcher 1968), the entries
+/// past c padded with key 0 and weight 0 (no element has rank key 0: its id would be 2^32 - 1),
+/// which sort to the end. log2(N) (log2(N) + 1) / 2 steps of N / 2 compare-exchanges, one block
+/// barrier each (66 for 2048 candidates). Block-wide; every thread may read `cand` afterwards.
+__device__ __forceinline__ void sortCandidatesDescending(Candidates &cand, int c) {
+  int n2 = 1;
+  while (n2 < c)
+    n2 <<= 1;
+  for (int i = c + int(threadIdx.x); i < n2; i += int(blockDim.x))
+    cand.key[i] = 0ull, cand.weight[i] = 0ull;
+  __syncthreads();
+  for (int size = 2; size <= n2; size <<= 1)
+    for (int stride = size >> 1; stride > 0; stride >>= 1) {
+      for (int t = int(threadIdx.x); t < n2 / 2; t += int(blockDim.x)) {
+        const int lo = 2 * t - (t & (stride - 1)), hi = lo + stride; // lo has bit `stride` clear
+        const unsigned long long a = cand.key[lo], b = cand.key[hi];
+        // Descending runs where bit `size` of lo is clear, ascending elsewhere; the last stage
+        // (size = n2) is descending throughout.
+        if ((lo & size) == 0 ? a < b : a > b) {
+          cand.key[lo] = b, cand.key[hi] = a;
+          const unsigned long long w = cand.weight[lo];
+          cand.weight[lo] = cand.weight[hi], cand.weight[hi] = w;
+        }
+      }
+      __syncthreads();
+    }
+}
+
+/// Replaces weight[0..m) by its inclusive prefix sums (integers: exact, the same for any block
+/// size): each thread sums a contiguous segment, the segments' offsets come from a warp scan and
+/// the warps' totals. Block-wide; every thread may read the sums afterwards.
+__device__ __forceinline__ void inclusiveScanWeights(unsigned long long *weight, int m,
+                                                     Shared &sh) {
+  const int per = (m + int(blockDim.x) - 1) / int(blockDim.x);
+  const int b0 = min(m, int(threadIdx.x) * per), b1 = min(m, b0 + per);
+  unsigned long long own = 0;
+  for (int i = b0; i < b1; ++i) {
+    own += weight[i];
+    weight[i] = own;
+  }
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  unsigned long long x = own; // inclusive scan of the segment totals within the warp
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const unsigned long long y = __shfl_up_sync(0xffffffffu, x, o);
+    x += lane >= o ? y : 0ull;
+  }
+  __syncthreads(); // earlier readers of sh.scalar are done
+  if (lane == 31)
+    sh.scalar[warp] = x;
+  __syncthreads();
+  unsigned long long offset = x - own;
+  for (int w = 0; w < warp; ++w)
+    offset += sh.scalar[w];
+  for (int i = b0; i < b1; ++i)
+    weight[i] += offset;
+  __syncthreads();
+}
+
+/// The first index i < m whose cumulative weight cum[i] reaches `target` (cum non-decreasing,
+/// 1 <= target <= cum[m - 1]): the element descend() picks for that target, since the sorted
+/// order is the descending key order. Every thread searches the same way (no barrier).
+__device__ __forceinline__ int firstReaching(const unsigned long long *cum, int m,
+                                             unsigned long long target) {
+  int lo = 0, hi = m - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi) >> 1;
+    if (cum[mid] >= target)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return lo;
+}
+
+/// Steps 3-5 of sampleRow over candidates sorted by sortCandidatesDescending whose weights
+/// inclusiveScanWeights turned into cumulative sums, restricted to the first m (the top-k
+/// survivors): the top-p prefix (ceil(topP * total) of their total), then the draw.
+__device__ __forceinline__ long long drawFromSorted(const Candidates &cand, int m, float topP,
+                                                    unsigned long long seed,
+                                                    unsigned long long offset) {
+  unsigned long long total = cand.weight[m - 1];
+  if (topP < 1.0f) {
+    unsigned long long target = 1;
+    if (topP > 0.0f) {
+      const double want = ceil(double(topP) * double(total));
+      target = want < 1.0 ? 1ull : want >= double(total) ? total : (unsigned long long)want;
+    }
+    total = cand.weight[firstReaching(cand.weight, m, target)];
+  }
+  const unsigned long long r = __umul64hi(philox64(seed, offset), total);
+  return idOf(cand.key[firstReaching(cand.weight, m, r + 1)]);
+}
+
 /// descend over all of keyWeight's elements (COMPACT: with `cand` as the candidate buffer).
 template <bool COMPACT, typename KeyWeight>
 __device__ Pick selectDescending(const KeyWeight &keyWeight, long long n, unsigned long long target,
@@ -356,34 +455,14 @@ __device__ long long sampleSurvivors(const Weight &weight, long long n, float to
 constexpr int kThresholds = 8;
 __device__ __forceinline__ float thresholdDistance(int j) { return 0.5f * float(1 << j); }
 
-/// keyWeight over a Candidates buffer with every weight 1 (top-k counts elements).
-struct CandidateOnes {
-  const Candidates *c;
-  __device__ __forceinline__ unsigned long long operator()(long long k,
-                                                           unsigned long long &key) const {
-    key = c->key[k];
-    return 1ull;
-  }
-};
-
-/// keyWeight over a Candidates buffer where keys below `kth` weigh 0 (the survivors of top-k).
-struct CandidateSurvivors {
-  const Candidates *c;
-  unsigned long long kth;
-  __device__ __forceinline__ unsigned long long operator()(long long k,
-                                                           unsigned long long &key) const {
-    key = c->key[k];
-    return key >= kth ? c->weight[k] : 0ull;
-  }
-};
-
 /// sampleRow's steps 2-5 from shared memory when the elements that can matter lie close to the
 /// maximum `top` (the usual case): one pass counts, per threshold thresholdDistance(j), the
 /// elements with x >= top - that distance and (without top-k) their softmax weight; the nearest
 /// threshold that holds the top-k (or the top-p mass, or the draw) and at most kCandidates
 /// elements is chosen, a second pass moves those elements to `cand`, and the selections run
-/// there. Such a set is a prefix of the descending key order, so every selection gives the
-/// element the full-row selections give. Returns false (nothing chosen, the caller samples over
+/// there, sorted (sortCandidatesDescending, inclusiveScanWeights, firstReaching). Such a set is
+/// a prefix of the descending key order, so every selection gives the element the full-row
+/// selections give. Returns false (nothing chosen, the caller samples over
 /// the row) when no threshold qualifies, e.g. nearly flat logits or a top-k above kCandidates.
 /// Block-uniform.
 template <typename Load>
@@ -469,21 +548,21 @@ __device__ bool sampleByThreshold(const Load &load, long long n, float top, floa
     }
   }
   __syncthreads();
-  const long long c = (long long)cand.count;
+  // The candidates in descending key order with cumulative weights: each selection is then a
+  // binary search (the radix descents over them cost 3 x up to 16 block-wide levels). With a
+  // top-k the survivors are the first topK; without, `target` comes from the whole row's mass.
+  const int c = int(cand.count);
+  sortCandidatesDescending(cand, c);
+  const int m = cut ? topK : c;
+  inclusiveScanWeights(cand.weight, m, sh);
   if (cut) {
-    const unsigned long long kth =
-        descend<false>(CandidateOnes{&cand}, c, (unsigned long long)topK, 0ull, 0ull, 60, sh,
-                       nullptr)
-            .key;
-    id = sampleSurvivors<false>(CandidateSurvivors{&cand, kth}, c, topP, seed, offset, sh,
-                                nullptr);
+    id = drawFromSorted(cand, m, topP, seed, offset);
   } else if (topP < 1.0f) {
-    const unsigned long long nucleus =
-        descend<false>(CandidateKeys{&cand}, c, target, 0ull, 0ull, 60, sh, nullptr).cumulative;
+    const unsigned long long nucleus = cand.weight[firstReaching(cand.weight, m, target)];
     const unsigned long long r = __umul64hi(philox64(seed, offset), nucleus);
-    id = idOf(descend<false>(CandidateKeys{&cand}, c, r + 1, 0ull, 0ull, 60, sh, nullptr).key);
+    id = idOf(cand.key[firstReaching(cand.weight, m, r + 1)]);
   } else {
-    id = idOf(descend<false>(CandidateKeys{&cand}, c, target, 0ull, 0ull, 60, sh, nullptr).key);
+    id = idOf(cand.key[firstReaching(cand.weight, m, target)]);
   }
   return true;
 }
@@ -550,8 +629,10 @@ __device__ void sampleRow(const Load &load, long long n, float temperature, int 
   if (COMPACT && cut && topK <= kCandidates) {
     // The topK survivors (keys are unique) fit in shared memory: steps 3-5 read only them.
     compactCandidates(weight, n, 0ull, 0ull, cand);
-    id = sampleSurvivors<false>(CandidateKeys{&cand}, (long long)cand.count, topP, seed, offset,
-                                sh, nullptr);
+    const int c = int(cand.count); // >= 1: the maximum's weight is 2^40
+    sortCandidatesDescending(cand, c);
+    inclusiveScanWeights(cand.weight, c, sh);
+    id = drawFromSorted(cand, c, topP, seed, offset);
   } else {
     id = sampleSurvivors<COMPACT>(weight, n, topP, seed, offset, sh, &cand);
   }
