@@ -80,6 +80,14 @@ KernelOp mergeableAppend(KernelOp attentionKernel, PagedAttentionOp attention) {
     for (Operation *user : pool.getUsers())
       if (user != attentionKernel.getOperation())
         return KernelOp();
+  // The pools before the append read by nothing else: the merged kernel writes them at the
+  // attention kernel's place, later than the append kernel did.
+  for (Value pool : {operandOf(appendKernel, append.getKeyCache()),
+                     operandOf(appendKernel, append.getValueCache())})
+    if (!pool || llvm::any_of(pool.getUsers(), [&](Operation *user) {
+          return user != appendKernel.getOperation();
+        }))
+      return KernelOp();
   for (auto [i, input] : llvm::enumerate(attentionKernel.getInputs()))
     if (input.getDefiningOp() == appendKernel.getOperation())
       for (Operation *user : attentionKernel.getBodyBlock().getArgument(i).getUsers())

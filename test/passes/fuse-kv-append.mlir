@@ -95,3 +95,32 @@ func.func @pools_read_twice(%k: tensor<1x2x1x32xf16>, %v: tensor<1x2x1x32xf16>, 
   }
   return %o1, %o2 : tensor<1x1x4x32xf16>, tensor<1x1x4x32xf16>
 }
+
+// -----
+
+// The pool before the append read by another kernel: left alone (the merged kernel would write
+// it later than the append kernel did, after that reader instead of before).
+// CHECK-LABEL: func.func @pool_read_before
+// CHECK: kiln.kernel @k0_kv_cache_append(
+// CHECK: kiln.kernel @k1_negate(
+// CHECK: kiln.kernel @k2_paged_attention(
+func.func @pool_read_before(%k: tensor<1x2x1x32xf16>, %v: tensor<1x2x1x32xf16>, %q: tensor<1x4x1x32xf16>,
+                            %kc: tensor<4x2x16x32xf16>, %vc: tensor<4x2x16x32xf16>,
+                            %table: tensor<1x4xi32>, %lens: tensor<1xi32>) -> (tensor<1x1x4x32xf16>, tensor<4x2x16x32xf16>) {
+  %pools:2 = kiln.kernel @k0_kv_cache_append(%k, %v, %kc, %vc, %table, %lens) : (tensor<1x2x1x32xf16>, tensor<1x2x1x32xf16>, tensor<4x2x16x32xf16>, tensor<4x2x16x32xf16>, tensor<1x4xi32>, tensor<1xi32>) -> (tensor<4x2x16x32xf16>, tensor<4x2x16x32xf16>) {
+  ^bb0(%a: tensor<1x2x1x32xf16>, %b: tensor<1x2x1x32xf16>, %kk: tensor<4x2x16x32xf16>, %vv: tensor<4x2x16x32xf16>, %t: tensor<1x4xi32>, %l: tensor<1xi32>):
+    %kr, %vr = kiln.kv_cache_append %a, %b, %kk, %vv, %t, %l : tensor<1x2x1x32xf16>, tensor<1x2x1x32xf16>, tensor<4x2x16x32xf16>, tensor<4x2x16x32xf16>, tensor<1x4xi32>, tensor<1xi32> -> tensor<4x2x16x32xf16>, tensor<4x2x16x32xf16>
+    kiln.yield %kr, %vr : tensor<4x2x16x32xf16>, tensor<4x2x16x32xf16>
+  }
+  %n = kiln.kernel @k1_negate(%kc) : (tensor<4x2x16x32xf16>) -> tensor<4x2x16x32xf16> {
+  ^bb0(%a: tensor<4x2x16x32xf16>):
+    %0 = kiln.neg %a : tensor<4x2x16x32xf16>
+    kiln.yield %0 : tensor<4x2x16x32xf16>
+  }
+  %o = kiln.kernel @k2_paged_attention(%q, %pools#0, %pools#1, %table, %lens) : (tensor<1x4x1x32xf16>, tensor<4x2x16x32xf16>, tensor<4x2x16x32xf16>, tensor<1x4xi32>, tensor<1xi32>) -> tensor<1x1x4x32xf16> {
+  ^bb0(%a: tensor<1x4x1x32xf16>, %kk: tensor<4x2x16x32xf16>, %vv: tensor<4x2x16x32xf16>, %t: tensor<1x4xi32>, %l: tensor<1xi32>):
+    %0 = kiln.paged_attention %a, %kk, %vv, %t, %l {bshd_output = true, scale = 0.1767766922712326 : f64} : tensor<1x4x1x32xf16>, tensor<4x2x16x32xf16>, tensor<4x2x16x32xf16>, tensor<1x4xi32>, tensor<1xi32> -> tensor<1x1x4x32xf16>
+    kiln.yield %0 : tensor<1x1x4x32xf16>
+  }
+  return %o, %n : tensor<1x1x4x32xf16>, tensor<4x2x16x32xf16>
+}
