@@ -207,8 +207,8 @@ struct StepProgram {
 ///   including maxBatch: "decode_b<B>";
 ///   when maxTokens > 1, prefill chunks of one sequence, S = min(maxTokens, C) for C =
 ///   kLargePrefillChunk, kMidPrefillChunk, kPrefillChunk and kSmallPrefillChunk, largest
-///   first, repeats dropped: "prefill_b1_s<S>"; the kMidPrefillChunk program only while the
-///   artifact stays within kMaxStepPrograms. A prompt runs as the chunks of the runtime's
+///   first, repeats and sizes within 1/8 below the previous one dropped: "prefill_b1_s<S>"; the
+///   kMidPrefillChunk program only while the artifact stays within kMaxStepPrograms. A prompt runs as the chunks of the runtime's
 ///   planPrefill (the least summed Program.estimated_us, only the last chunk padded).
 /// At most 4 + 4 = 8 programs for a batch range within 1..8.
 std::vector<StepProgram> planStepPrograms(const StepShapeRanges &ranges);
