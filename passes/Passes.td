@@ -527,8 +527,9 @@ def OutlineKernels : Pass<"kiln-outline-kernels", "mlir::func::FuncOp"> {
 def FuseKvAppend : Pass<"kiln-fuse-kv-append", "mlir::func::FuncOp"> {
   let summary = "Merge a decode step's KV cache append kernel into the paged attention kernel that reads the appended cache.";
   let description = [{
-    Runs on kernels (after `kiln-outline-kernels`). A kernel that is only a
-    `kiln.kv_cache_append` (with its fused producers: the key's rotary, the
+    Runs on kernels (after `kiln-outline-kernels`, before `kiln-plan-memory`:
+    a function whose kernels already have `arena_offsets` is an error). A
+    kernel that is only a `kiln.kv_cache_append` (with its fused producers: the key's rotary, the
     slices of the QKV GEMM's output) whose two results are read by one
     kernel alone, a `kiln.paged_attention` over exactly those pools with the
     same block table and lengths, at one new token per sequence (a decode

@@ -155,6 +155,17 @@ void merge(RewriterBase &rewriter, KernelOp appendKernel, KernelOp attentionKern
 
 struct FuseKvAppendPass : public kiln::impl::FuseKvAppendBase<FuseKvAppendPass> {
   void runOnOperation() override {
+    // A merged kernel has no arena offsets (kiln-plan-memory gives them), so a planned function
+    // would lose its plan: this pass runs between outlining and planning.
+    WalkResult planned = getOperation().walk([&](KernelOp kernel) {
+      if (!kernel.getArenaOffsets())
+        return WalkResult::advance();
+      kernel.emitOpError() << "already has arena_offsets: kiln-fuse-kv-append runs after "
+                              "kiln-outline-kernels and before kiln-plan-memory";
+      return WalkResult::interrupt();
+    });
+    if (planned.wasInterrupted())
+      return signalPassFailure();
     IRRewriter rewriter(&getContext());
     SmallVector<std::pair<KernelOp, KernelOp>> pairs;
     getOperation().walk([&](KernelOp kernel) {

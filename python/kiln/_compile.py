@@ -7,6 +7,7 @@ import json
 import operator
 import os
 import tempfile
+import warnings
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from . import _args
@@ -201,7 +202,11 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
             kv_block_size=kv_block_size, kv_blocks=kv_blocks, prefill_logits=prefill_logits,
             device_sampling=device_sampling))
     generation = _generation_options(flags["kv_cache"], bool(pass_pipeline), max_seq_len,
-                                     kv_block_size, kv_blocks, prefill_logits, device_sampling)
+                                     kv_block_size, kv_blocks, prefill_logits, device_sampling,
+                                     flags["split_kv"], flags["fuse_kv_append"])
+    if flags["kv_cache"] and flags["fuse_kv_append"] and not flags["fuse"]:
+        warnings.warn("fuse_kv_append=True has no effect with fuse=False (it merges fused "
+                      "kernels)", stacklevel=2)
     spec = _shape_spec(shapes)
     targets = _targets(target)
     if output is not None:
@@ -283,11 +288,12 @@ def _check_pipeline_conflicts(values: dict) -> None:
 
 def _generation_options(kv_cache: bool, pass_pipeline: bool, max_seq_len: Any,
                         kv_block_size: Any, kv_blocks: Any, prefill_logits: Any,
-                        device_sampling: Any) -> dict:
+                        device_sampling: Any, split_kv: bool = True,
+                        fuse_kv_append: bool = False) -> dict:
     """The bridge's keywords of the --kv-cache options, checked as kiln-compile's main checks
     them (compileModel does not): max_seq_len > 0 with kv_cache, kv_block_size (16 by default,
     or max_seq_len when that is smaller) at most max_seq_len, and none of them without
-    kv_cache. None stands for "not given"."""
+    kv_cache (nor split_kv=False or fuse_kv_append=True). None stands for "not given"."""
     e = _ERRORS
     given = {name: value for name, value in (("max_seq_len", max_seq_len),
                                               ("kv_block_size", kv_block_size),
@@ -295,6 +301,10 @@ def _generation_options(kv_cache: bool, pass_pipeline: bool, max_seq_len: Any,
                                               ("prefill_logits", prefill_logits),
                                               ("device_sampling", device_sampling))
              if value is not None}
+    if not split_kv:
+        given["split_kv"] = False
+    if fuse_kv_append:
+        given["fuse_kv_append"] = True
     low, high = -_args.INT64_MAX - 1, _args.INT64_MAX
     max_seq_len = _args.integer("max_seq_len", max_seq_len, e, low=low, high=high) \
         if max_seq_len is not None else 0
@@ -325,8 +335,8 @@ def _generation_options(kv_cache: bool, pass_pipeline: bool, max_seq_len: Any,
         block = min(block, max_seq_len)
     elif not kv_cache and given:
         raise CompileOptionError(
-            "max_seq_len, kv_block_size, kv_blocks, prefill_logits and device_sampling apply to "
-            "kv_cache=True; got " + ", ".join(f"{n}={v!r}" for n, v in given.items()))
+            "max_seq_len, kv_block_size, kv_blocks, prefill_logits, device_sampling, split_kv "
+            "and fuse_kv_append apply to kv_cache=True; got " + ", ".join(f"{n}={v!r}" for n, v in given.items()))
     return {"max_seq_len": max_seq_len, "kv_block_size": block,
             "kv_blocks": kv_blocks, "prefill_logits": prefill_logits,
             "device_sampling": device_sampling}

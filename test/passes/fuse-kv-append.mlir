@@ -124,3 +124,4 @@ func.func @pool_read_before(%k: tensor<1x2x1x32xf16>, %v: tensor<1x2x1x32xf16>, 
   }
   return %o, %n : tensor<1x1x4x32xf16>, tensor<4x2x16x32xf16>
 }
+

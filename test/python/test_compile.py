@@ -335,11 +335,17 @@ def test_option_of_wrong_type(gpt2_path, option, message):
     ({"kv_cache": True, "max_seq_len": 16, "kv_blocks": -1},
      "kv_blocks must not be negative, got -1"),
     ({"max_seq_len": 64},
-     "max_seq_len, kv_block_size, kv_blocks, prefill_logits and device_sampling apply to "
-     "kv_cache=True; got max_seq_len=64"),
+     "max_seq_len, kv_block_size, kv_blocks, prefill_logits, device_sampling, split_kv and "
+     "fuse_kv_append apply to kv_cache=True; got max_seq_len=64"),
     ({"device_sampling": False, "prefill_logits": "all"},
-     "max_seq_len, kv_block_size, kv_blocks, prefill_logits and device_sampling apply to "
-     "kv_cache=True; got prefill_logits='all', device_sampling=False"),
+     "max_seq_len, kv_block_size, kv_blocks, prefill_logits, device_sampling, split_kv and "
+     "fuse_kv_append apply to kv_cache=True; got prefill_logits='all', device_sampling=False"),
+    ({"fuse_kv_append": True},
+     "max_seq_len, kv_block_size, kv_blocks, prefill_logits, device_sampling, split_kv and "
+     "fuse_kv_append apply to kv_cache=True; got fuse_kv_append=True"),
+    ({"split_kv": False},
+     "max_seq_len, kv_block_size, kv_blocks, prefill_logits, device_sampling, split_kv and "
+     "fuse_kv_append apply to kv_cache=True; got split_kv=False"),
 ])
 def test_option_out_of_range(gpt2_path, option, message):
     option = {"shapes": "input_ids=1x8", **option}
@@ -491,3 +497,10 @@ def test_model_that_is_no_path(gpt2_path):
         kiln.compile(3, shapes="input_ids=1x8")
     with pytest.raises(kiln.CompileOptionError, match="invalid output '': an empty path"):
         kiln.compile(gpt2_path, shapes="input_ids=1x8", output="")
+
+
+def test_fuse_kv_append_without_fuse_warns(monkeypatch):
+    """fuse_kv_append merges fused kernels: with fuse=False it has no effect, and says so."""
+    with pytest.warns(UserWarning, match=r"fuse_kv_append=True has no effect with fuse=False"):
+        _bridge_keywords(monkeypatch, shapes="input_ids=1x1", kv_cache=True, max_seq_len=16,
+                         fuse=False, fuse_kv_append=True)
