@@ -822,8 +822,14 @@ llvm::Expected<std::optional<StepShapeRanges>> kiln::parseStepShapeRanges(llvm::
     auto [lo, hi] = parts[d].split("..");
     if (hi.empty() && !parts[d].contains(".."))
       hi = lo;
+    auto isDigits = [](llvm::StringRef s) {
+      s = s.trim();
+      return !s.empty() && llvm::all_of(s, [](char c) { return c >= '0' && c <= '9'; });
+    };
     if (lo.trim().getAsInteger(10, bounds[d][0]) || hi.trim().getAsInteger(10, bounds[d][1]))
-      return bad("'" + parts[d] + "' is not a number or a range a..b of numbers");
+      return bad("'" + parts[d] + "' " +
+                 (isDigits(lo) && isDigits(hi) ? "has a number past 2^63 - 1"
+                                               : "is not a number or a range a..b of numbers"));
     if (bounds[d][0] < 1 || bounds[d][0] > bounds[d][1])
       return bad("'" + parts[d] + "' must satisfy 1 <= min <= max");
   }
@@ -1036,6 +1042,14 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
               "--precision %s needs every --target to be sm_80 or newer (tensor-core GEMMs), "
               "got sm_%u",
               stringifyPrecision(options.precision).str().c_str(), arch);
+    // The KV-cache kernels (append, decode and prefill attention) copy with cp.async.
+    if (options.kvCache)
+      for (unsigned arch : targets)
+        if (arch < 80)
+          return llvm::createStringError(
+              "--kv-cache needs every --target to be sm_80 or newer (the KV-cache attention "
+              "kernels copy with cp.async), got sm_%u",
+              arch);
     if (options.wgmma && tilingTarget.getTensorCores() != TensorCores::Wgmma)
       return llvm::createStringError("--wgmma needs sm_90 as the first --target (the first "
                                      "target decides tiling; Hopper's wgmma is built as sm_90a), "
@@ -1152,6 +1166,16 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
               "--kv-cache needs --shape input_ids=BxS (one step: S = 1 decodes) or a range "
               "input_ids=B0..B1xS0..S1; kiln derives the attention mask, positions and empty "
               "past from it");
+        if (options.kvCache && options.passPipeline.empty()) {
+          const auto &ids = shapes->find("input_ids")->second;
+          if (ids.size() != 2 || llvm::any_of(ids, [](int64_t d) { return d < 1; }))
+            return llvm::createStringError(
+                "--kv-cache: --shape input_ids=%s must be BxS with B >= 1 sequences and S >= 1 "
+                "tokens per step",
+                llvm::join(llvm::map_range(ids, [](int64_t d) { return std::to_string(d); }),
+                           "x")
+                    .c_str());
+        }
       }
     }
     return llvm::Error::success();

@@ -72,11 +72,13 @@ def real(name: str, value: Any, errors: Errors) -> float:
 def flag(name: str, value: Any, errors: Errors) -> bool:
     """`value` as a bool: True/False (NumPy's too) or the ints 0 and 1; a str such as "false"
     is refused rather than read as True."""
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
+    kind = type(value)
+    # NumPy's bool scalar is numpy.bool_ in NumPy 1 and numpy.bool in NumPy 2.
+    if isinstance(value, bool) or (kind.__module__ == "numpy" and kind.__name__ in ("bool_", "bool")):
         return bool(value)
     if isinstance(value, int) and value in (0, 1):
         return bool(value)
-    raise errors[1](f"invalid {name} {describe(value)}: expected True or False")
+    raise errors[1](f"invalid {name} {describe(value)}: expected True or False (or 0 or 1)")
 
 
 def string(name: str, value: Any, errors: Errors, *, choices: tuple = ()) -> str:

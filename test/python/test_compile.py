@@ -291,8 +291,8 @@ def test_output_is_the_input_model_relative(gpt2_path, tmp_path, monkeypatch):
     ({"threads": "4"}, "invalid threads '4': expected an int"),
     ({"kv_cache": True, "max_seq_len": 64.7},
      "invalid max_seq_len 64.7 (float): expected an int"),
-    ({"kv_cache": "yes", "max_seq_len": 64}, "invalid kv_cache 'yes': expected True or False"),
-    ({"fuse": "false"}, "invalid fuse 'false': expected True or False"),
+    ({"kv_cache": "yes", "max_seq_len": 64}, "invalid kv_cache 'yes': expected True or False (or 0 or 1)"),
+    ({"fuse": "false"}, "invalid fuse 'false': expected True or False (or 0 or 1)"),
     ({"shapes": ["input_ids=1x8"]},
      "invalid shapes ['input_ids=1x8'] (list): expected a str "
      "(\"input_ids=1x128,attention_mask=1x128\") or a mapping {input name: dims} "
@@ -504,3 +504,11 @@ def test_fuse_kv_append_without_fuse_warns(monkeypatch):
     with pytest.warns(UserWarning, match=r"fuse_kv_append=True has no effect with fuse=False"):
         _bridge_keywords(monkeypatch, shapes="input_ids=1x1", kv_cache=True, max_seq_len=16,
                          fuse=False, fuse_kv_append=True)
+
+
+def test_numpy_bools_are_flags(monkeypatch):
+    """NumPy's bool scalars (numpy.bool_ in NumPy 1, numpy.bool in NumPy 2) are flags."""
+    np = pytest.importorskip("numpy")
+    keywords = _bridge_keywords(monkeypatch, shapes="input_ids=1x1", fuse=np.False_,
+                                sm90_gemm=np.True_)
+    assert keywords["fuse"] is False and keywords["sm90_gemm"] is True
