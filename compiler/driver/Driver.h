@@ -87,8 +87,8 @@ struct CompileOptions {
   /// default on).
   bool splitKv = true;
   /// A decode step's KV cache append inside its paged attention kernel (--fuse-kv-append,
-  /// kiln-fuse-kv-append; default off: on the H200 the batch-8 step is up to 2% faster
-  /// with it, the batch-1 step 2-6% slower, docs/generation.md).
+  /// kiln-fuse-kv-append; default off until the form whose previous kernel triggers at exit is
+  /// measured on the GPU, docs/generation.md).
   bool fuseKvAppend = false;
   /// Attention's key rotary fused into the attention kernel (--attention-key-rotary=fused) or
   /// computed by its own kernel (=kernel, the default).

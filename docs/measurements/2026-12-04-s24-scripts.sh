@@ -24,3 +24,13 @@ done; done; done
 # run 4: run 3 with --batches 1,8 (and --batch 1, 8 in the loop), with decode_attention.cuh's fused
 # stores moved after the Q rows and the pipeline's first tiles (not kept: the batch-1 ratio did not
 # move), after .carry-gpu/decode_attention_test (all cases and timings) of that header.
+#
+# run 5 (one call): the 0.8B Llama at 4 layers, six decode_b1 artifacts, alternated benches
+S=scripts/bench_real_size.sh; KC=$($S --setup-only | tail -1)
+$S --generate --layers 4 --prompts 32 --batches 1 --new-tokens 8 --peers ''      # the export
+O=.bench-work/export-llama-gen-l4/llama_gen.onnx
+for v in "a" "b --fuse-kv-append" "c --programmatic-launch=at-exit" "d --fuse-kv-append --programmatic-launch=at-exit" \
+         "e --programmatic-launch=off" "f --fuse-kv-append --programmatic-launch=off"; do
+  set -- $v; n=$1; shift
+  $KC $O -o /tmp/$n.kiln --kv-cache --max-seq-len 2304 --shape input_ids=1x1 --precision fp16 --target sm_90 --quiet "$@"; done
+for i in 1 2 3; do for n in a b c d e f; do .carry-bench/bin/kiln-run /tmp/$n.kiln --inputs-generate random:1 --bench 500; done; done

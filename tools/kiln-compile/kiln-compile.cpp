@@ -185,9 +185,8 @@ static cl::opt<bool> fuseKvAppend(
     "fuse-kv-append",
     cl::desc("--kv-cache: a decode step's KV cache append runs inside the attention kernel that "
              "reads the cache (each block writes the new keys and values of its own split "
-             "chunk), one launch per layer instead of two (default false: on the H200 it makes the "
-             "batch-8 step up to 2% faster but the batch-1 step 2-6% slower; prefill chunks "
-             "keep their own append kernel)"),
+             "chunk), one launch per layer instead of two (default false until measured with the kernel "
+             "before it triggering at exit; prefill chunks keep their own append kernel)"),
     cl::init(false), cl::cat(kilnCategory));
 enum class KeyRotary { Fused, Kernel };
 static cl::opt<KeyRotary> keyRotary(
