@@ -852,10 +852,9 @@ llvm::Expected<std::optional<StepShapeRanges>> kiln::parseStepShapeRanges(llvm::
     if (bounds[d][0] < 1 || bounds[d][0] > bounds[d][1])
       return bad("'" + parts[d] + "' must satisfy 1 <= min <= max");
   }
-  constexpr int64_t kMaxBatch = 1024;
-  if (bounds[0][1] > kMaxBatch)
+  if (bounds[0][1] > kMaxStepBatch)
     return bad("a batch range up to " + llvm::Twine(bounds[0][1]) + " is past " +
-               llvm::Twine(kMaxBatch));
+               llvm::Twine(kMaxStepBatch));
   StepShapeRanges ranges;
   ranges.minBatch = bounds[0][0];
   ranges.maxBatch = bounds[0][1];
@@ -1134,6 +1133,19 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
       PassManager pm(&context, ModuleOp::getOperationName());
       if (auto e = parseCustomPipeline(options.passPipeline, pm))
         return std::move(e);
+      // --kv-cache prepares the import for generation steps; the cache itself is the
+      // pipeline's kiln-paged-kv-cache pass, without which the artifact would silently be a
+      // one-shot forward.
+      if (options.kvCache) {
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        pm.printAsTextualPipeline(os);
+        if (!llvm::StringRef(text).contains("kiln-paged-kv-cache"))
+          return llvm::createStringError(
+              "--kv-cache with --pass-pipeline: the pipeline has no kiln-paged-kv-cache pass, so "
+              "the artifact would have no KV cache; give kiln-pipeline{kv-cache=true "
+              "max-seq-len=N} in the text (or compile without --kv-cache)");
+      }
     }
     if (!options.dumpCudaDir.empty())
       if (auto e = prepareReportDirectory(options.dumpCudaDir, "--dump-cuda"))
@@ -1194,6 +1206,17 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
                 llvm::join(llvm::map_range(ids, [](int64_t d) { return std::to_string(d); }),
                            "x")
                     .c_str());
+          // As a range's bounds are checked (parseStepShapeRanges, the range check above).
+          if (ids[0] > kMaxStepBatch)
+            return llvm::createStringError(
+                "--kv-cache: --shape input_ids=%lldx%lld has a batch past %lld sequences per step",
+                (long long)ids[0], (long long)ids[1], (long long)kMaxStepBatch);
+          if (options.maxSeqLen > 0 && ids[1] > options.maxSeqLen)
+            return llvm::createStringError(
+                "--shape input_ids=%lldx%lld asks for steps of %lld tokens, more than "
+                "--max-seq-len %lld holds; lower the tokens to at most %lld",
+                (long long)ids[0], (long long)ids[1], (long long)ids[1],
+                (long long)options.maxSeqLen, (long long)options.maxSeqLen);
         }
       }
     }

@@ -50,6 +50,10 @@ enum class ProgrammaticLaunch {
 /// the H200 early was 6% faster than at-exit at 1x128 and 4% slower at 8x512 (docs/results.md).
 inline constexpr int64_t kEarlyLaunchMaxRows = 256;
 
+/// The most sequences one --kv-cache step (a --shape input_ids batch, or a range's upper
+/// bound) may have.
+inline constexpr int64_t kMaxStepBatch = 1024;
+
 struct CompileOptions {
   /// model.onnx, or a .mlir file holding one graph-level `func.func` (what
   /// --emit=graph prints, constants in full): parsed instead of imported.

@@ -255,7 +255,8 @@ struct PagedKvCache : public kiln::impl::PagedKvCacheBase<PagedKvCache> {
     }
     if (BS <= 0 || BS > maxLen) {
       func.emitError() << "kv-cache: block-size (" << BS << ") must be in [1, max-seq-len (" << maxLen
-                       << ")]";
+                       << ")] (kiln-pipeline's kv-block-size; kiln-compile shrinks its default "
+                          "to max-seq-len, a pipeline text does not)";
       return signalPassFailure();
     }
     if (blocks < 0 || blocks > kMaxTokens) {

@@ -205,8 +205,9 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
                                      kv_block_size, kv_blocks, prefill_logits, device_sampling,
                                      flags["split_kv"], flags["fuse_kv_append"])
     if flags["kv_cache"] and flags["fuse_kv_append"] and not flags["fuse"]:
-        warnings.warn("fuse_kv_append=True has no effect with fuse=False (it merges fused "
-                      "kernels)", stacklevel=2)
+        warnings.warn("fuse_kv_append=True has no effect with fuse=False (the default "
+                      "pipeline merges the append into the attention only when it fuses)",
+                      stacklevel=2)
     spec = _shape_spec(shapes)
     targets = _targets(target)
     if output is not None:

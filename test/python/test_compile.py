@@ -512,3 +512,8 @@ def test_numpy_bools_are_flags(monkeypatch):
     keywords = _bridge_keywords(monkeypatch, shapes="input_ids=1x1", fuse=np.False_,
                                 sm90_gemm=np.True_)
     assert keywords["fuse"] is False and keywords["sm90_gemm"] is True
+    keywords = _bridge_keywords(monkeypatch, shapes="input_ids=1x1", fuse=np.int64(0),
+                                sm90_gemm=np.uint8(1))
+    assert keywords["fuse"] is False and keywords["sm90_gemm"] is True
+    with pytest.raises(kiln.CompileOptionError, match=r"invalid fuse np.int64\(2\)"):
+        kiln.compile("m.onnx", shapes="input_ids=1x1", fuse=np.int64(2))

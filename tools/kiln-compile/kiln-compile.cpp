@@ -307,17 +307,26 @@ int main(int argc, char **argv) {
   if (!passPipeline.empty()) {
     // Those options configure the default pipeline; a pipeline text sets its own. Each with
     // the kiln-pipeline option that does the same.
-    const std::pair<cl::Option *, const char *> pipelineOptions[] = {
+    // The advice gives the value given, so that copying it changes nothing else.
+    auto onOff = [](auto value, auto off, auto on) {
+      return value == off ? std::string("off") : value == on ? std::string("on") : "auto";
+    };
+    const std::pair<cl::Option *, std::string> pipelineOptions[] = {
         {&noFuse, noFuse ? "fuse=false" : "fuse=true"},
-        {&precision, "precision=fp16"},
-        {&mmaTile, "mma-tile=128x128x32x2x4x4"},
+        {&precision, "precision=" + kiln::stringifyPrecision(precision).str()},
+        {&mmaTile, "mma-tile=" + mmaTile},
         {&wgmma, wgmma ? "wgmma=true" : "wgmma=false"},
         {&sm90Gemm, sm90Gemm ? "sm90-gemm=true" : "sm90-gemm=false"},
         {&hopperAttention, hopperAttention ? "sm90-attention=true" : "sm90-attention=false"},
-        {&hopperAttentionPersistent, "sm90-attention-persistent=on"},
+        {&hopperAttentionPersistent,
+         "sm90-attention-persistent=" + onOff(hopperAttentionPersistent.getValue(),
+                                              kiln::Sm90AttentionLaunch::Grid,
+                                              kiln::Sm90AttentionLaunch::Persistent)},
         {&hopperPrefillAttention, hopperPrefillAttention ? "sm90-prefill-attention=true" : "sm90-prefill-attention=false"},
         {&skinnyGemm, skinnyGemm ? "skinny-gemm=true" : "skinny-gemm=false"},
-        {&skinnyTensorCores, "skinny-tensor-cores=off"},
+        {&skinnyTensorCores,
+         "skinny-tensor-cores=" + onOff(skinnyTensorCores.getValue(), kiln::SkinnyTensorCores::Off,
+                                        kiln::SkinnyTensorCores::On)},
         {&splitKv, splitKv ? "split-kv=true" : "split-kv=false"},
         {&fuseKvAppend, fuseKvAppend ? "fuse-kv-append=true" : "fuse-kv-append=false"},
         {&keyRotary, keyRotary == KeyRotary::Fused ? "fuse-key-rotary=true"
@@ -325,14 +334,15 @@ int main(int argc, char **argv) {
         {&normIntoGemm, normIntoGemm == NormIntoGemm::Fused    ? "fuse-norm-into-gemm=true"
                         : normIntoGemm == NormIntoGemm::FewRow ? "norm-into-few-row-gemm=true"
                                                                : "norm-into-few-row-gemm=false"},
-        {&tensorParallel, "tp-size=2 tp-rank=0"},
+        {&tensorParallel, "tp-size=" + std::to_string(tensorParallel) + " tp-rank=0"},
         {&tpLoopback, tpLoopback ? "tp-loopback=true" : "tp-loopback=false"},
-        {&maxSeqLen, "kv-cache=true max-seq-len=2048"},
-        {&kvBlockSize, "kv-block-size=16"},
-        {&kvBlocks, "kv-blocks=0"},
-        {&prefillLogits, "last-token-logits=false"},
-        {&deviceSampling, "sampling=false"}};
-    for (auto [o, pipelineOption] : pipelineOptions)
+        {&maxSeqLen, "kv-cache=true max-seq-len=" + std::to_string(maxSeqLen)},
+        {&kvBlockSize, "kv-block-size=" + std::to_string(kvBlockSize)},
+        {&kvBlocks, "kv-blocks=" + std::to_string(kvBlocks)},
+        {&prefillLogits, prefillLogits == PrefillLogits::Last ? "last-token-logits=true"
+                                                              : "last-token-logits=false"},
+        {&deviceSampling, deviceSampling ? "sampling=true" : "sampling=false"}};
+    for (const auto &[o, pipelineOption] : pipelineOptions)
       if (o->getNumOccurrences())
         return usageError("--" + o->ArgStr +
                           " configures the default pipeline and has no effect "
@@ -466,7 +476,8 @@ int main(int argc, char **argv) {
   }
   if (kvCache && fuseKvAppend && noFuse)
     WithColor::warning(errs(), "kiln-compile")
-        << "--fuse-kv-append has no effect with --no-fuse (it merges fused kernels)\n";
+        << "--fuse-kv-append has no effect with --no-fuse (kiln-compile's pipeline merges the "
+           "append into the attention only when it fuses)\n";
   options.kvCache = kvCache;
   options.maxSeqLen = maxSeqLen;
   options.kvBlockSize = kvBlockSize;
