@@ -33,7 +33,14 @@ CMAKE_ARGS=(
 if command -v ccache >/dev/null; then
   CMAKE_ARGS+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
+  # Paths below the repository hashed relative to it: another clone reuses this one's objects.
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}"
 fi
+# This build's ccache hits and misses: the difference of the counters around it.
+ccache_counts() {
+  ccache --print-stats 2>/dev/null | awk '$1 ~ /^(direct|preprocessed)_cache_hit$/ { h += $2 }
+    $1 == "cache_miss" { m += $2 } END { print h + 0, m + 0 }'
+}
 # shellcheck disable=SC2206
 CMAKE_ARGS+=(${KILN_CMAKE_ARGS:-})
 
@@ -53,6 +60,7 @@ fi
 
 log "ninja -j$JOBS $*"
 start=$(date +%s)
+command -v ccache >/dev/null && read -r hits0 misses0 < <(ccache_counts)
 ninja -C "$BUILD" -j"$JOBS" "$@"
 log "built in $(( $(date +%s) - start )) s"
 if [[ -f "$BUILD/python/kiln/__init__.py" && -x "$ROOT/.venv/bin/python3" ]]; then
@@ -60,6 +68,6 @@ if [[ -f "$BUILD/python/kiln/__init__.py" && -x "$ROOT/.venv/bin/python3" ]]; th
   echo "$BUILD/python" >"$site/kiln-build.pth"
   log "Python package: $BUILD/python/kiln (imported by .venv through $site/kiln-build.pth)"
 fi
-if command -v ccache >/dev/null; then
-  ccache --show-stats 2>/dev/null | grep -iE "^ *(cache hit|cache miss|hits|misses)" | sed -E "s/^ */[build] ccache /" || true
+if command -v ccache >/dev/null && read -r hits1 misses1 < <(ccache_counts); then
+  log "ccache: $((hits1 - ${hits0:-0})) hits, $((misses1 - ${misses0:-0})) misses in this build"
 fi

@@ -160,8 +160,10 @@ struct FuseKvAppendPass : public kiln::impl::FuseKvAppendBase<FuseKvAppendPass> 
     WalkResult planned = getOperation().walk([&](KernelOp kernel) {
       if (!kernel.getArenaOffsets())
         return WalkResult::advance();
-      kernel.emitOpError() << "already has arena_offsets: kiln-fuse-kv-append runs after "
-                              "kiln-outline-kernels and before kiln-plan-memory";
+      // On the function: the kernel's location is its first ONNX node, which did nothing wrong.
+      getOperation().emitError() << "kernel @" << kernel.getSymName()
+                                 << " already has arena_offsets: kiln-fuse-kv-append runs after "
+                                    "kiln-outline-kernels and before kiln-plan-memory";
       return WalkResult::interrupt();
     });
     if (planned.wasInterrupted())
