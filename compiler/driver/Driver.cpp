@@ -603,10 +603,10 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
       (options.programmaticLaunch == ProgrammaticLaunch::Auto &&
        largestGemmRows(func) <= kEarlyLaunchMaxRows);
   // A decode attention that appends the step's keys and values itself (kiln-fuse-kv-append)
-  // is started as the kernel before it exits, not early: launched early its clusters wait
-  // beside the QKV GEMM, and the batch-1 step was 2.3% slower than without the merge, 2% faster
-  // than without it once the GEMM triggered at exit (H200, 0.8B Llama at 4 layers;
-  // docs/results.md "Session 24").
+  // is started as the kernel before it exits, not early. Launched early (while the QKV GEMM
+  // runs) the merged kernel made the batch-1 step 2.3% slower than without the merge; with the
+  // whole program at exit it was 1.8% faster (H200, 0.8B Llama at 4 layers; docs/results.md
+  // "Session 24"). This narrower form, the rest of the program still early, is not yet timed.
   llvm::DenseSet<Operation *> triggerAtExit;
   {
     Operation *previous = nullptr;
