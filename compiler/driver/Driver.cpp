@@ -1060,6 +1060,11 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
               "--precision %s needs every --target to be sm_80 or newer (tensor-core GEMMs), "
               "got sm_%u",
               stringifyPrecision(options.precision).str().c_str(), arch);
+    if (options.kvCache && !options.splitKv &&
+        llvm::any_of(targets, [](unsigned arch) { return arch < 90; }))
+      llvm::WithColor::warning(llvm::errs(), "kiln-compile")
+          << "--split-kv=false has no effect: the split over a cluster needs every --target to "
+             "be sm_90, so the decode kernel already takes one block per KV group\n";
     // The KV-cache kernels (append, decode and prefill attention) copy with cp.async.
     if (options.kvCache)
       for (unsigned arch : targets)
@@ -1217,6 +1222,16 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
                 "--max-seq-len %lld holds; lower the tokens to at most %lld",
                 (long long)ids[0], (long long)ids[1], (long long)ids[1],
                 (long long)options.maxSeqLen, (long long)options.maxSeqLen);
+          // Options that act on one kind of step only, given for a shape of the other kind.
+          const std::string step = std::to_string(ids[0]) + "x" + std::to_string(ids[1]);
+          if (options.fuseKvAppend && options.fuse && ids[1] > 1)
+            llvm::WithColor::warning(llvm::errs(), "kiln-compile")
+                << "--fuse-kv-append has no effect with --shape input_ids=" << step
+                << ": it merges the append of decode steps (one token per sequence)\n";
+          if (!options.lastTokenLogits && ids[1] == 1)
+            llvm::WithColor::warning(llvm::errs(), "kiln-compile")
+                << "--prefill-logits all has no effect with --shape input_ids=" << step
+                << ": a decode step's one token has one row of logits\n";
         }
       }
     }
