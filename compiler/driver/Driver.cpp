@@ -1060,6 +1060,10 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
               "--precision %s needs every --target to be sm_80 or newer (tensor-core GEMMs), "
               "got sm_%u",
               stringifyPrecision(options.precision).str().c_str(), arch);
+    if (options.kvCache && options.fuseKvAppend && !options.fuse && options.passPipeline.empty())
+      llvm::WithColor::warning(llvm::errs(), "kiln-compile")
+          << "--fuse-kv-append has no effect with --no-fuse (kiln-compile's pipeline merges the "
+             "append into the attention only when it fuses)\n";
     if (options.kvCache && !options.splitKv &&
         llvm::any_of(targets, [](unsigned arch) { return arch < 90; }))
       llvm::WithColor::warning(llvm::errs(), "kiln-compile")
@@ -1156,6 +1160,15 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
       if (auto e = prepareReportDirectory(options.dumpCudaDir, "--dump-cuda"))
         return e;
     if (!mlirInput) {
+      // A --kv-cache step of more tokens than one sequence holds (a range's largest, or the
+      // static shape's).
+      auto tooLong = [&](int64_t tokens) {
+        return llvm::createStringError(
+            "--shape '%s' asks for steps of up to %lld tokens, more than --max-seq-len %lld "
+            "holds; lower the tokens to at most %lld",
+            options.shapeSpec.c_str(), (long long)tokens, (long long)options.maxSeqLen,
+            (long long)options.maxSeqLen);
+      };
       auto ranges = parseStepShapeRanges(options.shapeSpec);
       if (!ranges)
         return ranges.takeError();
@@ -1174,11 +1187,7 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
               "KV-cache pools must have one shape, which kiln-compile sets in its own pipeline "
               "(compile one shape per artifact with a --pass-pipeline)");
         if (options.maxSeqLen > 0 && (*ranges)->maxTokens > options.maxSeqLen)
-          return llvm::createStringError(
-              "--shape '%s' asks for steps of up to %lld tokens, more than --max-seq-len %lld "
-              "holds; lower the range's tokens to at most %lld",
-              options.shapeSpec.c_str(), (long long)(*ranges)->maxTokens,
-              (long long)options.maxSeqLen, (long long)options.maxSeqLen);
+          return tooLong((*ranges)->maxTokens);
         if ((*ranges)->minTokens > 1)
           llvm::WithColor::warning(llvm::errs(), "kiln-compile")
               << "--shape '" << options.shapeSpec << "': the token range's lower bound "
@@ -1217,11 +1226,7 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
                 "--kv-cache: --shape input_ids=%lldx%lld has a batch past %lld sequences per step",
                 (long long)ids[0], (long long)ids[1], (long long)kMaxStepBatch);
           if (options.maxSeqLen > 0 && ids[1] > options.maxSeqLen)
-            return llvm::createStringError(
-                "--shape input_ids=%lldx%lld asks for steps of %lld tokens, more than "
-                "--max-seq-len %lld holds; lower the tokens to at most %lld",
-                (long long)ids[0], (long long)ids[1], (long long)ids[1],
-                (long long)options.maxSeqLen, (long long)options.maxSeqLen);
+            return tooLong(ids[1]);
           // Options that act on one kind of step only, given for a shape of the other kind.
           const std::string step = std::to_string(ids[0]) + "x" + std::to_string(ids[1]);
           if (options.fuseKvAppend && options.fuse && ids[1] > 1)

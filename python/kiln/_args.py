@@ -76,9 +76,12 @@ def flag(name: str, value: Any, errors: Errors) -> bool:
     # NumPy's bool scalar is numpy.bool_ in NumPy 1 and numpy.bool in NumPy 2.
     if isinstance(value, bool) or (kind.__module__ == "numpy" and kind.__name__ in ("bool_", "bool")):
         return bool(value)
-    if isinstance(value, int) or (kind.__module__ == "numpy" and hasattr(value, "__index__")):
-        if operator.index(value) in (0, 1):  # NumPy integers too, as the int options take them
-            return bool(value)
+    try:
+        index = operator.index(value)  # Python and NumPy integers, as integer() takes them
+    except TypeError:
+        index = None
+    if index in (0, 1):
+        return bool(index)
     raise errors[1](f"invalid {name} {describe(value)}: expected True or False (or 0 or 1)")
 
 

@@ -7,7 +7,6 @@ import json
 import operator
 import os
 import tempfile
-import warnings
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from . import _args
@@ -204,10 +203,6 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
     generation = _generation_options(flags["kv_cache"], bool(pass_pipeline), max_seq_len,
                                      kv_block_size, kv_blocks, prefill_logits, device_sampling,
                                      flags["split_kv"], flags["fuse_kv_append"])
-    if flags["kv_cache"] and flags["fuse_kv_append"] and not flags["fuse"]:
-        warnings.warn("fuse_kv_append=True has no effect with fuse=False (the default "
-                      "pipeline merges the append into the attention only when it fuses)",
-                      stacklevel=2)
     spec = _shape_spec(shapes)
     targets = _targets(target)
     if output is not None:

@@ -311,37 +311,38 @@ int main(int argc, char **argv) {
     auto onOff = [](auto value, auto off, auto on) {
       return value == off ? std::string("off") : value == on ? std::string("on") : "auto";
     };
+    auto setting = [](const char *name, bool value) {
+      return std::string(name) + (value ? "=true" : "=false");
+    };
     const std::pair<cl::Option *, std::string> pipelineOptions[] = {
-        {&noFuse, noFuse ? "fuse=false" : "fuse=true"},
+        {&noFuse, setting("fuse", !noFuse)},
         {&precision, "precision=" + kiln::stringifyPrecision(precision).str()},
         {&mmaTile, "mma-tile=" + mmaTile},
-        {&wgmma, wgmma ? "wgmma=true" : "wgmma=false"},
-        {&sm90Gemm, sm90Gemm ? "sm90-gemm=true" : "sm90-gemm=false"},
-        {&hopperAttention, hopperAttention ? "sm90-attention=true" : "sm90-attention=false"},
+        {&wgmma, setting("wgmma", wgmma)},
+        {&sm90Gemm, setting("sm90-gemm", sm90Gemm)},
+        {&hopperAttention, setting("sm90-attention", hopperAttention)},
         {&hopperAttentionPersistent,
          "sm90-attention-persistent=" + onOff(hopperAttentionPersistent.getValue(),
                                               kiln::Sm90AttentionLaunch::Grid,
                                               kiln::Sm90AttentionLaunch::Persistent)},
-        {&hopperPrefillAttention, hopperPrefillAttention ? "sm90-prefill-attention=true" : "sm90-prefill-attention=false"},
-        {&skinnyGemm, skinnyGemm ? "skinny-gemm=true" : "skinny-gemm=false"},
+        {&hopperPrefillAttention, setting("sm90-prefill-attention", hopperPrefillAttention)},
+        {&skinnyGemm, setting("skinny-gemm", skinnyGemm)},
         {&skinnyTensorCores,
          "skinny-tensor-cores=" + onOff(skinnyTensorCores.getValue(), kiln::SkinnyTensorCores::Off,
                                         kiln::SkinnyTensorCores::On)},
-        {&splitKv, splitKv ? "split-kv=true" : "split-kv=false"},
-        {&fuseKvAppend, fuseKvAppend ? "fuse-kv-append=true" : "fuse-kv-append=false"},
-        {&keyRotary, keyRotary == KeyRotary::Fused ? "fuse-key-rotary=true"
-                                                   : "fuse-key-rotary=false"},
+        {&splitKv, setting("split-kv", splitKv)},
+        {&fuseKvAppend, setting("fuse-kv-append", fuseKvAppend)},
+        {&keyRotary, setting("fuse-key-rotary", keyRotary == KeyRotary::Fused)},
         {&normIntoGemm, normIntoGemm == NormIntoGemm::Fused    ? "fuse-norm-into-gemm=true"
                         : normIntoGemm == NormIntoGemm::FewRow ? "norm-into-few-row-gemm=true"
                                                                : "norm-into-few-row-gemm=false"},
         {&tensorParallel, "tp-size=" + std::to_string(tensorParallel) + " tp-rank=0"},
-        {&tpLoopback, tpLoopback ? "tp-loopback=true" : "tp-loopback=false"},
+        {&tpLoopback, setting("tp-loopback", tpLoopback)},
         {&maxSeqLen, "kv-cache=true max-seq-len=" + std::to_string(maxSeqLen)},
         {&kvBlockSize, "kv-block-size=" + std::to_string(kvBlockSize)},
         {&kvBlocks, "kv-blocks=" + std::to_string(kvBlocks)},
-        {&prefillLogits, prefillLogits == PrefillLogits::Last ? "last-token-logits=true"
-                                                              : "last-token-logits=false"},
-        {&deviceSampling, deviceSampling ? "sampling=true" : "sampling=false"}};
+        {&prefillLogits, setting("last-token-logits", prefillLogits == PrefillLogits::Last)},
+        {&deviceSampling, setting("sampling", deviceSampling)}};
     for (const auto &[o, pipelineOption] : pipelineOptions)
       if (o->getNumOccurrences())
         return usageError("--" + o->ArgStr +
@@ -474,10 +475,6 @@ int main(int argc, char **argv) {
                           " applies to --kv-cache (compiling generation steps); add --kv-cache "
                           "or leave it out");
   }
-  if (kvCache && fuseKvAppend && noFuse)
-    WithColor::warning(errs(), "kiln-compile")
-        << "--fuse-kv-append has no effect with --no-fuse (kiln-compile's pipeline merges the "
-           "append into the attention only when it fuses)\n";
   options.kvCache = kvCache;
   options.maxSeqLen = maxSeqLen;
   options.kvBlockSize = kvBlockSize;
