@@ -91,7 +91,7 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
       llvm::cl::desc("With fuse and kv-cache: a decode step's KV cache append runs inside the "
                      "paged attention kernel that reads the cache (kiln-fuse-kv-append), one "
                      "launch per layer instead of two"),
-      llvm::cl::init(false)};
+      llvm::cl::init(true)};
   Option<bool> normIntoFewRowGemm{
       *this, "norm-into-few-row-gemm",
       llvm::cl::desc("Fold an RMS norm read only by few-row GEMMs (decode steps) into their A "

@@ -308,7 +308,7 @@ static llvm::Error buildPipeline(const CompileOptions &options, ArrayRef<unsigne
       options.sm90PrefillAttention && options.sm90Attention && onlySm90;
   pipelineOptions.skinnyTensorCores = options.skinnyTensorCores;
   pipelineOptions.splitKv = options.splitKv;
-  pipelineOptions.fuseKvAppend = options.fuseKvAppend;
+  pipelineOptions.fuseKvAppend = options.fuseKvAppend.value_or(true);
   pipelineOptions.fuseKeyRotary = options.fuseKeyRotary;
   pipelineOptions.fuseNormIntoGemm = options.fuseNormIntoGemm;
   pipelineOptions.normIntoFewRowGemm = options.normIntoFewRowGemm;
@@ -1060,7 +1060,8 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
               "--precision %s needs every --target to be sm_80 or newer (tensor-core GEMMs), "
               "got sm_%u",
               stringifyPrecision(options.precision).str().c_str(), arch);
-    if (options.kvCache && options.fuseKvAppend && !options.fuse && options.passPipeline.empty())
+    if (options.kvCache && options.fuseKvAppend.value_or(false) && !options.fuse &&
+        options.passPipeline.empty())
       llvm::WithColor::warning(llvm::errs(), "kiln-compile")
           << "--fuse-kv-append has no effect with --no-fuse (kiln-compile's pipeline merges the "
              "append into the attention only when it fuses)\n";
@@ -1229,7 +1230,7 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
             return tooLong(ids[1]);
           // Options that act on one kind of step only, given for a shape of the other kind.
           const std::string step = std::to_string(ids[0]) + "x" + std::to_string(ids[1]);
-          if (options.fuseKvAppend && options.fuse && ids[1] > 1)
+          if (options.fuseKvAppend.value_or(false) && options.fuse && ids[1] > 1)
             llvm::WithColor::warning(llvm::errs(), "kiln-compile")
                 << "--fuse-kv-append has no effect with --shape input_ids=" << step
                 << ": it merges the append of decode steps (one token per sequence)\n";
@@ -1446,7 +1447,7 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
                        (options.fuseNormIntoGemm ? "|norm-fused" : "") +
                        (options.normIntoFewRowGemm ? "" : "|norm-few-row-kernel") +
                        (options.splitKv ? "" : "|no-split-kv") +
-                       (options.fuseKvAppend ? "|fuse-kv-append" : "");
+                       (options.fuseKvAppend.value_or(true) ? "|fuse-kv-append" : "");
     // The compiler itself is part of the group: rank files from two builds
     // (whose sharding or kernels may differ) must not run together.
     if (auto self = llvm::MemoryBuffer::getFile("/proc/self/exe"))

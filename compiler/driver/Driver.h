@@ -91,9 +91,11 @@ struct CompileOptions {
   /// default on).
   bool splitKv = true;
   /// A decode step's KV cache append inside its paged attention kernel (--fuse-kv-append,
-  /// kiln-fuse-kv-append; default off until the form whose previous kernel triggers at exit is
-  /// measured on the GPU, docs/generation.md).
-  bool fuseKvAppend = false;
+  /// kiln-fuse-kv-append). Unset: on wherever it applies (decode steps of a fused pipeline; the
+  /// default since session 25, measured faster at batch 1 and 8 on the H200 once the kernel
+  /// before the merged one triggers at exit, docs/generation.md); true: asked for, with a
+  /// warning where it cannot apply (--no-fuse, a prefill shape); false: off.
+  std::optional<bool> fuseKvAppend;
   /// Attention's key rotary fused into the attention kernel (--attention-key-rotary=fused) or
   /// computed by its own kernel (=kernel, the default).
   bool fuseKeyRotary = false;

@@ -107,7 +107,7 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
             hopper_attention_persistent: str = "auto", hopper_prefill_attention: bool = True,
             skinny_gemm: bool = True,
             skinny_tensor_cores: str = "auto", split_kv: bool = True,
-            fuse_kv_append: bool = False,
+            fuse_kv_append: Optional[bool] = None,
             attention_key_rotary: str = "kernel", norm_into_gemm: str = "few-row",
             programmatic_launch: str = "auto", wgmma: bool = False, mma_tile: str = "",
             pass_pipeline: str = "", dump_cuda: "str | os.PathLike[str] | None" = None,
@@ -138,7 +138,8 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
         (docs/generation.md); max_seq_len > 0 is required with kv_cache, and the others apply
         only with it (as kiln-compile's --kv-cache options).
       fuse, sm90_gemm, hopper_attention, hopper_attention_persistent ("off"/"auto"/"on"),
-        hopper_prefill_attention, skinny_gemm, skinny_tensor_cores ("off"/"auto"/"on"), split_kv, fuse_kv_append,
+        hopper_prefill_attention, skinny_gemm, skinny_tensor_cores ("off"/"auto"/"on"), split_kv,
+        fuse_kv_append (default None: on for decode steps; True warns where it cannot apply),
         attention_key_rotary
         ("kernel"/"fused"), norm_into_gemm ("few-row"/"fused"/"kernel"), programmatic_launch
         ("auto"/"at-exit"/"early"/"off"), wgmma, mma_tile, pass_pipeline: kiln-compile's
@@ -180,8 +181,10 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
                                  ("hopper_attention", hopper_attention),
                                  ("hopper_prefill_attention", hopper_prefill_attention),
                                  ("skinny_gemm", skinny_gemm), ("split_kv", split_kv),
-                                 ("fuse_kv_append", fuse_kv_append),
                                  ("wgmma", wgmma))}
+    # None: on wherever it applies (decode steps), without the warnings an explicit True gets.
+    flags["fuse_kv_append"] = (_args.flag("fuse_kv_append", fuse_kv_append, e)
+                               if fuse_kv_append is not None else None)
     tensor_parallel = _args.integer("tensor_parallel", tensor_parallel, e, low=1,
                                     high=_args.UINT32_MAX)
     threads = _args.integer("threads", threads, e, low=0, high=_args.UINT32_MAX,
@@ -223,7 +226,8 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
         result = _compiler.compile(
             input_path=input_path, output_path=output_path, shape_spec=spec, targets=targets,
             tensor_parallel=tensor_parallel, threads=threads, dump_cuda_dir=dump_cuda,
-            report_dir=report_dir, **text, **flags, **generation)
+            report_dir=report_dir, **text, **{k: v for k, v in flags.items() if v is not None},
+            **generation)
         if not result["ok"]:
             _raise_compile_error(result)
         report_data = _report(result)
@@ -254,7 +258,7 @@ _PIPELINE_OPTIONS: dict[str, tuple[Any, Any]] = {
     "skinny_gemm": (True, "skinny-gemm=false"),
     "skinny_tensor_cores": ("auto", lambda v: f"skinny-tensor-cores={v}"),
     "split_kv": (True, "split-kv=false"),
-    "fuse_kv_append": (False, "fuse-kv-append=true"),
+    "fuse_kv_append": (None, lambda v: f"fuse-kv-append={'true' if v else 'false'}"),
     "attention_key_rotary": ("kernel", "fuse-key-rotary=true"),
     "norm_into_gemm": ("few-row", lambda v: "fuse-norm-into-gemm=true" if v == "fused"
                        else "norm-into-few-row-gemm=false"),
@@ -285,11 +289,11 @@ def _check_pipeline_conflicts(values: dict) -> None:
 def _generation_options(kv_cache: bool, pass_pipeline: bool, max_seq_len: Any,
                         kv_block_size: Any, kv_blocks: Any, prefill_logits: Any,
                         device_sampling: Any, split_kv: bool = True,
-                        fuse_kv_append: bool = False) -> dict:
+                        fuse_kv_append: Optional[bool] = None) -> dict:
     """The bridge's keywords of the --kv-cache options, checked as kiln-compile's main checks
     them (compileModel does not): max_seq_len > 0 with kv_cache, kv_block_size (16 by default,
     or max_seq_len when that is smaller) at most max_seq_len, and none of them without
-    kv_cache (nor split_kv=False or fuse_kv_append=True). None stands for "not given"."""
+    kv_cache (nor split_kv=False or fuse_kv_append given). None stands for "not given"."""
     e = _ERRORS
     given = {name: value for name, value in (("max_seq_len", max_seq_len),
                                               ("kv_block_size", kv_block_size),
@@ -299,8 +303,8 @@ def _generation_options(kv_cache: bool, pass_pipeline: bool, max_seq_len: Any,
              if value is not None}
     if not split_kv:
         given["split_kv"] = False
-    if fuse_kv_append:
-        given["fuse_kv_append"] = True
+    if fuse_kv_append is not None:
+        given["fuse_kv_append"] = fuse_kv_append
     low, high = -_args.INT64_MAX - 1, _args.INT64_MAX
     max_seq_len = _args.integer("max_seq_len", max_seq_len, e, low=low, high=high) \
         if max_seq_len is not None else 0

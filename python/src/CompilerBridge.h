@@ -10,6 +10,7 @@
 #define KILN_PYTHON_COMPILERBRIDGE_H
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,7 +34,7 @@ struct CompileRequest {
   bool skinnyGemm = true;
   std::string skinnyTensorCores = "off"; ///< off, auto, on
   bool splitKv = true;
-  bool fuseKvAppend = false;
+  std::optional<bool> fuseKvAppend; ///< unset: on wherever it applies (Options::fuseKvAppend)
   std::string attentionKeyRotary = "kernel"; ///< fused, kernel
   std::string normIntoGemm = "few-row";      ///< fused, few-row, kernel
   std::string programmaticLaunch = "auto";   ///< auto, at-exit, early, off

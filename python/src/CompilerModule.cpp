@@ -61,8 +61,11 @@ NB_MODULE(_compiler, m) {
             str(r.skinnyTensorCores);
           else if (k == "split_kv")
             flag(r.splitKv);
-          else if (k == "fuse_kv_append")
-            flag(r.fuseKvAppend);
+          else if (k == "fuse_kv_append") {
+            bool on = false;
+            flag(on);
+            r.fuseKvAppend = on;
+          }
           else if (k == "attention_key_rotary")
             str(r.attentionKeyRotary);
           else if (k == "norm_into_gemm")

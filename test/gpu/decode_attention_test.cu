@@ -132,16 +132,26 @@ template <int D> struct Sm90Tile {
   static constexpr int kThreads = 128 * (kBm / 64 + 1);
 };
 
-template <typename T, int D>
+/// A rotary table [positions, D] in global memory, read as the generated kernels read theirs
+/// (kiln::RopeFn's cos / sin: (batch, head, position, d) -> float).
+template <typename T> struct RopeTable {
+  const T *t;
+  int d;
+  __device__ float operator()(int, int, int pos, int i) const {
+    return kiln::ld(t[size_t(pos) * d + i]);
+  }
+};
+
+template <typename T, int D, typename RQ>
 __global__ void __launch_bounds__(Sm90Tile<D>::kThreads, 1)
     prefillSm90Kernel(const __grid_constant__ kiln::TensorMap tq,
                       const __grid_constant__ kiln::TensorMap tk,
                       const __grid_constant__ kiln::TensorMap tv, kiln::PagedKvCache<T> cache,
-                      kiln::AttnOut<T> out, kiln::DecodeShape shape, bool persistent) {
+                      kiln::AttnOut<T> out, kiln::DecodeShape shape, bool persistent, RQ ropeQ) {
   extern __shared__ __align__(128) char smem[];
   using P = Sm90Tile<D>;
   kiln::prefillAttentionSm90Paged<T, D, P::kBm, P::kBn, P::kStages, true>(
-      &tq, &tk, &tv, cache, out, shape, smem, kiln::NoRope{}, persistent);
+      &tq, &tk, &tv, cache, out, shape, smem, ropeQ, persistent);
 }
 
 template <typename T> struct KilnType;
@@ -274,7 +284,8 @@ template <typename KT, int D> struct Launch {
   /// layout; grid or persistent blocks (one per SM).
   static void prefillSm90(const kiln::AttnTensor<KT> &q, const kiln::PagedKvCache<KT> &cache,
                           const kiln::AttnOut<KT> &out, const kiln::DecodeShape &s,
-                          int numBlocks, bool persistent, int smCount, cudaStream_t stream) {
+                          int numBlocks, bool persistent, int smCount, cudaStream_t stream,
+                          const KT *ropeTable = nullptr) {
     if constexpr (kElem == 2) {
       using P = Sm90Tile<D>;
       const bool bf16 = std::is_same<KT, kiln::bf16>::value;
@@ -292,16 +303,25 @@ template <typename KT, int D> struct Launch {
       makeTensorMap(&tk, cache.k, bf16, dims, strides, box);
       makeTensorMap(&tv, cache.v, bf16, dims, strides, box);
       const int smem = kiln::attentionSm90SmemBytes<D, P::kBm, P::kBn, P::kStages>();
+      using Rope = kiln::RopeFn<RopeTable<KT>, RopeTable<KT>>;
       static bool raised = false; // once, before any graph capture (timePrefill calls it first)
-      if (!raised)
-        CHECK_CUDA(cudaFuncSetAttribute(prefillSm90Kernel<KT, D>,
+      if (!raised) {
+        CHECK_CUDA(cudaFuncSetAttribute(prefillSm90Kernel<KT, D, kiln::NoRope>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+        CHECK_CUDA(cudaFuncSetAttribute(prefillSm90Kernel<KT, D, Rope>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      }
       raised = true;
       const int tiles = (s.qLen + P::kBm - 1) / P::kBm;
       const dim3 grid = persistent ? dim3(std::min(tiles * s.qHeads * s.batch, smCount), 1, 1)
                                    : dim3(tiles, s.qHeads, s.batch);
-      prefillSm90Kernel<KT, D><<<grid, P::kThreads, smem, stream>>>(tq, tk, tv, cache, out, s,
-                                                                    persistent);
+      if (ropeTable)
+        prefillSm90Kernel<KT, D, Rope><<<grid, P::kThreads, smem, stream>>>(
+            tq, tk, tv, cache, out, s, persistent,
+            Rope{RopeTable<KT>{ropeTable, D}, RopeTable<KT>{ropeTable, D}});
+      else
+        prefillSm90Kernel<KT, D, kiln::NoRope><<<grid, P::kThreads, smem, stream>>>(
+            tq, tk, tv, cache, out, s, persistent, kiln::NoRope{});
     }
   }
   /// The prefill path (16-bit types): prefillAttentionPaged, one launch, no workspace.
@@ -818,6 +838,37 @@ void timePrefill(const char *what, int B, int Hq, int Hkv, int qLen, int cached,
               "sm90 %7.2f us (%.0f TFLOP/s), sm90 persistent %7.2f us; mma.sync / sm90 %.2f\n",
               what, D, B, Hq, Hkv, qLen, cached, us[0], us[1], flops / us[1] * 1e-6, us[2],
               us[0] / std::min(us[1], us[2]));
+  // The same with random operands (uniform in [-1, 1]: the constant bit patterns above give
+  // every score the same value), then with a rotary of Q in the kernel (kiln's models).
+  {
+    std::mt19937 gen(5);
+    std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
+    auto fill = [&](KT *dst, size_t n) {
+      std::vector<__half> h(n);
+      for (auto &x : h)
+        x = __float2half(uni(gen));
+      CHECK_CUDA(cudaMemcpy(dst, h.data(), n * 2, cudaMemcpyHostToDevice));
+    };
+    fill(k, poolElems), fill(v, poolElems), fill(q, qElems);
+    KT *rope;
+    const size_t ropeElems = size_t(capacity) * D;
+    CHECK_CUDA(cudaMalloc(&rope, ropeElems * 2));
+    fill(rope, ropeElems);
+    double ur[2];
+    for (int r = 0; r < 2; ++r) {
+      auto launch = [&](cudaStream_t s) {
+        L::prefillSm90(aq, cache, ao, shape, numBlocks, true, smCount, s, r ? rope : nullptr);
+      };
+      launch(stream);
+      CHECK_CUDA(cudaStreamSynchronize(stream));
+      ur[r] = timeGraph(stream, launch);
+      CHECK_CUDA(cudaGetLastError());
+    }
+    std::printf("time %-22s random operands: sm90 persistent %7.2f us (%.0f TFLOP/s), with the "
+                "query rotary %7.2f us\n",
+                what, ur[0], flops / ur[0] * 1e-6, ur[1]);
+    cudaFree(rope);
+  }
   cudaFree(dTable), cudaFree(dSeq), cudaFree(k), cudaFree(v), cudaFree(q), cudaFree(out);
 }
 
@@ -944,6 +995,7 @@ void runPrefillTiming(int smCount) {
   cudaStream_t stream;
   CHECK_CUDA(cudaStreamCreate(&stream));
   timePrefill<64>("prefill-llama0.8b", 1, 32, 8, 2048, 0, 2304, smCount, stream);
+  timePrefill<64>("prefill-llama0.8b-c256", 1, 32, 8, 2048, 256, 2304, smCount, stream);
   timePrefill<64>("prefill-llama0.8b-tail", 1, 32, 8, 512, 1536, 2304, smCount, stream);
   timePrefill<64>("prefill-llama0.8b-b4", 4, 32, 8, 512, 0, 2304, smCount, stream);
   timePrefill<128>("prefill-d128", 1, 32, 8, 2048, 0, 2304, smCount, stream);

@@ -346,6 +346,9 @@ def test_option_of_wrong_type(gpt2_path, option, message):
     ({"split_kv": False},
      "max_seq_len, kv_block_size, kv_blocks, prefill_logits, device_sampling, split_kv and "
      "fuse_kv_append apply to kv_cache=True; got split_kv=False"),
+    ({"fuse_kv_append": False},
+     "max_seq_len, kv_block_size, kv_blocks, prefill_logits, device_sampling, split_kv and "
+     "fuse_kv_append apply to kv_cache=True; got fuse_kv_append=False"),
 ])
 def test_option_out_of_range(gpt2_path, option, message):
     option = {"shapes": "input_ids=1x8", **option}
@@ -507,6 +510,24 @@ def test_fuse_kv_append_without_fuse_warns(tmp_path, capfd):
                  fuse_kv_append=True, output=tmp_path / "m.kiln")
     assert "--fuse-kv-append has no effect with --no-fuse" in capfd.readouterr().err
     assert (tmp_path / "m.kiln").is_file()
+
+
+def test_fuse_kv_append_default_is_quiet(tmp_path, capfd):
+    """Left at None, fuse_kv_append is on wherever it applies (decode steps) and warns about
+    neither fuse=False nor a prefill shape; given False, the append stays a kernel of its own."""
+    from conftest import GPT2_CAUSAL
+    kiln.compile(GPT2_CAUSAL, shapes="input_ids=1x1", kv_cache=True, max_seq_len=16, fuse=False,
+                 output=tmp_path / "a.kiln")
+    kiln.compile(GPT2_CAUSAL, shapes="input_ids=1x4", kv_cache=True, max_seq_len=16,
+                 output=tmp_path / "b.kiln")
+    assert "warning" not in capfd.readouterr().err
+    def cuda(name, **options):
+        kiln.compile(GPT2_CAUSAL, shapes="input_ids=1x1", kv_cache=True, max_seq_len=16,
+                     dump_cuda=tmp_path / name, output=tmp_path / (name + ".kiln"), **options)
+        return "".join(p.read_text() for p in (tmp_path / name).glob("*.cu"))
+    marker = "the step's keys and values appended here"
+    assert marker in cuda("fused")
+    assert marker not in cuda("unfused", fuse_kv_append=False)
 
 
 def test_numpy_bools_are_flags(monkeypatch):

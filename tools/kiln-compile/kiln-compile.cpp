@@ -185,9 +185,9 @@ static cl::opt<bool> fuseKvAppend(
     "fuse-kv-append",
     cl::desc("--kv-cache: a decode step's KV cache append runs inside the attention kernel that "
              "reads the cache (each block writes the new keys and values of its own split "
-             "chunk), one launch per layer instead of two (default false until measured with the kernel "
-             "before it triggering at exit; prefill chunks keep their own append kernel)"),
-    cl::init(false), cl::cat(kilnCategory));
+             "chunk), one launch per layer instead of two (default true; prefill chunks keep their "
+             "own append kernel; --fuse-kv-append=false for A/B timing)"),
+    cl::init(true), cl::cat(kilnCategory));
 enum class KeyRotary { Fused, Kernel };
 static cl::opt<KeyRotary> keyRotary(
     "attention-key-rotary",
@@ -373,7 +373,8 @@ int main(int argc, char **argv) {
   options.skinnyGemm = skinnyGemm;
   options.skinnyTensorCores = skinnyTensorCores;
   options.splitKv = splitKv;
-  options.fuseKvAppend = fuseKvAppend;
+  if (fuseKvAppend.getNumOccurrences()) // unset: on wherever it applies, without warnings
+    options.fuseKvAppend = bool(fuseKvAppend);
   options.fuseKeyRotary = keyRotary == KeyRotary::Fused;
   options.fuseNormIntoGemm = normIntoGemm == NormIntoGemm::Fused;
   options.normIntoFewRowGemm = normIntoGemm != NormIntoGemm::Kernel;

@@ -343,6 +343,38 @@ __device__ __forceinline__ void attentionTC(const QS &q, const KS &k, const KS &
     bool needCausal = false;
     if constexpr (CAUSAL)
       needCausal = n0 + BN - 1 > wRow0 + off;
+#pragma unroll
+    for (int f = 0; f < MF; ++f)
+#pragma unroll
+      for (int j = 0; j < NF; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          float x = s[f][j][e] * sScale;
+          if constexpr (kMask)
+            x += mk[f][j][e];
+          s[f][j][e] = x;
+        }
+    // Keys past the sequence or a row's causal limit become -inf only in tiles that reach
+    // them (a warp-uniform branch), one compare and select per element against each row's
+    // last visible key relative to the thread's first column (element (f, j, e) is column
+    // 8 j + (e & 1) past it): conditions per element compiled to a branch per element.
+    if (needBounds || needCausal) {
+      int lim[R];
+#pragma unroll
+      for (int i = 0; i < R; ++i) {
+        int last = needBounds ? Sk - 1 : 0x7fffffff;
+        if (needCausal)
+          last = min(last, fragRow(i / 2, (i % 2) * 2) + off);
+        lim[i] = last - fragCol(n0, 0, 0);
+      }
+#pragma unroll
+      for (int f = 0; f < MF; ++f)
+#pragma unroll
+        for (int j = 0; j < NF; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            s[f][j][e] = j * 8 + (e & 1) > lim[f * 2 + (e >> 1)] ? attn::negInf() : s[f][j][e];
+    }
     float tileMax[R];
 #pragma unroll
     for (int i = 0; i < R; ++i)
@@ -352,17 +384,8 @@ __device__ __forceinline__ void attentionTC(const QS &q, const KS &k, const KS &
 #pragma unroll
       for (int j = 0; j < NF; ++j)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int ri = f * 2 + (e >> 1);
-          const int r = fragRow(f, e), c = fragCol(n0, j, e);
-          float x = s[f][j][e] * sScale;
-          if constexpr (kMask)
-            x += mk[f][j][e];
-          if ((needBounds && c >= Sk) || (needCausal && c > r + off))
-            x = attn::negInf();
-          s[f][j][e] = x;
-          tileMax[ri] = fmaxf(tileMax[ri], x);
-        }
+        for (int e = 0; e < 4; ++e)
+          tileMax[f * 2 + (e >> 1)] = fmaxf(tileMax[f * 2 + (e >> 1)], s[f][j][e]);
     float alpha[R], mUse[R];
 #pragma unroll
     for (int i = 0; i < R; ++i) {

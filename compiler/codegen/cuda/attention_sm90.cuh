@@ -366,8 +366,10 @@ __device__ __forceinline__ void attentionSm90Body(const TensorMap *qMap, const K
   sm90::regAlloc<Regs::kConsumer>();
   const int c = wgIdx - 1;
   const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, qd = lane & 3;
-  // Without a mask the scores are scaled into the log2 domain at once; with one, in natural
-  // units until the maximum is subtracted (a mask of the fp32 minimum never overflows to -inf).
+  // Without a mask the scores stay unscaled until the exponent, which takes them to the log2
+  // domain with sScale (scale * log2 e); with one they are scaled to natural units and the mask
+  // added, then taken to the log2 domain with eScale after the maximum is subtracted (a mask of
+  // the fp32 minimum never overflows to -inf).
   const float sScale = kMask ? shape.scale : shape.scale * attn::kLog2e;
   const float eScale = kMask ? attn::kLog2e : 1.0f;
 
@@ -447,36 +449,61 @@ __device__ __forceinline__ void attentionSm90Body(const TensorMap *qMap, const K
             }
         }
       };
-      // Online softmax of the tile of keys n0..: scale, mask, new row maxima, exponentials in
-      // place, running sums; alpha: the factor the old O and sums are rescaled by.
+      // Online softmax of the tile of keys n0..: mask, new row maxima, exponentials in place,
+      // running sums; alpha: the factor the old O and sums are rescaled by. Without a mask the
+      // scores stay unscaled until the exponent (one FFMA per element: exp2(s * scale * log2e
+      // - m * scale * log2e)), and mRow holds unscaled maxima. Keys past the sequence or past a
+      // row's causal limit become -inf only in tiles that reach them (a warp-uniform branch),
+      // one compare and select per element against each row's last visible key: per-element
+      // conditions compiled to a branch per element and made the softmax issue-bound.
       auto softmax = [&](float(&s)[BN / 2], int n0, float(&alpha)[2]) {
         const bool needBounds = n0 + BN > Sk;
         bool needCausal = false;
         if constexpr (CAUSAL)
           needCausal = n0 + BN - 1 > rowW + off;
+        if constexpr (kMask) {
+#pragma unroll
+          for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+              s[4 * j + e] = s[4 * j + e] * sScale + mk[4 * j + e];
+        }
+        if (needBounds || needCausal) {
+          // The last visible key of each of this thread's rows, relative to its first column
+          // n0 + 2 qd (element (j, e) is column 8 j + (e & 1) past it).
+          int lim[2];
+#pragma unroll
+          for (int i = 0; i < 2; ++i) {
+            int last = needBounds ? Sk - 1 : 0x7fffffff;
+            if (needCausal)
+              last = min(last, (i ? row1 : row0) + off);
+            lim[i] = last - (n0 + 2 * qd);
+          }
+#pragma unroll
+          for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+              s[4 * j + e] = 8 * j + (e & 1) > lim[e >> 1] ? attn::negInf() : s[4 * j + e];
+        }
         float tileMax[2] = {attn::negInf(), attn::negInf()};
 #pragma unroll
         for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int ri = e >> 1, r = ri ? row1 : row0, col = n0 + 8 * j + 2 * qd + (e & 1);
-            float x = s[4 * j + e] * sScale;
-            if constexpr (kMask)
-              x += mk[4 * j + e];
-            if ((needBounds && col >= Sk) || (needCausal && col > r + off))
-              x = attn::negInf();
-            s[4 * j + e] = x;
-            tileMax[ri] = fmaxf(tileMax[ri], x);
-          }
-        float mUse[2];
+          for (int e = 0; e < 4; ++e)
+            tileMax[e >> 1] = fmaxf(tileMax[e >> 1], s[4 * j + e]);
+        // From the units of s and mRow to the log2 domain; mSub: the maxima subtracted (in the
+        // log2 domain without a mask, in natural units with one).
+        const float toLog2 = kMask ? eScale : sScale;
+        float mSub[2];
 #pragma unroll
         for (int i = 0; i < 2; ++i) {
           tileMax[i] = fmaxf(tileMax[i], __shfl_xor_sync(0xffffffffu, tileMax[i], 1));
           tileMax[i] = fmaxf(tileMax[i], __shfl_xor_sync(0xffffffffu, tileMax[i], 2));
           const float mNew = fmaxf(mRow[i], tileMax[i]);
-          mUse[i] = mNew == attn::negInf() ? 0.0f : mNew; // all -inf so far: p = 0, not NaN
-          alpha[i] = attn90::exp2Approx((mRow[i] - mUse[i]) * eScale);
+          const float mUse = mNew == attn::negInf() ? 0.0f : mNew; // all -inf so far: p = 0
+          alpha[i] = attn90::exp2Approx((mRow[i] - mUse) * toLog2);
           mRow[i] = mNew;
+          mSub[i] = kMask ? mUse : mUse * toLog2;
         }
         float rowSum[2] = {0.0f, 0.0f};
 #pragma unroll
@@ -484,7 +511,10 @@ __device__ __forceinline__ void attentionSm90Body(const TensorMap *qMap, const K
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const int ri = e >> 1;
-            const float pv = attn90::exp2Approx((s[4 * j + e] - mUse[ri]) * eScale);
+            // With a mask the difference comes first: scores and maxima near the fp32 minimum
+            // (a mask of finfo.min) would overflow to -inf once multiplied by log2(e).
+            const float pv = attn90::exp2Approx(
+                kMask ? (s[4 * j + e] - mSub[ri]) * toLog2 : fmaf(s[4 * j + e], toLog2, -mSub[ri]));
             s[4 * j + e] = pv;
             rowSum[ri] += pv;
           }
