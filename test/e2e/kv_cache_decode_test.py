@@ -48,7 +48,8 @@ GREEDY_STEPS = 8
 # prefill chunks return their last real token's logits only; "-all" every token's.
 PROGRAM_VARIANTS = [("programs-fp32", "fp32", 1e-4, []), ("programs-fp16", "fp16", 1e-2, []),
                     ("programs-fp32-all", "fp32", 1e-4, ["--prefill-logits", "all"]),
-                    ("programs-fp16-fused-append", "fp16", 1e-2, ["--fuse-kv-append"])]
+                    ("programs-fp16-fused-append", "fp16", 1e-2, ["--fuse-kv-append"]),
+                    ("programs-fp16-separate-append", "fp16", 1e-2, ["--fuse-kv-append=false"])]
 # (name, precision, --shape, block size, tolerance). At batch 8 the decode GEMMs multiply on the
 # tensor cores (--skinny-tensor-cores=auto, from 5 rows on); below on the CUDA cores.
 VARIANTS = [("fp32-b1", "fp32", "1x1", 16, 1e-4), ("fp32-b3", "fp32", "3x1", 4, 1e-4),
@@ -56,8 +57,9 @@ VARIANTS = [("fp32-b1", "fp32", "1x1", 16, 1e-4), ("fp32-b3", "fp32", "3x1", 4, 
             ("fp16-b3", "fp16", "3x1", 4, 1e-2), ("fp16-b8", "fp16", "8x1", 4, 1e-2),
             ("bf16-b1", "bf16", "1x1", 16, 3e-2), ("bf16-b3", "bf16", "3x1", 4, 3e-2),
             ("bf16-b8", "bf16", "8x1", 4, 3e-2)]
-# The same with the decode step's KV cache append inside the attention kernel
-# (--fuse-kv-append): (name, precision, --shape, block size, tolerance, --max-seq-len). 64
+# Decode steps append the step's keys and values inside the attention kernel by default (since
+# session 25); "-separate-append" above keeps the append kernel (--fuse-kv-append=false). These
+# give --fuse-kv-append explicitly at other capacities: (name, precision, --shape, block size, tolerance, --max-seq-len). 64
 # tokens keep one split per KV group; 2048 give the cluster of split slots (GPT-2's exports hold
 # at most MAX_SEQ_LEN[m] tokens: their position table's rows).
 FUSED_APPEND_VARIANTS = [("fp32-b3-fused-append", "fp32", "3x1", 4, 1e-4, 64),
