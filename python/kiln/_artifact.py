@@ -319,12 +319,16 @@ class Artifact:
         1..max_prompt_length (0: the most tokens a sequence holds): {"mean" (of each prompt's
         padded share of the tokens it runs), "tokens" (padded tokens over all tokens run),
         "plan" ("time" when the programs carry the compiler's time estimates and prompts are cut
-        by them, else "padding")} (kiln_generator_prefill_waste). :class:`kiln.InvalidArgumentError`
-        for an artifact not compiled with kv_cache=True or a length past max_seq_len."""
+        by them, else "padding"), "padding_price_us" (what the plan by time charges per padded
+        token so that both means over 1..max_seq_len stay within 12.5%; 0.0 when they do without
+        it)} (kiln_generator_prefill_waste, kiln_generator_prefill_padding_price).
+        :class:`kiln.InvalidArgumentError` for an artifact not compiled with kv_cache=True or a
+        length past max_seq_len."""
         n = _args.integer("max_prompt_length", max_prompt_length, _ARG_ERRORS, low=0)
         mean, tokens = self._handle.generator_prefill_waste(n)
         by_time = self._handle.generator_prefill_by_time()
-        return {"mean": mean, "tokens": tokens, "plan": "time" if by_time else "padding"}
+        return {"mean": mean, "tokens": tokens, "plan": "time" if by_time else "padding",
+                "padding_price_us": self._handle.generator_prefill_padding_price()}
 
     @property
     def estimated_us(self) -> float:

@@ -804,6 +804,12 @@ NB_MODULE(_runtime, m) {
              check(kiln_generator_prefill_by_time(a.get(), &byTime));
              return byTime != 0;
            })
+      .def("generator_prefill_padding_price",
+           [](const Artifact &a) {
+             double us = 0;
+             check(kiln_generator_prefill_padding_price(a.get(), &us));
+             return us;
+           })
       .def(
           "generator_prefill_waste",
           [](const Artifact &a, size_t maxPromptLength) {

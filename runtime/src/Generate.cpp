@@ -108,7 +108,7 @@ std::vector<PrefillChunk> planPrefillFrom(const std::vector<StepShape> &steps,
 } // namespace
 
 PrefillCosts::PrefillCosts(const std::vector<StepShape> &steps, int64_t longest,
-                           int64_t capacity)
+                           int64_t capacity, double paddingPriceUs)
     : capacity_(capacity) {
   for (size_t i = 0; i < steps.size(); ++i)
     if (steps[i].batch == 1 && steps[i].tokens > 1)
@@ -141,15 +141,20 @@ PrefillCosts::PrefillCosts(const std::vector<StepShape> &steps, int64_t longest,
     }
   // The last step of each prompt length P: candidate c with n real tokens starts at P - n, costs
   // c's cost + full_[P - n], and needs P - n + tokens <= capacity when padded (n < tokens; a
-  // full one ends at P <= capacity). For each c the best start over its window
-  // [P - tokens, min(P - 1, capacity - tokens)] comes from a monotone deque as P grows (ties:
-  // the earliest start, the least padding), so all lengths cost O(longest x steps).
+  // full one ends at P <= capacity). Its padding, tokens - (P - start), is priced at
+  // paddingPriceUs per token: the start minimizes full_[start] + price x start, the same for
+  // every P. For each c the best start over its window [P - tokens, min(P - 1, capacity -
+  // tokens)] comes from a monotone deque as P grows (ties: the earliest start, the least
+  // padding), so all lengths cost O(longest x steps).
+  const double price = paddingPriceUs > 0 ? paddingPriceUs : 0;
+  auto startKey = [&](int64_t st) { return full_[size_t(st)] + price * double(st); };
   lasts_.assign(size_t(longest) + 1, std::nullopt);
   std::vector<std::deque<int64_t>> windows(candidates_.size());
   std::vector<int64_t> pushed(candidates_.size(), -1); // the last start pushed per candidate
   for (int64_t p = 1; p <= longest && p <= capacity; ++p) {
     std::optional<Last> &choice = lasts_[size_t(p)];
     int64_t bestPadding = 0;
+    double bestPriced = 0;
     for (size_t c = 0; c < candidates_.size(); ++c) {
       const int64_t t = candidates_[c].tokens;
       std::deque<int64_t> &w = windows[c];
@@ -157,7 +162,7 @@ PrefillCosts::PrefillCosts(const std::vector<StepShape> &steps, int64_t longest,
         const int64_t next = ++pushed[c];
         if (next < 0 || !std::isfinite(full_[size_t(next)]))
           continue;
-        while (!w.empty() && full_[size_t(w.back())] > full_[size_t(next)])
+        while (!w.empty() && startKey(w.back()) > startKey(next))
           w.pop_back();
         w.push_back(next);
       }
@@ -168,10 +173,12 @@ PrefillCosts::PrefillCosts(const std::vector<StepShape> &steps, int64_t longest,
       const int64_t st = w.front();
       const double cost = candidates_[c].costUs + full_[size_t(st)];
       const int64_t padding = t - (p - st);
-      if (!choice || cost < choice->cost * (1 - 1e-9) ||
-          (cost <= choice->cost * (1 + 1e-9) && padding < bestPadding)) {
+      const double priced = cost + price * double(padding);
+      if (!choice || priced < bestPriced * (1 - 1e-9) ||
+          (priced <= bestPriced * (1 + 1e-9) && padding < bestPadding)) {
         choice = Last{c, p - st, cost};
         bestPadding = padding;
+        bestPriced = priced;
       }
     }
   }
@@ -194,9 +201,9 @@ int64_t PrefillCosts::tokensRun(int64_t promptLength, double *costUs) const {
 }
 
 std::vector<PrefillChunk> planPrefill(const std::vector<StepShape> &steps, int64_t promptLength,
-                                      int64_t capacity) {
+                                      int64_t capacity, double paddingPriceUs) {
   PrefillCosts costs(steps, promptLength > 0 && promptLength <= capacity ? promptLength : -1,
-                     capacity);
+                     capacity, paddingPriceUs);
   if (!costs.byTime())
     return planPrefillFrom(steps, promptLength, capacity, 0);
   std::optional<PrefillCosts::Last> last = costs.last(promptLength);
@@ -223,11 +230,11 @@ std::vector<PrefillChunk> planPrefill(const std::vector<StepShape> &steps, int64
 }
 
 int64_t prefillTokensRun(const std::vector<StepShape> &steps, int64_t promptLength,
-                         int64_t capacity) {
+                         int64_t capacity, double paddingPriceUs) {
   if (promptLength < 1 || promptLength > capacity)
     return 0;
   {
-    PrefillCosts costs(steps, promptLength, capacity);
+    PrefillCosts costs(steps, promptLength, capacity, paddingPriceUs);
     if (costs.byTime())
       return costs.tokensRun(promptLength);
   }
@@ -244,6 +251,50 @@ int64_t prefillTokensRun(const std::vector<StepShape> &steps, int64_t promptLeng
   for (const PrefillChunk &c : rest)
     run += steps[c.step].tokens;
   return run;
+}
+
+namespace {
+/// The larger of the two mean paddings of the plans by time at `price` over prompt lengths
+/// 1..lengths: padded / run averaged over the lengths, and all padded tokens over all tokens
+/// run (kiln_generator_prefill_waste's two numbers). The steps must plan by time.
+double meanPadding(const std::vector<StepShape> &steps, int64_t lengths, int64_t capacity,
+                   double price) {
+  const PrefillCosts costs(steps, lengths, capacity, price);
+  double sum = 0, padded = 0, run = 0;
+  for (int64_t p = 1; p <= lengths; ++p) {
+    const int64_t r = std::max(costs.tokensRun(p), p);
+    sum += double(r - p) / double(r);
+    padded += double(r - p);
+    run += double(r);
+  }
+  return std::max(sum / double(lengths), padded / run);
+}
+} // namespace
+
+double prefillPaddingPrice(const std::vector<StepShape> &steps, int64_t capacity) {
+  if (capacity < 1 || !PrefillCosts(steps, -1, capacity).byTime())
+    return 0;
+  // The plans of the first kPaddingPriceLengths lengths only (a capacity of millions would take
+  // seconds); a prompt longer than those starts with full chunks of the largest step anyway.
+  const int64_t lengths = std::min(capacity, kPaddingPriceLengths);
+  auto meanPadding = [&](double price) {
+    return kiln::generate::meanPadding(steps, lengths, capacity, price);
+  };
+  if (meanPadding(0) <= kMaxMeanPadding)
+    return 0;
+  // The largest step cost bounds a padded token's worth: at 1000 x that price every plan pays
+  // more for one padded token than for any chunk, so it pads as little as it can.
+  double most = 0;
+  for (const StepShape &s : steps)
+    most = std::max(most, s.costUs);
+  double low = 0, high = std::max(most, 1.0);
+  while (meanPadding(high) > kMaxMeanPadding && high < most * 1000)
+    high *= 4;
+  while (high - low > 0.01 * high) { // meanPadding(high) is within the bound (or high is the cap)
+    const double mid = 0.5 * (low + high);
+    (meanPadding(mid) <= kMaxMeanPadding ? high : low) = mid;
+  }
+  return high;
 }
 
 BlockAllocator::BlockAllocator(int64_t poolBlocks, int64_t blockSize, bool reserveSpare)
@@ -422,6 +473,8 @@ struct kiln_generator {
   int64_t idMin = 0, idMax = 0;
   /// The pool's last block is kept free for padding rows (see describeGenerator).
   bool spareInPool = false;
+  /// planPrefill's price per padded token (prefillPaddingPrice of the steps and maxSeqLen).
+  double paddingPriceUs = 0;
   kiln_generate_stats_t stats{};
 
   ~kiln_generator() {
@@ -704,6 +757,18 @@ kiln_status_t kiln_generator_prefill_by_time(kiln_artifact_t *artifact, int *out
   return nullptr;
 }
 
+kiln_status_t kiln_generator_prefill_padding_price(kiln_artifact_t *artifact, double *out_us) {
+  if (out_us)
+    *out_us = 0;
+  if (!artifact || !out_us)
+    return makeStatus(KILN_INVALID_ARGUMENT,
+                      "kiln_generator_prefill_padding_price: artifact and out_us must be non-NULL");
+  kiln_generator g;
+  KILN_RETURN_IF_ERROR(describeGenerator(artifact, g));
+  *out_us = g.paddingPriceUs;
+  return nullptr;
+}
+
 kiln_status_t kiln_generator_prefill_waste(kiln_artifact_t *artifact, size_t max_prompt_length,
                                            double *out_mean_waste, double *out_token_waste) {
   if (!artifact || !out_mean_waste || !out_token_waste)
@@ -721,7 +786,8 @@ kiln_status_t kiln_generator_prefill_waste(kiln_artifact_t *artifact, size_t max
   double meanSum = 0, padded = 0, run = 0;
   std::optional<kiln::generate::PrefillCosts> table;
   try {
-    table.emplace(g.steps, longest, g.maxSeqLen); // about 44 bytes per prompt length
+    table.emplace(g.steps, longest, g.maxSeqLen,
+                  g.paddingPriceUs); // about 44 bytes per prompt length
   } catch (const std::bad_alloc &) {
     return makeStatusF(KILN_RESOURCE_EXHAUSTED,
                        "kiln_generator_prefill_waste: no memory for the plans of %lld prompt "
@@ -731,7 +797,8 @@ kiln_status_t kiln_generator_prefill_waste(kiln_artifact_t *artifact, size_t max
   const kiln::generate::PrefillCosts &costs = *table;
   for (int64_t p = 1; p <= longest; ++p) {
     int64_t tokensRun = costs.byTime() ? costs.tokensRun(p)
-                                       : kiln::generate::prefillTokensRun(g.steps, p, g.maxSeqLen);
+                                       : kiln::generate::prefillTokensRun(g.steps, p, g.maxSeqLen,
+                                                                          g.paddingPriceUs);
     if (tokensRun < p) // no plan: cannot happen with a decode program, which takes 1 token
       tokensRun = p;
     meanSum += double(tokensRun - p) / double(tokensRun);
@@ -794,6 +861,7 @@ kiln_status_t describeGenerator(kiln_artifact_t *artifact, kiln_generator &gener
   // A spare block for padding rows when the pool has one beyond every row's blocks (kiln-compile
   // --shape ranges add it); otherwise kiln_generate borrows a free block when it pads.
   g->spareInPool = first.poolBlocks > int64_t(g->maxBatch) * first.maxBlocks;
+  g->paddingPriceUs = prefillPaddingPrice(g->steps, g->maxSeqLen);
   return nullptr;
 }
 } // namespace
@@ -871,7 +939,7 @@ kiln_status_t kiln_generate(kiln_generator_t *g, const kiln_generate_request_t *
                              "model's token ids [%lld, %lld]",
                              i, t, static_cast<long long>(r.prompt[t]),
                              static_cast<long long>(g->idMin), static_cast<long long>(g->idMax));
-    plans[i] = planPrefill(g->steps, int64_t(r.prompt_length), g->maxSeqLen);
+    plans[i] = planPrefill(g->steps, int64_t(r.prompt_length), g->maxSeqLen, g->paddingPriceUs);
     if (plans[i].empty())
       return makeStatusF(KILN_INVALID_ARGUMENT,
                          "kiln_generate: request %zu: no program can prefill its %zu tokens", i,

@@ -48,8 +48,9 @@ struct PrefillChunk {
 /// By time, when every step it may use (batch 1 with tokens > 1, and the one-token step below)
 /// has a costUs: the plan of least summed cost among plans of whole steps with at most the last
 /// one padded (a shortest path over the prompt's positions: the full steps' least cost to cover
-/// m tokens exactly, then the best padded or full last step), its padded end within `capacity`;
-/// ties go to less padding, then to larger steps first. A chunk costs far more than its tokens'
+/// m tokens exactly, then the best padded or full last step), its padded end within `capacity`,
+/// each padded token costing `paddingPriceUs` more (prefillPaddingPrice: what keeps the mean
+/// padding within kMaxMeanPadding); ties go to less padding, then to larger steps first. A chunk costs far more than its tokens'
 /// share (H200, 0.8B Llama: 1.11 ms for 32 tokens, 1.95 for 256, 8.0 for 2048), so a 128-token
 /// prompt runs one chunk of 256, padded, instead of four of 32. Full steps come first, largest
 /// first, then the last step.
@@ -63,7 +64,26 @@ struct PrefillChunk {
 /// per step through the decode step of batch 1 (or, without one, the smallest decode step, with
 /// padding rows). Empty when promptLength < 1 or no step can run the prompt.
 std::vector<PrefillChunk> planPrefill(const std::vector<StepShape> &steps, int64_t promptLength,
-                                      int64_t capacity);
+                                      int64_t capacity, double paddingPriceUs = 0);
+
+/// The bound on the mean padding of the prefill plans over prompt lengths 1..capacity (padded
+/// tokens / tokens run averaged over the lengths, and all padded tokens / all tokens run): 1/8,
+/// the text-generation issue's bound.
+constexpr double kMaxMeanPadding = 0.125;
+
+/// prefillPaddingPrice averages over prompt lengths 1..min(capacity, this).
+constexpr int64_t kPaddingPriceLengths = int64_t(1) << 17;
+
+/// The price in microseconds per padded token that planPrefill's plan by time charges so that
+/// both mean paddings of its plans over prompt lengths 1..min(capacity, kPaddingPriceLengths)
+/// stay within kMaxMeanPadding:
+/// 0 when the plans of least time already do (or the steps plan by padding, which keeps each
+/// chunk within 1/8), else the least price that does, found by bisection to 1% (each try
+/// O(capacity x steps)). For the 0.8B Llama's programs on the H200 (estimates 1363, 1558, 1859,
+/// 3827 and 6452 us for 1, 32, 256, 1024 and 2048 tokens) about 7 us: the mean padding falls
+/// from 20.2% to 12.3% and the mean prefill over prompts 1..2048 rises by about 4%
+/// (test/bench/prefill_plan_model.py).
+double prefillPaddingPrice(const std::vector<StepShape> &steps, int64_t capacity);
 
 /// The tokens planPrefill's plan runs (its steps' sizes, padding included), 0 when there is no
 /// plan. Planning by padding, in time independent of `promptLength`: every plan starts with
@@ -71,7 +91,7 @@ std::vector<PrefillChunk> planPrefill(const std::vector<StepShape> &steps, int64
 /// prompt that fits its sequence leaves room for it), so only the plan of the rest is built.
 /// Planning by time, in O(promptLength x steps); PrefillCosts answers many lengths at once.
 int64_t prefillTokensRun(const std::vector<StepShape> &steps, int64_t promptLength,
-                         int64_t capacity);
+                         int64_t capacity, double paddingPriceUs = 0);
 
 /// The time plan's cost and tokens for every prompt length up to `longest` at once (what
 /// kiln_generator_prefill_waste sums and what planPrefill reads its plan from): built in
@@ -79,7 +99,8 @@ int64_t prefillTokensRun(const std::vector<StepShape> &steps, int64_t promptLeng
 /// (byTime()).
 class PrefillCosts {
 public:
-  PrefillCosts(const std::vector<StepShape> &steps, int64_t longest, int64_t capacity);
+  PrefillCosts(const std::vector<StepShape> &steps, int64_t longest, int64_t capacity,
+               double paddingPriceUs = 0);
   /// True when every step the plan may use has a cost (planPrefill plans by time).
   bool byTime() const { return byTime_; }
   /// The tokens the time plan of `promptLength` (1..longest) runs, padding included; 0 when
@@ -87,7 +108,8 @@ public:
   int64_t tokensRun(int64_t promptLength, double *costUs = nullptr) const;
 
 private:
-  friend std::vector<PrefillChunk> planPrefill(const std::vector<StepShape> &, int64_t, int64_t);
+  friend std::vector<PrefillChunk> planPrefill(const std::vector<StepShape> &, int64_t, int64_t,
+                                               double);
   /// A step the plan may use: its index in the `steps` given, its tokens and cost.
   struct Candidate {
     size_t step = 0;
@@ -97,7 +119,7 @@ private:
   struct Last {
     size_t candidate = 0; ///< index into candidates_
     int64_t tokens = 0;   ///< real tokens in the last step
-    double cost = 0;
+    double cost = 0;      ///< the plan's summed cost (its padding's price not included)
   };
   std::optional<Last> last(int64_t promptLength) const;
   std::vector<Candidate> candidates_; ///< largest first

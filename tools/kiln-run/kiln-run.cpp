@@ -533,8 +533,20 @@ struct GenerationInfo {
   std::string wasteError; ///< why the padding is not known, when it is not
   /// Every program has the compiler's time estimate, so kiln_generate cuts prompts by time.
   bool planByTime = false;
+  /// What that plan charges per padded token (kiln_generator_prefill_padding_price).
+  double paddingPriceUs = 0;
 };
 constexpr size_t kInfoWastePrompts = size_t(1) << 20;
+
+/// ", each padded token priced at X us ..." for --info's padding line, or "" without a price.
+std::string pricedPadding(double us) {
+  if (!(us > 0))
+    return "";
+  char text[128];
+  std::snprintf(text, sizeof text,
+                ", each padded token priced at %.1f us to keep the padding within 12.5%%", us);
+  return text;
+}
 
 GenerationInfo describeGeneration(const kiln_artifact_t *artifact) {
   GenerationInfo g;
@@ -550,6 +562,7 @@ GenerationInfo describeGeneration(const kiln_artifact_t *artifact) {
   int byTime = 0;
   kiln_status_free(kiln_generator_prefill_by_time(mutableArtifact, &byTime));
   g.planByTime = byTime != 0;
+  kiln_status_free(kiln_generator_prefill_padding_price(mutableArtifact, &g.paddingPriceUs));
   g.wastePrompts = std::min(g.maxSeqLen, kInfoWastePrompts);
   if (kiln_status_t status = kiln_generator_prefill_waste(mutableArtifact, g.wastePrompts,
                                                           &g.meanWaste, &g.tokenWaste)) {
@@ -602,10 +615,11 @@ void printInfo(const kiln_artifact_t *artifact) {
       std::printf("generation: up to %zu sequence%s of %zu tokens; prefill padding over prompts "
                   "1..%zu: padding is on average %.1f%% of a prompt's tokens run and %.1f%% of all "
                   "tokens run "
-                  "(prompts cut into chunks by %s)\n",
+                  "(prompts cut into chunks by %s%s)\n",
                   g.maxBatch, g.maxBatch == 1 ? "" : "s", g.maxSeqLen, g.wastePrompts,
                   100 * g.meanWaste, 100 * g.tokenWaste,
-                  g.planByTime ? "the programs' estimated time" : "the least padding");
+                  g.planByTime ? "the programs' estimated time" : "the least padding",
+                  pricedPadding(g.paddingPriceUs).c_str());
   }
   kiln_tensor_info_t info;
   std::printf("inputs: %zu\n", kiln_artifact_input_count(artifact));
@@ -1475,6 +1489,7 @@ void describeArtifact(const Options &options, const kiln_artifact_t *artifact) {
         json.field("prefill_mean_waste", g.meanWaste);
         json.field("prefill_token_waste", g.tokenWaste);
         json.field("prefill_plan", g.planByTime ? "time" : "padding");
+        json.field("prefill_padding_price_us", g.paddingPriceUs);
       } else {
         json.field("prefill_waste_error", g.wasteError);
       }
