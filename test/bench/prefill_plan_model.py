@@ -35,9 +35,9 @@ import math
 import sys
 
 
-def plan_by_time(cost, prompt, capacity):
-    """Chunk sizes of the least summed cost; only the last chunk padded, inside `capacity`;
-    ties to less padding (planPrefill's rule)."""
+def plan_by_time(cost, prompt, capacity, price=0.0):
+    """Chunk sizes of the least summed cost plus `price` per padded token; only the last chunk
+    padded, inside `capacity`; ties to less padding (planPrefill's rule)."""
     full = [math.inf] * (prompt + 1)
     first = [None] * (prompt + 1)
     full[0] = 0.0
@@ -51,7 +51,7 @@ def plan_by_time(cost, prompt, capacity):
             start = prompt - n
             if start + t > capacity or full[start] == math.inf:
                 continue
-            key = (cost[t] + full[start], t - n)
+            key = (cost[t] + full[start] + price * (t - n), t - n)
             if best is None or key[0] < best[0][0] * (1 - 1e-9) or (
                     key[0] <= best[0][0] * (1 + 1e-9) and key[1] < best[0][1]):
                 best = (key, t, start)
@@ -76,6 +76,35 @@ def plan_by_padding(sizes, prompt, capacity):
         chunks.append(chosen)
         start += min(rest, chosen)
     return chunks
+
+
+def mean_padding(plans):
+    """(padded / run averaged over the prompts, all padded / all run) of {prompt: chunks}."""
+    per = [(sum(c) - p) / sum(c) for p, c in plans.items()]
+    return sum(per) / len(per), sum(sum(c) - p for p, c in plans.items()) / sum(
+        sum(c) for c in plans.values())
+
+
+def padding_price(cost, capacity, bound=0.125):
+    """prefillPaddingPrice (runtime/src/Generate.cpp): the least price per padded token, found
+    by bisection to 1%, whose plans over prompts 1..capacity keep both mean paddings within
+    `bound`; 0 when the plans of least time already do."""
+    def worst(price):
+        return max(mean_padding({q: plan_by_time(cost, q, capacity, price)
+                                 for q in range(1, capacity + 1)}))
+    if worst(0) <= bound:
+        return 0.0
+    most = max(cost.values())
+    low, high = 0.0, max(most, 1.0)
+    while worst(high) > bound and high < most * 1000:
+        high *= 4
+    while high - low > 0.01 * high:
+        mid = 0.5 * (low + high)
+        if worst(mid) <= bound:
+            high = mid
+        else:
+            low = mid
+    return high
 
 
 def parse_sizes(text):
@@ -123,11 +152,22 @@ def main(argv):
     score = lambda chunks: sum(measured[c] for c in chunks)  # noqa: E731
     padding = [score(plan_by_padding(measured, q, args.capacity)) for q in range(1, n + 1)]
     by_estimate = [score(plan_by_time(estimated, q, args.capacity)) for q in range(1, n + 1)]
+    price = padding_price(estimated, args.capacity)
+    priced_plans = {q: plan_by_time(estimated, q, args.capacity, price)
+                    for q in range(1, args.capacity + 1)}
+    priced = [score(priced_plans[q]) for q in range(1, n + 1)]
+    unpriced = mean_padding({q: plan_by_time(estimated, q, args.capacity)
+                             for q in range(1, args.capacity + 1)})
     best = [score(plan_by_time(measured, q, args.capacity)) for q in range(1, n + 1)]
     worse = [q for q in range(1, n + 1) if by_estimate[q - 1] > padding[q - 1] * 1.001]
     print("mean prefill over prompts 1..%d, scored with the measured latencies: by padding %.2f ms, "
           "by the estimates %.2f ms, best %.2f ms" % (
               n, sum(padding) / n / 1e3, sum(by_estimate) / n / 1e3, sum(best) / n / 1e3))
+    print("padding over prompts 1..%d by the estimates: %.1f%% per prompt, %.1f%% of the tokens "
+          "run; priced at %.2f us per padded token (the bound 12.5%%): %.1f%% and %.1f%%, mean "
+          "prefill over 1..%d %.2f ms" % (
+              args.capacity, 100 * unpriced[0], 100 * unpriced[1], price,
+              *(100 * x for x in mean_padding(priced_plans)), n, sum(priced) / n / 1e3))
     if worse:
         print("%d lengths slower by the estimates than by padding (%d..%d)" % (
             len(worse), worse[0], worse[-1]))
