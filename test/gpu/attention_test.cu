@@ -145,9 +145,16 @@ struct Case {
   int B, Hq, Hkv, Sq, Sk;
   bool causal;
   int mask; // 0 none, 1 -inf padding (batch 1 fully masked when B > 1), 2 finite min padding,
-            // 3 per-element window mask (WindowMask), 4 no mask but RoPE on Q (RopeTable)
+            // 3 per-element window mask (WindowMask), 4 no mask but RoPE on Q (RopeTable),
+            // 5 no mask and a negative scale (ONNX Attention allows one; the Hopper kernel
+            // must scale before the row maxima and the causal -inf)
   bool zeroRows;
 };
+
+/// The case's attention scale: 1 / sqrt(D), negated for mask kind 5.
+inline double scaleOf(const Case &c, int D) {
+  return (c.mask == 5 ? -1.0 : 1.0) / std::sqrt(double(D));
+}
 
 /// One case's inputs on the host and the device, its fp64 reference and the check.
 template <typename T> struct Problem {
@@ -200,7 +207,7 @@ template <typename T> struct Problem {
             }
           }
     }
-    const double scale = 1.0 / std::sqrt(double(D));
+    const double scale = scaleOf(c, D);
     // Reference (fp64), output [B, Hq, Sq, D].
     ref.assign(size_t(B) * Hq * Sq * D, 0.0);
     refNaN.assign(ref.size(), 0);
@@ -274,7 +281,7 @@ template <typename T> struct Problem {
     return {(KT *)dout, (long long)c.Hq * c.Sq * D, (long long)c.Sq * D, D};
   }
   kiln::AttnShape shape() const {
-    return {c.Hq, c.Hkv, c.Sq, c.Sk, float(1.0 / std::sqrt(double(D))), c.zeroRows};
+    return {c.Hq, c.Hkv, c.Sq, c.Sk, float(scaleOf(c, D)), c.zeroRows};
   }
   PadMask padMask() const { return {dmask, c.Sk}; }
   WindowMask windowMask() const { return {c.Sk - c.Sq}; }
@@ -462,6 +469,9 @@ template <typename T, int D, int BM, int BN, int ST, bool PP> bool runCaseSm90(c
       break;
     case 3:
       launchSm90<KT, D, BM, BN, ST, PP>(c.causal, pers, B, 0, tq, tk, tv, p.windowMask(), o, s);
+      break;
+    case 5:
+      launchSm90<KT, D, BM, BN, ST, PP>(c.causal, pers, B, 0, tq, tk, tv, kiln::NoMask{}, o, s);
       break;
     default:
       launchSm90<KT, D, BM, BN, ST, PP>(c.causal, pers, B, 0, tq, tk, tv, kiln::NoMask{}, o, s,
@@ -676,6 +686,7 @@ int main(int argc, char **argv) {
       {2, 8, 2, 257, 400, false, 3, false},   {3, 4, 4, 450, 450, true, 1, false},
       {2, 4, 4, 384, 384, false, 2, false},   {1, 4, 1, 129, 1031, false, 0, false},
       {2, 8, 2, 200, 200, true, 4, false},    {1, 4, 4, 300, 300, false, 4, false},
+      {2, 8, 2, 300, 300, true, 5, false},    {1, 4, 4, 200, 330, false, 5, false},
   };
   sm90Cases.insert(sm90Cases.end(), more.begin(), more.end());
   failed += runAllSm90<__half, 64, 128, 128, 2, true>(sm90Cases);

@@ -473,6 +473,19 @@ TEST(GenerateApi, RefusesNullArgumentsAndArtifactsWithoutACache) {
   status = kiln_generator_prefill_by_time(artifact, nullptr);
   EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
   kiln_status_free(status);
+  // And the padding price.
+  double price = -1;
+  status = kiln_generator_prefill_padding_price(artifact, &price);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  EXPECT_EQ(price, 0);
+  kiln_status_free(status);
+  status = kiln_generator_prefill_padding_price(artifact, nullptr);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(kiln_status_message(status)).find("must be non-NULL"), std::string::npos);
+  kiln_status_free(status);
+  status = kiln_generator_prefill_padding_price(nullptr, &price);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  kiln_status_free(status);
   kiln_artifact_release(artifact);
 
   status = kiln_generate(nullptr, nullptr, 1, nullptr, nullptr, nullptr);

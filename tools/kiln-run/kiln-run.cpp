@@ -544,7 +544,7 @@ std::string pricedPadding(double us) {
     return "";
   char text[128];
   std::snprintf(text, sizeof text,
-                ", each padded token priced at %.1f us to keep the padding within 12.5%%", us);
+                ", each padded token priced at %.3g us to keep the padding within 12.5%%", us);
   return text;
 }
 

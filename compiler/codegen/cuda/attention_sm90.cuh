@@ -372,6 +372,11 @@ __device__ __forceinline__ void attentionSm90Body(const TensorMap *qMap, const K
   // the fp32 minimum never overflows to -inf).
   const float sScale = kMask ? shape.scale : shape.scale * attn::kLog2e;
   const float eScale = kMask ? attn::kLog2e : 1.0f;
+  // Unscaled scores need a positive scale (their maximum is the scaled one's, and -inf stays
+  // -inf); a mask, or a scale of any other sign (ONNX Attention takes one), scales them first.
+  const bool scaleFirst = kMask || !(sScale > 0.0f);
+  // From the units of the scores the softmax holds (and of mRow) to the log2 domain.
+  const float toLog2 = kMask ? eScale : scaleFirst ? 1.0f : sScale;
 
   // Ping-pong: hardware barrier 1 + c is "consumer c may issue"; 256 threads (its own
   // bar.sync, the other's bar.arrive). Consumer 1 lets consumer 0 go first; consumer 0 takes
@@ -450,8 +455,8 @@ __device__ __forceinline__ void attentionSm90Body(const TensorMap *qMap, const K
         }
       };
       // Online softmax of the tile of keys n0..: mask, new row maxima, exponentials in place,
-      // running sums; alpha: the factor the old O and sums are rescaled by. Without a mask the
-      // scores stay unscaled until the exponent (one FFMA per element: exp2(s * scale * log2e
+      // running sums; alpha: the factor the old O and sums are rescaled by. Without a mask and
+      // with a positive scale the scores stay unscaled until the exponent (one FFMA per element: exp2(s * scale * log2e
       // - m * scale * log2e)), and mRow holds unscaled maxima. Keys past the sequence or past a
       // row's causal limit become -inf only in tiles that reach them (a warp-uniform branch),
       // one compare and select per element against each row's last visible key: per-element
@@ -461,12 +466,15 @@ __device__ __forceinline__ void attentionSm90Body(const TensorMap *qMap, const K
         bool needCausal = false;
         if constexpr (CAUSAL)
           needCausal = n0 + BN - 1 > rowW + off;
-        if constexpr (kMask) {
+        if (scaleFirst) {
 #pragma unroll
           for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
-            for (int e = 0; e < 4; ++e)
-              s[4 * j + e] = s[4 * j + e] * sScale + mk[4 * j + e];
+            for (int e = 0; e < 4; ++e) {
+              s[4 * j + e] *= sScale;
+              if constexpr (kMask)
+                s[4 * j + e] += mk[4 * j + e];
+            }
         }
         if (needBounds || needCausal) {
           // The last visible key of each of this thread's rows, relative to its first column
@@ -491,9 +499,8 @@ __device__ __forceinline__ void attentionSm90Body(const TensorMap *qMap, const K
 #pragma unroll
           for (int e = 0; e < 4; ++e)
             tileMax[e >> 1] = fmaxf(tileMax[e >> 1], s[4 * j + e]);
-        // From the units of s and mRow to the log2 domain; mSub: the maxima subtracted (in the
-        // log2 domain without a mask, in natural units with one).
-        const float toLog2 = kMask ? eScale : sScale;
+        // mSub: the maxima subtracted (in the log2 domain without a mask, in natural units with
+        // one).
         float mSub[2];
 #pragma unroll
         for (int i = 0; i < 2; ++i) {
