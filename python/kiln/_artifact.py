@@ -324,7 +324,8 @@ class Artifact:
         it)} (kiln_generator_prefill_waste, kiln_generator_prefill_padding_price).
         :class:`kiln.InvalidArgumentError` for an artifact not compiled with kv_cache=True or a
         length past max_seq_len."""
-        n = _args.integer("max_prompt_length", max_prompt_length, _ARG_ERRORS, low=0)
+        n = _args.integer("max_prompt_length", max_prompt_length, _ARG_ERRORS, low=0,
+                          high=_args.UINT64_MAX)
         mean, tokens = self._handle.generator_prefill_waste(n)
         by_time = self._handle.generator_prefill_by_time()
         return {"mean": mean, "tokens": tokens, "plan": "time" if by_time else "padding",

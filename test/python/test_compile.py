@@ -236,6 +236,8 @@ def test_prefill_waste_and_estimates(gpt2_path):
     assert a.prefill_waste(10)["mean"] >= 0
     with pytest.raises(kiln.InvalidArgumentError, match="holds 64"):
         a.prefill_waste(65)
+    with pytest.raises(kiln.InvalidArgumentError, match="max_prompt_length"):
+        a.prefill_waste(2**70)  # past size_t: the argument check, not nanobind's TypeError
     with pytest.raises(kiln.InvalidArgumentTypeError, match="max_prompt_length"):
         a.prefill_waste("all")
 
