@@ -94,10 +94,11 @@ std::vector<StepShape> timedSteps() {
           {4, 1, 2048, 8000}, {5, 1, 256, 1946}, {6, 1, 32, 1114}};
 }
 
-/// The least summed cost over every plan of whole steps with only the last one padded, by
-/// exhaustive recursion (small prompts only): what the time plan must reach.
+/// The least summed cost plus `price` per padded token (the last step's) over every plan of
+/// whole steps with only the last one padded, by exhaustive recursion (small prompts only):
+/// what the time plan must reach.
 double bruteForceCost(const std::vector<StepShape> &steps, int64_t start, int64_t prompt,
-                      int64_t capacity) {
+                      int64_t capacity, double price = 0) {
   if (start >= prompt)
     return 0;
   double best = std::numeric_limits<double>::infinity();
@@ -105,10 +106,11 @@ double bruteForceCost(const std::vector<StepShape> &steps, int64_t start, int64_
     const bool prefill = s.batch == 1 && s.tokens > 1, single = s.tokens == 1 && s.batch == 1;
     if ((!prefill && !single) || start + s.tokens > capacity)
       continue;
-    if (start + s.tokens >= prompt)
-      best = std::min(best, s.costUs); // the last step, padded or exactly full
+    if (start + s.tokens >= prompt) // the last step, padded or exactly full
+      best = std::min(best, s.costUs + price * double(start + s.tokens - prompt));
     else
-      best = std::min(best, s.costUs + bruteForceCost(steps, start + s.tokens, prompt, capacity));
+      best = std::min(best, s.costUs + bruteForceCost(steps, start + s.tokens, prompt, capacity,
+                                                      price));
   }
   return best;
 }
@@ -193,26 +195,6 @@ TEST(GeneratePlan, PrefillCostsMatchThePlanForEveryPrompt) {
             describe(planPrefill(defaultSteps(), 100, 2304), defaultSteps()));
 }
 
-/// The least summed cost plus `price` per padded token (the last step's), by exhaustive
-/// recursion: what planPrefill's priced plan must reach.
-double bruteForcePricedCost(const std::vector<StepShape> &steps, int64_t start, int64_t prompt,
-                            int64_t capacity, double price) {
-  if (start >= prompt)
-    return 0;
-  double best = std::numeric_limits<double>::infinity();
-  for (const StepShape &s : steps) {
-    const bool prefill = s.batch == 1 && s.tokens > 1, single = s.tokens == 1 && s.batch == 1;
-    if ((!prefill && !single) || start + s.tokens > capacity)
-      continue;
-    if (start + s.tokens >= prompt)
-      best = std::min(best, s.costUs + price * double(start + s.tokens - prompt));
-    else
-      best = std::min(best, s.costUs + bruteForcePricedCost(steps, start + s.tokens, prompt,
-                                                            capacity, price));
-  }
-  return best;
-}
-
 // A price per padded token: the plan of least cost plus price x padding, and the tables agree.
 TEST(GeneratePlan, PricedPaddingIsTheCheapestPricedPlan) {
   std::vector<StepShape> steps = {{0, 1, 1, 300}, {1, 1, 8, 500}, {2, 1, 20, 900}};
@@ -226,7 +208,7 @@ TEST(GeneratePlan, PricedPaddingIsTheCheapestPricedPlan) {
         for (const PrefillChunk &c : plan)
           run += steps[c.step].tokens;
         EXPECT_NEAR(planCost(plan, steps) + price * double(run - p),
-                    bruteForcePricedCost(steps, 0, p, capacity, price), 1e-6)
+                    bruteForceCost(steps, 0, p, capacity, price), 1e-6)
             << "prompt " << p << ", price " << price << ": " << describe(plan, steps);
         double cost = 0;
         ASSERT_EQ(costs.tokensRun(p, &cost), run) << p;
