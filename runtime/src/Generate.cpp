@@ -473,7 +473,9 @@ struct kiln_generator {
   int64_t idMin = 0, idMax = 0;
   /// The pool's last block is kept free for padding rows (see describeGenerator).
   bool spareInPool = false;
-  /// planPrefill's price per padded token (prefillPaddingPrice of the steps and maxSeqLen).
+  /// planPrefill's price per padded token (prefillPaddingPrice of the steps and maxSeqLen; set
+  /// by kiln_generator_create and the functions that plan, not by describeGenerator, so that
+  /// kiln_generator_limits and _prefill_by_time skip its bisection).
   double paddingPriceUs = 0;
   kiln_generate_stats_t stats{};
 
@@ -705,6 +707,7 @@ kiln_status_t kiln_generator_create(kiln_artifact_t *artifact, int device_ordina
   if (!g)
     return makeStatus(KILN_RESOURCE_EXHAUSTED, "out of host memory");
   KILN_RETURN_IF_ERROR(describeGenerator(artifact, *g));
+  g->paddingPriceUs = prefillPaddingPrice(g->steps, g->maxSeqLen);
   kiln_generator::Program &first = g->programs[0];
   // Sessions; the first one's pools are everyone's.
   for (kiln_generator::Program &program : g->programs) {
@@ -765,7 +768,7 @@ kiln_status_t kiln_generator_prefill_padding_price(kiln_artifact_t *artifact, do
                       "kiln_generator_prefill_padding_price: artifact and out_us must be non-NULL");
   kiln_generator g;
   KILN_RETURN_IF_ERROR(describeGenerator(artifact, g));
-  *out_us = g.paddingPriceUs;
+  *out_us = prefillPaddingPrice(g.steps, g.maxSeqLen);
   return nullptr;
 }
 
@@ -783,6 +786,7 @@ kiln_status_t kiln_generator_prefill_waste(kiln_artifact_t *artifact, size_t max
                        "sequence of '%s' holds %lld",
                        max_prompt_length, kiln_artifact_path(g.file),
                        static_cast<long long>(g.maxSeqLen));
+  g.paddingPriceUs = prefillPaddingPrice(g.steps, g.maxSeqLen);
   double meanSum = 0, padded = 0, run = 0;
   std::optional<kiln::generate::PrefillCosts> table;
   try {
@@ -861,7 +865,6 @@ kiln_status_t describeGenerator(kiln_artifact_t *artifact, kiln_generator &gener
   // A spare block for padding rows when the pool has one beyond every row's blocks (kiln-compile
   // --shape ranges add it); otherwise kiln_generate borrows a free block when it pads.
   g->spareInPool = first.poolBlocks > int64_t(g->maxBatch) * first.maxBlocks;
-  g->paddingPriceUs = prefillPaddingPrice(g->steps, g->maxSeqLen);
   return nullptr;
 }
 } // namespace

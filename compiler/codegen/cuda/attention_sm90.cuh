@@ -456,8 +456,9 @@ __device__ __forceinline__ void attentionSm90Body(const TensorMap *qMap, const K
       };
       // Online softmax of the tile of keys n0..: mask, new row maxima, exponentials in place,
       // running sums; alpha: the factor the old O and sums are rescaled by. Without a mask and
-      // with a positive scale the scores stay unscaled until the exponent (one FFMA per element: exp2(s * scale * log2e
-      // - m * scale * log2e)), and mRow holds unscaled maxima. Keys past the sequence or past a
+      // with a positive scale the scores stay unscaled until the exponent (one FFMA per
+      // element: exp2(s * scale * log2e - m * scale * log2e)), and mRow holds unscaled maxima
+      // (scaleFirst and toLog2 above). Keys past the sequence or past a
       // row's causal limit become -inf only in tiles that reach them (a warp-uniform branch),
       // one compare and select per element against each row's last visible key: per-element
       // conditions compiled to a branch per element and made the softmax issue-bound.
