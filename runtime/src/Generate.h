@@ -50,10 +50,10 @@ struct PrefillChunk {
 /// one padded (a shortest path over the prompt's positions: the full steps' least cost to cover
 /// m tokens exactly, then the best padded or full last step), its padded end within `capacity`,
 /// each padded token costing `paddingPriceUs` more (prefillPaddingPrice: what keeps the mean
-/// padding within kMaxMeanPadding); ties go to less padding, then to larger steps first. A chunk costs far more than its tokens'
-/// share (H200, 0.8B Llama: 1.11 ms for 32 tokens, 1.95 for 256, 8.0 for 2048), so a 128-token
-/// prompt runs one chunk of 256, padded, instead of four of 32. Full steps come first, largest
-/// first, then the last step.
+/// padding within kMaxMeanPadding); ties go to less padding, then to larger steps first. A
+/// chunk costs far more than its tokens' share (H200, 0.8B Llama: 1.11 ms for 32 tokens, 1.95
+/// for 256, 8.0 for 2048), so a 128-token prompt runs one chunk of 256, padded, instead of
+/// four of 32. Full steps come first, largest first, then the last step.
 ///
 /// Otherwise by padding, each
 /// time (among steps of batch 1 with tokens > 1): the smallest step that holds the rest with at
