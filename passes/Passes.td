@@ -699,6 +699,11 @@ def SelectTiles : Pass<"kiln-select-tiles", "mlir::func::FuncOp"> {
                         "the tensor cores from kiln::kMinSkinnyTensorCoreRows rows on "
                         "(default)"),
              clEnumValN(kiln::SkinnyTensorCores::On, "on", "the tensor cores for any rows"))}]>,
+    Option<"skinnyWeightPreload", "skinny-weight-preload", "bool", /*default=*/"true",
+           "On targets with clusters (sm_90): every `kiln.skinny_gemm_tile` GEMM multiplies on "
+           "the tensor cores with at most one block per SM (`preload = true`): its first ring "
+           "stages of the weight are copied to shared memory before the grid-dependency wait, "
+           "while the previous kernel runs beside it (programmatic dependent launch)">,
     Option<"splitKv", "split-kv", "bool", /*default=*/"true",
            "With `sm90-gemm`: a decode step's paged attention over a long cache gets a "
            "`kiln.split_kv` (its keys split over a cluster of blocks)">,

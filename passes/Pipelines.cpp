@@ -85,6 +85,7 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
   tileOptions.sm90AttentionPersistent = options.sm90AttentionPersistent;
   tileOptions.sm90PrefillAttention = options.sm90PrefillAttention;
   tileOptions.skinnyTensorCores = options.skinnyTensorCores;
+  tileOptions.skinnyWeightPreload = options.skinnyWeightPreload;
   tileOptions.splitKv = options.splitKv;
   fpm.addPass(createSelectTiles(tileOptions));
   PlanMemoryOptions memOptions;

@@ -70,6 +70,12 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
           clEnumValN(SkinnyTensorCores::Auto, "auto",
                      "the tensor cores from kiln::kMinSkinnyTensorCoreRows rows on (default)"),
           clEnumValN(SkinnyTensorCores::On, "on", "the tensor cores for any rows"))};
+  Option<bool> skinnyWeightPreload{
+      *this, "skinny-weight-preload",
+      llvm::cl::desc("The few-row GEMM copies its weight's first ring stages to shared memory "
+                     "before the grid-dependency wait, one block per SM (kiln-select-tiles "
+                     "skinny-weight-preload)"),
+      llvm::cl::init(true)};
   Option<bool> fuseKeyRotary{
       *this, "fuse-key-rotary",
       llvm::cl::desc("Fuse attention's key rotary into the attention kernel (default false: its "

@@ -23,6 +23,7 @@
 #include "dialects/kiln/KilnTarget.h"
 
 #include "llvm/Support/FormatVariadic.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace kiln;
@@ -372,29 +373,42 @@ FailureOr<std::optional<GeneratedKernel>> emitMatMulSkinny(KernelOp kernel, MatM
       view->offset ? param + " + " + std::to_string(view->offset) + "LL" : param;
   const std::string mmaType = *cudaStorageType(et);
   const int64_t blocks = (N + 63) / 64 * splitK;
-  // Before the grid-dependency wait: warm L2 with the first rows of each block's share of B,
-  // the whole grid within half of the target's L2 (gemmSkinnyPrefetchB); the wait follows.
+  // Before the grid-dependency wait, two things only a constant weight allows (no kernel of the
+  // program writes it): with `preload`, the first stages of each block's share of B into the
+  // tensor-core rings (gemmSkinnyTcPreloadB: 8 warps x (stages - 1) x 16 K rows); then warm L2
+  // with the next rows of the share (gemmSkinnyPrefetchB; a prefetch moves nothing into
+  // registers, so it is safe for any B), the whole grid within half of the target's L2.
+  const bool preload = tc && tile.getPreload() &&
+                       matchPattern(kernel.getInputs()[view->param.getArgNumber()], m_Constant());
   constexpr int64_t kLineBytes = 128, kSkinnyRowGroups = 16;
   const int64_t kPer =
       ((K + splitK - 1) / splitK + kSkinnyRowGroups - 1) / kSkinnyRowGroups * kSkinnyRowGroups;
+  const int64_t preloadRows = preload ? 8 * (smem_bytes::kSkinnyTcStages - 1) * 16 : 0;
   const int64_t l2Bytes = getTargetOrDefault(kernel).getL2Bytes();
-  const int64_t prefetchRows =
-      std::min<int64_t>({kPer, l2Bytes / 2 / (blocks * kLineBytes), 8 * int64_t(kThreads)});
+  const int64_t prefetchRows = std::min<int64_t>(
+      {kPer - preloadRows, l2Bytes / 2 / (blocks * kLineBytes), 8 * int64_t(kThreads)});
   std::string prefetch;
+  if (preload)
+    prefetch = llvm::formatv("  kiln::gemmSkinnyTcPreloadB<{0}, {1}>({2}, {3}, {4}, {5}LL, "
+                             "kiln_smem);\n",
+                             mmaType, splitK, N, K, bPtr, ld)
+                   .str();
   if (prefetchRows > 0) {
     const bool aligned = (ld * 2) % kLineBytes == 0 && (view->offset * 2) % kLineBytes == 0;
-    prefetch = llvm::formatv("  kiln::gemmSkinnyPrefetchB<{0}, {1}, {2}, {3}>({4}, {5}, {6}, "
-                             "{7}LL, {8});\n",
-                             mmaType, splitK, (prefetchRows + kThreads - 1) / kThreads,
-                             aligned ? "true" : "false", N, K, bPtr, ld, prefetchRows)
-                   .str();
+    prefetch += llvm::formatv("  kiln::gemmSkinnyPrefetchB<{0}, {1}, {2}, {3}>({4}, {5}, {6}, "
+                              "{7}LL, {8}{9});\n",
+                              mmaType, splitK, (prefetchRows + kThreads - 1) / kThreads,
+                              aligned ? "true" : "false", N, K, bPtr, ld, prefetchRows,
+                              preloadRows ? ", " + std::to_string(preloadRows) : "")
+                    .str();
   }
+  const char *tcArgs = preload ? ", true, true" : tc ? ", true" : "";
   out.source =
       "// " +
       llvm::formatv("[{0}x{1}] x [{1}x{2}], batch {3}: {4} rows, few-row GEMM "
-                    "(gemm_skinny.cuh), split-K {5}{6}{7}\n",
-                    M, K, N, batchCount, rows, splitK,
-                    rowStats ? ", RMS norm in the A loader" : "", tcNote)
+                    "(gemm_skinny.cuh), split-K {5}{6}{7}{8}\n",
+                    M, K, N, batchCount, rows, splitK, rowStats ? ", RMS norm in the A loader" : "",
+                    tcNote, preload ? ", weight preloaded before the wait" : "")
           .str() +
       signature + " {\n  extern __shared__ __align__(16) char kiln_smem[];\n" + prefetch + "  " +
       kGridDependencyPlaceholder + "\n" + loaderDecl + epilogueDecl +
@@ -404,11 +418,11 @@ FailureOr<std::optional<GeneratedKernel>> emitMatMulSkinny(KernelOp kernel, MatM
                            mmaType, rows, splitK, N, K, bPtr, ld,
                            cudaLiteral(Float32Type::get(kernel.getContext()),
                                        rowStats.getEpsilon().convertToDouble(), 0),
-                           tc ? ", true" : "")
+                           tcArgs)
                  .str()
            : llvm::formatv("  kiln::gemmSkinny<{0}, {1}, {2}{7}>({3}, {4}, loadA, {5}, {6}LL, "
                            "epilogue, kiln_smem);\n",
-                           mmaType, rows, splitK, N, K, bPtr, ld, tc ? ", true" : "")
+                           mmaType, rows, splitK, N, K, bPtr, ld, tcArgs)
                  .str()) +
       "}\n";
   if (blocks > INT32_MAX)

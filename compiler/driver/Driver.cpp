@@ -307,6 +307,8 @@ static llvm::Error buildPipeline(const CompileOptions &options, ArrayRef<unsigne
   pipelineOptions.sm90PrefillAttention =
       options.sm90PrefillAttention && options.sm90Attention && onlySm90;
   pipelineOptions.skinnyTensorCores = options.skinnyTensorCores;
+  pipelineOptions.skinnyWeightPreload =
+      options.skinnyWeightPreload && options.programmaticLaunch != ProgrammaticLaunch::Off;
   pipelineOptions.splitKv = options.splitKv;
   pipelineOptions.fuseKvAppend = options.fuseKvAppend.value_or(true);
   pipelineOptions.fuseKeyRotary = options.fuseKeyRotary;

@@ -87,6 +87,9 @@ struct CompileOptions {
   /// Where the few-row GEMM multiplies (--skinny-tensor-cores, default auto: the tensor cores
   /// from kMinSkinnyTensorCoreRows rows on).
   SkinnyTensorCores skinnyTensorCores = SkinnyTensorCores::Auto;
+  /// The few-row GEMM preloads its weight before the grid-dependency wait, one block per SM
+  /// (--skinny-weight-preload, default on; off without programmatic launch).
+  bool skinnyWeightPreload = true;
   /// Decode steps' paged attention split over a cluster of blocks, with sm90Gemm (--split-kv,
   /// default on).
   bool splitKv = true;

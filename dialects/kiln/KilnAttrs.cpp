@@ -146,12 +146,15 @@ LogicalResult Sm90GemmTileAttr::verify(EmitErrorFn emitError, int64_t bm, int64_
 }
 
 LogicalResult SkinnyGemmTileAttr::verify(EmitErrorFn emitError, int64_t rows, int64_t splitK,
-                                         bool /*tensorCores*/) {
+                                         bool tensorCores, bool preload) {
   if (rows < 1 || rows > 16)
     return emitError() << "skinny_gemm_tile rows must be in 1..16, got " << rows;
   if (splitK < 1 || splitK > 8)
     return emitError() << "skinny_gemm_tile split_k must be in 1..8 (a portable cluster), got "
                        << splitK;
+  if (preload && !tensorCores)
+    return emitError() << "skinny_gemm_tile preload needs tensor_cores = true (the weight is "
+                          "preloaded into the tensor-core path's rings)";
   return success();
 }
 

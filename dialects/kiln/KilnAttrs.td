@@ -303,9 +303,16 @@ def Kiln_SkinnyGemmTileAttr : Kiln_Attr<"SkinnyGemmTile", "skinny_gemm_tile"> {
     aligned rows; 16-byte aligned for the tensor cores, else the CUDA
     cores). `tensor_cores` is omitted from the printed form when false.
 
+    `preload = true` (tensor cores only): the kernel copies the first stages
+    of its weight's cp.async rings to shared memory before its
+    grid-dependency wait (kiln::gemmSkinnyTcPreloadB), when the weight is a
+    constant; the grid was sized so that the blocks of two consecutive
+    GEMMs fit on one SM, so with programmatic dependent launch the weight
+    streams while the previous kernel runs. Omitted when false.
+
     The verifier holds gemm_skinny.cuh's rules: rows in 1..16, split_k in
-    1..8 (a portable cluster); the tensor-core inner product has no rule of
-    its own on these.
+    1..8 (a portable cluster), preload only with tensor_cores; the
+    tensor-core inner product has no rule of its own on these.
 
     ```mlir
     kiln.kernel @k4_matmul(...) {kiln.skinny_gemm_tile = #kiln.skinny_gemm_tile<rows = 8,
@@ -313,7 +320,8 @@ def Kiln_SkinnyGemmTileAttr : Kiln_Attr<"SkinnyGemmTile", "skinny_gemm_tile"> {
     ```
   }];
   let parameters = (ins "int64_t":$rows, "int64_t":$split_k,
-                        DefaultValuedParameter<"bool", "false">:$tensor_cores);
+                        DefaultValuedParameter<"bool", "false">:$tensor_cores,
+                        DefaultValuedParameter<"bool", "false">:$preload);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

@@ -1,7 +1,8 @@
 """Used by programmatic-launch.mlir: every `__global__` function of the dumped CUDA modules in DIR
 calls CALL() (kiln::gridDependencyWait or kiln::gridDependencySync) as its first statement, or,
-in a few-row GEMM, after nothing but its shared-memory declaration and its L2 prefetch of the
-weight (kiln::gemmSkinnyPrefetchB); and there is at least one kernel.
+in a few-row GEMM, after nothing but its shared-memory declaration, its preload of a constant
+weight into shared memory (kiln::gemmSkinnyTcPreloadB) and its L2 prefetch of the weight
+(kiln::gemmSkinnyPrefetchB); and there is at least one kernel.
 
 Usage: check_programmatic_launch.py CALL DIR
 """
@@ -9,9 +10,10 @@ import glob
 import re
 import sys
 
-# Statements allowed before the wait: they touch no global memory (a prefetch reads nothing into
-# registers; check_ptx.py checks the PTX of every shared model the same way).
-BEFORE_WAIT = ("extern __shared__", "kiln::gemmSkinnyPrefetchB<")
+# Statements allowed before the wait: they touch no global memory that a kernel writes (a prefetch
+# reads nothing into registers, a preload copies a constant weight; check_ptx.py checks the PTX
+# of every shared model the same way).
+BEFORE_WAIT = ("extern __shared__", "kiln::gemmSkinnyPrefetchB<", "kiln::gemmSkinnyTcPreloadB<")
 
 call, folder = sys.argv[1], sys.argv[2]
 kernels = prefetching = 0
@@ -22,7 +24,7 @@ for path in sorted(glob.glob(folder + "/module*.cu")):
         body = text[m.end():].splitlines()
         i = 0
         while i < len(body) and body[i].strip().startswith(BEFORE_WAIT):
-            prefetching += body[i].strip().startswith(BEFORE_WAIT[1])
+            prefetching += body[i].strip().startswith(BEFORE_WAIT[1:])
             i += 1
         if i == len(body) or body[i].strip() != call + "();":
             sys.exit("%s: kernel body has %r where %s(); belongs" % (

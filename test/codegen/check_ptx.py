@@ -12,7 +12,9 @@ Programmatic dependent launch: the runtime may start a kernel while the previous
 global memory. With --arch sm_90 or newer the check fails any `.entry` whose first global or
 generic load, store, atomic or async copy (from global memory), or any call or branch, comes
 before its first griddepcontrol.wait; below sm_90 it fails any PTX that holds a griddepcontrol
-instruction (it does not exist there). --arch takes one architecture.
+instruction (it does not exist there). One exception: `cp.async.cg.shared.global.L2::128B`, the
+form kiln::gemmSkinnyTcPreloadB alone uses, which the code generator emits only to copy a constant
+weight (no kernel writes it) before the wait. --arch takes one architecture.
 
 Usage: check_ptx.py --kiln-compile build/bin/kiln-compile [--cuda-home /usr/local/cuda]
                     [--models-dir DIR] [--shapes 1x16,2x128] [--precisions fp32,fp16]
@@ -60,6 +62,10 @@ def count_entries(ptx_path):
 # or .const are not.
 MEMORY_OP = re.compile(r"^\s*(@!?%\w+\s+)?(ld|ldu|st|atom|red|cp\.async|cp\.reduce\.async|multimem)\b([\w.:]*)")
 STATE_SPACE = re.compile(r"\.(global|shared|param|local|const)\b")
+# The weight preload's copy (gemm_skinny.cuh, gemmSkinnyTcPreloadB): allowed before the wait.
+# cp.async.commit_group / wait_group / wait_all order the copies and access no memory.
+WEIGHT_PRELOAD = re.compile(r"^\s*(@!?%\w+\s+)?cp\.async\.(cg\.shared\.global\.L2::128B\s|"
+                            r"commit_group|wait_group|wait_all)")
 # Control flow before the wait (a call or a branch) could reach an access the scan does not see.
 CONTROL = re.compile(r"^\s*(@!?%\w+\s+)?(call|bra)\b")
 
@@ -95,7 +101,7 @@ def dependency_wait_errors(ptx_path, arch_number):
                 if "griddepcontrol.wait" in line:
                     waited = True
                     break
-            m = MEMORY_OP.match(line)
+            m = None if WEIGHT_PRELOAD.match(line) else MEMORY_OP.match(line)
             if arch_number >= 90 and ((m and touches_global(m.group(3))) or CONTROL.match(line)):
                 errors.append("%s: '%s' before griddepcontrol.wait" % (name, line.strip()))
                 break

@@ -59,6 +59,11 @@ func.func private @split_out_of_range() attributes {test.tile = #kiln.skinny_gem
 
 // -----
 
+func.func private @preload_without_tensor_cores() attributes {test.tile = #kiln.skinny_gemm_tile<rows = 1, split_k = 1, preload = true>}
+// VERIFY: skinny_gemm_tile preload needs tensor_cores = true (the weight is preloaded into the tensor-core path's rings)
+
+// -----
+
 func.func private @split_kv_one_slot() attributes {test.tile = #kiln.split_kv<slots = 1>}
 // VERIFY: split_kv slots must be in 2..8 (a portable cluster), got 1
 

@@ -26,12 +26,16 @@
 // Llama's decode GEMMs, R in {1, 2, 4, 8, 12, 16}: µs per launch (a CUDA graph of 20 launches,
 // median of 20 replays, gpu_test_util.h) and GB/s of B for both inner products side by side, at
 // the split kiln-select-tiles would choose for each and at the best split of the sweep, plus
-// cublasGemmEx (fp32 compute, f16/bf16 out) at the same shape. Each launch of the graph reads
+// cublasGemmEx (fp32 compute, f16/bf16 out) at the same shape, and the tensor cores with the
+// weight preloaded before the grid-dependency wait at the preload's split (one block per SM),
+// launched with programmatic dependent launch as kiln's decode programs are: the next launch's
+// blocks copy their weight while the previous launch runs. Each launch of the graph reads
 // the next of several copies of B (together at least 4x the L2), so the numbers are HBM numbers,
 // as in a model whose layers each have their own weights. Nothing is asserted.
 //
 // Build and run: test/gpu/build_gemm_skinny_test.sh [OUT]; OUT [--bench | --bench-only] [--bf16]
-// [-v] (-v: every case's errors).
+// [--preload-only] [-v] (--preload-only: only the cases with the weight preloaded; -v: every
+// case's errors).
 #include "kiln/gemm_skinny.cuh"
 
 #include <cublas_v2.h>
@@ -59,7 +63,10 @@ constexpr int kThreads = kiln::skinny::kThreads;
 
 /// What the epilogue does: store acc (Plain), acc x the row's rstd (Rms, gemmSkinnyRms with
 /// loadA = x * scale), or the pair (acc[n], acc[n + 1]) through a PairEpilogue (Pair).
-enum Mode { Plain = 0, Rms = 1, Pair = 2 };
+/// PlainPre / RmsPre: Plain / Rms with the weight's first ring stages issued by
+/// gemmSkinnyTcPreloadB first (tensor cores only; the preload of kiln-select-tiles'
+/// skinny-weight-preload).
+enum Mode { Plain = 0, Rms = 1, Pair = 2, PlainPre = 3, RmsPre = 4 };
 
 template <typename T> struct Args {
   const T *x;     // [R, lda]: A (Plain, Pair) or the norm's input x (Rms)
@@ -76,15 +83,22 @@ template <typename T> struct Args {
 template <typename T, int R, int SPLITK, bool TC, int MODE>
 __global__ void __launch_bounds__(kThreads) skinnyKernel(Args<T> a) {
   extern __shared__ __align__(16) char smem[];
-  if constexpr (MODE == Rms) {
+  constexpr bool kPre = MODE == PlainPre || MODE == RmsPre;
+  if constexpr (kPre) {
+    // As kiln's decode programs launch it: the preload, then the wait for the previous kernel
+    // and the early trigger of the next (programmatic dependent launch, see Launcher).
+    kiln::gemmSkinnyTcPreloadB<T, SPLITK>(a.N, a.K, a.B, a.ldb, smem);
+    kiln::gridDependencySync();
+  }
+  if constexpr (MODE == Rms || MODE == RmsPre) {
     const float *rstd = kiln::skinny::rowRstd<R, TC>(smem);
     auto loadA = [&](int r, int k) -> float {
       return kiln::ld(a.x[r * a.lda + k]) * kiln::ld(a.scale[k]);
     };
     auto loadX = [&](int r, int k) -> float { return kiln::ld(a.x[r * a.lda + k]); };
     auto epilogue = [&](int r, int n, float acc) { a.C[(long long)r * a.N + n] = acc * rstd[r]; };
-    kiln::gemmSkinnyRms<T, R, SPLITK, TC>(a.N, a.K, loadA, loadX, a.eps, a.B, a.ldb, epilogue,
-                                          smem);
+    kiln::gemmSkinnyRms<T, R, SPLITK, TC, kPre>(a.N, a.K, loadA, loadX, a.eps, a.B, a.ldb,
+                                                epilogue, smem);
   } else {
     auto loadA = [&](int r, int k) -> float { return kiln::ld(a.x[r * a.lda + k]); };
     if constexpr (MODE == Pair) {
@@ -94,10 +108,12 @@ __global__ void __launch_bounds__(kThreads) skinnyKernel(Args<T> a) {
       kiln::gemmSkinny<T, R, SPLITK, TC>(a.N, a.K, loadA, a.B, a.ldb, epilogue, smem);
     } else {
       auto epilogue = [&](int r, int n, float acc) { a.C[(long long)r * a.N + n] = acc; };
-      kiln::gemmSkinny<T, R, SPLITK, TC>(a.N, a.K, loadA, a.B, a.ldb, epilogue, smem);
+      kiln::gemmSkinny<T, R, SPLITK, TC, kPre>(a.N, a.K, loadA, a.B, a.ldb, epilogue, smem);
     }
   }
 }
+
+bool isRms(int mode) { return mode == Rms || mode == RmsPre; }
 
 long long smemBytes(int rows, bool tc, bool rms) {
   return tc ? kiln::smem_bytes::gemmSkinnyTc(rows, rms) : kiln::smem_bytes::gemmSkinny(rows, rms);
@@ -115,15 +131,24 @@ struct Launcher {
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(unsigned((a.N + 63) / 64 * split), 1, 1);
     cfg.blockDim = dim3(kThreads, 1, 1);
-    cfg.dynamicSmemBytes = size_t(smemBytes(rows, tc, mode == Rms));
+    cfg.dynamicSmemBytes = size_t(smemBytes(rows, tc, isRms(mode)));
     cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = unsigned(split);
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
+    cudaLaunchAttribute attr[2];
+    unsigned n = 0;
+    if (split > 1) {
+      attr[n].id = cudaLaunchAttributeClusterDimension;
+      attr[n].val.clusterDim.x = unsigned(split);
+      attr[n].val.clusterDim.y = 1;
+      attr[n].val.clusterDim.z = 1;
+      ++n;
+    }
+    if (mode == PlainPre || mode == RmsPre) { // programmatic dependent launch, as in a model
+      attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attr[n].val.programmaticStreamSerializationAllowed = 1;
+      ++n;
+    }
     cfg.attrs = attr;
-    cfg.numAttrs = split > 1 ? 1 : 0;
+    cfg.numAttrs = n;
     void *params[] = {const_cast<Args<T> *>(&a)};
     CHECK_CUDA(cudaLaunchKernelExC(&cfg, fn, params));
   }
@@ -132,7 +157,7 @@ struct Launcher {
 template <typename T, int R, int SPLITK, bool TC, int MODE> Launcher makeLauncher() {
   const void *fn = reinterpret_cast<const void *>(&skinnyKernel<T, R, SPLITK, TC, MODE>);
   CHECK_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  int(smemBytes(R, TC, MODE == Rms))));
+                                  int(smemBytes(R, TC, isRms(MODE)))));
   Launcher l;
   l.fn = fn;
   l.rows = R;
@@ -147,6 +172,24 @@ template <typename T, int R, int SPLITK, bool TC, int MODE> Launcher makeLaunche
 // split 1. A pair that is not instantiated gives an empty Launcher.
 template <typename T, bool TC, int MODE, int R> Launcher bySplit(int split) {
   constexpr bool kAll = MODE == Plain && (R == 1 || R == 8);
+  if constexpr (MODE == PlainPre || MODE == RmsPre) {
+    // The preload's splits (1, 4 and 6 on the 0.8B Llama's GEMMs) and a few more.
+    switch (split) {
+    case 1:
+      return makeLauncher<T, R, 1, TC, MODE>();
+    case 2:
+      return makeLauncher<T, R, 2, TC, MODE>();
+    case 3:
+      return makeLauncher<T, R, 3, TC, MODE>();
+    case 4:
+      return makeLauncher<T, R, 4, TC, MODE>();
+    case 6:
+      return makeLauncher<T, R, 6, TC, MODE>();
+    case 8:
+      return makeLauncher<T, R, 8, TC, MODE>();
+    }
+    return {};
+  }
   switch (split) {
   case 1:
     if constexpr (MODE != Pair || R == 3)
@@ -214,6 +257,10 @@ int plainSplit(int rows, int split) {
 }
 
 template <typename T> Launcher find(bool tc, int mode, int rows, int split) {
+  if (tc && mode == PlainPre)
+    return byRows<T, true, PlainPre>(rows, split);
+  if (tc && mode == RmsPre)
+    return byRows<T, true, RmsPre>(rows, split);
   if (tc)
     return mode == Rms ? byRows<T, true, Rms>(rows, split)
            : mode == Pair ? byRows<T, true, Pair>(rows, split)
@@ -239,6 +286,19 @@ int selectSplit(int rows, int n, int k, int sms, bool tc, long long smemPerSm) {
                           int(smemPerSm / (kiln::smem_bytes::gemmSkinnyTc(rows) + 1024)));
   perSm = std::max(perSm, 1);
   while (split > 1 && (columnTiles * split > perSm * sms ||
+                       columnTiles > (perSm * sms - kGpcs * (split - 1)) / split))
+    --split;
+  return split;
+}
+
+/// kiln-select-tiles' split-K with skinny-weight-preload (selectSkinnyGemmTile): `perSm` blocks
+/// per SM (one slot fewer than fit, left for the next kernel), at most 8, at least 128 K rows per
+/// block, every cluster resident (8 GPCs). perSm is 2 at 1-4 rows on the H200.
+int selectPreloadSplit(int n, int k, int sms, int perSm = 2) {
+  constexpr int kGpcs = 8;
+  const int columnTiles = (n + 63) / 64;
+  int split = std::clamp((perSm * sms + columnTiles - 1) / columnTiles, 1, 8);
+  while (split > 1 && (k / split < 128 || columnTiles * split > perSm * sms ||
                        columnTiles > (perSm * sms - kGpcs * (split - 1)) / split))
     --split;
   return split;
@@ -349,7 +409,7 @@ bool runCase(const char *what, int rows, int k, int n, int split, bool tc, int m
     std::printf("INTERNAL: no kernel for R=%d split=%d mode=%d\n", rows, split, mode);
     return false;
   }
-  Problem<T> p(rows, k, n, rng, mode == Rms);
+  Problem<T> p(rows, k, n, rng, isRms(mode));
   const float eps = 1e-5f;
   // Poison: a NaN pattern in every output float and the guard after them.
   CHECK_CUDA(cudaMemset(p.dC, 0xff, (size_t(rows) * n + Problem<T>::kGuard) * 4));
@@ -359,7 +419,7 @@ bool runCase(const char *what, int rows, int k, int n, int split, bool tc, int m
   std::vector<float> out(size_t(rows) * n + Problem<T>::kGuard);
   CHECK_CUDA(cudaMemcpy(out.data(), p.dC, out.size() * 4, cudaMemcpyDeviceToHost));
   std::vector<double> kernel, model;
-  reference(p, tc, mode == Rms, eps, kernel, model);
+  reference(p, tc, isRms(mode), eps, kernel, model);
   double errK = 0, errM = 0, magK = 0, magM = 0;
   bool nan = false, guard = true;
   for (size_t i = 0; i < kernel.size(); ++i) {
@@ -381,7 +441,13 @@ bool runCase(const char *what, int rows, int k, int n, int split, bool tc, int m
   if (!ok || gVerbose)
     std::printf("%s %s %s %s R=%d K=%d N=%d split-K %d %s: kernel ref %.2e, model ref %.2e%s%s\n",
                 ok ? "PASS" : "FAIL", typeName<T>(), tc ? "tensor-core" : "cuda-core", what, rows,
-                k, n, split, mode == Rms ? "rms" : mode == Pair ? "pair" : "plain", errK, errM,
+                k, n, split,
+                mode == Rms       ? "rms"
+                : mode == RmsPre  ? "rms-pre"
+                : mode == PlainPre ? "preload"
+                : mode == Pair    ? "pair"
+                                  : "plain",
+                errK, errM,
                 nan ? ", NaN in the output" : "", guard ? "" : ", guard overwritten");
   return ok;
 }
@@ -396,7 +462,7 @@ const Shape kOdd[] = {{"odd", 1000, 300}, {"odd", 2100, 68}, {"odd", 72, 196}, {
                       {"odd", 4500, 4 * 33}};
 
 /// Every case for T; returns the number of failures and adds the case count to `total`.
-template <typename T> int runAll(int sms, long long smemPerSm, int &total) {
+template <typename T> int runAll(int sms, long long smemPerSm, int &total, bool preloadOnly) {
   std::mt19937 rng(1234);
   int failed = 0;
   auto run = [&](const char *what, int rows, int k, int n, int split, bool tc, int mode) {
@@ -404,6 +470,8 @@ template <typename T> int runAll(int sms, long long smemPerSm, int &total) {
     failed += !runCase<T>(what, rows, k, n, split, tc, mode, rng);
   };
   for (bool tc : {false, true}) {
+    if (preloadOnly)
+      break;
     // The selected split, every R, every shape.
     for (int rows : kRows) {
       for (const Shape &s : kLlama)
@@ -435,6 +503,19 @@ template <typename T> int runAll(int sms, long long smemPerSm, int &total) {
     run("pair", 8, 1000, 300, 2, tc, Pair);
     run("pair", 3, 2100, 68, 1, tc, Pair);
   }
+  // The weight preloaded before the main loop (tensor cores): the selected split on every
+  // shape, the odd shapes, splits 1-3 and 8 over short and long K, and the RMS variant.
+  for (int rows : kRows) {
+    for (const Shape &s : kLlama)
+      run(s.name, rows, s.k, s.n, selectPreloadSplit(s.n, s.k, sms), true, PlainPre);
+    for (const Shape &s : kOdd)
+      run(s.name, rows, s.k, s.n, 1, true, PlainPre);
+    for (int split : {1, 2, 3, 4, 6, 8}) {
+      run("sweep", rows, 1000, 300, split, true, PlainPre);
+      run("sweep", rows, 72, 196, split, true, PlainPre);
+      run("rms", rows, 2048, 3072, split, true, RmsPre);
+    }
+  }
   return failed;
 }
 
@@ -449,9 +530,9 @@ template <typename T> void bench(int sms, long long smemPerSm, size_t l2Bytes) {
   std::printf("\n%s: us per launch (GB/s of B) at kiln-select-tiles' split and at the best split "
               "of 1..8; cuBLAS cublasGemmEx (fp32 compute, %s out)\n",
               typeName<T>(), typeName<T>());
-  std::printf("%-8s %5s %6s %3s | %-26s | %-26s | %-26s | %-26s | %9s\n", "gemm", "K", "N", "R",
-              "cuda-core selected", "tensor-core selected", "cuda-core best", "tensor-core best",
-              "cuBLAS");
+  std::printf("%-8s %5s %6s %3s | %-26s | %-26s | %-26s | %-26s | %-26s | %9s\n", "gemm", "K",
+              "N", "R", "cuda-core selected", "tensor-core selected", "cuda-core best",
+              "tensor-core best", "preload selected", "cuBLAS");
   for (const Shape &s : kLlama) {
     const size_t bBytes = size_t(s.k) * s.n * 2;
     const int copies = int(std::min<size_t>(20, (4 * l2Bytes + bBytes - 1) / bBytes));
@@ -468,8 +549,8 @@ template <typename T> void bench(int sms, long long smemPerSm, size_t l2Bytes) {
     CHECK_CUDA(cudaMalloc(&c, size_t(16) * s.n * 4));
     CHECK_CUDA(cudaMalloc(&ch, size_t(16) * s.n * 2));
     for (int rows : {1, 2, 4, 8, 12, 16}) {
-      auto time = [&](bool tc, int split) {
-        Launcher l = find<T>(tc, Plain, rows, split);
+      auto time = [&](bool tc, int split, int mode = Plain) {
+        Launcher l = find<T>(tc, mode, rows, split);
         if (!l)
           return -1.0;
         int i = 0;
@@ -478,7 +559,12 @@ template <typename T> void bench(int sms, long long smemPerSm, size_t l2Bytes) {
           l.launch(a, st);
         });
       };
-      char cell[4][64];
+      char cell[5][64];
+      {
+        const int sel = selectPreloadSplit(s.n, s.k, sms);
+        const double t = time(true, sel, PlainPre);
+        std::snprintf(cell[4], sizeof cell[4], "s%d %7.2f (%6.0f)", sel, t, bBytes / t * 1e-3);
+      }
       for (int tc = 0; tc < 2; ++tc) {
         const int sel = plainSplit(rows, selectSplit(rows, s.n, s.k, sms, tc, smemPerSm));
         const double t = time(tc, sel);
@@ -502,8 +588,8 @@ template <typename T> void bench(int sms, long long smemPerSm, size_t l2Bytes) {
                                   bs[i++ % copies], dt, s.n, x, dt, s.k, &beta, ch, dt, s.n,
                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
       });
-      std::printf("%-8s %5d %6d %3d | %-26s | %-26s | %-26s | %-26s | %9.2f\n", s.name, s.k, s.n,
-                  rows, cell[0], cell[1], cell[2], cell[3], tBlas);
+      std::printf("%-8s %5d %6d %3d | %-26s | %-26s | %-26s | %-26s | %-26s | %9.2f\n", s.name,
+                  s.k, s.n, rows, cell[0], cell[1], cell[2], cell[3], cell[4], tBlas);
     }
     for (auto &b : bs)
       CHECK_CUDA(cudaFree(b));
@@ -518,7 +604,7 @@ template <typename T> void bench(int sms, long long smemPerSm, size_t l2Bytes) {
 } // namespace
 
 int main(int argc, char **argv) {
-  bool doBench = false, benchOnly = false, bf16Bench = false;
+  bool doBench = false, benchOnly = false, bf16Bench = false, preloadOnly = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--bench")
@@ -529,8 +615,11 @@ int main(int argc, char **argv) {
       bf16Bench = true;
     else if (a == "-v")
       gVerbose = true;
+    else if (a == "--preload-only")
+      preloadOnly = true;
     else {
-      std::fprintf(stderr, "usage: %s [--bench | --bench-only] [--bf16] [-v]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--bench | --bench-only] [--bf16] [--preload-only] [-v]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -552,8 +641,8 @@ int main(int argc, char **argv) {
   const long long smemPerSm = (long long)prop.sharedMemPerMultiprocessor;
   int failed = 0, total = 0;
   if (!benchOnly) {
-    failed += runAll<kiln::f16>(sms, smemPerSm, total);
-    failed += runAll<kiln::bf16>(sms, smemPerSm, total);
+    failed += runAll<kiln::f16>(sms, smemPerSm, total, preloadOnly);
+    failed += runAll<kiln::bf16>(sms, smemPerSm, total, preloadOnly);
     std::printf("%s: %d of %d cases failed\n", failed ? "FAILED" : "OK", failed, total);
   }
   if (doBench) {

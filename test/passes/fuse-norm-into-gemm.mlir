@@ -239,7 +239,7 @@ func.func @uniform_weight_negative_epsilon(%x: tensor<8x8xf16>) -> (tensor<8x8xf
 // CHECK: kiln.kernel @k2_fused_rms_norm_matmul(%arg0, %{{.*}}, %{{.*}}) :
 // CHECK: kiln.row_stats
 // TILES-LABEL: func.func @rms_norm_few_row
-// TILES: kiln.skinny_gemm_tile = #kiln.skinny_gemm_tile<rows = 2, split_k = {{[0-9]}}>, kiln.tile_reason = "skinny: 2 rows, {{.*}}; the RMS norm in the A loader (no other GEMM computes it)"
+// TILES: kiln.skinny_gemm_tile = #kiln.skinny_gemm_tile<rows = 2, split_k = {{[0-9]}}, tensor_cores = true, preload = true>, kiln.tile_reason = "skinny: 2 rows, {{.*}}; the RMS norm in the A loader (no other GEMM computes it)"
 // FEW-ROW-OFF-LABEL: func.func @rms_norm_few_row
 // FEW-ROW-OFF: kiln.kernel @k0_rms_norm
 // FEW-ROW-OFF-NOT: kiln.row_stats

@@ -173,6 +173,14 @@ static cl::opt<kiln::SkinnyTensorCores> skinnyTensorCores(
                clEnumValN(kiln::SkinnyTensorCores::On, "on",
                           "on the tensor cores for any rows (for A/B timing)")),
     cl::init(kiln::SkinnyTensorCores::Auto), cl::cat(kilnCategory));
+static cl::opt<bool> skinnyWeightPreload(
+    "skinny-weight-preload",
+    cl::desc("The few-row GEMM (decode steps, --skinny-gemm) runs on the tensor cores with at "
+             "most one block per SM and copies the first stages of its weight to shared memory "
+             "before waiting for the previous kernel, which runs beside it (programmatic "
+             "dependent launch; sm_90 targets). Default true (--skinny-weight-preload=false for "
+             "A/B timing)"),
+    cl::init(true), cl::cat(kilnCategory));
 static cl::opt<bool> splitKv(
     "split-kv",
     cl::desc("--kv-cache: attention over the paged cache by the decode kernel (decode steps, "
@@ -330,6 +338,7 @@ int main(int argc, char **argv) {
         {&skinnyTensorCores,
          "skinny-tensor-cores=" + onOff(skinnyTensorCores.getValue(), kiln::SkinnyTensorCores::Off,
                                         kiln::SkinnyTensorCores::On)},
+        {&skinnyWeightPreload, setting("skinny-weight-preload", skinnyWeightPreload)},
         {&splitKv, setting("split-kv", splitKv)},
         {&fuseKvAppend, setting("fuse-kv-append", fuseKvAppend)},
         {&keyRotary, setting("fuse-key-rotary", keyRotary == KeyRotary::Fused)},
@@ -372,6 +381,7 @@ int main(int argc, char **argv) {
   options.sm90PrefillAttention = hopperPrefillAttention;
   options.skinnyGemm = skinnyGemm;
   options.skinnyTensorCores = skinnyTensorCores;
+  options.skinnyWeightPreload = skinnyWeightPreload;
   options.splitKv = splitKv;
   if (fuseKvAppend.getNumOccurrences()) // unset: on wherever it applies, without warnings
     options.fuseKvAppend = bool(fuseKvAppend);

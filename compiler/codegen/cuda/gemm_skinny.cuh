@@ -157,11 +157,13 @@ __device__ __forceinline__ void prefetchL2If(const void *p, bool pred) {
 
 } // namespace skinny
 
-/// Warms L2 with the first `rows` K rows of this block's share of B (its 64 columns of the K
-/// rows gemmSkinny will read, in the order it reads them), PER_THREAD rows per thread: thread t
-/// takes rows t, t + 256, ... of the slice. Meant to run before griddepcontrol.wait: a decode
-/// step's weights do not depend on the previous kernel, so with programmatic dependent launch the
-/// prefetch overlaps the previous kernel and the GEMM's own loads then hit L2. A prefetch moves
+/// Warms L2 with `rows` K rows of this block's share of B (its 64 columns of the K rows
+/// gemmSkinny will read, in the order it reads them) after the first `skip` rows of the share
+/// (those gemmSkinnyTcPreloadB copies to shared memory), PER_THREAD rows per thread: thread t
+/// takes rows skip + t, skip + t + 256, ... of the slice. Meant to run before
+/// griddepcontrol.wait: a decode step's weights do not depend on the previous kernel, so with
+/// programmatic dependent launch the prefetch overlaps the previous kernel and the GEMM's own
+/// loads then hit L2. A prefetch moves
 /// nothing into registers and L2 is the point of coherence, so it is safe even when B is written
 /// by the previous kernel. ALIGNED: the 64 columns of a row lie in one 128-byte line (B, ldb
 /// and the view offset 128-byte aligned); otherwise the line of the last column is fetched too.
@@ -169,7 +171,7 @@ __device__ __forceinline__ void prefetchL2If(const void *p, bool pred) {
 /// target's L2 (KilnTarget.cpp), so the lines are still there when the loads come.
 template <typename T, int SPLITK, int PER_THREAD, bool ALIGNED>
 __device__ __forceinline__ void gemmSkinnyPrefetchB(int N, int K, const T *__restrict__ B,
-                                                    long long ldb, int rows) {
+                                                    long long ldb, int rows, int skip = 0) {
   using namespace skinny;
   int split = 0;
   if constexpr (SPLITK > 1)
@@ -177,10 +179,10 @@ __device__ __forceinline__ void gemmSkinnyPrefetchB(int N, int K, const T *__res
   const int n0 = int(blockIdx.x / SPLITK) * kCols;
   const int nLast = min(n0 + kCols, N) - 1;
   const int2 slice = kSlice<SPLITK>(K, split);
-  const int end = min(slice.y, slice.x + rows);
+  const int end = min(slice.y, slice.x + skip + rows);
 #pragma unroll
   for (int i = 0; i < PER_THREAD; ++i) {
-    const int k = slice.x + int(threadIdx.x) + kThreads * i;
+    const int k = slice.x + skip + int(threadIdx.x) + kThreads * i;
     const bool in = k < end;
     const T *row = B + (long long)(in ? k : slice.x) * ldb;
     prefetchL2If(row + n0, in);
@@ -439,10 +441,83 @@ __device__ __forceinline__ void cpAsync16Part(unsigned dst, const void *src, int
                "r"(bytes));
 }
 
+/// The tensor-core path's stream of B through the 8 warps' cp.async rings (see
+/// gemmSkinnyTcImpl): this thread's share of the copies of its warp's steps. Step j of warp w
+/// is K rows kBegin + 16 (w + 8 j) .. + 15 of the block's 64 columns, stored in slot j % S as 16
+/// lines of 8 16-byte chunks (chunk c of line l at position c ^ (l % 8)); lane l copies chunk
+/// l % 8 of lines l / 8, l / 8 + 4, ... (a quarter warp reads one 128-byte line of B). Columns
+/// past N and rows past the slice are zero-filled.
+template <typename T, int SPLITK> struct TcStreamB {
+  static constexpr int S = int(smem_bytes::kSkinnyTcStages);
+  static constexpr int kWarps = kThreads / 32;
+  static constexpr int kSlotBytes = 16 * kCols * 2; // 16 K rows x 64 columns of T
+  const T *B;
+  long long ldb;
+  unsigned ring; // this warp's ring (shared::cta address)
+  int kBegin, kEnd, warpSteps, warp, cpChunk, cpLine, cpCol, cpBytes;
+
+  __device__ __forceinline__ TcStreamB(int N, int K, const T *b, long long ld, char *smem)
+      : B(b), ldb(ld) {
+    const int lane = threadIdx.x & 31;
+    warp = threadIdx.x >> 5;
+    int split = 0;
+    if constexpr (SPLITK > 1)
+      split = int(sm90::clusterRank());
+    const int n0 = int(blockIdx.x / SPLITK) * kCols;
+    const int2 slice = kSlice<SPLITK>(K, split);
+    kBegin = slice.x;
+    kEnd = slice.y;
+    const int steps = (kEnd - kBegin + 15) / 16;
+    warpSteps = max(steps - warp + kWarps - 1, 0) / kWarps; // 0 when steps <= warp; no branch
+    ring = tc::smemAddr(smem) + unsigned(warp * S * kSlotBytes);
+    cpChunk = lane & 7;
+    cpLine = lane >> 3;
+    cpCol = n0 + 8 * cpChunk;
+    cpBytes = max(0, min(16, 2 * (N - cpCol)));
+  }
+  /// Issues this thread's copies of step j (nothing past the warp's last step) and commits a
+  /// cp.async group (an empty one past the last step, so waits always count S - 1 groups).
+  __device__ __forceinline__ void issue(int j) const {
+    if (j < warpSteps) {
+      const unsigned slot = ring + unsigned((j % S) * kSlotBytes);
+      const int k0 = kBegin + (warp + kWarps * j) * 16;
+#pragma unroll
+      for (int it = 0; it < 4; ++it) {
+        const int line = cpLine + 4 * it, k = k0 + line;
+        const int bytes = k < kEnd ? cpBytes : 0;
+        const T *src = bytes ? B + (long long)k * ldb + cpCol : B;
+        cpAsync16Part(slot + unsigned(line * 128 + ((cpChunk ^ (line & 7)) * 16)), src, bytes);
+      }
+    }
+    tc::cpAsyncCommit();
+  }
+  /// issue(j) for the first S - 1 steps without a branch (predicated copies: a step past the
+  /// warp's last copies zeros into a slot nobody reads), as the weight-preload form of cp.async
+  /// (.L2::128B, the form check_ptx.py allows before griddepcontrol.wait).
+  __device__ __forceinline__ void preload() const {
+#pragma unroll
+    for (int j = 0; j < S - 1; ++j) {
+      const unsigned slot = ring + unsigned(j * kSlotBytes);
+      const int k0 = kBegin + (warp + kWarps * j) * 16;
+#pragma unroll
+      for (int it = 0; it < 4; ++it) {
+        const int line = cpLine + 4 * it, k = k0 + line;
+        const int bytes = (j < warpSteps && k < kEnd) ? cpBytes : 0;
+        const T *src = B + (long long)(bytes ? k : 0) * ldb + (bytes ? cpCol : 0);
+        asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(
+                         slot + unsigned(line * 128 + ((cpChunk ^ (line & 7)) * 16))),
+                     "l"(src), "r"(bytes));
+      }
+      tc::cpAsyncCommit();
+    }
+  }
+};
+
 /// gemmSkinny and gemmSkinnyRms (below) on the tensor cores (TC = true; the top of this file
-/// says how the work is split).
-template <typename T, int R, int SPLITK, bool RMS, typename LoadA, typename LoadX,
-          typename Epilogue>
+/// says how the work is split). PRELOADED: the first S - 1 steps of B were issued by
+/// gemmSkinnyTcPreloadB (before the grid-dependency wait), not here.
+template <typename T, int R, int SPLITK, bool RMS, bool PRELOADED, typename LoadA,
+          typename LoadX, typename Epilogue>
 __device__ __forceinline__ void gemmSkinnyTcImpl(int N, int K, const LoadA &loadA,
                                                  const LoadX &loadX, float eps,
                                                  const T *__restrict__ B, long long ldb,
@@ -467,14 +542,11 @@ __device__ __forceinline__ void gemmSkinnyTcImpl(int N, int K, const LoadA &load
   if constexpr (SPLITK > 1)
     split = int(sm90::clusterRank());
   const int n0 = int(blockIdx.x / SPLITK) * kCols;
-  const int2 slice = kSlice<SPLITK>(K, split);
-  const int kBegin = slice.x, kEnd = slice.y;
-  // The slice's 16-row steps; warp w multiplies steps w, w + 8, ... (its j-th is w + 8 j), so
-  // one round of the block reads 128 consecutive K rows.
-  const int steps = (kEnd - kBegin + 15) / 16;
-  const int warpSteps = steps > warp ? (steps - warp + kWarps - 1) / kWarps : 0;
-
-  const unsigned ring = tc::smemAddr(smem) + unsigned(warp * S * kSlotBytes);
+  // B's stream: the slice's 16-row steps; warp w multiplies steps w, w + 8, ... (its j-th is
+  // w + 8 j), so one round of the block reads 128 consecutive K rows.
+  const TcStreamB<T, SPLITK> stream(N, K, B, ldb, smem);
+  const int kBegin = stream.kBegin, kEnd = stream.kEnd, warpSteps = stream.warpSteps;
+  const unsigned ring = stream.ring;
   unsigned short *As = reinterpret_cast<unsigned short *>(smem + kRing); // [R][kLdA]
   float *stats = rowStats<R, true>(smem);
   float sumSq = 0.f;
@@ -482,35 +554,12 @@ __device__ __forceinline__ void gemmSkinnyTcImpl(int N, int K, const LoadA &load
     if (tid < R)
       stats[tid] = 0.f; // ordered before the atomics by the first chunk's barrier
   }
-
-  // B: step j of this warp goes to slot j % S as 16 lines (K rows) of 8 16-byte chunks (8
-  // columns each); chunk c of line l is stored at position c ^ (l % 8), so the 8 lines of one
-  // ldmatrix phase (one chunk) and the 8 chunks of one line a quarter warp copies lie on
-  // distinct banks. Lane l copies chunk l % 8 of lines l / 8, l / 8 + 4, ... (a quarter warp
-  // reads one 128-byte line of B). Columns past N are zero-filled (N % 4 == 0: a chunk is
-  // whole, half or not in range), rows past the slice too; a step past the warp's last commits
-  // an empty group, so the wait below always counts S - 1 groups.
-  const int cpChunk = lane & 7, cpLine = lane >> 3;
-  const int cpCol = n0 + 8 * cpChunk;
-  const int cpBytes = max(0, min(16, 2 * (N - cpCol)));
-  auto issueB = [&](int j) {
-    if (j < warpSteps) {
-      const unsigned slot = ring + unsigned((j % S) * kSlotBytes);
-      const int k0 = kBegin + (warp + kWarps * j) * 16;
-#pragma unroll
-      for (int it = 0; it < 4; ++it) {
-        const int line = cpLine + 4 * it, k = k0 + line;
-        const int bytes = k < kEnd ? cpBytes : 0;
-        const T *src = bytes ? B + (long long)k * ldb + cpCol : B;
-        cpAsync16Part(slot + unsigned(line * 128 + ((cpChunk ^ (line & 7)) * 16)), src, bytes);
-      }
-    }
-    tc::cpAsyncCommit();
-  };
   // The first S - 1 steps of B are in flight before A is staged (B does not depend on A).
+  if constexpr (!PRELOADED) {
 #pragma unroll
-  for (int j = 0; j < S - 1; ++j)
-    issueB(j);
+    for (int j = 0; j < S - 1; ++j)
+      stream.issue(j);
+  }
 
   // Fragment addresses (PTX ISA, "Matrix fragments for mma.m16n8k16", "ldmatrix"; g = lane / 4,
   // q = lane % 4). B: ldmatrix.x4.trans, lane l addressing line (k) 8 (m & 1) + l % 8 of
@@ -539,7 +588,7 @@ __device__ __forceinline__ void gemmSkinnyTcImpl(int N, int K, const LoadA &load
     for (; j < jEnd; ++j) {
       tc::cpAsyncWait<S - 2>(); // step j's group is complete (this lane's copies) ...
       __syncwarp();             // ... and every lane's; every lane is done with step j - 1
-      issueB(j + S - 1);        // into step j - 1's slot
+      stream.issue(j + S - 1);  // into step j - 1's slot
       const unsigned slot = ring + unsigned((j % S) * kSlotBytes) + bLane;
       const int kk = (warp + kWarps * j) * 16 - (c0 - kBegin); // the step's k in the chunk
       unsigned a[4];
@@ -587,19 +636,38 @@ __device__ __forceinline__ void gemmSkinnyTcImpl(int N, int K, const LoadA &load
 }
 } // namespace skinny
 
+/// Issues the first kSkinnyTcStages - 1 steps of this block's share of B into the tensor-core
+/// path's cp.async rings (8 x 16 x 128 K rows: the whole share when it is no longer), so that
+/// gemmSkinny<..., TC = true, PRELOADED = true> (or gemmSkinnyRms), called by the same kernel
+/// with the same N, K, B, ldb and smem, finds them in flight. Meant to run before
+/// griddepcontrol.wait in decode programs (programmatic dependent launch): a decode step's
+/// weights do not depend on the previous kernel, so a block that is resident beside the previous
+/// kernel's blocks streams its weight into shared memory while that kernel runs. The code
+/// generator calls it only when B is a constant of the program (never written by a kernel) and
+/// sizes the grid so the blocks of two consecutive GEMMs fit on an SM together
+/// (kiln-select-tiles, `#kiln.skinny_gemm_tile<..., preload = true>`). No control flow and no
+/// global access but the weight-preload form of cp.async (check_ptx.py's rule).
+template <typename T, int SPLITK>
+__device__ __forceinline__ void gemmSkinnyTcPreloadB(int N, int K, const T *__restrict__ B,
+                                                     long long ldb, char *smem) {
+  skinny::TcStreamB<T, SPLITK>(N, K, B, ldb, smem).preload();
+}
+
 /// C = A x B for R rows (see the top of this file). `loadA(r, k)` returns A[r, k] as a float
 /// (any fused producer; called once per element per block), `B` points at B[0, 0] of a row-major
 /// [K, N] weight with row stride `ldb` elements, `epilogue` consumes the accumulators, `smem` is
 /// the block's dynamic shared memory (smem_bytes::gemmSkinny(R) bytes, or with TC
 /// smem_bytes::gemmSkinnyTc(R)). TC: the inner product on the tensor cores (A rounded to T;
 /// needs B 16-byte aligned and ldb % 8 == 0). The grid is ceil(N / 64) x SPLITK blocks along x.
-template <typename T, int R, int SPLITK, bool TC = false, typename LoadA, typename Epilogue>
+template <typename T, int R, int SPLITK, bool TC = false, bool PRELOADED = false,
+          typename LoadA, typename Epilogue>
 __device__ __forceinline__ void gemmSkinny(int N, int K, const LoadA &loadA,
                                            const T *__restrict__ B, long long ldb,
                                            const Epilogue &epilogue, char *smem) {
+  static_assert(TC || !PRELOADED, "gemmSkinnyTcPreloadB feeds the tensor-core path only");
   if constexpr (TC)
-    skinny::gemmSkinnyTcImpl<T, R, SPLITK, false>(N, K, loadA, loadA, 0.f, B, ldb, epilogue,
-                                                  smem);
+    skinny::gemmSkinnyTcImpl<T, R, SPLITK, false, PRELOADED>(N, K, loadA, loadA, 0.f, B, ldb,
+                                                             epilogue, smem);
   else
     skinny::gemmSkinnyImpl<T, R, SPLITK, false>(N, K, loadA, loadA, 0.f, B, ldb, epilogue, smem);
 }
@@ -609,14 +677,15 @@ __device__ __forceinline__ void gemmSkinny(int N, int K, const LoadA &loadA,
 /// before the epilogue runs, skinny::rowRstd<R, TC>(smem)[r] holds 1 / sqrt(sum_k x[r, k]^2 / K +
 /// eps) (fp32) for each row r, which the epilogue multiplies into its accumulator. `smem` is
 /// smem_bytes::gemmSkinny(R, true) bytes (smem_bytes::gemmSkinnyTc(R, true) with TC); eps >= 0.
-template <typename T, int R, int SPLITK, bool TC = false, typename LoadA, typename LoadX,
-          typename Epilogue>
+template <typename T, int R, int SPLITK, bool TC = false, bool PRELOADED = false,
+          typename LoadA, typename LoadX, typename Epilogue>
 __device__ __forceinline__ void gemmSkinnyRms(int N, int K, const LoadA &loadA, const LoadX &loadX,
                                               float eps, const T *__restrict__ B, long long ldb,
                                               const Epilogue &epilogue, char *smem) {
+  static_assert(TC || !PRELOADED, "gemmSkinnyTcPreloadB feeds the tensor-core path only");
   if constexpr (TC)
-    skinny::gemmSkinnyTcImpl<T, R, SPLITK, true>(N, K, loadA, loadX, eps, B, ldb, epilogue,
-                                                 smem);
+    skinny::gemmSkinnyTcImpl<T, R, SPLITK, true, PRELOADED>(N, K, loadA, loadX, eps, B, ldb,
+                                                            epilogue, smem);
   else
     skinny::gemmSkinnyImpl<T, R, SPLITK, true>(N, K, loadA, loadX, eps, B, ldb, epilogue, smem);
 }
