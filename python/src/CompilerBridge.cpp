@@ -68,6 +68,7 @@ CompileResult kiln::python::compile(const CompileRequest &request) {
   options.sm90Attention = request.sm90Attention;
   options.sm90PrefillAttention = request.sm90PrefillAttention;
   options.skinnyGemm = request.skinnyGemm;
+  options.skinnyWeightPreload = request.skinnyWeightPreload;
   options.splitKv = request.splitKv;
   options.fuseKvAppend = request.fuseKvAppend;
   options.kvCache = request.kvCache;

@@ -33,6 +33,7 @@ struct CompileRequest {
   bool sm90PrefillAttention = true;
   bool skinnyGemm = true;
   std::string skinnyTensorCores = "off"; ///< off, auto, on
+  bool skinnyWeightPreload = true;
   bool splitKv = true;
   std::optional<bool> fuseKvAppend; ///< unset: on wherever it applies (Options::fuseKvAppend)
   std::string attentionKeyRotary = "kernel"; ///< fused, kernel

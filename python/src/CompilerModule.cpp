@@ -59,6 +59,8 @@ NB_MODULE(_compiler, m) {
             flag(r.skinnyGemm);
           else if (k == "skinny_tensor_cores")
             str(r.skinnyTensorCores);
+          else if (k == "skinny_weight_preload")
+            flag(r.skinnyWeightPreload);
           else if (k == "split_kv")
             flag(r.splitKv);
           else if (k == "fuse_kv_append") {

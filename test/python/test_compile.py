@@ -458,12 +458,34 @@ def test_hopper_prefill_attention_option(gpt2_path):
         kiln.compile(causal, shapes="input_ids=1x1", hopper_prefill_attention="yes")
 
 
+def test_skinny_weight_preload_option(gpt2_path):
+    # skinny_weight_preload (the default) puts a decode step's one-row GEMMs on the tensor cores
+    # (their cp.async rings: smem_bytes::gemmSkinnyTc(1) = 69648 bytes, more with the RMS norm)
+    # with the weight's first stages copied before the grid-dependency wait;
+    # skinny_weight_preload=False keeps them on the CUDA cores (a few KiB) at one row, and no
+    # matmul kernel of the step (the rotary table's included) asks for 64 KiB.
+    causal = gpt2_path.parents[2] / "test" / "models" / "llama_tiny_causal_past_dynamo.onnx"
+    if not causal.exists():
+        pytest.skip(f"{causal} not present")
+
+    def gemm_smem(**options):
+        a = kiln.compile(causal, shapes="input_ids=1x1", kv_cache=True, max_seq_len=32,
+                         precision="fp16", **options)
+        return {k.shared_mem_bytes for k in a.kernels if "matmul" in k.ops}
+
+    assert max(gemm_smem()) >= 69648
+    assert max(gemm_smem(skinny_weight_preload=False)) < 65536
+    with pytest.raises(kiln.CompileOptionTypeError, match="skinny_weight_preload"):
+        kiln.compile(causal, shapes="input_ids=1x1", skinny_weight_preload="yes")
+
+
 @pytest.mark.parametrize("options, message", [
     ({"precision": "fp16"}, "precision='fp16' configures the default pipeline and has no effect "
      "with pass_pipeline; give it as a pipeline option in the text: "
      "kiln-pipeline{precision=fp16}"),
     ({"hopper_prefill_attention": False}, "kiln-pipeline{sm90-prefill-attention=false}"),
     ({"norm_into_gemm": "fused"}, "kiln-pipeline{fuse-norm-into-gemm=true}"),
+    ({"skinny_weight_preload": False}, "kiln-pipeline{skinny-weight-preload=false}"),
     ({"kv_cache": True, "max_seq_len": 128},
      "max_seq_len=128 configures the default pipeline"),
 ])
