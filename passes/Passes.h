@@ -185,11 +185,11 @@ Sm90GemmTileAttr selectSm90GemmTile(int64_t m, int64_t n, int64_t k, int64_t bat
 /// with the row statistics of an RMS norm in the A loader when `rowStats`, fits the target's
 /// block) and the split-K, the least number of cluster blocks sharing 64 columns that gives
 /// every SM of `target` two blocks, at most 8, keeping at least 128 K rows per block and the
-/// blocks in one wave. With `preload` on a target with clusters (sm_90), when two blocks of the
-/// tensor-core path fit an SM's shared memory and `tensorCores` is not Off: the tensor cores with
-/// `preload = true`, and the largest split-K that keeps one block per SM (every cluster resident
-/// at once), so that the next GEMM's blocks fit beside this one's. `reason` gets the choice and
-/// the block count.
+/// blocks in one wave. With `preload` on a target with wgmma (sm_90), when three blocks of the
+/// tensor-core path fit an SM (by shared memory, and by registers at 80 per thread: 1-2 rows on
+/// sm_90) and `tensorCores` is not Off: the tensor cores with `preload = true`, and the split-K
+/// rule above for one block fewer per SM (2), so that the next GEMM's block fits in the slot
+/// left. `reason` gets the choice and the block count.
 SkinnyGemmTileAttr selectSkinnyGemmTile(int64_t rows, int64_t n, int64_t k, TargetAttr target,
                                         std::string &reason,
                                         SkinnyTensorCores tensorCores = SkinnyTensorCores::Auto,

@@ -700,10 +700,11 @@ def SelectTiles : Pass<"kiln-select-tiles", "mlir::func::FuncOp"> {
                         "(default)"),
              clEnumValN(kiln::SkinnyTensorCores::On, "on", "the tensor cores for any rows"))}]>,
     Option<"skinnyWeightPreload", "skinny-weight-preload", "bool", /*default=*/"true",
-           "On targets with clusters (sm_90): every `kiln.skinny_gemm_tile` GEMM multiplies on "
-           "the tensor cores with at most one block per SM (`preload = true`): its first ring "
-           "stages of the weight are copied to shared memory before the grid-dependency wait, "
-           "while the previous kernel runs beside it (programmatic dependent launch)">,
+           "On targets with wgmma (sm_90), unless skinny-tensor-cores=off: a "
+           "`kiln.skinny_gemm_tile` GEMM whose tensor-core path fits 3 blocks on an SM (1-2 "
+           "rows) multiplies on the tensor cores, planned for 2 blocks per SM so the next "
+           "kernel's block fits beside them (`preload = true`), and codegen copies a constant "
+           "weight's first ring stages to shared memory before the grid-dependency wait">,
     Option<"splitKv", "split-kv", "bool", /*default=*/"true",
            "With `sm90-gemm`: a decode step's paged attention over a long cache gets a "
            "`kiln.split_kv` (its keys split over a cluster of blocks)">,

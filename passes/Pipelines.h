@@ -72,9 +72,9 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
           clEnumValN(SkinnyTensorCores::On, "on", "the tensor cores for any rows"))};
   Option<bool> skinnyWeightPreload{
       *this, "skinny-weight-preload",
-      llvm::cl::desc("The few-row GEMM copies its weight's first ring stages to shared memory "
-                     "before the grid-dependency wait, one block per SM (kiln-select-tiles "
-                     "skinny-weight-preload)"),
+      llvm::cl::desc("Few-row GEMMs of 1-2 rows copy their weight's first ring stages to shared "
+                     "memory before the grid-dependency wait, one block slot per SM left for the "
+                     "next kernel (kiln-select-tiles skinny-weight-preload)"),
       llvm::cl::init(true)};
   Option<bool> fuseKeyRotary{
       *this, "fuse-key-rotary",

@@ -290,9 +290,11 @@ SkinnyGemmTileAttr kiln::selectSkinnyGemmTile(int64_t rows, int64_t n, int64_t k
   // The weight preloaded before the grid-dependency wait: the tensor cores (their rings are the
   // shared memory the weight lands in), with one block slot of each SM (by shared memory and by
   // registers, 80 per thread) left free, so the next GEMM's blocks fit beside this one's and
-  // stream their weight while it runs. Only where an SM holds at least 3 blocks (1-4 rows): one
+  // stream their weight while it runs. Only where an SM holds at least 3 blocks (1-2 rows): one
   // block per SM made the GEMMs alone too slow for the overlap to pay (H200, session 26 run 2:
-  // the 0.8B Llama's batch-1 step 0.859 against 0.830 ms, batch 8 1.394 against 1.246 ms).
+  // the 0.8B Llama's decode_b1 graph 0.859 against 0.830 ms, its batch-8 step 1.394 against
+  // 1.246 ms). Codegen preloads only a constant weight with 16-byte aligned rows; the reason
+  // says so, since this pass does not trace the weight.
   const int64_t preloadSmem = smem_bytes::gemmSkinnyTc(rows, rowStats);
   const int64_t preloadPerSm =
       std::min(blocksPerSmBySmem(target, preloadSmem), target.getRegsPerSm() / (256 * 80)) - 1;
@@ -306,8 +308,8 @@ SkinnyGemmTileAttr kiln::selectSkinnyGemmTile(int64_t rows, int64_t n, int64_t k
       --splitK;
     reason = llvm::formatv("skinny: {0} rows, {1} column tiles x split-K {2} = {3} blocks on {4} "
                            "SMs ({5} per SM, one slot left for the next kernel), the weight read "
-                           "once (K={6}); tensor cores, the weight's first stages preloaded "
-                           "before the grid-dependency wait (skinny-weight-preload)",
+                           "once (K={6}); tensor cores, a constant weight's first stages "
+                           "preloaded before the grid-dependency wait (skinny-weight-preload)",
                            rows, columnTiles, splitK, columnTiles * splitK, sms, preloadPerSm, k)
                  .str();
     return SkinnyGemmTileAttr::get(target.getContext(), rows, splitK, true, true);

@@ -17,7 +17,7 @@ form kiln::gemmSkinnyTcPreloadB alone uses, which the code generator emits only 
 weight (no kernel writes it) before the wait. --arch takes one architecture.
 
 Usage: check_ptx.py --kiln-compile build/bin/kiln-compile [--cuda-home /usr/local/cuda]
-                    [--models-dir DIR] [--shapes 1x16,2x128] [--precisions fp32,fp16]
+                    [--models-dir DIR] [--shapes 1x16,2x128,1x1] [--precisions fp32,fp16]
                     [--arch sm_90] [--work-dir DIR]
 """
 
@@ -127,7 +127,8 @@ def main(argv):
     p.add_argument("--cuda-home", default=os.environ.get("CUDA_HOME", "/usr/local/cuda"))
     p.add_argument("--models-dir",
                    default=os.environ.get("KILN_MODELS_DIR") or os.path.join(REPO, "..", "shared", "models"))
-    p.add_argument("--shapes", default="1x16,2x128")
+    # 1x1: one-row GEMMs, the few-row GEMM with the weight preloaded before the wait.
+    p.add_argument("--shapes", default="1x16,2x128,1x1")
     p.add_argument("--precisions", default="fp32,fp16", help="kiln-compile --precision values")
     p.add_argument("--arch", default="sm_90", help="ptxas -arch and kiln-compile --target")
     p.add_argument("--work-dir")

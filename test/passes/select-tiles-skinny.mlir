@@ -48,7 +48,7 @@ func.func @eight_rows(%a: tensor<8x2048xf16>, %b: tensor<2048x3072xf16>) -> tens
 // 3 blocks of 73760 bytes fit an SM: split-K 8 would fill 256 of the 264 slots the preload
 // leaves, but at least 26 clusters of 8 (30 of 7) are resident, fewer than the 32 column tiles.
 // PRE-LABEL: func.func @two_rows
-// PRE: #kiln.skinny_gemm_tile<rows = 2, split_k = 6, tensor_cores = true, preload = true>,{{.*}} kiln.tile_reason = "skinny: 2 rows, 32 column tiles x split-K 6 = 192 blocks on 132 SMs (2 per SM, one slot left for the next kernel), the weight read once (K=2048); tensor cores, the weight's first stages preloaded before the grid-dependency wait (skinny-weight-preload);
+// PRE: #kiln.skinny_gemm_tile<rows = 2, split_k = 6, tensor_cores = true, preload = true>,{{.*}} kiln.tile_reason = "skinny: 2 rows, 32 column tiles x split-K 6 = 192 blocks on 132 SMs (2 per SM, one slot left for the next kernel), the weight read once (K=2048); tensor cores, a constant weight's first stages preloaded before the grid-dependency wait (skinny-weight-preload);
 func.func @two_rows(%a: tensor<2x1x2048xf16>, %b: tensor<2048x2048xf16>) -> tensor<2x1x2048xf16> {
   %r = kiln.kernel @k0_matmul(%a, %b) : (tensor<2x1x2048xf16>, tensor<2048x2048xf16>) -> tensor<2x1x2048xf16> {
   ^bb0(%x: tensor<2x1x2048xf16>, %y: tensor<2048x2048xf16>):

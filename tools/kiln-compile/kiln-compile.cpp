@@ -175,11 +175,12 @@ static cl::opt<kiln::SkinnyTensorCores> skinnyTensorCores(
     cl::init(kiln::SkinnyTensorCores::Auto), cl::cat(kilnCategory));
 static cl::opt<bool> skinnyWeightPreload(
     "skinny-weight-preload",
-    cl::desc("The few-row GEMM (decode steps, --skinny-gemm) runs on the tensor cores with at "
-             "most one block per SM and copies the first stages of its weight to shared memory "
-             "before waiting for the previous kernel, which runs beside it (programmatic "
-             "dependent launch; sm_90 targets). Default true (--skinny-weight-preload=false for "
-             "A/B timing)"),
+    cl::desc("Few-row GEMMs (decode steps, --skinny-gemm) of 1-2 rows run on the tensor cores "
+             "with one block slot per SM left for the next kernel, and copy the first stages of "
+             "a constant weight to shared memory before waiting for the previous kernel, which "
+             "runs beside them (programmatic dependent launch; sm_90 targets; not with "
+             "--skinny-tensor-cores=off or --programmatic-launch=off). Default true "
+             "(--skinny-weight-preload=false for A/B timing)"),
     cl::init(true), cl::cat(kilnCategory));
 static cl::opt<bool> splitKv(
     "split-kv",
@@ -404,6 +405,32 @@ int main(int argc, char **argv) {
         break;
       }
     }
+  // An explicit --skinny-weight-preload that other options rule out (the compile goes on without
+  // it): it needs programmatic launch, the tensor cores' few-row path and sm_90 targets.
+  if (skinnyWeightPreload.getNumOccurrences() && skinnyWeightPreload) {
+    std::string why;
+    if (programmaticLaunch == kiln::ProgrammaticLaunch::Off)
+      why = "--programmatic-launch=off (the preload overlaps the previous kernel only with "
+            "programmatic dependent launch)";
+    else if (skinnyTensorCores == kiln::SkinnyTensorCores::Off)
+      why = "--skinny-tensor-cores=off (the weight is preloaded into the tensor-core path's "
+            "rings)";
+    else if (!skinnyGemm)
+      why = "--skinny-gemm=false";
+    else
+      for (const std::string &t : options.targets) {
+        unsigned arch = 0;
+        if (StringRef(t).starts_with("sm_") &&
+            !StringRef(t).drop_front(3).take_while(llvm::isDigit).getAsInteger(10, arch) &&
+            arch != 90) {
+          why = "target " + t + " (the few-row GEMM's plan needs every --target to be sm_90)";
+          break;
+        }
+      }
+    if (!why.empty())
+      WithColor::warning(errs(), "kiln-compile")
+          << "--skinny-weight-preload has no effect with " << why << "\n";
+  }
   // Likewise a norm fold the options rule out (the pipeline leaves kiln-fuse-norm-into-gemm out).
   if (normIntoGemm.getNumOccurrences() && normIntoGemm == NormIntoGemm::Fused) {
     std::string why;
