@@ -97,10 +97,7 @@ FailureOr<std::string> kiln::codegen::attnRope(ExprEmitter &expr, Value operand,
 }
 
 std::string kiln::codegen::sm90AttentionSignature(std::string signature, unsigned threads) {
-  const std::string bounds = "__launch_bounds__(" + std::to_string(threads) + ")";
-  size_t pos = signature.find(bounds);
-  assert(pos != std::string::npos && "buildSignature writes __launch_bounds__(threads)");
-  signature.replace(pos, bounds.size(), "__launch_bounds__(" + std::to_string(threads) + ", 1)");
+  setMinBlocksPerSm(signature, threads, 1);
   assert(!signature.empty() && signature.back() == ')');
   signature.pop_back();
   return signature + ", const __grid_constant__ kiln::TensorMap tmap0, const __grid_constant__ "

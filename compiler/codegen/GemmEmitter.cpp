@@ -387,15 +387,11 @@ FailureOr<std::optional<GeneratedKernel>> emitMatMulSkinny(KernelOp kernel, MatM
   const int64_t l2Bytes = getTargetOrDefault(kernel).getL2Bytes();
   const int64_t prefetchRows = std::min<int64_t>(
       {kPer - preloadRows, l2Bytes / 2 / (blocks * kLineBytes), 8 * int64_t(kThreads)});
-  if (preload) {
-    // The plan leaves one block slot per SM for the next kernel (3 blocks fit by shared memory
-    // and by 80 registers per thread): pin the registers so that a heavier epilogue cannot take
-    // the slot away (ptxas caps them at 65536 / (3 x 256), 80 after its granularity).
-    const std::string bounds = "__launch_bounds__(" + std::to_string(kThreads) + ")";
-    if (size_t at = signature.find(bounds); at != std::string::npos)
-      signature.replace(at, bounds.size(),
-                        "__launch_bounds__(" + std::to_string(kThreads) + ", 3)");
-  }
+  // The plan leaves one block slot per SM for the next kernel (3 blocks fit by shared memory
+  // and by 80 registers per thread): pin the registers so that a heavier epilogue cannot take
+  // the slot away (ptxas caps them at 65536 / (3 x 256), 80 after its granularity).
+  if (preload)
+    setMinBlocksPerSm(signature, kThreads, 3);
   std::string prefetch;
   if (preload)
     prefetch = llvm::formatv("  kiln::gemmSkinnyTcPreloadB<{0}, {1}>({2}, {3}, {4}, {5}LL, "

@@ -224,6 +224,16 @@ unsigned kiln::codegen::gridFor(KernelOp kernel, int64_t work, int64_t perBlock)
   return unsigned(std::max<int64_t>(1, std::min<int64_t>(blocks, cap)));
 }
 
+void kiln::codegen::setMinBlocksPerSm(std::string &signature, unsigned threads,
+                                      unsigned minBlocks) {
+  const std::string bounds = "__launch_bounds__(" + std::to_string(threads) + ")";
+  size_t pos = signature.find(bounds);
+  assert(pos != std::string::npos && "buildSignature writes __launch_bounds__(threads)");
+  signature.replace(pos, bounds.size(),
+                    "__launch_bounds__(" + std::to_string(threads) + ", " +
+                        std::to_string(minBlocks) + ")");
+}
+
 void kiln::codegen::addClusterDims(std::string &signature, unsigned threads,
                                    const std::string &dims) {
   std::string bounds = "__launch_bounds__(" + std::to_string(threads) + ")";

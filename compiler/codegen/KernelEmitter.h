@@ -151,6 +151,11 @@ std::string loadValue(mlir::Type elementType, const std::string &load);
 /// buildSignature wrote into `signature`: the kernel's blocks run as thread-block clusters.
 void addClusterDims(std::string &signature, unsigned threads, const std::string &dims);
 
+/// Rewrites the `__launch_bounds__(threads)` that buildSignature wrote into `signature` as
+/// `__launch_bounds__(threads, minBlocks)`: ptxas then keeps the registers low enough for
+/// `minBlocks` blocks per SM.
+void setMinBlocksPerSm(std::string &signature, unsigned threads, unsigned minBlocks);
+
 std::string cudaLiteral(mlir::Type elementType, double value, int64_t intValue);
 
 /// Builds the `extern "C" __global__` signature for `kernel`: operands in

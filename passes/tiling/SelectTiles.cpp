@@ -287,6 +287,12 @@ SkinnyGemmTileAttr kiln::selectSkinnyGemmTile(int64_t rows, int64_t n, int64_t k
                                               bool rowStats, bool preload) {
   const int64_t sms = target.getSmCount();
   const int64_t columnTiles = (n + 63) / 64;
+  // The inner product: the tensor cores when asked for (auto: from kMinSkinnyTensorCoreRows
+  // rows on) and their shared memory (the weight's cp.async rings and A as 16-bit values)
+  // fits a block of the target.
+  const int64_t tcSmem = smem_bytes::gemmSkinnyTc(rows, rowStats);
+  const bool tcFits = target.getTensorCores() != TensorCores::None &&
+                      tcSmem <= target.getSmemPerBlock();
   // The weight preloaded before the grid-dependency wait: the tensor cores (their rings are the
   // shared memory the weight lands in), with one block slot of each SM (by shared memory and by
   // registers, 80 per thread) left free, so the next GEMM's blocks fit beside this one's and
@@ -295,36 +301,19 @@ SkinnyGemmTileAttr kiln::selectSkinnyGemmTile(int64_t rows, int64_t n, int64_t k
   // the 0.8B Llama's decode_b1 graph 0.859 against 0.830 ms, its batch-8 step 1.394 against
   // 1.246 ms). Codegen preloads only a constant weight with 16-byte aligned rows; the reason
   // says so, since this pass does not trace the weight.
-  const int64_t preloadSmem = smem_bytes::gemmSkinnyTc(rows, rowStats);
   const int64_t preloadPerSm =
-      std::min(blocksPerSmBySmem(target, preloadSmem), target.getRegsPerSm() / (256 * 80)) - 1;
-  if (preload && tensorCores != SkinnyTensorCores::Off &&
-      target.getTensorCores() == TensorCores::Wgmma && preloadSmem <= target.getSmemPerBlock() &&
-      preloadPerSm >= 2) {
-    int64_t splitK =
-        std::clamp<int64_t>((preloadPerSm * sms + columnTiles - 1) / columnTiles, 1, 8);
-    while (splitK > 1 && (k / splitK < 128 || columnTiles * splitK > preloadPerSm * sms ||
-                          columnTiles > residentClusters(target, splitK, preloadPerSm)))
-      --splitK;
-    reason = llvm::formatv("skinny: {0} rows, {1} column tiles x split-K {2} = {3} blocks on {4} "
-                           "SMs ({5} per SM, one slot left for the next kernel), the weight read "
-                           "once (K={6}); tensor cores, a constant weight's first stages "
-                           "preloaded before the grid-dependency wait (skinny-weight-preload)",
-                           rows, columnTiles, splitK, columnTiles * splitK, sms, preloadPerSm, k)
-                 .str();
-    return SkinnyGemmTileAttr::get(target.getContext(), rows, splitK, true, true);
-  }
-  // The inner product: the tensor cores when asked for (auto: from kMinSkinnyTensorCoreRows
-  // rows on) and their shared memory (the weight's cp.async rings and A as 16-bit values)
-  // fits a block of the target.
-  const int64_t tcSmem = smem_bytes::gemmSkinnyTc(rows, rowStats);
-  const bool tcFits = target.getTensorCores() != TensorCores::None &&
-                      tcSmem <= target.getSmemPerBlock();
-  const bool tc = tcFits && (tensorCores == SkinnyTensorCores::On ||
-                             (tensorCores == SkinnyTensorCores::Auto &&
-                              rows >= kMinSkinnyTensorCoreRows));
+      std::min(blocksPerSmBySmem(target, tcSmem), target.getRegsPerSm() / (256 * 80)) - 1;
+  const bool preloaded = preload && tensorCores != SkinnyTensorCores::Off &&
+                         target.getTensorCores() == TensorCores::Wgmma && tcFits &&
+                         preloadPerSm >= 2;
+  const bool tc = preloaded || (tcFits && (tensorCores == SkinnyTensorCores::On ||
+                                           (tensorCores == SkinnyTensorCores::Auto &&
+                                            rows >= kMinSkinnyTensorCoreRows)));
   std::string why;
-  if (tc)
+  if (preloaded)
+    why = "tensor cores, a constant weight's first stages preloaded before the grid-dependency "
+          "wait (skinny-weight-preload)";
+  else if (tc)
     why = tensorCores == SkinnyTensorCores::On
               ? "tensor cores (skinny-tensor-cores=on)"
               : llvm::formatv("tensor cores ({0} rows >= {1}: the CUDA cores' FMAs would bound "
@@ -354,6 +343,8 @@ SkinnyGemmTileAttr kiln::selectSkinnyGemmTile(int64_t rows, int64_t n, int64_t k
   int64_t perSm = target.getRegsPerSm() / (256 * regsPerThread);
   if (tc)
     perSm = std::min(perSm, blocksPerSmBySmem(target, tcSmem));
+  if (preloaded)
+    perSm = preloadPerSm; // one slot left for the next kernel's block
   perSm = std::max<int64_t>(1, perSm);
   const int64_t wave = perSm * sms;
   // Each column tile is one cluster of splitK blocks, and clusters are placed within a GPC, so
@@ -365,10 +356,11 @@ SkinnyGemmTileAttr kiln::selectSkinnyGemmTile(int64_t rows, int64_t n, int64_t k
                         columnTiles > residentClusters(target, splitK, perSm)))
     --splitK;
   reason = llvm::formatv("skinny: {0} rows, {1} column tiles x split-K {2} = {3} blocks on {4} "
-                         "SMs ({5} per SM), the weight read once (K={6}); {7}",
-                         rows, columnTiles, splitK, columnTiles * splitK, sms, perSm, k, why)
+                         "SMs ({5} per SM{6}), the weight read once (K={7}); {8}",
+                         rows, columnTiles, splitK, columnTiles * splitK, sms, perSm,
+                         preloaded ? ", one slot left for the next kernel" : "", k, why)
                .str();
-  return SkinnyGemmTileAttr::get(target.getContext(), rows, splitK, tc, false);
+  return SkinnyGemmTileAttr::get(target.getContext(), rows, splitK, tc, preloaded);
 }
 
 MmaTileAttr kiln::selectMmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, TargetAttr target,

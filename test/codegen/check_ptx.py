@@ -62,9 +62,9 @@ def count_entries(ptx_path):
 # or .const are not.
 MEMORY_OP = re.compile(r"^\s*(@!?%\w+\s+)?(ld|ldu|st|atom|red|cp\.async|cp\.reduce\.async|multimem)\b([\w.:]*)")
 STATE_SPACE = re.compile(r"\.(global|shared|param|local|const)\b")
-# The weight preload's copy (gemm_skinny.cuh, gemmSkinnyTcPreloadB): allowed before the wait.
-# cp.async.commit_group / wait_group / wait_all order the copies and access no memory.
-WEIGHT_PRELOAD = re.compile(r"^\s*(@!?%\w+\s+)?cp\.async\.(cg\.shared\.global\.L2::128B\s|"
+# Allowed before the wait: the weight preload's copy (gemm_skinny.cuh, gemmSkinnyTcPreloadB), and
+# cp.async.commit_group / wait_group / wait_all, which order the copies and access no memory.
+ALLOWED_BEFORE_WAIT = re.compile(r"^\s*(@!?%\w+\s+)?cp\.async\.(cg\.shared\.global\.L2::128B\s|"
                             r"commit_group|wait_group|wait_all)")
 # Control flow before the wait (a call or a branch) could reach an access the scan does not see.
 CONTROL = re.compile(r"^\s*(@!?%\w+\s+)?(call|bra)\b")
@@ -101,7 +101,7 @@ def dependency_wait_errors(ptx_path, arch_number):
                 if "griddepcontrol.wait" in line:
                     waited = True
                     break
-            m = None if WEIGHT_PRELOAD.match(line) else MEMORY_OP.match(line)
+            m = None if ALLOWED_BEFORE_WAIT.match(line) else MEMORY_OP.match(line)
             if arch_number >= 90 and ((m and touches_global(m.group(3))) or CONTROL.match(line)):
                 errors.append("%s: '%s' before griddepcontrol.wait" % (name, line.strip()))
                 break

@@ -274,6 +274,8 @@ template <typename T> Launcher find(bool tc, int mode, int rows, int split) {
 /// selectSkinnyGemmTile): two blocks per SM, at most 8, at least 128 K rows per block, cut back
 /// while a second wave of blocks or of clusters appears (kiln::residentClusters with the H100 /
 /// H200's 8 GPCs); blocks per SM by registers (CUDA cores) or by shared memory (tensor cores).
+/// With tc, also the split of skinny-weight-preload's plan, whose 2 blocks per SM (one slot of 3
+/// left for the next kernel) are what the tensor-core path gets here on the H200.
 int selectSplit(int rows, int n, int k, int sms, bool tc, long long smemPerSm) {
   constexpr int kGpcs = 8;
   const int columnTiles = (n + 63) / 64;
@@ -286,19 +288,6 @@ int selectSplit(int rows, int n, int k, int sms, bool tc, long long smemPerSm) {
                           int(smemPerSm / (kiln::smem_bytes::gemmSkinnyTc(rows) + 1024)));
   perSm = std::max(perSm, 1);
   while (split > 1 && (columnTiles * split > perSm * sms ||
-                       columnTiles > (perSm * sms - kGpcs * (split - 1)) / split))
-    --split;
-  return split;
-}
-
-/// kiln-select-tiles' split-K with skinny-weight-preload (selectSkinnyGemmTile): `perSm` blocks
-/// per SM (one slot fewer than fit, left for the next kernel), at most 8, at least 128 K rows per
-/// block, every cluster resident (8 GPCs). perSm is 2 at 1-4 rows on the H200.
-int selectPreloadSplit(int n, int k, int sms, int perSm = 2) {
-  constexpr int kGpcs = 8;
-  const int columnTiles = (n + 63) / 64;
-  int split = std::clamp((perSm * sms + columnTiles - 1) / columnTiles, 1, 8);
-  while (split > 1 && (k / split < 128 || columnTiles * split > perSm * sms ||
                        columnTiles > (perSm * sms - kGpcs * (split - 1)) / split))
     --split;
   return split;
@@ -507,7 +496,8 @@ template <typename T> int runAll(int sms, long long smemPerSm, int &total, bool 
   // shape, the odd shapes, splits 1-3 and 8 over short and long K, and the RMS variant.
   for (int rows : kRows) {
     for (const Shape &s : kLlama)
-      run(s.name, rows, s.k, s.n, selectPreloadSplit(s.n, s.k, sms), true, PlainPre);
+      run(s.name, rows, s.k, s.n, selectSplit(rows, s.n, s.k, sms, true, smemPerSm), true,
+          PlainPre);
     for (const Shape &s : kOdd)
       run(s.name, rows, s.k, s.n, 1, true, PlainPre);
     for (int split : {1, 2, 3, 4, 6, 8}) {
@@ -561,7 +551,7 @@ template <typename T> void bench(int sms, long long smemPerSm, size_t l2Bytes) {
       };
       char cell[5][64];
       {
-        const int sel = selectPreloadSplit(s.n, s.k, sms);
+        const int sel = selectSplit(rows, s.n, s.k, sms, true, smemPerSm);
         const double t = time(true, sel, PlainPre);
         std::snprintf(cell[4], sizeof cell[4], "s%d %7.2f (%6.0f)", sel, t, bBytes / t * 1e-3);
       }

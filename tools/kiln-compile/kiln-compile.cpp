@@ -290,6 +290,14 @@ static cl::opt<PrefillLogits> prefillLogits(
 static cl::opt<unsigned> threads("j", cl::desc("NVRTC compile threads (0 = all cores)"),
                                  cl::init(0), cl::cat(kilnCategory));
 
+/// The number of an "sm_NN" or "sm_NNa" target (90 for sm_90a), 0 for any other text.
+static unsigned smArch(StringRef target) {
+  unsigned arch = 0;
+  if (!target.consume_front("sm_") || target.take_while(llvm::isDigit).getAsInteger(10, arch))
+    return 0;
+  return arch;
+}
+
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(kilnCategory);
@@ -394,10 +402,7 @@ int main(int argc, char **argv) {
   if (programmaticLaunch.getNumOccurrences() &&
       programmaticLaunch != kiln::ProgrammaticLaunch::Off)
     for (const std::string &t : options.targets) {
-      unsigned arch = 0;
-      if (StringRef(t).starts_with("sm_") &&
-          !StringRef(t).drop_front(3).take_while(llvm::isDigit).getAsInteger(10, arch) &&
-          arch < 90) {
+      if (unsigned arch = smArch(t); arch && arch < 90) {
         WithColor::warning(errs(), "kiln-compile")
             << "--programmatic-launch has no effect: target " << t
             << " is below sm_90 (no griddepcontrol there), so every kernel runs in plain stream "
@@ -419,10 +424,7 @@ int main(int argc, char **argv) {
       why = "--skinny-gemm=false";
     else
       for (const std::string &t : options.targets) {
-        unsigned arch = 0;
-        if (StringRef(t).starts_with("sm_") &&
-            !StringRef(t).drop_front(3).take_while(llvm::isDigit).getAsInteger(10, arch) &&
-            arch != 90) {
+        if (unsigned arch = smArch(t); arch && arch != 90) {
           why = "target " + t + " (the few-row GEMM's plan needs every --target to be sm_90)";
           break;
         }

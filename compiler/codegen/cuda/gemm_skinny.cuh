@@ -475,39 +475,41 @@ template <typename T, int SPLITK> struct TcStreamB {
     cpCol = n0 + 8 * cpChunk;
     cpBytes = max(0, min(16, 2 * (N - cpCol)));
   }
+  /// This thread's copies of step j into slot j % S. PRELOAD: the form gemmSkinnyTcPreloadB
+  /// issues before griddepcontrol.wait (no branch: a step past the warp's last copies zeros into
+  /// a slot nobody reads; cp.async .L2::128B, the form check_ptx.py allows there); otherwise the
+  /// caller skips steps past the warp's last.
+  template <bool PRELOAD> __device__ __forceinline__ void copyStep(int j) const {
+    const unsigned slot = ring + unsigned((j % S) * kSlotBytes);
+    const int k0 = kBegin + (warp + kWarps * j) * 16;
+#pragma unroll
+    for (int it = 0; it < 4; ++it) {
+      const int line = cpLine + 4 * it, k = k0 + line;
+      const int bytes = ((!PRELOAD || j < warpSteps) && k < kEnd) ? cpBytes : 0;
+      // (Before the wait the address is arithmetic, never a select of two pointers.)
+      const T *src = PRELOAD ? B + (long long)(bytes ? k : 0) * ldb + (bytes ? cpCol : 0)
+                     : bytes ? B + (long long)k * ldb + cpCol
+                             : B;
+      const unsigned dst = slot + unsigned(line * 128 + ((cpChunk ^ (line & 7)) * 16));
+      if constexpr (PRELOAD)
+        asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(dst),
+                     "l"(src), "r"(bytes));
+      else
+        cpAsync16Part(dst, src, bytes);
+    }
+  }
   /// Issues this thread's copies of step j (nothing past the warp's last step) and commits a
   /// cp.async group (an empty one past the last step, so waits always count S - 1 groups).
   __device__ __forceinline__ void issue(int j) const {
-    if (j < warpSteps) {
-      const unsigned slot = ring + unsigned((j % S) * kSlotBytes);
-      const int k0 = kBegin + (warp + kWarps * j) * 16;
-#pragma unroll
-      for (int it = 0; it < 4; ++it) {
-        const int line = cpLine + 4 * it, k = k0 + line;
-        const int bytes = k < kEnd ? cpBytes : 0;
-        const T *src = bytes ? B + (long long)k * ldb + cpCol : B;
-        cpAsync16Part(slot + unsigned(line * 128 + ((cpChunk ^ (line & 7)) * 16)), src, bytes);
-      }
-    }
+    if (j < warpSteps)
+      copyStep<false>(j);
     tc::cpAsyncCommit();
   }
-  /// issue(j) for the first S - 1 steps without a branch (predicated copies: a step past the
-  /// warp's last copies zeros into a slot nobody reads), as the weight-preload form of cp.async
-  /// (.L2::128B, the form check_ptx.py allows before griddepcontrol.wait).
+  /// issue(j) for the first S - 1 steps, in the preload form (copyStep<true>).
   __device__ __forceinline__ void preload() const {
 #pragma unroll
     for (int j = 0; j < S - 1; ++j) {
-      const unsigned slot = ring + unsigned(j * kSlotBytes);
-      const int k0 = kBegin + (warp + kWarps * j) * 16;
-#pragma unroll
-      for (int it = 0; it < 4; ++it) {
-        const int line = cpLine + 4 * it, k = k0 + line;
-        const int bytes = (j < warpSteps && k < kEnd) ? cpBytes : 0;
-        const T *src = B + (long long)(bytes ? k : 0) * ldb + (bytes ? cpCol : 0);
-        asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(
-                         slot + unsigned(line * 128 + ((cpChunk ^ (line & 7)) * 16))),
-                     "l"(src), "r"(bytes));
-      }
+      copyStep<true>(j);
       tc::cpAsyncCommit();
     }
   }
