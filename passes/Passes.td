@@ -708,6 +708,10 @@ def SelectTiles : Pass<"kiln-select-tiles", "mlir::func::FuncOp"> {
     Option<"splitKv", "split-kv", "bool", /*default=*/"true",
            "With `sm90-gemm`: a decode step's paged attention over a long cache gets a "
            "`kiln.split_kv` (its keys split over a cluster of blocks)">,
+    Option<"decodeAttentionPreload", "decode-attention-preload", "bool", /*default=*/"true",
+           "A `kiln.split_kv` gets `preload = true`: the decode attention reads the lengths, "
+           "the block table and its first tiles' cached keys and values before the "
+           "grid-dependency wait">,
     Option<"sm90Attention", "sm90-attention", "bool", /*default=*/"true",
            "Attention with 16-bit storage on a target with wgmma (sm_90) also gets a "
            "`kiln.sm90_attention_tile` for the Hopper TMA + wgmma attention kernel when it fits "

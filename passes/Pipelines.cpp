@@ -87,6 +87,7 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
   tileOptions.skinnyTensorCores = options.skinnyTensorCores;
   tileOptions.skinnyWeightPreload = options.skinnyWeightPreload;
   tileOptions.splitKv = options.splitKv;
+  tileOptions.decodeAttentionPreload = options.decodeAttentionPreload;
   fpm.addPass(createSelectTiles(tileOptions));
   PlanMemoryOptions memOptions;
   memOptions.alignment = options.arenaAlignment;

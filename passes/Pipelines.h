@@ -92,6 +92,12 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
       llvm::cl::desc("With sm90-gemm: decode steps' paged attention splits the keys over a "
                      "cluster of blocks (kiln-select-tiles split-kv)"),
       llvm::cl::init(true)};
+  Option<bool> decodeAttentionPreload{
+      *this, "decode-attention-preload",
+      llvm::cl::desc("Decode steps' split-KV attention reads the lengths, the block table and "
+                     "its first tiles' cached keys and values before the grid-dependency wait "
+                     "(kiln-select-tiles decode-attention-preload)"),
+      llvm::cl::init(true)};
   Option<bool> fuseKvAppend{
       *this, "fuse-kv-append",
       llvm::cl::desc("With fuse and kv-cache: a decode step's KV cache append runs inside the "

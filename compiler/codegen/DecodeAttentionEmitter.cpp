@@ -337,20 +337,33 @@ FailureOr<GeneratedKernel> emitPagedAttention(KernelOp kernel, Operation *anchor
   std::string signature = *sig;
   if (slots > 1)
     addClusterDims(signature, decode::kThreads, "1, 1, " + std::to_string(slots));
+  // `preload`: the function takes the grid-dependency wait (the driver puts it in the lambda)
+  // and reads the lengths, the block table and its first tiles' cached rows before calling it.
+  const bool preload = splitKv && splitKv.getPreload();
+  std::string waitDecl, waitArg;
+  if (preload) {
+    waitDecl = std::string("  const auto kiln_dependency_wait = [&]() { ") +
+               kGridDependencyPlaceholder + " };\n";
+    waitArg = (append ? "" : ", kiln::decode::NoAppend(), kiln::decode::NoAppend()") +
+              std::string(", kiln_dependency_wait");
+  }
   out.source =
       llvm::formatv("// paged attention [{0}x{1}x{2}x{3}] (kv heads {4}), blocks of {5} tokens, "
-                    "{6} per sequence, {7}{8}\n",
+                    "{6} per sequence, {7}{8}{9}\n",
                     B, Hq, S, D, Hkv, pool.getDimSize(2), tableType.getDimSize(1),
                     slots > 1 ? "the keys split over a cluster of " + std::to_string(slots) +
                                     " blocks per KV group"
                               : std::string("one split per KV group"),
-                    append ? ", the step's keys and values appended here" : "")
+                    append ? ", the step's keys and values appended here" : "",
+                    preload ? "; lengths, block table and cached rows of the first tiles read "
+                              "before the grid-dependency wait"
+                            : "")
           .str() +
-      signature + common +
+      signature + common + waitDecl +
       llvm::formatv("  kiln::decodeAttentionPartial<{0}, {1}{2}>(q, cache, o, nullptr, shape, "
-                    "kiln_smem{3});\n}\n",
+                    "kiln_smem{3}{4});\n}\n",
                     type, D, slots > 1 ? ", " + std::to_string(slots) : std::string(),
-                    appendArgs)
+                    appendArgs, waitArg)
           .str();
   decode::Grid grid =
       decode::partialGrid(int(B), int(Hq), int(Hkv), int(S), int(slots), elemBytes);

@@ -310,6 +310,8 @@ static llvm::Error buildPipeline(const CompileOptions &options, ArrayRef<unsigne
   pipelineOptions.skinnyWeightPreload =
       options.skinnyWeightPreload && options.programmaticLaunch != ProgrammaticLaunch::Off;
   pipelineOptions.splitKv = options.splitKv;
+  pipelineOptions.decodeAttentionPreload =
+      options.decodeAttentionPreload && options.programmaticLaunch != ProgrammaticLaunch::Off;
   pipelineOptions.fuseKvAppend = options.fuseKvAppend.value_or(true);
   pipelineOptions.fuseKeyRotary = options.fuseKeyRotary;
   pipelineOptions.fuseNormIntoGemm = options.fuseNormIntoGemm;
@@ -609,6 +611,9 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
   // runs) the merged kernel made the batch-1 step 2.3% slower than without the merge; with the
   // whole program at exit it was 1.8% faster (H200, 0.8B Llama at 4 layers; docs/results.md
   // "Session 24"). This narrower form, the rest of the program still early, is not yet timed.
+  // A merged attention that reads its cached keys and values before its wait
+  // (#kiln.split_kv<..., preload = true>) is started early instead, so that those reads overlap
+  // the kernel before it.
   llvm::DenseSet<Operation *> triggerAtExit;
   {
     Operation *previous = nullptr;
@@ -618,7 +623,9 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
         appends |= isa<KvCacheAppendOp>(inner);
         attends |= isa<PagedAttentionOp>(inner);
       });
-      if (appends && attends && previous)
+      auto splitKv = kernel->getAttrOfType<SplitKvAttr>(kSplitKvAttrName);
+      const bool preloads = splitKv && splitKv.getPreload();
+      if (appends && attends && !preloads && previous)
         triggerAtExit.insert(previous);
       previous = kernel.getOperation();
     }

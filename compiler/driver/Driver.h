@@ -93,6 +93,10 @@ struct CompileOptions {
   /// Decode steps' paged attention split over a cluster of blocks, with sm90Gemm (--split-kv,
   /// default on).
   bool splitKv = true;
+  /// The split-KV decode attention reads the lengths, the block table and its first tiles'
+  /// cached rows before the grid-dependency wait (--decode-attention-preload, default on; off
+  /// without programmatic launch).
+  bool decodeAttentionPreload = true;
   /// A decode step's KV cache append inside its paged attention kernel (--fuse-kv-append,
   /// kiln-fuse-kv-append). Unset: on wherever it applies (decode steps of a fused pipeline; the
   /// default since session 25, measured faster at batch 1 and 8 on the H200 once the kernel

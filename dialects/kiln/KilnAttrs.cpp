@@ -158,7 +158,7 @@ LogicalResult SkinnyGemmTileAttr::verify(EmitErrorFn emitError, int64_t rows, in
   return success();
 }
 
-LogicalResult SplitKvAttr::verify(EmitErrorFn emitError, int64_t slots) {
+LogicalResult SplitKvAttr::verify(EmitErrorFn emitError, int64_t slots, bool /*preload*/) {
   if (slots < 2 || slots > 8)
     return emitError() << "split_kv slots must be in 2..8 (a portable cluster), got " << slots;
   return success();

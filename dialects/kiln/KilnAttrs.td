@@ -339,14 +339,24 @@ def Kiln_SplitKvAttr : Kiln_Attr<"SplitKv", "split_kv"> {
     (clusters); without it codegen launches one block per (sequence, KV
     group).
 
+    `preload = true`: the blocks read what no kernel of the step writes --
+    the sequence lengths, the block table and the cached rows (below the
+    length) of their chunk's first pipeline tiles -- before the kernel's
+    grid-dependency wait, so with programmatic dependent launch those loads
+    overlap the previous kernel (the QKV GEMM); Q and the step's new rows
+    are loaded after the wait (decodeAttentionPartial's `wait`). Omitted
+    when false.
+
     The verifier holds the cluster's rule: slots in 2..8 (a portable
     cluster).
 
     ```mlir
-    kiln.kernel @k9_paged_attention(...) {kiln.split_kv = #kiln.split_kv<slots = 8>} ...
+    kiln.kernel @k9_paged_attention(...) {kiln.split_kv = #kiln.split_kv<slots = 8,
+        preload = true>} ...
     ```
   }];
-  let parameters = (ins "int64_t":$slots);
+  let parameters = (ins "int64_t":$slots,
+                        DefaultValuedParameter<"bool", "false">:$preload);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

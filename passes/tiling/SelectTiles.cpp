@@ -700,7 +700,8 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
       --slots;
     if (slots < 2)
       return;
-    kernel->setAttr(kSplitKvAttrName, SplitKvAttr::get(&getContext(), slots));
+    kernel->setAttr(kSplitKvAttrName,
+                    SplitKvAttr::get(&getContext(), slots, decodeAttentionPreload));
     std::string cut;
     if (slots != unclustered)
       cut = llvm::formatv(", cut from {0} so that all {1} clusters are resident at once", unclustered,
@@ -711,9 +712,13 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
         StringAttr::get(&getContext(),
                         llvm::formatv("decode kernel: the keys of each of the {0} (sequence, KV group) "
                                       "pairs split over a cluster of {1} blocks ({2} SMs, a "
-                                      "capacity of {3} tokens, chunks of at least {4} keys{5})",
+                                      "capacity of {3} tokens, chunks of at least {4} keys{5}){6}",
                                       q.getDimSize(0) * hkv, slots, target.getSmCount(),
-                                      capacity, decode::kMinSplitKeys, cut)
+                                      capacity, decode::kMinSplitKeys, cut,
+                                      decodeAttentionPreload
+                                          ? "; lengths, block table and cached rows of the "
+                                            "first tiles read before the grid-dependency wait"
+                                          : "")
                             .str()));
   }
 

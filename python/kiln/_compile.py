@@ -107,7 +107,7 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
             hopper_attention_persistent: str = "auto", hopper_prefill_attention: bool = True,
             skinny_gemm: bool = True,
             skinny_tensor_cores: str = "auto", skinny_weight_preload: bool = True,
-            split_kv: bool = True,
+            split_kv: bool = True, decode_attention_preload: bool = True,
             fuse_kv_append: Optional[bool] = None,
             attention_key_rotary: str = "kernel", norm_into_gemm: str = "few-row",
             programmatic_launch: str = "auto", wgmma: bool = False, mma_tile: str = "",
@@ -140,7 +140,7 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
         only with it (as kiln-compile's --kv-cache options).
       fuse, sm90_gemm, hopper_attention, hopper_attention_persistent ("off"/"auto"/"on"),
         hopper_prefill_attention, skinny_gemm, skinny_tensor_cores ("off"/"auto"/"on"),
-        skinny_weight_preload, split_kv,
+        skinny_weight_preload, split_kv, decode_attention_preload,
         fuse_kv_append (default None: on for decode steps; True warns where it cannot apply),
         attention_key_rotary
         ("kernel"/"fused"), norm_into_gemm ("few-row"/"fused"/"kernel"), programmatic_launch
@@ -185,6 +185,7 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
                                  ("skinny_gemm", skinny_gemm),
                                  ("skinny_weight_preload", skinny_weight_preload),
                                  ("split_kv", split_kv),
+                                 ("decode_attention_preload", decode_attention_preload),
                                  ("wgmma", wgmma))}
     # None: on wherever it applies (decode steps), without the warnings an explicit True gets.
     flags["fuse_kv_append"] = (_args.flag("fuse_kv_append", fuse_kv_append, e)
@@ -201,7 +202,9 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
             hopper_attention_persistent=text["hopper_attention_persistent"],
             hopper_prefill_attention=flags["hopper_prefill_attention"],
             skinny_gemm=flags["skinny_gemm"], skinny_tensor_cores=text["skinny_tensor_cores"],
-            skinny_weight_preload=flags["skinny_weight_preload"], split_kv=flags["split_kv"], fuse_kv_append=flags["fuse_kv_append"],
+            skinny_weight_preload=flags["skinny_weight_preload"], split_kv=flags["split_kv"],
+            decode_attention_preload=flags["decode_attention_preload"],
+            fuse_kv_append=flags["fuse_kv_append"],
             attention_key_rotary=text["attention_key_rotary"],
             norm_into_gemm=text["norm_into_gemm"], tensor_parallel=tensor_parallel,
             tp_loopback=flags["tp_loopback"], max_seq_len=max_seq_len,
@@ -263,6 +266,7 @@ _PIPELINE_OPTIONS: dict[str, tuple[Any, Any]] = {
     "skinny_tensor_cores": ("auto", lambda v: f"skinny-tensor-cores={v}"),
     "skinny_weight_preload": (True, "skinny-weight-preload=false"),
     "split_kv": (True, "split-kv=false"),
+    "decode_attention_preload": (True, "decode-attention-preload=false"),
     "fuse_kv_append": (None, lambda v: f"fuse-kv-append={'true' if v else 'false'}"),
     "attention_key_rotary": ("kernel", "fuse-key-rotary=true"),
     "norm_into_gemm": ("few-row", lambda v: "fuse-norm-into-gemm=true" if v == "fused"

@@ -70,6 +70,7 @@ CompileResult kiln::python::compile(const CompileRequest &request) {
   options.skinnyGemm = request.skinnyGemm;
   options.skinnyWeightPreload = request.skinnyWeightPreload;
   options.splitKv = request.splitKv;
+  options.decodeAttentionPreload = request.decodeAttentionPreload;
   options.fuseKvAppend = request.fuseKvAppend;
   options.kvCache = request.kvCache;
   options.maxSeqLen = request.maxSeqLen;

@@ -35,6 +35,7 @@ struct CompileRequest {
   std::string skinnyTensorCores = "off"; ///< off, auto, on
   bool skinnyWeightPreload = true;
   bool splitKv = true;
+  bool decodeAttentionPreload = true;
   std::optional<bool> fuseKvAppend; ///< unset: on wherever it applies (Options::fuseKvAppend)
   std::string attentionKeyRotary = "kernel"; ///< fused, kernel
   std::string normIntoGemm = "few-row";      ///< fused, few-row, kernel

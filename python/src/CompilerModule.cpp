@@ -63,6 +63,8 @@ NB_MODULE(_compiler, m) {
             flag(r.skinnyWeightPreload);
           else if (k == "split_kv")
             flag(r.splitKv);
+          else if (k == "decode_attention_preload")
+            flag(r.decodeAttentionPreload);
           else if (k == "fuse_kv_append") {
             bool on = false;
             flag(on);

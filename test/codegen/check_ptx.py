@@ -12,9 +12,15 @@ Programmatic dependent launch: the runtime may start a kernel while the previous
 global memory. With --arch sm_90 or newer the check fails any `.entry` whose first global or
 generic load, store, atomic or async copy (from global memory), or any call or branch, comes
 before its first griddepcontrol.wait; below sm_90 it fails any PTX that holds a griddepcontrol
-instruction (it does not exist there). One exception: `cp.async.cg.shared.global.L2::128B`, the
+instruction (it does not exist there). Two exceptions: `cp.async.cg.shared.global.L2::128B`, the
 form kiln::gemmSkinnyTcPreloadB alone uses, which the code generator emits only to copy a constant
-weight (no kernel writes it) before the wait. --arch takes one architecture.
+weight (no kernel writes it) before the wait; and a kernel whose PTX carries READS_MARKER before
+any memory access (kiln::decodeAttentionPartial with a wait of its own: it reads the sequence
+lengths, the block table and cached rows, which no kernel of the step writes, before the wait),
+where loads, copies and control flow may come first but any write to global memory (st, atom,
+red, cp.reduce.async, multimem) before the wait still fails. Besides the models at the shapes
+below, the check compiles the tiny causal Llama of test/models as generation steps (--kv-cache,
+fp16), so that the decode kernels are checked too. --arch takes one architecture.
 
 Usage: check_ptx.py --kiln-compile build/bin/kiln-compile [--cuda-home /usr/local/cuda]
                     [--models-dir DIR] [--shapes 1x16,2x128,1x1] [--precisions fp32,fp16]
@@ -68,6 +74,14 @@ ALLOWED_BEFORE_WAIT = re.compile(r"^\s*(@!?%\w+\s+)?cp\.async\.(cg\.shared\.glob
                             r"commit_group|wait_group|wait_all)")
 # Control flow before the wait (a call or a branch) could reach an access the scan does not see.
 CONTROL = re.compile(r"^\s*(@!?%\w+\s+)?(call|bra)\b")
+# A kernel that declares reads before its wait (cuda/decode_attention.cuh), and the writes it still
+# may not do there.
+READS_MARKER = "kiln: reads before the grid-dependency wait"
+WRITE_OP = re.compile(r"^(st|atom|red|cp\.reduce\.async|multimem)$")
+# Generation steps compiled besides the models (path under the repository, extra arguments).
+KV_CACHE_COMPILES = [("llama_tiny_causal (kv-cache)", "test/models/llama_tiny_causal_dynamo.onnx",
+                      ["--kv-cache", "--max-seq-len", "512", "--shape", "input_ids=1..8x1..32",
+                       "--precision", "fp16"])]
 
 
 def touches_global(qualifiers):
@@ -93,7 +107,11 @@ def dependency_wait_errors(ptx_path, arch_number):
     errors = []
     for name, lines in entries(ptx_path):
         waited = False
+        reads_declared = False
         for line in lines:
+            if READS_MARKER in line:
+                reads_declared = True
+                continue
             if "griddepcontrol" in line:
                 if arch_number < 90:
                     errors.append("%s: %s below sm_90" % (name, line.strip()))
@@ -102,6 +120,12 @@ def dependency_wait_errors(ptx_path, arch_number):
                     waited = True
                     break
             m = None if ALLOWED_BEFORE_WAIT.match(line) else MEMORY_OP.match(line)
+            if reads_declared:  # only writes are out of place
+                m = m if m and WRITE_OP.match(m.group(2)) else None
+                if arch_number >= 90 and m and touches_global(m.group(3)):
+                    errors.append("%s: write '%s' before griddepcontrol.wait" % (name, line.strip()))
+                    break
+                continue
             if arch_number >= 90 and ((m and touches_global(m.group(3))) or CONTROL.match(line)):
                 errors.append("%s: '%s' before griddepcontrol.wait" % (name, line.strip()))
                 break
@@ -157,49 +181,59 @@ def main(argv):
     work = args.work_dir or tempfile.mkdtemp(prefix="kiln-ptxas-")
     os.makedirs(work, exist_ok=True)
     failures, total_ptx, total_entries, rows = 0, 0, 0, []
+    compiles = []  # (name, path, shape and precision label, extra kiln-compile arguments)
     for name, path in models:
         inputs = input_names(path)
         for shape, precision in [(s, p) for s in shapes for p in precisions]:
-            tag = "%s_%s_%s" % (re.sub(r"\W+", "_", name).strip("_"), shape, precision)
-            dump = os.path.join(work, tag)
-            shutil.rmtree(dump, ignore_errors=True)
-            os.makedirs(dump)
-            cmd = [args.kiln_compile, path, "-o", os.path.join(work, tag + ".kiln"),
-                   "--shape", ",".join("%s=%s" % (i, shape) for i in inputs),
-                   "--target", args.arch, "--precision", precision, "--dump-cuda", dump]
-            try:
-                res = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
-                rc, text = res.returncode, res.stdout + res.stderr
-            except (OSError, subprocess.TimeoutExpired) as e:
-                rc, text = -1, str(e)
-            if rc != 0:
-                failures += 1
-                rows.append((name, shape + " " + precision, 0, 0, 0, "FAIL (kiln-compile exit %d)" % rc))
-                print("$ " + " ".join(cmd) + "\n" + text)
+            compiles.append((name, path, shape + " " + precision,
+                             ["--shape", ",".join("%s=%s" % (i, shape) for i in inputs),
+                              "--precision", precision]))
+    for name, rel, extra in KV_CACHE_COMPILES:
+        path = os.path.join(REPO, rel)
+        if os.path.isfile(path):
+            compiles.append((name, path, "steps fp16", extra))
+        else:
+            print("SKIP %s: %s not found" % (name, path))
+    for name, path, label, extra in compiles:
+        tag = re.sub(r"\W+", "_", "%s_%s" % (name, label)).strip("_")
+        dump = os.path.join(work, tag)
+        shutil.rmtree(dump, ignore_errors=True)
+        os.makedirs(dump)
+        cmd = [args.kiln_compile, path, "-o", os.path.join(work, tag + ".kiln"),
+               "--target", args.arch, "--dump-cuda", dump] + extra
+        try:
+            res = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
+            rc, text = res.returncode, res.stdout + res.stderr
+        except (OSError, subprocess.TimeoutExpired) as e:
+            rc, text = -1, str(e)
+        if rc != 0:
+            failures += 1
+            rows.append((name, label, 0, 0, 0, "FAIL (kiln-compile exit %d)" % rc))
+            print("$ " + " ".join(cmd) + "\n" + text)
+            continue
+        ptx_files = sorted(glob.glob(os.path.join(dump, "*.ptx")))
+        if not ptx_files:
+            failures += 1
+            rows.append((name, label, 0, 0, 0, "FAIL (no PTX in --dump-cuda dir)"))
+            continue
+        bad = 0
+        entries = sum(count_entries(ptx) for ptx in ptx_files)
+        total_entries += entries
+        for ptx in ptx_files:
+            arch = ptx_target(ptx, args.arch)
+            r = subprocess.run([ptxas, "-arch=" + arch, "-o", os.devnull, ptx],
+                               capture_output=True, text=True, timeout=TIMEOUT_S)
+            if r.returncode != 0:
+                bad += 1
+                print("ptxas -arch=%s FAILED on %s:\n%s%s" % (arch, ptx, r.stdout, r.stderr))
                 continue
-            ptx_files = sorted(glob.glob(os.path.join(dump, "*.ptx")))
-            if not ptx_files:
-                failures += 1
-                rows.append((name, shape + " " + precision, 0, 0, 0, "FAIL (no PTX in --dump-cuda dir)"))
-                continue
-            bad = 0
-            entries = sum(count_entries(ptx) for ptx in ptx_files)
-            total_entries += entries
-            for ptx in ptx_files:
-                arch = ptx_target(ptx, args.arch)
-                r = subprocess.run([ptxas, "-arch=" + arch, "-o", os.devnull, ptx],
-                                   capture_output=True, text=True, timeout=TIMEOUT_S)
-                if r.returncode != 0:
-                    bad += 1
-                    print("ptxas -arch=%s FAILED on %s:\n%s%s" % (arch, ptx, r.stdout, r.stderr))
-                    continue
-                wait_errors = dependency_wait_errors(ptx, int(re.sub(r"\D", "", arch)))
-                if wait_errors:
-                    bad += 1
-                    print("griddepcontrol rule broken in %s:\n  %s" % (ptx, "\n  ".join(wait_errors)))
-            total_ptx += len(ptx_files)
-            failures += bad
-            rows.append((name, shape + " " + precision, len(ptx_files), entries, len(ptx_files) - bad, "ok" if not bad else "FAIL"))
+            wait_errors = dependency_wait_errors(ptx, int(re.sub(r"\D", "", arch)))
+            if wait_errors:
+                bad += 1
+                print("griddepcontrol rule broken in %s:\n  %s" % (ptx, "\n  ".join(wait_errors)))
+        total_ptx += len(ptx_files)
+        failures += bad
+        rows.append((name, label, len(ptx_files), entries, len(ptx_files) - bad, "ok" if not bad else "FAIL"))
 
     print("%-22s %-12s %6s %8s %6s  %s" % ("model", "shape", "ptx", "kernels", "ok", "result"))
     for row in rows:

@@ -102,6 +102,64 @@ __global__ void __launch_bounds__(kiln::decode::kThreads) __cluster_dims__(1, 1,
   kiln::decodeAttentionPartial<T, D, CL>(q, cache, out, nullptr, shape, smem, kNew, vNew);
 }
 
+/// The grid-dependency wait of the pre-wait kernels below (what kiln::gridDependencySync does
+/// for a generated kernel).
+struct PdlWait {
+  __device__ __forceinline__ void operator()() const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+  }
+};
+
+/// The cluster kernels with their loads before the grid-dependency wait (`#kiln.split_kv<...,
+/// preload = true>`), launched with programmatic stream serialization after producerKernel.
+template <typename T, int D, int CL>
+__global__ void __launch_bounds__(kiln::decode::kThreads) __cluster_dims__(1, 1, CL)
+    clusterPreKernel(kiln::AttnTensor<T> q, kiln::PagedKvCache<T> cache, kiln::AttnOut<T> out,
+                     kiln::DecodeShape shape) {
+  extern __shared__ __align__(16) char smem[];
+  kiln::decodeAttentionPartial<T, D, CL>(q, cache, out, nullptr, shape, smem,
+                                         kiln::decode::NoAppend(), kiln::decode::NoAppend(),
+                                         PdlWait());
+}
+template <typename T, int D, int CL>
+__global__ void __launch_bounds__(kiln::decode::kThreads) __cluster_dims__(1, 1, CL)
+    clusterAppendPreKernel(kiln::AttnTensor<T> q, kiln::PagedKvCache<T> cache,
+                           kiln::AttnOut<T> out, kiln::DecodeShape shape,
+                           kiln::AttnTensor<T> kNew, kiln::AttnTensor<T> vNew) {
+  extern __shared__ __align__(16) char smem[];
+  kiln::decodeAttentionPartial<T, D, CL>(q, cache, out, nullptr, shape, smem, kNew, vNew,
+                                         PdlWait());
+}
+
+/// The previous launch of the pre-wait cases: lets the attention start at once
+/// (griddepcontrol.launch_dependents), spins about `spin` cycles, then writes what the
+/// attention may read only after its wait: Q, the new keys and values (copied from staging
+/// buffers over poisoned ones) and, without the fused append, their rows in the pools
+/// (kvCacheAppend).
+template <typename T, int D>
+__global__ void __launch_bounds__(kiln::decode::kAppendThreads)
+    producerKernel(T *q, const T *qSrc, long long qElems, T *kNew, T *vNew, const T *kSrc,
+                   const T *vSrc, long long kvElems, bool append, kiln::AttnTensor<T> kView,
+                   kiln::AttnTensor<T> vView, kiln::PagedKvCache<T> cache,
+                   kiln::DecodeShape shape, long long spin) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+  const long long t0 = clock64();
+  while (clock64() - t0 < spin) {
+  }
+  for (long long e = threadIdx.x; e < qElems; e += blockDim.x)
+    q[e] = qSrc[e];
+  for (long long e = threadIdx.x; e < kvElems; e += blockDim.x)
+    kNew[e] = kSrc[e], vNew[e] = vSrc[e];
+  if (append) {
+    __syncthreads();
+    kiln::kvCacheAppend<T, D>(kView, vView, cache, shape);
+  }
+}
+
 template <typename T, int D>
 __global__ void __launch_bounds__(kiln::decode::kThreads)
     reduceKernel(kiln::PagedKvCache<T> cache, const float *workspace, kiln::AttnOut<T> out,
@@ -207,8 +265,54 @@ template <typename KT, int D> struct Launch {
     CHECK_CUDA(cudaFuncSetAttribute(partialAppendKernel<KT, D>,
                                     cudaFuncAttributeMaxDynamicSharedMemorySize, int(most)));
     for (auto f : {clusterAppendKernel<KT, D, 2>, clusterAppendKernel<KT, D, 5>,
-                   clusterAppendKernel<KT, D, 8>})
+                   clusterAppendKernel<KT, D, 8>, clusterAppendPreKernel<KT, D, 2>,
+                   clusterAppendPreKernel<KT, D, 5>, clusterAppendPreKernel<KT, D, 8>})
       CHECK_CUDA(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(cl)));
+    for (auto f : {clusterPreKernel<KT, D, 2>, clusterPreKernel<KT, D, 5>,
+                   clusterPreKernel<KT, D, 8>})
+      CHECK_CUDA(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(cl)));
+  }
+  /// The pre-wait forms (2, 5 or 8 slots, with or without the fused append): producerKernel,
+  /// then the cluster kernel launched with programmatic stream serialization, so that its
+  /// loads before the wait overlap the producer's spin and would read the poisoned Q, new
+  /// keys and values (and pool rows) if they were taken before the wait.
+  static void attentionPreWait(KT *q, const KT *qSrc, long long qElems, KT *kNew, KT *vNew,
+                               const KT *kSrc, const KT *vSrc, long long kvElems,
+                               const kiln::AttnTensor<KT> &aq, const kiln::AttnTensor<KT> &ak,
+                               const kiln::AttnTensor<KT> &av, const kiln::AttnTensor<KT> &skv,
+                               const kiln::AttnTensor<KT> &svv,
+                               const kiln::PagedKvCache<KT> &cache, const kiln::AttnOut<KT> &out,
+                               const kiln::DecodeShape &s, bool fused, cudaStream_t stream) {
+    // The producer appends from the staging views (skv, svv), not from what it just wrote.
+    producerKernel<KT, D><<<1, kiln::decode::kAppendThreads, 0, stream>>>(
+        q, qSrc, qElems, kNew, vNew, kSrc, vSrc, kvElems, !fused, skv, svv, cache, s, 200000);
+    const int groupRows = s.qHeads / s.kvHeads * s.qLen;
+    const kiln::decode::Grid pg =
+        kiln::decode::partialGrid(s.batch, s.qHeads, s.kvHeads, s.qLen, s.maxSplits, kElem);
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(pg.x, pg.y, pg.z);
+    cfg.blockDim = dim3(kiln::decode::kThreads);
+    cfg.dynamicSmemBytes = size_t(kiln::decode::smemBytes(kElem, D, groupRows, true));
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr, cfg.numAttrs = 1;
+#define KILN_PRE_CASE(CL)                                                                        \
+  case CL:                                                                                       \
+    if (fused)                                                                                   \
+      CHECK_CUDA(cudaLaunchKernelEx(&cfg, clusterAppendPreKernel<KT, D, CL>, aq, cache, out, s, \
+                                    ak, av));                                                    \
+    else                                                                                         \
+      CHECK_CUDA(cudaLaunchKernelEx(&cfg, clusterPreKernel<KT, D, CL>, aq, cache, out, s));      \
+    break;
+    switch (s.maxSplits) {
+      KILN_PRE_CASE(2)
+      KILN_PRE_CASE(5)
+      KILN_PRE_CASE(8)
+    default: std::fprintf(stderr, "no pre-wait cluster kernel of %d slots\n", s.maxSplits); std::abort();
+    }
+#undef KILN_PRE_CASE
   }
   /// The fused-append forms (kiln-fuse-kv-append): the partial kernel (then the reduce) or the
   /// cluster kernel (2, 5 or 8 slots) appending kNew / vNew itself.
@@ -365,6 +469,10 @@ struct Case {
   /// The attention kernel appends the new rows itself (kiln-fuse-kv-append; cluster: 2, 5 or 8
   /// slots): no kvCacheAppend launch, the same pools expected bit for bit.
   bool fusedAppend = false;
+  /// The cluster kernel with its loads before the grid-dependency wait, launched (PDL) after a
+  /// kernel that writes Q, the new keys and values (and, without fusedAppend, appends them)
+  /// only after a spin (2, 5 or 8 slots).
+  bool preWait = false;
   int sm90 = 0; ///< the Hopper prefill path: 1 grid, 2 persistent blocks (sm_90a builds)
 };
 
@@ -491,7 +599,24 @@ template <typename T, int D> bool runCase(const Case &c, int smCount) {
   kiln::AttnTensor<KT> av{(const KT *)dvNew, ns.sb, ns.sh, ns.ss};
   kiln::AttnOut<KT> ao{(KT *)dOut, os.sb, os.sh, os.ss};
   L::prepare();
-  if (!c.fusedAppend)
+  if (c.preWait) {
+    // What the producer writes after its spin starts poisoned (NaN in every type) on the
+    // device; the real values wait in staging buffers.
+    T *sq = (T *)upload(hq.data(), hq.size() * sizeof(T));
+    T *sk = (T *)upload(hk.data(), hk.size() * sizeof(T));
+    T *sv = (T *)upload(hv.data(), hv.size() * sizeof(T));
+    CHECK_CUDA(cudaMemset(dq, 0xff, hq.size() * sizeof(T)));
+    CHECK_CUDA(cudaMemset(dkNew, 0xff, hk.size() * sizeof(T)));
+    CHECK_CUDA(cudaMemset(dvNew, 0xff, hv.size() * sizeof(T)));
+    L::attentionPreWait((KT *)dq, (const KT *)sq, (long long)hq.size(), (KT *)dkNew,
+                        (KT *)dvNew, (const KT *)sk, (const KT *)sv, (long long)hk.size(), aq,
+                        ak, av, kiln::AttnTensor<KT>{(const KT *)sk, ns.sb, ns.sh, ns.ss},
+                        kiln::AttnTensor<KT>{(const KT *)sv, ns.sb, ns.sh, ns.ss}, cache, ao,
+                        shape, c.fusedAppend, 0);
+    CHECK_CUDA(cudaGetLastError());
+    CHECK_CUDA(cudaDeviceSynchronize());
+    cudaFree(sq), cudaFree(sk), cudaFree(sv);
+  } else if (!c.fusedAppend)
     L::append(ak, av, cache, shape, 0);
   CHECK_CUDA(cudaGetLastError());
   if (c.sm90 && !L::sm90Pages(bs)) {
@@ -502,7 +627,9 @@ template <typename T, int D> bool runCase(const Case &c, int smCount) {
     cudaFree(dTable), cudaFree(dSeq), cudaFree(dOut), cudaFree(dWs);
     return true;
   }
-  if (c.fusedAppend)
+  if (c.preWait)
+    ; // launched above
+  else if (c.fusedAppend)
     L::attentionAppend(aq, ak, av, cache, ao, dWs, shape, c.cluster, 0);
   else if (c.sm90)
     L::prefillSm90(aq, cache, ao, shape, numBlocks, c.sm90 == 2, smCount, 0);
@@ -594,7 +721,8 @@ template <typename T, int D> bool runCase(const Case &c, int smCount) {
               "rel err %.2e  nan %zu  pool mismatches %zu",
               ok ? "PASS" : "FAIL", typeName<T>(), D, Hq, Hkv, bs, c.blockSize ? "" : "(contig)",
               capacity, qLen, c.bshd ? "bshd" : "bhsd",
-              c.fusedAppend ? (c.cluster ? "cluster+append" : "splits+append")
+              c.preWait     ? (c.fusedAppend ? "prewait+append" : "prewait")
+              : c.fusedAppend ? (c.cluster ? "cluster+append" : "splits+append")
               : c.sm90 == 2 ? "sm90-persistent"
               : c.sm90      ? "sm90"
               : c.prefill   ? "prefill"
@@ -706,6 +834,32 @@ std::vector<Case> fusedAppendCases() {
   add(over, false, 3, true);
   over.blockSize = 17;
   add(over, true, 8, false);
+  return cases;
+}
+
+/// The cluster kernels with their loads before the grid-dependency wait (#kiln.split_kv<...,
+/// preload = true>), with and without the fused append, after a producer that writes Q and the
+/// new rows late: one new token over lengths whose new row falls in a preloaded tile or past
+/// them (4096: chunks of many tiles), q_len 5 and 16 (new rows across tiles and chunks), odd
+/// blocks, MQA, and a length past the capacity.
+std::vector<Case> preWaitCases() {
+  const std::vector<int> lens = {0, 1, 17, 63, 64, 127, 128, 255, 1000, 4096};
+  std::vector<Case> cases;
+  auto add = [&](Case c, bool fused, int slots, bool bshd) {
+    c.preWait = true, c.cluster = true, c.fusedAppend = fused, c.maxSplits = slots, c.bshd = bshd;
+    cases.push_back(c);
+  };
+  for (bool fused : {true, false}) {
+    add(Case{32, 8, 16, 1, lens}, fused, 8, true);
+    add(Case{32, 8, 16, 1, lens}, fused, 5, false);
+    add(Case{8, 2, 7, 1, lens}, fused, 2, true);
+    add(Case{8, 2, 16, 5, lens}, fused, 8, false);
+    add(Case{8, 1, 16, 16, {0, 33, 500, 2000}}, fused, 5, true); // MQA, 128 rows per group
+    add(Case{8, 2, 0, 1, {5, 300}}, fused, 2, true);             // contiguous
+    Case over{8, 2, 16, 5, {1000, 5, 998}};                      // 1000 + 5 passes 1003
+    over.capacity = 1003, over.blockSize = 17;
+    add(over, fused, 8, false);
+  }
   return cases;
 }
 
@@ -1112,6 +1266,11 @@ int main(int argc, char **argv) {
     count(runAll<__half, 64>(fused, sms), fused.size());
     count(runAll<__nv_bfloat16, 128>(fused, sms), fused.size());
     count(runAll<float, 64>(fused, sms), fused.size());
+    const std::vector<Case> preWait = preWaitCases();
+    count(runAll<__half, 128>(preWait, sms), preWait.size());
+    count(runAll<__half, 64>(preWait, sms), preWait.size());
+    count(runAll<__nv_bfloat16, 64>(preWait, sms), preWait.size());
+    count(runAll<float, 64>(preWait, sms), preWait.size());
   }
 #ifdef KILN_TEST_SM90A
   if (!timingOnly) {

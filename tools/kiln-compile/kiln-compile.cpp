@@ -190,6 +190,14 @@ static cl::opt<bool> splitKv(
              "is sm_90 with --sm90-gemm on (default true; --split-kv=false for A/B timing: one "
              "block per KV group)"),
     cl::init(true), cl::cat(kilnCategory));
+static cl::opt<bool> decodeAttentionPreload(
+    "decode-attention-preload",
+    cl::desc("--kv-cache: the split-KV decode attention (--split-kv) reads the sequence lengths, "
+             "the block table and the cached keys and values of its first tiles before waiting "
+             "for the previous kernel, which runs beside it (programmatic dependent launch; not "
+             "with --programmatic-launch=off or --split-kv=false). Default true "
+             "(--decode-attention-preload=false for A/B timing)"),
+    cl::init(true), cl::cat(kilnCategory));
 static cl::opt<bool> fuseKvAppend(
     "fuse-kv-append",
     cl::desc("--kv-cache: a decode step's KV cache append runs inside the attention kernel that "
@@ -349,6 +357,7 @@ int main(int argc, char **argv) {
                                         kiln::SkinnyTensorCores::On)},
         {&skinnyWeightPreload, setting("skinny-weight-preload", skinnyWeightPreload)},
         {&splitKv, setting("split-kv", splitKv)},
+        {&decodeAttentionPreload, setting("decode-attention-preload", decodeAttentionPreload)},
         {&fuseKvAppend, setting("fuse-kv-append", fuseKvAppend)},
         {&keyRotary, setting("fuse-key-rotary", keyRotary == KeyRotary::Fused)},
         {&normIntoGemm, normIntoGemm == NormIntoGemm::Fused    ? "fuse-norm-into-gemm=true"
@@ -392,6 +401,7 @@ int main(int argc, char **argv) {
   options.skinnyTensorCores = skinnyTensorCores;
   options.skinnyWeightPreload = skinnyWeightPreload;
   options.splitKv = splitKv;
+  options.decodeAttentionPreload = decodeAttentionPreload;
   if (fuseKvAppend.getNumOccurrences()) // unset: on wherever it applies, without warnings
     options.fuseKvAppend = bool(fuseKvAppend);
   options.fuseKeyRotary = keyRotary == KeyRotary::Fused;
@@ -432,6 +442,26 @@ int main(int argc, char **argv) {
     if (!why.empty())
       WithColor::warning(errs(), "kiln-compile")
           << "--skinny-weight-preload has no effect with " << why << "\n";
+  }
+  // Likewise an explicit --decode-attention-preload: it needs programmatic launch and the
+  // split-KV kernel (clusters: sm_90 targets, --sm90-gemm).
+  if (decodeAttentionPreload.getNumOccurrences() && decodeAttentionPreload) {
+    std::string why;
+    if (programmaticLaunch == kiln::ProgrammaticLaunch::Off)
+      why = "--programmatic-launch=off (the reads overlap the previous kernel only with "
+            "programmatic dependent launch)";
+    else if (!splitKv)
+      why = "--split-kv=false (only the split-KV decode kernel reads before its wait)";
+    else
+      for (const std::string &t : options.targets) {
+        if (unsigned arch = smArch(t); arch && arch != 90) {
+          why = "target " + t + " (the split-KV kernel needs every --target to be sm_90)";
+          break;
+        }
+      }
+    if (!why.empty())
+      WithColor::warning(errs(), "kiln-compile")
+          << "--decode-attention-preload has no effect with " << why << "\n";
   }
   // Likewise a norm fold the options rule out (the pipeline leaves kiln-fuse-norm-into-gemm out).
   if (normIntoGemm.getNumOccurrences() && normIntoGemm == NormIntoGemm::Fused) {
@@ -508,7 +538,8 @@ int main(int argc, char **argv) {
       kvBlockSize = maxSeqLen;
   } else if (!kvCache) {
     const cl::Option *cacheOptions[] = {&maxSeqLen,      &kvBlockSize, &kvBlocks, &prefillLogits,
-                                        &deviceSampling, &splitKv,     &fuseKvAppend};
+                                        &deviceSampling, &splitKv,     &fuseKvAppend,
+                                        &decodeAttentionPreload};
     for (const cl::Option *o : cacheOptions)
       if (o->getNumOccurrences())
         return usageError("--" + o->ArgStr +

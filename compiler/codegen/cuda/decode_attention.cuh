@@ -304,6 +304,19 @@ template <> struct IsNoAppend<NoAppend> {
   static constexpr bool value = true;
 };
 
+/// decodeAttentionPartial's default grid-dependency wait: none, the kernel waited before the
+/// call. Any other functor is the kernel's wait, which the function calls itself once it has
+/// read what no kernel of the step writes (see decodeAttentionPartial).
+struct WaitedBefore {
+  __device__ __forceinline__ void operator()() const {}
+};
+template <typename X> struct IsWaitedBefore {
+  static constexpr bool value = false;
+};
+template <> struct IsWaitedBefore<WaitedBefore> {
+  static constexpr bool value = true;
+};
+
 template <typename X> struct IsAttnTensor {
   static constexpr bool value = false;
 };
@@ -713,14 +726,26 @@ __device__ __forceinline__ void kvCacheAppend(const KSrc &kNew, const VSrc &vNew
 /// then a block barrier orders those stores before its own cp.async reads of them. Only the
 /// block that reads a position writes it, so no other block waits. The row blocks of one slot
 /// write the same rows with the same values.
+///
+/// wait (optional; #kiln.split_kv<..., preload = true>): the kernel's grid-dependency wait
+/// (kiln::gridDependencySync / Wait), which the kernel then must not have called. The blocks
+/// first read what no kernel of the step writes -- seqLens, the block table, and the cached
+/// rows below seqLens[b] of the first STAGES - 1 tiles of their chunk (cp.async) -- so those
+/// loads overlap the previous kernel (the QKV GEMM), then wait, then load Q and the new rows
+/// (with kNew/vNew: stored to the pools and straight into the preloaded stages; without: read
+/// from the pools, which the previous launch appended). This needs every kernel that may run
+/// beside this one before its wait (the previous launch of the stream) to write neither the
+/// lengths, the table nor pool rows below seqLens[b]; kvCacheAppend and this kernel write rows
+/// at seqLens[b] and above only.
 template <typename T, int D, int CLUSTER = 1, typename QSrc, typename KNew = decode::NoAppend,
-          typename VNew = decode::NoAppend>
+          typename VNew = decode::NoAppend, typename Wait = decode::WaitedBefore>
 __device__ __forceinline__ void decodeAttentionPartial(const QSrc &q,
                                                        const PagedKvCache<T> &cache,
                                                        const AttnOut<T> &out, float *workspace,
                                                        const DecodeShape &shape, char *smem,
                                                        const KNew &kNew = KNew(),
-                                                       const VNew &vNew = VNew()) {
+                                                       const VNew &vNew = VNew(),
+                                                       const Wait &wait = Wait()) {
   static_assert(CLUSTER >= 1 && CLUSTER <= 8, "CLUSTER: 1 (no cluster) to 8 (portable)");
   using C = decode::Config<T, D>;
   constexpr int W = decode::kWarps, THREADS = decode::kThreads, RPW = C::kRowsPerWarp;
@@ -728,6 +753,12 @@ __device__ __forceinline__ void decodeAttentionPartial(const QSrc &q,
   constexpr int CPR = C::kChunksPerRow, CE = C::kChunkElems, E = C::kElem;
   constexpr int kPitchBytes = C::kPitch * E, kTileBytes = BN * kPitchBytes;
   static_assert(W == 4, "the warp layout below assumes 4 warps");
+  constexpr bool PRE = !decode::IsWaitedBefore<Wait>::value; // loads before the wait
+  constexpr bool APPEND = !decode::IsNoAppend<KNew>::value;
+  // The PTX marker by which the ptxas check (test/codegen/check_ptx.py) lets this kernel read
+  // global memory before its griddepcontrol.wait (it still fails any write there).
+  if constexpr (PRE)
+    asm volatile("// kiln: reads before the grid-dependency wait (decodeAttentionPartial)");
   static_assert(BN % (KS * W) == 0, "a tile gives every warp whole steps");
   using Warp = typename decode::Conditional<C::kTensorCores, decode::TcWarp<T, D>,
                                         decode::SimtWarp<D>>::type;
@@ -762,7 +793,7 @@ __device__ __forceinline__ void decodeAttentionPartial(const QSrc &q,
   const decode::TokenAddr addr = decode::makeTokenAddr(cache, b, shape.kvHeads);
 
   // 1b. The fused append: this slot's share of the step's new K and V rows of head g.
-  if constexpr (!decode::IsNoAppend<KNew>::value) {
+  if constexpr (APPEND && !PRE) {
     const int c0 = split * part.chunk, c1 = min(c0 + part.chunk, keys);
     for (int e = tid; e < qLen * CPR; e += THREADS) {
       const int i = e / CPR, ch = e % CPR;
@@ -790,8 +821,8 @@ __device__ __forceinline__ void decodeAttentionPartial(const QSrc &q,
   float *sAcc = reinterpret_cast<float *>(sPipe + decode::mergeBytes(E, D));
   float4 *sML = reinterpret_cast<float4 *>(sAcc + qRows * D);
 
-  // 2. The Q rows (zero-filled past `rows`), in the first cp.async group with tile 0.
-  for (int c = tid; c < qRows * CPR; c += THREADS) {
+  // 2. The Q rows (zero-filled past `rows`): chunk c of the Q tile.
+  auto loadQ = [&](int c) {
     const int rr = c / CPR, ch = c % CPR, r = row0 + rr;
     const bool valid = rr < rows;
     if constexpr (decode::IsAttnTensor<QSrc>::value) {
@@ -806,12 +837,14 @@ __device__ __forceinline__ void decodeAttentionPartial(const QSrc &q,
       *reinterpret_cast<uint4 *>(sQ + rr * C::kQPitch * E + ch * 16) =
           make_uint4(x[0], x[1], x[2], x[3]);
     }
-  }
+  };
   // K and V rows [n0, n0 + BN) of the chunk into pipeline stage `st` (zero past k1: neither
   // the block table nor the pools are read there). Each copy reads its row's block-table entry
   // itself (mostly L1 hits); prefetching the entries a tile ahead into registers was measured
   // slower on the H200 (3.04 -> 2.88 TB/s at B = 8, L = 4096).
-  auto loadTile = [&](int t, int st) {
+  // Rows from `validEnd` up to k1 are skipped (not copied, not zeroed): before the wait those
+  // are the step's new rows, which go into the stage after it.
+  auto loadTileRows = [&](int t, int st, int validEnd) {
     const int n0 = k0 + t * BN;
     const unsigned dK = tc::smemAddr(sPipe + st * kTileBytes);
     const unsigned dV = tc::smemAddr(sPipe + (STAGES + st) * kTileBytes);
@@ -821,12 +854,80 @@ __device__ __forceinline__ void decodeAttentionPartial(const QSrc &q,
       if (BN * CPR % THREADS != 0 && c >= BN * CPR)
         break;
       const int r = c / CPR, ch = c % CPR, j = n0 + r;
-      const bool valid = j < k1;
+      const bool valid = j < validEnd;
+      if (!valid && j < k1)
+        continue;
       const long long off = valid ? addr.offset(j, g, D) + ch * CE : 0;
       tc::cpAsync16(dK + r * kPitchBytes + ch * 16, cache.k + off, valid);
       tc::cpAsync16(dV + r * kPitchBytes + ch * 16, cache.v + off, valid);
     }
   };
+  auto loadTile = [&](int t, int st) { loadTileRows(t, st, k1); };
+  // Tiles before the wait (PRE): the first STAGES - 1, one cp.async group each.
+  constexpr int kPreTiles = STAGES - 1;
+  if constexpr (PRE) {
+    // 2a. Before the wait: the cached rows (below seqLen) of the first tiles.
+#pragma unroll
+    for (int t = 0; t < kPreTiles; ++t) {
+      if (t < nTiles)
+        loadTileRows(t, t, min(k1, seqLen));
+      tc::cpAsyncCommit();
+    }
+    wait();
+    // 2b. After it: Q, and the new rows [seqLen, k1) of the preloaded tiles -- with the fused
+    //     append from kNew/vNew (also stored to the pools, for later steps and later tiles),
+    //     else from the pools. One loop so that Q's and the new rows' loads are in flight
+    //     together.
+    const int c0 = split * part.chunk, c1 = min(c0 + part.chunk, keys);
+    const int preEnd = min(k1, k0 + kPreTiles * BN);
+    // Rows [fillStart, preEnd) come from the pools: without the fused append every new row
+    // (the previous launch appended them); with it, rows the append does not write (a length
+    // below zero: the plain path reads them from the pools too).
+    const int fillStart =
+        APPEND ? int(max((long long)max(seqLen, k0), (long long)seqRaw + qLen)) : max(seqLen, k0);
+    const int nQ = qRows * CPR, nAppend = APPEND ? qLen * CPR : 0;
+    const int nFill = max(0, preEnd - fillStart) * CPR;
+    auto stageRow = [&](int j, int ch, int kv) { // stage address of chunk ch of tile row j
+      const int t = (j - k0) / BN, r = (j - k0) % BN;
+      return sPipe + (kv * STAGES + t) * kTileBytes + r * kPitchBytes + ch * 16;
+    };
+    for (int e = tid; e < max(max(nQ, nAppend), nFill); e += THREADS) {
+      unsigned kx[4], vx[4];
+      const int i = e / CPR, ch = e % CPR;
+      const long long pos = (long long)seqRaw + i;
+      bool store = false;
+      if constexpr (APPEND) {
+        store = e < nAppend && pos >= c0 && pos < c1;
+        if (store) {
+          decode::loadChunk16<T>(kNew, b, g, i, ch * CE, kx);
+          decode::loadChunk16<T>(vNew, b, g, i, ch * CE, vx);
+        }
+      }
+      if (e < nFill) {
+        const int j = fillStart + i;
+        const long long off = addr.offset(j, g, D) + ch * CE;
+        tc::cpAsync16(tc::smemAddr(stageRow(j, ch, 0)), cache.k + off, true);
+        tc::cpAsync16(tc::smemAddr(stageRow(j, ch, 1)), cache.v + off, true);
+      }
+      if (e < nQ)
+        loadQ(e);
+      if (store) {
+        const long long dst = addr.offset(int(pos), g, D) + ch * CE;
+        decode::stg16(cache.k + dst, kx);
+        decode::stg16(cache.v + dst, vx);
+        if (pos >= k0 && pos < preEnd) { // a preloaded tile's row: into its stage as well
+          *reinterpret_cast<uint4 *>(stageRow(int(pos), ch, 0)) = make_uint4(kx[0], kx[1], kx[2], kx[3]);
+          *reinterpret_cast<uint4 *>(stageRow(int(pos), ch, 1)) = make_uint4(vx[0], vx[1], vx[2], vx[3]);
+        }
+      }
+    }
+    tc::cpAsyncCommit(); // Q (and copied new rows): waited for with the first tile
+    if constexpr (APPEND)
+      __syncthreads(); // the pool stores before any thread's cp.async of those rows (later tiles)
+  } else {
+    for (int c = tid; c < qRows * CPR; c += THREADS)
+      loadQ(c);
+  }
 
   // 3. Warp layout: WR row tiles of RPW rows x WK key groups (warp = wk * WR + wr); a row tile's
   //    WK warps take every WK-th step of each tile.
@@ -852,14 +953,20 @@ __device__ __forceinline__ void decodeAttentionPartial(const QSrc &q,
   const float sScale = shape.scale * attn::kLog2e;
 
   // 4. The multistage pipeline (as gemm_tc.cuh): STAGES - 1 tiles in flight while one is used.
+  //    With PRE the first tiles were issued before the wait and Q's group after them.
+  if constexpr (!PRE) {
 #pragma unroll
-  for (int t = 0; t < STAGES - 1; ++t) {
-    if (t < nTiles)
-      loadTile(t, t);
-    tc::cpAsyncCommit();
+    for (int t = 0; t < STAGES - 1; ++t) {
+      if (t < nTiles)
+        loadTile(t, t);
+      tc::cpAsyncCommit();
+    }
   }
   for (int t = 0; t < nTiles; ++t) {
-    tc::cpAsyncWait<STAGES - 2>(); // tile t (and Q) landed for this thread
+    if (PRE && t == 0)
+      tc::cpAsyncWait<0>(); // the preloaded tiles and Q's group (committed last)
+    else
+      tc::cpAsyncWait<STAGES - 2>(); // tile t (and Q) landed for this thread
     __syncthreads();               // ... for all threads; tile t - 1's stage is free
     if (t + STAGES - 1 < nTiles)
       loadTile(t + STAGES - 1, (t + STAGES - 1) % STAGES);
