@@ -59,17 +59,41 @@ FailureOr<GeneratedKernel> emitSample(KernelOp kernel, Operation *anchor) {
   auto sig = buildSignature(kernel, unique, out.args, threads);
   if (failed(sig))
     return failure();
+  // A row's maximum over a cluster of blocks (sampleRow's CLUSTER, sm_90; below it the extra
+  // blocks return at once) when one block would loop over the row more than once with
+  // sample::kLoads loads in flight per thread: the greedy token of a 32000-word vocabulary in
+  // one pass of 8 blocks instead of 8 passes of one. The grid is then (CLUSTER, rows).
+  constexpr int64_t kSampleLoads = 8; // kiln::sample::kLoads
+  const int64_t cluster =
+      rows <= 65535 ? std::clamp<int64_t>(
+                          (vocab + threads * kSampleLoads - 1) / (threads * kSampleLoads), 1, 8)
+                    : 1;
+  std::string signature = *sig;
+  if (cluster > 1) {
+    const std::string bounds = "__launch_bounds__(" + std::to_string(threads) + ")";
+    signature.insert(signature.find(bounds) + bounds.size(),
+                     " KILN_CLUSTER_DIMS(" + std::to_string(cluster) + ", 1, 1)");
+  }
   out.source =
-      *sig + " {\n" +
-      llvm::formatv("  const long long row = blockIdx.x;\n"
-                    "  kiln::sampleRow([&](long long k) {{ return kiln::ld(in{0}[row * {6}LL + "
-                    "k]); }, {6}LL, in{1}[row], in{2}[row], in{3}[row],\n"
+      (cluster > 1 ? llvm::formatv("// sample over {0} words: each row's maximum over a cluster "
+                                   "of {1} blocks\n",
+                                   vocab, cluster)
+                         .str()
+                   : std::string()) +
+      signature + " {\n" +
+      llvm::formatv("  const long long row = blockIdx.{7};\n"
+                    "  const auto load = [&](long long k) {{ return kiln::ld(in{0}[row * {6}LL + "
+                    "k]); };\n"
+                    "  kiln::sampleRow<decltype(load), true, {8}>(load, {6}LL, in{1}[row], "
+                    "in{2}[row], in{3}[row],\n"
                     "                  (unsigned long long)in{4}[row], (unsigned long "
                     "long)in{5}[row], out0 + row);\n}\n",
-                    inputs[0], inputs[1], inputs[2], inputs[3], inputs[4], inputs[5], vocab)
+                    inputs[0], inputs[1], inputs[2], inputs[3], inputs[4], inputs[5], vocab,
+                    cluster > 1 ? "y" : "x", cluster)
           .str();
   out.block = {threads, 1, 1};
-  out.grid = {unsigned(std::max<int64_t>(1, rows)), 1, 1};
+  out.grid = cluster > 1 ? std::array<unsigned, 3>{unsigned(cluster), unsigned(rows), 1}
+                         : std::array<unsigned, 3>{unsigned(std::max<int64_t>(1, rows)), 1, 1};
   return out;
 }
 

@@ -5,11 +5,19 @@
 // RUN: rm -rf %t && kiln-compile %s -o %t.kiln --dump-cuda %t --quiet
 // RUN: cat %t/module*.cu | FileCheck %s
 // RUN: %if ptxas %{ for f in %t/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.cubin || exit 1; done %}
-// A 32000-way f16 row: 512 threads (about 32 elements each, at most 512).
-// CHECK: __launch_bounds__(512)
-// CHECK: const long long row = blockIdx.x;
-// CHECK-NEXT: kiln::sampleRow([&](long long k) { return kiln::ld(in0[row * 32000LL + k]); }, 32000LL, in1[row], in2[row], in3[row],
+// RUN: kiln-run %t.kiln --info | FileCheck %s --check-prefix=GRID
+// RUN: rm -rf %t.80 && kiln-compile %s -o %t.80.kiln --target sm_80 --dump-cuda %t.80 --quiet
+// RUN: %if ptxas %{ for f in %t.80/*.ptx; do %cuda_home/bin/ptxas -arch=sm_80 $f -o %t.cubin || exit 1; done %}
+// A 32000-way f16 row: 512 threads (about 32 elements each, at most 512), and the row's maximum
+// over a cluster of 8 blocks (one pass of 8 loads per thread each; grid (8, rows)); below sm_90
+// KILN_CLUSTER_DIMS is empty and block 0 does it all.
+// CHECK: // sample over 32000 words: each row's maximum over a cluster of 8 blocks
+// CHECK-NEXT: __launch_bounds__(512) KILN_CLUSTER_DIMS(8, 1, 1)
+// CHECK: const long long row = blockIdx.y;
+// CHECK-NEXT: const auto load = [&](long long k) { return kiln::ld(in0[row * 32000LL + k]); };
+// CHECK-NEXT: kiln::sampleRow<decltype(load), true, 8>(load, 32000LL, in1[row], in2[row], in3[row],
 // CHECK-NEXT: (unsigned long long)in4[row], (unsigned long long)in5[row], out0 + row);
+// GRID: kiln_k0 (module module0) grid=(8,3,1) block=(512,1,1)
 func.func @step(%logits: tensor<3x1x32000xf16> {kiln.name = "logits"},
                 %t: tensor<3xf32> {kiln.name = "temperature"},
                 %k: tensor<3xi32> {kiln.name = "top_k"},

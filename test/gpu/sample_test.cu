@@ -16,7 +16,10 @@
 //    model-like logits, greedy, top-k, top-p, full vocabulary, top-k above and at the candidate
 //    capacity, and nearly flat rows (top-k survivors of 1 to 2048 sorted), every row's token
 //    equals the full-pass sampler's (sampleRow<..., false>).
-//   build/sample_test --bench   microseconds per launch at 1 and 8 rows, with and without them.
+// 6. The cluster form (a row's maximum over 2 or 8 blocks, block 0 going on alone): every row's
+//    token equals the one-block sampler's, greedy (ties, NaN, +inf, V 1 to 128000) and sampled.
+//   build/sample_test --bench   microseconds per launch at 1 and 8 rows, with and without them,
+//                               and over a cluster of 8 blocks.
 // Exit 0 pass, 1 fail, 2 CUDA error, 77 no GPU.
 #include "kiln/sample.cuh"
 
@@ -54,6 +57,20 @@ __global__ void sampleKernel(const float *logits, long long rowStride, long long
                                            seed[row], offset[row], out + row);
 }
 
+/// The cluster form (sampleRow's CLUSTER; the generated kernel of a large vocabulary): row
+/// blockIdx.y over CL blocks blockIdx.x, one cluster on sm_90.
+template <int CL>
+__global__ void KILN_CLUSTER_DIMS(CL, 1, 1)
+    sampleClusterKernel(const float *logits, long long rowStride, long long V,
+                        const float *temperature, const int *topK, const float *topP,
+                        const unsigned long long *seed, const unsigned long long *offset,
+                        long long *out) {
+  const long long row = blockIdx.y;
+  auto load = [&](long long k) { return logits[row * rowStride + k]; };
+  kiln::sampleRow<decltype(load), true, CL>(load, V, temperature[row], topK[row], topP[row],
+                                            seed[row], offset[row], out + row);
+}
+
 __global__ void philoxKernel(unsigned long long key, unsigned long long counter,
                              unsigned long long *out) {
   *out = kiln::sample::philox64(key, counter);
@@ -88,7 +105,7 @@ struct Params {
 std::vector<long long> run(const std::vector<float> &logits, long long V, long long rowStride,
                            const std::vector<Params> &params,
                            const std::vector<unsigned long long> &offsets, unsigned threads,
-                           bool compact = true, float *launchUs = nullptr) {
+                           bool compact = true, float *launchUs = nullptr, int cluster = 1) {
   const size_t rows = params.size();
   std::vector<float> t(rows), p(rows);
   std::vector<int> k(rows);
@@ -103,7 +120,13 @@ std::vector<long long> run(const std::vector<float> &logits, long long V, long l
   CHECK_CUDA(cudaMalloc(&dOut, rows * sizeof(long long)));
   CHECK_CUDA(cudaMemset(dOut, 0xff, rows * sizeof(long long))); // poisoned: -1
   auto launch = [&] {
-    if (compact)
+    if (cluster == 8)
+      sampleClusterKernel<8><<<dim3(8, unsigned(rows)), threads>>>(dLogits, rowStride, V, dT, dK,
+                                                                   dP, dS, dO, dOut);
+    else if (cluster == 2)
+      sampleClusterKernel<2><<<dim3(2, unsigned(rows)), threads>>>(dLogits, rowStride, V, dT, dK,
+                                                                   dP, dS, dO, dOut);
+    else if (compact)
       sampleKernel<true><<<unsigned(rows), threads>>>(dLogits, rowStride, V, dT, dK, dP, dS, dO,
                                                       dOut);
     else
@@ -406,20 +429,76 @@ void testCompactFlat() {
   }
 }
 
+/// The cluster form (2 and 8 blocks per row) gives every row the one-block sampler's token:
+/// greedy rows with ties, NaNs and +inf (V from 1, fewer words than blocks, to 128000) and the
+/// model-like rows of testCompact under every parameter set (the maximum feeds the sampling).
+void testCluster() {
+  std::mt19937 rng(11);
+  for (long long V : {1LL, 5LL, 1000LL, 32000LL, 128000LL}) {
+    const int rows = 6;
+    std::vector<float> x(size_t(rows * V));
+    std::uniform_int_distribution<int> level(-20, 20);
+    for (float &v : x)
+      v = float(level(rng)) * 0.25f;
+    for (int r = 0; r < rows; ++r)
+      for (long long i = r; i < V; i += 97)
+        x[size_t(r * V + i)] = NAN;
+    if (V > 3)
+      x[size_t(5 * V + 2)] = INFINITY, x[size_t(5 * V + 3)] = INFINITY;
+    std::vector<Params> params(rows);
+    params[1].temperature = -1;
+    params[3].temperature = 1, params[3].topK = 1, params[3].seed = 3;
+    params[4].temperature = 0.7f, params[4].topP = 0.9f, params[4].seed = 4;
+    params[5].temperature = 1;
+    std::vector<unsigned long long> offsets(rows, 5);
+    const std::vector<long long> want = run(x, V, V, params, offsets, 512);
+    for (int cluster : {2, 8}) {
+      const std::vector<long long> got = run(x, V, V, params, offsets, 512, true, nullptr, cluster);
+      int differ = 0;
+      for (int r = 0; r < rows; ++r)
+        differ += got[size_t(r)] != want[size_t(r)];
+      std::printf("%s cluster %d V=%lld ties/NaN/inf rows: %d of %d rows differ from one block\n",
+                  differ ? "FAIL" : "PASS", cluster, V, differ, rows);
+      failures += differ ? 1 : 0;
+    }
+  }
+  for (long long V : {32000LL, 128256LL}) {
+    const int rows = 16;
+    std::vector<float> x = modelLikeLogits(V, rows, unsigned(V) + 1);
+    for (const NamedParams &np : kModelParams) {
+      std::vector<Params> params(rows, np.p);
+      std::vector<unsigned long long> offsets(rows);
+      for (int r = 0; r < rows; ++r)
+        offsets[size_t(r)] = 7919ull * unsigned(r);
+      const std::vector<long long> a = run(x, V, V, params, offsets, 512);
+      const std::vector<long long> b = run(x, V, V, params, offsets, 512, true, nullptr, 8);
+      int differ = 0;
+      for (int r = 0; r < rows; ++r)
+        differ += a[size_t(r)] != b[size_t(r)];
+      std::printf("%s cluster 8 V=%lld %s: %d of %d rows differ from one block\n",
+                  differ ? "FAIL" : "PASS", V, np.name, differ, rows);
+      failures += differ ? 1 : 0;
+    }
+  }
+}
+
 /// --bench: microseconds per launch of B rows at model vocabularies, with and without the
 /// shared-memory candidates.
 void bench() {
-  std::printf("%-18s %7s %4s %12s %14s\n", "params", "V", "rows", "us", "us (no cand.)");
+  std::printf("%-18s %7s %4s %12s %14s %14s\n", "params", "V", "rows", "us", "us (no cand.)",
+              "us (cluster 8)");
   for (long long V : {32000LL, 128256LL})
     for (int rows : {1, 8}) {
       std::vector<float> x = modelLikeLogits(V, rows, 3);
       for (const NamedParams &np : kModelParams) {
         std::vector<Params> params(size_t(rows), np.p);
         std::vector<unsigned long long> offsets(size_t(rows), 17);
-        float us = 0, usFull = 0;
+        float us = 0, usFull = 0, usCluster = 0;
         run(x, V, V, params, offsets, 512, true, &us);
         run(x, V, V, params, offsets, 512, false, &usFull);
-        std::printf("%-18s %7lld %4d %12.1f %14.1f\n", np.name, V, rows, us, usFull);
+        run(x, V, V, params, offsets, 512, true, &usCluster, 8);
+        std::printf("%-18s %7lld %4d %12.1f %14.1f %14.1f\n", np.name, V, rows, us, usFull,
+                    usCluster);
       }
     }
 }
@@ -442,6 +521,7 @@ int main(int argc, char **argv) {
   testReproducible();
   testCompact();
   testCompactFlat();
+  testCluster();
   std::printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
   return failures ? 1 : 0;
 }

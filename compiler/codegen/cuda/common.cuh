@@ -40,6 +40,14 @@ __device__ __forceinline__ void gridDependencySync() {
 #endif
 }
 
+/// `__cluster_dims__(...)` where clusters exist (sm_90 and newer), nothing below: a kernel whose
+/// code works either way (sampleRow's CLUSTER) declares its cluster with it.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define KILN_CLUSTER_DIMS(x, y, z)
+#else
+#define KILN_CLUSTER_DIMS(x, y, z) __cluster_dims__(x, y, z)
+#endif
+
 /// gridDependencySync without the trigger (kiln-compile --programmatic-launch=at-exit, the
 /// default; the first statement of every generated kernel then): the next
 /// launch may start once every block of this grid has exited, before the grid's completion is

@@ -30,6 +30,7 @@
 // never drawn; vocabularies up to 2^23 tokens keep the sums inside 64 bits.
 #pragma once
 #include "kiln/common.cuh"
+#include "kiln/gemm_sm90.cuh" // sm90::clusterSync (sampleRow's CLUSTER > 1 on sm_90)
 
 namespace kiln {
 namespace sample {
@@ -579,19 +580,58 @@ __device__ bool sampleByThreshold(const Load &load, long long n, float top, floa
 /// greedy token. Thread 0 writes the id to *out. Needs n <= sample::kMaxVocab. COMPACT false
 /// keeps every radix level on the n logits (the same tokens, slower; for tests). Uses about
 /// 34 KiB of static shared memory.
-template <typename Load, bool COMPACT = true>
+///
+/// CLUSTER > 1: the row's blocks are blockIdx.x = 0 .. CLUSTER - 1, which on sm_90 are one
+/// thread-block cluster (the kernel declares KILN_CLUSTER_DIMS(CLUSTER, 1, 1)): each block finds
+/// the maximum of its slice of the row, block 0 combines them over distributed shared memory
+/// and goes on alone (greedy: that is the token; else the steps below, over the whole row).
+/// Below sm_90 block 0 does all of it and the others return at once.
+template <typename Load, bool COMPACT = true, int CLUSTER = 1>
 __device__ void sampleRow(const Load &load, long long n, float temperature, int topK, float topP,
                           unsigned long long seed, unsigned long long offset, long long *out) {
   using namespace sample;
+  static_assert(CLUSTER >= 1 && CLUSTER <= 8, "CLUSTER: 1 (no cluster) to 8 (portable)");
   __shared__ Shared sh;
   __shared__ Candidates cand;
   // 1. The first maximum.
   unsigned long long best = 0;
-  forEachLoaded(load, n, [&](float x, long long k) {
-    const unsigned long long key = rankKey(x, k);
-    best = key > best ? key : best;
-  });
-  best = blockMaxU64(best, sh);
+  auto maxOf = [&](long long lo, long long hi) {
+    forEachLoaded([&](long long k) { return load(lo + k); }, hi - lo, [&](float x, long long k) {
+      const unsigned long long key = rankKey(x, lo + k);
+      best = key > best ? key : best;
+    });
+    best = blockMaxU64(best, sh);
+  };
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr (CLUSTER > 1) {
+    __shared__ unsigned long long sliceBest;
+    const long long per = (n + CLUSTER - 1) / CLUSTER, rank = blockIdx.x;
+    const long long lo = rank * per < n ? rank * per : n, hi = lo + per < n ? lo + per : n;
+    maxOf(lo, hi);
+    if (threadIdx.x == 0)
+      sliceBest = best;
+    sm90::clusterSync(); // every slice's maximum written and visible to the cluster
+    if (rank == 0) {
+      const unsigned addr = unsigned(__cvta_generic_to_shared(&sliceBest));
+      for (unsigned r = 1; r < unsigned(CLUSTER); ++r) {
+        unsigned remote;
+        unsigned long long v;
+        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(addr), "r"(r));
+        asm volatile("ld.shared::cluster.u64 %0, [%1];\n" : "=l"(v) : "r"(remote) : "memory");
+        best = v > best ? v : best;
+      }
+    }
+    sm90::clusterSync(); // no block leaves while block 0 reads its shared memory
+    if (rank != 0)
+      return;
+  } else {
+    maxOf(0, n);
+  }
+#else
+  if (CLUSTER > 1 && blockIdx.x != 0)
+    return;
+  maxOf(0, n);
+#endif
   const float top = fromOrderBits(unsigned(best >> 32));
   if (!(temperature > 0.0f) || !(fabsf(top) < __int_as_float(0x7f800000))) {
     if (threadIdx.x == 0)
