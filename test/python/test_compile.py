@@ -479,6 +479,25 @@ def test_skinny_weight_preload_option(gpt2_path):
         kiln.compile(causal, shapes="input_ids=1x1", skinny_weight_preload="yes")
 
 
+def test_decode_attention_preload_option(gpt2_path, tmp_path):
+    # decode_attention_preload (the default) makes the split-KV decode attention take its
+    # grid-dependency wait as a lambda and read its cached rows before calling it;
+    # decode_attention_preload=False waits first, as every other kernel.
+    causal = gpt2_path.parents[2] / "test" / "models" / "llama_tiny_causal_past_dynamo.onnx"
+    if not causal.exists():
+        pytest.skip(f"{causal} not present")
+
+    def sources(name, **options):
+        kiln.compile(causal, shapes="input_ids=1x1", kv_cache=True, max_seq_len=2048,
+                     precision="fp16", dump_cuda=tmp_path / name, **options)
+        return "".join(p.read_text() for p in (tmp_path / name).glob("*.cu"))
+
+    assert "kiln_dependency_wait" in sources("on")
+    assert "kiln_dependency_wait" not in sources("off", decode_attention_preload=False)
+    with pytest.raises(kiln.CompileOptionTypeError, match="decode_attention_preload"):
+        kiln.compile(causal, shapes="input_ids=1x1", decode_attention_preload="yes")
+
+
 @pytest.mark.parametrize("options, message", [
     ({"precision": "fp16"}, "precision='fp16' configures the default pipeline and has no effect "
      "with pass_pipeline; give it as a pipeline option in the text: "
@@ -486,6 +505,7 @@ def test_skinny_weight_preload_option(gpt2_path):
     ({"hopper_prefill_attention": False}, "kiln-pipeline{sm90-prefill-attention=false}"),
     ({"norm_into_gemm": "fused"}, "kiln-pipeline{fuse-norm-into-gemm=true}"),
     ({"skinny_weight_preload": False}, "kiln-pipeline{skinny-weight-preload=false}"),
+    ({"decode_attention_preload": False}, "kiln-pipeline{decode-attention-preload=false}"),
     ({"kv_cache": True, "max_seq_len": 128},
      "max_seq_len=128 configures the default pipeline"),
 ])
