@@ -362,8 +362,8 @@ FailureOr<GeneratedKernel> emitPagedAttention(KernelOp kernel, Operation *anchor
       signature + common + waitDecl +
       llvm::formatv("  kiln::decodeAttentionPartial<{0}, {1}{2}>(q, cache, o, nullptr, shape, "
                     "kiln_smem{3}{4});\n}\n",
-                    type, D, slots > 1 ? ", " + std::to_string(slots) : std::string(),
-                    appendArgs, waitArg)
+                    type, D, slots > 1 ? ", " + std::to_string(slots) : std::string(), appendArgs,
+                    waitArg)
           .str();
   decode::Grid grid =
       decode::partialGrid(int(B), int(Hq), int(Hkv), int(S), int(slots), elemBytes);

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/codegen/KernelEmitter.h"
+#include "dialects/kiln/KilnTarget.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
@@ -62,12 +63,15 @@ FailureOr<GeneratedKernel> emitSample(KernelOp kernel, Operation *anchor) {
   // A row's maximum over a cluster of blocks (sampleRow's CLUSTER, sm_90; below it the extra
   // blocks return at once) when one block would loop over the row more than once with
   // sample::kLoads loads in flight per thread: the greedy token of a 32000-word vocabulary in
-  // one pass of 8 blocks instead of 8 passes of one. The grid is then (CLUSTER, rows).
+  // one pass of 8 blocks instead of 8 passes of one. The grid is then (CLUSTER, rows). Not when
+  // the plan's target has no clusters (below sm_90) or the rows alone fill the SMs.
   constexpr int64_t kSampleLoads = 8; // kiln::sample::kLoads
+  TargetAttr target = getTargetOrDefault(kernel);
   const int64_t cluster =
-      rows <= 65535 ? std::clamp<int64_t>(
-                          (vocab + threads * kSampleLoads - 1) / (threads * kSampleLoads), 1, 8)
-                    : 1;
+      target.getArch() >= 90 && rows < int64_t(target.getSmCount()) && rows <= 65535
+          ? std::clamp<int64_t>((vocab + threads * kSampleLoads - 1) / (threads * kSampleLoads), 1,
+                                8)
+          : 1;
   std::string signature = *sig;
   if (cluster > 1) {
     const std::string bounds = "__launch_bounds__(" + std::to_string(threads) + ")";

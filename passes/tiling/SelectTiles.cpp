@@ -709,17 +709,18 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
                 .str();
     kernel->setAttr(
         kTileReasonAttrName,
-        StringAttr::get(&getContext(),
-                        llvm::formatv("decode kernel: the keys of each of the {0} (sequence, KV group) "
-                                      "pairs split over a cluster of {1} blocks ({2} SMs, a "
-                                      "capacity of {3} tokens, chunks of at least {4} keys{5}){6}",
-                                      q.getDimSize(0) * hkv, slots, target.getSmCount(),
-                                      capacity, decode::kMinSplitKeys, cut,
-                                      decodeAttentionPreload
-                                          ? "; lengths, block table and cached rows of the "
-                                            "first tiles read before the grid-dependency wait"
-                                          : "")
-                            .str()));
+        StringAttr::get(
+            &getContext(),
+            llvm::formatv("decode kernel: the keys of each of the {0} (sequence, KV group) "
+                          "pairs split over a cluster of {1} blocks ({2} SMs, a "
+                          "capacity of {3} tokens, chunks of at least {4} keys{5}){6}",
+                          q.getDimSize(0) * hkv, slots, target.getSmCount(), capacity,
+                          decode::kMinSplitKeys, cut,
+                          decodeAttentionPreload
+                              ? "; lengths, block table and cached rows of the "
+                                "first tiles read before the grid-dependency wait"
+                              : "")
+                .str()));
   }
 
   /// A prefill chunk's paged attention (kPrefillAttentionMinQueries new tokens or more per

@@ -212,7 +212,8 @@ def compile(model: Any, *, shapes: ShapeSpec = None, output: "str | os.PathLike[
             device_sampling=device_sampling))
     generation = _generation_options(flags["kv_cache"], bool(pass_pipeline), max_seq_len,
                                      kv_block_size, kv_blocks, prefill_logits, device_sampling,
-                                     flags["split_kv"], flags["fuse_kv_append"])
+                                     flags["split_kv"], flags["fuse_kv_append"],
+                                     flags["decode_attention_preload"])
     spec = _shape_spec(shapes)
     targets = _targets(target)
     if output is not None:
@@ -298,11 +299,13 @@ def _check_pipeline_conflicts(values: dict) -> None:
 def _generation_options(kv_cache: bool, pass_pipeline: bool, max_seq_len: Any,
                         kv_block_size: Any, kv_blocks: Any, prefill_logits: Any,
                         device_sampling: Any, split_kv: bool = True,
-                        fuse_kv_append: Optional[bool] = None) -> dict:
+                        fuse_kv_append: Optional[bool] = None,
+                        decode_attention_preload: bool = True) -> dict:
     """The bridge's keywords of the --kv-cache options, checked as kiln-compile's main checks
     them (compileModel does not): max_seq_len > 0 with kv_cache, kv_block_size (16 by default,
     or max_seq_len when that is smaller) at most max_seq_len, and none of them without
-    kv_cache (nor split_kv=False or fuse_kv_append given). None stands for "not given"."""
+    kv_cache (nor split_kv=False, decode_attention_preload=False or fuse_kv_append given). None
+    stands for "not given"."""
     e = _ERRORS
     given = {name: value for name, value in (("max_seq_len", max_seq_len),
                                               ("kv_block_size", kv_block_size),
@@ -312,6 +315,8 @@ def _generation_options(kv_cache: bool, pass_pipeline: bool, max_seq_len: Any,
              if value is not None}
     if not split_kv:
         given["split_kv"] = False
+    if not decode_attention_preload:
+        given["decode_attention_preload"] = False
     if fuse_kv_append is not None:
         given["fuse_kv_append"] = fuse_kv_append
     low, high = -_args.INT64_MAX - 1, _args.INT64_MAX
@@ -344,8 +349,8 @@ def _generation_options(kv_cache: bool, pass_pipeline: bool, max_seq_len: Any,
         block = min(block, max_seq_len)
     elif not kv_cache and given:
         raise CompileOptionError(
-            "max_seq_len, kv_block_size, kv_blocks, prefill_logits, device_sampling, split_kv "
-            "and fuse_kv_append apply to kv_cache=True; got " + ", ".join(f"{n}={v!r}" for n, v in given.items()))
+            "max_seq_len, kv_block_size, kv_blocks, prefill_logits, device_sampling, split_kv, "
+            "decode_attention_preload and fuse_kv_append apply to kv_cache=True; got " + ", ".join(f"{n}={v!r}" for n, v in given.items()))
     return {"max_seq_len": max_seq_len, "kv_block_size": block,
             "kv_blocks": kv_blocks, "prefill_logits": prefill_logits,
             "device_sampling": device_sampling}

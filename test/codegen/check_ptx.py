@@ -17,8 +17,11 @@ form kiln::gemmSkinnyTcPreloadB alone uses, which the code generator emits only 
 weight (no kernel writes it) before the wait; and a kernel whose PTX carries READS_MARKER before
 any memory access (kiln::decodeAttentionPartial with a wait of its own: it reads the sequence
 lengths, the block table and cached rows, which no kernel of the step writes, before the wait),
-where loads, copies and control flow may come first but any write to global memory (st, atom,
-red, cp.reduce.async, multimem) before the wait still fails. Besides the models at the shapes
+where control flow may come first and, of the accesses to global memory, only scalar 32-bit
+integer loads (the lengths and the table: MARKED_READ) and 16-byte copies into shared memory
+(`cp.async.cg.shared.global`, the cached rows); anything else that touches global memory there
+fails: a write, a bulk or tensor copy, a load of another type (Q and the new keys and values are
+16-bit or fp32 loads, or copies only where Q is a plain view). Besides the models at the shapes
 below, the check compiles the tiny causal Llama of test/models as generation steps (--kv-cache,
 fp16), so that the decode kernels are checked too. --arch takes one architecture.
 
@@ -77,7 +80,8 @@ CONTROL = re.compile(r"^\s*(@!?%\w+\s+)?(call|bra)\b")
 # A kernel that declares reads before its wait (cuda/decode_attention.cuh), and the writes it still
 # may not do there.
 READS_MARKER = "kiln: reads before the grid-dependency wait"
-WRITE_OP = re.compile(r"^(st|atom|red|cp\.reduce\.async|multimem)$")
+MARKED_READ = re.compile(r"^\s*(@!?%\w+\s+)?(ld\.global(\.nc)?\.[sub]32\s|"
+                         r"cp\.async\.cg\.shared\.global\s)")
 # Generation steps compiled besides the models (path under the repository, extra arguments).
 KV_CACHE_COMPILES = [("llama_tiny_causal (kv-cache)", "test/models/llama_tiny_causal_dynamo.onnx",
                       ["--kv-cache", "--max-seq-len", "512", "--shape", "input_ids=1..8x1..32",
@@ -120,10 +124,11 @@ def dependency_wait_errors(ptx_path, arch_number):
                     waited = True
                     break
             m = None if ALLOWED_BEFORE_WAIT.match(line) else MEMORY_OP.match(line)
-            if reads_declared:  # only writes are out of place
-                m = m if m and WRITE_OP.match(m.group(2)) else None
-                if arch_number >= 90 and m and touches_global(m.group(3)):
-                    errors.append("%s: write '%s' before griddepcontrol.wait" % (name, line.strip()))
+            if reads_declared:  # the lengths, the table and cached rows only
+                if arch_number >= 90 and m and touches_global(m.group(3)) and not MARKED_READ.match(line):
+                    errors.append("%s: '%s' before griddepcontrol.wait (a kernel marked '%s' may only "
+                                  "load 32-bit integers and cp.async rows there)"
+                                  % (name, line.strip(), READS_MARKER))
                     break
                 continue
             if arch_number >= 90 and ((m and touches_global(m.group(3))) or CONTROL.match(line)):

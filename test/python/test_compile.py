@@ -339,20 +339,24 @@ def test_option_of_wrong_type(gpt2_path, option, message):
     ({"kv_cache": True, "max_seq_len": 16, "kv_blocks": -1},
      "kv_blocks must not be negative, got -1"),
     ({"max_seq_len": 64},
-     "max_seq_len, kv_block_size, kv_blocks, prefill_logits, device_sampling, split_kv and "
-     "fuse_kv_append apply to kv_cache=True; got max_seq_len=64"),
+     "max_seq_len, kv_block_size, kv_blocks, prefill_logits, device_sampling, split_kv, "
+     "decode_attention_preload and fuse_kv_append apply to kv_cache=True; got max_seq_len=64"),
     ({"device_sampling": False, "prefill_logits": "all"},
-     "max_seq_len, kv_block_size, kv_blocks, prefill_logits, device_sampling, split_kv and "
-     "fuse_kv_append apply to kv_cache=True; got prefill_logits='all', device_sampling=False"),
+     "max_seq_len, kv_block_size, kv_blocks, prefill_logits, device_sampling, split_kv, "
+     "decode_attention_preload and fuse_kv_append apply to kv_cache=True; got prefill_logits='all', device_sampling=False"),
     ({"fuse_kv_append": True},
-     "max_seq_len, kv_block_size, kv_blocks, prefill_logits, device_sampling, split_kv and "
-     "fuse_kv_append apply to kv_cache=True; got fuse_kv_append=True"),
+     "max_seq_len, kv_block_size, kv_blocks, prefill_logits, device_sampling, split_kv, "
+     "decode_attention_preload and fuse_kv_append apply to kv_cache=True; got fuse_kv_append=True"),
     ({"split_kv": False},
-     "max_seq_len, kv_block_size, kv_blocks, prefill_logits, device_sampling, split_kv and "
-     "fuse_kv_append apply to kv_cache=True; got split_kv=False"),
+     "max_seq_len, kv_block_size, kv_blocks, prefill_logits, device_sampling, split_kv, "
+     "decode_attention_preload and fuse_kv_append apply to kv_cache=True; got split_kv=False"),
     ({"fuse_kv_append": False},
-     "max_seq_len, kv_block_size, kv_blocks, prefill_logits, device_sampling, split_kv and "
-     "fuse_kv_append apply to kv_cache=True; got fuse_kv_append=False"),
+     "max_seq_len, kv_block_size, kv_blocks, prefill_logits, device_sampling, split_kv, "
+     "decode_attention_preload and fuse_kv_append apply to kv_cache=True; got fuse_kv_append=False"),
+    ({"decode_attention_preload": False},
+     "max_seq_len, kv_block_size, kv_blocks, prefill_logits, device_sampling, split_kv, "
+     "decode_attention_preload and fuse_kv_append apply to kv_cache=True; got "
+     "decode_attention_preload=False"),
 ])
 def test_option_out_of_range(gpt2_path, option, message):
     option = {"shapes": "input_ids=1x8", **option}

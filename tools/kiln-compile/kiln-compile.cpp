@@ -195,7 +195,8 @@ static cl::opt<bool> decodeAttentionPreload(
     cl::desc("--kv-cache: the split-KV decode attention (--split-kv) reads the sequence lengths, "
              "the block table and the cached keys and values of its first tiles before waiting "
              "for the previous kernel, which runs beside it (programmatic dependent launch; not "
-             "with --programmatic-launch=off or --split-kv=false). Default true "
+             "with --programmatic-launch=off, --split-kv=false or --sm90-gemm=false, nor for "
+             "targets other than sm_90). Default true "
              "(--decode-attention-preload=false for A/B timing)"),
     cl::init(true), cl::cat(kilnCategory));
 static cl::opt<bool> fuseKvAppend(
@@ -452,6 +453,9 @@ int main(int argc, char **argv) {
             "programmatic dependent launch)";
     else if (!splitKv)
       why = "--split-kv=false (only the split-KV decode kernel reads before its wait)";
+    else if (!sm90Gemm)
+      why = "--sm90-gemm=false (the split-KV decode kernel's clusters come with the Hopper "
+            "path)";
     else
       for (const std::string &t : options.targets) {
         if (unsigned arch = smArch(t); arch && arch != 90) {
@@ -537,9 +541,9 @@ int main(int argc, char **argv) {
     if (kvBlockSize > maxSeqLen)
       kvBlockSize = maxSeqLen;
   } else if (!kvCache) {
-    const cl::Option *cacheOptions[] = {&maxSeqLen,      &kvBlockSize, &kvBlocks, &prefillLogits,
-                                        &deviceSampling, &splitKv,     &fuseKvAppend,
-                                        &decodeAttentionPreload};
+    const cl::Option *cacheOptions[] = {&maxSeqLen,     &kvBlockSize,           &kvBlocks,
+                                        &prefillLogits, &deviceSampling,        &splitKv,
+                                        &fuseKvAppend,  &decodeAttentionPreload};
     for (const cl::Option *o : cacheOptions)
       if (o->getNumOccurrences())
         return usageError("--" + o->ArgStr +

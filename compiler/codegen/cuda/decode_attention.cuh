@@ -883,8 +883,9 @@ __device__ __forceinline__ void decodeAttentionPartial(const QSrc &q,
     // Rows [fillStart, preEnd) come from the pools: without the fused append every new row
     // (the previous launch appended them); with it, rows the append does not write (a length
     // below zero: the plain path reads them from the pools too).
-    const int fillStart =
-        APPEND ? int(max((long long)max(seqLen, k0), (long long)seqRaw + qLen)) : max(seqLen, k0);
+    const long long fillFrom =
+        APPEND ? max((long long)max(seqLen, k0), (long long)seqRaw + qLen) : max(seqLen, k0);
+    const int fillStart = int(fillFrom < preEnd ? fillFrom : preEnd); // no wrap near INT_MAX
     const int nQ = qRows * CPR, nAppend = APPEND ? qLen * CPR : 0;
     const int nFill = max(0, preEnd - fillStart) * CPR;
     auto stageRow = [&](int j, int ch, int kv) { // stage address of chunk ch of tile row j
