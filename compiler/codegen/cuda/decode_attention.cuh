@@ -755,8 +755,8 @@ __device__ __forceinline__ void decodeAttentionPartial(const QSrc &q,
   static_assert(W == 4, "the warp layout below assumes 4 warps");
   constexpr bool PRE = !decode::IsWaitedBefore<Wait>::value; // loads before the wait
   constexpr bool APPEND = !decode::IsNoAppend<KNew>::value;
-  // The PTX marker by which the ptxas check (test/codegen/check_ptx.py) lets this kernel read
-  // global memory before its griddepcontrol.wait (it still fails any write there).
+  // The PTX marker by which the ptxas check (test/codegen/check_ptx.py) lets this kernel do
+  // 32-bit integer loads and cp.async row copies before its griddepcontrol.wait (nothing else).
   if constexpr (PRE)
     asm volatile("// kiln: reads before the grid-dependency wait (decodeAttentionPartial)");
   static_assert(BN % (KS * W) == 0, "a tile gives every warp whole steps");
