@@ -123,14 +123,27 @@ __global__ void __launch_bounds__(kiln::decode::kThreads) __cluster_dims__(1, 1,
                                          kiln::decode::NoAppend(), kiln::decode::NoAppend(),
                                          PdlWait());
 }
-template <typename T, int D, int CL>
+/// ELEMFN: Q and the new keys and values as element functions (kiln::makeElemFn, what a
+/// generated step passes when the rotary is fused into the kernel: element loads, plain shared
+/// stores for Q) reading the same views.
+template <typename T, int D, int CL, bool ELEMFN = false>
 __global__ void __launch_bounds__(kiln::decode::kThreads) __cluster_dims__(1, 1, CL)
     clusterAppendPreKernel(kiln::AttnTensor<T> q, kiln::PagedKvCache<T> cache,
                            kiln::AttnOut<T> out, kiln::DecodeShape shape,
                            kiln::AttnTensor<T> kNew, kiln::AttnTensor<T> vNew) {
   extern __shared__ __align__(16) char smem[];
-  kiln::decodeAttentionPartial<T, D, CL>(q, cache, out, nullptr, shape, smem, kNew, vNew,
-                                         PdlWait());
+  if constexpr (ELEMFN) {
+    auto elem = [](const kiln::AttnTensor<T> &t) {
+      return kiln::makeElemFn([t](long long b, long long h, long long i, long long d) -> float {
+        return kiln::ld(t.ptr[b * t.sb + h * t.sh + i * t.ss + d]);
+      });
+    };
+    kiln::decodeAttentionPartial<T, D, CL>(elem(q), cache, out, nullptr, shape, smem, elem(kNew),
+                                           elem(vNew), PdlWait());
+  } else {
+    kiln::decodeAttentionPartial<T, D, CL>(q, cache, out, nullptr, shape, smem, kNew, vNew,
+                                           PdlWait());
+  }
 }
 
 /// The previous launch of the pre-wait cases: lets the attention start at once
@@ -266,7 +279,9 @@ template <typename KT, int D> struct Launch {
                                     cudaFuncAttributeMaxDynamicSharedMemorySize, int(most)));
     for (auto f : {clusterAppendKernel<KT, D, 2>, clusterAppendKernel<KT, D, 5>,
                    clusterAppendKernel<KT, D, 8>, clusterAppendPreKernel<KT, D, 2>,
-                   clusterAppendPreKernel<KT, D, 5>, clusterAppendPreKernel<KT, D, 8>})
+                   clusterAppendPreKernel<KT, D, 5>, clusterAppendPreKernel<KT, D, 8>,
+                   clusterAppendPreKernel<KT, D, 2, true>, clusterAppendPreKernel<KT, D, 5, true>,
+                   clusterAppendPreKernel<KT, D, 8, true>})
       CHECK_CUDA(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(cl)));
     for (auto f : {clusterPreKernel<KT, D, 2>, clusterPreKernel<KT, D, 5>,
                    clusterPreKernel<KT, D, 8>})
@@ -282,7 +297,8 @@ template <typename KT, int D> struct Launch {
                                const kiln::AttnTensor<KT> &av, const kiln::AttnTensor<KT> &skv,
                                const kiln::AttnTensor<KT> &svv,
                                const kiln::PagedKvCache<KT> &cache, const kiln::AttnOut<KT> &out,
-                               const kiln::DecodeShape &s, bool fused, cudaStream_t stream) {
+                               const kiln::DecodeShape &s, bool fused, bool elemFn,
+                               cudaStream_t stream) {
     // The producer appends from the staging views (skv, svv), not from what it just wrote.
     producerKernel<KT, D><<<1, kiln::decode::kAppendThreads, 0, stream>>>(
         q, qSrc, qElems, kNew, vNew, kSrc, vSrc, kvElems, !fused, skv, svv, cache, s, 200000);
@@ -300,7 +316,10 @@ template <typename KT, int D> struct Launch {
     cfg.attrs = attr, cfg.numAttrs = 1;
 #define KILN_PRE_CASE(CL)                                                                        \
   case CL:                                                                                       \
-    if (fused)                                                                                   \
+    if (fused && elemFn)                                                                         \
+      CHECK_CUDA(cudaLaunchKernelEx(&cfg, clusterAppendPreKernel<KT, D, CL, true>, aq, cache,   \
+                                    out, s, ak, av));                                            \
+    else if (fused)                                                                              \
       CHECK_CUDA(cudaLaunchKernelEx(&cfg, clusterAppendPreKernel<KT, D, CL>, aq, cache, out, s, \
                                     ak, av));                                                    \
     else                                                                                         \
@@ -473,6 +492,8 @@ struct Case {
   /// kernel that writes Q, the new keys and values (and, without fusedAppend, appends them)
   /// only after a spin (2, 5 or 8 slots).
   bool preWait = false;
+  /// With preWait and fusedAppend: Q and the new keys and values as element functions.
+  bool elemFn = false;
   int sm90 = 0; ///< the Hopper prefill path: 1 grid, 2 persistent blocks (sm_90a builds)
 };
 
@@ -612,7 +633,7 @@ template <typename T, int D> bool runCase(const Case &c, int smCount) {
                         (KT *)dvNew, (const KT *)sk, (const KT *)sv, (long long)hk.size(), aq,
                         ak, av, kiln::AttnTensor<KT>{(const KT *)sk, ns.sb, ns.sh, ns.ss},
                         kiln::AttnTensor<KT>{(const KT *)sv, ns.sb, ns.sh, ns.ss}, cache, ao,
-                        shape, c.fusedAppend, 0);
+                        shape, c.fusedAppend, c.elemFn, 0);
     CHECK_CUDA(cudaGetLastError());
     CHECK_CUDA(cudaDeviceSynchronize());
     cudaFree(sq), cudaFree(sk), cudaFree(sv);
@@ -721,7 +742,8 @@ template <typename T, int D> bool runCase(const Case &c, int smCount) {
               "rel err %.2e  nan %zu  pool mismatches %zu",
               ok ? "PASS" : "FAIL", typeName<T>(), D, Hq, Hkv, bs, c.blockSize ? "" : "(contig)",
               capacity, qLen, c.bshd ? "bshd" : "bhsd",
-              c.preWait     ? (c.fusedAppend ? "prewait+append" : "prewait")
+              c.preWait     ? (c.fusedAppend ? (c.elemFn ? "prewait+append+elemfn" : "prewait+append")
+                                             : "prewait")
               : c.fusedAppend ? (c.cluster ? "cluster+append" : "splits+append")
               : c.sm90 == 2 ? "sm90-persistent"
               : c.sm90      ? "sm90"
@@ -841,7 +863,7 @@ std::vector<Case> fusedAppendCases() {
 /// preload = true>), with and without the fused append, after a producer that writes Q and the
 /// new rows late: one new token over lengths whose new row falls in a preloaded tile or past
 /// them (4096: chunks of many tiles), q_len 5 and 16 (new rows across tiles and chunks), odd
-/// blocks, MQA, and a length past the capacity.
+/// blocks, MQA, a length past the capacity, and Q / new rows as element functions.
 std::vector<Case> preWaitCases() {
   const std::vector<int> lens = {0, 1, 17, 63, 64, 127, 128, 255, 1000, 4096};
   std::vector<Case> cases;
@@ -860,6 +882,15 @@ std::vector<Case> preWaitCases() {
     over.capacity = 1003, over.blockSize = 17;
     add(over, fused, 8, false);
   }
+  // Q and the new rows as element functions (a generated step's fused rotary): Q computed into
+  // shared memory by plain stores after the wait.
+  auto addElemFn = [&](Case c, int slots, bool bshd) {
+    add(c, true, slots, bshd);
+    cases.back().elemFn = true;
+  };
+  addElemFn(Case{32, 8, 16, 1, lens}, 8, true);
+  addElemFn(Case{8, 2, 7, 5, lens}, 5, false);
+  addElemFn(Case{8, 1, 16, 16, {0, 33, 500, 2000}}, 2, true);
   return cases;
 }
 
