@@ -68,7 +68,7 @@ FailureOr<GeneratedKernel> emitSample(KernelOp kernel, Operation *anchor) {
   constexpr int64_t kSampleLoads = 8; // kiln::sample::kLoads
   TargetAttr target = getTargetOrDefault(kernel);
   const int64_t cluster =
-      target.getArch() >= 90 && rows < int64_t(target.getSmCount()) && rows <= 65535
+      target.getArch() >= 90 && rows < int64_t(target.getSmCount()) // grid y: far below 65535
           ? std::clamp<int64_t>((vocab + threads * kSampleLoads - 1) / (threads * kSampleLoads), 1,
                                 8)
           : 1;

@@ -375,6 +375,14 @@ const NamedParams kModelParams[] = {
 
 /// The shared-memory candidates change the cost, not the token: at model vocabularies every row
 /// and counter gives the same token with and without them.
+/// Rows whose tokens differ between two runs of the same rows.
+int rowsDiffer(const std::vector<long long> &a, const std::vector<long long> &b) {
+  int differ = 0;
+  for (size_t r = 0; r < a.size(); ++r)
+    differ += a[r] != b[r];
+  return differ;
+}
+
 void testCompact() {
   for (long long V : {32000LL, 128256LL}) {
     const int rows = 48;
@@ -386,9 +394,7 @@ void testCompact() {
         offsets[size_t(r)] = 1000003ull * unsigned(r);
       std::vector<long long> a = run(x, V, V, params, offsets, 512, true);
       std::vector<long long> b = run(x, V, V, params, offsets, 512, false);
-      int differ = 0;
-      for (int r = 0; r < rows; ++r)
-        differ += a[size_t(r)] != b[size_t(r)];
+      const int differ = rowsDiffer(a, b);
       std::printf("%s candidates V=%lld %s: %d of %d rows differ from the full-pass sampler\n",
                   differ ? "FAIL" : "PASS", V, np.name, differ, rows);
       failures += differ ? 1 : 0;
@@ -420,9 +426,7 @@ void testCompactFlat() {
       offsets[size_t(r)] = 7919ull * unsigned(r);
     std::vector<long long> a = run(x, V, V, params, offsets, 256, true);
     std::vector<long long> b = run(x, V, V, params, offsets, 256, false);
-    int differ = 0;
-    for (int r = 0; r < rows; ++r)
-      differ += a[size_t(r)] != b[size_t(r)];
+    const int differ = rowsDiffer(a, b);
     std::printf("%s candidates V=%lld %s: %d of %d rows differ from the full-pass sampler\n",
                 differ ? "FAIL" : "PASS", V, np.name, differ, rows);
     failures += differ ? 1 : 0;
@@ -454,9 +458,7 @@ void testCluster() {
     const std::vector<long long> want = run(x, V, V, params, offsets, 512);
     for (int cluster : {2, 8}) {
       const std::vector<long long> got = run(x, V, V, params, offsets, 512, true, nullptr, cluster);
-      int differ = 0;
-      for (int r = 0; r < rows; ++r)
-        differ += got[size_t(r)] != want[size_t(r)];
+      const int differ = rowsDiffer(got, want);
       std::printf("%s cluster %d V=%lld ties/NaN/inf rows: %d of %d rows differ from one block\n",
                   differ ? "FAIL" : "PASS", cluster, V, differ, rows);
       failures += differ ? 1 : 0;
@@ -472,9 +474,7 @@ void testCluster() {
         offsets[size_t(r)] = 7919ull * unsigned(r);
       const std::vector<long long> a = run(x, V, V, params, offsets, 512);
       const std::vector<long long> b = run(x, V, V, params, offsets, 512, true, nullptr, 8);
-      int differ = 0;
-      for (int r = 0; r < rows; ++r)
-        differ += a[size_t(r)] != b[size_t(r)];
+      const int differ = rowsDiffer(a, b);
       std::printf("%s cluster 8 V=%lld %s: %d of %d rows differ from one block\n",
                   differ ? "FAIL" : "PASS", V, np.name, differ, rows);
       failures += differ ? 1 : 0;

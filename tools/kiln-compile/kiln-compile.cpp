@@ -421,6 +421,18 @@ int main(int argc, char **argv) {
         break;
       }
     }
+  // The first --target that is not sm_90 (the plans that need every target to be sm_90), or "".
+  auto nonSm90Target = [&]() -> std::string {
+    for (const std::string &t : options.targets)
+      if (unsigned arch = smArch(t); arch && arch != 90)
+        return t;
+    return "";
+  };
+  auto warnNoEffect = [](llvm::StringRef option, const std::string &why) {
+    if (!why.empty())
+      WithColor::warning(errs(), "kiln-compile")
+          << "--" << option << " has no effect with " << why << "\n";
+  };
   // An explicit --skinny-weight-preload that other options rule out (the compile goes on without
   // it): it needs programmatic launch, the tensor cores' few-row path and sm_90 targets.
   if (skinnyWeightPreload.getNumOccurrences() && skinnyWeightPreload) {
@@ -433,16 +445,9 @@ int main(int argc, char **argv) {
             "rings)";
     else if (!skinnyGemm)
       why = "--skinny-gemm=false";
-    else
-      for (const std::string &t : options.targets) {
-        if (unsigned arch = smArch(t); arch && arch != 90) {
-          why = "target " + t + " (the few-row GEMM's plan needs every --target to be sm_90)";
-          break;
-        }
-      }
-    if (!why.empty())
-      WithColor::warning(errs(), "kiln-compile")
-          << "--skinny-weight-preload has no effect with " << why << "\n";
+    else if (std::string t = nonSm90Target(); !t.empty())
+      why = "target " + t + " (the few-row GEMM's plan needs every --target to be sm_90)";
+    warnNoEffect("skinny-weight-preload", why);
   }
   // Likewise an explicit --decode-attention-preload: it needs programmatic launch and the
   // split-KV kernel (clusters: sm_90 targets, --sm90-gemm).
@@ -456,16 +461,9 @@ int main(int argc, char **argv) {
     else if (!sm90Gemm)
       why = "--sm90-gemm=false (the split-KV decode kernel's clusters come with the Hopper "
             "path)";
-    else
-      for (const std::string &t : options.targets) {
-        if (unsigned arch = smArch(t); arch && arch != 90) {
-          why = "target " + t + " (the split-KV kernel needs every --target to be sm_90)";
-          break;
-        }
-      }
-    if (!why.empty())
-      WithColor::warning(errs(), "kiln-compile")
-          << "--decode-attention-preload has no effect with " << why << "\n";
+    else if (std::string t = nonSm90Target(); !t.empty())
+      why = "target " + t + " (the split-KV kernel needs every --target to be sm_90)";
+    warnNoEffect("decode-attention-preload", why);
   }
   // Likewise a norm fold the options rule out (the pipeline leaves kiln-fuse-norm-into-gemm out).
   if (normIntoGemm.getNumOccurrences() && normIntoGemm == NormIntoGemm::Fused) {

@@ -151,6 +151,15 @@ __device__ __forceinline__ float4 ldClusterF4(unsigned addr, unsigned rank) {
   return v;
 }
 
+/// The 64-bit value of block `rank`'s shared memory at the shared::cta address `addr` there.
+__device__ __forceinline__ unsigned long long ldClusterU64(unsigned addr, unsigned rank) {
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(addr), "r"(rank));
+  unsigned long long v;
+  asm volatile("ld.shared::cluster.u64 %0, [%1];\n" : "=l"(v) : "r"(remote) : "memory");
+  return v;
+}
+
 template <int N> __device__ __forceinline__ void regDealloc() {
 #ifdef __CUDA_ARCH_FEAT_SM90_ALL
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));

@@ -614,10 +614,7 @@ __device__ void sampleRow(const Load &load, long long n, float temperature, int 
     if (rank == 0) {
       const unsigned addr = unsigned(__cvta_generic_to_shared(&sliceBest));
       for (unsigned r = 1; r < unsigned(CLUSTER); ++r) {
-        unsigned remote;
-        unsigned long long v;
-        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(addr), "r"(r));
-        asm volatile("ld.shared::cluster.u64 %0, [%1];\n" : "=l"(v) : "r"(remote) : "memory");
+        const unsigned long long v = sm90::ldClusterU64(addr, r);
         best = v > best ? v : best;
       }
     }
