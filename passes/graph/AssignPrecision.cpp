@@ -7,6 +7,13 @@
 // decides only what lives in memory: half the bytes for weights and
 // activations, and 16-bit operands for the tensor-core GEMMs.
 //
+// Exception: values whose rounding an op amplifies stay f32. The argument of
+// a cos or sin (a rotary or sinusoidal angle, position x frequency, reaches
+// thousands of radians: in f16 its spacing at 2048 is 2 rad) and the value a
+// cast turns into an integer (an index or a bucket: rounding moves it to
+// another one) are computed from f32 inputs in f32, with every f32 op and
+// constant they are computed from (keepTrigAndIndexInputs).
+//
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
@@ -65,6 +72,68 @@ FailureOr<ElementsAttr> narrowConstant(ElementsAttr attr, FloatType to) {
       type, ArrayRef<char>(reinterpret_cast<const char *>(bits.data()), bits.size() * 2)));
 }
 
+/// Most elements a constant may have and still stay f32 as the input of an angle or an index
+/// (inverse frequencies, scales): a weight matrix in that slice means the slice is part of the
+/// network itself, which the precision then stores narrow as before.
+constexpr int64_t kMaxKeptConstantElements = 1 << 16;
+
+/// Whether `op` starts a slice that stays f32: cos or sin of an f32 tensor, or a cast from an
+/// f32 tensor to an integer type.
+bool readsExactFloat(Operation *op) {
+  auto isF32 = [](Value v) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    return t && t.getElementType().isF32();
+  };
+  if (isa<CosOp, SinOp>(op))
+    return isF32(op->getOperand(0));
+  if (auto c = dyn_cast<CastOp>(op))
+    return isF32(c.getInput()) && isa<IntegerType>(c.getType().getElementType());
+  return false;
+}
+
+/// The ops (constants included) whose f32 results stay f32: for every op that readsExactFloat,
+/// the f32 values it is computed from, back through ops with an f32 result, up to the function's
+/// arguments, integer values and the model's casts from other float types (which read their
+/// input as it is). cos and sin themselves stay f32 too (their results are cast on use). A slice
+/// that reaches a constant of more than kMaxKeptConstantElements elements is dropped whole.
+/// `keptArguments` gets the f32 arguments such a slice reads (they skip the entry cast).
+llvm::DenseSet<Operation *> keepTrigAndIndexInputs(func::FuncOp func,
+                                                   llvm::DenseSet<Value> &keptArguments) {
+  llvm::DenseSet<Operation *> kept;
+  func.walk([&](Operation *root) {
+    if (!readsExactFloat(root))
+      return;
+    llvm::DenseSet<Operation *> slice;
+    llvm::DenseSet<Value> args;
+    SmallVector<Value> work{root->getOperand(0)};
+    if (isa<CosOp, SinOp>(root))
+      slice.insert(root);
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      if (!type || !type.getElementType().isF32())
+        continue;
+      if (isa<BlockArgument>(v)) {
+        args.insert(v);
+        continue;
+      }
+      Operation *def = v.getDefiningOp();
+      if (kept.contains(def) || !slice.insert(def).second)
+        continue;
+      if (isa<ConstantOp>(def)) {
+        if (type.getNumElements() > kMaxKeptConstantElements)
+          return; // a weight: this slice is the network, not an angle
+        continue;
+      }
+      for (Value operand : def->getOperands())
+        work.push_back(operand);
+    }
+    kept.insert(slice.begin(), slice.end());
+    keptArguments.insert(args.begin(), args.end());
+  });
+  return kept;
+}
+
 } // namespace
 
 LogicalResult kiln::assignPrecision(RewriterBase &rewriter, func::FuncOp func,
@@ -78,15 +147,28 @@ LogicalResult kiln::assignPrecision(RewriterBase &rewriter, func::FuncOp func,
   if (!func.getOps<KernelOp>().empty())
     return func.emitError() << "kiln-assign-precision must run before fusion (found kiln.kernel)";
   Block &entry = func.getBody().front();
+  // One conversion per weight for all programs of a --shape range (ConstantCache); null when
+  // the payload cannot be converted.
+  auto narrowedConstant = [&](ElementsAttr value) {
+    return dyn_cast_or_null<ElementsAttr>(ConstantCache::get(ctx).getOrCompute(
+        "assign-precision", {value, TypeAttr::get(to)}, [&]() -> Attribute {
+          FailureOr<ElementsAttr> converted = narrowConstant(value, to);
+          return succeeded(converted) ? Attribute(*converted) : Attribute();
+        }));
+  };
 
   // 1. Arguments keep their types; f32 ones are cast on entry. The model's own casts of an
   //    argument to another type keep reading the f32 argument: they convert its exact value
   //    once, as ONNX Cast does (through the 16-bit copy, f32 -> bf16 would round twice under
   //    fp16 storage, and f32 -> int64 would truncate a rounded value).
+  llvm::DenseSet<Value> keptArguments;
+  llvm::DenseSet<Operation *> kept = keepTrigAndIndexInputs(func, keptArguments);
   rewriter.setInsertionPointToStart(&entry);
   for (BlockArgument arg : entry.getArguments()) {
     Type narrow = narrowType(arg.getType(), to);
-    auto readsExactValue = [](OpOperand &use) { return isa<CastOp>(use.getOwner()); };
+    auto readsExactValue = [&](OpOperand &use) {
+      return isa<CastOp>(use.getOwner()) || kept.contains(use.getOwner());
+    };
     if (narrow == arg.getType() || llvm::all_of(arg.getUses(), readsExactValue))
       continue;
     // Saturating, like the constants and every 16-bit store (a -1e9 mask stays finite).
@@ -102,7 +184,7 @@ LogicalResult kiln::assignPrecision(RewriterBase &rewriter, func::FuncOp func,
   Type other = to.isF16() ? Type(BFloat16Type::get(ctx)) : Type(Float16Type::get(ctx));
   bool keptOther = false;
   WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
-    if (isa<func::FuncOp, func::ReturnOp>(op))
+    if (isa<func::FuncOp, func::ReturnOp>(op) || kept.contains(op))
       return WalkResult::advance();
     for (Type t : op->getResultTypes())
       if (auto r = dyn_cast<RankedTensorType>(t))
@@ -111,12 +193,7 @@ LogicalResult kiln::assignPrecision(RewriterBase &rewriter, func::FuncOp func,
       auto type = cast<RankedTensorType>(c.getType());
       if (!type.getElementType().isF32())
         return WalkResult::advance();
-      // One conversion per weight for all programs of a --shape range (ConstantCache).
-      auto cached = dyn_cast_or_null<ElementsAttr>(ConstantCache::get(ctx).getOrCompute(
-          "assign-precision", {c.getValue(), TypeAttr::get(to)}, [&]() -> Attribute {
-            FailureOr<ElementsAttr> converted = narrowConstant(c.getValue(), to);
-            return succeeded(converted) ? Attribute(*converted) : Attribute();
-          }));
+      ElementsAttr cached = narrowedConstant(c.getValue());
       if (!cached) {
         c.emitError() << "unsupported: converting constant of " << type << " to " << to;
         return WalkResult::interrupt();
@@ -143,6 +220,39 @@ LogicalResult kiln::assignPrecision(RewriterBase &rewriter, func::FuncOp func,
   });
   if (walk.wasInterrupted())
     return failure();
+
+  // 2b. Ops outside the kept slices read its f32 values in the storage type: a kept constant
+  //     through its own converted copy, any other value through a cast (cos and sin round once,
+  //     there). The model's own casts read the f32 value as it is.
+  SmallVector<Operation *> keptInOrder; // program order: the same IR on every run
+  func.walk([&](Operation *op) {
+    if (kept.contains(op))
+      keptInOrder.push_back(op);
+  });
+  for (Operation *op : keptInOrder) {
+    for (OpResult r : op->getResults()) {
+      SmallVector<OpOperand *> narrowUses;
+      for (OpOperand &use : r.getUses())
+        if (!kept.contains(use.getOwner()) && !isa<CastOp, func::ReturnOp>(use.getOwner()))
+          narrowUses.push_back(&use);
+      if (narrowUses.empty())
+        continue;
+      rewriter.setInsertionPointAfter(op);
+      Value narrow;
+      if (auto c = dyn_cast<ConstantOp>(op)) {
+        ElementsAttr converted = narrowedConstant(c.getValue());
+        if (!converted)
+          return c.emitError() << "unsupported: converting constant of " << c.getType() << " to "
+                               << to;
+        narrow = ConstantOp::create(rewriter, c.getLoc(), converted.getType(), converted);
+      } else {
+        narrow = CastOp::create(rewriter, op->getLoc(), narrowType(r.getType(), to), r,
+                                /*saturate_finite=*/true);
+      }
+      for (OpOperand *use : narrowUses)
+        rewriter.modifyOpInPlace(use->getOwner(), [&] { use->set(narrow); });
+    }
+  }
   if (keptOther)
     func.emitWarning() << "the model already stores tensors as " << other << "; --precision "
                        << stringifyPrecision(precision) << " converts only its f32 tensors, so "

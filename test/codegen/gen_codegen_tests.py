@@ -256,6 +256,7 @@ def main():
     save_gelu_erf(np.random.default_rng(5))
     save_skinny_gemms(np.random.default_rng(6))
     save_skinny_rms_gemms(np.random.default_rng(7))
+    save_rotary_angles()
     save("layer_norm_stats", [
         helper.make_node("LayerNormalization", ["x", "g", "beta"], ["y", "mean", "inv_std"], axis=-2,
                          epsilon=1e-5),
@@ -583,6 +584,28 @@ def save_report_names():
         helper.make_node("Softmax", ["t"], ["out<&>"], name="<script>alert(1)</script>", axis=-1),
     ], [f32("x", [2, 8])], [f32("out<&>", [2, 8])],
         [numpy_helper.from_array(w, "w")])
+
+
+def save_rotary_angles():
+    """Rotary tables from run-time positions as Hugging Face's LlamaRotaryEmbedding exports them
+    (head_dim 64, theta 10000): inv_freq [1, 32, 1] x float(position_ids) [B, 1, S] -> [B, 32, S],
+    Transpose, Concat with itself, Cos and Sin. small_models_test.py compiles it --precision fp16
+    with positions up to 4095: the angles must stay f32 (kiln-assign-precision), since in f16 an
+    angle near 2048 is off by up to 1 rad."""
+    inv_freq = 1.0 / (10000.0 ** (np.arange(0, 64, 2, dtype=np.int64).astype(np.float32) / 64))
+    save("rotary_angles", [
+        helper.make_node("Cast", ["pos"], ["pf"], to=TensorProto.FLOAT),
+        helper.make_node("Unsqueeze", ["pf", "axis1"], ["pe"]),
+        helper.make_node("MatMul", ["inv_freq", "pe"], ["freqs"]),
+        helper.make_node("Transpose", ["freqs"], ["ft"], perm=[0, 2, 1]),
+        helper.make_node("Concat", ["ft", "ft"], ["emb"], axis=-1),
+        helper.make_node("Cos", ["emb"], ["cos"]),
+        helper.make_node("Sin", ["emb"], ["sin"]),
+    ], [helper.make_tensor_value_info("pos", TensorProto.INT64, [2, 8])],
+        [f32("cos", [2, 8, 64]), f32("sin", [2, 8, 64])], [
+        numpy_helper.from_array(inv_freq.astype(np.float32).reshape(1, 32, 1), "inv_freq"),
+        numpy_helper.from_array(np.array([1], np.int64), "axis1"),
+    ])
 
 
 def save_skinny_gemms(rng):

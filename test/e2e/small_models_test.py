@@ -168,8 +168,11 @@ for _name in GENAI:
 UNDEFINED = {GQA_RUNTIME: gqa_lengths.undefined,
              **{name: lambda o, shape, feeds: gqa_lengths.undefined_for_mask(
                  o, shape, feeds["attention_mask"]) for name in GENAI}}
+# Rotary tables (cos and sin) from run-time positions up to 4095, compiled --precision fp16: the
+# angles must be computed in f32 (an f16 angle near 2048 is off by up to 1 rad).
+MODELS["rotary_angles"] = {"pos": (2, 8)}
 # kiln-compile --precision per model (default fp32).
-PRECISION = {"skinny_gemms": "fp16", "skinny_rms_gemms": "fp16"}
+PRECISION = {"skinny_gemms": "fp16", "skinny_rms_gemms": "fp16", "rotary_angles": "fp16"}
 # Input elements set to NaN before the run: model -> [(input, index)]. Outputs are then
 # compared NaN for NaN (each NaN must stay NaN, nothing else may become NaN).
 NAN_INPUTS = {"max_nan": [("x", (0, 1, 37)), ("x", (2, 3, 5))],
@@ -192,6 +195,7 @@ def softmax_ref(s):
 # int64 inputs instead of float normals: model -> {input: values drawn from [0, high)}
 # (attention masks of 0 and 1, position ids into a 16-row cache).
 INT_INPUTS = {"cumsum_runtime": {"mask": 2}, "../../onnx/Inputs/rotary_embedding_4d": {"pos": 16},
+              "rotary_angles": {"pos": 4096},
               **{name: {"input_ids": 1000} for name in GENAI}}
 # Other integer inputs: model -> {input: (dtype, low, high)}, uniform over [low, high) (the full
 # range of each type, so wrapping and the sign bit are exercised).
@@ -252,7 +256,8 @@ def einsum_bf16_ref(f):
 # Models compared with a wider max_rel_err than 1e-5: bf16 results are rounded to 8 bits of
 # mantissa, so a different summation order can move an element by one bf16 ulp (2^-8).
 TOLERANCE = {"../../onnx/Inputs/einsum_bf16": 1e-2, "skinny_gemms": 1e-2, "skinny_rms_gemms": 1e-2,
-             "../../onnx/Inputs/matmul_nbits_fp16": 1e-2, GENAI[1]: 1e-2}
+             "../../onnx/Inputs/matmul_nbits_fp16": 1e-2, GENAI[1]: 1e-2,
+             "rotary_angles": 1e-3}
 
 
 # numpy references (onnxruntime's NaN propagation is not specified): model -> feeds -> outputs.

@@ -124,3 +124,103 @@ func.func @argument_cast_and_use(%x: tensor<4xf32>) -> (tensor<4xi64>, tensor<4x
   %n = kiln.neg %x : tensor<4xf32>
   return %i, %n : tensor<4xi64>, tensor<4xf32>
 }
+
+// -----
+
+// Rotary angles stay f32: cos and sin read position x inverse frequency
+// computed in f32 from the f32 cast of the integer positions and the f32
+// frequencies (at position 2048 an f16 angle is off by up to 1 rad); cos and
+// sin round once, where their results are used. A constant the slice shares
+// with the rest of the graph is converted for the others (a copy).
+// CHECK-LABEL: func.func @rotary_angles
+// CHECK-SAME: (%[[POS:.+]]: tensor<1x16xi64>, %[[X:.+]]: tensor<1x16x8xf32>)
+// CHECK: %[[XH:.+]] = kiln.cast %[[X]] {saturate_finite} : tensor<1x16x8xf32> -> tensor<1x16x8xf16>
+// CHECK: %[[INV:.+]] = kiln.constant dense<{{.+}}> : tensor<4x1xf32>
+// CHECK: %[[P:.+]] = kiln.cast %[[POS]] : tensor<1x16xi64> -> tensor<1x16xf32>
+// CHECK: %[[P1:.+]] = kiln.reshape %[[P]] : tensor<1x16xf32> -> tensor<1x1x16xf32>
+// CHECK: %[[F:.+]] = kiln.matmul %[[INV]], %[[P1]] : tensor<4x1xf32>, tensor<1x1x16xf32> -> tensor<1x4x16xf32>
+// CHECK: %[[T:.+]] = kiln.transpose %[[F]] {{.+}} -> tensor<1x16x4xf32>
+// CHECK: %[[ONE:.+]] = kiln.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[ONEH:.+]] = kiln.constant dense<1.000000e+00> : tensor<f16>
+// CHECK: %[[S:.+]] = kiln.mul %[[T]], %[[ONE]] : tensor<1x16x4xf32>, tensor<f32> -> tensor<1x16x4xf32>
+// CHECK: %[[E:.+]] = kiln.concat %[[S]], %[[S]] {{.+}} -> tensor<1x16x8xf32>
+// CHECK: %[[C:.+]] = kiln.cos %[[E]] : tensor<1x16x8xf32>
+// CHECK: %[[CH:.+]] = kiln.cast %[[C]] {saturate_finite} : tensor<1x16x8xf32> -> tensor<1x16x8xf16>
+// CHECK: %[[SN:.+]] = kiln.sin %[[E]] : tensor<1x16x8xf32>
+// CHECK: %[[SH:.+]] = kiln.cast %[[SN]] {saturate_finite} : tensor<1x16x8xf32> -> tensor<1x16x8xf16>
+// CHECK: %[[XC:.+]] = kiln.mul %[[XH]], %[[CH]] : tensor<1x16x8xf16>, tensor<1x16x8xf16> -> tensor<1x16x8xf16>
+// CHECK: %[[XS:.+]] = kiln.mul %[[XH]], %[[SH]] : tensor<1x16x8xf16>, tensor<1x16x8xf16> -> tensor<1x16x8xf16>
+// CHECK: %[[Y:.+]] = kiln.add %[[XC]], %[[XS]] : tensor<1x16x8xf16>, tensor<1x16x8xf16> -> tensor<1x16x8xf16>
+// CHECK: kiln.mul %[[Y]], %[[ONEH]] : tensor<1x16x8xf16>, tensor<f16> -> tensor<1x16x8xf16>
+// BF16-LABEL: func.func @rotary_angles
+// BF16: kiln.cos %{{.+}} : tensor<1x16x8xf32>
+// BF16: kiln.cast %{{.+}} {saturate_finite} : tensor<1x16x8xf32> -> tensor<1x16x8xbf16>
+func.func @rotary_angles(%pos: tensor<1x16xi64>, %x: tensor<1x16x8xf32>) -> tensor<1x16x8xf32> {
+  %inv = kiln.constant dense<[[1.0], [0.1], [0.01], [0.001]]> : tensor<4x1xf32>
+  %p = kiln.cast %pos : tensor<1x16xi64> -> tensor<1x16xf32>
+  %p1 = kiln.reshape %p : tensor<1x16xf32> -> tensor<1x1x16xf32>
+  %f = kiln.matmul %inv, %p1 : tensor<4x1xf32>, tensor<1x1x16xf32> -> tensor<1x4x16xf32>
+  %t = kiln.transpose %f {perm = array<i64: 0, 2, 1>} : tensor<1x4x16xf32> -> tensor<1x16x4xf32>
+  %one = kiln.constant dense<1.0> : tensor<f32>
+  %s = kiln.mul %t, %one : tensor<1x16x4xf32>, tensor<f32> -> tensor<1x16x4xf32>
+  %e = kiln.concat %s, %s {axis = 2 : i64} : tensor<1x16x4xf32>, tensor<1x16x4xf32> -> tensor<1x16x8xf32>
+  %c = kiln.cos %e : tensor<1x16x8xf32>
+  %sn = kiln.sin %e : tensor<1x16x8xf32>
+  %xc = kiln.mul %x, %c : tensor<1x16x8xf32>, tensor<1x16x8xf32> -> tensor<1x16x8xf32>
+  %xs = kiln.mul %x, %sn : tensor<1x16x8xf32>, tensor<1x16x8xf32> -> tensor<1x16x8xf32>
+  %y = kiln.add %xc, %xs : tensor<1x16x8xf32>, tensor<1x16x8xf32> -> tensor<1x16x8xf32>
+  %z = kiln.mul %y, %one : tensor<1x16x8xf32>, tensor<f32> -> tensor<1x16x8xf32>
+  return %z : tensor<1x16x8xf32>
+}
+
+// -----
+
+// An f32 argument that an angle reads: the angle reads the argument itself,
+// the other ops the entry cast's copy. The model's own cast of cos to f32
+// (an identity) reads the f32 cosine as it is and stores it in f16.
+// CHECK-LABEL: func.func @argument_angle
+// CHECK-SAME: (%[[A:.+]]: tensor<8xf32>)
+// CHECK-NEXT: %[[AH:.+]] = kiln.cast %[[A]] {saturate_finite} : tensor<8xf32> -> tensor<8xf16>
+// CHECK-NEXT: %[[C:.+]] = kiln.cos %[[A]] : tensor<8xf32>
+// CHECK-NEXT: %[[CH:.+]] = kiln.cast %[[C]] {saturate_finite} : tensor<8xf32> -> tensor<8xf16>
+// CHECK-NEXT: kiln.add %[[CH]], %[[AH]] : tensor<8xf16>, tensor<8xf16> -> tensor<8xf16>
+func.func @argument_angle(%a: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %c = kiln.cos %a : tensor<8xf32>
+  %c2 = kiln.cast %c : tensor<8xf32> -> tensor<8xf32>
+  %y = kiln.add %c2, %a : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  return %y, %c2 : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// A float value cast to an integer (a relative-position bucket: log of the
+// distance, scaled, truncated) is computed in f32: in f16 the scaled log can
+// round across an integer and pick another bucket.
+// CHECK-LABEL: func.func @index_from_float
+// CHECK: %[[D:.+]] = kiln.cast %{{.+}} : tensor<16xi64> -> tensor<16xf32>
+// CHECK: %[[L:.+]] = kiln.log %[[D]] : tensor<16xf32>
+// CHECK: %[[S:.+]] = kiln.mul %[[L]], %{{.+}} : tensor<16xf32>, tensor<f32> -> tensor<16xf32>
+// CHECK: kiln.cast %[[S]] : tensor<16xf32> -> tensor<16xi64>
+func.func @index_from_float(%d: tensor<16xi64>) -> tensor<16xi64> {
+  %f = kiln.cast %d : tensor<16xi64> -> tensor<16xf32>
+  %l = kiln.log %f : tensor<16xf32>
+  %k = kiln.constant dense<3.7> : tensor<f32>
+  %s = kiln.mul %l, %k : tensor<16xf32>, tensor<f32> -> tensor<16xf32>
+  %i = kiln.cast %s : tensor<16xf32> -> tensor<16xi64>
+  return %i : tensor<16xi64>
+}
+
+// -----
+
+// A slice that reaches a weight (more than 65536 elements) is part of the
+// network: it is stored in the narrow type as before (sin of x W).
+// CHECK-LABEL: func.func @weight_in_slice
+// CHECK: kiln.constant dense<{{.+}}> : tensor<256x257xf16>
+// CHECK: kiln.matmul %{{.+}}, %{{.+}} : tensor<2x256xf16>, tensor<256x257xf16> -> tensor<2x257xf16>
+// CHECK: kiln.sin %{{.+}} : tensor<2x257xf16>
+func.func @weight_in_slice(%x: tensor<2x256xf32>) -> tensor<2x257xf32> {
+  %w = kiln.constant dense<0.25> : tensor<256x257xf32>
+  %mm = kiln.matmul %x, %w : tensor<2x256xf32>, tensor<256x257xf32> -> tensor<2x257xf32>
+  %s = kiln.sin %mm : tensor<2x257xf32>
+  return %s : tensor<2x257xf32>
+}
