@@ -19,6 +19,12 @@
 //   5. Groups are outlined in program order; groups made only of reshapes
 //      are left alone, since a reshape of a materialized buffer is a view.
 //
+// Before step 1, a matmul with K = 1 (an outer product, e.g. a decode step's
+// rotary angles inv_freq x positions) becomes a broadcast kiln.mul: the same
+// single product per element, rounded once, and a pointwise op that fuses.
+// (After kiln-raise-attention: at one key, the attention's P x V is such a
+// matmul too, and the raise patterns expect a matmul.)
+//
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
@@ -27,6 +33,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Debug.h"
 
 #define DEBUG_TYPE "kiln-fuse-pointwise"
@@ -185,9 +192,96 @@ static bool isPairEpilogueGroup(Operation *anchor,
   return reachesRootElementwise({halves->even, halves->odd}, inGroup);
 }
 
+/// Replaces every matmul(lhs [..., M, 1], rhs [..., 1, N]) by lhs * rhs under numpy
+/// broadcasting: the batch dims broadcast alike and the result type is the same.
+static void outerProductsToMul(RewriterBase &rewriter, func::FuncOp func) {
+  SmallVector<MatMulOp> outer;
+  func.walk([&](MatMulOp mm) {
+    if (cast<RankedTensorType>(mm.getLhs().getType()).getShape().back() == 1)
+      outer.push_back(mm);
+  });
+  for (MatMulOp mm : outer) {
+    rewriter.setInsertionPoint(mm);
+    rewriter.replaceOpWithNewOp<MulOp>(mm, mm.getType(), mm.getLhs(), mm.getRhs());
+  }
+}
+
+/// Ops a multi-output kernel may evaluate once per consumer element (mergeIntoConsumers): index
+/// remapping and the cheap arithmetic, on any operands.
+static bool isCheapPointwise(Operation *op) {
+  return isa<ReshapeOp, TransposeOp, SliceOp, ExpandOp, ConcatOp, CastOp, NegOp, AddOp, SubOp,
+             MulOp, MaxOp, MinOp>(op);
+}
+
+/// Step 2b: a group without an anchor, of cheap ops only (isCheapPointwise), whose results are
+/// read only by two or more other groups without an anchor (a generation step's rotary angles,
+/// read by the cos and the sin tables) joins them: one kernel with a result per consumer, each
+/// evaluating the shared ops per element, instead of one launch that stores the shared value and
+/// one per consumer. Only where the merged kernel can stand after its last op (every reader of
+/// its results comes later: no path through an outside op leads back into it) and within the
+/// op and input limits. Groups hold their ops in reverse program order; merged groups are left
+/// empty.
+static void mergeIntoConsumers(SmallVector<SmallVector<Operation *>> &groups,
+                               llvm::DenseMap<Operation *, unsigned> &groupOf,
+                               ArrayRef<bool> hasAnchor, const FusionOptions &options) {
+  for (unsigned p = 0; p < groups.size(); ++p) {
+    if (hasAnchor[p] || groups[p].empty() || !llvm::all_of(groups[p], isCheapPointwise) ||
+        llvm::all_of(groups[p], [](Operation *op) { return isa<ReshapeOp>(op); }))
+      continue; // (reshapes alone are views: nothing to save)
+    llvm::SetVector<unsigned> consumers;
+    bool mergeable = true;
+    for (Operation *op : groups[p])
+      for (Operation *user : op->getUsers()) {
+        auto it = groupOf.find(user);
+        if (it == groupOf.end() || hasAnchor[it->second] || groups[it->second].empty() ||
+            !user->hasTrait<KilnFusible>()) {
+          mergeable = false;
+          break;
+        }
+        if (it->second != p)
+          consumers.insert(it->second);
+      }
+    if (!mergeable || consumers.size() < 2)
+      continue;
+    SmallVector<Operation *> merged(groups[p]);
+    for (unsigned c : consumers)
+      merged.append(groups[c].begin(), groups[c].end());
+    if (merged.size() > options.maxOpsPerKernel)
+      continue;
+    llvm::SmallPtrSet<Operation *, 16> inMerged(merged.begin(), merged.end());
+    llvm::SetVector<Value> inputs;
+    Operation *last = merged.front();
+    for (Operation *op : merged) {
+      if (last->isBeforeInBlock(op))
+        last = op;
+      for (Value v : op->getOperands())
+        if (!inMerged.contains(v.getDefiningOp()))
+          inputs.insert(v);
+    }
+    if (inputs.size() > options.maxInputsPerKernel)
+      continue;
+    bool readersAfter = llvm::all_of(merged, [&](Operation *op) {
+      return llvm::all_of(op->getUsers(), [&](Operation *user) {
+        return inMerged.contains(user) ||
+               (user->getBlock() == last->getBlock() && last->isBeforeInBlock(user));
+      });
+    });
+    if (!readersAfter)
+      continue;
+    llvm::sort(merged, [](Operation *a, Operation *b) { return b->isBeforeInBlock(a); });
+    for (unsigned c : consumers)
+      groups[c].clear();
+    for (Operation *op : merged)
+      groupOf[op] = p;
+    groups[p] = std::move(merged);
+    LLVM_DEBUG(llvm::dbgs() << "merged a group into " << consumers.size() << " consumers\n");
+  }
+}
+
 int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
                                   const FusionOptions &options,
                                   const FusionControlFn &control) {
+  outerProductsToMul(rewriter, func);
   unsigned maxOpsPerKernel = options.maxOpsPerKernel;
   // Step 1-2: assign groups bottom-up.
   llvm::DenseMap<Operation *, unsigned> groupOf;
@@ -318,6 +412,8 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
     startGroup(op, /*anchored=*/false);
   }
 
+  mergeIntoConsumers(groups, groupOf, hasAnchor, options);
+
   // Step 3: outline in program order (groups were built bottom-up).
   int64_t created = 0;
   for (auto &group : llvm::reverse(groups)) {
@@ -328,9 +424,10 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
     // dominate it, and every epilogue operand was already visible there.
     // Named after what it computes: the anchor (GEMM, attention, norm...)
     // first, then the arithmetic in program order, then the index remapping
-    // (slices, transposes, ...), four names at most.
+    // (slices, transposes, ...), each kind once, four names at most.
     std::string name = "fused";
     unsigned shown = 0;
+    llvm::StringSet<> named;
     Operation *anchor = nullptr;
     for (Operation *op : group)
       if (!op->hasTrait<KilnFusible>() && !anchor)
@@ -342,7 +439,8 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
     for (bool views : {false, true})
       for (Operation *op : group) {
         bool isView = isa<TransposeOp, SliceOp, ExpandOp, ConcatOp>(op);
-        if (isa<ReshapeOp>(op) || shown == 4 || op == anchor || isView != views)
+        if (isa<ReshapeOp>(op) || shown == 4 || op == anchor || isView != views ||
+            !named.insert(shortName(op)).second)
           continue;
         name += "_" + shortName(op).str();
         ++shown;

@@ -29,5 +29,5 @@
 // one tensor) stops at the kernel source limit with an error, not a crash.
 // RUN: %python %S/gen_wide_concat.py nested 24 %t/nested.onnx
 // RUN: not kiln-compile %t/nested.onnx -o %t/nested.kiln 2>&1 | FileCheck %s --check-prefix=NESTED
-// NESTED: error: node 's23' (Slice): unsupported: the CUDA source of kernel @k0_fused_concat_slice_concat_slice exceeds 4 MiB (a value is re-evaluated at too many coordinates, e.g. nested concats of one tensor); compile with --no-fuse
+// NESTED: error: node 's23' (Slice): unsupported: the CUDA source of kernel @k0_fused_concat_slice exceeds 4 MiB (a value is re-evaluated at too many coordinates, e.g. nested concats of one tensor); compile with --no-fuse
 // NESTED: kiln-compile: error: CUDA code generation failed for '{{.*}}nested.onnx'

@@ -86,7 +86,7 @@ func.func @around_matmul(%x: tensor<2x4x8xf32>, %w: tensor<8x8xf32>) -> tensor<2
 // NOGEMMPRO-LABEL: func.func @attention_scores_prologue
 func.func @attention_scores_prologue(%qkv: tensor<16x64xf32>) -> tensor<2x16x16xf32> {
   %scale = kiln.constant dense<0.5> : tensor<f32>
-  // CHECK: kiln.kernel @fused_matmul_mul_mul_slice(
+  // CHECK: kiln.kernel @fused_matmul_mul_slice_transpose(
   // CHECK: kiln.matmul
   // CHECK-NOT: kiln.kernel
   // NOGEMMPRO: kiln.kernel @fused_mul_slice_transpose(
@@ -235,4 +235,95 @@ func.func @bounded_kernel_inputs(%a: tensor<8xf32>, %b: tensor<8xf32>, %c: tenso
   %s2 = kiln.add %s1, %c : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
   %s3 = kiln.add %s2, %d : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
   return %s3 : tensor<8xf32>
+}
+
+// -----
+
+// A matmul with K = 1 (an outer product: a decode step's rotary angles,
+// inverse frequencies x position) is a broadcast multiply: it fuses with the
+// transpose and the concat after it into one kernel, where a GEMM kernel would
+// have been its own launch. The operand ranks differ; batch dims broadcast.
+// With GEMM prologues off it is still a multiply.
+// CHECK-LABEL: func.func @outer_product
+// CHECK: kiln.kernel @fused_cast_mul_transpose_concat(
+// CHECK: kiln.mul %{{.+}}, %{{.+}} : tensor<4x1xf32>, tensor<1x1x16xf32> -> tensor<1x4x16xf32>
+// CHECK-NOT: kiln.matmul
+// NOGEMMPRO-LABEL: func.func @outer_product
+// NOGEMMPRO-NOT: kiln.matmul
+// NOGEMMPRO: kiln.mul %{{.+}}, %{{.+}} : tensor<4x1xf32>, tensor<1x1x16xf32> -> tensor<1x4x16xf32>
+// A K of 2 stays a GEMM.
+// CHECK-LABEL: func.func @not_outer_product
+// CHECK: kiln.matmul %{{.+}}, %{{.+}} : tensor<4x2xf32>, tensor<2x16xf32> -> tensor<4x16xf32>
+func.func @outer_product(%inv: tensor<4x1xf32>, %pos: tensor<1x1x16xi64>) -> tensor<1x16x8xf32> {
+  %p = kiln.cast %pos : tensor<1x1x16xi64> -> tensor<1x1x16xf32>
+  %f = kiln.matmul %inv, %p : tensor<4x1xf32>, tensor<1x1x16xf32> -> tensor<1x4x16xf32>
+  %t = kiln.transpose %f {perm = array<i64: 0, 2, 1>} : tensor<1x4x16xf32> -> tensor<1x16x4xf32>
+  %e = kiln.concat %t, %t {axis = 2 : i64} : tensor<1x16x4xf32>, tensor<1x16x4xf32> -> tensor<1x16x8xf32>
+  return %e : tensor<1x16x8xf32>
+}
+func.func @not_outer_product(%a: tensor<4x2xf32>, %b: tensor<2x16xf32>) -> tensor<4x16xf32> {
+  %f = kiln.matmul %a, %b : tensor<4x2xf32>, tensor<2x16xf32> -> tensor<4x16xf32>
+  return %f : tensor<4x16xf32>
+}
+
+// -----
+
+// A group of cheap ops read by two pointwise groups (a generation step's
+// rotary angles, read by the cos and the sin tables) joins them: one kernel
+// with a result per consumer, each evaluating the shared ops per element.
+// CHECK-LABEL: func.func @shared_angles
+// CHECK: %[[K:.+]]:2 = kiln.kernel @fused_mul_cos_cast_sin(
+// CHECK: kiln.yield %{{.+}}, %{{.+}} : tensor<1x16x8xf16>, tensor<1x16x8xf16>
+// CHECK-NOT: kiln.kernel
+// CHECK: return %[[K]]#0, %[[K]]#1
+func.func @shared_angles(%inv: tensor<1x4x1xf32>, %pos: tensor<1x1x16xf32>) -> (tensor<1x16x8xf16>, tensor<1x16x8xf16>) {
+  %f = kiln.mul %inv, %pos : tensor<1x4x1xf32>, tensor<1x1x16xf32> -> tensor<1x4x16xf32>
+  %t = kiln.transpose %f {perm = array<i64: 0, 2, 1>} : tensor<1x4x16xf32> -> tensor<1x16x4xf32>
+  %e = kiln.concat %t, %t {axis = 2 : i64} : tensor<1x16x4xf32>, tensor<1x16x4xf32> -> tensor<1x16x8xf32>
+  %c = kiln.cos %e : tensor<1x16x8xf32>
+  %ch = kiln.cast %c : tensor<1x16x8xf32> -> tensor<1x16x8xf16>
+  %s = kiln.sin %e : tensor<1x16x8xf32>
+  %sh = kiln.cast %s : tensor<1x16x8xf32> -> tensor<1x16x8xf16>
+  return %ch, %sh : tensor<1x16x8xf16>, tensor<1x16x8xf16>
+}
+
+// -----
+
+// Left as three kernels: the shared value is also a result of the function
+// (it is stored anyway); the shared group computes an exponential (not
+// cheap to evaluate once per consumer element).
+// CHECK-LABEL: func.func @shared_value_returned
+// CHECK-COUNT-3: kiln.kernel @
+// CHECK-LABEL: func.func @shared_exp
+// CHECK-COUNT-3: kiln.kernel @
+func.func @shared_value_returned(%a: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %m = kiln.mul %a, %b : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  %c = kiln.cos %m : tensor<8xf32>
+  %s = kiln.sin %m : tensor<8xf32>
+  return %m, %c, %s : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+func.func @shared_exp(%a: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %e = kiln.exp %a : tensor<8xf32>
+  %c = kiln.cos %e : tensor<8xf32>
+  %s = kiln.sin %e : tensor<8xf32>
+  return %c, %s : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Left apart: an op outside any group (a cumulative sum) reads the cos
+// group's result and feeds the sin group, so one kernel holding both would
+// need its own result as an input.
+// CHECK-LABEL: func.func @reader_between_consumers
+// CHECK: kiln.kernel @fused_mul(
+// CHECK: kiln.kernel @fused_cos(
+// CHECK: kiln.cumsum
+// CHECK: kiln.kernel @fused_sin_add(
+func.func @reader_between_consumers(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
+  %m = kiln.mul %a, %b : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  %c = kiln.cos %m : tensor<8xf32>
+  %cs = kiln.cumsum %c {axis = 0 : i64, exclusive = false, reverse = false} : tensor<8xf32>
+  %s = kiln.sin %m : tensor<8xf32>
+  %y = kiln.add %s, %cs : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  return %y : tensor<8xf32>
 }
