@@ -1,0 +1,570 @@
+// persistent_decode_bench.cu - how close a persistent batch-1 decode step can get to the copy
+// bandwidth on this GPU: the experiment behind docs/generation.md "Not done" item 0 (a persistent
+// decode layer), before kiln's code generator is changed to emit one.
+//
+// The step is the 0.8B Llama's of the generation benchmark (hidden 2048, 16 layers, 32 query and
+// 8 KV heads of 64, intermediate 5632, vocabulary 32000, fp16 weights): per layer an RMS norm and
+// the QKV GEMV [3072 x 2048], an attention stage (here only its grid barrier: at a 128-token cache
+// its K/V are 2 MB of the step's 1574 MB), the o-proj GEMV [2048 x 2048] + residual, an RMS norm
+// and the gate/up GEMV [11264 x 2048], SiLU(gate) * up, the down GEMV [2048 x 5632] + residual;
+// then the final norm and the lm_head GEMV [32000 x 2048]. The math is the layer's; the attention
+// output is replaced by the first 2048 QKV sums.
+//
+// One cooperative launch of one block per SM runs the whole step. Each weight is stored as tiles
+// of 16 rows x 512 columns (16 KiB contiguous: kiln stores constants in whatever layout its kernels
+// want); a block takes every G-th tile of each GEMV (split-K over 512-column chunks, partial sums
+// added to fp32 accumulators with atomics). A producer warp streams the block's tiles of the whole
+// step, in order, into a ring of shared-memory stages with 1-D bulk copies (cp.async.bulk, one
+// mbarrier per stage), never waiting for activations: weights do not depend on them, so the ring
+// fills with the next GEMV's tiles while the block waits at the grid barrier between stages (the
+// "no bubbles" megakernel design; Hazy Research, "Look Ma, No Bubbles!", 2025). Eight consumer
+// warps compute; between stages every block waits at a grid-wide barrier (one self-resetting
+// counter, as cooperative groups' grid sync), then builds the stage's input vector from the
+// previous accumulators (norm, residual, SiLU) in shared memory.
+//
+// Printed: the copy bandwidth (1 GiB device-to-device, as bench_generate.py measures it), then
+// per ring depth and with / without the prefetch across stages the step time and its fraction of
+// the copy bandwidth, and once without waiting at the barriers (the streaming ceiling of this
+// GEMV loop: the sums are then wrong); a check of the logits against one plain kernel per GEMV (fp32 sums in
+// another order: max|err| / max|ref| <= 1e-3). Exit 0, 1 when the check fails, 77 without a GPU.
+//
+//   test/gpu/build_gpu_test.sh persistent_decode_bench OUT && OUT [--layers N] [--iters N]
+#include "gpu_test_util.h"
+
+#include <cooperative_groups.h>
+
+namespace {
+
+constexpr int kHidden = 2048, kInter = 5632, kQkv = 3072, kVocab = 32000;
+constexpr int kTileRows = 16, kTileCols = 512, kTileElems = kTileRows * kTileCols;
+constexpr unsigned kTileBytes = kTileElems * 2;
+constexpr int kConsumerWarps = 8, kThreads = (kConsumerWarps + 1) * 32;
+constexpr int kMaxRing = 12;
+constexpr float kEps = 1e-6f;
+
+/// How a stage builds its GEMV input vector x (K floats) in shared memory.
+enum Input : int {
+  kNormResidual,  // QKV of layer l: x = rms(resid[l]); resid[0] given, else mid[l-1] + down[l-1]
+  kBarrierOnly,   // the attention stage: no GEMV, only the barrier (and zeroing)
+  kAttention,     // o-proj: x = the first 2048 QKV sums (stands in for the attention output)
+  kNormMid,       // gate/up: mid[l] = resid[l] + o[l] (written by slices); x = rms(mid[l])
+  kSwiGlu,        // down: x[i] = silu(gu[i]) * gu[I + i]
+  kNormFinal,     // lm_head: x = rms(mid[L-1] + down[L-1])
+};
+
+struct Stage {
+  int input;
+  int n, k;             // GEMV rows (outputs) and columns
+  const __half *w;      // tiles of 16 x 512, row-group major
+  float *acc;           // n fp32 sums (zeroed by the previous stage)
+  const float *a, *b;   // the accumulators / residuals the input is built from
+  float *write;         // kNormMid: mid[l]; kNormResidual (l > 0): resid[l] (for the check)
+};
+
+constexpr int kMaxStages = 5 * 32 + 1;
+struct Step {
+  int stages;
+  Stage s[kMaxStages];
+};
+/// The persistent kernel's stages (9 KB: constant memory rather than parameters).
+__constant__ Step cStep;
+
+__device__ __forceinline__ unsigned smemAddr(const void *p) {
+  return unsigned(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void mbarInit(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbarArriveExpectTx(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void mbarArrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbarWait(unsigned bar, unsigned parity) {
+  unsigned done;
+  do {
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                 "selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done)
+                 : "r"(bar), "r"(parity)
+                 : "memory");
+  } while (!done);
+}
+/// 1-D bulk copy of `bytes` (a multiple of 16, 16-byte aligned) from global to shared memory,
+/// completing on the mbarrier `bar`.
+__device__ __forceinline__ void bulkLoad(unsigned dst, const void *src, unsigned bytes,
+                                         unsigned bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, "
+               "[%3];" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
+__device__ __forceinline__ unsigned ldAcquire(const unsigned *p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+/// The consumer warps' barrier (named barrier 1; the producer warp never joins it).
+__device__ __forceinline__ void consumersSync() {
+  asm volatile("bar.sync 1, %0;" ::"r"(kConsumerWarps * 32) : "memory");
+}
+
+/// Tiles of a stage: (n / 16) row groups x (k / 512) column chunks.
+__host__ __device__ inline int tilesOf(const Stage &s) {
+  return s.input == kBarrierOnly ? 0 : (s.n / kTileRows) * (s.k / kTileCols);
+}
+
+/// Sum over the consumer threads (all of them get it).
+__device__ float consumersSum(float v, float *scratch) {
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, o);
+  const int warp = threadIdx.x / 32;
+  consumersSync();
+  if (threadIdx.x % 32 == 0)
+    scratch[warp] = v;
+  consumersSync();
+  float t = 0;
+  for (int w = 0; w < kConsumerWarps; ++w)
+    t += scratch[w];
+  return t;
+}
+
+/// x (shared) = the stage's input vector, by the consumer threads.
+__device__ void buildInput(const Stage &s, float *x, float *scratch) {
+  const int t = threadIdx.x, nt = kConsumerWarps * 32;
+  float ss = 0;
+  switch (s.input) {
+  case kAttention:
+    for (int i = t; i < s.k; i += nt)
+      x[i] = __ldcg(s.a + i);
+    return;
+  case kSwiGlu:
+    for (int i = t; i < s.k; i += nt) {
+      const float g = __ldcg(s.a + i), u = __ldcg(s.a + kInter + i);
+      x[i] = g / (1.0f + __expf(-g)) * u;
+    }
+    return;
+  default:
+    break;
+  }
+  // The norms: v = a (+ b), x = v * rsqrt(mean(v^2) + eps) (unit norm weights). The block that
+  // owns a slice of v writes it (the residual the next layers read; every block has all of v).
+  const int per = (s.k + gridDim.x - 1) / gridDim.x, lo = blockIdx.x * per, hi = lo + per;
+  for (int i = t; i < s.k; i += nt) {
+    float v = __ldcg(s.a + i);
+    if (s.b)
+      v += __ldcg(s.b + i);
+    x[i] = v;
+    ss += v * v;
+    if (s.write && i >= lo && i < hi)
+      s.write[i] = v;
+  }
+  const float r = rsqrtf(consumersSum(ss, scratch) / float(s.k) + kEps);
+  for (int i = t; i < s.k; i += nt)
+    x[i] *= r;
+}
+
+/// The step. Dynamic shared memory: `ring` tiles, then x (kInter floats).
+__global__ void __launch_bounds__(kThreads, 1)
+    persistentStep(int ring, int crossStagePrefetch, int waitAtBarriers, unsigned *barrier) {
+  const Step &step = cStep;
+  extern __shared__ __align__(128) unsigned char smem[];
+  __shared__ __align__(8) unsigned long long full[kMaxRing], empty[kMaxRing];
+  __shared__ float scratch[kConsumerWarps];
+  __shared__ volatile int stagesPassed; // stages whose grid barrier the consumers passed
+  float *x = reinterpret_cast<float *>(smem + size_t(ring) * kTileBytes);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int G = gridDim.x, b = blockIdx.x;
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < ring; ++i) {
+      mbarInit(smemAddr(&full[i]), 1);
+      mbarInit(smemAddr(&empty[i]), kConsumerWarps);
+    }
+    stagesPassed = 0;
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+
+  if (warp == kConsumerWarps) { // the producer: every tile of this block, in step order
+    if (lane != 0)
+      return;
+    long long i = 0;
+    for (int si = 0; si < step.stages; ++si) {
+      const Stage &s = step.s[si];
+      const int tiles = tilesOf(s);
+      if (!crossStagePrefetch)
+        while (stagesPassed < si) // as a kernel per stage would: no loads before the inputs
+          ;
+      for (int t = b; t < tiles; t += G, ++i) {
+        const int slot = int(i % ring);
+        const unsigned use = unsigned(i / ring);
+        if (use > 0)
+          mbarWait(smemAddr(&empty[slot]), (use - 1) & 1);
+        mbarArriveExpectTx(smemAddr(&full[slot]), kTileBytes);
+        bulkLoad(smemAddr(smem + size_t(slot) * kTileBytes), s.w + size_t(t) * kTileElems,
+                 kTileBytes, smemAddr(&full[slot]));
+      }
+    }
+    return;
+  }
+
+  // The consumers.
+  long long i = 0;
+  unsigned arrived = 0; // the counter before this block's last arrival
+  for (int si = 0; si < step.stages; ++si) {
+    const Stage &s = step.s[si];
+    if (si > 0) { // the previous stage's sums are complete everywhere
+      if (threadIdx.x == 0) {
+        while (waitAtBarriers && ((ldAcquire(barrier) ^ arrived) & 0x80000000u) == 0)
+          ;
+        __threadfence();
+        stagesPassed = si;
+      }
+      consumersSync();
+    }
+    // Zero the next stage's accumulators (nobody touches them before this stage's barrier; the
+    // last stage zeroes the first's for the next launch).
+    const Stage &next = step.s[(si + 1) % step.stages];
+    if (next.input != kBarrierOnly)
+      for (int j = b * kConsumerWarps * 32 + threadIdx.x; j < next.n; j += G * kConsumerWarps * 32)
+        next.acc[j] = 0.0f;
+    if (s.input != kBarrierOnly) {
+      buildInput(s, x, scratch);
+      consumersSync();
+      const int tiles = tilesOf(s), chunks = s.k / kTileCols;
+      for (int t = b; t < tiles; t += G, ++i) {
+        const int slot = int(i % ring);
+        mbarWait(smemAddr(&full[slot]), unsigned(i / ring) & 1);
+        const __half *tile = reinterpret_cast<const __half *>(smem + size_t(slot) * kTileBytes);
+        const int group = t / chunks, col0 = (t % chunks) * kTileCols;
+        for (int rr = 0; rr < 2; ++rr) {
+          const int row = warp * 2 + rr;
+          float sum = 0;
+          for (int h = 0; h < 2; ++h) {
+            const int c = (lane + 32 * h) * 8;
+            const uint4 wv = *reinterpret_cast<const uint4 *>(tile + row * kTileCols + c);
+            const __half2 *w2 = reinterpret_cast<const __half2 *>(&wv);
+            const float4 x0 = *reinterpret_cast<const float4 *>(x + col0 + c);
+            const float4 x1 = *reinterpret_cast<const float4 *>(x + col0 + c + 4);
+            const float2 a = __half22float2(w2[0]), bb = __half22float2(w2[1]),
+                         cc = __half22float2(w2[2]), d = __half22float2(w2[3]);
+            sum += a.x * x0.x + a.y * x0.y + bb.x * x0.z + bb.y * x0.w + cc.x * x1.x +
+                   cc.y * x1.y + d.x * x1.z + d.y * x1.w;
+          }
+          for (int o = 16; o > 0; o >>= 1)
+            sum += __shfl_xor_sync(0xffffffffu, sum, o);
+          if (lane == 0)
+            atomicAdd(s.acc + group * kTileRows + row, sum);
+        }
+        __syncwarp();
+        if (lane == 0)
+          mbarArrive(smemAddr(&empty[slot]));
+      }
+    }
+    // Arrive: this block's sums (and zeroing, residual slices) are issued.
+    consumersSync();
+    if (threadIdx.x == 0) {
+      __threadfence();
+      arrived = atomicAdd(barrier, b == 0 ? 0x80000000u - unsigned(G - 1) : 1u);
+    }
+  }
+  // Leave only when every block has arrived at the last barrier (the next launch's first stage
+  // reads what the last one zeroed; stream order covers the launch boundary).
+  // Without the waits the flips no longer line up with the stages (blocks arrive at later
+  // barriers before others reach earlier ones; the adds still sum to a multiple of 2^31, so the
+  // counter is ready for the next launch): no final wait either.
+  if (threadIdx.x == 0 && waitAtBarriers)
+    while (((ldAcquire(barrier) ^ arrived) & 0x80000000u) == 0)
+      ;
+}
+
+// ------------------------------------------------------------------------------------------
+// The reference: one plain kernel per stage, fixed summation order.
+
+__global__ void refInput(Stage s, float *x) {
+  __shared__ float red[1024 / 32];
+  const int t = threadIdx.x;
+  float ss = 0;
+  for (int i = t; i < s.k; i += blockDim.x) {
+    float v;
+    if (s.input == kAttention) {
+      v = s.a[i];
+    } else if (s.input == kSwiGlu) {
+      const float g = s.a[i], u = s.a[kInter + i];
+      v = g / (1.0f + expf(-g)) * u;
+    } else {
+      v = s.a[i] + (s.b ? s.b[i] : 0.0f);
+      if (s.write)
+        s.write[i] = v;
+    }
+    x[i] = v;
+    ss += v * v;
+  }
+  if (s.input == kAttention || s.input == kSwiGlu)
+    return;
+  for (int o = 16; o > 0; o >>= 1)
+    ss += __shfl_xor_sync(0xffffffffu, ss, o);
+  if (t % 32 == 0)
+    red[t / 32] = ss;
+  __syncthreads();
+  float total = 0;
+  for (int w = 0; w < int(blockDim.x / 32); ++w)
+    total += red[w];
+  const float r = rsqrtf(total / float(s.k) + kEps);
+  __syncthreads();
+  for (int i = t; i < s.k; i += blockDim.x)
+    x[i] *= r;
+}
+
+/// One warp per output row, over the row's column chunks in order.
+__global__ void refGemv(Stage s, const float *x) {
+  const int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (row >= s.n)
+    return;
+  const int group = row / kTileRows, r = row % kTileRows, chunks = s.k / kTileCols;
+  float sum = 0;
+  for (int c = 0; c < chunks; ++c) {
+    const __half *tile = s.w + size_t(group * chunks + c) * kTileElems + r * kTileCols;
+    for (int j = lane; j < kTileCols; j += 32)
+      sum += __half2float(tile[j]) * x[c * kTileCols + j];
+  }
+  for (int o = 16; o > 0; o >>= 1)
+    sum += __shfl_xor_sync(0xffffffffu, sum, o);
+  if (lane == 0)
+    s.acc[row] = sum;
+}
+
+/// Uniform values in [-scale, scale] from a hash of the index.
+__global__ void fillUniform(__half *w, size_t n, float scale, unsigned seed) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
+    unsigned h = unsigned(i) * 2654435761u ^ (unsigned(i >> 32) + seed) * 2246822519u;
+    h ^= h >> 15;
+    h *= 2654435761u;
+    h ^= h >> 13;
+    w[i] = __float2half((float(h & 0xffffff) / 8388608.0f - 1.0f) * scale);
+  }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  int layers = 16, iters = 50;
+  for (int a = 1; a < argc; ++a) {
+    if (!std::strcmp(argv[a], "--layers") && a + 1 < argc)
+      layers = std::atoi(argv[++a]);
+    else if (!std::strcmp(argv[a], "--iters") && a + 1 < argc)
+      iters = std::atoi(argv[++a]);
+    else {
+      std::fprintf(stderr, "usage: %s [--layers N (1-32)] [--iters N]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (layers < 1 || layers > 32 || iters < 1) {
+    std::fprintf(stderr, "persistent_decode_bench: --layers must be 1-32, --iters >= 1\n");
+    return 2;
+  }
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("SKIP: no GPU\n");
+    return 77;
+  }
+  cudaDeviceProp prop;
+  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  int coop = 0;
+  CHECK_CUDA(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, 0));
+  if (prop.major < 9 || !coop) {
+    std::printf("SKIP: needs sm_90 (bulk copies) and cooperative launch; %s is sm_%d%d\n",
+                prop.name, prop.major, prop.minor);
+    return 77;
+  }
+  std::printf("%s, %d SMs\n", prop.name, prop.multiProcessorCount);
+
+  // Weights (tiled) and activations.
+  struct Layer {
+    __half *qkv, *o, *gu, *down;
+  };
+  std::vector<Layer> w(layers);
+  size_t weightBytes = 0;
+  auto alloc = [&](int n, int k, unsigned seed) {
+    __half *p;
+    const size_t elems = size_t(n) * k;
+    CHECK_CUDA(cudaMalloc(&p, elems * 2));
+    fillUniform<<<1024, 256>>>(p, elems, std::sqrt(3.0f / float(k)), seed);
+    CHECK_CUDA(cudaGetLastError());
+    weightBytes += elems * 2;
+    return p;
+  };
+  for (int l = 0; l < layers; ++l)
+    w[l] = {alloc(kQkv, kHidden, 4 * l + 1), alloc(kHidden, kHidden, 4 * l + 2),
+            alloc(2 * kInter, kHidden, 4 * l + 3), alloc(kHidden, kInter, 4 * l + 4)};
+  __half *lmHead = alloc(kVocab, kHidden, 999);
+  const size_t perLayer = size_t(kQkv + kHidden + 2 * kInter) * kHidden + size_t(kHidden) * kInter;
+  float *act;
+  const size_t actPerLayer = kQkv + kHidden + 2 * kInter + kHidden + 2 * kHidden; // sums, mid, resid
+  const size_t actFloats = actPerLayer * layers + kVocab + kHidden;
+  CHECK_CUDA(cudaMalloc(&act, actFloats * 4));
+  CHECK_CUDA(cudaMemset(act, 0, actFloats * 4));
+  float *input = act + actPerLayer * layers + kVocab; // resid[0], the embedding row
+  {
+    std::vector<float> h(kHidden);
+    for (int i = 0; i < kHidden; ++i)
+      h[i] = std::sin(0.37f * float(i)) + 0.1f;
+    CHECK_CUDA(cudaMemcpy(input, h.data(), kHidden * 4, cudaMemcpyHostToDevice));
+  }
+
+  // The step's stages; `acc` buffers: persistent (zeroed in-kernel) and reference apart.
+  auto buildStep = [&](float *base) {
+    Step st{};
+    float *p = base;
+    std::vector<float *> qkv(layers), o(layers), gu(layers), dn(layers), mid(layers), res(layers);
+    for (int l = 0; l < layers; ++l) {
+      qkv[l] = p, p += kQkv;
+      o[l] = p, p += kHidden;
+      gu[l] = p, p += 2 * kInter;
+      dn[l] = p, p += kHidden;
+      mid[l] = p, p += kHidden;
+      res[l] = p, p += kHidden;
+    }
+    float *logits = p;
+    int n = 0;
+    for (int l = 0; l < layers; ++l) {
+      st.s[n++] = l == 0 ? Stage{kNormResidual, kQkv, kHidden, w[l].qkv, qkv[l], input, nullptr,
+                                 nullptr}
+                         : Stage{kNormResidual, kQkv, kHidden, w[l].qkv, qkv[l], mid[l - 1],
+                                 dn[l - 1], res[l]};
+      st.s[n++] = Stage{kBarrierOnly, 0, 0, nullptr, nullptr, nullptr, nullptr, nullptr};
+      st.s[n++] = Stage{kAttention, kHidden, kHidden, w[l].o, o[l], qkv[l], nullptr, nullptr};
+      st.s[n++] = Stage{kNormMid, 2 * kInter, kHidden, w[l].gu, gu[l],
+                        l == 0 ? input : res[l], o[l], mid[l]};
+      st.s[n++] = Stage{kSwiGlu, kHidden, kInter, w[l].down, dn[l], gu[l], nullptr, nullptr};
+    }
+    st.s[n++] = Stage{kNormFinal, kVocab, kHidden, lmHead, logits, mid[layers - 1],
+                      dn[layers - 1], nullptr};
+    st.stages = n;
+    return std::make_pair(st, logits);
+  };
+  // A kNormMid stage of layer l > 0 reads resid[l], which the QKV stage of l wrote (every block
+  // builds v, the owner of each slice stores it): ordered by the barriers in between.
+  auto [step, logits] = buildStep(act);
+  float *refAct;
+  CHECK_CUDA(cudaMalloc(&refAct, actFloats * 4));
+  CHECK_CUDA(cudaMemset(refAct, 0, actFloats * 4));
+  auto [refStep, refLogits] = buildStep(refAct);
+  // The reference's layer 0 reads the same input.
+  float *refX;
+  CHECK_CUDA(cudaMalloc(&refX, kInter * 4));
+  for (int si = 0; si < refStep.stages; ++si) {
+    const Stage &s = refStep.s[si];
+    if (s.input == kBarrierOnly)
+      continue;
+    refInput<<<1, 1024>>>(s, refX);
+    refGemv<<<(s.n + 7) / 8, 256>>>(s, refX);
+    CHECK_CUDA(cudaGetLastError());
+  }
+  CHECK_CUDA(cudaDeviceSynchronize());
+
+  CHECK_CUDA(cudaMemcpyToSymbol(cStep, &step, sizeof(Step)));
+  unsigned *barrier;
+  CHECK_CUDA(cudaMalloc(&barrier, 4));
+  CHECK_CUDA(cudaMemset(barrier, 0, 4));
+  cudaStream_t stream;
+  CHECK_CUDA(cudaStreamCreate(&stream));
+  const int G = prop.multiProcessorCount;
+  auto launch = [&](int ring, int prefetch, int barriers = 1) {
+    const size_t smem = size_t(ring) * kTileBytes + kInter * 4;
+    CHECK_CUDA(cudaFuncSetAttribute(persistentStep, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    int(smem)));
+    void *args[] = {&ring, &prefetch, &barriers, &barrier};
+    CHECK_CUDA(cudaLaunchCooperativeKernel((void *)persistentStep, dim3(G), dim3(kThreads), args,
+                                           smem, stream));
+  };
+
+  // Copy bandwidth, measured the way bench_generate.py does (1 GiB read + 1 GiB written).
+  double copyGBs;
+  {
+    const size_t n = size_t(1) << 30;
+    void *a, *c;
+    CHECK_CUDA(cudaMalloc(&a, n));
+    CHECK_CUDA(cudaMalloc(&c, n));
+    std::vector<float> ms;
+    cudaEvent_t e0, e1;
+    CHECK_CUDA(cudaEventCreate(&e0));
+    CHECK_CUDA(cudaEventCreate(&e1));
+    for (int r = 0; r < 23; ++r) {
+      CHECK_CUDA(cudaEventRecord(e0, stream));
+      CHECK_CUDA(cudaMemcpyAsync(c, a, n, cudaMemcpyDeviceToDevice, stream));
+      CHECK_CUDA(cudaEventRecord(e1, stream));
+      CHECK_CUDA(cudaEventSynchronize(e1));
+      float t;
+      CHECK_CUDA(cudaEventElapsedTime(&t, e0, e1));
+      if (r >= 3)
+        ms.push_back(t);
+    }
+    std::sort(ms.begin(), ms.end());
+    copyGBs = 2.0 * double(n) / (ms[ms.size() / 2] * 1e-3) / 1e9;
+    CHECK_CUDA(cudaFree(a));
+    CHECK_CUDA(cudaFree(c));
+  }
+  const double stepBytes = double(weightBytes);
+  std::printf("copy bandwidth: %.0f GB/s (1 GiB device-to-device, median of 20)\n", copyGBs);
+  std::printf("step: %d layers x %.1f MB + lm_head %.1f MB = %.1f MB of fp16 weights, %d stages, "
+              "%d blocks of %d threads\n",
+              layers, perLayer * 2 / 1e6, double(kVocab) * kHidden * 2 / 1e6, stepBytes / 1e6,
+              step.stages, G, kThreads);
+
+  // Correctness first (the deepest ring, with the prefetch across stages), twice: the second
+  // launch checks that the first left the accumulators and the barrier ready.
+  int status = 0;
+  std::vector<float> got(kVocab), ref(kVocab);
+  CHECK_CUDA(cudaMemcpy(ref.data(), refLogits, kVocab * 4, cudaMemcpyDeviceToHost));
+  for (int rep = 0; rep < 2; ++rep) {
+    launch(11, 1);
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    CHECK_CUDA(cudaMemcpy(got.data(), logits, kVocab * 4, cudaMemcpyDeviceToHost));
+    double err = 0, mag = 0;
+    for (int v = 0; v < kVocab; ++v) {
+      if (!std::isfinite(got[v])) {
+        err = INFINITY;
+        break;
+      }
+      err = std::max(err, double(std::fabs(got[v] - ref[v])));
+      mag = std::max(mag, double(std::fabs(ref[v])));
+    }
+    const double rel = mag > 0 ? err / mag : err;
+    std::printf("check (launch %d): logits max|err|/max|ref| = %.2e (max|ref| %.3f) %s\n", rep + 1,
+                rel, mag, rel <= 1e-3 ? "ok" : "FAIL");
+    if (!(rel <= 1e-3))
+      status = 1;
+  }
+
+  // Timing: back-to-back launches between two events (a launch is ~0.4-0.9 ms; the front end
+  // queues the next while one runs).
+  cudaEvent_t e0, e1;
+  CHECK_CUDA(cudaEventCreate(&e0));
+  CHECK_CUDA(cudaEventCreate(&e1));
+  auto timeIt = [&](int ring, int prefetch, int barriers) {
+    for (int r = 0; r < 3; ++r)
+      launch(ring, prefetch, barriers);
+    CHECK_CUDA(cudaEventRecord(e0, stream));
+    for (int r = 0; r < iters; ++r)
+      launch(ring, prefetch, barriers);
+    CHECK_CUDA(cudaEventRecord(e1, stream));
+    CHECK_CUDA(cudaEventSynchronize(e1));
+    float ms;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+    const double stepMs = ms / iters;
+    std::printf("ring %2d x 16 KiB, prefetch across stages %-3s%s: %.3f ms per step, %.0f GB/s, "
+                "%.2f of the copy bandwidth\n",
+                ring, prefetch ? "on" : "off",
+                barriers ? "" : ", no waits at the grid barriers (wrong sums; the ceiling)",
+                stepMs, stepBytes / (stepMs * 1e-3) / 1e9, stepBytes / (stepMs * 1e-3) / 1e9 / copyGBs);
+  };
+  for (int prefetch : {1, 0})
+    for (int ring : {4, 8, 11})
+      timeIt(ring, prefetch, 1);
+  timeIt(11, 1, 0);
+  return status;
+}
