@@ -2,7 +2,9 @@
 """Text generation at real model size: kiln's KV-cached programs against transformers' generate.
 
 One model, the 0.8B Llama of the real-size benchmark as LlamaForCausalLM (random weights, seed 0;
-max_position_embeddings raised to 4096 so that a 2048-token prompt plus the new tokens fit):
+max_position_embeddings raised to 4096 so that a 2048-token prompt plus the new tokens fit), or
+with --size 3b the larger config (hidden 3072, 28 layers, 24 query / 8 KV heads, intermediate
+8192: 3.0 B parameters; --export-dtype float16 halves its 12 GB fp32 export):
 
   1. export   examples/export/export_hf.py llama --task causal-lm --with-past: the Hugging Face
               cache I/O step (input_ids, attention_mask, position_ids, past_key_values.* ->
@@ -53,16 +55,22 @@ EXIT_FAIL, EXIT_USAGE, EXIT_SKIP = 1, 2, 77
 PROMPT_SEED = 20261202
 # The 0.8B Llama of the real-size benchmark; the position table is long enough for 2048 + 256.
 CONFIG = dict(brs.MODELS["llama"]["config"], max_position_embeddings=4096)
+# --size 3b: the issue's larger Llama config (hidden 3072, 28 layers; Llama 3.2 3B's widths with the
+# 0.8B's vocabulary): 3.0 B parameters, 6 GB of fp16 weights.
+SIZES = {"0.8b": {}, "3b": dict(hidden_size=3072, num_hidden_layers=28, num_attention_heads=24,
+                               num_key_value_heads=8, intermediate_size=8192)}
 RUN_TIMEOUT_S = 600
 
 
 def export(args, log):
     """The with-past export (cached by its config); returns the .onnx path or None."""
-    tag = "llama-gen" + ("-l%d" % args.layers if args.layers else "")
+    tag = "llama-gen" + ("-" + args.size if args.size != "0.8b" else "") + \
+        ("-l%d" % args.layers if args.layers else "") + \
+        ("-" + args.export_dtype if args.export_dtype != "float32" else "")
     folder = os.path.join(args.work_dir, "export-" + tag)
     path = os.path.join(folder, "llama_gen.onnx")
     stamp_path = os.path.join(args.work_dir, "export-%s.stamp.json" % tag)
-    want = dict(config=CONFIG, seed=0, task="causal-lm-with-past")
+    want = dict(config=CONFIG, seed=0, task="causal-lm-with-past", dtype=args.export_dtype)
     if os.path.isfile(path) and os.path.isfile(stamp_path):
         with open(stamp_path, encoding="utf-8") as f:
             if {k: v for k, v in json.load(f).items() if k in want} == want:
@@ -75,7 +83,7 @@ def export(args, log):
         brs.shutil.rmtree(folder, ignore_errors=True)
         os.makedirs(folder)
         cmd = [sys.executable, brs.EXPORT_HF, "llama", "-o", path, "--config", config, "--seed", "0",
-               "--task", "causal-lm", "--with-past", "--exporter", exporter]
+               "--task", "causal-lm", "--with-past", "--exporter", exporter, "--dtype", args.export_dtype]
         log.step("exporting LlamaForCausalLM with cache I/O (%s exporter)" % exporter)
         rc, text, seconds = brs.run_logged(cmd, log.tool_log("export"), brs.EXPORT_TIMEOUT_S)
         if rc == 0 and os.path.isfile(path):
@@ -251,7 +259,14 @@ def main(argv):
     p.add_argument("--profile", type=int, default=0, metavar="N",
                    help="also kiln-run --profile N of every program, decode and prefill (random "
                         "lengths and block tables inside their ranges); the table goes to the log")
+    p.add_argument("--size", choices=sorted(SIZES), default="0.8b",
+                   help="the Llama config: 0.8b (hidden 2048, 16 layers) or 3b (hidden 3072, 28 "
+                        "layers, 24 heads, intermediate 8192)")
+    p.add_argument("--export-dtype", choices=["float32", "float16"], default="float32",
+                   help="the ONNX export's dtype (float16 halves the 3b export's 12 GB; kiln "
+                        "compiles either with --precision)")
     args = p.parse_args(argv)
+    CONFIG.update(SIZES[args.size])
     if args.layers:
         CONFIG["num_hidden_layers"] = args.layers
     if args.sampling:
