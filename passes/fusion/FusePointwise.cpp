@@ -213,11 +213,15 @@ static bool isCheapPointwise(Operation *op) {
              MulOp, MaxOp, MinOp>(op);
 }
 
+/// Input elements below which mergeIntoConsumers ignores the extra reads (a launch costs more).
+constexpr int64_t kMergeAlwaysElements = 1 << 16;
+
 /// Step 2b: a group without an anchor, of cheap ops only (isCheapPointwise), whose results are
 /// read only by two or more other groups without an anchor (a generation step's rotary angles,
 /// read by the cos and the sin tables) joins them: one kernel with a result per consumer, each
 /// evaluating the shared ops per element, instead of one launch that stores the shared value and
-/// one per consumer. Only where the merged kernel can stand after its last op (every reader of
+/// one per consumer. Only when that does not read more memory than it saves (or the inputs are
+/// small), where the merged kernel can stand after its last op (every reader of
 /// its results comes later: no path through an outside op leads back into it) and within the
 /// op and input limits. Groups hold their ops in reverse program order; merged groups are left
 /// empty.
@@ -242,6 +246,23 @@ static void mergeIntoConsumers(SmallVector<SmallVector<Operation *>> &groups,
           consumers.insert(it->second);
       }
     if (!mergeable || consumers.size() < 2)
+      continue;
+    // Memory: every consumer now reads the shared group's inputs (c x in) where the group read
+    // them once and its results were stored and read back (in + (c + 1) x out). Small tensors
+    // merge regardless (a launch costs more than their bytes).
+    int64_t inElems = 0, outElems = 0;
+    llvm::SmallPtrSet<Operation *, 16> inP(groups[p].begin(), groups[p].end());
+    llvm::SmallPtrSet<Value, 8> counted;
+    for (Operation *op : groups[p]) {
+      for (Value v : op->getOperands())
+        if (!inP.contains(v.getDefiningOp()) && counted.insert(v).second)
+          inElems += cast<RankedTensorType>(v.getType()).getNumElements();
+      for (Value r : op->getResults())
+        if (llvm::any_of(r.getUsers(), [&](Operation *u) { return !inP.contains(u); }))
+          outElems += cast<RankedTensorType>(r.getType()).getNumElements();
+    }
+    const int64_t c = int64_t(consumers.size());
+    if (inElems > kMergeAlwaysElements && c * inElems > inElems + (c + 1) * outElems)
       continue;
     SmallVector<Operation *> merged(groups[p]);
     for (unsigned c : consumers)

@@ -327,3 +327,30 @@ func.func @reader_between_consumers(%a: tensor<8xf32>, %b: tensor<8xf32>) -> ten
   %y = kiln.add %s, %cs : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
   return %y : tensor<8xf32>
 }
+
+// -----
+
+// Large tensors: three consumers of a sum of three inputs would read 9 inputs'
+// worth where storing the sum and reading it back moves 7: left apart (four
+// kernels). Two consumers of one input's cast would read 2 where the store
+// and reads move 4: merged.
+// CHECK-LABEL: func.func @large_shared_sum
+// CHECK-COUNT-4: kiln.kernel @
+// CHECK-NOT: kiln.kernel @
+// CHECK-LABEL: func.func @large_shared_cast
+// CHECK: kiln.kernel @fused_cast_cos_sin(
+// CHECK-NOT: kiln.kernel @
+func.func @large_shared_sum(%a: tensor<131072xf32>, %b: tensor<131072xf32>, %c: tensor<131072xf32>) -> (tensor<131072xf32>, tensor<131072xf32>, tensor<131072xf32>) {
+  %s1 = kiln.add %a, %b : tensor<131072xf32>, tensor<131072xf32> -> tensor<131072xf32>
+  %s = kiln.add %s1, %c : tensor<131072xf32>, tensor<131072xf32> -> tensor<131072xf32>
+  %x = kiln.cos %s : tensor<131072xf32>
+  %y = kiln.sin %s : tensor<131072xf32>
+  %z = kiln.exp %s : tensor<131072xf32>
+  return %x, %y, %z : tensor<131072xf32>, tensor<131072xf32>, tensor<131072xf32>
+}
+func.func @large_shared_cast(%a: tensor<131072xf16>) -> (tensor<131072xf32>, tensor<131072xf32>) {
+  %f = kiln.cast %a : tensor<131072xf16> -> tensor<131072xf32>
+  %x = kiln.cos %f : tensor<131072xf32>
+  %y = kiln.sin %f : tensor<131072xf32>
+  return %x, %y : tensor<131072xf32>, tensor<131072xf32>
+}
