@@ -245,6 +245,11 @@ static void mergeIntoConsumers(SmallVector<SmallVector<Operation *>> &groups,
         if (it->second != p)
           consumers.insert(it->second);
       }
+    // A reader that is only reshapes is a view of the stored value: it stays stored, and a
+    // merged kernel would write it once per view.
+    mergeable = mergeable && llvm::none_of(consumers, [&](unsigned c) {
+      return llvm::all_of(groups[c], [](Operation *op) { return isa<ReshapeOp>(op); });
+    });
     if (!mergeable || consumers.size() < 2)
       continue;
     // Memory: every consumer now reads the shared group's inputs (c x in) where the group read

@@ -95,16 +95,15 @@ bool readsExactFloat(Operation *op) {
 /// the f32 values it is computed from, back through ops with an f32 result, up to the function's
 /// arguments, integer values and the model's casts from other float types (which read their
 /// input as it is). cos and sin themselves stay f32 too (their results are cast on use). A slice
-/// that reaches a constant of more than kMaxKeptConstantElements elements is dropped whole.
-/// `keptArguments` gets the f32 arguments such a slice reads (they skip the entry cast).
-llvm::DenseSet<Operation *> keepTrigAndIndexInputs(func::FuncOp func,
-                                                   llvm::DenseSet<Value> &keptArguments) {
+/// that reaches a non-splat constant of more than kMaxKeptConstantElements elements, a GEMM with
+/// K > 1, attention, a norm, softmax or a reduction is the network, not an angle or an index: it
+/// is dropped whole (stored narrow, as before).
+llvm::DenseSet<Operation *> keepTrigAndIndexInputs(func::FuncOp func) {
   llvm::DenseSet<Operation *> kept;
   func.walk([&](Operation *root) {
     if (!readsExactFloat(root))
       return;
     llvm::DenseSet<Operation *> slice;
-    llvm::DenseSet<Value> args;
     SmallVector<Value> work{root->getOperand(0)};
     if (isa<CosOp, SinOp>(root))
       slice.insert(root);
@@ -113,23 +112,27 @@ llvm::DenseSet<Operation *> keepTrigAndIndexInputs(func::FuncOp func,
       auto type = dyn_cast<RankedTensorType>(v.getType());
       if (!type || !type.getElementType().isF32())
         continue;
-      if (isa<BlockArgument>(v)) {
-        args.insert(v);
-        continue;
-      }
+      if (isa<BlockArgument>(v))
+        continue; // read as it is (step 1 gives kept readers no entry cast)
       Operation *def = v.getDefiningOp();
       if (kept.contains(def) || !slice.insert(def).second)
         continue;
-      if (isa<ConstantOp>(def)) {
-        if (type.getNumElements() > kMaxKeptConstantElements)
+      if (auto c = dyn_cast<ConstantOp>(def)) {
+        auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+        if (type.getNumElements() > kMaxKeptConstantElements && !(dense && dense.isSplat()))
           return; // a weight: this slice is the network, not an angle
         continue;
       }
+      // A GEMM that contracts (K > 1), attention, a norm, softmax or a reduction: the slice is
+      // the network itself (x W -> sin -> ...), whatever the size of its weights.
+      if (auto mm = dyn_cast<MatMulOp>(def);
+          (mm && cast<RankedTensorType>(mm.getLhs().getType()).getShape().back() != 1) ||
+          isa<AttentionOp, SoftmaxOp, LayerNormOp, RmsNormOp, ReduceOp>(def))
+        return;
       for (Value operand : def->getOperands())
         work.push_back(operand);
     }
     kept.insert(slice.begin(), slice.end());
-    keptArguments.insert(args.begin(), args.end());
   });
   return kept;
 }
@@ -161,8 +164,7 @@ LogicalResult kiln::assignPrecision(RewriterBase &rewriter, func::FuncOp func,
   //    argument to another type keep reading the f32 argument: they convert its exact value
   //    once, as ONNX Cast does (through the 16-bit copy, f32 -> bf16 would round twice under
   //    fp16 storage, and f32 -> int64 would truncate a rounded value).
-  llvm::DenseSet<Value> keptArguments;
-  llvm::DenseSet<Operation *> kept = keepTrigAndIndexInputs(func, keptArguments);
+  llvm::DenseSet<Operation *> kept = keepTrigAndIndexInputs(func);
   rewriter.setInsertionPointToStart(&entry);
   for (BlockArgument arg : entry.getArguments()) {
     Type narrow = narrowType(arg.getType(), to);
@@ -231,6 +233,8 @@ LogicalResult kiln::assignPrecision(RewriterBase &rewriter, func::FuncOp func,
   });
   for (Operation *op : keptInOrder) {
     for (OpResult r : op->getResults()) {
+      if (narrowType(r.getType(), to) == r.getType())
+        continue; // not f32: nothing to convert
       SmallVector<OpOperand *> narrowUses;
       for (OpOperand &use : r.getUses())
         if (!kept.contains(use.getOwner()) && !isa<CastOp, func::ReturnOp>(use.getOwner()))

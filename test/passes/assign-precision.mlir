@@ -224,3 +224,29 @@ func.func @weight_in_slice(%x: tensor<2x256xf32>) -> tensor<2x257xf32> {
   %s = kiln.sin %mm : tensor<2x257xf32>
   return %s : tensor<2x257xf32>
 }
+
+// -----
+
+// A slice that reaches a GEMM contracting over K > 1 is the network (a SIREN's
+// sin(x W)), whatever the size of W: stored narrow. A large splat constant is
+// not a weight: the angle keeps f32.
+// CHECK-LABEL: func.func @small_network_in_slice
+// CHECK: kiln.matmul %{{.+}}, %{{.+}} : tensor<2x16xf16>, tensor<16x16xf16> -> tensor<2x16xf16>
+// CHECK: kiln.sin %{{.+}} : tensor<2x16xf16>
+// CHECK-LABEL: func.func @splat_scale
+// CHECK: kiln.constant dense<2.000000e+00> : tensor<70000xf32>
+// CHECK: kiln.mul %{{.+}}, %{{.+}} : tensor<70000xf32>, tensor<70000xf32> -> tensor<70000xf32>
+// CHECK: kiln.sin %{{.+}} : tensor<70000xf32>
+func.func @small_network_in_slice(%x: tensor<2x16xf32>) -> tensor<2x16xf32> {
+  %w = kiln.constant dense<0.25> : tensor<16x16xf32>
+  %mm = kiln.matmul %x, %w : tensor<2x16xf32>, tensor<16x16xf32> -> tensor<2x16xf32>
+  %s = kiln.sin %mm : tensor<2x16xf32>
+  return %s : tensor<2x16xf32>
+}
+func.func @splat_scale(%pos: tensor<70000xi64>) -> tensor<70000xf32> {
+  %p = kiln.cast %pos : tensor<70000xi64> -> tensor<70000xf32>
+  %two = kiln.constant dense<2.0> : tensor<70000xf32>
+  %a = kiln.mul %p, %two : tensor<70000xf32>, tensor<70000xf32> -> tensor<70000xf32>
+  %s = kiln.sin %a : tensor<70000xf32>
+  return %s : tensor<70000xf32>
+}

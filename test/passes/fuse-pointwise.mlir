@@ -354,3 +354,17 @@ func.func @large_shared_cast(%a: tensor<131072xf16>) -> (tensor<131072xf32>, ten
   %y = kiln.sin %f : tensor<131072xf32>
   return %x, %y : tensor<131072xf32>, tensor<131072xf32>
 }
+
+// -----
+
+// Readers that are only reshapes (views of the stored value) do not merge: a
+// merged kernel would write the value once per view.
+// CHECK-LABEL: func.func @two_views
+// CHECK: kiln.kernel @fused_add(%{{.+}}, %{{.+}}) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+// CHECK-NOT: kiln.kernel
+func.func @two_views(%a: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<2x4xf32>, tensor<4x2xf32>) {
+  %m = kiln.add %a, %b : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  %r1 = kiln.reshape %m : tensor<8xf32> -> tensor<2x4xf32>
+  %r2 = kiln.reshape %m : tensor<8xf32> -> tensor<4x2xf32>
+  return %r1, %r2 : tensor<2x4xf32>, tensor<4x2xf32>
+}
