@@ -26,7 +26,8 @@
 // measures it, so that a step's bytes read over its time compare as in the benchmark), then
 // per ring depth and with / without the prefetch across stages the step time and its fraction of
 // the copy bandwidth, and once without waiting at the barriers (the streaming ceiling of this
-// GEMV loop: the sums are then wrong); a check of the logits against one plain kernel per GEMV (fp32 sums in
+// GEMV loop: the sums are then wrong); then the same loop as a kernel per stage in a CUDA graph,
+// with and without programmatic dependent launch (how kiln runs a step today); a check of the logits against one plain kernel per GEMV (fp32 sums in
 // another order: max|err| / max|ref| <= 1e-3). Exit 0, 1 when the check fails, 77 without a GPU.
 //
 //   test/gpu/build_gpu_test.sh persistent_decode_bench OUT && OUT [--layers N] [--iters N]
@@ -167,10 +168,14 @@ __device__ void buildInput(const Stage &s, float *x, float *scratch) {
     x[i] *= r;
 }
 
-/// The step. Dynamic shared memory: `ring` tiles, then x (kInter floats).
+/// Stages first..last of the step (all of them: the persistent step; one: a kernel per stage, as
+/// kiln launches today, with `pdl` its weights loaded before the grid-dependency wait). Dynamic
+/// shared memory: `ring` tiles, then x (kInter floats).
 __global__ void __launch_bounds__(kThreads, 1)
-    persistentStep(int ring, int crossStagePrefetch, int waitAtBarriers, unsigned *barrier) {
+    persistentStep(int first, int last, int ring, int crossStagePrefetch, int waitAtBarriers,
+                   int pdl, unsigned *barrier) {
   const Step &step = cStep;
+  const bool multi = last > first; // grid barriers between the stages
   extern __shared__ __align__(128) unsigned char smem[];
   __shared__ __align__(8) unsigned long long full[kMaxRing], empty[kMaxRing];
   __shared__ float scratch[kConsumerWarps];
@@ -183,7 +188,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbarInit(smemAddr(&full[i]), 1);
       mbarInit(smemAddr(&empty[i]), kConsumerWarps);
     }
-    stagesPassed = 0;
+    stagesPassed = first;
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
@@ -192,7 +197,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (lane != 0)
       return;
     long long i = 0;
-    for (int si = 0; si < step.stages; ++si) {
+    for (int si = first; si <= last; ++si) {
       const Stage &s = step.s[si];
       const int tiles = tilesOf(s);
       if (!crossStagePrefetch)
@@ -214,9 +219,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   // The consumers.
   long long i = 0;
   unsigned arrived = 0; // the counter before this block's last arrival
-  for (int si = 0; si < step.stages; ++si) {
+  for (int si = first; si <= last; ++si) {
     const Stage &s = step.s[si];
-    if (si > 0) { // the previous stage's sums are complete everywhere
+    if (si == first && pdl) { // the previous kernel's sums are complete (the weights are loading)
+      asm volatile("griddepcontrol.wait;" ::: "memory");
+      asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    }
+    if (si > first) { // the previous stage's sums are complete everywhere
       if (threadIdx.x == 0) {
         while (waitAtBarriers && ((ldAcquire(barrier) ^ arrived) & 0x80000000u) == 0)
           ;
@@ -265,6 +274,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     }
     // Arrive: this block's sums (and zeroing, residual slices) are issued.
+    if (!multi)
+      break;
     consumersSync();
     if (threadIdx.x == 0) {
       __threadfence();
@@ -276,7 +287,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // Without the waits the flips no longer line up with the stages (blocks arrive at later
   // barriers before others reach earlier ones; the adds still sum to a multiple of 2^31, so the
   // counter is ready for the next launch): no final wait either.
-  if (threadIdx.x == 0 && waitAtBarriers)
+  if (threadIdx.x == 0 && waitAtBarriers && multi)
     while (((ldAcquire(barrier) ^ arrived) & 0x80000000u) == 0)
       ;
 }
@@ -482,9 +493,30 @@ int main(int argc, char **argv) {
     const size_t smem = size_t(ring) * kTileBytes + kInter * 4;
     CHECK_CUDA(cudaFuncSetAttribute(persistentStep, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     int(smem)));
-    void *args[] = {&ring, &prefetch, &barriers, &barrier};
+    int first = 0, last = step.stages - 1, pdl = 0;
+    void *args[] = {&first, &last, &ring, &prefetch, &barriers, &pdl, &barrier};
     CHECK_CUDA(cudaLaunchCooperativeKernel((void *)persistentStep, dim3(G), dim3(kThreads), args,
                                            smem, stream));
+  };
+  // A kernel per stage (the attention stage included: kiln's attention is a launch too), as kiln
+  // runs a decode step today: with `pdl`, programmatic dependent launch, each kernel's producer
+  // loading its first tiles before the grid-dependency wait.
+  // (The caller sets the kernel's dynamic shared memory limit: no such call while capturing.)
+  auto launchPerStage = [&](cudaStream_t s, int ring, int pdl) {
+    const size_t smem = size_t(ring) * kTileBytes + kInter * 4;
+    for (int si = 0; si < step.stages; ++si) {
+      cudaLaunchConfig_t cfg = {};
+      cfg.gridDim = dim3(G);
+      cfg.blockDim = dim3(kThreads);
+      cfg.dynamicSmemBytes = smem;
+      cfg.stream = s;
+      cudaLaunchAttribute attr[1];
+      attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attr[0].val.programmaticStreamSerializationAllowed = pdl;
+      cfg.attrs = attr;
+      cfg.numAttrs = 1;
+      CHECK_CUDA(cudaLaunchKernelEx(&cfg, persistentStep, si, si, ring, 1, 1, pdl, barrier));
+    }
   };
 
   // Copy bandwidth, measured the way bench_generate.py does (1 GiB read + 1 GiB written).
@@ -577,5 +609,20 @@ int main(int argc, char **argv) {
     for (int ring : {4, 8, 11})
       timeIt(ring, prefetch, 1);
   timeIt(11, 1, 0);
+  // The same GEMV loop as a kernel per stage in a CUDA graph (ring 5: two blocks fit an SM, so
+  // the next kernel's blocks can start beside the running ones).
+  CHECK_CUDA(cudaFuncSetAttribute(persistentStep, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  int(5 * kTileBytes + kInter * 4)));
+  for (int pdl : {1, 0}) {
+    const double stepMs =
+        kiln_test::timeGraph(stream, [&](cudaStream_t s) { launchPerStage(s, 5, pdl); }, 5, 10) /
+        1e3;
+    std::printf("a kernel per stage (%d launches, ring 5%s), CUDA graph: %.3f ms per step, "
+                "%.0f GB/s, %.2f of the copy bandwidth\n",
+                step.stages, pdl ? ", programmatic launch, weights loaded before the wait" : "",
+                stepMs, stepBytes / (stepMs * 1e-3) / 1e9,
+                stepBytes / (stepMs * 1e-3) / 1e9 / copyGBs);
+    check("the last launch of the graph");
+  }
   return status;
 }
