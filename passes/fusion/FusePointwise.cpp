@@ -247,10 +247,10 @@ static void mergeIntoConsumers(SmallVector<SmallVector<Operation *>> &groups,
       }
     // A reader that is only reshapes is a view of the stored value: it stays stored, and a
     // merged kernel would write it once per view.
-    mergeable = mergeable && llvm::none_of(consumers, [&](unsigned c) {
+    auto onlyViews = [&](unsigned c) {
       return llvm::all_of(groups[c], [](Operation *op) { return isa<ReshapeOp>(op); });
-    });
-    if (!mergeable || consumers.size() < 2)
+    };
+    if (!mergeable || consumers.size() < 2 || llvm::any_of(consumers, onlyViews))
       continue;
     // Memory: every consumer now reads the shared group's inputs (c x in) where the group read
     // them once and its results were stored and read back (in + (c + 1) x out). Small tensors
