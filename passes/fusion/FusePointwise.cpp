@@ -304,10 +304,91 @@ static void mergeIntoConsumers(SmallVector<SmallVector<Operation *>> &groups,
   }
 }
 
+/// Largest rotary table (elements of its cos or sin operand) that a KV cache append or paged
+/// attention recomputes per element instead of reading: a decode step's [B, 1, 1, D] up to
+/// B x D = 2048. A prefill chunk's table ([1, 1, S, D]) keeps its kernel: every head would
+/// evaluate S x D sines and cosines again.
+constexpr int64_t kMaxRecomputedRotaryElements = 2048;
+/// Most ops of one table's chain (the rotary angles and their cos or sin: about 8).
+constexpr unsigned kMaxRotaryChainOps = 16;
+
+/// The fusible ops `v` is computed from (views, casts, cheap arithmetic, cos, sin), back to the
+/// kernel inputs it reads (arguments, constants, results of other ops), in program order; empty
+/// when another kind of op is on the way or there are more than kMaxRotaryChainOps.
+static SmallVector<Operation *> rotaryTableChain(Value v) {
+  llvm::SetVector<Operation *> chain;
+  SmallVector<Value> work{v};
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || isa<ConstantOp>(def) || chain.contains(def))
+      continue;
+    if (!isa<ReshapeOp, TransposeOp, SliceOp, ExpandOp, ConcatOp, CastOp, NegOp, AddOp, SubOp,
+             MulOp, CosOp, SinOp>(def) ||
+        chain.size() == kMaxRotaryChainOps)
+      return {};
+    chain.insert(def);
+    for (Value operand : def->getOperands())
+      work.push_back(operand);
+  }
+  SmallVector<Operation *> ordered(chain.begin(), chain.end());
+  llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return ordered;
+}
+
+/// Gives each kiln.rotary that a KV cache append (its keys) or a paged attention (its query)
+/// reads its own copy of its cos and sin tables' chains (rotaryTableChain), when the tables are
+/// small (kMaxRecomputedRotaryElements): the prologue then computes cos and sin of the position
+/// per element, and the table kernel (a launch between a decode step's first QKV GEMM and its
+/// attention) goes. The copies are returned: they may join the prologue although they are not
+/// isCheapToRecompute (the append and the decode attention evaluate each element once).
+static llvm::SmallPtrSet<Operation *, 32> recomputeRotaryTables(RewriterBase &rewriter,
+                                                               func::FuncOp func) {
+  llvm::SmallPtrSet<Operation *, 32> copies;
+  SmallVector<RotaryOp> rotaries;
+  func.walk([&](RotaryOp r) {
+    Value result = r.getResult();
+    if (!result.hasOneUse())
+      return;
+    Operation *user = *result.getUsers().begin();
+    bool prologue = (isa<KvCacheAppendOp>(user) &&
+                     cast<KvCacheAppendOp>(user).getKeys() == result) ||
+                    (isa<PagedAttentionOp>(user) && cast<PagedAttentionOp>(user).getQuery() == result);
+    if (prologue && r.getCos().getType().getNumElements() <= kMaxRecomputedRotaryElements &&
+        r.getSin().getType().getNumElements() <= kMaxRecomputedRotaryElements)
+      rotaries.push_back(r);
+  });
+  SmallVector<Operation *> originals;
+  for (RotaryOp r : rotaries) {
+    for (OpOperand *table : {&r.getCosMutable(), &r.getSinMutable()}) {
+      SmallVector<Operation *> chain = rotaryTableChain(table->get());
+      if (chain.empty())
+        continue;
+      IRMapping mapping;
+      rewriter.setInsertionPoint(r);
+      for (Operation *op : chain) {
+        Operation *copy = rewriter.clone(*op, mapping);
+        copies.insert(copy);
+      }
+      rewriter.modifyOpInPlace(r, [&] { table->set(mapping.lookup(table->get())); });
+      originals.append(chain.begin(), chain.end());
+    }
+  }
+  // The original tables, now read by nobody (unless something else reads them).
+  llvm::sort(originals, [](Operation *a, Operation *b) { return b->isBeforeInBlock(a); });
+  originals.erase(std::unique(originals.begin(), originals.end()), originals.end());
+  for (Operation *op : originals)
+    if (op->use_empty())
+      rewriter.eraseOp(op);
+  return copies;
+}
+
 int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
                                   const FusionOptions &options,
                                   const FusionControlFn &control) {
   outerProductsToMul(rewriter, func);
+  llvm::SmallPtrSet<Operation *, 32> recomputedTables;
+  if (options.fuseGemmPrologues)
+    recomputedTables = recomputeRotaryTables(rewriter, func);
   unsigned maxOpsPerKernel = options.maxOpsPerKernel;
   // Step 1-2: assign groups bottom-up.
   llvm::DenseMap<Operation *, unsigned> groupOf;
@@ -406,7 +487,8 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
     // A reshape read directly by the GEMM stays a view: it moves no data,
     // so fusing it would only add index arithmetic to the operand loads.
     if (prologue &&
-        (!options.fuseGemmPrologues || !isCheapToRecompute(op) ||
+        (!options.fuseGemmPrologues ||
+         !(isCheapToRecompute(op) || recomputedTables.contains(op)) ||
          (isa<ReshapeOp>(op) &&
           isa<MatMulOp, AttentionOp, KvCacheAppendOp, PagedAttentionOp>(user))))
       user = nullptr;
@@ -465,8 +547,9 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
     for (bool views : {false, true})
       for (Operation *op : group) {
         bool isView = isa<TransposeOp, SliceOp, ExpandOp, ConcatOp>(op);
+        // (A recomputed rotary table is part of the rotary: not named.)
         if (isa<ReshapeOp>(op) || shown == 4 || op == anchor || isView != views ||
-            !named.insert(shortName(op)).second)
+            recomputedTables.contains(op) || !named.insert(shortName(op)).second)
           continue;
         name += "_" + shortName(op).str();
         ++shown;
