@@ -5,7 +5,8 @@
 #    before the grid barrier), and its logits against one plain kernel per GEMV.
 # 2. small_models_test: rotary_angles at --precision fp16 with positions up to 4095 (the angles
 #    now stay f32), with every other small model.
-# 3. the kv-cache checks (rotary tables now one kernel: kiln-fuse-pointwise's multi-result merge).
+# 3. the kv-cache checks (the decode attention now computes the rotary tables itself; prefill
+#    chunks have them in one kernel: kiln-fuse-pointwise).
 # 4. sample_test and decode_attention_test: session 27's device code after its review (run 3 of
 #    session 27 was never lent a device).
 # Carry .carry-bench (KILN_SKIP_BUILD=1 scripts/prepare_bench_carry.sh) and .carry-gpu with

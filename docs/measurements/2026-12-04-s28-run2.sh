@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 28, run 2 (planned, H200): the generation benchmark with session 28's compiler (the
-# rotary angles in f32, their tables one kernel: 84 launches per decode step instead of 87) and
+# rotary angles in f32, computed inside the decode attention: 83 launches per decode step, not 87) and
 # its peers, decode_b1 as a CUDA graph, the kernels of one step under ncu. Carry .carry-bench.
 S=scripts/bench_real_size.sh; R=.carry-bench/bin/kiln-run
 mkdir -p $OUT/r
