@@ -306,9 +306,13 @@ static void mergeIntoConsumers(SmallVector<SmallVector<Operation *>> &groups,
 
 /// Largest rotary table (elements of its cos or sin operand) that a KV cache append or paged
 /// attention recomputes per element instead of reading: a decode step's [B, 1, 1, D] up to
-/// B x D = 2048. A prefill chunk's table ([1, 1, S, D]) keeps its kernel: every head would
-/// evaluate S x D sines and cosines again.
+/// B x D = 2048 (and a prefill chunk that short). A longer chunk's table ([1, 1, S, D]) keeps its
+/// kernel: every head would evaluate S x D sines and cosines again.
 constexpr int64_t kMaxRecomputedRotaryElements = 2048;
+/// Prologue ops (views, the rotary) a group needs beside the recomputed tables: the copies are
+/// made only when both tables' chains and this many more fit max-ops-per-kernel, so that they
+/// never crowd the views out of the prologue.
+constexpr unsigned kPrologueRoom = 16;
 /// Most ops of one table's chain (the rotary angles and their cos or sin: about 8).
 constexpr unsigned kMaxRotaryChainOps = 16;
 
@@ -340,9 +344,11 @@ static SmallVector<Operation *> rotaryTableChain(Value v) {
 /// small (kMaxRecomputedRotaryElements): the prologue then computes cos and sin of the position
 /// per element, and the table kernel (a launch between a decode step's first QKV GEMM and its
 /// attention) goes. The copies are returned: they may join the prologue although they are not
-/// isCheapToRecompute (the append and the decode attention evaluate each element once).
+/// isCheapToRecompute (the append evaluates each new key once; the split-KV attention's blocks
+/// each load the query once: a few sines per element, not one per tile).
 static llvm::SmallPtrSet<Operation *, 32> recomputeRotaryTables(RewriterBase &rewriter,
-                                                               func::FuncOp func) {
+                                                               func::FuncOp func,
+                                                               unsigned maxOpsPerKernel) {
   llvm::SmallPtrSet<Operation *, 32> copies;
   SmallVector<RotaryOp> rotaries;
   func.walk([&](RotaryOp r) {
@@ -359,18 +365,20 @@ static llvm::SmallPtrSet<Operation *, 32> recomputeRotaryTables(RewriterBase &re
   });
   SmallVector<Operation *> originals;
   for (RotaryOp r : rotaries) {
-    for (OpOperand *table : {&r.getCosMutable(), &r.getSinMutable()}) {
-      SmallVector<Operation *> chain = rotaryTableChain(table->get());
-      if (chain.empty())
+    SmallVector<Operation *> cosChain = rotaryTableChain(r.getCos()),
+                             sinChain = rotaryTableChain(r.getSin());
+    if (cosChain.size() + sinChain.size() + kPrologueRoom > maxOpsPerKernel)
+      continue;
+    for (auto [table, chain] : {std::make_pair(&r.getCosMutable(), &cosChain),
+                                std::make_pair(&r.getSinMutable(), &sinChain)}) {
+      if (chain->empty())
         continue;
       IRMapping mapping;
       rewriter.setInsertionPoint(r);
-      for (Operation *op : chain) {
-        Operation *copy = rewriter.clone(*op, mapping);
-        copies.insert(copy);
-      }
+      for (Operation *op : *chain)
+        copies.insert(rewriter.clone(*op, mapping));
       rewriter.modifyOpInPlace(r, [&] { table->set(mapping.lookup(table->get())); });
-      originals.append(chain.begin(), chain.end());
+      originals.append(chain->begin(), chain->end());
     }
   }
   // The original tables, now read by nobody (unless something else reads them).
@@ -388,7 +396,7 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
   outerProductsToMul(rewriter, func);
   llvm::SmallPtrSet<Operation *, 32> recomputedTables;
   if (options.fuseGemmPrologues)
-    recomputedTables = recomputeRotaryTables(rewriter, func);
+    recomputedTables = recomputeRotaryTables(rewriter, func, options.maxOpsPerKernel);
   unsigned maxOpsPerKernel = options.maxOpsPerKernel;
   // Step 1-2: assign groups bottom-up.
   llvm::DenseMap<Operation *, unsigned> groupOf;

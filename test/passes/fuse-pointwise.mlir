@@ -2,6 +2,7 @@
 // RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise=fuse-epilogues=false | FileCheck %s --check-prefix=NOEPI
 // RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise=fuse-reduction-prologues=false | FileCheck %s --check-prefix=NOPRO
 // RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise=fuse-gemm-prologues=false | FileCheck %s --check-prefix=NOGEMMPRO
+// RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise=max-ops-per-kernel=20 | FileCheck %s --check-prefix=ROOM
 // RUN: not kiln-opt %s --split-input-file --kiln-fuse-pointwise=max-ops-per-kernel=0 2>&1 | FileCheck %s --check-prefix=ZERO
 // ZERO: max-ops-per-kernel must be at least 1
 // RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise=max-inputs-per-kernel=2 | FileCheck %s --check-prefix=INPUTS
@@ -367,4 +368,92 @@ func.func @two_views(%a: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<2x4xf32>, 
   %r1 = kiln.reshape %m : tensor<8xf32> -> tensor<2x4xf32>
   %r2 = kiln.reshape %m : tensor<8xf32> -> tensor<4x2xf32>
   return %r1, %r2 : tensor<2x4xf32>, tensor<4x2xf32>
+}
+
+// -----
+
+// A decode step's rotary tables (cos and sin of position x inverse frequency, [1, 1, 1, 32]):
+// each rotary that the KV cache append (keys) or the paged attention (query) reads gets its own
+// copy of both tables' chains, which join the prologue: no table kernel, the position and the
+// frequencies are the kernels' inputs. With max-ops-per-kernel 20 the copies (2 x 8 ops) and the
+// prologue's views would not fit together: the table stays one kernel of two results.
+// CHECK-LABEL: func.func @decode_rotary_tables
+// CHECK-NOT: _cos
+// CHECK: kiln.kernel @fused_kv_cache_append_rotary_slice_transpose(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6)
+// CHECK: kiln.cos
+// CHECK: kiln.sin
+// CHECK: kiln.kernel @fused_paged_attention_rotary_slice_transpose(%arg0, %arg1, %arg2, %{{.+}}#0, %{{.+}}#1, %arg5, %arg6)
+// CHECK: kiln.cos
+// CHECK: kiln.sin
+// ROOM-LABEL: func.func @decode_rotary_tables
+// ROOM: %[[T:.+]]:2 = kiln.kernel @fused_cast_mul_cos_sin(%arg1, %arg2)
+// ROOM: kiln.kernel @fused_kv_cache_append_rotary_slice_transpose(%arg0, %[[T]]#0, %[[T]]#1,
+// ROOM: kiln.kernel @fused_paged_attention_rotary_slice_transpose(%arg0, %[[T]]#0, %[[T]]#1,
+func.func @decode_rotary_tables(%qkv: tensor<1x1x256xf16>, %pos: tensor<1x1xi64>, %inv: tensor<1x16x1xf32>,
+                  %kc: tensor<4x2x16x32xf16>, %vc: tensor<4x2x16x32xf16>,
+                  %table: tensor<1x4xi32>, %lens: tensor<1xi32>) -> tensor<1x1x4x32xf16> {
+  %p0 = kiln.reshape %pos : tensor<1x1xi64> -> tensor<1x1x1xi64>
+  %p1 = kiln.cast %p0 : tensor<1x1x1xi64> -> tensor<1x1x1xf32>
+  %f = kiln.mul %inv, %p1 : tensor<1x16x1xf32>, tensor<1x1x1xf32> -> tensor<1x16x1xf32>
+  %ft = kiln.transpose %f {perm = array<i64: 0, 2, 1>} : tensor<1x16x1xf32> -> tensor<1x1x16xf32>
+  %ang = kiln.concat %ft, %ft {axis = 2 : i64} : tensor<1x1x16xf32>, tensor<1x1x16xf32> -> tensor<1x1x32xf32>
+  %c32 = kiln.cos %ang : tensor<1x1x32xf32>
+  %s32 = kiln.sin %ang : tensor<1x1x32xf32>
+  %c16 = kiln.cast %c32 : tensor<1x1x32xf32> -> tensor<1x1x32xf16>
+  %s16 = kiln.cast %s32 : tensor<1x1x32xf32> -> tensor<1x1x32xf16>
+  %c = kiln.reshape %c16 : tensor<1x1x32xf16> -> tensor<1x1x1x32xf16>
+  %s = kiln.reshape %s16 : tensor<1x1x32xf16> -> tensor<1x1x1x32xf16>
+  %0 = kiln.slice %qkv {starts = array<i64: 0, 0, 128>, steps = array<i64: 1, 1, 1>} : tensor<1x1x256xf16> -> tensor<1x1x64xf16>
+  %1 = kiln.slice %qkv {starts = array<i64: 0, 0, 192>, steps = array<i64: 1, 1, 1>} : tensor<1x1x256xf16> -> tensor<1x1x64xf16>
+  %2 = kiln.reshape %0 : tensor<1x1x64xf16> -> tensor<1x1x2x32xf16>
+  %3 = kiln.transpose %2 {perm = array<i64: 0, 2, 1, 3>} : tensor<1x1x2x32xf16> -> tensor<1x2x1x32xf16>
+  %4 = kiln.reshape %1 : tensor<1x1x64xf16> -> tensor<1x1x2x32xf16>
+  %5 = kiln.transpose %4 {perm = array<i64: 0, 2, 1, 3>} : tensor<1x1x2x32xf16> -> tensor<1x2x1x32xf16>
+  %6 = kiln.rotary %3, %c, %s : tensor<1x2x1x32xf16>, tensor<1x1x1x32xf16>, tensor<1x1x1x32xf16> -> tensor<1x2x1x32xf16>
+  %kr, %vr = kiln.kv_cache_append %6, %5, %kc, %vc, %table, %lens : tensor<1x2x1x32xf16>, tensor<1x2x1x32xf16>, tensor<4x2x16x32xf16>, tensor<4x2x16x32xf16>, tensor<1x4xi32>, tensor<1xi32> -> tensor<4x2x16x32xf16>, tensor<4x2x16x32xf16>
+  %q0 = kiln.slice %qkv {starts = array<i64: 0, 0, 0>, steps = array<i64: 1, 1, 1>} : tensor<1x1x256xf16> -> tensor<1x1x128xf16>
+  %q1 = kiln.reshape %q0 : tensor<1x1x128xf16> -> tensor<1x1x4x32xf16>
+  %q2 = kiln.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<1x1x4x32xf16> -> tensor<1x4x1x32xf16>
+  %q3 = kiln.rotary %q2, %c, %s : tensor<1x4x1x32xf16>, tensor<1x1x1x32xf16>, tensor<1x1x1x32xf16> -> tensor<1x4x1x32xf16>
+  %o = kiln.paged_attention %q3, %kr, %vr, %table, %lens {bshd_output = true, scale = 0.1767766922712326 : f64} : tensor<1x4x1x32xf16>, tensor<4x2x16x32xf16>, tensor<4x2x16x32xf16>, tensor<1x4xi32>, tensor<1xi32> -> tensor<1x1x4x32xf16>
+  return %o : tensor<1x1x4x32xf16>
+}
+
+// -----
+
+// The cos table is also a result of the function: it is stored by its own kernel, and the
+// prologues compute theirs.
+// CHECK-LABEL: func.func @decode_rotary_table_returned
+// CHECK: %[[C:.+]] = kiln.kernel @fused_cast_mul_cos_transpose(%arg1, %arg2)
+// CHECK: kiln.kernel @fused_kv_cache_append_rotary_slice_transpose(%arg0, %arg1, %arg2,
+// CHECK: kiln.kernel @fused_paged_attention_rotary_slice_transpose(%arg0, %arg1, %arg2,
+// CHECK: return %{{.+}}, %[[C]]
+func.func @decode_rotary_table_returned(%qkv: tensor<1x1x256xf16>, %pos: tensor<1x1xi64>, %inv: tensor<1x16x1xf32>,
+                  %kc: tensor<4x2x16x32xf16>, %vc: tensor<4x2x16x32xf16>,
+                  %table: tensor<1x4xi32>, %lens: tensor<1xi32>) -> (tensor<1x1x4x32xf16>, tensor<1x1x1x32xf16>) {
+  %p0 = kiln.reshape %pos : tensor<1x1xi64> -> tensor<1x1x1xi64>
+  %p1 = kiln.cast %p0 : tensor<1x1x1xi64> -> tensor<1x1x1xf32>
+  %f = kiln.mul %inv, %p1 : tensor<1x16x1xf32>, tensor<1x1x1xf32> -> tensor<1x16x1xf32>
+  %ft = kiln.transpose %f {perm = array<i64: 0, 2, 1>} : tensor<1x16x1xf32> -> tensor<1x1x16xf32>
+  %ang = kiln.concat %ft, %ft {axis = 2 : i64} : tensor<1x1x16xf32>, tensor<1x1x16xf32> -> tensor<1x1x32xf32>
+  %c32 = kiln.cos %ang : tensor<1x1x32xf32>
+  %s32 = kiln.sin %ang : tensor<1x1x32xf32>
+  %c16 = kiln.cast %c32 : tensor<1x1x32xf32> -> tensor<1x1x32xf16>
+  %s16 = kiln.cast %s32 : tensor<1x1x32xf32> -> tensor<1x1x32xf16>
+  %c = kiln.reshape %c16 : tensor<1x1x32xf16> -> tensor<1x1x1x32xf16>
+  %s = kiln.reshape %s16 : tensor<1x1x32xf16> -> tensor<1x1x1x32xf16>
+  %0 = kiln.slice %qkv {starts = array<i64: 0, 0, 128>, steps = array<i64: 1, 1, 1>} : tensor<1x1x256xf16> -> tensor<1x1x64xf16>
+  %1 = kiln.slice %qkv {starts = array<i64: 0, 0, 192>, steps = array<i64: 1, 1, 1>} : tensor<1x1x256xf16> -> tensor<1x1x64xf16>
+  %2 = kiln.reshape %0 : tensor<1x1x64xf16> -> tensor<1x1x2x32xf16>
+  %3 = kiln.transpose %2 {perm = array<i64: 0, 2, 1, 3>} : tensor<1x1x2x32xf16> -> tensor<1x2x1x32xf16>
+  %4 = kiln.reshape %1 : tensor<1x1x64xf16> -> tensor<1x1x2x32xf16>
+  %5 = kiln.transpose %4 {perm = array<i64: 0, 2, 1, 3>} : tensor<1x1x2x32xf16> -> tensor<1x2x1x32xf16>
+  %6 = kiln.rotary %3, %c, %s : tensor<1x2x1x32xf16>, tensor<1x1x1x32xf16>, tensor<1x1x1x32xf16> -> tensor<1x2x1x32xf16>
+  %kr, %vr = kiln.kv_cache_append %6, %5, %kc, %vc, %table, %lens : tensor<1x2x1x32xf16>, tensor<1x2x1x32xf16>, tensor<4x2x16x32xf16>, tensor<4x2x16x32xf16>, tensor<1x4xi32>, tensor<1xi32> -> tensor<4x2x16x32xf16>, tensor<4x2x16x32xf16>
+  %q0 = kiln.slice %qkv {starts = array<i64: 0, 0, 0>, steps = array<i64: 1, 1, 1>} : tensor<1x1x256xf16> -> tensor<1x1x128xf16>
+  %q1 = kiln.reshape %q0 : tensor<1x1x128xf16> -> tensor<1x1x4x32xf16>
+  %q2 = kiln.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<1x1x4x32xf16> -> tensor<1x4x1x32xf16>
+  %q3 = kiln.rotary %q2, %c, %s : tensor<1x4x1x32xf16>, tensor<1x1x1x32xf16>, tensor<1x1x1x32xf16> -> tensor<1x4x1x32xf16>
+  %o = kiln.paged_attention %q3, %kr, %vr, %table, %lens {bshd_output = true, scale = 0.1767766922712326 : f64} : tensor<1x4x1x32xf16>, tensor<4x2x16x32xf16>, tensor<4x2x16x32xf16>, tensor<1x4xi32>, tensor<1xi32> -> tensor<1x1x4x32xf16>
+  return %o, %c : tensor<1x1x4x32xf16>, tensor<1x1x1x32xf16>
 }
