@@ -346,9 +346,8 @@ static SmallVector<Operation *> rotaryTableChain(Value v) {
 /// attention) goes. The copies are returned: they may join the prologue although they are not
 /// isCheapToRecompute (the append evaluates each new key once; the split-KV attention's blocks
 /// each load the query once: a few sines per element, not one per tile).
-static llvm::SmallPtrSet<Operation *, 32> recomputeRotaryTables(RewriterBase &rewriter,
-                                                               func::FuncOp func,
-                                                               unsigned maxOpsPerKernel) {
+static llvm::SmallPtrSet<Operation *, 32>
+recomputeRotaryTables(RewriterBase &rewriter, func::FuncOp func, unsigned maxOpsPerKernel) {
   llvm::SmallPtrSet<Operation *, 32> copies;
   SmallVector<RotaryOp> rotaries;
   func.walk([&](RotaryOp r) {
