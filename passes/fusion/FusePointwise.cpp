@@ -316,7 +316,7 @@ constexpr unsigned kPrologueRoom = 16;
 /// Most ops of one table's chain (the rotary angles and their cos or sin: about 8).
 constexpr unsigned kMaxRotaryChainOps = 16;
 
-/// The fusible ops `v` is computed from (views, casts, cheap arithmetic, cos, sin), back to the
+/// The fusible ops `v` is computed from (isCheapPointwise ops, cos, sin), back to the
 /// kernel inputs it reads (arguments, constants, results of other ops), in program order; empty
 /// when another kind of op is on the way or there are more than kMaxRotaryChainOps.
 static SmallVector<Operation *> rotaryTableChain(Value v) {
@@ -326,9 +326,7 @@ static SmallVector<Operation *> rotaryTableChain(Value v) {
     Operation *def = work.pop_back_val().getDefiningOp();
     if (!def || isa<ConstantOp>(def) || chain.contains(def))
       continue;
-    if (!isa<ReshapeOp, TransposeOp, SliceOp, ExpandOp, ConcatOp, CastOp, NegOp, AddOp, SubOp,
-             MulOp, CosOp, SinOp>(def) ||
-        chain.size() == kMaxRotaryChainOps)
+    if (!(isCheapPointwise(def) || isa<CosOp, SinOp>(def)) || chain.size() == kMaxRotaryChainOps)
       return {};
     chain.insert(def);
     for (Value operand : def->getOperands())

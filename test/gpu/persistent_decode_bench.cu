@@ -33,7 +33,7 @@
 //   test/gpu/build_gpu_test.sh persistent_decode_bench OUT && OUT [--layers N] [--iters N]
 #include "gpu_test_util.h"
 
-#include <cooperative_groups.h>
+#include "kiln/gemm_sm90.cuh" // sm90:: mbarrier and named-barrier wrappers
 
 namespace {
 
@@ -74,26 +74,10 @@ __constant__ Step cStep;
 __device__ __forceinline__ unsigned smemAddr(const void *p) {
   return unsigned(__cvta_generic_to_shared(p));
 }
-__device__ __forceinline__ void mbarInit(unsigned bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbarArriveExpectTx(unsigned bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
-               : "memory");
-}
-__device__ __forceinline__ void mbarArrive(unsigned bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ void mbarWait(unsigned bar, unsigned parity) {
-  unsigned done;
-  do {
-    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                 "selp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done)
-                 : "r"(bar), "r"(parity)
-                 : "memory");
-  } while (!done);
-}
+using kiln::sm90::mbarArrive; // the mbarrier wrappers of the Hopper GEMM
+using kiln::sm90::mbarArriveExpectTx;
+using kiln::sm90::mbarInit;
+using kiln::sm90::mbarWait;
 /// 1-D bulk copy of `bytes` (a multiple of 16, 16-byte aligned) from global to shared memory,
 /// completing on the mbarrier `bar`.
 __device__ __forceinline__ void bulkLoad(unsigned dst, const void *src, unsigned bytes,
@@ -109,9 +93,7 @@ __device__ __forceinline__ unsigned ldAcquire(const unsigned *p) {
   return v;
 }
 /// The consumer warps' barrier (named barrier 1; the producer warp never joins it).
-__device__ __forceinline__ void consumersSync() {
-  asm volatile("bar.sync 1, %0;" ::"r"(kConsumerWarps * 32) : "memory");
-}
+__device__ __forceinline__ void consumersSync() { kiln::sm90::namedBarrier(1, kConsumerWarps * 32); }
 
 /// Tiles of a stage: (n / 16) row groups x (k / 512) column chunks.
 __host__ __device__ inline int tilesOf(const Stage &s) {
@@ -526,27 +508,18 @@ int main(int argc, char **argv) {
     void *a, *c;
     CHECK_CUDA(cudaMalloc(&a, n));
     CHECK_CUDA(cudaMalloc(&c, n));
-    std::vector<float> ms;
-    cudaEvent_t e0, e1;
-    CHECK_CUDA(cudaEventCreate(&e0));
-    CHECK_CUDA(cudaEventCreate(&e1));
-    for (int r = 0; r < 23; ++r) {
-      CHECK_CUDA(cudaEventRecord(e0, stream));
-      CHECK_CUDA(cudaMemcpyAsync(c, a, n, cudaMemcpyDeviceToDevice, stream));
-      CHECK_CUDA(cudaEventRecord(e1, stream));
-      CHECK_CUDA(cudaEventSynchronize(e1));
-      float t;
-      CHECK_CUDA(cudaEventElapsedTime(&t, e0, e1));
-      if (r >= 3)
-        ms.push_back(t);
-    }
-    std::sort(ms.begin(), ms.end());
-    copyGBs = 2.0 * double(n) / (ms[ms.size() / 2] * 1e-3) / 1e9;
+    const double us = kiln_test::timeGraph(
+        stream,
+        [&](cudaStream_t s) {
+          CHECK_CUDA(cudaMemcpyAsync(c, a, n, cudaMemcpyDeviceToDevice, s));
+        },
+        1, 20);
+    copyGBs = 2.0 * double(n) / (us * 1e-6) / 1e9;
     CHECK_CUDA(cudaFree(a));
     CHECK_CUDA(cudaFree(c));
   }
   const double stepBytes = double(weightBytes);
-  std::printf("copy bandwidth: %.0f GB/s (1 GiB device-to-device, median of 20)\n", copyGBs);
+  std::printf("copy bandwidth: %.0f GB/s (1 GiB device-to-device in a CUDA graph, median of 20)\n", copyGBs);
   std::printf("step: %d layers x %.1f MB + lm_head %.1f MB = %.1f MB of fp16 weights, %d stages, "
               "%d blocks of %d threads\n",
               layers, perLayer * 2 / 1e6, double(kVocab) * kHidden * 2 / 1e6, stepBytes / 1e6,
