@@ -792,6 +792,25 @@ void eraseDead(RewriterBase &rewriter, ArrayRef<Operation *> roots) {
 /// Where rewrite() keeps whether a large mask is causal (see there).
 constexpr llvm::StringLiteral kCausalCheckAttr = "kiln.causal_check";
 
+/// True when the additive `mask` of an attention with scores [.., Sq, Sk] is exactly the causal
+/// mask aligned bottom-right (isCausalConstant, or isCausalExpression for a mask too large to
+/// fold). The layers of a model share one mask: a large mask's answer is kept on its defining op
+/// (kCausalCheckAttr: {Sq, Sk, causal}; removed at the end of the pass), which an erased op
+/// takes with it.
+bool isCausalMask(OpBuilder &b, Value mask, int64_t Sq, int64_t Sk) {
+  if (isCausalConstant(mask, Sq, Sk))
+    return true;
+  Operation *def = mask.getDefiningOp();
+  if (!def || isa<ConstantOp>(def))
+    return false;
+  if (auto known = def->getAttrOfType<DenseI64ArrayAttr>(kCausalCheckAttr);
+      known && known.size() == 3 && known[0] == Sq && known[1] == Sk)
+    return known[2] != 0;
+  bool result = isCausalExpression(mask, Sq, Sk);
+  def->setAttr(kCausalCheckAttr, b.getDenseI64ArrayAttr({Sq, Sk, int64_t(result)}));
+  return result;
+}
+
 /// Replaces the matched chain by one kiln.attention.
 void rewrite(RewriterBase &rewriter, SoftmaxOp sm, Match &m) {
   rewriter.setInsertionPoint(m.last);
@@ -822,23 +841,7 @@ void rewrite(RewriterBase &rewriter, SoftmaxOp sm, Match &m) {
                         : WhereOp::create(rewriter, loc, maskType, m.maskCond, zero, m.maskFill);
   }
   bool causal = false;
-  // The layers of a model share one mask: a large mask's answer is kept on its defining op
-  // (kCausalCheckAttr: {Sq, Sk, causal}; removed at the end of the pass), which an erased op
-  // takes with it.
-  auto isCausal = [&](Value mask) {
-    if (isCausalConstant(mask, Sq, Sk))
-      return true;
-    Operation *def = mask.getDefiningOp();
-    if (!def || isa<ConstantOp>(def))
-      return false;
-    if (auto known = def->getAttrOfType<DenseI64ArrayAttr>(kCausalCheckAttr);
-        known && known.size() == 3 && known[0] == Sq && known[1] == Sk)
-      return known[2] != 0;
-    bool result = isCausalExpression(mask, Sq, Sk);
-    def->setAttr(kCausalCheckAttr, rewriter.getDenseI64ArrayAttr({Sq, Sk, int64_t(result)}));
-    return result;
-  };
-  if (mask && isCausal(mask)) {
+  if (mask && isCausalMask(rewriter, mask, Sq, Sk)) {
     causal = true;
     mask = nullptr;
   } else if (mask && isZeroConstant(mask)) {
@@ -958,6 +961,28 @@ void narrowMask(AttentionOp attention) {
   LLVM_DEBUG(llvm::dbgs() << "narrowed the mask of " << attention << "\n");
 }
 
+/// An attention made before this pass (an ONNX Attention, onnxruntime's GroupQueryAttention)
+/// whose mask is the bottom-right causal mask or all zeros, as a generation step's
+/// attention_mask of ones makes it: the mask goes, the causal one becoming `causal` (a causal
+/// mask on a causal attention changes nothing: both hide the same keys).
+void foldMaskIntoCausal(IRRewriter &rewriter, AttentionOp attention) {
+  Value mask = attention.getMask();
+  if (!mask)
+    return;
+  auto st = rtt(attention.getQuery());
+  int64_t Sq = st.getDimSize(2), Sk = rtt(attention.getKey()).getDimSize(2);
+  bool causal = isCausalMask(rewriter, mask, Sq, Sk);
+  if (!causal && !isZeroConstant(mask))
+    return;
+  rewriter.modifyOpInPlace(attention, [&] {
+    attention.getMaskMutable().clear();
+    if (causal)
+      attention.setCausal(true);
+  });
+  if (Operation *def = mask.getDefiningOp(); def && def->use_empty())
+    eraseDead(rewriter, {def});
+}
+
 struct RaiseAttentionPass : public kiln::impl::RaiseAttentionBase<RaiseAttentionPass> {
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
@@ -983,8 +1008,10 @@ struct RaiseAttentionPass : public kiln::impl::RaiseAttentionBase<RaiseAttention
     }
     SmallVector<AttentionOp> attentions;
     getOperation().walk([&](AttentionOp a) { attentions.push_back(a); });
-    for (AttentionOp a : attentions)
+    for (AttentionOp a : attentions) {
+      foldMaskIntoCausal(rewriter, a);
       narrowMask(a);
+    }
     getOperation().walk([](Operation *op) { op->removeAttr(kCausalCheckAttr); });
   }
 };

@@ -357,11 +357,13 @@ def check_genai(compile_, opt, passes):
 # tokens (their blocks scattered); each step is (the sequences it runs, tokens per sequence):
 # prefill chunks of sequence 0, then of sequence 1, then steps of both at different positions.
 # (directory under test/, model): plain_decoder* are gen_onnx_tests.py's tiny plain decoders,
-# without and with an attention_mask input.
+# without and with an attention_mask input; attention23_decoder and tensor_scatter_decoder keep
+# their cache in ONNX Attention-23's past_key/past_value and in TensorScatter-24 buffers.
 KV_STEP_MODELS = [("models", "llama_tiny_causal_dynamo"), ("models", "gpt2_tiny_causal_dynamo"),
                   ("models", "llama_tiny_causal_past_dynamo"),
                   ("models", "gpt2_tiny_causal_past_dynamo"), ("onnx/Inputs", "plain_decoder"),
-                  ("onnx/Inputs", "plain_decoder_attention_mask")]
+                  ("onnx/Inputs", "plain_decoder_attention_mask"),
+                  ("onnx/Inputs", "attention23_decoder"), ("onnx/Inputs", "tensor_scatter_decoder")]
 KV_STEPS = [((0,), 5), ((0,), 3), ((1,), 4), ((1,), 2), ((0, 1), 1), ((0, 1), 1), ((0, 1), 1),
             ((0, 1), 2)]
 KV_TABLES = [[3, 0, 6, 1], [2, 5, 8, 4]]
@@ -373,8 +375,10 @@ KV_STEP_PASSES = ["--kiln-bind-generation-inputs", "--kiln-eliminate-empty-tenso
 
 def full_forward(sess, ids):
     """onnxruntime's logits [L, V] of the export over all of `ids` (one sequence, no past):
-    a cache-I/O export gets an empty past, a mask of ones and positions 0..L-1."""
+    a cache-I/O export gets an empty past, a mask of ones and positions 0..L-1; a TensorScatter
+    cache (a `write_indices` input) L zero rows written from index 0."""
     feeds = {}
+    scatter = any(i.name == "write_indices" for i in sess.get_inputs())
     for i in sess.get_inputs():
         if i.name == "input_ids":
             feeds[i.name] = ids[None, :]
@@ -383,7 +387,10 @@ def full_forward(sess, ids):
         elif i.name == "position_ids":
             feeds[i.name] = np.arange(len(ids), dtype=np.int64)[None, :]
         elif i.name.startswith("past_key_values."):
-            feeds[i.name] = np.zeros((1, i.shape[1], 0, i.shape[3]), np.float32)
+            feeds[i.name] = np.zeros((1, i.shape[1], len(ids) if scatter else 0, i.shape[3]),
+                                     np.float32)
+        elif i.name == "write_indices":
+            feeds[i.name] = np.zeros(1, np.int64)
         else:
             raise SystemExit(f"{i.name}: an input --kv-steps does not know how to fill")
     return sess.run(None, feeds)[0][0]

@@ -149,6 +149,92 @@ def plain_decoders():
         node("Gather", ["wpe", "pos"], ["pe"], name="position_embed", axis=0)], h)
 
 
+# --- Decoders whose KV cache is an ONNX Attention's or TensorScatter's (--kv-cache) ----------
+
+def cache_op_decoders():
+    """Two-layer decoders (4 query heads, 2 KV heads of 16, learned positions read through a
+    position_ids input, GQA) whose KV cache is ONNX ops, with the Hugging Face cache I/O names
+    (past_key_values.{i}.key/.value in, present.{i}.key/.value out); kiln-compile --kv-cache maps
+    them onto its paged cache (docs/generation.md, form a):
+    - attention23_decoder (opset 23): Attention with past_key/past_value [B, 2, past, 16] and
+      present_key/present_value outputs, is_causal = 1 (offset: the past length) and the boolean
+      attn_mask of attention_mask [B, past + S] (1 = attend);
+    - tensor_scatter_decoder (opset 24): a static cache [B, 2, max_seq, 16] per layer written in
+      place by TensorScatter at write_indices [B] (the past lengths), read by Attention with
+      nonpad_kv_seqlen = write_indices + S and is_causal = 1 (offset: nonpad_kv_seqlen - S), as
+      the ONNX spec describes the in-place KV cache."""
+    rng = np.random.default_rng(23)
+    V, E, Hq, Hkv, D, P, layers = 11, 64, 4, 2, 16, 32, 2
+    w = lambda *shape: (rng.standard_normal(shape) / np.sqrt(shape[0])).astype(np.float32)
+    i64 = lambda *v: np.array(v, np.int64)
+    inits = [const("wte", w(V, E)), const("wpe", w(P, E)), const("wlm", w(E, V)),
+             const("qheads", i64(Hq, D)), const("kvheads", i64(Hkv, D)), const("width", i64(E))]
+    for i in range(layers):
+        inits += [const(f"wq{i}", w(E, E)), const(f"wk{i}", w(E, Hkv * D)),
+                  const(f"wv{i}", w(E, Hkv * D)), const(f"wo{i}", w(E, E))]
+
+    def decoder(name, opset, cache_dim, attend, extra_inputs, extra_nodes, extra_inits):
+        nodes = [node("Gather", ["wte", "input_ids"], ["tok"], name="embed", axis=0),
+                 node("Gather", ["wpe", "position_ids"], ["pe"], name="position_embed", axis=0),
+                 node("Add", ["tok", "pe"], ["h0"], name="add_pe"),
+                 node("Shape", ["input_ids"], ["bs"], name="shape"),
+                 node("Concat", ["bs", "qheads"], ["qshape"], name="qshape", axis=0),
+                 node("Concat", ["bs", "kvheads"], ["kvshape"], name="kvshape", axis=0),
+                 node("Concat", ["bs", "width"], ["oshape"], name="oshape", axis=0)] + extra_nodes
+        inputs = [vi("input_ids", I64, ["batch", "seq"])] + extra_inputs
+        outputs = [vi("logits", F, ["batch", "seq", V])]
+        for i in range(layers):
+            x = f"l{i}."
+            for proj, shape in (("q", "qshape"), ("k", "kvshape"), ("v", "kvshape")):
+                nodes += [node("MatMul", [f"h{i}", f"w{proj}{i}"], [x + proj + "0"],
+                               name=x + proj + "_proj"),
+                          node("Reshape", [x + proj + "0", shape], [x + proj + "1"],
+                               name=x + proj + "_heads"),
+                          node("Transpose", [x + proj + "1"], [x + proj], name=x + proj + "_bhsd",
+                               perm=[0, 2, 1, 3])]
+            for kv in ("key", "value"):
+                inputs.append(vi(f"past_key_values.{i}.{kv}", F, ["batch", Hkv, cache_dim, D]))
+                outputs.append(vi(f"present.{i}.{kv}", F, ["batch", Hkv, None, D]))
+            nodes += attend(i, x) + [
+                node("Transpose", [x + "y"], [x + "y1"], name=x + "y_bshd", perm=[0, 2, 1, 3]),
+                node("Reshape", [x + "y1", "oshape"], [x + "y2"], name=x + "y_merge"),
+                node("MatMul", [x + "y2", f"wo{i}"], [x + "o"], name=x + "o_proj"),
+                node("Add", [f"h{i}", x + "o"], [f"h{i + 1}"], name=x + "residual")]
+        nodes.append(node("MatMul", [f"h{layers}", "wlm"], ["logits"], name="lm_head"))
+        save(name, model(nodes, inputs, outputs, inits + extra_inits, opset=opset))
+
+    def attention23(i, x):
+        return [node("Attention", [x + "q", x + "k", x + "v", "keep4", f"past_key_values.{i}.key",
+                                   f"past_key_values.{i}.value"],
+                     [x + "y", f"present.{i}.key", f"present.{i}.value"], name=x + "attention",
+                     is_causal=1)]
+
+    decoder("attention23_decoder", 23, "past_seq", attention23,
+            [vi("attention_mask", I64, ["batch", "total_seq"]),
+             vi("position_ids", I64, ["batch", "seq"])],
+            # [B, 1, S, past + S]: onnxruntime wants the mask's query dim to be S.
+            [node("Cast", ["attention_mask"], ["keep"], name="keep", to=B),
+             node("Unsqueeze", ["keep", "axes12"], ["keep3"], name="keep3"),
+             node("Shape", ["attention_mask"], ["total"], name="total", start=1, end=2),
+             node("Shape", ["input_ids"], ["seq_len"], name="seq_len", start=1, end=2),
+             node("Shape", ["input_ids"], ["batch"], name="batch", start=0, end=1),
+             node("Concat", ["batch", "one", "seq_len", "total"], ["mask_shape"],
+                  name="mask_shape", axis=0),
+             node("Expand", ["keep3", "mask_shape"], ["keep4"], name="keep4")],
+            [const("axes12", i64(1, 2)), const("one", i64(1))])
+
+    def tensor_scatter(i, x):
+        return [node("TensorScatter", [f"past_key_values.{i}.{kv}", x + kv[0], "write_indices"],
+                     [f"present.{i}.{kv}"], name=f"{x}{kv}_cache_write") for kv in ("key", "value")] + [
+            node("Attention", [x + "q", f"present.{i}.key", f"present.{i}.value", "", "", "",
+                               "nonpad"], [x + "y"], name=x + "attention", is_causal=1)]
+
+    decoder("tensor_scatter_decoder", 24, "max_seq", tensor_scatter,
+            [vi("position_ids", I64, ["batch", "seq"]), vi("write_indices", I64, ["batch"])],
+            [node("Shape", ["input_ids"], ["seq_len"], name="seq_len", start=1, end=2),
+             node("Add", ["write_indices", "seq_len"], ["nonpad"], name="nonpad")], [])
+
+
 # --- Pad and Einsum -------------------------------------------------------------------------
 
 def pads():
@@ -1576,6 +1662,6 @@ if __name__ == "__main__":
                 rotary_embedding, derived_ops, activations, arg_reduce, arg_reduce_rows, mod, opsets25_28, empty_tensors, attention23, errors, review_fixes, contrib,
                 matmul_nbits, group_query_attention, plain_decoders,
                 broken_files, structure_checks, unsorted_graphs, cast_rounding, cast_int_rounding, pads,
-                einsums, tensor_scatters]:
+                einsums, tensor_scatters, cache_op_decoders]:
         gen()
     print("wrote", OUT)

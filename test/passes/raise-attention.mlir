@@ -675,3 +675,39 @@ func.func @bert_dynamo_padding_mask(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8x
   %o = kiln.matmul %p, %v : tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32> -> tensor<2x2x4x8xf32>
   return %o : tensor<2x2x4x8xf32>
 }
+
+// -----
+
+// An attention imported as one op (ONNX Attention-23, as a generation step's attention_mask of
+// ones leaves it): its all-zero mask goes, `causal` stays.
+// CHECK-LABEL: func.func @imported_attention_zero_mask
+// CHECK-NEXT: %[[O:.+]] = kiln.attention %arg0, %arg1, %arg2 {bshd_output = false, causal = true, scale = 1.250000e-01 : f64, zero_masked_rows = true} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+// CHECK-NEXT: return %[[O]]
+func.func @imported_attention_zero_mask(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %m = kiln.constant dense<0.0> : tensor<1x1x4x4xf32>
+  %0 = kiln.attention %q, %k, %v, %m {bshd_output = false, causal = true, scale = 0.125 : f64, zero_masked_rows = true} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x1x4x4xf32> -> tensor<1x2x4x8xf32>
+  return %0 : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Its bottom-right causal mask (2 queries, 4 keys) becomes `causal`.
+// CHECK-LABEL: func.func @imported_attention_causal_mask
+// CHECK-NEXT: %[[O:.+]] = kiln.attention %arg0, %arg1, %arg2 {bshd_output = false, causal = true, scale = 1.250000e-01 : f64, zero_masked_rows = true} : tensor<1x2x2x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x2x8xf32>
+// CHECK-NEXT: return %[[O]]
+func.func @imported_attention_causal_mask(%q: tensor<1x2x2x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x2x8xf32> {
+  %m = kiln.constant dense<[[[[0.0, 0.0, 0.0, 0xFF800000], [0.0, 0.0, 0.0, 0.0]]]]> : tensor<1x1x2x4xf32>
+  %0 = kiln.attention %q, %k, %v, %m {bshd_output = false, causal = false, scale = 0.125 : f64, zero_masked_rows = true} : tensor<1x2x2x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x1x2x4xf32> -> tensor<1x2x2x8xf32>
+  return %0 : tensor<1x2x2x8xf32>
+}
+
+// -----
+
+// A top-left triangle is not the bottom-right causal mask: it stays.
+// CHECK-LABEL: func.func @imported_attention_other_mask_kept
+// CHECK: kiln.attention %arg0, %arg1, %arg2, %{{.+}} {bshd_output = false, causal = false
+func.func @imported_attention_other_mask_kept(%q: tensor<1x2x2x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x2x8xf32> {
+  %m = kiln.constant dense<[[[[0.0, 0xFF800000, 0xFF800000, 0xFF800000], [0.0, 0.0, 0xFF800000, 0xFF800000]]]]> : tensor<1x1x2x4xf32>
+  %0 = kiln.attention %q, %k, %v, %m {bshd_output = false, causal = false, scale = 0.125 : f64, zero_masked_rows = true} : tensor<1x2x2x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x1x2x4xf32> -> tensor<1x2x2x8xf32>
+  return %0 : tensor<1x2x2x8xf32>
+}
