@@ -33,6 +33,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -460,6 +462,21 @@ LogicalResult NodeImporter::checkFloat(unsigned i, StringRef what) {
 
 namespace {
 
+/// True for the names of a generation step's past cache inputs (Hugging Face's
+/// `past_key_values.{i}.key/.value`, older exports' `past.{i}...`).
+bool isPastCacheName(StringRef name) {
+  return name.starts_with("past_key_values.") || name.starts_with("past.");
+}
+
+/// The graph input name of a function argument (its `kiln.name`), or "".
+StringRef nameOfArgument(BlockArgument arg) {
+  auto func = dyn_cast_or_null<func::FuncOp>(arg.getOwner()->getParentOp());
+  if (auto name = func ? func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "kiln.name")
+                       : StringAttr())
+    return name.getValue();
+  return "";
+}
+
 /// Imports one ModelProto's main graph into a new module.
 class GraphImporter {
 public:
@@ -516,6 +533,20 @@ private:
   /// ImportOptions::derivePositionIds on a model without a position_ids input: the rewrite of
   /// its positions, while run() imports the nodes.
   std::optional<StepPositionIds> positions;
+  /// ImportOptions::emptyPast: a TensorScatter-24 cache write into an empty past cache input
+  /// (the cache the runtime owns) is its update, as Concat(empty past, new) is the new keys.
+  /// Sets the node's result and returns true for such a node; false for any other node;
+  /// failure (after an error naming the node) for a cache write kiln's cache cannot replace.
+  FailureOr<bool> importCacheWrite(const onnx::NodeProto &node, ArrayRef<Value> inputs,
+                                   const std::function<InFlightDiagnostic()> &nodeError);
+  /// Under emptyPast, drops the arguments only importCacheWrite's writes read (their
+  /// write_indices: each sequence's past length, which the runtime owns) once nothing else
+  /// reads them; an error names the node that still does.
+  LogicalResult dropPastLengthArguments(func::FuncOp func, SmallVectorImpl<Type> &argTypes);
+  /// The updates importCacheWrite made a cache write's result, and the arguments read as the
+  /// writes' write_indices.
+  llvm::DenseSet<Value> grownCaches;
+  SmallVector<BlockArgument> pastLengthArgs;
 };
 
 } // namespace
@@ -582,10 +613,15 @@ FailureOr<RankedTensorType> GraphImporter::getInputType(const onnx::ValueInfoPro
   if (tt.has_shape() && want.size() != shape.size())
     return error() << "--shape gives rank " << want.size() << " " << formatShape(want)
                    << " but the input has rank " << shape.size();
-  for (auto [i, d] : llvm::enumerate(shape))
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    // A past cache of a fixed length (a static cache for TensorScatter) is empty in a generation
+    // step whose cache the runtime owns (ImportOptions::emptyPast).
+    if (options.emptyPast && isPastCacheName(name) && want[i] == 0)
+      continue;
     if (d != ShapedType::kDynamic && d != want[i])
       return error() << "--shape gives dim " << i << " = " << want[i]
                      << " but the model fixes it to " << d;
+  }
   return RankedTensorType::get(want, elem);
 }
 
@@ -879,6 +915,20 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index) 
       return nodeError() << "output '" << name << "' is also an initializer";
   }
 
+  // A generation step's cache write and the attention that reads it (ImportOptions::emptyPast).
+  if (options.emptyPast && defaultDomain) {
+    FailureOr<bool> written = importCacheWrite(node, inputs, nodeError);
+    if (failed(written))
+      return failure();
+    if (*written)
+      return success();
+    // Attention over this step's keys only: every key is valid, and the runtime masks by its
+    // own sequence lengths, as for an attention_mask of ones.
+    if (node.op_type() == "Attention" && inputs.size() > 6 && inputs[6] &&
+        grownCaches.contains(inputs[1]) && grownCaches.contains(inputs[2]))
+      inputs[6] = Value();
+  }
+
   // 4. The handler.
   NodeImporter importerState(builder, loc, node, displayName, opset, version, std::move(inputs),
                              std::move(outputUsed), tensors);
@@ -904,6 +954,79 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index) 
   if (positions)
     positions->noteResults(node, index, importerState.getResults());
   return success();
+}
+
+FailureOr<bool>
+GraphImporter::importCacheWrite(const onnx::NodeProto &node, ArrayRef<Value> inputs,
+                                const std::function<InFlightDiagnostic()> &nodeError) {
+  if (node.op_type() != "TensorScatter" || inputs.size() < 2 || !inputs[0] || !inputs[1])
+    return false;
+  auto past = dyn_cast<BlockArgument>(inputs[0]);
+  if (!past || past.getOwner() != builder.getBlock() || !isPastCacheName(nameOfArgument(past)))
+    return false;
+  auto pastType = cast<RankedTensorType>(inputs[0].getType()),
+       update = cast<RankedTensorType>(inputs[1].getType());
+  int64_t axis = -2;
+  std::string mode = "linear";
+  for (const onnx::AttributeProto &a : node.attribute()) {
+    if (a.name() == "axis")
+      axis = a.i();
+    else if (a.name() == "mode")
+      mode = a.s();
+  }
+  const int64_t rank = pastType.getRank();
+  if (rank < 2 || update.getRank() != rank || axis < -rank || axis >= rank)
+    return false; // the handler's errors
+  axis = axis < 0 ? axis + rank : axis;
+  if (pastType.getDimSize(axis) != 0)
+    return false;
+  if (mode != "linear") {
+    nodeError() << "--kv-cache: cache '" << nameOfArgument(past) << "' is written with mode '"
+                << mode
+                << "' (a ring buffer); kiln's paged KV cache keeps every position of a sequence, "
+                   "so only mode 'linear' can use it";
+    return failure();
+  }
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis && pastType.getDimSize(d) != update.getDimSize(d)) {
+      nodeError() << "update " << update << " does not match the cache '" << nameOfArgument(past)
+                  << "' " << pastType << " outside dim " << axis;
+      return failure();
+    }
+  values[node.output(0)] = inputs[1];
+  grownCaches.insert(inputs[1]);
+  if (inputs.size() > 2 && inputs[2])
+    if (auto w = dyn_cast<BlockArgument>(inputs[2]);
+        w && w.getOwner() == builder.getBlock() && !llvm::is_contained(pastLengthArgs, w))
+      pastLengthArgs.push_back(w);
+  return true;
+}
+
+LogicalResult GraphImporter::dropPastLengthArguments(func::FuncOp func,
+                                                     SmallVectorImpl<Type> &argTypes) {
+  if (pastLengthArgs.empty())
+    return success();
+  // What only computed nonpad_kv_seqlen for the attentions that no longer read it.
+  IRRewriter rewriter(&ctx);
+  (void)runRegionDCE(rewriter, func.getBody());
+  llvm::BitVector drop(func.getNumArguments());
+  for (BlockArgument arg : pastLengthArgs) {
+    if (!arg.use_empty()) {
+      Operation *user = *arg.getUsers().begin();
+      return emitError(user->getLoc())
+             << "--kv-cache: input '" << nameOfArgument(arg)
+             << "' holds each sequence's past length (TensorScatter's write_indices into a KV "
+                "cache), which kiln's runtime owns; this op reads it for something other than "
+                "the cache writes and Attention's nonpad_kv_seqlen. kiln masks by its own "
+                "sequence lengths and reads positions from a position_ids input: export the "
+                "model without such uses";
+    }
+    drop.set(arg.getArgNumber());
+  }
+  for (int i = int(drop.size()) - 1; i >= 0; --i)
+    if (drop.test(i))
+      argTypes.erase(argTypes.begin() + i);
+  return func.eraseArguments(drop);
 }
 
 LogicalResult GraphImporter::checkOutputType(const onnx::ValueInfoProto &output, Value value) {
@@ -1107,6 +1230,8 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
     if (isa<ConstantOp>(op) && op.use_empty())
       op.erase();
+  if (failed(dropPastLengthArguments(func, argTypes)))
+    return nullptr;
 
   if (failed(verify(*module)))
     return nullptr;
@@ -1115,8 +1240,11 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
 
 /// The shapes of a generation step's cache inputs that --shape leaves out
 /// (ImportOptions::emptyPast): `past_key_values.*` / `past.*` rank-4 inputs
-/// [B, Hkv, 0, D] (Hkv and D from the file), `attention_mask` and
-/// `position_ids` [B, S], with [B, S] the given shape of `input_ids`.
+/// [B, Hkv, 0, D] (Hkv and D from the file), or, for a past cache that a
+/// TensorScatter writes, the file's shape with B first and 0 along the
+/// TensorScatter's axis; the TensorScatters' write_indices inputs [B];
+/// `attention_mask` and `position_ids` [B, S], with [B, S] the given shape of
+/// `input_ids`.
 static FailureOr<InputShapes> withEmptyPast(const onnx::ModelProto &model,
                                             const InputShapes &shapes, Location fileLoc) {
   InputShapes out = shapes;
@@ -1136,13 +1264,46 @@ static FailureOr<InputShapes> withEmptyPast(const onnx::ModelProto &model,
   llvm::StringSet<> initializers;
   for (const onnx::TensorProto &t : model.graph().initializer())
     initializers.insert(t.name());
+  // TensorScatter-24 caches: the sequence axis of each past cache written in place, and the
+  // inputs read as write indices.
+  llvm::StringMap<int64_t> scatterAxis;
+  llvm::StringSet<> writeIndices;
+  for (const onnx::NodeProto &node : model.graph().node()) {
+    if (node.op_type() != "TensorScatter" || !(node.domain().empty() || node.domain() == "ai.onnx") ||
+        node.input_size() < 2 || !isPastCacheName(node.input(0)))
+      continue;
+    int64_t axis = -2;
+    for (const onnx::AttributeProto &a : node.attribute())
+      if (a.name() == "axis")
+        axis = a.i();
+    scatterAxis[node.input(0)] = axis;
+    if (node.input_size() > 2 && !node.input(2).empty())
+      writeIndices.insert(node.input(2));
+  }
   for (const onnx::ValueInfoProto &in : model.graph().input()) {
     StringRef name = in.name();
     if (out.count(name) || initializers.contains(name) || !in.type().has_tensor_type() ||
         !in.type().tensor_type().has_shape())
       continue;
     const auto &dims = in.type().tensor_type().shape().dim();
-    if ((name.starts_with("past_key_values.") || name.starts_with("past.")) && dims.size() == 4) {
+    const int64_t rank = dims.size();
+    if (auto it = scatterAxis.find(name); it != scatterAxis.end()) {
+      // [B, ..., 0 (the axis), ...]: the other dims from the file.
+      int64_t axis = it->second < 0 ? it->second + rank : it->second;
+      if (rank < 2 || axis <= 0 || axis >= rank)
+        continue; // the TensorScatter's own error
+      SmallVector<int64_t> shape(rank, -1);
+      shape[0] = B;
+      shape[axis] = 0;
+      bool known = true;
+      for (int64_t d = 1; d < rank; ++d)
+        if (d != axis)
+          known &= dims[d].has_dim_value() && (shape[d] = dims[d].dim_value()) >= 0;
+      if (known)
+        out[name] = shape; // a symbolic dim: the importer asks for --shape
+    } else if (writeIndices.contains(name) && rank == 1) {
+      out[name] = {B};
+    } else if (isPastCacheName(name) && rank == 4) {
       SmallVector<int64_t> shape = {B, -1, 0, -1};
       for (int i : {1, 3})
         if (dims[i].has_dim_value())

@@ -983,6 +983,27 @@ void foldMaskIntoCausal(IRRewriter &rewriter, AttentionOp attention) {
     eraseDead(rewriter, {def});
 }
 
+/// An attention made before this pass whose only reader is the head transpose [0, 2, 1, 3]
+/// (ONNX Attention's [B, H, S, D] output turned back into [B, S, H, D]) writes that layout
+/// itself (`bshd_output`), as a raised attention does: one kernel less per layer. Returns the
+/// attention that remains.
+AttentionOp absorbHeadTranspose(IRRewriter &rewriter, AttentionOp attention) {
+  if (attention.getBshdOutput() || !attention->hasOneUse())
+    return attention;
+  auto t = dyn_cast<TransposeOp>(*attention->getUsers().begin());
+  if (!t || t.getPerm() != ArrayRef<int64_t>{0, 2, 1, 3})
+    return attention;
+  rewriter.setInsertionPoint(t);
+  auto merged = AttentionOp::create(
+      rewriter, FusedLoc::get(t.getContext(), {attention.getLoc(), t.getLoc()}),
+      t.getResult().getType(), attention.getQuery(), attention.getKey(), attention.getValue(),
+      attention.getMask(), attention.getScaleAttr(), attention.getCausalAttr(),
+      attention.getZeroMaskedRowsAttr(), rewriter.getBoolAttr(true));
+  rewriter.replaceOp(t, merged.getResult());
+  rewriter.eraseOp(attention);
+  return merged;
+}
+
 struct RaiseAttentionPass : public kiln::impl::RaiseAttentionBase<RaiseAttentionPass> {
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
@@ -1010,6 +1031,7 @@ struct RaiseAttentionPass : public kiln::impl::RaiseAttentionBase<RaiseAttention
     getOperation().walk([&](AttentionOp a) { attentions.push_back(a); });
     for (AttentionOp a : attentions) {
       foldMaskIntoCausal(rewriter, a);
+      a = absorbHeadTranspose(rewriter, a);
       narrowMask(a);
     }
     getOperation().walk([](Operation *op) { op->removeAttr(kCausalCheckAttr); });

@@ -223,16 +223,40 @@ def cache_op_decoders():
              node("Expand", ["keep3", "mask_shape"], ["keep4"], name="keep4")],
             [const("axes12", i64(1, 2)), const("one", i64(1))])
 
-    def tensor_scatter(i, x):
-        return [node("TensorScatter", [f"past_key_values.{i}.{kv}", x + kv[0], "write_indices"],
-                     [f"present.{i}.{kv}"], name=f"{x}{kv}_cache_write") for kv in ("key", "value")] + [
-            node("Attention", [x + "q", f"present.{i}.key", f"present.{i}.value", "", "", "",
-                               "nonpad"], [x + "y"], name=x + "attention", is_causal=1)]
+    def tensor_scatter(mode="linear"):
+        def attend(i, x):
+            return [node("TensorScatter", [f"past_key_values.{i}.{kv}", x + kv[0], "write_indices"],
+                         [f"present.{i}.{kv}"], name=f"{x}{kv}_cache_write", mode=mode)
+                    for kv in ("key", "value")] + [
+                node("Attention", [x + "q", f"present.{i}.key", f"present.{i}.value", "", "", "",
+                                   "nonpad"], [x + "y"], name=x + "attention", is_causal=1)]
+        return attend
 
-    decoder("tensor_scatter_decoder", 24, "max_seq", tensor_scatter,
-            [vi("position_ids", I64, ["batch", "seq"]), vi("write_indices", I64, ["batch"])],
-            [node("Shape", ["input_ids"], ["seq_len"], name="seq_len", start=1, end=2),
-             node("Add", ["write_indices", "seq_len"], ["nonpad"], name="nonpad")], [])
+    nonpad = [node("Shape", ["input_ids"], ["seq_len"], name="seq_len", start=1, end=2),
+              node("Add", ["write_indices", "seq_len"], ["nonpad"], name="nonpad")]
+    scatter_inputs = [vi("position_ids", I64, ["batch", "seq"]), vi("write_indices", I64, ["batch"])]
+    decoder("tensor_scatter_decoder", 24, "max_seq", tensor_scatter(), scatter_inputs, nonpad, [])
+    # A static cache of 32 positions, as exports with a fixed cache size have it.
+    decoder("tensor_scatter_decoder_static", 24, P, tensor_scatter(), scatter_inputs, nonpad, [])
+    # A ring buffer (mode circular): kiln's paged cache keeps every position (an error).
+    decoder("error_tensor_scatter_decoder_circular", 24, "max_seq", tensor_scatter("circular"),
+            scatter_inputs, nonpad, [])
+    # An attention mask computed from the write indices over the cache's positions: under
+    # --kv-cache the runtime owns both (an error naming the op that reads write_indices).
+    def masked(i, x):
+        return tensor_scatter()(i, x)[:2] + [
+            node("Attention", [x + "q", f"present.{i}.key", f"present.{i}.value", "visible", "",
+                               "", "nonpad"], [x + "y"], name=x + "attention", is_causal=1)]
+
+    decoder("error_tensor_scatter_decoder_mask", 24, "max_seq", masked, scatter_inputs, nonpad + [
+        node("Shape", ["past_key_values.0.key"], ["cache_len1"], name="cache_len", start=2, end=3),
+        node("Squeeze", ["cache_len1"], ["cache_len"], name="cache_len_scalar"),
+        node("Range", ["zero", "cache_len", "one_step"], ["slots"], name="slots"),
+        node("Unsqueeze", ["nonpad", "axis1"], ["nonpad2"], name="nonpad2"),
+        node("Less", ["slots", "nonpad2"], ["written"], name="written"),
+        node("Unsqueeze", ["written", "axes12"], ["visible"], name="visible")],
+        [const("zero", np.array(0, np.int64)), const("one_step", np.array(1, np.int64)),
+         const("axis1", i64(1)), const("axes12", i64(1, 2))])
 
 
 # --- Pad and Einsum -------------------------------------------------------------------------

@@ -711,3 +711,27 @@ func.func @imported_attention_other_mask_kept(%q: tensor<1x2x2x8xf32>, %k: tenso
   %0 = kiln.attention %q, %k, %v, %m {bshd_output = false, causal = false, scale = 0.125 : f64, zero_masked_rows = true} : tensor<1x2x2x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x1x2x4xf32> -> tensor<1x2x2x8xf32>
   return %0 : tensor<1x2x2x8xf32>
 }
+
+// -----
+
+// An imported attention read only by the head transpose writes [B, S, H, D] itself.
+// CHECK-LABEL: func.func @imported_attention_head_transpose
+// CHECK-NEXT: %[[O:.+]] = kiln.attention %arg0, %arg1, %arg2 {bshd_output = true, causal = true, scale = 1.250000e-01 : f64, zero_masked_rows = true} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x4x2x8xf32>
+// CHECK-NEXT: return %[[O]]
+func.func @imported_attention_head_transpose(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x4x2x8xf32> {
+  %0 = kiln.attention %q, %k, %v {bshd_output = false, causal = true, scale = 0.125 : f64, zero_masked_rows = true} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  %1 = kiln.transpose %0 {perm = array<i64: 0, 2, 1, 3>} : tensor<1x2x4x8xf32> -> tensor<1x4x2x8xf32>
+  return %1 : tensor<1x4x2x8xf32>
+}
+
+// -----
+
+// Read by anything else as well, it keeps [B, H, S, D].
+// CHECK-LABEL: func.func @imported_attention_output_read_twice
+// CHECK: kiln.attention %arg0, %arg1, %arg2 {bshd_output = false
+// CHECK: kiln.transpose
+func.func @imported_attention_output_read_twice(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> (tensor<1x4x2x8xf32>, tensor<1x2x4x8xf32>) {
+  %0 = kiln.attention %q, %k, %v {bshd_output = false, causal = true, scale = 0.125 : f64, zero_masked_rows = true} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+  %1 = kiln.transpose %0 {perm = array<i64: 0, 2, 1, 3>} : tensor<1x2x4x8xf32> -> tensor<1x4x2x8xf32>
+  return %1, %0 : tensor<1x4x2x8xf32>, tensor<1x2x4x8xf32>
+}
