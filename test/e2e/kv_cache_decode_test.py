@@ -42,6 +42,12 @@ MODELS = os.path.join(HERE, "..", "models")
 EXPORTS = ["llama_tiny_causal_past_dynamo", "gpt2_tiny_causal_past_dynamo", "llama_tiny_causal_past_legacy"]
 # --plain: the exports without cache I/O, and the prompt of the .ref.npz files (test/models/README.md).
 PLAIN_EXPORTS = ["llama_tiny_causal_dynamo", "gpt2_tiny_causal_dynamo"]
+# --cache-ops: decoders whose KV cache is ONNX ops (test/onnx/gen_onnx_tests.py,
+# cache_op_decoders: Attention-23 past_key/past_value, a TensorScatter-24 static cache), against
+# onnxruntime like the plain exports; their vocabulary has 11 words (the prompt is taken mod 11)
+# and their position table 32 rows.
+CACHE_OP_EXPORTS = ["attention23_decoder", "tensor_scatter_decoder"]
+CACHE_OP_MODELS = os.path.join(HERE, "..", "onnx", "Inputs")
 PROMPT = [44, 239, 933, 760, 963]
 GREEDY_STEPS = 8
 # Programs (--shape ranges): (name, precision, tolerance, more kiln-compile flags). The default
@@ -66,22 +72,55 @@ FUSED_APPEND_VARIANTS = [("fp32-b3-fused-append", "fp32", "3x1", 4, 1e-4, 64),
                          ("fp16-b1-fused-append", "fp16", "1x1", 16, 1e-2, 2048),
                          ("fp16-b8-fused-append", "fp16", "8x1", 4, 1e-2, 2048),
                          ("bf16-b3-fused-append", "bf16", "3x1", 16, 3e-2, 64)]
-MAX_SEQ_LEN = {"gpt2_tiny_causal_past_dynamo": 128, "gpt2_tiny_causal_dynamo": 128}
+MAX_SEQ_LEN = {"gpt2_tiny_causal_past_dynamo": 128, "gpt2_tiny_causal_dynamo": 128,
+               "attention23_decoder": 32, "tensor_scatter_decoder": 32}
+
+
+def model_path(m):
+    """The .onnx file of export `m`."""
+    return os.path.join(CACHE_OP_MODELS if m in CACHE_OP_EXPORTS else MODELS, m + ".onnx")
+
+
+def ort_feeds(sess, ids):
+    """onnxruntime's inputs for a forward over all of `ids` (one sequence, no past): input_ids; a
+    cache-I/O export also gets a mask of ones, positions 0..L-1 and an empty past (a TensorScatter
+    cache, one with a `write_indices` input: L rows written from index 0)."""
+    scatter = any(i.name == "write_indices" for i in sess.get_inputs())
+    feeds = {}
+    for i in sess.get_inputs():
+        if i.name == "input_ids":
+            feeds[i.name] = np.array([ids], np.int64)
+        elif i.name == "attention_mask":
+            feeds[i.name] = np.ones((1, len(ids)), np.int64)
+        elif i.name == "position_ids":
+            feeds[i.name] = np.arange(len(ids), dtype=np.int64)[None, :]
+        elif i.name.startswith("past_key_values."):
+            feeds[i.name] = np.zeros((1, i.shape[1], len(ids) if scatter else 0, i.shape[3]),
+                                     np.float32)
+        elif i.name == "write_indices":
+            feeds[i.name] = np.zeros(1, np.int64)
+        else:
+            raise SystemExit("%s: an input the onnxruntime reference does not know how to fill"
+                             % i.name)
+    return feeds
 
 
 def plain_reference(path):
-    """The arrays of a .ref.npz for a plain export, from onnxruntime on the CPU: input_ids (PROMPT),
+    """The arrays of a .ref.npz for a plain or --cache-ops export, from onnxruntime on the CPU:
+    input_ids (PROMPT, each token mod the vocabulary size),
     decode_input_ids (GREEDY_STEPS greedy tokens, each the arg-max of the last row of the full
     forward over the prompt and the tokens before it), full_logits (the full forward over all of
     them, [1, 13, V]) and greedy_ids (the arg-max of its rows from the prompt's last on)."""
     import onnxruntime as ort
     sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    ids = list(PROMPT)
+    vocab = sess.get_outputs()[0].shape[2]
+    prompt = [t % vocab for t in PROMPT]
+    ids = list(prompt)
     for _ in range(GREEDY_STEPS):
-        logits = sess.run(None, {"input_ids": np.array([ids], np.int64)})[0]
+        logits = sess.run(None, ort_feeds(sess, ids))[0]
         ids.append(int(np.argmax(logits[0, -1])))
-    full = sess.run(None, {"input_ids": np.array([ids], np.int64)})[0].astype(np.float32)
-    return {"input_ids": np.array([PROMPT], np.int64),
+    full = sess.run(None, ort_feeds(sess, ids))[0].astype(np.float32)
+    return {"input_ids": np.array([prompt], np.int64),
             "decode_input_ids": np.array([ids[len(PROMPT):]], np.int64),
             "full_logits": full,
             "greedy_ids": np.argmax(full[:, len(PROMPT) - 1:], axis=-1)}
@@ -177,6 +216,8 @@ def main(argv):
     p.add_argument("--kiln-run", help="kiln-run, for --generate on the --shape range artifacts")
     p.add_argument("--plain", action="store_true", help="the plain causal-LM exports (no cache "
                    "I/O) against onnxruntime instead of the cache-I/O exports against torch")
+    p.add_argument("--cache-ops", action="store_true", help="the decoders whose cache is ONNX "
+                   "ops (Attention-23 past_key/past_value, TensorScatter-24) against onnxruntime")
     p.add_argument("--only", help="comma-separated variant names (e.g. fp16-b8,programs-fp16): "
                    "run only those (a development run)")
     args = p.parse_args(argv)
@@ -199,16 +240,19 @@ def main(argv):
         print("SKIP: no GPU (nvidia-smi -L lists none)")
         return 77
     refs = {}
-    if args.plain:
+    if args.plain and args.cache_ops:
+        p.error("--plain and --cache-ops pick different exports: give one")
+    exports = PLAIN_EXPORTS if args.plain else CACHE_OP_EXPORTS if args.cache_ops else EXPORTS
+    if args.plain or args.cache_ops:
         try:
-            refs = {m: plain_reference(os.path.join(MODELS, m + ".onnx")) for m in PLAIN_EXPORTS}
+            refs = {m: plain_reference(model_path(m)) for m in exports}
         except ImportError as e:
-            print("SKIP: --plain needs onnxruntime for its reference (%s)" % e)
+            print("SKIP: --plain and --cache-ops need onnxruntime for its reference (%s)" % e)
             return 77
     failed = passed = 0
     with tempfile.TemporaryDirectory() as work:
-        for m in PLAIN_EXPORTS if args.plain else EXPORTS:
-            ref = refs[m] if args.plain else np.load(os.path.join(MODELS, m + ".ref.npz"))
+        for m in exports:
+            ref = refs[m] if m in refs else np.load(os.path.join(MODELS, m + ".ref.npz"))
             tokens = os.path.join(work, m + ".tokens.i64")
             logits = os.path.join(work, m + ".logits.f32")
             np.concatenate([ref["input_ids"][0], ref["decode_input_ids"][0]]).astype("<i8").tofile(tokens)
@@ -219,7 +263,7 @@ def main(argv):
                 if name not in only:
                     continue
                 artifact = os.path.join(work, "%s-%s.kiln" % (m, name))
-                c = subprocess.run([args.kiln_compile, os.path.join(MODELS, m + ".onnx"), "--kv-cache",
+                c = subprocess.run([args.kiln_compile, model_path(m), "--kv-cache",
                                     "--max-seq-len", str(min(max_seq_len, MAX_SEQ_LEN.get(m, max_seq_len))),
                                     "--kv-block-size", str(block),
                                     "--shape", "input_ids=" + shape, "--precision", precision, "-o",
@@ -245,8 +289,8 @@ def main(argv):
                 if name not in only:
                     continue
                 artifact = os.path.join(work, "%s-%s.kiln" % (m, name))
-                c = subprocess.run([args.kiln_compile, os.path.join(MODELS, m + ".onnx"), "--kv-cache",
-                                    "--max-seq-len", "64", "--shape", "input_ids=1..2x1..32",
+                c = subprocess.run([args.kiln_compile, model_path(m), "--kv-cache",
+                                    "--max-seq-len", str(MAX_SEQ_LEN.get(m, 64)), "--shape", "input_ids=1..2x1..32",
                                     "--precision", precision, "-o", artifact, "--quiet"] + flags,
                                    capture_output=True, text=True)
                 if c.returncode:
