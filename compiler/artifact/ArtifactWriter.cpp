@@ -110,6 +110,79 @@ void appendConstantBytes(DenseElementsAttr attr, std::string &out) {
   out.append(raw.data(), raw.size());
 }
 
+/// The artifact's weight segment as a list of pieces at 256-byte aligned offsets, zeros between
+/// them: a piece is the constant's own bytes in the MLIR context (no copy) or, for splats and i1
+/// constants, whose file form differs from their storage, an expanded copy. The segment is
+/// streamed into the checksum and the file, so a model's weights are never copied into one
+/// buffer (which would hold a second copy of every weight while the file is written).
+class WeightSegment {
+public:
+  /// Appends `attr`'s little-endian bytes (appendConstantBytes's form) at the next aligned
+  /// offset, or, with `shareByContent`, reuses an earlier piece of equal bytes; returns the
+  /// offset.
+  uint64_t add(DenseElementsAttr attr, bool shareByContent) {
+    uint64_t begin = llvm::alignTo(end, artifact::kBlobAlignment);
+    Piece piece;
+    piece.offset = begin;
+    if (attr.isSplat() || attr.getElementType().isInteger(1)) {
+      piece.owned = std::make_unique<std::string>();
+      appendConstantBytes(attr, *piece.owned);
+      piece.bytes = *piece.owned;
+    } else {
+      ArrayRef<char> raw = attr.getRawData();
+      piece.bytes = StringRef(raw.data(), raw.size());
+    }
+    // Programs after the first share the weight segment: a constant whose bytes are already
+    // there (the same weight, imported again at another shape) is stored once.
+    uint64_t hash = llvm::xxh3_64bits(piece.bytes);
+    if (shareByContent)
+      for (size_t index : byContent.lookup(hash))
+        if (pieces[index].bytes == piece.bytes) {
+          end = begin; // as if the padding before this constant had been written
+          return pieces[index].offset;
+        }
+    byContent[hash].push_back(pieces.size());
+    end = begin + piece.bytes.size();
+    pieces.push_back(std::move(piece));
+    return begin;
+  }
+
+  /// The segment's size in bytes (its end; padding included up to the last piece or reuse).
+  uint64_t size() const { return end; }
+
+  /// Calls `fn(bytes)` on the segment's bytes in order, padding included, in ranges of at most
+  /// `maxRange` bytes.
+  void forEachRange(size_t maxRange, llvm::function_ref<void(StringRef)> fn) const {
+    static const char kZeros[4096] = {};
+    uint64_t at = 0;
+    auto zeros = [&](uint64_t to) {
+      while (at < to) {
+        uint64_t n = std::min<uint64_t>(sizeof(kZeros), to - at);
+        fn(StringRef(kZeros, n));
+        at += n;
+      }
+    };
+    for (const Piece &piece : pieces) {
+      zeros(piece.offset);
+      for (size_t i = 0; i < piece.bytes.size(); i += maxRange)
+        fn(piece.bytes.substr(i, maxRange));
+      at = piece.offset + piece.bytes.size();
+    }
+    zeros(end);
+  }
+
+private:
+  struct Piece {
+    uint64_t offset = 0;
+    StringRef bytes;
+    std::unique_ptr<std::string> owned;
+  };
+  std::vector<Piece> pieces;
+  uint64_t end = 0;
+  /// Pieces by the xxh3 hash of their bytes.
+  llvm::DenseMap<uint64_t, llvm::SmallVector<size_t, 1>> byContent;
+};
+
 /// Resolves function-level values to buffer references.
 class BufferResolver {
 public:
@@ -127,28 +200,7 @@ public:
         return llvm::createStringError("unsupported: constant without dense elements");
       auto [it, inserted] = weightOffset.try_emplace(v, 0);
       if (inserted) {
-        uint64_t begin = llvm::alignTo(weights.size(), artifact::kBlobAlignment);
-        weights.resize(begin, '\0');
-        appendConstantBytes(dense, weights);
-        // Programs after the first share the weight segment: a constant whose bytes are
-        // already there (the same weight, imported again at another shape) is stored once.
-        StringRef bytes(weights.data() + begin, weights.size() - begin);
-        uint64_t hash = llvm::xxh3_64bits(bytes);
-        std::optional<uint64_t> found;
-        if (shareByContent)
-          for (uint64_t offset : byContent.lookup(hash))
-            if (weights.compare(offset, bytes.size(), bytes.data(), bytes.size()) == 0 &&
-                offset + bytes.size() <= begin) {
-              found = offset;
-              break;
-            }
-        if (found) {
-          weights.resize(begin);
-          it->second = *found;
-        } else {
-          it->second = begin;
-          byContent[hash].push_back(begin);
-        }
+        it->second = weights.add(dense, shareByContent);
         if (observer && observer->onProgress)
           observer->onProgress(weights.size(), std::max<uint64_t>(weights.size(), totalBytes));
       }
@@ -165,7 +217,7 @@ public:
     return llvm::createStringError("value is neither an input, a constant nor a kernel result");
   }
 
-  std::string weights;
+  WeightSegment weights;
   /// Progress reports while packing (may be null) and the expected total.
   const ArtifactWriteObserver *observer = nullptr;
   uint64_t totalBytes = 0;
@@ -174,8 +226,6 @@ public:
 
 private:
   llvm::MapVector<Value, uint64_t> weightOffset;
-  /// Offsets of packed constants by the xxh3 hash of their bytes.
-  llvm::DenseMap<uint64_t, llvm::SmallVector<uint64_t, 1>> byContent;
 };
 
 /// The values a KV-cache step's block table and sequence lengths may hold (kiln-compile
@@ -402,7 +452,6 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(ArrayRef<ArtifactProgram> prog
       resolver.totalBytes +=
           llvm::alignTo(tensorBytes(constant.getType()), artifact::kBlobAlignment);
   step("pack weights");
-  resolver.weights.reserve(resolver.totalBytes); // one allocation, no regrowth copies
 
   // Blobs are laid out after the header in this order.
   std::string blobs;
@@ -588,9 +637,9 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(ArrayRef<ArtifactProgram> prog
   uint32_t formatVersion =
       artifact::formatVersionFor(anyTensorMaps, tensorParallel || !collectives.empty());
 
-  // The weights are the last blob. They stay in their own buffer (a copy of a large model's weights
-  // into `blobs` would cost as much as packing them): `blobs` ends with the padding before them.
-  const std::string &weightBytes = resolver.weights;
+  // The weights are the last blob, streamed from the constants themselves (WeightSegment):
+  // `blobs` ends with the padding before them.
+  const WeightSegment &weightBytes = resolver.weights;
   uint64_t weightsOffset = artifact::alignBlobOffset(artifact::kHeaderSize + blobs.size());
   blobs.resize(weightsOffset - artifact::kHeaderSize, '\0');
   fb::Blob weights(weightsOffset, weightBytes.size());
@@ -617,7 +666,10 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(ArrayRef<ArtifactProgram> prog
   // CRC-32 of file bytes [64, fileSize): blobs, padding, index (docs/artifact.md).
   uLong crc = crc32_z(0L, Z_NULL, 0);
   crc = crc32_z(crc, reinterpret_cast<const Bytef *>(blobs.data()), blobs.size());
-  crc = crc32_z(crc, reinterpret_cast<const Bytef *>(weightBytes.data()), weightBytes.size());
+  constexpr size_t kPiece = size_t(64) << 20;
+  weightBytes.forEachRange(kPiece, [&](StringRef bytes) {
+    crc = crc32_z(crc, reinterpret_cast<const Bytef *>(bytes.data()), bytes.size());
+  });
   crc = crc32_z(crc, reinterpret_cast<const Bytef *>(padding.data()), padding.size());
   crc = crc32_z(crc, fbb.GetBufferPointer(), indexSize);
   uint8_t header[artifact::kHeaderSize];
@@ -629,18 +681,22 @@ llvm::Expected<ArtifactStats> kiln::writeArtifact(ArrayRef<ArtifactProgram> prog
   step("write file");
   if (llvm::Error error = writeOutputFile(path, [&](llvm::raw_ostream &os) {
         os.write(reinterpret_cast<const char *>(header), sizeof(header));
-        // The blobs, then the weights, in 64 MiB pieces, reporting progress after each.
-        constexpr size_t kPiece = size_t(64) << 20;
-        uint64_t written = sizeof(header);
-        const std::string *parts[] = {&blobs, &weightBytes};
-        for (const std::string *part : parts)
-          for (size_t at = 0; at < part->size(); at += kPiece) {
-            size_t n = std::min(kPiece, part->size() - at);
-            os.write(part->data() + at, n);
-            written += n;
-            if (observer && observer->onProgress)
-              observer->onProgress(written, fileSize);
+        // The blobs, then the weights, in pieces of at most 64 MiB, reporting progress after
+        // each piece of 64 MiB or more.
+        uint64_t written = sizeof(header), reported = 0;
+        auto put = [&](StringRef bytes) {
+          os.write(bytes.data(), bytes.size());
+          written += bytes.size();
+          if (observer && observer->onProgress && written - reported >= kPiece) {
+            observer->onProgress(written, fileSize);
+            reported = written;
           }
+        };
+        for (size_t at = 0; at < blobs.size(); at += kPiece)
+          put(StringRef(blobs).substr(at, kPiece));
+        weightBytes.forEachRange(kPiece, put);
+        if (observer && observer->onProgress && reported != written)
+          observer->onProgress(written, fileSize);
         os << padding;
         os.write(reinterpret_cast<const char *>(fbb.GetBufferPointer()), indexSize);
       }))
