@@ -218,6 +218,9 @@ def main(argv):
                    "I/O) against onnxruntime instead of the cache-I/O exports against torch")
     p.add_argument("--cache-ops", action="store_true", help="the decoders whose cache is ONNX "
                    "ops (Attention-23 past_key/past_value, TensorScatter-24) against onnxruntime")
+    p.add_argument("--exports", help="comma-separated export names in test/models (each with its "
+                   ".ref.npz) instead of the default cache-I/O exports, e.g. a new export checked "
+                   "on a GPU machine")
     p.add_argument("--only", help="comma-separated variant names (e.g. fp16-b8,programs-fp16): "
                    "run only those (a development run)")
     args = p.parse_args(argv)
@@ -233,6 +236,17 @@ def main(argv):
         programs = sorted(only & {v[0] for v in PROGRAM_VARIANTS})
         if programs and not args.programs_test:
             p.error("--only %s needs --programs-test" % ", ".join(programs))
+    if args.plain and args.cache_ops:
+        p.error("--plain and --cache-ops pick different exports: give one")
+    exports = PLAIN_EXPORTS if args.plain else CACHE_OP_EXPORTS if args.cache_ops else EXPORTS
+    if args.exports:
+        if args.plain or args.cache_ops:
+            p.error("--exports names cache-I/O exports with a torch reference: not with --plain "
+                    "or --cache-ops")
+        exports = [e.strip() for e in args.exports.split(",") if e.strip()]
+        missing = [e for e in exports if not os.path.exists(os.path.join(MODELS, e + ".ref.npz"))]
+        if missing:
+            p.error("--exports: no %s in %s" % (", ".join(e + ".ref.npz" for e in missing), MODELS))
     # Like the other GPU tests: no compiling when nvidia-smi lists no GPU. A machine with a driver
     # library but no device still gets here; the decode binary then exits 77 at the first case.
     smi = shutil.which("nvidia-smi")
@@ -240,9 +254,6 @@ def main(argv):
         print("SKIP: no GPU (nvidia-smi -L lists none)")
         return 77
     refs = {}
-    if args.plain and args.cache_ops:
-        p.error("--plain and --cache-ops pick different exports: give one")
-    exports = PLAIN_EXPORTS if args.plain else CACHE_OP_EXPORTS if args.cache_ops else EXPORTS
     if args.plain or args.cache_ops:
         try:
             refs = {m: plain_reference(model_path(m)) for m in exports}
