@@ -21,6 +21,7 @@
 #include "dialects/kiln/FloatBits.h"
 
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/Threading.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/Support/Debug.h"
 
@@ -63,11 +64,15 @@ FailureOr<ElementsAttr> narrowConstant(ElementsAttr attr, FloatType to) {
   int64_t n = type.getNumElements();
   assert(int64_t(raw.size()) == n * 4 && "dense f32 payload of unexpected size");
   std::vector<uint16_t> bits(n);
-  for (int64_t i = 0; i < n; ++i) {
-    float x;
-    std::memcpy(&x, raw.data() + 4 * i, 4);
-    bits[i] = convert(x);
-  }
+  // A large weight in blocks on the context's threads.
+  constexpr int64_t kBlock = int64_t(1) << 18;
+  mlir::parallelFor(attr.getContext(), 0, (n + kBlock - 1) / kBlock, [&](size_t b) {
+    for (int64_t i = int64_t(b) * kBlock, e = std::min(n, i + kBlock); i < e; ++i) {
+      float x;
+      std::memcpy(&x, raw.data() + 4 * i, 4);
+      bits[i] = convert(x);
+    }
+  });
   return cast<ElementsAttr>(DenseElementsAttr::getFromRawBuffer(
       type, ArrayRef<char>(reinterpret_cast<const char *>(bits.data()), bits.size() * 2)));
 }

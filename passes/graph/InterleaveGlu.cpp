@@ -19,6 +19,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/Threading.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <cstring>
@@ -96,13 +97,41 @@ DenseElementsAttr interleaveColumns(DenseElementsAttr attr, int64_t first, int64
   size_t bytes = type.getElementType().getIntOrFloatBitWidth() / 8;
   ArrayRef<char> raw = attr.getRawData();
   std::vector<char> out(size_t(type.getNumElements()) * bytes);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < n; ++c)
-      for (int64_t k = 0; k < 2; ++k) {
-        int64_t src = attr.isSplat() ? 0 : r * cols + (k ? second : first) + c;
-        std::memcpy(out.data() + size_t(r * cols + 2 * c + k) * bytes,
-                    raw.data() + size_t(src) * bytes, bytes);
+  // Rows [r0, r1) with elements of type T (a splat reads element 0 everywhere).
+  auto rowsOf = [&](auto zero, int64_t r0, int64_t r1) {
+    using T = decltype(zero);
+    const T *in = reinterpret_cast<const T *>(raw.data());
+    T *o = reinterpret_cast<T *>(out.data());
+    for (int64_t r = r0; r < r1; ++r) {
+      const T *a = attr.isSplat() ? in : in + r * cols + first;
+      const T *b = attr.isSplat() ? in : in + r * cols + second;
+      T *row = o + r * cols;
+      const int64_t step = attr.isSplat() ? 0 : 1;
+      for (int64_t c = 0; c < n; ++c) {
+        row[2 * c] = a[c * step];
+        row[2 * c + 1] = b[c * step];
       }
+    }
+  };
+  auto copyRows = [&](int64_t r0, int64_t r1) {
+    switch (bytes) {
+    case 1:
+      return rowsOf(uint8_t(), r0, r1);
+    case 2:
+      return rowsOf(uint16_t(), r0, r1);
+    case 4:
+      return rowsOf(uint32_t(), r0, r1);
+    default:
+      return rowsOf(uint64_t(), r0, r1);
+    }
+  };
+  // A large weight in blocks of rows on the context's threads (a decode model's gate/up
+  // weights are tens of MB each).
+  constexpr int64_t kRowsPerBlock = 64;
+  int64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  mlir::parallelFor(attr.getContext(), 0, blocks, [&](size_t i) {
+    copyRows(int64_t(i) * kRowsPerBlock, std::min(rows, int64_t(i + 1) * kRowsPerBlock));
+  });
   return DenseElementsAttr::getFromRawBuffer(type, out);
 }
 
