@@ -121,6 +121,10 @@ struct FusionOptions {
   /// tile once). Default false: the 0.8B Llama at 4x512 ran 7.7% faster with the key rotary's
   /// own kernel on an H200 (docs/results.md, session 10).
   bool fuseKeyRotary = false;
+  /// Each rotary that a KV-cache append or a paged attention reads computes cos and sin of its
+  /// decode-sized table (at most 2048 elements) in the prologue instead of reading the table
+  /// kernel's result (recomputeRotaryTables); false: the tables are kernels.
+  bool recomputeRotaryTables = true;
 };
 
 /// Groups fusible ops of `func` into `kiln.kernel` regions, with GEMMs,

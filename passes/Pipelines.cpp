@@ -61,6 +61,7 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
   if (options.fuse) {
     FusePointwiseOptions fuseOptions;
     fuseOptions.fuseKeyRotary = options.fuseKeyRotary;
+    fuseOptions.recomputeRotaryTables = options.recomputeRotaryTables;
     fpm.addPass(createFusePointwise(fuseOptions));
   }
   fpm.addPass(createOutlineKernels());

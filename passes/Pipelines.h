@@ -81,6 +81,11 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
       llvm::cl::desc("Fuse attention's key rotary into the attention kernel (default false: its "
                      "own kernel, measured faster)"),
       llvm::cl::init(false)};
+  Option<bool> recomputeRotaryTables{
+      *this, "recompute-rotary-tables",
+      llvm::cl::desc("A decode step's KV-cache append and paged attention compute cos and sin of "
+                     "the position themselves (default true; false: rotary table kernels)"),
+      llvm::cl::init(true)};
   Option<bool> fuseNormIntoGemm{
       *this, "fuse-norm-into-gemm",
       llvm::cl::desc("Fold a layer / RMS norm kernel into the Hopper GEMMs that read it "

@@ -314,6 +314,7 @@ static llvm::Error buildPipeline(const CompileOptions &options, ArrayRef<unsigne
       options.decodeAttentionPreload && options.programmaticLaunch != ProgrammaticLaunch::Off;
   pipelineOptions.fuseKvAppend = options.fuseKvAppend.value_or(true);
   pipelineOptions.fuseKeyRotary = options.fuseKeyRotary;
+  pipelineOptions.recomputeRotaryTables = options.recomputeRotaryTables;
   pipelineOptions.fuseNormIntoGemm = options.fuseNormIntoGemm;
   pipelineOptions.normIntoFewRowGemm = options.normIntoFewRowGemm;
   pipelineOptions.tpSize = options.tensorParallel;
@@ -1453,6 +1454,7 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
                                   : "|hopper-attention-grid") +
                        (options.sm90PrefillAttention ? "|hopper-prefill-attention" : "") +
                        (options.fuseKeyRotary ? "" : "|key-rotary-kernel") +
+                       (options.recomputeRotaryTables ? "" : "|rotary-table-kernels") +
                        (options.fuseNormIntoGemm ? "|norm-fused" : "") +
                        (options.normIntoFewRowGemm ? "" : "|norm-few-row-kernel") +
                        (options.splitKv ? "" : "|no-split-kv") +

@@ -106,6 +106,10 @@ struct CompileOptions {
   /// Attention's key rotary fused into the attention kernel (--attention-key-rotary=fused) or
   /// computed by its own kernel (=kernel, the default).
   bool fuseKeyRotary = false;
+  /// A decode step's KV-cache append and paged attention compute the rotary tables' cos and sin
+  /// per element (--decode-rotary=recompute, the default) or read them from table kernels
+  /// (=kernel).
+  bool recomputeRotaryTables = true;
   /// A layer / RMS norm folded into the Hopper GEMMs that read it (--norm-into-gemm=fused) or
   /// kept as its own kernel (=kernel, the default: the fold measured slower on the H200).
   bool fuseNormIntoGemm = false;

@@ -392,7 +392,7 @@ int64_t kiln::fusePointwiseChains(RewriterBase &rewriter, func::FuncOp func,
                                   const FusionControlFn &control) {
   outerProductsToMul(rewriter, func);
   llvm::SmallPtrSet<Operation *, 32> recomputedTables;
-  if (options.fuseGemmPrologues)
+  if (options.fuseGemmPrologues && options.recomputeRotaryTables)
     recomputedTables = recomputeRotaryTables(rewriter, func, options.maxOpsPerKernel);
   unsigned maxOpsPerKernel = options.maxOpsPerKernel;
   // Step 1-2: assign groups bottom-up.
@@ -587,6 +587,7 @@ struct FusePointwisePass : public kiln::impl::FusePointwiseBase<FusePointwisePas
     options.fuseReductionPrologues = fuseReductionPrologues;
     options.fuseGemmPrologues = fuseGemmPrologues;
     options.fuseKeyRotary = fuseKeyRotary;
+    options.recomputeRotaryTables = recomputeRotaryTables;
     fusePointwiseChains(rewriter, getOperation(), options,
                         [](Operation *, Operation *) { return true; });
   }

@@ -216,6 +216,17 @@ static cl::opt<KeyRotary> keyRotary(
                           "by its own kernel, once per key; attention reads the rotated K "
                           "(default)")),
     cl::init(KeyRotary::Kernel), cl::cat(kilnCategory));
+enum class DecodeRotary { Recompute, Kernel };
+static cl::opt<DecodeRotary> decodeRotary(
+    "decode-rotary",
+    cl::desc("--kv-cache: where a decode step gets the rotary embedding's cos and sin tables "
+             "(for A/B timing)"),
+    cl::values(clEnumValN(DecodeRotary::Recompute, "recompute",
+                          "the KV-cache append and the paged attention compute them per element "
+                          "(default)"),
+               clEnumValN(DecodeRotary::Kernel, "kernel",
+                          "kernels of their own write the tables, which the attention reads")),
+    cl::init(DecodeRotary::Recompute), cl::cat(kilnCategory));
 enum class NormIntoGemm { Fused, FewRow, Kernel };
 static cl::opt<NormIntoGemm> normIntoGemm(
     "norm-into-gemm",
@@ -406,6 +417,7 @@ int main(int argc, char **argv) {
   if (fuseKvAppend.getNumOccurrences()) // unset: on wherever it applies, without warnings
     options.fuseKvAppend = bool(fuseKvAppend);
   options.fuseKeyRotary = keyRotary == KeyRotary::Fused;
+  options.recomputeRotaryTables = decodeRotary == DecodeRotary::Recompute;
   options.fuseNormIntoGemm = normIntoGemm == NormIntoGemm::Fused;
   options.normIntoFewRowGemm = normIntoGemm != NormIntoGemm::Kernel;
   options.programmaticLaunch = programmaticLaunch;
