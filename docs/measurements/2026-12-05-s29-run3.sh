@@ -3,7 +3,8 @@
 # KV-cache append + paged attention, 83 launches per 0.8B step) against the table kernels it
 # replaced (--decode-rotary=kernel, one merged table kernel: 84 launches), from one export:
 # the generation benchmark of both (no peers), alternated generate runs, decode_b1 as a CUDA
-# graph, and ncu of the first 12 kernels of decode_b1 of each with the same random inputs.
+# graph, and ncu of the first 12 kernels of decode_b1 of each with the same random inputs; then
+# ncu's sections for three decode GEMMs.
 # Carry .carry-bench.
 export KILN_LOG_DIR=$OUT/logs
 S=scripts/bench_real_size.sh; R=.carry-bench/bin/kiln-run
@@ -20,6 +21,9 @@ done; done; done; done 2>&1 | tee $OUT/r/alternated.txt
 for v in ker rec ker rec; do echo "graph $v: $($R /tmp/$v.kiln --program decode_b1 --inputs-generate random:1 --bench 300 2>&1 | grep -E 'latency_ms' | head -1)"; done 2>&1 | tee $OUT/r/graph.txt
 M=gpu__time_duration.sum,dram__bytes_read.sum,launch__grid_size,launch__registers_per_thread,sm__cycles_active.avg
 for v in ker rec; do timeout 60 ncu --metrics $M --launch-count 12 --csv $R /tmp/$v.kiln --program decode_b1 --inputs-generate random:1 --bench 1 > $OUT/r/ncu-$v.csv 2>&1; echo "ncu $v rc $?"; done
+# Why the decode GEMMs stream below the bandwidth: the first QKV, gate/up and down GEMMs of
+# decode_b1 (the default artifact) with ncu's throughput, memory, warp-state and occupancy sections.
+timeout 120 ncu --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats --kernel-name regex:'kiln_k(1|4|5)$' --launch-count 3 $R /tmp/rec.kiln --program decode_b1 --inputs-generate random:1 --bench 1 > $OUT/r/ncu-gemms.txt 2>&1; echo "ncu gemms rc $?"
 cp -r $OUT/logs $OUT/r/ 2>/dev/null; rm -rf $OUT/logs
 tar czf $OUT/run3.tgz -C $OUT r && rm -rf $OUT/r
 exit 0
