@@ -471,8 +471,8 @@ bool isPastCacheName(StringRef name) {
 /// The graph input name of a function argument (its `kiln.name`), or "".
 StringRef nameOfArgument(BlockArgument arg) {
   auto func = dyn_cast_or_null<func::FuncOp>(arg.getOwner()->getParentOp());
-  if (auto name = func ? func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "kiln.name")
-                       : StringAttr())
+  if (auto name =
+          func ? func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "kiln.name") : StringAttr())
     return name.getValue();
   return "";
 }
@@ -1269,8 +1269,9 @@ static FailureOr<InputShapes> withEmptyPast(const onnx::ModelProto &model,
   llvm::StringMap<int64_t> scatterAxis;
   llvm::StringSet<> writeIndices;
   for (const onnx::NodeProto &node : model.graph().node()) {
-    if (node.op_type() != "TensorScatter" || !(node.domain().empty() || node.domain() == "ai.onnx") ||
-        node.input_size() < 2 || !isPastCacheName(node.input(0)))
+    if (node.op_type() != "TensorScatter" ||
+        !(node.domain().empty() || node.domain() == "ai.onnx") || node.input_size() < 2 ||
+        !isPastCacheName(node.input(0)))
       continue;
     int64_t axis = -2;
     for (const onnx::AttributeProto &a : node.attribute())
