@@ -123,8 +123,10 @@ struct FusionOptions {
   bool fuseKeyRotary = false;
   /// Each rotary that a KV-cache append or a paged attention reads computes cos and sin of its
   /// decode-sized table (at most 2048 elements) in the prologue instead of reading the table
-  /// kernel's result (recomputeRotaryTables); false: the tables are kernels.
-  bool recomputeRotaryTables = true;
+  /// kernel's result (recomputeRotaryTables). Default false: the tables are one kernel; the
+  /// recompute made the 0.8B Llama's batch-1 decode step 11% slower on the H200 (the attention
+  /// 11.8 -> 18.7 us per layer; docs/results.md, session 29).
+  bool recomputeRotaryTables = false;
 };
 
 /// Groups fusible ops of `func` into `kiln.kernel` regions, with GEMMs,

@@ -84,8 +84,9 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
   Option<bool> recomputeRotaryTables{
       *this, "recompute-rotary-tables",
       llvm::cl::desc("A decode step's KV-cache append and paged attention compute cos and sin of "
-                     "the position themselves (default true; false: rotary table kernels)"),
-      llvm::cl::init(true)};
+                     "the position themselves (default false: a rotary table kernel, measured "
+                     "faster)"),
+      llvm::cl::init(false)};
   Option<bool> fuseNormIntoGemm{
       *this, "fuse-norm-into-gemm",
       llvm::cl::desc("Fold a layer / RMS norm kernel into the Hopper GEMMs that read it "

@@ -1454,7 +1454,7 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
                                   : "|hopper-attention-grid") +
                        (options.sm90PrefillAttention ? "|hopper-prefill-attention" : "") +
                        (options.fuseKeyRotary ? "" : "|key-rotary-kernel") +
-                       (options.recomputeRotaryTables ? "" : "|rotary-table-kernels") +
+                       (options.recomputeRotaryTables ? "|rotary-recompute" : "") +
                        (options.fuseNormIntoGemm ? "|norm-fused" : "") +
                        (options.normIntoFewRowGemm ? "" : "|norm-few-row-kernel") +
                        (options.splitKv ? "" : "|no-split-kv") +

@@ -1,8 +1,9 @@
-// RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise=recompute-rotary-tables=true | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise | FileCheck %s --check-prefix=TABLES
 // RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise=fuse-epilogues=false | FileCheck %s --check-prefix=NOEPI
 // RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise=fuse-reduction-prologues=false | FileCheck %s --check-prefix=NOPRO
 // RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise=fuse-gemm-prologues=false | FileCheck %s --check-prefix=NOGEMMPRO
-// RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise=max-ops-per-kernel=20 | FileCheck %s --check-prefix=ROOM
+// RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise="recompute-rotary-tables=true max-ops-per-kernel=20" | FileCheck %s --check-prefix=ROOM
 // RUN: not kiln-opt %s --split-input-file --kiln-fuse-pointwise=max-ops-per-kernel=0 2>&1 | FileCheck %s --check-prefix=ZERO
 // ZERO: max-ops-per-kernel must be at least 1
 // RUN: kiln-opt %s --split-input-file --kiln-fuse-pointwise=max-inputs-per-kernel=2 | FileCheck %s --check-prefix=INPUTS
@@ -386,6 +387,13 @@ func.func @two_views(%a: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<2x4xf32>, 
 // CHECK: kiln.cos
 // CHECK: kiln.sin
 // ROOM-LABEL: func.func @decode_rotary_tables
+// By default (recompute-rotary-tables=false, measured faster on the H200) the tables are that one
+// kernel of two results as well.
+// TABLES-LABEL: func.func @decode_rotary_tables
+// TABLES: %[[T:.+]]:2 = kiln.kernel @fused_cast_mul_cos_sin(%arg1, %arg2)
+// TABLES: kiln.kernel @fused_kv_cache_append_rotary_slice_transpose(%arg0, %[[T]]#0, %[[T]]#1,
+// TABLES-NOT: kiln.cos
+// TABLES: kiln.kernel @fused_paged_attention_rotary_slice_transpose(%arg0, %[[T]]#0, %[[T]]#1,
 // ROOM: %[[T:.+]]:2 = kiln.kernel @fused_cast_mul_cos_sin(%arg1, %arg2)
 // ROOM: kiln.kernel @fused_kv_cache_append_rotary_slice_transpose(%arg0, %[[T]]#0, %[[T]]#1,
 // ROOM: kiln.kernel @fused_paged_attention_rotary_slice_transpose(%arg0, %[[T]]#0, %[[T]]#1,
