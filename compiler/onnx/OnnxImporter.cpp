@@ -543,8 +543,13 @@ private:
   /// write_indices: each sequence's past length, which the runtime owns) once nothing else
   /// reads them; an error names the node that still does.
   LogicalResult dropPastLengthArguments(func::FuncOp func, SmallVectorImpl<Type> &argTypes);
+  /// Under emptyPast: whether `v` (an attention's K or V operand) is, through views (transposes,
+  /// reshapes), a cache write importCacheWrite replaced by its update or, unless `writesOnly`, a
+  /// concatenation after an empty past cache input (Attention's own past_key, or a torch
+  /// export's Concat(past, new)).
+  bool readsCache(Value v, bool writesOnly = false) const;
   /// The updates importCacheWrite made a cache write's result, and the arguments read as the
-  /// writes' write_indices.
+  /// writes' write_indices (and nonpad_kv_seqlen inputs the attentions over them no longer read).
   llvm::DenseSet<Value> grownCaches;
   SmallVector<BlockArgument> pastLengthArgs;
 };
@@ -922,11 +927,33 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index) 
       return failure();
     if (*written)
       return success();
-    // Attention over this step's keys only: every key is valid, and the runtime masks by its
-    // own sequence lengths, as for an attention_mask of ones.
-    if (node.op_type() == "Attention" && inputs.size() > 6 && inputs[6] &&
-        grownCaches.contains(inputs[1]) && grownCaches.contains(inputs[2]))
-      inputs[6] = Value();
+    if (node.op_type() == "Attention" && inputs.size() >= 3 &&
+        (inputs.size() > 4 && inputs[4] || readsCache(inputs[1]) || readsCache(inputs[2]))) {
+      // What kiln's paged attention does not compute: refused here, where the step's few tokens
+      // cannot hide it (a window of W keys looks causal over at most W + 1 new tokens).
+      for (const onnx::AttributeProto &a : node.attribute()) {
+        if (a.name() == "left_window_size" && a.i() >= 0)
+          return nodeError() << "--kv-cache: a sliding window (left_window_size " << a.i()
+                             << ") over the KV cache: kiln's paged attention attends to every "
+                                "cached position of a sequence";
+        if (a.name() == "softcap" && a.f() != 0.0f)
+          return nodeError() << "--kv-cache: softcap " << a.f()
+                             << " on attention over the KV cache: kiln's paged attention has no "
+                                "softcap";
+      }
+      if (outputUsed.size() > 3 && outputUsed[3])
+        return nodeError() << "--kv-cache: output 3 (qk_matmul_output) is used: kiln's paged "
+                              "attention does not keep the scores";
+      // Attention over this step's keys only: every key is valid, and the runtime masks by its
+      // own sequence lengths, as for an attention_mask of ones.
+      if (inputs.size() > 6 && inputs[6] && readsCache(inputs[1]) && readsCache(inputs[2])) {
+        // A nonpad_kv_seqlen given as an input of its own leaves the step with it.
+        if (auto arg = dyn_cast<BlockArgument>(inputs[6]);
+            arg && arg.getOwner() == builder.getBlock() && !llvm::is_contained(pastLengthArgs, arg))
+          pastLengthArgs.push_back(arg);
+        inputs[6] = Value();
+      }
+    }
   }
 
   // 4. The handler.
@@ -980,6 +1007,15 @@ GraphImporter::importCacheWrite(const onnx::NodeProto &node, ArrayRef<Value> inp
   axis = axis < 0 ? axis + rank : axis;
   if (pastType.getDimSize(axis) != 0)
     return false;
+  if (inputs.size() > 2 && inputs[2]) {
+    auto w = cast<RankedTensorType>(inputs[2].getType());
+    if (!w.getElementType().isInteger(64) || w.getRank() != 1 ||
+        w.getDimSize(0) != pastType.getDimSize(0)) {
+      nodeError() << "write_indices " << w << " must be int64 [batch_size] = ["
+                  << pastType.getDimSize(0) << "]";
+      return failure();
+    }
+  }
   if (mode != "linear") {
     nodeError() << "--kv-cache: cache '" << nameOfArgument(past) << "' is written with mode '"
                 << mode
@@ -1002,6 +1038,26 @@ GraphImporter::importCacheWrite(const onnx::NodeProto &node, ArrayRef<Value> inp
   return true;
 }
 
+bool GraphImporter::readsCache(Value v, bool writesOnly) const {
+  for (int depth = 0; v && depth < 8; ++depth) {
+    if (grownCaches.contains(v))
+      return true;
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return false;
+    if (isa<TransposeOp, ReshapeOp>(def)) {
+      v = def->getOperand(0);
+      continue;
+    }
+    if (auto cat = dyn_cast<ConcatOp>(def); cat && !writesOnly && cat->getNumOperands() == 2) {
+      auto past = dyn_cast<BlockArgument>(cat->getOperand(0));
+      return past && isPastCacheName(nameOfArgument(past));
+    }
+    return false;
+  }
+  return false;
+}
+
 LogicalResult GraphImporter::dropPastLengthArguments(func::FuncOp func,
                                                      SmallVectorImpl<Type> &argTypes) {
   if (pastLengthArgs.empty())
@@ -1017,7 +1073,8 @@ LogicalResult GraphImporter::dropPastLengthArguments(func::FuncOp func,
              << "--kv-cache: input '" << nameOfArgument(arg)
              << "' holds each sequence's past length (TensorScatter's write_indices into a KV "
                 "cache), which kiln's runtime owns; this op reads it for something other than "
-                "the cache writes and Attention's nonpad_kv_seqlen. kiln masks by its own "
+                "the cache writes and the nonpad_kv_seqlen of an Attention whose keys and values "
+                "are both such writes (through transposes and reshapes). kiln masks by its own "
                 "sequence lengths and reads positions from a position_ids input: export the "
                 "model without such uses";
     }
@@ -1035,6 +1092,10 @@ LogicalResult GraphImporter::checkOutputType(const onnx::ValueInfoProto &output,
            << "graph output '" << output.name() << "': ";
   };
   auto type = cast<RankedTensorType>(value.getType());
+  // A generation step's present caches go (kiln-bind-generation-inputs): a static cache's fixed
+  // length M is not the step's.
+  if (options.emptyPast && StringRef(output.name()).starts_with("present"))
+    return success();
   if (!output.type().has_tensor_type())
     return success();
   const onnx::TypeProto::Tensor &tt = output.type().tensor_type();
@@ -1265,7 +1326,7 @@ static FailureOr<InputShapes> withEmptyPast(const onnx::ModelProto &model,
   for (const onnx::TensorProto &t : model.graph().initializer())
     initializers.insert(t.name());
   // TensorScatter-24 caches: the sequence axis of each past cache written in place, and the
-  // inputs read as write indices.
+  // inputs read as write indices (or as an Attention's nonpad_kv_seqlen).
   llvm::StringMap<int64_t> scatterAxis;
   llvm::StringSet<> writeIndices;
   for (const onnx::NodeProto &node : model.graph().node()) {
@@ -1281,6 +1342,12 @@ static FailureOr<InputShapes> withEmptyPast(const onnx::ModelProto &model,
     if (node.input_size() > 2 && !node.input(2).empty())
       writeIndices.insert(node.input(2));
   }
+  // An Attention's nonpad_kv_seqlen given as an input: [B] as well (the importer drops it with
+  // the cache writes it reads).
+  for (const onnx::NodeProto &node : model.graph().node())
+    if (node.op_type() == "Attention" && (node.domain().empty() || node.domain() == "ai.onnx") &&
+        node.input_size() > 6 && !node.input(6).empty())
+      writeIndices.insert(node.input(6));
   for (const onnx::ValueInfoProto &in : model.graph().input()) {
     StringRef name = in.name();
     if (out.count(name) || initializers.contains(name) || !in.type().has_tensor_type() ||
@@ -1312,6 +1379,13 @@ static FailureOr<InputShapes> withEmptyPast(const onnx::ModelProto &model,
       if (shape[1] >= 0 && shape[3] >= 0)
         out[name] = shape; // symbolic heads or head size: the importer asks for --shape
     } else if ((name == "attention_mask" || name == "position_ids") && dims.size() == 2) {
+      if (name == "attention_mask" && dims[1].has_dim_value() && dims[1].dim_value() != S)
+        return emitError(fileLoc)
+               << "--kv-cache: input 'attention_mask' has a fixed length of " << dims[1].dim_value()
+               << " (a static cache's positions, not the past plus the step's " << S
+               << " tokens); kiln masks by the runtime's sequence lengths and cannot bind a mask "
+                  "over a static cache: export the model with a dynamic attention_mask length "
+                  "or without one";
       out[name] = {B, S};
     }
   }

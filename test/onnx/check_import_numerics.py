@@ -358,12 +358,15 @@ def check_genai(compile_, opt, passes):
 # prefill chunks of sequence 0, then of sequence 1, then steps of both at different positions.
 # (directory under test/, model): plain_decoder* are gen_onnx_tests.py's tiny plain decoders,
 # without and with an attention_mask input; attention23_decoder and tensor_scatter_decoder keep
-# their cache in ONNX Attention-23's past_key/past_value and in TensorScatter-24 buffers.
+# their cache in ONNX Attention-23's past_key/past_value and in TensorScatter-24 buffers (a
+# symbolic length, a static one of 32, and [B, M, Hkv, D] written along axis 1).
 KV_STEP_MODELS = [("models", "llama_tiny_causal_dynamo"), ("models", "gpt2_tiny_causal_dynamo"),
                   ("models", "llama_tiny_causal_past_dynamo"),
                   ("models", "gpt2_tiny_causal_past_dynamo"), ("onnx/Inputs", "plain_decoder"),
                   ("onnx/Inputs", "plain_decoder_attention_mask"),
-                  ("onnx/Inputs", "attention23_decoder"), ("onnx/Inputs", "tensor_scatter_decoder")]
+                  ("onnx/Inputs", "attention23_decoder"), ("onnx/Inputs", "tensor_scatter_decoder"),
+                  ("onnx/Inputs", "tensor_scatter_decoder_static"),
+                  ("onnx/Inputs", "tensor_scatter_decoder_bshd")]
 KV_STEPS = [((0,), 5), ((0,), 3), ((1,), 4), ((1,), 2), ((0, 1), 1), ((0, 1), 1), ((0, 1), 1),
             ((0, 1), 2)]
 KV_TABLES = [[3, 0, 6, 1], [2, 5, 8, 4]]
@@ -387,8 +390,9 @@ def full_forward(sess, ids):
         elif i.name == "position_ids":
             feeds[i.name] = np.arange(len(ids), dtype=np.int64)[None, :]
         elif i.name.startswith("past_key_values."):
-            feeds[i.name] = np.zeros((1, i.shape[1], len(ids) if scatter else 0, i.shape[3]),
-                                     np.float32)
+            # The batch dim 1; the cache's symbolic length L rows (TensorScatter) or 0 (a past).
+            feeds[i.name] = np.zeros([1 if d == "batch" else (len(ids) if scatter else 0)
+                                      if isinstance(d, str) else d for d in i.shape], np.float32)
         elif i.name == "write_indices":
             feeds[i.name] = np.zeros(1, np.int64)
         else:

@@ -173,7 +173,8 @@ def cache_op_decoders():
         inits += [const(f"wq{i}", w(E, E)), const(f"wk{i}", w(E, Hkv * D)),
                   const(f"wv{i}", w(E, Hkv * D)), const(f"wo{i}", w(E, E))]
 
-    def decoder(name, opset, cache_dim, attend, extra_inputs, extra_nodes, extra_inits):
+    def decoder(name, opset, cache_dim, attend, extra_inputs, extra_nodes, extra_inits,
+                bshd=False, present_dim=None):
         nodes = [node("Gather", ["wte", "input_ids"], ["tok"], name="embed", axis=0),
                  node("Gather", ["wpe", "position_ids"], ["pe"], name="position_embed", axis=0),
                  node("Add", ["tok", "pe"], ["h0"], name="add_pe"),
@@ -193,8 +194,10 @@ def cache_op_decoders():
                           node("Transpose", [x + proj + "1"], [x + proj], name=x + proj + "_bhsd",
                                perm=[0, 2, 1, 3])]
             for kv in ("key", "value"):
-                inputs.append(vi(f"past_key_values.{i}.{kv}", F, ["batch", Hkv, cache_dim, D]))
-                outputs.append(vi(f"present.{i}.{kv}", F, ["batch", Hkv, None, D]))
+                dims = ["batch", cache_dim, Hkv, D] if bshd else ["batch", Hkv, cache_dim, D]
+                inputs.append(vi(f"past_key_values.{i}.{kv}", F, dims))
+                dims = ["batch", present_dim, Hkv, D] if bshd else ["batch", Hkv, present_dim, D]
+                outputs.append(vi(f"present.{i}.{kv}", F, dims))
             nodes += attend(i, x) + [
                 node("Transpose", [x + "y"], [x + "y1"], name=x + "y_bshd", perm=[0, 2, 1, 3]),
                 node("Reshape", [x + "y1", "oshape"], [x + "y2"], name=x + "y_merge"),
@@ -236,8 +239,68 @@ def cache_op_decoders():
               node("Add", ["write_indices", "seq_len"], ["nonpad"], name="nonpad")]
     scatter_inputs = [vi("position_ids", I64, ["batch", "seq"]), vi("write_indices", I64, ["batch"])]
     decoder("tensor_scatter_decoder", 24, "max_seq", tensor_scatter(), scatter_inputs, nonpad, [])
-    # A static cache of 32 positions, as exports with a fixed cache size have it.
-    decoder("tensor_scatter_decoder_static", 24, P, tensor_scatter(), scatter_inputs, nonpad, [])
+    # A static export declares its present caches with their fixed length.
+    decoder("tensor_scatter_decoder_static", 24, P, tensor_scatter(), scatter_inputs, nonpad, [],
+            present_dim=P)
+    # The cache in [B, M, Hkv, D] (TensorScatter axis 1), transposed to heads for the Attention.
+    def bshd_cache(i, x):
+        return [node("TensorScatter", [f"past_key_values.{i}.{kv}", x + kv[0] + "1",
+                                       "write_indices"], [f"present.{i}.{kv}"],
+                     name=f"{x}{kv}_cache_write", axis=1) for kv in ("key", "value")] + [
+            node("Transpose", [f"present.{i}.{kv}"], [x + kv + "_bhsd"], name=x + kv + "_bhsd",
+                 perm=[0, 2, 1, 3]) for kv in ("key", "value")] + [
+            node("Attention", [x + "q", x + "key_bhsd", x + "value_bhsd", "", "", "", "nonpad"],
+                 [x + "y"], name=x + "attention", is_causal=1)]
+
+    decoder("tensor_scatter_decoder_bshd", 24, "max_seq", bshd_cache, scatter_inputs, nonpad, [],
+            bshd=True)
+    # What the paged attention does not compute, on a cache: a sliding window (Attention-25) and
+    # softcap (errors naming the node).
+    def windowed(i, x):
+        return tensor_scatter()(i, x)[:2] + [
+            node("Attention", [x + "q", f"present.{i}.key", f"present.{i}.value", "", "", "",
+                               "nonpad"], [x + "y"], name=x + "attention", is_causal=1,
+                 left_window_size=3)]
+
+    decoder("error_tensor_scatter_decoder_window", 25, "max_seq", windowed, scatter_inputs, nonpad,
+            [])
+
+    def softcapped(i, x):
+        node_ = attention23(i, x)[0]
+        node_.attribute.append(helper.make_attribute("softcap", 5.0))
+        return [node_]
+
+    decoder("error_attention23_decoder_softcap", 23, "past_seq", softcapped,
+            [vi("attention_mask", I64, ["batch", "total_seq"]),
+             vi("position_ids", I64, ["batch", "seq"])],
+            [node("Cast", ["attention_mask"], ["keep"], name="keep", to=B),
+             node("Unsqueeze", ["keep", "axes12"], ["keep3"], name="keep3"),
+             node("Shape", ["attention_mask"], ["total"], name="total", start=1, end=2),
+             node("Shape", ["input_ids"], ["seq_len"], name="seq_len", start=1, end=2),
+             node("Shape", ["input_ids"], ["batch"], name="batch", start=0, end=1),
+             node("Concat", ["batch", "one", "seq_len", "total"], ["mask_shape"],
+                  name="mask_shape", axis=0),
+             node("Expand", ["keep3", "mask_shape"], ["keep4"], name="keep4")],
+            [const("axes12", i64(1, 2)), const("one", i64(1))])
+    # write_indices of the wrong type (int32): the TensorScatter's error, with --kv-cache too.
+    decoder("error_tensor_scatter_decoder_widx_i32", 24, "max_seq", tensor_scatter(),
+            [vi("position_ids", I64, ["batch", "seq"]), vi("write_indices", I32, ["batch"])],
+            [node("Shape", ["input_ids"], ["seq_len64"], name="seq_len", start=1, end=2),
+             node("Cast", ["seq_len64"], ["seq_len"], name="seq_len32", to=I32),
+             node("Add", ["write_indices", "seq_len"], ["nonpad32"], name="nonpad32"),
+             node("Cast", ["nonpad32"], ["nonpad"], name="nonpad", to=I64)], [])
+    # An attention_mask over a static cache's 32 positions: kiln masks by its own lengths and
+    # cannot bind it (an error naming the input).
+    def masked_static(i, x):
+        return tensor_scatter()(i, x)[:2] + [
+            node("Attention", [x + "q", f"present.{i}.key", f"present.{i}.value", "keep4", "",
+                               "", "nonpad"], [x + "y"], name=x + "attention", is_causal=1)]
+
+    decoder("error_tensor_scatter_decoder_static_mask", 24, P, masked_static,
+            scatter_inputs + [vi("attention_mask", I64, ["batch", P])], nonpad + [
+                node("Cast", ["attention_mask"], ["keep"], name="keep", to=B),
+                node("Unsqueeze", ["keep", "axes12"], ["keep4"], name="keep4")],
+            [const("axes12", i64(1, 2))])
     # A ring buffer (mode circular): kiln's paged cache keeps every position (an error).
     decoder("error_tensor_scatter_decoder_circular", 24, "max_seq", tensor_scatter("circular"),
             scatter_inputs, nonpad, [])
