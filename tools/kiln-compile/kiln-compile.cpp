@@ -553,7 +553,7 @@ int main(int argc, char **argv) {
   } else if (!kvCache) {
     const cl::Option *cacheOptions[] = {&maxSeqLen,     &kvBlockSize,           &kvBlocks,
                                         &prefillLogits, &deviceSampling,        &splitKv,
-                                        &fuseKvAppend,  &decodeAttentionPreload};
+                                        &fuseKvAppend,  &decodeAttentionPreload, &decodeRotary};
     for (const cl::Option *o : cacheOptions)
       if (o->getNumOccurrences())
         return usageError("--" + o->ArgStr +
