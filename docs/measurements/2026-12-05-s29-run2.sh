@@ -5,7 +5,9 @@
 #    (writing the .ref.npz), then its --kv-cache decode steps and programs against that reference.
 # 2. sample_test and decode_attention_test: session 27's device code after its review (run 3 of
 #    session 27 was never lent a device).
-# Carry .carry-bench and .carry-gpu as for run 1.
+# Carry .carry-bench and, of .carry-gpu, sample_test.xz, decode_attention_test.xz,
+# kv_cache_decode_test and kv_cache_programs_test (the tree, .carry-bench and all of .carry-gpu
+# are over the 64 MiB a call carries). Run 5 is its first part alone.
 mkdir -p $OUT/r
 for t in sample_test decode_attention_test; do xz -dkc .carry-gpu/$t.xz > /tmp/$t && chmod +x /tmp/$t; done
 M=test/models/llama_tiny_causal_past_dynamo_opset23
