@@ -544,10 +544,9 @@ private:
   /// reads them; an error names the node that still does.
   LogicalResult dropPastLengthArguments(func::FuncOp func, SmallVectorImpl<Type> &argTypes);
   /// Under emptyPast: whether `v` (an attention's K or V operand) is, through views (transposes,
-  /// reshapes), a cache write importCacheWrite replaced by its update or, unless `writesOnly`, a
-  /// concatenation after an empty past cache input (Attention's own past_key, or a torch
-  /// export's Concat(past, new)).
-  bool readsCache(Value v, bool writesOnly = false) const;
+  /// reshapes), a cache write importCacheWrite replaced by its update or a concatenation after
+  /// an empty past cache input (a torch export's Concat(past, new)).
+  bool readsCache(Value v) const;
   /// The updates importCacheWrite made a cache write's result, and the arguments read as the
   /// writes' write_indices (and nonpad_kv_seqlen inputs the attentions over them no longer read).
   llvm::DenseSet<Value> grownCaches;
@@ -928,7 +927,7 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index) 
     if (*written)
       return success();
     if (node.op_type() == "Attention" && inputs.size() >= 3 &&
-        (inputs.size() > 4 && inputs[4] || readsCache(inputs[1]) || readsCache(inputs[2]))) {
+        ((inputs.size() > 4 && inputs[4]) || readsCache(inputs[1]) || readsCache(inputs[2]))) {
       // What kiln's paged attention does not compute: refused here, where the step's few tokens
       // cannot hide it (a window of W keys looks causal over at most W + 1 new tokens).
       for (const onnx::AttributeProto &a : node.attribute()) {
@@ -1038,7 +1037,7 @@ GraphImporter::importCacheWrite(const onnx::NodeProto &node, ArrayRef<Value> inp
   return true;
 }
 
-bool GraphImporter::readsCache(Value v, bool writesOnly) const {
+bool GraphImporter::readsCache(Value v) const {
   for (int depth = 0; v && depth < 8; ++depth) {
     if (grownCaches.contains(v))
       return true;
@@ -1049,7 +1048,7 @@ bool GraphImporter::readsCache(Value v, bool writesOnly) const {
       v = def->getOperand(0);
       continue;
     }
-    if (auto cat = dyn_cast<ConcatOp>(def); cat && !writesOnly && cat->getNumOperands() == 2) {
+    if (auto cat = dyn_cast<ConcatOp>(def); cat && cat->getNumOperands() == 2) {
       auto past = dyn_cast<BlockArgument>(cat->getOperand(0));
       return past && isPastCacheName(nameOfArgument(past));
     }
