@@ -212,27 +212,30 @@ def cache_op_decoders():
                      [x + "y", f"present.{i}.key", f"present.{i}.value"], name=x + "attention",
                      is_causal=1)]
 
-    decoder("attention23_decoder", 23, "past_seq", attention23,
-            [vi("attention_mask", I64, ["batch", "total_seq"]),
-             vi("position_ids", I64, ["batch", "seq"])],
-            # [B, 1, S, past + S]: onnxruntime wants the mask's query dim to be S.
-            [node("Cast", ["attention_mask"], ["keep"], name="keep", to=B),
-             node("Unsqueeze", ["keep", "axes12"], ["keep3"], name="keep3"),
-             node("Shape", ["attention_mask"], ["total"], name="total", start=1, end=2),
-             node("Shape", ["input_ids"], ["seq_len"], name="seq_len", start=1, end=2),
-             node("Shape", ["input_ids"], ["batch"], name="batch", start=0, end=1),
-             node("Concat", ["batch", "one", "seq_len", "total"], ["mask_shape"],
-                  name="mask_shape", axis=0),
-             node("Expand", ["keep3", "mask_shape"], ["keep4"], name="keep4")],
-            [const("axes12", i64(1, 2)), const("one", i64(1))])
+    a23_inputs = [vi("attention_mask", I64, ["batch", "total_seq"]),
+                  vi("position_ids", I64, ["batch", "seq"])]
+    # [B, 1, S, past + S]: onnxruntime wants the mask's query dim to be S.
+    a23_mask = [node("Cast", ["attention_mask"], ["keep"], name="keep", to=B),
+                node("Unsqueeze", ["keep", "axes12"], ["keep3"], name="keep3"),
+                node("Shape", ["attention_mask"], ["total"], name="total", start=1, end=2),
+                node("Shape", ["input_ids"], ["seq_len"], name="seq_len", start=1, end=2),
+                node("Shape", ["input_ids"], ["batch"], name="batch", start=0, end=1),
+                node("Concat", ["batch", "one", "seq_len", "total"], ["mask_shape"],
+                     name="mask_shape", axis=0),
+                node("Expand", ["keep3", "mask_shape"], ["keep4"], name="keep4")]
+    a23_inits = [const("axes12", i64(1, 2)), const("one", i64(1))]
+    decoder("attention23_decoder", 23, "past_seq", attention23, a23_inputs, a23_mask, a23_inits)
 
-    def tensor_scatter(mode="linear"):
+    def tensor_scatter(mode="linear", mask="", **attention_attrs):
+        """The cache writes of layer i and the Attention over them (attn_mask `mask`, more
+        attributes in `attention_attrs`)."""
         def attend(i, x):
             return [node("TensorScatter", [f"past_key_values.{i}.{kv}", x + kv[0], "write_indices"],
                          [f"present.{i}.{kv}"], name=f"{x}{kv}_cache_write", mode=mode)
                     for kv in ("key", "value")] + [
-                node("Attention", [x + "q", f"present.{i}.key", f"present.{i}.value", "", "", "",
-                                   "nonpad"], [x + "y"], name=x + "attention", is_causal=1)]
+                node("Attention", [x + "q", f"present.{i}.key", f"present.{i}.value", mask, "",
+                                   "", "nonpad"], [x + "y"], name=x + "attention", is_causal=1,
+                     **attention_attrs)]
         return attend
 
     nonpad = [node("Shape", ["input_ids"], ["seq_len"], name="seq_len", start=1, end=2),
@@ -256,32 +259,16 @@ def cache_op_decoders():
             bshd=True)
     # What the paged attention does not compute, on a cache: a sliding window (Attention-25) and
     # softcap (errors naming the node).
-    def windowed(i, x):
-        return tensor_scatter()(i, x)[:2] + [
-            node("Attention", [x + "q", f"present.{i}.key", f"present.{i}.value", "", "", "",
-                               "nonpad"], [x + "y"], name=x + "attention", is_causal=1,
-                 left_window_size=3)]
-
-    decoder("error_tensor_scatter_decoder_window", 25, "max_seq", windowed, scatter_inputs, nonpad,
-            [])
+    decoder("error_tensor_scatter_decoder_window", 25, "max_seq",
+            tensor_scatter(left_window_size=3), scatter_inputs, nonpad, [])
 
     def softcapped(i, x):
         node_ = attention23(i, x)[0]
         node_.attribute.append(helper.make_attribute("softcap", 5.0))
         return [node_]
 
-    decoder("error_attention23_decoder_softcap", 23, "past_seq", softcapped,
-            [vi("attention_mask", I64, ["batch", "total_seq"]),
-             vi("position_ids", I64, ["batch", "seq"])],
-            [node("Cast", ["attention_mask"], ["keep"], name="keep", to=B),
-             node("Unsqueeze", ["keep", "axes12"], ["keep3"], name="keep3"),
-             node("Shape", ["attention_mask"], ["total"], name="total", start=1, end=2),
-             node("Shape", ["input_ids"], ["seq_len"], name="seq_len", start=1, end=2),
-             node("Shape", ["input_ids"], ["batch"], name="batch", start=0, end=1),
-             node("Concat", ["batch", "one", "seq_len", "total"], ["mask_shape"],
-                  name="mask_shape", axis=0),
-             node("Expand", ["keep3", "mask_shape"], ["keep4"], name="keep4")],
-            [const("axes12", i64(1, 2)), const("one", i64(1))])
+    decoder("error_attention23_decoder_softcap", 23, "past_seq", softcapped, a23_inputs, a23_mask,
+            a23_inits)
     # write_indices of the wrong type (int32): the TensorScatter's error, with --kv-cache too.
     decoder("error_tensor_scatter_decoder_widx_i32", 24, "max_seq", tensor_scatter(),
             [vi("position_ids", I64, ["batch", "seq"]), vi("write_indices", I32, ["batch"])],
@@ -291,12 +278,7 @@ def cache_op_decoders():
              node("Cast", ["nonpad32"], ["nonpad"], name="nonpad", to=I64)], [])
     # An attention_mask over a static cache's 32 positions: kiln masks by its own lengths and
     # cannot bind it (an error naming the input).
-    def masked_static(i, x):
-        return tensor_scatter()(i, x)[:2] + [
-            node("Attention", [x + "q", f"present.{i}.key", f"present.{i}.value", "keep4", "",
-                               "", "nonpad"], [x + "y"], name=x + "attention", is_causal=1)]
-
-    decoder("error_tensor_scatter_decoder_static_mask", 24, P, masked_static,
+    decoder("error_tensor_scatter_decoder_static_mask", 24, P, tensor_scatter(mask="keep4"),
             scatter_inputs + [vi("attention_mask", I64, ["batch", P])], nonpad + [
                 node("Cast", ["attention_mask"], ["keep"], name="keep", to=B),
                 node("Unsqueeze", ["keep", "axes12"], ["keep4"], name="keep4")],
@@ -306,12 +288,7 @@ def cache_op_decoders():
             scatter_inputs, nonpad, [])
     # An attention mask computed from the write indices over the cache's positions: under
     # --kv-cache the runtime owns both (an error naming the op that reads write_indices).
-    def masked(i, x):
-        return tensor_scatter()(i, x)[:2] + [
-            node("Attention", [x + "q", f"present.{i}.key", f"present.{i}.value", "visible", "",
-                               "", "nonpad"], [x + "y"], name=x + "attention", is_causal=1)]
-
-    decoder("error_tensor_scatter_decoder_mask", 24, "max_seq", masked, scatter_inputs, nonpad + [
+    decoder("error_tensor_scatter_decoder_mask", 24, "max_seq", tensor_scatter(mask="visible"), scatter_inputs, nonpad + [
         node("Shape", ["past_key_values.0.key"], ["cache_len1"], name="cache_len", start=2, end=3),
         node("Squeeze", ["cache_len1"], ["cache_len"], name="cache_len_scalar"),
         node("Range", ["zero", "cache_len", "one_step"], ["slots"], name="slots"),
