@@ -18,7 +18,9 @@
 
 #include "Generate.h"
 
+#include "CudaSymbols.h"
 #include "DType.h"
+#include "Session.h"
 #include "Status.h"
 
 #include <algorithm>
@@ -440,6 +442,92 @@ double percentile(std::vector<double> values, double p) {
 
 using namespace kiln::generate;
 
+/// The decode loop's own device objects (kiln_generate), made on the first decode step of a
+/// generator and kept for its life: one stream that every decode step's input copies, run and
+/// token copy go on, and two slots of page-locked staging, each with an event. Step n uses slot
+/// n % 2, so the host fills step n + 1's inputs while step n runs; the slot of step n is reused
+/// by step n + 2 only after step n's event has completed (the loop waits for it to read step n's
+/// tokens first).
+class DecodeStream {
+public:
+  DecodeStream() = default;
+  DecodeStream(const DecodeStream &) = delete;
+  DecodeStream &operator=(const DecodeStream &) = delete;
+  ~DecodeStream() { release(); }
+
+  /// Creates the stream, events and staging in the context of `session` (the generator's
+  /// first), `bytes` of staging per slot. Idempotent once it succeeded.
+  kiln_status_t init(const kiln_session_t &session, size_t bytes) {
+    if (stream)
+      return nullptr;
+    cu = &kiln::sessionSymbols(session);
+    context = kiln::sessionContext(session);
+    Scope scope(*this);
+    KILN_CU_RETURN_IF_ERROR(*cu, cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    for (Slot &slot : slots) {
+      KILN_CU_RETURN_IF_ERROR(*cu, cuEventCreate(&slot.done, CU_EVENT_DISABLE_TIMING));
+      void *host = nullptr;
+      KILN_CU_RETURN_IF_ERROR(*cu, cuMemHostAlloc(&host, bytes, 0));
+      slot.staging = static_cast<uint8_t *>(host);
+      slot.bytes = bytes;
+    }
+    return nullptr;
+  }
+
+  /// Makes the context current for the lifetime of the object.
+  class Scope {
+  public:
+    explicit Scope(const DecodeStream &d) : cu(*d.cu) {
+      pushed = d.context && cu.cuCtxPushCurrent(d.context) == CUDA_SUCCESS;
+    }
+    ~Scope() {
+      CUcontext popped;
+      if (pushed)
+        cu.cuCtxPopCurrent(&popped);
+    }
+
+  private:
+    const kiln::CudaSymbols &cu;
+    bool pushed = false;
+  };
+
+  struct Slot {
+    uint8_t *staging = nullptr;
+    size_t bytes = 0;
+    CUevent done = nullptr;
+  };
+  const kiln::CudaSymbols *cu = nullptr;
+  CUcontext context = nullptr;
+  CUstream stream = nullptr;
+  Slot slots[2];
+
+  /// Waits for everything enqueued on the stream (nothing to do before init).
+  kiln_status_t drain() {
+    if (!stream)
+      return nullptr;
+    Scope scope(*this);
+    KILN_CU_RETURN_IF_ERROR(*cu, cuStreamSynchronize(stream));
+    return nullptr;
+  }
+
+private:
+  void release() {
+    if (!cu)
+      return;
+    Scope scope(*this);
+    if (stream)
+      cu->cuStreamSynchronize(stream);
+    for (Slot &slot : slots) {
+      if (slot.done)
+        cu->cuEventDestroy(slot.done);
+      if (slot.staging)
+        cu->cuMemFreeHost(slot.staging);
+    }
+    if (stream)
+      cu->cuStreamDestroy(stream);
+  }
+};
+
 /// The object behind kiln_generator_t.
 struct kiln_generator {
   /// One program: its handle, session and the names of its step inputs.
@@ -478,8 +566,12 @@ struct kiln_generator {
   /// kiln_generator_limits and _prefill_by_time skip its bisection).
   double paddingPriceUs = 0;
   kiln_generate_stats_t stats{};
+  /// The decode loop's stream and staging (made by the first decode step; released before the
+  /// sessions).
+  std::unique_ptr<DecodeStream> decode;
 
   ~kiln_generator() {
+    decode.reset();
     // The first session owns the pools the others bind: it goes last.
     for (size_t i = programs.size(); i-- > 0;) {
       kiln_session_release(programs[i].session);
@@ -649,6 +741,80 @@ kiln_status_t runStep(kiln_generator::Program &program, const std::vector<int64_
   KILN_RETURN_IF_ERROR(
       kiln_session_set_input(s, program.table.c_str(), table.data(), table.size() * 4));
   return kiln_session_run(s, nullptr);
+}
+
+/// Page-locked bytes one decode step of `g` stages (enqueueDecodeStep's inputs and tokens, each
+/// 16-byte aligned), for its largest decode program.
+size_t decodeStagingBytes(const kiln_generator &g) {
+  size_t most = 0;
+  for (const kiln_generator::Program &p : g.programs) {
+    if (p.tokens != 1)
+      continue;
+    const size_t B = size_t(p.batch);
+    auto padded = [](size_t bytes) { return (bytes + 15) / 16 * 16; };
+    const size_t bytes = 5 * padded(B * 8) + 4 * padded(B * 4) + padded(B * size_t(p.maxBlocks) * 4);
+    most = std::max(most, bytes);
+  }
+  return std::max<size_t>(most, 16);
+}
+
+/// Enqueues one decode step of `program` on `d`'s stream, staging its inputs in slot `slot`:
+/// the sampling inputs (device-sampling programs), the ids (from `ids`, or with `ids` NULL copied
+/// on the device from the program's next_token of the step before, which must be the previous
+/// run of this program on this stream), positions, lengths and block table as runStep takes
+/// them; then the run, the copy of next_token into the slot (at `tokensAt`) and the slot's event.
+kiln_status_t enqueueDecodeStep(DecodeStream &d, int slot, kiln_generator::Program &program,
+                                const std::vector<int64_t> *ids,
+                                const std::vector<int64_t> &positions,
+                                const std::vector<int32_t> &lens,
+                                const std::vector<int32_t> &table, const SamplingRows &sampling,
+                                size_t &tokensAt) {
+  kiln_session_t *s = program.session;
+  DecodeStream::Slot &staging = d.slots[slot];
+  size_t at = 0;
+  auto put = [&](const std::string &name, const void *data, size_t bytes) -> kiln_status_t {
+    if (at + bytes > staging.bytes)
+      return makeStatusF(KILN_INTERNAL,
+                         "kiln_generate: decode staging of %zu bytes is too small for input '%s'",
+                         staging.bytes, name.c_str());
+    std::memcpy(staging.staging + at, data, bytes);
+    KILN_RETURN_IF_ERROR(
+        kiln_session_set_input_async(s, name.c_str(), staging.staging + at, bytes, d.stream));
+    at += (bytes + 15) / 16 * 16;
+    return nullptr;
+  };
+  if (program.deviceSampling) {
+    KILN_RETURN_IF_ERROR(put(program.temperature, sampling.temperature.data(),
+                             sampling.temperature.size() * 4));
+    KILN_RETURN_IF_ERROR(put(program.topK, sampling.topK.data(), sampling.topK.size() * 4));
+    KILN_RETURN_IF_ERROR(put(program.topP, sampling.topP.data(), sampling.topP.size() * 4));
+    KILN_RETURN_IF_ERROR(put(program.seed, sampling.seed.data(), sampling.seed.size() * 8));
+    KILN_RETURN_IF_ERROR(
+        put(program.offset, sampling.offset.data(), sampling.offset.size() * 8));
+  }
+  const size_t idBytes = size_t(program.batch) * 8;
+  if (ids) {
+    KILN_RETURN_IF_ERROR(put(program.ids, ids->data(), ids->size() * 8));
+  } else {
+    uint64_t to = 0, from = 0;
+    KILN_RETURN_IF_ERROR(kiln_session_input_device_ptr(s, program.ids.c_str(), &to));
+    KILN_RETURN_IF_ERROR(kiln_session_output_device_ptr(s, program.nextToken.c_str(), &from));
+    DecodeStream::Scope scope(d);
+    KILN_CU_RETURN_IF_ERROR(*d.cu, cuMemcpyDtoDAsync(CUdeviceptr(to), CUdeviceptr(from),
+                                                     idBytes, d.stream));
+  }
+  KILN_RETURN_IF_ERROR(put(program.positions, positions.data(), positions.size() * 8));
+  KILN_RETURN_IF_ERROR(put(program.lens, lens.data(), lens.size() * 4));
+  KILN_RETURN_IF_ERROR(put(program.table, table.data(), table.size() * 4));
+  KILN_RETURN_IF_ERROR(kiln_session_run(s, d.stream));
+  if (at + idBytes > staging.bytes)
+    return makeStatus(KILN_INTERNAL, "kiln_generate: decode staging too small for next_token");
+  tokensAt = at;
+  KILN_RETURN_IF_ERROR(kiln_session_get_output_async(s, program.nextToken.c_str(),
+                                                     staging.staging + at, idBytes, d.stream));
+  DecodeStream::Scope scope(d);
+  KILN_CU_RETURN_IF_ERROR(*d.cu, cuEventRecord(staging.done, d.stream));
+  return nullptr;
 }
 
 /// Reads logits rows [row, row + rows) (flattened batch x tokens) of `program`'s last step as
@@ -1079,60 +1245,145 @@ kiln_status_t kiln_generate(kiln_generator_t *g, const kiln_generate_request_t *
   if (cancelled)
     cancelRest();
 
-  // 4. Decode the unfinished sequences together.
+  // 4. Decode the unfinished sequences together. A step whose tokens the program computes on
+  // the GPU (next_token: it samples there, or every row is greedy) goes on the generator's
+  // decode stream and is chained: the next step, same rows, is enqueued before this one's tokens
+  // are read, its ids copied from this step's next_token on the device, so the GPU never waits
+  // for the host between steps. A chained step of a sequence that then turns out to have ended
+  // (a stop token, a cancelling callback) is run and discarded: it writes one key/value row
+  // inside the sequence's own blocks (at most its longest length). A step whose tokens the host
+  // samples from the logits runs alone.
   std::vector<double> stepMs;
   std::vector<int64_t> tokens(count);
+  struct InFlight {
+    size_t program = 0;
+    std::vector<size_t> rows;
+    int slot = 0;
+    size_t tokensAt = 0; // the tokens' offset in the slot's staging
+    Clock::time_point start;
+  };
+  std::optional<InFlight> pending;
+  struct Drain {
+    kiln_generator &g;
+    ~Drain() {
+      if (g.decode)
+        kiln_status_free(g.decode->drain()); // on every return: no step outlives the call
+    }
+  } drainAtExit{*g};
+  (void)drainAtExit;
+  int slot = 0;
+  Clock::time_point lastArrival = Clock::now();
   while (true) {
+    // The rows of the next step: unfinished sequences that still need a token after the one in
+    // flight.
     std::vector<size_t> active;
-    for (size_t i = 0; i < count; ++i)
-      if (!seqs[i].finished)
+    for (size_t i = 0; i < count; ++i) {
+      const size_t inFlight =
+          pending && std::count(pending->rows.begin(), pending->rows.end(), i) ? 1 : 0;
+      if (!seqs[i].finished && results[i].length + inFlight < requests[i].max_new_tokens)
         active.push_back(i);
-    if (active.empty())
+    }
+    if (active.empty() && !pending)
       break;
-    std::optional<size_t> step = pickDecodeStep(g->steps, int64_t(active.size()));
-    if (!step) // count <= maxBatch was checked
-      return makeStatus(KILN_INTERNAL, "kiln_generate: no decode program for the batch");
-    kiln_generator::Program &p = g->programs[g->steps[*step].program];
-    const size_t B = size_t(p.batch);
-    std::vector<int64_t> ids(B, requests[active[0]].prompt[0]), positions(B, 0);
-    std::vector<int32_t> lens(B, 0), table(B * size_t(maxBlocks), spare);
-    for (size_t row = 0; row < active.size(); ++row) {
-      Sequence &s = seqs[active[row]];
-      ids[row] = s.lastToken;
-      positions[row] = s.cached;
-      lens[row] = int32_t(s.cached);
-      tableRow(s, table, row);
+    std::optional<InFlight> next;
+    kiln_generator::Program *p = nullptr;
+    size_t programIndex = 0;
+    bool onDevice = false;
+    if (!active.empty()) {
+      std::optional<size_t> step = pickDecodeStep(g->steps, int64_t(active.size()));
+      if (!step) // count <= maxBatch was checked
+        return makeStatus(KILN_INTERNAL, "kiln_generate: no decode program for the batch");
+      programIndex = g->steps[*step].program;
+      p = &g->programs[programIndex];
+      // The program samples on the GPU, or every row is greedy and it computes the greedy
+      // token: read B integers back, not B x vocab logits.
+      onDevice = !p->nextToken.empty() &&
+                 (p->deviceSampling || std::all_of(active.begin(), active.end(), [&](size_t i) {
+                    return !(requests[i].sampling.temperature > 0);
+                  }));
     }
-    // The program samples on the GPU, or every row is greedy and it computes the greedy token:
-    // read B integers back, not B x vocab logits.
-    const bool greedy =
-        !p.nextToken.empty() &&
-        (p.deviceSampling || std::all_of(active.begin(), active.end(), [&](size_t i) {
-           return !(requests[i].sampling.temperature > 0);
-         }));
-    SamplingRows sampling(B);
-    if (p.deviceSampling)
-      for (size_t row = 0; row < active.size(); ++row)
-        sampling.set(row, requests[active[row]].sampling, results[active[row]].length);
-    const auto stepStart = Clock::now();
-    KILN_RETURN_IF_ERROR(runStep(p, ids, positions, lens, table, sampling));
-    if (greedy)
-      KILN_RETURN_IF_ERROR(kiln_session_get_output_range(p.session, p.nextToken.c_str(), 0,
-                                                         tokens.data(), active.size() * 8));
-    else
-      KILN_RETURN_IF_ERROR(readLogits(p, 0, active.size(), logits));
-    stepMs.push_back(msBetween(stepStart, Clock::now()));
-    for (size_t row = 0; row < active.size(); ++row) {
-      const size_t i = active[row];
-      ++seqs[i].cached;
-      emit(i, greedy ? tokens[row]
-                     : sampleToken(logits.data() + row * p.vocab, p.vocab, requests[i].sampling,
-                                   seqs[i].rng));
-      if (cancelled)
-        break;
+    const bool chain = pending && onDevice && pending->program == programIndex &&
+                       pending->rows == active;
+    if (onDevice && (!pending || chain)) {
+      const size_t B = size_t(p->batch), shift = pending ? 1 : 0;
+      std::vector<int64_t> ids(B, requests[active[0]].prompt[0]), positions(B, 0);
+      std::vector<int32_t> lens(B, 0), table(B * size_t(maxBlocks), spare);
+      SamplingRows sampling(B);
+      for (size_t row = 0; row < active.size(); ++row) {
+        const size_t i = active[row];
+        const Sequence &s = seqs[i];
+        ids[row] = s.lastToken;
+        positions[row] = s.cached + int64_t(shift);
+        lens[row] = int32_t(s.cached + int64_t(shift));
+        tableRow(s, table, row);
+        if (p->deviceSampling)
+          sampling.set(row, requests[i].sampling, results[i].length + shift);
+      }
+      if (!g->decode)
+        g->decode = std::make_unique<DecodeStream>();
+      KILN_RETURN_IF_ERROR(g->decode->init(*g->programs[0].session, decodeStagingBytes(*g)));
+      InFlight f;
+      f.program = programIndex;
+      f.rows = active;
+      f.slot = slot;
+      f.start = Clock::now();
+      KILN_RETURN_IF_ERROR(enqueueDecodeStep(*g->decode, slot, *p, chain ? nullptr : &ids,
+                                             positions, lens, table, sampling, f.tokensAt));
+      slot ^= 1;
+      next = std::move(f);
     }
-    if (cancelled)
+    if (pending) {
+      // The step in flight: its tokens.
+      DecodeStream &d = *g->decode;
+      {
+        DecodeStream::Scope scope(d);
+        KILN_CU_RETURN_IF_ERROR(*d.cu, cuEventSynchronize(d.slots[pending->slot].done));
+      }
+      const auto arrival = Clock::now();
+      stepMs.push_back(msBetween(std::max(pending->start, lastArrival), arrival));
+      lastArrival = arrival;
+      const uint8_t *staged = d.slots[pending->slot].staging + pending->tokensAt;
+      for (size_t row = 0; row < pending->rows.size() && !cancelled; ++row) {
+        const size_t i = pending->rows[row];
+        if (seqs[i].finished) // ended by an earlier token of this chain: discarded
+          continue;
+        int64_t token;
+        std::memcpy(&token, staged + row * 8, 8);
+        ++seqs[i].cached;
+        emit(i, token);
+      }
+    } else if (!next) {
+      // A step alone: the host samples from the logits.
+      const size_t B = size_t(p->batch);
+      std::vector<int64_t> ids(B, requests[active[0]].prompt[0]), positions(B, 0);
+      std::vector<int32_t> lens(B, 0), table(B * size_t(maxBlocks), spare);
+      for (size_t row = 0; row < active.size(); ++row) {
+        Sequence &s = seqs[active[row]];
+        ids[row] = s.lastToken;
+        positions[row] = s.cached;
+        lens[row] = int32_t(s.cached);
+        tableRow(s, table, row);
+      }
+      SamplingRows sampling(B);
+      const auto stepStart = Clock::now();
+      KILN_RETURN_IF_ERROR(runStep(*p, ids, positions, lens, table, sampling));
+      KILN_RETURN_IF_ERROR(readLogits(*p, 0, active.size(), logits));
+      lastArrival = Clock::now();
+      stepMs.push_back(msBetween(stepStart, lastArrival));
+      for (size_t row = 0; row < active.size() && !cancelled; ++row) {
+        const size_t i = active[row];
+        ++seqs[i].cached;
+        emit(i, sampleToken(logits.data() + row * p->vocab, p->vocab, requests[i].sampling,
+                            seqs[i].rng));
+      }
+    }
+    pending = std::move(next);
+    if (cancelled) {
       cancelRest();
+      if (g->decode)
+        KILN_RETURN_IF_ERROR(g->decode->drain()); // a chained step in flight is discarded
+      pending.reset();
+    }
   }
   stats.decode_steps = stepMs.size();
   stats.decode_ms = std::accumulate(stepMs.begin(), stepMs.end(), 0.0);

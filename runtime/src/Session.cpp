@@ -1818,3 +1818,8 @@ kiln_status_t kiln_session_profile_timeline(kiln_session_t *session, float *out_
 }
 
 } // extern "C"
+
+namespace kiln {
+const CudaSymbols &sessionSymbols(const kiln_session_t &session) { return *session.cu; }
+CUcontext sessionContext(const kiln_session_t &session) { return session.context; }
+} // namespace kiln

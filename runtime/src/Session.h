@@ -13,6 +13,8 @@
 
 #include "Artifact.h"
 
+#include <cuda.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -76,6 +78,15 @@ kiln_status_t checkTensorMapEncoder(const kiln_artifact &artifact, bool haveEnco
 kiln_status_t checkTensorMapBinding(const kiln_artifact &artifact, bool isInput, size_t index,
                                     uint64_t devicePtr, const std::vector<ArgRedirect> &redirects,
                                     const char *function);
+
+class CudaSymbols;
+
+/// The driver symbols and the CUDA context of `session` (non-null), for runtime code that enqueues
+/// its own device work beside the session's runs (the generator's decode loop, Generate.cpp): its
+/// stream, events, page-locked staging and device-to-device copies. The symbols live as long as
+/// the session.
+const CudaSymbols &sessionSymbols(const kiln_session_t &session);
+CUcontext sessionContext(const kiln_session_t &session);
 
 } // namespace kiln
 

@@ -60,6 +60,7 @@ using namespace kiln_test;
 namespace {
 
 constexpr int kThreads = kiln::skinny::kThreads;
+double gReadGBs = 0, gCopyGBs = 0;
 
 /// What the epilogue does: store acc (Plain), acc x the row's rstd (Rms, gemmSkinnyRms with
 /// loadA = x * scale), or the pair (acc[n], acc[n + 1]) through a PairEpilogue (Pair).
@@ -76,7 +77,33 @@ template <typename T> struct Args {
   int N, K;
   float eps;
   float *C; // [R, N] fp32
+  // --bench-layers only (PlainPre / RmsPre): before the wait, warm L2 with `ownRows` K rows of
+  // this block's share of B after the preloaded ones (gemmSkinnyPrefetchB, as kiln's code
+  // generator does), and with this block's share of `pfBytes` bytes at `pf` (the next kernel's
+  // weight) by bulk L2 prefetches (evict_last when pfHint).
+  int ownRows = 0;
+  const char *pf = nullptr;
+  long long pfBytes = 0;
+  int pfHint = 0;
 };
+
+/// This block's share of `bytes` (a multiple of 16) at `p` into L2 by cp.async.bulk.prefetch.L2
+/// (PTX ISA, "cp.async.bulk.prefetch"), 16 KiB per instruction over the block's threads.
+__device__ __forceinline__ void bulkPrefetchShare(const char *p, long long bytes, int hint) {
+  const long long per = ((bytes + gridDim.x - 1) / gridDim.x + 15) / 16 * 16;
+  const long long begin = per * blockIdx.x, end = min(bytes, begin + per);
+  constexpr long long kPiece = 16384;
+  for (long long off = begin + threadIdx.x * kPiece; off < end; off += blockDim.x * kPiece) {
+    const unsigned size = unsigned(min(kPiece, end - off));
+    if (hint)
+      asm volatile("{\n .reg .b64 pol;\n createpolicy.fractional.L2::evict_last.b64 pol, 1.0;\n"
+                   " cp.async.bulk.prefetch.L2.global.L2::cache_hint [%0], %1, pol;\n}\n"
+                   ::"l"(p + off), "r"(size) : "memory");
+    else
+      asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(p + off), "r"(size)
+                   : "memory");
+  }
+}
 
 /// One launch of the few-row GEMM, shaped like kiln's generated kernels (a per-element A
 /// loader, the epilogue storing each accumulator once).
@@ -87,7 +114,12 @@ __global__ void __launch_bounds__(kThreads) skinnyKernel(Args<T> a) {
   if constexpr (kPre) {
     // As kiln's decode programs launch it: the preload, then the wait for the previous kernel
     // and the early trigger of the next (programmatic dependent launch, see Launcher).
+    if (a.pfBytes > 0)
+      bulkPrefetchShare(a.pf, a.pfBytes, a.pfHint);
     kiln::gemmSkinnyTcPreloadB<T, SPLITK>(a.N, a.K, a.B, a.ldb, smem);
+    if (a.ownRows > 0)
+      kiln::gemmSkinnyPrefetchB<T, SPLITK, 8, true>(
+          a.N, a.K, a.B, a.ldb, a.ownRows, int(8 * (kiln::smem_bytes::kSkinnyTcStages - 1) * 16));
     kiln::gridDependencySync();
   }
   if constexpr (MODE == Rms || MODE == RmsPre) {
@@ -591,10 +623,164 @@ template <typename T> void bench(int sms, long long smemPerSm, size_t l2Bytes) {
   CHECK_CUDA(cudaStreamDestroy(stream));
 }
 
+
+/// Reads `n` 16-byte words (the read bandwidth's ceiling; the sum keeps the loads alive).
+__global__ void readKernel(const int4 *__restrict__ p, long long n, int *sink) {
+  int acc = 0;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x) {
+    const int4 v = __ldcs(p + i);
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x7fffffff)
+    *sink = acc;
+}
+/// Copies `n` 16-byte words (the copy bandwidth as the generation benchmark measures it).
+__global__ void copyKernel(const int4 *__restrict__ a, int4 *__restrict__ b, long long n) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x)
+    b[i] = a[i];
+}
+
+/// --bench-layers: the 0.8B Llama's batch-1 decode GEMMs of 16 layers (QKV with the RMS norm,
+/// o-proj, gate/up with the RMS norm, down: 64 launches, each layer its own weights, 1445 MB) as
+/// one CUDA graph with programmatic dependent launch and the weight preload, as kiln's decode_b1
+/// runs them (without the attention and the lm_head), under several L2-prefetch plans: none,
+/// each kernel's own share (kiln today), and each kernel's bulk prefetch of the next kernel's
+/// weight (whole or capped) before its wait. Prints µs per step and the fraction of the read
+/// and copy bandwidths measured in the same run.
+void benchLayers(int sms, long long smemPerSm, size_t l2Bytes) {
+  using T = kiln::f16;
+  constexpr int kLayers = 16;
+  cudaStream_t stream;
+  CHECK_CUDA(cudaStreamCreate(&stream));
+  const Shape shapes[4] = {kLlama[0], kLlama[1], kLlama[2], kLlama[3]};
+  const int modes[4] = {RmsPre, PlainPre, RmsPre, PlainPre};
+  std::vector<T *> w(kLayers * 4);
+  size_t total = 0;
+  for (int l = 0; l < kLayers; ++l)
+    for (int g = 0; g < 4; ++g) {
+      const size_t bytes = size_t(shapes[g].k) * shapes[g].n * 2;
+      CHECK_CUDA(cudaMalloc(&w[l * 4 + g], bytes));
+      CHECK_CUDA(cudaMemset(w[l * 4 + g], 0x3c, bytes / 2)); // half 1.06, half 0
+      total += bytes;
+    }
+  T *x;
+  float *c;
+  CHECK_CUDA(cudaMalloc(&x, size_t(16) * 5632 * 2));
+  CHECK_CUDA(cudaMemset(x, 0x3c, size_t(16) * 5632 * 2));
+  CHECK_CUDA(cudaMalloc(&c, size_t(16) * 11264 * 4));
+  Launcher launchers[4];
+  int splits[4], blocks[4];
+  for (int g = 0; g < 4; ++g) {
+    splits[g] = selectSplit(1, shapes[g].n, shapes[g].k, sms, true, smemPerSm);
+    launchers[g] = find<T>(true, modes[g], 1, splits[g]);
+    blocks[g] = (shapes[g].n + 63) / 64 * splits[g];
+    if (!launchers[g]) {
+      std::printf("bench-layers: no launcher for %s split %d\n", shapes[g].name, splits[g]);
+      return;
+    }
+  }
+  // Ceilings: one read of all the weights' bytes (in one buffer) and a 1 GiB copy.
+  {
+    char *big;
+    const size_t copyBytes = size_t(1) << 30;
+    CHECK_CUDA(cudaMalloc(&big, std::max(total, 2 * copyBytes)));
+    CHECK_CUDA(cudaMemset(big, 1, std::max(total, 2 * copyBytes)));
+    int *sink;
+    CHECK_CUDA(cudaMalloc(&sink, 4));
+    const double read = timeGraph(stream, [&](cudaStream_t st) {
+      readKernel<<<sms * 8, 256, 0, st>>>(reinterpret_cast<const int4 *>(big),
+                                         (long long)(total / 16), sink);
+    }, 5, 20);
+    const double copy = timeGraph(stream, [&](cudaStream_t st) {
+      copyKernel<<<sms * 8, 256, 0, st>>>(reinterpret_cast<const int4 *>(big),
+                                         reinterpret_cast<int4 *>(big + copyBytes),
+                                         (long long)(copyBytes / 16));
+    }, 5, 20);
+    gReadGBs = total / read * 1e-3;
+    gCopyGBs = 2.0 * copyBytes / copy * 1e-3;
+    std::printf("\nbench-layers: %d layers x 4 decode GEMMs at batch 1, %.1f MB of weights; "
+                "splits qkv %d o %d gate-up %d down %d\n",
+                kLayers, total * 1e-6, splits[0], splits[1], splits[2], splits[3]);
+    std::printf("read of the same bytes in one kernel: %.1f us (%.0f GB/s); copy of 1 GiB: %.0f "
+                "GB/s (read + write)\n",
+                read, gReadGBs, gCopyGBs);
+    CHECK_CUDA(cudaFree(big));
+    CHECK_CUDA(cudaFree(sink));
+  }
+  struct Plan {
+    const char *name;
+    bool own;          // each kernel's own share (kiln today)
+    long long nextCap; // bytes of the next kernel's weight prefetched (0: none, -1: all)
+    int hint;
+    int ahead; // how many kernels ahead the prefetched weight is (1: the next)
+  };
+  const Plan plans[] = {
+      {"preload only", false, 0, 0, 1},
+      {"own share to L2 (kiln today)", true, 0, 0, 1},
+      {"own + next weight, whole", true, -1, 0, 1},
+      {"own + next weight, whole, evict_last", true, -1, 1, 1},
+      {"own + next weight, <= 16 MB", true, 16 << 20, 0, 1},
+      {"own + next weight, <= 32 MB", true, 32 << 20, 0, 1},
+      {"next weight, whole (no own)", false, -1, 0, 1},
+      {"own + the weight 2 ahead, whole", true, -1, 0, 2},
+  };
+  {
+    // The same bytes as 64 plain read kernels (one per weight, no PDL): the kernel-per-GEMM
+    // structure's ceiling without any GEMM work.
+    int *sink;
+    CHECK_CUDA(cudaMalloc(&sink, 4));
+    const double us = timeGraph(stream, [&](cudaStream_t st) {
+      for (int i = 0; i < kLayers * 4; ++i) {
+        const Shape &s = shapes[i % 4];
+        readKernel<<<sms * 4, 256, 0, st>>>(reinterpret_cast<const int4 *>(w[i]),
+                                           (long long)s.k * s.n * 2 / 16, sink);
+      }
+    }, 1, 20);
+    const double gbs = total / us * 1e-3;
+    std::printf("%-40s %8.1f us per step  %6.0f GB/s  %.3f of read  %.3f of copy\n",
+                "64 read kernels (no GEMM)", us, gbs, gbs / gReadGBs, gbs / gCopyGBs);
+    CHECK_CUDA(cudaFree(sink));
+  }
+  for (const Plan &plan : plans) {
+    const double us = timeGraph(stream, [&](cudaStream_t st) {
+      for (int l = 0; l < kLayers; ++l)
+        for (int g = 0; g < 4; ++g) {
+          const Shape &s = shapes[g];
+          Args<T> a = {x, x, w[l * 4 + g], s.k, s.n, s.n, s.k, 1e-5f, c};
+          if (plan.own) {
+            const long long kPer = ((s.k + splits[g] - 1) / splits[g] + 15) / 16 * 16;
+            const long long preloadRows = 8 * (kiln::smem_bytes::kSkinnyTcStages - 1) * 16;
+            a.ownRows = int(std::min<long long>(
+                {kPer - preloadRows, (long long)l2Bytes / 2 / (blocks[g] * 128LL), 2048}));
+          }
+          const int next = l * 4 + g + plan.ahead;
+          if (plan.nextCap != 0 && next < kLayers * 4) {
+            const Shape &ns = shapes[next % 4];
+            const long long bytes = (long long)ns.k * ns.n * 2;
+            a.pf = reinterpret_cast<const char *>(w[next]);
+            a.pfBytes = plan.nextCap < 0 ? bytes : std::min(bytes, plan.nextCap);
+            a.pfHint = plan.hint;
+          }
+          launchers[g].launch(a, st);
+        }
+    }, 1, 20);
+    const double gbs = total / us * 1e-3;
+    std::printf("%-40s %8.1f us per step  %6.0f GB/s  %.3f of read  %.3f of copy\n", plan.name,
+                us, gbs, gbs / gReadGBs, gbs / gCopyGBs);
+  }
+  for (T *p : w)
+    CHECK_CUDA(cudaFree(p));
+  CHECK_CUDA(cudaFree(x));
+  CHECK_CUDA(cudaFree(c));
+  CHECK_CUDA(cudaStreamDestroy(stream));
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
-  bool doBench = false, benchOnly = false, bf16Bench = false, preloadOnly = false;
+  bool doBench = false, benchOnly = false, bf16Bench = false, preloadOnly = false, layers = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--bench")
@@ -607,8 +793,10 @@ int main(int argc, char **argv) {
       gVerbose = true;
     else if (a == "--preload-only")
       preloadOnly = true;
+    else if (a == "--bench-layers")
+      layers = benchOnly = true;
     else {
-      std::fprintf(stderr, "usage: %s [--bench | --bench-only] [--bf16] [--preload-only] [-v]\n",
+      std::fprintf(stderr, "usage: %s [--bench | --bench-only | --bench-layers] [--bf16] [--preload-only] [-v]\n",
                    argv[0]);
       return 2;
     }
@@ -640,5 +828,7 @@ int main(int argc, char **argv) {
     if (bf16Bench)
       bench<kiln::bf16>(sms, smemPerSm, size_t(prop.l2CacheSize));
   }
+  if (layers)
+    benchLayers(sms, smemPerSm, size_t(prop.l2CacheSize));
   return failed ? 1 : 0;
 }
