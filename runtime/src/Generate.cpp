@@ -28,6 +28,7 @@
 #include <cmath>
 #include <deque>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -1273,6 +1274,9 @@ kiln_status_t kiln_generate(kiln_generator_t *g, const kiln_generate_request_t *
   (void)drainAtExit;
   int slot = 0;
   Clock::time_point lastArrival = Clock::now();
+  // KILN_DECODE_CHAIN=0: every step waits for the one before (A/B measurements and tests).
+  const char *chainEnv = std::getenv("KILN_DECODE_CHAIN");
+  const bool chainSteps = !chainEnv || std::strcmp(chainEnv, "0") != 0;
   while (true) {
     // The rows of the next step: unfinished sequences that still need a token after the one in
     // flight.
@@ -1302,7 +1306,7 @@ kiln_status_t kiln_generate(kiln_generator_t *g, const kiln_generate_request_t *
                     return !(requests[i].sampling.temperature > 0);
                   }));
     }
-    const bool chain = pending && onDevice && pending->program == programIndex &&
+    const bool chain = pending && onDevice && chainSteps && pending->program == programIndex &&
                        pending->rows == active;
     if (onDevice && (!pending || chain)) {
       const size_t B = size_t(p->batch), shift = pending ? 1 : 0;

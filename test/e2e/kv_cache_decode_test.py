@@ -161,11 +161,13 @@ def check_generate(kiln_run, artifact, ref, tol, work):
         len(want), out["decode_tokens_per_s"])
 
 
-def run_generate(kiln_run, artifact, ids, n, extra):
-    """kiln-run --generate n --batch 2 with `extra` flags: (rows of tokens, error or None)."""
+def run_generate(kiln_run, artifact, ids, n, extra, env=None):
+    """kiln-run --generate n --batch 2 with `extra` flags (and `env` added to the environment):
+    (rows of tokens, error or None)."""
     import json
     r = subprocess.run([kiln_run, artifact, "--generate", str(n), "--prompt-ids", ids, "--batch",
-                        "2", "--json"] + extra, capture_output=True, text=True)
+                        "2", "--json"] + extra, capture_output=True, text=True,
+                       env=dict(os.environ, **(env or {})))
     if r.returncode:
         return None, "kiln-run %s exit %d: %s" % (" ".join(extra), r.returncode, r.stderr.strip())
     return [s["tokens"] for s in json.loads(r.stdout)["sequences"]], None
@@ -205,6 +207,45 @@ def check_generate_sampling(kiln_run, artifact, ref, work):
         return False, "temperature 1.5 gave the greedy tokens %s" % a[0]
     return True, ("top_k 1 = greedy; seed 7 reproducible (%s); seed 8 the same in rows 0 and 1, "
                   "other than seed 7" % a[0])
+
+
+def check_generate_chain(kiln_run, artifact, ref, work):
+    """kiln_generate's chained decode steps (the next step enqueued before the previous one's
+    tokens are read, its ids copied on the device) against steps run one at a time
+    (KILN_DECODE_CHAIN=0): the same tokens greedy and sampled; and with a stop token that ends
+    row 0 while row 1 goes on (a sampled token of row 0 that row 1 has not drawn by then), row 0
+    ends at its first stop token and row 1 continues with the tokens it had without the stop,
+    chained or not: the chained step of the ended row is discarded, the batch falls back to
+    the 1-row program. Returns (ok, detail)."""
+    ids = os.path.join(work, "prompt.npy")
+    np.save(ids, ref["input_ids"][0].astype(np.int64))
+    n = 16
+    one = {"KILN_DECODE_CHAIN": "0"}
+    sampled = ["--temperature", "1.5", "--top-k", "50", "--top-p", "0.95", "--seed", "7"]
+    runs = {}
+    for name, flags in (("greedy", []), ("sampled", sampled)):
+        chained, err = run_generate(kiln_run, artifact, ids, n, flags)
+        alone, err2 = run_generate(kiln_run, artifact, ids, n, flags, one)
+        if err or err2:
+            return False, err or err2
+        if chained != alone:
+            return False, "%s: chained %s, one at a time %s" % (name, chained, alone)
+        runs[name] = chained
+    rows = runs["sampled"]
+    stop = next((t for k, t in enumerate(rows[0][1:n - 2], 1) if t not in rows[1][:k + 2]), None)
+    if stop is None:
+        return False, "no token of row 0 to stop at that row 1 lacks: %s" % rows
+    stops = ["--stop-ids", str(stop)]
+    chained, err = run_generate(kiln_run, artifact, ids, n, sampled + stops)
+    alone, err2 = run_generate(kiln_run, artifact, ids, n, sampled + stops, one)
+    if err or err2:
+        return False, err or err2
+    want = [r[:r.index(stop) + 1] if stop in r else r for r in rows]
+    if chained != want or alone != want:
+        return False, "stop %d: chained %s, one at a time %s, want %s" % (stop, chained, alone,
+                                                                         want)
+    return True, "greedy and sampled equal one step at a time; stop %d ends row 0 after %d of " \
+        "%d tokens, row 1 unchanged" % (stop, len(want[0]), n)
 
 
 def main(argv):
@@ -329,6 +370,11 @@ def main(argv):
                     failed += not ok
                     print("%s %s %s generate sampling: %s" % ("PASS" if ok else "FAIL", m, name,
                                                              detail))
+                    ok, detail = check_generate_chain(args.kiln_run, artifact, ref, work)
+                    passed += ok
+                    failed += not ok
+                    print("%s %s %s generate chained: %s" % ("PASS" if ok else "FAIL", m, name,
+                                                            detail))
     print("kv-cache decode: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
