@@ -740,6 +740,33 @@ def SelectTiles : Pass<"kiln-select-tiles", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def PlanWeightPrefetch : Pass<"kiln-plan-weight-prefetch", "mlir::func::FuncOp"> {
+  let summary = "Let each decode GEMM warm L2 with the next decode GEMM's weight.";
+  let description = [{
+    A decode step reads each layer's weights once, through a few-row GEMM
+    kernel per weight (`#kiln.skinny_gemm_tile` with `preload = true`). A
+    kernel keeps the device memory busy only while its blocks stream: its
+    start (launch, the first loads' latency) and its end (the last blocks, the
+    split-K reduction, the epilogue) leave it idle, a few microseconds per
+    kernel. This pass gives every such kernel the constant weight of the next
+    one in program order (another kernel may run between them, e.g. the
+    attention): the weight becomes an input of the kernel when it is not one
+    already, and `kiln.l2_prefetch = #kiln.l2_prefetch<operand, bytes>` says
+    which input and how many of its first bytes (at most `max-bytes`; 0, the
+    default, takes the target's `l2_bytes` / 2). Codegen then issues bulk L2
+    prefetches of that range before the kernel's grid-dependency wait, spread
+    over its blocks, so the memory streams the next weight while this one is
+    multiplied and the next kernel reads from L2. The last such kernel of the
+    program gets nothing.
+  }];
+  let options = [
+    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"0",
+           "The most bytes of the next weight one kernel prefetches (0: the target's l2_bytes / "
+           "2; a target without l2_bytes prefetches nothing)">,
+  ];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def PlanMemory : Pass<"kiln-plan-memory", "mlir::func::FuncOp"> {
   let summary = "Assign arena offsets to kernel results by liveness.";
   let description = [{

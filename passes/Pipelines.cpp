@@ -90,6 +90,8 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
   tileOptions.splitKv = options.splitKv;
   tileOptions.decodeAttentionPreload = options.decodeAttentionPreload;
   fpm.addPass(createSelectTiles(tileOptions));
+  if (options.skinnyWeightPreload && options.weightPrefetch)
+    fpm.addPass(createPlanWeightPrefetch());
   PlanMemoryOptions memOptions;
   memOptions.alignment = options.arenaAlignment;
   fpm.addPass(createPlanMemory(memOptions));

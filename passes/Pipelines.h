@@ -76,6 +76,11 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
                      "memory before the grid-dependency wait, one block slot per SM left for the "
                      "next kernel (kiln-select-tiles skinny-weight-preload)"),
       llvm::cl::init(true)};
+  Option<bool> weightPrefetch{
+      *this, "weight-prefetch",
+      llvm::cl::desc("Each decode GEMM with a preloaded weight warms L2 with the next one's weight "
+                     "before its grid-dependency wait (kiln-plan-weight-prefetch)"),
+      llvm::cl::init(true)};
   Option<bool> fuseKeyRotary{
       *this, "fuse-key-rotary",
       llvm::cl::desc("Fuse attention's key rotary into the attention kernel (default false: its "

@@ -407,6 +407,17 @@ FailureOr<std::optional<GeneratedKernel>> emitMatMulSkinny(KernelOp kernel, MatM
                               preloadRows ? ", " + std::to_string(preloadRows) : "")
                     .str();
   }
+  // Before the wait, also the next decode GEMM's weight into L2 (kiln-plan-weight-prefetch).
+  std::string nextWeightNote;
+  if (auto next = kernel->getAttrOfType<L2PrefetchAttr>(kL2PrefetchAttrName);
+      next && preload && llvm::is_contained(passed, unsigned(next.getOperand()))) {
+    const int64_t threads = blocks * kThreads;
+    const int64_t piece = ((next.getBytes() + threads - 1) / threads + 15) / 16 * 16;
+    prefetch += llvm::formatv("  kiln::l2PrefetchShare<{0}, {1}LL>(in{2}, {3}LL);\n", kThreads,
+                              piece, next.getOperand(), next.getBytes())
+                    .str();
+    nextWeightNote = llvm::formatv(", {0} bytes of the next weight into L2", next.getBytes());
+  }
   const char *tcArgs = preload ? ", true, true" : tc ? ", true" : "";
   out.source =
       "// " +
@@ -415,6 +426,7 @@ FailureOr<std::optional<GeneratedKernel>> emitMatMulSkinny(KernelOp kernel, MatM
                     M, K, N, batchCount, rows, splitK, rowStats ? ", RMS norm in the A loader" : "",
                     tcNote, preload ? ", weight preloaded before the wait" : "")
           .str() +
+      (nextWeightNote.empty() ? "" : "// " + nextWeightNote.substr(2) + "\n") +
       signature + " {\n  extern __shared__ __align__(16) char kiln_smem[];\n" + prefetch + "  " +
       kGridDependencyPlaceholder + "\n" + loaderDecl + epilogueDecl +
       (rowStats

@@ -309,6 +309,7 @@ static llvm::Error buildPipeline(const CompileOptions &options, ArrayRef<unsigne
   pipelineOptions.skinnyTensorCores = options.skinnyTensorCores;
   pipelineOptions.skinnyWeightPreload =
       options.skinnyWeightPreload && options.programmaticLaunch != ProgrammaticLaunch::Off;
+  pipelineOptions.weightPrefetch = options.weightPrefetch;
   pipelineOptions.splitKv = options.splitKv;
   pipelineOptions.decodeAttentionPreload =
       options.decodeAttentionPreload && options.programmaticLaunch != ProgrammaticLaunch::Off;

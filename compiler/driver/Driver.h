@@ -90,6 +90,9 @@ struct CompileOptions {
   /// The few-row GEMM preloads its weight before the grid-dependency wait, one block per SM
   /// (--skinny-weight-preload, default on; off without programmatic launch).
   bool skinnyWeightPreload = true;
+  /// Each decode GEMM with a preloaded weight warms L2 with the next one's weight before its
+  /// grid-dependency wait (--weight-prefetch, default on; needs skinnyWeightPreload).
+  bool weightPrefetch = true;
   /// Decode steps' paged attention split over a cluster of blocks, with sm90Gemm (--split-kv,
   /// default on).
   bool splitKv = true;

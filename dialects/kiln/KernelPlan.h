@@ -41,6 +41,10 @@ inline constexpr llvm::StringLiteral kSm90GemmTileAttrName = "kiln.sm90_gemm_til
 /// (a decode step): kiln::gemmSkinny (cuda/gemm_skinny.cuh) when the weight is a row-major
 /// parameter shared by the batch; the kernel also carries its Hopper and mma.sync tiles.
 inline constexpr llvm::StringLiteral kSkinnyGemmTileAttrName = "kiln.skinny_gemm_tile";
+/// `#kiln.l2_prefetch` on a few-row GEMM kernel of a decode step (kiln-plan-weight-prefetch):
+/// before its grid-dependency wait it warms L2 with the next such GEMM's weight, its input
+/// `operand`.
+inline constexpr llvm::StringLiteral kL2PrefetchAttrName = "kiln.l2_prefetch";
 /// `#kiln.attention_tile` on a kernel anchored on `kiln.attention` (tensor cores), or on a
 /// prefill chunk's `kiln.paged_attention` (kPrefillAttentionMinQueries).
 inline constexpr llvm::StringLiteral kAttentionTileAttrName = "kiln.attention_tile";

@@ -158,6 +158,14 @@ LogicalResult SkinnyGemmTileAttr::verify(EmitErrorFn emitError, int64_t rows, in
   return success();
 }
 
+LogicalResult L2PrefetchAttr::verify(EmitErrorFn emitError, int64_t operand, int64_t bytes) {
+  if (operand < 0)
+    return emitError() << "l2_prefetch operand must be >= 0, got " << operand;
+  if (bytes <= 0 || bytes % 16)
+    return emitError() << "l2_prefetch bytes must be a positive multiple of 16, got " << bytes;
+  return success();
+}
+
 LogicalResult SplitKvAttr::verify(EmitErrorFn emitError, int64_t slots, bool /*preload*/) {
   if (slots < 2 || slots > 8)
     return emitError() << "split_kv slots must be in 2..8 (a portable cluster), got " << slots;

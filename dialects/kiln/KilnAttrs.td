@@ -326,6 +326,35 @@ def Kiln_SkinnyGemmTileAttr : Kiln_Attr<"SkinnyGemmTile", "skinny_gemm_tile"> {
   let genVerifyDecl = 1;
 }
 
+def Kiln_L2PrefetchAttr : Kiln_Attr<"L2Prefetch", "l2_prefetch"> {
+  let summary = "A later kernel's weight that a decode GEMM warms L2 with before its "
+                "grid-dependency wait.";
+  let description = [{
+    Set by kiln-plan-weight-prefetch on a few-row GEMM kernel whose
+    `#kiln.skinny_gemm_tile` has `preload = true` (a decode step): the
+    kernel's input `operand` is the constant weight of the next such GEMM of
+    the program (added to the kernel's inputs by the pass when it was not one
+    of them), and before its grid-dependency wait every block issues its
+    share of bulk L2 prefetches (`cp.async.bulk.prefetch.L2.global`, no data
+    into the SM) of that weight's first `bytes` bytes
+    (kiln::l2PrefetchShare, cuda/gemm_skinny.cuh). The next GEMM then reads
+    its weight from L2 while the device memory streams the weight after it,
+    so the memory stays busy through each kernel's start and drain. Weights
+    never depend on the kernels before, so the early reads are safe.
+
+    The verifier holds: `operand` >= 0, `bytes` > 0 and a multiple of 16
+    (the bulk prefetch's granule).
+
+    ```mlir
+    kiln.kernel @k7_matmul(..., %w_next) {kiln.l2_prefetch = #kiln.l2_prefetch<operand = 4,
+        bytes = 8388608>, kiln.skinny_gemm_tile = ...} ...
+    ```
+  }];
+  let parameters = (ins "int64_t":$operand, "int64_t":$bytes);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def Kiln_SplitKvAttr : Kiln_Attr<"SplitKv", "split_kv"> {
   let summary = "Split-KV plan of a decode step's paged attention (Flash-Decoding in one "
                 "launch, kiln::decodeAttentionPartial with CLUSTER, cuda/decode_attention.cuh).";

@@ -12,9 +12,10 @@ Programmatic dependent launch: the runtime may start a kernel while the previous
 global memory. With --arch sm_90 or newer the check fails any `.entry` whose first global or
 generic load, store, atomic or async copy (from global memory), or any call or branch, comes
 before its first griddepcontrol.wait; below sm_90 it fails any PTX that holds a griddepcontrol
-instruction (it does not exist there). Two exceptions: `cp.async.cg.shared.global.L2::128B`, the
+instruction (it does not exist there). Three exceptions: `cp.async.cg.shared.global.L2::128B`, the
 form kiln::gemmSkinnyTcPreloadB alone uses, which the code generator emits only to copy a constant
-weight (no kernel writes it) before the wait; and a kernel whose PTX carries READS_MARKER before
+weight (no kernel writes it) before the wait; `cp.async.bulk.prefetch.L2.global`
+(kiln::l2PrefetchShare: the next decode GEMM's weight into L2, nothing into the SM); and a kernel whose PTX carries READS_MARKER before
 any memory access (kiln::decodeAttentionPartial with a wait of its own: it reads the sequence
 lengths, the block table and cached rows, which no kernel of the step writes, before the wait),
 where control flow may come first and, of the accesses to global memory, only scalar 32-bit
@@ -71,10 +72,11 @@ def count_entries(ptx_path):
 # or .const are not.
 MEMORY_OP = re.compile(r"^\s*(@!?%\w+\s+)?(ld|ldu|st|atom|red|cp\.async|cp\.reduce\.async|multimem)\b([\w.:]*)")
 STATE_SPACE = re.compile(r"\.(global|shared|param|local|const)\b")
-# Allowed before the wait: the weight preload's copy (gemm_skinny.cuh, gemmSkinnyTcPreloadB), and
+# Allowed before the wait: the weight preload's copy (gemm_skinny.cuh, gemmSkinnyTcPreloadB), the
+# next weight's bulk L2 prefetch (l2PrefetchShare: nothing reaches the SM), and
 # cp.async.commit_group / wait_group / wait_all, which order the copies and access no memory.
 ALLOWED_BEFORE_WAIT = re.compile(r"^\s*(@!?%\w+\s+)?cp\.async\.(cg\.shared\.global\.L2::128B\s|"
-                            r"commit_group|wait_group|wait_all)")
+                            r"bulk\.prefetch\.L2\.global\s|commit_group|wait_group|wait_all)")
 # Control flow before the wait (a call or a branch) could reach an access the scan does not see.
 CONTROL = re.compile(r"^\s*(@!?%\w+\s+)?(call|bra)\b")
 # A kernel that declares reads before its wait (cuda/decode_attention.cuh), and the writes it still

@@ -182,6 +182,13 @@ static cl::opt<bool> skinnyWeightPreload(
              "--skinny-tensor-cores=off or --programmatic-launch=off). Default true "
              "(--skinny-weight-preload=false for A/B timing)"),
     cl::init(true), cl::cat(kilnCategory));
+static cl::opt<bool> weightPrefetch(
+    "weight-prefetch",
+    cl::desc("With --skinny-weight-preload: each few-row GEMM of a decode step warms L2 with the "
+             "next such GEMM's weight (bulk L2 prefetches before its grid-dependency wait, at "
+             "most half the target's L2), so device memory streams the next weight while this "
+             "one is multiplied (default true; --weight-prefetch=false for A/B timing)"),
+    cl::init(true), cl::cat(kilnCategory));
 static cl::opt<bool> splitKv(
     "split-kv",
     cl::desc("--kv-cache: attention over the paged cache by the decode kernel (decode steps, "
@@ -368,6 +375,7 @@ int main(int argc, char **argv) {
          "skinny-tensor-cores=" + onOff(skinnyTensorCores.getValue(), kiln::SkinnyTensorCores::Off,
                                         kiln::SkinnyTensorCores::On)},
         {&skinnyWeightPreload, setting("skinny-weight-preload", skinnyWeightPreload)},
+        {&weightPrefetch, setting("weight-prefetch", weightPrefetch)},
         {&splitKv, setting("split-kv", splitKv)},
         {&decodeAttentionPreload, setting("decode-attention-preload", decodeAttentionPreload)},
         {&fuseKvAppend, setting("fuse-kv-append", fuseKvAppend)},
@@ -412,6 +420,7 @@ int main(int argc, char **argv) {
   options.skinnyGemm = skinnyGemm;
   options.skinnyTensorCores = skinnyTensorCores;
   options.skinnyWeightPreload = skinnyWeightPreload;
+  options.weightPrefetch = weightPrefetch;
   options.splitKv = splitKv;
   options.decodeAttentionPreload = decodeAttentionPreload;
   if (fuseKvAppend.getNumOccurrences()) // unset: on wherever it applies, without warnings

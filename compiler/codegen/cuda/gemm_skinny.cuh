@@ -191,6 +191,30 @@ __device__ __forceinline__ void gemmSkinnyPrefetchB(int N, int K, const T *__res
   }
 }
 
+/// Warms L2 with the first `bytes` bytes at `p` (16-byte aligned; `bytes` a multiple of 16),
+/// PIECE bytes (a multiple of 16) per thread of the grid's THREADS-thread blocks along x: thread
+/// t of block b issues one bulk L2 prefetch of bytes [(b THREADS + t) PIECE, + PIECE) clipped
+/// to the range (PTX ISA, "cp.async.bulk.prefetch": the bytes go to L2, nothing into the SM; a
+/// thread past the range issues none). The code generator picks PIECE so the grid covers the
+/// range. Meant to run before griddepcontrol.wait with a later kernel's constant weight
+/// (kiln-plan-weight-prefetch, #kiln.l2_prefetch): no control flow, no load, and L2 is the point
+/// of coherence, so it is safe whatever the previous kernel writes.
+template <int THREADS, long long PIECE>
+__device__ __forceinline__ void l2PrefetchShare(const void *p, long long bytes) {
+  static_assert(PIECE > 0 && PIECE % 16 == 0, "bulk prefetches move multiples of 16 bytes");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const long long piece = PIECE;
+  const long long off = ((long long)blockIdx.x * THREADS + threadIdx.x) * piece;
+  const long long size = max(0LL, min(piece, bytes - off));
+  asm volatile("{\n .reg .pred p;\n setp.gt.s64 p, %1, 0;\n"
+               " @p cp.async.bulk.prefetch.L2.global [%0], %2;\n}\n"
+               :
+               : "l"(static_cast<const char *>(p) + (size > 0 ? off : 0)), "l"(size),
+                 "r"(unsigned(size))
+               : "memory");
+#endif
+}
+
 namespace skinny {
 
 /// Stages K rows [c0, c0 + padded) of A (the block's R rows) in shared memory for one chunk:
