@@ -459,8 +459,9 @@ public:
   /// Creates the stream, events and staging in the context of `session` (the generator's
   /// first), `bytes` of staging per slot. Idempotent once it succeeded.
   kiln_status_t init(const kiln_session_t &session, size_t bytes) {
-    if (stream)
+    if (ready)
       return nullptr;
+    release(); // what a failed earlier init made
     cu = &kiln::sessionSymbols(session);
     context = kiln::sessionContext(session);
     Scope scope(*this);
@@ -472,6 +473,7 @@ public:
       slot.staging = static_cast<uint8_t *>(host);
       slot.bytes = bytes;
     }
+    ready = true;
     return nullptr;
   }
 
@@ -512,6 +514,7 @@ public:
   }
 
 private:
+  bool ready = false;
   void release() {
     if (!cu)
       return;
@@ -523,9 +526,12 @@ private:
         cu->cuEventDestroy(slot.done);
       if (slot.staging)
         cu->cuMemFreeHost(slot.staging);
+      slot = Slot();
     }
     if (stream)
       cu->cuStreamDestroy(stream);
+    stream = nullptr;
+    ready = false;
   }
 };
 
@@ -1255,7 +1261,6 @@ kiln_status_t kiln_generate(kiln_generator_t *g, const kiln_generate_request_t *
   // inside the sequence's own blocks (at most its longest length). A step whose tokens the host
   // samples from the logits runs alone.
   std::vector<double> stepMs;
-  std::vector<int64_t> tokens(count);
   struct InFlight {
     size_t program = 0;
     std::vector<size_t> rows;
