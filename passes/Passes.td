@@ -709,6 +709,10 @@ def SelectTiles : Pass<"kiln-select-tiles", "mlir::func::FuncOp"> {
            "rows) multiplies on the tensor cores, planned for 2 blocks per SM so the next "
            "kernel's block fits beside them (`preload = true`), and codegen copies a constant "
            "weight's first ring stages to shared memory before the grid-dependency wait">,
+    Option<"skinnyL2Prefetch", "skinny-l2-prefetch", "bool", /*default=*/"false",
+           "A `kiln.skinny_gemm_tile` gets `l2_prefetch = true`: before the grid-dependency "
+           "wait each block issues prefetch.global.L2 for the next rows of its share of the "
+           "weight (off by default since session 30: slower on the H200)">,
     Option<"splitKv", "split-kv", "bool", /*default=*/"true",
            "With `sm90-gemm`: a decode step's paged attention over a long cache gets a "
            "`kiln.split_kv` (its keys split over a cluster of blocks)">,

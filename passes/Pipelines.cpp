@@ -87,6 +87,7 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
   tileOptions.sm90PrefillAttention = options.sm90PrefillAttention;
   tileOptions.skinnyTensorCores = options.skinnyTensorCores;
   tileOptions.skinnyWeightPreload = options.skinnyWeightPreload;
+  tileOptions.skinnyL2Prefetch = options.skinnyL2Prefetch;
   tileOptions.splitKv = options.splitKv;
   tileOptions.decodeAttentionPreload = options.decodeAttentionPreload;
   fpm.addPass(createSelectTiles(tileOptions));

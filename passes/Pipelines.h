@@ -79,8 +79,15 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
   Option<bool> weightPrefetch{
       *this, "weight-prefetch",
       llvm::cl::desc("Each decode GEMM with a preloaded weight warms L2 with the next one's weight "
-                     "before its grid-dependency wait (kiln-plan-weight-prefetch)"),
-      llvm::cl::init(true)};
+                     "before its grid-dependency wait (kiln-plan-weight-prefetch; off by default: "
+                     "slower on the H200)"),
+      llvm::cl::init(false)};
+  Option<bool> skinnyL2Prefetch{
+      *this, "skinny-l2-prefetch",
+      llvm::cl::desc("Few-row GEMMs warm L2 with their own weight's next rows before the "
+                     "grid-dependency wait (kiln-select-tiles skinny-l2-prefetch; off by default: "
+                     "slower on the H200)"),
+      llvm::cl::init(false)};
   Option<bool> fuseKeyRotary{
       *this, "fuse-key-rotary",
       llvm::cl::desc("Fuse attention's key rotary into the attention kernel (default false: its "

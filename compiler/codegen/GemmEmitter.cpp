@@ -375,9 +375,10 @@ FailureOr<std::optional<GeneratedKernel>> emitMatMulSkinny(KernelOp kernel, MatM
   const int64_t blocks = (N + 63) / 64 * splitK;
   // Before the grid-dependency wait, two things only a constant weight allows (no kernel of the
   // program writes it): with `preload`, the first stages of each block's share of B into the
-  // tensor-core rings (gemmSkinnyTcPreloadB: 8 warps x (stages - 1) x 16 K rows); then warm L2
-  // with the next rows of the share (gemmSkinnyPrefetchB; a prefetch moves nothing into
-  // registers, so it is safe for any B), the whole grid within half of the target's L2.
+  // tensor-core rings (gemmSkinnyTcPreloadB: 8 warps x (stages - 1) x 16 K rows); then, with
+  // the tile's `l2_prefetch`, warm L2 with the next rows of the share (gemmSkinnyPrefetchB; a
+  // prefetch moves nothing into registers, so it is safe for any B), the whole grid within half
+  // of the target's L2.
   const bool preload = tc && tile.getPreload() &&
                        matchPattern(kernel.getInputs()[view->param.getArgNumber()], m_Constant());
   constexpr int64_t kLineBytes = 128, kSkinnyRowGroups = 16;
@@ -385,8 +386,11 @@ FailureOr<std::optional<GeneratedKernel>> emitMatMulSkinny(KernelOp kernel, MatM
       ((K + splitK - 1) / splitK + kSkinnyRowGroups - 1) / kSkinnyRowGroups * kSkinnyRowGroups;
   const int64_t preloadRows = preload ? 8 * (smem_bytes::kSkinnyTcStages - 1) * 16 : 0;
   const int64_t l2Bytes = getTargetOrDefault(kernel).getL2Bytes();
-  const int64_t prefetchRows = std::min<int64_t>(
-      {kPer - preloadRows, l2Bytes / 2 / (blocks * kLineBytes), 8 * int64_t(kThreads)});
+  const int64_t prefetchRows =
+      tile.getL2Prefetch()
+          ? std::min<int64_t>(
+                {kPer - preloadRows, l2Bytes / 2 / (blocks * kLineBytes), 8 * int64_t(kThreads)})
+          : 0;
   // The plan leaves one block slot per SM for the next kernel (3 blocks fit by shared memory
   // and by 80 registers per thread): pin the registers so that a heavier epilogue cannot take
   // the slot away (ptxas caps them at 65536 / (3 x 256), 80 after its granularity).

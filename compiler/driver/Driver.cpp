@@ -309,7 +309,8 @@ static llvm::Error buildPipeline(const CompileOptions &options, ArrayRef<unsigne
   pipelineOptions.skinnyTensorCores = options.skinnyTensorCores;
   pipelineOptions.skinnyWeightPreload =
       options.skinnyWeightPreload && options.programmaticLaunch != ProgrammaticLaunch::Off;
-  pipelineOptions.weightPrefetch = options.weightPrefetch;
+  pipelineOptions.weightPrefetch = options.weightPrefetch == WeightPrefetch::Next;
+  pipelineOptions.skinnyL2Prefetch = options.weightPrefetch == WeightPrefetch::Own;
   pipelineOptions.splitKv = options.splitKv;
   pipelineOptions.decodeAttentionPreload =
       options.decodeAttentionPreload && options.programmaticLaunch != ProgrammaticLaunch::Off;

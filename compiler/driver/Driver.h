@@ -34,6 +34,14 @@ enum class EmitKind {
   Artifact, ///< the .kiln file (default)
 };
 
+/// What a decode step's few-row GEMMs warm L2 with before their grid-dependency wait
+/// (kiln-compile --weight-prefetch).
+enum class WeightPrefetch {
+  Off,  ///< nothing (the default since session 30)
+  Own,  ///< the next rows of the kernel's own weight share (kiln-select-tiles skinny-l2-prefetch)
+  Next, ///< the next decode GEMM's weight (kiln-plan-weight-prefetch)
+};
+
 /// Options of one compilation.
 /// Programmatic dependent launch of the generated kernels (kiln-compile --programmatic-launch;
 /// docs/runtime.md). Used only when the lowest target is sm_90 or newer.
@@ -90,9 +98,10 @@ struct CompileOptions {
   /// The few-row GEMM preloads its weight before the grid-dependency wait, one block per SM
   /// (--skinny-weight-preload, default on; off without programmatic launch).
   bool skinnyWeightPreload = true;
-  /// Each decode GEMM with a preloaded weight warms L2 with the next one's weight before its
-  /// grid-dependency wait (--weight-prefetch, default on; needs skinnyWeightPreload).
-  bool weightPrefetch = true;
+  /// What the few-row GEMMs warm L2 with before their grid-dependency wait (--weight-prefetch):
+  /// nothing (the default since session 30), their own weight's next rows, or the next decode
+  /// GEMM's weight (needs skinnyWeightPreload).
+  WeightPrefetch weightPrefetch = WeightPrefetch::Off;
   /// Decode steps' paged attention split over a cluster of blocks, with sm90Gemm (--split-kv,
   /// default on).
   bool splitKv = true;

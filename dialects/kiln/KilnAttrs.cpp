@@ -146,7 +146,7 @@ LogicalResult Sm90GemmTileAttr::verify(EmitErrorFn emitError, int64_t bm, int64_
 }
 
 LogicalResult SkinnyGemmTileAttr::verify(EmitErrorFn emitError, int64_t rows, int64_t splitK,
-                                         bool tensorCores, bool preload) {
+                                         bool tensorCores, bool preload, bool /*l2Prefetch*/) {
   if (rows < 1 || rows > 16)
     return emitError() << "skinny_gemm_tile rows must be in 1..16, got " << rows;
   if (splitK < 1 || splitK > 8)

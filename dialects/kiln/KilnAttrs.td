@@ -310,6 +310,13 @@ def Kiln_SkinnyGemmTileAttr : Kiln_Attr<"SkinnyGemmTile", "skinny_gemm_tile"> {
     GEMMs fit on one SM, so with programmatic dependent launch the weight
     streams while the previous kernel runs. Omitted when false.
 
+    `l2_prefetch = true`: before the wait, each block also issues
+    `prefetch.global.L2` for the next rows of its own share of the weight
+    (kiln::gemmSkinnyPrefetchB), the grid within half of the target's L2.
+    Off by default since session 30 (kiln-select-tiles `skinny-l2-prefetch`):
+    on the H200 the 0.8B Llama's 64 batch-1 decode GEMMs in one CUDA graph
+    took 610 us with it and 558 us without. Omitted when false.
+
     The verifier holds gemm_skinny.cuh's rules: rows in 1..16, split_k in
     1..8 (a portable cluster), preload only with tensor_cores; the
     tensor-core inner product has no rule of its own on these.
@@ -321,7 +328,8 @@ def Kiln_SkinnyGemmTileAttr : Kiln_Attr<"SkinnyGemmTile", "skinny_gemm_tile"> {
   }];
   let parameters = (ins "int64_t":$rows, "int64_t":$split_k,
                         DefaultValuedParameter<"bool", "false">:$tensor_cores,
-                        DefaultValuedParameter<"bool", "false">:$preload);
+                        DefaultValuedParameter<"bool", "false">:$preload,
+                        DefaultValuedParameter<"bool", "false">:$l2_prefetch);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

@@ -360,7 +360,7 @@ SkinnyGemmTileAttr kiln::selectSkinnyGemmTile(int64_t rows, int64_t n, int64_t k
                          rows, columnTiles, splitK, columnTiles * splitK, sms, perSm,
                          preloaded ? ", one slot left for the next kernel" : "", k, why)
                .str();
-  return SkinnyGemmTileAttr::get(target.getContext(), rows, splitK, tc, preloaded);
+  return SkinnyGemmTileAttr::get(target.getContext(), rows, splitK, tc, preloaded, false);
 }
 
 MmaTileAttr kiln::selectMmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, TargetAttr target,
@@ -601,9 +601,13 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
       // is shared by it), read at memory bandwidth by kiln::gemmSkinny.
       if (skinnyGemm && (!rowStats || fewRowStats) && isFewRowGemm(matmul)) {
         std::string skinnyReason;
-        kernel->setAttr(kSkinnyGemmTileAttrName,
-                        selectSkinnyGemmTile(fewRowGemmRows(matmul), n, k, target, skinnyReason,
-                                             skinnyTensorCores, fewRowStats, skinnyWeightPreload));
+        SkinnyGemmTileAttr skinny =
+            selectSkinnyGemmTile(fewRowGemmRows(matmul), n, k, target, skinnyReason,
+                                 skinnyTensorCores, fewRowStats, skinnyWeightPreload);
+        if (skinnyL2Prefetch)
+          skinny = SkinnyGemmTileAttr::get(&getContext(), skinny.getRows(), skinny.getSplitK(),
+                                           skinny.getTensorCores(), skinny.getPreload(), true);
+        kernel->setAttr(kSkinnyGemmTileAttrName, skinny);
         reason = fewRowStats ? skinnyReason + "; the RMS norm in the A loader (no other GEMM "
                                               "computes it)"
                              : skinnyReason + "; " + reason;

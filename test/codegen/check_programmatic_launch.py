@@ -13,7 +13,8 @@ import sys
 # Statements allowed before the wait: they touch no global memory that a kernel writes (a prefetch
 # reads nothing into registers, a preload copies a constant weight; check_ptx.py checks the PTX
 # of every shared model the same way).
-BEFORE_WAIT = ("extern __shared__", "kiln::gemmSkinnyPrefetchB<", "kiln::gemmSkinnyTcPreloadB<")
+BEFORE_WAIT = ("extern __shared__", "kiln::gemmSkinnyPrefetchB<", "kiln::gemmSkinnyTcPreloadB<",
+               "kiln::l2PrefetchShare<")
 
 call, folder = sys.argv[1], sys.argv[2]
 kernels = prefetching = 0

@@ -6,17 +6,25 @@
 // 16 x [300] x [300, 200] + bias, Relu; 3 x [1, 2048] x [2048, 64] + residual (the batch of a
 // shared weight folds into 3 rows); [1, 1024] x [1024, 128] x 0.5; and a graph-input weight read
 // transposed (K-major), which the few-row kernel does not take. --skinny-tensor-cores=off: the
-// CUDA-core inner product (the tensor-core one: skinny-gemm-tensor-cores.test).
-// RUN: rm -rf %t.d && kiln-compile %S/Inputs/skinny_gemms.onnx --precision fp16 --skinny-tensor-cores=off -o %t.kiln --dump-cuda %t.d --quiet
+// CUDA-core inner product (the tensor-core one: skinny-gemm-tensor-cores.test). With
+// --weight-prefetch=own each block warms L2 with its weight share before the wait
+// (#kiln.skinny_gemm_tile<..., l2_prefetch = true>); by default (off) nothing is prefetched.
+// RUN: rm -rf %t.d && kiln-compile %S/Inputs/skinny_gemms.onnx --precision fp16 --skinny-tensor-cores=off --weight-prefetch=own -o %t.kiln --dump-cuda %t.d --quiet
 // RUN: cat %t.d/module*.cu | FileCheck %s
 // RUN: %if ptxas %{ for f in %t.d/*.ptx; do %cuda_home/bin/ptxas -arch=sm_90a $f -o %t.cubin || exit 1; done %}
 // --skinny-gemm=false leaves every GEMM to the Hopper / mma.sync kernels.
 // Without programmatic launch the wait's place stays a comment.
-// RUN: rm -rf %t.plain && kiln-compile %S/Inputs/skinny_gemms.onnx --precision fp16 --skinny-tensor-cores=off --programmatic-launch=off -o %t.plain.kiln --dump-cuda %t.plain --quiet
+// RUN: rm -rf %t.plain && kiln-compile %S/Inputs/skinny_gemms.onnx --precision fp16 --skinny-tensor-cores=off --weight-prefetch=own --programmatic-launch=off -o %t.plain.kiln --dump-cuda %t.plain --quiet
 // RUN: cat %t.plain/module*.cu | FileCheck %s --check-prefix=PLAIN
 // PLAIN: kiln::gemmSkinnyPrefetchB<kiln::f16, 2, 1, false>
 // PLAIN-NEXT: /* kiln: grid dependency */
 // PLAIN-NOT: gridDependency
+// RUN: rm -rf %t.dflt && kiln-compile %S/Inputs/skinny_gemms.onnx --precision fp16 --skinny-tensor-cores=off -o %t.dflt.kiln --dump-cuda %t.dflt --quiet
+// RUN: cat %t.dflt/module*.cu | FileCheck %s --check-prefix=DEFAULT
+// DEFAULT: kiln::gemmSkinny<kiln::f16, 16, 2>(
+// DEFAULT-NOT: gemmSkinnyPrefetchB
+// RUN: kiln-compile %S/Inputs/skinny_gemms.onnx --precision fp16 --skinny-tensor-cores=off --weight-prefetch=own --emit=kernels | FileCheck %s --check-prefix=OWN
+// OWN: kiln.skinny_gemm_tile = #kiln.skinny_gemm_tile<rows = 16, split_k = 2, l2_prefetch = true>
 // RUN: rm -rf %t.off && kiln-compile %S/Inputs/skinny_gemms.onnx --precision fp16 --skinny-gemm=false -o %t.off.kiln --dump-cuda %t.off --quiet
 // RUN: cat %t.off/module*.cu | FileCheck %s --check-prefix=OFF
 // OFF-NOT: gemmSkinny

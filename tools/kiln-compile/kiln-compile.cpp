@@ -182,13 +182,19 @@ static cl::opt<bool> skinnyWeightPreload(
              "--skinny-tensor-cores=off or --programmatic-launch=off). Default true "
              "(--skinny-weight-preload=false for A/B timing)"),
     cl::init(true), cl::cat(kilnCategory));
-static cl::opt<bool> weightPrefetch(
+static cl::opt<kiln::WeightPrefetch> weightPrefetch(
     "weight-prefetch",
-    cl::desc("With --skinny-weight-preload: each few-row GEMM of a decode step warms L2 with the "
-             "next such GEMM's weight (bulk L2 prefetches before its grid-dependency wait, at "
-             "most half the target's L2), so device memory streams the next weight while this "
-             "one is multiplied (default true; --weight-prefetch=false for A/B timing)"),
-    cl::init(true), cl::cat(kilnCategory));
+    cl::desc("What the few-row GEMMs of a decode step warm L2 with before their grid-dependency "
+             "wait (for A/B timing; on the H200 both prefetches made the 0.8B Llama's decode "
+             "GEMMs slower)"),
+    cl::values(clEnumValN(kiln::WeightPrefetch::Off, "off", "nothing (default)"),
+               clEnumValN(kiln::WeightPrefetch::Own, "own",
+                          "the next rows of the kernel's own weight share (prefetch.global.L2; "
+                          "the default until session 30)"),
+               clEnumValN(kiln::WeightPrefetch::Next, "next",
+                          "with --skinny-weight-preload: the next decode GEMM's weight, at most "
+                          "half the target's L2 (cp.async.bulk.prefetch.L2)")),
+    cl::init(kiln::WeightPrefetch::Off), cl::cat(kilnCategory));
 static cl::opt<bool> splitKv(
     "split-kv",
     cl::desc("--kv-cache: attention over the paged cache by the decode kernel (decode steps, "
@@ -375,7 +381,11 @@ int main(int argc, char **argv) {
          "skinny-tensor-cores=" + onOff(skinnyTensorCores.getValue(), kiln::SkinnyTensorCores::Off,
                                         kiln::SkinnyTensorCores::On)},
         {&skinnyWeightPreload, setting("skinny-weight-preload", skinnyWeightPreload)},
-        {&weightPrefetch, setting("weight-prefetch", weightPrefetch)},
+        {&weightPrefetch,
+         std::string("weight-prefetch=") +
+             (weightPrefetch == kiln::WeightPrefetch::Off   ? "off"
+              : weightPrefetch == kiln::WeightPrefetch::Own ? "own"
+                                                            : "next")},
         {&splitKv, setting("split-kv", splitKv)},
         {&decodeAttentionPreload, setting("decode-attention-preload", decodeAttentionPreload)},
         {&fuseKvAppend, setting("fuse-kv-append", fuseKvAppend)},
