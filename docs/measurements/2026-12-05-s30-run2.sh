@@ -7,8 +7,9 @@
 #    token) with the default compiler.
 # 2. The generation benchmark without peers (the defaults: chained steps, no L2 prefetch).
 # 3. A/B on the benchmark's export: a = the defaults, b = --weight-prefetch=own (session 29's
-#    kernels), c = --weight-prefetch=next; batch-1 and batch-8 generate (P = 128, 256 tokens),
-#    and a with KILN_DECODE_CHAIN=0, alternated twice; decode_b1 as a CUDA graph for each.
+#    kernels), c = --weight-prefetch=next, d = --skinny-weight-preload=false; batch-1 and
+#    batch-8 generate (P = 128, 256 tokens), and a with KILN_DECODE_CHAIN=0, alternated twice;
+#    decode_b1 as a CUDA graph for each.
 # Carry .carry-bench (KILN_SKIP_BUILD=1 scripts/prepare_bench_carry.sh) and .carry-gpu's
 # kv_cache_decode_test and kv_cache_programs_test (build/test).
 S=scripts/bench_real_size.sh; R=.carry-bench/bin/kiln-run
@@ -18,16 +19,18 @@ grep -E "^(PASS|FAIL)|passed" $OUT/r/checks/kv-cache.log | tail -8
 KILN_LOG_DIR=$OUT/r/logs timeout 330 $S --generate --prompts 128,2048 --batches 1,8 --peers "" > $OUT/r/bench.txt 2>&1; echo "bench rc $?"
 grep -E "kiln P=|copy bandwidth" $OUT/r/bench.txt | tail -6
 cp .bench-work/llama_gen.kiln /tmp/a.kiln
-timeout 100 python3 -c "
+timeout 150 python3 -c "
 import json, subprocess
 c = json.load(open('.bench-work/llama_gen.kiln.stamp.json'))['cmd']
 c[c.index('-o') + 1] = '/tmp/b.kiln'
 subprocess.run(c + ['--weight-prefetch=own', '--quiet'], check=True)
 c[c.index('-o') + 1] = '/tmp/c.kiln'
-subprocess.run(c + ['--weight-prefetch=next', '--quiet'], check=True)" > $OUT/r/compile-bc.txt 2>&1; echo "compile b c rc $?"
+subprocess.run(c + ['--weight-prefetch=next', '--quiet'], check=True)
+c[c.index('-o') + 1] = '/tmp/d.kiln'
+subprocess.run(c + ['--skinny-weight-preload=false', '--quiet'], check=True)" > $OUT/r/compile-bcd.txt 2>&1; echo "compile b c d rc $?"
 P=.bench-work/prompt-128.npy
 for round in 1 2; do
-  for run in a:1 b:1 c:1 a:0; do
+  for run in a:1 b:1 c:1 d:1 a:0; do
     art=${run%:*}; chain=${run#*:}
     {
       for b in 1 8; do
@@ -37,6 +40,6 @@ for round in 1 2; do
     }
   done
 done
-for art in a b c; do echo "graph $art: $($R /tmp/$art.kiln --program decode_b1 --inputs-generate random:1 --bench 300 2>&1 | grep -E 'latency_ms' | head -1)"; done 2>&1 | tee -a $OUT/r/ab.txt
+for art in a b c d; do echo "graph $art: $($R /tmp/$art.kiln --program decode_b1 --inputs-generate random:1 --bench 300 2>&1 | grep -E 'latency_ms' | head -1)"; done 2>&1 | tee -a $OUT/r/ab.txt
 tar czf $OUT/run2.tgz -C $OUT r && rm -rf $OUT/r
 exit 0
