@@ -578,6 +578,12 @@ struct kiln_generator {
   std::unique_ptr<DecodeStream> decode;
 
   ~kiln_generator() {
+    // The sessions forget the decode stream before it goes (they wait for their last stream
+    // when released).
+    if (decode && decode->stream)
+      for (Program &program : programs)
+        if (program.session)
+          kiln::forgetStream(*program.session, decode->stream);
     decode.reset();
     // The first session owns the pools the others bind: it goes last.
     for (size_t i = programs.size(); i-- > 0;) {

@@ -1822,4 +1822,11 @@ kiln_status_t kiln_session_profile_timeline(kiln_session_t *session, float *out_
 namespace kiln {
 const CudaSymbols &sessionSymbols(const kiln_session_t &session) { return *session.cu; }
 CUcontext sessionContext(const kiln_session_t &session) { return session.context; }
+void forgetStream(kiln_session_t &session, CUstream stream) {
+  if (!stream || session.lastRunStream != stream || !session.cu)
+    return;
+  ContextScope scope(*session.cu, session.context);
+  session.cu->cuStreamSynchronize(stream);
+  session.lastRunStream = session.stream;
+}
 } // namespace kiln

@@ -87,6 +87,10 @@ class CudaSymbols;
 /// the session.
 const CudaSymbols &sessionSymbols(const kiln_session_t &session);
 CUcontext sessionContext(const kiln_session_t &session);
+/// Before the caller destroys `stream`: when it carried the session's last run or asynchronous
+/// transfer, waits for it and makes the session's own stream the last one again (the session
+/// waits for its last stream before later work and when it is released).
+void forgetStream(kiln_session_t &session, CUstream stream);
 
 } // namespace kiln
 
