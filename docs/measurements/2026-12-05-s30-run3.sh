@@ -7,6 +7,8 @@ mkdir -p $OUT/r
 KILN_LOG_DIR=$OUT/r/logs $S --generate --prompts 128,2048 --batches 1,8 --peers static_compile,forward_ro > $OUT/r/bench.txt 2>&1; echo "bench rc $?"
 grep -E "kiln P=|static_compile P=|copy bandwidth|forward" $OUT/r/bench.txt | tail -12
 cp .bench-work/llama_gen.kiln /tmp/a.kiln
+# Run 2's crash at exit (P=2048, batch 8; fixed in dadce15, the sessions forget the decode stream):
+for i in 1 2 3; do $R /tmp/a.kiln --generate 64 --prompt-ids .bench-work/prompt-2048.npy --batch 8 --json > /dev/null 2>&1; echo "p2048 b8 exit $?"; done | tee $OUT/r/exit.txt
 for i in 1 2; do echo "graph: $($R /tmp/a.kiln --program decode_b1 --inputs-generate random:1 --bench 300 2>&1 | grep -E 'latency_ms' | head -1)"; done 2>&1 | tee $OUT/r/graph.txt
 tar czf $OUT/run3.tgz -C $OUT r && rm -rf $OUT/r
 exit 0
