@@ -488,6 +488,8 @@ public:
       if (pushed)
         cu.cuCtxPopCurrent(&popped);
     }
+    /// True if the context was made current.
+    bool ok() const { return pushed; }
 
   private:
     const kiln::CudaSymbols &cu;
@@ -519,6 +521,8 @@ private:
     if (!cu)
       return;
     Scope scope(*this);
+    if (!scope.ok()) // no context: nothing can be freed through it
+      return;
     if (stream)
       cu->cuStreamSynchronize(stream);
     for (Slot &slot : slots) {
@@ -1212,13 +1216,19 @@ kiln_status_t kiln_generate(kiln_generator_t *g, const kiln_generate_request_t *
       }
   };
 
-  // 3. Prefill, one sequence at a time.
+  // 3. Prefill, one sequence at a time. A chunk reads the cache rows the chunks before it wrote:
+  // when it runs on another program (session, stream) than the chunk before, that one is waited
+  // for first (a session's own calls only wait for its own runs).
   std::vector<float> logits;
   const auto prefillStart = Clock::now();
+  kiln_session_t *lastPrefill = nullptr;
   for (size_t i = 0; i < count && !cancelled; ++i) {
     const kiln_generate_request_t &r = requests[i];
     for (const PrefillChunk &c : plans[i]) {
       kiln_generator::Program &p = g->programs[g->steps[c.step].program];
+      if (lastPrefill && lastPrefill != p.session)
+        KILN_RETURN_IF_ERROR(kiln_session_synchronize(lastPrefill));
+      lastPrefill = p.session;
       const size_t B = size_t(p.batch), S = size_t(p.tokens);
       const int64_t pad = r.prompt[c.start + c.tokens - 1];
       std::vector<int64_t> ids(B * S, pad), positions(B * S, 0);
@@ -1355,8 +1365,12 @@ kiln_status_t kiln_generate(kiln_generator_t *g, const kiln_generate_request_t *
         KILN_CU_RETURN_IF_ERROR(*d.cu, cuEventSynchronize(d.slots[pending->slot].done));
       }
       const auto arrival = Clock::now();
-      stepMs.push_back(msBetween(std::max(pending->start, lastArrival), arrival));
-      lastArrival = arrival;
+      // A chained step whose rows had all ended gives no token and is not counted.
+      if (std::any_of(pending->rows.begin(), pending->rows.end(),
+                      [&](size_t i) { return !seqs[i].finished; })) {
+        stepMs.push_back(msBetween(std::max(pending->start, lastArrival), arrival));
+        lastArrival = arrival;
+      }
       const uint8_t *staged = d.slots[pending->slot].staging + pending->tokensAt;
       for (size_t row = 0; row < pending->rows.size() && !cancelled; ++row) {
         const size_t i = pending->rows[row];

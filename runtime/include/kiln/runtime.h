@@ -1115,7 +1115,10 @@ typedef struct kiln_generate_result_t {
 /// unfinished sequence ends with KILN_FINISH_CANCELLED.
 typedef int (*kiln_token_callback_t)(void *user_data, size_t sequence, int64_t token);
 
-/// Timings of the last kiln_generate (host wall-clock, each step waited for).
+/// Timings of the last kiln_generate (host wall-clock). Decode steps whose tokens come from the GPU
+/// are chained (the next one is enqueued before this one's tokens are read; docs/generation.md):
+/// a step's time runs from its enqueue, or the previous step's tokens if later, to its own tokens
+/// on the host; a chained step that gives no token (its rows had all ended) is not counted.
 typedef struct kiln_generate_stats_t {
   double prefill_ms;       ///< all prompts' prefill steps
   size_t prefill_steps;
