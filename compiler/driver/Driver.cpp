@@ -1292,6 +1292,15 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
           "rewrites the cache inputs and outputs of a torch.onnx export instead. Compile this "
           "model without --kv-cache, one --shape per step (docs/importer.md)",
           options.inputPath.c_str(), gqa->c_str());
+    if (options.kvCache && options.maxSeqLen > 0)
+      if (auto cache = staticCacheLength(*onnxModel); cache && cache->second < options.maxSeqLen)
+        llvm::WithColor::warning(llvm::errs(), "kiln-compile")
+            << "'" << options.inputPath << "': past cache '" << cache->first << "' holds "
+            << cache->second << " positions (a static cache written by TensorScatter), but "
+            << "--max-seq-len is " << options.maxSeqLen
+            << ": kiln's cache holds that many per sequence, past the positions the model was "
+               "exported for; give --max-seq-len "
+            << cache->second << " or less to stay within them\n";
     ImportOptions importOptions;
     importOptions.emptyPast = options.kvCache;
     importOptions.derivePositionIds = options.kvCache;

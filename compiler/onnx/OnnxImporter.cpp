@@ -1391,6 +1391,37 @@ static FailureOr<InputShapes> withEmptyPast(const onnx::ModelProto &model,
   return out;
 }
 
+std::optional<std::pair<std::string, int64_t>>
+kiln::staticCacheLength(const onnx::ModelProto &model) {
+  llvm::StringMap<int64_t> scatterAxis;
+  for (const onnx::NodeProto &node : model.graph().node()) {
+    if (node.op_type() != "TensorScatter" ||
+        !(node.domain().empty() || node.domain() == "ai.onnx") || node.input_size() < 2 ||
+        !isPastCacheName(node.input(0)))
+      continue;
+    int64_t axis = -2;
+    for (const onnx::AttributeProto &a : node.attribute())
+      if (a.name() == "axis")
+        axis = a.i();
+    scatterAxis[node.input(0)] = axis;
+  }
+  std::optional<std::pair<std::string, int64_t>> shortest;
+  for (const onnx::ValueInfoProto &in : model.graph().input()) {
+    auto it = scatterAxis.find(in.name());
+    if (it == scatterAxis.end() || !in.type().has_tensor_type() ||
+        !in.type().tensor_type().has_shape())
+      continue;
+    const auto &dims = in.type().tensor_type().shape().dim();
+    const int64_t rank = dims.size();
+    const int64_t axis = it->second < 0 ? it->second + rank : it->second;
+    if (axis <= 0 || axis >= rank || !dims[axis].has_dim_value() || dims[axis].dim_value() <= 0)
+      continue;
+    if (!shortest || dims[axis].dim_value() < shortest->second)
+      shortest = std::make_pair(in.name(), int64_t(dims[axis].dim_value()));
+  }
+  return shortest;
+}
+
 OwningOpRef<ModuleOp> kiln::importOnnxFile(MLIRContext &ctx, StringRef path,
                                            const InputShapes &shapes, const ImportOptions &options) {
   std::shared_ptr<const onnx::ModelProto> model = loadOnnxModel(ctx, path);

@@ -92,6 +92,12 @@ std::shared_ptr<const onnx::ModelProto> loadOnnxModel(mlir::MLIRContext &ctx,
 std::optional<std::string> findNode(const onnx::ModelProto &model, llvm::StringRef opType,
                                     llvm::StringRef domain);
 
+/// The shortest past-cache input of `model` that a TensorScatter-24 writes in place and whose
+/// length along the TensorScatter's axis is fixed in the file (a static cache: the positions the
+/// model was exported for), as (input name, length); std::nullopt when there is none.
+/// kiln-compile --kv-cache warns when --max-seq-len is longer.
+std::optional<std::pair<std::string, int64_t>> staticCacheLength(const onnx::ModelProto &model);
+
 /// Imports `model`, read from `path` by loadOnnxModel, as importOnnxFile does.
 mlir::OwningOpRef<mlir::ModuleOp> importOnnxModel(mlir::MLIRContext &ctx, llvm::StringRef path,
                                                   const onnx::ModelProto &model,
