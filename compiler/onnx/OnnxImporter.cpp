@@ -1298,6 +1298,28 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   return module;
 }
 
+/// The past-cache inputs of `model` that a TensorScatter-24 writes in place (a KV cache in ONNX
+/// ops), each with the TensorScatter's axis attribute (default -2), and, in `writeIndices` when
+/// given, the names of those TensorScatters' write_indices inputs.
+static llvm::StringMap<int64_t> tensorScatterCaches(const onnx::ModelProto &model,
+                                                    llvm::StringSet<> *writeIndices = nullptr) {
+  llvm::StringMap<int64_t> scatterAxis;
+  for (const onnx::NodeProto &node : model.graph().node()) {
+    if (node.op_type() != "TensorScatter" ||
+        !(node.domain().empty() || node.domain() == "ai.onnx") || node.input_size() < 2 ||
+        !isPastCacheName(node.input(0)))
+      continue;
+    int64_t axis = -2;
+    for (const onnx::AttributeProto &a : node.attribute())
+      if (a.name() == "axis")
+        axis = a.i();
+    scatterAxis[node.input(0)] = axis;
+    if (writeIndices && node.input_size() > 2 && !node.input(2).empty())
+      writeIndices->insert(node.input(2));
+  }
+  return scatterAxis;
+}
+
 /// The shapes of a generation step's cache inputs that --shape leaves out
 /// (ImportOptions::emptyPast): `past_key_values.*` / `past.*` rank-4 inputs
 /// [B, Hkv, 0, D] (Hkv and D from the file), or, for a past cache that a
@@ -1326,21 +1348,8 @@ static FailureOr<InputShapes> withEmptyPast(const onnx::ModelProto &model,
     initializers.insert(t.name());
   // TensorScatter-24 caches: the sequence axis of each past cache written in place, and the
   // inputs read as write indices (or as an Attention's nonpad_kv_seqlen).
-  llvm::StringMap<int64_t> scatterAxis;
   llvm::StringSet<> writeIndices;
-  for (const onnx::NodeProto &node : model.graph().node()) {
-    if (node.op_type() != "TensorScatter" ||
-        !(node.domain().empty() || node.domain() == "ai.onnx") || node.input_size() < 2 ||
-        !isPastCacheName(node.input(0)))
-      continue;
-    int64_t axis = -2;
-    for (const onnx::AttributeProto &a : node.attribute())
-      if (a.name() == "axis")
-        axis = a.i();
-    scatterAxis[node.input(0)] = axis;
-    if (node.input_size() > 2 && !node.input(2).empty())
-      writeIndices.insert(node.input(2));
-  }
+  llvm::StringMap<int64_t> scatterAxis = tensorScatterCaches(model, &writeIndices);
   // An Attention's nonpad_kv_seqlen given as an input: [B] as well (the importer drops it with
   // the cache writes it reads).
   for (const onnx::NodeProto &node : model.graph().node())
@@ -1393,18 +1402,7 @@ static FailureOr<InputShapes> withEmptyPast(const onnx::ModelProto &model,
 
 std::optional<std::pair<std::string, int64_t>>
 kiln::staticCacheLength(const onnx::ModelProto &model) {
-  llvm::StringMap<int64_t> scatterAxis;
-  for (const onnx::NodeProto &node : model.graph().node()) {
-    if (node.op_type() != "TensorScatter" ||
-        !(node.domain().empty() || node.domain() == "ai.onnx") || node.input_size() < 2 ||
-        !isPastCacheName(node.input(0)))
-      continue;
-    int64_t axis = -2;
-    for (const onnx::AttributeProto &a : node.attribute())
-      if (a.name() == "axis")
-        axis = a.i();
-    scatterAxis[node.input(0)] = axis;
-  }
+  llvm::StringMap<int64_t> scatterAxis = tensorScatterCaches(model);
   std::optional<std::pair<std::string, int64_t>> shortest;
   for (const onnx::ValueInfoProto &in : model.graph().input()) {
     auto it = scatterAxis.find(in.name());
