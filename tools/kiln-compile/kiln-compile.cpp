@@ -184,9 +184,9 @@ static cl::opt<bool> skinnyWeightPreload(
     cl::init(true), cl::cat(kilnCategory));
 static cl::opt<kiln::WeightPrefetch> weightPrefetch(
     "weight-prefetch",
-    cl::desc("What the few-row GEMMs of a decode step warm L2 with before their grid-dependency "
-             "wait (for A/B timing; on the H200 both prefetches made the 0.8B Llama's decode "
-             "GEMMs slower)"),
+    cl::desc("What the few-row GEMMs of a decode step (16-bit weights: --precision fp16/bf16 or a "
+             "16-bit model; sm_90) warm L2 with before their grid-dependency wait (for A/B "
+             "timing; on the H200 both prefetches made the 0.8B Llama's decode GEMMs slower)"),
     cl::values(clEnumValN(kiln::WeightPrefetch::Off, "off", "nothing (default)"),
                clEnumValN(kiln::WeightPrefetch::Own, "own",
                           "the next rows of the kernel's own weight share (prefetch.global.L2; "
