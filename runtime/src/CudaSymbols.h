@@ -56,6 +56,25 @@ private:
 /// Returns the path of `file` from the repository's runtime/ directory on, for shorter messages.
 const char *shortSourcePath(const char *file);
 
+/// Makes a context current for the lifetime of the object (push on entry, pop on exit).
+class ContextScope {
+public:
+  ContextScope(const CudaSymbols &cu, CUcontext context) : cu(cu) {
+    pushed = context && cu.cuCtxPushCurrent(context) == CUDA_SUCCESS;
+  }
+  ~ContextScope() {
+    CUcontext popped;
+    if (pushed)
+      cu.cuCtxPopCurrent(&popped);
+  }
+  /// True if the context was made current.
+  bool ok() const { return pushed; }
+
+private:
+  const CudaSymbols &cu;
+  bool pushed = false;
+};
+
 } // namespace kiln
 
 /// Calls `symbols.call` (e.g. `cuInit(0)`) and returns a status from the enclosing function if the

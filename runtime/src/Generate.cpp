@@ -464,7 +464,7 @@ public:
     release(); // what a failed earlier init made
     cu = &kiln::sessionSymbols(session);
     context = kiln::sessionContext(session);
-    Scope scope(*this);
+    kiln::ContextScope scope(*cu, context);
     KILN_CU_RETURN_IF_ERROR(*cu, cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
     for (Slot &slot : slots) {
       KILN_CU_RETURN_IF_ERROR(*cu, cuEventCreate(&slot.done, CU_EVENT_DISABLE_TIMING));
@@ -476,25 +476,6 @@ public:
     ready = true;
     return nullptr;
   }
-
-  /// Makes the context current for the lifetime of the object.
-  class Scope {
-  public:
-    explicit Scope(const DecodeStream &d) : cu(*d.cu) {
-      pushed = d.context && cu.cuCtxPushCurrent(d.context) == CUDA_SUCCESS;
-    }
-    ~Scope() {
-      CUcontext popped;
-      if (pushed)
-        cu.cuCtxPopCurrent(&popped);
-    }
-    /// True if the context was made current.
-    bool ok() const { return pushed; }
-
-  private:
-    const kiln::CudaSymbols &cu;
-    bool pushed = false;
-  };
 
   struct Slot {
     uint8_t *staging = nullptr;
@@ -510,7 +491,7 @@ public:
   kiln_status_t drain() {
     if (!stream)
       return nullptr;
-    Scope scope(*this);
+    kiln::ContextScope scope(*cu, context);
     KILN_CU_RETURN_IF_ERROR(*cu, cuStreamSynchronize(stream));
     return nullptr;
   }
@@ -520,7 +501,7 @@ private:
   void release() {
     if (!cu)
       return;
-    Scope scope(*this);
+    kiln::ContextScope scope(*cu, context);
     if (!scope.ok()) // no context: nothing can be freed through it
       return;
     if (stream)
@@ -816,7 +797,7 @@ kiln_status_t enqueueDecodeStep(DecodeStream &d, int slot, kiln_generator::Progr
     uint64_t to = 0, from = 0;
     KILN_RETURN_IF_ERROR(kiln_session_input_device_ptr(s, program.ids.c_str(), &to));
     KILN_RETURN_IF_ERROR(kiln_session_output_device_ptr(s, program.nextToken.c_str(), &from));
-    DecodeStream::Scope scope(d);
+    kiln::ContextScope scope(*d.cu, d.context);
     KILN_CU_RETURN_IF_ERROR(*d.cu, cuMemcpyDtoDAsync(CUdeviceptr(to), CUdeviceptr(from),
                                                      idBytes, d.stream));
   }
@@ -829,7 +810,7 @@ kiln_status_t enqueueDecodeStep(DecodeStream &d, int slot, kiln_generator::Progr
   tokensAt = at;
   KILN_RETURN_IF_ERROR(kiln_session_get_output_async(s, program.nextToken.c_str(),
                                                      staging.staging + at, idBytes, d.stream));
-  DecodeStream::Scope scope(d);
+  kiln::ContextScope scope(*d.cu, d.context);
   KILN_CU_RETURN_IF_ERROR(*d.cu, cuEventRecord(staging.done, d.stream));
   return nullptr;
 }
@@ -1361,7 +1342,7 @@ kiln_status_t kiln_generate(kiln_generator_t *g, const kiln_generate_request_t *
       // The step in flight: its tokens.
       DecodeStream &d = *g->decode;
       {
-        DecodeStream::Scope scope(d);
+        kiln::ContextScope scope(*d.cu, d.context);
         KILN_CU_RETURN_IF_ERROR(*d.cu, cuEventSynchronize(d.slots[pending->slot].done));
       }
       const auto arrival = Clock::now();

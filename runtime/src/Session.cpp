@@ -99,24 +99,6 @@ constexpr uint32_t kDefaultSharedMemLimit = 48 * 1024;
 /// Size of the JIT error log buffer captured when loading PTX.
 constexpr size_t kJitLogBytes = 16 * 1024;
 
-/// Makes a context current for the lifetime of the object (push on entry, pop on exit).
-class ContextScope {
-public:
-  ContextScope(const CudaSymbols &cu, CUcontext context) : cu(cu) {
-    pushed = context && cu.cuCtxPushCurrent(context) == CUDA_SUCCESS;
-  }
-  ~ContextScope() {
-    CUcontext popped;
-    if (pushed)
-      cu.cuCtxPopCurrent(&popped);
-  }
-  /// True if the context was made current.
-  bool ok() const { return pushed; }
-
-private:
-  const CudaSymbols &cu;
-  bool pushed = false;
-};
 
 } // namespace
 
