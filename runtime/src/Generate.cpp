@@ -457,9 +457,9 @@ public:
   ~DecodeStream() { release(); }
 
   /// Creates the stream, events and staging in the context of `session` (the generator's
-  /// first), `bytes` of staging per slot. Idempotent once it succeeded.
+  /// first), `bytes` of staging per slot, unless ready().
   kiln_status_t init(const kiln_session_t &session, size_t bytes) {
-    if (ready)
+    if (initialized)
       return nullptr;
     release(); // what a failed earlier init made
     cu = &kiln::sessionSymbols(session);
@@ -473,9 +473,11 @@ public:
       slot.staging = static_cast<uint8_t *>(host);
       slot.bytes = bytes;
     }
-    ready = true;
+    initialized = true;
     return nullptr;
   }
+  /// init succeeded.
+  bool ready() const { return initialized; }
 
   struct Slot {
     uint8_t *staging = nullptr;
@@ -497,7 +499,7 @@ public:
   }
 
 private:
-  bool ready = false;
+  bool initialized = false;
   void release() {
     if (!cu)
       return;
@@ -516,7 +518,7 @@ private:
     if (stream)
       cu->cuStreamDestroy(stream);
     stream = nullptr;
-    ready = false;
+    initialized = false;
   }
 };
 
@@ -711,33 +713,43 @@ float toFloat(const uint8_t *p, kiln_dtype_t dtype) {
   return f;
 }
 
-/// Runs one step of `program`: row r takes ids/positions [r * tokens, (r + 1) * tokens), lens[r],
-/// table row r and, when the program samples on the GPU, sampling row r.
+/// Calls `set(name, data, bytes)` for each input of one step of `program`, in order: the
+/// sampling inputs when the program samples on the GPU, the ids (unless `ids` is NULL: the caller
+/// fills them on the device), positions, lengths and block table. Row r takes ids/positions
+/// [r * tokens, (r + 1) * tokens), lens[r], table row r and sampling row r. Stops at the first
+/// error `set` returns.
+template <typename Set>
+kiln_status_t setStepInputs(const kiln_generator::Program &program,
+                            const std::vector<int64_t> *ids,
+                            const std::vector<int64_t> &positions,
+                            const std::vector<int32_t> &lens, const std::vector<int32_t> &table,
+                            const SamplingRows &sampling, const Set &set) {
+  if (program.deviceSampling) {
+    KILN_RETURN_IF_ERROR(
+        set(program.temperature, sampling.temperature.data(), sampling.temperature.size() * 4));
+    KILN_RETURN_IF_ERROR(set(program.topK, sampling.topK.data(), sampling.topK.size() * 4));
+    KILN_RETURN_IF_ERROR(set(program.topP, sampling.topP.data(), sampling.topP.size() * 4));
+    KILN_RETURN_IF_ERROR(set(program.seed, sampling.seed.data(), sampling.seed.size() * 8));
+    KILN_RETURN_IF_ERROR(set(program.offset, sampling.offset.data(), sampling.offset.size() * 8));
+  }
+  if (ids)
+    KILN_RETURN_IF_ERROR(set(program.ids, ids->data(), ids->size() * 8));
+  KILN_RETURN_IF_ERROR(set(program.positions, positions.data(), positions.size() * 8));
+  KILN_RETURN_IF_ERROR(set(program.lens, lens.data(), lens.size() * 4));
+  return set(program.table, table.data(), table.size() * 4);
+}
+
+/// Runs one step of `program` (inputs as setStepInputs takes them), each input copied with
+/// kiln_session_set_input.
 kiln_status_t runStep(kiln_generator::Program &program, const std::vector<int64_t> &ids,
                       const std::vector<int64_t> &positions, const std::vector<int32_t> &lens,
                       const std::vector<int32_t> &table, const SamplingRows &sampling) {
   kiln_session_t *s = program.session;
-  if (program.deviceSampling) {
-    KILN_RETURN_IF_ERROR(kiln_session_set_input(s, program.temperature.c_str(),
-                                                sampling.temperature.data(),
-                                                sampling.temperature.size() * 4));
-    KILN_RETURN_IF_ERROR(kiln_session_set_input(s, program.topK.c_str(), sampling.topK.data(),
-                                                sampling.topK.size() * 4));
-    KILN_RETURN_IF_ERROR(kiln_session_set_input(s, program.topP.c_str(), sampling.topP.data(),
-                                                sampling.topP.size() * 4));
-    KILN_RETURN_IF_ERROR(kiln_session_set_input(s, program.seed.c_str(), sampling.seed.data(),
-                                                sampling.seed.size() * 8));
-    KILN_RETURN_IF_ERROR(kiln_session_set_input(s, program.offset.c_str(),
-                                                sampling.offset.data(),
-                                                sampling.offset.size() * 8));
-  }
-  KILN_RETURN_IF_ERROR(kiln_session_set_input(s, program.ids.c_str(), ids.data(), ids.size() * 8));
-  KILN_RETURN_IF_ERROR(kiln_session_set_input(s, program.positions.c_str(), positions.data(),
-                                              positions.size() * 8));
-  KILN_RETURN_IF_ERROR(
-      kiln_session_set_input(s, program.lens.c_str(), lens.data(), lens.size() * 4));
-  KILN_RETURN_IF_ERROR(
-      kiln_session_set_input(s, program.table.c_str(), table.data(), table.size() * 4));
+  KILN_RETURN_IF_ERROR(setStepInputs(
+      program, &ids, positions, lens, table, sampling,
+      [&](const std::string &name, const void *data, size_t bytes) -> kiln_status_t {
+        return kiln_session_set_input(s, name.c_str(), data, bytes);
+      }));
   return kiln_session_run(s, nullptr);
 }
 
@@ -759,8 +771,8 @@ size_t decodeStagingBytes(const kiln_generator &g) {
 /// Enqueues one decode step of `program` on `d`'s stream, staging its inputs in slot `slot`:
 /// the sampling inputs (device-sampling programs), the ids (from `ids`, or with `ids` NULL copied
 /// on the device from the program's next_token of the step before, which must be the previous
-/// run of this program on this stream), positions, lengths and block table as runStep takes
-/// them; then the run, the copy of next_token into the slot (at `tokensAt`) and the slot's event.
+/// run of this program on this stream), positions, lengths and block table as setStepInputs
+/// takes them; then the run, the copy of next_token into the slot (at `tokensAt`) and the slot's event.
 kiln_status_t enqueueDecodeStep(DecodeStream &d, int slot, kiln_generator::Program &program,
                                 const std::vector<int64_t> *ids,
                                 const std::vector<int64_t> &positions,
@@ -781,19 +793,8 @@ kiln_status_t enqueueDecodeStep(DecodeStream &d, int slot, kiln_generator::Progr
     at += (bytes + 15) / 16 * 16;
     return nullptr;
   };
-  if (program.deviceSampling) {
-    KILN_RETURN_IF_ERROR(put(program.temperature, sampling.temperature.data(),
-                             sampling.temperature.size() * 4));
-    KILN_RETURN_IF_ERROR(put(program.topK, sampling.topK.data(), sampling.topK.size() * 4));
-    KILN_RETURN_IF_ERROR(put(program.topP, sampling.topP.data(), sampling.topP.size() * 4));
-    KILN_RETURN_IF_ERROR(put(program.seed, sampling.seed.data(), sampling.seed.size() * 8));
-    KILN_RETURN_IF_ERROR(
-        put(program.offset, sampling.offset.data(), sampling.offset.size() * 8));
-  }
   const size_t idBytes = size_t(program.batch) * 8;
-  if (ids) {
-    KILN_RETURN_IF_ERROR(put(program.ids, ids->data(), ids->size() * 8));
-  } else {
+  if (!ids) {
     uint64_t to = 0, from = 0;
     KILN_RETURN_IF_ERROR(kiln_session_input_device_ptr(s, program.ids.c_str(), &to));
     KILN_RETURN_IF_ERROR(kiln_session_output_device_ptr(s, program.nextToken.c_str(), &from));
@@ -801,9 +802,7 @@ kiln_status_t enqueueDecodeStep(DecodeStream &d, int slot, kiln_generator::Progr
     KILN_CU_RETURN_IF_ERROR(*d.cu, cuMemcpyDtoDAsync(CUdeviceptr(to), CUdeviceptr(from),
                                                      idBytes, d.stream));
   }
-  KILN_RETURN_IF_ERROR(put(program.positions, positions.data(), positions.size() * 8));
-  KILN_RETURN_IF_ERROR(put(program.lens, lens.data(), lens.size() * 4));
-  KILN_RETURN_IF_ERROR(put(program.table, table.data(), table.size() * 4));
+  KILN_RETURN_IF_ERROR(setStepInputs(program, ids, positions, lens, table, sampling, put));
   KILN_RETURN_IF_ERROR(kiln_session_run(s, d.stream));
   if (at + idBytes > staging.bytes)
     return makeStatus(KILN_INTERNAL, "kiln_generate: decode staging too small for next_token");
@@ -1310,11 +1309,17 @@ kiln_status_t kiln_generate(kiln_generator_t *g, const kiln_generate_request_t *
     }
     const bool chain = pending && onDevice && chainSteps && pending->program == programIndex &&
                        pending->rows == active;
-    if (onDevice && (!pending || chain)) {
-      const size_t B = size_t(p->batch), shift = pending ? 1 : 0;
-      std::vector<int64_t> ids(B, requests[active[0]].prompt[0]), positions(B, 0);
-      std::vector<int32_t> lens(B, 0), table(B * size_t(maxBlocks), spare);
-      SamplingRows sampling(B);
+    // The inputs of a step of `active` through *p, `shift` tokens past what is cached (1: the
+    // step after the one in flight). Padding rows: position and length 0, the spare block.
+    const size_t B = p ? size_t(p->batch) : 0;
+    std::vector<int64_t> ids, positions;
+    std::vector<int32_t> lens, table;
+    SamplingRows sampling(B);
+    auto stepInputs = [&](size_t shift) {
+      ids.assign(B, requests[active[0]].prompt[0]);
+      positions.assign(B, 0);
+      lens.assign(B, 0);
+      table.assign(B * size_t(maxBlocks), spare);
       for (size_t row = 0; row < active.size(); ++row) {
         const size_t i = active[row];
         const Sequence &s = seqs[i];
@@ -1325,9 +1330,13 @@ kiln_status_t kiln_generate(kiln_generator_t *g, const kiln_generate_request_t *
         if (p->deviceSampling)
           sampling.set(row, requests[i].sampling, results[i].length + shift);
       }
+    };
+    if (onDevice && (!pending || chain)) {
+      stepInputs(pending ? 1 : 0);
       if (!g->decode)
         g->decode = std::make_unique<DecodeStream>();
-      KILN_RETURN_IF_ERROR(g->decode->init(*g->programs[0].session, decodeStagingBytes(*g)));
+      if (!g->decode->ready())
+        KILN_RETURN_IF_ERROR(g->decode->init(*g->programs[0].session, decodeStagingBytes(*g)));
       InFlight f;
       f.program = programIndex;
       f.rows = active;
@@ -1364,17 +1373,7 @@ kiln_status_t kiln_generate(kiln_generator_t *g, const kiln_generate_request_t *
       }
     } else if (!next) {
       // A step alone: the host samples from the logits.
-      const size_t B = size_t(p->batch);
-      std::vector<int64_t> ids(B, requests[active[0]].prompt[0]), positions(B, 0);
-      std::vector<int32_t> lens(B, 0), table(B * size_t(maxBlocks), spare);
-      for (size_t row = 0; row < active.size(); ++row) {
-        Sequence &s = seqs[active[row]];
-        ids[row] = s.lastToken;
-        positions[row] = s.cached;
-        lens[row] = int32_t(s.cached);
-        tableRow(s, table, row);
-      }
-      SamplingRows sampling(B);
+      stepInputs(0);
       const auto stepStart = Clock::now();
       KILN_RETURN_IF_ERROR(runStep(*p, ids, positions, lens, table, sampling));
       KILN_RETURN_IF_ERROR(readLogits(*p, 0, active.size(), logits));

@@ -99,7 +99,6 @@ constexpr uint32_t kDefaultSharedMemLimit = 48 * 1024;
 /// Size of the JIT error log buffer captured when loading PTX.
 constexpr size_t kJitLogBytes = 16 * 1024;
 
-
 } // namespace
 
 /// The device copy of an artifact's weight segment on one device, shared by all sessions of the

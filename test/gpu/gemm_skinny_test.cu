@@ -88,7 +88,10 @@ template <typename T> struct Args {
 };
 
 /// This block's share of `bytes` (a multiple of 16) at `p` into L2 by cp.async.bulk.prefetch.L2
-/// (PTX ISA, "cp.async.bulk.prefetch"), 16 KiB per instruction over the block's threads.
+/// (PTX ISA, "cp.async.bulk.prefetch"), 16 KiB per instruction over the block's threads. Not
+/// kiln::l2PrefetchShare (one piece per thread, its size a template argument the code generator
+/// computes): this loop takes run-time sizes, so one kernel serves every plan below; session 30's
+/// run 1 measured it, and run 2 kiln's own (--weight-prefetch=next) in the 0.8B Llama.
 __device__ __forceinline__ void bulkPrefetchShare(const char *p, long long bytes, int hint) {
   const long long per = ((bytes + gridDim.x - 1) / gridDim.x + 15) / 16 * 16;
   const long long begin = per * blockIdx.x, end = min(bytes, begin + per);
