@@ -9,6 +9,8 @@
 #   kv-cache-plain.log  the same with --plain: the plain causal-LM exports against onnxruntime
 #   kv-cache-ops.log  the same with --cache-ops: the decoders whose cache is ONNX Attention-23 or
 #                     TensorScatter-24 ops, against onnxruntime
+#   kv-cache-genai.log  the same with --genai: onnxruntime-genai's exports (GroupQueryAttention
+#                     keeps the cache), against onnxruntime
 #   small-models.log  test/e2e/small_models_test.py (compiled here, checked against onnxruntime)
 #   node-tests.log    test/e2e/onnx_node_tests.py over every test (--all), node-tests.json
 #   gpu-unit.log      kiln_runtime_gpu_tests
@@ -22,7 +24,8 @@
 #                     host references and its full-pass form, then --bench (not in the default list)
 #   KILN_KV_ONLY=a,b  the kv-cache steps run only those variants of kv_cache_decode_test.py
 #                     (--only; e.g. the *-fused-append ones)
-#   scripts/device_checks.sh [STEP ...]    # steps: kv-cache kv-cache-plain kv-cache-ops small-models node-tests
+#   scripts/device_checks.sh [STEP ...]    # steps: kv-cache kv-cache-plain kv-cache-ops kv-cache-genai
+#                                          # small-models node-tests
 #                                          # gpu-unit hopper-prefill decode-attention sample
 #                                          # (default all but decode-attention and sample)
 # Exit 0 when every step passed, 1 when one failed, 2 on a setup error, 77 without a GPU.
@@ -45,7 +48,7 @@ chmod +x "$GPU_BIN"/* 2>/dev/null
 only=()
 [[ -n "${KILN_KV_ONLY:-}" ]] && only=(--only "$KILN_KV_ONLY")
 steps=("$@")
-[[ ${#steps[@]} -gt 0 ]] || steps=(kv-cache kv-cache-plain kv-cache-ops small-models node-tests gpu-unit hopper-prefill)
+[[ ${#steps[@]} -gt 0 ]] || steps=(kv-cache kv-cache-plain kv-cache-ops kv-cache-genai small-models node-tests gpu-unit hopper-prefill)
 status=0
 for step in "${steps[@]}"; do
   start=$SECONDS
@@ -62,6 +65,10 @@ for step in "${steps[@]}"; do
       "$PYTHON" test/e2e/kv_cache_decode_test.py --cache-ops --kiln-compile "$KILN_COMPILE" \
         --decode-test "$GPU_BIN/kv_cache_decode_test" --programs-test "$GPU_BIN/kv_cache_programs_test" \
         --kiln-run "$KILN_RUN" "${only[@]}" >"$LOGS/kv-cache-ops.log" 2>&1 ;;
+    kv-cache-genai)
+      "$PYTHON" test/e2e/kv_cache_decode_test.py --genai --kiln-compile "$KILN_COMPILE" \
+        --decode-test "$GPU_BIN/kv_cache_decode_test" --programs-test "$GPU_BIN/kv_cache_programs_test" \
+        --kiln-run "$KILN_RUN" "${only[@]}" >"$LOGS/kv-cache-genai.log" 2>&1 ;;
     small-models)
       "$PYTHON" test/e2e/small_models_test.py --kiln-compile "$KILN_COMPILE" --kiln-run "$KILN_RUN" \
         --seed 1 >"$LOGS/small-models.log" 2>&1 ;;

@@ -1283,15 +1283,6 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
     onnxModel = loadOnnxModel(context, options.inputPath);
     if (!onnxModel)
       return llvm::createStringError("failed to import '%s'", options.inputPath.c_str());
-    if (std::optional<std::string> gqa;
-        options.kvCache &&
-        (gqa = findNode(*onnxModel, "GroupQueryAttention", "com.microsoft")))
-      return llvm::createStringError(
-          "'%s' keeps its KV cache in com.microsoft::GroupQueryAttention (node '%s': "
-          "onnxruntime-genai's format, the lengths read from the attention mask); --kv-cache "
-          "rewrites the cache inputs and outputs of a torch.onnx export instead. Compile this "
-          "model without --kv-cache, one --shape per step (docs/importer.md)",
-          options.inputPath.c_str(), gqa->c_str());
     if (options.kvCache && options.maxSeqLen > 0)
       if (auto cache = staticCacheLength(*onnxModel); cache && cache->second < options.maxSeqLen)
         llvm::WithColor::warning(llvm::errs(), "kiln-compile")

@@ -26,10 +26,12 @@
 //   3. total_sequence_length must be a constant; seqlens_k either a constant
 //      describing full rows (every batch row holds P + S tokens: the static
 //      form) or, 3b, read at run time (onnxruntime-genai's padded batches:
-//      per-row offsets, positions and lengths, see RowLengths);
+//      per-row offsets, positions and lengths, see RowLengths); or, 3c, a
+//      generation step under kiln-compile --kv-cache: an empty past, the
+//      runtime's lengths, the step's position_ids (checkGenerationStep);
 //   4. heads split to [B, H, S, D], rotary embedding (buildRotary, the IR
 //      RotaryEmbedding-23 gives) on q and k, at positions P + i or, per row,
-//      offset[b] + i;
+//      offset[b] + i, or position_ids[b, i] in a generation step;
 //   5. present = Concat(past, k/v) along the sequence; per row, the past up
 //      to its offset, the new tokens, zeros;
 //   6. one kiln.attention (causal bottom-right: query i sees keys j <= i + P;
@@ -144,12 +146,19 @@ FailureOr<GqaAttributes> getGqaAttributes(NodeImporter &n) {
 /// describing full rows (every row holds P + S tokens, total P + S): the
 /// static form. Otherwise (seqlens_k computed at run time from the attention
 /// mask, or rows of different lengths) the per-row form of step 3b applies.
-FailureOr<bool> checkLengths(NodeImporter &n, int64_t batch, int64_t past, int64_t seq) {
+/// The types of seqlens_k (int32 [B]) and total_sequence_length (an int32 scalar or [1]).
+LogicalResult checkLengthTypes(NodeImporter &n, int64_t batch) {
   RankedTensorType st = n.getInputType(kSeqlensK), tt = n.getInputType(kTotalSequenceLength);
   if (!st.getElementType().isInteger(32) || st.getShape() != ArrayRef<int64_t>{batch})
     return n.emitError() << "seqlens_k " << st << " must be int32 [batch_size] = [" << batch << "]";
   if (!tt.getElementType().isInteger(32) || tt.getNumElements() != 1 || tt.getRank() > 1)
     return n.emitError() << "total_sequence_length " << tt << " must be an int32 scalar";
+  return success();
+}
+
+FailureOr<bool> checkLengths(NodeImporter &n, int64_t batch, int64_t past, int64_t seq) {
+  if (failed(checkLengthTypes(n, batch)))
+    return failure();
   if (!matchPattern(n.getInput(kTotalSequenceLength), m_Constant()))
     return n.emitUnsupported(
         "total_sequence_length is computed at run time; kiln needs it constant after shape "
@@ -268,12 +277,13 @@ Value sliceColumns(NodeImporter &n, Value x, int64_t begin, int64_t width) {
 
 /// The rotary table `which` (operand kCosCache or kSinCache) [max_seq, R/2]
 /// at rows past..past+seq-1, as [1, seq, R/2]; or, given `positions` (int64
-/// [B, seq], read at run time), at those rows (clamped to the table), as
-/// [B, seq, R/2]. Checks its type against the query's and that rows up to
-/// `needed` exist.
+/// [B, seq], read at run time), at those rows (clamped to the table unless
+/// `clamp` is false: a generation step's position_ids, which kiln-compile
+/// bounds by the table's rows), as [B, seq, R/2]. Checks its type against the
+/// query's and that rows up to `needed` exist.
 FailureOr<Value> getRotaryRows(NodeImporter &n, unsigned which, RankedTensorType queryType,
                                int64_t headSize, int64_t past, int64_t seq, int64_t needed,
-                               Value positions = Value()) {
+                               Value positions = Value(), bool clamp = true) {
   StringRef what = which == kCosCache ? "cos_cache" : "sin_cache";
   if (!n.hasInput(kCosCache) || !n.hasInput(kSinCache))
     return n.emitError() << "do_rotary 1 needs cos_cache and sin_cache";
@@ -294,7 +304,7 @@ FailureOr<Value> getRotaryRows(NodeImporter &n, unsigned which, RankedTensorType
   Builder &b = n.getBuilder();
   if (positions) {
     int64_t batch = cast<RankedTensorType>(positions.getType()).getDimSize(0);
-    Value rows = clampInts(n, positions, 0, t.getDimSize(0) - 1);
+    Value rows = clamp ? clampInts(n, positions, 0, t.getDimSize(0) - 1) : positions;
     return n.create<GatherOp>(RankedTensorType::get({batch, seq, t.getDimSize(1)},
                                                     t.getElementType()),
                               n.getInput(which), rows, b.getI64IntegerAttr(0));
@@ -302,6 +312,37 @@ FailureOr<Value> getRotaryRows(NodeImporter &n, unsigned which, RankedTensorType
   Value rows = n.create<SliceOp>(t.clone({seq, t.getDimSize(1)}), n.getInput(which),
                                  b.getDenseI64ArrayAttr({past, 0}), b.getDenseI64ArrayAttr({1, 1}));
   return n.createReshape(rows, {1, seq, t.getDimSize(1)});
+}
+
+/// Step 3c, a generation step (kiln-compile --kv-cache, NodeImporter::getStepPositions): the
+/// past is empty (the runtime owns the cache) and the runtime's sequence lengths replace
+/// seqlens_k and total_sequence_length (only their types are checked); the new tokens sit at
+/// the step's positions. What kiln's paged attention does not compute is refused: a local
+/// window, softcap, causal 0.
+LogicalResult checkGenerationStep(NodeImporter &n, const GqaAttributes &attrs, int64_t past,
+                                  int64_t seq) {
+  if (past != 0)
+    return n.emitError() << "--kv-cache: past_key '" << n.getNode().input(kPastKey)
+                         << "' holds " << past << " positions (" << n.getInputType(kPastKey)
+                         << "); kiln compiles a generation step with an empty past (the "
+                            "runtime owns the cache) and empties the inputs named "
+                            "past_key_values.<layer>.key/.value: give the cache inputs those "
+                            "names, and no past length in --shape";
+  if (attrs.localWindow > 0)
+    return n.emitError() << "--kv-cache: a sliding window (local_window_size " << attrs.localWindow
+                         << ") over the KV cache: kiln's paged attention attends to every cached "
+                            "position of a sequence";
+  if (attrs.softcap != 0.0f)
+    return n.emitError() << "--kv-cache: softcap " << attrs.softcap
+                         << " on attention over the KV cache: kiln's paged attention has no "
+                            "softcap";
+  if (!attrs.causal)
+    return n.emitError() << "--kv-cache: causal 0 (every key visible to every query): kiln's "
+                            "paged attention is causal";
+  if (seq == 0)
+    return n.emitError() << "--kv-cache: a step of 0 new tokens (query "
+                         << n.getInputType(kQuery) << ")";
+  return checkLengthTypes(n, n.getInputType(kQuery).getDimSize(0));
 }
 
 /// com.microsoft GroupQueryAttention (version 1): see the file comment.
@@ -377,8 +418,12 @@ LogicalResult importGroupQueryAttention(NodeImporter &n) {
     P = pt.getDimSize(2);
   }
 
-  // 3. Full rows (the static form), or 3b. lengths per row read at run time.
-  FailureOr<bool> fullRows = checkLengths(n, B, P, S);
+  // 3. Full rows (the static form), or 3b. lengths per row read at run time; or a generation
+  // step over the runtime's cache (3c).
+  Value stepPositions = n.getStepPositions();
+  if (stepPositions && failed(checkGenerationStep(n, *attrs, P, S)))
+    return failure();
+  FailureOr<bool> fullRows = stepPositions ? FailureOr<bool>(true) : checkLengths(n, B, P, S);
   if (failed(fullRows))
     return failure();
   std::optional<RowLengths> rows;
@@ -393,7 +438,7 @@ LogicalResult importGroupQueryAttention(NodeImporter &n) {
   // Row b's new tokens sit at positions offset[b] + i (int64 [B, S]); the static form's at P + i.
   // (Ops are created in sequenced statements, never two in one call's arguments: the order in
   // which C++ evaluates arguments differs between compilers, and the IR must not.)
-  Value positions;
+  Value positions = stepPositions;
   if (rows) {
     Value offsets = n.createReshape(rows->offset, {B, 1});
     Value steps = iota(n, S, {1, S});
@@ -403,11 +448,14 @@ LogicalResult importGroupQueryAttention(NodeImporter &n) {
   // 4. Heads, then the rotary embedding at the new tokens' positions.
   Value q4 = splitHeads(n, q, Hq), k4 = splitHeads(n, k, Hkv), v4 = splitHeads(n, v, Hkv);
   if (attrs->doRotary) {
-    int64_t needed = rows ? rows->total : P + S;
-    FailureOr<Value> cos = getRotaryRows(n, kCosCache, qt, D, P, S, needed, positions);
+    // A generation step's positions are bounded by kiln-compile (--max-seq-len against the
+    // table's rows), not here.
+    int64_t needed = stepPositions ? 1 : rows ? rows->total : P + S;
+    bool clamp = !stepPositions;
+    FailureOr<Value> cos = getRotaryRows(n, kCosCache, qt, D, P, S, needed, positions, clamp);
     if (failed(cos))
       return failure();
-    FailureOr<Value> sin = getRotaryRows(n, kSinCache, qt, D, P, S, needed, positions);
+    FailureOr<Value> sin = getRotaryRows(n, kSinCache, qt, D, P, S, needed, positions, clamp);
     if (failed(sin))
       return failure();
     q4 = buildRotary(n, q4, *cos, *sin, attrs->interleaved);

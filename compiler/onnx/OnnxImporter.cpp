@@ -468,6 +468,27 @@ bool isPastCacheName(StringRef name) {
   return name.starts_with("past_key_values.") || name.starts_with("past.");
 }
 
+/// The past cache inputs of `graph` that only com.microsoft GroupQueryAttention nodes read, as
+/// their past_key or past_value (onnxruntime-genai's exports). Under ImportOptions::emptyPast
+/// the step leaves them out: each such node's past is absent (empty), and the runtime owns the
+/// cache (their head size is often symbolic, so an empty past could not even be shaped).
+llvm::StringSet<> groupQueryAttentionPasts(const onnx::GraphProto &graph) {
+  llvm::StringSet<> gqaUse, otherUse;
+  for (const onnx::NodeProto &node : graph.node()) {
+    const bool gqa = node.op_type() == "GroupQueryAttention" && node.domain() == "com.microsoft";
+    for (auto [slot, name] : llvm::enumerate(node.input()))
+      if (isPastCacheName(name))
+        (gqa && (slot == 3 || slot == 4) ? gqaUse : otherUse).insert(name);
+  }
+  for (const onnx::ValueInfoProto &out : graph.output())
+    otherUse.insert(out.name());
+  llvm::StringSet<> only;
+  for (const auto &entry : gqaUse)
+    if (!otherUse.contains(entry.getKey()))
+      only.insert(entry.getKey());
+  return only;
+}
+
 /// The graph input name of a function argument (its `kiln.name`), or "".
 StringRef nameOfArgument(BlockArgument arg) {
   auto func = dyn_cast_or_null<func::FuncOp>(arg.getOwner()->getParentOp());
@@ -529,6 +550,9 @@ private:
   llvm::StringMap<const onnx::TensorProto *> initializers;
   /// Graph inputs that are not initializers (the function's arguments).
   llvm::StringSet<> argumentNames;
+  /// Under emptyPast, the past cache inputs only GroupQueryAttention nodes read
+  /// (groupQueryAttentionPasts): not arguments; the nodes see an absent past.
+  llvm::StringSet<> leftOutPasts;
   llvm::StringSet<> usedNames;
   /// ImportOptions::derivePositionIds on a model without a position_ids input: the rewrite of
   /// its positions, while run() imports the nodes.
@@ -547,6 +571,11 @@ private:
   /// reshapes), a cache write importCacheWrite replaced by its update or a concatenation after
   /// an empty past cache input (a torch export's Concat(past, new)).
   bool readsCache(Value v) const;
+  /// Under emptyPast: the step's positions [B, S] int64 for an attention node that rotates by
+  /// them itself (GroupQueryAttention): the model's `position_ids` input (cast to int64), else
+  /// the argument ImportOptions::derivePositionIds appends. Fails after `nodeError` when the
+  /// model has neither (no `input_ids` [B, S] to shape one from).
+  FailureOr<Value> stepPositionIds(const std::function<InFlightDiagnostic()> &nodeError);
   /// The updates importCacheWrite made a cache write's result, and the arguments read as the
   /// writes' write_indices (and nonpad_kv_seqlen inputs the attentions over them no longer read).
   llvm::DenseSet<Value> grownCaches;
@@ -645,14 +674,6 @@ FailureOr<Value> GraphImporter::lookup(StringRef name) {
   Value v = ConstantOp::create(builder, loc, attr->getType(), *attr);
   values[name] = v;
   return v;
-}
-
-std::optional<std::string> kiln::findNode(const onnx::ModelProto &model, StringRef opType,
-                                          StringRef domain) {
-  for (const onnx::NodeProto &node : model.graph().node())
-    if (node.op_type() == opType && node.domain() == domain)
-      return node.name();
-  return std::nullopt;
 }
 
 std::string kiln::onnxNodeScope(StringRef nodeName,
@@ -889,7 +910,7 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index) 
   // 3. Operands (trailing empty names are absent optional operands).
   SmallVector<Value> inputs;
   for (const std::string &name : node.input()) {
-    if (name.empty()) {
+    if (name.empty() || leftOutPasts.contains(name)) {
       inputs.push_back(Value());
       continue;
     }
@@ -955,9 +976,22 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index) 
     }
   }
 
+  // onnxruntime-genai's GroupQueryAttention keeps its own cache and computes its positions and
+  // lengths from the attention mask: in a generation step it reads the step's positions
+  // (ImportOptions::emptyPast, docs/importer.md "GroupQueryAttention under --kv-cache").
+  Value stepPositions;
+  if (options.emptyPast && node.domain() == kMicrosoftDomain &&
+      node.op_type() == "GroupQueryAttention") {
+    FailureOr<Value> p = stepPositionIds(nodeError);
+    if (failed(p))
+      return failure();
+    stepPositions = *p;
+  }
+
   // 4. The handler.
   NodeImporter importerState(builder, loc, node, displayName, opset, version, std::move(inputs),
                              std::move(outputUsed), tensors);
+  importerState.setStepPositions(stepPositions);
   if (failed(importer->fn(importerState)))
     return failure();
 
@@ -1035,6 +1069,28 @@ GraphImporter::importCacheWrite(const onnx::NodeProto &node, ArrayRef<Value> inp
         w && w.getOwner() == builder.getBlock() && !llvm::is_contained(pastLengthArgs, w))
       pastLengthArgs.push_back(w);
   return true;
+}
+
+FailureOr<Value>
+GraphImporter::stepPositionIds(const std::function<InFlightDiagnostic()> &nodeError) {
+  if (auto it = values.find("position_ids");
+      it != values.end() && argumentNames.contains("position_ids")) {
+    Value ids = it->second;
+    auto type = cast<RankedTensorType>(ids.getType());
+    if (type.getRank() != 2 || !isa<IntegerType>(type.getElementType()) ||
+        type.getElementType().isInteger(1))
+      return nodeError() << "--kv-cache: the step's positions are the 'position_ids' input, "
+                            "which must be an integer [batch, sequence] tensor, got "
+                         << type;
+    if (!type.getElementType().isInteger(64))
+      ids = builder.createOrFold<CastOp>(ids.getLoc(), type.clone(builder.getI64Type()), ids);
+    return ids;
+  }
+  if (!positions)
+    return nodeError() << "--kv-cache: the step's positions need an 'input_ids' input [batch, "
+                          "sequence] (kiln adds a 'position_ids' input of that shape, which the "
+                          "runtime fills)";
+  return positions->argument();
 }
 
 bool GraphImporter::readsCache(Value v) const {
@@ -1162,14 +1218,16 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   // naming no input is reported first: it is usually a misspelling, and the
   // real input then lacks its shape.
   SmallVector<const onnx::ValueInfoProto *> inputs;
+  if (options.emptyPast)
+    leftOutPasts = groupQueryAttentionPasts(graph);
   for (const onnx::ValueInfoProto &in : graph.input()) {
-    if (initializers.contains(in.name()))
+    if (initializers.contains(in.name()) || leftOutPasts.contains(in.name()))
       continue;
     argumentNames.insert(in.name());
     inputs.push_back(&in);
   }
   for (const auto &entry : shapes) {
-    if (argumentNames.contains(entry.getKey()))
+    if (argumentNames.contains(entry.getKey()) || leftOutPasts.contains(entry.getKey()))
       continue;
     InFlightDiagnostic diag = emitError(fileLoc)
                               << "--shape names '" << entry.getKey()
@@ -1350,6 +1408,8 @@ static FailureOr<InputShapes> withEmptyPast(const onnx::ModelProto &model,
   // inputs read as write indices (or as an Attention's nonpad_kv_seqlen).
   llvm::StringSet<> writeIndices;
   llvm::StringMap<int64_t> scatterAxis = tensorScatterCaches(model, &writeIndices);
+  // Past caches only GroupQueryAttention reads leave the step (GraphImporter::leftOutPasts).
+  llvm::StringSet<> gqaPasts = groupQueryAttentionPasts(model.graph());
   // An Attention's nonpad_kv_seqlen given as an input: [B] as well (the importer drops it with
   // the cache writes it reads).
   for (const onnx::NodeProto &node : model.graph().node())
@@ -1358,8 +1418,8 @@ static FailureOr<InputShapes> withEmptyPast(const onnx::ModelProto &model,
       writeIndices.insert(node.input(6));
   for (const onnx::ValueInfoProto &in : model.graph().input()) {
     StringRef name = in.name();
-    if (out.count(name) || initializers.contains(name) || !in.type().has_tensor_type() ||
-        !in.type().tensor_type().has_shape())
+    if (out.count(name) || initializers.contains(name) || gqaPasts.contains(name) ||
+        !in.type().has_tensor_type() || !in.type().tensor_type().has_shape())
       continue;
     const auto &dims = in.type().tensor_type().shape().dim();
     const int64_t rank = dims.size();

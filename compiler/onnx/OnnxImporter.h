@@ -86,12 +86,6 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(mlir::MLIRContext &ctx,
 std::shared_ptr<const onnx::ModelProto> loadOnnxModel(mlir::MLIRContext &ctx,
                                                       llvm::StringRef path);
 
-/// The name of the first node of `model`'s graph with op type `opType` in `domain` ("" for the
-/// default domain), or std::nullopt when there is none (kiln-compile refuses --kv-cache for a
-/// model whose cache lives in com.microsoft GroupQueryAttention nodes).
-std::optional<std::string> findNode(const onnx::ModelProto &model, llvm::StringRef opType,
-                                    llvm::StringRef domain);
-
 /// The shortest past-cache input of `model` that a TensorScatter-24 writes in place and whose
 /// length along the TensorScatter's axis is fixed in the file (a static cache: the positions the
 /// model was exported for), as (input name, length); std::nullopt when there is none.

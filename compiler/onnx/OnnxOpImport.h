@@ -229,6 +229,17 @@ public:
   /// Fails unless operand `i` has a floating-point element type.
   mlir::LogicalResult checkFloat(unsigned i, llvm::StringRef what = "input");
 
+  //--- Generation steps (kiln-compile --kv-cache) -----------------------===//
+
+  /// Under ImportOptions::emptyPast, for an attention node that keeps its own
+  /// KV cache (com.microsoft GroupQueryAttention): the step's token positions,
+  /// int64 [B, S] (the `position_ids` argument, filled by the runtime with
+  /// seq_lens[b] + i), set by the graph importer. Null otherwise. A handler
+  /// that sees it imports the node as one step over the runtime's cache:
+  /// rotary rows at these positions, the lengths left to the runtime.
+  mlir::Value getStepPositions() const { return stepPositions; }
+  void setStepPositions(mlir::Value positions) { stepPositions = positions; }
+
 private:
   mlir::OpBuilder &builder;
   mlir::Location loc;
@@ -240,6 +251,7 @@ private:
   llvm::SmallVector<bool> outputUsed;
   llvm::SmallVector<mlir::Value> results;
   TensorLoader &tensors;
+  mlir::Value stepPositions;
 };
 
 //===----------------------------------------------------------------------===//
@@ -410,6 +422,10 @@ public:
   /// After the last node: fails after an error naming the first node that computes a float
   /// value from positions that became position_ids without being a position lookup.
   mlir::LogicalResult finish();
+  /// The position_ids argument [B, S] int64, created on the first call (also by
+  /// rewriteOperands): what an attention node that rotates by the step's positions itself
+  /// (GroupQueryAttention's do_rotary) reads under --kv-cache.
+  mlir::Value argument() { return callbacks.argument(); }
 
 private:
   /// A value that carries the positions of the Range node `range`; `via` is the first node

@@ -18,6 +18,9 @@ tolerance, and sampling on the GPU must hold its rules (check_generate_sampling:
 greedy, a seed reproduces its tokens in any batch row, another seed gives others). Exit 0 all pass, 1 a failure, 77 no GPU (found
 at the first case), 2 setup error.
 
+With --genai they run on onnxruntime-genai's exports of test/models (GroupQueryAttention keeps
+the cache; the fp16 one only in its fp16 variants), against onnxruntime as --plain.
+
 With --plain the same variants run on the plain causal-LM exports of test/models instead
 (input_ids -> logits, no cache I/O: docs/generation.md, form b, whose positions the importer makes
 the position_ids input). Their reference comes from onnxruntime on the CPU, in the .ref.npz's
@@ -48,6 +51,11 @@ PLAIN_EXPORTS = ["llama_tiny_causal_dynamo", "gpt2_tiny_causal_dynamo"]
 # and their position table 32 rows.
 CACHE_OP_EXPORTS = ["attention23_decoder", "tensor_scatter_decoder"]
 CACHE_OP_MODELS = os.path.join(HERE, "..", "onnx", "Inputs")
+# --genai: onnxruntime-genai model-builder exports (test/models, make_genai_tiny.py): the cache
+# in GroupQueryAttention nodes, positions and lengths from the attention mask, against
+# onnxruntime. The fp16 export computes in fp16 in the reference too: only its fp16 variants run.
+GENAI_EXPORTS = ["genai_llama_tiny_int4", "genai_llama_tiny_fp16"]
+FP16_ONLY = {"genai_llama_tiny_fp16"}
 PROMPT = [44, 239, 933, 760, 963]
 GREEDY_STEPS = 8
 # Programs (--shape ranges): (name, precision, tolerance, more kiln-compile flags). The default
@@ -81,10 +89,11 @@ def model_path(m):
     return os.path.join(CACHE_OP_MODELS if m in CACHE_OP_EXPORTS else MODELS, m + ".onnx")
 
 
-def ort_feeds(sess, ids):
+def ort_feeds(sess, ids, head=None):
     """onnxruntime's inputs for a forward over all of `ids` (one sequence, no past): input_ids; a
     cache-I/O export also gets a mask of ones, positions 0..L-1 and an empty past (a TensorScatter
-    cache, one with a `write_indices` input: L rows written from index 0)."""
+    cache, one with a `write_indices` input: L rows written from index 0; a symbolic head size,
+    onnxruntime-genai's, is `head`)."""
     scatter = any(i.name == "write_indices" for i in sess.get_inputs())
     feeds = {}
     for i in sess.get_inputs():
@@ -95,8 +104,9 @@ def ort_feeds(sess, ids):
         elif i.name == "position_ids":
             feeds[i.name] = np.arange(len(ids), dtype=np.int64)[None, :]
         elif i.name.startswith("past_key_values."):
-            feeds[i.name] = np.zeros((1, i.shape[1], len(ids) if scatter else 0, i.shape[3]),
-                                     np.float32)
+            dtype = np.float16 if i.type == "tensor(float16)" else np.float32
+            feeds[i.name] = np.zeros((1, i.shape[1], len(ids) if scatter else 0,
+                                      i.shape[3] if isinstance(i.shape[3], int) else head), dtype)
         elif i.name == "write_indices":
             feeds[i.name] = np.zeros(1, np.int64)
         else:
@@ -111,15 +121,26 @@ def plain_reference(path):
     decode_input_ids (GREEDY_STEPS greedy tokens, each the arg-max of the last row of the full
     forward over the prompt and the tokens before it), full_logits (the full forward over all of
     them, [1, 13, V]) and greedy_ids (the arg-max of its rows from the prompt's last on)."""
+    import onnx
     import onnxruntime as ort
-    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    proto = onnx.load(path)
+    head = None
+    for nd in proto.graph.node:
+        # MatMulNBits in float (accuracy_level 0), as kiln multiplies (docs/importer.md).
+        for a in nd.attribute:
+            if nd.op_type == "MatMulNBits" and a.name == "accuracy_level":
+                a.i = 0
+        # onnxruntime-genai's past has a symbolic head size: twice the rotary cache's width.
+        if nd.op_type == "GroupQueryAttention" and head is None:
+            head = 2 * next(t for t in proto.graph.initializer if t.name == nd.input[7]).dims[1]
+    sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
     vocab = sess.get_outputs()[0].shape[2]
     prompt = [t % vocab for t in PROMPT]
     ids = list(prompt)
     for _ in range(GREEDY_STEPS):
-        logits = sess.run(None, ort_feeds(sess, ids))[0]
+        logits = sess.run(None, ort_feeds(sess, ids, head))[0]
         ids.append(int(np.argmax(logits[0, -1])))
-    full = sess.run(None, ort_feeds(sess, ids))[0].astype(np.float32)
+    full = sess.run(None, ort_feeds(sess, ids, head))[0].astype(np.float32)
     return {"input_ids": np.array([prompt], np.int64),
             "decode_input_ids": np.array([ids[len(PROMPT):]], np.int64),
             "full_logits": full,
@@ -259,6 +280,8 @@ def main(argv):
                    "I/O) against onnxruntime instead of the cache-I/O exports against torch")
     p.add_argument("--cache-ops", action="store_true", help="the decoders whose cache is ONNX "
                    "ops (Attention-23 past_key/past_value, TensorScatter-24) against onnxruntime")
+    p.add_argument("--genai", action="store_true", help="onnxruntime-genai's exports (the cache "
+                   "in GroupQueryAttention nodes) against onnxruntime")
     p.add_argument("--exports", help="comma-separated export names in test/models (each with its "
                    ".ref.npz) instead of the default cache-I/O exports, e.g. a new export checked "
                    "on a GPU machine")
@@ -277,13 +300,15 @@ def main(argv):
         programs = sorted(only & {v[0] for v in PROGRAM_VARIANTS})
         if programs and not args.programs_test:
             p.error("--only %s needs --programs-test" % ", ".join(programs))
-    if args.plain and args.cache_ops:
-        p.error("--plain and --cache-ops pick different exports: give one")
-    exports = PLAIN_EXPORTS if args.plain else CACHE_OP_EXPORTS if args.cache_ops else EXPORTS
+    if args.plain + args.cache_ops + args.genai > 1:
+        p.error("--plain, --cache-ops and --genai pick different exports: give one")
+    onnxruntime_reference = args.plain or args.cache_ops or args.genai
+    exports = (PLAIN_EXPORTS if args.plain else CACHE_OP_EXPORTS if args.cache_ops else
+               GENAI_EXPORTS if args.genai else EXPORTS)
     if args.exports:
-        if args.plain or args.cache_ops:
-            p.error("--exports names cache-I/O exports with a torch reference: not with --plain "
-                    "or --cache-ops")
+        if onnxruntime_reference:
+            p.error("--exports names cache-I/O exports with a torch reference: not with --plain, "
+                    "--cache-ops or --genai")
         exports = [e.strip() for e in args.exports.split(",") if e.strip()]
         missing = [e for e in exports if not os.path.exists(os.path.join(MODELS, e + ".ref.npz"))]
         if missing:
@@ -295,11 +320,12 @@ def main(argv):
         print("SKIP: no GPU (nvidia-smi -L lists none)")
         return 77
     refs = {}
-    if args.plain or args.cache_ops:
+    if onnxruntime_reference:
         try:
             refs = {m: plain_reference(model_path(m)) for m in exports}
         except ImportError as e:
-            print("SKIP: --plain and --cache-ops need onnxruntime for its reference (%s)" % e)
+            print("SKIP: --plain, --cache-ops and --genai need onnx and onnxruntime for their "
+                  "reference (%s)" % e)
             return 77
     failed = passed = 0
     with tempfile.TemporaryDirectory() as work:
@@ -312,7 +338,7 @@ def main(argv):
             step_variants = [v + (64, []) for v in VARIANTS] + [
                 v + (["--fuse-kv-append"],) for v in FUSED_APPEND_VARIANTS]
             for name, precision, shape, block, tol, max_seq_len, flags in step_variants:
-                if name not in only:
+                if name not in only or (m in FP16_ONLY and precision != "fp16"):
                     continue
                 artifact = os.path.join(work, "%s-%s.kiln" % (m, name))
                 c = subprocess.run([args.kiln_compile, model_path(m), "--kv-cache",
@@ -338,7 +364,7 @@ def main(argv):
                     failed += 1
                     print("FAIL %s %s (exit %d): %s\n%s" % (m, name, r.returncode, last, r.stderr))
             for name, precision, tol, flags in PROGRAM_VARIANTS if args.programs_test else []:
-                if name not in only:
+                if name not in only or (m in FP16_ONLY and precision != "fp16"):
                     continue
                 artifact = os.path.join(work, "%s-%s.kiln" % (m, name))
                 c = subprocess.run([args.kiln_compile, model_path(m), "--kv-cache",

@@ -1609,6 +1609,55 @@ def group_query_attention():
         decode, outs("y"), lengths(P, 1, "d"), opset=21, extra_opsets=ms))
 
 
+def genai_decoders():
+    """One-layer decoders in onnxruntime-genai's form (input_ids, attention_mask [B, total],
+    past_key_values.0.key/.value [B, 2, past, 16] read by a packed-QKV GroupQueryAttention with
+    rotary caches, seqlens_k = Cast(ReduceSum(attention_mask) - 1), total_sequence_length =
+    Cast(Shape(attention_mask)[1]), logits): what kiln-compile --kv-cache refuses in such a
+    model (test/cli/kv-cache-genai.test; the model builder's own exports are test/models'
+    genai_llama_tiny_*)."""
+    ms = [("com.microsoft", 1)]
+    rng = np.random.default_rng(31)
+    V, E, Hq, Hkv, D, MAX = 11, 64, 4, 2, 16, 32
+    w = lambda *shape: (rng.standard_normal(shape) / np.sqrt(shape[0])).astype(np.float32)
+    inits = [const("wte", w(V, E)), const("wqkv", w(E, (Hq + 2 * Hkv) * D)),
+             const("wlm", w(Hq * D, V)), const("cos", w(MAX, D // 2)), const("sin", w(MAX, D // 2)),
+             const("one", np.array([1], np.int64)), const("one_scalar", np.array(1, np.int64))]
+
+    def decoder(name, past=("past_key_values.0.key", "past_key_values.0.value"),
+                past_dims=("batch", Hkv, "past_seq", D), **attrs):
+        nodes = [node("Gather", ["wte", "input_ids"], ["h"], name="embed", axis=0),
+                 node("MatMul", ["h", "wqkv"], ["qkv"], name="qkv_proj"),
+                 node("ReduceSum", ["attention_mask", "one"], ["kept"], name="kept", keepdims=0),
+                 node("Sub", ["kept", "one"], ["last"], name="last"),
+                 node("Cast", ["last"], ["seqlens_k"], name="seqlens_k", to=I32),
+                 node("Shape", ["attention_mask"], ["mask_shape"], name="mask_shape"),
+                 node("Gather", ["mask_shape", "one_scalar"], ["total"], name="total", axis=0),
+                 node("Cast", ["total"], ["total32"], name="total32", to=I32),
+                 helper.make_node("GroupQueryAttention",
+                                  ["qkv", "", "", past[0], past[1], "seqlens_k", "total32", "cos",
+                                   "sin"], ["y", "present.0.key", "present.0.value"], name="gqa",
+                                  domain="com.microsoft",
+                                  **{"num_heads": Hq, "kv_num_heads": Hkv, "do_rotary": 1,
+                                     **attrs}),
+                 node("MatMul", ["y", "wlm"], ["logits"], name="lm_head")]
+        inputs = [vi("input_ids", I64, ["batch", "seq"]),
+                  vi("attention_mask", I64, ["batch", "total_seq"]),
+                  vi(past[0], F, list(past_dims)), vi(past[1], F, list(past_dims))]
+        outputs = [vi("logits", F, ["batch", "seq", V]),
+                   vi("present.0.key", F, ["batch", Hkv, "total_seq", D]),
+                   vi("present.0.value", F, ["batch", Hkv, "total_seq", D])]
+        save(name, model(nodes, inputs, outputs, inits, opset=21, extra_opsets=ms))
+
+    decoder("genai_decoder")
+    decoder("error_genai_decoder_softcap", softcap=5.0)
+    decoder("error_genai_decoder_window", local_window_size=3)
+    decoder("error_genai_decoder_not_causal", causal=0)
+    # A past that is not named as a cache (past_key_values.*): it keeps its file's length.
+    decoder("error_genai_decoder_past_name", past=("past_key", "past_value"),
+            past_dims=(1, Hkv, 4, D))
+
+
 def unsorted_graphs():
     """Node lists out of topological order (onnxruntime sorts them; so does kiln, keeping the
     file order where it is valid) and graphs whose nodes form a cycle: unsorted.mlir."""
@@ -1726,6 +1775,6 @@ if __name__ == "__main__":
                 rotary_embedding, derived_ops, activations, arg_reduce, arg_reduce_rows, mod, opsets25_28, empty_tensors, attention23, errors, review_fixes, contrib,
                 matmul_nbits, group_query_attention, plain_decoders,
                 broken_files, structure_checks, unsorted_graphs, cast_rounding, cast_int_rounding, pads,
-                einsums, tensor_scatters, cache_op_decoders]:
+                einsums, tensor_scatters, cache_op_decoders, genai_decoders]:
         gen()
     print("wrote", OUT)
