@@ -18,6 +18,13 @@ tolerance, and sampling on the GPU must hold its rules (check_generate_sampling:
 greedy, a seed reproduces its tokens in any batch row, another seed gives others). Exit 0 all pass, 1 a failure, 77 no GPU (found
 at the first case), 2 setup error.
 
+With --steps N (default 8) each check decodes N greedy tokens after the prompt. Other than the
+default, the torch exports' reference comes from PyTorch (torch_reference: the export's model
+rebuilt from examples/export/export_hf.py's TINY config and seed 0, checked against its
+.ref.npz; transformers' greedy `generate` of N tokens, one full forward over them), and every
+variant's --max-seq-len covers the prompt and the N tokens: `--steps 64` is issue 19's per-step
+check over 64 steps.
+
 With --genai they run on onnxruntime-genai's exports of test/models (GroupQueryAttention keeps
 the cache; the fp16 one only in its fp16 variants), against onnxruntime as --plain.
 
@@ -80,6 +87,11 @@ FUSED_APPEND_VARIANTS = [("fp32-b3-fused-append", "fp32", "3x1", 4, 1e-4, 64),
                          ("fp16-b1-fused-append", "fp16", "1x1", 16, 1e-2, 2048),
                          ("fp16-b8-fused-append", "fp16", "8x1", 4, 1e-2, 2048),
                          ("bf16-b3-fused-append", "bf16", "3x1", 16, 3e-2, 64)]
+# The torch exports' families (examples/export/export_hf.py's TINY configs, seed 0): --steps
+# rebuilds their PyTorch models for its reference (torch_reference).
+TORCH_FAMILY = {"llama_tiny_causal_past_dynamo": "llama", "gpt2_tiny_causal_past_dynamo": "gpt2",
+                "llama_tiny_causal_past_legacy": "llama", "llama_tiny_causal_dynamo": "llama",
+                "gpt2_tiny_causal_dynamo": "gpt2"}
 MAX_SEQ_LEN = {"gpt2_tiny_causal_past_dynamo": 128, "gpt2_tiny_causal_dynamo": 128,
                "attention23_decoder": 32, "tensor_scatter_decoder": 32}
 
@@ -115,12 +127,12 @@ def ort_feeds(sess, ids, head=None):
     return feeds
 
 
-def plain_reference(path):
+def plain_reference(path, steps=GREEDY_STEPS):
     """The arrays of a .ref.npz for a plain or --cache-ops export, from onnxruntime on the CPU:
     input_ids (PROMPT, each token mod the vocabulary size),
-    decode_input_ids (GREEDY_STEPS greedy tokens, each the arg-max of the last row of the full
+    decode_input_ids (`steps` greedy tokens, each the arg-max of the last row of the full
     forward over the prompt and the tokens before it), full_logits (the full forward over all of
-    them, [1, 13, V]) and greedy_ids (the arg-max of its rows from the prompt's last on)."""
+    them, [1, 5 + steps, V]) and greedy_ids (the arg-max of its rows from the prompt's last on)."""
     import onnx
     import onnxruntime as ort
     proto = onnx.load(path)
@@ -137,7 +149,7 @@ def plain_reference(path):
     vocab = sess.get_outputs()[0].shape[2]
     prompt = [t % vocab for t in PROMPT]
     ids = list(prompt)
-    for _ in range(GREEDY_STEPS):
+    for _ in range(steps):
         logits = sess.run(None, ort_feeds(sess, ids, head))[0]
         ids.append(int(np.argmax(logits[0, -1])))
     full = sess.run(None, ort_feeds(sess, ids, head))[0].astype(np.float32)
@@ -145,6 +157,40 @@ def plain_reference(path):
             "decode_input_ids": np.array([ids[len(PROMPT):]], np.int64),
             "full_logits": full,
             "greedy_ids": np.argmax(full[:, len(PROMPT) - 1:], axis=-1)}
+
+
+def torch_reference(m, steps):
+    """The arrays of plain_reference for torch export `m` from PyTorch: its model rebuilt as
+    examples/export/export_hf.py made it (the TINY config of its family, seed 0, eager attention,
+    fp32), checked to be the export's (its forward over the committed .ref.npz's 13 tokens within
+    1e-5 of max|ref| of that file's logits); greedy_ids are transformers' greedy `generate` of
+    `steps` tokens after PROMPT (no stop token), decode_input_ids the same tokens, full_logits one
+    forward over the prompt and them. Raises ImportError without torch or transformers."""
+    import torch
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "examples", "export"))
+    import export_hf
+    model, _, vocab = export_hf.build(argparse.Namespace(
+        family=TORCH_FAMILY[m], pretrained=None, task="causal-lm", seed=0, config={}))
+    model.eval()
+    check = os.path.join(MODELS, m.replace("_causal_dynamo", "_causal_past_dynamo") + ".ref.npz")
+    committed = np.load(check)
+    prompt = [t % vocab for t in PROMPT]
+    with torch.no_grad():
+        tokens = np.concatenate([committed["input_ids"][0], committed["decode_input_ids"][0]])
+        logits = model(torch.tensor(tokens[None, :])).logits.numpy()
+        err = np.abs(logits - committed["full_logits"]).max() / np.abs(committed["full_logits"]).max()
+        if err > 1e-5:
+            raise SystemExit("%s: the rebuilt PyTorch model is not the export's (%.2e of max|ref| "
+                             "off %s)" % (m, err, os.path.basename(check)))
+        model.generation_config.eos_token_id = None  # exactly `steps` tokens
+        model.generation_config.pad_token_id = 0
+        out = model.generate(torch.tensor([prompt]), attention_mask=torch.ones(1, len(PROMPT),
+                             dtype=torch.long), max_new_tokens=steps, do_sample=False)
+        greedy = out[0, len(PROMPT):].numpy().astype(np.int64)
+        full = model(out).logits.numpy().astype(np.float32)
+    assert len(greedy) == steps, (m, len(greedy), steps)
+    return {"input_ids": np.array([prompt], np.int64), "decode_input_ids": greedy[None, :],
+            "full_logits": full, "greedy_ids": greedy[None, :]}
 
 
 def check_generate(kiln_run, artifact, ref, tol, work):
@@ -280,6 +326,10 @@ def main(argv):
                    "I/O) against onnxruntime instead of the cache-I/O exports against torch")
     p.add_argument("--cache-ops", action="store_true", help="the decoders whose cache is ONNX "
                    "ops (Attention-23 past_key/past_value, TensorScatter-24) against onnxruntime")
+    p.add_argument("--steps", type=int, default=GREEDY_STEPS, help="greedy tokens decoded after "
+                   "the 5-token prompt (default %d); other than the default, the torch exports' "
+                   "reference comes from PyTorch (their models rebuilt, transformers' generate: "
+                   "torch_reference), the other exports' from onnxruntime" % GREEDY_STEPS)
     p.add_argument("--genai", action="store_true", help="onnxruntime-genai's exports (the cache "
                    "in GroupQueryAttention nodes) against onnxruntime")
     p.add_argument("--exports", help="comma-separated export names in test/models (each with its "
@@ -313,6 +363,14 @@ def main(argv):
         missing = [e for e in exports if not os.path.exists(os.path.join(MODELS, e + ".ref.npz"))]
         if missing:
             p.error("--exports: no %s in %s" % (", ".join(e + ".ref.npz" for e in missing), MODELS))
+    if args.steps < 1:
+        p.error("--steps must be at least 1")
+    # Every row holds the prompt and the decoded tokens: a --max-seq-len of at least that many.
+    tokens_needed = len(PROMPT) + args.steps
+    short = [m for m in exports if MAX_SEQ_LEN.get(m, tokens_needed) < tokens_needed]
+    if short:
+        p.error("--steps %d: %s hold at most %s tokens (their position tables)" % (
+            args.steps, ", ".join(short), ", ".join(str(MAX_SEQ_LEN[m]) for m in short)))
     # Like the other GPU tests: no compiling when nvidia-smi lists no GPU. A machine with a driver
     # library but no device still gets here; the decode binary then exits 77 at the first case.
     smi = shutil.which("nvidia-smi")
@@ -320,9 +378,19 @@ def main(argv):
         print("SKIP: no GPU (nvidia-smi -L lists none)")
         return 77
     refs = {}
+    if args.steps != GREEDY_STEPS and not onnxruntime_reference:
+        unknown = [m for m in exports if m not in TORCH_FAMILY]
+        if unknown:
+            p.error("--steps: no PyTorch model known for %s (TORCH_FAMILY)" % ", ".join(unknown))
+        try:
+            refs = {m: torch_reference(m, args.steps) for m in exports}
+        except ImportError as e:
+            print("SKIP: --steps %d needs torch and transformers for its reference (%s)"
+                  % (args.steps, e))
+            return 77
     if onnxruntime_reference:
         try:
-            refs = {m: plain_reference(model_path(m)) for m in exports}
+            refs = {m: plain_reference(model_path(m), args.steps) for m in exports}
         except ImportError as e:
             print("SKIP: --plain, --cache-ops and --genai need onnx and onnxruntime for their "
                   "reference (%s)" % e)
@@ -341,6 +409,7 @@ def main(argv):
                 if name not in only or (m in FP16_ONLY and precision != "fp16"):
                     continue
                 artifact = os.path.join(work, "%s-%s.kiln" % (m, name))
+                max_seq_len = max(max_seq_len, -(-tokens_needed // 64) * 64)
                 c = subprocess.run([args.kiln_compile, model_path(m), "--kv-cache",
                                     "--max-seq-len", str(min(max_seq_len, MAX_SEQ_LEN.get(m, max_seq_len))),
                                     "--kv-block-size", str(block),
@@ -368,7 +437,8 @@ def main(argv):
                     continue
                 artifact = os.path.join(work, "%s-%s.kiln" % (m, name))
                 c = subprocess.run([args.kiln_compile, model_path(m), "--kv-cache",
-                                    "--max-seq-len", str(MAX_SEQ_LEN.get(m, 64)), "--shape", "input_ids=1..2x1..32",
+                                    "--max-seq-len", str(MAX_SEQ_LEN.get(m, max(64, -(-tokens_needed // 64) * 64))),
+                                    "--shape", "input_ids=1..2x1..32",
                                     "--precision", precision, "-o", artifact, "--quiet"] + flags,
                                    capture_output=True, text=True)
                 if c.returncode:
