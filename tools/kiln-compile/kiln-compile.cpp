@@ -287,7 +287,8 @@ static cl::opt<bool> kvCache(
     "kv-cache",
     cl::desc("Compile one step of text generation over a paged KV cache the runtime owns: "
              "--shape input_ids=BxS gives the step (S = 1: decode); a Hugging Face export's "
-             "past_key_values.* inputs are compiled empty, attention_mask and present.* are "
+             "past_key_values.* inputs are compiled empty (those only onnxruntime-genai's "
+             "GroupQueryAttention reads leave the step), attention_mask and present.* are "
              "dropped; needs --max-seq-len (docs/generation.md). With --pass-pipeline it "
              "shapes and checks the import only: give kiln-pipeline{kv-cache=true "
              "max-seq-len=N} in the text"),
