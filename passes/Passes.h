@@ -195,11 +195,15 @@ Sm90GemmTileAttr selectSm90GemmTile(int64_t m, int64_t n, int64_t k, int64_t bat
 /// tensor-core path fit an SM (by shared memory, and by registers at 80 per thread: 1-2 rows on
 /// sm_90) and `tensorCores` is not Off: the tensor cores with `preload = true`, and the split-K
 /// rule above for one block fewer per SM (2), so that the next GEMM's block fits in the slot
-/// left. `reason` gets the choice and the block count.
+/// left. With `occupancy` (2..4) a tensor-core plan without the preload counts that many blocks
+/// per SM: `a_chunk` the longest of 2048, 1024, ..., 128 K rows (at most the default chunk) with
+/// which that many blocks' shared memory fits the target's SM, `min_blocks_per_sm` the same
+/// count; when no chunk fits, the default plan. `reason` gets the choice and the block count.
 SkinnyGemmTileAttr selectSkinnyGemmTile(int64_t rows, int64_t n, int64_t k, TargetAttr target,
                                         std::string &reason,
                                         SkinnyTensorCores tensorCores = SkinnyTensorCores::Auto,
-                                        bool rowStats = false, bool preload = false);
+                                        bool rowStats = false, bool preload = false,
+                                        int64_t occupancy = 0);
 
 /// Chooses the tile of the tensor-core attention kernel for `batch` x
 /// `heads` x `queries` query rows of head dim `headDim` on `target`: the

@@ -709,6 +709,12 @@ def SelectTiles : Pass<"kiln-select-tiles", "mlir::func::FuncOp"> {
            "rows) multiplies on the tensor cores, planned for 2 blocks per SM so the next "
            "kernel's block fits beside them (`preload = true`), and codegen copies a constant "
            "weight's first ring stages to shared memory before the grid-dependency wait">,
+    Option<"skinnyTcOccupancy", "skinny-tc-occupancy", "int64_t", /*default=*/"0",
+           "A `kiln.skinny_gemm_tile` GEMM on the tensor cores without the preload is planned "
+           "for this many blocks per SM (2..4): the longest A chunk (`a_chunk`) with which that "
+           "many blocks' shared memory fits the target's SM, registers capped by "
+           "`min_blocks_per_sm`, the split-K counted with that many blocks; where none fits, or "
+           "at 0 (default), the default plan">,
     Option<"skinnyL2Prefetch", "skinny-l2-prefetch", "bool", /*default=*/"false",
            "A `kiln.skinny_gemm_tile` gets `l2_prefetch = true`: before the grid-dependency "
            "wait each block issues prefetch.global.L2 for the next rows of its share of the "

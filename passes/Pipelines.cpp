@@ -88,6 +88,7 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
   tileOptions.skinnyTensorCores = options.skinnyTensorCores;
   tileOptions.skinnyWeightPreload = options.skinnyWeightPreload;
   tileOptions.skinnyL2Prefetch = options.skinnyL2Prefetch;
+  tileOptions.skinnyTcOccupancy = options.skinnyTcOccupancy;
   tileOptions.splitKv = options.splitKv;
   tileOptions.decodeAttentionPreload = options.decodeAttentionPreload;
   fpm.addPass(createSelectTiles(tileOptions));

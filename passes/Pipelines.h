@@ -82,6 +82,12 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
                      "before its grid-dependency wait (kiln-plan-weight-prefetch; off by default: "
                      "slower on the H200)"),
       llvm::cl::init(false)};
+  Option<int64_t> skinnyTcOccupancy{
+      *this, "skinny-tc-occupancy",
+      llvm::cl::desc("Few-row GEMMs on the tensor cores (not preloaded) planned for this many "
+                     "blocks per SM, 2..4, A staged in shorter chunks (kiln-select-tiles "
+                     "skinny-tc-occupancy; 0, the default: the default plan)"),
+      llvm::cl::init(0)};
   Option<bool> skinnyL2Prefetch{
       *this, "skinny-l2-prefetch",
       llvm::cl::desc("Few-row GEMMs warm L2 with their own weight's next rows before the "

@@ -300,6 +300,8 @@ FailureOr<std::optional<GeneratedKernel>> emitMatMulSkinny(KernelOp kernel, MatM
     return decline("its weight's rows are not 8-byte aligned");
   // The tensor cores as planned, when cp.async can copy B's rows in aligned 16-byte chunks.
   const bool tc = tile.getTensorCores() && ld % 8 == 0 && view->offset % 8 == 0;
+  // The tensor-core path's A chunk (0: its default) and the blocks per SM the plan counted on.
+  const int64_t aChunk = tc ? tile.getAChunk() : 0;
   const char *tcNote = !tile.getTensorCores() ? ""
                        : tc                    ? ", tensor cores"
                                                : ", CUDA cores (tensor cores planned, but the "
@@ -345,7 +347,9 @@ FailureOr<std::optional<GeneratedKernel>> emitMatMulSkinny(KernelOp kernel, MatM
       return failure();
     loaderDecl += llvm::formatv("  const float *kiln_row_rstd = kiln::skinny::rowRstd<{0}{1}>("
                                 "kiln_smem);\n",
-                                rows, tc ? ", true" : "")
+                                rows,
+                                tc ? (aChunk ? ", true, " + std::to_string(aChunk) : ", true")
+                                   : "")
                       .str() +
                   "  auto loadX = [&](int skinnyRow, int k) -> float {\n" + rowSplit +
                   expr.getBody() + "    return " + *xValue + ";\n  };\n";
@@ -396,6 +400,8 @@ FailureOr<std::optional<GeneratedKernel>> emitMatMulSkinny(KernelOp kernel, MatM
   // the slot away (ptxas caps them at 65536 / (3 x 256), 80 after its granularity).
   if (preload)
     setMinBlocksPerSm(signature, kThreads, 3);
+  else if (tc && tile.getMinBlocksPerSm() > 1)
+    setMinBlocksPerSm(signature, kThreads, unsigned(tile.getMinBlocksPerSm()));
   std::string prefetch;
   if (preload)
     prefetch = llvm::formatv("  kiln::gemmSkinnyTcPreloadB<{0}, {1}>({2}, {3}, {4}, {5}LL, "
@@ -422,13 +428,21 @@ FailureOr<std::optional<GeneratedKernel>> emitMatMulSkinny(KernelOp kernel, MatM
                     .str();
     nextWeightNote = llvm::formatv(", {0} bytes of the next weight into L2", next.getBytes());
   }
-  const char *tcArgs = preload ? ", true, true" : tc ? ", true" : "";
+  const std::string tcArgs = std::string(preload ? ", true, true" : tc ? ", true" : "") +
+                             (aChunk ? (preload ? ", " : ", false, ") + std::to_string(aChunk)
+                                     : std::string());
   out.source =
       "// " +
       llvm::formatv("[{0}x{1}] x [{1}x{2}], batch {3}: {4} rows, few-row GEMM "
-                    "(gemm_skinny.cuh), split-K {5}{6}{7}{8}\n",
+                    "(gemm_skinny.cuh), split-K {5}{6}{7}{8}{9}\n",
                     M, K, N, batchCount, rows, splitK, rowStats ? ", RMS norm in the A loader" : "",
-                    tcNote, preload ? ", weight preloaded before the wait" : "")
+                    tcNote, preload ? ", weight preloaded before the wait" : "",
+                    tc && tile.getMinBlocksPerSm() > 1 && !preload
+                        ? llvm::formatv(", A in chunks of {0} K rows, {1} blocks per SM",
+                                        smem_bytes::skinnyTcChunk(rows, aChunk),
+                                        tile.getMinBlocksPerSm())
+                              .str()
+                        : std::string())
           .str() +
       (nextWeightNote.empty() ? "" : "// " + nextWeightNote.substr(2) + "\n") +
       signature + " {\n  extern __shared__ __align__(16) char kiln_smem[];\n" + prefetch + "  " +
@@ -451,7 +465,7 @@ FailureOr<std::optional<GeneratedKernel>> emitMatMulSkinny(KernelOp kernel, MatM
                               << " exceeds the CUDA grid's x limit";
   out.grid = {unsigned(blocks), 1, 1};
   out.block = {kThreads, 1, 1};
-  out.sharedMemBytes = unsigned(tc ? smem_bytes::gemmSkinnyTc(rows, bool(rowStats))
+  out.sharedMemBytes = unsigned(tc ? smem_bytes::gemmSkinnyTc(rows, bool(rowStats), aChunk)
                                    : smem_bytes::gemmSkinny(rows, bool(rowStats)));
   return std::optional<GeneratedKernel>(std::move(out));
 }

@@ -311,6 +311,7 @@ static llvm::Error buildPipeline(const CompileOptions &options, ArrayRef<unsigne
       options.skinnyWeightPreload && options.programmaticLaunch != ProgrammaticLaunch::Off;
   pipelineOptions.weightPrefetch = options.weightPrefetch == WeightPrefetch::Next;
   pipelineOptions.skinnyL2Prefetch = options.weightPrefetch == WeightPrefetch::Own;
+  pipelineOptions.skinnyTcOccupancy = options.skinnyTcOccupancy;
   pipelineOptions.splitKv = options.splitKv;
   pipelineOptions.decodeAttentionPreload =
       options.decodeAttentionPreload && options.programmaticLaunch != ProgrammaticLaunch::Off;
@@ -999,7 +1000,7 @@ static llvm::Error checkGenerationIO(func::FuncOp func, const std::string &path)
 /// checkCausal on the model imported again at [B, 2].
 static llvm::Error checkCausalAtTwoTokens(MLIRContext &context, StringRef path,
                                           const onnx::ModelProto &model,
-                                          const InputShapes &shapes) {
+                                          const InputShapes &shapes, int64_t maxSeqLen) {
   InputShapes probe = shapes;
   probe["input_ids"][1] = 2;
   // Shaped from input_ids again (ImportOptions::emptyPast): a [B, 1] the user gave would
@@ -1009,6 +1010,7 @@ static llvm::Error checkCausalAtTwoTokens(MLIRContext &context, StringRef path,
   ImportOptions importOptions;
   importOptions.emptyPast = true;
   importOptions.derivePositionIds = true;
+  importOptions.maxSeqLen = maxSeqLen;
   OwningOpRef<ModuleOp> module = importOnnxModel(context, path, model, probe, importOptions);
   if (!module)
     return llvm::createStringError("failed to import '%s' at 2 tokens (to check that its "
@@ -1295,6 +1297,7 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
     ImportOptions importOptions;
     importOptions.emptyPast = options.kvCache;
     importOptions.derivePositionIds = options.kvCache;
+    importOptions.maxSeqLen = options.kvCache ? options.maxSeqLen : 0;
     module = importOnnxModel(context, options.inputPath, *onnxModel, *shapes, importOptions);
     if (!module)
       return llvm::createStringError("failed to import '%s'", options.inputPath.c_str());
@@ -1314,6 +1317,7 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
     ImportOptions importOptions;
     importOptions.emptyPast = true;
     importOptions.derivePositionIds = true;
+    importOptions.maxSeqLen = options.maxSeqLen;
     moreModules[p] = importOnnxModel(context, options.inputPath, *onnxModel, moreShapes[p],
                                      importOptions);
   });
@@ -1342,7 +1346,7 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
                                  stepPrograms[*smallest].tokens))
           return std::move(e);
       } else if (auto e = checkCausalAtTwoTokens(context, options.inputPath, *onnxModel,
-                                                 *shapes)) {
+                                                 *shapes, options.maxSeqLen)) {
         return std::move(e);
       }
       for (auto func : module->getOps<func::FuncOp>())

@@ -102,6 +102,9 @@ struct CompileOptions {
   /// nothing (the default since session 30), their own weight's next rows, or the next decode
   /// GEMM's weight (needs skinnyWeightPreload).
   WeightPrefetch weightPrefetch = WeightPrefetch::Off;
+  /// Blocks per SM the few-row GEMMs on the tensor cores (not preloaded) are planned for, with A
+  /// staged in shorter chunks (--skinny-tc-occupancy, 0..4; default 0: the default plan).
+  int64_t skinnyTcOccupancy = 0;
   /// Decode steps' paged attention split over a cluster of blocks, with sm90Gemm (--split-kv,
   /// default on).
   bool splitKv = true;

@@ -314,13 +314,14 @@ FailureOr<Value> getRotaryRows(NodeImporter &n, unsigned which, RankedTensorType
   return n.createReshape(rows, {1, seq, t.getDimSize(1)});
 }
 
-/// Step 3c, a generation step (kiln-compile --kv-cache, NodeImporter::getStepPositions): the
+/// Step 3c, a generation step (kiln-compile --kv-cache, NodeImporter::getGenerationStep): the
 /// past is empty (the runtime owns the cache) and the runtime's sequence lengths replace
 /// seqlens_k and total_sequence_length (only their types are checked); the new tokens sit at
 /// the step's positions. What kiln's paged attention does not compute is refused: a local
-/// window, softcap, causal 0.
+/// window shorter than --max-seq-len, softcap, causal 0.
 LogicalResult checkGenerationStep(NodeImporter &n, const GqaAttributes &attrs, int64_t past,
                                   int64_t seq) {
+  const int64_t maxSeqLen = n.getGenerationStep()->maxSeqLen;
   if (past != 0)
     return n.emitError() << "--kv-cache: past_key '" << n.getNode().input(kPastKey)
                          << "' holds " << past << " positions (" << n.getInputType(kPastKey)
@@ -328,10 +329,12 @@ LogicalResult checkGenerationStep(NodeImporter &n, const GqaAttributes &attrs, i
                             "runtime owns the cache) and empties the inputs named "
                             "past_key_values.<layer>.key/.value: give the cache inputs those "
                             "names, and no past length in --shape";
-  if (attrs.localWindow > 0)
+  // A window of W keys sees every cached position when a sequence holds at most W tokens.
+  if (attrs.localWindow > 0 && (maxSeqLen <= 0 || maxSeqLen > attrs.localWindow))
     return n.emitError() << "--kv-cache: a sliding window (local_window_size " << attrs.localWindow
                          << ") over the KV cache: kiln's paged attention attends to every cached "
-                            "position of a sequence";
+                            "position of a sequence; with --max-seq-len "
+                         << attrs.localWindow << " or less the window holds them all";
   if (attrs.softcap != 0.0f)
     return n.emitError() << "--kv-cache: softcap " << attrs.softcap
                          << " on attention over the KV cache: kiln's paged attention has no "
@@ -420,10 +423,15 @@ LogicalResult importGroupQueryAttention(NodeImporter &n) {
 
   // 3. Full rows (the static form), or 3b. lengths per row read at run time; or a generation
   // step over the runtime's cache (3c).
-  Value stepPositions = n.getStepPositions();
-  if (stepPositions && failed(checkGenerationStep(n, *attrs, P, S)))
+  const NodeImporter::GenerationStep *step = n.getGenerationStep();
+  if (step && failed(checkGenerationStep(n, *attrs, P, S)))
     return failure();
-  FailureOr<bool> fullRows = stepPositions ? FailureOr<bool>(true) : checkLengths(n, B, P, S);
+  // A generation step's window holds every cached position (checkGenerationStep).
+  const int64_t localWindow = step ? -1 : attrs->localWindow;
+  Value stepPositions = step ? step->positions : Value();
+  if (step && attrs->doRotary && !stepPositions)
+    return n.emitError() << "internal: a generation step's rotary without positions";
+  FailureOr<bool> fullRows = step ? FailureOr<bool>(true) : checkLengths(n, B, P, S);
   if (failed(fullRows))
     return failure();
   std::optional<RowLengths> rows;
@@ -513,7 +521,7 @@ LogicalResult importGroupQueryAttention(NodeImporter &n) {
   double scale = attrs->scale != 0.0f ? double(attrs->scale) : 1.0 / std::sqrt(double(D));
   auto outType = RankedTensorType::get({B, Hq, S, D}, et);
   // local_window_size W keeps W keys: the composite's left window (keys before the query).
-  int64_t leftWindow = attrs->localWindow > 0 ? attrs->localWindow - 1 : -1;
+  int64_t leftWindow = localWindow > 0 ? localWindow - 1 : -1;
   Value bias;
   if (rows) {
     double inf = std::numeric_limits<double>::infinity();

@@ -468,14 +468,22 @@ bool isPastCacheName(StringRef name) {
   return name.starts_with("past_key_values.") || name.starts_with("past.");
 }
 
+/// True for com.microsoft GroupQueryAttention.
+bool isGroupQueryAttention(const onnx::NodeProto &node) {
+  return node.op_type() == "GroupQueryAttention" && node.domain() == "com.microsoft";
+}
+
 /// The past cache inputs of `graph` that only com.microsoft GroupQueryAttention nodes read, as
-/// their past_key or past_value (onnxruntime-genai's exports). Under ImportOptions::emptyPast
+/// their past_key and past_value (onnxruntime-genai's exports). Under ImportOptions::emptyPast
 /// the step leaves them out: each such node's past is absent (empty), and the runtime owns the
-/// cache (their head size is often symbolic, so an empty past could not even be shaped).
+/// cache (their head size is often symbolic, so an empty past could not even be shaped). A
+/// node's key and value leave together or stay together (a past also read by another node, or
+/// a pair of which one is not a past cache input, stays an input: kiln gives it an empty past
+/// when it can shape one, and the node checks the pair).
 llvm::StringSet<> groupQueryAttentionPasts(const onnx::GraphProto &graph) {
   llvm::StringSet<> gqaUse, otherUse;
   for (const onnx::NodeProto &node : graph.node()) {
-    const bool gqa = node.op_type() == "GroupQueryAttention" && node.domain() == "com.microsoft";
+    const bool gqa = isGroupQueryAttention(node);
     for (auto [slot, name] : llvm::enumerate(node.input()))
       if (isPastCacheName(name))
         (gqa && (slot == 3 || slot == 4) ? gqaUse : otherUse).insert(name);
@@ -486,6 +494,22 @@ llvm::StringSet<> groupQueryAttentionPasts(const onnx::GraphProto &graph) {
   for (const auto &entry : gqaUse)
     if (!otherUse.contains(entry.getKey()))
       only.insert(entry.getKey());
+  // Pairs: keep both halves of a node's past when either stays (until nothing changes: a past
+  // may be shared by nodes).
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const onnx::NodeProto &node : graph.node()) {
+      if (!isGroupQueryAttention(node))
+        continue;
+      std::string key = node.input_size() > 3 ? node.input(3) : "",
+                  value = node.input_size() > 4 ? node.input(4) : "";
+      if (only.contains(key) != only.contains(value)) {
+        only.erase(key);
+        only.erase(value);
+        changed = true;
+      }
+    }
+  }
   return only;
 }
 
@@ -580,6 +604,10 @@ private:
   /// writes' write_indices (and nonpad_kv_seqlen inputs the attentions over them no longer read).
   llvm::DenseSet<Value> grownCaches;
   SmallVector<BlockArgument> pastLengthArgs;
+  /// Under emptyPast: GroupQueryAttention nodes were imported as generation steps (their
+  /// lengths the runtime's), and the seqlens_k / total_sequence_length inputs they read.
+  bool gqaSteps = false;
+  SmallVector<BlockArgument> gqaLengthArgs;
 };
 
 } // namespace
@@ -952,10 +980,14 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index) 
       // What kiln's paged attention does not compute: refused here, where the step's few tokens
       // cannot hide it (a window of W keys looks causal over at most W + 1 new tokens).
       for (const onnx::AttributeProto &a : node.attribute()) {
-        if (a.name() == "left_window_size" && a.i() >= 0)
+        // A window of L keys before the query sees every cached position when a sequence holds
+        // at most L + 1 tokens.
+        if (a.name() == "left_window_size" && a.i() >= 0 &&
+            (options.maxSeqLen <= 0 || options.maxSeqLen > a.i() + 1))
           return nodeError() << "--kv-cache: a sliding window (left_window_size " << a.i()
                              << ") over the KV cache: kiln's paged attention attends to every "
-                                "cached position of a sequence";
+                                "cached position of a sequence; with --max-seq-len "
+                             << a.i() + 1 << " or less the window holds them all";
         if (a.name() == "softcap" && a.f() != 0.0f)
           return nodeError() << "--kv-cache: softcap " << a.f()
                              << " on attention over the KV cache: kiln's paged attention has no "
@@ -979,19 +1011,35 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index) 
   // onnxruntime-genai's GroupQueryAttention keeps its own cache and computes its positions and
   // lengths from the attention mask: in a generation step it reads the step's positions
   // (ImportOptions::emptyPast, docs/importer.md "GroupQueryAttention under --kv-cache").
-  Value stepPositions;
+  std::optional<NodeImporter::GenerationStep> generationStep;
   if (options.emptyPast && node.domain() == kMicrosoftDomain &&
       node.op_type() == "GroupQueryAttention") {
-    FailureOr<Value> p = stepPositionIds(nodeError);
-    if (failed(p))
-      return failure();
-    stepPositions = *p;
+    generationStep.emplace();
+    generationStep->maxSeqLen = options.maxSeqLen;
+    bool rotary = false;
+    for (const onnx::AttributeProto &a : node.attribute())
+      rotary |= a.name() == "do_rotary" && a.i() != 0;
+    if (rotary) {
+      FailureOr<Value> p = stepPositionIds(nodeError);
+      if (failed(p))
+        return failure();
+      generationStep->positions = *p;
+    }
+    // Lengths given as inputs of their own leave the step with the mask (nothing else may read
+    // them: dropPastLengthArguments).
+    for (unsigned slot : {5u, 6u})
+      if (auto arg = slot < inputs.size() ? dyn_cast_or_null<BlockArgument>(inputs[slot])
+                                          : BlockArgument();
+          arg && arg.getOwner() == builder.getBlock() && !llvm::is_contained(gqaLengthArgs, arg))
+        gqaLengthArgs.push_back(arg);
+    gqaSteps = true;
   }
 
   // 4. The handler.
   NodeImporter importerState(builder, loc, node, displayName, opset, version, std::move(inputs),
                              std::move(outputUsed), tensors);
-  importerState.setStepPositions(stepPositions);
+  if (generationStep)
+    importerState.setGenerationStep(*generationStep);
   if (failed(importer->fn(importerState)))
     return failure();
 
@@ -1115,12 +1163,38 @@ bool GraphImporter::readsCache(Value v) const {
 
 LogicalResult GraphImporter::dropPastLengthArguments(func::FuncOp func,
                                                      SmallVectorImpl<Type> &argTypes) {
-  if (pastLengthArgs.empty())
+  if (pastLengthArgs.empty() && !gqaSteps)
     return success();
-  // What only computed nonpad_kv_seqlen for the attentions that no longer read it.
+  // What only computed nonpad_kv_seqlen for the attentions that no longer read it, or the
+  // lengths of GroupQueryAttention steps.
   IRRewriter rewriter(&ctx);
   (void)runRegionDCE(rewriter, func.getBody());
   llvm::BitVector drop(func.getNumArguments());
+  if (gqaSteps) {
+    // onnxruntime-genai's models read the attention mask only for GroupQueryAttention's
+    // lengths, which are now the runtime's; anything else computed from the mask (positions from
+    // its cumulative sum, a mask over the past) would see the ones kiln-bind-generation-inputs
+    // makes of it, every step.
+    for (BlockArgument arg : func.getArguments()) {
+      if (nameOfArgument(arg) != "attention_mask" || arg.use_empty())
+        continue;
+      Operation *user = *arg.getUsers().begin();
+      return emitError(user->getLoc())
+             << "--kv-cache: this op reads 'attention_mask' for something other than the "
+                "seqlens_k and total_sequence_length of the GroupQueryAttention nodes that keep "
+                "the KV cache; kiln's runtime owns the sequence lengths and gives the step no "
+                "mask (it would be all ones in every step), so positions or masks computed from "
+                "it would be wrong. Export the model with its positions in a position_ids input";
+    }
+    for (BlockArgument arg : gqaLengthArgs) {
+      if (!arg.use_empty())
+        return emitError((*arg.getUsers().begin())->getLoc())
+               << "--kv-cache: input '" << nameOfArgument(arg)
+               << "' is a GroupQueryAttention node's seqlens_k or total_sequence_length, which "
+                  "kiln's runtime owns; this op reads it for something else";
+      drop.set(arg.getArgNumber());
+    }
+  }
   for (BlockArgument arg : pastLengthArgs) {
     if (!arg.use_empty()) {
       Operation *user = *arg.getUsers().begin();
@@ -1408,8 +1482,18 @@ static FailureOr<InputShapes> withEmptyPast(const onnx::ModelProto &model,
   // inputs read as write indices (or as an Attention's nonpad_kv_seqlen).
   llvm::StringSet<> writeIndices;
   llvm::StringMap<int64_t> scatterAxis = tensorScatterCaches(model, &writeIndices);
-  // Past caches only GroupQueryAttention reads leave the step (GraphImporter::leftOutPasts).
+  // Past caches only GroupQueryAttention reads leave the step (GraphImporter::leftOutPasts); its
+  // seqlens_k [B] and total_sequence_length (a scalar), when inputs, are the runtime's and leave
+  // it too.
   llvm::StringSet<> gqaPasts = groupQueryAttentionPasts(model.graph());
+  llvm::StringSet<> gqaSeqlens, gqaTotals;
+  for (const onnx::NodeProto &node : model.graph().node())
+    if (isGroupQueryAttention(node)) {
+      if (node.input_size() > 5 && !node.input(5).empty())
+        gqaSeqlens.insert(node.input(5));
+      if (node.input_size() > 6 && !node.input(6).empty())
+        gqaTotals.insert(node.input(6));
+    }
   // An Attention's nonpad_kv_seqlen given as an input: [B] as well (the importer drops it with
   // the cache writes it reads).
   for (const onnx::NodeProto &node : model.graph().node())
@@ -1437,8 +1521,10 @@ static FailureOr<InputShapes> withEmptyPast(const onnx::ModelProto &model,
           known &= dims[d].has_dim_value() && (shape[d] = dims[d].dim_value()) >= 0;
       if (known)
         out[name] = shape; // a symbolic dim: the importer asks for --shape
-    } else if (writeIndices.contains(name) && rank == 1) {
+    } else if ((writeIndices.contains(name) || gqaSeqlens.contains(name)) && rank == 1) {
       out[name] = {B};
+    } else if (gqaTotals.contains(name) && rank <= 1) {
+      out[name] = SmallVector<int64_t>(rank, 1);
     } else if (isPastCacheName(name) && rank == 4) {
       SmallVector<int64_t> shape = {B, -1, 0, -1};
       for (int i : {1, 3})

@@ -72,6 +72,9 @@ llvm::Expected<InputShapes> parseShapeSpec(llvm::StringRef spec);
 struct ImportOptions {
   bool emptyPast = false;
   bool derivePositionIds = false;
+  /// With emptyPast: --max-seq-len, the most tokens a sequence holds (0: not known). A local
+  /// attention window at least this long attends to every cached position.
+  int64_t maxSeqLen = 0;
 };
 
 mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(mlir::MLIRContext &ctx,

@@ -231,14 +231,24 @@ public:
 
   //--- Generation steps (kiln-compile --kv-cache) -----------------------===//
 
-  /// Under ImportOptions::emptyPast, for an attention node that keeps its own
-  /// KV cache (com.microsoft GroupQueryAttention): the step's token positions,
-  /// int64 [B, S] (the `position_ids` argument, filled by the runtime with
-  /// seq_lens[b] + i), set by the graph importer. Null otherwise. A handler
-  /// that sees it imports the node as one step over the runtime's cache:
-  /// rotary rows at these positions, the lengths left to the runtime.
-  mlir::Value getStepPositions() const { return stepPositions; }
-  void setStepPositions(mlir::Value positions) { stepPositions = positions; }
+  /// What a handler knows of a generation step (kiln-compile --kv-cache) for an
+  /// attention node that keeps its own KV cache (com.microsoft
+  /// GroupQueryAttention), set by the graph importer under
+  /// ImportOptions::emptyPast. A handler that sees it imports the node as one
+  /// step over the runtime's cache: the lengths are the runtime's, rotary rows
+  /// are read at `positions`.
+  struct GenerationStep {
+    /// int64 [B, S]: the `position_ids` argument (seq_lens[b] + i, filled by
+    /// the runtime); null for a node that rotates nothing.
+    mlir::Value positions;
+    /// --max-seq-len, the most tokens a sequence holds (0: not known).
+    int64_t maxSeqLen = 0;
+  };
+  /// The generation step, or null outside one.
+  const GenerationStep *getGenerationStep() const {
+    return generationStep ? &*generationStep : nullptr;
+  }
+  void setGenerationStep(GenerationStep step) { generationStep = step; }
 
 private:
   mlir::OpBuilder &builder;
@@ -251,7 +261,7 @@ private:
   llvm::SmallVector<bool> outputUsed;
   llvm::SmallVector<mlir::Value> results;
   TensorLoader &tensors;
-  mlir::Value stepPositions;
+  std::optional<GenerationStep> generationStep;
 };
 
 //===----------------------------------------------------------------------===//

@@ -146,7 +146,8 @@ LogicalResult Sm90GemmTileAttr::verify(EmitErrorFn emitError, int64_t bm, int64_
 }
 
 LogicalResult SkinnyGemmTileAttr::verify(EmitErrorFn emitError, int64_t rows, int64_t splitK,
-                                         bool tensorCores, bool preload, bool /*l2Prefetch*/) {
+                                         bool tensorCores, bool preload, bool /*l2Prefetch*/,
+                                         int64_t aChunk, int64_t minBlocksPerSm) {
   if (rows < 1 || rows > 16)
     return emitError() << "skinny_gemm_tile rows must be in 1..16, got " << rows;
   if (splitK < 1 || splitK > 8)
@@ -155,6 +156,16 @@ LogicalResult SkinnyGemmTileAttr::verify(EmitErrorFn emitError, int64_t rows, in
   if (preload && !tensorCores)
     return emitError() << "skinny_gemm_tile preload needs tensor_cores = true (the weight is "
                           "preloaded into the tensor-core path's rings)";
+  if (aChunk != 0 && (aChunk < 128 || aChunk > 2048 || aChunk % 128 != 0))
+    return emitError() << "skinny_gemm_tile a_chunk must be 0 (the default) or a multiple of 128 "
+                          "in 128..2048 (whole rounds of the 8 warps' 16-row steps), got "
+                       << aChunk;
+  if (aChunk != 0 && !tensorCores)
+    return emitError() << "skinny_gemm_tile a_chunk needs tensor_cores = true (it is the "
+                          "tensor-core path's A chunk)";
+  if (minBlocksPerSm < 0 || minBlocksPerSm > 8)
+    return emitError() << "skinny_gemm_tile min_blocks_per_sm must be in 0..8, got "
+                       << minBlocksPerSm;
   return success();
 }
 

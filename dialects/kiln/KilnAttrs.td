@@ -317,9 +317,19 @@ def Kiln_SkinnyGemmTileAttr : Kiln_Attr<"SkinnyGemmTile", "skinny_gemm_tile"> {
     on the H200 the 0.8B Llama's 64 batch-1 decode GEMMs in one CUDA graph
     took 610 us with it and 558 us without. Omitted when false.
 
+    `a_chunk = N` (tensor cores only; omitted when 0, the default plan of
+    `kiln::smem_bytes::skinnyTcChunk(rows)` K rows): the tensor-core path
+    stages A N K rows at a time, so its shared memory,
+    `kiln::smem_bytes::gemmSkinnyTc(rows, row_stats, N)`, fits
+    `min_blocks_per_sm` blocks on an SM (kiln-select-tiles
+    `skinny-tc-occupancy`). `min_blocks_per_sm = M` (omitted when 0): codegen
+    declares `__launch_bounds__(256, M)`, so that the registers do not take
+    the blocks the plan counted on.
+
     The verifier holds gemm_skinny.cuh's rules: rows in 1..16, split_k in
-    1..8 (a portable cluster), preload only with tensor_cores; the
-    tensor-core inner product has no rule of its own on these.
+    1..8 (a portable cluster), preload only with tensor_cores, a_chunk 0 or
+    a multiple of 128 in 128..2048 and only with tensor_cores,
+    min_blocks_per_sm in 0..8.
 
     ```mlir
     kiln.kernel @k4_matmul(...) {kiln.skinny_gemm_tile = #kiln.skinny_gemm_tile<rows = 8,
@@ -329,7 +339,9 @@ def Kiln_SkinnyGemmTileAttr : Kiln_Attr<"SkinnyGemmTile", "skinny_gemm_tile"> {
   let parameters = (ins "int64_t":$rows, "int64_t":$split_k,
                         DefaultValuedParameter<"bool", "false">:$tensor_cores,
                         DefaultValuedParameter<"bool", "false">:$preload,
-                        DefaultValuedParameter<"bool", "false">:$l2_prefetch);
+                        DefaultValuedParameter<"bool", "false">:$l2_prefetch,
+                        DefaultValuedParameter<"int64_t", "0">:$a_chunk,
+                        DefaultValuedParameter<"int64_t", "0">:$min_blocks_per_sm);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

@@ -284,7 +284,7 @@ Sm90GemmTileAttr kiln::selectSm90GemmTile(int64_t m, int64_t n, int64_t k, int64
 
 SkinnyGemmTileAttr kiln::selectSkinnyGemmTile(int64_t rows, int64_t n, int64_t k, TargetAttr target,
                                               std::string &reason, SkinnyTensorCores tensorCores,
-                                              bool rowStats, bool preload) {
+                                              bool rowStats, bool preload, int64_t occupancy) {
   const int64_t sms = target.getSmCount();
   const int64_t columnTiles = (n + 63) / 64;
   // The inner product: the tensor cores when asked for (auto: from kMinSkinnyTensorCoreRows
@@ -345,6 +345,38 @@ SkinnyGemmTileAttr kiln::selectSkinnyGemmTile(int64_t rows, int64_t n, int64_t k
     perSm = std::min(perSm, blocksPerSmBySmem(target, tcSmem));
   if (preloaded)
     perSm = preloadPerSm; // one slot left for the next kernel's block
+  // skinny-tc-occupancy: `occupancy` blocks per SM on the tensor cores, A staged in chunks short
+  // enough for their shared memory (each chunk costs a block barrier and a round trip for A,
+  // while the weight's ring stays in flight), the registers capped at the SM's share (at least
+  // 64 per thread; ptxas gives the tensor-core path 64-80).
+  int64_t aChunk = 0, minBlocks = 0;
+  std::string occupancyNote;
+  if (occupancy > 0 && tc && !preloaded && occupancy > perSm) {
+    if (target.getRegsPerSm() / (256 * occupancy) < 64) {
+      occupancyNote = llvm::formatv("; not {0} blocks per SM: under 64 registers per thread",
+                                    occupancy)
+                          .str();
+    } else {
+      for (int64_t chunk = smem_bytes::skinnyTcChunk(rows); chunk >= 128 && !aChunk; chunk /= 2)
+        if (blocksPerSmBySmem(target, smem_bytes::gemmSkinnyTc(rows, rowStats, chunk)) >=
+            occupancy)
+          aChunk = chunk;
+      if (aChunk) {
+        minBlocks = perSm = occupancy;
+        occupancyNote = llvm::formatv("; A in chunks of {0} K rows for {1} blocks per SM "
+                                      "(skinny-tc-occupancy)",
+                                      aChunk, occupancy)
+                            .str();
+        if (aChunk == smem_bytes::skinnyTcChunk(rows))
+          aChunk = 0; // the default chunk already fits
+      } else {
+        occupancyNote = llvm::formatv("; not {0} blocks per SM: no A chunk of at least 128 K "
+                                      "rows fits their shared memory",
+                                      occupancy)
+                            .str();
+      }
+    }
+  }
   perSm = std::max<int64_t>(1, perSm);
   const int64_t wave = perSm * sms;
   // Each column tile is one cluster of splitK blocks, and clusters are placed within a GPC, so
@@ -356,11 +388,13 @@ SkinnyGemmTileAttr kiln::selectSkinnyGemmTile(int64_t rows, int64_t n, int64_t k
                         columnTiles > residentClusters(target, splitK, perSm)))
     --splitK;
   reason = llvm::formatv("skinny: {0} rows, {1} column tiles x split-K {2} = {3} blocks on {4} "
-                         "SMs ({5} per SM{6}), the weight read once (K={7}); {8}",
+                         "SMs ({5} per SM{6}), the weight read once (K={7}); {8}{9}",
                          rows, columnTiles, splitK, columnTiles * splitK, sms, perSm,
-                         preloaded ? ", one slot left for the next kernel" : "", k, why)
+                         preloaded ? ", one slot left for the next kernel" : "", k, why,
+                         occupancyNote)
                .str();
-  return SkinnyGemmTileAttr::get(target.getContext(), rows, splitK, tc, preloaded, false);
+  return SkinnyGemmTileAttr::get(target.getContext(), rows, splitK, tc, preloaded, false, aChunk,
+                                 minBlocks);
 }
 
 MmaTileAttr kiln::selectMmaTile(int64_t m, int64_t n, int64_t k, int64_t batch, TargetAttr target,
@@ -601,12 +635,13 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
       // is shared by it), read at memory bandwidth by kiln::gemmSkinny.
       if (skinnyGemm && (!rowStats || fewRowStats) && isFewRowGemm(matmul)) {
         std::string skinnyReason;
-        SkinnyGemmTileAttr skinny =
-            selectSkinnyGemmTile(fewRowGemmRows(matmul), n, k, target, skinnyReason,
-                                 skinnyTensorCores, fewRowStats, skinnyWeightPreload);
+        SkinnyGemmTileAttr skinny = selectSkinnyGemmTile(
+            fewRowGemmRows(matmul), n, k, target, skinnyReason, skinnyTensorCores, fewRowStats,
+            skinnyWeightPreload, skinnyTcOccupancy);
         if (skinnyL2Prefetch)
           skinny = SkinnyGemmTileAttr::get(&getContext(), skinny.getRows(), skinny.getSplitK(),
-                                           skinny.getTensorCores(), skinny.getPreload(), true);
+                                           skinny.getTensorCores(), skinny.getPreload(), true,
+                                           skinny.getAChunk(), skinny.getMinBlocksPerSm());
         kernel->setAttr(kSkinnyGemmTileAttrName, skinny);
         reason = fewRowStats ? skinnyReason + "; the RMS norm in the A loader (no other GEMM "
                                               "computes it)"
@@ -802,6 +837,12 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
         return signalPassFailure();
       }
       override = *t;
+    }
+    if (skinnyTcOccupancy != 0 && (skinnyTcOccupancy < 2 || skinnyTcOccupancy > 4)) {
+      mlir::emitError(func.getLoc())
+          << "skinny-tc-occupancy must be 0 (the default plan) or 2..4 blocks per SM, got "
+          << skinnyTcOccupancy;
+      return signalPassFailure();
     }
     bool tf32 = getPrecision(func) == Precision::TF32;
     WalkResult result = func.walk([&](KernelOp kernel) {

@@ -31,7 +31,9 @@
 // launched with programmatic dependent launch as kiln's decode programs are: the next launch's
 // blocks copy their weight while the previous launch runs. Each launch of the graph reads
 // the next of several copies of B (together at least 4x the L2), so the numbers are HBM numbers,
-// as in a model whose layers each have their own weights. Nothing is asserted.
+// as in a model whose layers each have their own weights. The column "occupancy-3" is
+// kiln-select-tiles' skinny-tc-occupancy=3 plan (tensor cores, A in chunks of occChunk(R) K rows,
+// 3 blocks per SM, its split), whose cases the correctness run also checks. Nothing is asserted.
 //
 // Build and run: test/gpu/build_gemm_skinny_test.sh [OUT]; OUT [--bench | --bench-only] [--bf16]
 // [--preload-only] [-v] (--preload-only: only the cases with the weight preloaded; -v: every
@@ -67,7 +69,13 @@ double gReadGBs = 0, gCopyGBs = 0;
 /// PlainPre / RmsPre: Plain / Rms with the weight's first ring stages issued by
 /// gemmSkinnyTcPreloadB first (tensor cores only; the preload of kiln-select-tiles'
 /// skinny-weight-preload).
-enum Mode { Plain = 0, Rms = 1, Pair = 2, PlainPre = 3, RmsPre = 4 };
+/// PlainOcc / RmsOcc: Plain / Rms on the tensor cores with kiln-select-tiles' skinny-tc-occupancy
+/// plan for 3 blocks per SM (A in chunks of occChunk(R) K rows, __launch_bounds__(256, 3)).
+enum Mode { Plain = 0, Rms = 1, Pair = 2, PlainPre = 3, RmsPre = 4, PlainOcc = 5, RmsOcc = 6 };
+/// The A chunk of the 3-blocks-per-SM plan on the H100 / H200 (228 KiB of shared memory per SM):
+/// what kiln-select-tiles picks with skinny-tc-occupancy=3 (the longest that fits).
+__host__ __device__ constexpr int occChunk(int rows) { return rows <= 8 ? 512 : 256; }
+__host__ __device__ constexpr bool isOcc(int mode) { return mode == PlainOcc || mode == RmsOcc; }
 
 template <typename T> struct Args {
   const T *x;     // [R, lda]: A (Plain, Pair) or the norm's input x (Rms)
@@ -111,9 +119,11 @@ __device__ __forceinline__ void bulkPrefetchShare(const char *p, long long bytes
 /// One launch of the few-row GEMM, shaped like kiln's generated kernels (a per-element A
 /// loader, the epilogue storing each accumulator once).
 template <typename T, int R, int SPLITK, bool TC, int MODE>
-__global__ void __launch_bounds__(kThreads) skinnyKernel(Args<T> a) {
+__global__ void __launch_bounds__(kThreads, isOcc(MODE) ? 3 : 1) skinnyKernel(Args<T> a) {
   extern __shared__ __align__(16) char smem[];
   constexpr bool kPre = MODE == PlainPre || MODE == RmsPre;
+  constexpr int kChunk = isOcc(MODE) ? occChunk(R) : 0;
+  static_assert(!isOcc(MODE) || TC, "the occupancy plan is the tensor-core path's");
   if constexpr (kPre) {
     // As kiln's decode programs launch it: the preload, then the wait for the previous kernel
     // and the early trigger of the next (programmatic dependent launch, see Launcher).
@@ -125,15 +135,15 @@ __global__ void __launch_bounds__(kThreads) skinnyKernel(Args<T> a) {
           a.N, a.K, a.B, a.ldb, a.ownRows, int(8 * (kiln::smem_bytes::kSkinnyTcStages - 1) * 16));
     kiln::gridDependencySync();
   }
-  if constexpr (MODE == Rms || MODE == RmsPre) {
-    const float *rstd = kiln::skinny::rowRstd<R, TC>(smem);
+  if constexpr (MODE == Rms || MODE == RmsPre || MODE == RmsOcc) {
+    const float *rstd = kiln::skinny::rowRstd<R, TC, kChunk>(smem);
     auto loadA = [&](int r, int k) -> float {
       return kiln::ld(a.x[r * a.lda + k]) * kiln::ld(a.scale[k]);
     };
     auto loadX = [&](int r, int k) -> float { return kiln::ld(a.x[r * a.lda + k]); };
     auto epilogue = [&](int r, int n, float acc) { a.C[(long long)r * a.N + n] = acc * rstd[r]; };
-    kiln::gemmSkinnyRms<T, R, SPLITK, TC, kPre>(a.N, a.K, loadA, loadX, a.eps, a.B, a.ldb,
-                                                epilogue, smem);
+    kiln::gemmSkinnyRms<T, R, SPLITK, TC, kPre, kChunk>(a.N, a.K, loadA, loadX, a.eps, a.B,
+                                                        a.ldb, epilogue, smem);
   } else {
     auto loadA = [&](int r, int k) -> float { return kiln::ld(a.x[r * a.lda + k]); };
     if constexpr (MODE == Pair) {
@@ -143,15 +153,17 @@ __global__ void __launch_bounds__(kThreads) skinnyKernel(Args<T> a) {
       kiln::gemmSkinny<T, R, SPLITK, TC>(a.N, a.K, loadA, a.B, a.ldb, epilogue, smem);
     } else {
       auto epilogue = [&](int r, int n, float acc) { a.C[(long long)r * a.N + n] = acc; };
-      kiln::gemmSkinny<T, R, SPLITK, TC, kPre>(a.N, a.K, loadA, a.B, a.ldb, epilogue, smem);
+      kiln::gemmSkinny<T, R, SPLITK, TC, kPre, kChunk>(a.N, a.K, loadA, a.B, a.ldb, epilogue,
+                                                       smem);
     }
   }
 }
 
-bool isRms(int mode) { return mode == Rms || mode == RmsPre; }
+bool isRms(int mode) { return mode == Rms || mode == RmsPre || mode == RmsOcc; }
 
-long long smemBytes(int rows, bool tc, bool rms) {
-  return tc ? kiln::smem_bytes::gemmSkinnyTc(rows, rms) : kiln::smem_bytes::gemmSkinny(rows, rms);
+long long smemBytes(int rows, bool tc, int mode) {
+  return tc ? kiln::smem_bytes::gemmSkinnyTc(rows, isRms(mode), isOcc(mode) ? occChunk(rows) : 0)
+            : kiln::smem_bytes::gemmSkinny(rows, isRms(mode));
 }
 
 /// A type-erased launcher: the kernel for (T, R, SPLITK, TC, MODE), launched on ceil(N / 64) x
@@ -166,7 +178,7 @@ struct Launcher {
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(unsigned((a.N + 63) / 64 * split), 1, 1);
     cfg.blockDim = dim3(kThreads, 1, 1);
-    cfg.dynamicSmemBytes = size_t(smemBytes(rows, tc, isRms(mode)));
+    cfg.dynamicSmemBytes = size_t(smemBytes(rows, tc, mode));
     cfg.stream = stream;
     cudaLaunchAttribute attr[2];
     unsigned n = 0;
@@ -192,7 +204,7 @@ struct Launcher {
 template <typename T, int R, int SPLITK, bool TC, int MODE> Launcher makeLauncher() {
   const void *fn = reinterpret_cast<const void *>(&skinnyKernel<T, R, SPLITK, TC, MODE>);
   CHECK_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  int(smemBytes(R, TC, isRms(MODE)))));
+                                  int(smemBytes(R, TC, MODE))));
   Launcher l;
   l.fn = fn;
   l.rows = R;
@@ -207,6 +219,22 @@ template <typename T, int R, int SPLITK, bool TC, int MODE> Launcher makeLaunche
 // split 1. A pair that is not instantiated gives an empty Launcher.
 template <typename T, bool TC, int MODE, int R> Launcher bySplit(int split) {
   constexpr bool kAll = MODE == Plain && (R == 1 || R == 8);
+  if constexpr (isOcc(MODE)) {
+    // The occupancy plan's splits on the 0.8B Llama's GEMMs (1-4) and 8.
+    switch (split) {
+    case 1:
+      return makeLauncher<T, R, 1, true, MODE>();
+    case 2:
+      return makeLauncher<T, R, 2, true, MODE>();
+    case 3:
+      return makeLauncher<T, R, 3, true, MODE>();
+    case 4:
+      return makeLauncher<T, R, 4, true, MODE>();
+    case 8:
+      return makeLauncher<T, R, 8, true, MODE>();
+    }
+    return {};
+  }
   if constexpr (MODE == PlainPre || MODE == RmsPre) {
     // The preload's splits (1, 4 and 6 on the 0.8B Llama's GEMMs) and a few more.
     switch (split) {
@@ -292,6 +320,9 @@ int plainSplit(int rows, int split) {
 }
 
 template <typename T> Launcher find(bool tc, int mode, int rows, int split) {
+  if (isOcc(mode))
+    return mode == RmsOcc ? byRows<T, true, RmsOcc>(rows, split)
+                          : byRows<T, true, PlainOcc>(rows, split);
   if (tc && mode == PlainPre)
     return byRows<T, true, PlainPre>(rows, split);
   if (tc && mode == RmsPre)
@@ -311,7 +342,7 @@ template <typename T> Launcher find(bool tc, int mode, int rows, int split) {
 /// H200's 8 GPCs); blocks per SM by registers (CUDA cores) or by shared memory (tensor cores).
 /// With tc, also the split of skinny-weight-preload's plan, whose 2 blocks per SM (one slot of 3
 /// left for the next kernel) are what the tensor-core path gets here on the H200.
-int selectSplit(int rows, int n, int k, int sms, bool tc, long long smemPerSm) {
+int selectSplit(int rows, int n, int k, int sms, bool tc, long long smemPerSm, int occupancy = 0) {
   constexpr int kGpcs = 8;
   const int columnTiles = (n + 63) / 64;
   int split = std::clamp((2 * sms + columnTiles - 1) / columnTiles, 1, 8);
@@ -321,11 +352,20 @@ int selectSplit(int rows, int n, int k, int sms, bool tc, long long smemPerSm) {
   if (tc)
     perSm = std::min<int>(65536 / (256 * 96),
                           int(smemPerSm / (kiln::smem_bytes::gemmSkinnyTc(rows) + 1024)));
+  if (occupancy > 0) // skinny-tc-occupancy's plan (its chunk fits `occupancy` blocks)
+    perSm = occupancy;
   perSm = std::max(perSm, 1);
   while (split > 1 && (columnTiles * split > perSm * sms ||
                        columnTiles > (perSm * sms - kGpcs * (split - 1)) / split))
     --split;
   return split;
+}
+
+/// The split of skinny-tc-occupancy=3's plan, rounded down to one the occupancy kernels have
+/// (1, 2, 3, 4, 8).
+int occSplit(int rows, int n, int k, int sms, long long smemPerSm) {
+  const int split = selectSplit(rows, n, k, sms, true, smemPerSm, 3);
+  return split >= 8 ? 8 : split >= 4 ? 4 : split;
 }
 
 template <typename T> constexpr bool isBf16() { return std::is_same<T, kiln::bf16>::value; }
@@ -468,6 +508,8 @@ bool runCase(const char *what, int rows, int k, int n, int split, bool tc, int m
                 k, n, split,
                 mode == Rms       ? "rms"
                 : mode == RmsPre  ? "rms-pre"
+                : mode == PlainOcc ? "occupancy-3"
+                : mode == RmsOcc  ? "rms-occupancy-3"
                 : mode == PlainPre ? "preload"
                 : mode == Pair    ? "pair"
                                   : "plain",
@@ -541,6 +583,23 @@ template <typename T> int runAll(int sms, long long smemPerSm, int &total, bool 
       run("rms", rows, 2048, 3072, split, true, RmsPre);
     }
   }
+  // skinny-tc-occupancy=3's plan (tensor cores, A in shorter chunks, 3 blocks per SM): the
+  // selected split on every shape (its K slices span several A chunks), the odd shapes, a split
+  // sweep over short and long K, and the RMS variant.
+  if (!preloadOnly)
+    for (int rows : kRows) {
+      for (const Shape &s : kLlama)
+        run(s.name, rows, s.k, s.n, occSplit(rows, s.n, s.k, sms, smemPerSm), true, PlainOcc);
+      for (const Shape &s : kOdd)
+        run(s.name, rows, s.k, s.n, 1, true, PlainOcc);
+      for (int split : {1, 2, 3, 4, 8}) {
+        run("sweep", rows, 1000, 300, split, true, PlainOcc);
+        run("sweep", rows, 72, 196, split, true, PlainOcc);
+        run("sweep", rows, 5632, 2048, split, true, PlainOcc);
+      }
+      for (int split : {1, 3, 8})
+        run("rms", rows, 2048, 3072, split, true, RmsOcc);
+    }
   return failed;
 }
 
@@ -555,9 +614,9 @@ template <typename T> void bench(int sms, long long smemPerSm, size_t l2Bytes) {
   std::printf("\n%s: us per launch (GB/s of B) at kiln-select-tiles' split and at the best split "
               "of 1..8; cuBLAS cublasGemmEx (fp32 compute, %s out)\n",
               typeName<T>(), typeName<T>());
-  std::printf("%-8s %5s %6s %3s | %-26s | %-26s | %-26s | %-26s | %-26s | %9s\n", "gemm", "K",
-              "N", "R", "cuda-core selected", "tensor-core selected", "cuda-core best",
-              "tensor-core best", "preload selected", "cuBLAS");
+  std::printf("%-8s %5s %6s %3s | %-26s | %-26s | %-26s | %-26s | %-26s | %-26s | %9s\n", "gemm",
+              "K", "N", "R", "cuda-core selected", "tensor-core selected", "cuda-core best",
+              "tensor-core best", "preload selected", "occupancy-3 selected", "cuBLAS");
   for (const Shape &s : kLlama) {
     const size_t bBytes = size_t(s.k) * s.n * 2;
     const int copies = int(std::min<size_t>(20, (4 * l2Bytes + bBytes - 1) / bBytes));
@@ -584,7 +643,12 @@ template <typename T> void bench(int sms, long long smemPerSm, size_t l2Bytes) {
           l.launch(a, st);
         });
       };
-      char cell[5][64];
+      char cell[6][64];
+      {
+        const int sel = occSplit(rows, s.n, s.k, sms, smemPerSm);
+        const double t = time(true, sel, PlainOcc);
+        std::snprintf(cell[5], sizeof cell[5], "s%d %7.2f (%6.0f)", sel, t, bBytes / t * 1e-3);
+      }
       {
         const int sel = selectSplit(rows, s.n, s.k, sms, true, smemPerSm);
         const double t = time(true, sel, PlainPre);
@@ -613,8 +677,9 @@ template <typename T> void bench(int sms, long long smemPerSm, size_t l2Bytes) {
                                   bs[i++ % copies], dt, s.n, x, dt, s.k, &beta, ch, dt, s.n,
                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
       });
-      std::printf("%-8s %5d %6d %3d | %-26s | %-26s | %-26s | %-26s | %-26s | %9.2f\n", s.name,
-                  s.k, s.n, rows, cell[0], cell[1], cell[2], cell[3], cell[4], tBlas);
+      std::printf("%-8s %5d %6d %3d | %-26s | %-26s | %-26s | %-26s | %-26s | %-26s | %9.2f\n",
+                  s.name, s.k, s.n, rows, cell[0], cell[1], cell[2], cell[3], cell[4], cell[5],
+                  tBlas);
     }
     for (auto &b : bs)
       CHECK_CUDA(cudaFree(b));

@@ -369,7 +369,9 @@ KV_STEP_MODELS = [("models", "llama_tiny_causal_dynamo"), ("models", "gpt2_tiny_
                   ("onnx/Inputs", "attention23_decoder"), ("onnx/Inputs", "tensor_scatter_decoder"),
                   ("onnx/Inputs", "tensor_scatter_decoder_static"),
                   ("onnx/Inputs", "tensor_scatter_decoder_bshd"),
-                  ("onnx/Inputs", "genai_decoder"), ("models", "genai_llama_tiny_int4"),
+                  ("onnx/Inputs", "genai_decoder"), ("onnx/Inputs", "genai_decoder_window_wide"),
+                  ("onnx/Inputs", "genai_decoder_length_inputs"),
+                  ("models", "genai_llama_tiny_int4"),
                   ("models", "genai_llama_tiny_fp16")]
 # Relative-error bounds other than 1e-5 (fp16 arithmetic in both kiln's graph and onnxruntime).
 KV_STEP_BOUNDS = {"genai_llama_tiny_fp16": 2e-3}
@@ -422,6 +424,10 @@ def full_forward(sess, ids, head=None):
             feeds[i.name] = np.zeros(dims, ORT_DTYPES[i.type])
         elif i.name == "write_indices":
             feeds[i.name] = np.zeros(1, np.int64)
+        elif i.name == "seqlens_k":  # GroupQueryAttention's lengths as inputs (genai_decoder_*)
+            feeds[i.name] = np.array([len(ids) - 1], np.int32)
+        elif i.name == "total32":
+            feeds[i.name] = np.array(len(ids), np.int32)
         else:
             raise SystemExit(f"{i.name}: an input --kv-steps does not know how to fill")
     return sess.run(None, feeds)[0][0]

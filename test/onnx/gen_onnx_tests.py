@@ -261,6 +261,10 @@ def cache_op_decoders():
     # softcap (errors naming the node).
     decoder("error_tensor_scatter_decoder_window", 25, "max_seq",
             tensor_scatter(left_window_size=3), scatter_inputs, nonpad, [])
+    # A window that holds every position of a sequence of up to 16 tokens (the query and the 15
+    # before it): with --max-seq-len 16 or less it is the paged attention's causal attention.
+    decoder("tensor_scatter_decoder_window_wide", 25, "max_seq",
+            tensor_scatter(left_window_size=15), scatter_inputs, nonpad, [])
 
     def softcapped(i, x):
         node_ = attention23(i, x)[0]
@@ -1623,10 +1627,24 @@ def genai_decoders():
     inits = [const("wte", w(V, E)), const("wqkv", w(E, (Hq + 2 * Hkv) * D)),
              const("wlm", w(Hq * D, V)), const("cos", w(MAX, D // 2)), const("sin", w(MAX, D // 2)),
              const("one", np.array([1], np.int64)), const("one_scalar", np.array(1, np.int64))]
+    position_inits = [const("wpe", w(MAX, E)), const("big", np.array([MAX], np.int64))]
 
     def decoder(name, past=("past_key_values.0.key", "past_key_values.0.value"),
-                past_dims=("batch", Hkv, "past_seq", D), **attrs):
-        nodes = [node("Gather", ["wte", "input_ids"], ["h"], name="embed", axis=0),
+                past_dims=("batch", Hkv, "past_seq", D), positions_from_mask=False,
+                length_inputs=False, **attrs):
+        embed = "h"
+        extra = []
+        if positions_from_mask:
+            # Learned positions at CumSum(attention_mask) - 1 (the mask's last S entries).
+            embed = "tok"
+            extra = [node("CumSum", ["attention_mask", "one_scalar"], ["csum"], name="csum"),
+                     node("Sub", ["csum", "one"], ["pos_all"], name="pos_all"),
+                     node("Shape", ["input_ids"], ["seq_len"], name="seq_len", start=1, end=2),
+                     node("Neg", ["seq_len"], ["minus_seq"], name="minus_seq"),
+                     node("Slice", ["pos_all", "minus_seq", "big", "one"], ["pos"], name="pos"),
+                     node("Gather", ["wpe", "pos"], ["pe"], name="position_embed", axis=0),
+                     node("Add", ["tok", "pe"], ["h"], name="add_pe")]
+        nodes = [node("Gather", ["wte", "input_ids"], [embed], name="embed", axis=0)] + extra + [
                  node("MatMul", ["h", "wqkv"], ["qkv"], name="qkv_proj"),
                  node("ReduceSum", ["attention_mask", "one"], ["kept"], name="kept", keepdims=0),
                  node("Sub", ["kept", "one"], ["last"], name="last"),
@@ -1644,14 +1662,27 @@ def genai_decoders():
         inputs = [vi("input_ids", I64, ["batch", "seq"]),
                   vi("attention_mask", I64, ["batch", "total_seq"]),
                   vi(past[0], F, list(past_dims)), vi(past[1], F, list(past_dims))]
+        if length_inputs:  # seqlens_k and total_sequence_length given as inputs of their own
+            nodes = [nd for nd in nodes if nd.output[0] not in (
+                "kept", "last", "seqlens_k", "mask_shape", "total", "total32")]
+            inputs[1] = vi("seqlens_k", I32, ["batch"])
+            inputs.append(vi("total32", I32, []))
         outputs = [vi("logits", F, ["batch", "seq", V]),
                    vi("present.0.key", F, ["batch", Hkv, "total_seq", D]),
                    vi("present.0.value", F, ["batch", Hkv, "total_seq", D])]
-        save(name, model(nodes, inputs, outputs, inits, opset=21, extra_opsets=ms))
+        save(name, model(nodes, inputs, outputs,
+                         inits + (position_inits if positions_from_mask else []), opset=21,
+                         extra_opsets=ms))
 
     decoder("genai_decoder")
     decoder("error_genai_decoder_softcap", softcap=5.0)
     decoder("error_genai_decoder_window", local_window_size=3)
+    # A window of 16 keys holds every position of a sequence of up to 16 tokens.
+    decoder("genai_decoder_window_wide", local_window_size=16)
+    # The lengths as inputs: they leave the step (the runtime's), and need no --shape.
+    decoder("genai_decoder_length_inputs", length_inputs=True)
+    # Positions computed from the attention mask (which the runtime replaces by its lengths).
+    decoder("error_genai_decoder_mask_positions", positions_from_mask=True)
     decoder("error_genai_decoder_not_causal", causal=0)
     # A past that is not named as a cache (past_key_values.*): it keeps its file's length.
     decoder("error_genai_decoder_past_name", past=("past_key", "past_value"),

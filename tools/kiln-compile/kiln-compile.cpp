@@ -182,6 +182,14 @@ static cl::opt<bool> skinnyWeightPreload(
              "--skinny-tensor-cores=off or --programmatic-launch=off). Default true "
              "(--skinny-weight-preload=false for A/B timing)"),
     cl::init(true), cl::cat(kilnCategory));
+static cl::opt<int64_t> skinnyTcOccupancy(
+    "skinny-tc-occupancy",
+    cl::desc("Few-row GEMMs on the tensor cores (decode steps of 3-16 rows; not those with "
+             "--skinny-weight-preload) are planned for this many blocks per SM, 2..4: A is "
+             "staged in chunks short enough for their shared memory, the registers capped to "
+             "match, the split-K counted with them (for A/B timing; default 0: the default "
+             "plan, 2 blocks per SM at 5-8 rows on the H200)"),
+    cl::init(0), cl::cat(kilnCategory));
 static cl::opt<kiln::WeightPrefetch> weightPrefetch(
     "weight-prefetch",
     cl::desc("What the few-row GEMMs of a decode step (16-bit weights: --precision fp16/bf16 or a "
@@ -382,6 +390,7 @@ int main(int argc, char **argv) {
          "skinny-tensor-cores=" + onOff(skinnyTensorCores.getValue(), kiln::SkinnyTensorCores::Off,
                                         kiln::SkinnyTensorCores::On)},
         {&skinnyWeightPreload, setting("skinny-weight-preload", skinnyWeightPreload)},
+        {&skinnyTcOccupancy, "skinny-tc-occupancy=" + std::to_string(skinnyTcOccupancy)},
         {&weightPrefetch,
          std::string("weight-prefetch=") +
              (weightPrefetch == kiln::WeightPrefetch::Off   ? "off"
@@ -432,6 +441,11 @@ int main(int argc, char **argv) {
   options.skinnyTensorCores = skinnyTensorCores;
   options.skinnyWeightPreload = skinnyWeightPreload;
   options.weightPrefetch = weightPrefetch;
+  if (skinnyTcOccupancy != 0 && (skinnyTcOccupancy < 2 || skinnyTcOccupancy > 4))
+    return usageError("--skinny-tc-occupancy must be 0 (the default plan) or 2..4 blocks per "
+                      "SM, got " +
+                      Twine(skinnyTcOccupancy.getValue()));
+  options.skinnyTcOccupancy = skinnyTcOccupancy;
   options.splitKv = splitKv;
   options.decodeAttentionPreload = decodeAttentionPreload;
   if (fuseKvAppend.getNumOccurrences()) // unset: on wherever it applies, without warnings

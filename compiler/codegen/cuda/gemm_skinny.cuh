@@ -115,16 +115,18 @@ __device__ __forceinline__ float ldClusterF(unsigned addr, unsigned rank) {
 /// The row statistics' floats of gemmSkinnyRms with R rows, after the rest of its shared memory
 /// (smem_bytes::gemmSkinny(R, true), or smem_bytes::gemmSkinnyTc(R, true) with TC): the block's
 /// sums of squares [R], the rows' rstd [R] the epilogue reads, and the 8 warps' partial sums
-/// [8][R].
-template <int R, bool TC = false> __device__ __forceinline__ float *rowStats(char *smem) {
+/// [8][R]. CHUNK: the tensor-core path's A chunk (0: smem_bytes::skinnyTcChunk(R)).
+template <int R, bool TC = false, int CHUNK = 0>
+__device__ __forceinline__ float *rowStats(char *smem) {
   if constexpr (TC)
-    return reinterpret_cast<float *>(smem + smem_bytes::gemmSkinnyTc(R));
+    return reinterpret_cast<float *>(smem + smem_bytes::gemmSkinnyTc(R, false, CHUNK));
   constexpr int kChunk = int(smem_bytes::skinnyChunk(R));
   return reinterpret_cast<float *>(smem) + (kChunk + kCols) * R;
 }
-/// The rstd of row r (0 <= r < R) is rowRstd<R, TC>(smem)[r] in gemmSkinnyRms's epilogue.
-template <int R, bool TC = false> __device__ __forceinline__ const float *rowRstd(char *smem) {
-  return rowStats<R, TC>(smem) + R;
+/// The rstd of row r (0 <= r < R) is rowRstd<R, TC, CHUNK>(smem)[r] in gemmSkinnyRms's epilogue.
+template <int R, bool TC = false, int CHUNK = 0>
+__device__ __forceinline__ const float *rowRstd(char *smem) {
+  return rowStats<R, TC, CHUNK>(smem) + R;
 }
 
 /// Two floats of cluster block `rank`'s shared memory at the shared::cta address `addr` there.
@@ -221,10 +223,10 @@ namespace skinny {
 /// element i of the chunk is row i % R at k = c0 + i / R (rows at or past c0 + `rows` are zero
 /// and load nothing). CUDA cores (TC = false): fp32 at As[i] ([k][r]). Tensor cores: the value
 /// rounded to T (cvt.rn, as the prefill tensor-core GEMM rounds a functor operand) at
-/// As[r * skinnyTcALd(R) + k - c0] ([r][k], T's 16-bit pattern). RMS: also sums loadX(r, k)^2,
+/// As[r * skinnyTcALd(R, CHUNK) + k - c0] ([r][k], T's 16-bit pattern). RMS: also sums loadX(r, k)^2,
 /// in `sumSq` when every element this thread stages is in row tid % R (kThreads % R == 0), else
 /// with shared-memory atomics into stats[r].
-template <typename T, int R, bool RMS, bool TC, typename LoadA, typename LoadX>
+template <typename T, int R, bool RMS, bool TC, int CHUNK, typename LoadA, typename LoadX>
 __device__ __forceinline__ void stageA(int c0, int rows, int padded, const LoadA &loadA,
                                        const LoadX &loadX, void *As, float *stats,
                                        float &sumSq) {
@@ -249,7 +251,8 @@ __device__ __forceinline__ void stageA(int c0, int rows, int padded, const LoadA
       const int i = i0 + s * kThreads;
       if (i < padded * R) {
         if constexpr (TC)
-          static_cast<unsigned short *>(As)[(i % R) * int(smem_bytes::skinnyTcALd(R)) + i / R] =
+          static_cast<unsigned short *>(As)[(i % R) * int(smem_bytes::skinnyTcALd(R, CHUNK)) +
+                                            i / R] =
               cvt<T>(a[s]).bits;
         else
           static_cast<float *>(As)[i] = a[s];
@@ -400,7 +403,7 @@ __device__ __forceinline__ void gemmSkinnyImpl(int N, int K, const LoadA &loadA,
     uint2 v[U];
     loadBatch(v, bRow, rg, rows);
     __syncthreads(); // the previous chunk is consumed
-    stageA<T, R, RMS, false>(c0, rows, rows, loadA, loadX, As, stats, sumSq);
+    stageA<T, R, RMS, false, 0>(c0, rows, rows, loadA, loadX, As, stats, sumSq);
     __syncthreads();
     for (int j0 = rg; j0 < rows; j0 += kStep) {
       // Software pipeline: the next batch is in flight while this one is used.
@@ -542,7 +545,7 @@ template <typename T, int SPLITK> struct TcStreamB {
 /// gemmSkinny and gemmSkinnyRms (below) on the tensor cores (TC = true; the top of this file
 /// says how the work is split). PRELOADED: the first S - 1 steps of B were issued by
 /// gemmSkinnyTcPreloadB (before the grid-dependency wait), not here.
-template <typename T, int R, int SPLITK, bool RMS, bool PRELOADED, typename LoadA,
+template <typename T, int R, int SPLITK, bool RMS, bool PRELOADED, int CHUNK, typename LoadA,
           typename LoadX, typename Epilogue>
 __device__ __forceinline__ void gemmSkinnyTcImpl(int N, int K, const LoadA &loadA,
                                                  const LoadX &loadX, float eps,
@@ -553,8 +556,8 @@ __device__ __forceinline__ void gemmSkinnyTcImpl(int N, int K, const LoadA &load
   static_assert(tc::IsSame<T, f16>::value || tc::IsSame<T, bf16>::value,
                 "gemmSkinny with tensor cores: f16 or bf16 operands (mma.sync m16n8k16)");
   constexpr int S = int(smem_bytes::kSkinnyTcStages);
-  constexpr int kChunk = int(smem_bytes::skinnyTcChunk(R));
-  constexpr int kLdA = int(smem_bytes::skinnyTcALd(R));
+  constexpr int kChunk = int(smem_bytes::skinnyTcChunk(R, CHUNK));
+  constexpr int kLdA = int(smem_bytes::skinnyTcALd(R, CHUNK));
   constexpr int kRing = int(smem_bytes::skinnyTcRing());
   constexpr int kWarps = kThreads / 32;
   constexpr int kSlotBytes = 16 * kCols * 2; // 16 K rows x 64 columns of T
@@ -574,7 +577,7 @@ __device__ __forceinline__ void gemmSkinnyTcImpl(int N, int K, const LoadA &load
   const int kBegin = stream.kBegin, kEnd = stream.kEnd, warpSteps = stream.warpSteps;
   const unsigned ring = stream.ring;
   unsigned short *As = reinterpret_cast<unsigned short *>(smem + kRing); // [R][kLdA]
-  float *stats = rowStats<R, true>(smem);
+  float *stats = rowStats<R, true, CHUNK>(smem);
   float sumSq = 0.f;
   if constexpr (RMS && kThreads % R != 0) {
     if (tid < R)
@@ -607,7 +610,8 @@ __device__ __forceinline__ void gemmSkinnyTcImpl(int N, int K, const LoadA &load
   for (int c0 = kBegin; c0 < kEnd; c0 += kChunk) {
     const int rows = min(kChunk, kEnd - c0);
     __syncthreads(); // the previous chunk is consumed
-    stageA<T, R, RMS, true>(c0, rows, (rows + 15) / 16 * 16, loadA, loadX, As, stats, sumSq);
+    stageA<T, R, RMS, true, CHUNK>(c0, rows, (rows + 15) / 16 * 16, loadA, loadX, As, stats,
+                                   sumSq);
     __syncthreads();
     // This chunk's steps of this warp: K rows kBegin + 16 (warp + 8 j) below c0 + rows.
     const int jEnd = min(warpSteps, (c0 - kBegin + kChunk) / (16 * kWarps));
@@ -683,35 +687,41 @@ __device__ __forceinline__ void gemmSkinnyTcPreloadB(int N, int K, const T *__re
 /// (any fused producer; called once per element per block), `B` points at B[0, 0] of a row-major
 /// [K, N] weight with row stride `ldb` elements, `epilogue` consumes the accumulators, `smem` is
 /// the block's dynamic shared memory (smem_bytes::gemmSkinny(R) bytes, or with TC
-/// smem_bytes::gemmSkinnyTc(R)). TC: the inner product on the tensor cores (A rounded to T;
-/// needs B 16-byte aligned and ldb % 8 == 0). The grid is ceil(N / 64) x SPLITK blocks along x.
-template <typename T, int R, int SPLITK, bool TC = false, bool PRELOADED = false,
+/// smem_bytes::gemmSkinnyTc(R, false, CHUNK)). TC: the inner product on the tensor cores (A
+/// rounded to T; needs B 16-byte aligned and ldb % 8 == 0); CHUNK: its A chunk in K rows (0:
+/// smem_bytes::skinnyTcChunk(R); else a multiple of 128 of at least 128: less shared memory,
+/// more blocks per SM, one more block barrier per chunk). The grid is ceil(N / 64) x SPLITK
+/// blocks along x.
+template <typename T, int R, int SPLITK, bool TC = false, bool PRELOADED = false, int CHUNK = 0,
           typename LoadA, typename Epilogue>
 __device__ __forceinline__ void gemmSkinny(int N, int K, const LoadA &loadA,
                                            const T *__restrict__ B, long long ldb,
                                            const Epilogue &epilogue, char *smem) {
   static_assert(TC || !PRELOADED, "gemmSkinnyTcPreloadB feeds the tensor-core path only");
+  static_assert(TC || CHUNK == 0, "CHUNK is the tensor-core path's A chunk");
   if constexpr (TC)
-    skinny::gemmSkinnyTcImpl<T, R, SPLITK, false, PRELOADED>(N, K, loadA, loadA, 0.f, B, ldb,
-                                                             epilogue, smem);
+    skinny::gemmSkinnyTcImpl<T, R, SPLITK, false, PRELOADED, CHUNK>(N, K, loadA, loadA, 0.f, B,
+                                                                    ldb, epilogue, smem);
   else
     skinny::gemmSkinnyImpl<T, R, SPLITK, false>(N, K, loadA, loadA, 0.f, B, ldb, epilogue, smem);
 }
 
 /// gemmSkinny with an RMS norm folded into A (kiln-fuse-norm-into-gemm): `loadA(r, k)` returns
 /// x[r, k] * scale[k], `loadX(r, k)` x[r, k] (the same element: the compiler shares its load);
-/// before the epilogue runs, skinny::rowRstd<R, TC>(smem)[r] holds 1 / sqrt(sum_k x[r, k]^2 / K +
-/// eps) (fp32) for each row r, which the epilogue multiplies into its accumulator. `smem` is
-/// smem_bytes::gemmSkinny(R, true) bytes (smem_bytes::gemmSkinnyTc(R, true) with TC); eps >= 0.
-template <typename T, int R, int SPLITK, bool TC = false, bool PRELOADED = false,
+/// before the epilogue runs, skinny::rowRstd<R, TC, CHUNK>(smem)[r] holds 1 / sqrt(sum_k x[r, k]^2
+/// / K + eps) (fp32) for each row r, which the epilogue multiplies into its accumulator. `smem`
+/// is smem_bytes::gemmSkinny(R, true) bytes (smem_bytes::gemmSkinnyTc(R, true, CHUNK) with TC);
+/// eps >= 0.
+template <typename T, int R, int SPLITK, bool TC = false, bool PRELOADED = false, int CHUNK = 0,
           typename LoadA, typename LoadX, typename Epilogue>
 __device__ __forceinline__ void gemmSkinnyRms(int N, int K, const LoadA &loadA, const LoadX &loadX,
                                               float eps, const T *__restrict__ B, long long ldb,
                                               const Epilogue &epilogue, char *smem) {
   static_assert(TC || !PRELOADED, "gemmSkinnyTcPreloadB feeds the tensor-core path only");
+  static_assert(TC || CHUNK == 0, "CHUNK is the tensor-core path's A chunk");
   if constexpr (TC)
-    skinny::gemmSkinnyTcImpl<T, R, SPLITK, true, PRELOADED>(N, K, loadA, loadX, eps, B, ldb,
-                                                            epilogue, smem);
+    skinny::gemmSkinnyTcImpl<T, R, SPLITK, true, PRELOADED, CHUNK>(N, K, loadA, loadX, eps, B,
+                                                                   ldb, epilogue, smem);
   else
     skinny::gemmSkinnyImpl<T, R, SPLITK, true>(N, K, loadA, loadX, eps, B, ldb, epilogue, smem);
 }

@@ -89,19 +89,26 @@ KILN_SMEM_HD constexpr long long gemmSkinny(long long rows, bool rowStats = fals
 /// is multiplied.
 constexpr long long kSkinnyTcStages = 4;
 /// The tensor-core path's A chunk: K rows of A staged per pass as 16-bit values (a multiple of
-/// the 8 warps x 16 rows one round of the block multiplies): 2048 for up to 8 rows, 1024 above.
-KILN_SMEM_HD constexpr long long skinnyTcChunk(long long rows) { return rows <= 8 ? 2048 : 1024; }
+/// the 8 warps x 16 rows one round of the block multiplies): 2048 for up to 8 rows, 1024 above;
+/// or `chunk` when it is not 0 (`#kiln.skinny_gemm_tile<..., a_chunk = N>`: a plan that fits
+/// more blocks per SM).
+KILN_SMEM_HD constexpr long long skinnyTcChunk(long long rows, long long chunk = 0) {
+  return chunk != 0 ? chunk : rows <= 8 ? 2048 : 1024;
+}
 /// Elements per staged A row of the tensor-core path: the chunk plus 8 (16 bytes), so the 8 rows
 /// one fragment load reads start on distinct banks.
-KILN_SMEM_HD constexpr long long skinnyTcALd(long long rows) { return skinnyTcChunk(rows) + 8; }
+KILN_SMEM_HD constexpr long long skinnyTcALd(long long rows, long long chunk = 0) {
+  return skinnyTcChunk(rows, chunk) + 8;
+}
 /// The tensor-core path's B rings: 8 warps x kSkinnyTcStages slots of 16 x 64 16-bit elements;
 /// reused for the 8 warps' partial sums (8 x rows x 64 floats) after the main loop.
 KILN_SMEM_HD constexpr long long skinnyTcRing() { return 8 * kSkinnyTcStages * 16 * 64 * 2; }
 /// kiln::gemmSkinny<..., TC = true> with `rows` rows: the B rings, then the A chunk (rows x
-/// skinnyTcALd(rows) 16-bit values; reused for the block's rows x 64 fp32 partial), then with
-/// `rowStats` (kiln::gemmSkinnyRms) the 10 floats per row of skinny::rowStats.
-KILN_SMEM_HD constexpr long long gemmSkinnyTc(long long rows, bool rowStats = false) {
-  return skinnyTcRing() + rows * skinnyTcALd(rows) * 2 + (rowStats ? 10 * rows * 4 : 0);
+/// skinnyTcALd(rows, chunk) 16-bit values; reused for the block's rows x 64 fp32 partial), then
+/// with `rowStats` (kiln::gemmSkinnyRms) the 10 floats per row of skinny::rowStats.
+KILN_SMEM_HD constexpr long long gemmSkinnyTc(long long rows, bool rowStats = false,
+                                              long long chunk = 0) {
+  return skinnyTcRing() + rows * skinnyTcALd(rows, chunk) * 2 + (rowStats ? 10 * rows * 4 : 0);
 }
 
 } // namespace smem_bytes
