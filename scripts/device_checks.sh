@@ -24,6 +24,8 @@
 #                     host references and its full-pass form, then --bench (not in the default list)
 #   KILN_KV_ONLY=a,b  the kv-cache steps run only those variants of kv_cache_decode_test.py
 #                     (--only; e.g. the *-fused-append ones)
+#   KILN_KV_STEPS=N   the kv-cache steps decode N greedy tokens per check (--steps; 64: issue
+#                     19's per-step check against PyTorch, the torch exports rebuilt in torch)
 #   scripts/device_checks.sh [STEP ...]    # steps: kv-cache kv-cache-plain kv-cache-ops kv-cache-genai
 #                                          # small-models node-tests
 #                                          # gpu-unit hopper-prefill decode-attention sample
@@ -47,6 +49,7 @@ chmod +x "$GPU_BIN"/* 2>/dev/null
 
 only=()
 [[ -n "${KILN_KV_ONLY:-}" ]] && only=(--only "$KILN_KV_ONLY")
+[[ -n "${KILN_KV_STEPS:-}" ]] && only+=(--steps "$KILN_KV_STEPS")
 steps=("$@")
 [[ ${#steps[@]} -gt 0 ]] || steps=(kv-cache kv-cache-plain kv-cache-ops kv-cache-genai small-models node-tests gpu-unit hopper-prefill)
 status=0

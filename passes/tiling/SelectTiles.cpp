@@ -841,7 +841,7 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
     if (skinnyTcOccupancy != 0 && (skinnyTcOccupancy < 2 || skinnyTcOccupancy > 4)) {
       mlir::emitError(func.getLoc())
           << "skinny-tc-occupancy must be 0 (the default plan) or 2..4 blocks per SM, got "
-          << skinnyTcOccupancy;
+          << int64_t(skinnyTcOccupancy);
       return signalPassFailure();
     }
     bool tf32 = getPrecision(func) == Precision::TF32;

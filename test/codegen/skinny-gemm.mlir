@@ -72,6 +72,21 @@ func.func private @preload_without_tensor_cores() attributes {test.tile = #kiln.
 
 // -----
 
+func.func private @a_chunk_not_a_round() attributes {test.tile = #kiln.skinny_gemm_tile<rows = 8, split_k = 1, tensor_cores = true, a_chunk = 100>}
+// VERIFY: skinny_gemm_tile a_chunk must be 0 (the default) or a multiple of 128 in 128..2048 (whole rounds of the 8 warps' 16-row steps), got 100
+
+// -----
+
+func.func private @a_chunk_without_tensor_cores() attributes {test.tile = #kiln.skinny_gemm_tile<rows = 8, split_k = 1, a_chunk = 512>}
+// VERIFY: skinny_gemm_tile a_chunk needs tensor_cores = true (it is the tensor-core path's A chunk)
+
+// -----
+
+func.func private @min_blocks_out_of_range() attributes {test.tile = #kiln.skinny_gemm_tile<rows = 8, split_k = 1, tensor_cores = true, min_blocks_per_sm = 9>}
+// VERIFY: skinny_gemm_tile min_blocks_per_sm must be in 0..8, got 9
+
+// -----
+
 func.func private @split_kv_one_slot() attributes {test.tile = #kiln.split_kv<slots = 1>}
 // VERIFY: split_kv slots must be in 2..8 (a portable cluster), got 1
 

@@ -220,7 +220,7 @@ template <typename T, int R, int SPLITK, bool TC, int MODE> Launcher makeLaunche
 template <typename T, bool TC, int MODE, int R> Launcher bySplit(int split) {
   constexpr bool kAll = MODE == Plain && (R == 1 || R == 8);
   if constexpr (isOcc(MODE)) {
-    // The occupancy plan's splits on the 0.8B Llama's GEMMs (1-4) and 8.
+    // The occupancy plan's splits on the 0.8B Llama's GEMMs (1-4, 6) and 8.
     switch (split) {
     case 1:
       return makeLauncher<T, R, 1, true, MODE>();
@@ -230,6 +230,8 @@ template <typename T, bool TC, int MODE, int R> Launcher bySplit(int split) {
       return makeLauncher<T, R, 3, true, MODE>();
     case 4:
       return makeLauncher<T, R, 4, true, MODE>();
+    case 6:
+      return makeLauncher<T, R, 6, true, MODE>();
     case 8:
       return makeLauncher<T, R, 8, true, MODE>();
     }
@@ -362,10 +364,10 @@ int selectSplit(int rows, int n, int k, int sms, bool tc, long long smemPerSm, i
 }
 
 /// The split of skinny-tc-occupancy=3's plan, rounded down to one the occupancy kernels have
-/// (1, 2, 3, 4, 8).
+/// (1, 2, 3, 4, 6, 8).
 int occSplit(int rows, int n, int k, int sms, long long smemPerSm) {
   const int split = selectSplit(rows, n, k, sms, true, smemPerSm, 3);
-  return split >= 8 ? 8 : split >= 4 ? 4 : split;
+  return split >= 8 ? 8 : split >= 6 ? 6 : split >= 4 ? 4 : split;
 }
 
 template <typename T> constexpr bool isBf16() { return std::is_same<T, kiln::bf16>::value; }
