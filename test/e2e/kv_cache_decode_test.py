@@ -133,19 +133,9 @@ def plain_reference(path, steps=GREEDY_STEPS):
     decode_input_ids (`steps` greedy tokens, each the arg-max of the last row of the full
     forward over the prompt and the tokens before it), full_logits (the full forward over all of
     them, [1, 5 + steps, V]) and greedy_ids (the arg-max of its rows from the prompt's last on)."""
-    import onnx
-    import onnxruntime as ort
-    proto = onnx.load(path)
-    head = None
-    for nd in proto.graph.node:
-        # MatMulNBits in float (accuracy_level 0), as kiln multiplies (docs/importer.md).
-        for a in nd.attribute:
-            if nd.op_type == "MatMulNBits" and a.name == "accuracy_level":
-                a.i = 0
-        # onnxruntime-genai's past has a symbolic head size: twice the rotary cache's width.
-        if nd.op_type == "GroupQueryAttention" and head is None:
-            head = 2 * next(t for t in proto.graph.initializer if t.name == nd.input[7]).dims[1]
-    sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    sys.path.insert(0, os.path.join(HERE, "..", "onnx"))
+    from ort_reference import reference_session  # MatMulNBits in float; genai's head size
+    sess, head = reference_session(path)
     vocab = sess.get_outputs()[0].shape[2]
     prompt = [t % vocab for t in PROMPT]
     ids = list(prompt)

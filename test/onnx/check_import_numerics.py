@@ -35,6 +35,7 @@ except ImportError as e:  # ctest counts exit 77 as skipped
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gqa_lengths  # noqa: E402  (inputs and comparison rules of gqa_runtime_lengths.onnx)
+from ort_reference import reference_session  # noqa: E402  (--kv-steps' onnxruntime sessions)
 
 DT = {"f32": np.float32, "f16": np.float16, "i64": np.int64, "i32": np.int32, "i1": np.bool_,
       "ui8": np.uint8}
@@ -382,24 +383,6 @@ KV_STEP_PASSES = ["--kiln-bind-generation-inputs", "--kiln-eliminate-empty-tenso
                   "--kiln-fold-shape-subgraphs", "--cse", "--kiln-raise-attention",
                   "--kiln-paged-kv-cache=max-seq-len=16 block-size=4 num-blocks=9 "
                   "last-token-logits=false"]
-
-
-def reference_session(path):
-    """onnxruntime's CPU session of the export at `path`, and its head size for symbolic past
-    dims (onnxruntime-genai's 'kv_cache_dim': twice the GroupQueryAttention's rotary cache
-    width, None without one). MatMulNBits runs at accuracy_level 0, as in check_genai."""
-    import onnx
-    proto = onnx.load(path)
-    head = None
-    for nd in proto.graph.node:
-        for a in nd.attribute:
-            if nd.op_type == "MatMulNBits" and a.name == "accuracy_level":
-                a.i = 0
-        if nd.op_type == "GroupQueryAttention" and head is None:
-            cos = next(t for t in proto.graph.initializer if t.name == nd.input[7])
-            head = 2 * cos.dims[1]
-    return ort.InferenceSession(proto.SerializeToString(),
-                                providers=["CPUExecutionProvider"]), head
 
 
 def full_forward(sess, ids, head=None):
