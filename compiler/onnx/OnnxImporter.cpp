@@ -1543,6 +1543,37 @@ static FailureOr<InputShapes> withEmptyPast(const onnx::ModelProto &model,
       out[name] = {B, S};
     }
   }
+  // A GroupQueryAttention past that stays an input (not named as a cache, its pair not, or read
+  // by another node) and whose symbolic dims kiln cannot fill: say how to give it an empty past.
+  for (const onnx::NodeProto &node : model.graph().node()) {
+    if (!isGroupQueryAttention(node))
+      continue;
+    for (int slot : {3, 4}) {
+      if (node.input_size() <= slot)
+        continue;
+      const std::string &name = node.input(slot);
+      if (name.empty() || gqaPasts.contains(name) || out.count(name) ||
+          initializers.contains(name))
+        continue;
+      for (const onnx::ValueInfoProto &in : model.graph().input()) {
+        if (in.name() != name || !in.type().has_tensor_type() ||
+            !in.type().tensor_type().has_shape() ||
+            llvm::all_of(in.type().tensor_type().shape().dim(),
+                         [](const onnx::TensorShapeProto::Dimension &d) {
+                           return d.has_dim_value();
+                         }))
+          continue;
+        return emitError(fileLoc)
+               << "--kv-cache: input '" << name << "' is the "
+               << (slot == 3 ? "past_key" : "past_value") << " of GroupQueryAttention node '"
+               << node.name()
+               << "' and has symbolic dims; kiln leaves a node's past out of the step only when "
+                  "both halves are named past_key_values.<layer>.key/.value and nothing else "
+                  "reads them. Rename them, or give this one an empty past: --shape "
+               << name << "=" << B << "xHx0xD (H kv_num_heads, D the head size)";
+      }
+    }
+  }
   return out;
 }
 
