@@ -363,8 +363,8 @@ SkinnyGemmTileAttr kiln::selectSkinnyGemmTile(int64_t rows, int64_t n, int64_t k
           aChunk = chunk;
       if (aChunk) {
         minBlocks = perSm = occupancy;
-        occupancyNote = llvm::formatv("; A in chunks of {0} K rows for {1} blocks per SM "
-                                      "(skinny-tc-occupancy)",
+        occupancyNote = llvm::formatv("; A in chunks of at most {0} K rows for {1} blocks per "
+                                      "SM (skinny-tc-occupancy)",
                                       aChunk, occupancy)
                             .str();
         if (aChunk == smem_bytes::skinnyTcChunk(rows))

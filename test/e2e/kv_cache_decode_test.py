@@ -35,7 +35,7 @@ form: the same 5-token prompt, 8 greedy tokens (each the arg-max of the full for
 over the tokens so far) and the full forward over all 13 tokens (exit 77 without onnxruntime).
 
     kv_cache_decode_test.py --kiln-compile build/bin/kiln-compile --decode-test build/test/kv_cache_decode_test
-    kv_cache_decode_test.py --plain --kiln-compile build/bin/kiln-compile --decode-test build/test/kv_cache_decode_test \
+    kv_cache_decode_test.py --plain --kiln-compile build/bin/kiln-compile --decode-test build/test/kv_cache_decode_test \\
         --programs-test build/test/kv_cache_programs_test --kiln-run build/bin/kiln-run
 """
 import argparse
@@ -359,8 +359,9 @@ def main(argv):
     tokens_needed = len(PROMPT) + args.steps
     short = [m for m in exports if MAX_SEQ_LEN.get(m, tokens_needed) < tokens_needed]
     if short:
-        p.error("--steps %d: %s hold at most %s tokens (their position tables)" % (
-            args.steps, ", ".join(short), ", ".join(str(MAX_SEQ_LEN[m]) for m in short)))
+        p.error("--steps %d needs %d tokens per sequence; the position tables hold fewer: %s" % (
+            args.steps, tokens_needed,
+            ", ".join("%s (%d)" % (m, MAX_SEQ_LEN[m]) for m in short)))
     # Like the other GPU tests: no compiling when nvidia-smi lists no GPU. A machine with a driver
     # library but no device still gets here; the decode binary then exits 77 at the first case.
     smi = shutil.which("nvidia-smi")

@@ -16,7 +16,7 @@
 // BAD: error: skinny-tc-occupancy must be 0 (the default plan) or 2..4 blocks per SM, got 5
 
 // OCC3-LABEL: func.func @gate_up_8
-// OCC3: kiln.skinny_gemm_tile = #kiln.skinny_gemm_tile<rows = 8, split_k = 2, tensor_cores = true, a_chunk = 512, min_blocks_per_sm = 3>,{{.*}} kiln.tile_reason = "skinny: 8 rows, 176 column tiles x split-K 2 = 352 blocks on 132 SMs (3 per SM), the weight read once (K=2048); tensor cores (8 rows >= 5: the CUDA cores' FMAs would bound it); A in chunks of 512 K rows for 3 blocks per SM (skinny-tc-occupancy); sm90:
+// OCC3: kiln.skinny_gemm_tile = #kiln.skinny_gemm_tile<rows = 8, split_k = 2, tensor_cores = true, a_chunk = 512, min_blocks_per_sm = 3>,{{.*}} kiln.tile_reason = "skinny: 8 rows, 176 column tiles x split-K 2 = 352 blocks on 132 SMs (3 per SM), the weight read once (K=2048); tensor cores (8 rows >= 5: the CUDA cores' FMAs would bound it); A in chunks of at most 512 K rows for 3 blocks per SM (skinny-tc-occupancy); sm90:
 // OCC4-LABEL: func.func @gate_up_8
 // OCC4: kiln.skinny_gemm_tile = #kiln.skinny_gemm_tile<rows = 8, split_k = 1, tensor_cores = true>,{{.*}} kiln.tile_reason = "skinny: 8 rows, 176 column tiles x split-K 1 = 176 blocks on 132 SMs (2 per SM), the weight read once (K=2048); tensor cores (8 rows >= 5: the CUDA cores' FMAs would bound it); not 4 blocks per SM: no A chunk of at least 128 K rows fits their shared memory; sm90:
 // DEFAULT-LABEL: func.func @gate_up_8

@@ -187,8 +187,9 @@ static cl::opt<int64_t> skinnyTcOccupancy(
     cl::desc("Few-row GEMMs on the tensor cores (decode steps of 3-16 rows; not those with "
              "--skinny-weight-preload) are planned for this many blocks per SM, 2..4: A is "
              "staged in chunks short enough for their shared memory, the registers capped to "
-             "match, the split-K counted with them (for A/B timing; default 0: the default "
-             "plan, 2 blocks per SM at 5-8 rows on the H200)"),
+             "match, the split-K counted with them, where the default plan has fewer (for A/B "
+             "timing; default 0: the default plan, 2 blocks per SM at 5-16 rows on sm_90, where "
+             "3 is the most that fits; the tile's reason says when a value does not)"),
     cl::init(0), cl::cat(kilnCategory));
 static cl::opt<kiln::WeightPrefetch> weightPrefetch(
     "weight-prefetch",
