@@ -1000,7 +1000,8 @@ static llvm::Error checkGenerationIO(func::FuncOp func, const std::string &path)
 /// checkCausal on the model imported again at [B, 2].
 static llvm::Error checkCausalAtTwoTokens(MLIRContext &context, StringRef path,
                                           const onnx::ModelProto &model,
-                                          const InputShapes &shapes, int64_t maxSeqLen) {
+                                          const InputShapes &shapes, int64_t maxSeqLen,
+                                          InitializerCache *initializers) {
   InputShapes probe = shapes;
   probe["input_ids"][1] = 2;
   // Shaped from input_ids again (ImportOptions::emptyPast): a [B, 1] the user gave would
@@ -1011,6 +1012,7 @@ static llvm::Error checkCausalAtTwoTokens(MLIRContext &context, StringRef path,
   importOptions.emptyPast = true;
   importOptions.derivePositionIds = true;
   importOptions.maxSeqLen = maxSeqLen;
+  importOptions.initializers = initializers;
   OwningOpRef<ModuleOp> module = importOnnxModel(context, path, model, probe, importOptions);
   if (!module)
     return llvm::createStringError("failed to import '%s' at 2 tokens (to check that its "
@@ -1272,6 +1274,7 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
   // 1. Import (or parse the .mlir graph).
   OwningOpRef<ModuleOp> module;
   std::shared_ptr<const onnx::ModelProto> onnxModel; // the parsed file, while imports need it
+  InitializerCache initializers; // its weights, read once for every import
   if (mlirInput) {
     clock.start("parse mlir");
     module = parseGraphFile(context, options.inputPath);
@@ -1298,6 +1301,7 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
     importOptions.emptyPast = options.kvCache;
     importOptions.derivePositionIds = options.kvCache;
     importOptions.maxSeqLen = options.kvCache ? options.maxSeqLen : 0;
+    importOptions.initializers = &initializers;
     module = importOnnxModel(context, options.inputPath, *onnxModel, *shapes, importOptions);
     if (!module)
       return llvm::createStringError("failed to import '%s'", options.inputPath.c_str());
@@ -1318,6 +1322,7 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
     importOptions.emptyPast = true;
     importOptions.derivePositionIds = true;
     importOptions.maxSeqLen = options.maxSeqLen;
+    importOptions.initializers = &initializers;
     moreModules[p] = importOnnxModel(context, options.inputPath, *onnxModel, moreShapes[p],
                                      importOptions);
   });
@@ -1346,7 +1351,7 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
                                  stepPrograms[*smallest].tokens))
           return std::move(e);
       } else if (auto e = checkCausalAtTwoTokens(context, options.inputPath, *onnxModel,
-                                                 *shapes, options.maxSeqLen)) {
+                                                 *shapes, options.maxSeqLen, &initializers)) {
         return std::move(e);
       }
       for (auto func : module->getOps<func::FuncOp>())

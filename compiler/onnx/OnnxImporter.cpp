@@ -694,12 +694,19 @@ FailureOr<Value> GraphImporter::lookup(StringRef name) {
   if (init == initializers.end())
     return Value();
   Location loc = NameLoc::get(StringAttr::get(&ctx, name), fileLoc);
-  Expected<DenseElementsAttr> attr = tensors.load(*init->second);
-  if (!attr) {
-    return emitError(loc) << "initializer '" << name
-                          << "': " << llvm::toString(attr.takeError());
+  DenseElementsAttr value =
+      options.initializers ? options.initializers->lookup(name) : DenseElementsAttr();
+  if (!value) {
+    Expected<DenseElementsAttr> attr = tensors.load(*init->second);
+    if (!attr) {
+      return emitError(loc) << "initializer '" << name
+                            << "': " << llvm::toString(attr.takeError());
+    }
+    value = *attr;
+    if (options.initializers)
+      options.initializers->insert(name, value);
   }
-  Value v = ConstantOp::create(builder, loc, attr->getType(), *attr);
+  Value v = ConstantOp::create(builder, loc, value.getType(), value);
   values[name] = v;
   return v;
 }
@@ -1575,6 +1582,17 @@ static FailureOr<InputShapes> withEmptyPast(const onnx::ModelProto &model,
     }
   }
   return out;
+}
+
+DenseElementsAttr kiln::InitializerCache::lookup(StringRef name) const {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = values.find(name);
+  return it == values.end() ? DenseElementsAttr() : it->second;
+}
+
+void kiln::InitializerCache::insert(StringRef name, DenseElementsAttr value) {
+  std::lock_guard<std::mutex> lock(mutex);
+  values.try_emplace(name, value);
 }
 
 std::optional<std::pair<std::string, int64_t>>

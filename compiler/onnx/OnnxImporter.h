@@ -16,11 +16,13 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -69,12 +71,31 @@ llvm::Expected<InputShapes> parseShapeSpec(llvm::StringRef spec);
 ///   such a Range. Errors name the node that reads the positions in a way kiln
 ///   cannot replace (docs/importer.md, "Plain causal-LM exports under
 ///   --kv-cache").
+/// The constants of one model's initializers, shared by its imports into one MLIRContext
+/// (kiln-compile's programs of a --shape range and its two-token check import the file several
+/// times): each initializer is read, hashed and uniqued once, not once per import. Thread-safe
+/// (the programs import in parallel). The attributes belong to the context.
+class InitializerCache {
+public:
+  /// The constant of initializer `name`, or null when no import loaded it yet.
+  mlir::DenseElementsAttr lookup(llvm::StringRef name) const;
+  /// Records the constant of initializer `name`.
+  void insert(llvm::StringRef name, mlir::DenseElementsAttr value);
+
+private:
+  mutable std::mutex mutex;
+  llvm::StringMap<mlir::DenseElementsAttr> values;
+};
+
 struct ImportOptions {
   bool emptyPast = false;
   bool derivePositionIds = false;
   /// With emptyPast: --max-seq-len, the most tokens a sequence holds (0: not known). A local
   /// attention window at least this long attends to every cached position.
   int64_t maxSeqLen = 0;
+  /// The constants of the model's initializers from earlier imports of the same model into the
+  /// same context, and where this import adds the ones it loads (null: none shared).
+  InitializerCache *initializers = nullptr;
 };
 
 mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(mlir::MLIRContext &ctx,
