@@ -140,12 +140,6 @@ FailureOr<GqaAttributes> getGqaAttributes(NodeImporter &n) {
   return a;
 }
 
-/// Step 3: seqlens_k int32 [B] and total_sequence_length int32 (a scalar or
-/// [1], a constant after shape specialization: onnxruntime-genai computes it
-/// from the attention mask's shape). Returns true when seqlens_k is a constant
-/// describing full rows (every row holds P + S tokens, total P + S): the
-/// static form. Otherwise (seqlens_k computed at run time from the attention
-/// mask, or rows of different lengths) the per-row form of step 3b applies.
 /// The types of seqlens_k (int32 [B]) and total_sequence_length (an int32 scalar or [1]).
 LogicalResult checkLengthTypes(NodeImporter &n, int64_t batch) {
   RankedTensorType st = n.getInputType(kSeqlensK), tt = n.getInputType(kTotalSequenceLength);
@@ -156,6 +150,12 @@ LogicalResult checkLengthTypes(NodeImporter &n, int64_t batch) {
   return success();
 }
 
+/// Step 3: seqlens_k int32 [B] and total_sequence_length int32 (a scalar or
+/// [1], a constant after shape specialization: onnxruntime-genai computes it
+/// from the attention mask's shape). Returns true when seqlens_k is a constant
+/// describing full rows (every row holds P + S tokens, total P + S): the
+/// static form. Otherwise (seqlens_k computed at run time from the attention
+/// mask, or rows of different lengths) the per-row form of step 3b applies.
 FailureOr<bool> checkLengths(NodeImporter &n, int64_t batch, int64_t past, int64_t seq) {
   if (failed(checkLengthTypes(n, batch)))
     return failure();
