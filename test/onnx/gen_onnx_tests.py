@@ -1631,7 +1631,7 @@ def genai_decoders():
 
     def decoder(name, past=("past_key_values.0.key", "past_key_values.0.value"),
                 past_dims=("batch", Hkv, "past_seq", D), positions_from_mask=False,
-                length_inputs=False, **attrs):
+                length_inputs=False, extra_inputs=(), **attrs):
         embed = "h"
         extra = []
         if positions_from_mask:
@@ -1662,6 +1662,7 @@ def genai_decoders():
         inputs = [vi("input_ids", I64, ["batch", "seq"]),
                   vi("attention_mask", I64, ["batch", "total_seq"]),
                   vi(past[0], F, list(past_dims)), vi(past[1], F, list(past_dims))]
+        inputs += list(extra_inputs)
         if length_inputs:  # seqlens_k and total_sequence_length given as inputs of their own
             nodes = [nd for nd in nodes if nd.output[0] not in (
                 "kept", "last", "seqlens_k", "mask_shape", "total", "total32")]
@@ -1681,6 +1682,9 @@ def genai_decoders():
     decoder("genai_decoder_window_wide", local_window_size=16)
     # The lengths as inputs: they leave the step (the runtime's), and need no --shape.
     decoder("genai_decoder_length_inputs", length_inputs=True)
+    # A position_ids input that is not integer: the rotary cannot read it (an error).
+    decoder("error_genai_decoder_float_positions",
+            extra_inputs=[vi("position_ids", F, ["batch", "seq"])])
     # Positions computed from the attention mask (which the runtime replaces by its lengths).
     decoder("error_genai_decoder_mask_positions", positions_from_mask=True)
     decoder("error_genai_decoder_not_causal", causal=0)
