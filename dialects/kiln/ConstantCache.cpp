@@ -50,3 +50,22 @@ size_t ConstantCache::hits() const {
   std::lock_guard<std::mutex> lock(mutex);
   return hitCount;
 }
+
+MutableArrayRef<char> kiln::scratchBytes(size_t bytes) {
+  struct Buffer {
+    std::unique_ptr<char[]> data;
+    size_t size = 0;
+  };
+  thread_local Buffer kept, oversize;
+  oversize = Buffer(); // the previous call's buffer above kMaxScratchBytes
+  if (bytes > kMaxScratchBytes) {
+    oversize.data.reset(new char[bytes]);
+    oversize.size = bytes;
+    return {oversize.data.get(), bytes};
+  }
+  if (bytes > kept.size) {
+    kept.data.reset(new char[bytes]);
+    kept.size = bytes;
+  }
+  return {kept.data.get(), bytes};
+}

@@ -19,6 +19,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -56,6 +57,16 @@ private:
   llvm::DenseMap<Key, mlir::Attribute, KeyInfo> entries;
   size_t hitCount = 0;
 };
+
+/// A buffer of at least `bytes` bytes in which a weight transform builds a constant before
+/// MLIR copies it into the context (DenseElementsAttr::getFromRawBuffer). One per thread, kept
+/// between calls up to kMaxScratchBytes, so that transforms of gigabytes of weights (fp16
+/// narrowing, GLU interleave, sibling-GEMM concatenation) neither zero nor fault in a fresh
+/// temporary per weight. Its contents are unspecified; valid until the next call on the same
+/// thread (other threads may write into it meanwhile, e.g. a parallelFor's workers).
+llvm::MutableArrayRef<char> scratchBytes(size_t bytes);
+/// The largest scratch buffer kept between calls (larger ones are freed after use).
+constexpr size_t kMaxScratchBytes = size_t(256) << 20;
 
 } // namespace kiln
 

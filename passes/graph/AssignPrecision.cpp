@@ -18,6 +18,8 @@
 
 #include "passes/Passes.h"
 
+#include "dialects/kiln/ConstantCache.h"
+
 #include "dialects/kiln/FloatBits.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -63,7 +65,9 @@ FailureOr<ElementsAttr> narrowConstant(ElementsAttr attr, FloatType to) {
   ArrayRef<char> raw = dense.getRawData();
   int64_t n = type.getNumElements();
   assert(int64_t(raw.size()) == n * 4 && "dense f32 payload of unexpected size");
-  std::vector<uint16_t> bits(n);
+  // Built in this thread's scratch buffer (no zeroing, no fresh pages per weight).
+  llvm::MutableArrayRef<char> buffer = kiln::scratchBytes(size_t(n) * 2);
+  uint16_t *bits = reinterpret_cast<uint16_t *>(buffer.data());
   // A large weight in blocks on the context's threads.
   constexpr int64_t kBlock = int64_t(1) << 18;
   mlir::parallelFor(attr.getContext(), 0, (n + kBlock - 1) / kBlock, [&](size_t b) {
@@ -73,8 +77,7 @@ FailureOr<ElementsAttr> narrowConstant(ElementsAttr attr, FloatType to) {
       bits[i] = convert(x);
     }
   });
-  return cast<ElementsAttr>(DenseElementsAttr::getFromRawBuffer(
-      type, ArrayRef<char>(reinterpret_cast<const char *>(bits.data()), bits.size() * 2)));
+  return cast<ElementsAttr>(DenseElementsAttr::getFromRawBuffer(type, buffer));
 }
 
 /// Most elements a constant may have and still stay f32 as the input of an angle or an index

@@ -29,6 +29,8 @@
 
 #include "passes/Passes.h"
 
+#include "dialects/kiln/ConstantCache.h"
+
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -84,7 +86,8 @@ DenseElementsAttr concatColumnsOnce(ArrayRef<DenseElementsAttr> parts, RankedTen
                                     int64_t rows) {
   size_t bytes = type.getElementType().getIntOrFloatBitWidth() / 8;
   int64_t total = type.getShape().back();
-  std::vector<char> buffer(size_t(rows * total) * bytes);
+  // Built in this thread's scratch buffer (no zeroing, no fresh pages per weight).
+  llvm::MutableArrayRef<char> buffer = kiln::scratchBytes(size_t(rows * total) * bytes);
   int64_t offset = 0;
   for (DenseElementsAttr part : parts) {
     int64_t n = cast<RankedTensorType>(part.getType()).getShape().back();

@@ -16,6 +16,8 @@
 
 #include "passes/Passes.h"
 
+#include "dialects/kiln/ConstantCache.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -96,7 +98,8 @@ DenseElementsAttr interleaveColumns(DenseElementsAttr attr, int64_t first, int64
   int64_t cols = type.getShape().back(), n = cols / 2, rows = type.getNumElements() / cols;
   size_t bytes = type.getElementType().getIntOrFloatBitWidth() / 8;
   ArrayRef<char> raw = attr.getRawData();
-  std::vector<char> out(size_t(type.getNumElements()) * bytes);
+  // Built in this thread's scratch buffer (no zeroing, no fresh pages per weight).
+  llvm::MutableArrayRef<char> out = kiln::scratchBytes(size_t(type.getNumElements()) * bytes);
   // Rows [r0, r1) with elements of type T (a splat reads element 0 everywhere).
   auto rowsOf = [&](auto zero, int64_t r0, int64_t r1) {
     using T = decltype(zero);
