@@ -77,3 +77,23 @@ TEST(ConstantCache, AssignPrecisionConvertsAWeightOnceForTwoPrograms) {
 }
 
 } // namespace
+
+// kiln::scratchBytes: one buffer per thread, reused by smaller requests (no fresh pages per
+// weight), grown by larger ones; a request above kMaxScratchBytes gets a buffer of its own.
+TEST(ScratchBytes, ReusedPerThread) {
+  llvm::MutableArrayRef<char> a = kiln::scratchBytes(1 << 20);
+  ASSERT_EQ(a.size(), size_t(1) << 20);
+  a[0] = 'x';
+  a.back() = 'y';
+  llvm::MutableArrayRef<char> b = kiln::scratchBytes(1000);
+  EXPECT_EQ(b.data(), a.data());
+  EXPECT_EQ(b.size(), 1000u);
+  llvm::MutableArrayRef<char> c = kiln::scratchBytes(size_t(2) << 20);
+  EXPECT_EQ(c.size(), size_t(2) << 20);
+  c.back() = 'z'; // grown: all of it is writable
+  llvm::MutableArrayRef<char> big = kiln::scratchBytes(kiln::kMaxScratchBytes + 1);
+  EXPECT_NE(big.data(), c.data());
+  big.back() = 'w';
+  // After the oversize request, the kept buffer is still the grown one.
+  EXPECT_EQ(kiln::scratchBytes(16).data(), c.data());
+}
