@@ -154,33 +154,63 @@ static void describeLocation(Location loc, std::string &node, std::string &opTyp
   });
 }
 
+/// Under --kv-cache: a step's positions index the model's position table (GPT-2's learned
+/// positions, a GroupQueryAttention's rotary caches), so a sequence longer than the table would
+/// read past it. An error naming --max-seq-len and the table's rows, or success.
+static llvm::Error checkPositionTable(func::FuncOp func, const CompileOptions &options) {
+  if (!options.kvCache)
+    return llvm::Error::success();
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    auto role = func.getArgAttrOfType<InputRoleAttr>(i, kRoleAttrName);
+    if (!role || role.getValue() != InputRole::PositionIds)
+      continue;
+    if (std::optional<InputValueRange> range = indexInputRange(func, i);
+        range && range->max < options.maxSeqLen - 1)
+      return llvm::createStringError(
+          "--max-seq-len %lld: '%s' indexes a position table of %lld rows, so a sequence may "
+          "hold at most %lld tokens; lower --max-seq-len",
+          (long long)options.maxSeqLen, options.inputPath.c_str(), (long long)range->max + 1,
+          (long long)range->max + 1);
+  }
+  return llvm::Error::success();
+}
+
 std::unique_ptr<ScopedDiagnosticHandler>
 kiln::installModelDiagnosticHandler(MLIRContext &context, llvm::raw_ostream &os) {
   context.printOpOnDiagnostic(false);
   context.printStackTraceOnDiagnostic(false);
-  return std::make_unique<ScopedDiagnosticHandler>(&context, [&os](Diagnostic &diag) {
-    auto print = [&](Diagnostic &d, StringRef severity) {
-      std::string node, opType, file, message = d.str();
+  // A warning that every program of a --shape range gives (the same model, the same pass) is
+  // printed once. (The engine calls the handler under its lock.)
+  auto printedWarnings = std::make_shared<llvm::StringSet<>>();
+  return std::make_unique<ScopedDiagnosticHandler>(&context, [&os, printedWarnings](
+                                                                 Diagnostic &diag) {
+    auto format = [&](Diagnostic &d, StringRef severity) {
+      std::string node, opType, file, message = d.str(), line;
+      llvm::raw_string_ostream out(line);
       describeLocation(d.getLocation(), node, opType, file);
       if (!file.empty())
-        os << file << ": ";
-      os << severity << ": ";
+        out << file << ": ";
+      out << severity << ": ";
       // Name the node unless the message already quotes it (importer
       // messages name their node, input or initializer themselves).
       if (!node.empty() && !StringRef(message).contains("'" + node + "'")) {
-        os << "node '" << node << "'";
+        out << "node '" << node << "'";
         if (!opType.empty())
-          os << " (" << opType << ")";
-        os << ": ";
+          out << " (" << opType << ")";
+        out << ": ";
       }
-      os << message << "\n";
+      out << message << "\n";
+      return line;
     };
     StringRef severity = diag.getSeverity() == DiagnosticSeverity::Error     ? "error"
                          : diag.getSeverity() == DiagnosticSeverity::Warning ? "warning"
                                                                              : "note";
-    print(diag, severity);
+    std::string text = format(diag, severity);
     for (Diagnostic &note : diag.getNotes())
-      print(note, "note");
+      text += format(note, "note");
+    if (diag.getSeverity() == DiagnosticSeverity::Warning && !printedWarnings->insert(text).second)
+      return success();
+    os << text;
     return success();
   });
 }
@@ -524,6 +554,9 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
   for (const ProgramModule &program : programs) {
   ModuleOp module = program.module;
   if (options.emit == EmitKind::Kernels) {
+    for (auto func : module.getOps<func::FuncOp>())
+      if (auto e = checkPositionTable(func, options))
+        return e;
     clock.start("print mlir");
     if (options.tensorParallel > 1 && !options.tpLoopback)
       os << "// tensor-parallel rank " << rank << " of " << options.tensorParallel << "\n";
@@ -567,21 +600,8 @@ static llvm::Error compileRank(MLIRContext &context, const CompileOptions &optio
   if (auto a = func->getAttrOfType<IntegerAttr>("kiln.intermediate_bytes"))
     stats.intermediateBytes = std::max<int64_t>(stats.intermediateBytes, a.getInt());
 
-  // A KV-cache step's positions index the model's position table (GPT-2's learned positions):
-  // a sequence longer than the table would read past it.
-  if (options.kvCache)
-    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-      auto role = func.getArgAttrOfType<InputRoleAttr>(i, kRoleAttrName);
-      if (!role || role.getValue() != InputRole::PositionIds)
-        continue;
-      if (std::optional<InputValueRange> range = indexInputRange(func, i);
-          range && range->max < options.maxSeqLen - 1)
-        return llvm::createStringError(
-            "--max-seq-len %lld: '%s' indexes a position table of %lld rows, so a sequence may "
-            "hold at most %lld tokens; lower --max-seq-len",
-            (long long)options.maxSeqLen, options.inputPath.c_str(), (long long)range->max + 1,
-            (long long)range->max + 1);
-    }
+  if (auto e = checkPositionTable(func, options))
+    return e;
 
   // 3. Codegen. Identical kernels (same source, in any program) are emitted once; the unique
   // kernels are spread over a few modules so NVRTC parses the shared device
