@@ -35,7 +35,7 @@ except ImportError as e:  # ctest counts exit 77 as skipped
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gqa_lengths  # noqa: E402  (inputs and comparison rules of gqa_runtime_lengths.onnx)
-from ort_reference import reference_session  # noqa: E402  (--kv-steps' onnxruntime sessions)
+from ort_reference import reference_session  # noqa: E402  (--genai and --kv-steps references)
 
 DT = {"f32": np.float32, "f16": np.float16, "i64": np.int64, "i32": np.int32, "i1": np.bool_,
       "ui8": np.uint8}
@@ -308,11 +308,7 @@ def check_genai(compile_, opt, passes):
     for m, bound in GENAI_MODELS.items():
         path = os.path.join(models_dir, m + ".onnx")
         proto = onnx.load(path)
-        for nd in proto.graph.node:
-            for a in nd.attribute:
-                if nd.op_type == "MatMulNBits" and a.name == "accuracy_level":
-                    a.i = 0
-        sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+        sess, _ = reference_session(path)
         names = [i.name for i in proto.graph.input]
         past = [i for i in sess.get_inputs() if i.name.startswith("past_key_values.")]
         dt = ORT_DTYPES[past[0].type]
