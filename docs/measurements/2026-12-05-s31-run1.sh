@@ -10,12 +10,16 @@
 #    batch 1 was 4.85 in session 30 (target 5).
 # Carry .carry-bench (KILN_SKIP_BUILD=1 scripts/prepare_bench_carry.sh) and .carry-gpu's
 # kv_cache_decode_test and kv_cache_programs_test (build/test), not gemm_skinny_test (run 2).
-S=scripts/bench_real_size.sh; R=.carry-bench/bin/kiln-run
+# Argument: checks (part 1), ab (part 2) or all (the default); one device call holds 600 s.
+S=scripts/bench_real_size.sh; R=.carry-bench/bin/kiln-run; PART=${1:-all}
 mkdir -p $OUT/r
+if [ "$PART" != ab ]; then
 KILN_LOG_DIR=$OUT/r/checks timeout 150 scripts/device_checks.sh kv-cache-genai > $OUT/r/genai.txt 2>&1; echo "kv-cache-genai rc $?"
 grep -E "^(PASS|FAIL)|passed" $OUT/r/checks/kv-cache-genai.log | tail -4
 KILN_LOG_DIR=$OUT/r/checks64 KILN_KV_STEPS=64 KILN_KV_ONLY=fp16-b1,fp16-b8,fp32-b3,programs-fp16 timeout 200 scripts/device_checks.sh kv-cache > $OUT/r/steps64.txt 2>&1; echo "kv-cache 64 steps rc $?"
 grep -E "^(PASS|FAIL)|passed|SKIP" $OUT/r/checks64/kv-cache.log | tail -8
+fi
+if [ "$PART" != checks ]; then
 # The benchmark's export and artifact (no peers), then the occupancy artifact from the same command.
 KILN_LOG_DIR=$OUT/r/logs timeout 300 $S --generate --prompts 128 --batches 1,8 --peers "" > $OUT/r/bench.txt 2>&1; echo "bench rc $?"
 grep -E "kiln P=|copy bandwidth" $OUT/r/bench.txt | tail -4
@@ -35,5 +39,6 @@ for round in 1 2; do
   done
 done
 for art in a o; do for p in decode_b8 decode_b1; do echo "graph $art $p: $($R /tmp/$art.kiln --program $p --inputs-generate random:1 --bench 300 2>&1 | grep -E 'latency_ms' | head -1)"; done; done 2>&1 | tee -a $OUT/r/ab.txt
-tar czf $OUT/run1.tgz -C $OUT r && rm -rf $OUT/r
+fi
+tar czf $OUT/run1-$PART.tgz -C $OUT r && rm -rf $OUT/r
 exit 0

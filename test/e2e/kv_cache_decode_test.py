@@ -93,7 +93,9 @@ TORCH_FAMILY = {"llama_tiny_causal_past_dynamo": "llama", "gpt2_tiny_causal_past
                 "llama_tiny_causal_past_legacy": "llama", "llama_tiny_causal_dynamo": "llama",
                 "gpt2_tiny_causal_dynamo": "gpt2"}
 MAX_SEQ_LEN = {"gpt2_tiny_causal_past_dynamo": 128, "gpt2_tiny_causal_dynamo": 128,
-               "attention23_decoder": 32, "tensor_scatter_decoder": 32}
+               "attention23_decoder": 32, "tensor_scatter_decoder": 32,
+               # make_genai_tiny.py's exports: cos_cache / sin_cache of 256 rows
+               "genai_llama_tiny_int4": 256, "genai_llama_tiny_fp16": 256}
 
 
 def model_path(m):

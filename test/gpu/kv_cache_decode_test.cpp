@@ -98,8 +98,11 @@ int main(int argc, char **argv) {
   if (!ok(kiln_artifact_find_output(artifact, logits.c_str(), &outIndex), "logits") ||
       !ok(kiln_artifact_output_info(artifact, outIndex, &out), "logits info"))
     return 2;
-  if (out.dtype != KILN_DTYPE_F32 || out.byte_size != size_t(B) * V * sizeof(float)) {
-    std::fprintf(stderr, "kv_cache_decode_test: logits must be f32 [%lld, 1, %zu]\n",
+  const size_t elementBytes = out.dtype == KILN_DTYPE_F32 ? 4 : 2;
+  if ((out.dtype != KILN_DTYPE_F32 && out.dtype != KILN_DTYPE_F16 &&
+       out.dtype != KILN_DTYPE_BF16) ||
+      out.byte_size != size_t(B) * V * elementBytes) {
+    std::fprintf(stderr, "kv_cache_decode_test: logits must be f32, f16 or bf16 [%lld, 1, %zu]\n",
                  (long long)B, V);
     return 2;
   }
@@ -140,8 +143,7 @@ int main(int argc, char **argv) {
         !ok(kiln_session_set_input(session, lens.c_str(), stepLens.data(), stepLens.size() * 4),
             "seq_lens") ||
         !ok(kiln_session_run(session, nullptr), "run") ||
-        !ok(kiln_session_get_output(session, logits.c_str(), got.data(), got.size() * 4),
-            "logits"))
+        !kvtest::getOutputAsFloat(session, logits.c_str(), out, got, "kv_cache_decode_test"))
       return 2;
     for (int64_t r = 0; r < B; ++r) {
       const int64_t t = int64_t(step) - r;

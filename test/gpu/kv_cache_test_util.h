@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <vector>
@@ -46,6 +48,48 @@ struct SessionRelease {
 };
 using ArtifactPtr = std::unique_ptr<kiln_artifact_t, ArtifactRelease>;
 using SessionPtr = std::unique_ptr<kiln_session_t, SessionRelease>;
+
+/// IEEE binary16 bits -> float (subnormals, infinities and NaN included).
+inline float halfBitsToFloat(uint16_t h) {
+  const uint32_t exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+  float value;
+  if (exponent == 0)
+    value = std::ldexp(float(mantissa), -24);
+  else if (exponent == 31)
+    value = mantissa ? NAN : INFINITY;
+  else
+    value = std::ldexp(float(mantissa | 0x400), int(exponent) - 25);
+  return (h >> 15) ? -value : value;
+}
+
+/// Copies output `name` (f32, f16 or bf16, `info` its description) of the last run into `out` as
+/// floats: `info.byte_size` / element size values. False (printed) for another dtype or a failed
+/// copy.
+inline bool getOutputAsFloat(kiln_session_t *session, const char *name,
+                             const kiln_tensor_info_t &info, std::vector<float> &out,
+                             const char *tool) {
+  if (info.dtype == KILN_DTYPE_F32) {
+    out.resize(info.byte_size / 4);
+    return ok(kiln_session_get_output(session, name, out.data(), out.size() * 4), tool, name);
+  }
+  if (info.dtype != KILN_DTYPE_F16 && info.dtype != KILN_DTYPE_BF16) {
+    std::fprintf(stderr, "%s: output '%s' is not f32, f16 or bf16\n", tool, name);
+    return false;
+  }
+  std::vector<uint16_t> bits(info.byte_size / 2);
+  if (!ok(kiln_session_get_output(session, name, bits.data(), bits.size() * 2), tool, name))
+    return false;
+  out.resize(bits.size());
+  for (size_t i = 0; i < bits.size(); ++i) {
+    if (info.dtype == KILN_DTYPE_F16) {
+      out[i] = halfBitsToFloat(bits[i]);
+    } else {
+      const uint32_t word = uint32_t(bits[i]) << 16;
+      std::memcpy(&out[i], &word, 4);
+    }
+  }
+  return true;
+}
 
 /// One logits row against the reference row (V values each): max |err| / max |ref| (infinite
 /// when `have` holds a NaN or a value past 1e30), both argmaxes, and whether it passes: rel <= tol
