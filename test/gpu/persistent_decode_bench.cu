@@ -115,7 +115,60 @@ __device__ float consumersSum(float v, float *scratch) {
   return t;
 }
 
-/// x (shared) = the stage's input vector, by the consumer threads.
+/// Consumer loops: kSession28 as session 28 wrote it (per row, each lane reads its 16 x values
+/// from shared memory again, 2-way bank conflicts: about 770 shared-memory wavefronts per 16 KiB
+/// tile with the bulk copy's writes, where streaming at the DRAM rate leaves about 860 cycles per
+/// tile and SM; the input vector's global loads one iteration at a time); kFast: a lane's 16 x
+/// values in registers for as long as its tiles stay in one 512-column chunk (with 132 blocks, a
+/// whole stage: 132 is a multiple of 4 and of 11 chunks), about 256 wavefronts per tile, and the
+/// input's global loads all issued before any is used.
+enum Consumer : int { kSession28 = 0, kFast = 1 };
+
+/// x (shared) = the stage's input vector, by the consumer threads, every global load issued
+/// before the first is used (kFast).
+__device__ void buildInputBatched(const Stage &s, float *x, float *scratch) {
+  constexpr int nt = kConsumerWarps * 32, kPer = (kInter + nt - 1) / nt;
+  const int t = threadIdx.x;
+  float a[kPer], b[kPer];
+#pragma unroll
+  for (int j = 0; j < kPer; ++j) {
+    const int i = t + j * nt;
+    a[j] = i < s.k ? __ldcg(s.a + i) : 0.0f;
+    b[j] = 0.0f;
+    if (s.input == kSwiGlu)
+      b[j] = i < s.k ? __ldcg(s.a + kInter + i) : 0.0f;
+    else if (s.input != kAttention && s.b)
+      b[j] = i < s.k ? __ldcg(s.b + i) : 0.0f;
+  }
+  if (s.input == kAttention || s.input == kSwiGlu) {
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      const int i = t + j * nt;
+      if (i < s.k)
+        x[i] = s.input == kSwiGlu ? a[j] / (1.0f + __expf(-a[j])) * b[j] : a[j];
+    }
+    return;
+  }
+  const int per = (s.k + gridDim.x - 1) / gridDim.x, lo = blockIdx.x * per, hi = lo + per;
+  float ss = 0;
+#pragma unroll
+  for (int j = 0; j < kPer; ++j) {
+    const int i = t + j * nt;
+    a[j] += b[j];
+    ss += a[j] * a[j]; // zero past k
+    if (s.write && i < s.k && i >= lo && i < hi)
+      s.write[i] = a[j];
+  }
+  const float r = rsqrtf(consumersSum(ss, scratch) / float(s.k) + kEps);
+#pragma unroll
+  for (int j = 0; j < kPer; ++j) {
+    const int i = t + j * nt;
+    if (i < s.k)
+      x[i] = a[j] * r;
+  }
+}
+
+/// x (shared) = the stage's input vector, by the consumer threads (kSession28).
 __device__ void buildInput(const Stage &s, float *x, float *scratch) {
   const int t = threadIdx.x, nt = kConsumerWarps * 32;
   float ss = 0;
@@ -153,6 +206,7 @@ __device__ void buildInput(const Stage &s, float *x, float *scratch) {
 /// Stages first..last of the step (all of them: the persistent step; one: a kernel per stage, as
 /// kiln launches today, with `pdl` its weights loaded before the grid-dependency wait). Dynamic
 /// shared memory: `ring` tiles, then x (kInter floats).
+template <int CONSUMER>
 __global__ void __launch_bounds__(kThreads, 1)
     persistentStep(int first, int last, int ring, int crossStagePrefetch, int waitAtBarriers,
                    int pdl, unsigned *barrier) {
@@ -222,7 +276,59 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (next.input != kBarrierOnly)
       for (int j = b * kConsumerWarps * 32 + threadIdx.x; j < next.n; j += G * kConsumerWarps * 32)
         next.acc[j] = 0.0f;
-    if (s.input != kBarrierOnly) {
+    if (s.input != kBarrierOnly && CONSUMER == kFast) {
+      buildInputBatched(s, x, scratch);
+      consumersSync();
+      const int tiles = tilesOf(s), chunks = s.k / kTileCols;
+      int xChunk = -1;
+      float xr[16]; // x[col0 + 8 (lane + 32 h) + e] at xr[8 h + e]
+      for (int t = b; t < tiles; t += G, ++i) {
+        const int slot = int(i % ring);
+        const int group = t / chunks, chunk = t % chunks;
+        if (chunk != xChunk) { // before the wait: x is this stage's, complete since the sync
+          xChunk = chunk;
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const float *xp = x + chunk * kTileCols + (lane + 32 * h) * 8;
+            const float4 x0 = *reinterpret_cast<const float4 *>(xp);
+            const float4 x1 = *reinterpret_cast<const float4 *>(xp + 4);
+            xr[8 * h + 0] = x0.x, xr[8 * h + 1] = x0.y, xr[8 * h + 2] = x0.z, xr[8 * h + 3] = x0.w;
+            xr[8 * h + 4] = x1.x, xr[8 * h + 5] = x1.y, xr[8 * h + 6] = x1.z, xr[8 * h + 7] = x1.w;
+          }
+        }
+        mbarWait(smemAddr(&full[slot]), unsigned(i / ring) & 1);
+        const __half *tile = reinterpret_cast<const __half *>(smem + size_t(slot) * kTileBytes);
+        float sums[2];
+#pragma unroll
+        for (int rr = 0; rr < 2; ++rr) {
+          const int row = warp * 2 + rr;
+          float sum = 0;
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const uint4 wv =
+                *reinterpret_cast<const uint4 *>(tile + row * kTileCols + (lane + 32 * h) * 8);
+            const __half2 *w2 = reinterpret_cast<const __half2 *>(&wv);
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const float2 f = __half22float2(w2[e]);
+              sum += f.x * xr[8 * h + 2 * e] + f.y * xr[8 * h + 2 * e + 1];
+            }
+          }
+          sums[rr] = sum;
+        }
+        __syncwarp();
+        if (lane == 0) // the slot is free once every lane has read its weights
+          mbarArrive(smemAddr(&empty[slot]));
+#pragma unroll
+        for (int rr = 0; rr < 2; ++rr) {
+          float sum = sums[rr];
+          for (int o = 16; o > 0; o >>= 1)
+            sum += __shfl_xor_sync(0xffffffffu, sum, o);
+          if (lane == 0)
+            atomicAdd(s.acc + group * kTileRows + warp * 2 + rr, sum);
+        }
+      }
+    } else if (s.input != kBarrierOnly) {
       buildInput(s, x, scratch);
       consumersSync();
       const int tiles = tilesOf(s), chunks = s.k / kTileCols;
@@ -480,20 +586,23 @@ int main(int argc, char **argv) {
   cudaStream_t stream;
   CHECK_CUDA(cudaStreamCreate(&stream));
   const int G = prop.multiProcessorCount;
-  auto launch = [&](int ring, int prefetch, int barriers = 1) {
+  auto kernelOf = [](int consumer) {
+    return consumer == kFast ? persistentStep<kFast> : persistentStep<kSession28>;
+  };
+  auto launch = [&](int ring, int prefetch, int barriers = 1, int consumer = kSession28) {
     const size_t smem = size_t(ring) * kTileBytes + kInter * 4;
-    CHECK_CUDA(cudaFuncSetAttribute(persistentStep, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    int(smem)));
+    CHECK_CUDA(cudaFuncSetAttribute(kernelOf(consumer),
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     int first = 0, last = step.stages - 1, pdl = 0;
     void *args[] = {&first, &last, &ring, &prefetch, &barriers, &pdl, &barrier};
-    CHECK_CUDA(cudaLaunchCooperativeKernel((void *)persistentStep, dim3(G), dim3(kThreads), args,
-                                           smem, stream));
+    CHECK_CUDA(cudaLaunchCooperativeKernel((void *)kernelOf(consumer), dim3(G), dim3(kThreads),
+                                           args, smem, stream));
   };
   // A kernel per stage (the attention stage included: kiln's attention is a launch too), as kiln
   // runs a decode step today: with `pdl`, programmatic dependent launch, each kernel's producer
   // loading its first tiles before the grid-dependency wait.
   // (The caller sets the kernel's dynamic shared memory limit: no such call while capturing.)
-  auto launchPerStage = [&](cudaStream_t s, int ring, int pdl) {
+  auto launchPerStage = [&](cudaStream_t s, int ring, int pdl, int consumer) {
     const size_t smem = size_t(ring) * kTileBytes + kInter * 4;
     for (int si = 0; si < step.stages; ++si) {
       cudaLaunchConfig_t cfg = {};
@@ -506,7 +615,7 @@ int main(int argc, char **argv) {
       attr[0].val.programmaticStreamSerializationAllowed = pdl;
       cfg.attrs = attr;
       cfg.numAttrs = 1;
-      CHECK_CUDA(cudaLaunchKernelEx(&cfg, persistentStep, si, si, ring, 1, 1, pdl, barrier));
+      CHECK_CUDA(cudaLaunchKernelEx(&cfg, kernelOf(consumer), si, si, ring, 1, 1, pdl, barrier));
     }
   };
 
@@ -560,49 +669,55 @@ int main(int argc, char **argv) {
     if (!(rel <= 1e-3))
       status = 1;
   };
-  for (int rep = 0; rep < 2; ++rep) {
-    launch(11, 1);
-    check(rep == 0 ? "first launch, ring 11" : "second launch, ring 11");
-  }
+  for (int consumer : {kSession28, kFast})
+    for (int rep = 0; rep < 2; ++rep) {
+      launch(11, 1, 1, consumer);
+      check(rep == 0 ? "first launch, ring 11" : "second launch, ring 11");
+    }
 
   // Timing: back-to-back launches between two events (a launch is ~0.4-0.9 ms; the front end
   // queues the next while one runs).
   cudaEvent_t e0, e1;
   CHECK_CUDA(cudaEventCreate(&e0));
   CHECK_CUDA(cudaEventCreate(&e1));
-  auto timeIt = [&](int ring, int prefetch, int barriers) {
+  auto timeIt = [&](int ring, int prefetch, int barriers, int consumer) {
     for (int r = 0; r < 3; ++r)
-      launch(ring, prefetch, barriers);
+      launch(ring, prefetch, barriers, consumer);
     CHECK_CUDA(cudaEventRecord(e0, stream));
     for (int r = 0; r < iters; ++r)
-      launch(ring, prefetch, barriers);
+      launch(ring, prefetch, barriers, consumer);
     CHECK_CUDA(cudaEventRecord(e1, stream));
     CHECK_CUDA(cudaEventSynchronize(e1));
     float ms;
     CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
     const double stepMs = ms / iters;
-    std::printf("ring %2d x 16 KiB, prefetch across stages %-3s%s: %.3f ms per step, %.0f GB/s, "
+    std::printf("%s ring %2d x 16 KiB, prefetch across stages %-3s%s: %.3f ms per step, %.0f GB/s, "
                 "%.2f of the copy bandwidth\n",
-                ring, prefetch ? "on" : "off",
+                consumer == kFast ? "fast loop:   " : "session 28's:", ring, prefetch ? "on" : "off",
                 barriers ? "" : ", no waits at the grid barriers (wrong sums; the ceiling)",
                 stepMs, stepBytes / (stepMs * 1e-3) / 1e9, stepBytes / (stepMs * 1e-3) / 1e9 / copyGBs);
     if (barriers)
       check("the last timed launch");
   };
-  for (int prefetch : {1, 0})
-    for (int ring : {4, 8, 11})
-      timeIt(ring, prefetch, 1);
-  timeIt(11, 1, 0);
+  for (int consumer : {kSession28, kFast}) {
+    for (int prefetch : {1, 0})
+      for (int ring : {4, 8, 11})
+        timeIt(ring, prefetch, 1, consumer);
+    timeIt(11, 1, 0, consumer);
+  }
   // The same GEMV loop as a kernel per stage in a CUDA graph (ring 5: two blocks fit an SM, so
   // the next kernel's blocks can start beside the running ones).
-  CHECK_CUDA(cudaFuncSetAttribute(persistentStep, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  int(5 * kTileBytes + kInter * 4)));
+  for (int consumer : {kSession28, kFast})
   for (int pdl : {1, 0}) {
+    CHECK_CUDA(cudaFuncSetAttribute(kernelOf(consumer), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    int(5 * kTileBytes + kInter * 4)));
     const double stepMs =
-        kiln_test::timeGraph(stream, [&](cudaStream_t s) { launchPerStage(s, 5, pdl); }, 5, 10) /
+        kiln_test::timeGraph(stream, [&](cudaStream_t s) { launchPerStage(s, 5, pdl, consumer); },
+                             5, 10) /
         1e3;
-    std::printf("a kernel per stage (%d launches, ring 5%s), CUDA graph: %.3f ms per step, "
+    std::printf("%s a kernel per stage (%d launches, ring 5%s), CUDA graph: %.3f ms per step, "
                 "%.0f GB/s, %.2f of the copy bandwidth\n",
+                consumer == kFast ? "fast loop:   " : "session 28's:",
                 step.stages, pdl ? ", programmatic launch, weights loaded before the wait" : "",
                 stepMs, stepBytes / (stepMs * 1e-3) / 1e9,
                 stepBytes / (stepMs * 1e-3) / 1e9 / copyGBs);
