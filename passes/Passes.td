@@ -184,8 +184,10 @@ def FuseSiblingGemms : Pass<"kiln-fuse-sibling-gemms", "mlir::func::FuncOp"> {
 
     The new ops are created where the earliest sibling was: the lhs
     dominates every sibling, and every former user comes after its own
-    sibling. Result types are unchanged. Runs before precision assignment
-    and fusion.
+    sibling. Result types are unchanged. Runs after precision assignment (so
+    the concatenated weight is built from the narrowed ones) and before
+    fusion. A sibling whose result is returned, directly or through reshapes
+    and casts, is left out: its slice would be a copy kernel.
 
     Before:
     ```mlir
@@ -251,8 +253,8 @@ def ShardTensorParallel : Pass<"kiln-shard-tensor-parallel", "mlir::func::FuncOp
     by `tp-size`, fewer KV heads than ranks that do not divide N, or an attention whose
     operands do not come from constant-weight projections. `tp-size=1`
     changes nothing. In `kiln-pipeline` (and `kiln-compile --tensor-parallel
-    N`) it runs after the raise and sibling-fusion passes, before precision
-    assignment.
+    N`) it runs after the raise, precision assignment and sibling-fusion
+    passes.
 
     With `loopback=true` the function becomes every rank's graph side by
     side, each group of all-reduces replaced by a `kiln.add` chain of the N

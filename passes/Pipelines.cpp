@@ -21,19 +21,27 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
   fpm.addPass(createCSEPass());
   fpm.addPass(createRaiseLayerNorm());
   fpm.addPass(createRaiseRmsNorm());
-  if (options.fuse) {
+  // Sharding finds attention through kiln.attention, so it is raised even without fusion; the
+  // KV cache replaces kiln.attention.
+  if (options.fuse || options.kvCache || options.tpSize > 1)
     fpm.addPass(createRaiseAttention());
+  AssignPrecisionOptions precisionOptions;
+  precisionOptions.precision = options.precision;
+  fpm.addPass(createAssignPrecision(precisionOptions));
+  // The casts AssignPrecision puts around a zero-size tensor (an empty output at fp16/bf16) are
+  // empty too: they become empty constants like every other empty result.
+  fpm.addPass(createEliminateEmptyTensors());
+  // The weight transforms (concatenation, interleave, shards) run after the weights are narrowed,
+  // so that they copy 16-bit weights, not f32 ones: every constant stays in the context, and the
+  // f32 copies were 3.4 GB of the 0.8B Llama's 10.4 GB peak (docs/kiln-compile.md, "Peak
+  // memory"). Narrowing is elementwise and the transforms move whole elements, so the weights
+  // are the same bytes in either order.
+  if (options.fuse) {
     fpm.addPass(createFuseSiblingGemms());
     fpm.addPass(createInterleaveGlu());
     fpm.addPass(createCSEPass());
   }
-  if (!options.fuse && options.kvCache)
-    fpm.addPass(createRaiseAttention()); // the KV cache replaces kiln.attention
   if (options.tpSize > 1) {
-    // Sharding finds attention through kiln.attention, so it is raised even
-    // without fusion.
-    if (!options.fuse && !options.kvCache)
-      fpm.addPass(createRaiseAttention());
     ShardTensorParallelOptions shardOptions;
     shardOptions.tpSize = options.tpSize;
     shardOptions.rank = options.tpRank;
@@ -41,12 +49,6 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
     fpm.addPass(createShardTensorParallel(shardOptions));
     fpm.addPass(createCSEPass()); // loopback: one copy of each replicated weight
   }
-  AssignPrecisionOptions precisionOptions;
-  precisionOptions.precision = options.precision;
-  fpm.addPass(createAssignPrecision(precisionOptions));
-  // The casts AssignPrecision puts around a zero-size tensor (an empty output at fp16/bf16) are
-  // empty too: they become empty constants like every other empty result.
-  fpm.addPass(createEliminateEmptyTensors());
   if (options.kvCache) {
     PagedKvCacheOptions cacheOptions;
     cacheOptions.maxSeqLen = options.maxSeqLen;

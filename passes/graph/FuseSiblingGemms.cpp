@@ -146,17 +146,18 @@ SmallVector<AddOp> matchBiasAdds(ArrayRef<MatMulOp> siblings,
 }
 
 /// True when `matmul`'s result, or the result of an add that is its only user (a bias add the
-/// fused GEMM would absorb), is returned by the function (directly or through reshapes): that sibling's slice of a fused GEMM
-/// would be a copy kernel of its own (20 GEMMs of one activation returned as graph outputs
-/// became one GEMM and 20 copies).
+/// fused GEMM would absorb), is returned by the function (directly or through reshapes and
+/// casts): that sibling's slice of a fused GEMM would be a copy kernel of its own (20 GEMMs of one
+/// activation returned as graph outputs became one GEMM and 20 copies).
 bool feedsReturn(MatMulOp matmul) {
   // Returned directly or through reshapes (views that move no data: the slice would still be
-  // copied into the output).
+  // copied into the output) and casts (kiln-assign-precision's cast of a narrowed result back to
+  // the function's f32 result type, which would become the slice's copy kernel).
   std::function<bool(Value, int)> returned = [&](Value v, int depth) {
     return llvm::any_of(v.getUsers(), [&](Operation *user) {
       if (user->hasTrait<OpTrait::IsTerminator>())
         return true;
-      return depth < 8 && isa<ReshapeOp>(user) && returned(user->getResult(0), depth + 1);
+      return depth < 8 && isa<ReshapeOp, CastOp>(user) && returned(user->getResult(0), depth + 1);
     });
   };
   Value result = matmul.getResult();

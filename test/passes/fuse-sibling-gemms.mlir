@@ -226,3 +226,21 @@ func.func @returned_through_reshape(%x: tensor<16x128xf32>) -> (tensor<4x4x128xf
   %bn = kiln.neg %b : tensor<16x128xf32>
   return %ar, %bn : tensor<4x4x128xf32>, tensor<16x128xf32>
 }
+
+// -----
+
+// A sibling returned through a cast stays apart too: kiln-assign-precision, which runs before
+// this pass, casts a narrowed result back to the function's f32 result type, and the slice
+// would be that cast's copy kernel.
+// CHECK-LABEL: func.func @returned_through_cast
+// CHECK-NOT: kiln.slice
+// CHECK: return
+func.func @returned_through_cast(%x: tensor<16x128xf16>) -> (tensor<16x128xf32>, tensor<16x128xf16>) {
+  %w1 = kiln.constant dense<0.1> : tensor<128x128xf16>
+  %w2 = kiln.constant dense<0.2> : tensor<128x128xf16>
+  %a = kiln.matmul %x, %w1 : tensor<16x128xf16>, tensor<128x128xf16> -> tensor<16x128xf16>
+  %ac = kiln.cast %a : tensor<16x128xf16> -> tensor<16x128xf32>
+  %b = kiln.matmul %x, %w2 : tensor<16x128xf16>, tensor<128x128xf16> -> tensor<16x128xf16>
+  %bn = kiln.neg %b : tensor<16x128xf16>
+  return %ac, %bn : tensor<16x128xf32>, tensor<16x128xf16>
+}
