@@ -68,9 +68,10 @@ public:
   llvm::Expected<mlir::DenseElementsAttr> load(const onnx::TensorProto &tensor);
 
 private:
-  /// The `size` bytes of an external tensor, bounds-checked.
-  llvm::Expected<llvm::ArrayRef<char>> readExternal(const onnx::TensorProto &tensor,
-                                                    uint64_t size);
+  /// The `size` bytes of an external tensor, bounds-checked; `file` is set to the mapped file
+  /// they lie in.
+  llvm::Expected<llvm::ArrayRef<char>> readExternal(const onnx::TensorProto &tensor, uint64_t size,
+                                                    llvm::MemoryBuffer *&file);
 
   mlir::MLIRContext *ctx;
   std::string modelDir;

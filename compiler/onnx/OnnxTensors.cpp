@@ -5,7 +5,8 @@
 // DenseElementsAttr: from raw_data (little-endian, copied with
 // getFromRawBuffer), from the typed repeated fields, or from ONNX external
 // data (a file relative to the model directory with offset/length, mapped
-// once and bounds-checked).
+// once and bounds-checked; the pages of a tensor are released once it is
+// copied).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,8 +15,12 @@
 #include "llvm/ADT/APFloat.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/SwapByteOrder.h"
+
+#include <sys/mman.h>
 
 using namespace mlir;
 using namespace kiln;
@@ -109,8 +114,8 @@ Expected<RankedTensorType> TensorLoader::getType(const TensorProto &tensor) {
   return RankedTensorType::get(shape, elem);
 }
 
-Expected<ArrayRef<char>> TensorLoader::readExternal(const TensorProto &tensor,
-                                                    uint64_t size) {
+Expected<ArrayRef<char>> TensorLoader::readExternal(const TensorProto &tensor, uint64_t size,
+                                                    llvm::MemoryBuffer *&mapped) {
   std::string location;
   uint64_t offset = 0;
   std::optional<uint64_t> length;
@@ -167,7 +172,27 @@ Expected<ArrayRef<char>> TensorLoader::readExternal(const TensorProto &tensor,
   if (offset > fileSize || size > fileSize - offset)
     return makeError("external data [" + Twine(offset) + ", " + Twine(offset + size) +
                      ") is outside the " + Twine(fileSize) + " bytes of '" + path + "'");
+  mapped = file.get();
   return ArrayRef<char>(file->getBufferStart() + offset, size);
+}
+
+/// Gives the whole pages of `bytes`, a range of `file`, back to the page cache when `file` is a
+/// read-only mapping (madvise MADV_DONTNEED; a later read faults them in again from the file):
+/// called once a tensor's constant holds a copy of them, so that a multi-GB external data file
+/// is not resident beside its constants (the 0.8B Llama's 3.4 GB file was, at the end of its
+/// import). llvm::MemoryBuffer::dontNeedIfMmap would do it for the whole file, but it uses
+/// posix_madvise, which glibc ignores for POSIX_MADV_DONTNEED.
+static void releaseMappedPages(const llvm::MemoryBuffer &file, ArrayRef<char> bytes) {
+  if (file.getBufferKind() != llvm::MemoryBuffer::MemoryBuffer_MMap || bytes.empty())
+    return;
+  const uintptr_t page = llvm::sys::Process::getPageSizeEstimate();
+  // Whole pages of the mapping only: its first page may begin before the buffer.
+  uintptr_t lowest = llvm::alignTo(reinterpret_cast<uintptr_t>(file.getBufferStart()), page);
+  uintptr_t begin =
+      std::max(lowest, llvm::alignDown(reinterpret_cast<uintptr_t>(bytes.data()), page));
+  uintptr_t end = llvm::alignDown(reinterpret_cast<uintptr_t>(bytes.data() + bytes.size()), page);
+  if (end > begin)
+    ::madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
 }
 
 /// Builds an attribute of `type` from `count` values read by `get(i)` as
@@ -212,8 +237,9 @@ Expected<DenseElementsAttr> TensorLoader::load(const TensorProto &tensor) {
 
   // 1. Raw bytes: inline raw_data or external data.
   std::optional<ArrayRef<char>> raw;
+  llvm::MemoryBuffer *externalFile = nullptr;
   if (tensor.data_location() == TensorProto::EXTERNAL) {
-    Expected<ArrayRef<char>> bytes = readExternal(tensor, byteSize);
+    Expected<ArrayRef<char>> bytes = readExternal(tensor, byteSize, externalFile);
     if (!bytes)
       return bytes.takeError();
     raw = *bytes;
@@ -225,9 +251,13 @@ Expected<DenseElementsAttr> TensorLoader::load(const TensorProto &tensor) {
       return makeError("payload has " + Twine(raw->size()) + " bytes, its type " +
                        formatShape(type.getShape()) + " x " +
                        getDataTypeName(tensor.data_type()) + " needs " + Twine(byteSize));
-    if (elem.isInteger(1))
-      return fromBits(type, count, [&](int64_t i) { return uint64_t((*raw)[i] != 0); });
-    return DenseElementsAttr::getFromRawBuffer(type, *raw);
+    DenseElementsAttr attr =
+        elem.isInteger(1)
+            ? fromBits(type, count, [&](int64_t i) { return uint64_t((*raw)[i] != 0); })
+            : DenseElementsAttr::getFromRawBuffer(type, *raw);
+    if (externalFile)
+      releaseMappedPages(*externalFile, *raw);
+    return attr;
   }
 
   // 2. Typed fields.
