@@ -4,7 +4,8 @@
 // read-only and verifies, in order:
 //   1. the 64-byte header: size, magic, format version, header size, recorded file size, index
 //      range (aligned, after the header, inside the file), checksum kind;
-//   2. the checksum (CRC-32 of everything after the header, when the header carries one), then
+//   2. the checksum (CRC-32 of everything after the header, when the header carries one; the
+//      pages it has read are released as it goes), then
 //      the FlatBuffers index itself (file identifier + flatbuffers::Verifier);
 //   3. every blob (weights, PTX, cubins): inside the file, 256-byte aligned, not overlapping the
 //      header or the index, with overflow-checked arithmetic;
@@ -38,6 +39,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cmath>
@@ -130,8 +132,8 @@ template <typename T> std::string joinDims(const std::vector<T> &values) {
 /// Verifies the index of one artifact and collects it; `fail` formats errors with the file path.
 class Verifier {
 public:
-  Verifier(const uint8_t *data, uint64_t size, kiln_artifact &artifact)
-      : data(data), size(size), artifact(artifact) {}
+  Verifier(const uint8_t *data, uint64_t size, kiln_artifact &artifact, bool fileMapping)
+      : data(data), size(size), artifact(artifact), fileMapping(fileMapping) {}
 
   /// Runs all checks; returns NULL on success.
   kiln_status_t run();
@@ -183,6 +185,8 @@ private:
   const uint8_t *data;
   uint64_t size;
   kiln_artifact &artifact;
+  /// `data` is a read-only file mapping whose pages the checksum may release (verifyArtifact).
+  bool fileMapping;
   uint64_t indexBegin = 0;
   uint64_t indexEnd = 0;
   uint32_t checksumKind = kiln::artifact::kChecksumNone;
@@ -248,9 +252,25 @@ kiln_status_t Verifier::checkChecksum() {
   using namespace kiln::artifact;
   if (checksumKind == kChecksumNone)
     return nullptr; // Written before the checksum existed: structural checks only.
-  // crc32_z takes a size_t length, so files above 4 GiB need no chunking.
-  uint32_t actual = static_cast<uint32_t>(
-      crc32_z(crc32_z(0L, Z_NULL, 0), data + kHeaderSize, static_cast<size_t>(size - kHeaderSize)));
+  // In chunks, so that a file mapping's pages can be released behind the checksum: it reads
+  // every byte once, and the weights are read again only when a session uploads them.
+  constexpr uint64_t kChunk = uint64_t(64) << 20;
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  uLong crc = crc32_z(0L, Z_NULL, 0);
+  uint64_t released = 0; // [0, released) is released, a multiple of the page size
+  for (uint64_t at = kHeaderSize; at < size; at += kChunk) {
+    uint64_t n = std::min(kChunk, size - at);
+    crc = crc32_z(crc, data + at, static_cast<size_t>(n));
+    // The whole pages read so far (the header and the index are read again after this; their
+    // pages simply fault in again).
+    uint64_t end = (at + n) / page * page;
+    if (fileMapping && end > released) {
+      ::madvise(const_cast<uint8_t *>(data) + released, static_cast<size_t>(end - released),
+                MADV_DONTNEED);
+      released = end;
+    }
+  }
+  uint32_t actual = static_cast<uint32_t>(crc);
   if (actual != checksum)
     return fail(formatString("checksum mismatch: file is corrupted (expected 0x%08x, got 0x%08x)",
                              checksum, actual));
@@ -711,7 +731,7 @@ kiln_status_t Verifier::checkPrograms(const fb::Model *model) {
       return fail(formatString("program %u repeats the name '%s'", p + 1,
                                view->programName.c_str()));
     // The checks below read and fill the program's own tables.
-    Verifier inner(data, size, *view);
+    Verifier inner(data, size, *view, /*fileMapping=*/false);
     inner.formatVersion = formatVersion;
     inner.indexBegin = indexBegin;
     inner.indexEnd = indexEnd;
@@ -912,8 +932,9 @@ const char *collectiveKindName(CollectiveKind kind) {
   return "unknown";
 }
 
-kiln_status_t verifyArtifact(const uint8_t *data, uint64_t size, kiln_artifact &artifact) {
-  return Verifier(data, size, artifact).run();
+kiln_status_t verifyArtifact(const uint8_t *data, uint64_t size, kiln_artifact &artifact,
+                             bool fileMapping) {
+  return Verifier(data, size, artifact, fileMapping).run();
 }
 
 } // namespace kiln
@@ -978,7 +999,8 @@ kiln_status_t kiln_artifact_open(const char *path, kiln_artifact_t **out_artifac
 
   static const uint8_t kEmpty[8] = {};
   kiln_status_t status =
-      kiln::verifyArtifact(artifact->data ? artifact->data : kEmpty, size, *artifact);
+      artifact->data ? kiln::verifyArtifact(artifact->data, size, *artifact, /*fileMapping=*/true)
+                     : kiln::verifyArtifact(kEmpty, size, *artifact);
   if (status) {
     delete artifact;
     return status;

@@ -197,8 +197,12 @@ namespace kiln {
 
 /// Verifies an artifact already in memory (`data`, `size` bytes, 8-byte aligned) and fills
 /// `artifact` (which must not own a mapping yet; its `path` is used in messages). Exposed for
-/// tests and for kiln_artifact_open; does not take ownership of `data`.
-kiln_status_t verifyArtifact(const uint8_t *data, uint64_t size, kiln_artifact &artifact);
+/// tests and for kiln_artifact_open; does not take ownership of `data`. With `fileMapping`
+/// (`data` is the start of a read-only mmap of the file) the pages the checksum has read are
+/// released as it goes (madvise MADV_DONTNEED; a later read faults them in again from the page
+/// cache), so that verifying a multi-GB artifact does not leave all of it resident.
+kiln_status_t verifyArtifact(const uint8_t *data, uint64_t size, kiln_artifact &artifact,
+                             bool fileMapping = false);
 
 } // namespace kiln
 
