@@ -170,8 +170,8 @@ Expected<ArrayRef<char>> TensorLoader::readExternal(const TensorProto &tensor, u
   }
   uint64_t fileSize = file->getBufferSize();
   if (offset > fileSize || size > fileSize - offset)
-    return makeError("external data [" + Twine(offset) + ", " + Twine(offset + size) +
-                     ") is outside the " + Twine(fileSize) + " bytes of '" + path + "'");
+    return makeError("external data [offset " + Twine(offset) + ", size " + Twine(size) +
+                     "] is outside the " + Twine(fileSize) + " bytes of '" + path + "'");
   mapped = file.get();
   return ArrayRef<char>(file->getBufferStart() + offset, size);
 }

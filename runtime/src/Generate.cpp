@@ -665,12 +665,20 @@ kiln_status_t describeProgram(kiln_generator::Program &program) {
   program.logitsRows = out.shape[1];
   program.vocab = size_t(out.shape[2]);
   program.logitsDtype = out.dtype;
+  // The on-GPU sampler's output, when the program has one (its absence is no error: the
+  // statuses of the lookups are freed).
   size_t tokenIndex = 0;
   kiln_tensor_info_t token;
-  if (kiln_artifact_output_count(a) > 1 &&
-      kiln_artifact_find_output(a, "next_token", &tokenIndex) == nullptr &&
-      kiln_artifact_output_info(a, tokenIndex, &token) == nullptr && token.rank == 2 &&
-      token.shape[0] == program.batch && token.shape[1] == 1 && token.dtype == KILN_DTYPE_I64)
+  bool hasToken = false;
+  if (kiln_artifact_output_count(a) > 1) {
+    kiln_status_t found = kiln_artifact_find_output(a, "next_token", &tokenIndex);
+    if (!found)
+      found = kiln_artifact_output_info(a, tokenIndex, &token);
+    hasToken = !found;
+    kiln_status_free(found);
+  }
+  if (hasToken && token.rank == 2 && token.shape[0] == program.batch && token.shape[1] == 1 &&
+      token.dtype == KILN_DTYPE_I64)
     program.nextToken = token.name;
   program.deviceSampling = !program.nextToken.empty() && !program.temperature.empty() &&
                            !program.topK.empty() && !program.topP.empty() &&

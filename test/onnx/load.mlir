@@ -11,7 +11,7 @@
 // EXT-LEN: error: initializer 'w': external data length 16 does not match the 12 bytes of the tensor's type
 
 // RUN: not kiln-compile %S/Inputs/error_external_range.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=EXT-RANGE
-// EXT-RANGE: error: initializer 'w': external data [4096, 4108) is outside the 20 bytes of '{{.*}}external_data.bin'
+// EXT-RANGE: error: initializer 'w': external data [offset 4096, size 12] is outside the 20 bytes of '{{.*}}external_data.bin'
 
 // RUN: not kiln-compile %S/Inputs/error_external_missing.onnx --emit=graph 2>&1 | FileCheck %s --check-prefix=EXT-MISSING
 // EXT-MISSING: error: initializer 'w': cannot open external data file '{{.*}}missing.bin': No such file or directory

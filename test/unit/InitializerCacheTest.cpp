@@ -60,14 +60,16 @@ TEST(InitializerCache, SecondImportFindsEveryWeight) {
   OwningOpRef<ModuleOp> c = kiln::importOnnxModel(context, modelPath(), *model, prefill, plain);
   ASSERT_TRUE(c);
   EXPECT_EQ(constants(*b), constants(*c));
-  for (const onnx::TensorProto &t : model->graph().initializer())
-    if (DenseElementsAttr v = cache.lookup(t.name()))
+  for (const onnx::TensorProto &t : model->graph().initializer()) {
+    if (DenseElementsAttr v = cache.lookup(t.name())) {
       EXPECT_EQ(v.getNumElements(), [&] {
         int64_t n = 1;
         for (int64_t d : t.dims())
           n *= d;
         return n;
       }()) << t.name();
+    }
+  }
 }
 
 } // namespace
