@@ -6,11 +6,12 @@
 
 #include "kiln/runtime.h"
 
+#include "dialects/kiln/FloatBits.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <memory>
 #include <vector>
@@ -49,19 +50,6 @@ struct SessionRelease {
 using ArtifactPtr = std::unique_ptr<kiln_artifact_t, ArtifactRelease>;
 using SessionPtr = std::unique_ptr<kiln_session_t, SessionRelease>;
 
-/// IEEE binary16 bits -> float (subnormals, infinities and NaN included).
-inline float halfBitsToFloat(uint16_t h) {
-  const uint32_t exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
-  float value;
-  if (exponent == 0)
-    value = std::ldexp(float(mantissa), -24);
-  else if (exponent == 31)
-    value = mantissa ? NAN : INFINITY;
-  else
-    value = std::ldexp(float(mantissa | 0x400), int(exponent) - 25);
-  return (h >> 15) ? -value : value;
-}
-
 /// Copies output `name` (f32, f16 or bf16, `info` its description) of the last run into `out` as
 /// floats: `info.byte_size` / element size values. False (printed) for another dtype or a failed
 /// copy.
@@ -80,14 +68,8 @@ inline bool getOutputAsFloat(kiln_session_t *session, const char *name,
   if (!ok(kiln_session_get_output(session, name, bits.data(), bits.size() * 2), tool, name))
     return false;
   out.resize(bits.size());
-  for (size_t i = 0; i < bits.size(); ++i) {
-    if (info.dtype == KILN_DTYPE_F16) {
-      out[i] = halfBitsToFloat(bits[i]);
-    } else {
-      const uint32_t word = uint32_t(bits[i]) << 16;
-      std::memcpy(&out[i], &word, 4);
-    }
-  }
+  for (size_t i = 0; i < bits.size(); ++i)
+    out[i] = info.dtype == KILN_DTYPE_F16 ? kiln::fromF16Bits(bits[i]) : kiln::fromBF16Bits(bits[i]);
   return true;
 }
 

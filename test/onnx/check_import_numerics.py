@@ -301,24 +301,19 @@ def check_genai(compile_, opt, passes):
     accuracy_level 0 in the reference: at the builder's 4 onnxruntime quantizes A to int8 per
     block (0.7% off in the logits here), where kiln multiplies in float. Returns the worst error
     scaled as check_contrib's."""
-    import onnx
     models_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models")
     worst = 0.0
     rng = np.random.default_rng(3)
     for m, bound in GENAI_MODELS.items():
         path = os.path.join(models_dir, m + ".onnx")
-        proto = onnx.load(path)
-        sess, _ = reference_session(path)
-        names = [i.name for i in proto.graph.input]
+        # The head size is a dim_param of the past: reference_session gives it from the rotary
+        # caches.
+        sess, dim = reference_session(path)
+        names = [i.name for i in sess.get_inputs()]
         past = [i for i in sess.get_inputs() if i.name.startswith("past_key_values.")]
         dt = ORT_DTYPES[past[0].type]
-        # The head size is a dim_param of the past; the builder's rotary caches [max, D / 2]
-        # rotate the whole head (Llama).
         heads = past[0].shape[1]
-        gqa = next(nd for nd in proto.graph.node if nd.op_type == "GroupQueryAttention")
-        cos = next(t for t in proto.graph.initializer if t.name == gqa.input[7])
-        dim = 2 * cos.dims[1]
-        vocab = proto.graph.output[0].type.tensor_type.shape.dim[2].dim_value
+        vocab = sess.get_outputs()[0].shape[2]
         feeds = {"input_ids": rng.integers(0, vocab, (2, 5)).astype(np.int64),
                  "attention_mask": gqa_lengths.padded_mask((2, 5))}
         feeds.update({p.name: np.zeros((2, heads, 0, dim), dt) for p in past})
