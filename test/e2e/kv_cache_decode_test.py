@@ -49,7 +49,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = os.path.join(HERE, "..", "models")
-EXPORTS = ["llama_tiny_causal_past_dynamo", "gpt2_tiny_causal_past_dynamo", "llama_tiny_causal_past_legacy"]
+EXPORTS = ["llama_tiny_causal_past_dynamo", "gpt2_tiny_causal_past_dynamo", "llama_tiny_causal_past_legacy",
+           "llama_tiny_causal_past_dynamo_opset23"]
 # --plain: the exports without cache I/O, and the prompt of the .ref.npz files (test/models/README.md).
 PLAIN_EXPORTS = ["llama_tiny_causal_dynamo", "gpt2_tiny_causal_dynamo"]
 # --cache-ops: decoders whose KV cache is ONNX ops (test/onnx/gen_onnx_tests.py,
@@ -90,6 +91,7 @@ FUSED_APPEND_VARIANTS = [("fp32-b3-fused-append", "fp32", "3x1", 4, 1e-4, 64),
 # The torch exports' families (examples/export/export_hf.py's TINY configs, seed 0): --steps
 # rebuilds their PyTorch models for its reference (torch_reference).
 TORCH_FAMILY = {"llama_tiny_causal_past_dynamo": "llama", "gpt2_tiny_causal_past_dynamo": "gpt2",
+                "llama_tiny_causal_past_dynamo_opset23": "llama",
                 "llama_tiny_causal_past_legacy": "llama", "llama_tiny_causal_dynamo": "llama",
                 "gpt2_tiny_causal_dynamo": "gpt2"}
 MAX_SEQ_LEN = {"gpt2_tiny_causal_past_dynamo": 128, "gpt2_tiny_causal_dynamo": 128,

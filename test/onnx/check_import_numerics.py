@@ -356,6 +356,7 @@ def check_genai(compile_, opt, passes):
 # positions from the attention mask; int4 MatMulNBits in f32, and fp16 with its own bound).
 KV_STEP_MODELS = [("models", "llama_tiny_causal_dynamo"), ("models", "gpt2_tiny_causal_dynamo"),
                   ("models", "llama_tiny_causal_past_dynamo"),
+                  ("models", "llama_tiny_causal_past_dynamo_opset23"),
                   ("models", "gpt2_tiny_causal_past_dynamo"), ("onnx/Inputs", "plain_decoder"),
                   ("onnx/Inputs", "plain_decoder_attention_mask"),
                   ("onnx/Inputs", "attention23_decoder"), ("onnx/Inputs", "tensor_scatter_decoder"),
