@@ -198,12 +198,15 @@ Sm90GemmTileAttr selectSm90GemmTile(int64_t m, int64_t n, int64_t k, int64_t bat
 /// left. With `occupancy` (2..4) a tensor-core plan without the preload counts that many blocks
 /// per SM: `a_chunk` the longest of 2048, 1024, ..., 128 K rows (at most the default chunk) with
 /// which that many blocks' shared memory fits the target's SM, `min_blocks_per_sm` the same
-/// count; when no chunk fits, the default plan. `reason` gets the choice and the block count.
+/// count; when no chunk fits, the default plan. With `preload` and up to `preloadRows` rows
+/// (2..16), where the default A chunk leaves no third block slot (3-16 rows on sm_90), the
+/// preload plan takes the longest shorter chunk (`a_chunk`, at least 128 K rows) that leaves it.
+/// `reason` gets the choice and the block count.
 SkinnyGemmTileAttr selectSkinnyGemmTile(int64_t rows, int64_t n, int64_t k, TargetAttr target,
                                         std::string &reason,
                                         SkinnyTensorCores tensorCores = SkinnyTensorCores::Auto,
                                         bool rowStats = false, bool preload = false,
-                                        int64_t occupancy = 0);
+                                        int64_t occupancy = 0, int64_t preloadRows = 2);
 
 /// Chooses the tile of the tensor-core attention kernel for `batch` x
 /// `heads` x `queries` query rows of head dim `headDim` on `target`: the

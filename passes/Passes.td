@@ -711,6 +711,13 @@ def SelectTiles : Pass<"kiln-select-tiles", "mlir::func::FuncOp"> {
            "rows) multiplies on the tensor cores, planned for 2 blocks per SM so the next "
            "kernel's block fits beside them (`preload = true`), and codegen copies a constant "
            "weight's first ring stages to shared memory before the grid-dependency wait">,
+    Option<"skinnyPreloadRows", "skinny-preload-rows", "int64_t", /*default=*/"2",
+           "With skinny-weight-preload: the most rows (2..16) whose `kiln.skinny_gemm_tile` "
+           "GEMMs preload their weight. Above the rows whose default tensor-core plan leaves "
+           "the SM's third block slot free (1-2 on sm_90), A is staged in the longest chunk "
+           "(`a_chunk`) with which 3 blocks fit the SM by shared memory, so 2 run and the next "
+           "kernel's block fits beside them; where no chunk of at least 128 K rows does, no "
+           "preload. Default 2: today's plan">,
     Option<"skinnyTcOccupancy", "skinny-tc-occupancy", "int64_t", /*default=*/"0",
            "A `kiln.skinny_gemm_tile` GEMM on the tensor cores without the preload is planned "
            "for this many blocks per SM (2..4): the longest A chunk (`a_chunk`) with which that "

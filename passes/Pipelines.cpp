@@ -91,6 +91,7 @@ void kiln::buildKilnPipeline(OpPassManager &pm, const KilnPipelineOptions &optio
   tileOptions.skinnyWeightPreload = options.skinnyWeightPreload;
   tileOptions.skinnyL2Prefetch = options.skinnyL2Prefetch;
   tileOptions.skinnyTcOccupancy = options.skinnyTcOccupancy;
+  tileOptions.skinnyPreloadRows = options.skinnyPreloadRows;
   tileOptions.splitKv = options.splitKv;
   tileOptions.decodeAttentionPreload = options.decodeAttentionPreload;
   fpm.addPass(createSelectTiles(tileOptions));

@@ -82,6 +82,12 @@ struct KilnPipelineOptions : public mlir::PassPipelineOptions<KilnPipelineOption
                      "before its grid-dependency wait (kiln-plan-weight-prefetch; off by default: "
                      "slower on the H200)"),
       llvm::cl::init(false)};
+  Option<int64_t> skinnyPreloadRows{
+      *this, "skinny-preload-rows",
+      llvm::cl::desc("With skinny-weight-preload: few-row GEMMs of up to this many rows (2..16) "
+                     "preload their weight, A staged in chunks short enough that 3 blocks fit an "
+                     "SM above 2 rows (kiln-select-tiles skinny-preload-rows; default 2)"),
+      llvm::cl::init(2)};
   Option<int64_t> skinnyTcOccupancy{
       *this, "skinny-tc-occupancy",
       llvm::cl::desc("Few-row GEMMs on the tensor cores (not preloaded) planned for this many "

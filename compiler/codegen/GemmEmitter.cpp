@@ -436,7 +436,12 @@ FailureOr<std::optional<GeneratedKernel>> emitMatMulSkinny(KernelOp kernel, MatM
       llvm::formatv("[{0}x{1}] x [{1}x{2}], batch {3}: {4} rows, few-row GEMM "
                     "(gemm_skinny.cuh), split-K {5}{6}{7}{8}{9}\n",
                     M, K, N, batchCount, rows, splitK, rowStats ? ", RMS norm in the A loader" : "",
-                    tcNote, preload ? ", weight preloaded before the wait" : "",
+                    tcNote,
+                    preload ? ", weight preloaded before the wait" +
+                                  (aChunk ? llvm::formatv(", A in chunks of {0} K rows", aChunk)
+                                                .str()
+                                          : std::string())
+                            : std::string(),
                     tc && tile.getMinBlocksPerSm() > 1 && !preload
                         ? llvm::formatv(", A in chunks of {0} K rows, {1} blocks per SM",
                                         smem_bytes::skinnyTcChunk(rows, aChunk),

@@ -342,6 +342,7 @@ static llvm::Error buildPipeline(const CompileOptions &options, ArrayRef<unsigne
   pipelineOptions.weightPrefetch = options.weightPrefetch == WeightPrefetch::Next;
   pipelineOptions.skinnyL2Prefetch = options.weightPrefetch == WeightPrefetch::Own;
   pipelineOptions.skinnyTcOccupancy = options.skinnyTcOccupancy;
+  pipelineOptions.skinnyPreloadRows = options.skinnyPreloadRows;
   pipelineOptions.splitKv = options.splitKv;
   pipelineOptions.decodeAttentionPreload =
       options.decodeAttentionPreload && options.programmaticLaunch != ProgrammaticLaunch::Off;

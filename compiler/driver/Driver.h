@@ -102,6 +102,9 @@ struct CompileOptions {
   /// nothing (the default since session 30), their own weight's next rows, or the next decode
   /// GEMM's weight (needs skinnyWeightPreload).
   WeightPrefetch weightPrefetch = WeightPrefetch::Off;
+  /// The most rows whose few-row GEMMs preload their weight (--skinny-preload-rows, 2..16;
+  /// above 2, A in chunks short enough that 3 blocks fit an SM; default 2).
+  int64_t skinnyPreloadRows = 2;
   /// Blocks per SM the few-row GEMMs on the tensor cores (not preloaded) are planned for, with A
   /// staged in shorter chunks (--skinny-tc-occupancy, 0..4; default 0: the default plan).
   int64_t skinnyTcOccupancy = 0;

@@ -284,7 +284,8 @@ Sm90GemmTileAttr kiln::selectSm90GemmTile(int64_t m, int64_t n, int64_t k, int64
 
 SkinnyGemmTileAttr kiln::selectSkinnyGemmTile(int64_t rows, int64_t n, int64_t k, TargetAttr target,
                                               std::string &reason, SkinnyTensorCores tensorCores,
-                                              bool rowStats, bool preload, int64_t occupancy) {
+                                              bool rowStats, bool preload, int64_t occupancy,
+                                              int64_t preloadRows) {
   const int64_t sms = target.getSmCount();
   const int64_t columnTiles = (n + 63) / 64;
   // The inner product: the tensor cores when asked for (auto: from kMinSkinnyTensorCoreRows
@@ -301,8 +302,23 @@ SkinnyGemmTileAttr kiln::selectSkinnyGemmTile(int64_t rows, int64_t n, int64_t k
   // the 0.8B Llama's decode_b1 graph 0.859 against 0.830 ms, its batch-8 step 1.394 against
   // 1.246 ms). Codegen preloads only a constant weight with 16-byte aligned rows; the reason
   // says so, since this pass does not trace the weight.
-  const int64_t preloadPerSm =
-      std::min(blocksPerSmBySmem(target, tcSmem), target.getRegsPerSm() / (256 * 80)) - 1;
+  // Above the rows whose default A chunk leaves that slot (1-2 on sm_90), up to `preloadRows`
+  // (skinny-preload-rows): the longest shorter chunk with which it is left, A staged in several
+  // passes while the weight's rings stay in flight (a batch-8 step's GEMMs: 512 K rows, 3 x
+  // 74 KiB per SM).
+  auto preloadSlots = [&](int64_t chunk) {
+    return std::min(blocksPerSmBySmem(target, smem_bytes::gemmSkinnyTc(rows, rowStats, chunk)),
+                    target.getRegsPerSm() / (256 * 80)) -
+           1;
+  };
+  int64_t preloadPerSm = preloadSlots(0), preloadChunk = 0;
+  if (preload && preloadPerSm < 2 && rows <= preloadRows)
+    for (int64_t chunk = smem_bytes::skinnyTcChunk(rows) / 2; chunk >= 128; chunk /= 2)
+      if (preloadSlots(chunk) >= 2) {
+        preloadChunk = chunk;
+        preloadPerSm = preloadSlots(chunk);
+        break;
+      }
   const bool preloaded = preload && tensorCores != SkinnyTensorCores::Off &&
                          target.getTensorCores() == TensorCores::Wgmma && tcFits &&
                          preloadPerSm >= 2;
@@ -312,7 +328,13 @@ SkinnyGemmTileAttr kiln::selectSkinnyGemmTile(int64_t rows, int64_t n, int64_t k
   std::string why;
   if (preloaded)
     why = "tensor cores, a constant weight's first stages preloaded before the grid-dependency "
-          "wait (skinny-weight-preload)";
+          "wait (skinny-weight-preload" +
+          (preloadChunk ? llvm::formatv("; A in chunks of {0} K rows so that 3 blocks fit an SM, "
+                                        "skinny-preload-rows={1}",
+                                        preloadChunk, preloadRows)
+                              .str()
+                        : std::string()) +
+          ")";
   else if (tc)
     why = tensorCores == SkinnyTensorCores::On
               ? "tensor cores (skinny-tensor-cores=on)"
@@ -349,7 +371,7 @@ SkinnyGemmTileAttr kiln::selectSkinnyGemmTile(int64_t rows, int64_t n, int64_t k
   // enough for their shared memory (each chunk costs a block barrier and a round trip for A,
   // while the weight's ring stays in flight), the registers capped at the SM's share (at least
   // 64 per thread; ptxas gives the tensor-core path 64-80).
-  int64_t aChunk = 0, minBlocks = 0;
+  int64_t aChunk = preloaded ? preloadChunk : 0, minBlocks = 0;
   std::string occupancyNote;
   if (occupancy > 0 && tc && !preloaded && occupancy > perSm) {
     if (target.getRegsPerSm() / (256 * occupancy) < 64) {
@@ -637,7 +659,7 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
         std::string skinnyReason;
         SkinnyGemmTileAttr skinny = selectSkinnyGemmTile(
             fewRowGemmRows(matmul), n, k, target, skinnyReason, skinnyTensorCores, fewRowStats,
-            skinnyWeightPreload, skinnyTcOccupancy);
+            skinnyWeightPreload, skinnyTcOccupancy, skinnyPreloadRows);
         if (skinnyL2Prefetch)
           skinny = SkinnyGemmTileAttr::get(&getContext(), skinny.getRows(), skinny.getSplitK(),
                                            skinny.getTensorCores(), skinny.getPreload(), true,
@@ -837,6 +859,11 @@ struct SelectTilesPass : public kiln::impl::SelectTilesBase<SelectTilesPass> {
         return signalPassFailure();
       }
       override = *t;
+    }
+    if (skinnyPreloadRows < 2 || skinnyPreloadRows > 16) {
+      mlir::emitError(func.getLoc())
+          << "skinny-preload-rows must be 2..16 rows, got " << int64_t(skinnyPreloadRows);
+      return signalPassFailure();
     }
     if (skinnyTcOccupancy != 0 && (skinnyTcOccupancy < 2 || skinnyTcOccupancy > 4)) {
       mlir::emitError(func.getLoc())

@@ -1113,6 +1113,14 @@ kiln_status_t kiln_generate(kiln_generator_t *g, const kiln_generate_request_t *
                              "model's token ids [%lld, %lld]",
                              i, t, static_cast<long long>(r.prompt[t]),
                              static_cast<long long>(g->idMin), static_cast<long long>(g->idMax));
+    if (g->hasIdRange)
+      for (size_t t = 0; t < r.stop_token_count; ++t)
+        if (r.stop_tokens[t] < g->idMin || r.stop_tokens[t] > g->idMax)
+          return makeStatusF(KILN_INVALID_ARGUMENT,
+                             "kiln_generate: request %zu: stop token %zu is %lld, outside the "
+                             "model's token ids [%lld, %lld] (it would never end the sequence)",
+                             i, t, static_cast<long long>(r.stop_tokens[t]),
+                             static_cast<long long>(g->idMin), static_cast<long long>(g->idMax));
     plans[i] = planPrefill(g->steps, int64_t(r.prompt_length), g->maxSeqLen, g->paddingPriceUs);
     if (plans[i].empty())
       return makeStatusF(KILN_INVALID_ARGUMENT,

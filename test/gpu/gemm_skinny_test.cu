@@ -71,11 +71,31 @@ double gReadGBs = 0, gCopyGBs = 0;
 /// skinny-weight-preload).
 /// PlainOcc / RmsOcc: Plain / Rms on the tensor cores with kiln-select-tiles' skinny-tc-occupancy
 /// plan for 3 blocks per SM (A in chunks of occChunk(R) K rows, __launch_bounds__(256, 3)).
-enum Mode { Plain = 0, Rms = 1, Pair = 2, PlainPre = 3, RmsPre = 4, PlainOcc = 5, RmsOcc = 6 };
+/// PlainPreOcc / RmsPreOcc: both, the plan of skinny-preload-rows above 2 rows (the weight
+/// preloaded, A in chunks short enough that 3 blocks fit an SM, 2 of them planned).
+enum Mode {
+  Plain = 0,
+  Rms = 1,
+  Pair = 2,
+  PlainPre = 3,
+  RmsPre = 4,
+  PlainOcc = 5,
+  RmsOcc = 6,
+  PlainPreOcc = 7,
+  RmsPreOcc = 8
+};
 /// The A chunk of the 3-blocks-per-SM plan on the H100 / H200 (228 KiB of shared memory per SM):
 /// what kiln-select-tiles picks with skinny-tc-occupancy=3 (the longest that fits).
 __host__ __device__ constexpr int occChunk(int rows) { return rows <= 8 ? 512 : 256; }
-__host__ __device__ constexpr bool isOcc(int mode) { return mode == PlainOcc || mode == RmsOcc; }
+__host__ __device__ constexpr bool isOcc(int mode) {
+  return mode == PlainOcc || mode == RmsOcc || mode == PlainPreOcc || mode == RmsPreOcc;
+}
+__host__ __device__ constexpr bool isPre(int mode) {
+  return mode == PlainPre || mode == RmsPre || mode == PlainPreOcc || mode == RmsPreOcc;
+}
+__host__ __device__ constexpr bool isRms(int mode) {
+  return mode == Rms || mode == RmsPre || mode == RmsOcc || mode == RmsPreOcc;
+}
 
 template <typename T> struct Args {
   const T *x;     // [R, lda]: A (Plain, Pair) or the norm's input x (Rms)
@@ -93,6 +113,9 @@ template <typename T> struct Args {
   const char *pf = nullptr;
   long long pfBytes = 0;
   int pfHint = 0;
+  // --bench-layers: a kernel without the preload launched with programmatic dependent launch
+  // waits for the previous kernel first (kiln's decode programs launch every kernel so).
+  int pdl = 0;
 };
 
 /// This block's share of `bytes` (a multiple of 16) at `p` into L2 by cp.async.bulk.prefetch.L2
@@ -121,7 +144,7 @@ __device__ __forceinline__ void bulkPrefetchShare(const char *p, long long bytes
 template <typename T, int R, int SPLITK, bool TC, int MODE>
 __global__ void __launch_bounds__(kThreads, isOcc(MODE) ? 3 : 1) skinnyKernel(Args<T> a) {
   extern __shared__ __align__(16) char smem[];
-  constexpr bool kPre = MODE == PlainPre || MODE == RmsPre;
+  constexpr bool kPre = isPre(MODE);
   constexpr int kChunk = isOcc(MODE) ? occChunk(R) : 0;
   static_assert(!isOcc(MODE) || TC, "the occupancy plan is the tensor-core path's");
   if constexpr (kPre) {
@@ -134,8 +157,11 @@ __global__ void __launch_bounds__(kThreads, isOcc(MODE) ? 3 : 1) skinnyKernel(Ar
       kiln::gemmSkinnyPrefetchB<T, SPLITK, 8, true>(
           a.N, a.K, a.B, a.ldb, a.ownRows, int(8 * (kiln::smem_bytes::kSkinnyTcStages - 1) * 16));
     kiln::gridDependencySync();
+  } else {
+    if (a.pdl)
+      kiln::gridDependencySync();
   }
-  if constexpr (MODE == Rms || MODE == RmsPre || MODE == RmsOcc) {
+  if constexpr (isRms(MODE)) {
     const float *rstd = kiln::skinny::rowRstd<R, TC, kChunk>(smem);
     auto loadA = [&](int r, int k) -> float {
       return kiln::ld(a.x[r * a.lda + k]) * kiln::ld(a.scale[k]);
@@ -158,8 +184,6 @@ __global__ void __launch_bounds__(kThreads, isOcc(MODE) ? 3 : 1) skinnyKernel(Ar
     }
   }
 }
-
-bool isRms(int mode) { return mode == Rms || mode == RmsPre || mode == RmsOcc; }
 
 long long smemBytes(int rows, bool tc, int mode) {
   return tc ? kiln::smem_bytes::gemmSkinnyTc(rows, isRms(mode), isOcc(mode) ? occChunk(rows) : 0)
@@ -189,7 +213,7 @@ struct Launcher {
       attr[n].val.clusterDim.z = 1;
       ++n;
     }
-    if (mode == PlainPre || mode == RmsPre) { // programmatic dependent launch, as in a model
+    if (isPre(mode) || a.pdl) { // programmatic dependent launch, as in a model
       attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
       attr[n].val.programmaticStreamSerializationAllowed = 1;
       ++n;
@@ -269,7 +293,7 @@ template <typename T, bool TC, int MODE, int R> Launcher bySplit(int split) {
       return makeLauncher<T, R, 3, TC, MODE>();
     break;
   case 4:
-    if constexpr (MODE == Plain)
+    if constexpr (MODE == Plain || (MODE == Rms && R == 8)) // Rms: the batch-8 QKV's split
       return makeLauncher<T, R, 4, TC, MODE>();
     break;
   case 5:
@@ -322,9 +346,18 @@ int plainSplit(int rows, int split) {
 }
 
 template <typename T> Launcher find(bool tc, int mode, int rows, int split) {
-  if (isOcc(mode))
-    return mode == RmsOcc ? byRows<T, true, RmsOcc>(rows, split)
-                          : byRows<T, true, PlainOcc>(rows, split);
+  switch (mode) {
+  case PlainOcc:
+    return byRows<T, true, PlainOcc>(rows, split);
+  case RmsOcc:
+    return byRows<T, true, RmsOcc>(rows, split);
+  case PlainPreOcc:
+    return byRows<T, true, PlainPreOcc>(rows, split);
+  case RmsPreOcc:
+    return byRows<T, true, RmsPreOcc>(rows, split);
+  default:
+    break;
+  }
   if (tc && mode == PlainPre)
     return byRows<T, true, PlainPre>(rows, split);
   if (tc && mode == RmsPre)
@@ -363,11 +396,18 @@ int selectSplit(int rows, int n, int k, int sms, bool tc, long long smemPerSm, i
   return split;
 }
 
-/// The split of skinny-tc-occupancy=3's plan, rounded down to one the occupancy kernels have
-/// (1, 2, 3, 4, 6, 8).
+/// A split rounded down to one the occupancy and preload kernels have (1, 2, 3, 4, 6, 8).
+int roundSplit(int split) { return split >= 8 ? 8 : split >= 6 ? 6 : split >= 4 ? 4 : split; }
+
+/// The split of skinny-tc-occupancy=3's plan, rounded down to one the occupancy kernels have.
 int occSplit(int rows, int n, int k, int sms, long long smemPerSm) {
-  const int split = selectSplit(rows, n, k, sms, true, smemPerSm, 3);
-  return split >= 8 ? 8 : split >= 6 ? 6 : split >= 4 ? 4 : split;
+  return roundSplit(selectSplit(rows, n, k, sms, true, smemPerSm, 3));
+}
+
+/// The split of skinny-preload-rows' plan above 2 rows (2 blocks per SM planned, one slot left:
+/// the default tensor-core count on the H100 / H200), rounded like occSplit.
+int preOccSplit(int rows, int n, int k, int sms, long long smemPerSm) {
+  return roundSplit(selectSplit(rows, n, k, sms, true, smemPerSm));
 }
 
 template <typename T> constexpr bool isBf16() { return std::is_same<T, kiln::bf16>::value; }
@@ -513,6 +553,8 @@ bool runCase(const char *what, int rows, int k, int n, int split, bool tc, int m
                 : mode == PlainOcc ? "occupancy-3"
                 : mode == RmsOcc  ? "rms-occupancy-3"
                 : mode == PlainPre ? "preload"
+                : mode == PlainPreOcc ? "preload, A in chunks"
+                : mode == RmsPreOcc ? "rms-preload, A in chunks"
                 : mode == Pair    ? "pair"
                                   : "plain",
                 errK, errM,
@@ -602,6 +644,21 @@ template <typename T> int runAll(int sms, long long smemPerSm, int &total, bool 
       for (int split : {1, 3, 8})
         run("rms", rows, 2048, 3072, split, true, RmsOcc);
     }
+  // skinny-preload-rows' plan (the weight preloaded and A in shorter chunks, 3 blocks per SM by
+  // shared memory): the selected split on every shape, the odd shapes, a split sweep over short
+  // and long K, and the RMS variant (its statistics span the chunks).
+  for (int rows : kRows) {
+    for (const Shape &s : kLlama)
+      run(s.name, rows, s.k, s.n, preOccSplit(rows, s.n, s.k, sms, smemPerSm), true, PlainPreOcc);
+    for (const Shape &s : kOdd)
+      run(s.name, rows, s.k, s.n, 1, true, PlainPreOcc);
+    for (int split : {1, 3, 8}) {
+      run("sweep", rows, 1000, 300, split, true, PlainPreOcc);
+      run("sweep", rows, 72, 196, split, true, PlainPreOcc);
+      run("sweep", rows, 5632, 2048, split, true, PlainPreOcc);
+      run("rms", rows, 2048, 3072, split, true, RmsPreOcc);
+    }
+  }
   return failed;
 }
 
@@ -847,6 +904,84 @@ void benchLayers(int sms, long long smemPerSm, size_t l2Bytes) {
   CHECK_CUDA(cudaStreamDestroy(stream));
 }
 
+/// --bench-layers, batch 8: the same 64 decode GEMMs at 8 rows (a batch-8 decode step) as one
+/// CUDA graph with programmatic dependent launch, under the three tensor-core plans kiln can
+/// emit: the default (2 blocks per SM, each kernel waits for the previous one first),
+/// skinny-tc-occupancy=3 (3 blocks per SM, A in chunks of 512 K rows), and skinny-preload-rows
+/// (2 blocks per SM and the weight's first stages preloaded before the wait, A in chunks of 512
+/// K rows so that the next kernel's block fits beside them). Prints µs per step and the fraction
+/// of the copy bandwidth measured by benchLayers.
+void benchLayers8(int sms, long long smemPerSm) {
+  using T = kiln::f16;
+  constexpr int kLayers = 16, kRowsB8 = 8;
+  cudaStream_t stream;
+  CHECK_CUDA(cudaStreamCreate(&stream));
+  const Shape shapes[4] = {kLlama[0], kLlama[1], kLlama[2], kLlama[3]};
+  std::vector<T *> w(kLayers * 4);
+  size_t total = 0;
+  for (int l = 0; l < kLayers; ++l)
+    for (int g = 0; g < 4; ++g) {
+      const size_t bytes = size_t(shapes[g].k) * shapes[g].n * 2;
+      CHECK_CUDA(cudaMalloc(&w[l * 4 + g], bytes));
+      CHECK_CUDA(cudaMemset(w[l * 4 + g], 0x3c, bytes / 2));
+      total += bytes;
+    }
+  T *x;
+  float *c;
+  CHECK_CUDA(cudaMalloc(&x, size_t(16) * 5632 * 2));
+  CHECK_CUDA(cudaMemset(x, 0x3c, size_t(16) * 5632 * 2));
+  CHECK_CUDA(cudaMalloc(&c, size_t(16) * 11264 * 4));
+  struct Plan {
+    const char *name;
+    int plain, rms; // the modes of the plain (o-proj, down) and RMS (QKV, gate/up) GEMMs
+  };
+  const Plan plans[] = {{"default plan (2 per SM)", Plain, Rms},
+                        {"skinny-tc-occupancy=3", PlainOcc, RmsOcc},
+                        {"skinny-preload-rows=16", PlainPreOcc, RmsPreOcc}};
+  std::printf("\nbench-layers, batch 8: %d layers x 4 decode GEMMs at %d rows, %.1f MB of "
+              "weights, every kernel launched with programmatic dependent launch\n",
+              kLayers, kRowsB8, total * 1e-6);
+  for (int round = 0; round < 2; ++round)
+    for (const Plan &plan : plans) {
+      Launcher launchers[4];
+      int splits[4];
+      bool ok = true;
+      for (int g = 0; g < 4; ++g) {
+        const Shape &sh = shapes[g];
+        const int mode = g % 2 == 0 ? plan.rms : plan.plain;
+        splits[g] = isOcc(mode) && !isPre(mode) ? occSplit(kRowsB8, sh.n, sh.k, sms, smemPerSm)
+                    : isPre(mode) ? preOccSplit(kRowsB8, sh.n, sh.k, sms, smemPerSm)
+                                  : selectSplit(kRowsB8, sh.n, sh.k, sms, true, smemPerSm);
+        launchers[g] = find<T>(true, mode, kRowsB8, splits[g]);
+        if (!launchers[g]) {
+          std::printf("bench-layers: no launcher for %s, %s split %d\n", plan.name, sh.name,
+                      splits[g]);
+          ok = false;
+        }
+      }
+      if (!ok)
+        continue;
+      const double us = timeGraph(stream, [&](cudaStream_t st) {
+        for (int l = 0; l < kLayers; ++l)
+          for (int g = 0; g < 4; ++g) {
+            const Shape &sh = shapes[g];
+            Args<T> a = {x, x, w[l * 4 + g], sh.k, sh.n, sh.n, sh.k, 1e-5f, c};
+            a.pdl = 1;
+            launchers[g].launch(a, st);
+          }
+      }, 1, 20);
+      const double gbs = total / us * 1e-3;
+      std::printf("round %d %-28s splits %d/%d/%d/%d %8.1f us per step  %6.0f GB/s  %.3f of copy\n",
+                  round, plan.name, splits[0], splits[1], splits[2], splits[3], us, gbs,
+                  gCopyGBs > 0 ? gbs / gCopyGBs : 0.0);
+    }
+  for (T *p : w)
+    CHECK_CUDA(cudaFree(p));
+  CHECK_CUDA(cudaFree(x));
+  CHECK_CUDA(cudaFree(c));
+  CHECK_CUDA(cudaStreamDestroy(stream));
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -898,7 +1033,9 @@ int main(int argc, char **argv) {
     if (bf16Bench)
       bench<kiln::bf16>(sms, smemPerSm, size_t(prop.l2CacheSize));
   }
-  if (layers)
+  if (layers) {
     benchLayers(sms, smemPerSm, size_t(prop.l2CacheSize));
+    benchLayers8(sms, smemPerSm);
+  }
   return failed ? 1 : 0;
 }

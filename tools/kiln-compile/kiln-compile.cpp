@@ -182,6 +182,14 @@ static cl::opt<bool> skinnyWeightPreload(
              "--skinny-tensor-cores=off or --programmatic-launch=off). Default true "
              "(--skinny-weight-preload=false for A/B timing)"),
     cl::init(true), cl::cat(kilnCategory));
+static cl::opt<int64_t> skinnyPreloadRows(
+    "skinny-preload-rows",
+    cl::desc("With --skinny-weight-preload: few-row GEMMs of up to this many rows, 2..16, "
+             "preload their weight before the grid-dependency wait. Above 2 rows (batch 3-16 "
+             "decode steps) the tensor-core path then stages A in chunks short enough that 3 "
+             "blocks fit an SM, 2 of them this GEMM's and one slot left for the next kernel "
+             "(for A/B timing; default 2: only 1-2 rows, whose default plan leaves the slot)"),
+    cl::init(2), cl::cat(kilnCategory));
 static cl::opt<int64_t> skinnyTcOccupancy(
     "skinny-tc-occupancy",
     cl::desc("Few-row GEMMs on the tensor cores (decode steps of 3-16 rows; not those with "
@@ -355,7 +363,10 @@ int main(int argc, char **argv) {
                                kiln::enumOption(precision), kiln::enumOption(keyRotary),
                                kiln::enumOption(normIntoGemm),
                                kiln::enumOption(skinnyTensorCores),
-                               kiln::enumOption(programmaticLaunch)}))
+                               kiln::enumOption(programmaticLaunch),
+                               kiln::enumOption(hopperAttentionPersistent),
+                               kiln::enumOption(weightPrefetch), kiln::enumOption(decodeRotary),
+                               kiln::enumOption(prefillLogits)}))
     return 2;
   if (!cl::ParseCommandLineOptions(
           argc, argv, "kiln-compile: ONNX model (or kiln graph .mlir) -> kiln artifact\n", &errs()))
@@ -392,6 +403,7 @@ int main(int argc, char **argv) {
                                         kiln::SkinnyTensorCores::On)},
         {&skinnyWeightPreload, setting("skinny-weight-preload", skinnyWeightPreload)},
         {&skinnyTcOccupancy, "skinny-tc-occupancy=" + std::to_string(skinnyTcOccupancy)},
+        {&skinnyPreloadRows, "skinny-preload-rows=" + std::to_string(skinnyPreloadRows)},
         {&weightPrefetch,
          std::string("weight-prefetch=") +
              (weightPrefetch == kiln::WeightPrefetch::Off   ? "off"
@@ -447,6 +459,10 @@ int main(int argc, char **argv) {
                       "SM, got " +
                       Twine(skinnyTcOccupancy.getValue()));
   options.skinnyTcOccupancy = skinnyTcOccupancy;
+  if (skinnyPreloadRows < 2 || skinnyPreloadRows > 16)
+    return usageError("--skinny-preload-rows must be 2..16 rows, got " +
+                      Twine(skinnyPreloadRows.getValue()));
+  options.skinnyPreloadRows = skinnyPreloadRows;
   options.splitKv = splitKv;
   options.decodeAttentionPreload = decodeAttentionPreload;
   if (fuseKvAppend.getNumOccurrences()) // unset: on wherever it applies, without warnings

@@ -366,10 +366,15 @@ bool parseArgs(int argc, char **argv, Options &options) {
       }
     } else if (flag == "--temperature" || flag == "--top-p") {
       double &out = flag == "--temperature" ? options.temperature : options.topP;
+      // The runtime takes floats: a value that is finite as a double but not as a float, or
+      // positive but 0 as a float (greedy, for a temperature), is refused here too.
       if (!parseDouble(value, out) || !std::isfinite(out) || out < 0 ||
-          (flag == "--top-p" && (out <= 0 || out > 1))) {
+          (flag == "--top-p" && (out <= 0 || out > 1)) || !std::isfinite(float(out)) ||
+          (out > 0 && float(out) == 0.0f)) {
         usageError("option '" + flag + "' expects a number " +
-                   (flag == "--top-p" ? "in (0, 1]" : ">= 0") + ", got '" + value + "'");
+                   (flag == "--top-p" ? "in (0, 1]" : ">= 0") +
+                   " that a 32-bit float holds (positive values at least 1.2e-38), got '" +
+                   value + "'");
         return false;
       }
     } else if (flag == "--top-k") {
@@ -1781,6 +1786,13 @@ int runGenerate(const Options &options) {
                          std::to_string(ids[r * length + t]) + ", outside the model's ids [" +
                          std::to_string(idMin) + ", " + std::to_string(idMax) + "]");
     }
+  // A stop id the model never produces would never end a sequence: refused like a prompt id.
+  if (hasIdRange)
+    for (int64_t id : options.stopIds)
+      if (id < idMin || id > idMax)
+        return usageError("option '--stop-ids': " + std::to_string(id) +
+                          " is outside the model's ids [" + std::to_string(idMin) + ", " +
+                          std::to_string(idMax) + "]");
 
   kiln_generator_t *generator = nullptr;
   if (kiln_status_t status = kiln_generator_create(model.artifact, options.device, &generator))
