@@ -466,6 +466,21 @@ TEST(JsonWriter, EscapesAndSeparates) {
   EXPECT_EQ(json.str(), "{\"a\\\"b\":\"x\\\\y\\n\\u0001\",\"list\":[1,2.5,null],\"ok\":true}");
 }
 
+// Well-formed UTF-8 passes through; each byte of an ill-formed sequence (a damaged artifact's
+// names: a lone continuation byte, a truncated sequence, an overlong form, a surrogate, a lead
+// byte past U+10FFFF) becomes U+FFFD, so the document stays valid JSON.
+TEST(JsonWriter, ReplacesIllFormedUtf8) {
+  EXPECT_EQ(kiln::JsonWriter::quote("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
+            "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
+  EXPECT_EQ(kiln::JsonWriter::quote("c\xffs"), "\"c\\ufffds\"");
+  EXPECT_EQ(kiln::JsonWriter::quote("\x80" "a"), "\"\\ufffda\"");
+  EXPECT_EQ(kiln::JsonWriter::quote("a\xc3"), "\"a\\ufffd\"");
+  EXPECT_EQ(kiln::JsonWriter::quote("\xc0\xaf"), "\"\\ufffd\\ufffd\"");
+  EXPECT_EQ(kiln::JsonWriter::quote("\xed\xa0\x80"), "\"\\ufffd\\ufffd\\ufffd\"");
+  EXPECT_EQ(kiln::JsonWriter::quote("\xf5\x80\x80\x80"),
+            "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
+}
+
 TEST(Report, ArtifactJsonHasTheLaunchDescription) {
   kiln_artifact_t *artifact = openFile(describedFile(), "json.kiln");
   ASSERT_NE(artifact, nullptr);

@@ -2,8 +2,10 @@
 //
 // kiln-run links only the runtime (no LLVM, so no llvm::json): --json and --trace write their
 // documents through this small writer. It tracks commas and nesting, escapes strings per RFC 8259
-// (quote, backslash, control characters as \uXXXX; bytes >= 0x80 pass through, so UTF-8 names
-// stay readable) and writes non-finite numbers as null, which JSON cannot represent.
+// (quote, backslash, control characters as \uXXXX; well-formed UTF-8 passes through, so UTF-8
+// names stay readable, and each byte of an ill-formed sequence becomes U+FFFD, so a damaged
+// artifact's names still give valid JSON) and writes non-finite numbers as null, which JSON cannot
+// represent.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,7 +27,17 @@ public:
   /// Returns `text` as a JSON string literal, quotes included.
   static std::string quote(const std::string &text) {
     std::string out = "\"";
-    for (unsigned char c : text) {
+    for (size_t i = 0; i < text.size(); ++i) {
+      const unsigned char c = static_cast<unsigned char>(text[i]);
+      if (c >= 0x80) {
+        const size_t n = utf8Length(text, i);
+        if (n == 0)
+          out += "\\ufffd";
+        else
+          out.append(text, i, n);
+        i += n ? n - 1 : 0;
+        continue;
+      }
       switch (c) {
       case '"':
         out += "\\\"";
@@ -53,6 +65,39 @@ public:
       }
     }
     return out + "\"";
+  }
+
+  /// Length of the well-formed UTF-8 sequence (RFC 3629: no overlong forms, no surrogates, at
+  /// most U+10FFFF) that starts at text[i] (a byte >= 0x80), or 0 when it is ill-formed.
+  static size_t utf8Length(const std::string &text, size_t i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    size_t n;
+    unsigned char lo = 0x80, hi = 0xBF; // the second byte's range
+    if (c >= 0xC2 && c <= 0xDF)
+      n = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+      n = 3;
+      if (c == 0xE0)
+        lo = 0xA0;
+      else if (c == 0xED)
+        hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 4;
+      if (c == 0xF0)
+        lo = 0x90;
+      else if (c == 0xF4)
+        hi = 0x8F;
+    } else {
+      return 0;
+    }
+    if (i + n > text.size())
+      return 0;
+    for (size_t k = 1; k < n; ++k) {
+      const unsigned char b = static_cast<unsigned char>(text[i + k]);
+      if (k == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xBF))
+        return 0;
+    }
+    return n;
   }
 
   void beginObject() { open('{'); }
