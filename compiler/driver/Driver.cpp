@@ -56,6 +56,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <optional>
 
@@ -1461,6 +1462,15 @@ llvm::Expected<CompileStats> kiln::compileModel(MLIRContext &context, const Comp
       maxBatch = std::max(maxBatch, p.batch);
     programOptions.kvBlocks =
         maxBatch * llvm::divideCeil(options.maxSeqLen, options.kvBlockSize) + 1;
+    // Block ids are int32 on the GPU: a pool past that is the options' product, not a
+    // --kv-blocks the user gave, so say which ones.
+    if (programOptions.kvBlocks > std::numeric_limits<int32_t>::max())
+      return llvm::createStringError(
+          "the KV cache pools would take %lld blocks (%lld sequences x ceil(--max-seq-len %lld "
+          "/ block %lld) + 1), more than the 2147483647 block ids of the GPU's int32 block "
+          "table; lower --max-seq-len or the batch of --shape",
+          (long long)programOptions.kvBlocks, (long long)maxBatch, (long long)options.maxSeqLen,
+          (long long)options.kvBlockSize);
   }
 
   // 2-5 once per rank: passes, codegen, NVRTC, artifact. Ranks have the same

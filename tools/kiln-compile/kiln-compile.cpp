@@ -594,6 +594,14 @@ int main(int argc, char **argv) {
       return usageError("--kv-block-size must be positive");
     if (kvBlocks < 0)
       return usageError("--kv-blocks must not be negative");
+    // Positions, lengths and block ids are int32 on the GPU.
+    constexpr int64_t kInt32Max = 2147483647;
+    if (maxSeqLen > kInt32Max)
+      return usageError("--max-seq-len " + std::to_string(maxSeqLen) +
+                        " is above 2147483647: positions and lengths are 32-bit on the GPU");
+    if (kvBlocks > kInt32Max)
+      return usageError("--kv-blocks " + std::to_string(kvBlocks) +
+                        " is above 2147483647: block ids are 32-bit on the GPU");
     if (kvBlockSize > maxSeqLen && kvBlockSize.getNumOccurrences())
       return usageError("--kv-block-size " + std::to_string(kvBlockSize) +
                         " is larger than --max-seq-len " + std::to_string(maxSeqLen) +
