@@ -11,8 +11,17 @@
 // KV-cache inputs, which the steps write in place; the block table gives row r the pool blocks
 // r, r + B, r + 2B, ... (interleaved, not contiguous). Every row's logits at every real step are
 // compared with the reference: max |err| / max |ref| <= tol, and the argmax must agree wherever
-// the reference's top-2 margin exceeds 2 * tol * max |ref|. Prints one line per step and a
-// summary; exit 0 pass, 1 fail, 2 usage or runtime error, 77 no GPU.
+// the reference's top-2 margin exceeds 2 * tol * max |ref|. Then the same tokens again, each run
+// from a fresh start of the positions (issue 19's layout rules), every real row-step's logits
+// compared bit for bit with the first run's:
+//  - contiguous: row r gets the pool blocks r * MB .. r * MB + MB - 1 in order (MB blocks per
+//    sequence), the contiguous layout of the same pool;
+//  - shuffled: every row's blocks a seeded permutation of the whole pool's first B * MB blocks;
+//  - alone (B > 1): each row decoded by itself (its tokens from step 0, every other row idle at
+//    0 tokens), with the interleaved table: a sequence batched with others of different lengths
+//    gives the logits it gives alone.
+// Prints one line per step and a summary per check; exit 0 pass, 1 fail, 2 usage or runtime
+// error, 77 no GPU.
 #include "kiln/runtime.h"
 #include "kv_cache_test_util.h"
 
@@ -22,7 +31,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <memory>
+#include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -112,58 +124,130 @@ int main(int argc, char **argv) {
                  (long long)poolBlocks);
     return 2;
   }
-  // Row r gets pool blocks r, r + B, r + 2B, ...
-  std::vector<int32_t> blockTable(size_t(B * maxBlocks));
-  for (int64_t r = 0; r < B; ++r)
-    for (int64_t n = 0; n < maxBlocks; ++n)
-      blockTable[size_t(r * maxBlocks + n)] = int32_t(n * B + r);
-  if (!ok(kiln_session_set_input(session, table.c_str(), blockTable.data(),
-                                 blockTable.size() * sizeof(int32_t)),
-          "block table"))
-    return 2;
-
+  // One pass over the tokens with `table`: row r starts `delay * r` steps late (0: every row
+  // from step 0), and when `only` >= 0 every other row stays idle (0 tokens, token 0 at position
+  // 0). Before its start and after its last token a row re-reads token 0 / its last token (idle).
+  // Each real row-step's logits go to `store` at (position t, row r).
   std::vector<int64_t> stepIds(static_cast<size_t>(B)), stepPos(static_cast<size_t>(B));
   std::vector<int32_t> stepLens(static_cast<size_t>(B));
   std::vector<float> got(size_t(B) * V);
+  auto runPass = [&](const std::vector<int32_t> &blockTable, int64_t delay, int64_t only,
+                     std::vector<float> &store,
+                     const std::function<void(size_t, int64_t, int64_t)> &onRow) -> bool {
+    if (!ok(kiln_session_set_input(session, table.c_str(), blockTable.data(),
+                                   blockTable.size() * sizeof(int32_t)),
+            "block table"))
+      return false;
+    store.assign(T * size_t(B) * V, 0.0f);
+    const size_t steps = T + size_t(delay * (B - 1));
+    for (size_t step = 0; step < steps; ++step) {
+      for (int64_t r = 0; r < B; ++r) {
+        const bool idle = only >= 0 && r != only;
+        const int64_t t = idle ? 0 : std::max<int64_t>(0, int64_t(step) - delay * r);
+        stepIds[size_t(r)] = idle ? tokens[0] : tokens[size_t(std::min<int64_t>(t, int64_t(T) - 1))];
+        stepPos[size_t(r)] = std::min<int64_t>(t, int64_t(T) - 1);
+        stepLens[size_t(r)] = int32_t(stepPos[size_t(r)]);
+      }
+      if (!ok(kiln_session_set_input(session, ids.c_str(), stepIds.data(), stepIds.size() * 8),
+              "input_ids") ||
+          !ok(kiln_session_set_input(session, positions.c_str(), stepPos.data(),
+                                     stepPos.size() * 8),
+              "position_ids") ||
+          !ok(kiln_session_set_input(session, lens.c_str(), stepLens.data(),
+                                     stepLens.size() * 4),
+              "seq_lens") ||
+          !ok(kiln_session_run(session, nullptr), "run") ||
+          !kvtest::getOutputAsFloat(session, logits.c_str(), out, got, "kv_cache_decode_test"))
+        return false;
+      for (int64_t r = 0; r < B; ++r) {
+        const int64_t t = int64_t(step) - delay * r;
+        if ((only >= 0 && r != only) || t < 0 || t >= int64_t(T))
+          continue; // idle (not started, or finished and repeating its last token)
+        std::copy(got.begin() + r * int64_t(V), got.begin() + (r + 1) * int64_t(V),
+                  store.begin() + (t * B + r) * int64_t(V));
+        if (onRow)
+          onRow(step, r, t);
+      }
+    }
+    return true;
+  };
+
+  // Row r gets pool blocks r, r + B, r + 2B, ... (interleaved).
+  std::vector<int32_t> interleaved(size_t(B * maxBlocks)), contiguous(interleaved.size()),
+      shuffled(interleaved.size());
+  for (int64_t r = 0; r < B; ++r)
+    for (int64_t n = 0; n < maxBlocks; ++n) {
+      interleaved[size_t(r * maxBlocks + n)] = int32_t(n * B + r);
+      contiguous[size_t(r * maxBlocks + n)] = int32_t(r * maxBlocks + n);
+    }
+  std::iota(shuffled.begin(), shuffled.end(), 0);
+  std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(20261205));
+
   double worst = 0;
   int failures = 0, checked = 0;
-  for (size_t step = 0; step < T + size_t(B) - 1; ++step) {
-    for (int64_t r = 0; r < B; ++r) {
-      // Row r is r steps late; before its start it re-reads token 0 at position 0.
-      const int64_t t = std::max<int64_t>(0, int64_t(step) - r);
-      stepIds[size_t(r)] = tokens[size_t(std::min<int64_t>(t, int64_t(T) - 1))];
-      stepPos[size_t(r)] = std::min<int64_t>(t, int64_t(T) - 1);
-      stepLens[size_t(r)] = int32_t(stepPos[size_t(r)]);
-    }
-    if (!ok(kiln_session_set_input(session, ids.c_str(), stepIds.data(), stepIds.size() * 8),
-            "input_ids") ||
-        !ok(kiln_session_set_input(session, positions.c_str(), stepPos.data(),
-                                   stepPos.size() * 8),
-            "position_ids") ||
-        !ok(kiln_session_set_input(session, lens.c_str(), stepLens.data(), stepLens.size() * 4),
-            "seq_lens") ||
-        !ok(kiln_session_run(session, nullptr), "run") ||
-        !kvtest::getOutputAsFloat(session, logits.c_str(), out, got, "kv_cache_decode_test"))
+  std::vector<float> first;
+  if (!runPass(interleaved, 1, -1, first, [&](size_t step, int64_t r, int64_t t) {
+        const float *want = ref.data() + size_t(t) * V,
+                    *have = first.data() + size_t(t * B + r) * V;
+        const kvtest::RowCheck c = kvtest::compareRow(have, want, V, tol);
+        worst = std::max(worst, c.rel);
+        ++checked;
+        failures += !c.pass;
+        std::printf("%s step %2zu row %lld position %2lld: rel err %.2e, argmax %zu (ref %zu)\n",
+                    c.pass ? "PASS" : "FAIL", step, (long long)r, (long long)t, c.rel, c.argHave,
+                    c.argWant);
+      }))
+    return 2;
+
+  // The layout rules: bit for bit against the first pass.
+  int layoutFailures = 0;
+  auto sameAsFirst = [&](const char *what, const std::vector<float> &other, int64_t onlyRow) {
+    int differ = 0, compared = 0;
+    for (int64_t t = 0; t < int64_t(T); ++t)
+      for (int64_t r = 0; r < B; ++r) {
+        if (onlyRow >= 0 && r != onlyRow)
+          continue;
+        const size_t at = size_t(t * B + r) * V;
+        ++compared;
+        if (std::memcmp(first.data() + at, other.data() + at, V * sizeof(float)) != 0) {
+          ++differ;
+          double d = 0;
+          for (size_t v = 0; v < V; ++v)
+            d = std::max(d, double(std::fabs(first[at + v] - other[at + v])));
+          std::printf("FAIL %s: row %lld position %lld differs from the interleaved batch (max "
+                      "|diff| %.3e)\n",
+                      what, (long long)r, (long long)t, d);
+        }
+      }
+    layoutFailures += differ != 0;
+    return std::make_pair(differ, compared);
+  };
+  std::vector<float> other;
+  for (const auto &[what, layout] :
+       {std::make_pair("contiguous", &contiguous), std::make_pair("shuffled", &shuffled)}) {
+    if (!runPass(*layout, 1, -1, other, nullptr))
       return 2;
+    const auto [differ, compared] = sameAsFirst(what, other, -1);
+    std::printf("%s %s blocks: %d of %d row-steps differ from the interleaved table's (bit for "
+                "bit)\n",
+                differ ? "FAIL" : "PASS", what, differ, compared);
+  }
+  if (B > 1) {
+    int differ = 0, compared = 0;
     for (int64_t r = 0; r < B; ++r) {
-      const int64_t t = int64_t(step) - r;
-      if (t < 0 || t >= int64_t(T))
-        continue; // idle (not started, or finished and repeating its last token)
-      const float *want = ref.data() + size_t(t) * V, *have = got.data() + size_t(r) * V;
-      const kvtest::RowCheck c = kvtest::compareRow(have, want, V, tol);
-      const double rel = c.rel;
-      const bool pass = c.pass;
-      const size_t argHave = c.argHave, argWant = c.argWant;
-      worst = std::max(worst, rel);
-      ++checked;
-      failures += !pass;
-      std::printf("%s step %2zu row %lld position %2lld: rel err %.2e, argmax %zu (ref %zu)\n",
-                  pass ? "PASS" : "FAIL", step, (long long)r, (long long)t, rel, argHave,
-                  argWant);
+      if (!runPass(interleaved, 0, r, other, nullptr))
+        return 2;
+      const auto [d, c] = sameAsFirst("alone", other, r);
+      differ += d;
+      compared += c;
     }
+    std::printf("%s alone: %d of %d row-steps of a row decoded by itself differ from the "
+                "batched run's (bit for bit)\n",
+                differ ? "FAIL" : "PASS", differ, compared);
   }
   std::printf("%s: %d of %d row-steps failed; worst rel err %.2e (tol %.1e), batch %lld, %zu "
-              "tokens\n",
-              failures ? "FAIL" : "OK", failures, checked, worst, tol, (long long)B, T);
-  return failures ? 1 : 0;
+              "tokens; layouts (contiguous, shuffled%s) bit for bit: %d of %d failed\n",
+              failures || layoutFailures ? "FAIL" : "OK", failures, checked, worst, tol,
+              (long long)B, T, B > 1 ? ", alone" : "", layoutFailures, B > 1 ? 3 : 2);
+  return failures || layoutFailures ? 1 : 0;
 }

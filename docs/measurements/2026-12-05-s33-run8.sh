@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Session 33, run 8 (run 6's kernel part and the KV-cache layout rules in one call; the session's
+# device time was nearly spent):
+# 1. gemm_skinny_test --preload-only (the new "preload, A in chunks" cases among them) and
+#    --bench-layers (the 0.8B Llama's 64 decode GEMMs in a CUDA graph: batch 1, and batch 8 under
+#    the default plan, skinny-tc-occupancy=3 and skinny-preload-rows=16, two rounds).
+# 2. kv_cache_decode_test with issue 19's layout rules (logits bit-identical with the
+#    interleaved, contiguous and shuffled block tables of one pool; a row decoded alone gives the
+#    logits it gives batched with rows of other lengths) and the reference check, on step
+#    artifacts compiled on the build machine with this session's compiler:
+#      cd .carry-gpu/layout && kiln-compile MODEL --kv-cache --max-seq-len 64 --kv-block-size BS
+#        --shape input_ids=BxS --precision P -o MODEL-NAME.kiln
+#    for the Llama and GPT-2 cache-I/O exports (fp32 3x1 blocks of 4, fp16 8x1 blocks of 4, the
+#    Llama fp32 2x1 in one block of 64) and the opset-23 Llama (fp16 8x1), with each export's
+#    13 tokens and full-forward logits from its .ref.npz (tokens.i64, logits.f32).
+# Carry .carry-gpu/gemm_skinny_test.xz, .carry-gpu/kv_cache_decode_test, .carry-gpu/layout.
+mkdir -p $OUT/r
+xz -dkc .carry-gpu/gemm_skinny_test.xz > /tmp/gemm_skinny_test && chmod +x /tmp/gemm_skinny_test .carry-gpu/kv_cache_decode_test
+L=.carry-gpu/layout
+for a in $L/*.kiln; do
+  m=$(basename $a .kiln); model=${m%%-*}
+  case $m in *fp16*) tol=1e-2 ;; *) tol=1e-4 ;; esac
+  timeout 30 .carry-gpu/kv_cache_decode_test $a $L/$model.tokens.i64 $L/$model.logits.f32 --tol $tol > $OUT/r/layout-$m.txt 2>&1
+  echo "$m rc $?: $(grep -E '^(PASS|FAIL) (contiguous|shuffled|alone)' $OUT/r/layout-$m.txt | cut -c1-120 | tr '\n' ';') $(tail -1 $OUT/r/layout-$m.txt)"
+done
+timeout 60 /tmp/gemm_skinny_test --preload-only > $OUT/r/gemm-skinny-preload.txt 2>&1; echo "gemm_skinny_test --preload-only rc $?"
+grep -E "^FAIL|cases failed" $OUT/r/gemm-skinny-preload.txt | tail -4
+timeout 50 /tmp/gemm_skinny_test --bench-layers > $OUT/r/bench-layers.txt 2>&1; echo "bench-layers rc $?"
+grep -vE "^(PASS|device)" $OUT/r/bench-layers.txt | tail -20
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+tar czf $OUT/run8.tgz -C $OUT r && rm -rf $OUT/r
+exit 0
