@@ -64,7 +64,8 @@ log "installed into a temporary prefix: $(cd "$PREFIX" && find . -type f -o -typ
 # --- 2. build examples/embed against the installed tree alone. ---
 SRC="$TMP/embed-src"
 mkdir -p "$SRC"
-cp "$ROOT/examples/embed/CMakeLists.txt" "$ROOT/examples/embed/embed.c" "$SRC/"
+cp "$ROOT/examples/embed/CMakeLists.txt" "$ROOT/examples/embed/embed.c" \
+  "$ROOT/examples/embed/generate.c" "$SRC/"
 GEN=()
 command -v ninja >/dev/null && GEN=(-G Ninja)
 declare -A BINARIES
@@ -133,5 +134,16 @@ for name in "${!BINARIES[@]}"; do
     info="$("${runenv[@]}" "$bin" --info "$MODEL")" || die "$name --info failed"
     [[ "$info" == *"input x f32[2x8]"* ]] || die "$name --info printed '$info'"
   fi
+done
+# The generation example of the same CMake builds: its usage and a missing artifact.
+for variant in shared static; do
+  gen="$TMP/cmake-$variant/kiln-generate-example"
+  "$gen" --help | grep -q "usage: generate" || die "kiln-generate-example ($variant) --help failed"
+  set +e
+  out="$("$gen" "$TMP/missing.kiln" 1 2 3 2>&1)"
+  rc=$?
+  set -e
+  [[ $rc == 1 && "$out" == *"[IO_ERROR] cannot open artifact"* ]] ||
+    die "kiln-generate-example ($variant) on a missing artifact: exit $rc, '$out' (expected exit 1 and IO_ERROR)"
 done
 log "ran the no-GPU paths of all 4 binaries${MODEL:+ (with --info of a compiled model)}: OK"
