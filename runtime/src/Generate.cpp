@@ -36,6 +36,7 @@
 #include <numeric>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 using kiln::makeStatus;
@@ -1105,22 +1106,21 @@ kiln_status_t kiln_generate(kiln_generator_t *g, const kiln_generate_request_t *
                          "but a sequence holds at most %lld (kiln-compile --max-seq-len)",
                          i, static_cast<unsigned long long>(longest), r.prompt_length,
                          r.max_new_tokens, static_cast<long long>(g->maxSeqLen));
+    // Prompt ids and stop ids outside the embedding (a stop id there would never end the
+    // sequence).
     if (g->hasIdRange)
-      for (size_t t = 0; t < r.prompt_length; ++t)
-        if (r.prompt[t] < g->idMin || r.prompt[t] > g->idMax)
-          return makeStatusF(KILN_INVALID_ARGUMENT,
-                             "kiln_generate: request %zu: prompt token %zu is %lld, outside the "
-                             "model's token ids [%lld, %lld]",
-                             i, t, static_cast<long long>(r.prompt[t]),
-                             static_cast<long long>(g->idMin), static_cast<long long>(g->idMax));
-    if (g->hasIdRange)
-      for (size_t t = 0; t < r.stop_token_count; ++t)
-        if (r.stop_tokens[t] < g->idMin || r.stop_tokens[t] > g->idMax)
-          return makeStatusF(KILN_INVALID_ARGUMENT,
-                             "kiln_generate: request %zu: stop token %zu is %lld, outside the "
-                             "model's token ids [%lld, %lld] (it would never end the sequence)",
-                             i, t, static_cast<long long>(r.stop_tokens[t]),
-                             static_cast<long long>(g->idMin), static_cast<long long>(g->idMax));
+      for (const auto &[ids, n, what, why] :
+           {std::make_tuple(r.prompt, r.prompt_length, "prompt token", ""),
+            std::make_tuple(r.stop_tokens, r.stop_token_count, "stop token",
+                            " (it would never end the sequence)")})
+        for (size_t t = 0; t < n; ++t)
+          if (ids[t] < g->idMin || ids[t] > g->idMax)
+            return makeStatusF(KILN_INVALID_ARGUMENT,
+                               "kiln_generate: request %zu: %s %zu is %lld, outside the model's "
+                               "token ids [%lld, %lld]%s",
+                               i, what, t, static_cast<long long>(ids[t]),
+                               static_cast<long long>(g->idMin),
+                               static_cast<long long>(g->idMax), why);
     plans[i] = planPrefill(g->steps, int64_t(r.prompt_length), g->maxSeqLen, g->paddingPriceUs);
     if (plans[i].empty())
       return makeStatusF(KILN_INVALID_ARGUMENT,

@@ -769,6 +769,34 @@ __global__ void copyKernel(const int4 *__restrict__ a, int4 *__restrict__ b, lon
     b[i] = a[i];
 }
 
+/// The weights of --bench-layers' 16 layers x 4 decode GEMMs (each layer its own, half of each
+/// 1.06 and half 0), an input of up to 16 rows and an output of up to 16 x 11264 floats.
+struct LayerWeights {
+  static constexpr int kLayers = 16;
+  std::vector<kiln::f16 *> w;
+  kiln::f16 *x = nullptr;
+  float *c = nullptr;
+  size_t total = 0; // bytes of all weights
+  explicit LayerWeights(const Shape (&shapes)[4]) : w(kLayers * 4) {
+    for (int l = 0; l < kLayers; ++l)
+      for (int g = 0; g < 4; ++g) {
+        const size_t bytes = size_t(shapes[g].k) * shapes[g].n * 2;
+        CHECK_CUDA(cudaMalloc(&w[l * 4 + g], bytes));
+        CHECK_CUDA(cudaMemset(w[l * 4 + g], 0x3c, bytes / 2));
+        total += bytes;
+      }
+    CHECK_CUDA(cudaMalloc(&x, size_t(16) * 5632 * 2));
+    CHECK_CUDA(cudaMemset(x, 0x3c, size_t(16) * 5632 * 2));
+    CHECK_CUDA(cudaMalloc(&c, size_t(16) * 11264 * 4));
+  }
+  ~LayerWeights() {
+    for (kiln::f16 *p : w)
+      cudaFree(p);
+    cudaFree(x);
+    cudaFree(c);
+  }
+};
+
 /// --bench-layers: the 0.8B Llama's batch-1 decode GEMMs of 16 layers (QKV with the RMS norm,
 /// o-proj, gate/up with the RMS norm, down: 64 launches, each layer its own weights, 1445 MB) as
 /// one CUDA graph with programmatic dependent launch and the weight preload, as kiln's decode_b1
@@ -783,20 +811,11 @@ void benchLayers(int sms, long long smemPerSm, size_t l2Bytes) {
   CHECK_CUDA(cudaStreamCreate(&stream));
   const Shape shapes[4] = {kLlama[0], kLlama[1], kLlama[2], kLlama[3]};
   const int modes[4] = {RmsPre, PlainPre, RmsPre, PlainPre};
-  std::vector<T *> w(kLayers * 4);
-  size_t total = 0;
-  for (int l = 0; l < kLayers; ++l)
-    for (int g = 0; g < 4; ++g) {
-      const size_t bytes = size_t(shapes[g].k) * shapes[g].n * 2;
-      CHECK_CUDA(cudaMalloc(&w[l * 4 + g], bytes));
-      CHECK_CUDA(cudaMemset(w[l * 4 + g], 0x3c, bytes / 2)); // half 1.06, half 0
-      total += bytes;
-    }
-  T *x;
-  float *c;
-  CHECK_CUDA(cudaMalloc(&x, size_t(16) * 5632 * 2));
-  CHECK_CUDA(cudaMemset(x, 0x3c, size_t(16) * 5632 * 2));
-  CHECK_CUDA(cudaMalloc(&c, size_t(16) * 11264 * 4));
+  LayerWeights weights(shapes);
+  const std::vector<T *> &w = weights.w;
+  T *x = weights.x;
+  float *c = weights.c;
+  const size_t total = weights.total;
   Launcher launchers[4];
   int splits[4], blocks[4];
   for (int g = 0; g < 4; ++g) {
@@ -897,10 +916,6 @@ void benchLayers(int sms, long long smemPerSm, size_t l2Bytes) {
     std::printf("%-40s %8.1f us per step  %6.0f GB/s  %.3f of read  %.3f of copy\n", plan.name,
                 us, gbs, gbs / gReadGBs, gbs / gCopyGBs);
   }
-  for (T *p : w)
-    CHECK_CUDA(cudaFree(p));
-  CHECK_CUDA(cudaFree(x));
-  CHECK_CUDA(cudaFree(c));
   CHECK_CUDA(cudaStreamDestroy(stream));
 }
 
@@ -917,20 +932,11 @@ void benchLayers8(int sms, long long smemPerSm) {
   cudaStream_t stream;
   CHECK_CUDA(cudaStreamCreate(&stream));
   const Shape shapes[4] = {kLlama[0], kLlama[1], kLlama[2], kLlama[3]};
-  std::vector<T *> w(kLayers * 4);
-  size_t total = 0;
-  for (int l = 0; l < kLayers; ++l)
-    for (int g = 0; g < 4; ++g) {
-      const size_t bytes = size_t(shapes[g].k) * shapes[g].n * 2;
-      CHECK_CUDA(cudaMalloc(&w[l * 4 + g], bytes));
-      CHECK_CUDA(cudaMemset(w[l * 4 + g], 0x3c, bytes / 2));
-      total += bytes;
-    }
-  T *x;
-  float *c;
-  CHECK_CUDA(cudaMalloc(&x, size_t(16) * 5632 * 2));
-  CHECK_CUDA(cudaMemset(x, 0x3c, size_t(16) * 5632 * 2));
-  CHECK_CUDA(cudaMalloc(&c, size_t(16) * 11264 * 4));
+  LayerWeights weights(shapes);
+  const std::vector<T *> &w = weights.w;
+  T *x = weights.x;
+  float *c = weights.c;
+  const size_t total = weights.total;
   struct Plan {
     const char *name;
     int plain, rms; // the modes of the plain (o-proj, down) and RMS (QKV, gate/up) GEMMs
@@ -975,10 +981,6 @@ void benchLayers8(int sms, long long smemPerSm) {
                   round, plan.name, splits[0], splits[1], splits[2], splits[3], us, gbs,
                   gCopyGBs > 0 ? gbs / gCopyGBs : 0.0);
     }
-  for (T *p : w)
-    CHECK_CUDA(cudaFree(p));
-  CHECK_CUDA(cudaFree(x));
-  CHECK_CUDA(cudaFree(c));
   CHECK_CUDA(cudaStreamDestroy(stream));
 }
 
