@@ -7,13 +7,12 @@
 # 2. kv_cache_decode_test with issue 19's layout rules (logits bit-identical with the
 #    interleaved, contiguous and shuffled block tables of one pool; a row decoded alone gives the
 #    logits it gives batched with rows of other lengths) and the reference check, on step
-#    artifacts compiled on the build machine with this session's compiler:
-#      cd .carry-gpu/layout && kiln-compile MODEL --kv-cache --max-seq-len 64 --kv-block-size BS
-#        --shape input_ids=BxS --precision P -o MODEL-NAME.kiln
-#    for the Llama and GPT-2 cache-I/O exports (fp32 3x1 blocks of 4, fp16 8x1 blocks of 4, the
-#    Llama fp32 2x1 in one block of 64) and the opset-23 Llama (fp16 8x1), with each export's
-#    13 tokens and full-forward logits from its .ref.npz (tokens.i64, logits.f32).
-# Carry .carry-gpu/gemm_skinny_test.xz, .carry-gpu/kv_cache_decode_test, .carry-gpu/layout.
+#    artifacts compiled on the build machine with this session's compiler by
+#    test/gpu/prepare_layout_carry.sh (the Llama and GPT-2 cache-I/O exports: fp32 3x1 in blocks
+#    of 4, fp16 8x1 in blocks of 4, the Llama fp32 2x1 in one block of 64; the opset-23 Llama
+#    fp16 8x1), with each export's 13 tokens and full-forward logits.
+# Carry .carry-gpu/gemm_skinny_test.xz (test/gpu/build_gemm_skinny_test.sh, xz -9),
+# .carry-gpu/kv_cache_decode_test (build/test) and .carry-gpu/layout (prepare_layout_carry.sh).
 mkdir -p $OUT/r
 xz -dkc .carry-gpu/gemm_skinny_test.xz > /tmp/gemm_skinny_test && chmod +x /tmp/gemm_skinny_test .carry-gpu/kv_cache_decode_test
 L=.carry-gpu/layout
