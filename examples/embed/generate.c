@@ -94,7 +94,7 @@ int main(int argc, char **argv) {
       bad = parseInt(argv[++i], &value) || value < 0;
       sampling.seed = (uint64_t)value;
     } else if (!strcmp(a, "--stop") && hasValue) {
-      bad = parseInt(argv[++i], &value);
+      bad = parseInt(argv[++i], &value) || value < 0; /* kiln_generate checks the upper end */
       stop = value;
     } else if (a[0] == '-' && (a[1] < '0' || a[1] > '9')) {
       bad = 1; /* an unknown option, or one without its value */

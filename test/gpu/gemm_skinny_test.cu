@@ -72,7 +72,8 @@ double gReadGBs = 0, gCopyGBs = 0;
 /// PlainOcc / RmsOcc: Plain / Rms on the tensor cores with kiln-select-tiles' skinny-tc-occupancy
 /// plan for 3 blocks per SM (A in chunks of occChunk(R) K rows, __launch_bounds__(256, 3)).
 /// PlainPreOcc / RmsPreOcc: both, the plan of skinny-preload-rows above 2 rows (the weight
-/// preloaded, A in chunks short enough that 3 blocks fit an SM, 2 of them planned).
+/// preloaded, A in chunks of preOccChunk(R) K rows so that 3 blocks fit an SM, 2 of them
+/// planned).
 enum Mode {
   Plain = 0,
   Rms = 1,
@@ -87,6 +88,12 @@ enum Mode {
 /// The A chunk of the 3-blocks-per-SM plan on the H100 / H200 (228 KiB of shared memory per SM):
 /// what kiln-select-tiles picks with skinny-tc-occupancy=3 (the longest that fits).
 __host__ __device__ constexpr int occChunk(int rows) { return rows <= 8 ? 512 : 256; }
+/// The A chunk of skinny-preload-rows' plan on the H100 / H200: the longest below the default
+/// (2048 up to 8 rows, 1024 above) with which 3 blocks fit an SM (what kiln-select-tiles picks;
+/// 0, the default, where it already fits: 1-2 rows).
+__host__ __device__ constexpr int preOccChunk(int rows) {
+  return rows <= 2 ? 0 : rows <= 5 ? 1024 : rows <= 10 ? 512 : 256;
+}
 __host__ __device__ constexpr bool isOcc(int mode) {
   return mode == PlainOcc || mode == RmsOcc || mode == PlainPreOcc || mode == RmsPreOcc;
 }
@@ -145,7 +152,7 @@ template <typename T, int R, int SPLITK, bool TC, int MODE>
 __global__ void __launch_bounds__(kThreads, isOcc(MODE) ? 3 : 1) skinnyKernel(Args<T> a) {
   extern __shared__ __align__(16) char smem[];
   constexpr bool kPre = isPre(MODE);
-  constexpr int kChunk = isOcc(MODE) ? occChunk(R) : 0;
+  constexpr int kChunk = isOcc(MODE) ? (isPre(MODE) ? preOccChunk(R) : occChunk(R)) : 0;
   static_assert(!isOcc(MODE) || TC, "the occupancy plan is the tensor-core path's");
   if constexpr (kPre) {
     // As kiln's decode programs launch it: the preload, then the wait for the previous kernel
@@ -186,7 +193,9 @@ __global__ void __launch_bounds__(kThreads, isOcc(MODE) ? 3 : 1) skinnyKernel(Ar
 }
 
 long long smemBytes(int rows, bool tc, int mode) {
-  return tc ? kiln::smem_bytes::gemmSkinnyTc(rows, isRms(mode), isOcc(mode) ? occChunk(rows) : 0)
+  return tc ? kiln::smem_bytes::gemmSkinnyTc(
+                  rows, isRms(mode),
+                  isOcc(mode) ? (isPre(mode) ? preOccChunk(rows) : occChunk(rows)) : 0)
             : kiln::smem_bytes::gemmSkinny(rows, isRms(mode));
 }
 

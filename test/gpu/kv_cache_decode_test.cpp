@@ -11,9 +11,11 @@
 // KV-cache inputs, which the steps write in place; the block table gives row r the pool blocks
 // r, r + B, r + 2B, ... (interleaved, not contiguous). Every row's logits at every real step are
 // compared with the reference: max |err| / max |ref| <= tol, and the argmax must agree wherever
-// the reference's top-2 margin exceeds 2 * tol * max |ref|. Then the same tokens again, each run
-// from a fresh start of the positions (issue 19's layout rules), every real row-step's logits
-// compared bit for bit with the first run's:
+// the reference's top-2 margin exceeds 2 * tol * max |ref|. Then issue 19's layout rules: row r
+// decodes the tokens rotated by r (so that rows hold different keys and values, and a read
+// through another row's blocks shows), each pass from pools cleared to zero (so that a read of a
+// slot the pass did not write shows), every real row-step's logits compared bit for bit with
+// the pass over the interleaved table:
 //  - contiguous: row r gets the pool blocks r * MB .. r * MB + MB - 1 in order (MB blocks per
 //    sequence), the contiguous layout of the same pool;
 //  - shuffled: every row's blocks a seeded permutation of the whole pool's first B * MB blocks;
@@ -84,6 +86,7 @@ int main(int argc, char **argv) {
   // The step's inputs by role.
   std::string ids, positions, table, lens, logits = "logits";
   int64_t B = 0, maxBlocks = 0, poolBlocks = 0;
+  std::vector<std::pair<std::string, size_t>> pools; // every layer's key and value pool, bytes
   for (size_t i = 0; i < kiln_artifact_input_count(artifact); ++i) {
     kiln_tensor_info_t info;
     kiln_input_role_t role;
@@ -100,6 +103,8 @@ int main(int argc, char **argv) {
       lens = info.name;
     else if (role == KILN_INPUT_ROLE_KEY_CACHE)
       poolBlocks = info.shape[0];
+    if (role == KILN_INPUT_ROLE_KEY_CACHE || role == KILN_INPUT_ROLE_VALUE_CACHE)
+      pools.emplace_back(info.name, info.byte_size);
   }
   if (ids.empty() || positions.empty() || table.empty() || lens.empty() || !poolBlocks) {
     std::fprintf(stderr, "kv_cache_decode_test: %s is not a --kv-cache step\n", argv[1]);
@@ -131,20 +136,32 @@ int main(int argc, char **argv) {
   std::vector<int64_t> stepIds(static_cast<size_t>(B)), stepPos(static_cast<size_t>(B));
   std::vector<int32_t> stepLens(static_cast<size_t>(B));
   std::vector<float> got(size_t(B) * V);
+  // `rotate`: row r decodes tokens[(t + r) % T] at position t (the layout passes), else tokens[t];
+  // `clear`: the pools are zeroed first.
+  std::vector<char> zeros;
   auto runPass = [&](const std::vector<int32_t> &blockTable, int64_t delay, int64_t only,
-                     std::vector<float> &store,
+                     bool rotate, bool clear, std::vector<float> &store,
                      const std::function<void(size_t, int64_t, int64_t)> &onRow) -> bool {
     if (!ok(kiln_session_set_input(session, table.c_str(), blockTable.data(),
                                    blockTable.size() * sizeof(int32_t)),
             "block table"))
       return false;
+    for (const auto &[name, bytes] : pools)
+      if (clear) {
+        zeros.assign(bytes, 0);
+        if (!ok(kiln_session_set_input(session, name.c_str(), zeros.data(), bytes), "pool"))
+          return false;
+      }
+    auto tokenAt = [&](int64_t r, int64_t t) {
+      return tokens[size_t((rotate ? t + r : t) % int64_t(T))];
+    };
     store.assign(T * size_t(B) * V, 0.0f);
     const size_t steps = T + size_t(delay * (B - 1));
     for (size_t step = 0; step < steps; ++step) {
       for (int64_t r = 0; r < B; ++r) {
         const bool idle = only >= 0 && r != only;
         const int64_t t = idle ? 0 : std::max<int64_t>(0, int64_t(step) - delay * r);
-        stepIds[size_t(r)] = idle ? tokens[0] : tokens[size_t(std::min<int64_t>(t, int64_t(T) - 1))];
+        stepIds[size_t(r)] = idle ? tokens[0] : tokenAt(r, std::min<int64_t>(t, int64_t(T) - 1));
         stepPos[size_t(r)] = std::min<int64_t>(t, int64_t(T) - 1);
         stepLens[size_t(r)] = int32_t(stepPos[size_t(r)]);
       }
@@ -186,7 +203,7 @@ int main(int argc, char **argv) {
   double worst = 0;
   int failures = 0, checked = 0;
   std::vector<float> first;
-  if (!runPass(interleaved, 1, -1, first, [&](size_t step, int64_t r, int64_t t) {
+  if (!runPass(interleaved, 1, -1, false, false, first, [&](size_t step, int64_t r, int64_t t) {
         const float *want = ref.data() + size_t(t) * V,
                     *have = first.data() + size_t(t * B + r) * V;
         const kvtest::RowCheck c = kvtest::compareRow(have, want, V, tol);
@@ -199,7 +216,9 @@ int main(int argc, char **argv) {
       }))
     return 2;
 
-  // The layout rules: bit for bit against the first pass.
+  // The layout rules: bit for bit against the rotated tokens over the interleaved table.
+  if (!runPass(interleaved, 1, -1, true, true, first, nullptr))
+    return 2;
   int layoutFailures = 0;
   auto sameAsFirst = [&](const char *what, const std::vector<float> &other, int64_t onlyRow) {
     int differ = 0, compared = 0;
@@ -219,15 +238,15 @@ int main(int argc, char **argv) {
                       what, (long long)r, (long long)t, d);
         }
       }
-    layoutFailures += differ != 0;
     return std::make_pair(differ, compared);
   };
   std::vector<float> other;
   for (const auto &[what, layout] :
        {std::make_pair("contiguous", &contiguous), std::make_pair("shuffled", &shuffled)}) {
-    if (!runPass(*layout, 1, -1, other, nullptr))
+    if (!runPass(*layout, 1, -1, true, true, other, nullptr))
       return 2;
     const auto [differ, compared] = sameAsFirst(what, other, -1);
+    layoutFailures += differ != 0;
     std::printf("%s %s blocks: %d of %d row-steps differ from the interleaved table's (bit for "
                 "bit)\n",
                 differ ? "FAIL" : "PASS", what, differ, compared);
@@ -235,7 +254,7 @@ int main(int argc, char **argv) {
   if (B > 1) {
     int differ = 0, compared = 0;
     for (int64_t r = 0; r < B; ++r) {
-      if (!runPass(interleaved, 0, r, other, nullptr))
+      if (!runPass(interleaved, 0, r, true, true, other, nullptr))
         return 2;
       const auto [d, c] = sameAsFirst("alone", other, r);
       differ += d;
@@ -244,6 +263,7 @@ int main(int argc, char **argv) {
     std::printf("%s alone: %d of %d row-steps of a row decoded by itself differ from the "
                 "batched run's (bit for bit)\n",
                 differ ? "FAIL" : "PASS", differ, compared);
+    layoutFailures += differ != 0;
   }
   std::printf("%s: %d of %d row-steps failed; worst rel err %.2e (tol %.1e), batch %lld, %zu "
               "tokens; layouts (contiguous, shuffled%s) bit for bit: %d of %d failed\n",

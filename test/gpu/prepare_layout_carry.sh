@@ -7,7 +7,9 @@
 #   OUT/MODEL.tokens.i64     the .ref.npz's 5 prompt and 8 decode tokens
 #   OUT/MODEL.logits.f32     its full-forward logits over them
 # for the Llama and GPT-2 cache-I/O exports of test/models (fp32 3x1 in blocks of 4, fp16 8x1 in
-# blocks of 4; the Llama's fp32 2x1 in one block of 64) and the opset-23 Llama (fp16 8x1).
+# blocks of 4; the Llama's fp16 3x1 in blocks of 4 and fp32 2x1 in one block of 64) and the
+# opset-23 Llama (fp16 8x1). At 3 rows the RMS norm's sums of squares take the path where 3 does
+# not divide the block's 256 threads.
 #
 #   test/gpu/prepare_layout_carry.sh [OUT] [KILN_COMPILE] [PYTHON]
 #   (defaults: .carry-gpu/layout, build/bin/kiln-compile, .venv/bin/python)
@@ -24,6 +26,7 @@ while read -r model variant precision shape block; do
     --shape "input_ids=$shape" --precision "$precision" -o "$OUT/$model-$variant.kiln" --quiet
 done <<'LIST'
 llama_tiny_causal_past_dynamo fp32-b3 fp32 3x1 4
+llama_tiny_causal_past_dynamo fp16-b3 fp16 3x1 4
 llama_tiny_causal_past_dynamo fp16-b8 fp16 8x1 4
 llama_tiny_causal_past_dynamo fp32-contig fp32 2x1 64
 gpt2_tiny_causal_past_dynamo fp32-b3 fp32 3x1 4

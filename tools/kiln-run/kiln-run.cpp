@@ -373,7 +373,7 @@ bool parseArgs(int argc, char **argv, Options &options) {
           (out > 0 && float(out) == 0.0f)) {
         usageError("option '" + flag + "' expects a number " +
                    (flag == "--top-p" ? "in (0, 1]" : ">= 0") +
-                   " that a 32-bit float holds (positive values at least 1.2e-38), got '" +
+                   " that a 32-bit float holds (positive values at least 1.5e-45), got '" +
                    value + "'");
         return false;
       }

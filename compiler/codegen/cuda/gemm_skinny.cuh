@@ -79,6 +79,10 @@ constexpr int kUnroll = 8;
 /// Elements of A a thread loads before it stores them to shared memory (the staging's loads in
 /// flight).
 constexpr int kStageLoads = 8;
+/// Threads that stage A for R rows: the most that R divides (256 for R = 1, 2, 4, 8, 16; 255 for
+/// R = 3, ...), so that each thread's elements, at that stride, are all in row tid % R and its
+/// sum of squares belongs to one row.
+template <int R> constexpr int kStageLanes = (kThreads / R) * R;
 
 /// 8 bytes of B (4 columns), read once: no L1 allocation.
 __device__ __forceinline__ uint2 ldStream8(const void *p) {
@@ -223,22 +227,25 @@ namespace skinny {
 /// element i of the chunk is row i % R at k = c0 + i / R (rows at or past c0 + `rows` are zero
 /// and load nothing). CUDA cores (TC = false): fp32 at As[i] ([k][r]). Tensor cores: the value
 /// rounded to T (cvt.rn, as the prefill tensor-core GEMM rounds a functor operand) at
-/// As[r * skinnyTcALd(R, CHUNK) + k - c0] ([r][k], T's 16-bit pattern). RMS: also sums loadX(r, k)^2,
-/// in `sumSq` when every element this thread stages is in row tid % R (kThreads % R == 0), else
-/// with shared-memory atomics into stats[r].
+/// As[r * skinnyTcALd(R, CHUNK) + k - c0] ([r][k], T's 16-bit pattern). The elements go to the
+/// first kStageLanes<R> threads (the most that R divides) with that stride, so every element a
+/// thread stages is in row tid % R. RMS: also sums loadX(r, k)^2 in the thread's `sumSq`, which
+/// gemmSkinnyFinish folds per row in a fixed order (the same bits in every run; shared-memory
+/// float atomics, used until session 33 where R does not divide kThreads, were not).
 template <typename T, int R, bool RMS, bool TC, int CHUNK, typename LoadA, typename LoadX>
 __device__ __forceinline__ void stageA(int c0, int rows, int padded, const LoadA &loadA,
                                        const LoadX &loadX, void *As, float *stats,
                                        float &sumSq) {
   const int tid = threadIdx.x;
+  constexpr int kLanes = kStageLanes<R>;
   // kStageLoads loads of A in flight per thread: all are issued before any is stored (As and
   // loadA's pointers are generic, so the compiler would not move a load past a store, and one
   // element per round trip to L2 took most of the 8-row GEMMs' time, session 16's ncu).
-  for (int i0 = tid; i0 < padded * R; i0 += kThreads * kStageLoads) {
+  for (int i0 = tid; tid < kLanes && i0 < padded * R; i0 += kLanes * kStageLoads) {
     float a[kStageLoads], q[kStageLoads];
 #pragma unroll
     for (int s = 0; s < kStageLoads; ++s) {
-      const int i = i0 + s * kThreads;
+      const int i = i0 + s * kLanes;
       a[s] = i < rows * R ? loadA(i % R, c0 + i / R) : 0.f;
       if constexpr (RMS) {
         // The same element as loadA's: its load of x is common to both.
@@ -248,7 +255,7 @@ __device__ __forceinline__ void stageA(int c0, int rows, int padded, const LoadA
     }
 #pragma unroll
     for (int s = 0; s < kStageLoads; ++s) {
-      const int i = i0 + s * kThreads;
+      const int i = i0 + s * kLanes;
       if (i < padded * R) {
         if constexpr (TC)
           static_cast<unsigned short *>(As)[(i % R) * int(smem_bytes::skinnyTcALd(R, CHUNK)) +
@@ -260,20 +267,16 @@ __device__ __forceinline__ void stageA(int c0, int rows, int padded, const LoadA
     }
     if constexpr (RMS) {
 #pragma unroll
-      for (int s = 0; s < kStageLoads; ++s) {
-        if constexpr (kThreads % R == 0)
-          sumSq += q[s]; // every element this thread stages is in row tid % R (zero past rows)
-        else if (i0 + s * kThreads < rows * R)
-          atomicAdd(stats + (i0 + s * kThreads) % R, q[s]);
-      }
+      for (int s = 0; s < kStageLoads; ++s)
+        sumSq += q[s]; // every element this thread stages is in row tid % R (zero past rows)
     }
   }
 }
 
 /// The end both inner products share, after the main loop: `part` holds the block's R x 64
-/// partial sums (fp32, [r][c]) and, with RMS, stats[0..R) the block's sums of squares (or, with
-/// kThreads % R == 0, each thread's `sumSq` still to be folded). Folds the row statistics, sums
-/// the cluster's partials in rank order over distributed shared memory and runs the epilogue.
+/// partial sums (fp32, [r][c]) and, with RMS, each thread's `sumSq` of row tid % R (threads from
+/// kStageLanes<R> on: 0). Folds the row statistics in a fixed order, sums the cluster's partials
+/// in rank order over distributed shared memory and runs the epilogue.
 template <int R, int SPLITK, bool RMS, typename Epilogue>
 __device__ __forceinline__ void gemmSkinnyFinish(int N, int K, float eps, int n0, int split,
                                                  const float *part, float *stats, float sumSq,
@@ -287,6 +290,28 @@ __device__ __forceinline__ void gemmSkinnyFinish(int N, int K, float eps, int n0
     float *warpSums = stats + 2 * R; // [8][R]
     if ((tid & 31) < R)
       warpSums[(tid >> 5) * R + (tid & 31)] = sumSq;
+    __syncthreads();
+    if (tid < R) {
+      float s = 0.f;
+#pragma unroll
+      for (int w = 0; w < 8; ++w)
+        s += warpSums[w * R + tid];
+      stats[tid] = s;
+    }
+  } else if constexpr (RMS) {
+    // A warp's lanes stage different rows: per row, the lanes of that row (the others add 0)
+    // folded by the same butterfly in every run, then the 8 warps in order.
+    float *warpSums = stats + 2 * R; // [8][R]
+    const int row = tid < kStageLanes<R> ? tid % R : -1;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      float v = row == r ? sumSq : 0.f;
+#pragma unroll
+      for (int m = 16; m >= 1; m >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, m);
+      if ((tid & 31) == 0)
+        warpSums[(tid >> 5) * R + r] = v;
+    }
     __syncthreads();
     if (tid < R) {
       float s = 0.f;
@@ -371,14 +396,9 @@ __device__ __forceinline__ void gemmSkinnyImpl(int N, int K, const LoadA &loadA,
   const int kBegin = slice.x, kEnd = slice.y;
 
   float *As = reinterpret_cast<float *>(smem); // [kChunk][R]
-  // RMS: sums of squares, per thread (kThreads % R == 0: a thread stages one row only) or else
-  // in the block's row sums directly.
+  // RMS: sums of squares, per thread (a thread stages one row only: stageA).
   float *stats = rowStats<R>(smem);
   float sumSq = 0.f;
-  if constexpr (RMS && kThreads % R != 0) {
-    if (tid < R)
-      stats[tid] = 0.f; // ordered before the atomics by the first chunk's barrier
-  }
   float acc[R][4];
 #pragma unroll
   for (int r = 0; r < R; ++r)
@@ -579,10 +599,6 @@ __device__ __forceinline__ void gemmSkinnyTcImpl(int N, int K, const LoadA &load
   unsigned short *As = reinterpret_cast<unsigned short *>(smem + kRing); // [R][kLdA]
   float *stats = rowStats<R, true, CHUNK>(smem);
   float sumSq = 0.f;
-  if constexpr (RMS && kThreads % R != 0) {
-    if (tid < R)
-      stats[tid] = 0.f; // ordered before the atomics by the first chunk's barrier
-  }
   // The first S - 1 steps of B are in flight before A is staged (B does not depend on A).
   if constexpr (!PRELOADED) {
 #pragma unroll
