@@ -234,14 +234,14 @@ namespace skinny {
 /// float atomics, used until session 33 where R does not divide kThreads, were not).
 template <typename T, int R, bool RMS, bool TC, int CHUNK, typename LoadA, typename LoadX>
 __device__ __forceinline__ void stageA(int c0, int rows, int padded, const LoadA &loadA,
-                                       const LoadX &loadX, void *As, float *stats,
-                                       float &sumSq) {
+                                       const LoadX &loadX, void *As, float &sumSq) {
   const int tid = threadIdx.x;
   constexpr int kLanes = kStageLanes<R>;
   // kStageLoads loads of A in flight per thread: all are issued before any is stored (As and
   // loadA's pointers are generic, so the compiler would not move a load past a store, and one
   // element per round trip to L2 took most of the 8-row GEMMs' time, session 16's ncu).
-  for (int i0 = tid; tid < kLanes && i0 < padded * R; i0 += kLanes * kStageLoads) {
+  for (int i0 = tid; (kLanes == kThreads || tid < kLanes) && i0 < padded * R;
+       i0 += kLanes * kStageLoads) {
     float a[kStageLoads], q[kStageLoads];
 #pragma unroll
     for (int s = 0; s < kStageLoads; ++s) {
@@ -423,7 +423,7 @@ __device__ __forceinline__ void gemmSkinnyImpl(int N, int K, const LoadA &loadA,
     uint2 v[U];
     loadBatch(v, bRow, rg, rows);
     __syncthreads(); // the previous chunk is consumed
-    stageA<T, R, RMS, false, 0>(c0, rows, rows, loadA, loadX, As, stats, sumSq);
+    stageA<T, R, RMS, false, 0>(c0, rows, rows, loadA, loadX, As, sumSq);
     __syncthreads();
     for (int j0 = rg; j0 < rows; j0 += kStep) {
       // Software pipeline: the next batch is in flight while this one is used.
@@ -626,8 +626,7 @@ __device__ __forceinline__ void gemmSkinnyTcImpl(int N, int K, const LoadA &load
   for (int c0 = kBegin; c0 < kEnd; c0 += kChunk) {
     const int rows = min(kChunk, kEnd - c0);
     __syncthreads(); // the previous chunk is consumed
-    stageA<T, R, RMS, true, CHUNK>(c0, rows, (rows + 15) / 16 * 16, loadA, loadX, As, stats,
-                                   sumSq);
+    stageA<T, R, RMS, true, CHUNK>(c0, rows, (rows + 15) / 16 * 16, loadA, loadX, As, sumSq);
     __syncthreads();
     // This chunk's steps of this warp: K rows kBegin + 16 (warp + 8 j) below c0 + rows.
     const int jEnd = min(warpSteps, (c0 - kBegin + kChunk) / (16 * kWarps));
