@@ -11,8 +11,11 @@ process where nothing was compiled before:
   3. a hand-written loop: model(next token, past_key_values=the cache), argmax, per step;
   4. torch.profiler over a few generate steps: the ops with the most host time.
 
-Usage: eager_generate_probe.py [--layers N] [--prompt P] [--new-tokens N] [--device cuda|cpu]
-(--layers 2 --device cpu checks the script itself on a machine without a GPU).
+Usage: eager_generate_probe.py [--layers N] [--hidden H] [--prompt P] [--new-tokens N]
+                               [--device cuda|cpu]
+(--layers 2 --device cpu checks the script itself on a machine without a GPU; --hidden 64
+--device cpu keeps the 16 layers and 32000 words but makes the model's arithmetic small, so the
+times are mostly generate's own host work).
 """
 
 import argparse
@@ -39,6 +42,8 @@ def sync(torch, device):
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--layers", type=int, default=0, help="override num_hidden_layers (0: the 0.8B's)")
+    p.add_argument("--hidden", type=int, default=0,
+                   help="override hidden_size (4 query / 2 KV heads, intermediate 2 x hidden; 0: the 0.8B's)")
     p.add_argument("--prompt", type=int, default=128)
     p.add_argument("--new-tokens", type=int, default=32)
     p.add_argument("--device", default="cuda")
@@ -51,6 +56,9 @@ def main(argv):
     config = dict(bg.CONFIG)
     if args.layers:
         config["num_hidden_layers"] = args.layers
+    if args.hidden:
+        config.update(hidden_size=args.hidden, num_attention_heads=4, num_key_value_heads=2,
+                      intermediate_size=2 * args.hidden)
     ns = argparse.Namespace(pretrained=None, family="llama", config=config, seed=0, task="causal-lm")
     model, _, vocab = export_hf.build(ns)
     dtype = torch.float16 if args.device == "cuda" else torch.float32

@@ -103,6 +103,10 @@ __host__ __device__ constexpr bool isPre(int mode) {
 __host__ __device__ constexpr bool isRms(int mode) {
   return mode == Rms || mode == RmsPre || mode == RmsOcc || mode == RmsPreOcc;
 }
+/// The tensor-core path's A chunk a mode's kernels use (0: the default chunk).
+__host__ __device__ constexpr int modeChunk(int mode, int rows) {
+  return !isOcc(mode) ? 0 : isPre(mode) ? preOccChunk(rows) : occChunk(rows);
+}
 
 template <typename T> struct Args {
   const T *x;     // [R, lda]: A (Plain, Pair) or the norm's input x (Rms)
@@ -152,7 +156,7 @@ template <typename T, int R, int SPLITK, bool TC, int MODE>
 __global__ void __launch_bounds__(kThreads, isOcc(MODE) ? 3 : 1) skinnyKernel(Args<T> a) {
   extern __shared__ __align__(16) char smem[];
   constexpr bool kPre = isPre(MODE);
-  constexpr int kChunk = isOcc(MODE) ? (isPre(MODE) ? preOccChunk(R) : occChunk(R)) : 0;
+  constexpr int kChunk = modeChunk(MODE, R);
   static_assert(!isOcc(MODE) || TC, "the occupancy plan is the tensor-core path's");
   if constexpr (kPre) {
     // As kiln's decode programs launch it: the preload, then the wait for the previous kernel
@@ -193,9 +197,7 @@ __global__ void __launch_bounds__(kThreads, isOcc(MODE) ? 3 : 1) skinnyKernel(Ar
 }
 
 long long smemBytes(int rows, bool tc, int mode) {
-  return tc ? kiln::smem_bytes::gemmSkinnyTc(
-                  rows, isRms(mode),
-                  isOcc(mode) ? (isPre(mode) ? preOccChunk(rows) : occChunk(rows)) : 0)
+  return tc ? kiln::smem_bytes::gemmSkinnyTc(rows, isRms(mode), modeChunk(mode, rows))
             : kiln::smem_bytes::gemmSkinny(rows, isRms(mode));
 }
 

@@ -282,35 +282,30 @@ __device__ __forceinline__ void gemmSkinnyFinish(int N, int K, float eps, int n0
                                                  const float *part, float *stats, float sumSq,
                                                  const Epilogue &epilogue) {
   const int tid = threadIdx.x;
-  if constexpr (RMS && kThreads % R == 0) {
-    // Lanes l and l ^ m (m >= R, R divides 32) stage the same row: fold them, then the 8 warps.
-#pragma unroll
-    for (int m = 16; m >= R; m >>= 1)
-      sumSq += __shfl_xor_sync(0xffffffffu, sumSq, m);
+  if constexpr (RMS) {
+    // Each warp's sums per row into warpSums, then the 8 warps in order: the same bits in every
+    // run.
     float *warpSums = stats + 2 * R; // [8][R]
-    if ((tid & 31) < R)
-      warpSums[(tid >> 5) * R + (tid & 31)] = sumSq;
-    __syncthreads();
-    if (tid < R) {
-      float s = 0.f;
+    if constexpr (kThreads % R == 0) {
+      // Lanes l and l ^ m (m >= R, R divides 32) stage the same row: fold them.
 #pragma unroll
-      for (int w = 0; w < 8; ++w)
-        s += warpSums[w * R + tid];
-      stats[tid] = s;
-    }
-  } else if constexpr (RMS) {
-    // A warp's lanes stage different rows: per row, the lanes of that row (the others add 0)
-    // folded by the same butterfly in every run, then the 8 warps in order.
-    float *warpSums = stats + 2 * R; // [8][R]
-    const int row = tid < kStageLanes<R> ? tid % R : -1;
+      for (int m = 16; m >= R; m >>= 1)
+        sumSq += __shfl_xor_sync(0xffffffffu, sumSq, m);
+      if ((tid & 31) < R)
+        warpSums[(tid >> 5) * R + (tid & 31)] = sumSq;
+    } else {
+      // A warp's lanes stage different rows: per row, the lanes of that row (the others add 0)
+      // folded by the same butterfly.
+      const int row = tid < kStageLanes<R> ? tid % R : -1;
 #pragma unroll
-    for (int r = 0; r < R; ++r) {
-      float v = row == r ? sumSq : 0.f;
+      for (int r = 0; r < R; ++r) {
+        float v = row == r ? sumSq : 0.f;
 #pragma unroll
-      for (int m = 16; m >= 1; m >>= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, m);
-      if ((tid & 31) == 0)
-        warpSums[(tid >> 5) * R + r] = v;
+        for (int m = 16; m >= 1; m >>= 1)
+          v += __shfl_xor_sync(0xffffffffu, v, m);
+        if ((tid & 31) == 0)
+          warpSums[(tid >> 5) * R + r] = v;
+      }
     }
     __syncthreads();
     if (tid < R) {
