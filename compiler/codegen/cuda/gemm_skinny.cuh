@@ -79,10 +79,11 @@ constexpr int kUnroll = 8;
 /// Elements of A a thread loads before it stores them to shared memory (the staging's loads in
 /// flight).
 constexpr int kStageLoads = 8;
-/// Threads that stage A for R rows: the most that R divides (256 for R = 1, 2, 4, 8, 16; 255 for
-/// R = 3, ...), so that each thread's elements, at that stride, are all in row tid % R and its
-/// sum of squares belongs to one row.
-template <int R> constexpr int kStageLanes = (kThreads / R) * R;
+/// Threads that stage A for `rows` rows: the most that `rows` divides (256 for 1, 2, 4, 8, 16;
+/// 255 for 3, ...), so that each thread's elements, at that stride, are all in row tid % rows and
+/// its sum of squares belongs to one row. (A function, not a variable template, which NVRTC would
+/// emit as a global.)
+__host__ __device__ constexpr int stageLanes(int rows) { return (kThreads / rows) * rows; }
 
 /// 8 bytes of B (4 columns), read once: no L1 allocation.
 __device__ __forceinline__ uint2 ldStream8(const void *p) {
@@ -228,7 +229,7 @@ namespace skinny {
 /// and load nothing). CUDA cores (TC = false): fp32 at As[i] ([k][r]). Tensor cores: the value
 /// rounded to T (cvt.rn, as the prefill tensor-core GEMM rounds a functor operand) at
 /// As[r * skinnyTcALd(R, CHUNK) + k - c0] ([r][k], T's 16-bit pattern). The elements go to the
-/// first kStageLanes<R> threads (the most that R divides) with that stride, so every element a
+/// first stageLanes(R) threads (the most that R divides) with that stride, so every element a
 /// thread stages is in row tid % R. RMS: also sums loadX(r, k)^2 in the thread's `sumSq`, which
 /// gemmSkinnyFinish folds per row in a fixed order (the same bits in every run; shared-memory
 /// float atomics, used until session 33 where R does not divide kThreads, were not).
@@ -236,7 +237,7 @@ template <typename T, int R, bool RMS, bool TC, int CHUNK, typename LoadA, typen
 __device__ __forceinline__ void stageA(int c0, int rows, int padded, const LoadA &loadA,
                                        const LoadX &loadX, void *As, float &sumSq) {
   const int tid = threadIdx.x;
-  constexpr int kLanes = kStageLanes<R>;
+  constexpr int kLanes = stageLanes(R);
   // kStageLoads loads of A in flight per thread: all are issued before any is stored (As and
   // loadA's pointers are generic, so the compiler would not move a load past a store, and one
   // element per round trip to L2 took most of the 8-row GEMMs' time, session 16's ncu).
@@ -275,7 +276,7 @@ __device__ __forceinline__ void stageA(int c0, int rows, int padded, const LoadA
 
 /// The end both inner products share, after the main loop: `part` holds the block's R x 64
 /// partial sums (fp32, [r][c]) and, with RMS, each thread's `sumSq` of row tid % R (threads from
-/// kStageLanes<R> on: 0). Folds the row statistics in a fixed order, sums the cluster's partials
+/// stageLanes(R) on: 0). Folds the row statistics in a fixed order, sums the cluster's partials
 /// in rank order over distributed shared memory and runs the epilogue.
 template <int R, int SPLITK, bool RMS, typename Epilogue>
 __device__ __forceinline__ void gemmSkinnyFinish(int N, int K, float eps, int n0, int split,
@@ -296,7 +297,7 @@ __device__ __forceinline__ void gemmSkinnyFinish(int N, int K, float eps, int n0
     } else {
       // A warp's lanes stage different rows: per row, the lanes of that row (the others add 0)
       // folded by the same butterfly.
-      const int row = tid < kStageLanes<R> ? tid % R : -1;
+      const int row = tid < stageLanes(R) ? tid % R : -1;
 #pragma unroll
       for (int r = 0; r < R; ++r) {
         float v = row == r ? sumSq : 0.f;
