@@ -122,7 +122,22 @@ __device__ float consumersSum(float v, float *scratch) {
 /// values in registers for as long as its tiles stay in one 512-column chunk (with 132 blocks, a
 /// whole stage: 132 is a multiple of 4 and of 11 chunks), about 256 wavefronts per tile, and the
 /// input's global loads all issued before any is used.
-enum Consumer : int { kSession28 = 0, kFast = 1 };
+/// kOwner (session 34): each consumer warp takes whole tiles (every eighth of the block's), all 16
+/// rows: tiles in flight through the consumers at once instead of one, 128 shared-memory
+/// wavefronts per tile (each weight read once, conflict-free), the 16 row sums folded across the
+/// lanes in 16 shuffles (a transpose-reduce) instead of 80, and a slot freed by its one warp.
+enum Consumer : int { kSession28 = 0, kFast = 1, kOwner = 2 };
+
+/// One fold of kOwner's transpose-reduce: rows r and r + HALF of lanes that differ in bit
+/// 2 HALF of the lane; a lane with that bit set keeps the upper row.
+template <int HALF> __device__ __forceinline__ void foldRows(float (&v)[kTileRows], int lane) {
+  const bool hi = (lane & (2 * HALF)) != 0;
+#pragma unroll
+  for (int r = 0; r < HALF; ++r) {
+    const float keep = hi ? v[r + HALF] : v[r], send = hi ? v[r] : v[r + HALF];
+    v[r] = keep + __shfl_xor_sync(0xffffffffu, send, 2 * HALF);
+  }
+}
 
 /// x (shared) = the stage's input vector, by the consumer threads, every global load issued
 /// before the first is used (kFast).
@@ -222,7 +237,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (threadIdx.x == 0) {
     for (int i = 0; i < ring; ++i) {
       mbarInit(smemAddr(&full[i]), 1);
-      mbarInit(smemAddr(&empty[i]), kConsumerWarps);
+      mbarInit(smemAddr(&empty[i]), CONSUMER == kOwner ? 1 : kConsumerWarps);
     }
     stagesPassed = first;
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -328,6 +343,63 @@ __global__ void __launch_bounds__(kThreads, 1)
             atomicAdd(s.acc + group * kTileRows + warp * 2 + rr, sum);
         }
       }
+    } else if (s.input != kBarrierOnly && CONSUMER == kOwner) {
+      buildInputBatched(s, x, scratch);
+      consumersSync();
+      const int tiles = tilesOf(s), chunks = s.k / kTileCols;
+      const int mine = b < tiles ? (tiles - b + G - 1) / G : 0; // this block's tiles
+      // This warp's: the block's j-th tile of the stage is the step's (i + j)-th.
+      int xChunk = -1;
+      float xr[16];
+      for (int j = int((warp - i % kConsumerWarps + kConsumerWarps) % kConsumerWarps); j < mine;
+           j += kConsumerWarps) {
+        const long long ij = i + j;
+        const int slot = int(ij % ring), t = b + j * G;
+        const int group = t / chunks, chunk = t % chunks;
+        if (chunk != xChunk) {
+          xChunk = chunk;
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const float *xp = x + chunk * kTileCols + (lane + 32 * h) * 8;
+            const float4 x0 = *reinterpret_cast<const float4 *>(xp);
+            const float4 x1 = *reinterpret_cast<const float4 *>(xp + 4);
+            xr[8 * h + 0] = x0.x, xr[8 * h + 1] = x0.y, xr[8 * h + 2] = x0.z, xr[8 * h + 3] = x0.w;
+            xr[8 * h + 4] = x1.x, xr[8 * h + 5] = x1.y, xr[8 * h + 6] = x1.z, xr[8 * h + 7] = x1.w;
+          }
+        }
+        mbarWait(smemAddr(&full[slot]), unsigned(ij / ring) & 1);
+        const __half *tile = reinterpret_cast<const __half *>(smem + size_t(slot) * kTileBytes);
+        float v[kTileRows];
+#pragma unroll
+        for (int row = 0; row < kTileRows; ++row) {
+          float sum = 0;
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const uint4 wv =
+                *reinterpret_cast<const uint4 *>(tile + row * kTileCols + (lane + 32 * h) * 8);
+            const __half2 *w2 = reinterpret_cast<const __half2 *>(&wv);
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const float2 f = __half22float2(w2[e]);
+              sum += f.x * xr[8 * h + 2 * e] + f.y * xr[8 * h + 2 * e + 1];
+            }
+          }
+          v[row] = sum;
+        }
+        __syncwarp();
+        if (lane == 0)
+          mbarArrive(smemAddr(&empty[slot]));
+        // Transpose-reduce: after the fold over lane bit 4 - m, lane holds rows with that bit
+        // of (lane >> 1); the last fold (bit 0) sums the pair. Lane 2r + {0,1} ends with row r.
+        foldRows<8>(v, lane);
+        foldRows<4>(v, lane);
+        foldRows<2>(v, lane);
+        foldRows<1>(v, lane);
+        v[0] += __shfl_xor_sync(0xffffffffu, v[0], 1);
+        if ((lane & 1) == 0)
+          atomicAdd(s.acc + group * kTileRows + (lane >> 1), v[0]);
+      }
+      i += mine;
     } else if (s.input != kBarrierOnly) {
       buildInput(s, x, scratch);
       consumersSync();
@@ -587,7 +659,12 @@ int main(int argc, char **argv) {
   CHECK_CUDA(cudaStreamCreate(&stream));
   const int G = prop.multiProcessorCount;
   auto kernelOf = [](int consumer) {
-    return consumer == kFast ? persistentStep<kFast> : persistentStep<kSession28>;
+    return consumer == kOwner  ? persistentStep<kOwner>
+           : consumer == kFast ? persistentStep<kFast>
+                               : persistentStep<kSession28>;
+  };
+  auto consumerName = [](int consumer) {
+    return consumer == kOwner ? "owner warps: " : consumer == kFast ? "fast loop:   " : "session 28's:";
   };
   auto launch = [&](int ring, int prefetch, int barriers = 1, int consumer = kSession28) {
     const size_t smem = size_t(ring) * kTileBytes + kInter * 4;
@@ -669,7 +746,7 @@ int main(int argc, char **argv) {
     if (!(rel <= 1e-3))
       status = 1;
   };
-  for (int consumer : {kSession28, kFast})
+  for (int consumer : {kSession28, kFast, kOwner})
     for (int rep = 0; rep < 2; ++rep) {
       launch(11, 1, 1, consumer);
       check(rep == 0 ? "first launch, ring 11" : "second launch, ring 11");
@@ -693,13 +770,13 @@ int main(int argc, char **argv) {
     const double stepMs = ms / iters;
     std::printf("%s ring %2d x 16 KiB, prefetch across stages %-3s%s: %.3f ms per step, %.0f GB/s, "
                 "%.2f of the copy bandwidth\n",
-                consumer == kFast ? "fast loop:   " : "session 28's:", ring, prefetch ? "on" : "off",
+                consumerName(consumer), ring, prefetch ? "on" : "off",
                 barriers ? "" : ", no waits at the grid barriers (wrong sums; the ceiling)",
                 stepMs, stepBytes / (stepMs * 1e-3) / 1e9, stepBytes / (stepMs * 1e-3) / 1e9 / copyGBs);
     if (barriers)
       check("the last timed launch");
   };
-  for (int consumer : {kSession28, kFast}) {
+  for (int consumer : {kSession28, kFast, kOwner}) {
     for (int prefetch : {1, 0})
       for (int ring : {4, 8, 11})
         timeIt(ring, prefetch, 1, consumer);
@@ -707,7 +784,7 @@ int main(int argc, char **argv) {
   }
   // The same GEMV loop as a kernel per stage in a CUDA graph (ring 5: two blocks fit an SM, so
   // the next kernel's blocks can start beside the running ones).
-  for (int consumer : {kSession28, kFast})
+  for (int consumer : {kSession28, kFast, kOwner})
   for (int pdl : {1, 0}) {
     CHECK_CUDA(cudaFuncSetAttribute(kernelOf(consumer), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     int(5 * kTileBytes + kInter * 4)));
@@ -717,8 +794,7 @@ int main(int argc, char **argv) {
         1e3;
     std::printf("%s a kernel per stage (%d launches, ring 5%s), CUDA graph: %.3f ms per step, "
                 "%.0f GB/s, %.2f of the copy bandwidth\n",
-                consumer == kFast ? "fast loop:   " : "session 28's:",
-                step.stages, pdl ? ", programmatic launch, weights loaded before the wait" : "",
+                consumerName(consumer), step.stages, pdl ? ", programmatic launch, weights loaded before the wait" : "",
                 stepMs, stepBytes / (stepMs * 1e-3) / 1e9,
                 stepBytes / (stepMs * 1e-3) / 1e9 / copyGBs);
     check("the last launch of the graph");
