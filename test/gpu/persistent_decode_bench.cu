@@ -126,6 +126,10 @@ __device__ float consumersSum(float v, float *scratch) {
 /// rows: tiles in flight through the consumers at once instead of one, 128 shared-memory
 /// wavefronts per tile (each weight read once, conflict-free), the 16 row sums folded across the
 /// lanes in 16 shuffles (a transpose-reduce) instead of 80, and a slot freed by its one warp.
+/// Its ring must be a multiple of the consumer warps (8): each slot then has one consumer warp,
+/// which waits for its phases in order. (With ring 4, tile i + 4 went to another warp, whose wait
+/// for the slot's next phase passed while the slot's current load was still in flight: a parity
+/// wait cannot tell a phase two ahead from the one before; session 34's run 2 hung there.)
 enum Consumer : int { kSession28 = 0, kFast = 1, kOwner = 2 };
 
 /// One fold of kOwner's transpose-reduce: rows r and r + HALF of lanes that differ in bit
@@ -532,14 +536,24 @@ __global__ void fillUniform(__half *w, size_t n, float scale, unsigned seed) {
 } // namespace
 
 int main(int argc, char **argv) {
-  int layers = 16, iters = 50;
+  int layers = 16, iters = 50, only = -1;
   for (int a = 1; a < argc; ++a) {
     if (!std::strcmp(argv[a], "--layers") && a + 1 < argc)
       layers = std::atoi(argv[++a]);
+    else if (!std::strcmp(argv[a], "--consumer") && a + 1 < argc) {
+      const char *c = argv[++a];
+      only = !std::strcmp(c, "session28") ? kSession28 : !std::strcmp(c, "fast") ? kFast
+             : !std::strcmp(c, "owner") ? kOwner : -2;
+      if (only == -2) {
+        std::fprintf(stderr, "persistent_decode_bench: --consumer is session28, fast or owner\n");
+        return 2;
+      }
+    }
     else if (!std::strcmp(argv[a], "--iters") && a + 1 < argc)
       iters = std::atoi(argv[++a]);
     else {
-      std::fprintf(stderr, "usage: %s [--layers N (1-32)] [--iters N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--layers N (1-32)] [--iters N] [--consumer session28|fast|owner]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -746,10 +760,16 @@ int main(int argc, char **argv) {
     if (!(rel <= 1e-3))
       status = 1;
   };
-  for (int consumer : {kSession28, kFast, kOwner})
+  // The loops to run (--consumer: one of them) and the deepest ring each can use.
+  std::vector<int> consumers;
+  for (int c : {kSession28, kFast, kOwner})
+    if (only < 0 || only == c)
+      consumers.push_back(c);
+  auto deepest = [](int consumer) { return consumer == kOwner ? 8 : 11; };
+  for (int consumer : consumers)
     for (int rep = 0; rep < 2; ++rep) {
-      launch(11, 1, 1, consumer);
-      check(rep == 0 ? "first launch, ring 11" : "second launch, ring 11");
+      launch(deepest(consumer), 1, 1, consumer);
+      check(rep == 0 ? "first launch, deepest ring" : "second launch, deepest ring");
     }
 
   // Timing: back-to-back launches between two events (a launch is ~0.4-0.9 ms; the front end
@@ -776,25 +796,28 @@ int main(int argc, char **argv) {
     if (barriers)
       check("the last timed launch");
   };
-  for (int consumer : {kSession28, kFast, kOwner}) {
+  for (int consumer : consumers) {
     for (int prefetch : {1, 0})
       for (int ring : {4, 8, 11})
-        timeIt(ring, prefetch, 1, consumer);
-    timeIt(11, 1, 0, consumer);
+        if (consumer != kOwner || ring % kConsumerWarps == 0)
+          timeIt(ring, prefetch, 1, consumer);
+    timeIt(deepest(consumer), 1, 0, consumer);
   }
   // The same GEMV loop as a kernel per stage in a CUDA graph (ring 5: two blocks fit an SM, so
   // the next kernel's blocks can start beside the running ones).
-  for (int consumer : {kSession28, kFast, kOwner})
+  // (The owner loop's ring must be a multiple of its 8 warps: 8 stages, so one block per SM.)
+  for (int consumer : consumers)
   for (int pdl : {1, 0}) {
+    const int ring = consumer == kOwner ? 8 : 5;
     CHECK_CUDA(cudaFuncSetAttribute(kernelOf(consumer), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    int(5 * kTileBytes + kInter * 4)));
+                                    int(ring * kTileBytes + kInter * 4)));
     const double stepMs =
-        kiln_test::timeGraph(stream, [&](cudaStream_t s) { launchPerStage(s, 5, pdl, consumer); },
+        kiln_test::timeGraph(stream, [&](cudaStream_t s) { launchPerStage(s, ring, pdl, consumer); },
                              5, 10) /
         1e3;
-    std::printf("%s a kernel per stage (%d launches, ring 5%s), CUDA graph: %.3f ms per step, "
+    std::printf("%s a kernel per stage (%d launches, ring %d%s), CUDA graph: %.3f ms per step, "
                 "%.0f GB/s, %.2f of the copy bandwidth\n",
-                consumerName(consumer), step.stages, pdl ? ", programmatic launch, weights loaded before the wait" : "",
+                consumerName(consumer), step.stages, ring, pdl ? ", programmatic launch, weights loaded before the wait" : "",
                 stepMs, stepBytes / (stepMs * 1e-3) / 1e9,
                 stepBytes / (stepMs * 1e-3) / 1e9 / copyGBs);
     check("the last launch of the graph");
