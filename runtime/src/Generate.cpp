@@ -1039,6 +1039,112 @@ kiln_status_t describeGenerator(kiln_artifact_t *artifact, kiln_generator &gener
   g->spareInPool = first.poolBlocks > int64_t(g->maxBatch) * first.maxBlocks;
   return nullptr;
 }
+/// kiln_generate's error for a request count outside 1 .. the largest decode batch.
+kiln_status_t checkRequestCount(const kiln_generator &g, size_t count) {
+  if (count < 1 || count > g.maxBatch)
+    return makeStatusF(KILN_INVALID_ARGUMENT,
+                       "kiln_generate: %zu requests; this generator takes 1 to %zu (the largest "
+                       "decode batch it was compiled for)",
+                       count, g.maxBatch);
+  return nullptr;
+}
+
+/// What checkRequests gives kiln_generate: each request's prefill plan, the KV-cache slots it
+/// writes at its longest, and whether the padding rows borrow a free block.
+struct RequestPlan {
+  std::vector<std::vector<PrefillChunk>> plans;
+  std::vector<int64_t> extents;
+  bool borrow = false;
+};
+/// kiln_generate's checks of `requests` before any device work, against `g` with `allocator`'s
+/// free blocks, filling `plan`. `results` may be NULL (its arrays are then not checked:
+/// kiln_generate_check). Errors are kiln_generate's, which they name.
+kiln_status_t checkRequests(const kiln_generator &g, const kiln_generate_request_t *requests,
+                            size_t count, const kiln_generate_result_t *results,
+                            const BlockAllocator &allocator, RequestPlan &plan) {
+  const kiln_generator::Program &first = g.programs[0];
+  std::vector<std::vector<PrefillChunk>> &plans = plan.plans;
+  std::vector<int64_t> &extents = plan.extents;
+  plans.assign(count, {});
+  extents.assign(count, 0);
+  int64_t blocksNeeded = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const kiln_generate_request_t &r = requests[i];
+    if (!r.prompt || r.prompt_length < 1)
+      return makeStatusF(KILN_INVALID_ARGUMENT, "kiln_generate: request %zu has no prompt", i);
+    if (r.max_new_tokens < 1)
+      return makeStatusF(KILN_INVALID_ARGUMENT,
+                         "kiln_generate: request %zu asks for 0 new tokens (max_new_tokens >= 1)",
+                         i);
+    if (results && !results[i].tokens)
+      return makeStatusF(KILN_INVALID_ARGUMENT,
+                         "kiln_generate: results[%zu].tokens is NULL (an array of the request's "
+                         "max_new_tokens ids)",
+                         i);
+    if (std::string why = checkSamplingParams(r.sampling); !why.empty())
+      return makeStatusF(KILN_INVALID_ARGUMENT, "kiln_generate: request %zu: %s", i, why.c_str());
+    if (r.stop_token_count && !r.stop_tokens)
+      return makeStatusF(KILN_INVALID_ARGUMENT,
+                         "kiln_generate: request %zu has %zu stop tokens but stop_tokens is NULL",
+                         i, r.stop_token_count);
+    const uint64_t longest = uint64_t(r.prompt_length) + uint64_t(r.max_new_tokens) - 1;
+    if (longest > uint64_t(g.maxSeqLen))
+      return makeStatusF(KILN_INVALID_ARGUMENT,
+                         "kiln_generate: request %zu needs %llu tokens (prompt %zu + %zu new - 1) "
+                         "but a sequence holds at most %lld (kiln-compile --max-seq-len)",
+                         i, static_cast<unsigned long long>(longest), r.prompt_length,
+                         r.max_new_tokens, static_cast<long long>(g.maxSeqLen));
+    // Prompt ids and stop ids outside the embedding (a stop id there would never end the
+    // sequence).
+    if (g.hasIdRange)
+      for (const auto &[ids, n, what, why] :
+           {std::make_tuple(r.prompt, r.prompt_length, "prompt token", ""),
+            std::make_tuple(r.stop_tokens, r.stop_token_count, "stop token",
+                            " (it would never end the sequence)")})
+        for (size_t t = 0; t < n; ++t)
+          if (ids[t] < g.idMin || ids[t] > g.idMax)
+            return makeStatusF(KILN_INVALID_ARGUMENT,
+                               "kiln_generate: request %zu: %s %zu is %lld, outside the model's "
+                               "token ids [%lld, %lld]%s",
+                               i, what, t, static_cast<long long>(ids[t]),
+                               static_cast<long long>(g.idMin),
+                               static_cast<long long>(g.idMax), why);
+    plans[i] = planPrefill(g.steps, int64_t(r.prompt_length), g.maxSeqLen, g.paddingPriceUs);
+    if (plans[i].empty())
+      return makeStatusF(KILN_INVALID_ARGUMENT,
+                         "kiln_generate: request %zu: no program can prefill its %zu tokens", i,
+                         r.prompt_length);
+    // The most slots the sequence writes: its longest length, or a padded chunk's end. With a
+    // spare block in the pool a padded chunk's slots past the sequence's blocks write there (its
+    // block-table entries point at it; nothing reads them), so they take no blocks of their own.
+    extents[i] = int64_t(longest);
+    if (allocator.spare() < 0)
+      for (const PrefillChunk &c : plans[i])
+        extents[i] = std::max(extents[i], c.start + g.steps[c.step].tokens);
+    blocksNeeded += (extents[i] + first.blockSize - 1) / first.blockSize;
+  }
+  // Steps with more rows than sequences pad; without a spare block in the pool the padding rows
+  // write into a free block borrowed for the call.
+  bool pads = false;
+  for (size_t i = 0; i < count; ++i)
+    for (const PrefillChunk &c : plans[i])
+      pads |= g.steps[c.step].batch > 1;
+  pads |= g.steps[*pickDecodeStep(g.steps, 1)].batch > 1 || count > 1;
+  const bool borrow = pads && allocator.spare() < 0;
+  blocksNeeded += borrow ? 1 : 0;
+  plan.borrow = borrow;
+  if (blocksNeeded > allocator.freeBlocks())
+    return makeStatusF(KILN_RESOURCE_EXHAUSTED,
+                       "kiln_generate: the KV cache has %lld free blocks of %lld tokens; these %zu "
+                       "requests need %lld at their longest (kiln-compile --kv-blocks sizes the "
+                       "pool)",
+                       static_cast<long long>(allocator.freeBlocks()),
+                       static_cast<long long>(first.blockSize), count,
+                       static_cast<long long>(blocksNeeded));
+
+  return nullptr;
+}
+
 } // namespace
 
 extern "C" {
@@ -1062,6 +1168,33 @@ kiln_status_t kiln_generator_last_stats(const kiln_generator_t *generator,
   return nullptr;
 }
 
+kiln_status_t kiln_generator_kv_blocks(kiln_artifact_t *artifact, size_t *out_blocks,
+                                       size_t *out_block_size) {
+  if (!artifact || !out_blocks || !out_block_size)
+    return makeStatus(KILN_INVALID_ARGUMENT,
+                      "kiln_generator_kv_blocks: artifact and the out pointers must be non-NULL");
+  kiln_generator g;
+  KILN_RETURN_IF_ERROR(describeGenerator(artifact, g));
+  const kiln_generator::Program &first = g.programs[0];
+  *out_blocks = size_t(BlockAllocator(first.poolBlocks, first.blockSize, g.spareInPool).freeBlocks());
+  *out_block_size = size_t(first.blockSize);
+  return nullptr;
+}
+
+kiln_status_t kiln_generate_check(kiln_artifact_t *artifact, const kiln_generate_request_t *requests,
+                                  size_t count) {
+  if (!artifact || !requests)
+    return makeStatus(KILN_INVALID_ARGUMENT,
+                      "kiln_generate_check: artifact and requests must be non-NULL");
+  kiln_generator g;
+  KILN_RETURN_IF_ERROR(describeGenerator(artifact, g));
+  KILN_RETURN_IF_ERROR(checkRequestCount(g, count));
+  const kiln_generator::Program &first = g.programs[0];
+  RequestPlan plan;
+  return checkRequests(g, requests, count, nullptr,
+                       BlockAllocator(first.poolBlocks, first.blockSize, g.spareInPool), plan);
+}
+
 kiln_status_t kiln_generate(kiln_generator_t *g, const kiln_generate_request_t *requests,
                             size_t count, kiln_generate_result_t *results,
                             kiln_token_callback_t callback, void *user_data) {
@@ -1069,88 +1202,15 @@ kiln_status_t kiln_generate(kiln_generator_t *g, const kiln_generate_request_t *
   if (!g || !requests || !results)
     return makeStatus(KILN_INVALID_ARGUMENT,
                       "kiln_generate: generator, requests and results must be non-NULL");
-  if (count < 1 || count > g->maxBatch)
-    return makeStatusF(KILN_INVALID_ARGUMENT,
-                       "kiln_generate: %zu requests; this generator takes 1 to %zu (the largest "
-                       "decode batch it was compiled for)",
-                       count, g->maxBatch);
+  KILN_RETURN_IF_ERROR(checkRequestCount(*g, count));
   // 1. Every check before any device work.
   const kiln_generator::Program &first = g->programs[0];
   BlockAllocator allocator(first.poolBlocks, first.blockSize, g->spareInPool);
-  std::vector<std::vector<PrefillChunk>> plans(count);
-  std::vector<int64_t> extents(count);
-  int64_t blocksNeeded = 0;
-  for (size_t i = 0; i < count; ++i) {
-    const kiln_generate_request_t &r = requests[i];
-    if (!r.prompt || r.prompt_length < 1)
-      return makeStatusF(KILN_INVALID_ARGUMENT, "kiln_generate: request %zu has no prompt", i);
-    if (r.max_new_tokens < 1)
-      return makeStatusF(KILN_INVALID_ARGUMENT,
-                         "kiln_generate: request %zu asks for 0 new tokens (max_new_tokens >= 1)",
-                         i);
-    if (!results[i].tokens)
-      return makeStatusF(KILN_INVALID_ARGUMENT,
-                         "kiln_generate: results[%zu].tokens is NULL (an array of the request's "
-                         "max_new_tokens ids)",
-                         i);
-    if (std::string why = checkSamplingParams(r.sampling); !why.empty())
-      return makeStatusF(KILN_INVALID_ARGUMENT, "kiln_generate: request %zu: %s", i, why.c_str());
-    if (r.stop_token_count && !r.stop_tokens)
-      return makeStatusF(KILN_INVALID_ARGUMENT,
-                         "kiln_generate: request %zu has %zu stop tokens but stop_tokens is NULL",
-                         i, r.stop_token_count);
-    const uint64_t longest = uint64_t(r.prompt_length) + uint64_t(r.max_new_tokens) - 1;
-    if (longest > uint64_t(g->maxSeqLen))
-      return makeStatusF(KILN_INVALID_ARGUMENT,
-                         "kiln_generate: request %zu needs %llu tokens (prompt %zu + %zu new - 1) "
-                         "but a sequence holds at most %lld (kiln-compile --max-seq-len)",
-                         i, static_cast<unsigned long long>(longest), r.prompt_length,
-                         r.max_new_tokens, static_cast<long long>(g->maxSeqLen));
-    // Prompt ids and stop ids outside the embedding (a stop id there would never end the
-    // sequence).
-    if (g->hasIdRange)
-      for (const auto &[ids, n, what, why] :
-           {std::make_tuple(r.prompt, r.prompt_length, "prompt token", ""),
-            std::make_tuple(r.stop_tokens, r.stop_token_count, "stop token",
-                            " (it would never end the sequence)")})
-        for (size_t t = 0; t < n; ++t)
-          if (ids[t] < g->idMin || ids[t] > g->idMax)
-            return makeStatusF(KILN_INVALID_ARGUMENT,
-                               "kiln_generate: request %zu: %s %zu is %lld, outside the model's "
-                               "token ids [%lld, %lld]%s",
-                               i, what, t, static_cast<long long>(ids[t]),
-                               static_cast<long long>(g->idMin),
-                               static_cast<long long>(g->idMax), why);
-    plans[i] = planPrefill(g->steps, int64_t(r.prompt_length), g->maxSeqLen, g->paddingPriceUs);
-    if (plans[i].empty())
-      return makeStatusF(KILN_INVALID_ARGUMENT,
-                         "kiln_generate: request %zu: no program can prefill its %zu tokens", i,
-                         r.prompt_length);
-    // The most slots the sequence writes: its longest length, or a padded chunk's end. With a
-    // spare block in the pool a padded chunk's slots past the sequence's blocks write there (its
-    // block-table entries point at it; nothing reads them), so they take no blocks of their own.
-    extents[i] = int64_t(longest);
-    if (allocator.spare() < 0)
-      for (const PrefillChunk &c : plans[i])
-        extents[i] = std::max(extents[i], c.start + g->steps[c.step].tokens);
-    blocksNeeded += (extents[i] + first.blockSize - 1) / first.blockSize;
-  }
-  // Steps with more rows than sequences pad; without a spare block in the pool the padding rows
-  // write into a free block borrowed for the call.
-  bool pads = false;
-  for (size_t i = 0; i < count; ++i)
-    for (const PrefillChunk &c : plans[i])
-      pads |= g->steps[c.step].batch > 1;
-  pads |= g->steps[*pickDecodeStep(g->steps, 1)].batch > 1 || count > 1;
-  const bool borrow = pads && allocator.spare() < 0;
-  blocksNeeded += borrow ? 1 : 0;
-  if (blocksNeeded > allocator.freeBlocks())
-    return makeStatusF(KILN_RESOURCE_EXHAUSTED,
-                       "kiln_generate: the KV cache has %lld free blocks of %lld tokens; these %zu "
-                       "requests need %lld at their longest",
-                       static_cast<long long>(allocator.freeBlocks()),
-                       static_cast<long long>(first.blockSize), count,
-                       static_cast<long long>(blocksNeeded));
+  RequestPlan plan;
+  KILN_RETURN_IF_ERROR(checkRequests(*g, requests, count, results, allocator, plan));
+  const std::vector<std::vector<PrefillChunk>> &plans = plan.plans;
+  const std::vector<int64_t> &extents = plan.extents;
+  const bool borrow = plan.borrow;
 
   // 2. Blocks and state.
   std::vector<Sequence> seqs(count);

@@ -217,7 +217,8 @@ def test_generation_artifact(decode_artifact):
     roles = {i.name: i.role for i in a.inputs}
     assert roles["input_ids"] == "data"
     assert "key_cache" in roles.values() and "block_table" in roles.values()
-    assert a.generation_limits() == {"max_batch": 1, "max_seq_len": 64, "token_range": (0, 999)}
+    assert a.generation_limits() == {"max_batch": 1, "max_seq_len": 64, "token_range": (0, 999),
+                                     "kv_blocks": 4, "kv_block_size": 16}
     assert [o.name for o in a.outputs][0] in ("logits", "next_token")
 
 

@@ -468,6 +468,40 @@ TEST(GenerateApi, RefusesNullArgumentsAndArtifactsWithoutACache) {
   status = kiln_generator_prefill_padding_price(nullptr, &price);
   EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
   kiln_status_free(status);
+  // The cache's blocks and the checks without a GPU (test/cli/kiln-run-generate.test has them
+  // on a generation artifact).
+  size_t blocks = 7, blockSize = 7;
+  status = kiln_generator_kv_blocks(artifact, &blocks, &blockSize);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(kiln_status_message(status))
+                .find("has input 'x', which a generation step does not fill"),
+            std::string::npos)
+      << kiln_status_message(status);
+  kiln_status_free(status);
+  status = kiln_generator_kv_blocks(artifact, nullptr, &blockSize);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(kiln_status_message(status)).find("must be non-NULL"), std::string::npos);
+  kiln_status_free(status);
+  const int64_t prompt[] = {1, 2};
+  kiln_generate_request_t request{};
+  request.prompt = prompt;
+  request.prompt_length = 2;
+  request.max_new_tokens = 4;
+  kiln_sampling_params_initialize(&request.sampling);
+  status = kiln_generate_check(artifact, &request, 1);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(kiln_status_message(status))
+                .find("has input 'x', which a generation step does not fill"),
+            std::string::npos)
+      << kiln_status_message(status);
+  kiln_status_free(status);
+  status = kiln_generate_check(artifact, nullptr, 1);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(kiln_status_message(status)).find("must be non-NULL"), std::string::npos);
+  kiln_status_free(status);
+  status = kiln_generate_check(nullptr, &request, 1);
+  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
+  kiln_status_free(status);
   kiln_artifact_release(artifact);
 
   status = kiln_generate(nullptr, nullptr, 1, nullptr, nullptr, nullptr);

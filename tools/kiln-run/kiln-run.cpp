@@ -531,6 +531,8 @@ bool isTableIndex(const kiln_artifact_t *artifact, size_t index) {
 struct GenerationInfo {
   bool isGeneration = false;
   size_t maxBatch = 0, maxSeqLen = 0;
+  /// The KV cache's blocks for sequences and their tokens (kiln_generator_kv_blocks; 0: unknown).
+  size_t kvBlocks = 0, kvBlockSize = 0;
   /// Prompt lengths 1..wastePrompts the padding is averaged over: the capacity, at most
   /// kInfoWastePrompts (the sum visits every length; --info stays under a second).
   size_t wastePrompts = 0;
@@ -564,6 +566,7 @@ GenerationInfo describeGeneration(const kiln_artifact_t *artifact) {
     return g;
   }
   g.isGeneration = true;
+  kiln_status_free(kiln_generator_kv_blocks(mutableArtifact, &g.kvBlocks, &g.kvBlockSize));
   int byTime = 0;
   kiln_status_free(kiln_generator_prefill_by_time(mutableArtifact, &byTime));
   g.planByTime = byTime != 0;
@@ -625,6 +628,15 @@ void printInfo(const kiln_artifact_t *artifact) {
                   100 * g.meanWaste, 100 * g.tokenWaste,
                   g.planByTime ? "the programs' estimated time" : "the least padding",
                   pricedPadding(g.paddingPriceUs).c_str());
+    if (g.isGeneration && g.kvBlockSize > 0) {
+      // What the pool holds for all sequences together, beside what one may hold.
+      const size_t perSequence = (g.maxSeqLen + g.kvBlockSize - 1) / g.kvBlockSize;
+      std::printf("KV cache: %zu blocks of %zu tokens for all sequences together (%zu tokens); "
+                  "a sequence of %zu tokens takes %zu, so %zu such %s at once\n",
+                  g.kvBlocks, g.kvBlockSize, g.kvBlocks * g.kvBlockSize, g.maxSeqLen, perSequence,
+                  g.kvBlocks / perSequence,
+                  g.kvBlocks / perSequence == 1 ? "sequence fits" : "sequences fit");
+    }
   }
   kiln_tensor_info_t info;
   std::printf("inputs: %zu\n", kiln_artifact_input_count(artifact));
@@ -1489,6 +1501,8 @@ void describeArtifact(const Options &options, const kiln_artifact_t *artifact) {
       json.beginObject();
       json.field("max_batch", static_cast<uint64_t>(g.maxBatch));
       json.field("max_seq_len", static_cast<uint64_t>(g.maxSeqLen));
+      json.field("kv_blocks", static_cast<uint64_t>(g.kvBlocks));
+      json.field("kv_block_size", static_cast<uint64_t>(g.kvBlockSize));
       if (g.wasteError.empty()) {
         json.field("prefill_waste_prompts", static_cast<uint64_t>(g.wastePrompts));
         json.field("prefill_mean_waste", g.meanWaste);
@@ -1794,11 +1808,6 @@ int runGenerate(const Options &options) {
                           " is outside the model's ids [" + std::to_string(idMin) + ", " +
                           std::to_string(idMax) + "]");
 
-  kiln_generator_t *generator = nullptr;
-  if (kiln_status_t status = kiln_generator_create(model.artifact, options.device, &generator))
-    return statusError(status);
-  std::unique_ptr<kiln_generator_t, void (*)(kiln_generator_t *)> holder(generator,
-                                                                        kiln_generator_release);
   std::vector<kiln_generate_request_t> requests(rows);
   std::vector<kiln_generate_result_t> results(rows);
   std::vector<std::vector<int64_t>> tokens(rows, std::vector<int64_t>(size_t(options.generate)));
@@ -1816,6 +1825,14 @@ int runGenerate(const Options &options) {
     q.sampling.seed = uint64_t(options.seed) + r;
     results[r].tokens = tokens[r].data();
   }
+  // kiln_generate's own checks (the KV cache's blocks among them), still without the GPU.
+  if (kiln_status_t status = kiln_generate_check(model.artifact, requests.data(), rows))
+    return statusError(status);
+  kiln_generator_t *generator = nullptr;
+  if (kiln_status_t status = kiln_generator_create(model.artifact, options.device, &generator))
+    return statusError(status);
+  std::unique_ptr<kiln_generator_t, void (*)(kiln_generator_t *)> holder(generator,
+                                                                        kiln_generator_release);
   for (long run = 0; run <= options.warmup; ++run)
     if (kiln_status_t status = kiln_generate(generator, requests.data(), rows, results.data(),
                                              nullptr, nullptr))

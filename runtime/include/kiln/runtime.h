@@ -1170,6 +1170,23 @@ kiln_status_t kiln_generator_prefill_by_time(kiln_artifact_t *artifact, int *out
 /// least price, to 1%, that keeps both within 12.5%. Errors as kiln_generator_limits; KILN_INVALID_ARGUMENT for NULL.
 kiln_status_t kiln_generator_prefill_padding_price(kiln_artifact_t *artifact, double *out_us);
 
+/// The KV cache of `artifact`'s generation programs (no GPU): *out_blocks blocks that sequences
+/// may take (the pool's blocks less the spare one kept for padding rows, when it has one) of
+/// *out_block_size tokens each. One kiln_generate's requests share them: each takes whole blocks
+/// for its prompt + new tokens (and a padded prefill chunk's slots). Errors as
+/// kiln_generator_limits; KILN_INVALID_ARGUMENT for NULL.
+kiln_status_t kiln_generator_kv_blocks(kiln_artifact_t *artifact, size_t *out_blocks,
+                                       size_t *out_block_size);
+
+/// Every check kiln_generate makes of `count` requests before any device work, without a GPU or
+/// a generator (`artifact`: any program of a --kv-cache artifact): the request count, prompts,
+/// sampling parameters, stop and prompt ids, sequence length, and whether an empty cache holds
+/// every request at its longest (results' arrays are not checked). NULL for requests that
+/// kiln_generate would accept; otherwise the status kiln_generate would return (its message
+/// names kiln_generate and the request), or kiln_generator_limits' errors.
+kiln_status_t kiln_generate_check(kiln_artifact_t *artifact, const kiln_generate_request_t *requests,
+                                  size_t count);
+
 /// Releases the generator, its sessions and its cache. NULL is ignored.
 void kiln_generator_release(kiln_generator_t *generator);
 
