@@ -131,6 +131,8 @@ __device__ float consumersSum(float v, float *scratch) {
 /// for the slot's next phase passed while the slot's current load was still in flight: a parity
 /// wait cannot tell a phase two ahead from the one before; session 34's run 2 hung there.)
 enum Consumer : int { kSession28 = 0, kFast = 1, kOwner = 2 };
+/// persistentStep's flags.
+enum StepFlags : int { kWaitAtBarriers = 1, kSkipTiles = 2, kSkipBuilds = 4 };
 
 /// One fold of kOwner's transpose-reduce: rows r and r + HALF of lanes that differ in bit
 /// 2 HALF of the lane; a lane with that bit set keeps the upper row.
@@ -227,9 +229,14 @@ __device__ void buildInput(const Stage &s, float *x, float *scratch) {
 /// shared memory: `ring` tiles, then x (kInter floats).
 template <int CONSUMER>
 __global__ void __launch_bounds__(kThreads, 1)
-    persistentStep(int first, int last, int ring, int crossStagePrefetch, int waitAtBarriers,
-                   int pdl, unsigned *barrier) {
+    persistentStep(int first, int last, int ring, int crossStagePrefetch, int flags, int pdl,
+                   unsigned *barrier) {
   const Step &step = cStep;
+  // flags: kWaitAtBarriers; with the owner loop also kSkipTiles (the stages' input builds and
+  // barriers alone) and kSkipBuilds (x left as it is: wrong sums), which take the step apart.
+  const bool waitAtBarriers = flags & kWaitAtBarriers;
+  const bool skipTiles = CONSUMER == kOwner && (flags & kSkipTiles);
+  const bool skipBuilds = CONSUMER == kOwner && (flags & kSkipBuilds);
   const bool multi = last > first; // grid barriers between the stages
   extern __shared__ __align__(128) unsigned char smem[];
   __shared__ __align__(8) unsigned long long full[kMaxRing], empty[kMaxRing];
@@ -254,7 +261,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     long long i = 0;
     for (int si = first; si <= last; ++si) {
       const Stage &s = step.s[si];
-      const int tiles = tilesOf(s);
+      const int tiles = skipTiles ? 0 : tilesOf(s);
       if (!crossStagePrefetch)
         while (stagesPassed < si) // as a kernel per stage would: no loads before the inputs
           ;
@@ -348,9 +355,11 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
       }
     } else if (s.input != kBarrierOnly && CONSUMER == kOwner) {
-      buildInputBatched(s, x, scratch);
-      consumersSync();
-      const int tiles = tilesOf(s), chunks = s.k / kTileCols;
+      if (!skipBuilds) {
+        buildInputBatched(s, x, scratch);
+        consumersSync();
+      }
+      const int tiles = skipTiles ? 0 : tilesOf(s), chunks = s.k / kTileCols;
       const int mine = b < tiles ? (tiles - b + G - 1) / G : 0; // this block's tiles
       // This warp's: the block's j-th tile of the stage is the step's (i + j)-th.
       int xChunk = -1;
@@ -777,12 +786,12 @@ int main(int argc, char **argv) {
   cudaEvent_t e0, e1;
   CHECK_CUDA(cudaEventCreate(&e0));
   CHECK_CUDA(cudaEventCreate(&e1));
-  auto timeIt = [&](int ring, int prefetch, int barriers, int consumer) {
+  auto timeIt = [&](int ring, int prefetch, int flags, int consumer) {
     for (int r = 0; r < 3; ++r)
-      launch(ring, prefetch, barriers, consumer);
+      launch(ring, prefetch, flags, consumer);
     CHECK_CUDA(cudaEventRecord(e0, stream));
     for (int r = 0; r < iters; ++r)
-      launch(ring, prefetch, barriers, consumer);
+      launch(ring, prefetch, flags, consumer);
     CHECK_CUDA(cudaEventRecord(e1, stream));
     CHECK_CUDA(cudaEventSynchronize(e1));
     float ms;
@@ -791,17 +800,29 @@ int main(int argc, char **argv) {
     std::printf("%s ring %2d x 16 KiB, prefetch across stages %-3s%s: %.3f ms per step, %.0f GB/s, "
                 "%.2f of the copy bandwidth\n",
                 consumerName(consumer), ring, prefetch ? "on" : "off",
-                barriers ? "" : ", no waits at the grid barriers (wrong sums; the ceiling)",
+                flags == kWaitAtBarriers        ? ""
+                : flags == 0                    ? ", no waits at the grid barriers (wrong sums; the ceiling)"
+                : flags == (kWaitAtBarriers | kSkipTiles) ? ", no tiles: the input builds and barriers alone"
+                : flags == kSkipTiles           ? ", no tiles, no waits: the input builds alone"
+                : flags == (kWaitAtBarriers | kSkipBuilds) ? ", no input builds (wrong sums)"
+                : flags == kSkipBuilds          ? ", no input builds, no waits (wrong sums): the tiles alone"
+                                                : ", other flags",
                 stepMs, stepBytes / (stepMs * 1e-3) / 1e9, stepBytes / (stepMs * 1e-3) / 1e9 / copyGBs);
-    if (barriers)
+    if (flags == kWaitAtBarriers)
       check("the last timed launch");
   };
   for (int consumer : consumers) {
     for (int prefetch : {1, 0})
       for (int ring : {4, 8, 11})
         if (consumer != kOwner || ring % kConsumerWarps == 0)
-          timeIt(ring, prefetch, 1, consumer);
+          timeIt(ring, prefetch, kWaitAtBarriers, consumer);
     timeIt(deepest(consumer), 1, 0, consumer);
+    if (consumer == kOwner) // the step taken apart (GB/s and fractions count the whole step's bytes)
+      for (int prefetch : {0, 1})
+        for (int flags : {0, int(kWaitAtBarriers | kSkipTiles), int(kSkipTiles),
+                          int(kWaitAtBarriers | kSkipBuilds), int(kSkipBuilds)})
+          if (prefetch == 0 || flags == 0 || flags == kSkipBuilds)
+            timeIt(8, prefetch, flags, consumer);
   }
   // The same GEMV loop as a kernel per stage in a CUDA graph (ring 5: two blocks fit an SM, so
   // the next kernel's blocks can start beside the running ones).
