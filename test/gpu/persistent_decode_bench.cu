@@ -806,6 +806,8 @@ int main(int argc, char **argv) {
                 : flags == kSkipTiles           ? ", no tiles, no waits: the input builds alone"
                 : flags == (kWaitAtBarriers | kSkipBuilds) ? ", no input builds (wrong sums)"
                 : flags == kSkipBuilds          ? ", no input builds, no waits (wrong sums): the tiles alone"
+                : flags == (kWaitAtBarriers | kSkipTiles | kSkipBuilds) ? ", no tiles, no input builds: the barriers alone"
+                : flags == (kSkipTiles | kSkipBuilds) ? ", no tiles, no input builds, no waits: the stage loop's fences, arrivals and zeroing"
                                                 : ", other flags",
                 stepMs, stepBytes / (stepMs * 1e-3) / 1e9, stepBytes / (stepMs * 1e-3) / 1e9 / copyGBs);
     if (flags == kWaitAtBarriers)
@@ -820,7 +822,9 @@ int main(int argc, char **argv) {
     if (consumer == kOwner) // the step taken apart (GB/s and fractions count the whole step's bytes)
       for (int prefetch : {0, 1})
         for (int flags : {0, int(kWaitAtBarriers | kSkipTiles), int(kSkipTiles),
-                          int(kWaitAtBarriers | kSkipBuilds), int(kSkipBuilds)})
+                          int(kWaitAtBarriers | kSkipBuilds), int(kSkipBuilds),
+                          int(kWaitAtBarriers | kSkipTiles | kSkipBuilds),
+                          int(kSkipTiles | kSkipBuilds)})
           if (prefetch == 0 || flags == 0 || flags == kSkipBuilds)
             timeIt(8, prefetch, flags, consumer);
   }
