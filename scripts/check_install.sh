@@ -139,6 +139,7 @@ done
 for variant in shared static; do
   gen="$TMP/cmake-$variant/kiln-generate-example"
   "$gen" --help | grep -q "usage: generate" || die "kiln-generate-example ($variant) --help failed"
+  "$gen" -h | grep -q "usage: generate" || die "kiln-generate-example ($variant) -h failed"
   set +e
   out="$("$gen" "$TMP/missing.kiln" 1 2 3 2>&1)"
   rc=$?

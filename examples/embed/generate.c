@@ -60,7 +60,7 @@ static int onToken(void *user, size_t sequence, int64_t token) {
 }
 
 int main(int argc, char **argv) {
-  if (argc > 1 && !strcmp(argv[1], "--help")) {
+  if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
     fputs(kUsage, stdout);
     return 0;
   }

@@ -197,8 +197,9 @@ private:
 kiln_status_t Verifier::checkHeader() {
   using namespace kiln::artifact;
   if (size < kHeaderSize)
-    return fail(formatString("file is %llu bytes, smaller than the %u-byte header (truncated?)",
-                             static_cast<unsigned long long>(size), kHeaderSize));
+    return fail(formatString("file is %llu byte%s, smaller than the %u-byte header (truncated?)",
+                             static_cast<unsigned long long>(size), size == 1 ? "" : "s",
+                             kHeaderSize));
   ArtifactHeader header = decodeHeader(data);
   if (std::memcmp(header.magic, kMagic, sizeof(kMagic)) != 0)
     return fail("bad magic: the file does not start with \"KILNART\\0\" (not a .kiln artifact)");

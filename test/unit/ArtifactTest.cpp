@@ -235,6 +235,10 @@ TEST(ArtifactOpen, RejectsFifoWithoutWaitingForAWriter) {
 
 TEST(ArtifactOpen, RejectsEmptyFile) { expectInvalid({}, "smaller than the 64-byte header"); }
 
+TEST(ArtifactOpen, RejectsAOneByteFileInTheSingular) {
+  expectInvalid({0x4b}, "file is 1 byte, smaller than the 64-byte header");
+}
+
 TEST(ArtifactOpen, RejectsFileShorterThanHeader) {
   std::vector<uint8_t> bytes = validFile();
   bytes.resize(40);

@@ -587,7 +587,9 @@ int main(int argc, char **argv) {
     }
   }
   if (kvCache && passPipeline.empty()) {
-    if (maxSeqLen <= 0)
+    if (maxSeqLen < 0)
+      return usageError("--max-seq-len must be positive, got " + Twine(maxSeqLen));
+    if (maxSeqLen == 0)
       return usageError("--kv-cache needs --max-seq-len N (N > 0): the most tokens, prompt and "
                         "generated, that one sequence may hold");
     if (kvBlockSize <= 0)

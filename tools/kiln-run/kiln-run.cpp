@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cmath>
@@ -225,8 +226,11 @@ bool parseDouble(const std::string &text, double &out) {
 bool parseLong(const std::string &text, long min, long max, long &out) {
   char *end = nullptr;
   errno = 0;
+  // strtol skips leading white space; an option value with it is refused like trailing space.
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0])))
+    return false;
   out = std::strtol(text.c_str(), &end, 10);
-  return !text.empty() && *end == '\0' && errno == 0 && out >= min && out <= max;
+  return *end == '\0' && errno == 0 && out >= min && out <= max;
 }
 
 /// Prints --version: "kiln-run 0.3.0 (reads artifact format versions 1 to 3)", the version of the
@@ -384,21 +388,27 @@ bool parseArgs(int argc, char **argv, Options &options) {
       }
     } else if (flag == "--seed") {
       if (!parseLong(value, 0, LONG_MAX, options.seed)) {
-        usageError("option '--seed' expects a number >= 0, got '" + value + "'");
+        usageError("option '--seed' expects a number in [0, " + std::to_string(LONG_MAX) +
+                   "], got '" + value + "'");
         return false;
       }
     } else if (flag == "--stop-ids") {
+      // Every item a decimal id; an empty list or item (",", "1,,2", "1,") is refused.
       std::stringstream list(value);
       std::string item;
       long id = 0;
-      while (std::getline(list, item, ','))
-        if (!parseLong(item, LONG_MIN, LONG_MAX, id)) {
-          usageError("option '--stop-ids' expects token ids separated by commas, got '" + value +
-                     "'");
-          return false;
-        } else {
+      bool ok = !value.empty() && value.back() != ',';
+      while (ok && std::getline(list, item, ','))
+        if (parseLong(item, LONG_MIN, LONG_MAX, id))
           options.stopIds.push_back(id);
-        }
+        else
+          ok = false;
+      if (!ok) {
+        usageError("option '--stop-ids' expects token ids separated by commas" +
+                   std::string(errno == ERANGE ? " (each a 64-bit integer)" : "") + ", got '" +
+                   value + "'");
+        return false;
+      }
     } else if (flag == "--program") {
       if (value.empty()) {
         usageError("option '--program' expects a program name (kiln-run MODEL --info lists them)");
