@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 34, run 3:
+# Session 34, run 3 (not run: no device machine could be started; run 4 has its first two parts):
 # 1. persistent_decode_bench, the fast loop and session 34's owner-warp loop (ring 8: a multiple of
 #    its 8 consumer warps; run 2's ring 4 hung, see the loop's comment), timed in one run.
 # 2. The embedding example on a GPU (test/e2e/generate_example_test.sh: examples/embed/generate.c
