@@ -132,7 +132,7 @@ __device__ float consumersSum(float v, float *scratch) {
 /// wait cannot tell a phase two ahead from the one before; session 34's run 2 hung there.)
 enum Consumer : int { kSession28 = 0, kFast = 1, kOwner = 2 };
 /// persistentStep's flags.
-enum StepFlags : int { kWaitAtBarriers = 1, kSkipTiles = 2, kSkipBuilds = 4 };
+enum StepFlags : int { kWaitAtBarriers = 1, kSkipTiles = 2, kSkipBuilds = 4, kChunkBuilds = 8 };
 
 /// One fold of kOwner's transpose-reduce: rows r and r + HALF of lanes that differ in bit
 /// 2 HALF of the lane; a lane with that bit set keeps the upper row.
@@ -142,6 +142,29 @@ template <int HALF> __device__ __forceinline__ void foldRows(float (&v)[kTileRow
   for (int r = 0; r < HALF; ++r) {
     const float keep = hi ? v[r + HALF] : v[r], send = hi ? v[r] : v[r + HALF];
     v[r] = keep + __shfl_xor_sync(0xffffffffu, send, 2 * HALF);
+  }
+}
+
+/// kChunkBuilds (a timing part of the owner loop): x[512 c, 512 c + 512) only, the one chunk
+/// a block's tiles of a stage use when the grid is a multiple of the stage's chunks (132: 4 and
+/// 11), without the RMS norms' block-wide sum (the norm stages' sums are then unscaled: wrong,
+/// as an experiment in what the build's latency is made of). Two values per consumer thread.
+__device__ void buildChunk(const Stage &s, float *x, int c) {
+  constexpr int nt = kConsumerWarps * 32;
+  const int t = threadIdx.x;
+  float a[2], b[2];
+#pragma unroll
+  for (int j = 0; j < 2; ++j) {
+    const int i = c * kTileCols + t + j * nt;
+    a[j] = __ldcg(s.a + i);
+    b[j] = s.input == kSwiGlu ? __ldcg(s.a + kInter + i)
+           : (s.input != kAttention && s.b) ? __ldcg(s.b + i)
+                                            : 0.0f;
+  }
+#pragma unroll
+  for (int j = 0; j < 2; ++j) {
+    const int i = c * kTileCols + t + j * nt;
+    x[i] = s.input == kSwiGlu ? a[j] / (1.0f + __expf(-a[j])) * b[j] : a[j] + b[j];
   }
 }
 
@@ -237,6 +260,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const bool waitAtBarriers = flags & kWaitAtBarriers;
   const bool skipTiles = CONSUMER == kOwner && (flags & kSkipTiles);
   const bool skipBuilds = CONSUMER == kOwner && (flags & kSkipBuilds);
+  const bool chunkBuilds = CONSUMER == kOwner && (flags & kChunkBuilds);
   const bool multi = last > first; // grid barriers between the stages
   extern __shared__ __align__(128) unsigned char smem[];
   __shared__ __align__(8) unsigned long long full[kMaxRing], empty[kMaxRing];
@@ -355,7 +379,10 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
       }
     } else if (s.input != kBarrierOnly && CONSUMER == kOwner) {
-      if (!skipBuilds) {
+      if (chunkBuilds) {
+        buildChunk(s, x, b % (s.k / kTileCols));
+        consumersSync();
+      } else if (!skipBuilds) {
         buildInputBatched(s, x, scratch);
         consumersSync();
       }
@@ -808,6 +835,9 @@ int main(int argc, char **argv) {
                 : flags == kSkipBuilds          ? ", no input builds, no waits (wrong sums): the tiles alone"
                 : flags == (kWaitAtBarriers | kSkipTiles | kSkipBuilds) ? ", no tiles, no input builds: the barriers alone"
                 : flags == (kSkipTiles | kSkipBuilds) ? ", no tiles, no input builds, no waits: the stage loop's fences, arrivals and zeroing"
+                : flags == (kSkipTiles | kChunkBuilds) ? ", no tiles, no waits, each block's x chunk only (no norms): the chunk builds alone"
+                : flags == (kWaitAtBarriers | kChunkBuilds) ? ", each block's x chunk only, no norms (wrong sums)"
+                : flags == kChunkBuilds         ? ", each block's x chunk only, no norms, no waits (wrong sums)"
                                                 : ", other flags",
                 stepMs, stepBytes / (stepMs * 1e-3) / 1e9, stepBytes / (stepMs * 1e-3) / 1e9 / copyGBs);
     if (flags == kWaitAtBarriers)
@@ -824,9 +854,12 @@ int main(int argc, char **argv) {
         for (int flags : {0, int(kWaitAtBarriers | kSkipTiles), int(kSkipTiles),
                           int(kWaitAtBarriers | kSkipBuilds), int(kSkipBuilds),
                           int(kWaitAtBarriers | kSkipTiles | kSkipBuilds),
-                          int(kSkipTiles | kSkipBuilds)})
-          if (prefetch == 0 || flags == 0 || flags == kSkipBuilds)
-            timeIt(8, prefetch, flags, consumer);
+                          int(kSkipTiles | kSkipBuilds), int(kSkipTiles | kChunkBuilds),
+                          int(kWaitAtBarriers | kChunkBuilds), int(kChunkBuilds)})
+          if ((prefetch == 0 || flags == 0 || flags == kSkipBuilds ||
+               flags == (kWaitAtBarriers | kChunkBuilds)) &&
+              (!(flags & kChunkBuilds) || (G % (kHidden / kTileCols) == 0 && G % (kInter / kTileCols) == 0)))
+            timeIt(8, prefetch, flags, consumer); // chunk builds: one chunk per block and stage
   }
   // The same GEMV loop as a kernel per stage in a CUDA graph (ring 5: two blocks fit an SM, so
   // the next kernel's blocks can start beside the running ones).
