@@ -134,6 +134,37 @@ enum Consumer : int { kSession28 = 0, kFast = 1, kOwner = 2 };
 /// persistentStep's flags.
 enum StepFlags : int { kWaitAtBarriers = 1, kSkipTiles = 2, kSkipBuilds = 4, kChunkBuilds = 8 };
 
+/// xr = the lane's 16 values of x's 512-column chunk `chunk`: x[512 chunk + 8 (lane + 32 h) + e]
+/// at xr[8 h + e], the columns whose weights the lane reads in dotRow.
+__device__ __forceinline__ void loadChunk(const float *x, int chunk, int lane, float (&xr)[16]) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const float *xp = x + chunk * kTileCols + (lane + 32 * h) * 8;
+    const float4 x0 = *reinterpret_cast<const float4 *>(xp);
+    const float4 x1 = *reinterpret_cast<const float4 *>(xp + 4);
+    xr[8 * h + 0] = x0.x, xr[8 * h + 1] = x0.y, xr[8 * h + 2] = x0.z, xr[8 * h + 3] = x0.w;
+    xr[8 * h + 4] = x1.x, xr[8 * h + 5] = x1.y, xr[8 * h + 6] = x1.z, xr[8 * h + 7] = x1.w;
+  }
+}
+
+/// The lane's part of row `row` of a 16 x 512 fp16 tile times its chunk of x (loadChunk): 16
+/// products in fp32 (the caller sums the lanes).
+__device__ __forceinline__ float dotRow(const __half *tile, int row, int lane,
+                                        const float (&xr)[16]) {
+  float sum = 0;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const uint4 wv = *reinterpret_cast<const uint4 *>(tile + row * kTileCols + (lane + 32 * h) * 8);
+    const __half2 *w2 = reinterpret_cast<const __half2 *>(&wv);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const float2 f = __half22float2(w2[e]);
+      sum += f.x * xr[8 * h + 2 * e] + f.y * xr[8 * h + 2 * e + 1];
+    }
+  }
+  return sum;
+}
+
 /// One fold of kOwner's transpose-reduce: rows r and r + HALF of lanes that differ in bit
 /// 2 HALF of the lane; a lane with that bit set keeps the upper row.
 template <int HALF> __device__ __forceinline__ void foldRows(float (&v)[kTileRows], int lane) {
@@ -337,14 +368,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int group = t / chunks, chunk = t % chunks;
         if (chunk != xChunk) { // before the wait: x is this stage's, complete since the sync
           xChunk = chunk;
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const float *xp = x + chunk * kTileCols + (lane + 32 * h) * 8;
-            const float4 x0 = *reinterpret_cast<const float4 *>(xp);
-            const float4 x1 = *reinterpret_cast<const float4 *>(xp + 4);
-            xr[8 * h + 0] = x0.x, xr[8 * h + 1] = x0.y, xr[8 * h + 2] = x0.z, xr[8 * h + 3] = x0.w;
-            xr[8 * h + 4] = x1.x, xr[8 * h + 5] = x1.y, xr[8 * h + 6] = x1.z, xr[8 * h + 7] = x1.w;
-          }
+          loadChunk(x, chunk, lane, xr);
         }
         mbarWait(smemAddr(&full[slot]), unsigned(i / ring) & 1);
         const __half *tile = reinterpret_cast<const __half *>(smem + size_t(slot) * kTileBytes);
@@ -352,19 +376,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
         for (int rr = 0; rr < 2; ++rr) {
           const int row = warp * 2 + rr;
-          float sum = 0;
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const uint4 wv =
-                *reinterpret_cast<const uint4 *>(tile + row * kTileCols + (lane + 32 * h) * 8);
-            const __half2 *w2 = reinterpret_cast<const __half2 *>(&wv);
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              const float2 f = __half22float2(w2[e]);
-              sum += f.x * xr[8 * h + 2 * e] + f.y * xr[8 * h + 2 * e + 1];
-            }
-          }
-          sums[rr] = sum;
+          sums[rr] = dotRow(tile, row, lane, xr);
         }
         __syncwarp();
         if (lane == 0) // the slot is free once every lane has read its weights
@@ -398,33 +410,14 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int group = t / chunks, chunk = t % chunks;
         if (chunk != xChunk) {
           xChunk = chunk;
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const float *xp = x + chunk * kTileCols + (lane + 32 * h) * 8;
-            const float4 x0 = *reinterpret_cast<const float4 *>(xp);
-            const float4 x1 = *reinterpret_cast<const float4 *>(xp + 4);
-            xr[8 * h + 0] = x0.x, xr[8 * h + 1] = x0.y, xr[8 * h + 2] = x0.z, xr[8 * h + 3] = x0.w;
-            xr[8 * h + 4] = x1.x, xr[8 * h + 5] = x1.y, xr[8 * h + 6] = x1.z, xr[8 * h + 7] = x1.w;
-          }
+          loadChunk(x, chunk, lane, xr);
         }
         mbarWait(smemAddr(&full[slot]), unsigned(ij / ring) & 1);
         const __half *tile = reinterpret_cast<const __half *>(smem + size_t(slot) * kTileBytes);
         float v[kTileRows];
 #pragma unroll
         for (int row = 0; row < kTileRows; ++row) {
-          float sum = 0;
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const uint4 wv =
-                *reinterpret_cast<const uint4 *>(tile + row * kTileCols + (lane + 32 * h) * 8);
-            const __half2 *w2 = reinterpret_cast<const __half2 *>(&wv);
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              const float2 f = __half22float2(w2[e]);
-              sum += f.x * xr[8 * h + 2 * e] + f.y * xr[8 * h + 2 * e + 1];
-            }
-          }
-          v[row] = sum;
+          v[row] = dotRow(tile, row, lane, xr);
         }
         __syncwarp();
         if (lane == 0)
