@@ -118,14 +118,16 @@ int main(int argc, char **argv) {
   kiln_generator_t *generator = NULL;
   int64_t *tokens = calloc((size_t)maxNew, sizeof(int64_t));
   int rc = 1;
+  /* Sampling parameters, token ids, lengths and the KV cache's blocks are checked before any
+   * device work, by kiln_generate_check without a GPU (and by kiln_generate again): a refused
+   * request changes nothing and says what is wrong. */
+  kiln_generate_request_t request = {prompt, promptLength, (size_t)maxNew,
+                                     stop >= 0 ? &stop : NULL, stop >= 0 ? 1u : 0u, sampling};
   if (!tokens || failed(kiln_artifact_open(path, &artifact), path) ||
+      failed(kiln_generate_check(artifact, &request, 1), "kiln_generate_check") ||
       failed(kiln_generator_create(artifact, /*device=*/0, &generator), "kiln_generator_create"))
     goto done;
   {
-    /* Sampling parameters, token ids and lengths are checked by kiln_generate before any device
-     * work: a refused request changes nothing and says what is wrong. */
-    kiln_generate_request_t request = {prompt, promptLength, (size_t)maxNew,
-                                       stop >= 0 ? &stop : NULL, stop >= 0 ? 1u : 0u, sampling};
     kiln_generate_result_t result = {tokens, 0, KILN_FINISH_LENGTH, 0.0};
     if (failed(kiln_generate(generator, &request, 1, &result, onToken, NULL), "kiln_generate"))
       goto done;
