@@ -258,20 +258,33 @@ int64_t prefillTokensRun(const std::vector<StepShape> &steps, int64_t promptLeng
 }
 
 namespace {
-/// The larger of the two mean paddings of the plans by time at `price` over prompt lengths
-/// 1..lengths: padded / run averaged over the lengths, and all padded tokens over all tokens
-/// run (kiln_generator_prefill_waste's two numbers). The steps must plan by time.
-double meanPadding(const std::vector<StepShape> &steps, int64_t lengths, int64_t capacity,
-                   double price) {
+/// The largest of the mean paddings of the plans by time at `price` over prompt lengths
+/// 1..lengths and 1..min(prefix, lengths): padded / run averaged over the lengths, and all
+/// padded tokens over all tokens run (kiln_generator_prefill_waste's two numbers), for each
+/// range. The steps must plan by time.
+double meanPadding(const std::vector<StepShape> &steps, int64_t lengths, int64_t prefix,
+                   int64_t capacity, double price) {
   const PrefillCosts costs(steps, lengths, capacity, price);
-  double sum = 0, padded = 0, run = 0;
+  double sum = 0, padded = 0, run = 0, worst = 0;
+  const int64_t cut = std::min(std::max<int64_t>(prefix, 1), lengths);
   for (int64_t p = 1; p <= lengths; ++p) {
     const int64_t r = std::max(costs.tokensRun(p), p);
     sum += double(r - p) / double(r);
     padded += double(r - p);
     run += double(r);
+    if (p == cut || p == lengths)
+      worst = std::max({worst, sum / double(p), padded / run});
   }
-  return std::max(sum / double(lengths), padded / run);
+  return worst;
+}
+
+/// The most tokens one prefill step takes (the longest chunk; 0 without prefill steps).
+int64_t longestChunk(const std::vector<StepShape> &steps) {
+  int64_t most = 0;
+  for (const StepShape &s : steps)
+    if (s.tokens > 1)
+      most = std::max(most, s.tokens);
+  return most;
 }
 } // namespace
 
@@ -281,8 +294,11 @@ double prefillPaddingPrice(const std::vector<StepShape> &steps, int64_t capacity
   // The plans of the first kPaddingPriceLengths lengths only (a capacity of millions would take
   // seconds); a prompt longer than those starts with full chunks of the largest step anyway.
   const int64_t lengths = std::min(capacity, kPaddingPriceLengths);
+  // Both ranges: every length a sequence holds, and the prompts up to the longest chunk (the
+  // range a --shape of S1 <= 2048 compiles for, over which the bound is stated).
+  const int64_t prefix = longestChunk(steps);
   auto meanPadding = [&](double price) {
-    return kiln::generate::meanPadding(steps, lengths, capacity, price);
+    return kiln::generate::meanPadding(steps, lengths, prefix, capacity, price);
   };
   if (meanPadding(0) <= kMaxMeanPadding)
     return 0;

@@ -75,8 +75,9 @@ constexpr double kMaxMeanPadding = 0.125;
 constexpr int64_t kPaddingPriceLengths = int64_t(1) << 17;
 
 /// The price in microseconds per padded token that planPrefill's plan by time charges so that
-/// both mean paddings of its plans over prompt lengths 1..min(capacity, kPaddingPriceLengths)
-/// stay within kMaxMeanPadding:
+/// both mean paddings of its plans over prompt lengths 1..min(capacity, kPaddingPriceLengths),
+/// and over 1..the longest prefill step's tokens (the prompt range a --shape up to 2048 tokens
+/// compiles for; since session 34), stay within kMaxMeanPadding:
 /// 0 when the plans of least time already do (or the steps plan by padding, which keeps each
 /// chunk within 1/8), else the least price that does, found by bisection to 1% (each try
 /// O(capacity x steps)). For the 0.8B Llama's programs on the H200 (estimates 1363, 1558, 1859,

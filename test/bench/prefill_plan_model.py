@@ -85,13 +85,16 @@ def mean_padding(plans):
         sum(c) for c in plans.values())
 
 
-def padding_price(cost, capacity, bound=0.125):
+def padding_price(cost, capacity, bound=0.125, prefix=None):
     """prefillPaddingPrice (runtime/src/Generate.cpp): the least price per padded token, found
-    by bisection to 1%, whose plans over prompts 1..capacity keep both mean paddings within
+    by bisection to 1%, whose plans over prompts 1..capacity and over 1..prefix (since session
+    34 the longest chunk; None: capacity only, the rule before) keep both mean paddings within
     `bound`; 0 when the plans of least time already do."""
     def worst(price):
-        return max(mean_padding({q: plan_by_time(cost, q, capacity, price)
-                                 for q in range(1, capacity + 1)}))
+        plans = {q: plan_by_time(cost, q, capacity, price) for q in range(1, capacity + 1)}
+        ranges = [plans] + ([{q: plans[q] for q in range(1, min(prefix, capacity) + 1)}]
+                            if prefix else [])
+        return max(max(mean_padding(r)) for r in ranges)
     if worst(0) <= bound:
         return 0.0
     most = max(cost.values())
@@ -152,10 +155,15 @@ def main(argv):
     score = lambda chunks: sum(measured[c] for c in chunks)  # noqa: E731
     padding = [score(plan_by_padding(measured, q, args.capacity)) for q in range(1, n + 1)]
     by_estimate = [score(plan_by_time(estimated, q, args.capacity)) for q in range(1, n + 1)]
-    price = padding_price(estimated, args.capacity)
+    longest = max(c for c in estimated if c > 1)
+    price = padding_price(estimated, args.capacity, prefix=longest)
     priced_plans = {q: plan_by_time(estimated, q, args.capacity, price)
                     for q in range(1, args.capacity + 1)}
     priced = [score(priced_plans[q]) for q in range(1, n + 1)]
+    # The rule before session 34: the bound over 1..capacity only.
+    old_price = padding_price(estimated, args.capacity)
+    old_plans = {q: plan_by_time(estimated, q, args.capacity, old_price)
+                 for q in range(1, args.capacity + 1)}
     unpriced = mean_padding({q: plan_by_time(estimated, q, args.capacity)
                              for q in range(1, args.capacity + 1)})
     best = [score(plan_by_time(measured, q, args.capacity)) for q in range(1, n + 1)]
@@ -168,6 +176,14 @@ def main(argv):
           "prefill over 1..%d %.2f ms" % (
               args.capacity, 100 * unpriced[0], 100 * unpriced[1], price,
               *(100 * x for x in mean_padding(priced_plans)), n, sum(priced) / n / 1e3))
+    for name, pr, plans in (("over 1..%d and 1..%d (now)" % (args.capacity, longest), price,
+                             priced_plans),
+                            ("over 1..%d only (before session 34)" % args.capacity, old_price,
+                             old_plans)):
+        print("price %.2f us, bound %s: padding over prompts 1..%d %.1f%% per prompt, %.1f%% of "
+              "the tokens; mean prefill over 1..%d %.3f ms" % (
+                  pr, name, n, *(100 * x for x in mean_padding({q: plans[q] for q in range(1, n + 1)})),
+                  n, sum(score(plans[q]) for q in range(1, n + 1)) / n / 1e3))
     if worse:
         print("%d lengths slower by the estimates than by padding (%d..%d)" % (
             len(worse), worse[0], worse[-1]))

@@ -547,6 +547,10 @@ struct GenerationInfo {
   /// kInfoWastePrompts (the sum visits every length; --info stays under a second).
   size_t wastePrompts = 0;
   double meanWaste = 0, tokenWaste = 0;
+  /// The same over prompts 1..chunkPrompts, the longest prefill chunk, when it is shorter than
+  /// wastePrompts (0 otherwise): the range the padding price also bounds (since session 34).
+  size_t chunkPrompts = 0;
+  double chunkMeanWaste = 0, chunkTokenWaste = 0;
   std::string wasteError; ///< why the padding is not known, when it is not
   /// Every program has the compiler's time estimate, so kiln_generate cuts prompts by time.
   bool planByTime = false;
@@ -562,6 +566,16 @@ std::string pricedPadding(double us) {
   char text[128];
   std::snprintf(text, sizeof text,
                 ", each padded token priced at %.3g us to keep the padding within 12.5%%", us);
+  return text;
+}
+
+/// "; over prompts 1..C (the longest chunk): X% and Y%" for --info's padding line, or "".
+std::string chunkWaste(const GenerationInfo &g) {
+  if (g.chunkPrompts == 0)
+    return "";
+  char text[128];
+  std::snprintf(text, sizeof text, "; over prompts 1..%zu (the longest chunk): %.1f%% and %.1f%%",
+                g.chunkPrompts, 100 * g.chunkMeanWaste, 100 * g.chunkTokenWaste);
   return text;
 }
 
@@ -586,6 +600,32 @@ GenerationInfo describeGeneration(const kiln_artifact_t *artifact) {
                                                           &g.meanWaste, &g.tokenWaste)) {
     g.wasteError = kiln_status_message(status);
     kiln_status_free(status);
+    return g;
+  }
+  // The longest prefill chunk: the most tokens per step among the programs.
+  size_t longest = 0;
+  for (size_t p = 0; p < kiln_artifact_program_count(artifact); ++p) {
+    kiln_artifact_t *program = nullptr;
+    size_t index = 0;
+    kiln_tensor_info_t ids;
+    if (kiln_status_t status = kiln_artifact_program(mutableArtifact, p, &program)) {
+      kiln_status_free(status);
+      continue;
+    }
+    if (kiln_status_t status = kiln_artifact_find_input(program, "input_ids", &index))
+      kiln_status_free(status);
+    else if (kiln_status_t status = kiln_artifact_input_info(program, index, &ids))
+      kiln_status_free(status);
+    else if (ids.rank == 2 && ids.shape[1] > 1)
+      longest = std::max(longest, size_t(ids.shape[1]));
+    kiln_artifact_release(program);
+  }
+  if (longest > 0 && longest < g.wastePrompts) {
+    if (kiln_status_t status = kiln_generator_prefill_waste(mutableArtifact, longest,
+                                                            &g.chunkMeanWaste, &g.chunkTokenWaste))
+      kiln_status_free(status);
+    else
+      g.chunkPrompts = longest;
   }
   return g;
 }
@@ -632,10 +672,10 @@ void printInfo(const kiln_artifact_t *artifact) {
     else if (g.isGeneration)
       std::printf("generation: up to %zu sequence%s of %zu tokens; prefill padding over prompts "
                   "1..%zu: padding is on average %.1f%% of a prompt's tokens run and %.1f%% of all "
-                  "tokens run "
+                  "tokens run%s "
                   "(prompts cut into chunks by %s%s)\n",
                   g.maxBatch, g.maxBatch == 1 ? "" : "s", g.maxSeqLen, g.wastePrompts,
-                  100 * g.meanWaste, 100 * g.tokenWaste,
+                  100 * g.meanWaste, 100 * g.tokenWaste, chunkWaste(g).c_str(),
                   g.planByTime ? "the programs' estimated time" : "the least padding",
                   pricedPadding(g.paddingPriceUs).c_str());
     if (g.isGeneration && g.kvBlockSize > 0) {
@@ -1517,6 +1557,11 @@ void describeArtifact(const Options &options, const kiln_artifact_t *artifact) {
         json.field("prefill_waste_prompts", static_cast<uint64_t>(g.wastePrompts));
         json.field("prefill_mean_waste", g.meanWaste);
         json.field("prefill_token_waste", g.tokenWaste);
+        if (g.chunkPrompts > 0) {
+          json.field("prefill_chunk_waste_prompts", static_cast<uint64_t>(g.chunkPrompts));
+          json.field("prefill_chunk_mean_waste", g.chunkMeanWaste);
+          json.field("prefill_chunk_token_waste", g.chunkTokenWaste);
+        }
         json.field("prefill_plan", g.planByTime ? "time" : "padding");
         json.field("prefill_padding_price_us", g.paddingPriceUs);
       } else {

@@ -1149,8 +1149,8 @@ kiln_status_t kiln_generator_limits(kiln_artifact_t *artifact, size_t *out_max_b
 /// as kiln_generate cuts it (by the programs' estimated time when the artifact has estimates:
 /// padding is then chosen where it saves time, each padded token priced at
 /// kiln_generator_prefill_padding_price so that both means below stay within 12.5% over
-/// 1..the most tokens a sequence holds), and the padded tokens over the tokens run give P's
-/// waste.
+/// 1..the most tokens a sequence holds and over 1..the longest prefill chunk), and the padded
+/// tokens over the tokens run give P's waste.
 /// *out_mean_waste is the mean over P of that fraction, *out_token_waste all padded tokens over
 /// all tokens run. Errors: KILN_INVALID_ARGUMENT for NULL pointers, max_prompt_length larger
 /// than a sequence holds, or as kiln_generator_limits.
@@ -1165,9 +1165,10 @@ kiln_status_t kiln_generator_prefill_by_time(kiln_artifact_t *artifact, int *out
 /// The price in microseconds per padded token that kiln_generate's plan by time adds to a
 /// prefill plan's estimated time (*out_us; 0 when the plans of least time already keep the mean
 /// padding over prompt lengths 1..the most tokens a sequence holds (at most the first 2^17
-/// lengths: beyond those a prompt starts with full chunks of the largest program) within
-/// 12.5%, per prompt and of all tokens run, or when prompts are cut by the least padding): the
-/// least price, to 1%, that keeps both within 12.5%. Errors as kiln_generator_limits; KILN_INVALID_ARGUMENT for NULL.
+/// lengths: beyond those a prompt starts with full chunks of the largest program), and over
+/// 1..the longest prefill chunk (the prompt range a --shape of up to 2048 tokens compiles
+/// for; since session 34), within 12.5%, per prompt and of all tokens run, or when prompts
+/// are cut by the least padding): the least price, to 1%, that keeps all four within 12.5%. Errors as kiln_generator_limits; KILN_INVALID_ARGUMENT for NULL.
 kiln_status_t kiln_generator_prefill_padding_price(kiln_artifact_t *artifact, double *out_us);
 
 /// The KV cache of `artifact`'s generation programs (no GPU): *out_blocks blocks that sequences
