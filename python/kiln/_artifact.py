@@ -310,12 +310,14 @@ class Artifact:
         """What Session.generate accepts, without a GPU: {"max_batch", "max_seq_len",
         "token_range" (inclusive (min, max) of token ids, or None), "kv_blocks", "kv_block_size"
         (the KV cache's blocks that one generate call's sequences share, of kv_block_size tokens:
-        each sequence takes whole blocks for its prompt and new tokens)}.
+        each sequence takes whole blocks for its prompt and new tokens), "kv_full_sequences"
+        (how many sequences of max_seq_len tokens one call holds)}.
         :class:`kiln.InvalidArgumentError` for an artifact not compiled with kv_cache=True."""
-        max_batch, max_seq_len, token_range, blocks, block_size = self._handle.generator_limits()
+        max_batch, max_seq_len, token_range, blocks, block_size, full = \
+            self._handle.generator_limits()
         return {"max_batch": max_batch, "max_seq_len": max_seq_len,
                 "token_range": tuple(token_range) if token_range is not None else None,
-                "kv_blocks": blocks, "kv_block_size": block_size}
+                "kv_blocks": blocks, "kv_block_size": block_size, "kv_full_sequences": full}
 
     def prefill_waste(self, max_prompt_length: int = 0) -> dict:
         """The padding Session.generate's prefill chunks add, without a GPU, over prompt lengths

@@ -823,10 +823,10 @@ NB_MODULE(_runtime, m) {
         int hasRange = 0;
         int64_t lo = 0, hi = 0;
         check(kiln_generator_limits(a.get(), &maxBatch, &maxSeqLen, &hasRange, &lo, &hi));
-        size_t blocks = 0, blockSize = 0;
-        check(kiln_generator_kv_blocks(a.get(), &blocks, &blockSize));
+        size_t blocks = 0, blockSize = 0, fullSequences = 0;
+        check(kiln_generator_kv_blocks(a.get(), &blocks, &blockSize, &fullSequences));
         nb::object range = hasRange ? nb::object(nb::make_tuple(lo, hi)) : nb::none();
-        return nb::make_tuple(maxBatch, maxSeqLen, range, blocks, blockSize);
+        return nb::make_tuple(maxBatch, maxSeqLen, range, blocks, blockSize, fullSequences);
       });
 
   nb::class_<Session>(m, "Session")

@@ -278,11 +278,11 @@ double meanPadding(const std::vector<StepShape> &steps, int64_t lengths, int64_t
   return worst;
 }
 
-/// The most tokens one prefill step takes (the longest chunk; 0 without prefill steps).
+/// The most tokens one prefill step of one row takes (the longest chunk; 0 without one).
 int64_t longestChunk(const std::vector<StepShape> &steps) {
   int64_t most = 0;
   for (const StepShape &s : steps)
-    if (s.tokens > 1)
+    if (s.batch == 1 && s.tokens > 1)
       most = std::max(most, s.tokens);
   return most;
 }
@@ -1185,15 +1185,30 @@ kiln_status_t kiln_generator_last_stats(const kiln_generator_t *generator,
 }
 
 kiln_status_t kiln_generator_kv_blocks(kiln_artifact_t *artifact, size_t *out_blocks,
-                                       size_t *out_block_size) {
-  if (!artifact || !out_blocks || !out_block_size)
+                                       size_t *out_block_size, size_t *out_full_sequences) {
+  if (!artifact || !out_blocks || !out_block_size || !out_full_sequences)
     return makeStatus(KILN_INVALID_ARGUMENT,
                       "kiln_generator_kv_blocks: artifact and the out pointers must be non-NULL");
   kiln_generator g;
   KILN_RETURN_IF_ERROR(describeGenerator(artifact, g));
   const kiln_generator::Program &first = g.programs[0];
-  *out_blocks = size_t(BlockAllocator(first.poolBlocks, first.blockSize, g.spareInPool).freeBlocks());
+  // BlockAllocator's count without its list: the pool less the spare block.
+  const int64_t blocks = first.poolBlocks - (g.spareInPool ? 1 : 0);
+  // A sequence at its longest takes every block its table addresses (a padded chunk ends within
+  // them); n sequences borrow one more block without a spare when the call pads rows, as
+  // checkRequests counts them.
+  const int64_t perSequence = (g.maxSeqLen + first.blockSize - 1) / first.blockSize;
+  const bool padsAlone = g.steps[*pickDecodeStep(g.steps, 1)].batch > 1;
+  size_t full = 0;
+  for (size_t n = 1; n <= g.maxBatch; ++n) {
+    const bool borrow = !g.spareInPool && (n > 1 || padsAlone);
+    if (int64_t(n) * perSequence + (borrow ? 1 : 0) > blocks)
+      break;
+    full = n;
+  }
+  *out_blocks = size_t(blocks);
   *out_block_size = size_t(first.blockSize);
+  *out_full_sequences = full;
   return nullptr;
 }
 
@@ -1205,6 +1220,8 @@ kiln_status_t kiln_generate_check(kiln_artifact_t *artifact, const kiln_generate
   kiln_generator g;
   KILN_RETURN_IF_ERROR(describeGenerator(artifact, g));
   KILN_RETURN_IF_ERROR(checkRequestCount(g, count));
+  // The plans kiln_generate makes: priced as kiln_generator_create prices them.
+  g.paddingPriceUs = prefillPaddingPrice(g.steps, g.maxSeqLen);
   const kiln_generator::Program &first = g.programs[0];
   RequestPlan plan;
   return checkRequests(g, requests, count, nullptr,

@@ -165,8 +165,8 @@ __device__ __forceinline__ float dotRow(const __half *tile, int row, int lane,
   return sum;
 }
 
-/// One fold of kOwner's transpose-reduce: rows r and r + HALF of lanes that differ in bit
-/// 2 HALF of the lane; a lane with that bit set keeps the upper row.
+/// One fold of kOwner's transpose-reduce: rows r and r + HALF of lanes that differ in the lane
+/// mask 2 * HALF; a lane with that bit set keeps the upper row.
 template <int HALF> __device__ __forceinline__ void foldRows(float (&v)[kTileRows], int lane) {
   const bool hi = (lane & (2 * HALF)) != 0;
 #pragma unroll
@@ -709,12 +709,17 @@ int main(int argc, char **argv) {
   auto consumerName = [](int consumer) {
     return consumer == kOwner ? "owner warps: " : consumer == kFast ? "fast loop:   " : "session 28's:";
   };
-  auto launch = [&](int ring, int prefetch, int barriers = 1, int consumer = kSession28) {
+  auto launch = [&](int ring, int prefetch, int flags = kWaitAtBarriers, int consumer = kSession28) {
+    if (consumer == kOwner && ring % kConsumerWarps != 0) { // see kOwner: a slot per warp
+      std::fprintf(stderr, "persistent_decode_bench: the owner loop needs a ring of a multiple of %d\n",
+                   kConsumerWarps);
+      std::exit(2);
+    }
     const size_t smem = size_t(ring) * kTileBytes + kInter * 4;
     CHECK_CUDA(cudaFuncSetAttribute(kernelOf(consumer),
                                     cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     int first = 0, last = step.stages - 1, pdl = 0;
-    void *args[] = {&first, &last, &ring, &prefetch, &barriers, &pdl, &barrier};
+    void *args[] = {&first, &last, &ring, &prefetch, &flags, &pdl, &barrier};
     CHECK_CUDA(cudaLaunchCooperativeKernel((void *)kernelOf(consumer), dim3(G), dim3(kThreads),
                                            args, smem, stream));
   };

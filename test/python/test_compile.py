@@ -218,7 +218,7 @@ def test_generation_artifact(decode_artifact):
     assert roles["input_ids"] == "data"
     assert "key_cache" in roles.values() and "block_table" in roles.values()
     assert a.generation_limits() == {"max_batch": 1, "max_seq_len": 64, "token_range": (0, 999),
-                                     "kv_blocks": 4, "kv_block_size": 16}
+                                     "kv_blocks": 4, "kv_block_size": 16, "kv_full_sequences": 1}
     assert [o.name for o in a.outputs][0] in ("logits", "next_token")
 
 

@@ -477,15 +477,15 @@ TEST(GenerateApi, RefusesNullArgumentsAndArtifactsWithoutACache) {
   kiln_status_free(status);
   // The cache's blocks and the checks without a GPU (test/cli/kiln-run-generate.test has them
   // on a generation artifact).
-  size_t blocks = 7, blockSize = 7;
-  status = kiln_generator_kv_blocks(artifact, &blocks, &blockSize);
+  size_t blocks = 7, blockSize = 7, fullSequences = 7;
+  status = kiln_generator_kv_blocks(artifact, &blocks, &blockSize, &fullSequences);
   EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
   EXPECT_NE(std::string(kiln_status_message(status))
                 .find("has input 'x', which a generation step does not fill"),
             std::string::npos)
       << kiln_status_message(status);
   kiln_status_free(status);
-  status = kiln_generator_kv_blocks(artifact, nullptr, &blockSize);
+  status = kiln_generator_kv_blocks(artifact, nullptr, &blockSize, &fullSequences);
   EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
   EXPECT_NE(std::string(kiln_status_message(status)).find("must be non-NULL"), std::string::npos);
   kiln_status_free(status);

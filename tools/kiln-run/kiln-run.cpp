@@ -218,8 +218,13 @@ bool splitBinding(const std::string &text, std::pair<std::string, std::string> &
 /// Parses a finite, non-negative double.
 bool parseDouble(const std::string &text, double &out) {
   char *end = nullptr;
+  // No leading white space (strtod skips it), and no value out of a double's range: strtod
+  // gives ERANGE for 1e-400 (a positive value read as 0) as for 1e400.
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0])))
+    return false;
+  errno = 0;
   out = std::strtod(text.c_str(), &end);
-  return !text.empty() && *end == '\0' && std::isfinite(out) && out >= 0;
+  return *end == '\0' && errno == 0 && std::isfinite(out) && out >= 0;
 }
 
 /// Parses a long in [min, max].
@@ -397,15 +402,17 @@ bool parseArgs(int argc, char **argv, Options &options) {
       std::stringstream list(value);
       std::string item;
       long id = 0;
-      bool ok = !value.empty() && value.back() != ',';
+      bool ok = !value.empty() && value.back() != ',', outOfRange = false;
       while (ok && std::getline(list, item, ','))
-        if (parseLong(item, LONG_MIN, LONG_MAX, id))
+        if (parseLong(item, LONG_MIN, LONG_MAX, id)) {
           options.stopIds.push_back(id);
-        else
+        } else {
           ok = false;
+          outOfRange = errno == ERANGE; // read right after this item's strtol
+        }
       if (!ok) {
         usageError("option '--stop-ids' expects token ids separated by commas" +
-                   std::string(errno == ERANGE ? " (each a 64-bit integer)" : "") + ", got '" +
+                   std::string(outOfRange ? " (each a 64-bit integer)" : "") + ", got '" +
                    value + "'");
         return false;
       }
@@ -541,8 +548,9 @@ bool isTableIndex(const kiln_artifact_t *artifact, size_t index) {
 struct GenerationInfo {
   bool isGeneration = false;
   size_t maxBatch = 0, maxSeqLen = 0;
-  /// The KV cache's blocks for sequences and their tokens (kiln_generator_kv_blocks; 0: unknown).
-  size_t kvBlocks = 0, kvBlockSize = 0;
+  /// The KV cache's blocks for sequences, their tokens, and how many sequences of maxSeqLen
+  /// tokens one call holds (kiln_generator_kv_blocks; 0: unknown).
+  size_t kvBlocks = 0, kvBlockSize = 0, kvFullSequences = 0;
   /// Prompt lengths 1..wastePrompts the padding is averaged over: the capacity, at most
   /// kInfoWastePrompts (the sum visits every length; --info stays under a second).
   size_t wastePrompts = 0;
@@ -590,7 +598,8 @@ GenerationInfo describeGeneration(const kiln_artifact_t *artifact) {
     return g;
   }
   g.isGeneration = true;
-  kiln_status_free(kiln_generator_kv_blocks(mutableArtifact, &g.kvBlocks, &g.kvBlockSize));
+  kiln_status_free(kiln_generator_kv_blocks(mutableArtifact, &g.kvBlocks, &g.kvBlockSize,
+                                            &g.kvFullSequences));
   int byTime = 0;
   kiln_status_free(kiln_generator_prefill_by_time(mutableArtifact, &byTime));
   g.planByTime = byTime != 0;
@@ -616,7 +625,7 @@ GenerationInfo describeGeneration(const kiln_artifact_t *artifact) {
       kiln_status_free(status);
     else if (kiln_status_t status = kiln_artifact_input_info(program, index, &ids))
       kiln_status_free(status);
-    else if (ids.rank == 2 && ids.shape[1] > 1)
+    else if (ids.rank == 2 && ids.shape[0] == 1 && ids.shape[1] > 1) // prefill steps of one row
       longest = std::max(longest, size_t(ids.shape[1]));
     kiln_artifact_release(program);
   }
@@ -684,8 +693,7 @@ void printInfo(const kiln_artifact_t *artifact) {
       std::printf("KV cache: %zu blocks of %zu tokens for all sequences together (%zu tokens); "
                   "a sequence of %zu tokens takes %zu, so %zu such %s at once\n",
                   g.kvBlocks, g.kvBlockSize, g.kvBlocks * g.kvBlockSize, g.maxSeqLen, perSequence,
-                  g.kvBlocks / perSequence,
-                  g.kvBlocks / perSequence == 1 ? "sequence fits" : "sequences fit");
+                  g.kvFullSequences, g.kvFullSequences == 1 ? "sequence fits" : "sequences fit");
     }
   }
   kiln_tensor_info_t info;
@@ -1553,6 +1561,7 @@ void describeArtifact(const Options &options, const kiln_artifact_t *artifact) {
       json.field("max_seq_len", static_cast<uint64_t>(g.maxSeqLen));
       json.field("kv_blocks", static_cast<uint64_t>(g.kvBlocks));
       json.field("kv_block_size", static_cast<uint64_t>(g.kvBlockSize));
+      json.field("kv_full_sequences", static_cast<uint64_t>(g.kvFullSequences));
       if (g.wasteError.empty()) {
         json.field("prefill_waste_prompts", static_cast<uint64_t>(g.wastePrompts));
         json.field("prefill_mean_waste", g.meanWaste);

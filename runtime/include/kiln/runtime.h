@@ -1173,11 +1173,14 @@ kiln_status_t kiln_generator_prefill_padding_price(kiln_artifact_t *artifact, do
 
 /// The KV cache of `artifact`'s generation programs (no GPU): *out_blocks blocks that sequences
 /// may take (the pool's blocks less the spare one kept for padding rows, when it has one) of
-/// *out_block_size tokens each. One kiln_generate's requests share them: each takes whole blocks
-/// for its prompt + new tokens (and a padded prefill chunk's slots). Errors as
-/// kiln_generator_limits; KILN_INVALID_ARGUMENT for NULL.
+/// *out_block_size tokens each, and *out_full_sequences, how many sequences of
+/// kiln_generator_max_seq_len tokens one kiln_generate holds (at most the largest batch). One
+/// call's requests share the blocks: each takes whole blocks for its prompt + new tokens (and,
+/// in a pool without a spare block, a padded prefill chunk's slots), and a call whose steps pad
+/// rows borrows one more block when the pool has no spare. Errors as kiln_generator_limits;
+/// KILN_INVALID_ARGUMENT for NULL.
 kiln_status_t kiln_generator_kv_blocks(kiln_artifact_t *artifact, size_t *out_blocks,
-                                       size_t *out_block_size);
+                                       size_t *out_block_size, size_t *out_full_sequences);
 
 /// Every check kiln_generate makes of `count` requests before any device work, without a GPU or
 /// a generator (`artifact`: any program of a --kv-cache artifact): the request count, prompts,
