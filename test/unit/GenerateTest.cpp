@@ -476,36 +476,27 @@ TEST(GenerateApi, RefusesNullArgumentsAndArtifactsWithoutACache) {
   EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
   kiln_status_free(status);
   // The cache's blocks and the checks without a GPU (test/cli/kiln-run-generate.test has them
-  // on a generation artifact).
+  // on a generation artifact): KILN_INVALID_ARGUMENT with `what` in the message.
+  auto expectRefused = [](kiln_status_t refused, const char *what) {
+    EXPECT_EQ(kiln_status_code(refused), KILN_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(kiln_status_message(refused)).find(what), std::string::npos)
+        << kiln_status_message(refused);
+    kiln_status_free(refused);
+  };
+  const char *const notGeneration = "has input 'x', which a generation step does not fill";
   size_t blocks = 7, blockSize = 7, fullSequences = 7;
-  status = kiln_generator_kv_blocks(artifact, &blocks, &blockSize, &fullSequences);
-  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(kiln_status_message(status))
-                .find("has input 'x', which a generation step does not fill"),
-            std::string::npos)
-      << kiln_status_message(status);
-  kiln_status_free(status);
-  status = kiln_generator_kv_blocks(artifact, nullptr, &blockSize, &fullSequences);
-  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(kiln_status_message(status)).find("must be non-NULL"), std::string::npos);
-  kiln_status_free(status);
+  expectRefused(kiln_generator_kv_blocks(artifact, &blocks, &blockSize, &fullSequences),
+                notGeneration);
+  expectRefused(kiln_generator_kv_blocks(artifact, nullptr, &blockSize, &fullSequences),
+                "must be non-NULL");
   const int64_t prompt[] = {1, 2};
   kiln_generate_request_t request{};
   request.prompt = prompt;
   request.prompt_length = 2;
   request.max_new_tokens = 4;
   kiln_sampling_params_initialize(&request.sampling);
-  status = kiln_generate_check(artifact, &request, 1);
-  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(kiln_status_message(status))
-                .find("has input 'x', which a generation step does not fill"),
-            std::string::npos)
-      << kiln_status_message(status);
-  kiln_status_free(status);
-  status = kiln_generate_check(artifact, nullptr, 1);
-  EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(kiln_status_message(status)).find("must be non-NULL"), std::string::npos);
-  kiln_status_free(status);
+  expectRefused(kiln_generate_check(artifact, &request, 1), notGeneration);
+  expectRefused(kiln_generate_check(artifact, nullptr, 1), "must be non-NULL");
   status = kiln_generate_check(nullptr, &request, 1);
   EXPECT_EQ(kiln_status_code(status), KILN_INVALID_ARGUMENT);
   kiln_status_free(status);
