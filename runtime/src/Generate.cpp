@@ -1065,6 +1065,14 @@ kiln_status_t checkRequestCount(const kiln_generator &g, size_t count) {
   return nullptr;
 }
 
+/// Whether `count` sequences borrow a free block for padding rows: the pool has no spare block
+/// and some step has more rows than the call's sequences (`chunkPads`: a prefill plan's chunk
+/// of batch > 1; several sequences; or a decode step of more than one row for one).
+bool borrowsBlock(const kiln_generator &g, size_t count, bool chunkPads) {
+  return !g.spareInPool &&
+         (chunkPads || count > 1 || g.steps[*pickDecodeStep(g.steps, 1)].batch > 1);
+}
+
 /// What checkRequests gives kiln_generate: each request's prefill plan, the KV-cache slots it
 /// writes at its longest, and whether the padding rows borrow a free block.
 struct RequestPlan {
@@ -1141,12 +1149,11 @@ kiln_status_t checkRequests(const kiln_generator &g, const kiln_generate_request
   }
   // Steps with more rows than sequences pad; without a spare block in the pool the padding rows
   // write into a free block borrowed for the call.
-  bool pads = false;
+  bool chunkPads = false;
   for (size_t i = 0; i < count; ++i)
     for (const PrefillChunk &c : plans[i])
-      pads |= g.steps[c.step].batch > 1;
-  pads |= g.steps[*pickDecodeStep(g.steps, 1)].batch > 1 || count > 1;
-  const bool borrow = pads && allocator.spare() < 0;
+      chunkPads |= g.steps[c.step].batch > 1;
+  const bool borrow = borrowsBlock(g, count, chunkPads);
   blocksNeeded += borrow ? 1 : 0;
   plan.borrow = borrow;
   if (blocksNeeded > allocator.freeBlocks())
@@ -1194,15 +1201,12 @@ kiln_status_t kiln_generator_kv_blocks(kiln_artifact_t *artifact, size_t *out_bl
   const kiln_generator::Program &first = g.programs[0];
   // BlockAllocator's count without its list: the pool less the spare block.
   const int64_t blocks = first.poolBlocks - (g.spareInPool ? 1 : 0);
-  // A sequence at its longest takes every block its table addresses (a padded chunk ends within
-  // them); n sequences borrow one more block without a spare when the call pads rows, as
-  // checkRequests counts them.
+  // A sequence at its longest takes every block its length needs (a padded chunk ends within
+  // them, on one-row prefill steps); n sequences may borrow one more, as checkRequests counts.
   const int64_t perSequence = (g.maxSeqLen + first.blockSize - 1) / first.blockSize;
-  const bool padsAlone = g.steps[*pickDecodeStep(g.steps, 1)].batch > 1;
   size_t full = 0;
   for (size_t n = 1; n <= g.maxBatch; ++n) {
-    const bool borrow = !g.spareInPool && (n > 1 || padsAlone);
-    if (int64_t(n) * perSequence + (borrow ? 1 : 0) > blocks)
+    if (int64_t(n) * perSequence + (borrowsBlock(g, n, false) ? 1 : 0) > blocks)
       break;
     full = n;
   }

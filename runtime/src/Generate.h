@@ -83,9 +83,8 @@ constexpr int64_t kPaddingPriceLengths = int64_t(1) << 17;
 /// O(capacity x steps)). For the 0.8B Llama's programs (today's estimates 1117, 1541, 1843,
 /// 3811 and 6435 us for 1, 32, 256, 1024 and 2048 tokens, capacity 2304) 11.4 us: the mean
 /// padding per prompt is 11.9% over 1..2048 and 11.0% over 1..2304 (20.2% there without the
-/// price), and the mean prefill over 1..2048, scored with session 23's H200 latencies, rises by
-/// about 9%
-/// (test/bench/prefill_plan_model.py; docs/generation.md "Prefill plan").
+/// price), and the mean prefill over 1..2048, scored with session 23's H200 latencies, is about
+/// 9% above the plans of least time (test/bench/prefill_plan_model.py; docs/generation.md).
 double prefillPaddingPrice(const std::vector<StepShape> &steps, int64_t capacity);
 
 /// The tokens planPrefill's plan runs (its steps' sizes, padding included), 0 when there is no

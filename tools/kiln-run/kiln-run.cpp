@@ -587,6 +587,20 @@ std::string chunkWaste(const GenerationInfo &g) {
   return text;
 }
 
+/// The `input_ids` input of `program` (one program of an artifact), or false without one.
+bool inputIdsInfo(const kiln_artifact_t *program, kiln_tensor_info_t &out) {
+  size_t index = 0;
+  if (kiln_status_t status = kiln_artifact_find_input(program, "input_ids", &index)) {
+    kiln_status_free(status);
+    return false;
+  }
+  if (kiln_status_t status = kiln_artifact_input_info(program, index, &out)) {
+    kiln_status_free(status);
+    return false;
+  }
+  return true;
+}
+
 GenerationInfo describeGeneration(const kiln_artifact_t *artifact) {
   GenerationInfo g;
   int hasIds = 0;
@@ -615,18 +629,13 @@ GenerationInfo describeGeneration(const kiln_artifact_t *artifact) {
   size_t longest = 0;
   for (size_t p = 0; p < kiln_artifact_program_count(artifact); ++p) {
     kiln_artifact_t *program = nullptr;
-    size_t index = 0;
     kiln_tensor_info_t ids;
     if (kiln_status_t status = kiln_artifact_program(mutableArtifact, p, &program)) {
       kiln_status_free(status);
       continue;
     }
-    if (kiln_status_t status = kiln_artifact_find_input(program, "input_ids", &index))
-      kiln_status_free(status);
-    else if (kiln_status_t status = kiln_artifact_input_info(program, index, &ids))
-      kiln_status_free(status);
-    else if (ids.rank == 2 && ids.shape[0] == 1 && ids.shape[1] > 1) // prefill steps of one row
-      longest = std::max(longest, size_t(ids.shape[1]));
+    if (inputIdsInfo(program, ids) && ids.rank == 2 && ids.shape[0] == 1 && ids.shape[1] > 1)
+      longest = std::max(longest, size_t(ids.shape[1])); // prefill steps of one row
     kiln_artifact_release(program);
   }
   if (longest > 0 && longest < g.wastePrompts) {
@@ -655,13 +664,8 @@ void printInfo(const kiln_artifact_t *artifact) {
         continue;
       }
       std::string shape;
-      size_t index = 0;
       kiln_tensor_info_t ids;
-      if (kiln_status_t status = kiln_artifact_find_input(program, "input_ids", &index))
-        kiln_status_free(status);
-      else if (kiln_status_t status = kiln_artifact_input_info(program, index, &ids))
-        kiln_status_free(status);
-      else
+      if (inputIdsInfo(program, ids))
         shape = ", input_ids " + describe(ids);
       // The compiler's estimate, which the generation loop's prefill plan compares.
       char estimate[48] = "";
